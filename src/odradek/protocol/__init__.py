@@ -1,0 +1,1 @@
+"""Sans-io codec for the Kafka wire protocol: bytes in, typed objects out; no sockets, no asyncio."""
