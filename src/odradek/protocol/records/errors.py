@@ -1,0 +1,29 @@
+"""Exceptions raised by the record formats; every one is a CodecError so servers catch a single type."""
+
+from __future__ import annotations
+
+from odradek.protocol.codec_error import CodecError, TruncatedError
+
+
+class RecordsError(CodecError):
+    """Record data (MessageSet v0/v1 or RecordBatch v2) that cannot be read or written."""
+
+
+class RecordsTruncatedError(RecordsError, TruncatedError):
+    """The buffer ended inside a batch, message or record."""
+
+
+class CorruptRecordError(RecordsError):
+    """Bytes that are structurally wrong: bad magic, impossible lengths, CRC mismatch, bad varints."""
+
+
+class UnsupportedCompressionError(RecordsError):
+    """A compression codec that is unknown, or not allowed at this message format version."""
+
+
+class CompressionError(RecordsError):
+    """Compressed data that does not decompress (or data that a codec refused to compress)."""
+
+
+class DecompressedSizeError(CompressionError):
+    """Decompressed output would exceed the caller's limit (a guard against decompression bombs)."""
