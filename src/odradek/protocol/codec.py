@@ -1,0 +1,526 @@
+"""Compiles schema classes into flat encode and decode functions, one pair per (struct, version).
+
+The generated code reads fixed-width runs of fields with one precompiled `struct` call, lengths and
+counts inline, and calls a sibling function per nested struct. Bad input surfaces as struct.error,
+IndexError or UnicodeDecodeError inside the generated code; `decode_body` turns all of those into
+CodecError at the edge, so the hot path pays for no checks that Python already makes.
+Allocation bombs are the one thing Python does not check: every count and length is compared with
+the bytes that remain before anything is allocated.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from collections.abc import Callable
+from typing import Any, Final
+
+from odradek.protocol.codec_error import CodecError, TruncatedError
+from odradek.protocol.schema import FieldSpec, Message, Struct, Versions
+from odradek.protocol.varint import read_uvarint, uvarint_bytes
+
+Decoder = Callable[[bytes, int], tuple[Any, int]]
+Encoder = Callable[[Any, bytearray], None]
+
+_FIXED_FORMATS: Final[dict[str, str]] = {
+    "int8": "b",
+    "int16": "h",
+    "int32": "i",
+    "int64": "q",
+    "uint16": "H",
+    "uint32": "I",
+    "float64": "d",
+    "bool": "?",
+}
+_FIXED_SIZES: Final[dict[str, int]] = {k: struct.calcsize(">" + v) for k, v in _FIXED_FORMATS.items()}
+
+_DECODE_ERRORS: Final = (struct.error, IndexError, UnicodeDecodeError, ValueError, TypeError, OverflowError)
+_ENCODE_ERRORS: Final = (
+    struct.error,
+    AttributeError,
+    TypeError,
+    ValueError,
+    UnicodeEncodeError,
+    OverflowError,
+)
+
+_decoders: dict[tuple[type, int], Decoder] = {}
+_encoders: dict[tuple[type, int], Encoder] = {}
+
+
+def decode_body(cls: type[Message], data: bytes | bytearray | memoryview, version: int) -> Any:
+    """Decode a message body that must span all of `data`."""
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    decoder = decoder_for(cls, version)
+    try:
+        message, end = decoder(data, 0)
+    except CodecError:
+        raise
+    except _DECODE_ERRORS as error:
+        raise _as_codec_error(error, cls, version) from error
+    if end != len(data):
+        raise CodecError(f"{cls.__name__} v{version}: {len(data) - end} unexpected trailing bytes")
+    return message
+
+
+def decode_from(cls: type[Message], data: bytes, pos: int, version: int) -> tuple[Any, int]:
+    """Decode one message starting at `pos`; returns it and the position after it."""
+    try:
+        return decoder_for(cls, version)(data, pos)
+    except CodecError:
+        raise
+    except _DECODE_ERRORS as error:
+        raise _as_codec_error(error, cls, version) from error
+
+
+def _as_codec_error(error: Exception, cls: type, version: int) -> CodecError:
+    if isinstance(error, struct.error | IndexError):
+        return TruncatedError(f"{cls.__name__} v{version}: message ends early ({error})")
+    return CodecError(f"{cls.__name__} v{version}: {error}")
+
+
+def decoder_for(cls: type[Message], version: int) -> Decoder:
+    """The compiled decoder of a top-level message at `version` (compiled once, then cached)."""
+    key = (cls, version)
+    decoder = _decoders.get(key)
+    if decoder is None:
+        _check_version(cls, version)
+        decoder = _Compiler(version, cls.FLEXIBLE).decoder(cls)
+        _decoders[key] = decoder
+    return decoder
+
+
+def encoder_for(cls: type[Message], version: int) -> Callable[[Any], bytes]:
+    """A function that encodes a message of `cls` at `version` to bytes."""
+    into = encode_into_for(cls, version)
+
+    def encode(message: Any) -> bytes:
+        out = bytearray()
+        into(message, out)
+        return bytes(out)
+
+    return encode
+
+
+def encode_into_for(cls: type[Message], version: int) -> Encoder:
+    """A function that appends the encoding of a message of `cls` at `version` to a bytearray."""
+    key = (cls, version)
+    encoder = _encoders.get(key)
+    if encoder is None:
+        _check_version(cls, version)
+        raw = _Compiler(version, cls.FLEXIBLE).encoder(cls)
+
+        def encoder(message: Any, out: bytearray, _raw: Encoder = raw) -> None:
+            try:
+                _raw(message, out)
+            except CodecError:
+                raise
+            except _ENCODE_ERRORS as error:
+                raise CodecError(f"{cls.__name__} v{version}: cannot encode: {error}") from error
+
+        _encoders[key] = encoder
+    return encoder
+
+
+def _check_version(cls: type[Message], version: int) -> None:
+    if version not in cls.VERSIONS:
+        raise CodecError(f"{cls.__name__} has no version {version} (versions {cls.VERSIONS})")
+
+
+class _Compiler:
+    """Generates the source of the functions for one version of one message and its nested structs."""
+
+    def __init__(self, version: int, flexible: Versions) -> None:
+        self.version = version
+        self.message_flexible = version in flexible
+        self.namespace: dict[str, Any] = {
+            "CodecError": CodecError,
+            "TruncatedError": TruncatedError,
+            "read_uvarint": read_uvarint,
+            "uvarint_bytes": uvarint_bytes,
+            "UUID": uuid.UUID,
+            "new": object.__new__,
+            "unpack_from": struct.unpack_from,
+            "pack": struct.pack,
+        }
+        self.sources: list[str] = []
+        self.done: dict[tuple[type, str], str] = {}
+        self.counter = 0
+
+    # ----- shared helpers -------------------------------------------------------------------
+
+    def _const(self, prefix: str, value: Any) -> str:
+        self.counter += 1
+        name = f"_{prefix}{self.counter}"
+        self.namespace[name] = value
+        return name
+
+    def _struct_name(self, fmt: str, method: str) -> str:
+        key = f"_{method}_{fmt}"
+        if key not in self.namespace:
+            self.namespace[key] = getattr(struct.Struct(">" + fmt), method)
+        return key
+
+    def _flexible(self, spec: FieldSpec) -> bool:
+        if spec.flexible is not None:
+            return self.version in spec.flexible
+        return self.message_flexible
+
+    def _finish(self, entry: str) -> Any:
+        source = "\n\n".join(self.sources)
+        code = compile(source, f"<odradek codec v{self.version}>", "exec")
+        exec(code, self.namespace)
+        return self.namespace[entry]
+
+    @staticmethod
+    def _fields(cls: type[Struct], version: int) -> tuple[list[FieldSpec], list[FieldSpec], list[FieldSpec]]:
+        """(regular fields in wire order, tagged fields by tag, fields absent at this version)."""
+        regular, tagged, absent = [], [], []
+        for spec in cls.FIELDS:
+            if not spec.present_in(version):
+                absent.append(spec)
+            elif spec.is_tagged_in(version):
+                tagged.append(spec)
+            else:
+                regular.append(spec)
+        tagged.sort(key=lambda s: s.tag or 0)
+        return regular, tagged, absent
+
+    # ----- decoding -------------------------------------------------------------------------
+
+    def decoder(self, cls: type[Struct]) -> Decoder:
+        entry = self._decode_struct(cls)
+        decoder: Decoder = self._finish(entry)
+        return decoder
+
+    def _decode_struct(self, cls: type[Struct]) -> str:
+        key = (cls, "decode")
+        if key in self.done:
+            return self.done[key]
+        name = f"decode_{cls.__name__}_{len(self.done)}"
+        self.done[key] = name
+        regular, tagged, absent = self._fields(cls, self.version)
+        cls_name = self._const("cls", cls)
+        lines = [f"def {name}(buf, pos):", f"    o = new({cls_name})"]
+        run: list[FieldSpec] = []
+        for spec in regular:
+            if spec.kind in _FIXED_FORMATS:
+                run.append(spec)
+                continue
+            self._flush_fixed_run(run, lines)
+            run = []
+            self._decode_value(spec, self._flexible(spec), f"o.{spec.name}", lines, "    ")
+        self._flush_fixed_run(run, lines)
+        for spec in absent + tagged:
+            lines.append(f"    o.{spec.name} = {self._default_expression(spec)}")
+        lines.append("    o.unknown_tagged_fields = None")
+        if self.message_flexible:
+            self._decode_tagged_section(tagged, lines)
+        lines.append("    return o, pos")
+        self.sources.append("\n".join(lines))
+        return name
+
+    def _flush_fixed_run(self, run: list[FieldSpec], lines: list[str]) -> None:
+        if not run:
+            return
+        fmt = "".join(_FIXED_FORMATS[s.kind] for s in run)
+        size = sum(_FIXED_SIZES[s.kind] for s in run)
+        unpack = self._struct_name(fmt, "unpack_from")
+        targets = ", ".join(f"o.{s.name}" for s in run)
+        lines.append(f"    {targets}{',' if len(run) == 1 else ''} = {unpack}(buf, pos)")
+        lines.append(f"    pos += {size}")
+
+    def _default_expression(self, spec: FieldSpec) -> str:
+        constant, factory = spec.make_default_factory()
+        if factory is not None:
+            return f"{self._const('factory', factory)}()"
+        return self._const("default", constant)
+
+    def _decode_length(self, flexible: bool, target: str, lines: list[str], indent: str, wide: bool) -> None:
+        """Read a length or count into `target`: -1 means null."""
+        if flexible:
+            lines.append(f"{indent}{target} = buf[pos]")
+            lines.append(f"{indent}if {target} < 128:")
+            lines.append(f"{indent}    pos += 1")
+            lines.append(f"{indent}else:")
+            lines.append(f"{indent}    {target}, pos = read_uvarint(buf, pos)")
+            lines.append(f"{indent}{target} -= 1")
+        else:
+            unpack = self._struct_name("i" if wide else "h", "unpack_from")
+            lines.append(f"{indent}{target}, = {unpack}(buf, pos)")
+            lines.append(f"{indent}pos += {4 if wide else 2}")
+
+    def _null_or_error(self, spec: FieldSpec, target: str, lines: list[str], indent: str, what: str) -> None:
+        """After a length of -1 (or below): null where the field is nullable, an error otherwise."""
+        if self.version in spec.nullable:
+            lines.append(f"{indent}    {target} = None")
+        else:
+            message = f"{spec.name}: null or negative {what} in a non-nullable field"
+            lines.append(f"{indent}    raise CodecError({message!r})")
+
+    def _decode_value(
+        self, spec: FieldSpec, flexible: bool, target: str, lines: list[str], indent: str
+    ) -> None:
+        kind = spec.kind
+        if kind in _FIXED_FORMATS:
+            unpack = self._struct_name(_FIXED_FORMATS[kind], "unpack_from")
+            lines.append(f"{indent}{target}, = {unpack}(buf, pos)")
+            lines.append(f"{indent}pos += {_FIXED_SIZES[kind]}")
+        elif kind == "uuid":
+            lines.append(f"{indent}if len(buf) < pos + 16:")
+            lines.append(f"{indent}    raise TruncatedError('{spec.name}: uuid ends early')")
+            lines.append(f"{indent}{target} = UUID(bytes=buf[pos:pos + 16])")
+            lines.append(f"{indent}pos += 16")
+        elif kind in ("string", "bytes", "records"):
+            wide = kind != "string"
+            self._decode_length(flexible, "n", lines, indent, wide)
+            lines.append(f"{indent}if n < 0:")
+            self._null_or_error(spec, target, lines, indent, "length")
+            lines.append(f"{indent}else:")
+            lines.append(f"{indent}    e = pos + n")
+            lines.append(f"{indent}    if e > len(buf):")
+            lines.append(
+                f"{indent}        raise TruncatedError('{spec.name}: {kind} longer than the bytes left')"
+            )
+            value = "buf[pos:e].decode()" if kind == "string" else "buf[pos:e]"
+            lines.append(f"{indent}    {target} = {value}")
+            lines.append(f"{indent}    pos = e")
+        elif kind == "struct":
+            assert spec.struct is not None
+            function = self._decode_struct(spec.struct)
+            if self.version in spec.nullable:
+                lines.append(f"{indent}present = buf[pos]")
+                lines.append(f"{indent}pos += 1")
+                lines.append(f"{indent}if present == 255:")  # int8 -1
+                lines.append(f"{indent}    {target} = None")
+                lines.append(f"{indent}else:")
+                lines.append(f"{indent}    {target}, pos = {function}(buf, pos)")
+            else:
+                lines.append(f"{indent}{target}, pos = {function}(buf, pos)")
+        elif kind == "array":
+            self._decode_array(spec, flexible, target, lines, indent)
+        else:
+            raise AssertionError(f"unknown kind {kind}")
+
+    def _decode_array(
+        self, spec: FieldSpec, flexible: bool, target: str, lines: list[str], indent: str
+    ) -> None:
+        count = f"c{len(indent)}"
+        self._decode_length(flexible, count, lines, indent, wide=True)
+        lines.append(f"{indent}if {count} < 0:")
+        self._null_or_error(spec, target, lines, indent, "count")
+        # Every element takes at least a byte: a count beyond the bytes left is a lie, not a size to allocate.
+        lines.append(f"{indent}elif {count} > len(buf) - pos:")
+        lines.append(f"{indent}    raise TruncatedError('{spec.name}: array count beyond the bytes left')")
+        lines.append(f"{indent}else:")
+        inner = indent + "    "
+        element = spec.element
+        if element is not None and element in _FIXED_FORMATS:
+            fmt = _FIXED_FORMATS[element]
+            size = _FIXED_SIZES[element]
+            lines.append(f"{inner}{target} = list(unpack_from('>%d{fmt}' % {count}, buf, pos))")
+            lines.append(f"{inner}pos += {size} * {count}")
+            return
+        items = f"items{len(indent)}"
+        lines.append(f"{inner}{items} = []")
+        lines.append(f"{inner}for _ in range({count}):")
+        if element is not None:
+            element_spec = FieldSpec(kind=element, versions=spec.versions, name=spec.name)
+            self._decode_value(element_spec, flexible, "item", lines, inner + "    ")
+            lines.append(f"{inner}    {items}.append(item)")
+        else:
+            assert spec.struct is not None
+            function = self._decode_struct(spec.struct)
+            lines.append(f"{inner}    item, pos = {function}(buf, pos)")
+            lines.append(f"{inner}    {items}.append(item)")
+        lines.append(f"{inner}{target} = {items}")
+
+    def _decode_tagged_section(self, tagged: list[FieldSpec], lines: list[str]) -> None:
+        lines.append("    tags = buf[pos]")
+        lines.append("    if tags < 128:")
+        lines.append("        pos += 1")
+        lines.append("    else:")
+        lines.append("        tags, pos = read_uvarint(buf, pos)")
+        lines.append("    if tags:")
+        lines.append("        if tags > len(buf) - pos:")
+        lines.append("            raise TruncatedError('tagged field count beyond the bytes left')")
+        lines.append("        for _ in range(tags):")
+        lines.append("            tag, pos = read_uvarint(buf, pos)")
+        lines.append("            size, pos = read_uvarint(buf, pos)")
+        lines.append("            e = pos + size")
+        lines.append("            if e > len(buf):")
+        lines.append("                raise TruncatedError('tagged field longer than the bytes left')")
+        keyword = "if"
+        for spec in tagged:
+            lines.append(f"            {keyword} tag == {spec.tag}:")
+            self._decode_value(spec, True, f"o.{spec.name}", lines, "                ")
+            lines.append("                if pos != e:")
+            lines.append(
+                f"                    raise CodecError('tagged field {spec.name}: size does not match')"
+            )
+            keyword = "elif"
+        if tagged:
+            lines.append("            else:")
+            indent = "                "
+        else:
+            indent = "            "
+        lines.append(f"{indent}if o.unknown_tagged_fields is None:")
+        lines.append(f"{indent}    o.unknown_tagged_fields = {{}}")
+        lines.append(f"{indent}o.unknown_tagged_fields[tag] = buf[pos:e]")
+        lines.append(f"{indent}pos = e")
+
+    # ----- encoding -------------------------------------------------------------------------
+
+    def encoder(self, cls: type[Struct]) -> Encoder:
+        entry = self._encode_struct(cls)
+        encoder: Encoder = self._finish(entry)
+        return encoder
+
+    def _encode_struct(self, cls: type[Struct]) -> str:
+        key = (cls, "encode")
+        if key in self.done:
+            return self.done[key]
+        name = f"encode_{cls.__name__}_{len(self.done)}"
+        self.done[key] = name
+        regular, tagged, _ = self._fields(cls, self.version)
+        lines = [f"def {name}(o, out):"]
+        run: list[FieldSpec] = []
+        for spec in regular:
+            if spec.kind in _FIXED_FORMATS:
+                run.append(spec)
+                continue
+            self._flush_fixed_pack(run, lines)
+            run = []
+            self._encode_value(spec, self._flexible(spec), f"o.{spec.name}", lines, "    ")
+        self._flush_fixed_pack(run, lines)
+        if self.message_flexible:
+            self._encode_tagged_section(tagged, lines)
+        if len(lines) == 1:
+            lines.append("    pass")
+        self.sources.append("\n".join(lines))
+        return name
+
+    def _flush_fixed_pack(self, run: list[FieldSpec], lines: list[str]) -> None:
+        if not run:
+            return
+        fmt = "".join(_FIXED_FORMATS[s.kind] for s in run)
+        pack = self._struct_name(fmt, "pack")
+        values = ", ".join(f"o.{s.name}" for s in run)
+        lines.append(f"    out += {pack}({values})")
+
+    def _encode_length(self, flexible: bool, value: str, lines: list[str], indent: str, wide: bool) -> None:
+        """Write a length or count `value` (already an int; -1 for null)."""
+        if flexible:
+            lines.append(f"{indent}if {value} < 127:")
+            lines.append(f"{indent}    out.append({value} + 1)")
+            lines.append(f"{indent}else:")
+            lines.append(f"{indent}    out += uvarint_bytes({value} + 1)")
+        else:
+            pack = self._struct_name("i" if wide else "h", "pack")
+            lines.append(f"{indent}out += {pack}({value})")
+
+    def _encode_value(
+        self, spec: FieldSpec, flexible: bool, source: str, lines: list[str], indent: str
+    ) -> None:
+        kind = spec.kind
+        nullable = self.version in spec.nullable
+        if kind in _FIXED_FORMATS:
+            pack = self._struct_name(_FIXED_FORMATS[kind], "pack")
+            lines.append(f"{indent}out += {pack}({source})")
+        elif kind == "uuid":
+            lines.append(f"{indent}out += {source}.bytes")
+        elif kind in ("string", "bytes", "records"):
+            wide = kind != "string"
+            lines.append(f"{indent}v = {source}")
+            if nullable:
+                lines.append(f"{indent}if v is None:")
+                self._encode_length(flexible, "-1", lines, indent + "    ", wide)
+                lines.append(f"{indent}else:")
+                indent += "    "
+            if kind == "string":
+                lines.append(f"{indent}v = v.encode()")
+            lines.append(f"{indent}n = len(v)")
+            self._encode_length(flexible, "n", lines, indent, wide)
+            lines.append(f"{indent}out += v")
+        elif kind == "struct":
+            assert spec.struct is not None
+            function = self._encode_struct(spec.struct)
+            if nullable:
+                lines.append(f"{indent}if {source} is None:")
+                lines.append(f"{indent}    out.append(255)")
+                lines.append(f"{indent}else:")
+                lines.append(f"{indent}    out.append(1)")
+                lines.append(f"{indent}    {function}({source}, out)")
+            else:
+                lines.append(f"{indent}{function}({source}, out)")
+        elif kind == "array":
+            self._encode_array(spec, flexible, source, lines, indent, nullable)
+        else:
+            raise AssertionError(f"unknown kind {kind}")
+
+    def _encode_array(
+        self, spec: FieldSpec, flexible: bool, source: str, lines: list[str], indent: str, nullable: bool
+    ) -> None:
+        items = f"items{len(indent)}"
+        lines.append(f"{indent}{items} = {source}")
+        if nullable:
+            lines.append(f"{indent}if {items} is None:")
+            self._encode_length(flexible, "-1", lines, indent + "    ", True)
+            lines.append(f"{indent}else:")
+            indent += "    "
+        count = f"c{len(indent)}"
+        lines.append(f"{indent}{count} = len({items})")
+        self._encode_length(flexible, count, lines, indent, True)
+        element = spec.element
+        if element is not None and element in _FIXED_FORMATS:
+            fmt = _FIXED_FORMATS[element]
+            lines.append(f"{indent}out += pack('>%d{fmt}' % {count}, *{items})")
+            return
+        item = f"item{len(indent)}"
+        lines.append(f"{indent}for {item} in {items}:")
+        if element is not None:
+            element_spec = FieldSpec(kind=element, versions=spec.versions, name=spec.name)
+            self._encode_value(element_spec, flexible, item, lines, indent + "    ")
+        else:
+            assert spec.struct is not None
+            function = self._encode_struct(spec.struct)
+            lines.append(f"{indent}    {function}({item}, out)")
+
+    def _encode_tagged_section(self, tagged: list[FieldSpec], lines: list[str]) -> None:
+        if not tagged:
+            lines.append("    if o.unknown_tagged_fields:")
+            lines.append("        write_tagged(out, [], o.unknown_tagged_fields)")
+            lines.append("    else:")
+            lines.append("        out.append(0)")
+            self.namespace["write_tagged"] = write_tagged_fields
+            return
+        self.namespace["write_tagged"] = write_tagged_fields
+        lines.append("    tagged = []")
+        for spec in tagged:
+            default = self._default_expression(spec)
+            lines.append(f"    if o.{spec.name} != {default}:")
+            lines.append("        field_out = out")
+            lines.append("        out = bytearray()")
+            self._encode_value(spec, True, f"o.{spec.name}", lines, "        ")
+            lines.append(f"        tagged.append(({spec.tag}, out))")
+            lines.append("        out = field_out")
+        lines.append("    if tagged or o.unknown_tagged_fields:")
+        lines.append("        write_tagged(out, tagged, o.unknown_tagged_fields)")
+        lines.append("    else:")
+        lines.append("        out.append(0)")
+
+
+def write_tagged_fields(
+    out: bytearray, known: list[tuple[int, bytearray]], unknown: dict[int, bytes] | None
+) -> None:
+    """Write a tagged-field section: known and unknown fields together, in ascending tag order."""
+    fields: list[tuple[int, bytes | bytearray]] = list(known)
+    if unknown:
+        fields.extend(unknown.items())
+        fields.sort(key=lambda item: item[0])
+    out += uvarint_bytes(len(fields))
+    for tag, data in fields:
+        out += uvarint_bytes(tag)
+        out += uvarint_bytes(len(data))
+        out += data
