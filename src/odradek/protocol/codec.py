@@ -147,6 +147,7 @@ class _Compiler:
         self.sources: list[str] = []
         self.done: dict[tuple[type, str], str] = {}
         self.counter = 0
+        self.struct_names: dict[tuple[str, str], str] = {}
 
     # ----- shared helpers -------------------------------------------------------------------
 
@@ -157,10 +158,14 @@ class _Compiler:
         return name
 
     def _struct_name(self, fmt: str, method: str) -> str:
-        key = f"_{method}_{fmt}"
-        if key not in self.namespace:
-            self.namespace[key] = getattr(struct.Struct(">" + fmt), method)
-        return key
+        """The name of a precompiled struct method for `fmt` ("?" and friends are no identifiers)."""
+        key = (fmt, method)
+        name = self.struct_names.get(key)
+        if name is None:
+            name = f"_{method}{len(self.struct_names)}"
+            self.struct_names[key] = name
+            self.namespace[name] = getattr(struct.Struct(">" + fmt), method)
+        return name
 
     def _flexible(self, spec: FieldSpec) -> bool:
         if spec.flexible is not None:
