@@ -27,16 +27,16 @@ from odradek.protocol.records import (
 
 from .kafka_oracle import (
     DefaultRecordBatch,
-    kafka_python_legacy_set,
-    kafka_python_v2_batch,
-    read_with_kafka_python,
+    legacy_set,
+    read_records,
+    v2_batch,
 )
 
 RECORDS = [(1_000, b"k1", b"v1", [("h", b"x")]), (1_005, None, b"v2", []), (990, b"k3", None, [("n", None)])]
 
 
 def sample_batch(**kwargs: object) -> bytearray:
-    return kafka_python_v2_batch(RECORDS, **kwargs)  # type: ignore[arg-type]
+    return v2_batch(RECORDS, **kwargs)  # type: ignore[arg-type]
 
 
 def test_read_matches_kafka_python_fields() -> None:
@@ -76,7 +76,7 @@ def test_read_at_position_and_from_memoryview() -> None:
 
 
 def test_gzip_batch_reports_compression() -> None:
-    buf = kafka_python_v2_batch([(5, None, b"a" * 500, [])] * 4, compression=1)
+    buf = v2_batch([(5, None, b"a" * 500, [])] * 4, compression=1)
     header = RecordBatchHeader.read(buf)
     assert header.compression is Compression.GZIP
     assert header.crc_is_valid(buf)
@@ -177,7 +177,7 @@ def test_patch_in_second_batch_of_buffer() -> None:
     headers = list(iter_batch_headers(buf))
     assert [h.base_offset for h in headers] == [0, 3]
     assert all(h.crc_is_valid(buf) for h in headers)
-    assert [r[0] for r in read_with_kafka_python(buf)] == [0, 1, 2, 3, 4, 5]
+    assert [r[0] for r in read_records(buf)] == [0, 1, 2, 3, 4, 5]
 
 
 def test_patches_on_short_buffer_raise_truncated() -> None:
@@ -216,7 +216,7 @@ def test_iter_batch_headers_raises_on_corrupt_middle() -> None:
 
 def test_split_complete_batches_legacy_message_sets() -> None:
     for magic in (0, 1):
-        buf = kafka_python_legacy_set(magic, [(0, 10, b"k", b"v"), (1, 11, None, b"w"), (2, 12, b"k", None)])
+        buf = legacy_set(magic, [(0, 10, b"k", b"v"), (1, 11, None, b"w"), (2, 12, b"k", None)])
         assert split_complete_batches(buf) == (len(buf), False)
         assert split_complete_batches(buf[:-1])[1]
         assert split_complete_batches(buf[:5]) == (0, True)
@@ -224,7 +224,7 @@ def test_split_complete_batches_legacy_message_sets() -> None:
 
 
 def test_split_complete_batches_mixed_formats() -> None:
-    legacy = kafka_python_legacy_set(1, [(0, 10, b"k", b"v")])
+    legacy = legacy_set(1, [(0, 10, b"k", b"v")])
     v2 = sample_batch()
     buf = legacy + v2 + v2[:30]
     assert split_complete_batches(buf) == (len(legacy) + len(v2), True)

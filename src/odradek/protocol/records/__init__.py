@@ -1,10 +1,14 @@
 """Record formats: MessageSet v0/v1 and RecordBatch v2, their compression codecs and conversions.
 
 Sans-io: bytes in, objects out. Hot paths use the header view (``RecordBatchHeader``) and the patch
-functions, which move whole batches without decoding their records.
+functions, which move whole batches without decoding their records. Every error raised on bad input is
+a ``RecordsError``, itself a ``CodecError``.
 """
 
 from odradek.protocol.records.attributes import (
+    MAGIC_V0,
+    MAGIC_V1,
+    MAGIC_V2,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -13,6 +17,29 @@ from odradek.protocol.records.attributes import (
     Compression,
     TimestampType,
 )
+from odradek.protocol.records.batch import (
+    RecordBatch,
+    RecordBatchBuilder,
+    build_record_batch,
+    iter_record_batches,
+)
+from odradek.protocol.records.compression import (
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    check_codec_allowed,
+    compress,
+    decompress,
+)
+from odradek.protocol.records.control import (
+    ControlRecordType,
+    EndTransactionMarker,
+    build_end_transaction_marker_batch,
+    decode_control_key,
+    decode_end_transaction_marker,
+    encode_control_key,
+    encode_end_transaction_marker_value,
+    read_end_transaction_marker,
+)
+from odradek.protocol.records.convert import down_convert_batches, up_convert_message_set
 from odradek.protocol.records.errors import (
     CompressionError,
     CorruptRecordError,
@@ -30,9 +57,15 @@ from odradek.protocol.records.header import (
     patch_log_append_time,
     patch_partition_leader_epoch,
 )
+from odradek.protocol.records.legacy import LegacyBatch, MessageSet, build_message_set, decode_message_set
+from odradek.protocol.records.record import Record, RecordHeader
 
 __all__ = [
+    "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "HEADER_SIZE",
+    "MAGIC_V0",
+    "MAGIC_V1",
+    "MAGIC_V2",
     "NO_PARTITION_LEADER_EPOCH",
     "NO_PRODUCER_EPOCH",
     "NO_PRODUCER_ID",
@@ -40,16 +73,39 @@ __all__ = [
     "NO_TIMESTAMP",
     "Compression",
     "CompressionError",
+    "ControlRecordType",
     "CorruptRecordError",
     "DecompressedSizeError",
+    "EndTransactionMarker",
+    "LegacyBatch",
+    "MessageSet",
+    "Record",
+    "RecordBatch",
+    "RecordBatchBuilder",
     "RecordBatchHeader",
+    "RecordHeader",
     "RecordsError",
     "RecordsTruncatedError",
     "TimestampType",
     "UnsupportedCompressionError",
+    "build_end_transaction_marker_batch",
+    "build_message_set",
+    "build_record_batch",
+    "check_codec_allowed",
+    "compress",
+    "decode_control_key",
+    "decode_end_transaction_marker",
+    "decode_message_set",
+    "decompress",
+    "down_convert_batches",
+    "encode_control_key",
+    "encode_end_transaction_marker_value",
     "iter_batch_headers",
+    "iter_record_batches",
     "patch_base_offset",
     "patch_log_append_time",
     "patch_partition_leader_epoch",
+    "read_end_transaction_marker",
     "split_complete_batches",
+    "up_convert_message_set",
 ]
