@@ -1,0 +1,149 @@
+"""LogConfig: the topic configs storage reads, with Kafka's names and defaults.
+
+Field names are Kafka's topic config names with dots turned into underscores; ``from_mapping`` takes
+the dotted names. A log is handed a new LogConfig when topic configs change (AlterConfigs); nothing in
+storage caches a derived value across that.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from odradek.storage.errors import InvalidLogConfigError
+
+LONG_MAX = 2**63 - 1
+
+CLEANUP_POLICY_DELETE = "delete"
+CLEANUP_POLICY_COMPACT = "compact"
+TIMESTAMP_TYPE_CREATE_TIME = "CreateTime"
+TIMESTAMP_TYPE_LOG_APPEND_TIME = "LogAppendTime"
+
+ConfigValue = str | int | float | bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class LogConfig:
+    """Per-topic log configuration (Kafka 3.x defaults)."""
+
+    segment_bytes: int = 1024 * 1024 * 1024
+    segment_ms: int = 7 * 24 * 60 * 60 * 1000
+    segment_jitter_ms: int = 0
+    segment_index_bytes: int = 10 * 1024 * 1024
+    index_interval_bytes: int = 4096
+    retention_ms: int = 7 * 24 * 60 * 60 * 1000
+    retention_bytes: int = -1
+    cleanup_policy: tuple[str, ...] = (CLEANUP_POLICY_DELETE,)
+    delete_retention_ms: int = 24 * 60 * 60 * 1000
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    min_cleanable_dirty_ratio: float = 0.5
+    flush_messages: int = LONG_MAX
+    flush_ms: int = LONG_MAX
+    max_message_bytes: int = 1024 * 1024 + 12
+    message_timestamp_type: str = TIMESTAMP_TYPE_CREATE_TIME
+    file_delete_delay_ms: int = 60_000
+    preallocate: bool = False
+
+    def __post_init__(self) -> None:
+        if self.segment_bytes < 14:
+            raise InvalidLogConfigError(f"segment.bytes must be at least 14, got {self.segment_bytes}")
+        if self.segment_ms < 1:
+            raise InvalidLogConfigError(f"segment.ms must be at least 1, got {self.segment_ms}")
+        if self.segment_jitter_ms < 0:
+            raise InvalidLogConfigError(f"segment.jitter.ms must be >= 0, got {self.segment_jitter_ms}")
+        if self.segment_index_bytes < 12:
+            raise InvalidLogConfigError(
+                f"segment.index.bytes must be at least 12, got {self.segment_index_bytes}"
+            )
+        if self.index_interval_bytes < 0:
+            raise InvalidLogConfigError(f"index.interval.bytes must be >= 0, got {self.index_interval_bytes}")
+        if not 0.0 <= self.min_cleanable_dirty_ratio <= 1.0:
+            raise InvalidLogConfigError(
+                f"min.cleanable.dirty.ratio must be in [0, 1], got {self.min_cleanable_dirty_ratio}"
+            )
+        if self.message_timestamp_type not in (TIMESTAMP_TYPE_CREATE_TIME, TIMESTAMP_TYPE_LOG_APPEND_TIME):
+            raise InvalidLogConfigError(f"unknown message.timestamp.type {self.message_timestamp_type!r}")
+        unknown = set(self.cleanup_policy) - {CLEANUP_POLICY_DELETE, CLEANUP_POLICY_COMPACT}
+        if unknown or not self.cleanup_policy:
+            raise InvalidLogConfigError(f"invalid cleanup.policy {','.join(self.cleanup_policy)!r}")
+        if self.max_message_bytes < 0:
+            raise InvalidLogConfigError(f"max.message.bytes must be >= 0, got {self.max_message_bytes}")
+        if self.flush_messages < 1 or self.flush_ms < 0:
+            raise InvalidLogConfigError("flush.messages must be >= 1 and flush.ms >= 0")
+
+    @classmethod
+    def from_mapping(cls, m: Mapping[str, object], base: LogConfig | None = None) -> LogConfig:
+        """A config from Kafka-named keys ("segment.bytes" ...), over ``base`` (or Kafka's defaults).
+
+        Keys storage does not use are ignored, so a whole topic config map can be passed.
+        """
+        changes: dict[str, Any] = {}
+        for name, value in m.items():
+            field = _FIELDS_BY_KAFKA_NAME.get(name)
+            if field is None or value is None:
+                continue
+            changes[field.name] = _coerce(name, field.type, value)
+        return dataclasses.replace(base if base is not None else cls(), **changes)
+
+    def to_mapping(self) -> dict[str, ConfigValue]:
+        """Kafka-named keys and typed values (cleanup.policy as its comma-separated string)."""
+        out: dict[str, ConfigValue] = {}
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            out[field.name.replace("_", ".")] = ",".join(value) if isinstance(value, tuple) else value
+        return out
+
+    @property
+    def compact(self) -> bool:
+        return CLEANUP_POLICY_COMPACT in self.cleanup_policy
+
+    @property
+    def delete(self) -> bool:
+        return CLEANUP_POLICY_DELETE in self.cleanup_policy
+
+    @property
+    def log_append_time(self) -> bool:
+        return self.message_timestamp_type == TIMESTAMP_TYPE_LOG_APPEND_TIME
+
+    def random_segment_jitter(self, rng: random.Random | None = None) -> int:
+        """A segment's roll jitter in [0, min(segment.jitter.ms, segment.ms)), as Kafka picks it."""
+        if self.segment_jitter_ms == 0:
+            return 0
+        return (rng or random).randrange(min(self.segment_jitter_ms, self.segment_ms))
+
+
+_FIELDS_BY_KAFKA_NAME = {f.name.replace("_", "."): f for f in dataclasses.fields(LogConfig)}
+
+
+def _coerce(name: str, type_name: object, value: object) -> object:
+    try:
+        if type_name == "int":
+            if isinstance(value, bool) or not isinstance(value, int | str):
+                raise TypeError
+            return int(value)
+        if type_name == "float":
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                raise TypeError
+            return float(value)
+        if type_name == "bool":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in ("true", "false"):
+                return value.lower() == "true"
+            raise TypeError
+        if type_name == "str":
+            if not isinstance(value, str):
+                raise TypeError
+            return value
+        # cleanup.policy: "compact,delete" or a list of policies
+        if isinstance(value, str):
+            return tuple(p.strip().lower() for p in value.split(",") if p.strip())
+        if isinstance(value, list | tuple):
+            return tuple(str(p).strip().lower() for p in value)
+        raise TypeError
+    except (TypeError, ValueError):
+        raise InvalidLogConfigError(f"invalid value {value!r} for {name}") from None

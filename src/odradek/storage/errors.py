@@ -1,0 +1,104 @@
+"""Exceptions raised by storage; the handlers layer maps each to a Kafka error code in one place.
+
+Storage never imports ``error_codes``: these types carry what a handler needs to answer (offsets for a
+duplicate, the valid range for an out-of-range fetch) and nothing about requests.
+"""
+
+from __future__ import annotations
+
+from odradek.protocol.records import CorruptRecordError as _RecordsCorruptRecordError
+
+
+class StorageError(Exception):
+    """Base of every exception raised by ``odradek.storage``."""
+
+
+class LogStorageError(StorageError):
+    """An I/O failure on a log directory (Kafka's KafkaStorageException): the partition is offline."""
+
+
+class InvalidLogConfigError(StorageError, ValueError):
+    """A topic config value of the wrong type or out of range."""
+
+
+class OffsetOutOfRangeError(StorageError):
+    """A fetch or lookup below the log start offset or above the log end offset (OFFSET_OUT_OF_RANGE)."""
+
+    def __init__(self, offset: int, log_start_offset: int, log_end_offset: int) -> None:
+        super().__init__(f"offset {offset} is out of range [{log_start_offset}, {log_end_offset}] of the log")
+        self.offset = offset
+        self.log_start_offset = log_start_offset
+        self.log_end_offset = log_end_offset
+
+
+class CorruptRecordError(StorageError, _RecordsCorruptRecordError):
+    """Appended bytes that are not valid v2 batches (CORRUPT_MESSAGE / INVALID_RECORD).
+
+    It is also a ``protocol.records.CorruptRecordError`` (so a ``CodecError``): a handler that already
+    catches bad input from the codec catches this too.
+    """
+
+
+class InvalidRecordError(StorageError):
+    """Well-formed batches that break a rule of the log, e.g. a client control batch (INVALID_RECORD)."""
+
+
+class RecordTooLargeError(StorageError):
+    """A batch larger than ``max.message.bytes`` or ``segment.bytes`` (MESSAGE_TOO_LARGE)."""
+
+    def __init__(self, batch_size: int, limit: int, what: str = "max.message.bytes") -> None:
+        super().__init__(f"record batch of {batch_size} bytes exceeds {what} ({limit})")
+        self.batch_size = batch_size
+        self.limit = limit
+
+
+class DuplicateSequenceError(StorageError):
+    """An idempotent batch that is already in the log; answer it as a success with the original offsets.
+
+    Kafka treats this as success (error NONE) carrying the offsets the batch got the first time.
+    """
+
+    def __init__(self, producer_id: int, base_offset: int, last_offset: int, log_start_offset: int) -> None:
+        super().__init__(
+            f"duplicate batch from producer {producer_id}; originally appended at offsets "
+            f"{base_offset}..{last_offset}"
+        )
+        self.producer_id = producer_id
+        self.base_offset = base_offset
+        self.last_offset = last_offset
+        self.log_start_offset = log_start_offset
+
+
+class OutOfOrderSequenceError(StorageError):
+    """An idempotent batch whose first sequence does not follow the producer's last one.
+
+    OUT_OF_ORDER_SEQUENCE_NUMBER.
+    """
+
+
+class InvalidProducerEpochError(StorageError):
+    """A batch or marker from an older producer epoch than the log has seen (INVALID_PRODUCER_EPOCH)."""
+
+
+class UnknownProducerIdError(StorageError):
+    """UNKNOWN_PRODUCER_ID, exported for the handlers' error mapping.
+
+    Since KIP-360 (Kafka 2.5) the log accepts any sequence from a producer whose state it no longer has
+    (expired, or removed with its segments), so storage itself does not raise this.
+    """
+
+
+class InvalidTxnStateError(StorageError):
+    """A non-transactional batch from a producer with an open transaction (INVALID_TXN_STATE)."""
+
+
+class TransactionCoordinatorFencedError(StorageError):
+    """A transaction marker carrying an older coordinator epoch than the log has seen."""
+
+
+class CorruptIndexError(StorageError):
+    """An index file that fails its sanity checks; recovery rebuilds it from the segment."""
+
+
+class CorruptSnapshotError(StorageError):
+    """A producer-state snapshot that cannot be read; recovery ignores it and replays the log instead."""

@@ -1,0 +1,107 @@
+"""Topic metadata that must survive restarts: names, ids, partition counts and config overrides.
+
+Kept in ``<log.dir>/__odradek_topics.json`` (the first log dir), replaced atomically on every change::
+
+    {"version": 1,
+     "topics": {"orders": {"topic_id": "<Kafka base64 uuid>", "partitions": 3,
+                           "replication_factor": 1, "configs": {"cleanup.policy": "compact"}}}}
+
+Config values are stored as given (str, int, float, bool or null), keyed by Kafka's names.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from odradek.storage.config import ConfigValue
+from odradek.storage.errors import LogStorageError
+from odradek.storage.files import TOPICS_FILE, atomic_write
+from odradek.storage.partition import topic_id_from_string, topic_id_to_string
+
+_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRecord:
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    replication_factor: int = 1
+    configs: Mapping[str, ConfigValue] = field(default_factory=dict)
+
+
+class TopicStore:
+    """Reads and writes the topics file; the in-memory copy is the file's last written content."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.path = log_dir / TOPICS_FILE
+        self._topics: dict[str, TopicRecord] | None = None
+
+    def load_topics(self) -> dict[str, TopicRecord]:
+        """Every stored topic by name ({} before the first save)."""
+        if self._topics is None:
+            self._topics = self._read()
+        return dict(self._topics)
+
+    def save_topic(
+        self,
+        name: str,
+        topic_id: uuid.UUID,
+        partitions: int,
+        configs: Mapping[str, ConfigValue] | None = None,
+        replication_factor: int = 1,
+    ) -> TopicRecord:
+        """Create or replace a topic's record (new partition count, new config overrides)."""
+        record = TopicRecord(name, topic_id, partitions, replication_factor, dict(configs or {}))
+        topics = self.load_topics()
+        topics[name] = record
+        self._write(topics)
+        return record
+
+    def delete_topic(self, name: str) -> bool:
+        topics = self.load_topics()
+        if topics.pop(name, None) is None:
+            return False
+        self._write(topics)
+        return True
+
+    def _write(self, topics: dict[str, TopicRecord]) -> None:
+        doc = {
+            "version": _VERSION,
+            "topics": {
+                r.name: {
+                    "topic_id": topic_id_to_string(r.topic_id),
+                    "partitions": r.partitions,
+                    "replication_factor": r.replication_factor,
+                    "configs": dict(r.configs),
+                }
+                for r in sorted(topics.values(), key=lambda r: r.name)
+            },
+        }
+        atomic_write(self.path, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
+        self._topics = topics
+
+    def _read(self) -> dict[str, TopicRecord]:
+        try:
+            doc = json.loads(self.path.read_text("utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as e:
+            # Losing every topic silently would be worse than refusing to start.
+            raise LogStorageError(f"cannot read topic metadata {self.path}: {e}") from e
+        if doc.get("version") != _VERSION:
+            raise LogStorageError(f"{self.path}: unsupported version {doc.get('version')!r}")
+        return {
+            name: TopicRecord(
+                name,
+                topic_id_from_string(t["topic_id"]),
+                int(t["partitions"]),
+                int(t.get("replication_factor", 1)),
+                dict(t.get("configs", {})),
+            )
+            for name, t in doc["topics"].items()
+        }
