@@ -48,17 +48,21 @@ def decode_records(
     records: list[Record] = []  # grown, not preallocated: count is untrusted
     pos = 0
     end = len(payload)
-    for _ in range(count):
-        if pos >= end:
-            raise RecordsTruncatedError(
-                f"record batch declares {count} records, payload holds {len(records)}"
+    try:
+        for _ in range(count):
+            if pos >= end:
+                raise CorruptRecordError(f"record batch declares {count} records, holds {len(records)}")
+            length, pos = read_varint(payload, pos)
+            if length < 0 or length > end - pos:
+                raise CorruptRecordError(f"record length {length} at position {pos} is impossible")
+            record_end = pos + length
+            records.append(
+                _decode_record(payload, pos, record_end, base_offset, base_timestamp, log_append_time)
             )
-        length, pos = read_varint(payload, pos)
-        if length < 0 or length > end - pos:
-            raise CorruptRecordError(f"record length {length} at position {pos} is impossible")
-        record_end = pos + length
-        records.append(_decode_record(payload, pos, record_end, base_offset, base_timestamp, log_append_time))
-        pos = record_end
+            pos = record_end
+    except RecordsTruncatedError:
+        # The batch itself is whole, so a record running off its end is corruption, not truncation.
+        raise CorruptRecordError("record runs past the end of its batch") from None
     if pos != end:
         raise CorruptRecordError(f"record batch has {end - pos} bytes after its {count} records")
     return records
