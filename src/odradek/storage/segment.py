@@ -318,12 +318,14 @@ class LogSegment:
 
     # -- recovery and truncation -----------------------------------------------------------------
 
-    def recover(self, on_batch: BatchVisitor | None = None) -> int:
+    def recover(self, on_batch: BatchVisitor | None = None, *, keep_txn_index: bool = False) -> int:
         """Validate every batch (structure, CRC-32C, offsets), rebuild the indexes, and cut the file at
-        the first invalid byte. ``on_batch`` sees each valid batch in order. Returns bytes truncated."""
+        the first invalid byte. ``on_batch`` sees each valid batch in order (and rebuilds the transaction
+        index through producer state, unless ``keep_txn_index``). Returns the bytes truncated."""
         self.offset_index.reset()
         self.time_index.reset()
-        self.txn_index.reset()
+        if not keep_txn_index:
+            self.txn_index.reset()
         self.max_timestamp_and_offset = TimestampOffset(NO_TIMESTAMP, self.base_offset)
         valid_bytes = last_index_entry = 0
         self.next_offset = self.base_offset
@@ -355,6 +357,8 @@ class LogSegment:
         self.bytes_since_last_index_entry = valid_bytes - last_index_entry
         self._rolling_based_timestamp = None
         self.time_index.maybe_append(*self.max_timestamp_and_offset, skip_full_check=True)
+        if keep_txn_index:
+            self.txn_index.truncate_to(self.next_offset)
         return truncated
 
     def truncate_to(self, offset: int) -> int:

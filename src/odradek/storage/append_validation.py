@@ -1,0 +1,144 @@
+"""Checks on a produce's bytes before the Log assigns offsets: whole v2 batches, sizes, CRC-32C, the
+header rules Kafka's LogValidator applies, and the producer-state analysis of each batch.
+
+Records are not decoded, except for compacted topics (a record without a key cannot be compacted, so
+Kafka rejects it) and for transaction markers (their type decides commit or abort).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from odradek.protocol.records import (
+    NO_SEQUENCE,
+    RecordBatch,
+    RecordBatchHeader,
+    RecordsError,
+    read_end_transaction_marker,
+)
+from odradek.storage.config import LogConfig
+from odradek.storage.errors import CorruptRecordError, InvalidRecordError, RecordTooLargeError
+from odradek.storage.producer_state import (
+    AppendOrigin,
+    BatchMetadata,
+    CompletedTxn,
+    ProducerAppendInfo,
+    ProducerStateManager,
+    increment_sequence,
+)
+
+Buffer = bytes | bytearray | memoryview
+
+
+def validate_batches(records: Buffer, config: LogConfig, origin: AppendOrigin) -> list[RecordBatchHeader]:
+    """Headers (``pos`` relative to ``records``) of the batches making up ``records`` exactly.
+
+    Raises CorruptRecordError for anything but whole, CRC-valid v2 batches; RecordTooLargeError for a
+    batch over ``max.message.bytes`` or an append over ``segment.bytes``; InvalidRecordError for header
+    rules (record count vs offsets, control batches from clients, keyless records in compacted topics).
+    """
+    if len(records) > config.segment_bytes:
+        raise RecordTooLargeError(len(records), config.segment_bytes, "segment.bytes")
+    headers: list[RecordBatchHeader] = []
+    pos = 0
+    try:
+        while pos < len(records):
+            header = RecordBatchHeader.read(records, pos)
+            if header.end > len(records):
+                raise CorruptRecordError(f"record batch at position {pos} is cut short")
+            if header.size > config.max_message_bytes:
+                raise RecordTooLargeError(header.size, config.max_message_bytes)
+            if not header.crc_is_valid(records):
+                raise CorruptRecordError(f"record batch at position {pos} fails its CRC-32C check")
+            _check_header_rules(header, origin)
+            if config.compact and origin is AppendOrigin.CLIENT and not header.is_control:
+                _check_keys(records, pos)
+            headers.append(header)
+            pos = header.end
+    except (CorruptRecordError, RecordTooLargeError, InvalidRecordError):
+        raise
+    except RecordsError as e:
+        raise CorruptRecordError(str(e)) from e
+    if not headers:
+        raise CorruptRecordError("an append holds no record batch")
+    return headers
+
+
+def _check_header_rules(header: RecordBatchHeader, origin: AppendOrigin) -> None:
+    if header.is_control and origin is AppendOrigin.CLIENT:
+        raise InvalidRecordError("clients may not write control batches")
+    if origin is AppendOrigin.CLIENT:
+        if header.last_offset_delta < 0 or header.records_count != header.last_offset_delta + 1:
+            raise InvalidRecordError(
+                f"batch record count {header.records_count} does not match its offset range "
+                f"(last offset delta {header.last_offset_delta})"
+            )
+        if header.producer_id >= 0 and header.base_sequence < 0:
+            raise InvalidRecordError(f"batch from producer {header.producer_id} has no sequence number")
+
+
+def _check_keys(records: Buffer, pos: int) -> None:
+    batch = RecordBatch.decode(records, pos, verify_crc=False)
+    if any(record.key is None for record in batch.records):
+        raise InvalidRecordError("compacted topics accept only records with a key")
+
+
+@dataclass(slots=True)
+class ProducerAnalysis:
+    """The producer-state changes an append would make, staged; applied only after the write."""
+
+    updated: dict[int, ProducerAppendInfo] = field(default_factory=dict)
+    completed_txns: list[CompletedTxn] = field(default_factory=list)
+    duplicate: BatchMetadata | None = None
+    duplicate_producer_id: int = -1
+
+
+def analyze_producer_state(
+    state: ProducerStateManager, records: Buffer, headers: list[RecordBatchHeader], origin: AppendOrigin
+) -> ProducerAnalysis:
+    """Validate every producer's batches (offsets already assigned) against its state.
+
+    Raises OutOfOrderSequenceError, InvalidProducerEpochError, InvalidTxnStateError or
+    TransactionCoordinatorFencedError; reports a duplicate instead of raising so the caller can answer
+    with the original offsets.
+    """
+    analysis = ProducerAnalysis()
+    for header in headers:
+        pid = header.producer_id
+        if pid < 0:
+            continue
+        last_seq = increment_sequence(header.base_sequence, header.last_offset_delta)
+        if origin is AppendOrigin.CLIENT and header.base_sequence != NO_SEQUENCE:
+            entry = state.last_entry(pid)
+            duplicate = (
+                entry.find_duplicate_batch(header.producer_epoch, header.base_sequence, last_seq)
+                if entry
+                else None
+            )
+            if duplicate is not None:
+                analysis.duplicate, analysis.duplicate_producer_id = duplicate, pid
+                return analysis
+        info = analysis.updated.get(pid) or state.prepare_update(pid, origin)
+        analysis.updated[pid] = info
+        if header.is_control:
+            try:
+                batch = RecordBatch.decode(records, header.pos, verify_crc=False)
+                marker = read_end_transaction_marker(batch)
+            except RecordsError as e:
+                raise InvalidRecordError(f"control batch at offset {header.base_offset}: {e}") from e
+            completed = info.append_end_txn_marker(
+                marker, header.producer_epoch, header.base_offset, batch.records[0].timestamp
+            )
+            if completed is not None:
+                analysis.completed_txns.append(completed)
+        else:
+            info.append_data_batch(
+                header.producer_epoch,
+                header.base_sequence,
+                last_seq,
+                header.max_timestamp,
+                header.base_offset,
+                header.last_offset,
+                header.is_transactional,
+            )
+    return analysis

@@ -1,0 +1,230 @@
+"""Opening a partition's log: finish or discard interrupted file operations, open the segments,
+recover everything past the recovery point, and rebuild producer state and leader epochs.
+
+Order, as in Kafka's LogLoader:
+1. Delete ``*.tmp``, ``*.deleted`` and ``*.cleaned`` files; complete compaction swaps (``*.swap``): the
+   old segments overlapping a swap segment are deleted, then the swap files take their final names.
+2. Open every segment. A segment whose index files are missing or fail their sanity check is recovered
+   on its own (validated, indexes rebuilt).
+3. Unless the log dir had a clean shutdown, recover the segments from the one holding the recovery point
+   to the end: every batch is validated (header, CRC-32C, offsets), indexes are rebuilt, the first
+   invalid byte and everything after it (including later segments) is removed.
+4. Producer state comes from the newest snapshot at or below where recovery starts, then the batch
+   headers after it are replayed; recovered batches update it as they are validated.
+Everything here is file work for a worker thread: it runs before the Log exists on the event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from bisect import bisect_right
+from dataclasses import dataclass
+from pathlib import Path
+
+from odradek.protocol.records import RecordBatchHeader
+from odradek.storage.config import LogConfig
+from odradek.storage.errors import CorruptIndexError
+from odradek.storage.files import (
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
+    LOG_SUFFIX,
+    SEGMENT_SUFFIXES,
+    SWAP_SUFFIX,
+    TEMP_SUFFIX,
+    delete_if_exists,
+    fsync_dir,
+    offset_file_name,
+    offset_from_file_name,
+    without_suffix,
+)
+from odradek.storage.leader_epoch import LeaderEpochCache
+from odradek.storage.producer_recovery import apply_batch, load_latest_snapshot, snapshot_path, write_snapshot
+from odradek.storage.producer_state import ProducerStateManager
+from odradek.storage.segment import BatchVisitor, LogSegment
+from odradek.storage.txn_index import AbortedTxn
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class LoadedLog:
+    segments: list[LogSegment]
+    log_start_offset: int
+    recovery_point: int
+    leader_epoch_cache: LeaderEpochCache
+    producer_state: ProducerStateManager
+    truncated_bytes: int = 0
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.segments[-1].next_offset
+
+
+def load_log(
+    directory: Path,
+    config: LogConfig,
+    now_ms: int,
+    *,
+    recovery_point: int = 0,
+    log_start_offset: int | None = None,
+    had_clean_shutdown: bool = False,
+    producer_id_expiration_ms: int = 86_400_000,
+) -> LoadedLog:
+    directory.mkdir(parents=True, exist_ok=True)
+    _remove_temp_files_and_complete_swaps(directory, config, now_ms)
+    segments = _open_segments(directory, config, now_ms)
+    first_base = segments[0].base_offset if segments else 0
+    log_start = max(log_start_offset or 0, first_base)
+
+    epochs = LeaderEpochCache.load(directory)
+    state = ProducerStateManager(producer_id_expiration_ms)
+    bases = [s.base_offset for s in segments]
+    if had_clean_shutdown or not segments:
+        start_index = len(segments)
+    else:
+        start_index = max(bisect_right(bases, recovery_point) - 1, 0)
+    recovery_start = (
+        segments[start_index].base_offset if start_index < len(segments) else _end(segments, log_start)
+    )
+
+    replay_from = load_latest_snapshot(directory, state, recovery_start, log_start, now_ms)
+    _replay(segments[:start_index], state, epochs, replay_from, recovery_start)
+
+    truncated = 0
+    for i in range(start_index, len(segments)):
+        segment = segments[i]
+        truncated = segment.recover(_recovery_visitor(segment, state, epochs))
+        segment.flush()
+        if truncated:
+            _log.warning("truncated %d invalid bytes at the end of %s", truncated, segment.log_path)
+            for later in segments[i + 1 :]:
+                _log.warning("deleting %s: it follows a truncated segment", later.log_path)
+                later.delete_files()
+            del segments[i + 1 :]
+            break
+
+    log_end = _end(segments, log_start)
+    if log_start > log_end or not segments:
+        # Everything before the log start offset is gone (or nothing exists): start over there.
+        for segment in segments:
+            segment.delete_files()
+        segments = [LogSegment.create(directory, log_start, config, now_ms)]
+        state.truncate_fully_and_start_at(log_start)
+        log_end = log_start
+    epochs.truncate_from_end(log_end)
+    epochs.truncate_from_start(log_start)
+    state.map_end_offset = log_end
+    if not snapshot_path(directory, log_end).exists():
+        write_snapshot(directory, state, fsync=True)
+    epochs.write(fsync=True)
+    fsync_dir(directory)
+    return LoadedLog(segments, log_start, log_end, epochs, state, truncated)
+
+
+def _end(segments: list[LogSegment], log_start: int) -> int:
+    return segments[-1].next_offset if segments else log_start
+
+
+def _remove_temp_files_and_complete_swaps(directory: Path, config: LogConfig, now_ms: int) -> None:
+    swap_bases: set[int] = set()
+    for path in list(directory.iterdir()):
+        name = path.name
+        if name.endswith((TEMP_SUFFIX, DELETED_SUFFIX, CLEANED_SUFFIX)):
+            delete_if_exists(path)
+        elif name.endswith(LOG_SUFFIX + SWAP_SUFFIX):
+            base = offset_from_file_name(name)
+            if base is not None:
+                swap_bases.add(base)
+    for base in sorted(swap_bases):
+        # The swap segment is complete (it was renamed from .cleaned only once fsynced): it replaces
+        # every old segment starting inside its offset range.
+        swap = LogSegment.open_for_recovery(directory, base, config, now_ms, suffix=SWAP_SUFFIX)
+        swap.recover()
+        swap_end = swap.next_offset
+        swap.close()
+        for path in list(directory.iterdir()):
+            offset = offset_from_file_name(path.name)
+            if (
+                offset is not None
+                and base <= offset < max(swap_end, base + 1)
+                and path.name.endswith(SEGMENT_SUFFIXES)
+            ):
+                delete_if_exists(path)
+        for suffix in SEGMENT_SUFFIXES:
+            swap_file = directory / (offset_file_name(base, suffix) + SWAP_SUFFIX)
+            if swap_file.exists():
+                swap_file.rename(without_suffix(swap_file, SWAP_SUFFIX))
+    if swap_bases:
+        fsync_dir(directory)
+
+
+def _open_segments(directory: Path, config: LogConfig, now_ms: int) -> list[LogSegment]:
+    bases = set()
+    for path in directory.iterdir():
+        offset = offset_from_file_name(path.name)
+        if offset is not None and path.name == offset_file_name(offset, LOG_SUFFIX):
+            bases.add(offset)
+    for path in list(directory.iterdir()):
+        # An index without its log file (a deletion interrupted half-way) is garbage.
+        offset = offset_from_file_name(path.name)
+        if offset is not None and offset not in bases and path.name.endswith(SEGMENT_SUFFIXES):
+            delete_if_exists(path)
+    segments = []
+    for base in sorted(bases):
+        try:
+            segment = LogSegment.open(directory, base, config, now_ms)
+        except (CorruptIndexError, FileNotFoundError, ValueError) as e:
+            _log.warning("rebuilding the indexes of segment %d in %s: %s", base, directory, e)
+            segment = LogSegment.open_for_recovery(directory, base, config, now_ms)
+            segment.recover(keep_txn_index=True)
+        segments.append(segment)
+    return segments
+
+
+def _replay(
+    segments: list[LogSegment],
+    state: ProducerStateManager,
+    epochs: LeaderEpochCache,
+    from_offset: int,
+    to_offset: int,
+) -> None:
+    """Bring producer state from ``from_offset`` to ``to_offset`` by reading batch headers (and the
+    bytes of transaction markers only)."""
+    for segment in segments:
+        if segment.next_offset <= from_offset or segment.base_offset >= to_offset:
+            continue
+        start = 0
+        if from_offset > segment.base_offset:
+            found = segment.translate_offset(from_offset)
+            if found is None:
+                continue
+            start = found.position
+        for position, header in segment.batch_headers(start):
+            if header.base_offset >= to_offset:
+                return
+            if header.last_offset < from_offset:
+                continue
+            _assign_epoch(epochs, header)
+            view = segment.read_bytes(position, header.size) if header.is_control else b""
+            apply_batch(state, header, view)
+
+
+def _recovery_visitor(
+    segment: LogSegment, state: ProducerStateManager, epochs: LeaderEpochCache
+) -> BatchVisitor:
+    def on_batch(header: RecordBatchHeader, view: memoryview) -> None:
+        _assign_epoch(epochs, header)
+        completed = apply_batch(state, header, view)
+        if completed is not None and completed[0].is_aborted:
+            txn, last_stable_offset = completed
+            segment.txn_index.append(
+                AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset, last_stable_offset)
+            )
+
+    return on_batch
+
+
+def _assign_epoch(epochs: LeaderEpochCache, header: RecordBatchHeader) -> None:
+    latest = epochs.latest_epoch
+    if header.partition_leader_epoch >= 0 and (latest is None or header.partition_leader_epoch > latest):
+        epochs.assign(header.partition_leader_epoch, header.base_offset)
