@@ -1,0 +1,59 @@
+"""The whole catalog: every broker config by Kafka name, every topic config, and their synonyms."""
+
+from __future__ import annotations
+
+from odradek.config.catalog_cleaner import CLEANER_CONFIG_KEYS
+from odradek.config.catalog_cluster import CLUSTER_CONFIG_KEYS
+from odradek.config.catalog_coordinators import COORDINATOR_CONFIG_KEYS
+from odradek.config.catalog_log import LOG_CONFIG_KEYS
+from odradek.config.catalog_network import NETWORK_CONFIG_KEYS
+from odradek.config.catalog_security import SECURITY_CONFIG_KEYS
+from odradek.config.topic_catalog import TOPIC_CONFIGS, TOPIC_SYNONYMS
+from odradek.config.types import ConfigKey
+
+# Prefix of listener-scoped overrides such as listener.name.internal.ssl.keystore.location.
+LISTENER_PREFIX = "listener.name."
+
+
+def _index(*groups: tuple[ConfigKey, ...]) -> dict[str, ConfigKey]:
+    catalog: dict[str, ConfigKey] = {}
+    for group in groups:
+        for key in group:
+            if key.name in catalog:
+                raise RuntimeError(f"broker config {key.name} is defined twice")
+            catalog[key.name] = key
+    return catalog
+
+
+BROKER_CONFIGS: dict[str, ConfigKey] = _index(
+    CLUSTER_CONFIG_KEYS,
+    NETWORK_CONFIG_KEYS,
+    LOG_CONFIG_KEYS,
+    CLEANER_CONFIG_KEYS,
+    COORDINATOR_CONFIG_KEYS,
+    SECURITY_CONFIG_KEYS,
+)
+
+
+def _broker_synonyms() -> dict[str, tuple[str, ...]]:
+    """For a broker config, the configs that stand in for it, itself first (Kafka's brokerConfigSynonyms):
+    e.g. log.retention.ms -> (log.retention.ms, log.retention.minutes, log.retention.hours)."""
+    synonyms: dict[str, tuple[str, ...]] = {}
+    for chain in TOPIC_SYNONYMS.values():
+        names = tuple(synonym.name for synonym in chain)
+        for name in names:
+            synonyms[name] = names
+    # The scheduler interval only stands in for log.flush.interval.ms, not the other way round.
+    synonyms["log.flush.scheduler.interval.ms"] = ("log.flush.scheduler.interval.ms",)
+    return synonyms
+
+
+BROKER_SYNONYMS: dict[str, tuple[str, ...]] = _broker_synonyms()
+
+
+def pythonic_name(kafka_name: str) -> str:
+    """``log.retention.ms`` -> ``log_retention_ms``."""
+    return kafka_name.replace(".", "_").replace("-", "_").lower()
+
+
+__all__ = ["BROKER_CONFIGS", "BROKER_SYNONYMS", "LISTENER_PREFIX", "TOPIC_CONFIGS", "TOPIC_SYNONYMS"]

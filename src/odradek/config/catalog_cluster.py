@@ -1,0 +1,254 @@
+"""Broker configs about the broker's identity and cluster: broker/node id, rack, cluster id
+(odradek-specific, for single-node mode), ZooKeeper, replication, leader balance and controlled shutdown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from odradek.config.types import ConfigKey, ConfigType, ConfigValue, DynamicUpdateMode, Importance
+from odradek.config.validators import Check, at_least
+
+HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
+
+
+def is_cluster_id(value: ConfigValue) -> bool:
+    """Kafka's cluster ids are 16 random bytes in URL-safe base64 without padding (22 characters)."""
+    return isinstance(value, str) and _CLUSTER_ID.fullmatch(value) is not None
+
+
+_CLUSTER_ID = re.compile(r"[A-Za-z0-9_-]{21}[AQgw]")
+
+CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "broker.id",
+        ConfigType.INT,
+        -1,
+        HIGH,
+        "This broker's id; -1 lets ZooKeeper generate one (above reserved.broker.max.id).",
+    ),
+    ConfigKey(
+        "node.id",
+        ConfigType.INT,
+        -1,
+        HIGH,
+        "KRaft's name for the broker id; when both are set they must be equal, when one is set it is "
+        "used for both.",
+    ),
+    ConfigKey(
+        "broker.id.generation.enable", ConfigType.BOOLEAN, True, MEDIUM, "Let ZooKeeper assign broker ids."
+    ),
+    ConfigKey(
+        "reserved.broker.max.id",
+        ConfigType.INT,
+        1000,
+        MEDIUM,
+        "Highest id a configured broker.id may have; generated ids start above it.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "broker.rack",
+        ConfigType.STRING,
+        None,
+        MEDIUM,
+        "Rack of the broker, for rack-aware replica placement.",
+    ),
+    ConfigKey(
+        "cluster.id",
+        ConfigType.STRING,
+        None,
+        MEDIUM,
+        "Cluster id for single-node mode (22 characters of URL-safe base64); if unset, one is generated "
+        "on first start and kept in meta.properties. In ZooKeeper mode the id in ZooKeeper wins.",
+        Check(is_cluster_id, "22-character URL-safe base64 of 16 bytes", "Not a valid cluster id"),
+        odradek_specific=True,
+    ),
+    ConfigKey(
+        "num.replica.alter.log.dirs.threads",
+        ConfigType.INT,
+        None,
+        HIGH,
+        "Threads moving replicas between log directories; defaults to the number of log directories.",
+    ),
+    ConfigKey(
+        "delete.topic.enable",
+        ConfigType.BOOLEAN,
+        True,
+        HIGH,
+        "Allow DeleteTopics; when false it fails with TOPIC_DELETION_DISABLED.",
+    ),
+    ConfigKey(
+        "controlled.shutdown.enable",
+        ConfigType.BOOLEAN,
+        True,
+        MEDIUM,
+        "Move leadership away before shutting down.",
+    ),
+    ConfigKey(
+        "controlled.shutdown.max.retries",
+        ConfigType.INT,
+        3,
+        MEDIUM,
+        "Attempts of a controlled shutdown before shutting down anyway.",
+    ),
+    ConfigKey(
+        "controlled.shutdown.retry.backoff.ms",
+        ConfigType.LONG,
+        5000,
+        MEDIUM,
+        "Pause between controlled-shutdown attempts.",
+    ),
+    ConfigKey(
+        "zookeeper.connect",
+        ConfigType.STRING,
+        None,
+        HIGH,
+        "ZooKeeper ensemble as host:port,...[/chroot]; unset runs a single node without ZooKeeper.",
+    ),
+    ConfigKey("zookeeper.session.timeout.ms", ConfigType.INT, 18000, HIGH, "ZooKeeper session timeout."),
+    ConfigKey(
+        "zookeeper.connection.timeout.ms",
+        ConfigType.INT,
+        None,
+        HIGH,
+        "How long to wait for a ZooKeeper connection; defaults to zookeeper.session.timeout.ms.",
+    ),
+    ConfigKey("zookeeper.set.acl", ConfigType.BOOLEAN, False, HIGH, "Protect the broker's znodes with ACLs."),
+    ConfigKey(
+        "zookeeper.max.in.flight.requests",
+        ConfigType.INT,
+        10,
+        HIGH,
+        "Most unanswered requests to ZooKeeper.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "inter.broker.protocol.version",
+        ConfigType.STRING,
+        "3.9-IV0",
+        MEDIUM,
+        "Protocol version brokers use with each other (ZooKeeper mode).",
+    ),
+    ConfigKey(
+        "default.replication.factor",
+        ConfigType.INT,
+        1,
+        MEDIUM,
+        "Replication factor of topics created without one.",
+    ),
+    ConfigKey(
+        "replica.lag.time.max.ms",
+        ConfigType.LONG,
+        30000,
+        HIGH,
+        "A follower that has not caught up for this long leaves the ISR.",
+    ),
+    ConfigKey(
+        "replica.socket.timeout.ms", ConfigType.INT, 30000, HIGH, "Socket timeout of replica fetchers."
+    ),
+    ConfigKey(
+        "replica.socket.receive.buffer.bytes",
+        ConfigType.INT,
+        64 * 1024,
+        HIGH,
+        "SO_RCVBUF of replica fetcher sockets.",
+    ),
+    ConfigKey(
+        "replica.fetch.max.bytes",
+        ConfigType.INT,
+        1024 * 1024,
+        MEDIUM,
+        "Bytes a follower asks for per partition.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "replica.fetch.wait.max.ms",
+        ConfigType.INT,
+        500,
+        HIGH,
+        "How long a follower's fetch may wait for data; below replica.lag.time.max.ms.",
+    ),
+    ConfigKey("replica.fetch.min.bytes", ConfigType.INT, 1, HIGH, "Bytes a follower's fetch waits for."),
+    ConfigKey(
+        "replica.fetch.backoff.ms",
+        ConfigType.INT,
+        1000,
+        MEDIUM,
+        "Pause after a failed replica fetch.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "replica.fetch.response.max.bytes",
+        ConfigType.INT,
+        10 * 1024 * 1024,
+        MEDIUM,
+        "Most bytes of one replica Fetch response.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "num.replica.fetchers",
+        ConfigType.INT,
+        1,
+        HIGH,
+        "Fetcher tasks per source broker.",
+        dynamic=CLUSTER_WIDE,
+    ),
+    ConfigKey(
+        "replica.high.watermark.checkpoint.interval.ms",
+        ConfigType.LONG,
+        5000,
+        HIGH,
+        "How often high watermarks are checkpointed to disk.",
+    ),
+    ConfigKey(
+        "fetch.purgatory.purge.interval.requests",
+        ConfigType.INT,
+        1000,
+        MEDIUM,
+        "Purge interval of the delayed-fetch waiting list, in requests.",
+    ),
+    ConfigKey(
+        "producer.purgatory.purge.interval.requests",
+        ConfigType.INT,
+        1000,
+        MEDIUM,
+        "Purge interval of the delayed-produce waiting list, in requests.",
+    ),
+    ConfigKey(
+        "delete.records.purgatory.purge.interval.requests",
+        ConfigType.INT,
+        1,
+        MEDIUM,
+        "Purge interval of the delayed-DeleteRecords waiting list, in requests.",
+    ),
+    ConfigKey(
+        "auto.leader.rebalance.enable",
+        ConfigType.BOOLEAN,
+        True,
+        HIGH,
+        "Move leadership back to preferred replicas in the background.",
+    ),
+    ConfigKey(
+        "leader.imbalance.per.broker.percentage",
+        ConfigType.INT,
+        10,
+        HIGH,
+        "Imbalance per broker, in percent, that triggers a leader rebalance.",
+    ),
+    ConfigKey(
+        "leader.imbalance.check.interval.seconds",
+        ConfigType.LONG,
+        300,
+        HIGH,
+        "How often the controller checks leader balance.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "controller.socket.timeout.ms",
+        ConfigType.INT,
+        30000,
+        MEDIUM,
+        "Socket timeout of controller-to-broker channels.",
+    ),
+)

@@ -1,0 +1,249 @@
+"""Broker configs about listeners, sockets and connections, request handling threads and limits, and
+odradek's metrics endpoint (``metrics.port``, odradek-specific).
+
+odradek runs every connection on one asyncio loop, so Kafka's thread-pool sizes are accepted and
+validated but do not size anything; their ``note`` says so.
+"""
+
+from __future__ import annotations
+
+from odradek.config.listeners import (
+    DEFAULT_PROTOCOL_MAP,
+    SECURITY_PROTOCOLS,
+    is_endpoint_list,
+    is_protocol_map,
+)
+from odradek.config.types import INT_MAX, ConfigKey, ConfigType, DynamicUpdateMode, Importance
+from odradek.config.validators import Check, at_least, between, one_of
+
+HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+PER_BROKER, CLUSTER_WIDE = DynamicUpdateMode.PER_BROKER, DynamicUpdateMode.CLUSTER_WIDE
+ONE_LOOP = "Accepted and validated; odradek serves all connections from one asyncio loop."
+
+LISTENER_LIST = Check(
+    is_endpoint_list, "LISTENER_NAME://host:port,...", "Must be LISTENER_NAME://host:port, ..."
+)
+PROTOCOL_MAP = Check(
+    is_protocol_map,
+    "LISTENER_NAME:SECURITY_PROTOCOL,...",
+    f"Must be LISTENER_NAME:SECURITY_PROTOCOL pairs, the protocol one of {', '.join(SECURITY_PROTOCOLS)}",
+)
+
+NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "metrics.port",
+        ConfigType.INT,
+        None,
+        LOW,
+        "Port of the HTTP endpoint serving metrics; unset (the default) means no endpoint.",
+        between(0, 65535),
+        odradek_specific=True,
+    ),
+    ConfigKey(
+        "listeners",
+        ConfigType.STRING,
+        "PLAINTEXT://:9092",
+        HIGH,
+        "Addresses to accept connections on, as LISTENER_NAME://host:port; an empty host means every "
+        "interface, port 0 a free port.",
+        LISTENER_LIST,
+        dynamic=PER_BROKER,
+    ),
+    ConfigKey(
+        "advertised.listeners",
+        ConfigType.STRING,
+        None,
+        HIGH,
+        "Addresses clients are told to use, if different from listeners.",
+        LISTENER_LIST,
+        dynamic=PER_BROKER,
+    ),
+    ConfigKey(
+        "listener.security.protocol.map",
+        ConfigType.STRING,
+        DEFAULT_PROTOCOL_MAP,
+        LOW,
+        "Security protocol of each listener name.",
+        PROTOCOL_MAP,
+        dynamic=PER_BROKER,
+    ),
+    ConfigKey(
+        "inter.broker.listener.name",
+        ConfigType.STRING,
+        None,
+        MEDIUM,
+        "Listener brokers use to talk to each other; not to be set together with "
+        "security.inter.broker.protocol.",
+    ),
+    ConfigKey(
+        "security.inter.broker.protocol",
+        ConfigType.STRING,
+        "PLAINTEXT",
+        MEDIUM,
+        "Security protocol brokers use to talk to each other.",
+        one_of(*SECURITY_PROTOCOLS),
+    ),
+    ConfigKey(
+        "control.plane.listener.name",
+        ConfigType.STRING,
+        None,
+        HIGH,
+        "Listener reserved for controller-to-broker requests (ZooKeeper mode).",
+    ),
+    ConfigKey(
+        "socket.send.buffer.bytes",
+        ConfigType.INT,
+        100 * 1024,
+        HIGH,
+        "SO_SNDBUF of client sockets; -1 keeps the OS default.",
+    ),
+    ConfigKey(
+        "socket.receive.buffer.bytes",
+        ConfigType.INT,
+        100 * 1024,
+        HIGH,
+        "SO_RCVBUF of client sockets; -1 keeps the OS default.",
+    ),
+    ConfigKey(
+        "socket.request.max.bytes",
+        ConfigType.INT,
+        100 * 1024 * 1024,
+        HIGH,
+        "Largest request the broker reads; a bigger size prefix closes the connection.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "socket.listen.backlog.size",
+        ConfigType.INT,
+        50,
+        MEDIUM,
+        "Listen backlog of server sockets.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "connections.max.idle.ms",
+        ConfigType.LONG,
+        10 * 60 * 1000,
+        MEDIUM,
+        "Idle connections are closed after this long.",
+    ),
+    ConfigKey(
+        "connection.failed.authentication.delay.ms",
+        ConfigType.INT,
+        100,
+        LOW,
+        "Delay before closing a connection whose authentication failed.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "max.connections",
+        ConfigType.INT,
+        INT_MAX,
+        MEDIUM,
+        "Most connections the broker accepts.",
+        at_least(0),
+        dynamic=CLUSTER_WIDE,
+    ),
+    ConfigKey(
+        "max.connections.per.ip",
+        ConfigType.INT,
+        INT_MAX,
+        MEDIUM,
+        "Most connections from one address.",
+        at_least(0),
+        dynamic=CLUSTER_WIDE,
+    ),
+    ConfigKey(
+        "max.connections.per.ip.overrides",
+        ConfigType.STRING,
+        "",
+        MEDIUM,
+        "Per-host exceptions to max.connections.per.ip, as host:count,...",
+        dynamic=CLUSTER_WIDE,
+    ),
+    ConfigKey(
+        "max.connection.creation.rate",
+        ConfigType.INT,
+        INT_MAX,
+        MEDIUM,
+        "Most new connections per second.",
+        at_least(0),
+        dynamic=CLUSTER_WIDE,
+    ),
+    ConfigKey(
+        "queued.max.requests",
+        ConfigType.INT,
+        500,
+        HIGH,
+        "Requests that may wait for processing before the broker stops reading.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "queued.max.request.bytes",
+        ConfigType.LONG,
+        -1,
+        MEDIUM,
+        "Bytes of requests that may wait; -1 for no limit.",
+    ),
+    ConfigKey(
+        "num.network.threads",
+        ConfigType.INT,
+        3,
+        HIGH,
+        "Threads handling network I/O.",
+        at_least(1),
+        dynamic=CLUSTER_WIDE,
+        note=ONE_LOOP,
+    ),
+    ConfigKey(
+        "num.io.threads",
+        ConfigType.INT,
+        8,
+        HIGH,
+        "Threads processing requests.",
+        at_least(1),
+        dynamic=CLUSTER_WIDE,
+        note=ONE_LOOP,
+    ),
+    ConfigKey(
+        "background.threads",
+        ConfigType.INT,
+        10,
+        HIGH,
+        "Threads for background tasks.",
+        at_least(1),
+        dynamic=CLUSTER_WIDE,
+        note=ONE_LOOP,
+    ),
+    ConfigKey(
+        "request.timeout.ms",
+        ConfigType.INT,
+        30000,
+        HIGH,
+        "How long the broker waits for answers to its own requests.",
+    ),
+    ConfigKey(
+        "fetch.max.bytes",
+        ConfigType.INT,
+        55 * 1024 * 1024,
+        MEDIUM,
+        "Most bytes one Fetch response carries.",
+        at_least(1024),
+    ),
+    ConfigKey(
+        "max.incremental.fetch.session.cache.slots",
+        ConfigType.INT,
+        1000,
+        MEDIUM,
+        "Most incremental fetch sessions kept.",
+        at_least(0),
+    ),
+    ConfigKey(
+        "max.request.partition.size.limit",
+        ConfigType.INT,
+        2000,
+        MEDIUM,
+        "Most partitions one request may name.",
+        at_least(1),
+    ),
+)
