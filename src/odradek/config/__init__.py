@@ -5,10 +5,11 @@
 - ``resolve_topic_config(overrides, broker)``: a topic's every config with its source and synonyms.
 - ``validate_topic_configs(configs)``: CreateTopics/AlterConfigs validation, raising
   ``KafkaError(ErrorCode.INVALID_CONFIG, ...)`` with Kafka's messages.
+- ``validate_dynamic_broker_configs(configs, cluster_default=...)``: AlterConfigs on a broker.
 - ``BROKER_CONFIGS`` / ``TOPIC_CONFIGS``: the catalog itself, for DescribeConfigs and the docs.
 """
 
-from odradek.config.broker import BrokerConfig
+from odradek.config.broker import BrokerConfig, validate_dynamic_broker_configs
 from odradek.config.catalog import (
     BROKER_CONFIGS,
     BROKER_SYNONYMS,
@@ -62,5 +63,6 @@ __all__ = [
     "parse_topic_configs",
     "pythonic_name",
     "resolve_topic_config",
+    "validate_dynamic_broker_configs",
     "validate_topic_configs",
 ]

@@ -22,7 +22,15 @@ from odradek.config.broker_settings import BrokerSettings
 from odradek.config.catalog import BROKER_CONFIGS, BROKER_SYNONYMS, LISTENER_PREFIX
 from odradek.config.listeners import Endpoint, parse_endpoints, parse_protocol_map
 from odradek.config.properties import load_with_overrides
-from odradek.config.types import ConfigEntry, ConfigError, ConfigSource, ConfigSynonym, ConfigValue
+from odradek.config.types import (
+    ConfigEntry,
+    ConfigError,
+    ConfigSource,
+    ConfigSynonym,
+    ConfigValue,
+    DynamicUpdateMode,
+)
+from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 logger = logging.getLogger(__name__)
 
@@ -46,15 +54,15 @@ class BrokerConfig(BrokerSettings):
         *,
         dynamic_default: Mapping[str, str] | None = None,
         dynamic_broker: Mapping[str, str] | None = None,
+        warn_unknown: bool = True,
     ) -> None:
         self.originals: dict[str, str] = dict(static)
         self.unknown: dict[str, str] = {}
         self._layers: dict[ConfigSource, dict[str, ConfigValue]] = {
-            ConfigSource.STATIC_BROKER_CONFIG: self._parse_layer(static, warn=True),
+            ConfigSource.STATIC_BROKER_CONFIG: self._parse_layer(static, warn=warn_unknown),
             ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG: self._parse_layer(dynamic_default or {}),
             ConfigSource.DYNAMIC_BROKER_CONFIG: self._parse_layer(dynamic_broker or {}),
         }
-        self._raw_dynamic = (dict(dynamic_default or {}), dict(dynamic_broker or {}))
         _check_relations(self)
 
     @classmethod
@@ -66,7 +74,9 @@ class BrokerConfig(BrokerSettings):
         self, dynamic_default: Mapping[str, str], dynamic_broker: Mapping[str, str]
     ) -> BrokerConfig:
         """A copy with these dynamic layers (replacing any this one has)."""
-        return BrokerConfig(self.originals, dynamic_default=dynamic_default, dynamic_broker=dynamic_broker)
+        return BrokerConfig(
+            self.originals, dynamic_default=dynamic_default, dynamic_broker=dynamic_broker, warn_unknown=False
+        )
 
     # -- reading values ---------------------------------------------------------------------------
 
@@ -154,6 +164,38 @@ class BrokerConfig(BrokerSettings):
                 if warn:
                     logger.warning("The configuration '%s' was supplied but isn't a known config.", name)
         return parsed
+
+
+def validate_dynamic_broker_configs(
+    configs: Mapping[str, str | None], *, cluster_default: bool
+) -> dict[str, ConfigValue]:
+    """Check an AlterConfigs change to a broker (or, with ``cluster_default``, to the cluster-wide
+    default) as Kafka does; raises KafkaError(INVALID_CONFIG). None values are deletions."""
+    unknown = sorted(name for name in configs if name not in BROKER_CONFIGS)
+    if unknown:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown broker configs: {', '.join(unknown)}")
+    fixed = sorted(name for name in configs if BROKER_CONFIGS[name].read_only)
+    if fixed:
+        raise KafkaError(
+            ErrorCode.INVALID_CONFIG, f"Cannot update these configs dynamically: {', '.join(fixed)}"
+        )
+    if cluster_default:
+        per_broker = sorted(
+            name for name in configs if BROKER_CONFIGS[name].dynamic is DynamicUpdateMode.PER_BROKER
+        )
+        if per_broker:
+            raise KafkaError(
+                ErrorCode.INVALID_CONFIG,
+                "Cannot update these configs at default cluster level, broker id must be specified: "
+                + ", ".join(per_broker),
+            )
+    parsed: dict[str, ConfigValue] = {}
+    for name, raw in configs.items():
+        try:
+            parsed[name] = None if raw is None else BROKER_CONFIGS[name].parse(raw)
+        except ConfigError as error:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, str(error)) from None
+    return parsed
 
 
 def _hours_minutes_ms(ms: str, minutes: str | None, hours: str) -> _Resolver:

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from odradek.config import BrokerConfig, ConfigError, ConfigSource, Endpoint, Password
+from odradek.config import (
+    BrokerConfig,
+    ConfigError,
+    ConfigSource,
+    Endpoint,
+    Password,
+    validate_dynamic_broker_configs,
+)
+from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -187,3 +195,32 @@ def test_entries_for_describe_configs() -> None:
     names = [entry.name for entry in config.entries()]
     assert names == sorted(names)
     assert "log.retention.ms" in names
+
+
+def test_dynamic_changes_are_checked_like_kafka() -> None:
+    parsed = validate_dynamic_broker_configs(
+        {"log.retention.ms": "1000", "log.cleaner.threads": None}, cluster_default=True
+    )
+    assert parsed == {"log.retention.ms": 1000, "log.cleaner.threads": None}
+    assert validate_dynamic_broker_configs({"listeners": "PLAINTEXT://:9093"}, cluster_default=False)
+    cases = [
+        ({"broker.id": "2"}, False, "Cannot update these configs dynamically: broker.id"),
+        ({"log.retention.hours": "2"}, False, "Cannot update these configs dynamically: log.retention.hours"),
+        ({"listeners": "PLAINTEXT://:9093"}, True, "broker id must be specified: listeners"),
+        ({"no.such.config": "1"}, False, "Unknown broker configs: no.such.config"),
+        ({"message.max.bytes": "-1"}, True, "Invalid value -1 for configuration message.max.bytes"),
+    ]
+    for configs, cluster_default, message in cases:
+        with pytest.raises(KafkaError) as caught:
+            validate_dynamic_broker_configs(configs, cluster_default=cluster_default)
+        assert caught.value.error_code is ErrorCode.INVALID_CONFIG
+        assert message in str(caught.value.error_message)
+
+
+def test_with_dynamic_does_not_warn_again(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="odradek.config.broker"):
+        config = BrokerConfig({"no.such.config": "1"})
+        assert "no.such.config" in caplog.text
+        caplog.clear()
+        config.with_dynamic({}, {})
+    assert caplog.text == ""
