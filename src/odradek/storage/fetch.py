@@ -51,6 +51,10 @@ class FetchDataInfo:
     log_end_offset: int
     aborted_transactions: tuple[AbortedTxn, ...] | None = None
     """For TXN_COMMITTED reads: the aborted transactions overlapping the data (None otherwise)."""
+    first_entry_incomplete: bool = False
+    """The first batch is larger than ``max_bytes`` and ``min_one_message`` was off: no region is
+    returned (Kafka answers such a fetch with empty records; Fetch v0-2 clients would see
+    RecordTooLarge)."""
 
     @property
     def size(self) -> int:

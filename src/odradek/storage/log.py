@@ -117,6 +117,10 @@ class Log:
         self._high_watermark = log_start_offset
         self._last_flush_ms = clock()
         self._unflushed_files: list[Path] = []
+        self.cleaner_checkpoint: int | None = None
+        """First dirty offset for compaction (``cleaner-offset-checkpoint``), kept by the LogManager."""
+        self.latest_delete_horizon: int | None = None
+        """Earliest delete horizon of the tombstones the last cleaning kept, if any."""
         self.update_high_watermark(
             self.log_end_offset if high_watermark is None or auto_high_watermark else high_watermark
         )
@@ -347,6 +351,7 @@ class Log:
         if max_offset is not None:
             bound = min(bound, max_offset)
         regions: tuple[FileRegion, ...] = ()
+        incomplete = False
         aborted: tuple[AbortedTxn, ...] | None = () if isolation is FetchIsolation.TXN_COMMITTED else None
         index = self._segment_index(fetch_offset)
         while fetch_offset < bound and index < len(self._segments):
@@ -356,7 +361,8 @@ class Log:
             if result is None:  # past this segment's last batch (e.g. a compaction gap): try the next
                 index += 1
                 continue
-            if result.length > 0:
+            incomplete = result.first_entry_incomplete
+            if result.length > 0 and not incomplete:
                 regions = (FileRegion(segment.fd, segment.log_path, result.position, result.length),)
                 if aborted is not None:
                     upper = segment.offset_index.upper_bound_offset(result.position + result.length)
@@ -372,6 +378,7 @@ class Log:
             self._log_start_offset,
             log_end,
             aborted,
+            incomplete,
         )
 
     def _position_of(self, segment: LogSegment, offset: int) -> int:
@@ -545,8 +552,9 @@ class Log:
             self.complete_flush(job)
 
     def close(self) -> None:
-        """Snapshot producer state at the log end and close every file (no fsync: call flush first)."""
-        self.take_producer_snapshot()
+        """Snapshot producer state at the log end (fsynced) and close every file; call flush first."""
+        self.producer_state.map_end_offset = self.log_end_offset
+        write_snapshot(self.dir, self.producer_state, fsync=True)
         for segment in self._segments:
             segment.close()
 

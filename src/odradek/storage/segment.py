@@ -50,6 +50,7 @@ class SegmentRead(NamedTuple):
 
     position: int
     length: int
+    first_entry_incomplete: bool = False
 
 
 class LogSegment:
@@ -233,7 +234,8 @@ class LogSegment:
             return None
         adjusted = max(max_size, found.size) if min_one_message else max_size
         limit = self.size if max_position is None else min(max_position, self.size)
-        return SegmentRead(found.position, max(0, min(limit - found.position, adjusted)))
+        length = max(0, min(limit - found.position, adjusted))
+        return SegmentRead(found.position, length, adjusted < found.size)
 
     def translate_offset(self, offset: int, starting_position: int = 0) -> BatchPosition | None:
         """Position and size of the first batch whose last offset is >= ``offset``."""

@@ -1,0 +1,357 @@
+"""LogManager: every partition log under ``log.dirs``, their checkpoints, and the periodic work.
+
+The broker's event loop owns the manager. Methods named ``take_*``/``prepare_*``/``*_plans`` run on the
+loop and return jobs whose ``run()`` (or ``run_cleaning``) does the slow file work in a worker thread;
+``complete_*`` hands results back on the loop. ``startup`` and ``shutdown`` are file work through and
+through: run them in a thread before serving / after the loop stopped serving. See README.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from odradek.storage.checkpoints import (
+    CheckpointFormatError,
+    MetaProperties,
+    read_meta_properties,
+    read_offset_checkpoint,
+    write_meta_properties,
+    write_offset_checkpoint,
+    write_partition_metadata,
+)
+from odradek.storage.cleaner import CleaningPlan, CleaningResult, install_cleaning, plan_cleaning
+from odradek.storage.config import ConfigValue, LogConfig
+from odradek.storage.errors import LogStorageError
+from odradek.storage.files import (
+    CLEAN_SHUTDOWN_MARKER,
+    CLEANER_OFFSET_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    Clock,
+    atomic_write,
+    delete_if_exists,
+    system_clock,
+)
+from odradek.storage.log import FlushJob, Log
+from odradek.storage.partition import TopicPartition, delete_dir_name, is_delete_dir_name, topic_id_to_string
+from odradek.storage.segment import LogSegment
+from odradek.storage.topic_store import TopicRecord, TopicStore
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class FileDeletionJob:
+    """Segments (already renamed ``.deleted``) and partition dirs (renamed ``-delete``) to remove."""
+
+    segments: list[LogSegment] = field(default_factory=list)
+    directories: list[Path] = field(default_factory=list)
+    closing: list[LogSegment] = field(default_factory=list)
+
+    def run(self) -> None:
+        for segment in self.segments:
+            segment.delete_files()
+        for segment in self.closing:
+            segment.close()
+        for directory in self.directories:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+@dataclass(slots=True)
+class CheckpointJob:
+    """The offset checkpoint files of every log dir, captured on the loop and written by ``run``."""
+
+    files: list[tuple[Path, dict[TopicPartition, int]]]
+
+    def run(self) -> None:
+        for path, offsets in self.files:
+            write_offset_checkpoint(path, offsets)
+
+
+class LogManager:
+    def __init__(
+        self,
+        log_dirs: Sequence[Path | str],
+        default_config: LogConfig | None = None,
+        *,
+        clock: Clock = system_clock,
+        producer_id_expiration_ms: int = 86_400_000,
+        single_node: bool = True,
+    ) -> None:
+        if not log_dirs:
+            raise ValueError("at least one log dir is needed")
+        self.log_dirs = [Path(d) for d in log_dirs]
+        self.default_config = default_config or LogConfig()
+        self.clock = clock
+        self.producer_id_expiration_ms = producer_id_expiration_ms
+        self.single_node = single_node
+        self.topic_store = TopicStore(self.log_dirs[0])
+        self._logs: dict[TopicPartition, Log] = {}
+        self._pending: list[tuple[int, FileDeletionJob]] = []
+
+    # -- startup and shutdown (file work: run in a thread) ---------------------------------------
+
+    def startup(self) -> None:
+        """Create the log dirs, load (and after a crash recover) every partition log, finish pending
+        partition deletions. Topic config overrides from the topic store apply to the loaded logs."""
+        topics = self.topic_store.load_topics()
+        for log_dir in self.log_dirs:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            marker = log_dir / CLEAN_SHUTDOWN_MARKER
+            clean = marker.exists()
+            recovery_points = self._read_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT)
+            log_starts = self._read_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT)
+            high_watermarks = self._read_checkpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT)
+            cleaner = self._read_checkpoint(log_dir / CLEANER_OFFSET_CHECKPOINT)
+            for child in sorted(log_dir.iterdir()):
+                if not child.is_dir():
+                    continue
+                if is_delete_dir_name(child.name):
+                    shutil.rmtree(child, ignore_errors=True)
+                    continue
+                tp = TopicPartition.from_dir_name(child.name)
+                if tp is None:
+                    continue
+                log = Log.open(
+                    child,
+                    self.config_for(tp.topic, topics),
+                    clock=self.clock,
+                    recovery_point=recovery_points.get(tp, 0),
+                    log_start_offset=log_starts.get(tp),
+                    high_watermark=high_watermarks.get(tp),
+                    had_clean_shutdown=clean,
+                    producer_id_expiration_ms=self.producer_id_expiration_ms,
+                    auto_high_watermark=self.single_node,
+                )
+                log.cleaner_checkpoint = cleaner.get(tp)
+                self._logs[tp] = log
+            # The marker only vouches for the shutdown before this start.
+            delete_if_exists(marker)
+
+    def shutdown(self) -> None:
+        """Clean shutdown: fsync every log, snapshot producer state, write checkpoints and the clean
+        shutdown marker, so the next start skips recovery."""
+        for log in self._logs.values():
+            log.flush()
+            log.close()
+        self.prepare_checkpoint().run()
+        for _, job in self._pending:
+            job.run()
+        self._pending.clear()
+        for log_dir in self.log_dirs:
+            atomic_write(log_dir / CLEAN_SHUTDOWN_MARKER, b"")
+
+    # -- partitions ------------------------------------------------------------------------------
+
+    @property
+    def logs(self) -> Mapping[TopicPartition, Log]:
+        return dict(self._logs)
+
+    def get_log(self, topic: str, partition: int) -> Log | None:
+        return self._logs.get(TopicPartition(topic, partition))
+
+    def get_or_create_log(
+        self,
+        topic: str,
+        partition: int,
+        *,
+        topic_id: uuid.UUID | None = None,
+        config: LogConfig | None = None,
+    ) -> Log:
+        """The partition's log, created empty (in the log dir holding the fewest partitions) if absent."""
+        tp = TopicPartition(topic, partition)
+        log = self._logs.get(tp)
+        if log is not None:
+            return log
+        counts = {d: 0 for d in self.log_dirs}
+        for existing in self._logs.values():
+            counts[existing.dir.parent] = counts.get(existing.dir.parent, 0) + 1
+        directory = min(self.log_dirs, key=lambda d: counts.get(d, 0)) / tp.dir_name
+        directory.mkdir(parents=True, exist_ok=True)
+        if topic_id is not None:
+            write_partition_metadata(directory, topic_id)
+        log = Log.open(
+            directory,
+            config or self.config_for(topic),
+            clock=self.clock,
+            producer_id_expiration_ms=self.producer_id_expiration_ms,
+            auto_high_watermark=self.single_node,
+        )
+        self._logs[tp] = log
+        return log
+
+    def delete_log(self, topic: str, partition: int) -> bool:
+        """Remove a partition: its dir is renamed ``<topic>-<partition>.<uuid>-delete`` now and removed
+        after ``file.delete.delay.ms`` (open files keep serving in-flight reads until then)."""
+        tp = TopicPartition(topic, partition)
+        log = self._logs.pop(tp, None)
+        if log is None:
+            return False
+        renamed = log.dir.parent / delete_dir_name(tp)
+        os.rename(log.dir, renamed)
+        job = FileDeletionJob(closing=list(log.segments), directories=[renamed])
+        self._pending.append((self.clock() + log.config.file_delete_delay_ms, job))
+        return True
+
+    # -- topics ----------------------------------------------------------------------------------
+
+    def config_for(self, topic: str, topics: Mapping[str, TopicRecord] | None = None) -> LogConfig:
+        """The broker defaults overridden by the topic's stored configs."""
+        record = (topics if topics is not None else self.topic_store.load_topics()).get(topic)
+        if record is None:
+            return self.default_config
+        return LogConfig.from_mapping(record.configs, base=self.default_config)
+
+    def save_topic(
+        self,
+        name: str,
+        topic_id: uuid.UUID,
+        partitions: int,
+        configs: Mapping[str, ConfigValue] | None = None,
+        replication_factor: int = 1,
+    ) -> TopicRecord:
+        """Persist a topic (create, add partitions, alter configs); new configs apply to its logs now."""
+        config = LogConfig.from_mapping(configs or {}, base=self.default_config)  # validates first
+        record = self.topic_store.save_topic(name, topic_id, partitions, configs, replication_factor)
+        for tp, log in self._logs.items():
+            if tp.topic == name:
+                log.update_config(config)
+        return record
+
+    def load_topics(self) -> dict[str, TopicRecord]:
+        return self.topic_store.load_topics()
+
+    def delete_topic(self, name: str) -> bool:
+        """Forget the topic and delete its partition logs."""
+        for tp in [tp for tp in self._logs if tp.topic == name]:
+            self.delete_log(tp.topic, tp.partition)
+        return self.topic_store.delete_topic(name)
+
+    def ensure_meta_properties(self, broker_id: int, cluster_id: str | None = None) -> MetaProperties:
+        """``meta.properties`` of every log dir: written if missing (a new cluster id is made if none is
+        given or stored), checked otherwise. Raises LogStorageError on a cluster or broker id mismatch."""
+        found = [m for m in (self._read_meta(d) for d in self.log_dirs) if m is not None]
+        if cluster_id is None:
+            cluster_id = found[0].cluster_id if found else _new_cluster_id()
+        for meta in found:
+            if meta.cluster_id != cluster_id or meta.node_id != broker_id:
+                raise LogStorageError(
+                    f"log dir belongs to cluster {meta.cluster_id} broker {meta.node_id}, "
+                    f"not cluster {cluster_id} broker {broker_id}"
+                )
+        meta = MetaProperties(cluster_id, broker_id)
+        for log_dir in self.log_dirs:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            if self._read_meta(log_dir) is None:
+                write_meta_properties(log_dir, meta)
+        return meta
+
+    # -- periodic work ---------------------------------------------------------------------------
+
+    def cleanup_logs(self) -> int:
+        """Retention for every log (``log.retention.check.interval.ms``), on the loop: moves log start
+        offsets and renames removed segments; their files are removed by ``take_file_deletions`` jobs
+        once ``file.delete.delay.ms`` has passed. Returns how many segments were removed."""
+        removed = 0
+        for log in self._logs.values():
+            segments = log.delete_old_segments()
+            if segments:
+                self._schedule(segments, log.config.file_delete_delay_ms)
+                removed += len(segments)
+        return removed
+
+    def take_file_deletions(self) -> FileDeletionJob:
+        """The deletions now due, as one job for a worker thread."""
+        now = self.clock()
+        due = FileDeletionJob()
+        keep = []
+        for when, job in self._pending:
+            if when <= now:
+                due.segments += job.segments
+                due.directories += job.directories
+                due.closing += job.closing
+            else:
+                keep.append((when, job))
+        self._pending = keep
+        return due
+
+    def prepare_checkpoint(self) -> CheckpointJob:
+        """Recovery points, log start offsets, high watermarks and cleaner offsets, per log dir
+        (``log.flush.offset.checkpoint.interval.ms``)."""
+        files: list[tuple[Path, dict[TopicPartition, int]]] = []
+        for log_dir in self.log_dirs:
+            logs = {tp: log for tp, log in self._logs.items() if log.dir.parent == log_dir}
+            files.append(
+                (log_dir / RECOVERY_POINT_CHECKPOINT, {tp: lg.recovery_point for tp, lg in logs.items()})
+            )
+            files.append(
+                (log_dir / LOG_START_OFFSET_CHECKPOINT, {tp: lg.log_start_offset for tp, lg in logs.items()})
+            )
+            files.append(
+                (log_dir / REPLICATION_OFFSET_CHECKPOINT, {tp: lg.high_watermark for tp, lg in logs.items()})
+            )
+            cleaner: dict[TopicPartition, int] = {}
+            for tp, lg in logs.items():
+                if lg.cleaner_checkpoint is not None:
+                    cleaner[tp] = lg.cleaner_checkpoint
+            files.append((log_dir / CLEANER_OFFSET_CHECKPOINT, cleaner))
+        return CheckpointJob(files)
+
+    def prepare_flushes(self) -> list[tuple[Log, FlushJob]]:
+        """Flush jobs for the logs whose ``flush.ms``/``flush.messages`` is due."""
+        jobs = []
+        for log in self._logs.values():
+            if log.flush_needed():
+                job = log.prepare_flush()
+                if job is not None:
+                    jobs.append((log, job))
+        return jobs
+
+    def complete_flushes(self, jobs: Iterable[tuple[Log, FlushJob]]) -> None:
+        for log, job in jobs:
+            log.complete_flush(job)
+
+    def compaction_plans(self) -> list[tuple[Log, CleaningPlan]]:
+        """Logs that need cleaning now; run ``run_cleaning(plan)`` in a thread, then
+        ``complete_compaction``."""
+        return [(log, plan) for log in self._logs.values() if (plan := plan_cleaning(log)) is not None]
+
+    def complete_compaction(self, log: Log, result: CleaningResult) -> None:
+        if self._logs.get(log.topic_partition) is not log:
+            for group in result.groups:  # the log was deleted meanwhile
+                group.new.delete_files()
+            return
+        self._schedule(install_cleaning(log, result), log.config.file_delete_delay_ms)
+
+    def remove_expired_producers(self) -> int:
+        """``producer.id.expiration.check.interval.ms``: forget idle producers everywhere."""
+        return sum(len(log.remove_expired_producers()) for log in self._logs.values())
+
+    def _schedule(self, segments: list[LogSegment], delay_ms: int) -> None:
+        if segments:
+            self._pending.append((self.clock() + delay_ms, FileDeletionJob(segments=segments)))
+
+    def _read_checkpoint(self, path: Path) -> dict[TopicPartition, int]:
+        try:
+            return read_offset_checkpoint(path)
+        except CheckpointFormatError as e:
+            _log.warning("ignoring unreadable checkpoint (logs will be recovered): %s", e)
+            return {}
+
+    def _read_meta(self, log_dir: Path) -> MetaProperties | None:
+        try:
+            return read_meta_properties(log_dir)
+        except CheckpointFormatError as e:
+            raise LogStorageError(str(e)) from e
+
+
+def _new_cluster_id() -> str:
+    """A cluster id as Kafka makes them: a random UUID in Kafka's base64 text form."""
+    return topic_id_to_string(uuid.uuid4())

@@ -1,0 +1,128 @@
+"""Segment rolling and index-driven reads through the Log."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from odradek.protocol.records import iter_record_batches
+from odradek.storage.config import LogConfig
+from odradek.storage.log import Log
+
+from .helpers import START_MS, FakeClock, batch, open_log, read_records, values
+
+
+def test_segment_files_use_kafka_names(tmp_path: Path) -> None:
+    log = open_log(tmp_path / "orders-0", FakeClock())
+    log.append(batch([b"x"]))
+    names = sorted(os.listdir(tmp_path / "orders-0"))
+    assert "00000000000000000000.log" in names
+    assert "00000000000000000000.index" in names
+    assert "00000000000000000000.timeindex" in names
+    assert log.topic_partition == ("orders", 0)
+
+
+def test_roll_by_size(tmp_path: Path) -> None:
+    log = open_log(tmp_path / "t-0", FakeClock(), segment_bytes=300)
+    size = len(batch([b"a" * 50]))
+    for _ in range(10):
+        log.append(batch([b"a" * 50]))
+    per_segment = 300 // size
+    assert len(log.segments) == -(-10 // per_segment)
+    assert all(s.size <= 300 for s in log.segments)
+    assert [s.base_offset for s in log.segments] == list(range(0, 10, per_segment))
+    assert values(read_records(log)) == [b"a" * 50] * 10
+
+
+def test_roll_by_time_uses_record_timestamps_and_jitter(tmp_path: Path) -> None:
+    clock = FakeClock()
+    log = open_log(tmp_path / "t-0", clock, segment_ms=1000)
+    log.append(batch(timestamp=START_MS))
+    log.append(batch(timestamp=START_MS + 1000))  # exactly segment.ms later: not yet
+    assert len(log.segments) == 1
+    log.append(batch(timestamp=START_MS + 1001))
+    assert [s.base_offset for s in log.segments] == [0, 2]
+    # jitter shortens a segment's life by at most segment.jitter.ms
+    jittered = open_log(tmp_path / "j-0", clock, segment_ms=1000, segment_jitter_ms=500)
+    assert 0 <= jittered.active_segment.roll_jitter_ms < 500
+
+
+def test_roll_by_wall_clock_without_timestamps(tmp_path: Path) -> None:
+    clock = FakeClock()
+    log = open_log(tmp_path / "t-0", clock, segment_ms=1000)
+    log.append(batch(timestamp=-1))
+    clock.advance(1001)
+    log.append(batch(timestamp=-1))
+    assert len(log.segments) == 2
+
+
+def test_roll_when_index_is_full(tmp_path: Path) -> None:
+    # index.interval.bytes 0 puts an entry for every append after the first; 3 entries fit in 24 bytes.
+    log = open_log(tmp_path / "t-0", FakeClock(), segment_index_bytes=24, index_interval_bytes=0)
+    for _ in range(10):
+        log.append(batch())
+    assert len(log.segments) > 1
+    assert all(s.offset_index.entries <= 3 for s in log.segments)
+    assert values(read_records(log)) == [b"v"] * 10
+
+
+def test_index_entries_follow_index_interval(tmp_path: Path) -> None:
+    log = open_log(tmp_path / "t-0", FakeClock(), index_interval_bytes=200)
+    size = len(batch([b"p" * 40]))
+    for _ in range(20):
+        log.append(batch([b"p" * 40]))
+    index = log.active_segment.offset_index
+    assert 0 < index.entries < 20
+    # each entry names a batch's last offset and where that batch starts
+    for offset in range(20):
+        entry = index.lookup(offset)
+        assert entry.offset <= max(offset, 0) and entry.position % size == 0
+        assert entry.position // size == entry.offset or entry.position == 0
+
+
+def test_read_from_middle_of_batch_returns_whole_batch(tmp_path: Path) -> None:
+    log = open_log(tmp_path / "t-0", FakeClock(), index_interval_bytes=1)
+    for i in range(5):
+        log.append(batch([b"%d-%d" % (i, j) for j in range(4)]))
+    info = log.read(9, 1 << 20)
+    batches = list(iter_record_batches(info.read_bytes()))
+    assert batches[0].base_offset == 8  # the batch holding offset 9
+    assert [b.base_offset for b in batches] == [8, 12, 16]
+    assert values(read_records(log, 9))[0] == b"2-1"
+
+
+def test_max_bytes_and_min_one_message(tmp_path: Path) -> None:
+    log = open_log(tmp_path / "t-0", FakeClock())
+    big = batch([b"x" * 1000])
+    log.append(big)
+    log.append(batch([b"y"]))
+    info = log.read(0, 10)
+    assert info.size == len(big)  # one whole batch even though larger than max_bytes
+    incomplete = log.read(0, 10, min_one_message=False)
+    assert incomplete.size == 0 and incomplete.first_entry_incomplete
+    partial = log.read(0, len(big) + 5)
+    assert partial.size == len(big) + 5  # as Kafka: the last batch may be cut short
+    assert [b.base_offset for b in iter_record_batches(partial.read_bytes())] == [0]
+
+
+def test_reads_never_pass_the_high_watermark(tmp_path: Path) -> None:
+    log = Log.open(tmp_path / "t-0", LogConfig(), clock=FakeClock(), auto_high_watermark=False)
+    for _ in range(3):
+        log.append(batch())
+    assert log.high_watermark == 0
+    assert log.read(0, 1 << 20).size == 0
+    log.update_high_watermark(2)
+    assert [r.offset for r in read_records(log)] == [0, 1]
+    from odradek.storage.fetch import FetchIsolation
+
+    assert [r.offset for r in read_records(log, isolation=FetchIsolation.LOG_END)] == [0, 1, 2]
+    assert log.update_high_watermark(99) == 3  # clamped to the log end
+
+
+def test_region_is_sendfile_ready(tmp_path: Path) -> None:
+    log = open_log(tmp_path / "t-0", FakeClock())
+    data = batch([b"hello"])
+    log.append(data)
+    (region,) = log.read(0, 100).regions
+    assert region.path.name == "00000000000000000000.log"
+    assert os.pread(region.fd, region.length, region.position) == bytes(data)
