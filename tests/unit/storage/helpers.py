@@ -80,7 +80,7 @@ def open_log(directory: Path, clock: FakeClock, **config: object) -> Log:
 
 
 def read_records(log: Log, offset: int = 0, max_bytes: int = 1 << 30, **kwargs: object) -> list[Record]:
-    """Every record a consumer would get reading from ``offset`` to the end (several fetches)."""
+    """Every data record a consumer would get reading from ``offset`` to the end (several fetches)."""
     records: list[Record] = []
     while True:
         info = log.read(offset, max_bytes, **kwargs)  # type: ignore[arg-type]
@@ -89,6 +89,8 @@ def read_records(log: Log, offset: int = 0, max_bytes: int = 1 << 30, **kwargs: 
         if not batches:
             return records
         for b in batches:
+            if b.is_control:  # markers: a consumer never shows them
+                continue
             records.extend(r for r in b.records if r.offset >= offset)
         offset = batches[-1].next_offset
 
