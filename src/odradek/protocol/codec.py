@@ -447,7 +447,15 @@ class _Compiler:
                 lines.append(f"{indent}v = v.encode()")
             lines.append(f"{indent}n = len(v)")
             self._encode_length(flexible, "n", lines, indent, wide)
-            lines.append(f"{indent}out += v")
+            if kind == "records":
+                # Records may also be a file region that the server sends with sendfile.
+                self.namespace["append_records"] = append_records
+                lines.append(f"{indent}if v.__class__ is bytes:")
+                lines.append(f"{indent}    out += v")
+                lines.append(f"{indent}else:")
+                lines.append(f"{indent}    append_records(v, out)")
+            else:
+                lines.append(f"{indent}out += v")
         elif kind == "struct":
             assert spec.struct is not None
             function = self._encode_struct(spec.struct)
@@ -514,6 +522,14 @@ class _Compiler:
         lines.append("        write_tagged(out, tagged, o.unknown_tagged_fields)")
         lines.append("    else:")
         lines.append("        out.append(0)")
+
+
+def append_records(records: Any, out: bytearray) -> None:
+    """Append a records value that is not plain bytes: any buffer, or an object that places itself."""
+    if isinstance(records, bytearray | memoryview):
+        out += records
+    else:
+        records.append_to(out)
 
 
 def write_tagged_fields(

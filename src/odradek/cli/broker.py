@@ -1,0 +1,40 @@
+"""`odradek broker`: run a broker from a server.properties file and --override key=value pairs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from odradek.config.types import ConfigError
+
+
+def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subcommands.add_parser("broker", help="run a broker", description="Run an odradek broker.")
+    parser.add_argument("--config", metavar="FILE", help="a server.properties file (Kafka's config names)")
+    parser.add_argument(
+        "--override", action="append", default=[], metavar="KEY=VALUE", help="set a config (repeatable)"
+    )
+    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from odradek.config.broker import BrokerConfig
+    from odradek.logs import configure_logging
+    from odradek.server.broker import serve
+
+    configure_logging(args.log_level)
+    try:
+        config = BrokerConfig.load(args.config, args.override)
+    except (ConfigError, ValueError, OSError) as error:
+        print(f"odradek broker: {error}", file=sys.stderr)
+        return 2
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    asyncio.run(serve(config))
+    return 0

@@ -1,0 +1,25 @@
+"""What a handler is given besides its request: who asked, at which version, and the broker's services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from odradek.protocol.messages.request_header import RequestHeader
+
+if TYPE_CHECKING:
+    from odradek.handlers.services import Services
+
+
+@dataclass(slots=True)
+class RequestContext:
+    header: RequestHeader
+    api_version: int
+    client_host: str
+    client_port: int
+    listener: str
+    services: Services
+
+    @property
+    def client_id(self) -> str | None:
+        return self.header.client_id

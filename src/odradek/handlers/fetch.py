@@ -1,0 +1,270 @@
+"""Fetch (key 1): read record batches from partitions, waiting for data up to max_wait_ms.
+
+Version notes:
+- v0-3 read MessageSet v0 (v0-1) or v1 (v2-3): their data is converted down from the stored v2
+  batches (and so copied); v4+ get the stored bytes as they are, straight from the segment files.
+- v3 adds the response-level max_bytes, v4 isolation_level (read_committed stops at the last stable
+  offset and lists aborted transactions), v5 log start offsets, v7 fetch sessions (KIP-227), v9 the
+  current leader epoch (fencing), v11 rack id (no follower fetching: preferred read replica is -1),
+  v12 flexible with diverging epochs (replication only), v13 topic ids, v15 replica state, v16+ node
+  endpoints (sent only with leader changes, never on a single node).
+- A fetch from the middle of a batch returns the whole batch; the first partition with data always
+  gets at least one whole batch even past max_bytes; later ones stop at their limits.
+- The wait is a delayed operation woken by appends to the partitions being fetched, never by polling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from odradek.handlers.context import RequestContext
+from odradek.handlers.errors import error_code_for
+from odradek.handlers.fetch_sessions import (
+    FINAL_EPOCH,
+    INITIAL_EPOCH,
+    CachedPartition,
+    FetchSession,
+    PartitionKey,
+)
+from odradek.handlers.file_records import FileRecords
+from odradek.handlers.registry import handles
+from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.codec_error import CodecError
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.messages.fetch import (
+    AbortedTransaction,
+    FetchableTopicResponse,
+    FetchRequest,
+    FetchResponse,
+    PartitionData,
+)
+from odradek.protocol.records import down_convert_batches
+from odradek.storage.errors import OffsetOutOfRangeError, StorageError
+from odradek.storage.fetch import FetchDataInfo, FetchIsolation
+from odradek.storage.partition import TopicPartition
+
+#: Below this many bytes a fetch copies the data into the response (one write) instead of sendfile.
+SENDFILE_THRESHOLD = 64 * 1024
+
+
+@dataclass(slots=True)
+class _Plan:
+    partitions: list[CachedPartition]
+    session: FetchSession | None
+    incremental: bool
+    session_id: int
+
+
+@handles(ApiKey.FETCH, 0, 18)
+async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchResponse:
+    try:
+        plan = _plan(request, context)
+    except KafkaError as error:
+        return FetchResponse(error_code=error.error_code, session_id=request.session_id, responses=[])
+    isolation = _isolation(request, context)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
+    keys = [TopicPartition(p.topic, p.partition) for p in plan.partitions]
+    with context.services.appends.waiting_on(keys) as waiter:
+        while True:
+            results, size, errors = _read_all(plan.partitions, request, isolation, context)
+            remaining = deadline - loop.time()
+            if size >= request.min_bytes or errors or remaining <= 0 or not plan.partitions:
+                break
+            waiter.rearm()
+            await waiter.wait(remaining)
+    return _respond(plan, results, context)
+
+
+def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
+    """Which partitions to read, resolving the fetch session (if any) the request names."""
+    version = context.api_version
+    cache = context.services.fetch_sessions
+    requested = list(_requested(request, context))
+    if version < 7 or request.session_epoch == FINAL_EPOCH:
+        if version >= 7 and request.session_id:
+            cache.close(request.session_id)
+        return _Plan(requested, None, False, 0)
+    if request.session_epoch == INITIAL_EPOCH:
+        if request.session_id:
+            cache.close(request.session_id)
+        session = cache.create()
+        if session is None:
+            return _Plan(requested, None, False, 0)
+        for entry in requested:
+            session.partitions[_key(entry)] = entry
+        return _Plan(requested, session, False, session.session_id)
+    session = cache.lookup(request.session_id, request.session_epoch)
+    session.epoch += 1
+    for forgotten in request.forgotten_topics_data:
+        topic = _topic_name(forgotten.topic, forgotten.topic_id, context) or ""
+        for partition in forgotten.partitions:
+            session.partitions.pop((topic, forgotten.topic_id if version >= 13 else None, partition), None)
+    for entry in requested:
+        cached = session.partitions.get(_key(entry))
+        if cached is None:
+            session.partitions[_key(entry)] = entry
+        else:
+            cached.fetch_offset = entry.fetch_offset
+            cached.max_bytes = entry.max_bytes
+            cached.current_leader_epoch = entry.current_leader_epoch
+            cached.last_fetched_epoch = entry.last_fetched_epoch
+    return _Plan(list(session.partitions.values()), session, True, session.session_id)
+
+
+def _requested(request: FetchRequest, context: RequestContext) -> Iterable[CachedPartition]:
+    version = context.api_version
+    for topic in request.topics:
+        name = _topic_name(topic.topic, topic.topic_id, context)
+        for p in topic.partitions:
+            yield CachedPartition(
+                topic=name if name is not None else "",
+                topic_id=topic.topic_id if version >= 13 else None,
+                partition=p.partition,
+                fetch_offset=p.fetch_offset,
+                max_bytes=p.partition_max_bytes,
+                current_leader_epoch=p.current_leader_epoch,
+                last_fetched_epoch=p.last_fetched_epoch,
+            )
+
+
+def _topic_name(name: str, topic_id: object, context: RequestContext) -> str | None:
+    if context.api_version < 13:
+        return name
+    state = context.services.cluster.topic_by_id(topic_id)  # type: ignore[arg-type]
+    return state.name if state is not None else None
+
+
+def _key(entry: CachedPartition) -> PartitionKey:
+    return (entry.topic, entry.topic_id, entry.partition)
+
+
+def _isolation(request: FetchRequest, context: RequestContext) -> FetchIsolation:
+    replica_id = request.replica_state.replica_id if context.api_version >= 15 else request.replica_id
+    if replica_id >= 0:
+        return FetchIsolation.LOG_END
+    if request.isolation_level == 1:
+        return FetchIsolation.TXN_COMMITTED
+    return FetchIsolation.HIGH_WATERMARK
+
+
+def _read_all(
+    partitions: list[CachedPartition],
+    request: FetchRequest,
+    isolation: FetchIsolation,
+    context: RequestContext,
+) -> tuple[list[PartitionData], int, bool]:
+    results = []
+    total = 0
+    errors = False
+    budget = request.max_bytes if context.api_version >= 3 else 2**31 - 1
+    for entry in partitions:
+        limit = min(entry.max_bytes, budget - total)
+        data, size = _read_partition(entry, max(limit, 0), total == 0, isolation, context)
+        results.append(data)
+        total += size
+        errors = errors or data.error_code != ErrorCode.NONE
+    return results, total, errors
+
+
+def _read_partition(
+    entry: CachedPartition, limit: int, first: bool, isolation: FetchIsolation, context: RequestContext
+) -> tuple[PartitionData, int]:
+    services = context.services
+    partition = services.cluster.partition(entry.topic, entry.partition)
+    log = services.logs.get_log(entry.topic, entry.partition) if partition else None
+    if partition is None or log is None:
+        unknown = ErrorCode.UNKNOWN_TOPIC_ID if context.api_version >= 13 and not entry.topic else None
+        return _error(entry, unknown or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), 0
+    if entry.current_leader_epoch >= 0 and entry.current_leader_epoch != partition.leader_epoch:
+        fenced = entry.current_leader_epoch < partition.leader_epoch
+        return _error(entry, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH), 0
+    try:
+        info = log.read(entry.fetch_offset, limit, isolation=isolation, min_one_message=first)
+        records = _records(info, entry, context.api_version)
+    except OffsetOutOfRangeError:
+        return _with_offsets(_error(entry, ErrorCode.OFFSET_OUT_OF_RANGE), log), 0
+    except (StorageError, CodecError) as error:
+        return _error(entry, error_code_for(error)), 0
+    aborted = None
+    if info.aborted_transactions is not None:
+        aborted = [
+            AbortedTransaction(producer_id=a.producer_id, first_offset=a.first_offset)
+            for a in info.aborted_transactions
+        ]
+    data = PartitionData(
+        partition_index=entry.partition,
+        error_code=ErrorCode.NONE,
+        high_watermark=info.high_watermark,
+        last_stable_offset=info.last_stable_offset,
+        log_start_offset=info.log_start_offset,
+        aborted_transactions=aborted,
+        records=records,
+    )
+    return data, len(records)
+
+
+def _records(info: FetchDataInfo, entry: CachedPartition, api_version: int) -> bytes | FileRecords:
+    size = info.size
+    if api_version <= 3:
+        magic = 0 if api_version <= 1 else 1
+        return (
+            down_convert_batches(info.read_bytes(), magic, first_offset=entry.fetch_offset) if size else b""
+        )
+    if size < SENDFILE_THRESHOLD:
+        return info.read_bytes() if size else b""
+    return FileRecords(info.regions)
+
+
+def _error(entry: CachedPartition, code: ErrorCode) -> PartitionData:
+    return PartitionData(
+        partition_index=entry.partition,
+        error_code=code,
+        high_watermark=-1,
+        last_stable_offset=-1,
+        log_start_offset=-1,
+        records=b"",
+    )
+
+
+def _with_offsets(data: PartitionData, log: object) -> PartitionData:
+    data.high_watermark = getattr(log, "high_watermark", -1)
+    data.last_stable_offset = getattr(log, "last_stable_offset", -1)
+    data.log_start_offset = getattr(log, "log_start_offset", -1)
+    return data
+
+
+def _respond(plan: _Plan, results: list[PartitionData], context: RequestContext) -> FetchResponse:
+    version = context.api_version
+    topics: dict[tuple[str, object], FetchableTopicResponse] = {}
+    for entry, data in zip(plan.partitions, results, strict=True):
+        if plan.incremental and not _must_send(entry, data):
+            continue
+        entry.sent_high_watermark = data.high_watermark
+        entry.sent_last_stable_offset = data.last_stable_offset
+        entry.sent_log_start_offset = data.log_start_offset
+        key = (entry.topic, entry.topic_id)
+        topic = topics.get(key)
+        if topic is None:
+            topic = FetchableTopicResponse(topic=entry.topic, partitions=[])
+            if version >= 13 and isinstance(entry.topic_id, uuid.UUID):
+                topic.topic_id = entry.topic_id
+            topics[key] = topic
+        topic.partitions.append(data)
+    return FetchResponse(
+        error_code=ErrorCode.NONE, session_id=plan.session_id, responses=list(topics.values())
+    )
+
+
+def _must_send(entry: CachedPartition, data: PartitionData) -> bool:
+    """In an incremental session, a partition is answered only when there is something new to say."""
+    return bool(
+        data.records
+        or data.error_code != ErrorCode.NONE
+        or data.high_watermark != entry.sent_high_watermark
+        or data.last_stable_offset != entry.sent_last_stable_offset
+        or data.log_start_offset != entry.sent_log_start_offset
+    )

@@ -1,0 +1,30 @@
+"""InitProducerId (key 22): a producer id and epoch for an idempotent producer.
+
+Version notes:
+- Without a transactional id every call gets a fresh producer id with epoch 0 (as Kafka does for
+  idempotent producers, KIP-360's epoch bump applies only to transactional ids).
+- v2 flexible; v3 carries the caller's current id/epoch (used by transactional producers); v4-5 no
+  wire change for this path. v6 (two-phase commit, unstable in Kafka 4.3) is not served.
+- Transactional ids need the transaction coordinator, which odradek does not have yet: they are
+  answered with COORDINATOR_NOT_AVAILABLE, never with a made-up id.
+"""
+
+from __future__ import annotations
+
+from odradek.handlers.context import RequestContext
+from odradek.handlers.registry import handles
+from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+
+
+@handles(ApiKey.INIT_PRODUCER_ID, 0, 5)
+async def handle_init_producer_id(
+    request: InitProducerIdRequest, context: RequestContext
+) -> InitProducerIdResponse:
+    if request.transactional_id is not None:
+        return InitProducerIdResponse(
+            error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1, producer_epoch=-1
+        )
+    producer_id = context.services.producer_ids.generate()
+    return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)

@@ -1,0 +1,124 @@
+"""ListOffsets (key 2): offsets by time: earliest, latest, the first record at or after a timestamp.
+
+Version notes:
+- v0 answers a list of up to `max_num_offsets` offsets (latest: the high watermark then segment base
+  offsets, newest first; earliest: the log start offset), as the classic protocol guide describes.
+- v1+ answer one offset and its timestamp; -1/-1 when no record is at or after the timestamp.
+- v2 isolation level: read_committed sees up to the last stable offset; a replica (replica_id >= 0)
+  sees the log end. v4 leader epochs (and current-leader-epoch fencing), v6 flexible.
+- Special timestamps: -1 latest, -2 earliest, -3 max timestamp (v7+), -4 earliest local (v8+, the
+  same as earliest here), -5 latest tiered (v9+) and -6 earliest pending upload (v11): no tiered
+  storage, so -1. v10 adds timeout_ms, which a single node never needs.
+"""
+
+from __future__ import annotations
+
+from odradek.handlers.context import RequestContext
+from odradek.handlers.errors import error_code_for
+from odradek.handlers.registry import handles
+from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopicResponse,
+)
+from odradek.storage.errors import StorageError
+from odradek.storage.fetch import FetchIsolation
+
+LATEST = -1
+EARLIEST = -2
+EARLIEST_LOCAL = -4
+_NO_TIERED_STORAGE = (-5, -6)
+
+
+@handles(ApiKey.LIST_OFFSETS, 0, 11)
+async def handle_list_offsets(request: ListOffsetsRequest, context: RequestContext) -> ListOffsetsResponse:
+    if request.replica_id >= 0:
+        isolation = FetchIsolation.LOG_END
+    elif context.api_version >= 2 and request.isolation_level == 1:
+        isolation = FetchIsolation.TXN_COMMITTED
+    else:
+        isolation = FetchIsolation.HIGH_WATERMARK
+    topics = []
+    for topic in request.topics:
+        seen: set[int] = set()
+        partitions = []
+        for partition in topic.partitions:
+            if partition.partition_index in seen:
+                partitions.append(_failed(partition.partition_index, ErrorCode.INVALID_REQUEST))
+                continue
+            seen.add(partition.partition_index)
+            partitions.append(_lookup(topic.name, partition, isolation, context))
+        topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
+    return ListOffsetsResponse(topics=topics)
+
+
+def _lookup(
+    topic: str, request: ListOffsetsPartition, isolation: FetchIsolation, context: RequestContext
+) -> ListOffsetsPartitionResponse:
+    index = request.partition_index
+    state = context.services.cluster.partition(topic, index)
+    log = context.services.logs.get_log(topic, index) if state else None
+    if state is None or log is None:
+        return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if request.current_leader_epoch >= 0 and request.current_leader_epoch != state.leader_epoch:
+        fenced = request.current_leader_epoch < state.leader_epoch
+        return _failed(index, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH)
+    timestamp = request.timestamp
+    if context.api_version == 0:
+        return _old_style(index, log, timestamp, request.max_num_offsets, isolation)
+    if timestamp in _NO_TIERED_STORAGE:
+        return ListOffsetsPartitionResponse(
+            partition_index=index, error_code=ErrorCode.NONE, timestamp=-1, offset=-1
+        )
+    if timestamp == EARLIEST_LOCAL:
+        timestamp = EARLIEST
+    try:
+        found = log.fetch_offset_by_timestamp(timestamp, isolation)
+    except ValueError:
+        return _failed(index, ErrorCode.INVALID_REQUEST)
+    except StorageError as error:
+        return _failed(index, error_code_for(error))
+    if found is None:
+        return ListOffsetsPartitionResponse(
+            partition_index=index, error_code=ErrorCode.NONE, timestamp=-1, offset=-1
+        )
+    return ListOffsetsPartitionResponse(
+        partition_index=index,
+        error_code=ErrorCode.NONE,
+        timestamp=found.timestamp,
+        offset=found.offset,
+        leader_epoch=found.leader_epoch if found.leader_epoch is not None else -1,
+    )
+
+
+def _old_style(
+    index: int, log: object, timestamp: int, max_num_offsets: int, isolation: FetchIsolation
+) -> ListOffsetsPartitionResponse:
+    """v0: a list of offsets, newest first, as Kafka's fetchOffsetsBefore gave it."""
+    from odradek.storage.log import Log
+
+    assert isinstance(log, Log)
+    bound = log.last_stable_offset if isolation is FetchIsolation.TXN_COMMITTED else log.high_watermark
+    if timestamp == EARLIEST:
+        offsets = [log.log_start_offset]
+    else:
+        bases = [s.base_offset for s in log.segments if s.base_offset < bound]
+        if timestamp != LATEST:
+            bases = [s.base_offset for s in log.segments if 0 <= s.largest_timestamp <= timestamp]
+            offsets = sorted(bases, reverse=True)
+        else:
+            offsets = [bound, *sorted(bases, reverse=True)]
+            if offsets and offsets[-1] != log.log_start_offset and log.log_start_offset < bound:
+                offsets.append(log.log_start_offset)
+    deduplicated = list(dict.fromkeys(offsets))[: max(max_num_offsets, 0)]
+    return ListOffsetsPartitionResponse(
+        partition_index=index, error_code=ErrorCode.NONE, old_style_offsets=deduplicated
+    )
+
+
+def _failed(index: int, code: ErrorCode) -> ListOffsetsPartitionResponse:
+    return ListOffsetsPartitionResponse(partition_index=index, error_code=code, timestamp=-1, offset=-1)

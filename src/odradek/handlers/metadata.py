@@ -1,0 +1,106 @@
+"""Metadata (key 3): brokers, controller, cluster id, and each topic's partitions and leaders.
+
+Version notes:
+- v0: an empty topic list means every topic. v1+: null means every topic, empty means none; v1 adds
+  the controller id, rack and is_internal; v2 the cluster id; v3 throttle time.
+- v4+: `allow_auto_topic_creation` (earlier versions always may auto-create, as Kafka did); topics are
+  created only when the broker's `auto.create.topics.enable` is also true, with `num.partitions`.
+  A topic created this way is returned at once (a single node needs no election).
+- v5 offline replicas, v7 leader epochs, v8 authorized operations (no authorizer: everything allowed),
+  v9 flexible, v10 topic ids (topics may be asked for by id), v12 a null topic name for id lookups,
+  v13 a top-level error code. include_cluster_authorized_operations (v8-10) is honoured the same way.
+"""
+
+from __future__ import annotations
+
+from odradek.cluster.metadata import TopicState
+from odradek.handlers.context import RequestContext
+from odradek.handlers.registry import handles
+from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from odradek.protocol.schema import ZERO_UUID
+
+#: Kafka's AclOperation codes allowed on a topic / the cluster when no authorizer is configured.
+_TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+_CLUSTER_OPERATIONS = sum(1 << op for op in (4, 5, 7, 8, 9, 10, 11, 12))
+_OMITTED = -2147483648
+
+
+@handles(ApiKey.METADATA, 0, 13)
+async def handle_metadata(request: MetadataRequest, context: RequestContext) -> MetadataResponse:
+    services = context.services
+    cluster = services.cluster
+    version = context.api_version
+    wanted = request.topics
+    if wanted is None or (version == 0 and not wanted):
+        topics = [_describe(t, request) for t in sorted(cluster.topics.values(), key=lambda t: t.name)]
+    else:
+        may_create = (version < 4 or request.allow_auto_topic_creation) and services.auto_create_topics
+        topics = [await _lookup(entry.name, entry.topic_id, may_create, request, context) for entry in wanted]
+    return MetadataResponse(
+        brokers=[
+            MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
+            for b in services.advertised_brokers(context.listener)
+        ],
+        cluster_id=cluster.cluster_id,
+        controller_id=cluster.controller_id,
+        topics=topics,
+        cluster_authorized_operations=(
+            _CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else _OMITTED
+        ),
+    )
+
+
+async def _lookup(
+    name: str | None, topic_id: object, may_create: bool, request: MetadataRequest, context: RequestContext
+) -> MetadataResponseTopic:
+    cluster = context.services.cluster
+    if name is None:
+        topic = cluster.topic_by_id(topic_id)  # type: ignore[arg-type]
+        if topic is None:
+            return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=topic_id)
+        return _describe(topic, request)
+    topic = cluster.topic(name)
+    if topic is None and may_create:
+        try:
+            topic = await context.services.topics.auto_create(name)
+        except KafkaError as error:
+            return MetadataResponseTopic(error_code=error.error_code, name=name)
+    if topic is None:
+        try:
+            context.services.topics.validate_name(name)
+        except KafkaError as error:
+            return MetadataResponseTopic(error_code=error.error_code, name=name)
+        return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
+    return _describe(topic, request)
+
+
+def _describe(topic: TopicState, request: MetadataRequest) -> MetadataResponseTopic:
+    return MetadataResponseTopic(
+        error_code=ErrorCode.NONE,
+        name=topic.name,
+        topic_id=topic.topic_id or ZERO_UUID,
+        is_internal=topic.is_internal,
+        partitions=[
+            MetadataResponsePartition(
+                error_code=ErrorCode.NONE if p.leader_id >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+                partition_index=p.partition,
+                leader_id=p.leader_id,
+                leader_epoch=p.leader_epoch,
+                replica_nodes=list(p.replicas),
+                isr_nodes=list(p.isr),
+                offline_replicas=list(p.offline_replicas),
+            )
+            for p in topic.partitions
+        ],
+        topic_authorized_operations=_TOPIC_OPERATIONS
+        if request.include_topic_authorized_operations
+        else _OMITTED,
+    )

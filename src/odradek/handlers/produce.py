@@ -1,0 +1,125 @@
+"""Produce (key 0): append record batches to partitions.
+
+Version notes:
+- v0-1 carry MessageSet v0, v2 MessageSet v1 (and a log-append time in the response); both are
+  converted up to one RecordBatch v2 before they are appended, since the log stores v2 only.
+- v3+ must carry RecordBatch v2 (anything else is INVALID_RECORD) and may name a transactional id.
+- v5 adds the log start offset, v8 per-record errors and an error message, v9 flexible, v10 the
+  current leader and node endpoints (tagged, only on NOT_LEADER errors: never sent by a single node),
+  v13 topic ids instead of names.
+- acks=0 gets no response at all; acks=-1 waits for the in-sync replicas (on a single node, itself),
+  and fails with NOT_ENOUGH_REPLICAS when the ISR is smaller than `min.insync.replicas`.
+The batch is validated at batch level only (sizes, CRC-32C, header rules) and its offsets are
+patched in place by storage; no record is decoded on this path except for compacted topics' keys.
+"""
+
+from __future__ import annotations
+
+from odradek.handlers.context import RequestContext
+from odradek.handlers.errors import error_code_for, error_message_for
+from odradek.handlers.registry import handles
+from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.codec_error import CodecError
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.produce import (
+    PartitionProduceData,
+    PartitionProduceResponse,
+    ProduceRequest,
+    ProduceResponse,
+    TopicProduceResponse,
+)
+from odradek.protocol.records import up_convert_message_set
+from odradek.storage import errors as storage_errors
+from odradek.storage.partition import TopicPartition
+
+_MAGIC_OFFSET = 16
+_VALID_ACKS = (-1, 0, 1)
+
+
+@handles(ApiKey.PRODUCE, 0, 13)
+async def handle_produce(request: ProduceRequest, context: RequestContext) -> ProduceResponse | None:
+    services = context.services
+    responses = []
+    for topic in request.topic_data:
+        if context.api_version >= 13:
+            state = services.cluster.topic_by_id(topic.topic_id)
+            name = state.name if state is not None else None
+            missing = ErrorCode.UNKNOWN_TOPIC_ID
+        else:
+            name = topic.name
+            missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        partitions = []
+        for data in topic.partition_data:
+            if request.acks not in _VALID_ACKS:
+                partitions.append(_failed(data.index, ErrorCode.INVALID_REQUIRED_ACKS))
+            elif name is None:
+                partitions.append(_failed(data.index, missing))
+            else:
+                partitions.append(_append(name, data, request, context))
+        responses.append(
+            TopicProduceResponse(name=topic.name, topic_id=topic.topic_id, partition_responses=partitions)
+        )
+    if request.acks == 0:
+        return None
+    return ProduceResponse(responses=responses)
+
+
+def _append(
+    topic: str, data: PartitionProduceData, request: ProduceRequest, context: RequestContext
+) -> PartitionProduceResponse:
+    services = context.services
+    tp = TopicPartition(topic, data.index)
+    log = services.logs.get_log(topic, data.index)
+    partition = services.cluster.partition(topic, data.index)
+    if log is None or partition is None:
+        return _failed(data.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    state = services.cluster.topic(topic)
+    if state is not None and state.is_internal:  # only the coordinators write there, not via Produce
+        return _failed(
+            data.index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"cannot produce to internal topic {topic}"
+        )
+    if request.acks == -1 and len(partition.isr) < services.topics.min_insync_replicas(topic):
+        return _failed(data.index, ErrorCode.NOT_ENOUGH_REPLICAS)
+    records = data.records
+    if not records:
+        return _failed(data.index, ErrorCode.CORRUPT_MESSAGE, "produce request without records")
+    try:
+        batches = _as_record_batches(records, context.api_version)
+        result = log.append(batches, leader_epoch=partition.leader_epoch)
+    except storage_errors.DuplicateSequenceError as duplicate:
+        # An idempotent retry of a batch already in the log: success, with the offsets it got then.
+        return PartitionProduceResponse(
+            index=data.index,
+            error_code=ErrorCode.NONE,
+            base_offset=duplicate.base_offset,
+            log_append_time_ms=-1,
+            log_start_offset=duplicate.log_start_offset,
+        )
+    except (storage_errors.StorageError, CodecError) as error:
+        return _failed(data.index, error_code_for(error), error_message_for(error))
+    services.appends.notify(tp)
+    return PartitionProduceResponse(
+        index=data.index,
+        error_code=ErrorCode.NONE,
+        base_offset=result.base_offset,
+        log_append_time_ms=result.log_append_time,
+        log_start_offset=result.log_start_offset,
+    )
+
+
+def _as_record_batches(records: bytes, api_version: int) -> bytearray:
+    """The records as v2 batches in a mutable buffer (storage patches offsets into it)."""
+    if len(records) <= _MAGIC_OFFSET:
+        raise storage_errors.CorruptRecordError("records shorter than a batch header")
+    magic = records[_MAGIC_OFFSET]
+    if magic == 2:
+        return bytearray(records)
+    if api_version >= 3 or magic > 2:
+        raise storage_errors.InvalidRecordError(
+            f"produce v{api_version} must carry RecordBatch v2, not magic {magic}"
+        )
+    return bytearray(up_convert_message_set(records, base_offset=0))
+
+
+def _failed(index: int, code: ErrorCode, message: str | None = None) -> PartitionProduceResponse:
+    return PartitionProduceResponse(index=index, error_code=code, base_offset=-1, error_message=message)

@@ -1,0 +1,39 @@
+"""The broker's services as handlers see them: configuration, metadata, topics, logs, waiting fetches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
+from odradek.coordinator.producer_ids import ProducerIdManager
+from odradek.handlers.fetch_sessions import FetchSessionCache
+
+if TYPE_CHECKING:
+    from odradek.cluster.topics import TopicAdmin
+    from odradek.server.delayed import AppendNotifier
+    from odradek.storage.log_manager import LogManager
+
+
+@dataclass(eq=False)
+class Services:
+    node_id: int
+    config: Any  # odradek.config.BrokerConfig: typed lookups by Kafka name, cfg["log.retention.ms"]
+    cluster: ClusterMetadata
+    topics: TopicAdmin
+    logs: LogManager
+    appends: AppendNotifier
+    fetch_sessions: FetchSessionCache
+    producer_ids: ProducerIdManager
+    #: Advertised endpoints of every broker, by listener name.
+    advertised: dict[str, list[BrokerEndpoint]] = field(default_factory=dict)
+
+    @property
+    def auto_create_topics(self) -> bool:
+        return bool(self.config["auto.create.topics.enable"])
+
+    def advertised_brokers(self, listener: str) -> list[BrokerEndpoint]:
+        """The brokers as a client on `listener` should reach them (Kafka answers per listener)."""
+        if listener in self.advertised:
+            return self.advertised[listener]
+        return next(iter(self.advertised.values()), [])

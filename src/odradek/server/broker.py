@@ -1,0 +1,221 @@
+"""The broker process: loads the logs, serves the listeners, runs the periodic jobs, shuts down cleanly.
+
+One asyncio loop owns all broker state. Slow file work (recovery at start-up, fsync, retention deletes,
+compaction, checkpoints) runs in worker threads via `asyncio.to_thread`, with storage's prepare/run/
+complete split keeping every state change on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import odradek.handlers  # noqa: F401 - registers every handler
+from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
+from odradek.cluster.topics import TopicAdmin
+from odradek.config.broker import BrokerConfig
+from odradek.config.topic import resolve_topic_config
+from odradek.coordinator.producer_ids import ProducerIdManager
+from odradek.handlers.fetch_sessions import FetchSessionCache
+from odradek.handlers.services import Services
+from odradek.server.connection import Connection
+from odradek.server.delayed import AppendNotifier
+from odradek.storage.config import LogConfig
+from odradek.storage.log_manager import LogManager
+
+log = logging.getLogger("odradek.broker")
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.node_id = int(config["node.id"])  # type: ignore[arg-type]
+        self.connections: set[Connection] = set()
+        self.servers: list[asyncio.Server] = []
+        self.bound: dict[str, tuple[str, int]] = {}
+        self.tasks: list[asyncio.Task[None]] = []
+        self.stopping = asyncio.Event()
+        configured = config["log.dirs"]
+        names = configured if isinstance(configured, list) else str(configured).split(",")
+        log_dirs = [Path(str(d).strip()) for d in names if str(d).strip()]
+        default_log_config = LogConfig.from_mapping(dict(resolve_topic_config({}, config)))
+        self.logs = LogManager(
+            log_dirs,
+            default_log_config,
+            producer_id_expiration_ms=int(config["producer.id.expiration.ms"]),  # type: ignore[arg-type]
+        )
+        self.services: Services | None = None
+
+    # ----- lifecycle ---------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        started = time.monotonic()
+        await asyncio.to_thread(self.logs.startup)
+        meta = self.logs.ensure_meta_properties(self.node_id)
+        cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
+        topics = TopicAdmin(self.config, cluster, self.logs, self.node_id)
+        self.services = Services(
+            node_id=self.node_id,
+            config=self.config,
+            cluster=cluster,
+            topics=topics,
+            logs=self.logs,
+            appends=AppendNotifier(),
+            producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
+            fetch_sessions=FetchSessionCache(int(self.config["max.incremental.fetch.session.cache.slots"])),  # type: ignore[arg-type]
+        )
+        await self._listen()
+        cluster.brokers = {self.node_id: self._own_endpoint()}
+        topics.load()
+        self._every("log.retention.check.interval.ms", self._retention)
+        self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
+        self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
+        self._every("log.cleaner.backoff.ms", self._compaction)
+        self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
+        self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
+        log.info(
+            "broker started",
+            extra={
+                "fields": {
+                    "node_id": self.node_id,
+                    "cluster_id": meta.cluster_id,
+                    "listeners": ",".join(f"{n}://{h}:{p}" for n, (h, p) in self.bound.items()),
+                    "log_dirs": ",".join(str(d) for d in self.logs.log_dirs),
+                    "topics": len(cluster.topics),
+                    "seconds": round(time.monotonic() - started, 3),
+                }
+            },
+        )
+
+    async def _listen(self) -> None:
+        assert self.services is not None
+        loop = asyncio.get_running_loop()
+        max_request = int(self.config["socket.request.max.bytes"])  # type: ignore[arg-type]
+        services = self.services
+        for endpoint in self.config.listener_endpoints():
+            name = endpoint.listener_name
+
+            def factory(name: str = name) -> Connection:
+                connection = Connection(services, name, max_request, self.connections.discard)
+                self.connections.add(connection)
+                return connection
+
+            server = await loop.create_server(
+                factory, endpoint.host or None, endpoint.port, reuse_address=True
+            )
+            self.servers.append(server)
+            sockname = server.sockets[0].getsockname()
+            self.bound[name] = (endpoint.host, int(sockname[1]))
+        self._advertise()
+
+    def _advertise(self) -> None:
+        assert self.services is not None
+        advertised = {e.listener_name: e for e in self.config.advertised_endpoints()}
+        for name, (host, port) in self.bound.items():
+            endpoint = advertised.get(name)
+            advertised_host = (endpoint.host if endpoint else host) or socket.getfqdn()
+            advertised_port = endpoint.port if endpoint and endpoint.port else port
+            self.services.advertised[name] = [BrokerEndpoint(self.node_id, advertised_host, advertised_port)]
+
+    def _own_endpoint(self) -> BrokerEndpoint:
+        assert self.services is not None
+        return next(iter(self.services.advertised.values()))[0]
+
+    async def run_until_stopped(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self.stopping.set)
+        await self.stopping.wait()
+        await self.stop()
+
+    async def stop(self) -> None:
+        """Graceful shutdown: stop accepting, answer what is in flight, flush and checkpoint the logs."""
+        log.info("broker stopping")
+        for server in self.servers:
+            server.close()
+        if self.services is not None:
+            self.services.appends.wake_all()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
+        for connection in list(self.connections):
+            connection.close()
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await asyncio.to_thread(self.logs.shutdown)
+        log.info("broker stopped")
+
+    # ----- periodic jobs -------------------------------------------------------------------------------
+
+    def _every(
+        self, config_name: str, job: Callable[[], Awaitable[None]], fallback_ms: int = 300_000
+    ) -> None:
+        try:
+            interval_ms = int(self.config[config_name])  # type: ignore[arg-type]
+        except KeyError:
+            interval_ms = fallback_ms
+        interval = max(interval_ms, 10) / 1000
+
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(interval)
+                try:
+                    await job()
+                except Exception:
+                    log.exception("periodic job %s failed", job.__name__)
+
+        self.tasks.append(asyncio.get_running_loop().create_task(loop()))
+
+    async def _retention(self) -> None:
+        self.logs.cleanup_logs()
+        job = self.logs.take_file_deletions()
+        await asyncio.to_thread(job.run)
+
+    async def _flush(self) -> None:
+        jobs = self.logs.prepare_flushes()
+        if jobs:
+            await asyncio.to_thread(_run_all, [job for _, job in jobs])
+            self.logs.complete_flushes(jobs)
+
+    async def _checkpoint(self) -> None:
+        job = self.logs.prepare_checkpoint()
+        await asyncio.to_thread(job.run)
+
+    async def _compaction(self) -> None:
+        from odradek.storage.cleaner import run_cleaning
+
+        for cleaned_log, plan in self.logs.compaction_plans():
+            result = await asyncio.to_thread(run_cleaning, plan)
+            self.logs.complete_compaction(cleaned_log, result)
+
+    async def _expire_producers(self) -> None:
+        self.logs.remove_expired_producers()
+
+    async def _close_idle_connections(self) -> None:
+        idle_ms = int(self.config["connections.max.idle.ms"])  # type: ignore[arg-type]
+        while True:
+            await asyncio.sleep(min(max(idle_ms / 4000, 0.05), 30))
+            now = time.monotonic()
+            for connection in list(self.connections):
+                if connection.idle_for(now) * 1000 > idle_ms:
+                    log.info("closing idle connection", extra={"fields": connection.describe()})
+                    connection.close()
+
+
+def _run_all(jobs: list[Any]) -> None:
+    for job in jobs:
+        job.run()
+
+
+async def serve(config: BrokerConfig) -> None:
+    broker = Broker(config)
+    await broker.start()
+    await broker.run_until_stopped()

@@ -1,0 +1,218 @@
+"""One client connection: size-prefixed framing, requests handled one at a time, responses in order.
+
+Like Kafka, a connection's requests are processed in the order they arrive and each response is
+written before the next request is handled, so pipelined requests (a producer with several in flight)
+are answered strictly in order. Frames that arrive meanwhile are queued; past a bound the socket stops
+being read (back-pressure) until the queue drains. A declared size above `socket.request.max.bytes` (or
+negative) closes the connection before the body is read; a malformed frame closes only this connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Final
+
+from odradek.handlers.context import RequestContext
+from odradek.handlers.registry import registration_for
+from odradek.handlers.services import Services
+from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.codec_error import CodecError
+from odradek.protocol.frames import UnsupportedRequestError, decode_request, encode_response_into
+from odradek.protocol.messages.request_header import RequestHeader
+from odradek.server.output import ResponseWriter
+
+log = logging.getLogger("odradek.connection")
+
+_SIZE: Final = struct.Struct(">i")
+#: Queued-but-unhandled bytes past which the socket is no longer read.
+_MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
+_MAX_QUEUED_FRAMES: Final = 1000
+
+
+class Connection(asyncio.Protocol):
+    def __init__(
+        self,
+        services: Services,
+        listener: str,
+        max_request_bytes: int,
+        on_close: Callable[[Connection], None],
+    ) -> None:
+        self.services = services
+        self.listener = listener
+        self.max_request_bytes = max_request_bytes
+        self.on_close = on_close
+        self.transport: asyncio.Transport | None = None
+        self.peer: tuple[str, int] = ("", 0)
+        self.buffer = bytearray()
+        self.frames: deque[bytes] = deque()
+        self.queued_bytes = 0
+        self.reading_paused = False
+        self.wakeup = asyncio.Event()
+        self.closed = False
+        self.last_active = time.monotonic()
+        self.task: asyncio.Task[None] | None = None
+        self.writer: ResponseWriter | None = None
+        self.busy = False
+
+    # ----- asyncio.Protocol --------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        if isinstance(peer, tuple):
+            self.peer = (str(peer[0]), int(peer[1]))
+        self.writer = ResponseWriter(transport)
+        self.task = asyncio.get_running_loop().create_task(self._serve())
+
+    def data_received(self, data: bytes) -> None:
+        self.last_active = time.monotonic()
+        buffer = self.buffer
+        buffer += data
+        start = 0
+        available = len(buffer)
+        while available - start >= 4:
+            (size,) = _SIZE.unpack_from(buffer, start)
+            if size < 0 or size > self.max_request_bytes:
+                log.warning(
+                    "closing connection: declared request size %d (socket.request.max.bytes=%d) from %s:%d",
+                    size,
+                    self.max_request_bytes,
+                    *self.peer,
+                )
+                self.close()
+                return
+            end = start + 4 + size
+            if end > available:
+                break
+            self.frames.append(bytes(buffer[start + 4 : end]))
+            self.queued_bytes += size
+            start = end
+        if start:
+            del buffer[:start]
+        if self.frames:
+            self.wakeup.set()
+            if self.queued_bytes > _MAX_QUEUED_BYTES or len(self.frames) > _MAX_QUEUED_FRAMES:
+                self._pause_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.wakeup.set()
+        if self.writer is not None:
+            self.writer.connection_lost()
+        self.on_close(self)
+
+    def pause_writing(self) -> None:
+        if self.writer is not None:
+            self.writer.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self.writer is not None:
+            self.writer.resume_writing()
+
+    # ----- processing --------------------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        frames = self.frames
+        while not self.closed:
+            if not frames:
+                self.wakeup.clear()
+                await self.wakeup.wait()
+                continue
+            frame = frames.popleft()
+            self.queued_bytes -= len(frame)
+            if self.reading_paused and self.queued_bytes < _MAX_QUEUED_BYTES // 2:
+                self._resume_reading()
+            self.busy = True
+            try:
+                await self._handle(frame)
+            except Exception:
+                log.exception("closing connection from %s:%d after an unexpected error", *self.peer)
+                self.close()
+            finally:
+                self.busy = False
+                self.last_active = time.monotonic()
+
+    async def _handle(self, frame: bytes) -> None:
+        try:
+            header, request = decode_request(frame)
+        except UnsupportedRequestError as error:
+            self._answer_unsupported(error.header, str(error))
+            return
+        except CodecError as error:
+            log.info("closing connection from %s:%d: malformed request: %s", *self.peer, error)
+            self.close()
+            return
+        registration = registration_for(header.request_api_key, header.request_api_version)
+        if registration is None:
+            self._answer_unsupported(header, "not served")
+            return
+        context = RequestContext(
+            header=header,
+            api_version=header.request_api_version,
+            client_host=self.peer[0],
+            client_port=self.peer[1],
+            listener=self.listener,
+            services=self.services,
+        )
+        response = await registration.handler(request, context)
+        if response is None or self.closed:
+            return  # acks=0 produce: Kafka sends nothing back
+        assert self.writer is not None
+        out = self.writer.new_output()
+        encode_response_into(out, response, header.request_api_version, header.correlation_id)
+        await self.writer.send(out)
+
+    def _answer_unsupported(self, header: RequestHeader, reason: str) -> None:
+        """ApiVersions newer than ours gets a v0 error answer; any other unknown (key, version) closes."""
+        if header.request_api_key == ApiKey.API_VERSIONS:
+            from odradek.handlers.api_versions import unsupported_version_response
+
+            assert self.writer is not None
+            out = self.writer.new_output()
+            encode_response_into(out, unsupported_version_response(), 0, header.correlation_id)
+            self.writer.write_now(out)
+            return
+        log.info(
+            "closing connection from %s:%d: api key %d version %d %s",
+            *self.peer,
+            header.request_api_key,
+            header.request_api_version,
+            reason,
+        )
+        self.close()
+
+    # ----- control -----------------------------------------------------------------------------
+
+    def _pause_reading(self) -> None:
+        if not self.reading_paused and self.transport is not None:
+            self.reading_paused = True
+            self.transport.pause_reading()
+
+    def _resume_reading(self) -> None:
+        if self.reading_paused and self.transport is not None and not self.closed:
+            self.reading_paused = False
+            self.transport.resume_reading()
+
+    def idle_for(self, now: float) -> float:
+        return 0.0 if self.busy or self.frames else now - self.last_active
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.wakeup.set()
+            if self.transport is not None:
+                self.transport.close()
+
+    async def drain(self) -> None:
+        """Wait until the request being handled (if any) is answered; used at shutdown."""
+        while self.busy and not self.closed:
+            await asyncio.sleep(0.01)
+
+    def describe(self) -> dict[str, Any]:
+        return {"peer": f"{self.peer[0]}:{self.peer[1]}", "listener": self.listener}

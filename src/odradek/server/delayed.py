@@ -1,0 +1,71 @@
+"""Delayed operations: fetches that wait for data are woken by appends, never by polling.
+
+A waiting fetch registers interest in its partitions; every append (and every high-watermark move)
+calls `notify` for its partition, which wakes the waiters of that partition so they re-read. A waiter
+that hears nothing sleeps until its own deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Hashable, Iterable, Iterator
+from contextlib import contextmanager
+
+
+class AppendWaiter:
+    __slots__ = ("future",)
+
+    def __init__(self) -> None:
+        self.future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def wake(self) -> None:
+        if not self.future.done():
+            self.future.set_result(None)
+
+    def rearm(self) -> None:
+        """Ready to be woken again after a wake-up has been handled."""
+        if self.future.done():
+            self.future = asyncio.get_running_loop().create_future()
+
+    async def wait(self, timeout: float) -> bool:
+        """True when woken by an append, False when the timeout ran out first."""
+        if timeout <= 0:
+            return self.future.done()
+        try:
+            await asyncio.wait_for(asyncio.shield(self.future), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+
+class AppendNotifier:
+    def __init__(self) -> None:
+        self.waiters: dict[Hashable, set[AppendWaiter]] = {}
+
+    @contextmanager
+    def waiting_on(self, partitions: Iterable[Hashable]) -> Iterator[AppendWaiter]:
+        waiter = AppendWaiter()
+        keys = list(partitions)
+        for key in keys:
+            self.waiters.setdefault(key, set()).add(waiter)
+        try:
+            yield waiter
+        finally:
+            for key in keys:
+                waiting = self.waiters.get(key)
+                if waiting is not None:
+                    waiting.discard(waiter)
+                    if not waiting:
+                        del self.waiters[key]
+
+    def notify(self, partition: Hashable) -> None:
+        waiting = self.waiters.get(partition)
+        if waiting:
+            for waiter in list(waiting):
+                waiter.wake()
+
+    def wake_all(self) -> None:
+        """Wake every waiter (shutdown)."""
+        for waiting in list(self.waiters.values()):
+            for waiter in list(waiting):
+                waiter.wake()

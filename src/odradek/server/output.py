@@ -1,0 +1,107 @@
+"""Writing responses: plain bytes with one write, and Fetch's segment-file regions with sendfile.
+
+A response is encoded into a ResponseOutput (a bytearray). Record data that lives in a segment file is
+not copied into it: the codec calls the region's `append_to(out)`, which records where in the byte
+stream the region belongs, and the writer then sends the bytes around it with the region itself going
+from the page cache to the socket by `loop.sendfile` (os.sendfile where the transport allows it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Protocol
+
+
+class FileRegion(Protocol):
+    """A run of bytes in an open file: what a fetch serves without copying."""
+
+    fd: int
+    position: int
+    length: int
+
+    def __len__(self) -> int: ...
+
+
+class ResponseOutput(bytearray):
+    """An encoded response, with the file regions to splice in at recorded offsets."""
+
+    regions: list[tuple[int, FileRegion]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.regions = []
+
+    def add_region(self, region: FileRegion) -> None:
+        self.regions.append((len(self), region))
+
+
+class ResponseWriter:
+    """Writes responses to one transport, honouring its flow control."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.paused = False
+        self.drained: asyncio.Future[None] | None = None
+        self.lost = False
+
+    def new_output(self) -> ResponseOutput:
+        return ResponseOutput()
+
+    def write_now(self, out: ResponseOutput) -> None:
+        """Write a response that has no file regions, without waiting for the socket to drain."""
+        assert not out.regions
+        self.transport.write(out)
+
+    async def send(self, out: ResponseOutput) -> None:
+        if self.lost:
+            return
+        if not out.regions:
+            self.transport.write(out)
+        else:
+            await self._send_with_regions(out)
+        if self.paused:
+            await self._wait_drained()
+
+    async def _send_with_regions(self, out: ResponseOutput) -> None:
+        loop = asyncio.get_running_loop()
+        view = memoryview(out)
+        written = 0
+        for at, region in out.regions:
+            if at > written:
+                self.transport.write(view[written:at])
+            written = at
+            if region.length:
+                await self._send_region(loop, region)
+            if self.lost:
+                return
+        if written < len(out):
+            self.transport.write(view[written:])
+
+    async def _send_region(self, loop: asyncio.AbstractEventLoop, region: FileRegion) -> None:
+        # The region owns its (duplicated) descriptor: loop.sendfile borrows it, the region closes it.
+        try:
+            with os.fdopen(region.fd, "rb", buffering=0, closefd=False) as file:
+                await loop.sendfile(self.transport, file, region.position, region.length, fallback=True)
+        finally:
+            close = getattr(region, "close", None)
+            if close is not None:
+                close()
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        if self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
+        self.drained = None
+
+    def connection_lost(self) -> None:
+        self.lost = True
+        self.resume_writing()
+
+    async def _wait_drained(self) -> None:
+        if self.drained is None:
+            self.drained = asyncio.get_running_loop().create_future()
+        await self.drained

@@ -1,0 +1,95 @@
+"""A real odradek broker in a child process, on a free loopback port, for integration and compat tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class BrokerProcess:
+    """Start, stop, kill and restart a broker; its data stays in `data_dir` across restarts."""
+
+    def __init__(
+        self, data_dir: Path, overrides: dict[str, str] | None = None, port: int | None = None
+    ) -> None:
+        self.data_dir = data_dir
+        self.port = port or free_port()
+        self.overrides = dict(overrides or {})
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = data_dir.parent / f"{data_dir.name}-broker.log"
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> BrokerProcess:
+        settings = {
+            "node.id": "1",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "log.dirs": str(self.data_dir),
+            "num.partitions": "1",
+            **self.overrides,
+        }
+        command = [sys.executable, "-m", "odradek.cli.main", "broker"]
+        for key, value in settings.items():
+            command += ["--override", f"{key}={value}"]
+        log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the child's lifetime
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"broker exited with {self.process.returncode}:\n{self.log_text()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"broker did not listen within {timeout}s:\n{self.log_text()}")
+
+    def stop(self, timeout: float = 20.0) -> int | None:
+        """Graceful stop (SIGTERM); returns the exit code."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        code = self.process.returncode
+        self.process = None
+        return code
+
+    def kill(self) -> None:
+        """An unclean stop (SIGKILL), as a crash would."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def restart(self) -> BrokerProcess:
+        self.stop()
+        return self.start()
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-5000:]
+        except OSError:
+            return ""
