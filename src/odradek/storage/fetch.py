@@ -11,9 +11,15 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from odradek.storage.errors import OffsetOutOfRangeError
 from odradek.storage.files import read_exactly
+from odradek.storage.segment import LogSegment
 from odradek.storage.txn_index import AbortedTxn
+
+if TYPE_CHECKING:
+    from odradek.storage.log import Log
 
 
 class FetchIsolation(enum.Enum):
@@ -67,3 +73,75 @@ class FetchDataInfo:
 def read_regions(regions: tuple[FileRegion, ...] | list[FileRegion]) -> bytes:
     """The bytes of ``regions``, concatenated (for transports that cannot sendfile, and for tests)."""
     return b"".join(region.read() for region in regions)
+
+
+def read_log(
+    log: Log,
+    fetch_offset: int,
+    max_bytes: int,
+    isolation: FetchIsolation,
+    min_one_message: bool,
+    max_offset: int | None,
+) -> FetchDataInfo:
+    """``Log.read``: like Kafka, data comes from one segment per read (the one holding the offset, or
+    the next one with data when a compaction gap ends a segment early)."""
+    log_start, log_end = log.log_start_offset, log.log_end_offset
+    if fetch_offset < log_start or fetch_offset > log_end:
+        raise OffsetOutOfRangeError(fetch_offset, log_start, log_end)
+    bound = {
+        FetchIsolation.LOG_END: log_end,
+        FetchIsolation.HIGH_WATERMARK: log.high_watermark,
+        FetchIsolation.TXN_COMMITTED: log.last_stable_offset,
+    }[isolation]
+    if max_offset is not None:
+        bound = min(bound, max_offset)
+    segments = log.segments
+    regions: tuple[FileRegion, ...] = ()
+    incomplete = False
+    aborted: tuple[AbortedTxn, ...] | None = () if isolation is FetchIsolation.TXN_COMMITTED else None
+    index = log.segment_index_for(fetch_offset)
+    while fetch_offset < bound and index < len(segments):
+        segment = segments[index]
+        result = segment.read(fetch_offset, max_bytes, _position_of(segment, bound), min_one_message)
+        if result is None:  # past this segment's last batch: try the next one
+            index += 1
+            continue
+        incomplete = result.first_entry_incomplete
+        if result.length > 0 and not incomplete:
+            regions = (FileRegion(segment.fd, segment.log_path, result.position, result.length),)
+            if aborted is not None:
+                upper = segment.offset_index.upper_bound_offset(result.position + result.length)
+                if upper is None:
+                    upper = segments[index + 1].base_offset if index + 1 < len(segments) else log_end
+                aborted = _collect_aborted(segments[index:], fetch_offset, upper)
+        break
+    return FetchDataInfo(
+        fetch_offset,
+        regions,
+        log.high_watermark,
+        log.last_stable_offset,
+        log_start,
+        log_end,
+        aborted,
+        incomplete,
+    )
+
+
+def _position_of(segment: LogSegment, offset: int) -> int:
+    """File position in ``segment`` where reads must stop so that ``offset`` is excluded."""
+    if offset >= segment.next_offset:
+        return segment.size
+    found = segment.translate_offset(offset)
+    return segment.size if found is None else found.position
+
+
+def _collect_aborted(
+    segments: tuple[LogSegment, ...], fetch_offset: int, upper_bound: int
+) -> tuple[AbortedTxn, ...]:
+    collected: list[AbortedTxn] = []
+    for segment in segments:
+        found, complete = segment.txn_index.collect(fetch_offset, upper_bound)
+        collected.extend(found)
+        if complete:
+            break
+    return tuple(collected)

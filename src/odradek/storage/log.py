@@ -11,10 +11,8 @@ lookup and a few header reads.
 from __future__ import annotations
 
 import logging
-import os
 from bisect import bisect_right
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from odradek.protocol.records import (
@@ -23,66 +21,25 @@ from odradek.protocol.records import (
     patch_base_offset,
     patch_log_append_time,
     patch_partition_leader_epoch,
+    split_complete_batches,
 )
-from odradek.storage.append_validation import analyze_producer_state, validate_batches
 from odradek.storage.config import LogConfig
-from odradek.storage.errors import DuplicateSequenceError, InvalidRecordError, OffsetOutOfRangeError
-from odradek.storage.fetch import FetchDataInfo, FetchIsolation, FileRegion
-from odradek.storage.files import DELETED_SUFFIX, Clock, fsync_dir, system_clock
+from odradek.storage.errors import InvalidRecordError, OffsetOutOfRangeError
+from odradek.storage.fetch import FetchDataInfo, FetchIsolation, read_log
+from odradek.storage.files import DELETED_SUFFIX, Clock, system_clock
+from odradek.storage.flush import FlushJob
 from odradek.storage.leader_epoch import LeaderEpochCache
+from odradek.storage.log_append import AppendResult, validate_batches, write_batches
 from odradek.storage.log_loader import load_log
 from odradek.storage.offsets_by_time import TimestampAndOffset, fetch_offset_by_timestamp
 from odradek.storage.partition import TopicPartition
-from odradek.storage.producer_recovery import apply_batch, delete_snapshots_below, write_snapshot
+from odradek.storage.producer_recovery import delete_snapshots_below, write_snapshot
 from odradek.storage.producer_state import AppendOrigin, ProducerStateManager
-from odradek.storage.retention import (
-    Predicate,
-    deletable_segments,
-    log_start_breached,
-    retention_size_breached,
-    retention_time_breached,
-)
+from odradek.storage.retention import delete_old_segments
 from odradek.storage.segment import LogSegment
-from odradek.storage.txn_index import AbortedTxn
+from odradek.storage.truncation import truncate_fully_and_start_at, truncate_to
 
 _log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class AppendResult:
-    base_offset: int
-    last_offset: int
-    log_append_time: int
-    """The broker time stamped on LogAppendTime batches, else -1 (NO_TIMESTAMP), as Produce returns it."""
-    log_start_offset: int
-    max_timestamp: int = NO_TIMESTAMP
-    records_count: int = 0
-
-
-@dataclass(slots=True)
-class FlushJob:
-    """fsyncs for ``Log.flush``: built on the loop, ``run`` anywhere, then ``Log.complete_flush``."""
-
-    flush_offset: int
-    segments: list[LogSegment]
-    files: list[Path] = field(default_factory=list)
-    directory: Path | None = None
-
-    def run(self) -> None:
-        for segment in self.segments:
-            if not segment.closed:
-                segment.flush()
-        for path in self.files:
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except FileNotFoundError:
-                continue
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        if self.directory is not None:
-            fsync_dir(self.directory)
 
 
 class Log:
@@ -121,9 +78,11 @@ class Log:
         """First dirty offset for compaction (``cleaner-offset-checkpoint``), kept by the LogManager."""
         self.latest_delete_horizon: int | None = None
         """Earliest delete horizon of the tombstones the last cleaning kept, if any."""
-        self.update_high_watermark(
-            self.log_end_offset if high_watermark is None or auto_high_watermark else high_watermark
-        )
+        # Single-node: the leader's HW is its log end. Otherwise start from the checkpoint (or the log
+        # start), as Kafka does, and let replication move it.
+        if auto_high_watermark or high_watermark is None:
+            high_watermark = self.log_end_offset if auto_high_watermark else log_start_offset
+        self.update_high_watermark(high_watermark)
 
     @classmethod
     def open(
@@ -248,68 +207,22 @@ class Log:
                 patch_log_append_time(records, header.pos, now)
             offset += header.last_offset_delta + 1
         headers = [RecordBatchHeader.read(records, h.pos) for h in headers]
-        return self._append(records, headers, origin, log_append_time, leader_epoch, now)
+        return write_batches(self, records, headers, origin, log_append_time, leader_epoch, now)
 
     def append_as_follower(self, records: bytearray | memoryview | bytes) -> AppendResult:
-        """Append batches fetched from the leader, offsets and epochs as they are."""
+        """Append batches fetched from the leader, offsets and epochs as they are. A partial batch at
+        the end (normal in a Fetch response) is left out."""
+        whole, _ = split_complete_batches(records)
+        records = memoryview(records)[:whole]
         headers = validate_batches(records, self.config, AppendOrigin.REPLICATION)
         if headers[0].base_offset < self.log_end_offset:
             raise InvalidRecordError(
                 f"replicated batch at offset {headers[0].base_offset} is below the log end "
                 f"{self.log_end_offset}"
             )
-        return self._append(records, headers, AppendOrigin.REPLICATION, NO_TIMESTAMP, None, self.clock())
-
-    def _append(
-        self,
-        records: bytearray | memoryview | bytes,
-        headers: list[RecordBatchHeader],
-        origin: AppendOrigin,
-        log_append_time: int,
-        leader_epoch: int | None,
-        now: int,
-    ) -> AppendResult:
-        analysis = analyze_producer_state(self.producer_state, records, headers, origin)
-        if analysis.duplicate is not None:
-            dup = analysis.duplicate
-            raise DuplicateSequenceError(
-                analysis.duplicate_producer_id, dup.first_offset, dup.last_offset, self._log_start_offset
-            )
-        first, last = headers[0], headers[-1]
-        max_header = max(headers, key=lambda h: h.max_timestamp)
-        segment = self._maybe_roll(len(records), max_header.max_timestamp, last.last_offset, now)
-        segment.append(last.last_offset, max_header.max_timestamp, max_header.last_offset, records)
-
-        for header in headers:
-            epoch = header.partition_leader_epoch if leader_epoch is None else leader_epoch
-            latest = self.leader_epoch_cache.latest_epoch
-            if epoch >= 0 and (latest is None or epoch > latest):
-                self.leader_epoch_cache.assign(epoch, header.base_offset)
-        for info in analysis.updated.values():
-            self.producer_state.update(info)
-        for txn in analysis.completed_txns:
-            last_stable_offset = self.producer_state.last_stable_offset(txn)
-            if txn.is_aborted:
-                aborted = AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset, last_stable_offset)
-                segment.txn_index.append(aborted)
-            self.producer_state.complete_txn(txn)
-        self.producer_state.map_end_offset = last.next_offset
-        if self.auto_high_watermark:
-            self.update_high_watermark(self.log_end_offset)
-        return AppendResult(
-            first.base_offset,
-            last.last_offset,
-            log_append_time,
-            self._log_start_offset,
-            max_header.max_timestamp,
-            sum(h.records_count for h in headers),
+        return write_batches(
+            self, records, headers, AppendOrigin.REPLICATION, NO_TIMESTAMP, None, self.clock()
         )
-
-    def _maybe_roll(self, size: int, max_timestamp: int, max_offset: int, now: int) -> LogSegment:
-        segment = self._segments[-1]
-        if segment.should_roll(self.config, size, max_timestamp, max_offset, now):
-            return self.roll()
-        return segment
 
     def roll(self) -> LogSegment:
         """Start a new active segment at the log end offset (no-op if the active one is empty)."""
@@ -340,68 +253,11 @@ class Log:
         """Regions for a Fetch from ``fetch_offset`` (a whole batch if it is mid-batch), at most
         ``max_bytes`` (but one whole batch with ``min_one_message``), never at or past the isolation's
         bound (or ``max_offset`` if lower). Raises OffsetOutOfRangeError outside [log start, log end]."""
-        log_end = self.log_end_offset
-        if fetch_offset < self._log_start_offset or fetch_offset > log_end:
-            raise OffsetOutOfRangeError(fetch_offset, self._log_start_offset, log_end)
-        bound = {
-            FetchIsolation.LOG_END: log_end,
-            FetchIsolation.HIGH_WATERMARK: self._high_watermark,
-            FetchIsolation.TXN_COMMITTED: self.last_stable_offset,
-        }[isolation]
-        if max_offset is not None:
-            bound = min(bound, max_offset)
-        regions: tuple[FileRegion, ...] = ()
-        incomplete = False
-        aborted: tuple[AbortedTxn, ...] | None = () if isolation is FetchIsolation.TXN_COMMITTED else None
-        index = self._segment_index(fetch_offset)
-        while fetch_offset < bound and index < len(self._segments):
-            segment = self._segments[index]
-            max_position = self._position_of(segment, bound)
-            result = segment.read(fetch_offset, max_bytes, max_position, min_one_message)
-            if result is None:  # past this segment's last batch (e.g. a compaction gap): try the next
-                index += 1
-                continue
-            incomplete = result.first_entry_incomplete
-            if result.length > 0 and not incomplete:
-                regions = (FileRegion(segment.fd, segment.log_path, result.position, result.length),)
-                if aborted is not None:
-                    upper = segment.offset_index.upper_bound_offset(result.position + result.length)
-                    if upper is None:
-                        upper = self._next_base(index)
-                    aborted = self._collect_aborted(index, fetch_offset, upper)
-            break
-        return FetchDataInfo(
-            fetch_offset,
-            regions,
-            self._high_watermark,
-            self.last_stable_offset,
-            self._log_start_offset,
-            log_end,
-            aborted,
-            incomplete,
-        )
+        return read_log(self, fetch_offset, max_bytes, isolation, min_one_message, max_offset)
 
-    def _position_of(self, segment: LogSegment, offset: int) -> int:
-        """File position in ``segment`` where reads must stop for ``offset`` to be excluded."""
-        if offset >= segment.next_offset:
-            return segment.size
-        found = segment.translate_offset(offset)
-        return segment.size if found is None else found.position
-
-    def _collect_aborted(self, index: int, fetch_offset: int, upper_bound: int) -> tuple[AbortedTxn, ...]:
-        collected: list[AbortedTxn] = []
-        for segment in self._segments[index:]:
-            found, complete = segment.txn_index.collect(fetch_offset, upper_bound)
-            collected.extend(found)
-            if complete:
-                break
-        return tuple(collected)
-
-    def _segment_index(self, offset: int) -> int:
+    def segment_index_for(self, offset: int) -> int:
+        """Index in ``segments`` of the segment that would hold ``offset`` (the first one if below)."""
         return max(bisect_right(self._bases, offset) - 1, 0)
-
-    def _next_base(self, index: int) -> int:
-        return self._bases[index + 1] if index + 1 < len(self._bases) else self.log_end_offset
 
     # -- log start, retention, truncation --------------------------------------------------------
 
@@ -410,10 +266,11 @@ class Log:
         Whole segments below it are removed by the next ``delete_old_segments``. Returns the log start."""
         if offset > self._high_watermark:
             raise OffsetOutOfRangeError(offset, self._log_start_offset, self._high_watermark)
-        self._increment_log_start_offset(offset)
+        self.increment_log_start_offset(offset)
         return self._log_start_offset
 
-    def _increment_log_start_offset(self, offset: int) -> None:
+    def increment_log_start_offset(self, offset: int) -> None:
+        """Move the log start offset up (never down), trimming epochs and producer state with it."""
         if offset <= self._log_start_offset:
             return
         self._log_start_offset = offset
@@ -427,24 +284,11 @@ class Log:
         ``retention.bytes`` or older than ``retention.ms``. Removed segments are renamed ``*.deleted``
         and returned; close and unlink them after ``file.delete.delay.ms`` (``LogSegment.delete_files``,
         safe in a worker thread)."""
-        removed = self._delete_segments(log_start_breached(self._log_start_offset))
-        if self.config.delete:
-            by_size = retention_size_breached(self.size_in_bytes, self.config.retention_bytes)
-            if by_size is not None:
-                removed += self._delete_segments(by_size)
-            by_time = retention_time_breached(self.clock(), self.config.retention_ms)
-            if by_time is not None:
-                removed += self._delete_segments(by_time)
-        return removed
+        return delete_old_segments(self)
 
-    def _delete_segments(self, predicate: Predicate) -> list[LogSegment]:
-        deletable = deletable_segments(self._segments, predicate, self._high_watermark, self.log_end_offset)
-        if not deletable:
-            return []
-        if len(deletable) == len(self._segments):
-            self.roll()  # a log always keeps one segment: the new, empty active one
-        self._increment_log_start_offset(self._segments[len(deletable)].base_offset)
-        return self._remove_segments(deletable)
+    def remove_segments(self, segments: Sequence[LogSegment]) -> list[LogSegment]:
+        """Take ``segments`` out of the log and rename their files ``*.deleted`` (for retention)."""
+        return self._remove_segments(segments)
 
     def _remove_segments(self, segments: Sequence[LogSegment]) -> list[LogSegment]:
         gone = {id(s) for s in segments}
@@ -456,48 +300,26 @@ class Log:
         return list(segments)
 
     def truncate_to(self, offset: int) -> list[LogSegment]:
-        """Replication: drop everything at or after ``offset``. Returns segments to delete (as above)."""
-        if offset >= self.log_end_offset:
-            self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
-            return []
-        if offset <= self._segments[0].base_offset:
-            return self.truncate_fully_and_start_at(offset)
-        index = self._segment_index(offset)
-        removed = self._remove_segments(self._segments[index + 1 :])
-        segment = self._segments[-1]
-        segment.truncate_to(offset)
-        segment.next_offset = max(offset, segment.base_offset)
-        self.leader_epoch_cache.truncate_from_end(offset)
-        self._log_start_offset = min(self._log_start_offset, offset)
-        self._recovery_point = min(self._recovery_point, offset)
-        self._rebuild_producer_state()
-        self.update_high_watermark(min(self._high_watermark, offset))
-        return removed
+        """Replication: drop everything at or after ``offset``. Returns segments to delete later."""
+        return truncate_to(self, offset)
 
     def truncate_fully_and_start_at(self, offset: int) -> list[LogSegment]:
-        """Replace the whole log by an empty one starting at ``offset``."""
-        removed = self._remove_segments(list(self._segments[:-1])) if len(self._segments) > 1 else []
-        old = self._segments[-1]
-        old.change_suffix(DELETED_SUFFIX)
-        removed.append(old)
-        segment = LogSegment.create(self.dir, offset, self.config, self.clock())
-        self._segments, self._bases = [segment], [offset]
-        self.leader_epoch_cache.clear()
-        self.producer_state.truncate_fully_and_start_at(offset)
-        delete_snapshots_below(self.dir, offset + 1)
-        self._log_start_offset = self._recovery_point = offset
-        self.update_high_watermark(offset)
-        return removed
+        """Replace the whole log by an empty one starting at ``offset``; returns segments to delete."""
+        return truncate_fully_and_start_at(self, offset)
 
-    def _rebuild_producer_state(self) -> None:
-        state = self.producer_state
-        state.truncate_fully_and_start_at(self._log_start_offset)
-        delete_snapshots_below(self.dir, 2**63 - 1)
-        for segment in self._segments:
-            for position, header in segment.batch_headers():
-                view = segment.read_bytes(position, header.size) if header.is_control else b""
-                apply_batch(state, header, view)
-        state.map_end_offset = self.log_end_offset
+    def reset_offsets(self, *, log_start_offset: int, recovery_point: int) -> None:
+        """Set the log start offset and recovery point outright (truncation may move them down)."""
+        self._log_start_offset = log_start_offset
+        self._recovery_point = recovery_point
+
+    def replace_all_segments(self, make_segment: Callable[[], LogSegment]) -> list[LogSegment]:
+        """Rename every segment ``*.deleted`` (returned), then make ``make_segment()`` the only one
+        (created after the renames, so it may reuse a base offset)."""
+        old = list(self._segments)
+        for gone in old:
+            gone.change_suffix(DELETED_SUFFIX)
+        self._set_segments([make_segment()])
+        return old
 
     # -- producers, config, flush, close ---------------------------------------------------------
 
@@ -579,3 +401,7 @@ class Log:
         self._segments[start : start + len(old)] = [new]
         self._bases = [s.base_offset for s in self._segments]
         return True
+
+    def _set_segments(self, segments: list[LogSegment]) -> None:
+        self._segments = segments
+        self._bases = [s.base_offset for s in segments]

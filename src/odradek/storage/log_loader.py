@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,7 +89,7 @@ def load_log(
     )
 
     replay_from = load_latest_snapshot(directory, state, recovery_start, log_start, now_ms)
-    _replay(segments[:start_index], state, epochs, replay_from, recovery_start)
+    replay_producer_state(segments[:start_index], state, epochs, replay_from, recovery_start)
 
     truncated = 0
     for i in range(start_index, len(segments)):
@@ -181,10 +182,10 @@ def _open_segments(directory: Path, config: LogConfig, now_ms: int) -> list[LogS
     return segments
 
 
-def _replay(
-    segments: list[LogSegment],
+def replay_producer_state(
+    segments: Sequence[LogSegment],
     state: ProducerStateManager,
-    epochs: LeaderEpochCache,
+    epochs: LeaderEpochCache | None,
     from_offset: int,
     to_offset: int,
 ) -> None:
@@ -204,7 +205,8 @@ def _replay(
                 return
             if header.last_offset < from_offset:
                 continue
-            _assign_epoch(epochs, header)
+            if epochs is not None:
+                _assign_epoch(epochs, header)
             view = segment.read_bytes(position, header.size) if header.is_control else b""
             apply_batch(state, header, view)
 

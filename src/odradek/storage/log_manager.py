@@ -39,7 +39,8 @@ from odradek.storage.files import (
     delete_if_exists,
     system_clock,
 )
-from odradek.storage.log import FlushJob, Log
+from odradek.storage.flush import FlushJob
+from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition, delete_dir_name, is_delete_dir_name, topic_id_to_string
 from odradek.storage.segment import LogSegment
 from odradek.storage.topic_store import TopicRecord, TopicStore

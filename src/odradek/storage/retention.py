@@ -10,8 +10,12 @@ modification time if no record has one); the last two only for ``cleanup.policy`
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from odradek.storage.segment import LogSegment
+
+if TYPE_CHECKING:
+    from odradek.storage.log import Log
 
 Predicate = Callable[[LogSegment, "LogSegment | None"], bool]
 
@@ -61,3 +65,27 @@ def retention_time_breached(now_ms: int, retention_ms: int) -> Predicate | None:
         return now_ms - segment.largest_timestamp > retention_ms
 
     return predicate
+
+
+def delete_old_segments(log: Log) -> list[LogSegment]:
+    """Apply the predicates to ``log`` in Kafka's order; see ``Log.delete_old_segments``."""
+    removed = _delete(log, log_start_breached(log.log_start_offset))
+    if log.config.delete:
+        by_size = retention_size_breached(log.size_in_bytes, log.config.retention_bytes)
+        if by_size is not None:
+            removed += _delete(log, by_size)
+        by_time = retention_time_breached(log.clock(), log.config.retention_ms)
+        if by_time is not None:
+            removed += _delete(log, by_time)
+    return removed
+
+
+def _delete(log: Log, predicate: Predicate) -> list[LogSegment]:
+    segments = log.segments
+    deletable = deletable_segments(segments, predicate, log.high_watermark, log.log_end_offset)
+    if not deletable:
+        return []
+    if len(deletable) == len(segments):
+        log.roll()  # a log always keeps one segment: the new, empty active one
+    log.increment_log_start_offset(log.segments[len(deletable)].base_offset)
+    return log.remove_segments(deletable)

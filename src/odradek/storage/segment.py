@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from odradek.protocol.records import HEADER_SIZE, RecordBatchHeader, RecordsError
+from odradek.storage.batch_scan import scan_batches, scan_headers
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import CorruptIndexError, LogStorageError
 from odradek.storage.files import (
@@ -33,9 +34,6 @@ from odradek.storage.files import (
 )
 from odradek.storage.index import NO_TIMESTAMP, OffsetIndex, TimeIndex, TimestampOffset
 from odradek.storage.txn_index import TransactionIndex
-
-_SCAN_CHUNK = 16 * 1024
-_READ_CHUNK = 1024 * 1024
 
 BatchVisitor = Callable[[RecordBatchHeader, memoryview], None]
 
@@ -125,8 +123,9 @@ class LogSegment:
         )
         try:
             index_path = segment._path(INDEX_SUFFIX)
-            if not index_path.exists():
-                raise FileNotFoundError(index_path)
+            for required in (index_path, segment._path(TIME_INDEX_SUFFIX)):
+                if not required.exists():
+                    raise FileNotFoundError(required)
             size = config.segment_index_bytes
             segment.offset_index = OffsetIndex.load(index_path, base_offset, size, segment.size)
             segment.time_index = TimeIndex.load(segment._path(TIME_INDEX_SUFFIX), base_offset, size)
@@ -180,8 +179,11 @@ class LogSegment:
         if largest_timestamp > self.max_timestamp_and_offset.timestamp:
             self.max_timestamp_and_offset = TimestampOffset(largest_timestamp, offset_of_max_timestamp)
         if self.bytes_since_last_index_entry > self.index_interval_bytes:
-            self.offset_index.append(largest_offset, position)
-            self.time_index.maybe_append(*self.max_timestamp_and_offset)
+            # The Log rolls before an index fills; a compacted copy may simply get a sparser index.
+            if not self.offset_index.is_full:
+                self.offset_index.append(largest_offset, position)
+            if not self.time_index.is_full:
+                self.time_index.maybe_append(*self.max_timestamp_and_offset)
             self.bytes_since_last_index_entry = 0
         self.bytes_since_last_index_entry += len(data)
 
@@ -248,57 +250,14 @@ class LogSegment:
     def batch_headers(
         self, start: int = 0, end: int | None = None
     ) -> Iterator[tuple[int, RecordBatchHeader]]:
-        """(file position, header) of each whole batch in [start, end); reads headers only.
-
-        The header's own ``pos`` is relative to an internal buffer: use the position yielded with it.
-        """
-        end = self.size if end is None else min(end, self.size)
-        position, buf, buf_start = start, b"", start
-        while end - position >= HEADER_SIZE:
-            rel = position - buf_start
-            if rel + HEADER_SIZE > len(buf):
-                buf, buf_start, rel = (
-                    read_exactly(self.fd, min(_SCAN_CHUNK, end - position), position),
-                    position,
-                    0,
-                )
-                if len(buf) < HEADER_SIZE:
-                    return
-            header = RecordBatchHeader.read(buf, rel)
-            if position + header.size > end:
-                return
-            yield position, header
-            position += header.size
+        """(file position, header) of each whole batch in [start, end); reads headers only."""
+        return scan_headers(self.fd, start, self.size if end is None else min(end, self.size))
 
     def batches(
         self, start: int = 0, end: int | None = None
     ) -> Iterator[tuple[int, RecordBatchHeader, memoryview]]:
-        """(file position, header, whole batch bytes) of each whole batch in [start, end).
-
-        The header is read from the yielded view (``pos`` 0), so ``header.crc_is_valid(view)`` works.
-        """
-        end = self.size if end is None else min(end, self.size)
-        position, buf, buf_start = start, b"", start
-        while end - position >= HEADER_SIZE:
-            rel = position - buf_start
-            if rel + HEADER_SIZE > len(buf):
-                buf, buf_start, rel = (
-                    read_exactly(self.fd, min(_READ_CHUNK, end - position), position),
-                    position,
-                    0,
-                )
-                if len(buf) < HEADER_SIZE:
-                    return
-            size = RecordBatchHeader.read(buf, rel).size
-            if position + size > end:
-                return
-            if rel + size > len(buf):
-                buf, buf_start, rel = read_exactly(self.fd, max(_READ_CHUNK, size), position), position, 0
-                if len(buf) < size:
-                    return
-            view = memoryview(buf)[rel : rel + size]
-            yield position, RecordBatchHeader.read(view), view
-            position += size
+        """(file position, header, whole batch bytes) of each whole batch in [start, end)."""
+        return scan_batches(self.fd, start, self.size if end is None else min(end, self.size))
 
     def read_bytes(self, position: int, length: int) -> bytes:
         return read_exactly(self.fd, length, position)

@@ -90,6 +90,16 @@ def test_missing_index_files_are_rebuilt(tmp_path: Path) -> None:
     assert [r.offset for r in read_records(again, 3)] == list(range(3, 30))
 
 
+def test_missing_time_index_alone_is_rebuilt(tmp_path: Path) -> None:
+    clock = FakeClock()
+    log = _filled(tmp_path / "t-0", clock, count=30)
+    log.close()
+    first = log.segments[0]
+    first.time_index.path.unlink()
+    again = _reopen(tmp_path / "t-0", clock, recovery_point=30, clean=True)
+    assert again.segments[0].max_timestamp == first.max_timestamp  # retention depends on it
+
+
 def test_corrupt_index_file_is_rebuilt(tmp_path: Path) -> None:
     clock = FakeClock()
     log = _filled(tmp_path / "t-0", clock, count=30)

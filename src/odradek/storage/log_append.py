@@ -1,5 +1,6 @@
-"""Checks on a produce's bytes before the Log assigns offsets: whole v2 batches, sizes, CRC-32C, the
-header rules Kafka's LogValidator applies, and the producer-state analysis of each batch.
+"""How an append becomes bytes in a segment: checks on a produce's bytes before the Log assigns
+offsets (whole v2 batches, sizes, CRC-32C, the header rules Kafka's LogValidator applies), the
+producer-state analysis of each batch, then the write and the bookkeeping that follows it.
 
 Records are not decoded, except for compacted topics (a record without a key cannot be compacted, so
 Kafka rejects it) and for transaction markers (their type decides commit or abort).
@@ -8,16 +9,23 @@ Kafka rejects it) and for transaction markers (their type decides commit or abor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from odradek.protocol.records import (
     NO_SEQUENCE,
+    NO_TIMESTAMP,
     RecordBatch,
     RecordBatchHeader,
     RecordsError,
     read_end_transaction_marker,
 )
 from odradek.storage.config import LogConfig
-from odradek.storage.errors import CorruptRecordError, InvalidRecordError, RecordTooLargeError
+from odradek.storage.errors import (
+    CorruptRecordError,
+    DuplicateSequenceError,
+    InvalidRecordError,
+    RecordTooLargeError,
+)
 from odradek.storage.producer_state import (
     AppendOrigin,
     BatchMetadata,
@@ -26,6 +34,10 @@ from odradek.storage.producer_state import (
     ProducerStateManager,
     increment_sequence,
 )
+from odradek.storage.txn_index import AbortedTxn
+
+if TYPE_CHECKING:
+    from odradek.storage.log import Log
 
 Buffer = bytes | bytearray | memoryview
 
@@ -81,6 +93,17 @@ def _check_keys(records: Buffer, pos: int) -> None:
     batch = RecordBatch.decode(records, pos, verify_crc=False)
     if any(record.key is None for record in batch.records):
         raise InvalidRecordError("compacted topics accept only records with a key")
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    base_offset: int
+    last_offset: int
+    log_append_time: int
+    """The broker time stamped on LogAppendTime batches, else -1 (NO_TIMESTAMP), as Produce returns it."""
+    log_start_offset: int
+    max_timestamp: int = NO_TIMESTAMP
+    records_count: int = 0
 
 
 @dataclass(slots=True)
@@ -142,3 +165,56 @@ def analyze_producer_state(
                 header.is_transactional,
             )
     return analysis
+
+
+def write_batches(
+    log: Log,
+    records: Buffer,
+    headers: list[RecordBatchHeader],
+    origin: AppendOrigin,
+    log_append_time: int,
+    leader_epoch: int | None,
+    now: int,
+) -> AppendResult:
+    """Validate producer state, roll if due, write, then update epochs, producers, transactions and
+    (single-node) the high watermark. Nothing changes if validation raises."""
+    state = log.producer_state
+    analysis = analyze_producer_state(state, records, headers, origin)
+    if analysis.duplicate is not None:
+        dup = analysis.duplicate
+        raise DuplicateSequenceError(
+            analysis.duplicate_producer_id, dup.first_offset, dup.last_offset, log.log_start_offset
+        )
+    first, last = headers[0], headers[-1]
+    max_header = max(headers, key=lambda h: h.max_timestamp)
+    segment = log.active_segment
+    if segment.should_roll(log.config, len(records), max_header.max_timestamp, last.last_offset, now):
+        segment = log.roll()
+    segment.append(last.last_offset, max_header.max_timestamp, max_header.last_offset, records)
+
+    epochs = log.leader_epoch_cache
+    for header in headers:
+        epoch = header.partition_leader_epoch if leader_epoch is None else leader_epoch
+        latest = epochs.latest_epoch
+        if epoch >= 0 and (latest is None or epoch > latest):
+            epochs.assign(epoch, header.base_offset)
+    for info in analysis.updated.values():
+        state.update(info)
+    for txn in analysis.completed_txns:
+        last_stable_offset = state.last_stable_offset(txn)
+        if txn.is_aborted:
+            segment.txn_index.append(
+                AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset, last_stable_offset)
+            )
+        state.complete_txn(txn)
+    state.map_end_offset = last.next_offset
+    if log.auto_high_watermark:
+        log.update_high_watermark(log.log_end_offset)
+    return AppendResult(
+        first.base_offset,
+        last.last_offset,
+        log_append_time,
+        log.log_start_offset,
+        max_header.max_timestamp,
+        sum(h.records_count for h in headers),
+    )
