@@ -9,6 +9,7 @@ is deleted by retention or compaction (the file is renamed, not closed, until th
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -136,7 +137,7 @@ def _position_of(segment: LogSegment, offset: int) -> int:
 
 
 def _collect_aborted(
-    segments: tuple[LogSegment, ...], fetch_offset: int, upper_bound: int
+    segments: Sequence[LogSegment], fetch_offset: int, upper_bound: int
 ) -> tuple[AbortedTxn, ...]:
     collected: list[AbortedTxn] = []
     for segment in segments:

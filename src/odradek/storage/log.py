@@ -149,8 +149,9 @@ class Log:
         return self._recovery_point
 
     @property
-    def segments(self) -> tuple[LogSegment, ...]:
-        return tuple(self._segments)
+    def segments(self) -> Sequence[LogSegment]:
+        """The segments, oldest first: a live view (no copy), so do not hold it across log changes."""
+        return self._segments
 
     @property
     def active_segment(self) -> LogSegment:

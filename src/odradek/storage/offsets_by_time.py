@@ -8,6 +8,7 @@ in timestamp order, so the batch is searched record by record).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -62,7 +63,7 @@ def fetch_offset_by_timestamp(
 
 
 def _first_at_or_after(
-    segments: tuple[LogSegment, ...], target: int, starting_offset: int
+    segments: Sequence[LogSegment], target: int, starting_offset: int
 ) -> TimestampAndOffset | None:
     for segment in segments:
         if segment.largest_timestamp >= target:
@@ -86,7 +87,7 @@ def _search_segment(segment: LogSegment, target: int, starting_offset: int) -> T
     return None
 
 
-def _max_timestamp(segments: tuple[LogSegment, ...]) -> TimestampAndOffset | None:
+def _max_timestamp(segments: Sequence[LogSegment]) -> TimestampAndOffset | None:
     best = None
     for segment in segments:
         if segment.max_timestamp >= 0 and (best is None or segment.max_timestamp > best.max_timestamp):
