@@ -7,6 +7,7 @@ recovery point, so a later start only recovers what was not fsynced.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +27,14 @@ class FlushJob:
 
     def run(self) -> None:
         for segment in self.segments:
-            if not segment.closed:
+            if segment.closed:
+                continue
+            try:
                 segment.flush()
+            except (FileNotFoundError, OSError) as e:
+                # Deleted (and closed after file.delete.delay.ms) while we waited: nothing to keep.
+                if not segment.closed and e.errno not in (errno.EBADF, errno.ENOENT):
+                    raise
         for path in self.files:
             try:
                 fd = os.open(path, os.O_RDONLY)

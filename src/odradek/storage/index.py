@@ -40,7 +40,11 @@ class TimestampOffset(NamedTuple):
 
 
 class _IndexFile:
-    """The file half of an index: one fd, entries appended at ``entries * entry_size``."""
+    """The file half of an index: entries appended at ``entries * entry_size``.
+
+    The fd is opened only to write (and kept while the segment is active); ``release`` closes it, so
+    inactive segments hold one open file (their ``.log``) instead of three.
+    """
 
     entry_size = 0
 
@@ -48,8 +52,9 @@ class _IndexFile:
         self.path = path
         self.base_offset = base_offset
         self.max_entries = max(max_index_size // self.entry_size, 1)
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._fd: int | None = None
         self._entries = 0
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))  # the file exists from the start
 
     @property
     def entries(self) -> int:
@@ -63,33 +68,48 @@ class _IndexFile:
         return 0 <= offset - self.base_offset <= _INT32_MAX
 
     def _read_words(self, code: str) -> array[int]:
-        length = os.fstat(self._fd).st_size
-        if length % self.entry_size != 0:
+        raw = self.path.read_bytes()
+        if len(raw) % self.entry_size != 0:
             raise CorruptIndexError(
-                f"index file {self.path} has size {length}, not a multiple of {self.entry_size}"
+                f"index file {self.path} has size {len(raw)}, not a multiple of {self.entry_size}"
             )
         words = array(code)
-        words.frombytes(os.pread(self._fd, length, 0) if length else b"")
+        words.frombytes(raw)
         if sys.byteorder == "little":
             words.byteswap()
         return words
 
+    def _open_fd(self) -> int:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        return self._fd
+
     def _write_entry(self, data: bytes) -> None:
-        write_all(self._fd, data, self._entries * self.entry_size)
+        write_all(self._open_fd(), data, self._entries * self.entry_size)
         self._entries += 1
 
     def _truncate_entries(self, entries: int) -> None:
-        os.ftruncate(self._fd, entries * self.entry_size)
+        os.ftruncate(self._open_fd(), entries * self.entry_size)
         self._entries = entries
 
     def flush(self) -> None:
-        os.fsync(self._fd)
+        if self._fd is not None:
+            os.fsync(self._fd)
+            return
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def release(self) -> None:
+        """Close the fd (it is reopened if the index is written again)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.ftruncate(self._fd, self._entries * self.entry_size)
-            os.close(self._fd)
-            self._fd = -1
+        self.release()
 
     def rename(self, new_path: Path) -> None:
         os.rename(self.path, new_path)

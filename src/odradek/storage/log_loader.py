@@ -112,6 +112,9 @@ def load_log(
         segments = [LogSegment.create(directory, log_start, config, now_ms)]
         state.truncate_fully_and_start_at(log_start)
         log_end = log_start
+    for inactive in segments[:-1]:  # only the active segment keeps its index files open
+        inactive.offset_index.release()
+        inactive.time_index.release()
     epochs.truncate_from_end(log_end)
     epochs.truncate_from_start(log_start)
     state.map_end_offset = log_end

@@ -220,6 +220,8 @@ class LogSegment:
     def on_become_inactive(self) -> None:
         """Called at roll: record the max timestamp (retention reads it back) and trim preallocation."""
         self.time_index.maybe_append(*self.max_timestamp_and_offset, skip_full_check=True)
+        self.offset_index.release()
+        self.time_index.release()
         if self.preallocated:
             os.ftruncate(self.fd, self.size)
             self.preallocated = False

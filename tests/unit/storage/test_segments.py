@@ -126,3 +126,23 @@ def test_region_is_sendfile_ready(tmp_path: Path) -> None:
     (region,) = log.read(0, 100).regions
     assert region.path.name == "00000000000000000000.log"
     assert os.pread(region.fd, region.length, region.position) == bytes(data)
+
+
+def test_inactive_segments_keep_one_open_file(tmp_path: Path) -> None:
+    log = open_log(tmp_path / "t-0", FakeClock(), segment_bytes=200)
+    for _ in range(12):
+        log.append(batch([b"z" * 40]))
+    assert len(log.segments) >= 4
+
+    def open_files() -> list[str]:
+        targets = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                targets.append(os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:  # the fd that listed the directory is already closed
+                continue
+        return [t for t in targets if t.startswith(str(tmp_path))]
+
+    files = open_files()
+    assert len([f for f in files if f.endswith(".log")]) == len(log.segments)
+    assert len([f for f in files if f.endswith((".index", ".timeindex"))]) <= 2
