@@ -18,28 +18,25 @@ from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.log_manager import LogManager
 
 MAX_NAME_LENGTH: Final = 249
-_LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
+_LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state"})
+#: KRaft's metadata log: no client may create a topic of that name.
+CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"
 
 
 def validate_topic_name(name: str) -> None:
-    """Kafka's topic-name rules; raises KafkaError(INVALID_TOPIC_EXCEPTION) with the reason."""
+    """Kafka's topic-name rules; raises KafkaError(INVALID_TOPIC_EXCEPTION) with Kafka's reason."""
+    reason = None
     if not name:
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
-    if name in (".", ".."):
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, 'Topic name cannot be "." or ".."')
-    if len(name) > MAX_NAME_LENGTH:
-        raise KafkaError(
-            ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, "
-            f"topic name: {name}",
-        )
-    if not _LEGAL_NAME.match(name):
-        raise KafkaError(
-            ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f'Topic name "{name}" is illegal, it contains a character other than '
-            "ASCII alphanumerics, '.', '_' and '-'",
-        )
+        reason = "the empty string is not allowed"
+    elif name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name) > MAX_NAME_LENGTH:
+        reason = f"the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"
+    elif not _LEGAL_NAME.fullmatch(name):
+        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    if reason is not None:
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {reason}")
 
 
 class TopicAdmin:
@@ -88,51 +85,61 @@ class TopicAdmin:
         name: str,
         num_partitions: int,
         replication_factor: int,
-        assignments: Mapping[int, Sequence[int]] | None = None,
+        assignments: Mapping[int, Sequence[int]] | Sequence[tuple[int, Sequence[int]]] | None = None,
         configs: Mapping[str, str | None] | None = None,
         *,
         validate_only: bool = False,
         internal: bool = False,
     ) -> TopicState:
-        """CreateTopics' rules and error codes; returns the new topic (not stored if validate_only)."""
+        """CreateTopics' rules, checked in the order Kafka's controller checks them (name, existence,
+        configs, then assignment or partition count and replication factor); returns the new topic
+        (not stored if validate_only). -1 partitions / replication factor means the broker default."""
+        if name == CLUSTER_METADATA_TOPIC:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited.")
         validate_topic_name(name)
         if name in self.cluster.topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         if name in INTERNAL_TOPICS and not internal:
+            # Kafka lets an admin create these; here only the coordinators do, with their own configs.
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited.")
         self._check_collision(name)
+        given = dict(configs or {})
+        parse_topic_configs(given, self.broker_config)  # raises KafkaError(INVALID_CONFIG), nulls included
         if assignments:
-            if num_partitions != -1 or replication_factor != -1:
+            if replication_factor != -1:
                 raise KafkaError(
                     ErrorCode.INVALID_REQUEST,
-                    "Both numPartitions or replicationFactor and replicasAssignments were set. "
-                    "Both cannot be used at the same time.",
+                    "A manual partition assignment was specified, but replication factor was not set to -1.",
                 )
-            num_partitions, replication_factor = self._check_assignments(assignments, start=0)
-        if num_partitions == -1:
-            num_partitions = int(self.broker_config["num.partitions"])
-        if replication_factor == -1:
-            replication_factor = int(self.broker_config["default.replication.factor"])
-        if num_partitions <= 0:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
-        if replication_factor <= 0:
-            raise KafkaError(
-                ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0."
-            )
-        brokers = len(self.cluster.brokers)
-        if replication_factor > brokers:
-            raise KafkaError(
-                ErrorCode.INVALID_REPLICATION_FACTOR,
-                f"Unable to replicate the partition {replication_factor} time(s): "
-                f"The target replication factor "
-                f"of {replication_factor} cannot be reached because only {brokers} broker(s) are registered.",
-            )
-        given = {k: v for k, v in (configs or {}).items() if v is not None}
-        parse_topic_configs(given, self.broker_config)  # raises KafkaError(INVALID_CONFIG)
-        state = self._state(name, uuid.uuid4(), num_partitions, dict(given), internal=internal)
+            if num_partitions != -1:
+                raise KafkaError(
+                    ErrorCode.INVALID_REQUEST,
+                    "A manual partition assignment was specified, but numPartitions was not set to -1.",
+                )
+            pairs = list(assignments.items()) if isinstance(assignments, Mapping) else list(assignments)
+            replication_factor = self._check_assignments(pairs)
+            num_partitions = len(pairs)
+        else:
+            if replication_factor < -1 or replication_factor == 0:
+                raise KafkaError(
+                    ErrorCode.INVALID_REPLICATION_FACTOR,
+                    "Replication factor must be larger than 0, or -1 to use the default value.",
+                )
+            if num_partitions < -1 or num_partitions == 0:
+                raise KafkaError(
+                    ErrorCode.INVALID_PARTITIONS,
+                    "Number of partitions was set to an invalid non-positive value.",
+                )
+            if num_partitions == -1:
+                num_partitions = int(self.broker_config["num.partitions"])
+            if replication_factor == -1:
+                replication_factor = int(self.broker_config["default.replication.factor"])
+            self._check_placement(replication_factor)
+        stored = {k: v for k, v in given.items() if v is not None}
+        state = self._state(name, uuid.uuid4(), num_partitions, stored, internal=internal)
         if validate_only:
             return state
-        self.logs.save_topic(name, state.topic_id, num_partitions, given, replication_factor)
+        self.logs.save_topic(name, state.topic_id, num_partitions, stored, replication_factor)
         for partition in range(num_partitions):
             self.logs.get_or_create_log(name, partition, topic_id=state.topic_id)
         self.cluster.add_topic(state)
@@ -158,43 +165,50 @@ class TopicAdmin:
         *,
         validate_only: bool = False,
     ) -> TopicState:
-        """CreatePartitions: grow a topic to `count` partitions (never shrink)."""
+        """CreatePartitions: grow a topic to `count` partitions (never shrink), Kafka's checks in order."""
         state = self.cluster.topic(name)
         if state is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         current = len(state.partitions)
+        if count == current:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
         if count < current:
             raise KafkaError(
                 ErrorCode.INVALID_PARTITIONS,
-                f"Topic currently has {current} partitions, which is higher than the requested {count}.",
+                f"The topic {name} currently has {current} partition(s); {count} would not be an increase.",
             )
-        if count == current:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
+        additional = count - current
+        replication_factor = len(state.partitions[0].replicas) if state.partitions else 1
         if assignments is not None:
-            if len(assignments) != count - current:
+            if len(assignments) != additional:
                 raise KafkaError(
                     ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"Increasing the number of partitions by {count - current} "
-                    f"but {len(assignments)} assignments provided.",
+                    f"Attempted to add {additional} additional partition(s), but only {len(assignments)} "
+                    "assignment(s) were specified.",
                 )
-            self._check_assignments(dict(enumerate(assignments, start=current)), start=current)
+            for replicas in assignments:
+                self._check_replicas(replicas, replication_factor)
+        else:
+            self._check_placement(replication_factor)
         if validate_only:
             return state
-        self.logs.save_topic(name, state.topic_id, count, dict(state.configs))
+        self.logs.save_topic(name, state.topic_id, count, dict(state.configs), replication_factor)
         for partition in range(current, count):
             self.logs.get_or_create_log(name, partition, topic_id=state.topic_id)
             state.partitions.append(self._partition(partition))
         return state
 
     def alter_configs(self, name: str, configs: Mapping[str, str], *, validate_only: bool = False) -> None:
-        """Replace a topic's config overrides (AlterConfigs / IncrementalAlterConfigs after merging)."""
+        """Replace a topic's config overrides (AlterConfigs / IncrementalAlterConfigs after merging).
+        As Kafka's controller does, the configs are validated before the topic's existence is checked."""
+        parse_topic_configs(dict(configs), self.broker_config)  # raises KafkaError(INVALID_CONFIG)
         state = self.cluster.topic(name)
         if state is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        parse_topic_configs(dict(configs), self.broker_config)  # raises KafkaError(INVALID_CONFIG)
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         if validate_only:
             return
-        self.logs.save_topic(name, state.topic_id, len(state.partitions), dict(configs))
+        replication_factor = len(state.partitions[0].replicas) if state.partitions else 1
+        self.logs.save_topic(name, state.topic_id, len(state.partitions), dict(configs), replication_factor)
         state.configs = dict(configs)
 
     # ----- helpers -------------------------------------------------------------------------------
@@ -229,32 +243,64 @@ class TopicAdmin:
                     f"Topic '{name}' collides with existing topic: {existing}",
                 )
 
-    def _check_assignments(self, assignments: Mapping[int, Sequence[int]], start: int) -> tuple[int, int]:
-        """Validate a manual replica assignment; returns (partition count, replication factor)."""
-        partitions = sorted(assignments)
-        if partitions != list(range(start, start + len(partitions))):
+    def _check_assignments(self, assignments: Sequence[tuple[int, Sequence[int]]]) -> int:
+        """Validate a manual replica assignment as Kafka's controller does; returns its replication factor."""
+        replication_factor: int | None = None
+        seen: set[int] = set()
+        for partition, replicas in assignments:
+            if partition in seen:
+                raise KafkaError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"Found multiple manual partition assignments for partition {partition}",
+                )
+            seen.add(partition)
+            self._check_replicas(replicas, replication_factor)
+            replication_factor = len(replicas)
+        if seen != set(range(len(seen))):
             raise KafkaError(
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                "Partitions should be a consecutive 0-based integer sequence",
+                "partitions should be a consecutive 0-based integer sequence",
             )
-        factors = {len(replicas) for replicas in assignments.values()}
-        if len(factors) != 1:
+        assert replication_factor is not None
+        return replication_factor
+
+    def _check_replicas(self, replicas: Sequence[int], replication_factor: int | None) -> None:
+        if not replicas:
             raise KafkaError(
-                ErrorCode.INVALID_REPLICA_ASSIGNMENT, "All partitions should have the same number of replicas"
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                "The manual partition assignment includes an empty replica list.",
             )
-        for partition, replicas in assignments.items():
-            if len(set(replicas)) != len(replicas):
+        previous = None
+        for broker in sorted(replicas):
+            if broker not in self.cluster.brokers:
                 raise KafkaError(
                     ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"Duplicate brokers not allowed in replica assignment: {replicas}",
+                    f"The manual partition assignment includes broker {broker}, but no such broker is "
+                    "registered.",
                 )
-            unknown = [b for b in replicas if b not in self.cluster.brokers]
-            if unknown or not replicas:
+            if broker == previous:
                 raise KafkaError(
                     ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"Partition {partition} has replicas on unknown brokers {unknown or replicas}",
+                    f"The manual partition assignment includes the broker {broker} more than once.",
                 )
-        return len(partitions), factors.pop()
+            previous = broker
+        if replication_factor is not None and len(replicas) != replication_factor:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"The manual partition assignment includes a partition with {len(replicas)} replica(s), but "
+                "this is not consistent with previous partitions, which have "
+                f"{replication_factor} replica(s).",
+            )
+
+    def _check_placement(self, replication_factor: int) -> None:
+        brokers = len(self.cluster.brokers)
+        if replication_factor > brokers:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                f"Unable to replicate the partition {replication_factor} time(s): The target replication "
+                f"factor of {replication_factor} cannot be reached because only {brokers} broker(s) are "
+                "registered.",
+            )
 
 
 def _as_string(value: object) -> str:
