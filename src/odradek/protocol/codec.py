@@ -353,14 +353,15 @@ class _Compiler:
         lines.append("        for _ in range(tags):")
         lines.append("            tag, pos = read_uvarint(buf, pos)")
         lines.append("            size, pos = read_uvarint(buf, pos)")
-        lines.append("            e = pos + size")
-        lines.append("            if e > len(buf):")
+        # Not `e`: decoding a string or bytes value uses `e` for its own end.
+        lines.append("            tag_end = pos + size")
+        lines.append("            if tag_end > len(buf):")
         lines.append("                raise TruncatedError('tagged field longer than the bytes left')")
         keyword = "if"
         for spec in tagged:
             lines.append(f"            {keyword} tag == {spec.tag}:")
             self._decode_value(spec, True, f"o.{spec.name}", lines, "                ")
-            lines.append("                if pos != e:")
+            lines.append("                if pos != tag_end:")
             lines.append(
                 f"                    raise CodecError('tagged field {spec.name}: size does not match')"
             )
@@ -372,8 +373,8 @@ class _Compiler:
             indent = "            "
         lines.append(f"{indent}if o.unknown_tagged_fields is None:")
         lines.append(f"{indent}    o.unknown_tagged_fields = {{}}")
-        lines.append(f"{indent}o.unknown_tagged_fields[tag] = buf[pos:e]")
-        lines.append(f"{indent}pos = e")
+        lines.append(f"{indent}o.unknown_tagged_fields[tag] = buf[pos:tag_end]")
+        lines.append(f"{indent}pos = tag_end")
 
     # ----- encoding -------------------------------------------------------------------------
 
