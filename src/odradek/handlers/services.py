@@ -10,6 +10,7 @@ from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 
 if TYPE_CHECKING:
+    from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
     from odradek.cluster.topics import TopicAdmin
     from odradek.server.delayed import AppendNotifier
     from odradek.storage.log_manager import LogManager
@@ -27,6 +28,8 @@ class Services:
     producer_ids: ProducerIdManager
     #: Advertised endpoints of every broker, by listener name.
     advertised: dict[str, list[BrokerEndpoint]] = field(default_factory=dict)
+    #: The dynamic broker config layers (AlterConfigs on BROKER resources), persisted in the log dir.
+    dynamic_configs: DynamicBrokerConfigs | None = None
 
     @property
     def auto_create_topics(self) -> bool:

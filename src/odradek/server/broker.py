@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
+from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
@@ -45,6 +46,8 @@ class Broker:
         configured = config["log.dirs"]
         names = configured if isinstance(configured, list) else str(configured).split(",")
         log_dirs = [Path(str(d).strip()) for d in names if str(d).strip()]
+        self.dynamic_configs = DynamicBrokerConfigs.load(log_dirs[0], self.node_id, config)
+        self.config = config = self.dynamic_configs.config()
         default_log_config = LogConfig.from_mapping(dict(resolve_topic_config({}, config)))
         self.logs = LogManager(
             log_dirs,
@@ -69,6 +72,7 @@ class Broker:
             logs=self.logs,
             appends=AppendNotifier(),
             producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
+            dynamic_configs=self.dynamic_configs,
             fetch_sessions=FetchSessionCache(int(self.config["max.incremental.fetch.session.cache.slots"])),  # type: ignore[arg-type]
         )
         await self._listen()

@@ -1,0 +1,207 @@
+"""Dynamic broker configs (KIP-226): the cluster-wide default layer and this broker's own layer.
+
+AlterConfigs and IncrementalAlterConfigs on a BROKER resource change them: the empty resource name
+is the cluster-wide default, the broker's id its own layer. Both are kept, as the strings the client
+sent, in ``<first log dir>/__odradek_broker_configs.json`` (readable by the owner only, since it may
+hold passwords), replaced atomically on every change::
+
+    {"version": 1, "cluster_default": {"log.retention.ms": "3600000"},
+     "brokers": {"1": {"max.connections": "100"}}}
+
+and applied over the static configuration with ``BrokerConfig.with_dynamic``. Kafka keeps these in
+ZooKeeper or its metadata log; a single node keeps them next to its topics.
+
+Validation follows Kafka's broker (DynamicBrokerConfig.validate as ConfigAdminManager calls it): read-only
+configs, SSL keystore/truststore configs without a listener prefix, per-broker configs at the cluster
+level, bad values and broken relations between configs are all refused. Names Kafka does not know are
+kept as custom configs, as Kafka keeps them (for plugins such as metric reporters).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from odradek.config.broker import BrokerConfig, validate_dynamic_broker_configs
+from odradek.config.catalog import BROKER_CONFIGS, LISTENER_PREFIX
+from odradek.config.topic import resolve_topic_config
+from odradek.config.types import ConfigError
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.storage.config import LogConfig
+from odradek.storage.files import fsync_dir, write_all
+from odradek.storage.log_manager import LogManager
+
+log = logging.getLogger(__name__)
+
+FILE_NAME: Final = "__odradek_broker_configs.json"
+_VERSION: Final = 1
+
+#: Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: dynamic only per listener (listener.name.<l>.<config>).
+_LISTENER_ONLY: Final = frozenset(
+    {
+        "ssl.keystore.type",
+        "ssl.keystore.location",
+        "ssl.keystore.password",
+        "ssl.key.password",
+        "ssl.keystore.key",
+        "ssl.keystore.certificate.chain",
+        "ssl.truststore.type",
+        "ssl.truststore.location",
+        "ssl.truststore.password",
+        "ssl.truststore.certificates",
+    }
+)
+#: Listener configs that may be set cluster-wide (Kafka's ClusterLevelListenerConfigs).
+_CLUSTER_LEVEL_LISTENER: Final = frozenset(
+    {"max.connections", "max.connection.creation.rate", "num.network.threads"}
+)
+
+
+class DynamicBrokerConfigs:
+    """The two dynamic layers of one broker, as last written to disk, and the configuration they make."""
+
+    def __init__(
+        self,
+        path: Path,
+        node_id: int,
+        static: BrokerConfig,
+        cluster_default: Mapping[str, str] | None = None,
+        per_broker: Mapping[str, str] | None = None,
+    ) -> None:
+        self.path = path
+        self.node_id = node_id
+        self.static = static
+        self.cluster_default: dict[str, str] = dict(cluster_default or {})
+        self.per_broker: dict[str, str] = dict(per_broker or {})
+
+    @classmethod
+    def load(cls, log_dir: Path, node_id: int, static: BrokerConfig) -> DynamicBrokerConfigs:
+        """The stored layers ({} if none). A stored value that no longer passes validation is dropped
+        with a warning, as Kafka ignores invalid dynamic configs at start-up."""
+        store = cls(log_dir / FILE_NAME, node_id, static)
+        try:
+            doc = json.loads(store.path.read_text("utf-8"))
+        except FileNotFoundError:
+            return store
+        except (OSError, ValueError) as error:
+            raise ConfigError(f"cannot read dynamic broker configs {store.path}: {error}") from error
+        if doc.get("version") != _VERSION:
+            raise ConfigError(f"{store.path}: unsupported version {doc.get('version')!r}")
+        store.cluster_default = _usable(dict(doc.get("cluster_default", {})), cluster_default=True)
+        store.per_broker = _usable(dict(doc.get("brokers", {}).get(str(node_id), {})), cluster_default=False)
+        try:
+            store.config()
+        except ConfigError as error:
+            log.warning("ignoring stored dynamic broker configs %s: %s", store.path, error)
+            store.cluster_default, store.per_broker = {}, {}
+        return store
+
+    def layer(self, *, cluster_default: bool) -> dict[str, str]:
+        return dict(self.cluster_default if cluster_default else self.per_broker)
+
+    def config(self) -> BrokerConfig:
+        """The effective configuration: static settings under the two dynamic layers."""
+        return self.static.with_dynamic(self.cluster_default, self.per_broker)
+
+    def validate(self, configs: Mapping[str, str], *, cluster_default: bool) -> BrokerConfig:
+        """The configuration if `configs` became the whole layer; raises KafkaError(INVALID_REQUEST)
+        with the reason when Kafka would refuse it (KAFKA-13609: Kafka reports these as invalid
+        requests, not invalid configs)."""
+        try:
+            _check(configs, cluster_default=cluster_default)
+            if cluster_default:
+                return self.static.with_dynamic(configs, self.per_broker)
+            return self.static.with_dynamic(self.cluster_default, configs)
+        except KafkaError as error:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, error.error_message) from None
+        except ConfigError as error:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, str(error)) from None
+
+    def replace(self, configs: Mapping[str, str], *, cluster_default: bool) -> BrokerConfig:
+        """Validate, persist and return the configuration with `configs` as the whole layer."""
+        config = self.validate(configs, cluster_default=cluster_default)
+        if cluster_default:
+            self.cluster_default = dict(configs)
+        else:
+            self.per_broker = dict(configs)
+        self._write()
+        return config
+
+    def _write(self) -> None:
+        doc = {
+            "version": _VERSION,
+            "cluster_default": dict(sorted(self.cluster_default.items())),
+            "brokers": {str(self.node_id): dict(sorted(self.per_broker.items()))} if self.per_broker else {},
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            write_all(fd, (json.dumps(doc, indent=1) + "\n").encode(), 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)
+        fsync_dir(self.path.parent)
+
+
+def apply_log_defaults(logs: LogManager, config: BrokerConfig) -> None:
+    """Give every partition log the topic defaults `config` now implies (log.retention.ms, ...), under
+    each topic's own overrides, as Kafka reconfigures its logs after a dynamic change."""
+    logs.default_config = LogConfig.from_mapping(dict(resolve_topic_config({}, config)))
+    for partition, partition_log in logs.logs.items():
+        partition_log.update_config(logs.config_for(partition.topic))
+
+
+def _check(configs: Mapping[str, str], *, cluster_default: bool) -> None:
+    without_prefix = sorted(name for name in configs if name in _LISTENER_ONLY)
+    if without_prefix:
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST,
+            "These security configs can be dynamically updated only per-listener using the listener "
+            f"prefix: {', '.join(without_prefix)}",
+        )
+    known = {name: value for name, value in configs.items() if name in BROKER_CONFIGS}
+    validate_dynamic_broker_configs(known, cluster_default=cluster_default)
+    for name, value in configs.items():
+        if not name.startswith(LISTENER_PREFIX):
+            continue
+        base = _listener_base(name)
+        if cluster_default and base not in _CLUSTER_LEVEL_LISTENER:
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                f"Cannot update these configs at default cluster level, broker id must be specified: {name}",
+            )
+        if base in BROKER_CONFIGS:
+            try:
+                BROKER_CONFIGS[base].parse(value)
+            except ConfigError as error:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, str(error)) from None
+
+
+def _listener_base(name: str) -> str:
+    """``listener.name.internal.ssl.keystore.location`` -> ``ssl.keystore.location`` (and a SASL
+    mechanism's ``listener.name.x.plain.sasl.jaas.config`` -> ``sasl.jaas.config``)."""
+    rest = name[len(LISTENER_PREFIX) :].split(".", 1)
+    base = rest[1] if len(rest) == 2 else ""
+    if base not in BROKER_CONFIGS and "." in base:
+        mechanism_config = base.split(".", 1)[1]
+        if mechanism_config in BROKER_CONFIGS:
+            return mechanism_config
+    return base
+
+
+def _usable(stored: dict[str, object], *, cluster_default: bool) -> dict[str, str]:
+    usable: dict[str, str] = {}
+    for name, value in stored.items():
+        try:
+            _check({name: str(value)}, cluster_default=cluster_default)
+        except KafkaError as error:
+            log.warning("ignoring stored dynamic broker config %s: %s", name, error.error_message)
+            continue
+        usable[name] = str(value)
+    return usable
