@@ -137,3 +137,21 @@ def test_install_is_refused_when_retention_changed_the_log(tmp_path: Path) -> No
     assert log.cleaner_checkpoint is None  # so the checkpoint does not move either
     assert not any(n.endswith(".swap") for n in os.listdir(tmp_path / "t-0"))
     assert next(k for _, k, _ in _kv(log)) == b"k%d" % log.log_start_offset
+
+
+def test_crash_in_the_middle_of_a_swap_is_completed(tmp_path: Path) -> None:
+    clock = FakeClock()
+    log = Log.open(tmp_path / "t-0", COMPACT, clock=clock)
+    _produce(log, [(b"k%d" % (i % 2), b"v%d" % i) for i in range(20)])
+    log.roll()
+    plan = plan_cleaning(log)
+    assert plan is not None
+    result = run_cleaning(plan)
+    # the install renamed the first group's originals to .deleted, then the process died
+    for segment in result.groups[0].old:
+        segment.change_suffix(".deleted")
+    (tmp_path / "t-0" / "00000000000000000099.log.cleaned").write_bytes(b"half-written")
+    reopened = Log.open(tmp_path / "t-0", COMPACT, clock=clock)
+    assert [v for _, _, v in _kv(reopened)] == [b"v18", b"v19"]
+    names = os.listdir(tmp_path / "t-0")
+    assert not any(n.endswith((".swap", ".deleted", ".cleaned")) for n in names)
