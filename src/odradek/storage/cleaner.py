@@ -50,6 +50,8 @@ _INT32_MAX = 2**31 - 1
 
 @dataclass(frozen=True, slots=True)
 class CleaningPlan:
+    """What ``run_cleaning`` needs, captured on the loop: immutable segments and a few facts."""
+
     directory: Path
     config: LogConfig
     now_ms: int
@@ -62,12 +64,16 @@ class CleaningPlan:
 
 @dataclass(slots=True)
 class CleanedGroup:
+    """Consecutive old segments and the one cleaned segment (files suffixed ``.swap``) replacing them."""
+
     old: tuple[LogSegment, ...]
     new: LogSegment
 
 
 @dataclass(slots=True)
 class CleaningResult:
+    """The cleaned groups, the new first dirty offset, and the earliest tombstone delete horizon."""
+
     groups: list[CleanedGroup]
     end_offset: int
     delete_horizon: int | None

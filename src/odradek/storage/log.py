@@ -43,6 +43,8 @@ _log = logging.getLogger(__name__)
 
 
 class Log:
+    """One partition's log. Build it with ``Log.open`` (or through ``LogManager``)."""
+
     def __init__(
         self,
         directory: Path,

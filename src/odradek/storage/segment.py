@@ -52,6 +52,12 @@ class SegmentRead(NamedTuple):
 
 
 class LogSegment:
+    """One segment: its ``.log`` fd, in-memory indexes, size, next offset and max timestamp.
+
+    Build it with ``create`` (new, empty), ``open`` (existing, trusted files) or ``open_for_recovery``
+    (existing, indexes rebuilt by ``recover``).
+    """
+
     def __init__(
         self,
         directory: Path,
