@@ -30,6 +30,7 @@ The loader finishes or discards an interrupted swap (see ``log_loader``).
 from __future__ import annotations
 
 import hashlib
+import os
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from odradek.protocol.records import RecordBatch, RecordBatchHeader, TimestampType
 from odradek.storage.config import LogConfig
+from odradek.storage.errors import LogStorageError
 from odradek.storage.files import CLEANED_SUFFIX, SWAP_SUFFIX, fsync_dir
 from odradek.storage.segment import LogSegment
 from odradek.storage.txn_index import AbortedTxn
@@ -60,6 +62,7 @@ class CleaningPlan:
     end_offset: int
     aborted: tuple[AbortedTxn, ...]
     producer_last_offsets: Mapping[int, int]
+    directory_inode: int = 0
 
 
 @dataclass(slots=True)
@@ -116,7 +119,10 @@ def plan_cleaning(log: Log, now_ms: int | None = None, *, force: bool = False) -
         return None
     aborted = tuple(t for s in cleanable for t in s.txn_index.entries if t.first_offset < end)
     last_offsets = {pid: e.last_data_offset for pid, e in log.producer_state.producers.items()}
-    return CleaningPlan(log.dir, config, now, tuple(cleanable), first_dirty, end, aborted, last_offsets)
+    inode = os.stat(log.dir).st_ino
+    return CleaningPlan(
+        log.dir, config, now, tuple(cleanable), first_dirty, end, aborted, last_offsets, inode
+    )
 
 
 def run_cleaning(plan: CleaningPlan) -> CleaningResult:
@@ -125,6 +131,9 @@ def run_cleaning(plan: CleaningPlan) -> CleaningResult:
     aborted = _aborted_ranges(plan.aborted)
     result = CleaningResult([], plan.end_offset, None)
     for group in _group_segments(plan.segments, plan.config.segment_bytes):
+        # A partition deleted (and perhaps recreated) meanwhile must not receive our .swap files.
+        if os.stat(plan.directory).st_ino != plan.directory_inode:
+            raise LogStorageError(f"{plan.directory} was replaced while it was being cleaned")
         new = LogSegment.create(
             plan.directory, group[0].base_offset, plan.config, plan.now_ms, suffix=CLEANED_SUFFIX
         )

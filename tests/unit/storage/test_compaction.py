@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from odradek.storage.cleaner import compact, install_cleaning, plan_cleaning, run_cleaning
 from odradek.storage.config import LogConfig
+from odradek.storage.errors import LogStorageError
 from odradek.storage.log import Log
 from odradek.storage.producer_state import AppendOrigin
 
@@ -155,3 +158,16 @@ def test_crash_in_the_middle_of_a_swap_is_completed(tmp_path: Path) -> None:
     assert [v for _, _, v in _kv(reopened)] == [b"v18", b"v19"]
     names = os.listdir(tmp_path / "t-0")
     assert not any(n.endswith((".swap", ".deleted", ".cleaned")) for n in names)
+
+
+def test_cleaning_never_writes_into_a_recreated_partition_dir(tmp_path: Path) -> None:
+    log = Log.open(tmp_path / "t-0", COMPACT, clock=FakeClock())
+    _produce(log, [(b"k", b"v%d" % i) for i in range(20)])
+    log.roll()
+    plan = plan_cleaning(log)
+    assert plan is not None
+    (tmp_path / "t-0").rename(tmp_path / "t-0.0123456789abcdef0123456789abcdef-delete")
+    (tmp_path / "t-0").mkdir()  # the topic was deleted and created again meanwhile
+    with pytest.raises(LogStorageError):
+        run_cleaning(plan)
+    assert os.listdir(tmp_path / "t-0") == []
