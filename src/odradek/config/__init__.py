@@ -17,6 +17,7 @@ from odradek.config.catalog import (
     TOPIC_SYNONYMS,
     pythonic_name,
 )
+from odradek.config.catalog_cluster import generate_cluster_id, is_cluster_id
 from odradek.config.listeners import Endpoint
 from odradek.config.properties import apply_overrides, load_properties, parse_override, parse_properties
 from odradek.config.topic import (
@@ -57,6 +58,8 @@ __all__ = [
     "Password",
     "TopicConfig",
     "apply_overrides",
+    "generate_cluster_id",
+    "is_cluster_id",
     "load_properties",
     "parse_override",
     "parse_properties",

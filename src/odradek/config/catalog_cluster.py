@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import base64
 import re
+import uuid
 
 from odradek.config.types import ConfigKey, ConfigType, ConfigValue, DynamicUpdateMode, Importance
 from odradek.config.validators import Check, at_least
@@ -16,6 +18,14 @@ CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
 def is_cluster_id(value: ConfigValue) -> bool:
     """Kafka's cluster ids are 16 random bytes in URL-safe base64 without padding (22 characters)."""
     return isinstance(value, str) and _CLUSTER_ID.fullmatch(value) is not None
+
+
+def generate_cluster_id() -> str:
+    """A new cluster id in Kafka's format; like Kafka, never one starting with '-' (it reads as an option)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 _CLUSTER_ID = re.compile(r"[A-Za-z0-9_-]{21}[AQgw]")

@@ -14,6 +14,8 @@ from odradek.config import (
     ConfigSource,
     Endpoint,
     Password,
+    generate_cluster_id,
+    is_cluster_id,
     validate_dynamic_broker_configs,
 )
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -224,3 +226,12 @@ def test_with_dynamic_does_not_warn_again(caplog: pytest.LogCaptureFixture) -> N
         caplog.clear()
         config.with_dynamic({}, {})
     assert caplog.text == ""
+
+
+def test_cluster_id() -> None:
+    generated = {generate_cluster_id() for _ in range(50)}
+    assert len(generated) == 50
+    assert all(is_cluster_id(cluster_id) and not cluster_id.startswith("-") for cluster_id in generated)
+    assert BrokerConfig({"cluster.id": "MkU3OEVBNTcwNTJENDM2Qg"}).cluster_id == "MkU3OEVBNTcwNTJENDM2Qg"
+    with pytest.raises(ConfigError, match=re.escape("cluster.id")):
+        BrokerConfig({"cluster.id": "not-a-cluster-id"})
