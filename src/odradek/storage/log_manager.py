@@ -264,7 +264,7 @@ class LogManager:
         for log in self._logs.values():
             segments = log.delete_old_segments()
             if segments:
-                self._schedule(segments, log.config.file_delete_delay_ms)
+                self.schedule_deletion(segments, log.config.file_delete_delay_ms)
                 removed += len(segments)
         return removed
 
@@ -329,13 +329,14 @@ class LogManager:
             for group in result.groups:  # the log was deleted meanwhile
                 group.new.delete_files()
             return
-        self._schedule(install_cleaning(log, result), log.config.file_delete_delay_ms)
+        self.schedule_deletion(install_cleaning(log, result), log.config.file_delete_delay_ms)
 
     def remove_expired_producers(self) -> int:
         """``producer.id.expiration.check.interval.ms``: forget idle producers everywhere."""
         return sum(len(log.remove_expired_producers()) for log in self._logs.values())
 
-    def _schedule(self, segments: list[LogSegment], delay_ms: int) -> None:
+    def schedule_deletion(self, segments: list[LogSegment], delay_ms: int) -> None:
+        """Queue segments taken out of a log (e.g. by ``Log.truncate_to``) for a later file deletion job."""
         if segments:
             self._pending.append((self.clock() + delay_ms, FileDeletionJob(segments=segments)))
 
