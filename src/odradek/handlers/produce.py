@@ -15,6 +15,8 @@ patched in place by storage; no record is decoded on this path except for compac
 
 from __future__ import annotations
 
+import asyncio
+
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for, error_message_for
 from odradek.handlers.registry import handles
@@ -30,6 +32,7 @@ from odradek.protocol.messages.produce import (
 )
 from odradek.protocol.records import up_convert_message_set
 from odradek.storage import errors as storage_errors
+from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
 
 _MAGIC_OFFSET = 16
@@ -40,6 +43,7 @@ _VALID_ACKS = (-1, 0, 1)
 async def handle_produce(request: ProduceRequest, context: RequestContext) -> ProduceResponse | None:
     services = context.services
     responses = []
+    appended: list[Log] = []
     for topic in request.topic_data:
         if context.api_version >= 13:
             state = services.cluster.topic_by_id(topic.topic_id)
@@ -55,17 +59,32 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
             elif name is None:
                 partitions.append(_failed(data.index, missing))
             else:
-                partitions.append(_append(name, data, request, context))
+                partitions.append(_append(name, data, request, context, appended))
         responses.append(
             TopicProduceResponse(name=topic.name, topic_id=topic.topic_id, partition_responses=partitions)
         )
+    await _flush_if_due(appended)
     if request.acks == 0:
         return None
     return ProduceResponse(responses=responses)
 
 
+async def _flush_if_due(logs: list[Log]) -> None:
+    """fsync the logs whose flush.messages / flush.ms is due, off the loop, before acknowledging."""
+    for log in logs:
+        if log.flush_needed():
+            job = log.prepare_flush()
+            if job is not None:
+                await asyncio.to_thread(job.run)
+                log.complete_flush(job)
+
+
 def _append(
-    topic: str, data: PartitionProduceData, request: ProduceRequest, context: RequestContext
+    topic: str,
+    data: PartitionProduceData,
+    request: ProduceRequest,
+    context: RequestContext,
+    appended: list[Log],
 ) -> PartitionProduceResponse:
     services = context.services
     tp = TopicPartition(topic, data.index)
@@ -98,6 +117,7 @@ def _append(
     except (storage_errors.StorageError, CodecError) as error:
         return _failed(data.index, error_code_for(error), error_message_for(error))
     services.appends.notify(tp)
+    appended.append(log)
     return PartitionProduceResponse(
         index=data.index,
         error_code=ErrorCode.NONE,
