@@ -1,0 +1,326 @@
+"""DescribeConfigs (key 32), AlterConfigs (key 33), IncrementalAlterConfigs (key 44): topic and broker
+configs (KIP-133, KIP-226, KIP-339).
+
+Version notes:
+- DescribeConfigs v0 reports `is_default`; v1 adds each config's source and, with `include_synonyms`,
+  its synonyms; v2 is v1 (throttling); v3 adds the config type and, with `include_documentation`, its
+  documentation; v4 is flexible. Kafka 3.x answers v0 with is_default always false; odradek sets it
+  as Kafka 1.0 did (source is the default), which is what v0 clients expect.
+- AlterConfigs v0-1 replace a resource's whole set of dynamic configs; v2 is flexible.
+  IncrementalAlterConfigs v0 SETs, DELETEs, APPENDs to and SUBTRACTs from list configs; v1 is flexible.
+- Resources: TOPIC (2) by name; BROKER (4) by this broker's id, or the empty name for the cluster-wide
+  default. Broker changes are validated as Kafka's broker validates them (refusals are INVALID_REQUEST,
+  KAFKA-13609), persisted in the log dir and applied at once (topic defaults reach every log).
+  BROKER_LOGGER, CLIENT_METRICS and GROUP resources are not supported: INVALID_REQUEST.
+- The response lists resources in request order; a resource named twice in one alter request fails
+  both times ("Each resource must appear at most once.").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from enum import IntEnum
+from functools import partial
+from typing import Protocol
+
+from odradek.cluster.dynamic_configs import apply_log_defaults
+from odradek.cluster.topics import validate_topic_name
+from odradek.config.broker import BrokerConfig
+from odradek.config.catalog import BROKER_CONFIGS
+from odradek.config.topic_catalog import TOPIC_CONFIGS
+from odradek.config.types import ConfigKey, ConfigType
+from odradek.handlers import config_entries
+from odradek.handlers.context import RequestContext
+from odradek.handlers.errors import error_code_for, error_message_for
+from odradek.handlers.registry import handles
+from odradek.handlers.services import Services
+from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.messages import alter_configs as legacy
+from odradek.protocol.messages import incremental_alter_configs as incremental
+from odradek.protocol.messages.describe_configs import (
+    DescribeConfigsRequest,
+    DescribeConfigsResource,
+    DescribeConfigsResourceResult,
+    DescribeConfigsResponse,
+    DescribeConfigsResult,
+)
+
+
+class ResourceType(IntEnum):
+    """Kafka's ConfigResource.Type ids."""
+
+    UNKNOWN = 0
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
+    GROUP = 32
+
+
+class OpType(IntEnum):
+    """Kafka's AlterConfigOp.OpType ids."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+_OPERATIONS = frozenset(op.value for op in OpType)
+_BROKER_ID = re.compile(r"[+-]?[0-9]+")
+
+
+@handles(ApiKey.DESCRIBE_CONFIGS, 0, 4)
+async def handle_describe_configs(
+    request: DescribeConfigsRequest, context: RequestContext
+) -> DescribeConfigsResponse:
+    results = []
+    for resource in request.resources:
+        try:
+            configs = _describe(resource, request, context)
+            result = DescribeConfigsResult(error_code=ErrorCode.NONE, error_message=None, configs=configs)
+        except Exception as error:  # one resource's failure is its own answer, as in Kafka
+            result = DescribeConfigsResult(
+                error_code=error_code_for(error), error_message=error_message_for(error), configs=[]
+            )
+        result.resource_type = resource.resource_type
+        result.resource_name = resource.resource_name
+        results.append(result)
+    return DescribeConfigsResponse(results=results)
+
+
+@handles(ApiKey.ALTER_CONFIGS, 0, 2)
+async def handle_alter_configs(
+    request: legacy.AlterConfigsRequest, context: RequestContext
+) -> legacy.AlterConfigsResponse:
+    repeated = _repeated(request.resources)
+    responses = []
+    for resource in request.resources:
+        try:
+            if (resource.resource_type, resource.resource_name) in repeated:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+            _check_entries([(c.name, c.value, OpType.SET) for c in resource.configs])
+            wanted = {c.name: c.value for c in resource.configs if c.value is not None}
+            _alter(
+                resource.resource_type, resource.resource_name, partial(_replaced, wanted), request, context
+            )
+            code, message = ErrorCode.NONE, None
+        except Exception as error:
+            code, message = error_code_for(error), error_message_for(error)
+        responses.append(
+            legacy.AlterConfigsResourceResponse(
+                error_code=code,
+                error_message=message,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+            )
+        )
+    return legacy.AlterConfigsResponse(responses=responses)
+
+
+@handles(ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, 1)
+async def handle_incremental_alter_configs(
+    request: incremental.IncrementalAlterConfigsRequest, context: RequestContext
+) -> incremental.IncrementalAlterConfigsResponse:
+    repeated = _repeated(request.resources)
+    responses = []
+    for resource in request.resources:
+        try:
+            if (resource.resource_type, resource.resource_name) in repeated:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+            ops = [(c.name, c.value, c.config_operation) for c in resource.configs]
+            _check_entries(ops)
+            kind = resource.resource_type
+            catalog = TOPIC_CONFIGS if kind == ResourceType.TOPIC else BROKER_CONFIGS
+            _alter(
+                kind,
+                resource.resource_name,
+                partial(_apply, ops, catalog, kind),
+                request,
+                context,
+            )
+            code, message = ErrorCode.NONE, None
+        except Exception as error:
+            code, message = error_code_for(error), error_message_for(error)
+        responses.append(
+            incremental.AlterConfigsResourceResponse(
+                error_code=code,
+                error_message=message,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+            )
+        )
+    return incremental.IncrementalAlterConfigsResponse(responses=responses)
+
+
+# ----- describe ----------------------------------------------------------------------------------
+
+
+def _describe(
+    resource: DescribeConfigsResource, request: DescribeConfigsRequest, context: RequestContext
+) -> list[DescribeConfigsResourceResult]:
+    services = context.services
+    version = context.api_version
+    keys = resource.configuration_keys
+    name = resource.resource_name
+    if resource.resource_type == ResourceType.TOPIC:
+        validate_topic_name(name)
+        state = services.cluster.topic(name)
+        if state is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        entries = config_entries.topic_entries(
+            services.topics.topic_config(name), state.configs, services.config, services.dynamic_configs, keys
+        )
+    elif resource.resource_type == ResourceType.BROKER:
+        if not name:
+            entries = config_entries.cluster_default_entries(services.config, services.dynamic_configs, keys)
+        elif _broker_id(name, "Broker id must be an integer, but it is: ") == services.node_id:
+            entries = config_entries.broker_entries(services.config, services.dynamic_configs, keys)
+        else:
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                f"Unexpected broker id, expected {services.node_id} or empty string, but received {name}",
+            )
+    else:
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {_type_name(resource.resource_type)}"
+        )
+    include_synonyms = version >= 1 and request.include_synonyms
+    include_documentation = version >= 3 and request.include_documentation
+    return [entry.to_result(version, include_synonyms, include_documentation) for entry in entries]
+
+
+# ----- alter -------------------------------------------------------------------------------------
+
+
+class _AlterRequest(Protocol):
+    validate_only: bool
+
+
+def _alter(
+    resource_type: int,
+    name: str,
+    change: Callable[[dict[str, str]], dict[str, str]],
+    request: _AlterRequest,
+    context: RequestContext,
+) -> None:
+    """Replace a resource's dynamic configs with `change(current)`, unless the request only validates."""
+    services = context.services
+    if resource_type == ResourceType.TOPIC:
+        state = services.cluster.topic(name)
+        wanted = change(dict(state.configs) if state is not None else {})
+        if not name:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
+        validate_topic_name(name)
+        services.topics.alter_configs(name, wanted, validate_only=request.validate_only)
+    elif resource_type == ResourceType.BROKER:
+        if name:
+            broker_id = _broker_id(name, "Node id must be an integer, but it is: ")
+            if broker_id != services.node_id:
+                raise KafkaError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"Unexpected broker id, expected {services.node_id}, but received {name}",
+                )
+        dynamic = services.dynamic_configs
+        if dynamic is None:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "This broker does not keep dynamic configs.")
+        cluster_default = not name
+        wanted = change(dynamic.layer(cluster_default=cluster_default))
+        if request.validate_only:
+            dynamic.validate(wanted, cluster_default=cluster_default)
+        else:
+            _reconfigure(services, dynamic.replace(wanted, cluster_default=cluster_default))
+    else:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource_type}")
+
+
+def _reconfigure(services: Services, config: BrokerConfig) -> None:
+    """Make a new broker configuration the one every service reads."""
+    services.config = config
+    services.topics.broker_config = config
+    apply_log_defaults(services.logs, config)
+
+
+def _replaced(wanted: dict[str, str], current: dict[str, str]) -> dict[str, str]:
+    """AlterConfigs: the request's configs are the resource's whole new set."""
+    return dict(wanted)
+
+
+def _apply(
+    ops: Sequence[tuple[str, str | None, int]],
+    catalog: Mapping[str, ConfigKey],
+    kind: int,
+    current: dict[str, str],
+) -> dict[str, str]:
+    """IncrementalAlterConfigs' operations on a resource's current dynamic configs. A list config with
+    no value of its own starts from its default, as in Kafka."""
+    configs = dict(current)
+    for name, value, op in ops:
+        if op == OpType.SET:
+            assert value is not None
+            configs[name] = value
+        elif op == OpType.DELETE:
+            configs.pop(name, None)
+        else:
+            key = catalog.get(name)
+            if key is None or key.type is not ConfigType.LIST:
+                verb = "append" if op == OpType.APPEND else "subtract"
+                if kind == ResourceType.TOPIC:
+                    raise KafkaError(
+                        ErrorCode.INVALID_CONFIG,
+                        f"Can't {OpType(op).name} to key {name} because its type is not LIST.",
+                    )
+                raise KafkaError(
+                    ErrorCode.INVALID_CONFIG, f"Config value {verb} is not allowed for config key: {name}"
+                )
+            assert value is not None
+            old = configs[name] if name in configs else key.to_string(key.default) or ""
+            parts = [part for part in old.split(",") if part]
+            for item in value.split(","):
+                if op == OpType.APPEND and item not in parts:
+                    parts.append(item)
+                elif op == OpType.SUBTRACT and item in parts:
+                    parts.remove(item)
+            configs[name] = ",".join(parts)
+    return configs
+
+
+def _check_entries(entries: Sequence[tuple[str, str | None, int]]) -> None:
+    """Kafka's broker-side checks before anything else: no config twice, values only where needed,
+    known operations."""
+    names = [name for name, _, _ in entries]
+    if len(set(names)) != len(names):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = [name for name, value, op in entries if value is None and op != OpType.DELETE]
+    if nulls:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
+    for _, _, op in entries:
+        if op not in _OPERATIONS:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+
+
+def _repeated(
+    resources: Sequence[legacy.AlterConfigsResource] | Sequence[incremental.AlterConfigsResource],
+) -> set[tuple[int, str]]:
+    seen: set[tuple[int, str]] = set()
+    repeated: set[tuple[int, str]] = set()
+    for resource in resources:
+        key = (resource.resource_type, resource.resource_name)
+        (repeated if key in seen else seen).add(key)
+    return repeated
+
+
+def _broker_id(name: str, complaint: str) -> int:
+    """A broker id as Java's Integer.parseInt reads it."""
+    if not _BROKER_ID.fullmatch(name) or not -(2**31) <= int(name) < 2**31:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, complaint + name)
+    return int(name)
+
+
+def _type_name(resource_type: int) -> str:
+    try:
+        return ResourceType(resource_type).name
+    except ValueError:
+        return ResourceType.UNKNOWN.name
