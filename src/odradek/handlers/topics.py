@@ -1,0 +1,217 @@
+"""CreateTopics (key 19), DeleteTopics (key 20), CreatePartitions (key 37): topic administration (KIP-4).
+
+Version notes:
+- CreateTopics v1 adds validate_only and per-topic error messages, v2 throttle time, v4 lets
+  num_partitions / replication_factor be -1 for the broker defaults (KIP-464; like Kafka's broker,
+  odradek accepts -1 at every version, old clients simply never send it), v5 is flexible and returns
+  each new topic's partition count, replication factor and configs (KIP-525), v6 may throttle
+  (never here), v7 returns the topic id. A validate-only request is answered like a real one (with a
+  topic id that is then forgotten, as Kafka does) but changes nothing.
+- DeleteTopics v1 adds throttle time, v3 reports TOPIC_DELETION_DISABLED where v0-2 got
+  INVALID_REQUEST (delete.topic.enable=false), v4 is flexible, v5 adds error messages, v6 names
+  topics by name or by id. A name or id given twice, both or neither, is INVALID_REQUEST.
+- CreatePartitions v1 is v0 (throttling), v2 is flexible, v3 may throttle.
+- A topic named twice in one CreateTopics / CreatePartitions request gets one INVALID_REQUEST result.
+- Changes are made synchronously on a single node, so timeout_ms is never needed. Kafka shuffles
+  DeleteTopics results (to hide which topics exist from unauthorized clients); here they follow the
+  request, since there is no authorizer to hide anything from.
+- Internal topics (__consumer_offsets, __transaction_state) are created by their coordinators only and
+  cannot be deleted (TOPIC_DELETION_DISABLED): Kafka lets an administrator do both.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+from odradek.cluster.metadata import TopicState
+from odradek.handlers.config_entries import created_topic_configs
+from odradek.handlers.context import RequestContext
+from odradek.handlers.errors import error_code_for, error_message_for
+from odradek.handlers.registry import handles
+from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.messages.create_partitions import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreatePartitionsTopic,
+    CreatePartitionsTopicResult,
+)
+from odradek.protocol.messages.create_topics import (
+    CreatableTopic,
+    CreatableTopicResult,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
+from odradek.protocol.messages.delete_topics import (
+    DeletableTopicResult,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+)
+from odradek.protocol.schema import ZERO_UUID
+
+_DUPLICATE_NAME = "Duplicate topic name."
+
+
+@handles(ApiKey.CREATE_TOPICS, 0, 7)
+async def handle_create_topics(request: CreateTopicsRequest, context: RequestContext) -> CreateTopicsResponse:
+    counts = Counter(topic.name for topic in request.topics)
+    validate_only = context.api_version >= 1 and request.validate_only
+    results: dict[str, CreatableTopicResult] = {}
+    for topic in request.topics:
+        if topic.name in results:
+            continue
+        if counts[topic.name] > 1:
+            results[topic.name] = _not_created(topic.name, ErrorCode.INVALID_REQUEST, _DUPLICATE_NAME)
+            continue
+        try:
+            state = _create(topic, validate_only, context)
+        except Exception as error:
+            results[topic.name] = _not_created(topic.name, error_code_for(error), error_message_for(error))
+            continue
+        results[topic.name] = CreatableTopicResult(
+            name=topic.name,
+            topic_id=state.topic_id,
+            error_code=ErrorCode.NONE,
+            error_message=None,
+            num_partitions=len(state.partitions),
+            replication_factor=len(state.partitions[0].replicas),
+            configs=created_topic_configs(state.configs, context.services.config),
+        )
+    return CreateTopicsResponse(topics=list(results.values()))
+
+
+@handles(ApiKey.DELETE_TOPICS, 0, 6)
+async def handle_delete_topics(request: DeleteTopicsRequest, context: RequestContext) -> DeleteTopicsResponse:
+    version = context.api_version
+    if version < 6:
+        wanted: list[tuple[str | None, uuid.UUID]] = [(name, ZERO_UUID) for name in request.topic_names]
+    else:
+        wanted = [(topic.name, topic.topic_id) for topic in request.topics]
+    if not context.services.config["delete.topic.enable"]:
+        code = ErrorCode.INVALID_REQUEST if version < 3 else ErrorCode.TOPIC_DELETION_DISABLED
+        return DeleteTopicsResponse(
+            responses=[DeletableTopicResult(name=n, topic_id=i, error_code=code) for n, i in wanted]
+        )
+    names = Counter(name for name, topic_id in wanted if name is not None and topic_id == ZERO_UUID)
+    ids = Counter(topic_id for name, topic_id in wanted if name is None and topic_id != ZERO_UUID)
+    cluster = context.services.cluster
+    named_ids = {state.topic_id for state in map(cluster.topic, names) if state is not None}
+    clashing = named_ids & set(ids)  # a topic asked for both by name and by id
+    answered: set[tuple[str | None, uuid.UUID]] = set()
+    responses = []
+    for name, topic_id in wanted:
+        if (name, topic_id) in answered:
+            continue
+        answered.add((name, topic_id))
+        responses.append(_delete(name, topic_id, names, ids, clashing, context))
+    return DeleteTopicsResponse(responses=responses)
+
+
+@handles(ApiKey.CREATE_PARTITIONS, 0, 3)
+async def handle_create_partitions(
+    request: CreatePartitionsRequest, context: RequestContext
+) -> CreatePartitionsResponse:
+    counts = Counter(topic.name for topic in request.topics)
+    results: dict[str, CreatePartitionsTopicResult] = {}
+    for topic in request.topics:
+        if topic.name in results:
+            continue
+        if counts[topic.name] > 1:
+            code, message = ErrorCode.INVALID_REQUEST, _DUPLICATE_NAME
+        else:
+            try:
+                _grow(topic, request.validate_only, context)
+                code, message = ErrorCode.NONE, None
+            except Exception as error:
+                code, message = error_code_for(error), error_message_for(error)
+        results[topic.name] = CreatePartitionsTopicResult(
+            name=topic.name, error_code=code, error_message=message
+        )
+    return CreatePartitionsResponse(results=list(results.values()))
+
+
+# ----- helpers ---------------------------------------------------------------------------------------
+
+
+def _create(topic: CreatableTopic, validate_only: bool, context: RequestContext) -> TopicState:
+    configs = {config.name: config.value for config in topic.configs}  # the last of a repeated name wins
+    assignments = [(a.partition_index, list(a.broker_ids)) for a in topic.assignments]
+    return context.services.topics.create_topic(
+        topic.name,
+        topic.num_partitions,
+        topic.replication_factor,
+        assignments or None,
+        configs,
+        validate_only=validate_only,
+    )
+
+
+def _not_created(name: str, code: ErrorCode, message: str | None) -> CreatableTopicResult:
+    return CreatableTopicResult(
+        name=name,
+        topic_id=ZERO_UUID,
+        error_code=code,
+        error_message=message,
+        num_partitions=-1,
+        replication_factor=-1,
+        configs=[],
+    )
+
+
+def _delete(
+    name: str | None,
+    topic_id: uuid.UUID,
+    names: Counter[str],
+    ids: Counter[uuid.UUID],
+    clashing: set[uuid.UUID],
+    context: RequestContext,
+) -> DeletableTopicResult:
+    """Kafka's controller rules for one DeleteTopics entry (by name, or by id)."""
+    cluster = context.services.cluster
+    if name is None and topic_id == ZERO_UUID:
+        return _deletion(
+            None, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified."
+        )
+    if name is not None and topic_id != ZERO_UUID:
+        return _deletion(
+            name, topic_id, ErrorCode.INVALID_REQUEST, "You may not specify both topic name and topic id."
+        )
+    if name is not None and names[name] > 1:
+        return _deletion(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, _DUPLICATE_NAME)
+    if name is None and ids[topic_id] > 1:
+        return _deletion(None, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
+    if name is None:
+        state = cluster.topic_by_id(topic_id)
+        if state is None:
+            return _deletion(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_ID.message)
+    else:
+        state = cluster.topic(name)
+        if state is None:
+            return _deletion(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+    if state.topic_id in clashing:
+        # Kafka deletes neither and answers the name only; the id gets the same answer here.
+        return _deletion(
+            name,
+            state.topic_id,
+            ErrorCode.INVALID_REQUEST,
+            "The provided topic name maps to an ID that was already supplied.",
+        )
+    try:
+        context.services.topics.delete_topic(state.name)
+    except KafkaError as error:
+        return _deletion(state.name, state.topic_id, error.error_code, error.error_message)
+    return _deletion(state.name, state.topic_id, ErrorCode.NONE, None)
+
+
+def _deletion(
+    name: str | None, topic_id: uuid.UUID, code: ErrorCode, message: str | None
+) -> DeletableTopicResult:
+    return DeletableTopicResult(name=name, topic_id=topic_id, error_code=code, error_message=message)
+
+
+def _grow(topic: CreatePartitionsTopic, validate_only: bool, context: RequestContext) -> None:
+    assignments = [list(a.broker_ids) for a in topic.assignments] if topic.assignments is not None else None
+    context.services.topics.create_partitions(
+        topic.name, topic.count, assignments, validate_only=validate_only
+    )
