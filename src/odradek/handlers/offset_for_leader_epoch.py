@@ -1,0 +1,70 @@
+"""OffsetForLeaderEpoch (key 23): where a leader epoch ends in a partition's log (KIP-101, KIP-320).
+
+Version notes:
+- v0 answers the end offset only; v1 also the epoch found (the largest epoch at or below the one asked
+  for); v2 adds the current leader epoch (fencing, as Fetch does: older than the partition's is
+  FENCED_LEADER_EPOCH, newer is UNKNOWN_LEADER_EPOCH; -1 skips the check) and throttle time; v3 the
+  replica id (consumers send -1, followers their broker id: both are answered the same way here,
+  since this broker leads every partition); v4 is flexible.
+- The end offset of an epoch is the start offset of the next larger epoch, or the log end offset for
+  the latest one; an epoch the log does not know (newer than any, or -1) gets -1/-1 with no error.
+- The leader's current epoch ends at the log end offset even before anything was written in it:
+  Kafka records an epoch when a replica becomes leader, odradek's log when the epoch's first batch is
+  appended.
+"""
+
+from __future__ import annotations
+
+from odradek.handlers.context import RequestContext
+from odradek.handlers.registry import handles
+from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.offset_for_leader_epoch import (
+    EpochEndOffset,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopicResult,
+)
+
+NO_EPOCH = -1
+
+
+@handles(ApiKey.OFFSET_FOR_LEADER_EPOCH, 0, 4)
+async def handle_offset_for_leader_epoch(
+    request: OffsetForLeaderEpochRequest, context: RequestContext
+) -> OffsetForLeaderEpochResponse:
+    return OffsetForLeaderEpochResponse(
+        topics=[
+            OffsetForLeaderTopicResult(
+                topic=topic.topic, partitions=[_end_offset(topic.topic, p, context) for p in topic.partitions]
+            )
+            for topic in request.topics
+        ]
+    )
+
+
+def _end_offset(topic: str, request: OffsetForLeaderPartition, context: RequestContext) -> EpochEndOffset:
+    index = request.partition
+    state = context.services.cluster.partition(topic, index)
+    log = context.services.logs.get_log(topic, index) if state is not None else None
+    if state is None or log is None:
+        return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    current = request.current_leader_epoch if context.api_version >= 2 else NO_EPOCH
+    if current != NO_EPOCH and current != state.leader_epoch:
+        return _failed(
+            index,
+            ErrorCode.FENCED_LEADER_EPOCH if current < state.leader_epoch else ErrorCode.UNKNOWN_LEADER_EPOCH,
+        )
+    latest = log.latest_epoch
+    if request.leader_epoch == state.leader_epoch and (latest is None or latest < state.leader_epoch):
+        epoch, end_offset = state.leader_epoch, log.log_end_offset
+    else:
+        epoch, end_offset = log.end_offset_for_epoch(request.leader_epoch)
+    return EpochEndOffset(
+        error_code=ErrorCode.NONE, partition=index, leader_epoch=epoch, end_offset=end_offset
+    )
+
+
+def _failed(index: int, code: ErrorCode) -> EpochEndOffset:
+    return EpochEndOffset(error_code=code, partition=index, leader_epoch=NO_EPOCH, end_offset=-1)
