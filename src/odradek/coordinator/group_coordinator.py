@@ -1,0 +1,293 @@
+"""The group coordinator as the handlers see it: one method per request, on plain values.
+
+Each method finds the shard of the group (or raises the KafkaError a client retries on: NOT_COORDINATOR,
+COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE), runs the step, writes its records and
+answers after they are appended. JoinGroup and SyncGroup wait for the group's rebalance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from odradek.coordinator import classic_join, classic_members, group_admin, offset_requests
+from odradek.coordinator.classic_join import JoinContext
+from odradek.coordinator.group_admin import ListedGroup
+from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem, TopicPartition
+from odradek.coordinator.offsets import OffsetAndMetadata
+from odradek.coordinator.result import CoordinatorResult
+from odradek.coordinator.runtime import CoordinatorRuntime
+from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.messages.describe_groups import DescribedGroup
+from odradek.protocol.messages.heartbeat import HeartbeatRequest
+from odradek.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
+from odradek.protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity, MemberResponse
+from odradek.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+
+log = logging.getLogger("odradek.coordinator")
+
+FetchedOffsets = list[tuple[str, list[tuple[int, OffsetAndMetadata | None]]]]
+
+
+class GroupCoordinator:
+    def __init__(
+        self,
+        config: Any,
+        cluster: Any,
+        topics: Any,
+        logs: Any,
+        node_id: int,
+        notify_append: Callable[[Hashable], None] | None = None,
+    ) -> None:
+        self.settings = GroupSettings(config)
+        self.cluster = cluster
+        self.topics = topics
+        self.node_id = node_id
+        self.runtime = CoordinatorRuntime(self.settings, logs, cluster, node_id, notify_append)
+        self._expiry: asyncio.TimerHandle | None = None
+        self.started = False
+
+    # ----- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Create `__consumer_offsets` if needed and load the partitions this broker leads."""
+        self.started = True
+        if self.settings.single_node:
+            self.ensure_offsets_topic()
+        self.refresh_leadership()
+        self._schedule_expiry()
+
+    def stop(self) -> None:
+        self.started = False
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        for partition in list(self.runtime.shards):
+            self.runtime.resign(partition)
+
+    def ensure_offsets_topic(self) -> bool:
+        """Create `__consumer_offsets` (compacted, internal) if it is missing; True if it exists now."""
+        if self.cluster.topic(OFFSETS_TOPIC) is not None:
+            return True
+        brokers = max(len(self.cluster.brokers), 1)
+        replication = self.settings.offsets_topic_replication_factor
+        if replication > brokers:
+            if not self.settings.single_node:
+                log.warning(
+                    "not creating %s: %d brokers, replication factor %d", OFFSETS_TOPIC, brokers, replication
+                )
+                return False
+            replication = brokers  # a single node is the whole cluster
+        try:
+            self.topics.create_topic(
+                OFFSETS_TOPIC,
+                self.settings.offsets_topic_num_partitions,
+                replication,
+                configs={
+                    "cleanup.policy": "compact",
+                    "compression.type": "producer",
+                    "segment.bytes": str(self.settings.offsets_topic_segment_bytes),
+                },
+                internal=True,
+            )
+        except KafkaError as error:
+            if error.error_code is not ErrorCode.TOPIC_ALREADY_EXISTS:
+                log.warning("creating %s failed: %s", OFFSETS_TOPIC, error)
+                return False
+        log.info("created %s", OFFSETS_TOPIC)
+        self.refresh_leadership()
+        return True
+
+    def refresh_leadership(self) -> None:
+        """Load the partitions of `__consumer_offsets` this broker leads; drop the ones it no longer does."""
+        topic = self.cluster.topic(OFFSETS_TOPIC)
+        if topic is None:
+            return
+        for state in topic.partitions:
+            if state.leader_id == self.node_id:
+                self.runtime.become_leader(state.partition)
+            elif state.partition in self.runtime.shards:
+                self.runtime.resign(state.partition)
+
+    def coordinator_node(self, group_id: str) -> int | None:
+        """The broker that coordinates `group_id` (the leader of its partition), None if none yet."""
+        if not self.started:
+            return None
+        topic = self.cluster.topic(OFFSETS_TOPIC)
+        if topic is None and not self.ensure_offsets_topic():
+            return None
+        state = self.cluster.partition(OFFSETS_TOPIC, self.runtime.partition_for(group_id))
+        if state is None or state.leader_id < 0:
+            return None
+        return int(state.leader_id)
+
+    # ----- classic groups --------------------------------------------------------------------------
+
+    async def join_group(
+        self, request: JoinGroupRequest, api_version: int, client_id: str, client_host: str
+    ) -> JoinGroupResponse:
+        if not request.group_id:
+            return JoinGroupResponse(error_code=ErrorCode.INVALID_GROUP_ID, member_id=request.member_id)
+        timeout = request.session_timeout_ms
+        if not self.settings.min_session_timeout_ms <= timeout <= self.settings.max_session_timeout_ms:
+            return JoinGroupResponse(
+                error_code=ErrorCode.INVALID_SESSION_TIMEOUT, member_id=request.member_id
+            )
+        if api_version == 0 or request.rebalance_timeout_ms == -1:
+            request.rebalance_timeout_ms = timeout  # v0 has no rebalance timeout: the session's
+        try:
+            shard = self.runtime.shard_for(request.group_id)
+        except KafkaError as error:
+            return JoinGroupResponse(error_code=error.error_code, member_id=request.member_id)
+        future: asyncio.Future[JoinGroupResponse] = asyncio.get_running_loop().create_future()
+        context = JoinContext(api_version, client_id, client_host)
+        self.runtime.write(shard, classic_join.join_group(shard.rebalancer, request, context, future))
+        return await future
+
+    async def sync_group(self, request: SyncGroupRequest) -> SyncGroupResponse:
+        if not request.group_id:
+            return SyncGroupResponse(error_code=ErrorCode.INVALID_GROUP_ID, assignment=b"")
+        try:
+            shard = self.runtime.shard_for(request.group_id)
+        except KafkaError as error:
+            return SyncGroupResponse(error_code=error.error_code, assignment=b"")
+        future: asyncio.Future[SyncGroupResponse] = asyncio.get_running_loop().create_future()
+        self.runtime.write(shard, classic_members.sync_group(shard.rebalancer, request, future))
+        return await future
+
+    def heartbeat(self, request: HeartbeatRequest) -> ErrorCode:
+        if not request.group_id:
+            return ErrorCode.INVALID_GROUP_ID
+        try:
+            shard = self.runtime.shard_for(request.group_id)
+            return classic_members.heartbeat(shard.rebalancer, request)
+        except KafkaError as error:
+            if error.error_code is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                return ErrorCode.NONE  # Kafka answers heartbeats blindly while loading
+            return error.error_code
+
+    def leave_group(
+        self, request: LeaveGroupRequest, members: list[MemberIdentity]
+    ) -> tuple[ErrorCode, list[MemberResponse]]:
+        if not request.group_id:
+            return ErrorCode.INVALID_GROUP_ID, []
+        try:
+            shard = self.runtime.shard_for(request.group_id)
+            error, responses, result = classic_members.leave_group(shard.rebalancer, request, members)
+        except KafkaError as failure:
+            return failure.error_code, []
+        self.runtime.write(shard, result)
+        return error, responses
+
+    # ----- offsets ---------------------------------------------------------------------------------
+
+    def commit_offsets(
+        self, context: OffsetCommitContext, items: list[OffsetCommitItem]
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Per-partition errors; a KafkaError for a group-level one (it applies to every partition)."""
+        if not context.group_id:
+            raise KafkaError(ErrorCode.INVALID_GROUP_ID)
+        shard = self.runtime.shard_for(context.group_id)
+        result = offset_requests.commit_offsets(shard, context, items)
+        error = self.runtime.write(shard, result)
+        assert result.response is not None
+        if error is not None:
+            return {tp: error for tp in result.response}
+        return result.response
+
+    def fetch_offsets(
+        self,
+        group_id: str,
+        wanted: list[tuple[str, list[int]]] | None,
+        member_id: str | None = None,
+        member_epoch: int = -1,
+    ) -> FetchedOffsets:
+        """Committed offsets (None where there is none); a KafkaError for a group-level error."""
+        shard = self.runtime.shard_for(group_id)
+        group = shard.groups.get(group_id)
+        if group is not None and member_id is not None:
+            shard.validate_offset_fetch(group, member_id, member_epoch)
+        return offset_requests.fetch_offsets(shard, group_id, wanted)
+
+    def delete_offsets(
+        self, group_id: str, wanted: list[tuple[str, list[int]]]
+    ) -> dict[TopicPartition, ErrorCode]:
+        if not group_id:
+            raise KafkaError(ErrorCode.INVALID_GROUP_ID)
+        shard = self.runtime.shard_for(group_id)
+        result = offset_requests.delete_offsets(shard, group_id, wanted)
+        error = self.runtime.write(shard, result)
+        if error is not None:
+            raise KafkaError(error)
+        assert result.response is not None
+        return result.response
+
+    # ----- administration --------------------------------------------------------------------------
+
+    def describe_group(self, group_id: str, api_version: int) -> DescribedGroup:
+        try:
+            shard = self.runtime.shard_for(group_id)
+        except KafkaError as error:
+            return DescribedGroup(error_code=error.error_code, group_id=group_id)
+        return group_admin.describe_group(shard, group_id, api_version)
+
+    def list_groups(self, states: set[str], types: set[str]) -> tuple[ErrorCode, list[ListedGroup]]:
+        """Groups of every loaded partition; COORDINATOR_LOAD_IN_PROGRESS while any is still loading."""
+        listed: list[ListedGroup] = []
+        for shard in self.runtime.active_shards():
+            listed += group_admin.list_groups(shard, states, types)
+        error = ErrorCode.NONE if self.runtime.all_loaded() else ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return error, listed
+
+    def delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]:
+        answers: dict[str, ErrorCode] = {}
+        by_shard: dict[int, list[str]] = {}
+        for group_id in group_ids:
+            if not group_id:
+                answers[group_id] = ErrorCode.INVALID_GROUP_ID
+                continue
+            try:
+                by_shard.setdefault(self.runtime.shard_for(group_id).partition, []).append(group_id)
+            except KafkaError as failure:
+                answers[group_id] = failure.error_code
+        for partition, ids in by_shard.items():
+            shard = self.runtime.shards[partition]
+            result = group_admin.delete_groups(shard, ids)
+            written = self.runtime.write(shard, result)
+            assert result.response is not None
+            for group_id, code in result.response.items():
+                answers[group_id] = written if written is not None and code is ErrorCode.NONE else code
+        return answers
+
+    # ----- offset expiry ---------------------------------------------------------------------------
+
+    def _schedule_expiry(self) -> None:
+        interval = self.settings.offsets_retention_check_interval_ms / 1000
+        self._expiry = asyncio.get_running_loop().call_later(interval, self._run_expiry)
+
+    def _run_expiry(self) -> None:
+        try:
+            self.expire_offsets()
+        except Exception:
+            log.exception("offset expiry failed")
+        finally:
+            self._schedule_expiry()
+
+    def expire_offsets(self) -> int:
+        """Delete expired offsets, and groups left empty without offsets (Kafka's cleanupGroupMetadata)."""
+        removed = 0
+        for shard in self.runtime.active_shards():
+            for group_id in list(shard.groups):
+                records, none_left = offset_requests.expire_offsets(shard, group_id)
+                group = shard.groups.get(group_id)
+                if none_left and group is not None and shard.is_group_deletable(group):
+                    records += group_admin.group_tombstones(shard, group_id)
+                result: CoordinatorResult[None] = CoordinatorResult(records, None, replay=True)
+                if records and self.runtime.write(shard, result) is None:
+                    removed += len(records)
+        if removed:
+            log.info("offset expiry removed %d offsets and groups", removed)
+        return removed

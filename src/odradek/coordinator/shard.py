@@ -1,0 +1,181 @@
+"""One `__consumer_offsets` partition's worth of coordinator state: its groups and committed offsets.
+
+Kafka splits the coordinator into one shard per partition of `__consumer_offsets`; a group lives in
+the partition its id hashes to, and so do its offsets. The shard is rebuilt by replaying that
+partition's records (`replay`), then `on_loaded` starts the members' session timers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from odradek.coordinator.classic_group import ClassicGroup, ClassicGroupState, ClassicMember
+from odradek.coordinator.classic_rebalance import ClassicRebalancer
+from odradek.coordinator.offsets import OffsetAndMetadata, OffsetStore
+from odradek.coordinator.records import (
+    GROUP_METADATA,
+    OFFSET_COMMIT,
+    OFFSET_COMMIT_LEGACY,
+    CoordinatorRecord,
+    GroupMetadataKey,
+    GroupMetadataValue,
+    OffsetCommitKey,
+    OffsetCommitValue,
+)
+from odradek.coordinator.settings import GroupSettings
+from odradek.coordinator.timer import CoordinatorTimer, Runner
+from odradek.protocol.error_codes import ErrorCode
+
+if TYPE_CHECKING:
+    from odradek.coordinator.consumer_group import ConsumerGroup
+    from odradek.coordinator.consumer_protocol import ConsumerGroupManager
+    from odradek.coordinator.offset_requests import OffsetCommitContext
+
+log = logging.getLogger("odradek.coordinator")
+
+S = ClassicGroupState
+Group = Any  # ClassicGroup | ConsumerGroup
+
+
+class GroupShard:
+    def __init__(
+        self,
+        partition: int,
+        settings: GroupSettings,
+        runner: Runner,
+        now_ms: Callable[[], int],
+        topics: Any = None,
+    ) -> None:
+        self.partition = partition
+        self.settings = settings
+        self.now_ms = now_ms
+        self.groups: dict[str, Group] = {}
+        self.offsets = OffsetStore()
+        self.timer = CoordinatorTimer(runner)
+        self.rebalancer = ClassicRebalancer(self.groups, self.timer, settings, now_ms)
+        from odradek.coordinator.consumer_protocol import ConsumerGroupManager
+
+        self.consumer: ConsumerGroupManager = ConsumerGroupManager(self, topics)
+
+    # ----- replay --------------------------------------------------------------------------------
+
+    def replay(self, record: CoordinatorRecord) -> None:
+        if record.record_type in (OFFSET_COMMIT, OFFSET_COMMIT_LEGACY):
+            assert isinstance(record.key, OffsetCommitKey)
+            value = record.value
+            assert value is None or isinstance(value, OffsetCommitValue)
+            if value is not None and record.key.group not in self.groups:
+                self.groups[record.key.group] = self.simple_group(record.key.group)
+            self.offsets.replay(record.key, value)
+        elif record.record_type == GROUP_METADATA:
+            assert isinstance(record.key, GroupMetadataKey)
+            self._replay_group_metadata(record.key.group, record.value)
+        else:
+            self.consumer.replay(record)
+
+    def _replay_group_metadata(self, group_id: str, value: Any) -> None:
+        if value is None:
+            self.remove_group(group_id)
+            return
+        assert isinstance(value, GroupMetadataValue)
+        group = ClassicGroup(
+            group_id,
+            state=S.STABLE if value.members else S.EMPTY,
+            state_timestamp_ms=None if value.current_state_timestamp == -1 else value.current_state_timestamp,
+            protocol_type=value.protocol_type or None,
+            protocol_name=value.protocol,
+            generation_id=value.generation,
+            leader_id=value.leader,
+        )
+        for m in value.members:
+            member = ClassicMember(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                rebalance_timeout_ms=m.session_timeout if m.rebalance_timeout == -1 else m.rebalance_timeout,
+                session_timeout_ms=m.session_timeout,
+                protocol_type=value.protocol_type,
+                protocols=[(value.protocol or "", bytes(m.subscription))],
+                assignment=bytes(m.assignment),
+            )
+            group.add(member)
+        group.leader_id = value.leader if value.leader in group.members else group.leader_id
+        group.subscribed_topics = group.compute_subscribed_topics()
+        self.groups[group_id] = group
+
+    def on_loaded(self) -> None:
+        """Start the session timers of every member loaded from the log, as if it had just heartbeated."""
+        for group in self.groups.values():
+            if isinstance(group, ClassicGroup):
+                for member in group.members.values():
+                    self.rebalancer.reschedule_heartbeat(group, member)
+            else:
+                self.consumer.on_loaded(group)
+        log.info(
+            "loaded __consumer_offsets partition %d: %d groups",
+            self.partition,
+            len(self.groups),
+        )
+
+    def unload(self) -> None:
+        """Stop coordinating this partition: waiting members are told to find the new coordinator."""
+        self.timer.cancel_all()
+        for group in self.groups.values():
+            if isinstance(group, ClassicGroup):
+                group.complete_all_with_error(ErrorCode.NOT_COORDINATOR)
+                group.state = S.DEAD
+        self.groups.clear()
+
+    # ----- groups --------------------------------------------------------------------------------
+
+    def simple_group(self, group_id: str) -> ClassicGroup:
+        """The empty classic group, without protocol type, that offsets committed outside a group make."""
+        return ClassicGroup(group_id, state_timestamp_ms=self.now_ms())
+
+    def remove_group(self, group_id: str) -> None:
+        group = self.groups.pop(group_id, None)
+        if isinstance(group, ClassicGroup):
+            group.complete_all_with_error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            group.state = S.DEAD
+        elif group is not None:
+            self.consumer.on_removed(group)
+
+    def is_subscribed_to_topic(self, group: Group, topic: str) -> bool:
+        if isinstance(group, ClassicGroup):
+            return group.is_subscribed_to_topic(topic)
+        return bool(group.is_subscribed_to_topic(topic))
+
+    def offset_expiration_base(self, group: Group) -> Callable[[OffsetAndMetadata], int] | None:
+        """From when a group's offsets age (Kafka's offsetExpirationCondition), None if they don't."""
+        if not isinstance(group, ClassicGroup):
+            return self.consumer.offset_expiration_base(group)
+        if group.protocol_type is None:
+            return lambda offset: offset.commit_timestamp_ms  # a simple group: since each commit
+        if group.is_empty:
+            since_empty = group.state_timestamp_ms
+            return lambda offset: offset.commit_timestamp_ms if since_empty is None else since_empty
+        if group.uses_consumer_protocol and group.subscribed_topics is not None and group.is_in(S.STABLE):
+            return lambda offset: offset.commit_timestamp_ms
+        return None
+
+    def validate_consumer_group_commit(self, group: ConsumerGroup, context: OffsetCommitContext) -> None:
+        self.consumer.validate_offset_commit(group, context)
+
+    def validate_offset_fetch(self, group: Group, member_id: str, member_epoch: int) -> None:
+        """KIP-848 members fetch with their epoch (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)."""
+        if not isinstance(group, ClassicGroup):
+            self.consumer.validate_offset_fetch(group, member_id, member_epoch)
+
+    def is_group_deletable(self, group: Group) -> bool:
+        """Empty, and not in the middle of letting its first members in (MEMBER_ID_REQUIRED)."""
+        if isinstance(group, ClassicGroup):
+            return group.is_empty and not group.members and not group.pending_join_members
+        return bool(group.is_empty)
+
+    def is_group_empty(self, group: Group) -> bool:
+        if isinstance(group, ClassicGroup):
+            return group.is_empty
+        return bool(group.is_empty)
