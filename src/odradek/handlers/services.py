@@ -12,6 +12,7 @@ from odradek.handlers.fetch_sessions import FetchSessionCache
 if TYPE_CHECKING:
     from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
     from odradek.cluster.topics import TopicAdmin
+    from odradek.coordinator.group_coordinator import GroupCoordinator
     from odradek.server.delayed import AppendNotifier
     from odradek.storage.log_manager import LogManager
 
@@ -30,6 +31,8 @@ class Services:
     advertised: dict[str, list[BrokerEndpoint]] = field(default_factory=dict)
     #: The dynamic broker config layers (AlterConfigs on BROKER resources), persisted in the log dir.
     dynamic_configs: DynamicBrokerConfigs | None = None
+    #: Consumer groups and committed offsets (`__consumer_offsets`).
+    groups: GroupCoordinator | None = None
 
     @property
     def auto_create_topics(self) -> bool:

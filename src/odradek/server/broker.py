@@ -23,6 +23,7 @@ from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
 from odradek.config.topic import resolve_topic_config
+from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
@@ -64,13 +65,16 @@ class Broker:
         meta = self.logs.ensure_meta_properties(self.node_id)
         cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
         topics = TopicAdmin(self.config, cluster, self.logs, self.node_id)
+        appends = AppendNotifier()
+        groups = GroupCoordinator(self.config, cluster, topics, self.logs, self.node_id, appends.notify)
         self.services = Services(
             node_id=self.node_id,
             config=self.config,
             cluster=cluster,
             topics=topics,
             logs=self.logs,
-            appends=AppendNotifier(),
+            appends=appends,
+            groups=groups,
             producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
             dynamic_configs=self.dynamic_configs,
             fetch_sessions=FetchSessionCache(int(self.config["max.incremental.fetch.session.cache.slots"])),  # type: ignore[arg-type]
@@ -78,6 +82,7 @@ class Broker:
         await self._listen()
         cluster.brokers = {self.node_id: self._own_endpoint()}
         topics.load()
+        await groups.start()
         self._every("log.retention.check.interval.ms", self._retention)
         self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
         self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
@@ -147,6 +152,8 @@ class Broker:
             server.close()
         if self.services is not None:
             self.services.appends.wake_all()
+            if self.services.groups is not None:
+                self.services.groups.stop()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):

@@ -1,0 +1,84 @@
+"""FindCoordinator (key 10): which broker coordinates a group (or a transactional id).
+
+Version notes:
+- v0 asks for a group by key; v1 adds the key type (0 group, 1 transaction) and an error message
+  (Kafka sends the error's name, "NONE" on success); v3 flexible.
+- v4+ batch keys (`coordinator_keys`) and answer one entry per key; v5 adds TRANSACTION_ABORTABLE
+  (not produced here); v6 adds key type 2 (share groups), which this broker does not serve:
+  INVALID_REQUEST, as for any unknown key type.
+- A group's coordinator is the leader of its `__consumer_offsets` partition (Java's hash of the group
+  id modulo `offsets.topic.num.partitions`); the topic is created here if it does not exist yet.
+  While it is missing, or has no leader, the answer is COORDINATOR_NOT_AVAILABLE (node -1).
+- Transactional ids: there is no transaction coordinator yet, so this broker answers for them (its
+  InitProducerId refuses transactional ids until there is one).
+"""
+
+from __future__ import annotations
+
+from odradek.cluster.metadata import BrokerEndpoint
+from odradek.handlers.context import RequestContext
+from odradek.handlers.groups import group_coordinator
+from odradek.handlers.registry import handles
+from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.messages.find_coordinator import (
+    Coordinator,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
+
+GROUP_KEY = 0
+TRANSACTION_KEY = 1
+
+
+@handles(ApiKey.FIND_COORDINATOR, 0, 6)
+async def handle_find_coordinator(
+    request: FindCoordinatorRequest, context: RequestContext
+) -> FindCoordinatorResponse:
+    if context.api_version >= 4:
+        answers = [_find(key, request.key_type, context) for key in request.coordinator_keys]
+        return FindCoordinatorResponse(coordinators=answers)
+    answer = _find(request.key, request.key_type, context)
+    return FindCoordinatorResponse(
+        error_code=answer.error_code,
+        error_message=answer.error_message,
+        node_id=answer.node_id,
+        host=answer.host,
+        port=answer.port,
+    )
+
+
+def _find(key: str, key_type: int, context: RequestContext) -> Coordinator:
+    try:
+        endpoint = _coordinator(key, key_type, context)
+    except KafkaError as error:
+        return Coordinator(
+            key=key,
+            node_id=-1,
+            host="",
+            port=-1,
+            error_code=error.error_code,
+            error_message=error.error_message or error.error_code.message,
+        )
+    return Coordinator(
+        key=key,
+        node_id=endpoint.node_id,
+        host=endpoint.host,
+        port=endpoint.port,
+        error_code=ErrorCode.NONE,
+        error_message="NONE",
+    )
+
+
+def _coordinator(key: str, key_type: int, context: RequestContext) -> BrokerEndpoint:
+    services = context.services
+    if key_type == TRANSACTION_KEY:
+        node_id: int | None = services.node_id
+    elif key_type == GROUP_KEY:
+        node_id = group_coordinator(context).coordinator_node(key)
+    else:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown coordinator type: {key_type}")
+    for endpoint in services.advertised_brokers(context.listener):
+        if endpoint.node_id == node_id:
+            return endpoint
+    raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
