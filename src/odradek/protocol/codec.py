@@ -512,8 +512,7 @@ class _Compiler:
         self.namespace["write_tagged"] = write_tagged_fields
         lines.append("    tagged = []")
         for spec in tagged:
-            default = self._default_expression(spec)
-            lines.append(f"    if o.{spec.name} != {default}:")
+            lines.append(f"    if {self._differs_from_default(spec, f'o.{spec.name}')}:")
             lines.append("        field_out = out")
             lines.append("        out = bytearray()")
             self._encode_value(spec, True, f"o.{spec.name}", lines, "        ")
@@ -523,6 +522,45 @@ class _Compiler:
         lines.append("        write_tagged(out, tagged, o.unknown_tagged_fields)")
         lines.append("    else:")
         lines.append("        out.append(0)")
+
+    def _differs_from_default(self, spec: FieldSpec, source: str) -> str:
+        """An expression that is true when `source` is not the field's default (and so is written)."""
+        constant, factory = spec.make_default_factory()
+        if factory is None:
+            return f"{source} != {self._const('default', constant)}"
+        if factory is list:
+            return f"{source} != []"
+        # A struct default: compare field by field without building a default struct for each message.
+        assert spec.struct is not None
+        return f"not {self._const('is_default', default_check(spec.struct))}({source})"
+
+
+_default_checks: dict[type, Callable[[Any], bool]] = {}
+
+
+def default_check(cls: type[Struct]) -> Callable[[Any], bool]:
+    """A compiled `value == cls()`: true when every field of `value` holds its default."""
+    check = _default_checks.get(cls)
+    if check is not None:
+        return check
+    namespace: dict[str, Any] = {"cls": cls}
+    terms = ["type(v) is cls"]
+    for spec in cls.FIELDS:
+        constant, factory = spec.make_default_factory()
+        if factory is None:
+            namespace[f"d_{spec.name}"] = constant
+            terms.append(f"v.{spec.name} == d_{spec.name}")
+        elif factory is list:
+            terms.append(f"v.{spec.name} == []")
+        else:
+            assert spec.struct is not None
+            namespace[f"check_{spec.name}"] = default_check(spec.struct)
+            terms.append(f"check_{spec.name}(v.{spec.name})")
+    terms.append("not v.unknown_tagged_fields")
+    exec(f"def is_default(v):\n    return {' and '.join(terms)}\n", namespace)
+    compiled: Callable[[Any], bool] = namespace["is_default"]
+    _default_checks[cls] = compiled
+    return compiled
 
 
 def append_records(records: Any, out: bytearray) -> None:
