@@ -1,0 +1,358 @@
+"""Source and sink options, with the names, defaults and validation messages of Spark's `kafka` format.
+
+Option keys reach a Python data source lower-cased; every lookup here is by the lower-cased name. Options
+that Spark's connector rejects are rejected with its wording; options it does not know are rejected too
+(Spark ignores them silently), so that a typo fails at start instead of being ignored.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from odradek.spark.offsets import (
+    EARLIEST,
+    LATEST,
+    OffsetSpec,
+    TopicPartition,
+    parse_offset_spec,
+    parse_partitions,
+    parse_timestamp_spec,
+)
+
+STRATEGY_KEYS = ("subscribe", "subscribepattern", "assign")
+
+_SOURCE_KEYS = {
+    *STRATEGY_KEYS,
+    "startingoffsets",
+    "endingoffsets",
+    "startingtimestamp",
+    "endingtimestamp",
+    "startingoffsetsbytimestamp",
+    "endingoffsetsbytimestamp",
+    "startingoffsetsbytimestampstrategy",
+    "failondataloss",
+    "minpartitions",
+    "maxrecordsperpartition",
+    "maxoffsetspertrigger",
+    "minoffsetspertrigger",
+    "maxtriggerdelay",
+    "includeheaders",
+    "groupidprefix",
+    "kafkaconsumer.polltimeoutms",
+    "fetchoffset.numretries",
+    "fetchoffset.retryintervalms",
+    "reader",
+}
+_SINK_KEYS = {"topic", "includeheaders"}
+# Set by Spark itself on some code paths; never the user's typo.
+_SPARK_KEYS = {"path", "checkpointlocation", "queryname"}
+
+_AUTO_OFFSET_RESET_MESSAGE = (
+    "Kafka option 'auto.offset.reset' is not supported.\n"
+    "Instead set the source option 'startingoffsets' to 'earliest' or 'latest' to specify where to start. "
+    "Structured Streaming manages which offsets are consumed internally, rather than relying on the "
+    "kafkaConsumer to do it. This will ensure that no data is missed when new topics/partitions are "
+    "dynamically subscribed. Note that 'startingoffsets' only applies when a new Streaming query is "
+    "started, and that resuming will always pick up from where the query left off."
+)
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """Which topic-partitions a source reads: exactly one of Spark's three strategies."""
+
+    topics: tuple[str, ...] = ()
+    pattern: str | None = None
+    assigned: tuple[TopicPartition, ...] = ()
+
+    def matches(self, topic: str) -> bool:
+        if self.pattern is not None:
+            return re.fullmatch(self.pattern, topic) is not None
+        return topic in self.topics
+
+    def describe(self) -> str:
+        if self.pattern is not None:
+            return f"subscribePattern[{self.pattern}]"
+        if self.topics:
+            return f"subscribe[{', '.join(self.topics)}]"
+        return f"assign[{', '.join(f'{t}-{p}' for t, p in self.assigned)}]"
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """A source's options, validated and typed."""
+
+    kafka_params: dict[str, str]
+    subscription: Subscription
+    starting: OffsetSpec
+    ending: OffsetSpec
+    starting_by_timestamp_strategy: str = "error"
+    fail_on_data_loss: bool = True
+    include_headers: bool = False
+    min_partitions: int | None = None
+    max_records_per_partition: int | None = None
+    max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 15 * 60 * 1000
+    poll_timeout_ms: int = 120_000
+    group_id_prefix: str = "spark-kafka-source"
+    reader: str = "auto"
+    query_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def consumer_config(self, role: str) -> dict[str, str | int | bool]:
+        """librdkafka settings for a consumer that assigns and seeks (never subscribes or commits)."""
+        config: dict[str, str | int | bool] = {
+            "group.id": f"{self.group_id_prefix}-{self.query_id}-{role}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "error",
+            "isolation.level": "read_uncommitted",
+            "enable.partition.eof": False,
+        }
+        config.update(self.kafka_params)
+        return config
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    """A sink's options, validated and typed."""
+
+    kafka_params: dict[str, str]
+    topic: str | None
+
+    def producer_config(self) -> dict[str, str | int | bool]:
+        # murmur2 is the Java client's partitioner: a key lands where Spark's connector would put it.
+        config: dict[str, str | int | bool] = {"linger.ms": 5, "partitioner": "murmur2_random"}
+        config.update(self.kafka_params)
+        return config
+
+
+def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
+    """Validate a source's options as Spark's connector does; raises ValueError with its wording."""
+    params = {key.lower(): value for key, value in options.items()}
+    _reject_unknown(params, _SOURCE_KEYS)
+    if streaming:
+        if "endingoffsets" in params:
+            raise ValueError("ending offset not valid in streaming queries")
+        if "endingoffsetsbytimestamp" in params or "endingtimestamp" in params:
+            raise ValueError("ending timestamp not valid in streaming queries")
+    kafka_params = _kafka_params(params, for_producer=False)
+    subscription = _subscription(params)
+    starting = _offset_limit(
+        params,
+        "startingtimestamp",
+        "startingoffsetsbytimestamp",
+        "startingoffsets",
+        LATEST if streaming else EARLIEST,
+    )
+    ending = _offset_limit(params, "endingtimestamp", "endingoffsetsbytimestamp", "endingoffsets", LATEST)
+    if not streaming:
+        _check_batch_limits(starting, ending)
+    strategy = params.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+    if strategy not in ("error", "latest"):
+        raise ValueError(
+            f"Invalid value '{strategy}' for option 'startingOffsetsByTimestampStrategy', "
+            "must be 'error' or 'latest'"
+        )
+    min_offsets = _positive(params, "minoffsetspertrigger")
+    max_offsets = _positive(params, "maxoffsetspertrigger")
+    if min_offsets is not None and max_offsets is not None and min_offsets > max_offsets:
+        raise ValueError(
+            f"The value of minOffsetPerTrigger({min_offsets}) is higher than the "
+            f"maxOffsetsPerTrigger({max_offsets})."
+        )
+    reader = params.get("reader", "auto").strip().lower()
+    if reader not in ("auto", "raw", "consumer"):
+        raise ValueError(f"Invalid value '{reader}' for option 'reader', must be 'auto', 'raw' or 'consumer'")
+    return SourceOptions(
+        kafka_params=kafka_params,
+        subscription=subscription,
+        starting=starting,
+        ending=ending,
+        starting_by_timestamp_strategy=strategy,
+        fail_on_data_loss=_boolean(params, "failondataloss", True),
+        include_headers=_boolean(params, "includeheaders", False),
+        min_partitions=_positive(params, "minpartitions", "minPartitions must be positive"),
+        max_records_per_partition=_positive(
+            params, "maxrecordsperpartition", "maxrecordsperpartition must be positive"
+        ),
+        max_offsets_per_trigger=max_offsets,
+        min_offsets_per_trigger=min_offsets,
+        max_trigger_delay_ms=_duration_ms(params.get("maxtriggerdelay", "15m"), "maxTriggerDelay"),
+        poll_timeout_ms=_positive(params, "kafkaconsumer.polltimeoutms") or 120_000,
+        group_id_prefix=params.get("groupidprefix", "spark-kafka-source"),
+        reader=reader,
+    )
+
+
+def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
+    params = {key.lower(): value for key, value in options.items()}
+    _reject_unknown(params, _SINK_KEYS)
+    topic = params.get("topic")
+    return SinkOptions(
+        kafka_params=_kafka_params(params, for_producer=True), topic=topic.strip() if topic else None
+    )
+
+
+def _reject_unknown(params: Mapping[str, str], known: set[str]) -> None:
+    unknown = sorted(
+        k for k in params if not k.startswith("kafka.") and k not in known and k not in _SPARK_KEYS
+    )
+    if unknown:
+        raise ValueError(
+            f"Unknown option(s) for the odradek format: {', '.join(unknown)}. "
+            f"Known options: kafka.*, {', '.join(sorted(known))}."
+        )
+
+
+def _kafka_params(params: Mapping[str, str], *, for_producer: bool) -> dict[str, str]:
+    kafka = {key[len("kafka.") :]: value for key, value in params.items() if key.startswith("kafka.")}
+    if for_producer:
+        for name, what in (("key.serializer", "keys"), ("value.serializer", "values")):
+            if name in kafka:
+                raise ValueError(
+                    f"Kafka option '{name}' is not supported as {what} are serialized with "
+                    "ByteArraySerializer."
+                )
+    else:
+        if "auto.offset.reset" in kafka:
+            raise ValueError(_AUTO_OFFSET_RESET_MESSAGE)
+        for name, what in (("key.deserializer", "keys"), ("value.deserializer", "values")):
+            if name in kafka:
+                raise ValueError(
+                    f"Kafka option '{name}' is not supported as {what} are deserialized as byte arrays with "
+                    f"ByteArrayDeserializer. Use DataFrame operations to explicitly deserialize the {what}."
+                )
+        for name in ("enable.auto.commit", "interceptor.classes"):
+            if name in kafka:
+                raise ValueError(f"Kafka option '{name}' is not supported")
+    if "bootstrap.servers" not in kafka:
+        role = "producer" if for_producer else "consumer"
+        raise ValueError(f"Option 'kafka.bootstrap.servers' must be specified for configuring Kafka {role}")
+    return kafka
+
+
+def _subscription(params: Mapping[str, str]) -> Subscription:
+    given = [key for key in STRATEGY_KEYS if key in params]
+    names = "subscribe, subscribepattern, assign"
+    if not given:
+        raise ValueError(
+            f"One of the following options must be specified for Kafka source: {names}. "
+            "See the docs for more details."
+        )
+    if len(given) > 1:
+        raise ValueError(
+            f"Only one of the following options can be specified for Kafka source: {names}. "
+            "See the docs for more details."
+        )
+    key = given[0]
+    value = params[key]
+    if key == "assign":
+        if not value.strip().startswith("{"):
+            raise ValueError(
+                f"No topicpartitions to assign as specified value for option 'assign' is '{value}'"
+            )
+        return Subscription(assigned=tuple(parse_partitions(value)))
+    if key == "subscribe":
+        topics = tuple(t.strip() for t in value.split(",") if t.strip())
+        if not topics:
+            raise ValueError(
+                f"No topics to subscribe to as specified value for option 'subscribe' is '{value}'"
+            )
+        return Subscription(topics=topics)
+    pattern = value.strip()
+    if not pattern:
+        raise ValueError(
+            f"Pattern to subscribe is empty as specified value for option 'subscribePattern' is '{value}'"
+        )
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise ValueError(f"Invalid regular expression for option 'subscribePattern': {error}") from None
+    return Subscription(pattern=pattern)
+
+
+def _offset_limit(
+    params: Mapping[str, str], global_key: str, by_timestamp_key: str, offsets_key: str, default: OffsetSpec
+) -> OffsetSpec:
+    """Spark's precedence: a global timestamp, then per-partition timestamps, then offsets."""
+    if global_key in params:
+        value = params[global_key].strip()
+        try:
+            return OffsetSpec(timestamp=int(value))
+        except ValueError:
+            raise ValueError(f"Invalid value '{value}' for option '{global_key}', must be a long") from None
+    if by_timestamp_key in params:
+        return parse_timestamp_spec(params[by_timestamp_key])
+    if offsets_key in params:
+        return parse_offset_spec(params[offsets_key])
+    return default
+
+
+def _check_batch_limits(starting: OffsetSpec, ending: OffsetSpec) -> None:
+    if starting.kind == "latest":
+        raise ValueError("starting offset can't be latest for batch queries on Kafka")
+    for (topic, partition), offset in (starting.partition_offsets or {}).items():
+        if offset == -1:
+            raise ValueError(
+                f"startingOffsets for {topic}-{partition} can't be latest for batch queries on Kafka"
+            )
+    if ending.kind == "earliest":
+        raise ValueError("ending offset can't be earliest for batch queries on Kafka")
+    for (topic, partition), offset in (ending.partition_offsets or {}).items():
+        if offset == -2:
+            raise ValueError(
+                f"ending offset for {topic}-{partition} can't be earliest for batch queries on Kafka"
+            )
+    if starting.partition_offsets is not None and ending.partition_offsets is not None:
+        start_keys, end_keys = set(starting.partition_offsets), set(ending.partition_offsets)
+        if start_keys != end_keys:
+            raise ValueError(
+                "The specified start and end offsets do not have the same topic-partitions: "
+                f"start {sorted(start_keys)}, end {sorted(end_keys)}"
+            )
+        for tp, start in starting.partition_offsets.items():
+            end = ending.partition_offsets[tp]
+            if start >= 0 and end >= 0 and start > end:
+                raise ValueError(
+                    f"The specified starting offset ({start}) is greater than the ending offset ({end}) "
+                    f"for topic partition {tp[0]}-{tp[1]}"
+                )
+
+
+def _boolean(params: Mapping[str, str], key: str, default: bool) -> bool:
+    if key not in params:
+        return default
+    value = params[key].strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"Invalid value '{params[key]}' for option '{key}', must be true or false")
+    return value == "true"
+
+
+def _positive(params: Mapping[str, str], key: str, message: str | None = None) -> int | None:
+    if key not in params:
+        return None
+    try:
+        value = int(params[key].strip())
+    except ValueError:
+        raise ValueError(
+            f"Invalid value '{params[key]}' for option '{key}', must be a positive integer"
+        ) from None
+    if value <= 0:
+        raise ValueError(message or f"Invalid value '{value}' for option '{key}', must be a positive integer")
+    return value
+
+
+_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|min|h|d)?\s*$")
+_UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def _duration_ms(value: str, name: str) -> int:
+    match = _DURATION.match(value.lower())
+    if match is None:
+        raise ValueError(
+            f"Invalid value '{value}' for option '{name}', must be a duration such as 30s or 15m"
+        )
+    return int(match.group(1)) * _UNIT_MS[match.group(2)]

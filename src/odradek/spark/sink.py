@@ -1,0 +1,154 @@
+"""Writing to Kafka topics: batch (`df.write`) and streaming (`writeStream`), with Spark's row shape.
+
+Rows carry `value` (required, string or binary) and optionally `key`, `topic`, `partition` and
+`headers`; the `topic` option, when given, overrides the column. Each task produces its rows with one
+confluent-kafka producer and flushes before `write()` returns: every message is acknowledged by the
+broker (per the producer's `acks`), or the task fails with the broker's error and Spark aborts the job
+or micro-batch. Guarantee: at least once (a retried task or a replayed micro-batch writes again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
+
+from odradek.spark.options import SinkOptions
+from odradek.spark.schema import HEADER_TYPE
+
+_COLUMNS = ("key", "value", "topic", "partition", "headers")
+
+
+@dataclass
+class ProducedMessages(WriterCommitMessage):
+    """What one task wrote: how many messages the broker acknowledged."""
+
+    count: int
+
+
+@dataclass(frozen=True)
+class WriteColumns:
+    """Which of Spark's sink columns the written DataFrame has (others are ignored)."""
+
+    names: tuple[str, ...]
+
+
+def check_write_schema(schema: StructType, topic_option: str | None) -> WriteColumns:
+    """Spark's KafkaWriter.validateQuery, with its messages."""
+    fields = {field.name.lower(): field for field in schema.fields}
+    if topic_option is None and "topic" not in fields:
+        raise ValueError(
+            "topic option required when no 'topic' attribute is present. "
+            "Use the topic option for setting a topic."
+        )
+    if "topic" in fields and not isinstance(fields["topic"].dataType, StringType):
+        raise ValueError("Topic type must be a StringType")
+    if "value" not in fields:
+        raise ValueError("Required attribute 'value' not found")
+    for name in ("key", "value"):
+        if name in fields and not isinstance(fields[name].dataType, StringType | BinaryType):
+            raise ValueError(f"{name} attribute type must be a StringType or BinaryType")
+    if "partition" in fields and not isinstance(fields["partition"].dataType, IntegerType):
+        raise ValueError("partition attribute type must be an IntegerType")
+    if "headers" in fields:
+        data_type = fields["headers"].dataType
+        element = data_type.elementType if isinstance(data_type, ArrayType) else None
+        if not isinstance(element, StructType) or [(f.name, type(f.dataType)) for f in element.fields] != [
+            (f.name, type(f.dataType)) for f in HEADER_TYPE.fields
+        ]:
+            raise ValueError(f"headers attribute type must be an {ArrayType(HEADER_TYPE).simpleString()}")
+    return WriteColumns(tuple(fields[name].name for name in _COLUMNS if name in fields))
+
+
+class BatchWriter(DataSourceArrowWriter):
+    def __init__(self, options: SinkOptions, columns: WriteColumns) -> None:
+        self.options = options
+        self.columns = columns
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        return ProducedMessages(produce_batches(iterator, self.options, self.columns))
+
+
+class StreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, options: SinkOptions, columns: WriteColumns) -> None:
+        self.options = options
+        self.columns = columns
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        return ProducedMessages(produce_batches(iterator, self.options, self.columns))
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        """Every message was acknowledged before its task's write() returned: nothing is left to do."""
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        """Messages already acknowledged stay in their topics: Kafka has no rollback outside transactions."""
+
+
+def produce_batches(batches: Iterator[pa.RecordBatch], options: SinkOptions, columns: WriteColumns) -> int:
+    """Produce every row, wait for every acknowledgement, raise the first delivery error."""
+    from confluent_kafka import KafkaException, Producer
+
+    producer = Producer(options.producer_config())
+    failures: list[str] = []
+    count = 0
+
+    def delivered(error: Any, message: Any) -> None:
+        if error is not None and len(failures) < 10:
+            failures.append(f"{message.topic()}[{message.partition()}]: {error}")
+
+    try:
+        for batch in batches:
+            rows = _rows(batch, options.topic, columns)
+            for topic, key, value, partition, headers in rows:
+                if topic is None:
+                    raise ValueError(
+                        "null topic present in the data. Use the topic option for setting a topic."
+                    )
+                while True:
+                    try:
+                        producer.produce(topic, value, key, partition, on_delivery=delivered, headers=headers)
+                        break
+                    except BufferError:
+                        producer.poll(0.05)
+                count += 1
+            producer.poll(0)
+            if failures:
+                break
+        remaining = producer.flush(300.0)
+        if remaining:
+            failures.append(f"{remaining} messages were not acknowledged within 300 s")
+    except KafkaException as error:
+        raise RuntimeError(f"Failed to send records to Kafka: {error}") from error
+    if failures:
+        raise RuntimeError("Failed to send records to Kafka: " + "; ".join(failures))
+    return count
+
+
+def _rows(
+    batch: pa.RecordBatch, topic_option: str | None, columns: WriteColumns
+) -> Iterator[tuple[Any, Any, Any, int, Any]]:
+    count = batch.num_rows
+    by_name = {name.lower(): batch.column(batch.schema.get_field_index(name)) for name in columns.names}
+    values = by_name["value"].to_pylist()
+    keys = by_name["key"].to_pylist() if "key" in by_name else [None] * count
+    if topic_option is not None:
+        topics: list[Any] = [topic_option] * count
+    else:
+        topics = by_name["topic"].to_pylist()
+    partitions = by_name["partition"].to_pylist() if "partition" in by_name else [None] * count
+    if "headers" in by_name:
+        headers = [
+            None if h is None else [(e["key"], e["value"]) for e in h] for h in by_name["headers"].to_pylist()
+        ]
+    else:
+        headers = [None] * count
+    for topic, key, value, partition, header in zip(topics, keys, values, partitions, headers, strict=True):
+        yield topic, key, value, (-1 if partition is None else partition), header
