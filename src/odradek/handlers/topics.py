@@ -51,6 +51,8 @@ from odradek.protocol.messages.delete_topics import (
 from odradek.protocol.schema import ZERO_UUID
 
 _DUPLICATE_NAME = "Duplicate topic name."
+#: What Kafka's UnknownTopicIdException says (its default message for UNKNOWN_TOPIC_ID).
+_UNKNOWN_TOPIC_ID = "This server does not host this topic ID."
 
 
 @handles(ApiKey.CREATE_TOPICS, 0, 7)
@@ -184,7 +186,7 @@ def _delete(
     if name is None:
         state = cluster.topic_by_id(topic_id)
         if state is None:
-            return _deletion(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_ID.message)
+            return _deletion(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, _UNKNOWN_TOPIC_ID)
     else:
         state = cluster.topic(name)
         if state is None:
