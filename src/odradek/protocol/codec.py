@@ -46,13 +46,15 @@ _ENCODE_ERRORS: Final = (
 
 _decoders: dict[tuple[type, int], Decoder] = {}
 _encoders: dict[tuple[type, int], Encoder] = {}
+_body_encoders: dict[tuple[type, int], Callable[[Any], bytes]] = {}
+_raw_encoders: dict[tuple[type, int], Encoder] = {}
 
 
 def decode_body(cls: type[Message], data: bytes | bytearray | memoryview, version: int) -> Any:
     """Decode a message body that must span all of `data`."""
-    if not isinstance(data, bytes):
+    if data.__class__ is not bytes:
         data = bytes(data)
-    decoder = decoder_for(cls, version)
+    decoder = _decoders.get((cls, version)) or decoder_for(cls, version)
     try:
         message, end = decoder(data, 0)
     except CodecError:
@@ -92,14 +94,23 @@ def decoder_for(cls: type[Message], version: int) -> Decoder:
 
 
 def encoder_for(cls: type[Message], version: int) -> Callable[[Any], bytes]:
-    """A function that encodes a message of `cls` at `version` to bytes."""
-    into = encode_into_for(cls, version)
+    """A function that encodes a message of `cls` at `version` to bytes (compiled once, then cached)."""
+    key = (cls, version)
+    encode = _body_encoders.get(key)
+    if encode is None:
+        raw = _raw_encoder(cls, version)
 
-    def encode(message: Any) -> bytes:
-        out = bytearray()
-        into(message, out)
-        return bytes(out)
+        def encode(message: Any, _raw: Encoder = raw) -> bytes:
+            out = bytearray()
+            try:
+                _raw(message, out)
+            except CodecError:
+                raise
+            except _ENCODE_ERRORS as error:
+                raise CodecError(f"{cls.__name__} v{version}: cannot encode: {error}") from error
+            return bytes(out)
 
+        _body_encoders[key] = encode
     return encode
 
 
@@ -108,8 +119,7 @@ def encode_into_for(cls: type[Message], version: int) -> Encoder:
     key = (cls, version)
     encoder = _encoders.get(key)
     if encoder is None:
-        _check_version(cls, version)
-        raw = _Compiler(version, cls.FLEXIBLE).encoder(cls)
+        raw = _raw_encoder(cls, version)
 
         def encoder(message: Any, out: bytearray, _raw: Encoder = raw) -> None:
             try:
@@ -121,6 +131,17 @@ def encode_into_for(cls: type[Message], version: int) -> Encoder:
 
         _encoders[key] = encoder
     return encoder
+
+
+def _raw_encoder(cls: type[Message], version: int) -> Encoder:
+    """The compiled encoder itself, which lets Python's own exceptions through."""
+    key = (cls, version)
+    raw = _raw_encoders.get(key)
+    if raw is None:
+        _check_version(cls, version)
+        raw = _Compiler(version, cls.FLEXIBLE).encoder(cls)
+        _raw_encoders[key] = raw
+    return raw
 
 
 def _check_version(cls: type[Message], version: int) -> None:

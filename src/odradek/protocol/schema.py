@@ -341,16 +341,25 @@ class Message(Struct):
 
     def encode(self, version: int) -> bytes:
         """The body of this message at `version` (no header, no size prefix)."""
-        from odradek.protocol.codec import encoder_for
-
-        return encoder_for(type(self), version)(self)
+        encoded: bytes = (_codec or _load_codec()).encoder_for(self.__class__, version)(self)
+        return encoded
 
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview, version: int) -> Any:
         """Decode a whole body at `version`; trailing bytes are an error."""
-        from odradek.protocol.codec import decode_body
+        return (_codec or _load_codec()).decode_body(cls, data, version)
 
-        return decode_body(cls, data, version)
+
+_codec: Any = None
+
+
+def _load_codec() -> Any:
+    """codec.py imports this module, so it is imported on first use (once, not on every call)."""
+    global _codec
+    from odradek.protocol import codec
+
+    _codec = codec
+    return codec
 
 
 class Request(Message):
