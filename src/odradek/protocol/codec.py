@@ -10,6 +10,7 @@ the bytes that remain before anything is allocated.
 
 from __future__ import annotations
 
+import functools
 import struct
 import uuid
 from collections.abc import Callable
@@ -43,6 +44,9 @@ _ENCODE_ERRORS: Final = (
     UnicodeEncodeError,
     OverflowError,
 )
+
+#: Arrays of fixed-width values shorter than this use a precompiled struct.Struct per length.
+_PRECOMPILED_RUNS: Final = 32
 
 _decoders: dict[tuple[type, int], Decoder] = {}
 _encoders: dict[tuple[type, int], Encoder] = {}
@@ -345,7 +349,11 @@ class _Compiler:
         if element is not None and element in _FIXED_FORMATS:
             fmt = _FIXED_FORMATS[element]
             size = _FIXED_SIZES[element]
-            lines.append(f"{inner}{target} = list(unpack_from('>%d{fmt}' % {count}, buf, pos))")
+            runs = self._const("unpack_runs", _precompiled_runs(fmt, "unpack_from"))
+            lines.append(f"{inner}if {count} < {_PRECOMPILED_RUNS}:")
+            lines.append(f"{inner}    {target} = list({runs}[{count}](buf, pos))")
+            lines.append(f"{inner}else:")
+            lines.append(f"{inner}    {target} = list(unpack_from('>%d{fmt}' % {count}, buf, pos))")
             lines.append(f"{inner}pos += {size} * {count}")
             return
         items = f"items{len(indent)}"
@@ -510,7 +518,11 @@ class _Compiler:
         element = spec.element
         if element is not None and element in _FIXED_FORMATS:
             fmt = _FIXED_FORMATS[element]
-            lines.append(f"{indent}out += pack('>%d{fmt}' % {count}, *{items})")
+            runs = self._const("pack_runs", _precompiled_runs(fmt, "pack"))
+            lines.append(f"{indent}if {count} < {_PRECOMPILED_RUNS}:")
+            lines.append(f"{indent}    out += {runs}[{count}](*{items})")
+            lines.append(f"{indent}else:")
+            lines.append(f"{indent}    out += pack('>%d{fmt}' % {count}, *{items})")
             return
         item = f"item{len(indent)}"
         lines.append(f"{indent}for {item} in {items}:")
@@ -556,6 +568,12 @@ class _Compiler:
         return f"not {self._const('is_default', default_check(spec.struct))}({source})"
 
 
+@functools.cache
+def _precompiled_runs(fmt: str, method: str) -> tuple[Callable[..., Any], ...]:
+    """`method` of struct.Struct(">{n}{fmt}") for n in 0.._PRECOMPILED_RUNS-1, indexed by n."""
+    return tuple(getattr(struct.Struct(f">{n}{fmt}"), method) for n in range(_PRECOMPILED_RUNS))
+
+
 _default_checks: dict[type, Callable[[Any], bool]] = {}
 
 
@@ -585,7 +603,11 @@ def default_check(cls: type[Struct]) -> Callable[[Any], bool]:
 
 
 def append_records(records: Any, out: bytearray) -> None:
-    """Append a records value that is not plain bytes: any buffer, or an object that places itself."""
+    """Append a records value that is not plain bytes: any buffer, or an object that places itself.
+
+    An object that places itself (a file region sent later by sendfile) must count its bytes in the
+    output's `spliced_length`, which the frame encoder adds to the size prefix.
+    """
     if isinstance(records, bytearray | memoryview):
         out += records
     else:

@@ -108,11 +108,19 @@ def encode_request(
 def encode_response_into(out: bytearray, body: Response, api_version: int, correlation_id: int) -> None:
     """Append a size-prefixed response frame to `out` (several responses can share one buffer)."""
     start = len(out)
+    spliced_before = spliced_length(out)
     out += b"\0\0\0\0"
     header_version = response_header_version(body.API_KEY, api_version)
     encode_into_for(ResponseHeader, header_version)(ResponseHeader(correlation_id=correlation_id), out)
     encode_into_for(type(body), api_version)(body, out)
-    _SIZE.pack_into(out, start, len(out) - start - 4)
+    spliced = spliced_length(out) - spliced_before
+    _SIZE.pack_into(out, start, len(out) - start - 4 + spliced)
+
+
+def spliced_length(out: bytearray) -> int:
+    """Bytes that records values placed by reference (file regions) add to `out` without being in it."""
+    length: int = getattr(out, "spliced_length", 0)
+    return length
 
 
 def encode_response(body: Response, api_version: int, correlation_id: int) -> bytes:

@@ -27,13 +27,17 @@ class ResponseOutput(bytearray):
     """An encoded response, with the file regions to splice in at recorded offsets."""
 
     regions: list[tuple[int, FileRegion]]
+    #: Bytes of all regions: part of the response on the wire, not of this buffer (see frames.py).
+    spliced_length: int
 
     def __init__(self) -> None:
         super().__init__()
         self.regions = []
+        self.spliced_length = 0
 
     def add_region(self, region: FileRegion) -> None:
         self.regions.append((len(self), region))
+        self.spliced_length += region.length
 
 
 class ResponseWriter:
