@@ -1,0 +1,282 @@
+"""confluent-kafka (librdkafka) against odradek: every codec, acks, idempotence, time lookups, limits."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, cast
+
+import pytest
+from confluent_kafka import (
+    TIMESTAMP_CREATE_TIME,
+    TIMESTAMP_LOG_APPEND_TIME,
+    Consumer,
+    KafkaError,
+    Message,
+    Producer,
+    TopicPartition,
+)
+
+from odradek.protocol.records import Compression, TimestampType
+from tests.support.broker_process import BrokerProcess
+from tests.support.interop import (
+    INTEROP_PARTITIONS,
+    SMALL_MESSAGE_MAX_BYTES,
+    Consumed,
+    Sample,
+    base_timestamp,
+    by_partition,
+    expected,
+    samples,
+    stored_batches,
+    time_queries,
+)
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _producer(bootstrap: str, **config: Any) -> Producer:
+    return Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "socket.timeout.ms": 10000, **config})
+
+
+def _produce(producer: Producer, topic: str, produced: list[Sample]) -> list[Message]:
+    """Produce every sample to its explicit partition; returns the delivery reports, failed ones included."""
+    reports: list[Message] = []
+
+    def delivered(error: KafkaError | None, message: Message) -> None:
+        reports.append(message)
+
+    for sample in produced:
+        producer.produce(
+            topic,
+            key=sample.key,
+            value=sample.value,
+            partition=sample.partition,
+            headers=list(sample.headers),
+            timestamp=sample.timestamp,
+            on_delivery=delivered,
+        )
+        producer.poll(0)
+    assert producer.flush(20) == 0, "messages still in the producer's queue after 20 s"
+    assert len(reports) == len(produced)
+    return reports
+
+
+def _consumer(bootstrap: str, **config: Any) -> Consumer:
+    return Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "interop-confluent-unused",
+            "enable.auto.commit": False,
+            "socket.timeout.ms": 10000,
+            **config,
+        }
+    )
+
+
+def _as_consumed(message: Message) -> Consumed:
+    headers = cast(list[tuple[str, bytes]], message.headers() or [])
+    return Consumed(
+        cast(int, message.partition()),
+        cast(int, message.offset()),
+        message.key(),
+        message.value(),
+        tuple(headers),
+        message.timestamp()[1],
+    )
+
+
+def _error_code(message: Message) -> int | None:
+    error = message.error()
+    return None if error is None else int(error.code())
+
+
+def _consume(
+    bootstrap: str, topic: str, counts: dict[int, int], start: int = 0, timeout: float = 20
+) -> list[Message]:
+    """Read `counts[p]` messages from each partition p, starting at `start`; fails after `timeout`."""
+    consumer = _consumer(bootstrap)
+    consumer.assign([TopicPartition(topic, p, start) for p in counts])
+    wanted = sum(counts.values())
+    received: list[Message] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(received) < wanted and time.monotonic() < deadline:
+            for message in consumer.consume(num_messages=1000, timeout=0.2):
+                assert message.error() is None, message.error()
+                received.append(message)
+    finally:
+        consumer.close()
+    assert len(received) == wanted, f"read {len(received)} of {wanted} messages within {timeout}s"
+    return received
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_every_codec_round_trips_keys_headers_and_timestamps_over_explicit_partitions(
+    interop_broker: BrokerProcess, codec: str
+) -> None:
+    topic = f"confluent-codec-{codec}"
+    produced = samples(topic, INTEROP_PARTITIONS, 40, base_timestamp())
+    reports = _produce(_producer(interop_broker.bootstrap, **{"compression.type": codec}), topic, produced)
+    assert [r.error() for r in reports if r.error() is not None] == []
+    want = expected(produced)
+    assert {(r.partition(), r.offset()) for r in reports} == {
+        (c.partition, c.offset) for p in want.values() for c in p
+    }
+
+    consumed = _consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
+    assert by_partition(_as_consumed(m) for m in consumed) == want
+    assert {m.timestamp()[0] for m in consumed} == {TIMESTAMP_CREATE_TIME}
+    stored = [b for p in want for b in stored_batches(interop_broker.port, topic, p)]
+    assert {b.compression for b in stored} == {Compression[codec.upper()]}
+
+
+@pytest.mark.parametrize("acks", ["0", "1", "all"])
+def test_each_acks_setting_delivers_everything(interop_broker: BrokerProcess, acks: str) -> None:
+    topic = f"confluent-acks-{acks}"
+    produced = samples(topic, INTEROP_PARTITIONS, 30, base_timestamp())
+    reports = _produce(_producer(interop_broker.bootstrap, acks=acks), topic, produced)
+    assert [r.error() for r in reports if r.error() is not None] == []
+    if acks != "0":  # with acks=0 the producer never learns offsets
+        assert sorted(cast(int, r.offset()) for r in reports if r.partition() == 0) == list(range(30))
+    want = expected(produced)
+    consumed = _consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
+    assert by_partition(_as_consumed(m) for m in consumed) == want
+
+
+def test_an_idempotent_producer_writes_each_message_once_with_its_producer_id(
+    interop_broker: BrokerProcess,
+) -> None:
+    topic = "confluent-idempotent"
+    produced = samples(topic, INTEROP_PARTITIONS, 200, base_timestamp())
+    producer = _producer(
+        interop_broker.bootstrap,
+        **{"enable.idempotence": True, "linger.ms": 1, "batch.num.messages": 7},
+    )
+    reports = _produce(producer, topic, produced)
+    assert [r.error() for r in reports if r.error() is not None] == []
+    want = expected(produced)
+    consumed = _consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
+    assert by_partition(_as_consumed(m) for m in consumed) == want
+    for partition in want:
+        batches = stored_batches(interop_broker.port, topic, partition)
+        assert len({b.producer_id for b in batches}) == 1 and batches[0].producer_id >= 0
+        sequences = [(b.base_sequence, b.last_offset_delta) for b in batches]
+        expected_sequence = 0
+        for base_sequence, last_delta in sequences:  # sequences are contiguous per partition
+            assert base_sequence == expected_sequence
+            expected_sequence += last_delta + 1
+
+
+def test_offsets_for_times_finds_the_first_offset_at_or_after_each_timestamp(
+    interop_broker: BrokerProcess,
+) -> None:
+    topic = "confluent-times"
+    produced = samples(topic, INTEROP_PARTITIONS, 20, base_timestamp())
+    _produce(_producer(interop_broker.bootstrap), topic, produced)
+    queries = time_queries(expected(produced))
+    consumer = _consumer(interop_broker.bootstrap)
+    try:
+        # One lookup per partition per request: a partition twice in one request is INVALID_REQUEST.
+        for round_ in zip(*queries.values(), strict=True):
+            asked = [TopicPartition(topic, p, ts) for p, (ts, _) in zip(queries, round_, strict=True)]
+            found = consumer.offsets_for_times(asked, 10)
+            assert [(tp.partition, tp.offset) for tp in found] == [
+                (p, offset) for p, (_, offset) in zip(queries, round_, strict=True)
+            ]
+    finally:
+        consumer.close()
+
+
+def test_log_append_time_topics_carry_the_broker_clock(log_append_time_broker: BrokerProcess) -> None:
+    topic = "confluent-append-time"
+    produced = samples(topic, 1, 30, first_timestamp=1_000_000_000_000)  # 2001: clearly not the broker's
+    before = int(time.time() * 1000)
+    reports = _produce(
+        _producer(log_append_time_broker.bootstrap, **{"compression.type": "lz4"}), topic, produced
+    )
+    after = int(time.time() * 1000)
+    assert [r.error() for r in reports if r.error() is not None] == []
+    consumed = _consume(log_append_time_broker.bootstrap, topic, {0: len(produced)})
+    assert [(m.key(), m.value()) for m in consumed] == [(s.key, s.value) for s in produced]
+    for message in consumed:
+        kind, timestamp = message.timestamp()
+        assert kind == TIMESTAMP_LOG_APPEND_TIME and before <= timestamp <= after
+    batches = stored_batches(log_append_time_broker.port, topic, 0)
+    assert {b.timestamp_type for b in batches} == {TimestampType.LOG_APPEND_TIME}
+
+
+def test_a_message_over_message_max_bytes_fails_with_message_too_large(
+    small_messages_broker: BrokerProcess,
+) -> None:
+    topic = "confluent-too-large"
+    producer = _producer(small_messages_broker.bootstrap, **{"linger.ms": 0})
+    reports: list[Message] = []
+    producer.produce(
+        topic, value=b"x" * (SMALL_MESSAGE_MAX_BYTES * 3), on_delivery=lambda e, m: reports.append(m)
+    )
+    assert producer.flush(20) == 0
+    producer.produce(topic, value=b"fits", on_delivery=lambda e, m: reports.append(m))
+    assert producer.flush(20) == 0
+    too_large, fits = reports
+    assert _error_code(too_large) == KafkaError.MSG_SIZE_TOO_LARGE
+    assert fits.error() is None and fits.offset() == 0
+    [message] = _consume(small_messages_broker.bootstrap, topic, {0: 1})
+    assert message.value() == b"fits"
+
+
+def _fill(bootstrap: str, topic: str, count: int) -> None:
+    produced = [Sample(0, None, b"r%d" % i, (), base_timestamp() + i) for i in range(count)]
+    assert all(r.error() is None for r in _produce(_producer(bootstrap), topic, produced))
+
+
+def test_an_out_of_range_offset_resets_to_earliest(interop_broker: BrokerProcess) -> None:
+    topic = "confluent-reset-earliest"
+    _fill(interop_broker.bootstrap, topic, 10)
+    consumer = _consumer(interop_broker.bootstrap, **{"auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(topic, 0, 1000)])
+    received: list[Message] = []
+    deadline = time.monotonic() + 20
+    try:
+        while len(received) < 10 and time.monotonic() < deadline:
+            received += [m for m in consumer.consume(100, 0.2) if m.error() is None]
+    finally:
+        consumer.close()
+    assert [m.offset() for m in received] == list(range(10))
+
+
+def test_an_out_of_range_offset_resets_to_latest(interop_broker: BrokerProcess) -> None:
+    topic = "confluent-reset-latest"
+    _fill(interop_broker.bootstrap, topic, 10)
+    consumer = _consumer(
+        interop_broker.bootstrap, **{"auto.offset.reset": "latest", "enable.partition.eof": True}
+    )
+    consumer.assign([TopicPartition(topic, 0, 1000)])
+    try:
+        eof = _first_event(consumer, lambda m: _error_code(m) == KafkaError._PARTITION_EOF)
+        assert eof.offset() == 10  # reset to the log end, not to the 1000 asked for
+        _fill(interop_broker.bootstrap, topic, 1)
+        message = _first_event(consumer, lambda m: m.error() is None)
+        assert (message.offset(), message.value()) == (10, b"r0")
+    finally:
+        consumer.close()
+
+
+def test_an_out_of_range_offset_without_reset_policy_is_reported(interop_broker: BrokerProcess) -> None:
+    topic = "confluent-reset-error"
+    _fill(interop_broker.bootstrap, topic, 3)
+    consumer = _consumer(interop_broker.bootstrap, **{"auto.offset.reset": "error"})
+    consumer.assign([TopicPartition(topic, 0, 1000)])
+    try:
+        event = _first_event(consumer, lambda m: m.error() is not None)
+        assert _error_code(event) == KafkaError._AUTO_OFFSET_RESET
+    finally:
+        consumer.close()
+
+
+def _first_event(consumer: Consumer, matches: Any, timeout: float = 20) -> Message:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for message in consumer.consume(100, 0.2):
+            if matches(message):
+                return message
+    raise AssertionError(f"no matching event within {timeout}s")
