@@ -27,6 +27,7 @@ from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
+from odradek.server import metrics
 from odradek.server.connection import Connection
 from odradek.server.delayed import AppendNotifier
 from odradek.storage.config import LogConfig
@@ -56,6 +57,7 @@ class Broker:
             producer_id_expiration_ms=int(config["producer.id.expiration.ms"]),  # type: ignore[arg-type]
         )
         self.services: Services | None = None
+        self.metrics_endpoint: metrics.MetricsEndpoint | None = None
 
     # ----- lifecycle ---------------------------------------------------------------------------------
 
@@ -80,6 +82,8 @@ class Broker:
             fetch_sessions=FetchSessionCache(int(self.config["max.incremental.fetch.session.cache.slots"])),  # type: ignore[arg-type]
         )
         await self._listen()
+        services = self.services
+        self.metrics_endpoint = await metrics.start_endpoint(self.config, services, self._connection_count)
         cluster.brokers = {self.node_id: self._own_endpoint()}
         topics.load()
         await groups.start()
@@ -133,6 +137,9 @@ class Broker:
             advertised_port = endpoint.port if endpoint and endpoint.port else port
             self.services.advertised[name] = [BrokerEndpoint(self.node_id, advertised_host, advertised_port)]
 
+    def _connection_count(self) -> int:
+        return len(self.connections)
+
     def _own_endpoint(self) -> BrokerEndpoint:
         assert self.services is not None
         return next(iter(self.services.advertised.values()))[0]
@@ -150,6 +157,8 @@ class Broker:
         log.info("broker stopping")
         for server in self.servers:
             server.close()
+        if self.metrics_endpoint is not None:
+            self.metrics_endpoint.close()
         if self.services is not None:
             self.services.appends.wake_all()
             if self.services.groups is not None:

@@ -1,0 +1,258 @@
+"""The Prometheus endpoint (`metrics.port`, off by default): what the broker is doing, by topic and API.
+
+The hot path only bumps plain counters owned by the event loop: per topic bytes and messages in
+(one call per appended partition, counting records from the batch headers storage already read),
+bytes out (one call per fetched partition) and per API request latencies (one call per request, into
+a fixed-bucket histogram). Everything else — log sizes, under-replicated partitions, group count,
+open connections — is read from the broker's state at scrape time. The HTTP endpoint is served on the
+broker's own event loop, so a scrape sees a consistent state and needs no locks.
+
+Hooks call through `active`, the recorder of the broker running in this process (None while no
+endpoint is configured, which costs the hooks one attribute lookup).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Final
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, ProcessCollector, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+
+from odradek.protocol.api_keys import ApiKey
+
+if TYPE_CHECKING:
+    from odradek.config.broker import BrokerConfig
+    from odradek.handlers.services import Services
+
+log = logging.getLogger("odradek.metrics")
+
+#: Request latency buckets, in seconds: from a sub-millisecond metadata call to a long-polling fetch.
+LATENCY_BUCKETS: Final = (
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+)
+_API_NAMES: Final = {int(key): key.name.lower() for key in ApiKey}
+_MAX_HTTP_REQUEST: Final = 8192
+_HTTP_TIMEOUT: Final = 5.0
+
+#: The recorder of the broker in this process whose endpoint is on; the hooks report to it.
+active: BrokerMetrics | None = None
+
+
+async def start_endpoint(
+    config: BrokerConfig, services: Services, connection_count: Callable[[], int]
+) -> MetricsEndpoint | None:
+    """The endpoint on `metrics.port` (bound to the first listener's host), or None when it is not set."""
+    port = config["metrics.port"]
+    if not isinstance(port, int) or port <= 0:
+        return None
+    listeners = config.listener_endpoints()
+    host = listeners[0].host if listeners else None
+    return await MetricsEndpoint(BrokerMetrics(services, connection_count)).start(host, port)
+
+
+class BrokerMetrics:
+    """Counters the request path bumps, and a Prometheus collector that reads them with the state."""
+
+    def __init__(self, services: Services, connection_count: Callable[[], int]) -> None:
+        self.services = services
+        self.connection_count = connection_count
+        self.bytes_in: dict[str, int] = {}
+        self.messages_in: dict[str, int] = {}
+        self.bytes_out: dict[str, int] = {}
+        self.latencies: dict[int, _Histogram] = {}
+
+    # ----- hooks (on the event loop, per partition or per request: keep them O(1)) ---------------
+
+    def produced(self, topic: str, size: int, records: int) -> None:
+        self.bytes_in[topic] = self.bytes_in.get(topic, 0) + size
+        self.messages_in[topic] = self.messages_in.get(topic, 0) + records
+
+    def fetched(self, topic: str, size: int) -> None:
+        self.bytes_out[topic] = self.bytes_out.get(topic, 0) + size
+
+    def request_done(self, frame: bytes, seconds: float) -> None:
+        """One request handled (answered, or dropped for acks=0): its API key is the frame's first int16."""
+        if len(frame) < 2:
+            return
+        api_key = (frame[0] << 8) | frame[1]
+        histogram = self.latencies.get(api_key)
+        if histogram is None:
+            if api_key not in _API_NAMES:
+                return  # not a Kafka API: no label for garbage
+            histogram = self.latencies[api_key] = _Histogram()
+        histogram.observe(seconds)
+
+    # ----- prometheus_client Collector ------------------------------------------------------------
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._traffic()
+        yield from self._requests()
+        yield from self._state()
+
+    def _traffic(self) -> Iterator[Metric]:
+        for name, documentation, values in (
+            ("odradek_topic_bytes_in", "Record batch bytes appended by Produce, per topic", self.bytes_in),
+            ("odradek_topic_messages_in", "Records appended by Produce, per topic", self.messages_in),
+            ("odradek_topic_bytes_out", "Record bytes returned by Fetch, per topic", self.bytes_out),
+        ):
+            family = CounterMetricFamily(name, documentation, labels=["topic"])
+            for topic, value in sorted(values.items()):
+                family.add_metric([topic], value)
+            yield family
+
+    def _requests(self) -> Iterator[Metric]:
+        requests = CounterMetricFamily("odradek_requests", "Requests handled, per API", labels=["api"])
+        latency = HistogramMetricFamily(
+            "odradek_request_latency_seconds",
+            "Time from a request's arrival at the head of its connection's queue to its response written",
+            labels=["api"],
+        )
+        for api_key, histogram in sorted(self.latencies.items()):
+            api = _API_NAMES[api_key]
+            requests.add_metric([api], histogram.count)
+            latency.add_metric([api], histogram.cumulative_buckets(), histogram.total)
+        yield requests
+        yield latency
+
+    def _state(self) -> Iterator[Metric]:
+        services = self.services
+        connections = GaugeMetricFamily("odradek_active_connections", "Open client connections")
+        connections.add_metric([], self.connection_count())
+        yield connections
+        under_replicated = sum(
+            1
+            for topic in services.cluster.topics.values()
+            for partition in topic.partitions
+            if len(partition.isr) < len(partition.replicas)
+        )
+        yield GaugeMetricFamily(
+            "odradek_under_replicated_partitions",
+            "Partitions led here whose in-sync replica set is smaller than their replica set",
+            value=under_replicated,
+        )
+        sizes = GaugeMetricFamily(
+            "odradek_log_size_bytes", "Bytes in a partition's log segments", labels=["topic", "partition"]
+        )
+        for tp, partition_log in sorted(services.logs.logs.items()):
+            sizes.add_metric([tp.topic, str(tp.partition)], partition_log.size_in_bytes)
+        yield sizes
+        groups = getattr(services, "groups", None)
+        if groups is not None:
+            _, listed = groups.list_groups(set(), set())
+            yield GaugeMetricFamily(
+                "odradek_groups", "Consumer groups this broker coordinates", value=len(listed)
+            )
+
+
+class MetricsEndpoint:
+    """The HTTP listener serving `GET /metrics` in Prometheus' text format, on the broker's loop."""
+
+    def __init__(self, metrics: BrokerMetrics) -> None:
+        self.metrics = metrics
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(metrics)
+        self.registry.register(ProcessCollector(registry=None))
+        self.server: asyncio.Server | None = None
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def start(self, host: str | None, port: int) -> MetricsEndpoint:
+        global active
+        self.server = await asyncio.start_server(self._serve, host or None, port, reuse_address=True)
+        active = self.metrics
+        log.info("metrics endpoint listening", extra={"fields": {"host": host or "*", "port": self.port}})
+        return self
+
+    def close(self) -> None:
+        global active
+        if active is self.metrics:
+            active = None
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _HTTP_TIMEOUT)
+            request_line = head.split(b"\r\n", 1)[0].split()
+            if len(request_line) < 2 or request_line[0] not in (b"GET", b"HEAD"):
+                _answer(writer, b"405 Method Not Allowed", b"text/plain", b"GET /metrics only\n")
+            elif request_line[1].split(b"?", 1)[0] not in (b"/metrics", b"/"):
+                _answer(writer, b"404 Not Found", b"text/plain", b"see /metrics\n")
+            else:
+                body = generate_latest(self.registry)
+                if request_line[0] == b"HEAD":
+                    body = b""
+                _answer(writer, b"200 OK", CONTENT_TYPE_LATEST.encode(), body)
+            await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+
+def _answer(writer: asyncio.StreamWriter, status: bytes, content_type: bytes, body: bytes) -> None:
+    writer.write(
+        b"HTTP/1.1 "
+        + status
+        + b"\r\nContent-Type: "
+        + content_type
+        + b"\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\nConnection: close\r\n\r\n"
+        + body
+    )
+
+
+class _Histogram:
+    """A fixed-bucket latency histogram: one bisect and two additions per observation, no locks."""
+
+    __slots__ = ("count", "counts", "total")
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(LATENCY_BUCKETS) + 1)
+        self.count = 0
+        self.total = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        self.count += 1
+        self.total += seconds
+
+    def cumulative_buckets(self) -> list[tuple[str, float]]:
+        buckets = []
+        running = 0
+        for bound, count in zip((*LATENCY_BUCKETS, float("inf")), self.counts, strict=True):
+            running += count
+            buckets.append(("+Inf" if bound == float("inf") else repr(bound), float(running)))
+        return buckets
