@@ -24,6 +24,7 @@ from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.frames import UnsupportedRequestError, decode_request, encode_response_into
 from odradek.protocol.messages.request_header import RequestHeader
+from odradek.server import metrics
 from odradek.server.output import ResponseWriter
 
 log = logging.getLogger("odradek.connection")
@@ -129,6 +130,7 @@ class Connection(asyncio.Protocol):
             if self.reading_paused and self.queued_bytes < _MAX_QUEUED_BYTES // 2:
                 self._resume_reading()
             self.busy = True
+            started = time.perf_counter()
             try:
                 await self._handle(frame)
             except Exception:
@@ -137,6 +139,8 @@ class Connection(asyncio.Protocol):
             finally:
                 self.busy = False
                 self.last_active = time.monotonic()
+                if metrics.active is not None:
+                    metrics.active.request_done(frame, time.perf_counter() - started)
 
     async def _handle(self, frame: bytes) -> None:
         try:
