@@ -63,7 +63,8 @@ def samples(prefix: str, partitions: int, per_partition: int, first_timestamp: i
         elif n % 7 == 4:
             key = b""
         if n % 11 == 5:
-            value = None  # a tombstone
+            value = None  # a tombstone: always keyed (kafka-python refuses a record with neither)
+            key = key or f"{prefix}-tombstone-{n}".encode()
         elif n % 5 == 2:
             value = (b"compressible " * 200) + str(n).encode()
         if n % 3 == 1:
