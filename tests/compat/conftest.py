@@ -19,7 +19,9 @@ from tests.support.interop import INTEROP_PARTITIONS, SMALL_MESSAGE_MAX_BYTES
 def _serve(
     tmp_path_factory: pytest.TempPathFactory, name: str, overrides: dict[str, str]
 ) -> Iterator[BrokerProcess]:
-    process = BrokerProcess(tmp_path_factory.mktemp(name) / "data", overrides).start()
+    # One __consumer_offsets partition: these tests need a group coordinator, not fifty partitions of it.
+    settings = {"offsets.topic.num.partitions": "1", **overrides}
+    process = BrokerProcess(tmp_path_factory.mktemp(name) / "data", settings).start()
     try:
         yield process
     finally:
