@@ -273,6 +273,10 @@ class _Compiler:
             lines.append(f"{indent}{target} = buf[pos]")
             lines.append(f"{indent}if {target} < 128:")
             lines.append(f"{indent}    pos += 1")
+            if wide:  # bytes, records and array counts: two-byte lengths (128..16383) are common
+                lines.append(f"{indent}elif buf[pos + 1] < 128:")
+                lines.append(f"{indent}    {target} = ({target} & 127) | (buf[pos + 1] << 7)")
+                lines.append(f"{indent}    pos += 2")
             lines.append(f"{indent}else:")
             lines.append(f"{indent}    {target}, pos = read_uvarint(buf, pos)")
             lines.append(f"{indent}{target} -= 1")
