@@ -22,6 +22,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 test: $(STAMP) lint typecheck
+	@bash scripts/install-system-deps.sh
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

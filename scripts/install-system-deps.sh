@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# System packages the test suite needs beyond the virtualenv: kcat (Debian's), for tests/compat.
+# Idempotent and quiet: does nothing when everything is present; runs `apt-get update` only when it
+# has something to install. Without apt-get or root it only warns: the tests that need kcat skip.
+set -euo pipefail
+
+missing=()
+command -v kcat >/dev/null 2>&1 || missing+=(kcat)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        sudo=(sudo -n)
+    else
+        echo "install-system-deps: not root; install ${missing[*]} to run the tests that need it" >&2
+        exit 0
+    fi
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "install-system-deps: no apt-get; install ${missing[*]} to run the tests that need it" >&2
+    exit 0
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "install-system-deps: could not install ${missing[*]}; the tests that need it will skip" >&2
+fi
