@@ -45,6 +45,8 @@ class Member:
         self.committed: dict[int, int] = {}
         #: Next offset to process, per partition: what a commit stores (never past what was handled).
         self.positions: dict[int, int] = {}
+        #: Partitions revoked from this member, one entry per rebalance callback that revoked any.
+        self.revoked: list[frozenset[int]] = []
         self._stop = threading.Event()
         self._leave = True
         self._lock = threading.Lock()
@@ -101,19 +103,32 @@ class Member:
 
 class KafkaPythonMember(Member):
     def _open(self) -> None:
-        from kafka import KafkaConsumer
+        from kafka import ConsumerRebalanceListener, KafkaConsumer
 
+        member = self
+
+        class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+            def on_partitions_revoked(self, revoked: Any) -> None:
+                if revoked:
+                    member.revoked.append(frozenset(tp.partition for tp in revoked))
+
+            def on_partitions_assigned(self, assigned: Any) -> None:
+                pass
+
+        settings: dict[str, Any] = {
+            "session_timeout_ms": SESSION_TIMEOUT_MS,
+            "heartbeat_interval_ms": HEARTBEAT_INTERVAL_MS,
+            **self.options,
+        }
         self.consumer = KafkaConsumer(
-            self.topic,
             bootstrap_servers=self.bootstrap,
             group_id=self.group,
             client_id=self.name,
             auto_offset_reset="earliest",
             enable_auto_commit=False,
-            session_timeout_ms=SESSION_TIMEOUT_MS,
-            heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
-            **self.options,
+            **settings,
         )
+        self.consumer.subscribe([self.topic], listener=Listener())
 
     def _poll_once(self) -> list[tuple[int, int, bytes | None]]:
         batches = self.consumer.poll(timeout_ms=100)
@@ -156,7 +171,12 @@ class ConfluentMember(Member):
             config["heartbeat.interval.ms"] = HEARTBEAT_INTERVAL_MS
         config.update(self.options)
         self.consumer = Consumer(config)
-        self.consumer.subscribe([self.topic])
+
+        def on_revoke(consumer: Any, partitions: Any) -> None:
+            if partitions:
+                self.revoked.append(frozenset(tp.partition for tp in partitions))
+
+        self.consumer.subscribe([self.topic], on_revoke=on_revoke)
 
     def _poll_once(self) -> list[tuple[int, int, bytes | None]]:
         message = self.consumer.poll(0.1)
@@ -190,6 +210,11 @@ class AiokafkaMember(Member):
         self.loop = asyncio.new_event_loop()
 
         async def create() -> Any:
+            settings: dict[str, Any] = {
+                "session_timeout_ms": SESSION_TIMEOUT_MS,
+                "heartbeat_interval_ms": HEARTBEAT_INTERVAL_MS,
+                **self.options,
+            }
             consumer = AIOKafkaConsumer(
                 self.topic,
                 bootstrap_servers=self.bootstrap,
@@ -197,9 +222,7 @@ class AiokafkaMember(Member):
                 client_id=self.name,
                 auto_offset_reset="earliest",
                 enable_auto_commit=False,
-                session_timeout_ms=SESSION_TIMEOUT_MS,
-                heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
-                **self.options,
+                **settings,
             )
             await consumer.start()
             return consumer
