@@ -450,9 +450,15 @@ class _Compiler:
 
     def _encode_length(self, flexible: bool, value: str, lines: list[str], indent: str, wide: bool) -> None:
         """Write a length or count `value` (already an int; -1 for null)."""
-        if flexible:
+        if flexible and value == "-1":
+            lines.append(f"{indent}out.append(0)")
+        elif flexible:
             lines.append(f"{indent}if {value} < 127:")
             lines.append(f"{indent}    out.append({value} + 1)")
+            if wide:  # bytes, records and array counts: two-byte lengths (127..16382) are common
+                lines.append(f"{indent}elif {value} < 16383:")
+                lines.append(f"{indent}    out.append(({value} + 1) & 127 | 128)")
+                lines.append(f"{indent}    out.append(({value} + 1) >> 7)")
             lines.append(f"{indent}else:")
             lines.append(f"{indent}    out += uvarint_bytes({value} + 1)")
         else:
