@@ -84,7 +84,8 @@ class Admin:
         self.bootstrap: str = args.bootstrap_server
         self.timeout: float = args.request_timeout
         check_reachable(self.bootstrap, self.timeout)
-        self.client: AdminClient = AdminClient(client_config(args))
+        self.config = client_config(args)
+        self.client: AdminClient = AdminClient(self.config)
 
     @property
     def options(self) -> dict[str, Any]:
