@@ -41,12 +41,14 @@ class GroupCoordinator:
         logs: Any,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
+        **runtime_options: Any,
     ) -> None:
         self.settings = GroupSettings(config)
         self.cluster = cluster
         self.topics = topics
         self.node_id = node_id
-        self.runtime = CoordinatorRuntime(self.settings, logs, cluster, node_id, notify_append)
+        #: `clock` and `timer_factory` may be given for tests (see CoordinatorRuntime).
+        self.runtime = CoordinatorRuntime(self.settings, logs, cluster, node_id, notify_append, **runtime_options)
         self._expiry: asyncio.TimerHandle | None = None
         self.started = False
 

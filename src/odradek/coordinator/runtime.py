@@ -24,7 +24,7 @@ from odradek.coordinator.records import CoordinatorRecord, UnknownRecordType, de
 from odradek.coordinator.result import CoordinatorResult
 from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
 from odradek.coordinator.shard import GroupShard
-from odradek.coordinator.timer import Operation
+from odradek.coordinator.timer import CoordinatorTimer, Operation, Runner
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import Compression, RecordBatchBuilder, iter_record_batches
@@ -70,6 +70,7 @@ class CoordinatorRuntime:
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
+        timer_factory: Callable[[Runner], CoordinatorTimer] = CoordinatorTimer,
     ) -> None:
         self.settings = settings
         self.logs = logs
@@ -77,6 +78,7 @@ class CoordinatorRuntime:
         self.node_id = node_id
         self.notify_append = notify_append
         self.clock = clock
+        self.timer_factory = timer_factory
         self.shards: dict[int, GroupShard] = {}
         self.states: dict[int, PartitionState] = {}
         self.loads: dict[int, asyncio.Task[None]] = {}
@@ -118,13 +120,8 @@ class CoordinatorRuntime:
         """Start loading `partition` (this broker now leads it); a no-op if it is loaded or loading."""
         if partition in self.states and self.states[partition] is not PartitionState.FAILED:
             return
-        shard = GroupShard(
-            partition,
-            self.settings,
-            lambda key, operation: self.run_timer(partition, key, operation),
-            self.now_ms,
-            self.cluster,
-        )
+        timer = self.timer_factory(lambda key, operation: self.run_timer(partition, key, operation))
+        shard = GroupShard(partition, self.settings, timer, self.now_ms, self.cluster)
         self.shards[partition] = shard
         self.states[partition] = PartitionState.LOADING
         self.loads[partition] = asyncio.get_running_loop().create_task(self._load(partition, shard))

@@ -25,7 +25,7 @@ from odradek.coordinator.records import (
     OffsetCommitValue,
 )
 from odradek.coordinator.settings import GroupSettings
-from odradek.coordinator.timer import CoordinatorTimer, Runner
+from odradek.coordinator.timer import CoordinatorTimer
 from odradek.protocol.error_codes import ErrorCode
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class GroupShard:
         self,
         partition: int,
         settings: GroupSettings,
-        runner: Runner,
+        timer: CoordinatorTimer,
         now_ms: Callable[[], int],
         topics: Any = None,
     ) -> None:
@@ -53,7 +53,7 @@ class GroupShard:
         self.now_ms = now_ms
         self.groups: dict[str, Group] = {}
         self.offsets = OffsetStore()
-        self.timer = CoordinatorTimer(runner)
+        self.timer = timer
         self.rebalancer = ClassicRebalancer(self.groups, self.timer, settings, now_ms)
         from odradek.coordinator.consumer_protocol import ConsumerGroupManager
 
