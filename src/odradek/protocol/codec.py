@@ -54,8 +54,10 @@ _body_encoders: dict[tuple[type, int], Callable[[Any], bytes]] = {}
 _raw_encoders: dict[tuple[type, int], Encoder] = {}
 
 
-def decode_body(cls: type[Message], data: bytes | bytearray | memoryview, version: int) -> Any:
-    """Decode a message body that must span all of `data`."""
+def decode_body(
+    cls: type[Message], data: bytes | bytearray | memoryview, version: int, *, allow_trailing: bool = False
+) -> Any:
+    """Decode a message body that must span all of `data` (unless `allow_trailing`)."""
     if data.__class__ is not bytes:
         data = bytes(data)
     decoder = _decoders.get((cls, version)) or decoder_for(cls, version)
@@ -65,7 +67,7 @@ def decode_body(cls: type[Message], data: bytes | bytearray | memoryview, versio
         raise
     except _DECODE_ERRORS as error:
         raise _as_codec_error(error, cls, version) from error
-    if end != len(data):
+    if end != len(data) and not allow_trailing:
         raise CodecError(f"{cls.__name__} v{version}: {len(data) - end} unexpected trailing bytes")
     return message
 

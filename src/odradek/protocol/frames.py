@@ -83,7 +83,9 @@ def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader
         raise UnsupportedRequestError(
             header, offset, f"{request.__name__} has no version {header.request_api_version}"
         )
-    body = decode_body(request, memoryview(frame)[offset:], header.request_api_version)
+    # Bytes after the body are ignored, as Apache Kafka does: librdkafka pads its all-topics Metadata
+    # v9+ request (a 4-byte placeholder for a 1-byte compact count).
+    body = decode_body(request, memoryview(frame)[offset:], header.request_api_version, allow_trailing=True)
     return header, body
 
 

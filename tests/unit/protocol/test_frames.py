@@ -22,7 +22,7 @@ from odradek.protocol.frames import (
 from odradek.protocol.messages import REQUESTS, RESPONSES
 from odradek.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from odradek.protocol.messages.controlled_shutdown import ControlledShutdownRequest
-from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
 from odradek.protocol.messages.request_header import RequestHeader
 from odradek.protocol.schema import Message
 
@@ -222,10 +222,16 @@ def test_client_id_longer_than_the_frame() -> None:
         decode_request(struct.pack(">hhih", 3, 1, 1, 100) + b"short")
 
 
-def test_trailing_bytes_after_a_body() -> None:
+def test_trailing_bytes_after_a_request_body_are_ignored_as_kafka_does() -> None:
     frame = encode_request(MetadataRequest(topics=[]), 1, correlation_id=1)
+    header, body = decode_request(frame[4:] + b"\x00")
+    assert header.correlation_id == 1 and body.topics == []
+
+
+def test_trailing_bytes_after_a_response_body_are_an_error() -> None:
+    frame = encode_response(MetadataResponse(), 1, correlation_id=1)
     with pytest.raises(CodecError, match="trailing"):
-        decode_request(frame[4:] + b"\x00")
+        decode_response(frame[4:] + b"\x00", ApiKey.METADATA, 1)
 
 
 def test_response_of_unknown_api_or_version() -> None:
