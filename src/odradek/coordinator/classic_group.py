@@ -19,7 +19,7 @@ import enum
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -101,12 +101,18 @@ class ClassicMember:
         return self.is_awaiting_join or self.is_awaiting_sync
 
 
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
 @dataclass(eq=False)
 class ClassicGroup:
     group_id: str
+    #: The coordinator's clock (state timestamps decide when an empty group's offsets expire).
+    clock: Callable[[], int] = field(default=wall_clock_ms, repr=False)
     state: ClassicGroupState = ClassicGroupState.EMPTY
     previous_state: ClassicGroupState = ClassicGroupState.DEAD
-    state_timestamp_ms: int | None = field(default_factory=lambda: int(time.time() * 1000))
+    state_timestamp_ms: int | None = None
     protocol_type: str | None = None
     protocol_name: str | None = None
     generation_id: int = 0
@@ -127,14 +133,14 @@ class ClassicGroup:
     def is_in(self, *states: ClassicGroupState) -> bool:
         return self.state in states
 
-    def transition_to(self, state: ClassicGroupState, now_ms: int | None = None) -> None:
+    def transition_to(self, state: ClassicGroupState) -> None:
         if self.state not in VALID_PREVIOUS_STATES[state]:
             raise RuntimeError(
                 f"group {self.group_id}: illegal transition {self.state.value} -> {state.value}"
             )
         self.previous_state = self.state
         self.state = state
-        self.state_timestamp_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        self.state_timestamp_ms = self.clock()
 
     def can_rebalance(self) -> bool:
         return self.state in VALID_PREVIOUS_STATES[ClassicGroupState.PREPARING_REBALANCE]

@@ -60,7 +60,9 @@ def join_group(
         _fail(future, ErrorCode.UNKNOWN_MEMBER_ID, member_id)
         return None
     group = (
-        existing if existing is not None else ClassicGroup(request.group_id, state_timestamp_ms=rb.now_ms())
+        existing
+        if existing is not None
+        else ClassicGroup(request.group_id, clock=rb.now_ms, state_timestamp_ms=rb.now_ms())
     )
     if existing is None:
         rb.groups[group.group_id] = group

@@ -91,7 +91,7 @@ def sync_group(
             rb.maybe_prepare_rebalance_or_complete_join(group, f"error {error.name} storing the assignment")
             return
         rb.set_and_propagate_assignment(group, assignment)
-        group.transition_to(S.STABLE, rb.now_ms())
+        group.transition_to(S.STABLE)
 
     log.info(
         "group %s generation %d: assignment received from leader %s (%d members)",

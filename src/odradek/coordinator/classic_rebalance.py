@@ -81,7 +81,7 @@ class ClassicRebalancer:
                 delay,
                 lambda: self.try_complete_initial_rebalance_else_schedule(group, delay, remaining),
             )
-        group.transition_to(S.PREPARING_REBALANCE, self.now_ms())
+        group.transition_to(S.PREPARING_REBALANCE)
         log.info(
             "preparing to rebalance group %s with old generation %d (%s)",
             group.group_id,

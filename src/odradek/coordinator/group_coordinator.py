@@ -48,7 +48,9 @@ class GroupCoordinator:
         self.topics = topics
         self.node_id = node_id
         #: `clock` and `timer_factory` may be given for tests (see CoordinatorRuntime).
-        self.runtime = CoordinatorRuntime(self.settings, logs, cluster, node_id, notify_append, **runtime_options)
+        self.runtime = CoordinatorRuntime(
+            self.settings, logs, cluster, node_id, notify_append, **runtime_options
+        )
         self._expiry: asyncio.TimerHandle | None = None
         self.started = False
 

@@ -82,6 +82,7 @@ class GroupShard:
         assert isinstance(value, GroupMetadataValue)
         group = ClassicGroup(
             group_id,
+            clock=self.now_ms,
             state=S.STABLE if value.members else S.EMPTY,
             state_timestamp_ms=None if value.current_state_timestamp == -1 else value.current_state_timestamp,
             protocol_type=value.protocol_type or None,
@@ -133,7 +134,7 @@ class GroupShard:
 
     def simple_group(self, group_id: str) -> ClassicGroup:
         """The empty classic group, without protocol type, that offsets committed outside a group make."""
-        return ClassicGroup(group_id, state_timestamp_ms=self.now_ms())
+        return ClassicGroup(group_id, clock=self.now_ms, state_timestamp_ms=self.now_ms())
 
     def remove_group(self, group_id: str) -> None:
         group = self.groups.pop(group_id, None)

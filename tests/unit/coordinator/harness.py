@@ -29,7 +29,7 @@ START_MS = 1_700_000_000_000
 DEFAULTS = {
     "group.initial.rebalance.delay.ms": "0",
     "group.min.session.timeout.ms": "10",
-    "offsets.topic.num.partitions": "3",
+    "offsets.topic.num.partitions": "1",
 }
 
 
