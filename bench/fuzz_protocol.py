@@ -83,7 +83,8 @@ class FuzzReport:
     failures: list[Failure] = field(default_factory=list)
     mutations: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
-    slowest_case_seconds: float = 0.0
+    slowest_case_seconds: float = 0.0  # wall clock: includes waiting for a busy machine
+    slowest_case_cpu_seconds: float = 0.0
     memory_checked: int = 0
     largest_peak_bytes: int = 0
     largest_peak_frame_bytes: int = 0
@@ -97,7 +98,8 @@ class FuzzReport:
             f"cases: {self.cases:,} in {self.elapsed_seconds:.1f} s ({rate:,.0f}/s), {self.seeds:,} seeds",
             f"decoded: {self.decoded:,}  rejected with CodecError: {self.rejected:,}  "
             f"failures: {len(self.failures):,}",
-            f"slowest case: {self.slowest_case_seconds * 1e3:.2f} ms",
+            f"slowest case: {self.slowest_case_cpu_seconds * 1e3:.2f} ms CPU, "
+            f"{self.slowest_case_seconds * 1e3:.2f} ms wall",
             f"memory-checked cases: {self.memory_checked:,}; largest peak {self.largest_peak_bytes:,} B "
             f"for a {self.largest_peak_frame_bytes:,} B frame; largest peak/frame ratio "
             f"{self.largest_ratio:.1f} for frames >= {RATIO_MIN_FRAME} B "
@@ -201,6 +203,7 @@ def run_case(
         tracemalloc.start()
     signal.setitimer(signal.ITIMER_PROF, case_seconds)
     start = time.perf_counter()
+    start_cpu = time.process_time()
     try:
         decode_seed(target, frame)
         report.decoded += 1
@@ -213,9 +216,11 @@ def run_case(
         problem = "".join(traceback.format_exception_only(error)).strip()
         problem += "\n" + "".join(traceback.format_tb(error.__traceback__)[-3:])
     finally:
+        elapsed_cpu = time.process_time() - start_cpu
         elapsed = time.perf_counter() - start
         signal.setitimer(signal.ITIMER_PROF, 0)
     report.slowest_case_seconds = max(report.slowest_case_seconds, elapsed)
+    report.slowest_case_cpu_seconds = max(report.slowest_case_cpu_seconds, elapsed_cpu)
     if check_memory:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()

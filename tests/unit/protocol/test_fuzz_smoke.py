@@ -42,7 +42,7 @@ def test_ten_thousand_hostile_frames() -> None:
     assert report.decoded > 100
     assert report.rejected > 5_000
     assert report.memory_checked > 3_000
-    assert report.slowest_case_seconds < 1.0
+    assert report.slowest_case_cpu_seconds < 1.0
 
 
 def test_every_seed_decodes() -> None:
