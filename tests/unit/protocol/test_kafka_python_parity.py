@@ -21,6 +21,12 @@ What kafka-python lacks or does differently, and how this module treats it:
   0 here; the v0 fallback itself belongs to the client, not to the codec.
 - Representations (zero UUID as None, authorized operations as a set of bits, an unset tagged struct as
   None) are mapped by `kafka_python_oracle`, not skipped.
+
+Two kafka-python bugs are worked around, not skipped (no byte difference comes from them): a decoded
+message cannot be re-encoded (it is built without `__init__`, and `encode()` reads the missing
+`_header` slot), and `encode(version=...)` on a response that has a header fails (it sets
+`request_api_version` on the response header). No (api, version) is skipped for a codec difference:
+at every shared version the bytes agree.
 """
 
 from __future__ import annotations
