@@ -87,6 +87,14 @@ class ResponseWriter:
         try:
             with os.fdopen(region.fd, "rb", buffering=0, closefd=False) as file:
                 await loop.sendfile(self.transport, file, region.position, region.length, fallback=True)
+        except ConnectionError:
+            # The client went away mid-response: drop the rest, as any write to a closed socket does.
+            self.lost = True
+            self.transport.abort()
+        except RuntimeError:
+            if not self.transport.is_closing():
+                raise
+            self.lost = True  # closed before this region started: sendfile says "Transport is closing"
         finally:
             close = getattr(region, "close", None)
             if close is not None:
