@@ -170,7 +170,7 @@ def _check(configs: Mapping[str, str], *, cluster_default: bool) -> None:
     for name, value in configs.items():
         if not name.startswith(LISTENER_PREFIX):
             continue
-        base = _listener_base(name)
+        base = listener_base(name)
         if cluster_default and base not in _CLUSTER_LEVEL_LISTENER:
             raise KafkaError(
                 ErrorCode.INVALID_REQUEST,
@@ -183,8 +183,9 @@ def _check(configs: Mapping[str, str], *, cluster_default: bool) -> None:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, str(error)) from None
 
 
-def _listener_base(name: str) -> str:
-    """``listener.name.internal.ssl.keystore.location`` -> ``ssl.keystore.location`` (and a SASL
+def listener_base(name: str) -> str:
+    """The config a listener-scoped name stands for:
+    ``listener.name.internal.ssl.keystore.location`` -> ``ssl.keystore.location`` (and a SASL
     mechanism's ``listener.name.x.plain.sasl.jaas.config`` -> ``sasl.jaas.config``)."""
     rest = name[len(LISTENER_PREFIX) :].split(".", 1)
     base = rest[1] if len(rest) == 2 else ""
