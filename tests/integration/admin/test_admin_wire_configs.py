@@ -3,6 +3,8 @@ synonyms (Kafka's layer-by-layer order), sensitive values, flags, types, and eve
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from kafka.protocol.admin import (
 
 from tests.integration.admin.conftest import STATIC_RETENTION_HOURS
 from tests.integration.admin.wire import Wire
+from tests.support.broker_process import BrokerProcess
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -380,3 +383,32 @@ def test_broker_dynamic_configs_layers(wire: Wire) -> None:
     # Clean up for the other tests of this module: the legacy API replaces a layer with nothing.
     assert alter(wire, 2, [(BROKER, "1", {}), (BROKER, "", {})]) == [(NONE, None), (NONE, None)]
     assert configs_of(wire, BROKER, "") == {}
+
+
+def test_stored_dynamic_configs_that_no_longer_validate_are_ignored(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    stored = {
+        "version": 1,
+        "cluster_default": {
+            "log.retention.ms": "7200000",
+            "log.dirs": "/elsewhere",
+            "message.max.bytes": "x",
+        },
+        "brokers": {"1": {"log.cleaner.backoff.ms": "12345"}, "2": {"log.cleaner.backoff.ms": "1"}},
+    }
+    (data / "__odradek_broker_configs.json").write_text(json.dumps(stored))
+    broker = BrokerProcess(data).start()
+    try:
+        with Wire(broker.bootstrap) as wire:
+            default = configs_of(wire, BROKER, "")
+            assert {k: c.value for k, c in default.items()} == {"log.retention.ms": "7200000"}
+            own = configs_of(wire, BROKER, "1", ["log.cleaner.backoff.ms", "log.dirs"])
+            assert (own["log.cleaner.backoff.ms"].value, own["log.cleaner.backoff.ms"].config_source) == (
+                "12345",
+                DYNAMIC_BROKER_CONFIG,
+            )
+            assert own["log.dirs"].value == str(data)
+    finally:
+        broker.stop()
+    assert "ignoring stored dynamic broker config log.dirs" in broker.log_path.read_text()

@@ -280,6 +280,8 @@ def test_delete_topics_by_id(wire: Wire) -> None:
     assert (by_id[unknown].name, by_id[unknown].error_code) == (None, UNKNOWN_TOPIC_ID)
     assert by_id[unknown].error_message == "This server does not host this topic ID."
     assert "delete-by-id" not in topic_names(wire)
+    recreated = create(wire, 7, creatable("delete-by-id", 2))["delete-by-id"]
+    assert recreated.error_code == NONE and recreated.topic_id != topic_id
 
 
 def test_delete_topics_refuses_ambiguous_entries(wire: Wire) -> None:
