@@ -35,6 +35,8 @@ def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         value |= (byte & 0x7F) << shift
         if not byte & 0x80:
+            if value > 0xFFFFFFFF:  # a fifth byte above 0x0F: more than 32 bits
+                raise CodecError(f"unsigned varint out of range: {value}")
             return value, pos
         shift += 7
         if shift > 28:
