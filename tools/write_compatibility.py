@@ -4,8 +4,8 @@
     .venv/bin/python tools/write_compatibility.py --check  # exit 1 if the file is out of date
 
 Every API key with the versions the codec covers, the first flexible version and the versions Kafka
-marks unstable, from `odradek.protocol.messages`. Which versions the broker *serves* is a separate
-column, to be filled from the broker's handler registry; until then it reads "not yet".
+marks unstable, from `odradek.protocol.messages`, and the versions the broker serves, from its handler
+registry (the same registry ApiVersions is answered from).
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+import odradek.handlers  # noqa: F401 - registers every handler
+from odradek.handlers.registry import REGISTRY
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.messages import OTHER_SCHEMAS, REQUESTS, RESPONSES
 from odradek.protocol.schema import Message, Versions
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "compatibility.md"
-NOT_SERVED_YET = "not yet"
+NOT_SERVED = "-"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,10 +60,13 @@ dropped (KIP-896) are still read and written. **flexible from** is the first ver
 types and tagged fields (request header v2, response header v1). **unstable** are versions Kafka
 marks as not yet released; a broker must not advertise them.
 
-**served** is a separate question: which versions the broker answers is decided by its handler
-registry (each handler registers its API key and version range, and ApiVersions is answered from
-that registry). That column is to be filled from the registry; until then it reads
-"{NOT_SERVED_YET}".
+**served** is what the broker answers, from its handler registry: each handler registers its API
+key and version range, and ApiVersions is answered from that same registry, so nothing is advertised
+that is not served. "{NOT_SERVED}" means the broker does not serve that API: a request for it closes the
+connection, as Apache Kafka does for an API it does not know. Not served today: the KRaft controller
+and quorum APIs (odradek's cluster mode is ZooKeeper-based), share groups, streams groups, client
+telemetry, delegation tokens, SCRAM/ACL administration and transactions (InitProducerId answers
+idempotent producers; a transactional id gets COORDINATOR_NOT_AVAILABLE).
 """
 
 OTHER_SCHEMAS_TEXT = """\
@@ -104,10 +109,18 @@ def _api_table() -> list[str]:
         name = _api_name(api_key, request or response)
         lines.append(
             f"| {api_key} | {name} | {_versions_of(request, response)} | {_flexible_from(request, response)} "
-            f"| {_unstable(request, response)} | {NOT_SERVED_YET} |"
+            f"| {_unstable(request, response)} | {_served(api_key)} |"
         )
     lines.append("")
     return lines
+
+
+def _served(api_key: int) -> str:
+    registration = REGISTRY.get(api_key)
+    if registration is None:
+        return NOT_SERVED
+    low, high = registration.min_version, registration.max_version
+    return str(low) if low == high else f"{low}-{high}"
 
 
 def _api_name(api_key: int, message: type[Message] | None) -> str:
