@@ -8,7 +8,8 @@ Seeds are valid frames of every request (through `frames.decode_request`) and ev
 `frames.decode_response` with the api key and version the seed was written at), built from random
 messages at every version. Each case mutates a seed (bit flips, truncation, length fields set to
 2^31-1 / -1 / -2, huge and overlong varints, spliced frames, random bytes) and decodes it. A case passes
-when the decoder returns or raises CodecError; anything else is a failure. Two more bounds are checked:
+when the decoder raises CodecError, or returns a message that encodes again (and whose re-encoding is
+stable); anything else is a failure. Two more bounds are checked:
 
 - time: every case runs under a CPU-time alarm (`--case-seconds`), and the slowest case is reported;
 - memory: every `--memory-every`-th case runs under tracemalloc, and the peak it allocates must stay
@@ -205,8 +206,9 @@ def run_case(
     start = time.perf_counter()
     start_cpu = time.process_time()
     try:
-        decode_seed(target, frame)
+        decoded = decode_seed(target, frame)
         report.decoded += 1
+        problem = reencode_problem(target, decoded)
     except CaseTimeout:
         problem = f"took more than {case_seconds} s of CPU"
     except CodecError as error:
@@ -240,6 +242,25 @@ def decode_seed(target: Seed, frame: bytes) -> Any:
     if target.kind == "request":
         return decode_request(frame)
     return decode_response(frame, target.api_key, target.version)
+
+
+def reencode_problem(target: Seed, decoded: Any) -> str | None:
+    """What the decoder accepted must encode again, and encoding what that decodes to is stable."""
+    if target.kind == "request":
+        header, body = decoded
+        cls: type[Message] = REQUESTS[header.request_api_key]
+        version = header.request_api_version
+    else:
+        _, body = decoded
+        cls, version = RESPONSES[target.api_key], target.version
+    try:
+        first = body.encode(version)
+        second = cls.decode(first, version).encode(version)
+    except CodecError as error:
+        return f"decoded, but then {type(error).__name__}: {error}"
+    if first != second:
+        return "encode(decode(encode(message))) differs from encode(message)"
+    return None
 
 
 # ----- seeds: valid frames of every request and response at every version -----------------------------

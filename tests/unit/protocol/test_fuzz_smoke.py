@@ -51,11 +51,18 @@ def test_every_seed_decodes() -> None:
 
 
 def test_the_memory_bound_catches_a_length_driven_allocation(monkeypatch: pytest.MonkeyPatch) -> None:
-    def allocating_decoder(frame: bytes, *args: Any) -> Any:
-        return bytearray(2**24)
+    decode_request, decode_response = fuzz_protocol.decode_request, fuzz_protocol.decode_response
 
-    monkeypatch.setattr(fuzz_protocol, "decode_request", allocating_decoder)
-    monkeypatch.setattr(fuzz_protocol, "decode_response", allocating_decoder)
+    def allocating_request_decoder(frame: bytes) -> Any:
+        allocated = bytearray(2**24)
+        return decode_request(frame) if allocated else None
+
+    def allocating_response_decoder(frame: bytes, api_key: int, version: int) -> Any:
+        allocated = bytearray(2**24)
+        return decode_response(frame, api_key, version) if allocated else None
+
+    monkeypatch.setattr(fuzz_protocol, "decode_request", allocating_request_decoder)
+    monkeypatch.setattr(fuzz_protocol, "decode_response", allocating_response_decoder)
     report = fuzz_protocol.fuzz(cases=20, seed=SEED, memory_every=1, warm_up=False)
     assert len(report.failures) == 20
     assert "allocated" in report.failures[0].problem
@@ -74,6 +81,22 @@ def test_the_time_bound_catches_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
     report = fuzz_protocol.fuzz(cases=3, seed=SEED, memory_every=0, case_seconds=0.05, warm_up=False)
     assert time.perf_counter() - started < 4
     assert [failure.problem for failure in report.failures] == ["took more than 0.05 s of CPU"] * 3
+
+
+def test_a_message_that_cannot_be_encoded_again_is_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    decode_request, decode_response = fuzz_protocol.decode_request, fuzz_protocol.decode_response
+
+    def spoil(decoded: Any) -> Any:
+        for value in vars(type(decoded[1])).get("__slots__", ()):
+            setattr(decoded[1], value, object())  # no field encodes an object()
+        return decoded
+
+    monkeypatch.setattr(fuzz_protocol, "decode_request", lambda frame: spoil(decode_request(frame)))
+    monkeypatch.setattr(fuzz_protocol, "decode_response", lambda *args: spoil(decode_response(*args)))
+    report = fuzz_protocol.fuzz(cases=300, seed=SEED, memory_every=0)
+    # Every decoded message is spoiled, but one with no field at its version still encodes.
+    assert 0 < len(report.failures) <= report.decoded
+    assert all("decoded, but then CodecError" in failure.problem for failure in report.failures)
 
 
 def test_a_non_codec_exception_is_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
