@@ -7,7 +7,6 @@ from functools import cache
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -44,8 +43,21 @@ def source_schema(include_headers: bool = False) -> StructType:
 
 @cache
 def arrow_schema(include_headers: bool) -> pa.Schema:
-    """Exactly what Spark checks yielded batches against: `to_arrow_schema(schema, timezone="UTC")`."""
-    return to_arrow_schema(source_schema(include_headers), timezone="UTC")
+    """Exactly what Spark checks yielded batches against, `to_arrow_schema(schema, timezone="UTC")`, written
+    out so that workers need not import pyspark's pandas helpers (and pandas) to get it."""
+    fields = [
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("offset", pa.int64()),
+        pa.field("timestamp", pa.timestamp("us", tz="UTC")),
+        pa.field("timestampType", pa.int32()),
+    ]
+    if include_headers:
+        header = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
+        fields.append(pa.field("headers", pa.list_(pa.field("element", header))))
+    return pa.schema(fields)
 
 
 def record_batch(

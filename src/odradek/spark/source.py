@@ -113,7 +113,7 @@ def read_range(offset_range: OffsetRange, options: SourceOptions) -> Iterator[pa
     """An executor's read of one range, by the raw Fetch path or by confluent-kafka (option `reader`)."""
     if offset_range.size == 0:
         return
-    if options.reader == "raw" and _raw_possible(options):
+    if _raw_possible(options):
         from odradek.spark.raw_read import read_range_raw
 
         yield from read_range_raw(offset_range, options)
@@ -125,8 +125,10 @@ def read_range(offset_range: OffsetRange, options: SourceOptions) -> Iterator[pa
 
 def _raw_possible(options: SourceOptions) -> bool:
     """The raw path speaks plaintext Kafka only; anything that needs TLS or SASL goes through librdkafka."""
+    if options.reader == "consumer":
+        return False
     protocol = options.kafka_params.get("security.protocol", "plaintext").lower()
-    return protocol == "plaintext" and options.reader != "consumer"
+    return protocol == "plaintext"
 
 
 def _data_loss(options: SourceOptions, detail: str) -> None:
