@@ -14,6 +14,7 @@ from typing import Any
 
 from odradek.coordinator import classic_join, classic_members, group_admin, offset_requests
 from odradek.coordinator.classic_join import JoinContext
+from odradek.coordinator.consumer_describe import describe_consumer_group
 from odradek.coordinator.group_admin import ListedGroup
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem, TopicPartition
 from odradek.coordinator.offsets import OffsetAndMetadata
@@ -21,6 +22,11 @@ from odradek.coordinator.result import CoordinatorResult
 from odradek.coordinator.runtime import CoordinatorRuntime
 from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
 from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.messages.consumer_group_describe import DescribedGroup as ConsumerDescribedGroup
+from odradek.protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from odradek.protocol.messages.describe_groups import DescribedGroup
 from odradek.protocol.messages.heartbeat import HeartbeatRequest
 from odradek.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
@@ -185,6 +191,41 @@ class GroupCoordinator:
             return failure.error_code, []
         self.runtime.write(shard, result)
         return error, responses
+
+    # ----- consumer groups (KIP-848) ---------------------------------------------------------------
+
+    def consumer_group_heartbeat(
+        self, request: ConsumerGroupHeartbeatRequest, api_version: int, client_id: str, client_host: str
+    ) -> ConsumerGroupHeartbeatResponse:
+        """One heartbeat; errors come back in the response (with their message)."""
+        try:
+            shard = self.runtime.shard_for(request.group_id) if request.group_id else None
+            if shard is None:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
+            result = shard.consumer.heartbeat(request, api_version, client_id, client_host)
+        except KafkaError as error:
+            log.info(
+                "consumer group %s heartbeat of %s (epoch %d): %s",
+                request.group_id,
+                request.member_id,
+                request.member_epoch,
+                error,
+            )
+            return ConsumerGroupHeartbeatResponse(
+                error_code=error.error_code, error_message=error.error_message or error.error_code.message
+            )
+        written = self.runtime.write(shard, result)
+        if written is not None:
+            return ConsumerGroupHeartbeatResponse(error_code=written, error_message=written.message)
+        assert result.response is not None
+        return result.response
+
+    def consumer_group_describe(self, group_id: str) -> ConsumerDescribedGroup:
+        try:
+            shard = self.runtime.shard_for(group_id)
+        except KafkaError as error:
+            return ConsumerDescribedGroup(error_code=error.error_code, group_id=group_id)
+        return describe_consumer_group(shard, group_id, self.cluster)
 
     # ----- offsets ---------------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ GROUP_BROKER_OVERRIDES = {
 }
 SESSION_TIMEOUT_MS = 2000
 HEARTBEAT_INTERVAL_MS = 300
-CLIENTS = ("kafka-python", "confluent", "aiokafka")  # "confluent-consumer" joins once KIP-848 is served
+CLIENTS = ("kafka-python", "confluent", "confluent-consumer", "aiokafka")
 
 
 class Member:

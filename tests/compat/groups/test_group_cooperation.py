@@ -39,14 +39,18 @@ def _values(members: list[Member]) -> int:
 
 
 @pytest.mark.parametrize(
-    ("client", "instance_option"), [("kafka-python", "group_instance_id"), ("confluent", "group.instance.id")]
+    ("client", "instance_option", "session"),
+    [
+        ("kafka-python", "group_instance_id", {"session_timeout_ms": 10_000}),
+        ("confluent", "group.instance.id", {"session.timeout.ms": 10_000}),
+        ("confluent-consumer", "group.instance.id", {}),  # the broker's group.consumer.session.timeout.ms
+    ],
 )
 def test_a_restarted_static_member_rejoins_without_a_rebalance(
-    group_broker: BrokerProcess, client: str, instance_option: str
+    group_broker: BrokerProcess, client: str, instance_option: str, session: dict[str, int]
 ) -> None:
     topic, group = f"static-{client}", f"static-{client}"
     create_topic(group_broker.bootstrap, topic, 6)
-    session = {"session_timeout_ms" if client == "kafka-python" else "session.timeout.ms": 10_000}
     [stayer] = start_members(
         client, group_broker.bootstrap, group, topic, 1, **{instance_option: "stayer"}, **session
     )

@@ -17,7 +17,7 @@ from tests.compat.groups.group_clients import (
 from tests.compat.groups.processes import MemberProcess
 from tests.support.broker_process import BrokerProcess
 
-KILL_CLIENTS = ("kafka-python", "confluent", "aiokafka")
+KILL_CLIENTS = ("kafka-python", "confluent", "confluent-consumer", "aiokafka")
 
 
 @pytest.mark.parametrize("client", KILL_CLIENTS)

@@ -1,0 +1,71 @@
+"""ConsumerGroupHeartbeat (68) and ConsumerGroupDescribe (69): the KIP-848 consumer group protocol.
+
+Version notes:
+- ConsumerGroupHeartbeat v0: the coordinator hands out member ids on join; v1 adds the subscribed
+  topic regex and the client brings its own member id (KIP-1082). Member epoch 0 joins, -1 leaves,
+  -2 leaves a static member for a moment (it keeps its partitions for its session timeout).
+  Assignments are computed on the broker by the "uniform" (default) or "range" assignor
+  (`group.consumer.assignors`); regexes use Python's `re` syntax (Kafka uses RE2/J).
+- Groups use the broker-wide `group.consumer.session.timeout.ms` and `.heartbeat.interval.ms`;
+  per-group overrides (IncrementalAlterConfigs on GROUP resources) are not supported.
+- A classic group that is empty becomes a consumer group when a consumer member joins; a non-empty
+  one answers GROUP_ID_NOT_FOUND (Kafka's online upgrade and classic members inside consumer groups
+  are not supported).
+- ConsumerGroupDescribe v1 adds the member type (always 1, consumer). Authorized operations: no
+  authorizer, so everything a group allows when asked for.
+"""
+
+from __future__ import annotations
+
+from odradek.handlers.context import RequestContext
+from odradek.handlers.groups import client_host, group_coordinator
+from odradek.handlers.registry import handles
+from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.messages.consumer_group_describe import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+    DescribedGroup,
+)
+from odradek.protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
+
+#: Kafka's AclOperation bits a group allows: READ (3), DELETE (6), DESCRIBE (8).
+_GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))
+
+
+@handles(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, 1)
+async def handle_consumer_group_heartbeat(
+    request: ConsumerGroupHeartbeatRequest, context: RequestContext
+) -> ConsumerGroupHeartbeatResponse:
+    try:
+        coordinator = group_coordinator(context)
+    except KafkaError as error:
+        return ConsumerGroupHeartbeatResponse(error_code=error.error_code)
+    return coordinator.consumer_group_heartbeat(
+        request, context.api_version, context.client_id or "", client_host(context)
+    )
+
+
+@handles(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, 1)
+async def handle_consumer_group_describe(
+    request: ConsumerGroupDescribeRequest, context: RequestContext
+) -> ConsumerGroupDescribeResponse:
+    try:
+        coordinator = group_coordinator(context)
+    except KafkaError as error:
+        return ConsumerGroupDescribeResponse(
+            groups=[DescribedGroup(error_code=error.error_code, group_id=g) for g in request.group_ids]
+        )
+    groups = []
+    for group_id in request.group_ids:
+        if not group_id:
+            groups.append(DescribedGroup(error_code=ErrorCode.INVALID_GROUP_ID, group_id=group_id))
+            continue
+        described = coordinator.consumer_group_describe(group_id)
+        if request.include_authorized_operations and described.error_code == ErrorCode.NONE:
+            described.authorized_operations = _GROUP_OPERATIONS
+        groups.append(described)
+    return ConsumerGroupDescribeResponse(groups=groups)
