@@ -140,7 +140,10 @@ def _start(consumer: Consumer, args: argparse.Namespace, partitions: list[int]) 
             positions = _positions(consumer, args, [tp.partition for tp in assigned])
             consumer.assign([TopicPartition(args.topic, p, positions[p]) for p in sorted(positions)])
 
-        consumer.subscribe([args.topic], on_assign=on_assign if forced else None)
+        if forced:
+            consumer.subscribe([args.topic], on_assign=on_assign)
+        else:
+            consumer.subscribe([args.topic])
         return
     chosen = partitions if args.partition is None else [args.partition]
     if forced or args.from_beginning:
