@@ -262,7 +262,9 @@ def _source(entry: ConfigRow) -> str:
 def _shown_value(entry: ConfigRow) -> str:
     if entry.sensitive:
         return "(sensitive)"
-    return "null" if entry.value is None else entry.value
+    if entry.value is None:
+        return "null"
+    return entry.value or '""'  # an empty value stays visible in the table
 
 
 def _indent(text: str) -> str:
