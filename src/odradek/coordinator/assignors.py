@@ -32,40 +32,55 @@ def uniform(members: Mapping[str, MemberSpec], topics: Mapping[uuid.UUID, int]) 
     subscribers: dict[uuid.UUID, list[str]] = {
         t: [m for m in ids if t in members[m].subscribed_topic_ids] for t in sorted(topics)
     }
-    all_partitions = [(t, p) for t in sorted(topics) for p in range(topics[t]) if subscribers[t]]
-    # Each member's fair share: its topics' partitions divided among their subscribers.
-    share = {
-        m: sum(topics[t] / len(subscribers[t]) for t in members[m].subscribed_topic_ids if subscribers.get(t))
-        for m in ids
-    }
-    quota = {m: int(share[m]) for m in ids}
-    extra = len(all_partitions) - sum(quota.values())
-    for m in sorted(ids, key=lambda m: (-(share[m] - quota[m]), m)):
-        if extra <= 0:
-            break
-        quota[m] += 1
-        extra -= 1
     owner: dict[tuple[uuid.UUID, int], str] = {}
-    load = dict.fromkeys(ids, 0)
-    for m in ids:  # keep what was theirs, up to the quota
+    owned: dict[str, set[tuple[uuid.UUID, int]]] = {m: set() for m in ids}
+    for m in ids:  # sticky: keep what was theirs and still exists and is subscribed
         spec = members[m]
-        for t in sorted(spec.previous):
-            if t not in topics or t not in spec.subscribed_topic_ids:
-                continue
-            for p in sorted(spec.previous[t]):
-                if p < topics[t] and (t, p) not in owner and load[m] < quota[m]:
-                    owner[(t, p)] = m
-                    load[m] += 1
-    # The rest go to the least loaded eligible member (fewest choices first, so nothing is stranded).
-    remaining = [tp for tp in all_partitions if tp not in owner]
+        for t, numbers in spec.previous.items():
+            if t in topics and t in spec.subscribed_topic_ids:
+                for p in numbers:
+                    if p < topics[t] and (t, p) not in owner:
+                        owner[(t, p)] = m
+                        owned[m].add((t, p))
+    # New partitions go to the least loaded subscriber (fewest choices first: nothing gets stranded).
+    remaining = [
+        (t, p) for t in sorted(topics) for p in range(topics[t]) if subscribers[t] and (t, p) not in owner
+    ]
     remaining.sort(key=lambda tp: (len(subscribers[tp[0]]), tp))
     for t, p in remaining:
-        candidates = subscribers[t]
-        under = [m for m in candidates if load[m] < quota[m]]
-        chosen = min(under or candidates, key=lambda m: (load[m], m))
+        chosen = min(subscribers[t], key=lambda m: (len(owned[m]), m))
         owner[(t, p)] = chosen
-        load[chosen] += 1
+        owned[chosen].add((t, p))
+    _balance(ids, members, owner, owned)
     return _collect(ids, owner)
+
+
+def _balance(
+    ids: list[str],
+    members: Mapping[str, MemberSpec],
+    owner: dict[tuple[uuid.UUID, int], str],
+    owned: dict[str, set[tuple[uuid.UUID, int]]],
+) -> None:
+    """Move single partitions from heavier to lighter subscribers until no move narrows the gap."""
+    moved = True
+    while moved:
+        moved = False
+        for heavy in sorted(ids, key=lambda m: (-len(owned[m]), m)):
+            for t, p in sorted(owned[heavy], reverse=True):
+                lighter = [
+                    m
+                    for m in ids
+                    if t in members[m].subscribed_topic_ids and len(owned[m]) + 1 < len(owned[heavy])
+                ]
+                if lighter:
+                    target = min(lighter, key=lambda m: (len(owned[m]), m))
+                    owned[heavy].discard((t, p))
+                    owned[target].add((t, p))
+                    owner[(t, p)] = target
+                    moved = True
+                    break
+            if moved:
+                break
 
 
 def range_assignor(
