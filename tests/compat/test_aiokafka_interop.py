@@ -22,7 +22,9 @@ from tests.support.interop import (
     base_timestamp,
     by_partition,
     expected,
+    log_append_time_topic,
     samples,
+    small_messages_topic,
     stored_batches,
     time_queries,
 )
@@ -158,30 +160,32 @@ def test_offsets_for_times_finds_the_first_offset_at_or_after_each_timestamp(
     _run(lookups())
 
 
-def test_log_append_time_topics_carry_the_broker_clock(log_append_time_broker: BrokerProcess) -> None:
-    topic = "aiokafka-append-time"
+def test_log_append_time_topics_carry_the_broker_clock(interop_broker: BrokerProcess) -> None:
+    topic = log_append_time_topic(interop_broker.bootstrap, "aiokafka-append-time")
     produced = samples(topic, 1, 30, first_timestamp=1_000_000_000_000)
     before = int(time.time() * 1000)
-    metadata = _run(_produce(log_append_time_broker.bootstrap, topic, produced, compression_type="zstd"))
+    metadata = _run(_produce(interop_broker.bootstrap, topic, produced, compression_type="zstd"))
     after = int(time.time() * 1000)
     assert all(m.timestamp_type == LOG_APPEND_TIME and before <= m.timestamp <= after for m in metadata)
-    consumed = _run(_consume(log_append_time_broker.bootstrap, topic, {0: len(produced)}))
+    consumed = _run(_consume(interop_broker.bootstrap, topic, {0: len(produced)}))
     assert [(r.key, r.value) for r in consumed] == [(s.key, s.value) for s in produced]
     assert all(r.timestamp_type == LOG_APPEND_TIME and before <= r.timestamp <= after for r in consumed)
-    batches = stored_batches(log_append_time_broker.port, topic, 0)
+    batches = stored_batches(interop_broker.port, topic, 0)
     assert {b.timestamp_type for b in batches} == {TimestampType.LOG_APPEND_TIME}
 
 
 def test_a_message_over_message_max_bytes_fails_with_message_too_large(
-    small_messages_broker: BrokerProcess,
+    interop_broker: BrokerProcess,
 ) -> None:
+    topic = small_messages_topic(interop_broker.bootstrap, "aiokafka-too-large")
+
     async def scenario() -> int:
-        producer = AIOKafkaProducer(bootstrap_servers=small_messages_broker.bootstrap)
+        producer = AIOKafkaProducer(bootstrap_servers=interop_broker.bootstrap)
         await producer.start()
         try:
             with pytest.raises(MessageSizeTooLargeError):
-                await producer.send_and_wait("aiokafka-too-large", b"x" * (SMALL_MESSAGE_MAX_BYTES * 3))
-            return int((await producer.send_and_wait("aiokafka-too-large", b"fits")).offset)
+                await producer.send_and_wait(topic, b"x" * (SMALL_MESSAGE_MAX_BYTES * 3))
+            return int((await producer.send_and_wait(topic, b"fits")).offset)
         finally:
             await producer.stop()
 

@@ -26,7 +26,9 @@ from tests.support.interop import (
     base_timestamp,
     by_partition,
     expected,
+    log_append_time_topic,
     samples,
+    small_messages_topic,
     stored_batches,
     time_queries,
 )
@@ -187,29 +189,27 @@ def test_offsets_for_times_finds_the_first_offset_at_or_after_each_timestamp(
         consumer.close()
 
 
-def test_log_append_time_topics_carry_the_broker_clock(log_append_time_broker: BrokerProcess) -> None:
-    topic = "confluent-append-time"
+def test_log_append_time_topics_carry_the_broker_clock(interop_broker: BrokerProcess) -> None:
+    topic = log_append_time_topic(interop_broker.bootstrap, "confluent-append-time")
     produced = samples(topic, 1, 30, first_timestamp=1_000_000_000_000)  # 2001: clearly not the broker's
     before = int(time.time() * 1000)
-    reports = _produce(
-        _producer(log_append_time_broker.bootstrap, **{"compression.type": "lz4"}), topic, produced
-    )
+    reports = _produce(_producer(interop_broker.bootstrap, **{"compression.type": "lz4"}), topic, produced)
     after = int(time.time() * 1000)
     assert [r.error() for r in reports if r.error() is not None] == []
-    consumed = _consume(log_append_time_broker.bootstrap, topic, {0: len(produced)})
+    consumed = _consume(interop_broker.bootstrap, topic, {0: len(produced)})
     assert [(m.key(), m.value()) for m in consumed] == [(s.key, s.value) for s in produced]
     for message in consumed:
         kind, timestamp = message.timestamp()
         assert kind == TIMESTAMP_LOG_APPEND_TIME and before <= timestamp <= after
-    batches = stored_batches(log_append_time_broker.port, topic, 0)
+    batches = stored_batches(interop_broker.port, topic, 0)
     assert {b.timestamp_type for b in batches} == {TimestampType.LOG_APPEND_TIME}
 
 
 def test_a_message_over_message_max_bytes_fails_with_message_too_large(
-    small_messages_broker: BrokerProcess,
+    interop_broker: BrokerProcess,
 ) -> None:
-    topic = "confluent-too-large"
-    producer = _producer(small_messages_broker.bootstrap, **{"linger.ms": 0})
+    topic = small_messages_topic(interop_broker.bootstrap, "confluent-too-large")
+    producer = _producer(interop_broker.bootstrap, **{"linger.ms": 0})
     reports: list[Message] = []
     producer.produce(
         topic, value=b"x" * (SMALL_MESSAGE_MAX_BYTES * 3), on_delivery=lambda e, m: reports.append(m)
@@ -220,7 +220,7 @@ def test_a_message_over_message_max_bytes_fails_with_message_too_large(
     too_large, fits = reports
     assert _error_code(too_large) == KafkaError.MSG_SIZE_TOO_LARGE
     assert fits.error() is None and fits.offset() == 0
-    [message] = _consume(small_messages_broker.bootstrap, topic, {0: 1})
+    [message] = _consume(interop_broker.bootstrap, topic, {0: 1})
     assert message.value() == b"fits"
 
 

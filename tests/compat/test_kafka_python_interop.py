@@ -20,7 +20,9 @@ from tests.support.interop import (
     base_timestamp,
     by_partition,
     expected,
+    log_append_time_topic,
     samples,
+    small_messages_topic,
     stored_batches,
     time_queries,
     wait_until,
@@ -159,26 +161,26 @@ def test_offsets_for_times_finds_the_first_offset_at_or_after_each_timestamp(
         consumer.close()
 
 
-def test_log_append_time_topics_carry_the_broker_clock(log_append_time_broker: BrokerProcess) -> None:
-    topic = "kafka-python-append-time"
+def test_log_append_time_topics_carry_the_broker_clock(interop_broker: BrokerProcess) -> None:
+    topic = log_append_time_topic(interop_broker.bootstrap, "kafka-python-append-time")
     produced = samples(topic, 1, 30, first_timestamp=1_000_000_000_000)
     before = int(time.time() * 1000)
-    metadata = _produce(_producer(log_append_time_broker.bootstrap, compression_type="gzip"), topic, produced)
+    metadata = _produce(_producer(interop_broker.bootstrap, compression_type="gzip"), topic, produced)
     after = int(time.time() * 1000)
     assert all(before <= m.timestamp <= after for m in metadata)  # the produce response's log-append time
-    consumed = _consume(log_append_time_broker.bootstrap, topic, {0: len(produced)})
+    consumed = _consume(interop_broker.bootstrap, topic, {0: len(produced)})
     assert [(r.key, r.value) for r in consumed] == [(s.key, s.value) for s in produced]
     assert {r.timestamp_type for r in consumed} == {LOG_APPEND_TIME}
     assert all(before <= r.timestamp <= after for r in consumed)
-    batches = stored_batches(log_append_time_broker.port, topic, 0)
+    batches = stored_batches(interop_broker.port, topic, 0)
     assert {b.timestamp_type for b in batches} == {TimestampType.LOG_APPEND_TIME}
 
 
 def test_a_message_over_message_max_bytes_fails_with_message_too_large(
-    small_messages_broker: BrokerProcess,
+    interop_broker: BrokerProcess,
 ) -> None:
-    topic = "kafka-python-too-large"
-    producer = _producer(small_messages_broker.bootstrap, linger_ms=0, retries=0)
+    topic = small_messages_topic(interop_broker.bootstrap, "kafka-python-too-large")
+    producer = _producer(interop_broker.bootstrap, linger_ms=0, retries=0)
     try:
         too_large = producer.send(topic, value=b"x" * (SMALL_MESSAGE_MAX_BYTES * 3))
         with pytest.raises(MessageSizeTooLargeError):

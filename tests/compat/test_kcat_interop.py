@@ -13,7 +13,13 @@ from confluent_kafka import Producer
 
 from odradek.protocol.records import Compression, TimestampType
 from tests.support.broker_process import BrokerProcess
-from tests.support.interop import INTEROP_PARTITIONS, SMALL_MESSAGE_MAX_BYTES, stored_batches
+from tests.support.interop import (
+    INTEROP_PARTITIONS,
+    SMALL_MESSAGE_MAX_BYTES,
+    log_append_time_topic,
+    small_messages_topic,
+    stored_batches,
+)
 
 pytestmark = [
     pytest.mark.timeout(60),
@@ -127,22 +133,22 @@ def test_an_idempotent_producer_writes_each_message_once(interop_broker: BrokerP
     assert [b.base_sequence for b in batches] == [b.base_offset for b in batches]
 
 
-def test_log_append_time_is_reported_as_logappend(log_append_time_broker: BrokerProcess) -> None:
-    topic = "kcat-append-time"
+def test_log_append_time_is_reported_as_logappend(interop_broker: BrokerProcess) -> None:
+    topic = log_append_time_topic(interop_broker.bootstrap, "kcat-append-time")
     before = int(time.time() * 1000)
-    kcat(log_append_time_broker, "-P", "-t", topic, "-p", "0", "-z", "gzip", stdin=b"one\ntwo\nthree\n")
+    kcat(interop_broker, "-P", "-t", topic, "-p", "0", "-z", "gzip", stdin=b"one\ntwo\nthree\n")
     after = int(time.time() * 1000)
-    received = consume_json(log_append_time_broker, topic, "-p", "0")
+    received = consume_json(interop_broker, topic, "-p", "0")
     assert [m["payload"] for m in received] == ["one", "two", "three"]
     assert all(m["tstype"] == "logappend" and before <= m["ts"] <= after for m in received)
-    batches = stored_batches(log_append_time_broker.port, topic, 0)
+    batches = stored_batches(interop_broker.port, topic, 0)
     assert {b.timestamp_type for b in batches} == {TimestampType.LOG_APPEND_TIME}
 
 
-def test_a_message_over_message_max_bytes_is_refused(small_messages_broker: BrokerProcess) -> None:
-    topic = "kcat-too-large"
+def test_a_message_over_message_max_bytes_is_refused(interop_broker: BrokerProcess) -> None:
+    topic = small_messages_topic(interop_broker.bootstrap, "kcat-too-large")
     refused = kcat(
-        small_messages_broker,
+        interop_broker,
         "-P",
         "-t",
         topic,
@@ -153,8 +159,8 @@ def test_a_message_over_message_max_bytes_is_refused(small_messages_broker: Brok
     )
     assert refused.returncode != 0
     assert "Message size too large" in refused.stderr.decode()
-    kcat(small_messages_broker, "-P", "-t", topic, "-p", "0", stdin=b"fits")
-    assert [(m["offset"], m["payload"]) for m in consume_json(small_messages_broker, topic, "-p", "0")] == [
+    kcat(interop_broker, "-P", "-t", topic, "-p", "0", stdin=b"fits")
+    assert [(m["offset"], m["payload"]) for m in consume_json(interop_broker, topic, "-p", "0")] == [
         (0, "fits")
     ]
 

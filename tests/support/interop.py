@@ -20,7 +20,7 @@ from tests.support.raw_client import RawClient
 
 #: Partitions of every topic auto-created on the interop broker (tests/compat/conftest.py).
 INTEROP_PARTITIONS = 3
-#: `message.max.bytes` of the small-messages broker.
+#: `max.message.bytes` of the topics that test MESSAGE_TOO_LARGE.
 SMALL_MESSAGE_MAX_BYTES = 10_000
 #: Gap between consecutive samples' timestamps, so offsets-by-time has distinct answers.
 TIMESTAMP_STEP_MS = 1000
@@ -118,6 +118,28 @@ def wait_until(predicate: Callable[[], bool], timeout: float, what: str, interva
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
+
+
+def create_topic(
+    bootstrap: str, name: str, partitions: int = 1, configs: dict[str, str] | None = None
+) -> None:
+    """Create a topic with topic-level configs (CreateTopics through confluent-kafka's AdminClient)."""
+    from confluent_kafka.admin import AdminClient
+    from confluent_kafka.cimpl import NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topic = NewTopic(name, partitions, 1, config=dict(configs or {}))
+    admin.create_topics([topic], operation_timeout=10)[name].result(15)
+
+
+def log_append_time_topic(bootstrap: str, name: str) -> str:
+    create_topic(bootstrap, name, configs={"message.timestamp.type": "LogAppendTime"})
+    return name
+
+
+def small_messages_topic(bootstrap: str, name: str) -> str:
+    create_topic(bootstrap, name, configs={"max.message.bytes": str(SMALL_MESSAGE_MAX_BYTES)})
+    return name
 
 
 def stored_batches(port: int, topic: str, partition: int) -> list[RecordBatch]:
