@@ -63,7 +63,7 @@ class Progress:
         self.interval = 0.1 if self.in_place else 1.0
         self.started = time.monotonic()
         self.delay = delay
-        self.last_drawn = 0.0
+        self.last_drawn = self.started  # the first line comes after one interval, with something to show
         self.drawn = False
         self.width = 0
 

@@ -276,7 +276,7 @@ def _describe_text(description: TopicDescription, configs: list[tuple[str, str]]
     partitions = sorted(description.partitions, key=lambda p: p.id)
     replication = len(partitions[0].replicas) if partitions else 0
     header = (
-        f"Topic: {description.name}   TopicId: {description.topic_id}   "
+        f"Topic: {description.name}   TopicId: {_topic_id(description.topic_id)}   "
         f"PartitionCount: {len(partitions)}   ReplicationFactor: {replication}"
     )
     if configs is None:
@@ -289,6 +289,11 @@ def _describe_text(description: TopicDescription, configs: list[tuple[str, str]]
     ]
     body = table(("PARTITION", "LEADER", "REPLICAS", "ISR"), rows)
     return "\n".join([header, config_line, *("  " + line for line in body.splitlines())])
+
+
+def _topic_id(topic_id: Any) -> str:
+    """Kafka prints topic ids in URL-safe base64; librdkafka's string uses the standard alphabet."""
+    return str(topic_id).replace("+", "-").replace("/", "_")
 
 
 def _node_id(node: Any) -> str:
