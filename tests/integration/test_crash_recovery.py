@@ -41,6 +41,8 @@ class SustainedProducer:
                 "reconnect.backoff.max.ms": 100,
                 "retry.backoff.ms": 20,
                 "socket.connection.setup.timeout.ms": 2000,
+                "socket.timeout.ms": 10000,
+                "error_cb": lambda error: self.errors.append(f"client: {error}"),
                 **config,
             }
         )
@@ -48,6 +50,14 @@ class SustainedProducer:
         self.acknowledged: dict[bytes, int] = {}
         self.failed = 0
         self.fatal: list[str] = []
+        self.errors: list[str] = []
+
+    def describe(self) -> str:
+        recent = self.errors[-5:]
+        return (
+            f"{self.topic}: sent {self.sent}, acknowledged {len(self.acknowledged)}, failed {self.failed}, "
+            f"in queue {len(self.producer)}, recent errors {recent}"
+        )
 
     def produce_one(self) -> None:
         value = b"%s-%08d" % (self.topic.encode(), self.sent)
@@ -67,6 +77,7 @@ class SustainedProducer:
             self.acknowledged[value] = offset
         else:
             self.failed += 1
+            self.errors.append(str(error))
             if error.fatal():
                 self.fatal.append(str(error))
 
@@ -90,13 +101,17 @@ def test_acknowledged_messages_survive_twenty_sigkills_exactly_once(tmp_path: Pa
     try:
         for cycle in range(CYCLES + 1):
             targets = [len(p.acknowledged) + ACKS_PER_CYCLE for p in producers]
-            wait_until(
-                lambda targets=targets: all(  # type: ignore[misc]
-                    len(p.acknowledged) >= t for p, t in zip(producers, targets, strict=True)
-                ),
-                30,
-                f"{ACKS_PER_CYCLE} acknowledgements per producer after restart {cycle}",
-            )
+            try:
+                wait_until(
+                    lambda targets=targets: all(  # type: ignore[misc]
+                        len(p.acknowledged) >= t for p, t in zip(producers, targets, strict=True)
+                    ),
+                    60,
+                    f"{ACKS_PER_CYCLE} acknowledgements per producer after restart {cycle}",
+                )
+            except AssertionError as stalled:
+                states = "; ".join(p.describe() for p in producers)
+                raise AssertionError(f"{stalled}: {states}\nbroker log:\n{broker.log_text()}") from None
             if cycle < CYCLES:
                 broker.kill()
                 broker.start()
