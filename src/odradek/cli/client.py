@@ -35,11 +35,14 @@ def client_config(args: argparse.Namespace, **settings: str | int | float | bool
     config.update({key.replace("_", "."): value for key, value in settings.items()})
     if args.command_config:
         from odradek.config.properties import load_properties
+        from odradek.config.types import ConfigError
 
         try:
             config.update(load_properties(args.command_config))
         except OSError as error:
             raise CliError(f"cannot read --command-config {args.command_config}: {error.strerror}") from None
+        except ConfigError as error:
+            raise CliError(f"--command-config {args.command_config}: {error}") from None
     config.update(dict(args.client_properties))
     return config
 
