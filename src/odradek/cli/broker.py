@@ -6,8 +6,6 @@ import argparse
 import asyncio
 import sys
 
-from odradek.config.types import ConfigError
-
 
 def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subcommands.add_parser("broker", help="run a broker", description="Run an odradek broker.")
@@ -20,7 +18,9 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here so that the client commands do not pay for loading the broker's config catalog.
     from odradek.config.broker import BrokerConfig
+    from odradek.config.types import ConfigError
     from odradek.logs import configure_logging
     from odradek.server.broker import serve
 
