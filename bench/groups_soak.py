@@ -130,7 +130,10 @@ class AioMember:
 
         class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
             async def on_partitions_revoked(self, revoked: Any) -> None:
-                await member._commit({tp.partition for tp in revoked})
+                gone = {tp.partition for tp in revoked}
+                await member._commit(gone)
+                for partition in gone:  # if it comes back, it starts from the committed offset
+                    member.positions.pop(partition, None)
 
             async def on_partitions_assigned(self, assigned: Any) -> None:
                 pass
@@ -226,9 +229,7 @@ class ConfluentMember:
         try:
             consumer = Consumer(config)
             self.consumer = consumer
-            consumer.subscribe(
-                [self.topic], on_revoke=lambda c, partitions: self._commit({p.partition for p in partitions})
-            )
+            consumer.subscribe([self.topic], on_revoke=lambda c, partitions: self._revoked(partitions))
             last_commit = time.monotonic()
             while not self.stopping.is_set():
                 for message in consumer.consume(200, 0.2):
@@ -243,6 +244,12 @@ class ConfluentMember:
             consumer.close()
         except Exception as error:
             self.errors.append(f"{self.name}: {error!r}")
+
+    def _revoked(self, partitions: list[Any]) -> None:
+        gone = {tp.partition for tp in partitions}
+        self._commit(gone)
+        for partition in gone:  # if it comes back, it starts from the committed offset
+            self.positions.pop(partition, None)
 
     def _commit(self, only: set[int] | None) -> None:
         from confluent_kafka import TopicPartition

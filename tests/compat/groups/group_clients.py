@@ -111,6 +111,8 @@ class KafkaPythonMember(Member):
             def on_partitions_revoked(self, revoked: Any) -> None:
                 if revoked:
                     member.revoked.append(frozenset(tp.partition for tp in revoked))
+                for tp in revoked:  # never commit a stale position if it comes back
+                    member.positions.pop(tp.partition, None)
 
             def on_partitions_assigned(self, assigned: Any) -> None:
                 pass
@@ -175,6 +177,8 @@ class ConfluentMember(Member):
         def on_revoke(consumer: Any, partitions: Any) -> None:
             if partitions:
                 self.revoked.append(frozenset(tp.partition for tp in partitions))
+            for tp in partitions:  # never commit a stale position if it comes back
+                self.positions.pop(tp.partition, None)
 
         self.consumer.subscribe([self.topic], on_revoke=on_revoke)
 
@@ -271,7 +275,7 @@ def wait_for_split(
     assignments: Sequence[Callable[[], frozenset[int]]],
     partitions: int,
     timeout: float = 30,
-    steady: float = 1.0,
+    steady: float = 0.5,
     errors: Callable[[], list[str]] | None = None,
 ) -> list[frozenset[int]]:
     """Wait until the members' assignments are disjoint, non-empty, cover range(partitions), and stay
