@@ -6,6 +6,8 @@ Version notes:
   -2 leaves a static member for a moment (it keeps its partitions for its session timeout).
   Assignments are computed on the broker by the "uniform" (default) or "range" assignor
   (`group.consumer.assignors`); regexes use Python's `re` syntax (Kafka uses RE2/J).
+- With "consumer" left out of `group.coordinator.rebalance.protocols`, heartbeats get
+  UNSUPPORTED_VERSION, as from Kafka.
 - Groups use the broker-wide `group.consumer.session.timeout.ms` and `.heartbeat.interval.ms`;
   per-group overrides (IncrementalAlterConfigs on GROUP resources) are not supported.
 - A classic group that is empty becomes a consumer group when a consumer member joins; a non-empty
@@ -44,6 +46,11 @@ async def handle_consumer_group_heartbeat(
         coordinator = group_coordinator(context)
     except KafkaError as error:
         return ConsumerGroupHeartbeatResponse(error_code=error.error_code)
+    if "consumer" not in coordinator.settings.rebalance_protocols:
+        return ConsumerGroupHeartbeatResponse(
+            error_code=ErrorCode.UNSUPPORTED_VERSION,
+            error_message="The consumer group protocol is disabled (group.coordinator.rebalance.protocols).",
+        )
     return coordinator.consumer_group_heartbeat(
         request, context.api_version, context.client_id or "", client_host(context)
     )

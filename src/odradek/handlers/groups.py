@@ -48,9 +48,12 @@ async def handle_join_group(request: JoinGroupRequest, context: RequestContext) 
         coordinator = group_coordinator(context)
     except KafkaError as error:
         return JoinGroupResponse(error_code=error.error_code, member_id=request.member_id)
-    return await coordinator.join_group(
+    response = await coordinator.join_group(
         request, context.api_version, context.client_id or "", client_host(context)
     )
+    if context.api_version < 7 and response.protocol_name is None:
+        response.protocol_name = ""  # nullable only from v7
+    return response
 
 
 @handles(ApiKey.SYNC_GROUP, 0, 5)

@@ -4,6 +4,7 @@ batches, ListGroups filters, DescribeGroups v0 vs v6, OffsetCommit/OffsetFetch b
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -37,6 +38,7 @@ from tests.integration.groups.raw_groups import (
     commit,
     heartbeat,
     join,
+    join_in_background,
     join_new_member,
     sync,
 )
@@ -237,3 +239,21 @@ def _part(partition: int, offset: int) -> OffsetCommitRequestPartition:
     return OffsetCommitRequestPartition(
         partition_index=partition, committed_offset=offset, committed_metadata=""
     )
+
+
+def test_a_parked_join_fenced_by_its_static_replacement_is_answered_at_join_group_v5(
+    broker: BrokerProcess,
+) -> None:
+    a = join(broker.port, "fenced", "", 5, instance="a")
+    b = join_in_background(broker.port, "fenced", "", 5, instance="b")
+    a_again = join(broker.port, "fenced", a.member_id, 5, instance="a")  # completes the join with b
+    b["thread"].join(10)
+    generation = a_again.generation_id
+    both = {a.member_id: b"", b["response"].member_id: b""}
+    sync(broker.port, "fenced", generation, a.member_id, both, instance="a")
+    # a rejoins with a new subscription and waits for b; meanwhile a new "a" replaces it.
+    parked = join_in_background(broker.port, "fenced", a.member_id, 5, instance="a", topics=("t", "u"))
+    time.sleep(0.5)
+    join_in_background(broker.port, "fenced", "", 5, instance="a")
+    parked["thread"].join(10)
+    assert parked["response"].error_code == 82  # FENCED_INSTANCE_ID, with a v5-encodable answer
