@@ -107,6 +107,7 @@ def run(broker: BrokerProcess, args: argparse.Namespace) -> dict[str, object]:
             "peak": max(samples),
             "after": samples[-1],
             "growth_after_warm_up": growth_after_warm_up,
+            "timeline": _timeline(rss.samples),
         },
         "broker_alive": alive,
         "unexpected_errors_in_broker_log": unexpected,
@@ -118,6 +119,16 @@ def run(broker: BrokerProcess, args: argparse.Namespace) -> dict[str, object]:
             "problems": problems[:20],
         },
     }
+
+
+def _timeline(samples: list[tuple[float, int]], points: int = 11) -> list[tuple[float, int]]:
+    """About `points` (seconds since start, KiB) pairs spread over the run, for the report."""
+    start = samples[0][0]
+    step = max(1, (len(samples) - 1) // (points - 1))
+    chosen = samples[::step]
+    if chosen[-1] != samples[-1]:
+        chosen.append(samples[-1])
+    return [(round(t - start, 1), kib) for t, kib in chosen]
 
 
 def _excerpts(log: str, markers: tuple[str, ...], limit: int = 5, size: int = 2500) -> list[str]:
