@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -11,6 +13,15 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def _die_with_parent() -> None:
+    """Linux: the broker gets SIGTERM if the test process dies, so an interrupted run leaks no brokers."""
+    with contextlib.suppress(OSError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 def free_port() -> int:
@@ -49,7 +60,9 @@ class BrokerProcess:
             command += ["--override", f"{key}={value}"]
         log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the child's lifetime
         env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+        self.process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO, preexec_fn=_die_with_parent
+        )
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
