@@ -245,15 +245,16 @@ def test_a_parked_join_fenced_by_its_static_replacement_is_answered_at_join_grou
     broker: BrokerProcess,
 ) -> None:
     a = join(broker.port, "fenced", "", 5, instance="a")
+    sync(broker.port, "fenced", a.generation_id, a.member_id, {a.member_id: b""}, instance="a")
     b = join_in_background(broker.port, "fenced", "", 5, instance="b")
-    a_again = join(broker.port, "fenced", a.member_id, 5, instance="a")  # completes the join with b
+    time.sleep(0.3)  # b's JoinGroup is parked: the group waits for a
+    a_again = join(broker.port, "fenced", a.member_id, 5, instance="a")
     b["thread"].join(10)
-    generation = a_again.generation_id
     both = {a.member_id: b"", b["response"].member_id: b""}
-    sync(broker.port, "fenced", generation, a.member_id, both, instance="a")
+    sync(broker.port, "fenced", a_again.generation_id, a.member_id, both, instance="a")
     # a rejoins with a new subscription and waits for b; meanwhile a new "a" replaces it.
     parked = join_in_background(broker.port, "fenced", a.member_id, 5, instance="a", topics=("t", "u"))
-    time.sleep(0.5)
+    time.sleep(0.3)
     join_in_background(broker.port, "fenced", "", 5, instance="a")
     parked["thread"].join(10)
     assert parked["response"].error_code == 82  # FENCED_INSTANCE_ID, with a v5-encodable answer
