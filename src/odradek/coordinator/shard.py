@@ -46,7 +46,7 @@ class GroupShard:
         settings: GroupSettings,
         timer: CoordinatorTimer,
         now_ms: Callable[[], int],
-        topics: Any = None,
+        cluster: Any = None,
     ) -> None:
         self.partition = partition
         self.settings = settings
@@ -57,7 +57,7 @@ class GroupShard:
         self.rebalancer = ClassicRebalancer(self.groups, self.timer, settings, now_ms)
         from odradek.coordinator.consumer_protocol import ConsumerGroupManager
 
-        self.consumer: ConsumerGroupManager = ConsumerGroupManager(self, topics)
+        self.consumer: ConsumerGroupManager = ConsumerGroupManager(self, cluster)
 
     # ----- replay --------------------------------------------------------------------------------
 
