@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from odradek.cli import broker, configs, consume, groups, produce, topics
+from odradek.cli import broker, configs, consume, groups, pipeline, produce, topics
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,6 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     produce.add_parser(subcommands)
     consume.add_parser(subcommands)
     groups.add_parser(subcommands)
+    pipeline.add_parser(subcommands)
     args = parser.parse_args(argv)
     result: int = args.run(args)
     return result
