@@ -103,6 +103,8 @@ def number(value: float | None, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     magnitude = abs(value)
+    if value == int(value) and magnitude < 1e4:
+        return str(int(value))  # counts
     for limit, suffix in ((1e6, "M"), (1e3, "k")):
         if magnitude >= limit * 0.9995:
             return _significant(value / limit, digits) + suffix
