@@ -1,0 +1,265 @@
+"""Spark through odradek: rows per second of a Spark query reading N messages from odradek (the `odradek`
+format), against the same rows read from Parquet in the same run (the ceiling), and the sink's rows per
+second. Writes its figures to the "Spark" section of docs/benchmarks.md (other sections are left alone).
+
+    .venv/bin/python bench/spark_bench.py                 # 4M rows, results into docs/benchmarks.md
+    .venv/bin/python bench/spark_bench.py --rows 1000000 --no-write
+
+Queries, each run `--repeat` times in turn over every source, best time kept:
+- scan: count(*), sum(length(value)), max(offset) -- every row crosses from the source into Spark;
+- json: parse the value and count views per page, as the pipeline does.
+A third source, a Python data source that yields prebuilt Arrow batches of the same shape without any
+I/O, shows what the Python Data Source API itself costs (the ceiling for any Python source).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import shutil
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+
+def scan(df: Any) -> Any:
+    return df.selectExpr("count(*) AS n", "sum(length(value)) AS bytes", "max(offset) AS last")
+
+
+def views_per_page(df: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    events = df.select(
+        F.from_json(F.col("value").cast("string"), "user_id STRING, page STRING, ts LONG").alias("e")
+    )
+    return events.groupBy("e.page").count().selectExpr("count(*) AS pages", "sum(count) AS n")
+
+
+QUERIES: dict[str, Callable[[Any], Any]] = {"scan": scan, "json": views_per_page}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, default=4_000_000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sink-rows", type=int, default=1_000_000)
+    parser.add_argument("--output", default=str(REPO / "docs" / "benchmarks.md"))
+    parser.add_argument("--no-write", action="store_true", help="print the figures only")
+    args = parser.parse_args()
+
+    from odradek.pipelines.run import local_broker
+    from odradek.spark.session import local_spark
+
+    work = Path(tempfile.mkdtemp(prefix="odradek-spark-bench-"))
+    try:
+        with local_broker(args.partitions) as bootstrap:
+            started = time.monotonic()
+            produce(bootstrap, "bench", args.rows)
+            produce_seconds = time.monotonic() - started
+            print(f"produced {args.rows:,} messages in {produce_seconds:.1f} s", flush=True)
+            spark = local_spark("odradek-spark-bench", **{"spark.driver.memory": "2g"})
+            sources = {
+                "odradek": spark.read.format("odradek")
+                .option("kafka.bootstrap.servers", bootstrap)
+                .option("subscribe", "bench")
+                .load(),
+            }
+            sources["odradek"].write.parquet(str(work / "bench.parquet"))
+            sources["parquet"] = spark.read.parquet(str(work / "bench.parquet"))
+            spark.dataSource.register(arrow_only_source(args.rows, args.partitions))
+            sources["arrow-only"] = spark.read.format("arrow_only").load()
+            best = run_queries(sources, args.repeat)
+            sink = sink_rate(spark, bootstrap, sources["parquet"].limit(args.sink_rows), args.sink_rows)
+            spark.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report = render(args, best, sink, produce_seconds)
+    print(report)
+    if not args.no_write:
+        write_section(Path(args.output), report)
+        print(f"written to {args.output}")
+    return 0
+
+
+def produce(bootstrap: str, topic: str, rows: int) -> None:
+    """Page-view JSON like the pipeline's (about 80 bytes), keyed by user."""
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 20,
+            "batch.size": 1_000_000,
+            "partitioner": "murmur2_random",
+        }
+    )
+    pages = [f"/products/{n}" for n in range(50)] + ["/", "/search", "/cart", "/checkout"]
+    start = 1_767_225_600_000
+    for i in range(rows):
+        user = f"u{(i * 7919) % 5000:04d}"
+        value = f'{{"user_id":"{user}","page":"{pages[i % len(pages)]}","ts":{start + i * 20}}}'.encode()
+        while True:
+            try:
+                producer.produce(topic, value, user.encode())
+                break
+            except BufferError:
+                producer.poll(0.01)
+    if producer.flush(120) != 0:
+        raise RuntimeError("not every message was acknowledged")
+
+
+def run_queries(sources: dict[str, Any], repeat: int) -> dict[tuple[str, str], tuple[float, int]]:
+    """Best seconds and row count per (query, source); runs interleave the sources to share the noise."""
+    best: dict[tuple[str, str], tuple[float, int]] = {}
+    rows = {name: df.count() for name, df in sources.items()}  # warms up workers and caches metadata
+    for query_name, query in QUERIES.items():
+        for round_number in range(repeat):
+            for source_name, df in sources.items():
+                started = time.monotonic()
+                result = query(df).collect()[0]
+                seconds = time.monotonic() - started
+                print(
+                    f"{query_name} {source_name} round {round_number}: {seconds:.2f} s {tuple(result)}",
+                    flush=True,
+                )
+                key = (query_name, source_name)
+                if key not in best or seconds < best[key][0]:
+                    best[key] = (seconds, rows[source_name])
+    return best
+
+
+def sink_rate(spark: Any, bootstrap: str, df: Any, rows: int) -> tuple[float, int]:
+    frame = df.select("key", "value").cache()
+    frame.count()
+    started = time.monotonic()
+    frame.write.format("odradek").option("kafka.bootstrap.servers", bootstrap).option(
+        "topic", "bench-sink"
+    ).mode("append").save()
+    seconds = time.monotonic() - started
+    frame.unpersist()
+    return seconds, rows
+
+
+def arrow_only_source(rows: int, partitions: int) -> Any:
+    """A Python data source yielding prebuilt Arrow batches in the Kafka schema: no I/O, no decoding."""
+    import numpy as np
+    import pyarrow as pa
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    from odradek.spark.schema import record_batch, source_schema
+
+    class Reader(DataSourceReader):
+        def partitions(self) -> list[InputPartition]:
+            return [InputPartition(i) for i in range(partitions)]
+
+        def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+            size = 120_000
+            values = pa.array(
+                [b'{"user_id":"u0123","page":"/products/17","ts":1767225600020}'] * size, pa.binary()
+            )
+            keys = pa.array([b"u0123"] * size, pa.binary())
+            share = rows // partitions
+            done = 0
+            while done < share:
+                n = min(size, share - done)
+                yield record_batch(
+                    False,
+                    keys=keys.slice(0, n),
+                    values=values.slice(0, n),
+                    topic="bench",
+                    partition=partition.value,
+                    offsets=np.arange(done, done + n),
+                    timestamps_ms=np.full(n, 1_767_225_600_000),
+                    timestamp_types=np.zeros(n, np.int32),
+                )
+                done += n
+
+    class ArrowOnly(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "arrow_only"
+
+        def schema(self) -> Any:
+            return source_schema(False)
+
+        def reader(self, schema: Any) -> DataSourceReader:
+            return Reader()
+
+    return ArrowOnly
+
+
+def render(
+    args: argparse.Namespace,
+    best: dict[tuple[str, str], tuple[float, int]],
+    sink: tuple[float, int],
+    produce_seconds: float,
+) -> str:
+    import pyarrow
+    import pyspark
+
+    intro = (
+        "`bench/spark_bench.py`: a local Spark (`local[2]`) query over messages in an odradek topic, read "
+        "with the `odradek` format, against the same rows read from Parquet in the same run (the ceiling), "
+        "and against a Python data source that only yields prebuilt Arrow batches (what the Python Data "
+        f"Source API itself allows). Best of {args.repeat} interleaved runs."
+    )
+    setting = (
+        f"Rows: {args.rows:,} in {args.partitions} partitions (page-view JSON, about 70 bytes, keyed by "
+        f"user); produced in {produce_seconds:.1f} s. Machine: {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, pyspark {pyspark.__version__}, pyarrow {pyarrow.__version__}; "
+        f"load average at the end {os.getloadavg()[0]:.1f} (other work shared the machine)."
+    )
+    lines = [
+        "## Spark",
+        "",
+        textwrap.fill(intro, 110),
+        "",
+        textwrap.fill(setting, 110),
+        "",
+        "| query | source | seconds | rows/s | % of Parquet |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    for query_name in QUERIES:
+        ceiling = best[(query_name, "parquet")][0]
+        for source in ("parquet", "odradek", "arrow-only"):
+            seconds, rows = best[(query_name, source)]
+            share = 100 * ceiling / seconds
+            lines.append(
+                f"| {query_name} | {source} | {seconds:.2f} | {rows / seconds:,.0f} | {share:.0f}% |"
+            )
+    seconds, rows = sink
+    lines += [
+        "",
+        f'Sink: {rows:,} rows (key, value) written with `df.write.format("odradek")` in {seconds:.2f} s, '
+        f"{rows / seconds:,.0f} rows/s, every message acknowledged.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_section(path: Path, section: str) -> None:
+    """Replace the "## Spark" section (up to the next "## " heading) or append it; nothing else changes."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    pattern = re.compile(r"^## Spark\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section + "\n", text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text.rstrip("\n") + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
