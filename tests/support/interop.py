@@ -142,6 +142,12 @@ def small_messages_topic(bootstrap: str, name: str) -> str:
     return name
 
 
+def librdkafka_codecs(stored: Iterable[RecordBatch]) -> set[str]:
+    """The codecs of batches written by librdkafka, which sends a batch uncompressed when compressing
+    does not make it smaller (a batch of one short record, say): NONE may appear beside the codec."""
+    return {b.compression.name.lower() for b in stored} - {"none"} or {"none"}
+
+
 def stored_batches(port: int, topic: str, partition: int) -> list[RecordBatch]:
     """The batches the broker holds for a partition, read with a raw Fetch v11 from offset 0.
 
