@@ -17,7 +17,7 @@ pytest.importorskip("pyarrow")
 def spark() -> Iterator[object]:
     from odradek.spark.session import local_spark
 
-    session = local_spark("odradek-tests")
+    session = local_spark("odradek-tests", **{"spark.sql.shuffle.partitions": "2"})
     try:
         yield session
     finally:

@@ -80,7 +80,7 @@ def test_streaming_write_lands_every_row(spark: Any, spark_broker: BrokerProcess
         .option("kafka.bootstrap.servers", spark_broker.bootstrap)
         .option("subscribe", "sink-stream-in")
         .option("startingOffsets", "earliest")
-        .option("maxOffsetsPerTrigger", "400")
+        .option("maxOffsetsPerTrigger", "500")
         .load()
     )
     query = (
