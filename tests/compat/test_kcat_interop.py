@@ -45,7 +45,9 @@ def kcat(
 def consume_json(broker: BrokerProcess, topic: str, *args: str) -> list[dict[str, Any]]:
     """Every message of `topic` from the given start (default: beginning) to the end, as kcat's JSON."""
     start = [] if "-o" in args else ["-o", "beginning"]
-    output = kcat(broker, "-C", "-t", topic, "-e", "-J", *start, *args).stdout.decode()
+    # A short fetch wait: -e stops at the first empty fetch, which the broker holds for this long.
+    fast = ("-X", "fetch.wait.max.ms=20")
+    output = kcat(broker, "-C", "-t", topic, "-e", "-J", *fast, *start, *args).stdout.decode()
     return [json.loads(line) for line in output.splitlines() if line.strip()]
 
 
