@@ -1,1 +1,17 @@
-"""Coordinators: consumer groups and committed offsets, producer ids and transactions."""
+"""Coordinators: consumer groups and committed offsets, producer ids and transactions.
+
+The group coordinator, module by module:
+
+- `group_coordinator`: the service the handlers call, one method per request.
+- `runtime`: `__consumer_offsets` partitions as shards; loading by replay; appending a step's records
+  (`result.CoordinatorResult`) before answering; Java's group-id hash for the partition.
+- `shard`: one partition's groups and offsets, and the replay of its records.
+- `records`, `consumer_records`: the record formats of `__consumer_offsets`, as Kafka writes them.
+- Classic groups: `classic_group` (state and members), `classic_rebalance` (join and sync phases,
+  session expiry), `classic_join` (JoinGroup), `classic_members` (SyncGroup, Heartbeat, LeaveGroup).
+- KIP-848 groups: `consumer_group` (state), `consumer_protocol` (ConsumerGroupHeartbeat),
+  `consumer_reconcile` (current towards target assignment), `consumer_targets` and `assignors`
+  (target assignment), `consumer_checks`, `consumer_replay`, `consumer_describe`.
+- Offsets: `offsets` (the store), `offset_requests` (commit, fetch, delete, expiry).
+- `group_admin`: DescribeGroups, ListGroups, DeleteGroups. `timer`: keyed loop timers. `settings`.
+"""
