@@ -175,32 +175,30 @@ def _decode_records(
 
 
 def _record_starts(data: bytes, pos: int, count: int, out: list[int]) -> int:
-    """Follow `count` records from `pos` by their length varints; return where the last one ends."""
+    """Follow `count` records from `pos` by their length varints; return where the last one ends.
+
+    The hot loop of the decoder, kept to the bare steps: record lengths are positive, so their zigzag
+    encoding is even and decodes by a shift; lengths of one or two bytes (records under 8 KiB) are
+    inline, longer ones go to `_read_varint`. A corrupt length sends `pos` astray, which the caller
+    notices (the records do not end where the batch ends) or which ends in an IndexError here."""
     append = out.append
-    for _ in range(count):
-        append(pos)
-        byte = data[pos]
-        if byte < 0x80:  # records under 64 bytes
-            pos += 1 + ((byte >> 1) ^ -(byte & 1))
-            continue
-        second = data[pos + 1]
-        if second < 0x80:  # records under 8 KiB
-            value = (byte & 0x7F) | (second << 7)
-            pos += 2 + ((value >> 1) ^ -(value & 1))
-            continue
-        value = (byte & 0x7F) | ((second & 0x7F) << 7)
-        shift = 14
-        size = 2
-        while True:
-            byte = data[pos + size]
-            size += 1
-            value |= (byte & 0x7F) << shift
+    try:
+        for _ in range(count):
+            append(pos)
+            byte = data[pos]
             if byte < 0x80:
-                break
-            shift += 7
-            if size >= 5:
-                raise CorruptRecordError("record length varint is longer than 5 bytes")
-        pos += size + ((value >> 1) ^ -(value & 1))
+                pos += 1 + (byte >> 1)
+            else:
+                second = data[pos + 1]
+                if second < 0x80:
+                    pos += 2 + (((second << 7) | (byte & 0x7F)) >> 1)
+                else:
+                    length, pos = _read_varint(data, pos)
+                    if length < 0:
+                        raise CorruptRecordError(f"negative record length {length}")
+                    pos += length
+    except IndexError:
+        raise CorruptRecordError("a record length points past the end of its batch") from None
     return pos
 
 
