@@ -66,7 +66,8 @@ that is not served. "{NOT_SERVED}" means the broker does not serve that API: a r
 connection, as Apache Kafka does for an API it does not know. Not served today: the KRaft controller
 and quorum APIs (odradek's cluster mode is ZooKeeper-based), share groups, streams groups, client
 telemetry, delegation tokens, SCRAM/ACL administration and transactions (InitProducerId answers
-idempotent producers; a transactional id gets COORDINATOR_NOT_AVAILABLE).
+idempotent producers; a transactional id gets COORDINATOR_NOT_AVAILABLE; TxnOffsetCommit is not
+served).
 """
 
 OTHER_SCHEMAS_TEXT = """\
