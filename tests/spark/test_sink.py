@@ -116,10 +116,23 @@ def test_missing_value_column_fails_with_sparks_message(spark: Any, spark_broker
         ).option("topic", "sink-bad").mode("append").save()
 
 
-def test_a_failed_write_aborts_with_the_brokers_error(spark: Any, spark_broker: BrokerProcess) -> None:
+def test_a_failed_delivery_fails_the_write_with_the_error(spark: Any, spark_broker: BrokerProcess) -> None:
     with pytest.raises(Exception, match=r"(?i)Failed to send records to Kafka.*unknown partition"):
         spark.range(3).selectExpr("cast(id AS string) AS value", "7 AS partition").write.format(
             "odradek"
         ).option("kafka.bootstrap.servers", spark_broker.bootstrap).option("topic", "sink-batch").option(
             "kafka.message.timeout.ms", "3000"
         ).mode("append").save()
+
+
+def test_a_broker_rejection_fails_the_write_with_the_brokers_error(
+    spark: Any, spark_broker: BrokerProcess
+) -> None:
+    # 1.5 MB: within what the producer is told to allow, above the broker's max.message.bytes (1 MB).
+    big = spark.range(1).selectExpr("repeat('x', 1500000) AS value")
+    with pytest.raises(Exception, match=r"(?i)Failed to send records to Kafka.*too large"):
+        big.write.format("odradek").option("kafka.bootstrap.servers", spark_broker.bootstrap).option(
+            "topic", "sink-too-large"
+        ).option("kafka.message.max.bytes", "5000000").option("kafka.message.timeout.ms", "10000").mode(
+            "append"
+        ).save()
