@@ -107,8 +107,9 @@ def _page_views_only(events: DataFrame) -> DataFrame:
 
 
 def start(spark: SparkSession, settings: JobSettings) -> list[StreamingQuery]:
-    """One query for both aggregates (one read of the topic); each micro-batch of final windows goes to
-    the output topic and to Parquet."""
+    """One query (one checkpoint, one set of offsets per micro-batch) for both aggregates; Spark scans each
+    micro-batch's offsets once per aggregate, so its progress counts every record twice. Each micro-batch
+    of final windows goes to the output topic and to Parquet."""
     events = page_view_events(spark, settings)
     aggregates = views_per_page(events, settings).unionByName(active_users(events, settings))
     return [_start_query(aggregates, "page_stats", settings)]

@@ -25,7 +25,7 @@ from odradek.pipelines.job import JobSettings, progress_line, start
 class PipelineRun:
     settings: JobSettings
     events: int = 20_000
-    rate: float | None = 4_000.0  # page views per second of wall time; None: as fast as possible
+    rate: float | None = 1_000.0  # page views per second of wall time; None: as fast as possible
     seed: int = 7
     events_per_second: float = 50.0  # of event time: how fast the page views' timestamps advance
     partitions: int = 3
