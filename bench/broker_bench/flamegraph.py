@@ -17,13 +17,25 @@ _LINE = re.compile(r"^(.*) (\d+)$")
 _FRAME = re.compile(r"^(?P<function>.*?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
 
 
-def read_collapsed(path: Path) -> Counter[tuple[str, ...]]:
+#: Leaf frames that are waiting, not working, though py-spy (which cannot see into C code without
+#: --native) reports them as active: a thread-pool worker blocked on its empty queue.
+IDLE_LEAVES = ("_worker (stdlib/concurrent/futures/thread.py)",)
+
+
+def read_collapsed(path: Path) -> tuple[Counter[tuple[str, ...]], int]:
+    """The stacks, less those whose leaf is known to be idle; and how many samples were dropped so."""
     stacks: Counter[tuple[str, ...]] = Counter()
+    dropped = 0
     for line in path.read_text(errors="replace").splitlines():
         match = _LINE.match(line.strip())
-        if match:
-            stacks[tuple(shorten(frame) for frame in match.group(1).split(";"))] += int(match.group(2))
-    return stacks
+        if not match:
+            continue
+        stack = tuple(shorten(frame) for frame in match.group(1).split(";"))
+        if function_of(stack[-1]) in IDLE_LEAVES:
+            dropped += int(match.group(2))
+        else:
+            stacks[stack] += int(match.group(2))
+    return stacks, dropped
 
 
 def shorten(frame: str) -> str:
@@ -58,8 +70,8 @@ class HotSpot:
 
 
 def hot_spots(stacks: Counter[tuple[str, ...]], top: int = 15) -> dict[str, list[HotSpot]]:
-    """Self time (the function is the leaf) and total time (anywhere on the stack), by function, and the
-    share of each thread, all as percentages of every sample taken."""
+    """Self time (the function is the leaf), total time of odradek's own functions (anywhere on the
+    stack), and the share of each thread, all as percentages of every (non-idle) sample."""
     total = sum(stacks.values()) or 1
     own: Counter[str] = Counter()
     inclusive: Counter[str] = Counter()
@@ -70,13 +82,18 @@ def hot_spots(stacks: Counter[tuple[str, ...]], top: int = 15) -> dict[str, list
         threads[thread] += count
         if frames:
             own[function_of(frames[-1])] += count
-        for function in {function_of(f) for f in frames}:
+        for function in {function_of(f) for f in frames if _is_broker_code(f)}:
             inclusive[function] += count
 
     def ranked(counter: Counter[str]) -> list[HotSpot]:
         return [HotSpot(name, n, 100 * n / total) for name, n in counter.most_common(top)]
 
     return {"self": ranked(own), "total": ranked(inclusive), "threads": ranked(threads)}
+
+
+def _is_broker_code(frame: str) -> bool:
+    """odradek's own functions below the entry point (the loop and `main` are on every stack)."""
+    return "(odradek/" in frame and "(odradek/cli/" not in frame
 
 
 # ----- SVG -------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from broker_bench.report import Results, Stat, ratio, spread, table
+from broker_bench.scenarios import ProduceParams
 
 ODR, TAN = "odradek", "tansu"
 MIB = 2**20
@@ -330,11 +331,18 @@ def failures(results: Results) -> str:
 
 def profile_section(profile: dict[str, Any]) -> str:
     parts = [
-        "### Where odradek spends its CPU (py-spy)\n\n"
-        f"Case {profile.get('params')}, {profile.get('duration_s')} s of producing, then the read-back; "
-        "py-spy "
-        "sampled the broker at 100 Hz, every thread, on-CPU samples only. Self = the function itself was "
-        "running; total = it was anywhere on the stack. Flame graphs: "
+        "### Where odradek spends its time (py-spy)\n\n"
+        f"Case {_label(profile.get('params', {}))}: {profile.get('duration_s')} s of producing, then two "
+        f"consumers reading everything back side by side ({profile.get('consume_passes')} pass(es)). "
+        "py-spy sampled "
+        "the broker at 100 Hz (500 Hz while consuming, when it is nearly idle), every thread, "
+        "non-idle samples only (a thread blocked in epoll, or the thread pool's worker waiting on its "
+        "empty queue, is left out; a thread that is runnable but "
+        "waiting for one of the two cores is counted). Self = the function itself was running (time in C "
+        "code and system calls is charged to the Python function that called it); total = an odradek "
+        "function anywhere on the stack. While consuming, the broker is nearly idle (sendfile does the "
+        "work; the clients set the pace), and `EpollSelector.select` there is mostly the loop waiting for "
+        "sockets, which py-spy cannot always tell from work. Flame graphs: "
         "[produce](bench/profile-produce.svg), [consume](bench/profile-consume.svg)."
     ]
     for phase in ("produce", "consume"):
@@ -345,7 +353,8 @@ def profile_section(profile: dict[str, Any]) -> str:
         rows = [[f"`{s['function']}`", f"{s['percent']:.1f}%"] for s in summary["self"][:12]]
         total_rows = [[f"`{s['function']}`", f"{s['percent']:.1f}%"] for s in summary["total"][:12]]
         parts.append(
-            f"#### {phase}: {summary['samples']} samples, broker CPU {summary['broker_cpu_s']:.1f} s\n\n"
+            f"#### {phase}: {summary['samples']} samples at {summary.get('rate_hz', 100)} Hz, "
+            f"broker CPU {summary['broker_cpu_s']:.2f} s\n\n"
             + table(["self", "%"], rows)
             + "\n\n"
             + table(["total (inclusive)", "%"], total_rows)
@@ -367,6 +376,13 @@ def quick_section(results: Results) -> str:
     return f"### Latest quick run ({started}, `--quick`, {results.meta.get('repeats')} repeats)\n\n" + table(
         ["scenario: case", "figure", "odradek", "Tansu", "ratio"], rows
     )
+
+
+def _label(params: dict[str, Any]) -> str:
+    try:
+        return ProduceParams(**params).label
+    except TypeError:
+        return str(params)
 
 
 def _median(stat: Stat | None) -> str:
