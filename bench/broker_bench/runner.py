@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import datetime
+import importlib.metadata
 import itertools
 import json
 import os
@@ -277,7 +278,8 @@ def machine_facts(plan: Plan, odradek_overrides: dict[str, str]) -> dict[str, An
         import confluent_kafka
 
         librdkafka = (
-            f"confluent-kafka {confluent_kafka.version()[0]}, librdkafka {confluent_kafka.libversion()[0]}"
+            f"confluent-kafka {importlib.metadata.version('confluent-kafka')}, "
+            f"librdkafka {confluent_kafka.libversion()[0]}"
         )
     except ImportError:
         librdkafka = "?"
