@@ -171,10 +171,7 @@ class LogManager:
         log = self._logs.get(tp)
         if log is not None:
             return log
-        counts = {d: 0 for d in self.log_dirs}
-        for existing in self._logs.values():
-            counts[existing.dir.parent] = counts.get(existing.dir.parent, 0) + 1
-        directory = min(self.log_dirs, key=lambda d: counts.get(d, 0)) / tp.dir_name
+        directory = self._least_used_log_dir() / tp.dir_name
         directory.mkdir(parents=True, exist_ok=True)
         if topic_id is not None:
             write_partition_metadata(directory, topic_id)
@@ -187,6 +184,16 @@ class LogManager:
         )
         self._logs[tp] = log
         return log
+
+    def _least_used_log_dir(self) -> Path:
+        """The log dir holding the fewest partitions (with one dir, no counting: creating a topic of
+        n partitions would otherwise count n^2 times)."""
+        if len(self.log_dirs) == 1:
+            return self.log_dirs[0]
+        counts = {d: 0 for d in self.log_dirs}
+        for existing in self._logs.values():
+            counts[existing.dir.parent] = counts.get(existing.dir.parent, 0) + 1
+        return min(self.log_dirs, key=lambda d: counts.get(d, 0))
 
     def delete_log(self, topic: str, partition: int) -> bool:
         """Remove a partition: its dir is renamed ``<topic>-<partition>.<uuid>-delete`` now and removed
