@@ -42,7 +42,6 @@ from odradek.protocol.messages.fetch import (
     PartitionData,
 )
 from odradek.protocol.records import down_convert_batches
-from odradek.server import metrics
 from odradek.storage.errors import OffsetOutOfRangeError, StorageError
 from odradek.storage.fetch import FetchDataInfo, FetchIsolation
 from odradek.storage.partition import TopicPartition
@@ -255,8 +254,8 @@ def _respond(plan: _Plan, results: list[PartitionData], context: RequestContext)
                 topic.topic_id = entry.topic_id
             topics[key] = topic
         topic.partitions.append(data)
-        if data.records and metrics.active is not None:
-            metrics.active.fetched(entry.topic, len(data.records))
+        if data.records and context.services.traffic is not None:
+            context.services.traffic.fetched(entry.topic, len(data.records))
     return FetchResponse(
         error_code=ErrorCode.NONE, session_id=plan.session_id, responses=list(topics.values())
     )

@@ -31,7 +31,6 @@ from odradek.protocol.messages.produce import (
     TopicProduceResponse,
 )
 from odradek.protocol.records import up_convert_message_set
-from odradek.server import metrics
 from odradek.storage import errors as storage_errors
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
@@ -119,8 +118,8 @@ def _append(
         return _failed(data.index, error_code_for(error), error_message_for(error))
     services.appends.notify(tp)
     appended.append(log)
-    if metrics.active is not None:
-        metrics.active.produced(topic, len(batches), result.records_count)
+    if services.traffic is not None:
+        services.traffic.produced(topic, len(batches), result.records_count)
     return PartitionProduceResponse(
         index=data.index,
         error_code=ErrorCode.NONE,

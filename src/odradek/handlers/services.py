@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.coordinator.producer_ids import ProducerIdManager
@@ -15,6 +15,14 @@ if TYPE_CHECKING:
     from odradek.coordinator.group_coordinator import GroupCoordinator
     from odradek.server.delayed import AppendNotifier
     from odradek.storage.log_manager import LogManager
+
+
+class TrafficRecorder(Protocol):
+    """Counts what produce and fetch move, per topic (the metrics endpoint, when it is on)."""
+
+    def produced(self, topic: str, size: int, records: int) -> None: ...
+
+    def fetched(self, topic: str, size: int) -> None: ...
 
 
 @dataclass(eq=False)
@@ -29,6 +37,8 @@ class Services:
     producer_ids: ProducerIdManager
     #: Advertised endpoints of every broker, by listener name.
     advertised: dict[str, list[BrokerEndpoint]] = field(default_factory=dict)
+    #: Set while the metrics endpoint runs (metrics.port > 0); None costs the hot path one check.
+    traffic: TrafficRecorder | None = None
     #: The dynamic broker config layers (AlterConfigs on BROKER resources), persisted in the log dir.
     dynamic_configs: DynamicBrokerConfigs | None = None
     #: Consumer groups and committed offsets (`__consumer_offsets`).

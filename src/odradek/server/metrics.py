@@ -188,6 +188,7 @@ class MetricsEndpoint:
         global active
         self.server = await asyncio.start_server(self._serve, host or None, port, reuse_address=True)
         active = self.metrics
+        self.metrics.services.traffic = self.metrics
         log.info("metrics endpoint listening", extra={"fields": {"host": host or "*", "port": self.port}})
         return self
 
@@ -195,6 +196,8 @@ class MetricsEndpoint:
         global active
         if active is self.metrics:
             active = None
+        if self.metrics.services.traffic is self.metrics:
+            self.metrics.services.traffic = None
         if self.server is not None:
             self.server.close()
             self.server = None
