@@ -226,12 +226,19 @@ class _Compiler:
         decoder: Decoder = self._finish(entry)
         return decoder
 
-    def _decode_struct(self, cls: type[Struct]) -> str:
-        key = (cls, "decode")
+    def _function_name(self, cls: type[Struct], direction: str) -> tuple[str, bool]:
+        """The generated function's name for (struct, direction), and whether it is still to be written."""
+        key = (cls, direction)
         if key in self.done:
-            return self.done[key]
-        name = f"decode_{cls.__name__}_{len(self.done)}"
+            return self.done[key], False
+        name = f"{direction}_{cls.__name__}_{len(self.done)}"
         self.done[key] = name
+        return name, True
+
+    def _decode_struct(self, cls: type[Struct]) -> str:
+        name, new = self._function_name(cls, "decode")
+        if not new:
+            return name
         regular, tagged, absent = self._fields(cls, self.version)
         cls_name = self._const("cls", cls)
         lines = [f"def {name}(buf, pos):", f"    o = new({cls_name})"]
@@ -419,11 +426,9 @@ class _Compiler:
         return encoder
 
     def _encode_struct(self, cls: type[Struct]) -> str:
-        key = (cls, "encode")
-        if key in self.done:
-            return self.done[key]
-        name = f"encode_{cls.__name__}_{len(self.done)}"
-        self.done[key] = name
+        name, new = self._function_name(cls, "encode")
+        if not new:
+            return name
         regular, tagged, _ = self._fields(cls, self.version)
         lines = [f"def {name}(o, out):"]
         run: list[FieldSpec] = []
