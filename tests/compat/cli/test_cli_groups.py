@@ -51,6 +51,7 @@ class Member:
         self.consumer.subscribe([topic])
         self.consumed = 0
         self.assigned: list[Any] = []
+        self.member_id: str | None = None
         self.commits: queue.Queue[list[Any]] = queue.Queue()
         self.committed = threading.Event()
         self.stop = threading.Event()
@@ -62,7 +63,9 @@ class Member:
             message = self.consumer.poll(0.1)
             if message is not None and message.error() is None:
                 self.consumed += 1
+            # A consumer is not safe for calls from two threads at once: only this thread touches it.
             self.assigned = self.consumer.assignment()
+            self.member_id = self.consumer.memberid()
             try:
                 offsets = self.commits.get_nowait()
             except queue.Empty:
@@ -134,7 +137,7 @@ def test_describe_shows_lag_while_a_group_consumes_then_reset_and_delete(
     described = odradek("groups", "describe", "--group", group, bootstrap=bootstrap)
     assert described.code == 0, described.stderr
     rows = table_rows(described.stdout, "GROUP")
-    member_id = member.consumer.memberid()
+    member_id = member.member_id
     assert rows == [
         {
             "GROUP": group,
