@@ -129,12 +129,17 @@ def _append(
     )
 
 
-def _as_record_batches(records: bytes, api_version: int) -> bytearray:
-    """The records as v2 batches in a mutable buffer (storage patches offsets into it)."""
+def _as_record_batches(records: bytes | memoryview, api_version: int) -> bytearray | memoryview:
+    """The records as v2 batches in a mutable buffer (storage patches offsets into it).
+
+    Records decoded from a request frame the connection received into a bytearray are a writable view
+    of that frame, which is this request's own: they are patched and written where they are."""
     if len(records) <= _MAGIC_OFFSET:
         raise storage_errors.CorruptRecordError("records shorter than a batch header")
     magic = records[_MAGIC_OFFSET]
     if magic == 2:
+        if isinstance(records, memoryview) and not records.readonly:
+            return records
         return bytearray(records)
     if api_version >= 3 or magic > 2:
         raise storage_errors.InvalidRecordError(

@@ -20,7 +20,7 @@ from odradek.protocol.codec_error import CodecError, TruncatedError
 from odradek.protocol.schema import FieldSpec, Message, Struct, Versions
 from odradek.protocol.varint import read_uvarint, uvarint_bytes
 
-Decoder = Callable[[bytes, int], tuple[Any, int]]
+Decoder = Callable[[bytes | bytearray, int], tuple[Any, int]]
 Encoder = Callable[[Any, bytearray], None]
 
 _FIXED_FORMATS: Final[dict[str, str]] = {
@@ -55,14 +55,22 @@ _raw_encoders: dict[tuple[type, int], Encoder] = {}
 
 
 def decode_body(
-    cls: type[Message], data: bytes | bytearray | memoryview, version: int, *, allow_trailing: bool = False
+    cls: type[Message],
+    data: bytes | bytearray | memoryview,
+    version: int,
+    *,
+    start: int = 0,
+    allow_trailing: bool = False,
 ) -> Any:
-    """Decode a message body that must span all of `data` (unless `allow_trailing`)."""
-    if data.__class__ is not bytes:
+    """Decode a message body that must span all of `data` from `start` (unless `allow_trailing`).
+
+    bytes and bytearray are read in place; a bytearray's records fields come back as writable views of
+    it (Produce appends them without a copy), other fields as str/bytes either way."""
+    if data.__class__ is not bytes and data.__class__ is not bytearray:
         data = bytes(data)
     decoder = _decoders.get((cls, version)) or decoder_for(cls, version)
     try:
-        message, end = decoder(data, 0)
+        message, end = decoder(data, start)
     except CodecError:
         raise
     except _DECODE_ERRORS as error:
@@ -72,7 +80,7 @@ def decode_body(
     return message
 
 
-def decode_from(cls: type[Message], data: bytes, pos: int, version: int) -> tuple[Any, int]:
+def decode_from(cls: type[Message], data: bytes | bytearray, pos: int, version: int) -> tuple[Any, int]:
     """Decode one message starting at `pos`; returns it and the position after it."""
     try:
         return decoder_for(cls, version)(data, pos)
@@ -313,7 +321,7 @@ class _Compiler:
         elif kind == "uuid":
             lines.append(f"{indent}if len(buf) < pos + 16:")
             lines.append(f"{indent}    raise TruncatedError('{spec.name}: uuid ends early')")
-            lines.append(f"{indent}{target} = UUID(bytes=buf[pos:pos + 16])")
+            lines.append(f"{indent}{target} = UUID(bytes=bytes(buf[pos:pos + 16]))")
             lines.append(f"{indent}pos += 16")
         elif kind in ("string", "bytes", "records"):
             wide = kind != "string"
@@ -326,7 +334,12 @@ class _Compiler:
             lines.append(
                 f"{indent}        raise TruncatedError('{spec.name}: {kind} longer than the bytes left')"
             )
-            value = "buf[pos:e].decode()" if kind == "string" else "buf[pos:e]"
+            if kind == "string":
+                value = "buf[pos:e].decode()"
+            elif kind == "bytes":
+                value = "bytes(buf[pos:e])"  # the same object when buf is bytes; a copy from a bytearray
+            else:  # records from a bytearray frame stay in it: a writable view, no copy
+                value = "buf[pos:e] if buf.__class__ is bytes else memoryview(buf)[pos:e]"
             lines.append(f"{indent}    {target} = {value}")
             lines.append(f"{indent}    pos = e")
         elif kind == "struct":
@@ -415,7 +428,7 @@ class _Compiler:
             indent = "            "
         lines.append(f"{indent}if o.unknown_tagged_fields is None:")
         lines.append(f"{indent}    o.unknown_tagged_fields = {{}}")
-        lines.append(f"{indent}o.unknown_tagged_fields[tag] = buf[pos:tag_end]")
+        lines.append(f"{indent}o.unknown_tagged_fields[tag] = bytes(buf[pos:tag_end])")
         lines.append(f"{indent}pos = tag_end")
 
     # ----- encoding -------------------------------------------------------------------------

@@ -57,7 +57,7 @@ def response_header_version(api_key: int, api_version: int) -> int:
     return 1 if is_flexible(api_key, api_version) else 0
 
 
-def read_request_header(frame: bytes) -> tuple[RequestHeader, int]:
+def read_request_header(frame: bytes | bytearray) -> tuple[RequestHeader, int]:
     """Decode the header of a request frame (without its size prefix); returns it and the body offset."""
     if len(frame) < 8:
         raise TruncatedError("request frame shorter than a request header")
@@ -73,7 +73,7 @@ def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader
     Raises UnsupportedRequestError (a CodecError that carries the header) for an API key or version the
     codec does not define, and CodecError for anything malformed.
     """
-    if not isinstance(frame, bytes):
+    if frame.__class__ is not bytes and frame.__class__ is not bytearray:
         frame = bytes(frame)
     header, offset = read_request_header(frame)
     request = REQUESTS.get(header.request_api_key)
@@ -85,7 +85,7 @@ def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader
         )
     # Bytes after the body are ignored, as Apache Kafka does: librdkafka pads its all-topics Metadata
     # v9+ request (a 4-byte placeholder for a 1-byte compact count).
-    body = decode_body(request, memoryview(frame)[offset:], header.request_api_version, allow_trailing=True)
+    body = decode_body(request, frame, header.request_api_version, start=offset, allow_trailing=True)
     return header, body
 
 

@@ -5,6 +5,11 @@ written before the next request is handled, so pipelined requests (a producer wi
 are answered strictly in order. Frames that arrive meanwhile are queued; past a bound the socket stops
 being read (back-pressure) until the queue drains. A declared size above `socket.request.max.bytes` (or
 negative) closes the connection before the body is read; a malformed frame closes only this connection.
+
+Reading is buffered without copies where it matters: the socket is read into a fixed scratch buffer, a
+small frame is copied out of it once, and a large frame (a produce request, typically) gets a buffer of
+its own that the socket then fills directly, so its records reach the log without ever being copied in
+Python (the codec hands them out as a view of that buffer).
 """
 
 from __future__ import annotations
@@ -33,9 +38,16 @@ _SIZE: Final = struct.Struct(">i")
 #: Queued-but-unhandled bytes past which the socket is no longer read.
 _MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
 _MAX_QUEUED_FRAMES: Final = 1000
+#: The buffer every read lands in, unless a large frame is being received.
+_SCRATCH_BYTES: Final = 256 * 1024
+#: Frames at least this large are received into a buffer of their own (below: one copy from scratch).
+_DIRECT_FRAME_BYTES: Final = 16 * 1024
+#: A large frame's buffer is allocated whole up to this size, and grows as its bytes arrive beyond it,
+#: so a peer that declares a huge frame and sends little cannot make the broker reserve it all.
+_UPFRONT_FRAME_BYTES: Final = 8 * 1024 * 1024
 
 
-class Connection(asyncio.Protocol):
+class Connection(asyncio.BufferedProtocol):
     def __init__(
         self,
         services: Services,
@@ -49,8 +61,14 @@ class Connection(asyncio.Protocol):
         self.on_close = on_close
         self.transport: asyncio.Transport | None = None
         self.peer: tuple[str, int] = ("", 0)
-        self.buffer = bytearray()
-        self.frames: deque[bytes] = deque()
+        self.scratch = bytearray(_SCRATCH_BYTES)
+        self.scratch_view = memoryview(self.scratch)
+        self.scratch_start = 0  # unparsed bytes are scratch[scratch_start:scratch_end]
+        self.scratch_end = 0
+        self.large_frame: bytearray | None = None  # a large frame being received, with its size
+        self.large_frame_size = 0
+        self.large_frame_filled = 0
+        self.frames: deque[bytearray] = deque()
         self.queued_bytes = 0
         self.reading_paused = False
         self.wakeup = asyncio.Event()
@@ -71,14 +89,41 @@ class Connection(asyncio.Protocol):
         self.writer = ResponseWriter(transport)
         self.task = asyncio.get_running_loop().create_task(self._serve())
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        frame = self.large_frame
+        if frame is not None:
+            filled = self.large_frame_filled
+            if filled == len(frame):  # allocated in part (see _UPFRONT_FRAME_BYTES): grow it
+                frame.extend(bytes(min(len(frame), self.large_frame_size - filled)))
+            return memoryview(frame)[filled:]
+        if _SCRATCH_BYTES - self.scratch_end < _DIRECT_FRAME_BYTES * 2:
+            # Too little room left: move the unparsed tail (less than one small frame) to the front.
+            start, end = self.scratch_start, self.scratch_end
+            self.scratch[: end - start] = self.scratch_view[start:end]
+            self.scratch_start, self.scratch_end = 0, end - start
+        return self.scratch_view[self.scratch_end :]
+
+    def buffer_updated(self, nbytes: int) -> None:
         self.last_active = time.monotonic()
-        buffer = self.buffer
-        buffer += data
-        start = 0
-        available = len(buffer)
-        while available - start >= 4:
-            (size,) = _SIZE.unpack_from(buffer, start)
+        frame = self.large_frame
+        if frame is not None:
+            self.large_frame_filled += nbytes
+            if self.large_frame_filled == self.large_frame_size:
+                self.large_frame = None
+                self._queue(frame)
+                self._queued()
+            return
+        self.scratch_end += nbytes
+        self._split_scratch()
+        if self.frames:
+            self._queued()
+
+    def _split_scratch(self) -> None:
+        """Queue the complete frames in scratch; start receiving a large incomplete one on its own."""
+        scratch = self.scratch
+        start, end = self.scratch_start, self.scratch_end
+        while end - start >= 4:
+            (size,) = _SIZE.unpack_from(scratch, start)
             if size < 0 or size > self.max_request_bytes:
                 log.warning(
                     "closing connection: declared request size %d (socket.request.max.bytes=%d) from %s:%d",
@@ -88,18 +133,30 @@ class Connection(asyncio.Protocol):
                 )
                 self.close()
                 return
-            end = start + 4 + size
-            if end > available:
-                break
-            self.frames.append(bytes(buffer[start + 4 : end]))
-            self.queued_bytes += size
-            start = end
-        if start:
-            del buffer[:start]
-        if self.frames:
-            self.wakeup.set()
-            if self.queued_bytes > _MAX_QUEUED_BYTES or len(self.frames) > _MAX_QUEUED_FRAMES:
-                self._pause_reading()
+            body = start + 4
+            if end - body >= size:
+                self._queue(scratch[body : body + size])
+                start = body + size
+                continue
+            if size >= _DIRECT_FRAME_BYTES:
+                frame = bytearray(min(size, _UPFRONT_FRAME_BYTES))
+                have = end - body
+                frame[:have] = self.scratch_view[body:end]
+                self.large_frame, self.large_frame_size, self.large_frame_filled = frame, size, have
+                start = end
+            break
+        if start == end:
+            start = end = 0
+        self.scratch_start, self.scratch_end = start, end
+
+    def _queue(self, frame: bytearray) -> None:
+        self.frames.append(frame)
+        self.queued_bytes += len(frame)
+
+    def _queued(self) -> None:
+        self.wakeup.set()
+        if self.queued_bytes > _MAX_QUEUED_BYTES or len(self.frames) > _MAX_QUEUED_FRAMES:
+            self._pause_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -142,7 +199,7 @@ class Connection(asyncio.Protocol):
                 if metrics.active is not None:
                     metrics.active.request_done(frame, time.perf_counter() - started)
 
-    async def _handle(self, frame: bytes) -> None:
+    async def _handle(self, frame: bytearray) -> None:
         try:
             header, request = decode_request(frame)
         except UnsupportedRequestError as error:

@@ -95,7 +95,7 @@ class BrokerMetrics:
     def fetched(self, topic: str, size: int) -> None:
         self.bytes_out[topic] = self.bytes_out.get(topic, 0) + size
 
-    def request_done(self, frame: bytes, seconds: float) -> None:
+    def request_done(self, frame: bytes | bytearray, seconds: float) -> None:
         """One request handled (answered, or dropped for acks=0): its API key is the frame's first int16."""
         if len(frame) < 2:
             return
