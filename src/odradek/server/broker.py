@@ -30,6 +30,7 @@ from odradek.handlers.services import Services
 from odradek.server import metrics
 from odradek.server.connection import Connection
 from odradek.server.delayed import AppendNotifier
+from odradek.server.framing import ReadScratch
 from odradek.storage.config import LogConfig
 from odradek.storage.log_manager import LogManager
 
@@ -111,12 +112,13 @@ class Broker:
         assert self.services is not None
         loop = asyncio.get_running_loop()
         max_request = int(self.config["socket.request.max.bytes"])  # type: ignore[arg-type]
+        scratch = ReadScratch()  # shared by every connection this loop reads (see framing.py)
         services = self.services
         for endpoint in self.config.listener_endpoints():
             name = endpoint.listener_name
 
             def factory(name: str = name) -> Connection:
-                connection = Connection(services, name, max_request, self.connections.discard)
+                connection = Connection(services, name, max_request, self.connections.discard, scratch)
                 self.connections.add(connection)
                 return connection
 

@@ -6,10 +6,7 @@ are answered strictly in order. Frames that arrive meanwhile are queued; past a 
 being read (back-pressure) until the queue drains. A declared size above `socket.request.max.bytes` (or
 negative) closes the connection before the body is read; a malformed frame closes only this connection.
 
-Reading is buffered without copies where it matters: the socket is read into a fixed scratch buffer, a
-small frame is copied out of it once, and a large frame (a produce request, typically) gets a buffer of
-its own that the socket then fills directly, so its records reach the log without ever being copied in
-Python (the codec hands them out as a view of that buffer).
+Frames are split off the byte stream by `framing.FrameReader` (reads without copies for large frames).
 """
 
 from __future__ import annotations
@@ -30,6 +27,7 @@ from odradek.protocol.codec_error import CodecError
 from odradek.protocol.frames import UnsupportedRequestError, decode_request, encode_response_into
 from odradek.protocol.messages.request_header import RequestHeader
 from odradek.server import metrics
+from odradek.server.framing import FrameReader, FrameSizeError, ReadScratch
 from odradek.server.output import ResponseWriter
 
 log = logging.getLogger("odradek.connection")
@@ -38,13 +36,6 @@ _SIZE: Final = struct.Struct(">i")
 #: Queued-but-unhandled bytes past which the socket is no longer read.
 _MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
 _MAX_QUEUED_FRAMES: Final = 1000
-#: The buffer every read lands in, unless a large frame is being received.
-_SCRATCH_BYTES: Final = 256 * 1024
-#: Frames at least this large are received into a buffer of their own (below: one copy from scratch).
-_DIRECT_FRAME_BYTES: Final = 16 * 1024
-#: A large frame's buffer is allocated whole up to this size, and grows as its bytes arrive beyond it,
-#: so a peer that declares a huge frame and sends little cannot make the broker reserve it all.
-_UPFRONT_FRAME_BYTES: Final = 8 * 1024 * 1024
 
 
 class Connection(asyncio.BufferedProtocol):
@@ -54,6 +45,7 @@ class Connection(asyncio.BufferedProtocol):
         listener: str,
         max_request_bytes: int,
         on_close: Callable[[Connection], None],
+        scratch: ReadScratch,
     ) -> None:
         self.services = services
         self.listener = listener
@@ -61,13 +53,7 @@ class Connection(asyncio.BufferedProtocol):
         self.on_close = on_close
         self.transport: asyncio.Transport | None = None
         self.peer: tuple[str, int] = ("", 0)
-        self.scratch = bytearray(_SCRATCH_BYTES)
-        self.scratch_view = memoryview(self.scratch)
-        self.scratch_start = 0  # unparsed bytes are scratch[scratch_start:scratch_end]
-        self.scratch_end = 0
-        self.large_frame: bytearray | None = None  # a large frame being received, with its size
-        self.large_frame_size = 0
-        self.large_frame_filled = 0
+        self.reader = FrameReader(scratch, max_request_bytes)
         self.frames: deque[bytearray] = deque()
         self.queued_bytes = 0
         self.reading_paused = False
@@ -90,73 +76,31 @@ class Connection(asyncio.BufferedProtocol):
         self.task = asyncio.get_running_loop().create_task(self._serve())
 
     def get_buffer(self, sizehint: int) -> memoryview:
-        frame = self.large_frame
-        if frame is not None:
-            filled = self.large_frame_filled
-            if filled == len(frame):  # allocated in part (see _UPFRONT_FRAME_BYTES): grow it
-                frame.extend(bytes(min(len(frame), self.large_frame_size - filled)))
-            return memoryview(frame)[filled:]
-        if _SCRATCH_BYTES - self.scratch_end < _DIRECT_FRAME_BYTES * 2:
-            # Too little room left: move the unparsed tail (less than one small frame) to the front.
-            start, end = self.scratch_start, self.scratch_end
-            self.scratch[: end - start] = self.scratch_view[start:end]
-            self.scratch_start, self.scratch_end = 0, end - start
-        return self.scratch_view[self.scratch_end :]
+        return self.reader.get_buffer()
 
     def buffer_updated(self, nbytes: int) -> None:
         self.last_active = time.monotonic()
-        frame = self.large_frame
-        if frame is not None:
-            self.large_frame_filled += nbytes
-            if self.large_frame_filled == self.large_frame_size:
-                self.large_frame = None
-                self._queue(frame)
-                self._queued()
+        try:
+            frames = self.reader.buffer_updated(nbytes)
+        except FrameSizeError as error:
+            log.warning(
+                "closing connection: declared request size %d (socket.request.max.bytes=%d) from %s:%d",
+                error.size,
+                self.max_request_bytes,
+                *self.peer,
+            )
+            self.close()
             return
-        self.scratch_end += nbytes
-        self._split_scratch()
-        if self.frames:
-            self._queued()
-
-    def _split_scratch(self) -> None:
-        """Queue the complete frames in scratch; start receiving a large incomplete one on its own."""
-        scratch = self.scratch
-        start, end = self.scratch_start, self.scratch_end
-        while end - start >= 4:
-            (size,) = _SIZE.unpack_from(scratch, start)
-            if size < 0 or size > self.max_request_bytes:
-                log.warning(
-                    "closing connection: declared request size %d (socket.request.max.bytes=%d) from %s:%d",
-                    size,
-                    self.max_request_bytes,
-                    *self.peer,
-                )
-                self.close()
-                return
-            body = start + 4
-            if end - body >= size:
-                self._queue(scratch[body : body + size])
-                start = body + size
-                continue
-            if size >= _DIRECT_FRAME_BYTES:
-                frame = bytearray(min(size, _UPFRONT_FRAME_BYTES))
-                have = end - body
-                frame[:have] = self.scratch_view[body:end]
-                self.large_frame, self.large_frame_size, self.large_frame_filled = frame, size, have
-                start = end
-            break
-        if start == end:
-            start = end = 0
-        self.scratch_start, self.scratch_end = start, end
+        if frames:
+            for frame in frames:
+                self._queue(frame)
+            self.wakeup.set()
+            if self.queued_bytes > _MAX_QUEUED_BYTES or len(self.frames) > _MAX_QUEUED_FRAMES:
+                self._pause_reading()
 
     def _queue(self, frame: bytearray) -> None:
         self.frames.append(frame)
         self.queued_bytes += len(frame)
-
-    def _queued(self) -> None:
-        self.wakeup.set()
-        if self.queued_bytes > _MAX_QUEUED_BYTES or len(self.frames) > _MAX_QUEUED_FRAMES:
-            self._pause_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True

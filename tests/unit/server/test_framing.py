@@ -1,0 +1,165 @@
+"""Framing: frames of any size, arriving in pieces of any size and interleaved between connections that
+share one scratch buffer, come out whole and in order; large ones are received into a buffer of their
+own; a bad declared size is refused before its body arrives."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from odradek.server import connection as connection_module
+from odradek.server import framing
+from odradek.server.connection import Connection
+from odradek.server.framing import FrameReader, FrameSizeError, ReadScratch
+
+LIMIT = 100 * 1024 * 1024
+
+
+def framed(*bodies: bytes) -> bytes:
+    return b"".join(struct.pack(">i", len(body)) + body for body in bodies)
+
+
+def body_of(size: int, seed: int) -> bytes:
+    return bytes((seed + i * 7) % 251 for i in range(size))
+
+
+def read_once(reader: FrameReader, data: bytes, pos: int, chunk: int) -> tuple[int, list[bytearray]]:
+    """What the event loop does for one readable event: get a buffer, read into it, report the count."""
+    buffer = reader.get_buffer()
+    n = min(chunk, len(buffer), len(data) - pos)
+    assert n > 0
+    buffer[:n] = data[pos : pos + n]
+    del buffer
+    return pos + n, reader.buffer_updated(n)
+
+
+def feed(reader: FrameReader, data: bytes, chunk: int) -> list[bytes]:
+    frames: list[bytes] = []
+    pos = 0
+    while pos < len(data):
+        pos, got = read_once(reader, data, pos, chunk)
+        frames += [bytes(frame) for frame in got]
+    return frames
+
+
+sizes = st.one_of(
+    st.integers(0, 64),
+    st.integers(framing.DIRECT_FRAME_BYTES - 8, framing.DIRECT_FRAME_BYTES + 8),
+    st.integers(0, 300_000),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(sizes, min_size=1, max_size=6), st.integers(1, 300_000))
+def test_frames_come_out_whole_and_in_order(frame_sizes: list[int], chunk: int) -> None:
+    bodies = [body_of(size, seed) for seed, size in enumerate(frame_sizes)]
+    reader = FrameReader(ReadScratch(), LIMIT)
+    assert feed(reader, framed(*bodies), chunk) == bodies
+    assert reader.large_frame is None and not reader.pending
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(sizes, min_size=1, max_size=4), min_size=2, max_size=3),
+    st.lists(st.integers(1, 100_000), min_size=1, max_size=8),
+    st.randoms(use_true_random=False),
+)
+def test_connections_sharing_the_scratch_do_not_mix(
+    streams: list[list[int]], chunks: list[int], rng: Any
+) -> None:
+    scratch = ReadScratch()
+    readers = [FrameReader(scratch, LIMIT) for _ in streams]
+    datas = [framed(*[body_of(size, i * 10 + j) for j, size in enumerate(s)]) for i, s in enumerate(streams)]
+    positions = [0] * len(streams)
+    received: list[list[bytes]] = [[] for _ in streams]
+    step = 0
+    while any(pos < len(data) for pos, data in zip(positions, datas, strict=True)):
+        i = rng.choice([k for k, data in enumerate(datas) if positions[k] < len(data)])
+        positions[i], got = read_once(readers[i], datas[i], positions[i], chunks[step % len(chunks)])
+        received[i] += [bytes(frame) for frame in got]
+        step += 1
+    for i, sizes_ in enumerate(streams):
+        assert received[i] == [body_of(size, i * 10 + j) for j, size in enumerate(sizes_)]
+
+
+def test_a_large_frame_is_received_into_its_own_buffer() -> None:
+    body = body_of(200_000, 1)
+    reader = FrameReader(ReadScratch(), LIMIT)
+    data = framed(body)
+    pos, got = read_once(reader, data, 0, 1000)
+    assert not got and reader.large_frame is not None and len(reader.large_frame) == len(body)
+    own = reader.large_frame
+    pos, got = read_once(reader, data, pos, len(data))
+    assert got == [own] and got[0] is own and bytes(own) == body
+
+
+def test_a_frame_larger_than_the_upfront_allocation_grows_as_it_arrives(monkeypatch: Any) -> None:
+    monkeypatch.setattr(framing, "UPFRONT_FRAME_BYTES", 100_000)
+    body = body_of(1_000_000, 3)
+    reader = FrameReader(ReadScratch(), LIMIT)
+    assert feed(reader, framed(body)[:150_000], 65_536) == []
+    assert reader.large_frame is not None and len(reader.large_frame) < len(body)  # not reserved whole
+    assert feed(reader, framed(body)[150_000:] + framed(b"next"), 65_536) == [body, b"next"]
+
+
+@pytest.mark.parametrize("size", [-1, -(2**31), 1001])
+def test_a_bad_declared_size_is_refused_before_the_body(size: int) -> None:
+    reader = FrameReader(ReadScratch(), 1000)
+    with pytest.raises(FrameSizeError):
+        feed(reader, struct.pack(">i", size), 4)
+
+
+# ----- the connection around it ---------------------------------------------------------------------
+
+
+class FakeTransport:
+    def __init__(self) -> None:
+        self.closed = False
+        self.paused = False
+
+    def close(self) -> None:
+        self.closed = True
+
+    def pause_reading(self) -> None:
+        self.paused = True
+
+    def resume_reading(self) -> None:
+        self.paused = False
+
+
+def make_connection(max_request_bytes: int = LIMIT) -> tuple[Connection, FakeTransport]:
+    conn = Connection(
+        services=None,  # type: ignore[arg-type]
+        listener="PLAINTEXT",
+        max_request_bytes=max_request_bytes,
+        on_close=lambda c: None,
+        scratch=ReadScratch(),
+    )
+    transport = FakeTransport()
+    conn.transport = transport  # type: ignore[assignment]
+    return conn, transport
+
+
+def feed_connection(conn: Connection, data: bytes) -> None:
+    buffer = conn.get_buffer(-1)
+    buffer[: len(data)] = data
+    del buffer
+    conn.buffer_updated(len(data))
+
+
+def test_the_connection_queues_frames_and_closes_on_an_oversized_one() -> None:
+    conn, transport = make_connection(max_request_bytes=1000)
+    feed_connection(conn, framed(b"ok", b"fine"))
+    assert [bytes(f) for f in conn.frames] == [b"ok", b"fine"] and conn.queued_bytes == 6
+    feed_connection(conn, struct.pack(">i", 1001))
+    assert transport.closed
+
+
+def test_the_connection_stops_reading_when_too_many_frames_wait() -> None:
+    conn, transport = make_connection()
+    feed_connection(conn, framed(*[b"x"] * (connection_module._MAX_QUEUED_FRAMES + 1)))
+    assert transport.paused
