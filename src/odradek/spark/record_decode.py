@@ -1,10 +1,10 @@
 """RecordBatch v2 bytes straight into Arrow columns, without a Python object per record.
 
 A fetched region holds whole batches (the last may be cut short). Per batch, Python reads the 61-byte
-header (odradek's codec), checks the CRC-32C and decompresses the payload. Per record, the only Python
-work is one step along the chain of record lengths (to find where each record starts); every field after
-that is decoded for all records at once with numpy: varints at many positions, keys and values gathered
-into Arrow's contiguous data buffers by one boolean mask. Headers, when asked for and present, are the
+header (odradek's codec), checks the CRC-32C and decompresses the payload. Where each record starts
+comes from `record_chain` (the chain of record lengths, followed with numpy); every field after that is
+decoded for all records at once with numpy: varints at many positions, keys and values gathered into
+Arrow's contiguous data buffers by one boolean mask. Headers, when asked for and present, are the
 exception: they are parsed per record.
 
 Record layout (v2): length varint | attributes int8 | timestampDelta varlong | offsetDelta varint |
@@ -28,10 +28,10 @@ from odradek.protocol.records import (
 )
 from odradek.protocol.records.errors import CorruptRecordError
 from odradek.protocol.records.header import HEADER_SIZE
+from odradek.spark.record_chain import PAD, read_varint, record_starts
 from odradek.spark.schema import CREATE_TIME, LOG_APPEND_TIME, headers_array, record_batch
 
 Int64s = npt.NDArray[np.int64]
-_PAD = 10  # zero bytes after the data, so a varint read near the end never indexes past it
 
 
 @dataclass
@@ -120,16 +120,10 @@ def _decode_records(
     from_offset: int,
     until_offset: int,
 ) -> pa.RecordBatch | None:
-    data = b"".join([*payloads, bytes(_PAD)])
+    data = b"".join([*payloads, bytes(PAD)])
     arr = np.frombuffer(data, dtype=np.uint8)
-    starts_list: list[int] = []
-    pos = 0
-    for payload, count in zip(payloads, counts, strict=True):
-        end = pos + len(payload)
-        if _record_starts(data, pos, count, starts_list) != end:
-            raise CorruptRecordError(f"records of a batch in {topic}-{partition} do not fill their batch")
-        pos = end
-    starts = np.array(starts_list, dtype=np.int64)
+    sizes = [len(payload) for payload in payloads]
+    starts = record_starts(data, arr, sizes, counts, f"{topic}-{partition}")
     count_array = np.array(counts, dtype=np.int64)
 
     p = starts.copy()
@@ -172,34 +166,6 @@ def _decode_records(
         timestamp_types=timestamp_types,
         headers=headers,
     )
-
-
-def _record_starts(data: bytes, pos: int, count: int, out: list[int]) -> int:
-    """Follow `count` records from `pos` by their length varints; return where the last one ends.
-
-    The hot loop of the decoder, kept to the bare steps: record lengths are positive, so their zigzag
-    encoding is even and decodes by a shift; lengths of one or two bytes (records under 8 KiB) are
-    inline, longer ones go to `_read_varint`. A corrupt length sends `pos` astray, which the caller
-    notices (the records do not end where the batch ends) or which ends in an IndexError here."""
-    append = out.append
-    try:
-        for _ in range(count):
-            append(pos)
-            byte = data[pos]
-            if byte < 0x80:
-                pos += 1 + (byte >> 1)
-            else:
-                second = data[pos + 1]
-                if second < 0x80:
-                    pos += 2 + (((second << 7) | (byte & 0x7F)) >> 1)
-                else:
-                    length, pos = _read_varint(data, pos)
-                    if length < 0:
-                        raise CorruptRecordError(f"negative record length {length}")
-                    pos += length
-    except IndexError:
-        raise CorruptRecordError("a record length points past the end of its batch") from None
-    return pos
 
 
 def _varint(arr: npt.NDArray[np.uint8], positions: Int64s, max_bytes: int = 5) -> tuple[Int64s, Int64s]:
@@ -256,24 +222,12 @@ def _headers(data: bytes, arr: npt.NDArray[np.uint8], positions: Int64s) -> pa.A
         pos = int(positions[index] + sizes[index])
         entries: list[tuple[str, bytes | None]] = []
         for _ in range(int(header_counts[index])):
-            key_length, pos = _read_varint(data, pos)
+            key_length, pos = read_varint(data, pos)
             key = data[pos : pos + key_length].decode("utf-8")
             pos += key_length
-            value_length, pos = _read_varint(data, pos)
+            value_length, pos = read_varint(data, pos)
             value = None if value_length < 0 else data[pos : pos + value_length]
             pos += max(value_length, 0)
             entries.append((key, value))
         result[index] = entries
     return headers_array(result)
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = 0
-    shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return (value >> 1) ^ -(value & 1), pos
-        shift += 7
