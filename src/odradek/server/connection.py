@@ -211,6 +211,8 @@ class Connection(asyncio.BufferedProtocol):
         if not self.closed:
             self.closed = True
             self.wakeup.set()
+            if self.writer is not None:
+                self.writer.flush()  # answers already given go out before the connection closes
             if self.transport is not None:
                 self.transport.close()
 

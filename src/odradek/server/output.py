@@ -4,6 +4,10 @@ A response is encoded into a ResponseOutput (a bytearray). Record data that live
 not copied into it: the codec calls the region's `append_to(out)`, which records where in the byte
 stream the region belongs, and the writer then sends the bytes around it with the region itself going
 from the page cache to the socket by `loop.sendfile` (os.sendfile where the transport allows it).
+
+Plain responses are not written one by one: those finished in the same turn of the event loop (a
+producer's pipelined requests often arrive, and are answered, together) go out in one write at the end
+of it, one system call instead of one each.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ class ResponseWriter:
         self.paused = False
         self.drained: asyncio.Future[None] | None = None
         self.lost = False
+        #: Plain responses finished in this turn of the loop, written together by `flush`.
+        self.pending: list[ResponseOutput] = []
 
     def new_output(self) -> ResponseOutput:
         return ResponseOutput()
@@ -55,14 +61,31 @@ class ResponseWriter:
     def write_now(self, out: ResponseOutput) -> None:
         """Write a response that has no file regions, without waiting for the socket to drain."""
         assert not out.regions
+        self.flush()
         self.transport.write(out)
+
+    def flush(self) -> None:
+        """Write the pending plain responses (one write, whatever their number)."""
+        pending = self.pending
+        if not pending:
+            return
+        self.pending = []
+        if self.lost or self.transport.is_closing():
+            return
+        if len(pending) == 1:
+            self.transport.write(pending[0])
+        else:
+            self.transport.writelines(pending)
 
     async def send(self, out: ResponseOutput) -> None:
         if self.lost:
             return
         if not out.regions:
-            self.transport.write(out)
+            if not self.pending:
+                asyncio.get_running_loop().call_soon(self.flush)
+            self.pending.append(out)
         else:
+            self.flush()
             await self._send_with_regions(out)
         if self.paused:
             await self._wait_drained()
