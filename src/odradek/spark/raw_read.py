@@ -18,10 +18,13 @@ from typing import Any
 
 import pyarrow as pa
 
+from odradek.protocol.codec import decode_body, decode_from
 from odradek.protocol.error_codes import ErrorCode
-from odradek.protocol.frames import decode_response, encode_request
+from odradek.protocol.frames import encode_request, response_header_version
+from odradek.protocol.messages import RESPONSES
 from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from odradek.protocol.messages.response_header import ResponseHeader
 from odradek.spark.options import SourceOptions
 from odradek.spark.ranges import OffsetRange
 from odradek.spark.record_decode import decode_region
@@ -47,9 +50,14 @@ class Connection:
         self.pending.append((self.correlation_id, body.API_KEY, version))
 
     def receive(self) -> Any:
+        """The next response's body. Decoded in place from the received bytearray, so a Fetch response's
+        records are a view into it (frames.decode_response would copy the frame, and the records, first)."""
         correlation_id, api_key, version = self.pending.pop(0)
         (size,) = _SIZE.unpack(self._read_exactly(4))
-        got, body = decode_response(self._read_exactly(size), api_key, version)
+        frame = self._read_exactly(size)
+        header, start = decode_from(ResponseHeader, frame, 0, response_header_version(api_key, version))
+        body = decode_body(RESPONSES[api_key], frame, version, start=start)
+        got = header.correlation_id
         if got != correlation_id:
             raise ConnectionError(f"response for request {got} where {correlation_id} was expected")
         return body
