@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from odradek.protocol.records import Compression, RecordBatch, RecordBatchBuilder, TimestampType
 from odradek.protocol.records.errors import CorruptRecordError
-from odradek.spark.record_decode import decode_region
+from odradek.protocol.records.varint import read_varlong, write_varlong
+from odradek.spark.record_chain import PAD
+from odradek.spark.record_decode import _binary, _varint, decode_region
 
 
 def random_batches(seed: int) -> bytes:
@@ -115,3 +120,46 @@ def test_a_corrupt_batch_is_an_error() -> None:
         decode_region(
             bytes(buf), topic="t", partition=0, from_offset=0, until_offset=2**62, include_headers=False
         )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.binary(max_size=30)), min_size=1, max_size=60),
+    st.lists(st.integers(0, 200), min_size=60, max_size=60),
+)
+def test_binary_columns_hold_the_slices_they_point_at(values: list[bytes | None], gaps: list[int]) -> None:
+    """Both ways of gathering a column (an index per byte when the values are sparse, a bitmap filter
+    when they are dense) give the values at their positions; length -1 is null."""
+    buf = bytearray()
+    positions, lengths = [], []
+    for value, gap in zip(values, gaps, strict=False):
+        buf += b"\xee" * gap
+        positions.append(len(buf))
+        lengths.append(-1 if value is None else len(value))
+        buf += value or b""
+    arr = np.frombuffer(bytes(buf) + bytes(PAD), dtype=np.uint8)
+    column = _binary(arr, np.array(positions, dtype=np.int64), np.array(lengths, dtype=np.int64))
+    assert column.to_pylist() == values
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=50), st.integers(1, 4))
+@example([2**62, -(2**63), 2**63 - 1], 1)  # raw values of 64 bits: once read as negative
+def test_varints_are_read_like_the_codec_reads_them(numbers: list[int], gap: int) -> None:
+    buf = bytearray()
+    positions = []
+    for number in numbers:
+        positions.append(len(buf))
+        write_varlong(buf, number)
+        buf += b"\x80" * gap  # continuation bytes after each varint must not be read
+    arr = np.frombuffer(bytes(buf) + bytes(PAD), dtype=np.uint8)
+    values, sizes = _varint(arr, np.array(positions, dtype=np.int64), max_bytes=10)
+    assert values.tolist() == numbers
+    assert (np.array(positions) + sizes).tolist() == [read_varlong(buf, p)[1] for p in positions]
+
+
+def test_a_varint_longer_than_allowed_is_an_error() -> None:
+    arr = np.frombuffer(b"\x81\x82\x83\x84\x85\x06" + bytes(PAD), dtype=np.uint8)
+    with pytest.raises(CorruptRecordError, match="longer than 5"):
+        _varint(arr, np.array([0], dtype=np.int64))
+    assert _varint(arr, np.array([0], dtype=np.int64), max_bytes=6)[1].tolist() == [6]

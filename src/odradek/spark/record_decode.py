@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from odradek.protocol.records import (
     Compression,
@@ -32,6 +33,7 @@ from odradek.spark.record_chain import PAD, read_varint, record_starts
 from odradek.spark.schema import CREATE_TIME, LOG_APPEND_TIME, headers_array, record_batch
 
 Int64s = npt.NDArray[np.int64]
+_GATHER_RATIO = 8  # gather by index when the bytes kept are under 1/8 of the span they lie in
 
 
 @dataclass
@@ -169,21 +171,48 @@ def _decode_records(
 
 
 def _varint(arr: npt.NDArray[np.uint8], positions: Int64s, max_bytes: int = 5) -> tuple[Int64s, Int64s]:
-    """Zigzag varints at many positions: (values, sizes in bytes)."""
-    first = arr[positions].astype(np.int64)
-    value = first & 0x7F
+    """Zigzag varints at many positions: (values, sizes in bytes). Varints of one or two bytes (nearly all
+    of them) are looked up by their first two bytes; longer ones are read byte by byte."""
+    pair = arr[positions].astype(np.uint16)
+    pair |= arr[positions + 1].astype(np.uint16) << 8
+    value = _PAIR_VALUE[pair]
+    size = _PAIR_SIZE[pair]
+    longer = np.flatnonzero(size == 0)
+    if longer.size:
+        value[longer], size[longer] = _long_varint(arr, positions[longer], max_bytes)
+    return value, size
+
+
+def _long_varint(arr: npt.NDArray[np.uint8], positions: Int64s, max_bytes: int) -> tuple[Int64s, Int64s]:
+    # Unsigned until the zigzag step: a varlong's raw value may need all 64 bits.
+    first = arr[positions].astype(np.uint64)
+    value = first & np.uint64(0x7F)
     size = np.ones(len(positions), dtype=np.int64)
     going = np.flatnonzero(first >= 0x80)
     shift = 7
     while going.size:
         if shift >= 7 * max_bytes:
             raise CorruptRecordError(f"varint longer than {max_bytes} bytes")
-        byte = arr[positions[going] + size[going]].astype(np.int64)
-        value[going] |= (byte & 0x7F) << shift
+        byte = arr[positions[going] + size[going]].astype(np.uint64)
+        value[going] |= (byte & np.uint64(0x7F)) << np.uint64(shift)
         size[going] += 1
         going = going[byte >= 0x80]
         shift += 7
-    return (value >> 1) ^ -(value & 1), size
+    return (value >> np.uint64(1)).astype(np.int64) ^ -(value & np.uint64(1)).astype(np.int64), size
+
+
+def _pair_tables() -> tuple[Int64s, Int64s]:
+    """For every two bytes (first | second << 8): the zigzag varint they begin, and its size; size 0
+    where the varint is longer than two bytes."""
+    pair = np.arange(1 << 16, dtype=np.int64)
+    first, second = pair & 0xFF, pair >> 8
+    raw = np.where(first < 0x80, first, (first & 0x7F) | (second << 7))
+    size = np.where(first < 0x80, 1, np.where(second < 0x80, 2, 0))
+    value = np.where(size > 0, (raw >> 1) ^ -(raw & 1), 0)
+    return value, size
+
+
+_PAIR_VALUE, _PAIR_SIZE = _pair_tables()
 
 
 def _binary(arr: npt.NDArray[np.uint8], positions: Int64s, lengths: Int64s) -> pa.Array:
@@ -195,9 +224,15 @@ def _binary(arr: npt.NDArray[np.uint8], positions: Int64s, lengths: Int64s) -> p
     np.cumsum(sizes, out=value_offsets[1:])
     total = int(value_offsets[-1])
     if total == 0:
-        data = np.zeros(0, dtype=np.uint8)
+        data: pa.Buffer = pa.py_buffer(b"")
+    elif total * _GATHER_RATIO < positions[-1] + sizes[-1] - positions[0]:
+        # Few bytes spread thinly (keys, mostly): an index per byte kept.
+        index = np.repeat(positions - value_offsets[:-1], sizes)
+        index += np.arange(total)
+        data = pa.py_buffer(arr[index])
     else:
-        # The buffer alternates: bytes to skip, bytes of a value, ... One mask over it, by segments.
+        # The buffer alternates: bytes to skip, bytes of a value, ... One bitmap over it, by segments,
+        # and Arrow's filter (several times faster than numpy's boolean indexing).
         ends = positions + sizes
         segments = np.empty(2 * count, dtype=np.int64)
         segments[0] = positions[0]
@@ -205,12 +240,16 @@ def _binary(arr: npt.NDArray[np.uint8], positions: Int64s, lengths: Int64s) -> p
         segments[1::2] = sizes
         keep = np.zeros(2 * count, dtype=np.bool_)
         keep[1::2] = True
-        mask = np.repeat(keep, segments)
-        data = arr[: len(mask)][mask]
+        span = int(ends[-1])
+        bitmap = np.packbits(np.repeat(keep, segments), bitorder="little")
+        mask = pa.BooleanArray.from_buffers(pa.bool_(), span, [None, pa.py_buffer(bitmap)])
+        data = pc.filter(
+            pa.UInt8Array.from_buffers(pa.uint8(), span, [None, pa.py_buffer(arr)]), mask
+        ).buffers()[1]
     validity = None if valid.all() else pa.array(valid).buffers()[1]
     null_count = int(count - np.count_nonzero(valid))
     return pa.Array.from_buffers(
-        pa.binary(), count, [validity, pa.py_buffer(value_offsets), pa.py_buffer(data)], null_count
+        pa.binary(), count, [validity, pa.py_buffer(value_offsets), data], null_count
     )
 
 
