@@ -6,9 +6,10 @@ position at or before the batch holding it; a short scan of batch headers finish
 ``.timeindex``: 12-byte entries, timestamp int64 + relative offset int32: the largest timestamp seen so
 far in the segment and the (last) offset of the batch that carried it; timestamps strictly increase.
 
-Unlike Kafka we do not preallocate and memory-map the files: entries are appended with ``pwrite`` and
-mirrored in compact in-memory arrays for lookups. Index files are rebuilt by recovery for every segment
-past the recovery point, so they are never fsynced on the append path.
+Unlike Kafka we do not preallocate and memory-map the files: lookups use compact in-memory arrays, and
+new entries reach the file in one ``pwrite`` when the index is flushed, released or closed (not one per
+append). Index files are rebuilt by recovery for every segment past the recovery point, so what an
+unclean stop loses of them is never needed; a flush writes them before it fsyncs.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ class _IndexFile:
         self.max_entries = max(max_index_size // self.entry_size, 1)
         self._fd: int | None = None
         self._entries = 0
+        self._written = 0  # entries in the file; the rest wait in _unwritten
+        self._unwritten = bytearray()
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))  # the file exists from the start
 
     @property
@@ -84,15 +87,32 @@ class _IndexFile:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         return self._fd
 
+    def _loaded(self, entries: int) -> None:
+        """The file already holds `entries` entries (read at load)."""
+        self._entries = self._written = entries
+        self._unwritten.clear()
+
     def _write_entry(self, data: bytes) -> None:
-        write_all(self._open_fd(), data, self._entries * self.entry_size)
+        self._unwritten += data
         self._entries += 1
 
+    def write_unwritten(self) -> None:
+        if self._unwritten:
+            write_all(self._open_fd(), self._unwritten, self._written * self.entry_size)
+            self._written = self._entries
+            self._unwritten.clear()
+
     def _truncate_entries(self, entries: int) -> None:
-        os.ftruncate(self._open_fd(), entries * self.entry_size)
+        if entries >= self._written:
+            del self._unwritten[(entries - self._written) * self.entry_size :]
+        else:
+            os.ftruncate(self._open_fd(), entries * self.entry_size)
+            self._written = entries
+            self._unwritten.clear()
         self._entries = entries
 
     def flush(self) -> None:
+        self.write_unwritten()
         if self._fd is not None:
             os.fsync(self._fd)
             return
@@ -103,7 +123,8 @@ class _IndexFile:
             os.close(fd)
 
     def release(self) -> None:
-        """Close the fd (it is reopened if the index is written again)."""
+        """Write what is unwritten and close the fd (it is reopened if the index is written again)."""
+        self.write_unwritten()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -139,7 +160,8 @@ class OffsetIndex(_IndexFile):
         except CorruptIndexError:
             index.close()
             raise
-        index._relative_offsets, index._positions, index._entries = relative, positions, n
+        index._relative_offsets, index._positions = relative, positions
+        index._loaded(n)
         return index
 
     @property
@@ -206,7 +228,8 @@ class TimeIndex(_IndexFile):
         except CorruptIndexError:
             index.close()
             raise
-        index._timestamps, index._relative_offsets, index._entries = timestamps, relative, n
+        index._timestamps, index._relative_offsets = timestamps, relative
+        index._loaded(n)
         return index
 
     @property

@@ -41,9 +41,29 @@ def test_offset_index_truncate_and_full(tmp_path: Path) -> None:
     assert index.is_full
     index.truncate_to(10)
     assert index.entries == 1 and not index.is_full
+    index.release()
     assert (tmp_path / "x.index").stat().st_size == 8
     with pytest.raises(ValueError):
         index.append(0, 500)
+
+
+def test_offset_index_entries_reach_the_file_when_flushed_and_truncation_cuts_the_file(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "00000000000000000000.index"
+    index = OffsetIndex(path, 0, 1024)
+    for i in range(4):
+        index.append(i * 10, i * 100)
+    assert path.stat().st_size == 0  # kept in memory until a flush, release or close
+    index.flush()
+    assert path.stat().st_size == 32
+    index.append(40, 400)
+    index.truncate_to(20)  # below what the file holds: cut at once, the unwritten entry dropped
+    assert path.stat().st_size == 16 and index.entries == 2
+    index.append(25, 250)
+    index.close()
+    again = OffsetIndex.load(path, 0, 1024, log_size=1000)
+    assert again.entries == 3 and again.lookup(29) == (25, 250)
 
 
 def test_offset_index_sanity_check_rejects_garbage(tmp_path: Path) -> None:
