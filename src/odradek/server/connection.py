@@ -17,7 +17,7 @@ import struct
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import registration_for
@@ -67,7 +67,8 @@ class Connection(asyncio.BufferedProtocol):
     # ----- asyncio.Protocol --------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
+        # A stream transport (uvloop's do not derive from asyncio.Transport, so no isinstance check).
+        transport = cast(asyncio.Transport, transport)
         self.transport = transport
         peer = transport.get_extra_info("peername")
         if isinstance(peer, tuple):
