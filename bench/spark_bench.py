@@ -307,9 +307,10 @@ def render(
 
 
 def write_section(path: Path, section: str) -> None:
-    """Replace the "## Spark" section (up to the next "## " heading) or append it; nothing else changes."""
+    """Replace the "## Spark" section (up to the next "## " heading or the next line that opens an HTML
+    comment, such as another bench's start marker) or append it; nothing else changes."""
     text = path.read_text() if path.exists() else "# Benchmarks\n"
-    pattern = re.compile(r"^## Spark\n.*?(?=^## |\Z)", re.S | re.M)
+    pattern = re.compile(r"^## Spark\n.*?(?=^## |^<!--|\Z)", re.S | re.M)
     if pattern.search(text):
         text = pattern.sub(lambda _: section + "\n", text, count=1)
     else:
