@@ -71,25 +71,31 @@ NOTES = (
     "and the broker. A scan does almost nothing per row, so that work shows in full; a query that parses "
     "the JSON, as the pipeline does, hides much of it. Figures move by tens of percent between runs when "
     "other jobs share the machine, so the median is given with the best.",
-    "Where the time goes (CPU seconds per process from /proc for one 4M-row scan, several runs, loaded "
-    "machine): Parquet 0.6 to 1.5 s, all in the JVM; arrow-only 1.2 to 2.0 s in the JVM and 0.3 to 0.5 s "
-    "in the Python workers; odradek 1.3 to 1.8 s in the JVM, 1.2 to 1.4 s in the Python workers (1.9 to "
-    "2.2 s before the changes below) and 0.1 s in the broker. The JVM side of a Python data source is row "
-    "by row: pyspark 4.3's reader factory has no columnar path and the API no column pruning, so every row "
-    "of all seven columns goes through an UnsafeProjection (JFR: a third of the JVM samples there, a sixth "
-    "in Arrow's buffer bounds checks), where Parquet's vectorised reader decodes only `value` and "
-    "`offset`.",
+    "Where the time goes (CPU seconds per process from /proc for one 4M-row scan, many runs, machine "
+    "shared): Parquet 0.6 to 2.0 s, all in the JVM; arrow-only 1.2 to 2.0 s in the JVM and 0.3 to 0.5 s "
+    "in the Python workers; odradek 1.3 to 1.8 s in the JVM, 1.2 to 1.4 s in the Python workers (1.8 to "
+    "2.3 s before the changes below) and about 0.1 s in the broker. The JVM side of a Python data source "
+    "is row by row: pyspark 4.3's reader factory has no columnar path and the API no column pruning, so "
+    "every row of all seven columns goes through an UnsafeProjection (JFR: a third of the JVM samples "
+    "there, a sixth in Arrow's buffer bounds checks), where Parquet's vectorised reader decodes only "
+    "`value` and `offset`.",
     "Changed for issue 5: record starts are found with numpy (the zero attributes byte after every record "
     "length gives candidate starts, kept only if they provably form the chain of record lengths, else the "
     "per-record walk); varints of one or two bytes by table lookup; keys gathered by index and values by "
     "Arrow's filter; Fetch responses decoded in place (no copies of the records). Decoding alone went from "
-    "about 330 to 210 ns per message.",
+    "about 330 to 220 ns per message; what is left of the gap to `arrow-only` is that decoding and the "
+    "fetching.",
     "Tried without a clear effect (within the noise, not kept): Arrow batches of 4k to 500k rows; 2, 4 or 8 "
-    "input partitions (`minPartitions`) for 4 topic partitions on `local[2]`; "
+    "input partitions (`minPartitions`) for 4 topic partitions on `local[2]` (8 costs more Python CPU); "
     "`spark.sql.execution.pandas.udf.buffer.size` 64 KiB to 8 MiB; `spark.python.unix.domain.socket."
     "enabled`; JVM options `-Darrow.enable_unsafe_memory_access=true -Darrow.enable_null_check_for_get="
-    "false`. Python workers are reused (Spark's default); on an otherwise idle machine both cores are "
-    "busy during an odradek scan (CPU seconds close to twice the wall time).",
+    "false`; a lookup table for candidate record starts. Python workers are reused (Spark's default); on "
+    "an otherwise idle machine both cores are busy during an odradek scan (CPU seconds close to twice the "
+    "wall time).",
+    "The 70% goal at 4M rows: for the scan it is out of reach here, since `arrow-only`, which does no "
+    "work at all, stayed at 39% to 48% of Parquet (best or median) in the three runs of the final "
+    "figures; the odradek scan is at 24% to 32%. For the JSON query the odradek source is on the line "
+    "(62% to 73%), with `arrow-only` at 69% to 83%.",
 )
 
 
