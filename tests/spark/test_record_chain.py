@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 
 from odradek.protocol.records.errors import CorruptRecordError
 from odradek.protocol.records.record import encode_record
+from odradek.spark import record_chain
 from odradek.spark.record_chain import PAD, record_starts, walk_record_starts
 
 # Bytes that make zeros and varint-looking runs inside keys and values: false candidate starts.
@@ -48,6 +51,16 @@ def reference(payloads: list[bytes], counts: list[int]) -> list[int] | None:
 
 
 def vectorised(payloads: list[bytes], counts: list[int]) -> list[int] | None:
+    """record_starts, once as it is and once with candidates however many zero bytes the payloads hold
+    (so that zero-heavy examples exercise the candidates and their pruning too); both must agree."""
+    results = [_vectorised(payloads, counts)]
+    with patch.object(record_chain, "_ZEROS_PER_RECORD", 10**9):
+        results.append(_vectorised(payloads, counts))
+    assert results[0] == results[1]
+    return results[0]
+
+
+def _vectorised(payloads: list[bytes], counts: list[int]) -> list[int] | None:
     data = b"".join([*payloads, bytes(PAD)])
     arr = np.frombuffer(data, dtype=np.uint8)
     try:
@@ -131,3 +144,12 @@ def test_a_negative_record_length_is_an_error() -> None:
     data = b"\x03" + payload([(b"k", b"v", [], 0)])[1:]  # zigzag 3 is -2
     assert reference([data], [1]) is None
     assert vectorised([data], [1]) is None
+
+
+def test_zero_heavy_payloads_are_walked_record_by_record() -> None:
+    """More zero bytes than a few per record: the walk, which is cheaper there, gives the starts."""
+    records = [(bytes(20), bytes(100), [], n) for n in range(40)]
+    data = payload(records)
+    expected = reference([data], [40])
+    with patch.object(record_chain, "_candidates", side_effect=AssertionError("no candidates wanted")):
+        assert _vectorised([data], [40]) == expected

@@ -16,6 +16,8 @@ of the decoder. `record_starts` guesses every start at once and then proves the 
   predecessor or no successor among the candidates are pruned and the guess is checked again. A batch
   whose candidates still do not form its chain (a record longer than 1 MiB, nonzero attributes, or
   corrupt bytes) is walked record by record, which raises `CorruptRecordError` on corrupt input.
+- Payloads with more than a few zero bytes per record (binary keys or values full of zeros) are walked
+  record by record from the start: there the candidates would cost more than the walk.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ Bytes = npt.NDArray[np.uint8]
 PAD = 10  # zero bytes after the payloads: varint reads near the end (and at negative indexes) stay in
 _MAX_SIZE = 3  # candidate length varints have 1 to 3 bytes: records up to 1 MiB
 _PRUNE_ROUNDS = 8
+# Above this many zero bytes per record, finding candidates costs more than walking record by record
+# (about 30 ns a zero byte against 150 ns a record, measured).
+_ZEROS_PER_RECORD = 5
 
 
 def record_starts(data: bytes, arr: Bytes, sizes: Sequence[int], counts: Sequence[int], where: str) -> Int64s:
@@ -48,7 +53,12 @@ def record_starts(data: bytes, arr: Bytes, sizes: Sequence[int], counts: Sequenc
         if total != 0:
             raise CorruptRecordError(f"records of a batch in {where} do not fill their batch")
         return np.zeros(0, dtype=np.int64)
-    starts, successors = _candidates(arr, total)
+    is_zero = arr[:total] == 0
+    if np.count_nonzero(is_zero) > _ZEROS_PER_RECORD * record_count:
+        # Keys or values full of zeros: more candidates than the per-record walk has steps.
+        empty = np.zeros(0, dtype=np.int64)
+        return _per_batch(data, empty, empty, begins, ends, count_array, where)
+    starts, successors = _candidates(arr, is_zero)
     if count_array.all():  # (a batch without records is checked on its own)
         firsts = np.cumsum(count_array) - count_array  # index of each batch's first record
         if _is_chain(starts, successors, begins, firsts, record_count, total):
@@ -101,9 +111,9 @@ def read_varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _candidates(arr: Bytes, total: int) -> tuple[Int64s, Int64s]:
+def _candidates(arr: Bytes, is_zero: npt.NDArray[np.bool_]) -> tuple[Int64s, Int64s]:
     """Candidate record starts (ascending) and their successors, from the zero bytes of the payloads."""
-    zeros = np.flatnonzero(arr[:total] == 0)
+    zeros = np.flatnonzero(is_zero)
     # Bytes before each zero; a negative index reads the zero padding at the end, which never continues
     # a varint nor gives a positive length.
     last = arr[zeros - 1].astype(np.int32)
