@@ -81,7 +81,8 @@ NOTES = (
     "`value` and `offset`.",
     "Changed for issue 5: record starts are found with numpy (the zero attributes byte after every record "
     "length gives candidate starts, kept only if they provably form the chain of record lengths, else the "
-    "per-record walk); varints of one or two bytes by table lookup; keys gathered by index and values by "
+    "per-record walk, which payloads with more than five zero bytes a record keep); varints of one or "
+    "two bytes by table lookup; keys gathered by index and values by "
     "Arrow's filter; Fetch responses decoded in place (no copies of the records). Decoding alone went from "
     "about 330 to 220 ns per message; what is left of the gap to `arrow-only` is that decoding and the "
     "fetching.",
