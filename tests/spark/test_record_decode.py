@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import random
+from typing import cast
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -12,8 +14,10 @@ from hypothesis import strategies as st
 from odradek.protocol.records import Compression, RecordBatch, RecordBatchBuilder, TimestampType
 from odradek.protocol.records.errors import CorruptRecordError
 from odradek.protocol.records.varint import read_varlong, write_varlong
+from odradek.spark import record_decode
 from odradek.spark.record_chain import PAD
 from odradek.spark.record_decode import _binary, _varint, decode_region
+from odradek.spark.schema import arrow_schema
 
 
 def random_batches(seed: int) -> bytes:
@@ -163,3 +167,55 @@ def test_a_varint_longer_than_allowed_is_an_error() -> None:
     with pytest.raises(CorruptRecordError, match="longer than 5"):
         _varint(arr, np.array([0], dtype=np.int64))
     assert _varint(arr, np.array([0], dtype=np.int64), max_bytes=6)[1].tolist() == [6]
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        ("value", "offset"),
+        ("offset", "value"),
+        ("key",),
+        ("timestamp", "timestampType"),
+        ("topic", "partition"),
+        ("headers", "offset"),
+        ("timestampType", "headers", "key", "partition", "value", "timestamp", "topic", "offset"),
+    ],
+)
+def test_a_projection_decodes_just_its_columns_in_its_order(columns: tuple[str, ...]) -> None:
+    for seed in range(6):
+        buf = random_batches(seed)
+        offsets = [cast(int, row[0]) for row in reference(buf)]
+        for lo, hi in ((0, 2**62), (offsets[len(offsets) // 3], offsets[2 * len(offsets) // 3] + 1)):
+            kwargs = {"topic": "t", "partition": 3, "from_offset": lo, "until_offset": hi}
+            full = decode_region(buf, include_headers=True, **kwargs).batch  # type: ignore[arg-type]
+            projected = decode_region(buf, columns=columns, **kwargs).batch  # type: ignore[arg-type]
+            assert full is not None and projected is not None
+            assert projected.schema.equals(arrow_schema(columns))
+            assert projected.equals(full.select(list(columns)))
+
+
+def test_columns_not_asked_for_are_never_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = random_batches(4)
+    built: list[int] = []
+
+    def counting_binary(arr: object, positions: np.ndarray, lengths: np.ndarray) -> object:
+        built.append(len(positions))
+        return _binary(arr, positions, lengths)  # type: ignore[arg-type]
+
+    def no_headers(*args: object) -> object:
+        raise AssertionError("headers were parsed although not asked for")
+
+    monkeypatch.setattr(record_decode, "_binary", counting_binary)
+    monkeypatch.setattr(record_decode, "_headers", no_headers)
+    expected = reference(buf)
+
+    def region(columns: tuple[str, ...]) -> pa.RecordBatch:
+        batch = decode_region(buf, topic="t", partition=0, from_offset=0, until_offset=2**62, columns=columns)
+        assert batch.batch is not None
+        return batch.batch
+
+    assert region(("offset",)).column("offset").to_pylist() == [r[0] for r in expected]
+    assert region(("partition", "topic")).num_rows == len(expected)
+    assert built == []  # neither keys nor values gathered
+    assert region(("value",)).column("value").to_pylist() == [r[2] for r in expected]
+    assert built == [len(expected)]  # the values only, not the keys

@@ -67,7 +67,7 @@ def read_range_with_consumer(offset_range: OffsetRange, options: SourceOptions) 
                 while good and good[-1].offset() >= until:
                     good.pop()
                 if good:
-                    yield _batch(good, topic, partition, options.include_headers)
+                    yield _batch(good, topic, partition, options.output_columns)
                     position = good[-1].offset() + 1
                     waited_since = time.monotonic()
                     continue
@@ -106,16 +106,23 @@ def _handle_out_of_range(
     return min(int(low), offset_range.until_offset)
 
 
-def _batch(messages: list[Any], topic: str, partition: int, include_headers: bool) -> pa.RecordBatch:
-    stamps = [m.timestamp() for m in messages]
+def _batch(messages: list[Any], topic: str, partition: int, columns: tuple[str, ...]) -> pa.RecordBatch:
+    """One chunk of messages as a batch of `columns`; the others are not built."""
+    wanted = set(columns)
+    stamps = [m.timestamp() for m in messages] if {"timestamp", "timestampType"} & wanted else []
     return record_batch(
-        include_headers,
-        keys=pa.array([m.key() for m in messages], pa.binary()),
-        values=pa.array([m.value() for m in messages], pa.binary()),
+        columns,
+        len(messages),
         topic=topic,
         partition=partition,
-        offsets=[m.offset() for m in messages],
-        timestamps_ms=[s[1] if s[0] else None for s in stamps],
-        timestamp_types=[_TIMESTAMP_TYPES.get(s[0], NO_TIMESTAMP_TYPE) for s in stamps],
-        headers=headers_array([m.headers() for m in messages]) if include_headers else None,
+        keys=pa.array([m.key() for m in messages], pa.binary()) if "key" in wanted else None,
+        values=pa.array([m.value() for m in messages], pa.binary()) if "value" in wanted else None,
+        offsets=[m.offset() for m in messages] if "offset" in wanted else None,
+        timestamps_ms=[s[1] if s[0] else None for s in stamps] if "timestamp" in wanted else None,
+        timestamp_types=(
+            [_TIMESTAMP_TYPES.get(s[0], NO_TIMESTAMP_TYPE) for s in stamps]
+            if "timestampType" in wanted
+            else None
+        ),
+        headers=headers_array([m.headers() for m in messages]) if "headers" in wanted else None,
     )

@@ -21,6 +21,7 @@ from odradek.spark.offsets import (
     parse_partitions,
     parse_timestamp_spec,
 )
+from odradek.spark.schema import source_columns
 
 STRATEGY_KEYS = ("subscribe", "subscribepattern", "assign")
 
@@ -101,6 +102,13 @@ class SourceOptions:
     group_id_prefix: str = "spark-kafka-source"
     reader: str = "auto"
     query_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # The columns a user-specified schema projects to (schema.projected_columns); None: the full schema.
+    columns: tuple[str, ...] | None = None
+
+    @property
+    def output_columns(self) -> tuple[str, ...]:
+        """The columns every yielded Arrow batch has, in order."""
+        return self.columns if self.columns is not None else source_columns(self.include_headers)
 
     def consumer_config(self, role: str) -> dict[str, str | int | bool]:
         """librdkafka settings for a consumer that assigns and seeks (never subscribes or commits)."""

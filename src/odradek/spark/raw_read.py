@@ -120,7 +120,7 @@ def _fetch_range(offset_range: OffsetRange, options: SourceOptions) -> Iterator[
                 partition=partition,
                 from_offset=position,
                 until_offset=until,
-                include_headers=options.include_headers,
+                columns=options.output_columns,
             )
             if region.complete_batches == 0 and data.high_watermark <= position:
                 # Nothing there yet (a range always ends at or below the high watermark when planned).

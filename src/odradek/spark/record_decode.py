@@ -9,6 +9,9 @@ exception: they are parsed per record.
 
 Record layout (v2): length varint | attributes int8 | timestampDelta varlong | offsetDelta varint |
 keyLength varint | key | valueLength varint | value | headerCount varint | headers...
+
+Only the columns asked for are built (a user-specified schema is a projection): fields no column needs are
+stepped over by their sizes, or not reached at all.
 """
 
 from __future__ import annotations
@@ -30,7 +33,14 @@ from odradek.protocol.records import (
 from odradek.protocol.records.errors import CorruptRecordError
 from odradek.protocol.records.header import HEADER_SIZE
 from odradek.spark.record_chain import PAD, read_varint, record_starts
-from odradek.spark.schema import CREATE_TIME, LOG_APPEND_TIME, headers_array, record_batch
+from odradek.spark.schema import (
+    CREATE_TIME,
+    HEADERS,
+    LOG_APPEND_TIME,
+    headers_array,
+    record_batch,
+    source_columns,
+)
 
 Int64s = npt.NDArray[np.int64]
 _GATHER_RATIO = 8  # gather by index when the bytes kept are under 1/8 of the span they lie in
@@ -53,10 +63,12 @@ def decode_region(
     partition: int,
     from_offset: int,
     until_offset: int,
-    include_headers: bool,
+    include_headers: bool = False,
+    columns: tuple[str, ...] | None = None,
     verify_crc: bool = True,
 ) -> DecodedRegion:
-    """Decode the complete batches in `buf`, keeping records with from_offset <= offset < until_offset."""
+    """Decode the complete batches in `buf`, keeping records with from_offset <= offset < until_offset,
+    into a batch of `columns` (default: the full source schema, with headers if `include_headers`)."""
     payloads: list[bytes | memoryview] = []
     counts: list[int] = []
     base_offsets: list[int] = []
@@ -103,7 +115,7 @@ def decode_region(
         append_times,
         topic,
         partition,
-        include_headers,
+        columns if columns is not None else source_columns(include_headers),
         from_offset,
         until_offset,
     )
@@ -118,10 +130,15 @@ def _decode_records(
     append_times: list[int],
     topic: str,
     partition: int,
-    include_headers: bool,
+    columns: tuple[str, ...],
     from_offset: int,
     until_offset: int,
 ) -> pa.RecordBatch | None:
+    """Fields are read up to the last one a column needs; columns not asked for are never built."""
+    wanted = set(columns)
+    want_timestamps = "timestamp" in wanted or "timestampType" in wanted
+    want_values = "value" in wanted or HEADERS in wanted  # headers follow the value
+    want_keys = "key" in wanted or want_values  # the value follows the key
     data = b"".join([*payloads, bytes(PAD)])
     arr = np.frombuffer(data, dtype=np.uint8)
     sizes = [len(payload) for payload in payloads]
@@ -129,9 +146,12 @@ def _decode_records(
     count_array = np.array(counts, dtype=np.int64)
 
     p = starts.copy()
-    p += _varint(arr, p)[1]  # record length
+    p += _varint_size(arr, p)  # record length
     p += 1  # attributes
-    timestamp_delta, size = _varint(arr, p, max_bytes=10)
+    if want_timestamps:
+        timestamp_delta, size = _varint(arr, p, max_bytes=10)
+    else:
+        size = _varint_size(arr, p, max_bytes=10)
     p += size
     offset_delta, size = _varint(arr, p)
     p += size
@@ -140,29 +160,40 @@ def _decode_records(
     if lo >= hi:
         return None
     if lo > 0 or hi < len(offsets):
-        p, offsets, timestamp_delta = p[lo:hi], offsets[lo:hi], timestamp_delta[lo:hi]
-    key_length, size = _varint(arr, p)
-    p += size
-    key_positions = p.copy()
-    p += np.maximum(key_length, 0)
-    value_length, size = _varint(arr, p)
-    p += size
-    value_positions = p.copy()
-    p += np.maximum(value_length, 0)
-
-    batch_append_times = np.repeat(np.array(append_times, dtype=np.int64), count_array)[lo:hi]
-    timestamps = np.repeat(np.array(base_timestamps, dtype=np.int64), count_array)[lo:hi] + timestamp_delta
-    log_append = batch_append_times >= 0
-    if log_append.any():
-        timestamps = np.where(log_append, batch_append_times, timestamps)
-    timestamp_types = np.where(log_append, LOG_APPEND_TIME, CREATE_TIME).astype(np.int32)
-    headers = _headers(data, arr, p) if include_headers else None
+        p, offsets = p[lo:hi], offsets[lo:hi]
+        if want_timestamps:
+            timestamp_delta = timestamp_delta[lo:hi]
+    keys = values = headers = timestamps = timestamp_types = None
+    if want_keys:
+        key_length, size = _varint(arr, p)
+        p += size
+        if "key" in wanted:
+            keys = _binary(arr, p, key_length)
+        p += np.maximum(key_length, 0)
+    if want_values:
+        value_length, size = _varint(arr, p)
+        p += size
+        if "value" in wanted:
+            values = _binary(arr, p, value_length)
+        p += np.maximum(value_length, 0)
+        if HEADERS in wanted:
+            headers = _headers(data, arr, p)
+    if want_timestamps:
+        batch_append_times = np.repeat(np.array(append_times, dtype=np.int64), count_array)[lo:hi]
+        timestamps = (
+            np.repeat(np.array(base_timestamps, dtype=np.int64), count_array)[lo:hi] + timestamp_delta
+        )
+        log_append = batch_append_times >= 0
+        if log_append.any():
+            timestamps = np.where(log_append, batch_append_times, timestamps)
+        timestamp_types = np.where(log_append, LOG_APPEND_TIME, CREATE_TIME).astype(np.int32)
     return record_batch(
-        include_headers,
-        keys=_binary(arr, key_positions, key_length),
-        values=_binary(arr, value_positions, value_length),
+        columns,
+        len(offsets),
         topic=topic,
         partition=partition,
+        keys=keys,
+        values=values,
         offsets=offsets,
         timestamps_ms=timestamps,
         timestamp_types=timestamp_types,
@@ -181,6 +212,17 @@ def _varint(arr: npt.NDArray[np.uint8], positions: Int64s, max_bytes: int = 5) -
     if longer.size:
         value[longer], size[longer] = _long_varint(arr, positions[longer], max_bytes)
     return value, size
+
+
+def _varint_size(arr: npt.NDArray[np.uint8], positions: Int64s, max_bytes: int = 5) -> Int64s:
+    """Only the sizes of varints at many positions: to step over fields no column needs."""
+    pair = arr[positions].astype(np.uint16)
+    pair |= arr[positions + 1].astype(np.uint16) << 8
+    size = _PAIR_SIZE[pair]
+    longer = np.flatnonzero(size == 0)
+    if longer.size:
+        size[longer] = _long_varint(arr, positions[longer], max_bytes)[1]
+    return size
 
 
 def _long_varint(arr: npt.NDArray[np.uint8], positions: Int64s, max_bytes: int) -> tuple[Int64s, Int64s]:

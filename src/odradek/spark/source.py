@@ -3,12 +3,18 @@
 Spark reserves the name `kafka`, so the short name is `odradek`; options, columns and semantics are
 those of Spark's Kafka connector. Options are validated when a reader or writer is created, i.e. when
 the query starts, so a bad option fails there with Spark's wording.
+
+Spark 4.3 pushes no column pruning into a Python data source: every row crosses into the JVM with all
+its columns. A query that needs fewer can say so with a schema, `.schema("value BINARY, offset LONG")`
+(batch or streaming): any subset of the source's columns with their Kafka-source types, in any order.
+The batches then hold just those columns and the decoder builds nothing else.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -25,7 +31,7 @@ from pyspark.sql.types import StructType
 from odradek.spark.offset_reader import OffsetReader
 from odradek.spark.options import SourceOptions, parse_sink_options, parse_source_options
 from odradek.spark.ranges import OffsetRange, plan_ranges
-from odradek.spark.schema import source_schema
+from odradek.spark.schema import projected_columns, source_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -45,12 +51,12 @@ class OdradekDataSource(DataSource):
         return source_schema(value == "true")
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return BatchReader(parse_source_options(self.options, streaming=False))
+        return BatchReader(_with_columns(parse_source_options(self.options, streaming=False), schema))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         from odradek.spark.stream import StreamReader
 
-        return StreamReader(parse_source_options(self.options, streaming=True))
+        return StreamReader(_with_columns(parse_source_options(self.options, streaming=True), schema))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from odradek.spark.sink import BatchWriter, check_write_schema
@@ -121,6 +127,12 @@ def read_range(offset_range: OffsetRange, options: SourceOptions) -> Iterator[pa
     from odradek.spark.consumer_read import read_range_with_consumer
 
     yield from read_range_with_consumer(offset_range, options)
+
+
+def _with_columns(options: SourceOptions, schema: StructType) -> SourceOptions:
+    """`schema` is ours (from `schema()`) unless the query gave one with `.schema(...)`; then Spark passes
+    the user's instead, and it is read as a projection: batches carry only its columns, in its order."""
+    return replace(options, columns=projected_columns(schema, options.include_headers))
 
 
 def _raw_possible(options: SourceOptions) -> bool:
