@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import struct
 import time
 from collections import deque
 from collections.abc import Callable
@@ -32,7 +31,6 @@ from odradek.server.output import ResponseWriter
 
 log = logging.getLogger("odradek.connection")
 
-_SIZE: Final = struct.Struct(">i")
 #: Queued-but-unhandled bytes past which the socket is no longer read.
 _MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
 _MAX_QUEUED_FRAMES: Final = 1000

@@ -3,7 +3,8 @@
 A response is encoded into a ResponseOutput (a bytearray). Record data that lives in a segment file is
 not copied into it: the codec calls the region's `append_to(out)`, which records where in the byte
 stream the region belongs, and the writer then sends the bytes around it with the region itself going
-from the page cache to the socket by `loop.sendfile` (os.sendfile where the transport allows it).
+from the page cache to the socket: one direct os.sendfile when nothing is queued before it, and
+`loop.sendfile` for whatever the socket did not take at once.
 
 Plain responses are not written one by one: those finished in the same turn of the event loop (a
 producer's pipelined requests often arrive, and are answered, together) go out in one write at the end
