@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import struct
 import sys
+import threading
 from array import array
 from bisect import bisect_left, bisect_right
 from pathlib import Path
@@ -57,6 +58,9 @@ class _IndexFile:
         self._entries = 0
         self._written = 0  # entries in the file; the rest wait in _unwritten
         self._unwritten = bytearray()
+        # Appends happen on the event loop, while a flush job may write the unwritten entries from a
+        # worker thread: both hold this lock (the loop waits at most one small pwrite).
+        self._lock = threading.Lock()
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))  # the file exists from the start
 
     @property
@@ -93,23 +97,26 @@ class _IndexFile:
         self._unwritten.clear()
 
     def _write_entry(self, data: bytes) -> None:
-        self._unwritten += data
-        self._entries += 1
+        with self._lock:
+            self._unwritten += data
+            self._entries += 1
 
     def write_unwritten(self) -> None:
-        if self._unwritten:
-            write_all(self._open_fd(), self._unwritten, self._written * self.entry_size)
-            self._written = self._entries
-            self._unwritten.clear()
+        with self._lock:
+            if self._unwritten:
+                write_all(self._open_fd(), self._unwritten, self._written * self.entry_size)
+                self._written = self._entries
+                self._unwritten.clear()
 
     def _truncate_entries(self, entries: int) -> None:
-        if entries >= self._written:
-            del self._unwritten[(entries - self._written) * self.entry_size :]
-        else:
-            os.ftruncate(self._open_fd(), entries * self.entry_size)
-            self._written = entries
-            self._unwritten.clear()
-        self._entries = entries
+        with self._lock:
+            if entries >= self._written:
+                del self._unwritten[(entries - self._written) * self.entry_size :]
+            else:
+                os.ftruncate(self._open_fd(), entries * self.entry_size)
+                self._written = entries
+                self._unwritten.clear()
+            self._entries = entries
 
     def flush(self) -> None:
         self.write_unwritten()

@@ -101,3 +101,28 @@ def test_time_index_keeps_a_slot_for_the_roll_entry(tmp_path: Path) -> None:
     assert index.is_full
     index.maybe_append(3, 3, skip_full_check=True)
     assert index.entries == 3
+
+
+def test_entries_appended_while_another_thread_flushes_all_reach_the_file(tmp_path: Path) -> None:
+    """Appends run on the event loop while a flush job writes the unwritten entries from a worker thread."""
+    import threading
+
+    path = tmp_path / "00000000000000000000.index"
+    index = OffsetIndex(path, 0, 10 * 1024 * 1024)
+    done = threading.Event()
+
+    def flusher() -> None:
+        while not done.is_set():
+            index.write_unwritten()
+
+    thread = threading.Thread(target=flusher)
+    thread.start()
+    try:
+        for i in range(20_000):
+            index.append(i, i * 10)
+    finally:
+        done.set()
+        thread.join()
+    index.close()
+    again = OffsetIndex.load(path, 0, 10 * 1024 * 1024, log_size=200_000)
+    assert again.entries == 20_000 and again.lookup(12_345) == (12_345, 123_450)
