@@ -260,7 +260,7 @@ class _Compiler:
             self._decode_value(spec, self._flexible(spec), f"o.{spec.name}", lines, "    ")
         self._flush_fixed_run(run, lines)
         for spec in absent + tagged:
-            lines.append(f"    o.{spec.name} = {self._default_expression(spec)}")
+            self._assign_default(spec, f"o.{spec.name}", lines, "    ")
         lines.append("    o.unknown_tagged_fields = None")
         if self.message_flexible:
             self._decode_tagged_section(tagged, lines)
@@ -278,11 +278,24 @@ class _Compiler:
         lines.append(f"    {targets}{',' if len(run) == 1 else ''} = {unpack}(buf, pos)")
         lines.append(f"    pos += {size}")
 
-    def _default_expression(self, spec: FieldSpec) -> str:
+    def _assign_default(self, spec: FieldSpec, target: str, lines: list[str], indent: str) -> None:
+        """`target = <the field's default>`. A struct default is built inline, field by field (each
+        message gets its own, as it is mutable): calling the class would go through its keyword __init__,
+        which cost more than the rest of a Fetch partition's decoding."""
         constant, factory = spec.make_default_factory()
-        if factory is not None:
-            return f"{self._const('factory', factory)}()"
-        return self._const("default", constant)
+        if factory is None:
+            lines.append(f"{indent}{target} = {self._const('default', constant)}")
+        elif factory is list:
+            lines.append(f"{indent}{target} = []")
+        else:
+            assert spec.struct is not None
+            self.counter += 1
+            variable = f"d{self.counter}"
+            lines.append(f"{indent}{variable} = new({self._const('cls', spec.struct)})")
+            for field in spec.struct.FIELDS:
+                self._assign_default(field, f"{variable}.{field.name}", lines, indent)
+            lines.append(f"{indent}{variable}.unknown_tagged_fields = None")
+            lines.append(f"{indent}{target} = {variable}")
 
     def _decode_length(self, flexible: bool, target: str, lines: list[str], indent: str, wide: bool) -> None:
         """Read a length or count into `target`: -1 means null."""
@@ -573,6 +586,9 @@ class _Compiler:
             self.namespace["write_tagged"] = write_tagged_fields
             return
         self.namespace["write_tagged"] = write_tagged_fields
+        lines.append(f"    if not o.unknown_tagged_fields and {self._all_default(tagged)}:")
+        lines.append("        out.append(0)")
+        lines.append("        return")
         lines.append("    tagged = []")
         for spec in tagged:
             lines.append(f"    if {self._differs_from_default(spec, f'o.{spec.name}')}:")
@@ -581,10 +597,7 @@ class _Compiler:
             self._encode_value(spec, True, f"o.{spec.name}", lines, "        ")
             lines.append(f"        tagged.append(({spec.tag}, out))")
             lines.append("        out = field_out")
-        lines.append("    if tagged or o.unknown_tagged_fields:")
-        lines.append("        write_tagged(out, tagged, o.unknown_tagged_fields)")
-        lines.append("    else:")
-        lines.append("        out.append(0)")
+        lines.append("    write_tagged(out, tagged, o.unknown_tagged_fields)")
 
     def _differs_from_default(self, spec: FieldSpec, source: str) -> str:
         """An expression that is true when `source` is not the field's default (and so is written)."""
@@ -596,6 +609,25 @@ class _Compiler:
         # A struct default: compare field by field without building a default struct for each message.
         assert spec.struct is not None
         return f"not {self._const('is_default', default_check(spec.struct))}({source})"
+
+    def _all_default(self, tagged: list[FieldSpec]) -> str:
+        """An expression that is true when every tagged field holds its default: the common case, which
+        then writes one zero byte. Struct defaults are compared inline, one level deep (deeper ones by
+        their compiled check), so the common case calls no function."""
+        terms = []
+        for spec in tagged:
+            _, factory = spec.make_default_factory()
+            if factory is None or factory is list:
+                terms.append(f"not ({self._differs_from_default(spec, f'o.{spec.name}')})")
+                continue
+            assert spec.struct is not None
+            self.counter += 1
+            variable = f"t{self.counter}"
+            terms.append(f"({variable} := o.{spec.name}).__class__ is {self._const('cls', spec.struct)}")
+            for field in spec.struct.FIELDS:
+                terms.append(f"not ({self._differs_from_default(field, f'{variable}.{field.name}')})")
+            terms.append(f"not {variable}.unknown_tagged_fields")
+        return " and ".join(terms)
 
 
 @functools.cache

@@ -47,3 +47,64 @@ def test_default_check_is_equality_with_a_default_struct(cls: type[Struct], data
     value = data.draw(st.just(cls()) | struct_strategy(cls, version, True, True), label="value")
     assert check(value) == (value == cls())
     assert not check(None)
+
+
+def _one_field_off(cls: type[Struct]) -> list[Struct]:
+    """Instances of `cls` that differ from its default in exactly one place (a field, or an unknown
+    tagged field): each must make the encoder leave the all-defaults shortcut."""
+    variants: list[Struct] = []
+    for spec in cls.FIELDS:
+        value = cls()
+        current = getattr(value, spec.name)
+        if isinstance(current, bool) or spec.kind == "bool":
+            setattr(value, spec.name, not current)
+        elif isinstance(current, int):
+            setattr(value, spec.name, current + 7)
+        else:
+            continue
+        variants.append(value)
+    with_unknown = cls()
+    with_unknown.unknown_tagged_fields = {99: b"\x01"}
+    variants.append(with_unknown)
+    return variants
+
+
+def test_a_tagged_struct_one_field_off_its_default_is_written() -> None:
+    from odradek.protocol.messages.fetch import FetchResponse, PartitionData
+
+    for field in ("diverging_epoch", "current_leader", "snapshot_id"):
+        spec = next(s for s in PartitionData.FIELDS if s.name == field)
+        assert spec.struct is not None
+        for variant in _one_field_off(spec.struct):
+            partition = PartitionData(partition_index=1, records=b"")
+            setattr(partition, field, variant)
+            message = FetchResponse(responses=[], session_id=3)
+            message.responses = [_topic_with(partition)]
+            encoded = message.encode(12)
+            decoded = FetchResponse.decode(encoded, 12)
+            assert decoded == message, (field, variant)
+            assert encoded != FetchResponse(
+                responses=[_topic_with(PartitionData(partition_index=1, records=b""))], session_id=3
+            ).encode(12)
+
+
+def _topic_with(partition: Any) -> Any:
+    from odradek.protocol.messages.fetch import FetchableTopicResponse
+
+    return FetchableTopicResponse(topic="t", partitions=[partition])
+
+
+def test_decoded_default_structs_are_not_shared() -> None:
+    """Absent tagged struct fields decode to defaults built per message: changing one (handlers do
+    fill in responses) must not change another message's."""
+    from odradek.protocol.messages.fetch import FetchResponse, PartitionData
+
+    message = FetchResponse(responses=[_topic_with(PartitionData(partition_index=1, records=b""))])
+    first = FetchResponse.decode(message.encode(12), 12)
+    second = FetchResponse.decode(message.encode(12), 12)
+    a = first.responses[0].partitions[0]
+    b = second.responses[0].partitions[0]
+    assert a.current_leader == b.current_leader == PartitionData().current_leader
+    a.current_leader.leader_id = 5
+    assert b.current_leader.leader_id == PartitionData().current_leader.leader_id
+    assert a.diverging_epoch is not b.diverging_epoch
