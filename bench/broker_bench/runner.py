@@ -73,7 +73,7 @@ def build_plan(mode: str, repeats: int | None) -> Plan:
                 (1, 32), ("1", "all"), (100, 1024), ("none", "lz4"), (1, 4)
             )
         ]
-        many_partitions, disk, tcp = 1000, 1024, 3.0
+        many_partitions, disk, tcp = 1000, 2048, 3.0  # 2 GiB: past the point where writes are throttled
     cases = [Case("produce", p.label, asdict(p)) for p in produce]
     cases += [Case("e2e", f"fetch.wait.max.ms={wait}", {"fetch_wait_max_ms": wait}) for wait in (500, 0)]
     cases += [
