@@ -3,40 +3,41 @@
 Every change goes to disk first (storage's topic store and partition logs), then into the metadata
 cache, so that what clients see always survives a restart. In single-node mode this broker leads
 every partition with leader epoch 0 and is the whole replica set.
+
+Changes run one at a time, in arrival order, as Kafka's controller applies them. Making partitions is
+file work (a few fsyncs each: seconds for hundreds of partitions on a slow disk), so it runs in a
+worker thread while the event loop serves every other connection. A topic being created is invisible
+until its partitions are durable: Metadata names it with LEADER_NOT_AVAILABLE (`is_being_created`), a
+second CreateTopics for it waits its turn and gets TOPIC_ALREADY_EXISTS. Each change runs as its own
+task, so a caller that goes away (a closed connection) does not abandon it half-way.
 """
 
 from __future__ import annotations
 
-import re
+import asyncio
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, Final, TypeVar
 
 from odradek.cluster.metadata import ClusterMetadata, PartitionState, TopicState
+from odradek.cluster.topic_checks import (
+    check_assignments,
+    check_collision,
+    check_growth,
+    check_placement,
+    validate_topic_name,
+)
 from odradek.config.topic import TopicConfig, parse_topic_configs, resolve_topic_config
 from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.storage.errors import LogStorageError
 from odradek.storage.log_manager import LogManager
+from odradek.storage.partition_creation import PartitionCreationJob
+from odradek.storage.topic_store import TopicRecord
 
-MAX_NAME_LENGTH: Final = 249
-_LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+T = TypeVar("T")
 INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state"})
 #: KRaft's metadata log: no client may create a topic of that name.
 CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"
-
-
-def validate_topic_name(name: str) -> None:
-    """Kafka's topic-name rules; raises KafkaError(INVALID_TOPIC_EXCEPTION) with Kafka's reason."""
-    reason = None
-    if not name:
-        reason = "the empty string is not allowed"
-    elif name in (".", ".."):
-        reason = f"'{name}' is not allowed"
-    elif len(name) > MAX_NAME_LENGTH:
-        reason = f"the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"
-    elif not _LEGAL_NAME.fullmatch(name):
-        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
-    if reason is not None:
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {reason}")
 
 
 class TopicAdmin:
@@ -45,22 +46,39 @@ class TopicAdmin:
         self.cluster = cluster
         self.logs = logs
         self.node_id = node_id
+        self._changes = asyncio.Lock()
+        self._creating: set[str] = set()
+        self._running: set[asyncio.Task[Any]] = set()
 
-    # ----- start-up ------------------------------------------------------------------------------
+    # ----- start-up and shutdown -----------------------------------------------------------------
 
     def load(self) -> None:
-        """Fill the metadata cache from the persisted topics, creating any partition log that is missing."""
+        """Fill the metadata cache from the persisted topics, creating any partition log that is missing
+        (a crash interrupted its creation). Start-up work: call it before the listeners serve."""
         for record in self.logs.load_topics().values():
             configs = {k: _as_string(v) for k, v in record.configs.items() if v is not None}
             state = self._state(record.name, record.topic_id, record.partitions, configs)
-            for partition in range(record.partitions):
-                self.logs.get_or_create_log(record.name, partition, topic_id=record.topic_id)
+            job = self.logs.prepare_partitions(
+                record.name, range(record.partitions), topic_id=record.topic_id
+            )
+            if job.directories:
+                job.run()
+                self.logs.complete_partitions(job)
             self.cluster.add_topic(state)
+
+    async def drain(self) -> None:
+        """Wait for the changes under way (at shutdown, before the logs are closed)."""
+        while self._running:
+            await asyncio.gather(*self._running, return_exceptions=True)
 
     # ----- queries -------------------------------------------------------------------------------
 
     def validate_name(self, name: str) -> None:
         validate_topic_name(name)
+
+    def is_being_created(self, name: str) -> bool:
+        """Whether `name` is being created: its partitions are being made, it is not visible yet."""
+        return name in self._creating
 
     def topic_config(self, name: str) -> TopicConfig:
         state = self.cluster.topic(name)
@@ -78,9 +96,15 @@ class TopicAdmin:
         """Create a topic a client asked for in Metadata (auto.create.topics.enable), with broker defaults."""
         if name in INTERNAL_TOPICS:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        return self.create_topic(name, -1, -1)
+        try:
+            return await self.create_topic(name, -1, -1)
+        except KafkaError as error:
+            existing = self.cluster.topic(name)
+            if error.error_code is ErrorCode.TOPIC_ALREADY_EXISTS and existing is not None:
+                return existing  # another request created it while this one waited its turn
+            raise
 
-    def create_topic(
+    async def create_topic(
         self,
         name: str,
         num_partitions: int,
@@ -93,7 +117,59 @@ class TopicAdmin:
     ) -> TopicState:
         """CreateTopics' rules, checked in the order Kafka's controller checks them (name, existence,
         configs, then assignment or partition count and replication factor); returns the new topic
-        (not stored if validate_only). -1 partitions / replication factor means the broker default."""
+        (not stored if validate_only). -1 partitions / replication factor means the broker default.
+        Returns once the topic's record and partitions are durable and the topic is visible."""
+        return await self._change(
+            self._create_topic(
+                name,
+                num_partitions,
+                replication_factor,
+                assignments,
+                configs,
+                validate_only=validate_only,
+                internal=internal,
+            )
+        )
+
+    async def _create_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        assignments: Mapping[int, Sequence[int]] | Sequence[tuple[int, Sequence[int]]] | None,
+        configs: Mapping[str, str | None] | None,
+        *,
+        validate_only: bool,
+        internal: bool,
+    ) -> TopicState:
+        async with self._changes:
+            state, replication_factor = self._new_topic(
+                name, num_partitions, replication_factor, assignments, configs, internal
+            )
+            if validate_only:
+                return state
+            count = len(state.partitions)
+            record = TopicRecord(name, state.topic_id, count, replication_factor, dict(state.configs))
+            job = self.logs.prepare_partitions(name, range(count), topic_id=state.topic_id, record=record)
+            self._creating.add(name)
+            try:
+                await _run_in_thread(job, name)
+            finally:
+                self._creating.discard(name)
+            self.logs.complete_partitions(job)
+            self.cluster.add_topic(state)
+            return state
+
+    def _new_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        assignments: Mapping[int, Sequence[int]] | Sequence[tuple[int, Sequence[int]]] | None,
+        configs: Mapping[str, str | None] | None,
+        internal: bool,
+    ) -> tuple[TopicState, int]:
+        """The new topic CreateTopics asks for, checked (raises KafkaError); and its replication factor."""
         if name == CLUSTER_METADATA_TOPIC:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited.")
         validate_topic_name(name)
@@ -102,7 +178,7 @@ class TopicAdmin:
         if name in INTERNAL_TOPICS and not internal:
             # Kafka lets an admin create these; here only the coordinators do, with their own configs.
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited.")
-        self._check_collision(name)
+        check_collision(self.cluster, name)
         given = dict(configs or {})
         parse_topic_configs(given, self.broker_config)  # raises KafkaError(INVALID_CONFIG), nulls included
         if assignments:
@@ -117,7 +193,7 @@ class TopicAdmin:
                     "A manual partition assignment was specified, but numPartitions was not set to -1.",
                 )
             pairs = list(assignments.items()) if isinstance(assignments, Mapping) else list(assignments)
-            replication_factor = self._check_assignments(pairs)
+            replication_factor = check_assignments(self.cluster, pairs)
             num_partitions = len(pairs)
         else:
             if replication_factor < -1 or replication_factor == 0:
@@ -134,30 +210,26 @@ class TopicAdmin:
                 num_partitions = int(self.broker_config["num.partitions"])
             if replication_factor == -1:
                 replication_factor = int(self.broker_config["default.replication.factor"])
-            self._check_placement(replication_factor)
+            check_placement(self.cluster, replication_factor)
         stored = {k: v for k, v in given.items() if v is not None}
-        state = self._state(name, uuid.uuid4(), num_partitions, stored, internal=internal)
-        if validate_only:
+        return self._state(name, uuid.uuid4(), num_partitions, stored, internal=internal), replication_factor
+
+    async def delete_topic(self, name: str) -> TopicState:
+        async with self._changes:
+            state = self.cluster.topic(name)
+            if state is None:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            if state.is_internal:
+                raise KafkaError(
+                    ErrorCode.TOPIC_DELETION_DISABLED, f"Internal topic {name} cannot be deleted."
+                )
+            if not self.broker_config["delete.topic.enable"]:
+                raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
+            self.logs.delete_topic(name)
+            self.cluster.remove_topic(name)
             return state
-        self.logs.save_topic(name, state.topic_id, num_partitions, stored, replication_factor)
-        for partition in range(num_partitions):
-            self.logs.get_or_create_log(name, partition, topic_id=state.topic_id)
-        self.cluster.add_topic(state)
-        return state
 
-    def delete_topic(self, name: str) -> TopicState:
-        state = self.cluster.topic(name)
-        if state is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        if state.is_internal:
-            raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED, f"Internal topic {name} cannot be deleted.")
-        if not self.broker_config["delete.topic.enable"]:
-            raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
-        self.logs.delete_topic(name)
-        self.cluster.remove_topic(name)
-        return state
-
-    def create_partitions(
+    async def create_partitions(
         self,
         name: str,
         count: int,
@@ -165,51 +237,60 @@ class TopicAdmin:
         *,
         validate_only: bool = False,
     ) -> TopicState:
-        """CreatePartitions: grow a topic to `count` partitions (never shrink), Kafka's checks in order."""
-        state = self.cluster.topic(name)
-        if state is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        current = len(state.partitions)
-        if count == current:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
-        if count < current:
-            raise KafkaError(
-                ErrorCode.INVALID_PARTITIONS,
-                f"The topic {name} currently has {current} partition(s); {count} would not be an increase.",
-            )
-        additional = count - current
-        replication_factor = len(state.partitions[0].replicas) if state.partitions else 1
-        if assignments is not None:
-            if len(assignments) != additional:
-                raise KafkaError(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"Attempted to add {additional} additional partition(s), but only {len(assignments)} "
-                    "assignment(s) were specified.",
-                )
-            for replicas in assignments:
-                self._check_replicas(replicas, replication_factor)
-        else:
-            self._check_placement(replication_factor)
-        if validate_only:
-            return state
-        self.logs.save_topic(name, state.topic_id, count, dict(state.configs), replication_factor)
-        for partition in range(current, count):
-            self.logs.get_or_create_log(name, partition, topic_id=state.topic_id)
-            state.partitions.append(self._partition(partition))
-        return state
+        """CreatePartitions: grow a topic to `count` partitions (never shrink), Kafka's checks in order.
+        The new partitions are visible once they are durable."""
+        return await self._change(self._create_partitions(name, count, assignments, validate_only))
 
-    def alter_configs(self, name: str, configs: Mapping[str, str], *, validate_only: bool = False) -> None:
-        """Replace a topic's config overrides (AlterConfigs / IncrementalAlterConfigs after merging).
-        As Kafka's controller does, the configs are validated before the topic's existence is checked."""
-        parse_topic_configs(dict(configs), self.broker_config)  # raises KafkaError(INVALID_CONFIG)
-        state = self.cluster.topic(name)
-        if state is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
-        if validate_only:
-            return
-        replication_factor = len(state.partitions[0].replicas) if state.partitions else 1
-        self.logs.save_topic(name, state.topic_id, len(state.partitions), dict(configs), replication_factor)
-        state.configs = dict(configs)
+    async def _create_partitions(
+        self, name: str, count: int, assignments: Sequence[Sequence[int]] | None, validate_only: bool
+    ) -> TopicState:
+        async with self._changes:
+            state = self.cluster.topic(name)
+            if state is None:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            current = len(state.partitions)
+            replication_factor = check_growth(self.cluster, state, count, assignments)
+            if validate_only:
+                return state
+            record = TopicRecord(name, state.topic_id, count, replication_factor, dict(state.configs))
+            job = self.logs.prepare_partitions(
+                name, range(current, count), topic_id=state.topic_id, record=record
+            )
+            await _run_in_thread(job, name)
+            self.logs.complete_partitions(job)
+            state.partitions.extend(self._partition(partition) for partition in range(current, count))
+            return state
+
+    async def alter_configs(
+        self,
+        name: str,
+        change: Callable[[dict[str, str]], Mapping[str, str]],
+        *,
+        validate_only: bool = False,
+    ) -> None:
+        """Replace a topic's config overrides with `change(current overrides)` (AlterConfigs replaces,
+        IncrementalAlterConfigs merges), applied to the overrides as they are when this change's turn
+        comes. As Kafka's controller does, the configs are validated before the topic's existence is
+        checked."""
+        async with self._changes:
+            state = self.cluster.topic(name)
+            configs = dict(change(dict(state.configs) if state is not None else {}))
+            parse_topic_configs(dict(configs), self.broker_config)  # raises KafkaError(INVALID_CONFIG)
+            if state is None:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            if validate_only:
+                return
+            replication_factor = len(state.partitions[0].replicas) if state.partitions else 1
+            self.logs.save_topic(name, state.topic_id, len(state.partitions), configs, replication_factor)
+            state.configs = configs
+
+    async def _change(self, change: Coroutine[Any, Any, T]) -> T:
+        """Run a change as its own task: it completes even if the caller stops waiting for it."""
+        task = asyncio.get_running_loop().create_task(change)
+        self._running.add(task)
+        task.add_done_callback(_forget)
+        task.add_done_callback(self._running.discard)
+        return await asyncio.shield(task)
 
     # ----- helpers -------------------------------------------------------------------------------
 
@@ -233,74 +314,19 @@ class TopicAdmin:
             isr=[self.node_id],
         )
 
-    def _check_collision(self, name: str) -> None:
-        # '.' and '_' collide in metric names, so Kafka refuses topics that differ only by them.
-        folded = name.replace(".", "_")
-        for existing in self.cluster.topics:
-            if existing.replace(".", "_") == folded:
-                raise KafkaError(
-                    ErrorCode.INVALID_TOPIC_EXCEPTION,
-                    f"Topic '{name}' collides with existing topic: {existing}",
-                )
 
-    def _check_assignments(self, assignments: Sequence[tuple[int, Sequence[int]]]) -> int:
-        """Validate a manual replica assignment as Kafka's controller does; returns its replication factor."""
-        replication_factor: int | None = None
-        seen: set[int] = set()
-        for partition, replicas in assignments:
-            if partition in seen:
-                raise KafkaError(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"Found multiple manual partition assignments for partition {partition}",
-                )
-            seen.add(partition)
-            self._check_replicas(replicas, replication_factor)
-            replication_factor = len(replicas)
-        if seen != set(range(len(seen))):
-            raise KafkaError(
-                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                "partitions should be a consecutive 0-based integer sequence",
-            )
-        assert replication_factor is not None
-        return replication_factor
+async def _run_in_thread(job: PartitionCreationJob, topic: str) -> None:
+    """The job's file work in a worker thread; a failed file operation is a KAFKA_STORAGE_ERROR."""
+    try:
+        await asyncio.to_thread(job.run)
+    except OSError as error:
+        raise LogStorageError(f"creating partitions of {topic} failed: {error}") from error
 
-    def _check_replicas(self, replicas: Sequence[int], replication_factor: int | None) -> None:
-        if not replicas:
-            raise KafkaError(
-                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                "The manual partition assignment includes an empty replica list.",
-            )
-        previous = None
-        for broker in sorted(replicas):
-            if broker not in self.cluster.brokers:
-                raise KafkaError(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"The manual partition assignment includes broker {broker}, but no such broker is "
-                    "registered.",
-                )
-            if broker == previous:
-                raise KafkaError(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"The manual partition assignment includes the broker {broker} more than once.",
-                )
-            previous = broker
-        if replication_factor is not None and len(replicas) != replication_factor:
-            raise KafkaError(
-                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                f"The manual partition assignment includes a partition with {len(replicas)} replica(s), but "
-                "this is not consistent with previous partitions, which have "
-                f"{replication_factor} replica(s).",
-            )
 
-    def _check_placement(self, replication_factor: int) -> None:
-        brokers = len(self.cluster.brokers)
-        if replication_factor > brokers:
-            raise KafkaError(
-                ErrorCode.INVALID_REPLICATION_FACTOR,
-                f"Unable to replicate the partition {replication_factor} time(s): The target replication "
-                f"factor of {replication_factor} cannot be reached because only {brokers} broker(s) are "
-                "registered.",
-            )
+def _forget(task: asyncio.Task[Any]) -> None:
+    """Retrieve a change's outcome, so one whose caller went away logs no 'never retrieved' warning."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _as_string(value: object) -> str:

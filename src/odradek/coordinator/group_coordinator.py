@@ -58,15 +58,16 @@ class GroupCoordinator:
             self.settings, logs, cluster, node_id, notify_append, **runtime_options
         )
         self._expiry: asyncio.TimerHandle | None = None
+        self._offsets_creation: asyncio.Task[bool] | None = None
         self.started = False
 
     # ----- lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Create `__consumer_offsets` if needed and load the partitions this broker leads."""
+        """Create `__consumer_offsets` if needed (single node) and load the partitions this broker leads."""
         self.started = True
         if self.settings.single_node:
-            self.ensure_offsets_topic()
+            await self.ensure_offsets_topic()
         self.refresh_leadership()
         self._schedule_expiry()
 
@@ -78,10 +79,20 @@ class GroupCoordinator:
         for partition in list(self.runtime.shards):
             self.runtime.resign(partition)
 
-    def ensure_offsets_topic(self) -> bool:
-        """Create `__consumer_offsets` (compacted, internal) if it is missing; True if it exists now."""
+    async def ensure_offsets_topic(self) -> bool:
+        """Create `__consumer_offsets` (compacted, internal) if it is missing; True if it exists now.
+        Its partitions are made off the loop; concurrent callers share one creation."""
         if self.cluster.topic(OFFSETS_TOPIC) is not None:
             return True
+        return await asyncio.shield(self._offsets_topic_creation())
+
+    def _offsets_topic_creation(self) -> asyncio.Task[bool]:
+        """The creation of `__consumer_offsets` under way, started if there is none."""
+        if self._offsets_creation is None or self._offsets_creation.done():
+            self._offsets_creation = asyncio.get_running_loop().create_task(self._create_offsets_topic())
+        return self._offsets_creation
+
+    async def _create_offsets_topic(self) -> bool:
         brokers = max(len(self.cluster.brokers), 1)
         replication = self.settings.offsets_topic_replication_factor
         if replication > brokers:
@@ -92,7 +103,7 @@ class GroupCoordinator:
                 return False
             replication = brokers  # a single node is the whole cluster
         try:
-            self.topics.create_topic(
+            await self.topics.create_topic(
                 OFFSETS_TOPIC,
                 self.settings.offsets_topic_num_partitions,
                 replication,
@@ -107,9 +118,14 @@ class GroupCoordinator:
             if error.error_code is not ErrorCode.TOPIC_ALREADY_EXISTS:
                 log.warning("creating %s failed: %s", OFFSETS_TOPIC, error)
                 return False
-        log.info("created %s", OFFSETS_TOPIC)
-        self.refresh_leadership()
-        return True
+        except Exception:
+            log.exception("creating %s failed", OFFSETS_TOPIC)
+            return False
+        else:
+            log.info("created %s", OFFSETS_TOPIC)
+        if self.started:
+            self.refresh_leadership()
+        return self.cluster.topic(OFFSETS_TOPIC) is not None
 
     def refresh_leadership(self) -> None:
         """Load the partitions of `__consumer_offsets` this broker leads; drop the ones it no longer does."""
@@ -123,11 +139,13 @@ class GroupCoordinator:
                 self.runtime.resign(state.partition)
 
     def coordinator_node(self, group_id: str) -> int | None:
-        """The broker that coordinates `group_id` (the leader of its partition), None if none yet."""
+        """The broker that coordinates `group_id` (the leader of its partition), None if none yet.
+        A missing `__consumer_offsets` is created in the background meanwhile (None until it exists:
+        COORDINATOR_NOT_AVAILABLE, which clients retry, as Kafka answers while it creates the topic)."""
         if not self.started:
             return None
-        topic = self.cluster.topic(OFFSETS_TOPIC)
-        if topic is None and not self.ensure_offsets_topic():
+        if self.cluster.topic(OFFSETS_TOPIC) is None:
+            self._offsets_topic_creation()
             return None
         state = self.cluster.partition(OFFSETS_TOPIC, self.runtime.partition_for(group_id))
         if state is None or state.leader_id < 0:

@@ -25,7 +25,7 @@ from functools import partial
 from typing import Protocol
 
 from odradek.cluster.dynamic_configs import apply_log_defaults
-from odradek.cluster.topics import validate_topic_name
+from odradek.cluster.topic_checks import validate_topic_name
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog import BROKER_CONFIGS
 from odradek.config.topic_catalog import TOPIC_CONFIGS
@@ -103,7 +103,7 @@ async def handle_alter_configs(
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
             _check_entries([(c.name, c.value, OpType.SET) for c in resource.configs])
             wanted = {c.name: c.value for c in resource.configs if c.value is not None}
-            _alter(
+            await _alter(
                 resource.resource_type, resource.resource_name, partial(_replaced, wanted), request, context
             )
             code, message = ErrorCode.NONE, None
@@ -134,7 +134,7 @@ async def handle_incremental_alter_configs(
             _check_entries(ops)
             kind = resource.resource_type
             catalog = TOPIC_CONFIGS if kind == ResourceType.TOPIC else BROKER_CONFIGS
-            _alter(
+            await _alter(
                 kind,
                 resource.resource_name,
                 partial(_apply, ops, catalog, kind),
@@ -199,7 +199,7 @@ class _AlterRequest(Protocol):
     validate_only: bool
 
 
-def _alter(
+async def _alter(
     resource_type: int,
     name: str,
     change: Callable[[dict[str, str]], dict[str, str]],
@@ -210,11 +210,12 @@ def _alter(
     services = context.services
     if resource_type == ResourceType.TOPIC:
         state = services.cluster.topic(name)
-        wanted = change(dict(state.configs) if state is not None else {})
+        change(dict(state.configs) if state is not None else {})  # its errors come first, as in Kafka
         if not name:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
         validate_topic_name(name)
-        services.topics.alter_configs(name, wanted, validate_only=request.validate_only)
+        # Applied again to the configs as they are when the change's turn comes (see TopicAdmin).
+        await services.topics.alter_configs(name, change, validate_only=request.validate_only)
     elif resource_type == ResourceType.BROKER:
         if name:
             broker_id = _broker_id(name, "Node id must be an integer, but it is: ")

@@ -7,8 +7,9 @@ Version notes:
   (not produced here); v6 adds key type 2 (share groups), which this broker does not serve:
   INVALID_REQUEST, as for any unknown key type.
 - A group's coordinator is the leader of its `__consumer_offsets` partition (Java's hash of the group
-  id modulo `offsets.topic.num.partitions`); the topic is created here if it does not exist yet.
-  While it is missing, or has no leader, the answer is COORDINATOR_NOT_AVAILABLE (node -1).
+  id modulo `offsets.topic.num.partitions`); if the topic does not exist yet its creation starts here,
+  in the background (a single node creates it at start-up). While it is missing or being created, or
+  has no leader, the answer is COORDINATOR_NOT_AVAILABLE (node -1), which clients retry.
 - Transactional ids: there is no transaction coordinator yet, so this broker answers for them (its
   InitProducerId refuses transactional ids until there is one).
 """

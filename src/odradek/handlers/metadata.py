@@ -5,7 +5,10 @@ Version notes:
   the controller id, rack and is_internal; v2 the cluster id; v3 throttle time.
 - v4+: `allow_auto_topic_creation` (earlier versions always may auto-create, as Kafka did); topics are
   created only when the broker's `auto.create.topics.enable` is also true, with `num.partitions`.
-  A topic created this way is returned at once (a single node needs no election).
+  A topic created this way is returned once its partitions are durable (a single node needs no
+  election). A topic being created (by CreateTopics, another Metadata request, or a coordinator, e.g.
+  `__consumer_offsets`) is not listed yet; asked for by name it gets LEADER_NOT_AVAILABLE and no
+  partitions, as Kafka answers while it creates a topic.
 - v5 offline replicas, v7 leader epochs, v8 authorized operations (no authorizer: everything allowed),
   v9 flexible, v10 topic ids (topics may be asked for by id), v12 a null topic name for id lookups,
   v13 a top-level error code. include_cluster_authorized_operations (v8-10) is honoured the same way.
@@ -14,6 +17,7 @@ Version notes:
 from __future__ import annotations
 
 from odradek.cluster.metadata import TopicState
+from odradek.cluster.topics import INTERNAL_TOPICS
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
@@ -68,6 +72,10 @@ async def _lookup(
             return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=topic_id)
         return _describe(topic, request)
     topic = cluster.topic(name)
+    if topic is None and context.services.topics.is_being_created(name):
+        return MetadataResponseTopic(
+            error_code=ErrorCode.LEADER_NOT_AVAILABLE, name=name, is_internal=name in INTERNAL_TOPICS
+        )
     if topic is None and may_create:
         try:
             topic = await context.services.topics.auto_create(name)

@@ -12,7 +12,9 @@ Version notes:
   topics by name or by id. A name or id given twice, both or neither, is INVALID_REQUEST.
 - CreatePartitions v1 is v0 (throttling), v2 is flexible, v3 may throttle.
 - A topic named twice in one CreateTopics / CreatePartitions request gets one INVALID_REQUEST result.
-- Changes are made synchronously on a single node, so timeout_ms is never needed. Kafka shuffles
+- A change is answered once it is durable and visible (a single node needs no propagation), so
+  timeout_ms is never needed; the files of new partitions are made in a worker thread, and changes
+  are applied one at a time, in arrival order, as Kafka's controller does. Kafka shuffles
   DeleteTopics results (to hide which topics exist from unauthorized clients); here they follow the
   request, since there is no authorizer to hide anything from.
 - Internal topics (__consumer_offsets, __transaction_state) are created by their coordinators only and
@@ -67,7 +69,7 @@ async def handle_create_topics(request: CreateTopicsRequest, context: RequestCon
             results[topic.name] = _not_created(topic.name, ErrorCode.INVALID_REQUEST, _DUPLICATE_NAME)
             continue
         try:
-            state = _create(topic, validate_only, context)
+            state = await _create(topic, validate_only, context)
         except Exception as error:
             results[topic.name] = _not_created(topic.name, error_code_for(error), error_message_for(error))
             continue
@@ -106,7 +108,7 @@ async def handle_delete_topics(request: DeleteTopicsRequest, context: RequestCon
         if (name, topic_id) in answered:
             continue
         answered.add((name, topic_id))
-        responses.append(_delete(name, topic_id, names, ids, clashing, context))
+        responses.append(await _delete(name, topic_id, names, ids, clashing, context))
     return DeleteTopicsResponse(responses=responses)
 
 
@@ -123,7 +125,7 @@ async def handle_create_partitions(
             code, message = ErrorCode.INVALID_REQUEST, _DUPLICATE_NAME
         else:
             try:
-                _grow(topic, request.validate_only, context)
+                await _grow(topic, request.validate_only, context)
                 code, message = ErrorCode.NONE, None
             except Exception as error:
                 code, message = error_code_for(error), error_message_for(error)
@@ -136,10 +138,10 @@ async def handle_create_partitions(
 # ----- helpers ---------------------------------------------------------------------------------------
 
 
-def _create(topic: CreatableTopic, validate_only: bool, context: RequestContext) -> TopicState:
+async def _create(topic: CreatableTopic, validate_only: bool, context: RequestContext) -> TopicState:
     configs = {config.name: config.value for config in topic.configs}  # the last of a repeated name wins
     assignments = [(a.partition_index, list(a.broker_ids)) for a in topic.assignments]
-    return context.services.topics.create_topic(
+    return await context.services.topics.create_topic(
         topic.name,
         topic.num_partitions,
         topic.replication_factor,
@@ -161,7 +163,7 @@ def _not_created(name: str, code: ErrorCode, message: str | None) -> CreatableTo
     )
 
 
-def _delete(
+async def _delete(
     name: str | None,
     topic_id: uuid.UUID,
     names: Counter[str],
@@ -200,7 +202,7 @@ def _delete(
             "The provided topic name maps to an ID that was already supplied.",
         )
     try:
-        context.services.topics.delete_topic(state.name)
+        await context.services.topics.delete_topic(state.name)
     except KafkaError as error:
         return _deletion(state.name, state.topic_id, error.error_code, error.error_message)
     return _deletion(state.name, state.topic_id, ErrorCode.NONE, None)
@@ -212,8 +214,8 @@ def _deletion(
     return DeletableTopicResult(name=name, topic_id=topic_id, error_code=code, error_message=message)
 
 
-def _grow(topic: CreatePartitionsTopic, validate_only: bool, context: RequestContext) -> None:
+async def _grow(topic: CreatePartitionsTopic, validate_only: bool, context: RequestContext) -> None:
     assignments = [list(a.broker_ids) for a in topic.assignments] if topic.assignments is not None else None
-    context.services.topics.create_partitions(
+    await context.services.topics.create_partitions(
         topic.name, topic.count, assignments, validate_only=validate_only
     )

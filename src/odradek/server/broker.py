@@ -1,8 +1,9 @@
 """The broker process: loads the logs, serves the listeners, runs the periodic jobs, shuts down cleanly.
 
 One asyncio loop owns all broker state. Slow file work (recovery at start-up, fsync, retention deletes,
-compaction, checkpoints) runs in worker threads via `asyncio.to_thread`, with storage's prepare/run/
-complete split keeping every state change on the loop.
+compaction, checkpoints, new partitions) runs in worker threads via `asyncio.to_thread`, with storage's
+prepare/run/complete split keeping every state change on the loop. The listeners serve once the topics
+are loaded and, on a first start, `__consumer_offsets` is created.
 """
 
 from __future__ import annotations
@@ -82,12 +83,14 @@ class Broker:
             dynamic_configs=self.dynamic_configs,
             fetch_sessions=FetchSessionCache(int(self.config["max.incremental.fetch.session.cache.slots"])),  # type: ignore[arg-type]
         )
-        await self._listen()
+        await self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
         self.metrics_endpoint = await metrics.start_endpoint(self.config, services, self._connection_count)
         cluster.brokers = {self.node_id: self._own_endpoint()}
         topics.load()
-        await groups.start()
+        await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
+        for server in self.servers:
+            await server.start_serving()
         self._every("log.retention.check.interval.ms", self._retention)
         self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
         self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
@@ -123,7 +126,7 @@ class Broker:
                 return connection
 
             server = await loop.create_server(
-                factory, endpoint.host or None, endpoint.port, reuse_address=True
+                factory, endpoint.host or None, endpoint.port, reuse_address=True, start_serving=False
             )
             self.servers.append(server)
             sockname = server.sockets[0].getsockname()
@@ -172,6 +175,8 @@ class Broker:
         for task in self.tasks:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
+        if self.services is not None:
+            await self.services.topics.drain()  # a topic creation under way finishes its files first
         await asyncio.to_thread(self.logs.shutdown)
         log.info("broker stopped")
 

@@ -39,6 +39,7 @@ from odradek.storage.offsets_by_time import (
     TimestampAndOffset,
 )
 from odradek.storage.partition import TopicPartition
+from odradek.storage.partition_creation import PartitionCreationJob
 from odradek.storage.producer_state import AppendOrigin
 from odradek.storage.segment import LogSegment
 from odradek.storage.topic_store import TopicRecord
@@ -74,6 +75,7 @@ __all__ = [
     "LogStorageError",
     "OffsetOutOfRangeError",
     "OutOfOrderSequenceError",
+    "PartitionCreationJob",
     "RecordTooLargeError",
     "StorageError",
     "TimestampAndOffset",

@@ -53,19 +53,23 @@ class EpochEntry:
     start_offset: int
 
 
-def write_leader_epoch_checkpoint(path: Path, entries: Iterable[EpochEntry], *, fsync: bool = True) -> None:
+def write_leader_epoch_checkpoint(
+    path: Path, entries: Iterable[EpochEntry], *, fsync: bool = True, sync_directory: bool = True
+) -> None:
     items = list(entries)
     lines = [str(_VERSION), str(len(items))] + [f"{e.epoch} {e.start_offset}" for e in items]
-    atomic_write(path, ("\n".join(lines) + "\n").encode(), fsync=fsync)
+    atomic_write(path, ("\n".join(lines) + "\n").encode(), fsync=fsync, sync_directory=sync_directory)
 
 
 def read_leader_epoch_checkpoint(path: Path) -> list[EpochEntry]:
     return [EpochEntry(int(epoch), int(offset)) for epoch, offset in _read_entries(path, 2)]
 
 
-def write_partition_metadata(partition_dir: Path, topic_id: uuid.UUID) -> None:
+def write_partition_metadata(
+    partition_dir: Path, topic_id: uuid.UUID, *, sync_directory: bool = True
+) -> None:
     text = f"version: {_VERSION}\ntopic_id: {topic_id_to_string(topic_id)}\n"
-    atomic_write(partition_dir / "partition.metadata", text.encode())
+    atomic_write(partition_dir / "partition.metadata", text.encode(), sync_directory=sync_directory)
 
 
 def read_partition_metadata(partition_dir: Path) -> uuid.UUID | None:

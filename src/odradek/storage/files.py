@@ -68,11 +68,13 @@ def without_suffix(path: Path, suffix: str) -> Path:
     return path.with_name(path.name[: -len(suffix)])
 
 
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
+def atomic_write(path: Path, data: bytes, *, fsync: bool = True, sync_directory: bool = True) -> None:
     """Replace ``path`` with ``data`` so that a crash leaves either the old or the new file whole.
 
     Written to ``<path>.tmp``, fsynced, renamed over ``path``, then the directory is fsynced so the rename
-    itself survives power loss (as Kafka's checkpoint files are written).
+    itself survives power loss (as Kafka's checkpoint files are written). ``sync_directory=False`` leaves
+    that last fsync to the caller, who writes several files of one directory and fsyncs it once after
+    the last rename: a directory fsync persists every entry created or renamed in it before the call.
     """
     tmp = with_suffix(path, TEMP_SUFFIX)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -83,7 +85,7 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
-    if fsync:
+    if fsync and sync_directory:
         fsync_dir(path.parent)
 
 

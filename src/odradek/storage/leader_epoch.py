@@ -114,7 +114,7 @@ class LeaderEpochCache:
         self._entries = []
         self.write(fsync=False)
 
-    def write(self, *, fsync: bool = True) -> None:
+    def write(self, *, fsync: bool = True, sync_directory: bool = True) -> None:
         # Written without fsync on the loop when it changes; Log.flush fsyncs it off the loop, and
         # recovery re-derives epochs from batch headers above the recovery point anyway.
-        write_leader_epoch_checkpoint(self.path, self._entries, fsync=fsync)
+        write_leader_epoch_checkpoint(self.path, self._entries, fsync=fsync, sync_directory=sync_directory)

@@ -118,9 +118,11 @@ def load_log(
     epochs.truncate_from_end(log_end)
     epochs.truncate_from_start(log_start)
     state.map_end_offset = log_end
+    # Both files are fsynced; their renames (and a new segment's files) become durable with the one
+    # directory fsync below, before the log is handed out.
     if not snapshot_path(directory, log_end).exists():
-        write_snapshot(directory, state, fsync=True)
-    epochs.write(fsync=True)
+        write_snapshot(directory, state, fsync=True, sync_directory=False)
+    epochs.write(fsync=True, sync_directory=False)
     fsync_dir(directory)
     return LoadedLog(segments, log_start, log_end, epochs, state, truncated)
 

@@ -23,7 +23,6 @@ from odradek.storage.checkpoints import (
     read_offset_checkpoint,
     write_meta_properties,
     write_offset_checkpoint,
-    write_partition_metadata,
 )
 from odradek.storage.cleaner import CleaningPlan, CleaningResult, install_cleaning, plan_cleaning
 from odradek.storage.config import ConfigValue, LogConfig
@@ -42,6 +41,7 @@ from odradek.storage.files import (
 from odradek.storage.flush import FlushJob
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition, delete_dir_name, is_delete_dir_name, topic_id_to_string
+from odradek.storage.partition_creation import PartitionCreationJob
 from odradek.storage.segment import LogSegment
 from odradek.storage.topic_store import TopicRecord, TopicStore
 
@@ -166,34 +166,75 @@ class LogManager:
         topic_id: uuid.UUID | None = None,
         config: LogConfig | None = None,
     ) -> Log:
-        """The partition's log, created empty (in the log dir holding the fewest partitions) if absent."""
-        tp = TopicPartition(topic, partition)
-        log = self._logs.get(tp)
+        """The partition's log, created empty (in the log dir holding the fewest partitions) if absent.
+        Creating is file work (fsyncs): the loop uses ``prepare_partitions`` instead."""
+        log = self._logs.get(TopicPartition(topic, partition))
         if log is not None:
             return log
-        directory = self._least_used_log_dir() / tp.dir_name
-        directory.mkdir(parents=True, exist_ok=True)
-        if topic_id is not None:
-            write_partition_metadata(directory, topic_id)
-        log = Log.open(
+        job = self.prepare_partitions(topic, [partition], topic_id=topic_id, config=config)
+        job.run()
+        self.complete_partitions(job)
+        return self._logs[TopicPartition(topic, partition)]
+
+    def prepare_partitions(
+        self,
+        topic: str,
+        partitions: Iterable[int],
+        *,
+        topic_id: uuid.UUID | None = None,
+        config: LogConfig | None = None,
+        record: TopicRecord | None = None,
+    ) -> PartitionCreationJob:
+        """Plan empty logs for those of ``partitions`` the topic does not have yet, each in the log dir
+        holding the fewest partitions; with ``record``, the job stores it first (a new topic or a new
+        partition count; its configs are validated here). Run the job's ``run`` in a worker thread,
+        then ``complete_partitions`` on the loop. One job per topic at a time."""
+        if record is not None:
+            config = LogConfig.from_mapping(record.configs, base=self.default_config)  # validates
+        elif config is None:
+            config = self.config_for(topic)
+        counts = self._partition_counts()
+        directories: dict[int, Path] = {}
+        for partition in partitions:
+            tp = TopicPartition(topic, partition)
+            if tp in self._logs or partition in directories:
+                continue
+            log_dir = min(self.log_dirs, key=lambda d: counts[d])
+            counts[log_dir] += 1
+            directories[partition] = log_dir / tp.dir_name
+        return PartitionCreationJob(
+            topic,
+            topic_id,
+            directories,
+            config,
+            self._open_new_log,
+            self.topic_store,
+            record,
+            previous=self.topic_store.load_topics().get(topic) if record is not None else None,
+        )
+
+    def complete_partitions(self, job: PartitionCreationJob) -> list[Log]:
+        """Install the logs a finished ``PartitionCreationJob`` made; returns them."""
+        for partition, log in job.logs.items():
+            self._logs[TopicPartition(job.topic, partition)] = log
+        return list(job.logs.values())
+
+    def _open_new_log(self, directory: Path, config: LogConfig) -> Log:
+        return Log.open(
             directory,
-            config or self.config_for(topic),
+            config,
             clock=self.clock,
             producer_id_expiration_ms=self.producer_id_expiration_ms,
             auto_high_watermark=self.single_node,
         )
-        self._logs[tp] = log
-        return log
 
-    def _least_used_log_dir(self) -> Path:
-        """The log dir holding the fewest partitions (with one dir, no counting: creating a topic of
-        n partitions would otherwise count n^2 times)."""
-        if len(self.log_dirs) == 1:
-            return self.log_dirs[0]
-        counts = {d: 0 for d in self.log_dirs}
-        for existing in self._logs.values():
-            counts[existing.dir.parent] = counts.get(existing.dir.parent, 0) + 1
-        return min(self.log_dirs, key=lambda d: counts.get(d, 0))
+    def _partition_counts(self) -> dict[Path, int]:
+        """Partitions per log dir (with one dir, no counting: it gets every partition anyway)."""
+        counts = dict.fromkeys(self.log_dirs, 0)
+        if len(self.log_dirs) > 1:
+            for existing in self._logs.values():
+                counts[existing.dir.parent] = counts.get(existing.dir.parent, 0) + 1
+        return counts
 
     def delete_log(self, topic: str, partition: int) -> bool:
         """Remove a partition: its dir is renamed ``<topic>-<partition>.<uuid>-delete`` now and removed

@@ -60,8 +60,11 @@ def snapshot_path(partition_dir: Path, offset: int) -> Path:
     return partition_dir / offset_file_name(offset, SNAPSHOT_SUFFIX)
 
 
-def write_snapshot(partition_dir: Path, state: ProducerStateManager, *, fsync: bool = False) -> Path:
-    """Write the state at ``state.map_end_offset``; unsynced by default (flushed later, off the loop)."""
+def write_snapshot(
+    partition_dir: Path, state: ProducerStateManager, *, fsync: bool = False, sync_directory: bool = True
+) -> Path:
+    """Write the state at ``state.map_end_offset``; unsynced by default (flushed later, off the loop).
+    ``sync_directory=False``: the caller fsyncs the partition directory itself (see ``atomic_write``)."""
     body = json.dumps(
         {
             "offset": state.map_end_offset,
@@ -81,7 +84,7 @@ def write_snapshot(partition_dir: Path, state: ProducerStateManager, *, fsync: b
     ).encode()
     header = f"{_MAGIC} {_VERSION} {crc32c.crc32c(body):08x}\n".encode()
     path = snapshot_path(partition_dir, state.map_end_offset)
-    atomic_write(path, header + body, fsync=fsync)
+    atomic_write(path, header + body, fsync=fsync, sync_directory=sync_directory)
     return path
 
 

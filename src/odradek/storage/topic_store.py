@@ -7,11 +7,15 @@ Kept in ``<log.dir>/__odradek_topics.json`` (the first log dir), replaced atomic
                            "replication_factor": 1, "configs": {"cleanup.policy": "compact"}}}}
 
 Config values are stored as given (str, int, float, bool or null), keyed by Kafka's names.
+
+Changes may be written from a worker thread (topic creation runs off the event loop) while the loop
+reads: a lock keeps each read-modify-write whole, and readers get a copy of the last written content.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -40,12 +44,17 @@ class TopicStore:
     def __init__(self, log_dir: Path) -> None:
         self.path = log_dir / TOPICS_FILE
         self._topics: dict[str, TopicRecord] | None = None
+        self._lock = threading.Lock()
 
     def load_topics(self) -> dict[str, TopicRecord]:
         """Every stored topic by name ({} before the first save)."""
-        if self._topics is None:
-            self._topics = self._read()
-        return dict(self._topics)
+        topics = self._topics
+        if topics is None:
+            with self._lock:
+                if self._topics is None:
+                    self._topics = self._read()
+                topics = self._topics
+        return dict(topics)
 
     def save_topic(
         self,
@@ -57,17 +66,29 @@ class TopicStore:
     ) -> TopicRecord:
         """Create or replace a topic's record (new partition count, new config overrides)."""
         record = TopicRecord(name, topic_id, partitions, replication_factor, dict(configs or {}))
-        topics = self.load_topics()
-        topics[name] = record
-        self._write(topics)
+        self.put_topic(record)
         return record
 
+    def put_topic(self, record: TopicRecord) -> None:
+        """Store ``record`` as its topic's record (replacing any)."""
+        with self._lock:
+            topics = self._current()
+            topics[record.name] = record
+            self._write(topics)
+
     def delete_topic(self, name: str) -> bool:
-        topics = self.load_topics()
-        if topics.pop(name, None) is None:
-            return False
-        self._write(topics)
-        return True
+        with self._lock:
+            topics = self._current()
+            if topics.pop(name, None) is None:
+                return False
+            self._write(topics)
+            return True
+
+    def _current(self) -> dict[str, TopicRecord]:
+        """A copy of the stored topics; call with the lock held."""
+        if self._topics is None:
+            self._topics = self._read()
+        return dict(self._topics)
 
     def _write(self, topics: dict[str, TopicRecord]) -> None:
         doc = {

@@ -127,8 +127,8 @@ class Harness:
         self.clock.now_ms = deadline
         await settle()
 
-    def create_topic(self, name: str, partitions: int = 3) -> None:
-        self.topics.create_topic(name, partitions, 1)
+    async def create_topic(self, name: str, partitions: int = 3) -> None:
+        await self.topics.create_topic(name, partitions, 1)
 
 
 async def settle() -> None:

@@ -22,7 +22,7 @@ def run(tmp_path: Path, scenario: Callable[[Harness], Awaitable[None]], **overri
     async def main() -> None:
         harness = Harness(tmp_path, **overrides)
         await harness.start()
-        harness.create_topic("t", 2)
+        await harness.create_topic("t", 2)
         try:
             await scenario(harness)
         finally:

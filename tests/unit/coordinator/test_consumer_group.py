@@ -34,7 +34,7 @@ def run(tmp_path: Path, scenario: Callable[[Harness, uuid.UUID], Awaitable[None]
             },
         )
         await harness.start()
-        harness.create_topic("t", 4)
+        await harness.create_topic("t", 4)
         topic_id = harness.cluster.topics["t"].topic_id
         try:
             await scenario(harness, topic_id)

@@ -21,8 +21,8 @@ def run(tmp_path: Path, scenario: Callable[[Harness], Awaitable[None]], **overri
     async def main() -> None:
         harness = Harness(tmp_path, **overrides)
         await harness.start()
-        harness.create_topic("t", 2)
-        harness.create_topic("u", 1)
+        await harness.create_topic("t", 2)
+        await harness.create_topic("u", 1)
         try:
             await scenario(harness)
         finally:

@@ -1,0 +1,106 @@
+"""PartitionCreationJob: new, empty partition logs made in a worker thread, with few fsyncs.
+
+A new partition is file work: its directory, ``partition.metadata``, an empty segment with its index
+files, a producer snapshot and the leader epoch checkpoint, each made durable. Fifty partitions of
+``__consumer_offsets`` are a few hundred fsyncs: seconds on a slow disk, which the event loop must not
+wait for. ``LogManager.prepare_partitions`` plans a job on the loop (directories, config, the topic
+record to store), ``run`` does every file operation in a worker thread, and
+``LogManager.complete_partitions`` installs the logs on the loop. Until then nothing outside the job
+holds the logs, so no request can read or append to a half-made partition.
+
+What ``run`` writes, in order:
+
+1. The topic record (``__odradek_topics.json``, replaced atomically: file and log dir fsynced), when
+   the job carries one. A crash after this leaves a topic whose missing partitions
+   ``TopicAdmin.load`` creates at the next start, as before.
+2. Per partition: the directory, ``partition.metadata``, the empty segment, the snapshot and the epoch
+   checkpoint. Each small file is written to ``.tmp``, fsynced, and renamed; the partition directory is
+   fsynced once, after its last rename (``load_log`` ends with it). This used to be one directory fsync
+   per file (three more per partition).
+3. One fsync of each log dir that got new partition directories, so their names are durable too (they
+   never were: a lost directory was only recreated, empty, by ``TopicAdmin.load``).
+
+Why one directory fsync per directory is as safe as one per file: a directory fsync makes every entry
+created or renamed in it before the call durable, and each file's contents were fsynced before its
+rename, so after step 3 every name points at complete contents, exactly as with per-file fsyncs. Before
+step 3 nothing depends on these files being durable: the topic is made visible to clients only after
+``run`` returns. A crash in between leaves at worst some missing names or ``.tmp`` files, which
+``load_log`` deletes or recreates (an unreadable snapshot or epoch checkpoint is ignored anyway).
+
+If ``run`` fails, the directories it made are removed and the topic record it replaced is restored (or
+removed), so a failed creation leaves nothing behind for a later attempt to trip over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from odradek.storage.checkpoints import write_partition_metadata
+from odradek.storage.config import LogConfig
+from odradek.storage.files import fsync_dir
+from odradek.storage.log import Log
+from odradek.storage.topic_store import TopicRecord, TopicStore
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class PartitionCreationJob:
+    """New logs for some partitions of one topic; build it with ``LogManager.prepare_partitions``."""
+
+    topic: str
+    topic_id: uuid.UUID | None
+    #: Partition -> its new directory (in the log dir chosen for it).
+    directories: dict[int, Path]
+    config: LogConfig
+    open_log: Callable[[Path, LogConfig], Log]
+    store: TopicStore
+    #: The topic record to store first (a new topic, or a new partition count); None: already stored.
+    record: TopicRecord | None = None
+    #: The record ``record`` replaces, put back if the job fails.
+    previous: TopicRecord | None = None
+    #: Filled by ``run``: partition -> its open log.
+    logs: dict[int, Log] = field(default_factory=dict)
+
+    def run(self) -> None:
+        """Every file operation of the job; call it in a worker thread."""
+        made: list[Path] = []
+        try:
+            if self.record is not None:
+                self.store.put_topic(self.record)
+            for partition, directory in self.directories.items():
+                if not directory.exists():
+                    directory.mkdir(parents=True)
+                    made.append(directory)
+                if self.topic_id is not None:
+                    write_partition_metadata(directory, self.topic_id, sync_directory=False)
+                self.logs[partition] = self.open_log(directory, self.config)  # fsyncs the directory last
+            for log_dir in sorted({directory.parent for directory in self.directories.values()}):
+                fsync_dir(log_dir)
+        except BaseException:
+            self._undo(made)
+            raise
+
+    def _undo(self, made: list[Path]) -> None:
+        for log in self.logs.values():
+            for segment in log.segments:  # not Log.close: no snapshot for a log being thrown away
+                with contextlib.suppress(OSError):
+                    segment.close()
+        self.logs.clear()
+        for directory in made:
+            shutil.rmtree(directory, ignore_errors=True)
+        if self.record is None:
+            return
+        try:
+            if self.previous is not None:
+                self.store.put_topic(self.previous)
+            else:
+                self.store.delete_topic(self.record.name)
+        except OSError:
+            _log.exception("could not restore the topic record of %s after a failed creation", self.topic)
