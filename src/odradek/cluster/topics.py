@@ -248,6 +248,14 @@ class TopicAdmin:
             state = self.cluster.topic(name)
             if state is None:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            if state.is_internal:
+                # Kafka's controller allows it, but a group's coordinator is its partition's leader by
+                # hash modulo the partition count: more partitions would strand every group's state.
+                raise KafkaError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"Cannot increase the number of partitions of internal topic {name}: its partitions "
+                    "are assigned by hashing over their count.",
+                )
             current = len(state.partitions)
             replication_factor = check_growth(self.cluster, state, count, assignments)
             if validate_only:

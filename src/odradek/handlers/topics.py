@@ -17,8 +17,9 @@ Version notes:
   are applied one at a time, in arrival order, as Kafka's controller does. Kafka shuffles
   DeleteTopics results (to hide which topics exist from unauthorized clients); here they follow the
   request, since there is no authorizer to hide anything from.
-- Internal topics (__consumer_offsets, __transaction_state) are created by their coordinators only and
-  cannot be deleted (TOPIC_DELETION_DISABLED): Kafka lets an administrator do both.
+- Internal topics (__consumer_offsets, __transaction_state) are created by their coordinators only,
+  cannot be deleted (TOPIC_DELETION_DISABLED) and cannot get more partitions (INVALID_REQUEST: a
+  group's partition is a hash modulo the count): Kafka lets an administrator do all three.
 """
 
 from __future__ import annotations

@@ -403,3 +403,26 @@ def test_create_partitions_errors_and_validate_only(wire: Wire) -> None:
         MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="grow-errors")]), 1
     )
     assert len(metadata.topics[0].partitions) == 2
+
+
+@pytest.mark.parametrize("validate_only", [False, True])
+def test_create_partitions_refused_for_consumer_offsets(wire: Wire, validate_only: bool) -> None:
+    """More partitions of `__consumer_offsets` would move every group to another partition (a group's
+    partition is a hash modulo the count), stranding its offsets: refused, count unchanged."""
+    before = wire.send(
+        MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="__consumer_offsets")]), 1
+    )
+    count = len(before.topics[0].partitions)
+    assert count > 0
+    request = CreatePartitionsRequest(
+        topics=[grow("__consumer_offsets", count + 1)], timeout_ms=10_000, validate_only=validate_only
+    )
+    result = wire.send(request, 3).results[0]
+    assert result.error_code == INVALID_REQUEST
+    assert result.error_message.startswith(
+        "Cannot increase the number of partitions of internal topic __consumer_offsets"
+    )
+    after = wire.send(
+        MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="__consumer_offsets")]), 1
+    )
+    assert len(after.topics[0].partitions) == count
