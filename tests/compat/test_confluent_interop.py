@@ -225,6 +225,25 @@ def test_a_message_over_message_max_bytes_fails_with_message_too_large(
     assert message.value() == b"fits"
 
 
+def test_a_timestamp_over_an_hour_ahead_fails_with_invalid_timestamp(interop_broker: BrokerProcess) -> None:
+    """Kafka 4's default message.timestamp.after.max.ms (one hour) applies to CreateTime records."""
+    topic = "confluent-future-timestamp"
+    producer = _producer(interop_broker.bootstrap, **{"linger.ms": 0, "retries": 0})
+    reports: list[Message] = []
+    now = int(time.time() * 1000)
+    producer.produce(
+        topic, value=b"late", timestamp=now + 2 * 60 * 60 * 1000, on_delivery=lambda e, m: reports.append(m)
+    )
+    assert producer.flush(20) == 0
+    producer.produce(topic, value=b"now", timestamp=now, on_delivery=lambda e, m: reports.append(m))
+    assert producer.flush(20) == 0
+    future, present = reports
+    assert _error_code(future) == KafkaError.INVALID_TIMESTAMP
+    assert present.error() is None and present.offset() == 0
+    [message] = _consume(interop_broker.bootstrap, topic, {0: 1})
+    assert message.value() == b"now"
+
+
 def _fill(bootstrap: str, topic: str, count: int) -> None:
     produced = [Sample(0, None, b"r%d" % i, (), base_timestamp() + i) for i in range(count)]
     assert all(r.error() is None for r in _produce(_producer(bootstrap), topic, produced))

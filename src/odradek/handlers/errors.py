@@ -11,6 +11,7 @@ _STORAGE_CODES: dict[type[BaseException], ErrorCode] = {
     storage.OffsetOutOfRangeError: ErrorCode.OFFSET_OUT_OF_RANGE,
     storage.CorruptRecordError: ErrorCode.CORRUPT_MESSAGE,
     storage.InvalidRecordError: ErrorCode.INVALID_RECORD,
+    storage.InvalidTimestampError: ErrorCode.INVALID_TIMESTAMP,
     storage.RecordTooLargeError: ErrorCode.MESSAGE_TOO_LARGE,
     storage.OutOfOrderSequenceError: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
     storage.InvalidProducerEpochError: ErrorCode.INVALID_PRODUCER_EPOCH,

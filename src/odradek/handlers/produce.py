@@ -10,7 +10,9 @@ Version notes:
 - acks=0 gets no response at all; acks=-1 waits for the in-sync replicas (on a single node, itself),
   and fails with NOT_ENOUGH_REPLICAS when the ISR is smaller than `min.insync.replicas`.
 The batch is validated at batch level only (sizes, CRC-32C, header rules) and its offsets are
-patched in place by storage; no record is decoded on this path except for compacted topics' keys.
+patched in place by storage; no record is decoded on this path except for compacted topics' keys and,
+when `message.timestamp.before.max.ms` is set, CreateTime timestamps (the header's max timestamp
+checks `message.timestamp.after.max.ms`, one hour by default as in Kafka 4): INVALID_TIMESTAMP.
 """
 
 from __future__ import annotations

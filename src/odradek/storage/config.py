@@ -45,6 +45,10 @@ class LogConfig:
     flush_ms: int = LONG_MAX
     max_message_bytes: int = 1024 * 1024 + 12
     message_timestamp_type: str = TIMESTAMP_TYPE_CREATE_TIME
+    #: How far a CreateTime record's timestamp may lie before / after the broker's clock (Kafka 4.0's
+    #: defaults: any age, at most an hour ahead).
+    message_timestamp_before_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = 60 * 60 * 1000
     file_delete_delay_ms: int = 60_000
     preallocate: bool = False
 
@@ -70,6 +74,8 @@ class LogConfig:
         unknown = set(self.cleanup_policy) - {CLEANUP_POLICY_DELETE, CLEANUP_POLICY_COMPACT}
         if unknown or not self.cleanup_policy:
             raise InvalidLogConfigError(f"invalid cleanup.policy {','.join(self.cleanup_policy)!r}")
+        if self.message_timestamp_before_max_ms < 0 or self.message_timestamp_after_max_ms < 0:
+            raise InvalidLogConfigError("message.timestamp.before.max.ms and .after.max.ms must be >= 0")
         if self.max_message_bytes < 0:
             raise InvalidLogConfigError(f"max.message.bytes must be >= 0, got {self.max_message_bytes}")
         if self.flush_messages < 1 or self.flush_ms < 0:

@@ -43,6 +43,11 @@ class InvalidRecordError(StorageError):
     """Well-formed batches that break a rule of the log, e.g. a client control batch (INVALID_RECORD)."""
 
 
+class InvalidTimestampError(StorageError):
+    """A CreateTime record whose timestamp lies outside message.timestamp.before/after.max.ms of the
+    broker's clock (INVALID_TIMESTAMP); the whole append is refused, as Kafka refuses it."""
+
+
 class RecordTooLargeError(StorageError):
     """A batch larger than ``max.message.bytes`` or ``segment.bytes`` (MESSAGE_TOO_LARGE)."""
 

@@ -200,7 +200,7 @@ class Log:
         DuplicateSequenceError carries the offsets a retried batch got the first time.
         """
         now = self.clock()
-        headers = validate_batches(records, self.config, origin)
+        headers = validate_batches(records, self.config, origin, now)
         offset = self.log_end_offset
         log_append_time = now if self.config.log_append_time else NO_TIMESTAMP
         for header in headers:

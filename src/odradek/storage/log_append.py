@@ -3,7 +3,9 @@ offsets (whole v2 batches, sizes, CRC-32C, the header rules Kafka's LogValidator
 producer-state analysis of each batch, then the write and the bookkeeping that follows it.
 
 Records are not decoded, except for compacted topics (a record without a key cannot be compacted, so
-Kafka rejects it) and for transaction markers (their type decides commit or abort).
+Kafka rejects it), for transaction markers (their type decides commit or abort) and for the lower
+timestamp bound when a topic sets one (``message.timestamp.before.max.ms``; the upper bound is the
+header's max timestamp).
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from odradek.protocol.records import (
     RecordsError,
     read_end_transaction_marker,
 )
-from odradek.storage.config import LogConfig
+from odradek.storage.config import LONG_MAX, LogConfig
 from odradek.storage.errors import (
     CorruptRecordError,
     DuplicateSequenceError,
     InvalidRecordError,
+    InvalidTimestampError,
     RecordTooLargeError,
 )
 from odradek.storage.producer_state import (
@@ -42,12 +45,16 @@ if TYPE_CHECKING:
 Buffer = bytes | bytearray | memoryview
 
 
-def validate_batches(records: Buffer, config: LogConfig, origin: AppendOrigin) -> list[RecordBatchHeader]:
+def validate_batches(
+    records: Buffer, config: LogConfig, origin: AppendOrigin, now: int | None = None
+) -> list[RecordBatchHeader]:
     """Headers (``pos`` relative to ``records``) of the batches making up ``records`` exactly.
 
     Raises CorruptRecordError for anything but whole, CRC-valid v2 batches; RecordTooLargeError for a
     batch over ``max.message.bytes`` or an append over ``segment.bytes``; InvalidRecordError for header
-    rules (record count vs offsets, control batches from clients, keyless records in compacted topics).
+    rules (record count vs offsets, control batches from clients, keyless records in compacted topics);
+    InvalidTimestampError for a client's CreateTime record outside the timestamp bounds around ``now``
+    (the broker's clock; None: not checked).
     """
     if len(records) > config.segment_bytes:
         raise RecordTooLargeError(len(records), config.segment_bytes, "segment.bytes")
@@ -65,6 +72,8 @@ def validate_batches(records: Buffer, config: LogConfig, origin: AppendOrigin) -
             _check_header_rules(header, origin)
             if config.compact and origin is AppendOrigin.CLIENT and not header.is_control:
                 _check_keys(records, pos)
+            if now is not None and origin is AppendOrigin.CLIENT and not config.log_append_time:
+                _check_timestamps(records, header, config, now)
             headers.append(header)
             pos = header.end
     except (CorruptRecordError, RecordTooLargeError, InvalidRecordError):
@@ -87,6 +96,31 @@ def _check_header_rules(header: RecordBatchHeader, origin: AppendOrigin) -> None
             )
         if header.producer_id >= 0 and header.base_sequence < 0:
             raise InvalidRecordError(f"batch from producer {header.producer_id} has no sequence number")
+
+
+def _check_timestamps(records: Buffer, header: RecordBatchHeader, config: LogConfig, now: int) -> None:
+    """Kafka's LogValidator bounds on CreateTime timestamps. The header's max timestamp settles the
+    upper bound without decoding; the lower one needs every record's timestamp, so records are decoded
+    only when ``message.timestamp.before.max.ms`` is set below its default (no limit)."""
+    if header.is_control or header.max_timestamp == NO_TIMESTAMP:
+        return
+    earliest, latest = (
+        now - config.message_timestamp_before_max_ms,
+        now + config.message_timestamp_after_max_ms,
+    )
+    offenders: list[int] = []
+    if header.max_timestamp > latest:
+        offenders.append(header.max_timestamp)
+    if config.message_timestamp_before_max_ms < LONG_MAX and not offenders:
+        batch = RecordBatch.decode(records, header.pos, verify_crc=False)
+        offenders = [
+            r.timestamp for r in batch.records if r.timestamp != NO_TIMESTAMP and r.timestamp < earliest
+        ]
+    if offenders:
+        raise InvalidTimestampError(
+            f"Timestamp {offenders[0]} of a record in the batch at offset {header.base_offset} is out of "
+            f"range. The timestamp should be within [{earliest}, {latest}]"
+        )
 
 
 def _check_keys(records: Buffer, pos: int) -> None:
