@@ -232,10 +232,16 @@ def test_a_timestamp_over_an_hour_ahead_fails_with_invalid_timestamp(interop_bro
     reports: list[Message] = []
     now = int(time.time() * 1000)
     producer.produce(
-        topic, value=b"late", timestamp=now + 2 * 60 * 60 * 1000, on_delivery=lambda e, m: reports.append(m)
+        topic,
+        value=b"late",
+        partition=0,
+        timestamp=now + 2 * 60 * 60 * 1000,
+        on_delivery=lambda e, m: reports.append(m),
     )
     assert producer.flush(20) == 0
-    producer.produce(topic, value=b"now", timestamp=now, on_delivery=lambda e, m: reports.append(m))
+    producer.produce(
+        topic, value=b"now", partition=0, timestamp=now, on_delivery=lambda e, m: reports.append(m)
+    )
     assert producer.flush(20) == 0
     future, present = reports
     assert _error_code(future) == KafkaError.INVALID_TIMESTAMP
