@@ -35,6 +35,8 @@ from odradek.storage.partition_creation import PartitionCreationJob
 from odradek.storage.topic_store import TopicRecord
 
 T = TypeVar("T")
+#: A manual replica assignment: partition -> broker ids, as a mapping or as pairs.
+Assignments = Mapping[int, Sequence[int]] | Sequence[tuple[int, Sequence[int]]]
 INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state"})
 #: KRaft's metadata log: no client may create a topic of that name.
 CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"
@@ -109,7 +111,7 @@ class TopicAdmin:
         name: str,
         num_partitions: int,
         replication_factor: int,
-        assignments: Mapping[int, Sequence[int]] | Sequence[tuple[int, Sequence[int]]] | None = None,
+        assignments: Assignments | None = None,
         configs: Mapping[str, str | None] | None = None,
         *,
         validate_only: bool = False,
@@ -119,36 +121,18 @@ class TopicAdmin:
         configs, then assignment or partition count and replication factor); returns the new topic
         (not stored if validate_only). -1 partitions / replication factor means the broker default.
         Returns once the topic's record and partitions are durable and the topic is visible."""
-        return await self._change(
-            self._create_topic(
-                name,
-                num_partitions,
-                replication_factor,
-                assignments,
-                configs,
-                validate_only=validate_only,
-                internal=internal,
-            )
-        )
 
-    async def _create_topic(
-        self,
-        name: str,
-        num_partitions: int,
-        replication_factor: int,
-        assignments: Mapping[int, Sequence[int]] | Sequence[tuple[int, Sequence[int]]] | None,
-        configs: Mapping[str, str | None] | None,
-        *,
-        validate_only: bool,
-        internal: bool,
-    ) -> TopicState:
+        def plan() -> tuple[TopicState, int]:  # checked when the change's turn comes, not before
+            return self._new_topic(name, num_partitions, replication_factor, assignments, configs, internal)
+
+        return await self._change(self._create(plan, validate_only))
+
+    async def _create(self, plan: Callable[[], tuple[TopicState, int]], validate_only: bool) -> TopicState:
         async with self._changes:
-            state, replication_factor = self._new_topic(
-                name, num_partitions, replication_factor, assignments, configs, internal
-            )
+            state, replication_factor = plan()
             if validate_only:
                 return state
-            count = len(state.partitions)
+            name, count = state.name, len(state.partitions)
             record = TopicRecord(name, state.topic_id, count, replication_factor, dict(state.configs))
             job = self.logs.prepare_partitions(name, range(count), topic_id=state.topic_id, record=record)
             self._creating.add(name)
@@ -165,7 +149,7 @@ class TopicAdmin:
         name: str,
         num_partitions: int,
         replication_factor: int,
-        assignments: Mapping[int, Sequence[int]] | Sequence[tuple[int, Sequence[int]]] | None,
+        assignments: Assignments | None,
         configs: Mapping[str, str | None] | None,
         internal: bool,
     ) -> tuple[TopicState, int]:
