@@ -165,17 +165,9 @@ def _decode_records(
             timestamp_delta = timestamp_delta[lo:hi]
     keys = values = headers = timestamps = timestamp_types = None
     if want_keys:
-        key_length, size = _varint(arr, p)
-        p += size
-        if "key" in wanted:
-            keys = _binary(arr, p, key_length)
-        p += np.maximum(key_length, 0)
+        keys = _step_over_bytes(arr, p, build="key" in wanted)
     if want_values:
-        value_length, size = _varint(arr, p)
-        p += size
-        if "value" in wanted:
-            values = _binary(arr, p, value_length)
-        p += np.maximum(value_length, 0)
+        values = _step_over_bytes(arr, p, build="value" in wanted)
         if HEADERS in wanted:
             headers = _headers(data, arr, p)
     if want_timestamps:
@@ -199,6 +191,16 @@ def _decode_records(
         timestamp_types=timestamp_types,
         headers=headers,
     )
+
+
+def _step_over_bytes(arr: npt.NDArray[np.uint8], p: Int64s, *, build: bool) -> pa.Array | None:
+    """A length-prefixed field (key or value) at positions `p`, which are moved past it in place; its
+    binary column when `build`, else None."""
+    length, size = _varint(arr, p)
+    p += size
+    column = _binary(arr, p, length) if build else None
+    p += np.maximum(length, 0)
+    return column
 
 
 def _varint(arr: npt.NDArray[np.uint8], positions: Int64s, max_bytes: int = 5) -> tuple[Int64s, Int64s]:
