@@ -206,48 +206,43 @@ def test_log_append_time_topics_carry_the_broker_clock(interop_broker: BrokerPro
     assert {b.timestamp_type for b in batches} == {TimestampType.LOG_APPEND_TIME}
 
 
+def _refused_then_stored(
+    bootstrap: str, topic: str, refused: dict[str, Any], stored: dict[str, Any]
+) -> Message:
+    """Produce a record the broker refuses, then one it stores, both to partition 0; check the stored one
+    gets offset 0 and is read back, and return the refused one's delivery report."""
+    producer = _producer(bootstrap, **{"linger.ms": 0, "retries": 0})
+    reports: list[Message] = []
+    for record in (refused, stored):
+        producer.produce(topic, partition=0, on_delivery=lambda e, m: reports.append(m), **record)
+        assert producer.flush(20) == 0
+    refused_report, stored_report = reports
+    assert stored_report.error() is None and stored_report.offset() == 0
+    [message] = _consume(bootstrap, topic, {0: 1})
+    assert message.value() == stored["value"]
+    return refused_report
+
+
 def test_a_message_over_message_max_bytes_fails_with_message_too_large(
     interop_broker: BrokerProcess,
 ) -> None:
     topic = small_messages_topic(interop_broker.bootstrap, "confluent-too-large")
-    producer = _producer(interop_broker.bootstrap, **{"linger.ms": 0})
-    reports: list[Message] = []
-    producer.produce(
-        topic, value=b"x" * (SMALL_MESSAGE_MAX_BYTES * 3), on_delivery=lambda e, m: reports.append(m)
+    too_large = _refused_then_stored(
+        interop_broker.bootstrap, topic, {"value": b"x" * (SMALL_MESSAGE_MAX_BYTES * 3)}, {"value": b"fits"}
     )
-    assert producer.flush(20) == 0
-    producer.produce(topic, value=b"fits", on_delivery=lambda e, m: reports.append(m))
-    assert producer.flush(20) == 0
-    too_large, fits = reports
     assert _error_code(too_large) == KafkaError.MSG_SIZE_TOO_LARGE
-    assert fits.error() is None and fits.offset() == 0
-    [message] = _consume(interop_broker.bootstrap, topic, {0: 1})
-    assert message.value() == b"fits"
 
 
 def test_a_timestamp_over_an_hour_ahead_fails_with_invalid_timestamp(interop_broker: BrokerProcess) -> None:
     """Kafka 4's default message.timestamp.after.max.ms (one hour) applies to CreateTime records."""
-    topic = "confluent-future-timestamp"
-    producer = _producer(interop_broker.bootstrap, **{"linger.ms": 0, "retries": 0})
-    reports: list[Message] = []
     now = int(time.time() * 1000)
-    producer.produce(
-        topic,
-        value=b"late",
-        partition=0,
-        timestamp=now + 2 * 60 * 60 * 1000,
-        on_delivery=lambda e, m: reports.append(m),
+    future = _refused_then_stored(
+        interop_broker.bootstrap,
+        "confluent-future-timestamp",
+        {"value": b"late", "timestamp": now + 2 * 60 * 60 * 1000},
+        {"value": b"now", "timestamp": now},
     )
-    assert producer.flush(20) == 0
-    producer.produce(
-        topic, value=b"now", partition=0, timestamp=now, on_delivery=lambda e, m: reports.append(m)
-    )
-    assert producer.flush(20) == 0
-    future, present = reports
     assert _error_code(future) == KafkaError.INVALID_TIMESTAMP
-    assert present.error() is None and present.offset() == 0
-    [message] = _consume(interop_broker.bootstrap, topic, {0: 1})
-    assert message.value() == b"now"
 
 
 def _fill(bootstrap: str, topic: str, count: int) -> None:
