@@ -200,13 +200,9 @@ class TopicAdmin:
 
     async def delete_topic(self, name: str) -> TopicState:
         async with self._changes:
-            state = self.cluster.topic(name)
-            if state is None:
-                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            if state.is_internal:
-                raise KafkaError(
-                    ErrorCode.TOPIC_DELETION_DISABLED, f"Internal topic {name} cannot be deleted."
-                )
+            state = self._non_internal(
+                name, ErrorCode.TOPIC_DELETION_DISABLED, f"Internal topic {name} cannot be deleted."
+            )
             if not self.broker_config["delete.topic.enable"]:
                 raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
             self.logs.delete_topic(name)
@@ -229,17 +225,14 @@ class TopicAdmin:
         self, name: str, count: int, assignments: Sequence[Sequence[int]] | None, validate_only: bool
     ) -> TopicState:
         async with self._changes:
-            state = self.cluster.topic(name)
-            if state is None:
-                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            if state.is_internal:
-                # Kafka's controller allows it, but a group's coordinator is its partition's leader by
-                # hash modulo the partition count: more partitions would strand every group's state.
-                raise KafkaError(
-                    ErrorCode.INVALID_REQUEST,
-                    f"Cannot increase the number of partitions of internal topic {name}: its partitions "
-                    "are assigned by hashing over their count.",
-                )
+            # Kafka's controller allows it, but a group's coordinator is its partition's leader by hash
+            # modulo the partition count: more partitions would strand every group's state.
+            state = self._non_internal(
+                name,
+                ErrorCode.INVALID_REQUEST,
+                f"Cannot increase the number of partitions of internal topic {name}: its partitions "
+                "are assigned by hashing over their count.",
+            )
             current = len(state.partitions)
             replication_factor = check_growth(self.cluster, state, count, assignments)
             if validate_only:
@@ -285,6 +278,16 @@ class TopicAdmin:
         return await asyncio.shield(task)
 
     # ----- helpers -------------------------------------------------------------------------------
+
+    def _non_internal(self, name: str, refusal: ErrorCode, message: str) -> TopicState:
+        """The topic a delete or a growth applies to: UNKNOWN_TOPIC_OR_PARTITION if there is none,
+        `refusal` (with `message`) if it is internal."""
+        state = self.cluster.topic(name)
+        if state is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if state.is_internal:
+            raise KafkaError(refusal, message)
+        return state
 
     def _state(
         self, name: str, topic_id: uuid.UUID, partitions: int, configs: dict[str, str], internal: bool = False
