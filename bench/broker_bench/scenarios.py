@@ -106,6 +106,9 @@ def produce_consume(
         # cores the busiest producer process used (librdkafka threads included): near 1, its Python
         # loop set the pace
         "producer_client_cores": max(r["client_cpu_s"] / (r["ended"] - r["started"]) for r in results),
+        # all producer processes together, per second of the whole run: what the clients took of the
+        # machine's cores (the 1.5x analysis adds the broker's share to it)
+        "producers_client_cores": sum(r["client_cpu_s"] for r in results) / elapsed if elapsed > 0 else 0.0,
         "produce_cpu_s_per_mb": produce_cpu.seconds / (value_bytes / MB) if value_bytes else None,
     }
     consume_config = {

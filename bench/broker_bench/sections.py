@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from broker_bench.report import Results, Stat, ratio, spread, table
+from broker_bench.report import Cell, Results, Stat, ratio, spread, table
 from broker_bench.scenarios import ProduceParams
 
 ODR, TAN = "odradek", "tansu"
@@ -153,15 +153,15 @@ def goals(results: Results) -> str:
 
 def _what_1_5x_takes(results: Results, case: str) -> str:
     """What producing at 1.5x Tansu's median rate would take in this case, from this run's own figures:
-    the CPU of the producer process and of odradek together (each one's CPU per message in odradek's
-    runs, times that rate) against the machine's two cores, and for uncompressed values the bytes per
+    the CPU of the producer processes and of odradek together (each one's CPU per message in odradek's
+    runs, times that rate) against the machine's cores, and for uncompressed values the bytes per
     second the log would write against the machine's throttled disk rate. Said only where it exceeds
     what the machine has: then the shortfall is the machine's, not the broker's."""
     o = results.cell("produce", case, ODR)
     t = results.cell("produce", case, TAN)
     rate, tansu = o.stat("produce_msgs_per_s"), t.stat("produce_msgs_per_s")
-    client, broker, produced = (
-        o.stat("producer_client_cores"),
+    clients, broker, produced = (
+        _clients_cores(o, case),
         o.stat("produce_cpu_s"),
         o.stat("produced"),
     )
@@ -170,17 +170,11 @@ def _what_1_5x_takes(results: Results, case: str) -> str:
     target = 1.5 * tansu.median
     machine_cores = int(results.meta.get("nproc") or 2)
     notes = []
-    single_producer = case.endswith(" x1")
-    if (
-        single_producer
-        and client is not None
-        and broker is not None
-        and produced is not None
-        and produced.median
-    ):
-        cores = target * (client.median / rate.median + broker.median / produced.median)
+    if clients is not None and broker is not None and produced is not None and produced.median:
+        cores = target * (clients.median / rate.median + broker.median / produced.median)
         if cores > machine_cores:
-            notes.append(f"producer and broker would need {cores:.1f} cores of {machine_cores}")
+            who = "producer" if case.endswith(" x1") else "producers"
+            notes.append(f"{who} and broker would need {cores:.1f} cores of {machine_cores}")
     megabytes = o.stat("produce_mb_per_s")
     disk = results.cell("ceiling", "machine", "machine").stat("disk_write_sustained_mb_per_s")
     if " none " in case and megabytes is not None and disk is not None:
@@ -190,6 +184,15 @@ def _what_1_5x_takes(results: Results, case: str) -> str:
                 f"the log would write {log_rate:.0f} MB/s, above the {disk.median:.0f} MB/s disk rate"
             )
     return f"; 1.5x is {target / 1000:.0f}k msgs/s: {' and '.join(notes)}" if notes else ""
+
+
+def _clients_cores(cell: Cell, case: str) -> Stat | None:
+    """Cores all producer processes of a case took together. Runs recorded before that figure existed
+    have only the busiest producer's, which is the whole for a single producer."""
+    total = cell.stat("producers_client_cores")
+    if total is None and case.endswith(" x1"):
+        return cell.stat("producer_client_cores")
+    return total
 
 
 def produce(results: Results) -> str:
