@@ -34,8 +34,8 @@ class FetchIsolation(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class FileRegion:
-    """``length`` bytes at ``position`` of the segment file open as ``fd`` (whole batches, except that
-    the last may be cut short by ``max_bytes`` as Kafka does)."""
+    """``length`` bytes at ``position`` of the segment file open as ``fd``: whole batches (a size limit
+    ends the region at the last batch that fits, not inside one as Kafka does)."""
 
     fd: int
     path: Path

@@ -194,6 +194,11 @@ class OffsetIndex(_IndexFile):
             return OffsetPosition(self.base_offset, 0)
         return OffsetPosition(self.base_offset + self._relative_offsets[slot], self._positions[slot])
 
+    def floor_position(self, position: int) -> int:
+        """The largest indexed position <= ``position`` (a batch start), or 0 when there is none."""
+        slot = bisect_right(self._positions, position) - 1
+        return self._positions[slot] if slot >= 0 else 0
+
     def upper_bound_offset(self, position: int) -> int | None:
         """Offset of the first entry at or after ``position``: every offset before it is below it."""
         slot = bisect_left(self._positions, position)

@@ -100,9 +100,32 @@ def test_max_bytes_and_min_one_message(tmp_path: Path) -> None:
     assert info.size == len(big)  # one whole batch even though larger than max_bytes
     incomplete = log.read(0, 10, min_one_message=False)
     assert incomplete.size == 0 and incomplete.first_entry_incomplete
-    partial = log.read(0, len(big) + 5)
-    assert partial.size == len(big) + 5  # as Kafka: the last batch may be cut short
-    assert [b.base_offset for b in iter_record_batches(partial.read_bytes())] == [0]
+    cut = log.read(0, len(big) + 5)
+    assert cut.size == len(big)  # the second batch does not fit: left out whole, not cut short
+    assert [b.base_offset for b in iter_record_batches(cut.read_bytes())] == [0]
+
+
+def test_size_limited_reads_end_on_a_batch_boundary(tmp_path: Path) -> None:
+    """Every limit, from inside the first batch to past the end, gives whole batches only, as many as
+    fit, across index entries (one per ~200 bytes here) and from any starting offset."""
+    log = open_log(tmp_path / "t-0", FakeClock(), index_interval_bytes=200)
+    sizes = []
+    for i in range(40):
+        data = batch([b"v" * (i % 7 * 13)] * (1 + i % 3))
+        sizes.append(len(data))
+        log.append(data)
+    assert log.segments[0].offset_index.entries > 5
+    starts = [sum(sizes[:i]) for i in range(len(sizes) + 1)]
+    for first in (0, 7, 23):
+        base = starts[first]
+        offset = sum(1 + i % 3 for i in range(first))  # the first record of batch `first`
+        for limit in range(1, starts[-1] - base + 50, 17):
+            info = log.read(offset, limit, min_one_message=False)
+            fitting = [s - base for s in starts[first:] if s - base <= limit]
+            assert info.size == fitting[-1], (first, limit)
+            got = list(iter_record_batches(info.read_bytes()))
+            assert len(got) == len(fitting) - 1
+            assert info.first_entry_incomplete == (len(fitting) == 1)
 
 
 def test_reads_never_pass_the_high_watermark(tmp_path: Path) -> None:
