@@ -44,6 +44,9 @@ def page_view_events(spark: SparkSession, settings: JobSettings) -> DataFrame:
 
     reader = (
         spark.readStream.format("odradek")
+        # only the column the job parses: the source then decodes and hands Spark nothing else (Spark
+        # does not prune a Python source's columns by itself)
+        .schema("value BINARY")
         .option("kafka.bootstrap.servers", settings.bootstrap)
         .option("subscribe", settings.input_topic)
         .option("startingOffsets", settings.starting_offsets)
