@@ -99,9 +99,10 @@ NOTES = (
     "Projection: Spark 4.3 does not push column pruning into a Python data source (the reader is given "
     "the full schema whatever the query needs), so only a user can ask for fewer columns, by passing a "
     'schema: `spark.read.format("odradek").schema("value BINARY, offset LONG")` (also `readStream`). '
-    "`odradek (projected)` does that for the scan: only `value` and `offset` are decoded and cross into "
-    "the JVM. `arrow-only` still carries all seven columns, so it is no ceiling for that row. Without a "
-    "schema, as in the `odradek` rows, every column crosses as before.",
+    "`odradek (projected)` does that with each query's own columns: `value` and `offset` for the scan, "
+    "`value` for json, which is how `odradek pipeline` reads its topic. Only those are decoded and cross "
+    "into the JVM. `arrow-only` still carries all seven columns, so it is no ceiling for those rows. "
+    "Without a schema, as in the `odradek` rows, every column crosses as before.",
     "Where the time goes (CPU seconds per process from /proc for one 4M-row scan, many runs, machine "
     "shared): Parquet 0.6 to 2.0 s, all in the JVM; arrow-only 1.2 to 2.0 s in the JVM and 0.3 to 0.5 s "
     "in the Python workers; odradek 1.3 to 1.8 s in the JVM, 1.2 to 1.4 s in the Python workers (1.8 to "
@@ -132,7 +133,10 @@ NOTES = (
     "what Parquet's vectorised decoding of them does, and for `scan` Parquet also prunes to two "
     "columns. Only where the query's own work dominates (`json`) is there room above 70%, and there "
     "the source's decoding decides; it reached the line in some runs, not in others (runs on this "
-    "shared machine differ by tens of percent). Tried 2026-11-22 without gain: finding record starts "
+    "shared machine differ by tens of percent). Read as the pipeline reads (`json`, projected to "
+    "`value`), odradek is level with `arrow-only` or ahead of it, on the 70% line: 74% / 66%, 69% / 84% "
+    "and 69% / 77% (best / median) in three runs on 2026-11-22, `arrow-only` 67% / 72%, 68% / 81% and "
+    "70% / 76% in the same runs. Tried 2026-11-22 without gain: finding record starts "
     "over a shrinking set of candidates (numpy's compaction cost more than it saved: 6.5 to 7-9 ms per "
     "8 MB fetch).",
 )
