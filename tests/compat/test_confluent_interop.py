@@ -17,6 +17,7 @@ from confluent_kafka import (
 )
 
 from odradek.protocol.records import TimestampType
+from odradek.protocol.records.header import iter_batch_headers
 from tests.support.broker_process import BrokerProcess
 from tests.support.interop import (
     INTEROP_PARTITIONS,
@@ -28,11 +29,13 @@ from tests.support.interop import (
     expected,
     librdkafka_codecs,
     log_append_time_topic,
+    raw_fetch,
     samples,
     small_messages_topic,
     stored_batches,
     time_queries,
 )
+from tests.support.raw_client import RawClient
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -248,6 +251,38 @@ def test_a_timestamp_over_an_hour_ahead_fails_with_invalid_timestamp(interop_bro
 def _fill(bootstrap: str, topic: str, count: int) -> None:
     produced = [Sample(0, None, b"r%d" % i, (), base_timestamp() + i) for i in range(count)]
     assert all(r.error() is None for r in _produce(_producer(bootstrap), topic, produced))
+
+
+def test_a_fetch_limit_smaller_than_a_few_batches_reads_every_record_once(
+    interop_broker: BrokerProcess,
+) -> None:
+    """30 batches of ~1.1 KB read with max.partition.fetch.bytes=2500: every fetch stops at the last whole
+    batch that fits (never inside one), and librdkafka reads on from there, each record exactly once."""
+    topic = "confluent-small-fetches"
+    producer = _producer(interop_broker.bootstrap, **{"linger.ms": 0})
+    values = [b"%04d" % i + b"v" * 250 for i in range(120)]
+    now = base_timestamp()
+    for group in range(30):  # a flush per group: a batch (or a few) of its own, ~1.1 KB at most
+        group_values = values[group * 4 : group * 4 + 4]
+        _produce(producer, topic, [Sample(0, None, v, (), now) for v in group_values])
+    assert len(stored_batches(interop_broker.port, topic, 0)) >= 30
+    with RawClient(interop_broker.port) as client:
+        region, _ = raw_fetch(client, topic, 0, 0, 2500)
+    whole = sum(header.size for header in iter_batch_headers(region))
+    assert 1000 < len(region) == whole <= 2500  # whole batches only, as many as fit
+    consumer = _consumer(interop_broker.bootstrap, **{"max.partition.fetch.bytes": 2500})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    received: list[Message] = []
+    deadline = time.monotonic() + 20
+    try:
+        while len(received) < len(values) and time.monotonic() < deadline:
+            for message in consumer.consume(100, 0.2):
+                assert message.error() is None, message.error()
+                received.append(message)
+    finally:
+        consumer.close()
+    assert [m.offset() for m in received] == list(range(len(values)))
+    assert [m.value() for m in received] == values
 
 
 def test_an_out_of_range_offset_resets_to_earliest(interop_broker: BrokerProcess) -> None:

@@ -157,26 +157,34 @@ def stored_batches(port: int, topic: str, partition: int) -> list[RecordBatch]:
     offset = 0
     with RawClient(port) as client:
         while True:
-            request = FetchRequest(
-                max_wait_ms=0,
-                min_bytes=0,
-                topics=[
-                    FetchTopic(
-                        topic=topic,
-                        partitions=[
-                            FetchPartition(
-                                partition=partition, fetch_offset=offset, partition_max_bytes=1 << 22
-                            )
-                        ],
-                    )
-                ],
-            )
-            [data] = client.request(request, 11).responses[0].partitions
-            assert data.error_code == ErrorCode.NONE, f"fetch of {topic}-{partition}: error {data.error_code}"
-            fetched = list(iter_record_batches(data.records or b""))
+            records, high_watermark = raw_fetch(client, topic, partition, offset, 1 << 22)
+            fetched = list(iter_record_batches(records))
             if not fetched:
                 return batches
             batches += fetched
             offset = fetched[-1].next_offset
-            if offset >= data.high_watermark:
+            if offset >= high_watermark:
                 return batches
+
+
+def raw_fetch(
+    client: RawClient, topic: str, partition: int, offset: int, partition_max_bytes: int
+) -> tuple[bytes, int]:
+    """One Fetch v11 of a partition: its records bytes, as the broker sent them, and the high watermark."""
+    request = FetchRequest(
+        max_wait_ms=0,
+        min_bytes=0,
+        topics=[
+            FetchTopic(
+                topic=topic,
+                partitions=[
+                    FetchPartition(
+                        partition=partition, fetch_offset=offset, partition_max_bytes=partition_max_bytes
+                    )
+                ],
+            )
+        ],
+    )
+    [data] = client.request(request, 11).responses[0].partitions
+    assert data.error_code == ErrorCode.NONE, f"fetch of {topic}-{partition}: error {data.error_code}"
+    return bytes(data.records or b""), data.high_watermark
