@@ -69,8 +69,6 @@ PROJECTED = "odradek (projected)"
 # The odradek source read with a schema of exactly the columns a query uses, as a user can ask for them
 # (Spark 4.3 does not prune a Python source's columns itself). `rows` uses every column.
 PROJECTED_COLUMNS = {"scan": "value BINARY, offset LONG", "json": "value BINARY"}
-# Sources that run only some queries (the others run every query).
-ONLY_FOR: dict[str, tuple[str, ...]] = {PROJECTED: tuple(PROJECTED_COLUMNS)}
 SOURCES = ("parquet", "odradek", PROJECTED, "arrow-only")
 GOAL = 0.70  # issue 5: the odradek source at 70% or more of Parquet's rows per second
 
@@ -229,13 +227,11 @@ def run_queries(
     rows = {name: df.count() for name, df in sources.items()}  # warms up workers and caches metadata
     rows[PROJECTED] = rows["odradek"]
     for query_name, query in queries.items():
-        query_sources = dict(sources)
+        query_sources = dict(sources)  # the projected source only for the queries that have one
         if query_name in projected:
             query_sources[PROJECTED] = projected[query_name]
         for round_number in range(repeat):
             for source_name, df in query_sources.items():
-                if query_name not in ONLY_FOR.get(source_name, (query_name,)):
-                    continue
                 started = time.monotonic()
                 result = query(df).collect()[0]
                 seconds = time.monotonic() - started
