@@ -97,10 +97,11 @@ def _error_code(message: Message) -> int | None:
 
 
 def _consume(
-    bootstrap: str, topic: str, counts: dict[int, int], start: int = 0, timeout: float = 20
+    bootstrap: str, topic: str, counts: dict[int, int], start: int = 0, timeout: float = 20, **config: Any
 ) -> list[Message]:
-    """Read `counts[p]` messages from each partition p, starting at `start`; fails after `timeout`."""
-    consumer = _consumer(bootstrap)
+    """Read `counts[p]` messages from each partition p, starting at `start`, with a consumer of `config`;
+    fails after `timeout`."""
+    consumer = _consumer(bootstrap, **config)
     consumer.assign([TopicPartition(topic, p, start) for p in counts])
     wanted = sum(counts.values())
     received: list[Message] = []
@@ -270,17 +271,9 @@ def test_a_fetch_limit_smaller_than_a_few_batches_reads_every_record_once(
         region, _ = raw_fetch(client, topic, 0, 0, 2500)
     whole = sum(header.size for header in iter_batch_headers(region))
     assert 1000 < len(region) == whole <= 2500  # whole batches only, as many as fit
-    consumer = _consumer(interop_broker.bootstrap, **{"max.partition.fetch.bytes": 2500})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    received: list[Message] = []
-    deadline = time.monotonic() + 20
-    try:
-        while len(received) < len(values) and time.monotonic() < deadline:
-            for message in consumer.consume(100, 0.2):
-                assert message.error() is None, message.error()
-                received.append(message)
-    finally:
-        consumer.close()
+    received = _consume(
+        interop_broker.bootstrap, topic, {0: len(values)}, **{"max.partition.fetch.bytes": 2500}
+    )
     assert [m.offset() for m in received] == list(range(len(values)))
     assert [m.value() for m in received] == values
 
