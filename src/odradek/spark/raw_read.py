@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from odradek.protocol.codec import decode_body, decode_from
+from odradek.protocol.codec import decode_from
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.frames import encode_request, response_header_version
 from odradek.protocol.messages import RESPONSES
@@ -43,6 +43,7 @@ class Connection:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.correlation_id = 0
         self.pending: list[tuple[int, int, int]] = []  # (correlation id, api key, version)
+        self.buffer = bytearray()
 
     def send(self, body: Any, version: int) -> None:
         self.correlation_id += 1
@@ -50,13 +51,20 @@ class Connection:
         self.pending.append((self.correlation_id, body.API_KEY, version))
 
     def receive(self) -> Any:
-        """The next response's body. Decoded in place from the received bytearray, so a Fetch response's
-        records are a view into it (frames.decode_response would copy the frame, and the records, first)."""
+        """The next response's body, decoded in place from the connection's receive buffer: a Fetch
+        response's records are a view into it, valid until the next `receive` (which reuses the buffer:
+        a new 8 MB buffer per fetch costs more in page faults than decoding what it holds)."""
         correlation_id, api_key, version = self.pending.pop(0)
         (size,) = _SIZE.unpack(self._read_exactly(4))
-        frame = self._read_exactly(size)
+        if len(self.buffer) < size:
+            self.buffer = bytearray(size + size // 8)
+        frame = self.buffer
+        self._read_into(memoryview(frame)[:size])
         header, start = decode_from(ResponseHeader, frame, 0, response_header_version(api_key, version))
-        body = decode_body(RESPONSES[api_key], frame, version, start=start)
+        # The buffer may be longer than this frame: a body that reads past `size` is caught by its end.
+        body, end = decode_from(RESPONSES[api_key], frame, start, version)
+        if end != size:
+            raise ConnectionError(f"a response of {size} bytes decoded to {end} bytes")
         got = header.correlation_id
         if got != correlation_id:
             raise ConnectionError(f"response for request {got} where {correlation_id} was expected")
@@ -71,14 +79,17 @@ class Connection:
 
     def _read_exactly(self, size: int) -> bytearray:
         buf = bytearray(size)
-        view = memoryview(buf)
+        self._read_into(memoryview(buf))
+        return buf
+
+    def _read_into(self, view: memoryview) -> None:
         got = 0
+        size = len(view)
         while got < size:
             n = self.sock.recv_into(view[got:], size - got)
             if n == 0:
                 raise ConnectionError("broker closed the connection")
             got += n
-        return buf
 
 
 class NeedsConsumer(Exception):

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from odradek.protocol.records.errors import CorruptRecordError
+from odradek.spark.scratch import scratch
 
 Int64s = npt.NDArray[np.int64]
 Bytes = npt.NDArray[np.uint8]
@@ -39,7 +40,9 @@ _PRUNE_ROUNDS = 8
 _ZEROS_PER_RECORD = 5
 
 
-def record_starts(data: bytes, arr: Bytes, sizes: Sequence[int], counts: Sequence[int], where: str) -> Int64s:
+def record_starts(
+    data: bytes | memoryview, arr: Bytes, sizes: Sequence[int], counts: Sequence[int], where: str
+) -> Int64s:
     """Start positions of the records of batches whose payloads (`sizes` bytes each) lie end to end in
     `data` (then PAD zero bytes; `arr` is the same buffer as uint8), `counts[i]` records in batch i.
 
@@ -53,7 +56,7 @@ def record_starts(data: bytes, arr: Bytes, sizes: Sequence[int], counts: Sequenc
         if total != 0:
             raise CorruptRecordError(f"records of a batch in {where} do not fill their batch")
         return np.zeros(0, dtype=np.int64)
-    is_zero = arr[:total] == 0
+    is_zero = np.equal(arr[:total], 0, out=scratch("zero bytes", total, np.bool_))
     if np.count_nonzero(is_zero) > _ZEROS_PER_RECORD * record_count:
         # Keys or values full of zeros: more candidates than the per-record walk has steps.
         empty = np.zeros(0, dtype=np.int64)
@@ -69,7 +72,7 @@ def record_starts(data: bytes, arr: Bytes, sizes: Sequence[int], counts: Sequenc
     return _per_batch(data, starts, successors, begins, ends, count_array, where)
 
 
-def walk_record_starts(data: bytes, pos: int, count: int, out: list[int]) -> int:
+def walk_record_starts(data: bytes | memoryview, pos: int, count: int, out: list[int]) -> int:
     """Follow `count` records from `pos` by their length varints, appending each start to `out`; return
     where the last one ends. The per-record walk: the reference for `record_starts` and its fallback.
 
@@ -98,7 +101,7 @@ def walk_record_starts(data: bytes, pos: int, count: int, out: list[int]) -> int
     return pos
 
 
-def read_varint(data: bytes, pos: int) -> tuple[int, int]:
+def read_varint(data: bytes | memoryview, pos: int) -> tuple[int, int]:
     """A zigzag varint at `pos`: (value, position after it)."""
     value = 0
     shift = 0
@@ -180,7 +183,7 @@ def _prune(starts: Int64s, successors: Int64s, begins: Int64s, total: int) -> tu
 
 
 def _per_batch(
-    data: bytes,
+    data: bytes | memoryview,
     starts: Int64s,
     successors: Int64s,
     begins: Int64s,
