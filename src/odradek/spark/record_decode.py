@@ -101,6 +101,7 @@ def decode_region(
         payloads.append(raw if compression is Compression.NONE else decompress(compression, raw))
         counts.append(header.records_count)
         base_offsets.append(header.base_offset)
+        last_next_offset = header.next_offset
         base_timestamps.append(header.base_timestamp)
         log_append = header.timestamp_type is TimestampType.LOG_APPEND_TIME
         append_times.append(header.max_timestamp if log_append else -1)
@@ -115,8 +116,10 @@ def decode_region(
         topic,
         partition,
         columns if columns is not None else source_columns(include_headers),
-        from_offset,
-        until_offset,
+        # Whole batches in range need no record's offset to be filtered by.
+        None
+        if base_offsets[0] >= from_offset and last_next_offset <= until_offset
+        else (from_offset, until_offset),
     )
     return DecodedRegion(batch, next_offset, complete)
 
@@ -130,10 +133,10 @@ def _decode_records(
     topic: str,
     partition: int,
     columns: tuple[str, ...],
-    from_offset: int,
-    until_offset: int,
+    offset_range: tuple[int, int] | None,
 ) -> pa.RecordBatch | None:
-    """Fields are read up to the last one a column needs; columns not asked for are never built."""
+    """Fields are read up to the last one a column needs; columns not asked for are never built. Records
+    outside `offset_range` (from, until) are dropped; None: every record is in range."""
     wanted = set(columns)
     want_timestamps = "timestamp" in wanted or "timestampType" in wanted
     want_values = "value" in wanted or HEADERS in wanted  # headers follow the value
@@ -158,16 +161,22 @@ def _decode_records(
     else:
         size = _varint_size(arr, p, max_bytes=10)
     p += size
-    offset_delta, size = _varint(arr, p)
-    p += size
-    offsets = np.repeat(np.array(base_offsets, dtype=np.int64), count_array) + offset_delta
-    lo, hi = np.searchsorted(offsets, [from_offset, until_offset])
-    if lo >= hi:
-        return None
-    if lo > 0 or hi < len(offsets):
-        p, offsets = p[lo:hi], offsets[lo:hi]
-        if want_timestamps:
-            timestamp_delta = timestamp_delta[lo:hi]
+    offsets = None
+    lo, hi = 0, len(p)
+    if "offset" in wanted or offset_range is not None:
+        offset_delta, size = _varint(arr, p)
+        p += size
+        offsets = np.repeat(np.array(base_offsets, dtype=np.int64), count_array) + offset_delta
+        if offset_range is not None:
+            lo, hi = np.searchsorted(offsets, offset_range)
+            if lo >= hi:
+                return None
+            if lo > 0 or hi < len(offsets):
+                p, offsets = p[lo:hi], offsets[lo:hi]
+                if want_timestamps:
+                    timestamp_delta = timestamp_delta[lo:hi]
+    else:
+        p += _varint_size(arr, p)
     keys = values = headers = timestamps = timestamp_types = None
     if want_keys:
         keys = _step_over_bytes(arr, p, build="key" in wanted)
@@ -186,7 +195,7 @@ def _decode_records(
         timestamp_types = np.where(log_append, LOG_APPEND_TIME, CREATE_TIME).astype(np.int32)
     return record_batch(
         columns,
-        len(offsets),
+        len(p),
         topic=topic,
         partition=partition,
         keys=keys,
