@@ -115,29 +115,34 @@ def read_varint(data: bytes | memoryview, pos: int) -> tuple[int, int]:
 
 
 def _candidates(arr: Bytes, is_zero: npt.NDArray[np.bool_]) -> tuple[Int64s, Int64s]:
-    """Candidate record starts (ascending) and their successors, from the zero bytes of the payloads."""
+    """Candidate record starts (ascending) and their successors, from the zero bytes of the payloads.
+
+    Each zero z is followed backwards through the varint that would end at z - 1, one byte size at a
+    time; a size's work is done only for the zeros whose varint is still going (the bytes before it
+    have the continuation bit), so most of it runs over about one zero in two."""
     zeros = np.flatnonzero(is_zero)
     # Bytes before each zero; a negative index reads the zero padding at the end, which never continues
     # a varint nor gives a positive length.
-    last = arr[zeros - 1].astype(np.int32)
-    ends_varint = last < 0x80
-    value = last
-    continued = np.ones(len(zeros), dtype=np.bool_)
+    last = arr[zeros - 1]
+    ends_varint = np.flatnonzero(last < 0x80)
+    if len(ends_varint) < len(zeros):
+        zeros, last = zeros[ends_varint], last[ends_varint]
+    value = last.astype(np.int64)
     starts: list[Int64s] = []  # one array per varint size
     successors: list[Int64s] = []
     for size in range(1, _MAX_SIZE + 1):
         if size > 1:
-            byte = arr[zeros - size].astype(np.int32)
-            continued &= byte >= 0x80
-            value = (value << 7) | (byte & 0x7F)
+            byte = arr[zeros - size]
+            going = np.flatnonzero(byte >= 0x80)
+            if len(going) == 0:
+                break
+            zeros = zeros[going]
+            value = (value[going] << 7) | (byte[going] & 0x7F)
         # A varint of exactly `size` bytes ends at z - 1; its zigzag value is even for a length >= 0.
-        ok = ends_varint & continued & ((value & 1) == 0) & (value > 0)
-        if ok.any():
-            found = np.flatnonzero(ok)
+        found = np.flatnonzero(((value & 1) == 0) & (value > 0))
+        if len(found):
             starts.append(zeros[found] - size)
             successors.append(zeros[found] + (value[found] >> 1))
-        if not continued.any():
-            break
     if not starts:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     if len(starts) == 1:
