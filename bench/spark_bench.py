@@ -10,9 +10,10 @@ Queries, each run `--repeat` times in turn over every source, best time kept:
 - rows: every column of every message (key, value, topic, partition, offset, timestamp, type), aggregated;
 - json: parse the value and count views per page, as the pipeline does.
 A third source, a Python data source that yields prebuilt Arrow batches of the same shape without any
-I/O, shows what the Python Data Source API itself costs (the ceiling for any Python source). The scan
-also runs over `odradek (projected)`: the odradek source given the schema of just the columns the scan
-uses (`value`, `offset`), since Spark does not push column pruning into a Python data source.
+I/O, shows what the Python Data Source API itself costs (the ceiling for any Python source). The scan and
+json queries also run over `odradek (projected)` and `arrow-only (projected)`: those sources given the
+schema of just the columns the query uses, since Spark does not push column pruning into a Python data
+source.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ PROJECTED = "odradek (projected)"
 # The odradek source read with a schema of exactly the columns a query uses, as a user can ask for them
 # (Spark 4.3 does not prune a Python source's columns itself). `rows` uses every column.
 PROJECTED_COLUMNS = {"scan": "value BINARY, offset LONG", "json": "value BINARY"}
-SOURCES = ("parquet", "odradek", PROJECTED, "arrow-only")
+ARROW_PROJECTED = "arrow-only (projected)"
+SOURCES = ("parquet", "odradek", PROJECTED, "arrow-only", ARROW_PROJECTED)
 GOAL = 0.70  # issue 5: the odradek source at 70% or more of Parquet's rows per second
 
 
@@ -91,52 +93,50 @@ NOTES = (
     "Reading the figures: `arrow-only` is what any Python data source costs Spark (Arrow batches crossing "
     "from the Python worker into the JVM); the gap between it and `odradek` is the source's own work "
     "(fetching, CRC-32C, finding record starts, numpy for every field), on the same two cores as the JVM "
-    "and the broker. A scan does almost nothing per row, so that work shows in full; a query that parses "
-    "the JSON, as the pipeline does, hides much of it. Figures move by tens of percent between runs when "
-    "other jobs share the machine, so the median is given with the best.",
+    "and the broker. Compare `odradek (projected)` with `arrow-only (projected)`: the same columns cross "
+    "into the JVM, so the difference is that work alone. A scan does almost nothing per row, so the work "
+    "shows in full; a query that parses the JSON, as the pipeline does, hides much of it. Figures move by "
+    "tens of percent between runs, and by up to a fifth within one (a full run on 2026-11-22: Parquet's "
+    "five json runs took 2.9 to 3.6 s), so the median is given with the best.",
     "Projection: Spark 4.3 does not push column pruning into a Python data source (the reader is given "
     "the full schema whatever the query needs), so only a user can ask for fewer columns, by passing a "
     'schema: `spark.read.format("odradek").schema("value BINARY, offset LONG")` (also `readStream`). '
     "`odradek (projected)` does that with each query's own columns: `value` and `offset` for the scan, "
     "`value` for json, which is how `odradek pipeline` reads its topic. Only those are decoded and cross "
-    "into the JVM. `arrow-only` still carries all seven columns, so it is no ceiling for those rows. "
-    "Without a schema, as in the `odradek` rows, every column crosses as before.",
-    "Where the time goes (CPU seconds per process from /proc for one 4M-row scan, many runs, machine "
-    "shared): Parquet 0.6 to 2.0 s, all in the JVM; arrow-only 1.2 to 2.0 s in the JVM and 0.3 to 0.5 s "
-    "in the Python workers; odradek 1.3 to 1.8 s in the JVM, 1.2 to 1.4 s in the Python workers (1.8 to "
-    "2.3 s before the changes below) and about 0.1 s in the broker. The JVM side of a Python data source "
-    "is row by row: pyspark 4.3's reader factory has no columnar path and the API no column pruning, so "
-    "every row of all seven columns (unless a user's schema projects them away) goes through an "
-    "UnsafeProjection (JFR: a third of the JVM samples "
-    "there, a sixth in Arrow's buffer bounds checks), where Parquet's vectorised reader decodes only "
-    "`value` and `offset`.",
+    "into the JVM. Without a schema, as in the `odradek` rows, every column crosses.",
+    "Where the time goes (CPU seconds per process from /proc, one 4M-row json query read as the pipeline "
+    "reads it, 2026-11-22): the JVM 7.2 to 8.1 s whichever Python source feeds it; the Python workers "
+    "0.31 to 0.38 s for `arrow-only (projected)` and 0.96 to 1.15 s for `odradek (projected)`; the broker "
+    "about 0.1 s. The JVM side of a Python data source is row by row: pyspark 4.3's reader factory has no "
+    "columnar path, so every row of every column it is given goes through an UnsafeProjection (JFR: a "
+    "third of the JVM samples there, a sixth in Arrow's buffer bounds checks), where Parquet's vectorised "
+    "reader decodes only the columns the query uses.",
     "Changed for issue 5: record starts are found with numpy (the zero attributes byte after every record "
     "length gives candidate starts, kept only if they provably form the chain of record lengths, else the "
     "per-record walk, which payloads with more than five zero bytes a record keep); varints of one or "
-    "two bytes by table lookup; keys gathered by index and values by "
-    "Arrow's filter; Fetch responses decoded in place (no copies of the records). Decoding alone went from "
-    "about 330 to 220 ns per message; what is left of the gap to `arrow-only` is that decoding and the "
-    "fetching.",
+    "two bytes by table lookup; keys and values gathered by Arrow's take over an alternating (gap, value) "
+    "view of the payloads; Fetch responses decoded in place; offset deltas only stepped over when no "
+    "offset column is asked for and every batch is in range. On 2026-11-22 the decoder stopped making "
+    "new 8 MB buffers for every fetch (the receive buffer and the scratch the payloads are laid out in "
+    "are reused): on this virtual machine a first write to a new page is slow (filling a new 8 MB buffer "
+    "7 ms, a reused one 0.1 ms), and the Python workers took 67,000 to 79,000 page faults per 4M-row "
+    "query, now 6,000 to 9,000, and 0.96 to 1.15 CPU seconds instead of 1.14 to 1.51. Decoding a value-only "
+    "region: 218 -> 170 ns a message (330 ns before any of this).",
     "Tried without a clear effect (within the noise, not kept): Arrow batches of 4k to 500k rows; 2, 4 or 8 "
     "input partitions (`minPartitions`) for 4 topic partitions on `local[2]` (8 costs more Python CPU); "
     "`spark.sql.execution.pandas.udf.buffer.size` 64 KiB to 8 MiB; `spark.python.unix.domain.socket."
     "enabled`; JVM options `-Darrow.enable_unsafe_memory_access=true -Darrow.enable_null_check_for_get="
-    "false`; a lookup table for candidate record starts. Python workers are reused (Spark's default); on "
-    "an otherwise idle machine both cores are busy during an odradek scan (CPU seconds close to twice the "
-    "wall time).",
-    "What this means for the 70% goal (issue 5): the odradek source is `arrow-only` plus its own work "
-    "(fetching and decoding, about 220 ns a message, in the Python workers that share the two cores "
-    "with the JVM). Where `arrow-only` itself stays under 70% of Parquet, no Python source can reach "
-    "it on Spark 4.3: for the whole rows (`rows`) the JVM's row-by-row copy of seven columns costs about "
-    "what Parquet's vectorised decoding of them does, and for `scan` Parquet also prunes to two "
-    "columns. Only where the query's own work dominates (`json`) is there room above 70%, and there "
-    "the source's decoding decides; it reached the line in some runs, not in others (runs on this "
-    "shared machine differ by tens of percent). Read as the pipeline reads (`json`, projected to "
-    "`value`), odradek is level with `arrow-only` or ahead of it, on the 70% line: 74% / 66%, 69% / 84% "
-    "and 69% / 77% (best / median) in three runs on 2026-11-22, `arrow-only` 67% / 72%, 68% / 81% and "
-    "70% / 76% in the same runs. Tried 2026-11-22 without gain: finding record starts "
-    "over a shrinking set of candidates (numpy's compaction cost more than it saved: 6.5 to 7-9 ms per "
-    "8 MB fetch).",
+    "false`; a lookup table for candidate record starts; finding candidates over a shrinking set (numpy's "
+    "compaction cost more than it saved); reading the three bytes before each zero as one unaligned "
+    "uint32 (numpy's strided gather is ten times slower than three byte gathers).",
+    "What this means for the 70% goal (issue 5): where `arrow-only` itself stays under 70% of Parquet, no "
+    "Python source can reach it on Spark 4.3. That is so for the scan (`arrow-only (projected)`, a "
+    "source doing nothing but handing over `value` and `offset`: 54% best, 62% median in a full run on "
+    "2026-11-22) and for whole rows (`arrow-only`: 56% / 57%). For the pipeline's kind of query "
+    "(`json`, read as the pipeline reads it), the ceiling is above the line and odradek is on it: after "
+    "the changes of 2026-11-22, 70% / 71% (best / median; 69.5% unrounded) in that full run, and 71% / "
+    "71%, 71% / 71% and 75% / 74% in three json-only runs the same evening (`--queries json`, 5 or 7 "
+    "rounds); before them 68% / 72%, 69% / 77%, 74% / 66% and 69% / 84%.",
 )
 
 
@@ -174,9 +174,16 @@ def main() -> int:
             sources = {"odradek": odradek.load()}
             sources["odradek"].write.parquet(str(work / "bench.parquet"))
             sources["parquet"] = spark.read.parquet(str(work / "bench.parquet"))
-            projected = {name: odradek.schema(columns).load() for name, columns in PROJECTED_COLUMNS.items()}
             spark.dataSource.register(arrow_only_source(args.rows, args.partitions))
-            sources["arrow-only"] = spark.read.format("arrow_only").load()
+            arrow_only = spark.read.format("arrow_only")
+            sources["arrow-only"] = arrow_only.load()
+            projected = {
+                name: {
+                    PROJECTED: odradek.schema(columns).load(),
+                    ARROW_PROJECTED: arrow_only.schema(columns).load(),
+                }
+                for name, columns in PROJECTED_COLUMNS.items()
+            }
             queries = {name: QUERIES[name] for name in args.queries.split(",")}
             timings = run_queries(sources, projected, queries, args.repeat)
             sink = sink_rate(spark, bootstrap, sources["parquet"].limit(args.sink_rows), args.sink_rows)
@@ -219,17 +226,22 @@ def produce(bootstrap: str, topic: str, rows: int) -> None:
 
 
 def run_queries(
-    sources: dict[str, Any], projected: dict[str, Any], queries: dict[str, Callable[[Any], Any]], repeat: int
+    sources: dict[str, Any],
+    projected: dict[str, dict[str, Any]],
+    queries: dict[str, Callable[[Any], Any]],
+    repeat: int,
 ) -> dict[tuple[str, str], Timings]:
     """Every run's seconds and the row count per (query, source); runs interleave the sources to share
-    the noise. `projected` holds the odradek source with each query's own columns, by query."""
+    the noise. `projected` holds, by query, the odradek and arrow-only sources with its own columns."""
     timings: dict[tuple[str, str], Timings] = {}
     rows = {name: df.count() for name, df in sources.items()}  # warms up workers and caches metadata
     rows[PROJECTED] = rows["odradek"]
+    rows[ARROW_PROJECTED] = rows["arrow-only"]
     for query_name, query in queries.items():
-        query_sources = dict(sources)  # the projected source only for the queries that have one
-        if query_name in projected:
-            query_sources[PROJECTED] = projected[query_name]
+        query_sources = dict(sources)  # the projected sources only for the queries that have them
+        query_sources.update(projected.get(query_name, {}))
+        for df in query_sources.values():
+            query(df).collect()  # untimed: the JVM compiles the query's code on its first runs
         for round_number in range(repeat):
             for source_name, df in query_sources.items():
                 started = time.monotonic()
@@ -262,9 +274,12 @@ def arrow_only_source(rows: int, partitions: int) -> Any:
     import pyarrow as pa
     from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-    from odradek.spark.schema import record_batch, source_columns, source_schema
+    from odradek.spark.schema import projected_columns, record_batch, source_schema
 
     class Reader(DataSourceReader):
+        def __init__(self, columns: tuple[str, ...]) -> None:
+            self.columns = columns
+
         def partitions(self) -> list[InputPartition]:
             return [InputPartition(i) for i in range(partitions)]
 
@@ -279,7 +294,7 @@ def arrow_only_source(rows: int, partitions: int) -> Any:
             while done < share:
                 n = min(size, share - done)
                 yield record_batch(
-                    source_columns(False),
+                    self.columns,
                     n,
                     keys=keys.slice(0, n),
                     values=values.slice(0, n),
@@ -300,7 +315,7 @@ def arrow_only_source(rows: int, partitions: int) -> Any:
             return source_schema(False)
 
         def reader(self, schema: Any) -> DataSourceReader:
-            return Reader()
+            return Reader(projected_columns(schema, False))
 
     return ArrowOnly
 
@@ -321,7 +336,9 @@ def render(
         f"Source API itself allows). {args.repeat} interleaved runs of each; best and median seconds. "
         f"`{PROJECTED}` is the odradek source read with a schema of just the columns the query uses: "
         + ", ".join(f'`.schema("{columns}")` for {name}' for name, columns in PROJECTED_COLUMNS.items())
-        + "."
+        + f"; `{ARROW_PROJECTED}` is the Arrow-only source given the same schema. Before the timed runs "
+        "each query runs once on each source, untimed, so that none of them pays for the JVM compiling "
+        "the query's code."
     )
     setting = (
         f"Rows: {args.rows:,} in {args.partitions} partitions (page-view JSON, about 70 bytes, keyed by "
@@ -361,12 +378,14 @@ def render(
             reached = "reached" if min(share) >= GOAL else "not reached"
             what = query_name if source == "odradek" else f"{query_name} projected"
             verdicts.append(f"{what} {reached} ({100 * share[0]:.0f}% best, {100 * share[1]:.0f}% median)")
-        if (query_name, "arrow-only") in timings:
-            free = timings[(query_name, "arrow-only")]
-            limits.append(
-                f"{query_name} {100 * ceiling.best / free.best:.0f}% best, "
-                f"{100 * ceiling.median / free.median:.0f}% median"
-            )
+        for source in ("arrow-only", ARROW_PROJECTED):
+            if (query_name, source) in timings:
+                free = timings[(query_name, source)]
+                what = query_name if source == "arrow-only" else f"{query_name} projected"
+                limits.append(
+                    f"{what} {100 * ceiling.best / free.best:.0f}% best, "
+                    f"{100 * ceiling.median / free.median:.0f}% median"
+                )
     seconds, rows = sink
     lines += [
         "",
@@ -376,7 +395,8 @@ def render(
         "",
         textwrap.fill(
             "What any Python data source can reach, in this run (`arrow-only`, a source that does no work "
-            f"and hands Spark all seven columns): {'; '.join(limits)}.",
+            f"and hands Spark all seven columns, or with `.schema(...)` just the query's own): "
+            f"{'; '.join(limits)}.",
             110,
         ),
         "",
