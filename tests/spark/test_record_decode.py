@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import random
+import struct
 from typing import cast
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from crc32c import crc32c
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from odradek.protocol.records import Compression, RecordBatch, RecordBatchBuilder, TimestampType
+from odradek.protocol.records import (
+    Compression,
+    CompressionError,
+    RecordBatch,
+    RecordBatchBuilder,
+    RecordBatchHeader,
+    TimestampType,
+)
 from odradek.protocol.records.errors import CorruptRecordError
+from odradek.protocol.records.header import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER_SIZE
 from odradek.protocol.records.varint import read_varlong, write_varlong
 from odradek.spark import record_decode
 from odradek.spark.record_chain import PAD
@@ -219,3 +229,50 @@ def test_columns_not_asked_for_are_never_built(monkeypatch: pytest.MonkeyPatch) 
     assert built == []  # neither keys nor values gathered
     assert region(("value",)).column("value").to_pylist() == [r[2] for r in expected]
     assert built == [len(expected)]  # the values only, not the keys
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_records_mangled_under_a_valid_crc_decode_or_fail_cleanly(seed: int) -> None:
+    """A producer can write any bytes under a correct CRC. Lengths that point past their record must be
+    refused as corrupt: the columns are gathered by offsets into the buffer, so before this check such a
+    batch read out of bounds (a segfault of the Python worker)."""
+    rng = random.Random(seed)
+    outcomes = {"decoded": 0, "corrupt": 0}
+    for _ in range(150):
+        buf = bytearray(random_batches(rng.randrange(1000)))
+        header = RecordBatchHeader.read(buf, 0)
+        for _ in range(rng.choice([1, 5, 20, 60])):
+            buf[rng.randrange(HEADER_SIZE, header.end)] = rng.choice(
+                [0, 0x7F, 0x80, 0xFF, rng.randrange(256)]
+            )
+        struct.pack_into(">I", buf, CRC_OFFSET, crc32c(bytes(buf[ATTRIBUTES_OFFSET : header.end])))
+        columns = rng.choice([None, ("value",), ("key", "value"), ("offset",), ("headers", "value")])
+        try:
+            decode_region(
+                bytes(buf[: header.end]),
+                topic="t",
+                partition=0,
+                from_offset=0,
+                until_offset=2**62,
+                columns=columns,
+                include_headers=columns is None,
+            )
+            outcomes["decoded"] += 1
+        except (CorruptRecordError, CompressionError):
+            outcomes["corrupt"] += 1
+    assert outcomes["corrupt"] > 0 and outcomes["decoded"] > 0
+
+
+def test_a_header_key_that_is_not_utf8_reads_as_java_reads_it() -> None:
+    """Spark's Kafka source shows header keys as Java strings: bytes that are not UTF-8 become U+FFFD."""
+    builder = RecordBatchBuilder(0)
+    builder.append(1_700_000_000_000, b"k", b"v", [("h\u00e9llo", b"x")])
+    buf = bytearray(builder.build())
+    at = buf.index("h\u00e9llo".encode())
+    buf[at + 1] = 0xFF  # the first byte of "é", now a byte no UTF-8 string has
+    struct.pack_into(">I", buf, CRC_OFFSET, crc32c(bytes(buf[ATTRIBUTES_OFFSET:])))
+    region = decode_region(
+        bytes(buf), topic="t", partition=0, from_offset=0, until_offset=2**62, include_headers=True
+    )
+    assert region.batch is not None
+    assert region.batch.column("headers").to_pylist() == [[{"key": "h\ufffd\ufffdllo", "value": b"x"}]]

@@ -151,6 +151,9 @@ def _decode_records(
         pos += length
     arr[total:] = 0
     starts = record_starts(data, arr, sizes, counts, f"{topic}-{partition}")
+    record_ends = np.append(
+        starts[1:], total
+    )  # the payloads lie end to end: each record ends where the next starts
     count_array = np.array(counts, dtype=np.int64)
 
     p = starts.copy()
@@ -172,18 +175,19 @@ def _decode_records(
             if lo >= hi:
                 return None
             if lo > 0 or hi < len(offsets):
-                p, offsets = p[lo:hi], offsets[lo:hi]
+                p, offsets, record_ends = p[lo:hi], offsets[lo:hi], record_ends[lo:hi]
                 if want_timestamps:
                     timestamp_delta = timestamp_delta[lo:hi]
     else:
         p += _varint_size(arr, p)
     keys = values = headers = timestamps = timestamp_types = None
     if want_keys:
-        keys = _step_over_bytes(arr, p, build="key" in wanted)
+        _within(p, record_ends)  # (so that reading the key's length stays inside the buffer)
+        keys = _step_over_bytes(arr, p, record_ends, build="key" in wanted)
     if want_values:
-        values = _step_over_bytes(arr, p, build="value" in wanted)
+        values = _step_over_bytes(arr, p, record_ends, build="value" in wanted)
         if HEADERS in wanted:
-            headers = _headers(data, arr, p)
+            headers = _headers(data, arr, p, record_ends)
     if want_timestamps:
         batch_append_times = np.repeat(np.array(append_times, dtype=np.int64), count_array)[lo:hi]
         timestamps = (
@@ -207,14 +211,26 @@ def _decode_records(
     )
 
 
-def _step_over_bytes(arr: npt.NDArray[np.uint8], p: Int64s, *, build: bool) -> pa.Array | None:
+def _step_over_bytes(
+    arr: npt.NDArray[np.uint8], p: Int64s, record_ends: Int64s, *, build: bool
+) -> pa.Array | None:
     """A length-prefixed field (key or value) at positions `p`, which are moved past it in place; its
-    binary column when `build`, else None."""
+    binary column when `build`, else None. The field must end within its record (a length that points
+    past it is corrupt, even under a valid CRC: a producer wrote it so)."""
     length, size = _varint(arr, p)
     p += size
+    ends = p + np.maximum(length, 0)
+    _within(ends, record_ends)
     column = _binary(arr, p, length) if build else None
-    p += np.maximum(length, 0)
+    p[:] = ends
     return column
+
+
+def _within(positions: Int64s, record_ends: Int64s) -> None:
+    """Every field read so far ends within its record; else the record is corrupt. This is also what
+    keeps the columns' slices inside the buffer and in order, which Arrow's take relies on."""
+    if (positions > record_ends).any():
+        raise CorruptRecordError("a record's fields run past the end of the record")
 
 
 def _varint(arr: npt.NDArray[np.uint8], positions: Int64s, max_bytes: int = 5) -> tuple[Int64s, Int64s]:
@@ -299,20 +315,32 @@ def _binary(arr: npt.NDArray[np.uint8], positions: Int64s, lengths: Int64s) -> p
     return pa.Array.from_buffers(pa.binary(), count, [validity, *column.buffers()[1:]], null_count)
 
 
-def _headers(data: memoryview, arr: npt.NDArray[np.uint8], positions: Int64s) -> pa.Array:
-    """The headers column: per record, since few records carry headers and each has its own shape."""
+def _headers(
+    data: memoryview, arr: npt.NDArray[np.uint8], positions: Int64s, record_ends: Int64s
+) -> pa.Array:
+    """The headers column: per record, since few records carry headers and each has its own shape.
+    Keys are read as Java reads them (invalid UTF-8 replaced, not an error), as Spark's Kafka source
+    shows them; a negative key length or a header past the record's end is corrupt."""
     header_counts, sizes = _varint(arr, positions)
     result: list[list[tuple[str, bytes | None]] | None] = [None] * len(positions)
     for index in np.flatnonzero(header_counts > 0).tolist():
         pos = int(positions[index] + sizes[index])
+        end = int(record_ends[index])
         entries: list[tuple[str, bytes | None]] = []
-        for _ in range(int(header_counts[index])):
-            key_length, pos = read_varint(data, pos)
-            key = str(data[pos : pos + key_length], "utf-8")
-            pos += key_length
-            value_length, pos = read_varint(data, pos)
-            value = None if value_length < 0 else bytes(data[pos : pos + value_length])
-            pos += max(value_length, 0)
-            entries.append((key, value))
+        try:
+            for _ in range(int(header_counts[index])):
+                key_length, pos = read_varint(data, pos)
+                if key_length < 0 or pos + key_length > end:
+                    raise CorruptRecordError("a record header's key runs past the end of the record")
+                key = str(data[pos : pos + key_length], "utf-8", "replace")
+                pos += key_length
+                value_length, pos = read_varint(data, pos)
+                if pos + max(value_length, 0) > end:
+                    raise CorruptRecordError("a record header's value runs past the end of the record")
+                value = None if value_length < 0 else bytes(data[pos : pos + value_length])
+                pos += max(value_length, 0)
+                entries.append((key, value))
+        except IndexError:
+            raise CorruptRecordError("a record's headers run past the end of the fetched data") from None
         result[index] = entries
     return headers_array(result)
