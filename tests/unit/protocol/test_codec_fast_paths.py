@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from odradek.protocol.codec import default_check
+from odradek.protocol.codec import default_check, encode_into_for
+from odradek.protocol.messages.metadata import (
+    MetadataResponse,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
 from odradek.protocol.schema import Struct
+from odradek.protocol.varint import uvarint_bytes
 
 from .schema_strategies import ALL_CASES, struct_strategy
 
@@ -108,3 +115,37 @@ def test_decoded_default_structs_are_not_shared() -> None:
     a.current_leader.leader_id = 5
     assert b.current_leader.leader_id == PartitionData().current_leader.leader_id
     assert a.diverging_epoch is not b.diverging_epoch
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 30, 31, 32, 33, 125, 126, 127, 128, 300])
+@pytest.mark.parametrize("version", [7, 12])  # classic (int32 count) and flexible (count + 1 as uvarint)
+def test_arrays_of_fixed_width_items_of_every_length_encode_as_count_then_items(
+    count: int, version: int
+) -> None:
+    """Short arrays are written with their count by one precompiled struct call, longer ones the plain
+    way: both must give the bytes the definition says, either side of each boundary."""
+    replicas = list(range(1000, 1000 + count))
+    partition = MetadataResponsePartition(
+        error_code=0,
+        partition_index=7,
+        leader_id=1,
+        leader_epoch=2,
+        replica_nodes=replicas,
+        isr_nodes=[],
+        offline_replicas=[],
+    )
+    encoded = encode_into_for(MetadataResponse, version)
+    out = bytearray()
+    message = MetadataResponse(
+        throttle_time_ms=0,
+        brokers=[],
+        cluster_id=None,
+        controller_id=1,
+        topics=[MetadataResponseTopic(error_code=0, name="t", is_internal=False, partitions=[partition])],
+    )
+    encoded(message, out)
+    items = struct.pack(f">{count}i", *replicas)
+    prefix = uvarint_bytes(count + 1) if version >= 9 else struct.pack(">i", count)
+    fixed = struct.pack(">hiii", 0, 7, 1, 2)
+    assert bytes(fixed + prefix + items) in bytes(out)
+    assert MetadataResponse.decode(bytes(out), version).topics[0].partitions[0].replica_nodes == replicas
