@@ -151,9 +151,8 @@ def _decode_records(
         pos += length
     arr[total:] = 0
     starts = record_starts(data, arr, sizes, counts, f"{topic}-{partition}")
-    record_ends = np.append(
-        starts[1:], total
-    )  # the payloads lie end to end: each record ends where the next starts
+    # The payloads lie end to end: each record ends where the next one starts.
+    record_ends = np.append(starts[1:], total)
     count_array = np.array(counts, dtype=np.int64)
 
     p = starts.copy()
