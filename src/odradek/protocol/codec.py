@@ -47,6 +47,9 @@ _ENCODE_ERRORS: Final = (
 
 #: Arrays of fixed-width values shorter than this use a precompiled struct.Struct per length.
 _PRECOMPILED_RUNS: Final = 32
+#: Nested structs this many levels down are decoded and encoded by a call, shallower ones inline.
+#: Each level may open a loop, and Python allows 20 nested blocks in one function.
+_INLINE_DEPTH: Final = 4
 
 _decoders: dict[tuple[type, int], Decoder] = {}
 _encoders: dict[tuple[type, int], Encoder] = {}
@@ -247,55 +250,54 @@ class _Compiler:
         name, new = self._function_name(cls, "decode")
         if not new:
             return name
+        lines = [f"def {name}(buf, pos):"]
+        self._decode_struct_body(cls, "o", lines, "    ", depth=0)
+        lines.append("    return o, pos")
+        self.sources.append("\n".join(lines))
+        return name
+
+    def _decode_struct_body(
+        self, cls: type[Struct], obj: str, lines: list[str], indent: str, depth: int
+    ) -> None:
+        """Lines that decode a `cls` into a new object named `obj`; nested structs up to _INLINE_DEPTH
+        levels down are decoded inline, not by a call (a call and its returned tuple cost ~40 ns)."""
         regular, tagged, absent = self._fields(cls, self.version)
-        cls_name = self._const("cls", cls)
-        lines = [f"def {name}(buf, pos):", f"    o = new({cls_name})"]
+        lines.append(f"{indent}{obj} = new({self._const('cls', cls)})")
         run: list[FieldSpec] = []
         for spec in regular:
             if spec.kind in _FIXED_FORMATS:
                 run.append(spec)
                 continue
-            self._flush_fixed_run(run, lines)
+            self._flush_fixed_run(run, obj, lines, indent)
             run = []
-            self._decode_value(spec, self._flexible(spec), f"o.{spec.name}", lines, "    ")
-        self._flush_fixed_run(run, lines)
+            self._decode_value(spec, self._flexible(spec), f"{obj}.{spec.slot}", lines, indent, depth + 1)
+        self._flush_fixed_run(run, obj, lines, indent)
         for spec in absent + tagged:
-            self._assign_default(spec, f"o.{spec.name}", lines, "    ")
-        lines.append("    o.unknown_tagged_fields = None")
+            self._assign_default(spec, f"{obj}.{spec.slot}", lines, indent)
+        lines.append(f"{indent}{obj}.unknown_tagged_fields = None")
         if self.message_flexible:
-            self._decode_tagged_section(tagged, lines)
-        lines.append("    return o, pos")
-        self.sources.append("\n".join(lines))
-        return name
+            self._decode_tagged_section(tagged, obj, lines, indent)
 
-    def _flush_fixed_run(self, run: list[FieldSpec], lines: list[str]) -> None:
+    def _flush_fixed_run(self, run: list[FieldSpec], obj: str, lines: list[str], indent: str) -> None:
         if not run:
             return
         fmt = "".join(_FIXED_FORMATS[s.kind] for s in run)
         size = sum(_FIXED_SIZES[s.kind] for s in run)
         unpack = self._struct_name(fmt, "unpack_from")
-        targets = ", ".join(f"o.{s.name}" for s in run)
-        lines.append(f"    {targets}{',' if len(run) == 1 else ''} = {unpack}(buf, pos)")
-        lines.append(f"    pos += {size}")
+        targets = ", ".join(f"{obj}.{s.name}" for s in run)
+        lines.append(f"{indent}{targets}{',' if len(run) == 1 else ''} = {unpack}(buf, pos)")
+        lines.append(f"{indent}pos += {size}")
 
     def _assign_default(self, spec: FieldSpec, target: str, lines: list[str], indent: str) -> None:
-        """`target = <the field's default>`. A struct default is built inline, field by field (each
-        message gets its own, as it is mutable): calling the class would go through its keyword __init__,
-        which cost more than the rest of a Fetch partition's decoding."""
+        """`target = <the field's default>`. A struct field's slot gets None: its default struct is made
+        when the field is first read (see `FieldSpec.made_on_first_read`)."""
         constant, factory = spec.make_default_factory()
         if factory is None:
             lines.append(f"{indent}{target} = {self._const('default', constant)}")
         elif factory is list:
             lines.append(f"{indent}{target} = []")
         else:
-            assert spec.struct is not None
-            self.counter += 1
-            variable = f"d{self.counter}"
-            lines.append(f"{indent}{variable} = new({self._const('cls', spec.struct)})")
-            for field in spec.struct.FIELDS:
-                self._assign_default(field, f"{variable}.{field.name}", lines, indent)
-            lines.append(f"{indent}{variable}.unknown_tagged_fields = None")
-            lines.append(f"{indent}{target} = {variable}")
+            lines.append(f"{indent}{target} = None")
 
     def _decode_length(self, flexible: bool, target: str, lines: list[str], indent: str, wide: bool) -> None:
         """Read a length or count into `target`: -1 means null."""
@@ -324,8 +326,10 @@ class _Compiler:
             lines.append(f"{indent}    raise CodecError({message!r})")
 
     def _decode_value(
-        self, spec: FieldSpec, flexible: bool, target: str, lines: list[str], indent: str
+        self, spec: FieldSpec, flexible: bool, target: str, lines: list[str], indent: str, depth: int
     ) -> None:
+        """Lines that decode one value into `target`; `depth` is how deep in inlined structs this is
+        (_INLINE_DEPTH or more: nested structs are decoded by a call)."""
         kind = spec.kind
         if kind in _FIXED_FORMATS:
             unpack = self._struct_name(_FIXED_FORMATS[kind], "unpack_from")
@@ -357,23 +361,32 @@ class _Compiler:
             lines.append(f"{indent}    pos = e")
         elif kind == "struct":
             assert spec.struct is not None
-            function = self._decode_struct(spec.struct)
             if self.version in spec.nullable:
                 lines.append(f"{indent}present = buf[pos]")
                 lines.append(f"{indent}pos += 1")
                 lines.append(f"{indent}if present == 255:")  # int8 -1
                 lines.append(f"{indent}    {target} = None")
                 lines.append(f"{indent}else:")
-                lines.append(f"{indent}    {target}, pos = {function}(buf, pos)")
+                self._decode_nested(spec.struct, target, lines, indent + "    ", depth)
             else:
-                lines.append(f"{indent}{target}, pos = {function}(buf, pos)")
+                self._decode_nested(spec.struct, target, lines, indent, depth)
         elif kind == "array":
-            self._decode_array(spec, flexible, target, lines, indent)
+            self._decode_array(spec, flexible, target, lines, indent, depth)
         else:
             raise AssertionError(f"unknown kind {kind}")
 
+    def _decode_nested(
+        self, cls: type[Struct], target: str, lines: list[str], indent: str, depth: int
+    ) -> None:
+        if depth >= _INLINE_DEPTH:
+            lines.append(f"{indent}{target}, pos = {self._decode_struct(cls)}(buf, pos)")
+            return
+        obj = f"o{self._variable()}"
+        self._decode_struct_body(cls, obj, lines, indent, depth)
+        lines.append(f"{indent}{target} = {obj}")
+
     def _decode_array(
-        self, spec: FieldSpec, flexible: bool, target: str, lines: list[str], indent: str
+        self, spec: FieldSpec, flexible: bool, target: str, lines: list[str], indent: str, depth: int
     ) -> None:
         count = f"c{len(indent)}"
         self._decode_length(flexible, count, lines, indent, wide=True)
@@ -400,49 +413,54 @@ class _Compiler:
         lines.append(f"{inner}for _ in range({count}):")
         if element is not None:
             element_spec = FieldSpec(kind=element, versions=spec.versions, name=spec.name)
-            self._decode_value(element_spec, flexible, "item", lines, inner + "    ")
+            self._decode_value(element_spec, flexible, "item", lines, inner + "    ", depth)
             lines.append(f"{inner}    {items}.append(item)")
-        else:
+        elif depth >= _INLINE_DEPTH:
             assert spec.struct is not None
             function = self._decode_struct(spec.struct)
             lines.append(f"{inner}    item, pos = {function}(buf, pos)")
             lines.append(f"{inner}    {items}.append(item)")
+        else:
+            assert spec.struct is not None
+            obj = f"o{self._variable()}"
+            self._decode_struct_body(spec.struct, obj, lines, inner + "    ", depth)
+            lines.append(f"{inner}    {items}.append({obj})")
         lines.append(f"{inner}{target} = {items}")
 
-    def _decode_tagged_section(self, tagged: list[FieldSpec], lines: list[str]) -> None:
-        lines.append("    tags = buf[pos]")
-        lines.append("    if tags < 128:")
-        lines.append("        pos += 1")
-        lines.append("    else:")
-        lines.append("        tags, pos = read_uvarint(buf, pos)")
-        lines.append("    if tags:")
-        lines.append("        if tags > len(buf) - pos:")
-        lines.append("            raise TruncatedError('tagged field count beyond the bytes left')")
-        lines.append("        for _ in range(tags):")
-        lines.append("            tag, pos = read_uvarint(buf, pos)")
-        lines.append("            size, pos = read_uvarint(buf, pos)")
+    def _decode_tagged_section(self, tagged: list[FieldSpec], obj: str, lines: list[str], base: str) -> None:
+        add = lines.append
+        add(f"{base}tags = buf[pos]")
+        add(f"{base}if tags < 128:")
+        add(f"{base}    pos += 1")
+        add(f"{base}else:")
+        add(f"{base}    tags, pos = read_uvarint(buf, pos)")
+        add(f"{base}if tags:")
+        add(f"{base}    if tags > len(buf) - pos:")
+        add(f"{base}        raise TruncatedError('tagged field count beyond the bytes left')")
+        add(f"{base}    for _ in range(tags):")
+        add(f"{base}        tag, pos = read_uvarint(buf, pos)")
+        add(f"{base}        size, pos = read_uvarint(buf, pos)")
         # Not `e`: decoding a string or bytes value uses `e` for its own end.
-        lines.append("            tag_end = pos + size")
-        lines.append("            if tag_end > len(buf):")
-        lines.append("                raise TruncatedError('tagged field longer than the bytes left')")
+        add(f"{base}        tag_end = pos + size")
+        add(f"{base}        if tag_end > len(buf):")
+        add(f"{base}            raise TruncatedError('tagged field longer than the bytes left')")
         keyword = "if"
         for spec in tagged:
-            lines.append(f"            {keyword} tag == {spec.tag}:")
-            self._decode_value(spec, True, f"o.{spec.name}", lines, "                ")
-            lines.append("                if pos != tag_end:")
-            lines.append(
-                f"                    raise CodecError('tagged field {spec.name}: size does not match')"
-            )
+            add(f"{base}        {keyword} tag == {spec.tag}:")
+            # Present tagged values are rare: decoded by a call (depth _INLINE_DEPTH), to keep this short.
+            self._decode_value(spec, True, f"{obj}.{spec.slot}", lines, base + "            ", _INLINE_DEPTH)
+            add(f"{base}            if pos != tag_end:")
+            add(f"{base}                raise CodecError('tagged field {spec.name}: size does not match')")
             keyword = "elif"
         if tagged:
-            lines.append("            else:")
-            indent = "                "
+            add(f"{base}        else:")
+            indent = base + "            "
         else:
-            indent = "            "
-        lines.append(f"{indent}if o.unknown_tagged_fields is None:")
-        lines.append(f"{indent}    o.unknown_tagged_fields = {{}}")
-        lines.append(f"{indent}o.unknown_tagged_fields[tag] = bytes(buf[pos:tag_end])")
-        lines.append(f"{indent}pos = tag_end")
+            indent = base + "        "
+        add(f"{indent}if {obj}.unknown_tagged_fields is None:")
+        add(f"{indent}    {obj}.unknown_tagged_fields = {{}}")
+        add(f"{indent}{obj}.unknown_tagged_fields[tag] = bytes(buf[pos:tag_end])")
+        add(f"{indent}pos = tag_end")
 
     # ----- encoding -------------------------------------------------------------------------
 
@@ -455,31 +473,38 @@ class _Compiler:
         name, new = self._function_name(cls, "encode")
         if not new:
             return name
-        regular, tagged, _ = self._fields(cls, self.version)
         lines = [f"def {name}(o, out):"]
+        self._encode_struct_body(cls, "o", lines, "    ", depth=0)
+        self.sources.append("\n".join(lines))
+        return name
+
+    def _encode_struct_body(
+        self, cls: type[Struct], obj: str, lines: list[str], indent: str, depth: int
+    ) -> None:
+        """Lines that encode the struct `obj`; nested ones inline as in `_decode_struct_body`."""
+        regular, tagged, _ = self._fields(cls, self.version)
+        start = len(lines)
         run: list[FieldSpec] = []
         for spec in regular:
             if spec.kind in _FIXED_FORMATS:
                 run.append(spec)
                 continue
-            self._flush_fixed_pack(run, lines)
+            self._flush_fixed_pack(run, obj, lines, indent)
             run = []
-            self._encode_value(spec, self._flexible(spec), f"o.{spec.name}", lines, "    ")
-        self._flush_fixed_pack(run, lines)
+            self._encode_value(spec, self._flexible(spec), f"{obj}.{spec.name}", lines, indent, depth + 1)
+        self._flush_fixed_pack(run, obj, lines, indent)
         if self.message_flexible:
-            self._encode_tagged_section(tagged, lines)
-        if len(lines) == 1:
-            lines.append("    pass")
-        self.sources.append("\n".join(lines))
-        return name
+            self._encode_tagged_section(tagged, obj, lines, indent)
+        if len(lines) == start:
+            lines.append(f"{indent}pass")
 
-    def _flush_fixed_pack(self, run: list[FieldSpec], lines: list[str]) -> None:
+    def _flush_fixed_pack(self, run: list[FieldSpec], obj: str, lines: list[str], indent: str) -> None:
         if not run:
             return
         fmt = "".join(_FIXED_FORMATS[s.kind] for s in run)
         pack = self._struct_name(fmt, "pack")
-        values = ", ".join(f"o.{s.name}" for s in run)
-        lines.append(f"    out += {pack}({values})")
+        values = ", ".join(f"{obj}.{s.name}" for s in run)
+        lines.append(f"{indent}out += {pack}({values})")
 
     def _encode_length(self, flexible: bool, value: str, lines: list[str], indent: str, wide: bool) -> None:
         """Write a length or count `value` (already an int; -1 for null)."""
@@ -499,7 +524,7 @@ class _Compiler:
             lines.append(f"{indent}out += {pack}({value})")
 
     def _encode_value(
-        self, spec: FieldSpec, flexible: bool, source: str, lines: list[str], indent: str
+        self, spec: FieldSpec, flexible: bool, source: str, lines: list[str], indent: str, depth: int
     ) -> None:
         kind = spec.kind
         nullable = self.version in spec.nullable
@@ -531,22 +556,32 @@ class _Compiler:
                 lines.append(f"{indent}out += v")
         elif kind == "struct":
             assert spec.struct is not None
-            function = self._encode_struct(spec.struct)
+            obj = f"s{self._variable()}"
+            lines.append(f"{indent}{obj} = {source}")
             if nullable:
-                lines.append(f"{indent}if {source} is None:")
+                lines.append(f"{indent}if {obj} is None:")
                 lines.append(f"{indent}    out.append(255)")
                 lines.append(f"{indent}else:")
                 lines.append(f"{indent}    out.append(1)")
-                lines.append(f"{indent}    {function}({source}, out)")
+                indent += "    "
+            if depth >= _INLINE_DEPTH:
+                lines.append(f"{indent}{self._encode_struct(spec.struct)}({obj}, out)")
             else:
-                lines.append(f"{indent}{function}({source}, out)")
+                self._encode_struct_body(spec.struct, obj, lines, indent, depth)
         elif kind == "array":
-            self._encode_array(spec, flexible, source, lines, indent, nullable)
+            self._encode_array(spec, flexible, source, lines, indent, nullable, depth)
         else:
             raise AssertionError(f"unknown kind {kind}")
 
     def _encode_array(
-        self, spec: FieldSpec, flexible: bool, source: str, lines: list[str], indent: str, nullable: bool
+        self,
+        spec: FieldSpec,
+        flexible: bool,
+        source: str,
+        lines: list[str],
+        indent: str,
+        nullable: bool,
+        depth: int,
     ) -> None:
         items = f"items{len(indent)}"
         lines.append(f"{indent}{items} = {source}")
@@ -571,46 +606,51 @@ class _Compiler:
         lines.append(f"{indent}for {item} in {items}:")
         if element is not None:
             element_spec = FieldSpec(kind=element, versions=spec.versions, name=spec.name)
-            self._encode_value(element_spec, flexible, item, lines, indent + "    ")
+            self._encode_value(element_spec, flexible, item, lines, indent + "    ", depth)
+        elif depth >= _INLINE_DEPTH:
+            assert spec.struct is not None
+            lines.append(f"{indent}    {self._encode_struct(spec.struct)}({item}, out)")
         else:
             assert spec.struct is not None
-            function = self._encode_struct(spec.struct)
-            lines.append(f"{indent}    {function}({item}, out)")
+            self._encode_struct_body(spec.struct, item, lines, indent + "    ", depth)
 
-    def _encode_tagged_section(self, tagged: list[FieldSpec], lines: list[str]) -> None:
-        if not tagged:
-            lines.append("    if o.unknown_tagged_fields:")
-            lines.append("        write_tagged(out, [], o.unknown_tagged_fields)")
-            lines.append("    else:")
-            lines.append("        out.append(0)")
-            self.namespace["write_tagged"] = write_tagged_fields
-            return
+    def _encode_tagged_section(self, tagged: list[FieldSpec], obj: str, lines: list[str], base: str) -> None:
         self.namespace["write_tagged"] = write_tagged_fields
-        lines.append(f"    if not o.unknown_tagged_fields and {self._all_default(tagged)}:")
-        lines.append("        out.append(0)")
-        lines.append("        return")
-        lines.append("    tagged = []")
+        add = lines.append
+        if not tagged:
+            add(f"{base}if {obj}.unknown_tagged_fields:")
+            add(f"{base}    write_tagged(out, [], {obj}.unknown_tagged_fields)")
+            add(f"{base}else:")
+            add(f"{base}    out.append(0)")
+            return
+        add(f"{base}if not {obj}.unknown_tagged_fields and {self._all_default(tagged, obj)}:")
+        add(f"{base}    out.append(0)")
+        add(f"{base}else:")
+        add(f"{base}    tagged = []")
         for spec in tagged:
-            lines.append(f"    if {self._differs_from_default(spec, f'o.{spec.name}')}:")
-            lines.append("        field_out = out")
-            lines.append("        out = bytearray()")
-            self._encode_value(spec, True, f"o.{spec.name}", lines, "        ")
-            lines.append(f"        tagged.append(({spec.tag}, out))")
-            lines.append("        out = field_out")
-        lines.append("    write_tagged(out, tagged, o.unknown_tagged_fields)")
+            add(f"{base}    if {self._differs_from_default(spec, obj)}:")
+            add(f"{base}        field_out = out")
+            add(f"{base}        out = bytearray()")
+            # Written by a call (depth _INLINE_DEPTH): an inlined struct could reuse `tagged`.
+            self._encode_value(spec, True, f"{obj}.{spec.name}", lines, base + "        ", _INLINE_DEPTH)
+            add(f"{base}        tagged.append(({spec.tag}, out))")
+            add(f"{base}        out = field_out")
+        add(f"{base}    write_tagged(out, tagged, {obj}.unknown_tagged_fields)")
 
-    def _differs_from_default(self, spec: FieldSpec, source: str) -> str:
-        """An expression that is true when `source` is not the field's default (and so is written)."""
+    def _differs_from_default(self, spec: FieldSpec, owner: str) -> str:
+        """An expression that is true when field `spec` of `owner` is not its default (so is written)."""
         constant, factory = spec.make_default_factory()
         if factory is None:
-            return f"{source} != {self._const('default', constant)}"
+            return f"{owner}.{spec.name} != {self._const('default', constant)}"
         if factory is list:
-            return f"{source} != []"
-        # A struct default: compare field by field without building a default struct for each message.
+            return f"{owner}.{spec.name} != []"
+        # A struct default: None in the slot until read; else compared field by field, no struct made.
         assert spec.struct is not None
-        return f"not {self._const('is_default', default_check(spec.struct))}({source})"
+        variable = self._variable()
+        check = self._const("is_default", default_check(spec.struct))
+        return f"(({variable} := {owner}.{spec.slot}) is not None and not {check}({variable}))"
 
-    def _all_default(self, tagged: list[FieldSpec]) -> str:
+    def _all_default(self, tagged: list[FieldSpec], obj: str) -> str:
         """An expression that is true when every tagged field holds its default: the common case, which
         then writes one zero byte. Struct defaults are compared inline, one level deep (deeper ones by
         their compiled check), so the common case calls no function."""
@@ -618,16 +658,20 @@ class _Compiler:
         for spec in tagged:
             _, factory = spec.make_default_factory()
             if factory is None or factory is list:
-                terms.append(f"not ({self._differs_from_default(spec, f'o.{spec.name}')})")
+                terms.append(f"not ({self._differs_from_default(spec, obj)})")
                 continue
             assert spec.struct is not None
-            self.counter += 1
-            variable = f"t{self.counter}"
-            terms.append(f"({variable} := o.{spec.name}).__class__ is {self._const('cls', spec.struct)}")
+            variable = self._variable()
+            inner = [f"{variable}.__class__ is {self._const('cls', spec.struct)}"]
             for field in spec.struct.FIELDS:
-                terms.append(f"not ({self._differs_from_default(field, f'{variable}.{field.name}')})")
-            terms.append(f"not {variable}.unknown_tagged_fields")
+                inner.append(f"not ({self._differs_from_default(field, variable)})")
+            inner.append(f"not {variable}.unknown_tagged_fields")
+            terms.append(f"(({variable} := {obj}.{spec.slot}) is None or ({' and '.join(inner)}))")
         return " and ".join(terms)
+
+    def _variable(self) -> str:
+        self.counter += 1
+        return f"t{self.counter}"
 
 
 @functools.cache
@@ -656,7 +700,7 @@ def default_check(cls: type[Struct]) -> Callable[[Any], bool]:
         else:
             assert spec.struct is not None
             namespace[f"check_{spec.name}"] = default_check(spec.struct)
-            terms.append(f"check_{spec.name}(v.{spec.name})")
+            terms.append(f"(v.{spec.slot} is None or check_{spec.name}(v.{spec.slot}))")
     terms.append("not v.unknown_tagged_fields")
     exec(f"def is_default(v):\n    return {' and '.join(terms)}\n", namespace)
     compiled: Callable[[Any], bool] = namespace["is_default"]

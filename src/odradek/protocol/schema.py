@@ -115,6 +115,18 @@ class FieldSpec:
     def is_tagged_in(self, version: int) -> bool:
         return self.tag is not None and version in self.tagged
 
+    @property
+    def made_on_first_read(self) -> bool:
+        """A struct field whose default is a new struct: decoders and `__init__` leave None in its slot
+        and the first read makes the default. Most such fields are tagged and absent from the wire, and
+        making three default structs for every Fetch partition cost a fifth of decoding the response."""
+        return self.kind == "struct" and self.explicit_default is _NO_DEFAULT
+
+    @property
+    def slot(self) -> str:
+        """The attribute that holds the value: the field's name, or a private slot behind a property."""
+        return f"_{self.name}_or_none" if self.made_on_first_read else self.name
+
     def make_default_factory(self) -> tuple[Any, Callable[[], Any] | None]:
         """(constant default, factory) — exactly one is meaningful: factory is not None for mutable values."""
         if self.explicit_default is not _NO_DEFAULT:
@@ -229,7 +241,10 @@ def _make_init(cls: type, fields: list[FieldSpec]) -> Callable[..., None]:
     body = []
     for spec in fields:
         constant, factory = spec.make_default_factory()
-        if factory is None:
+        if spec.made_on_first_read:
+            params.append(f"{spec.name}=None")
+            body.append(f"    self.{spec.slot} = {spec.name}")
+        elif factory is None:
             namespace[f"_d_{spec.name}"] = constant
             params.append(f"{spec.name}=_d_{spec.name}")
             body.append(f"    self.{spec.name} = {spec.name}")
@@ -248,6 +263,19 @@ def _make_init(cls: type, fields: list[FieldSpec]) -> Callable[..., None]:
     return init
 
 
+def _made_on_first_read(spec: FieldSpec) -> property:
+    """The property of a struct field whose slot holds None until the field is first read."""
+    namespace: dict[str, Any] = {"make_default": spec.struct}
+    slot = spec.slot
+    source = (
+        f"def get(self):\n    value = self.{slot}\n    if value is None:\n"
+        f"        value = self.{slot} = make_default()\n    return value\n\n"
+        f"def set(self, value):\n    self.{slot} = value\n"
+    )
+    exec(source, namespace)
+    return property(namespace["get"], namespace["set"])
+
+
 class StructMeta(type):
     """Collects the field specifiers of a Struct class body, in order, and gives the class slots."""
 
@@ -261,7 +289,10 @@ class StructMeta(type):
                 value.order = len(fields)
                 fields.append(value)
                 del namespace[attr]
-        namespace["__slots__"] = (*(f.name for f in fields), *namespace.get("__slots__", ()))
+        namespace["__slots__"] = (*(f.slot for f in fields), *namespace.get("__slots__", ()))
+        for spec in fields:
+            if spec.made_on_first_read:
+                namespace[spec.name] = _made_on_first_read(spec)
         cls = super().__new__(mcs, name, bases, namespace, **kwargs)
         cls.FIELDS = tuple(fields)  # type: ignore[attr-defined]
         cls.__init__ = _make_init(cls, fields)  # type: ignore[misc]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from odradek.protocol.codec import default_check, encode_into_for
+from odradek.protocol.codec import _INLINE_DEPTH, default_check, encode_into_for
 from odradek.protocol.messages.metadata import (
     MetadataResponse,
     MetadataResponsePartition,
@@ -115,6 +115,46 @@ def test_decoded_default_structs_are_not_shared() -> None:
     a.current_leader.leader_id = 5
     assert b.current_leader.leader_id == PartitionData().current_leader.leader_id
     assert a.diverging_epoch is not b.diverging_epoch
+
+
+def test_a_struct_field_is_made_on_first_read_and_kept() -> None:
+    """Struct fields hold None in their slot until read (decoders and __init__ make no default struct);
+    the first read makes the default, later reads and writes see that same struct, and an encoder
+    writes a never-read field as its default without making it."""
+    from odradek.protocol.messages.fetch import FetchResponse, LeaderIdAndEpoch, PartitionData
+
+    fresh = PartitionData(partition_index=1, records=b"")
+    message = FetchResponse(responses=[_topic_with(fresh)])
+    encoded = message.encode(12)
+    assert fresh._current_leader_or_none is None  # the encoder did not make it
+    decoded = FetchResponse.decode(encoded, 12).responses[0].partitions[0]
+    assert decoded._current_leader_or_none is None
+    leader = decoded.current_leader
+    assert leader == LeaderIdAndEpoch() and decoded.current_leader is leader
+    leader.leader_id = 4
+    again = FetchResponse.decode(FetchResponse(responses=[_topic_with(decoded)]).encode(12), 12)
+    assert again.responses[0].partitions[0].current_leader.leader_id == 4
+    given = LeaderIdAndEpoch(leader_id=2, leader_epoch=9)
+    assert PartitionData(current_leader=given).current_leader is given
+    assert PartitionData(current_leader=None).current_leader == LeaderIdAndEpoch()
+    assert "_current_leader_or_none" not in repr(decoded) and "current_leader=" in repr(decoded)
+
+
+def _nesting_depth(cls: type[Struct], version: int) -> int:
+    """How many struct levels lie below `cls` at `version` (0: no struct fields)."""
+    depths = [
+        1 + _nesting_depth(spec.struct, version)
+        for spec in cls.FIELDS
+        if spec.struct is not None and spec.present_in(version) and not spec.is_tagged_in(version)
+    ]
+    return max(depths, default=0)
+
+
+def test_round_trips_cover_structs_inlined_and_structs_decoded_by_a_call() -> None:
+    """Nested structs are decoded and encoded inline down to _INLINE_DEPTH levels and by a call below:
+    the round-trip property tests over every message must meet both kinds."""
+    deepest = max(_nesting_depth(cls, version) for cls, version in ALL_CASES)
+    assert deepest > _INLINE_DEPTH
 
 
 @pytest.mark.parametrize("count", [0, 1, 2, 30, 31, 32, 33, 125, 126, 127, 128, 300])
