@@ -95,7 +95,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=0.2, help="minimum length of one repeat")
     parser.add_argument("--write-docs", action="store_true", help=f"write the table into {DOCS}")
     args = parser.parse_args(argv)
-    pad_heap_top()
     facts = machine_facts()  # before the run, so the load average is other processes', not ours
     messages = cases()
     # The benchmark's own objects (the messages, both codecs' modules) are set aside from collection:
@@ -225,8 +224,7 @@ def cases() -> list[Case]:
 def measure(case: Case, repeats: int, seconds: float) -> Result:
     version = case.version
     data = case.message.encode(version)
-    theirs = case.theirs_cls.decode(data, version=version)
-    theirs._header = None  # a decoded kafka-python message lacks the slot its encode() reads
+    theirs = their_decoding(case, data)
     # Same bytes both ways before any timing.
     if bytes(theirs.encode(version=version)) != data:
         raise SystemExit(f"{case.name}: kafka-python re-encodes our bytes differently")
@@ -236,6 +234,17 @@ def measure(case: Case, repeats: int, seconds: float) -> Result:
     # Into a new bytearray, as the broker encodes (frames.encode_response) and as kafka-python's
     # encode() returns; Message.encode() would add a copy of the whole body into an immutable bytes.
     encode_into = encode_into_for(case.ours_cls, version)
+    spacers: list[bytes] = []
+
+    def new_placement() -> None:
+        """The bytes and both decoded objects again, at new addresses (see `SPACER_STEP`)."""
+        nonlocal data, ours, theirs
+        spacers.append(bytes(1024 + SPACER_STEP * len(spacers)))
+        data = bytes(bytearray(data))
+        ours = case.ours_cls.decode(data, version)
+        theirs = their_decoding(case, data)
+        gc.collect()
+        gc.freeze()  # the fixtures stay out of collections, as in main()
 
     def ours_decode() -> None:
         case.ours_cls.decode(data, version)
@@ -250,22 +259,46 @@ def measure(case: Case, repeats: int, seconds: float) -> Result:
         theirs.encode(version=version)
 
     ours_decode_s, ours_encode_s, theirs_decode_s, theirs_encode_s = timed(
-        [ours_decode, ours_encode, theirs_decode, theirs_encode], repeats, seconds
+        [ours_decode, ours_encode, theirs_decode, theirs_encode], repeats, seconds, new_placement
     )
     return Result(case, len(data), ours_decode_s, ours_encode_s, theirs_decode_s, theirs_encode_s)
 
 
-def timed(operations: list[Callable[[], None]], repeats: int, seconds: float) -> list[float]:
+#: Each round decodes a new copy of the message, placed after one more spacer of 1 KiB plus this many
+#: bytes times the round's number. Copying a large value (the decoder slicing records out of the frame,
+#: the encoder appending them) runs several times slower when the destination lies just past the source
+#: modulo 4 KiB (the CPU takes loads for the stores just before them: "4K aliasing"). Where malloc
+#: places each copy depends on the heap's history, so one layout could make a whole run's Produce decode
+#: 7.0 µs instead of 2.2 for the same code (measured: copies landing 11 bytes past their source modulo
+#: 4096), for both codecs alike. With a new placement each round, the median is the usual case.
+SPACER_STEP = 272
+
+
+def their_decoding(case: Case, data: bytes) -> Any:
+    theirs = case.theirs_cls.decode(data, version=case.version)
+    theirs._header = None  # a decoded kafka-python message lacks the slot its encode() reads
+    return theirs
+
+
+def timed(
+    operations: list[Callable[[], None]],
+    repeats: int,
+    seconds: float,
+    new_round: Callable[[], None] | None = None,
+) -> list[float]:
     """Median CPU seconds per call of each operation over `repeats` rounds.
 
     The operations take turns within each round, so a change in machine load during the run touches
     all of them alike; CPU time (not wall time) keeps other processes' share of the cores out of it.
     The garbage collector stays on (its cost is part of decoding into objects), but each timing starts
     from a collected heap, so one operation's garbage is not collected on the next one's clock.
+    `new_round` runs before each round, untimed.
     """
     calls = [_calibrate(operation, seconds) for operation in operations]
     samples: list[list[float]] = [[] for _ in operations]
     for _ in range(repeats):
+        if new_round is not None:
+            new_round()
         for operation, count, timings in zip(operations, calls, samples, strict=True):
             gc.collect()
             start = time.process_time()
@@ -273,22 +306,6 @@ def timed(operations: list[Callable[[], None]], repeats: int, seconds: float) ->
                 operation()
             timings.append((time.process_time() - start) / count)
     return [statistics.median(timings) for timings in samples]
-
-
-def pad_heap_top() -> None:
-    """Run with 1 MiB kept spare at the top of the C heap (glibc's MALLOC_TOP_PAD_), re-executing this
-    script with it set if it is not.
-
-    A 16 KiB buffer is above pymalloc's limit and comes from malloc. Where the heap's top happens to
-    fall, freeing it can hand the top pages back to the kernel and the next allocation fault them in
-    again: measured, the same code's Produce decode took 2.5 or 7.0 µs (kafka-python's 3.9 or 8.7)
-    depending on nothing but the heap layout an unrelated change left. Both codecs paid it alike; it is
-    the allocator, not decoding, so it is kept out of both. Set from the start of the process: set
-    later with mallopt() it did not take (measured)."""
-    if "MALLOC_TOP_PAD_" in os.environ:
-        return
-    environment = {**os.environ, "MALLOC_TOP_PAD_": str(1 << 20)}
-    os.execve(sys.executable, [sys.executable, *sys.argv], environment)
 
 
 def _calibrate(operation: Callable[[], None], seconds: float) -> int:
