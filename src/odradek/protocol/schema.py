@@ -12,7 +12,8 @@ A message is a class whose attributes are field specifiers, in wire order:
 
 Versions are written "N+" (from N on), "N-M", "N" or "none". A field present at no version of a
 message is simply absent from the wire at that version and holds its default in decoded objects.
-`codec.py` compiles each (class, version) into one flat encode and one flat decode function.
+`odradek.protocol.compiler` writes one flat encode and one flat decode function per (class, version),
+which `codec.py` compiles once and caches.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from odradek.protocol.codec import _INLINE_DEPTH, default_check, encode_into_for
+from odradek.protocol.codec import default_check, encode_into_for
+from odradek.protocol.compiler.generator import INLINE_DEPTH
 from odradek.protocol.messages.metadata import (
     MetadataResponse,
     MetadataResponsePartition,
@@ -151,10 +152,10 @@ def _nesting_depth(cls: type[Struct], version: int) -> int:
 
 
 def test_round_trips_cover_structs_inlined_and_structs_decoded_by_a_call() -> None:
-    """Nested structs are decoded and encoded inline down to _INLINE_DEPTH levels and by a call below:
+    """Nested structs are decoded and encoded inline down to INLINE_DEPTH levels and by a call below:
     the round-trip property tests over every message must meet both kinds."""
     deepest = max(_nesting_depth(cls, version) for cls, version in ALL_CASES)
-    assert deepest > _INLINE_DEPTH
+    assert deepest > INLINE_DEPTH
 
 
 @pytest.mark.parametrize("count", [0, 1, 2, 30, 31, 32, 33, 125, 126, 127, 128, 300])
