@@ -190,3 +190,29 @@ def test_arrays_of_fixed_width_items_of_every_length_encode_as_count_then_items(
     fixed = struct.pack(">hiii", 0, 7, 1, 2)
     assert bytes(fixed + prefix + items) in bytes(out)
     assert MetadataResponse.decode(bytes(out), version).topics[0].partitions[0].replica_nodes == replicas
+
+
+def test_a_decoded_uuid_is_the_uuid_its_bytes_make() -> None:
+    """Decoders build UUIDs by setting their slots (UUID(bytes=...) costs four times as much): the
+    result must be indistinguishable from the UUID the constructor makes."""
+    import copy
+    import pickle
+    import uuid
+
+    from odradek.protocol.messages.metadata import MetadataResponse
+
+    for made in (uuid.UUID(int=0), uuid.uuid4(), uuid.UUID(int=2**128 - 1)):
+        message = MetadataResponse(topics=[MetadataResponseTopic(name="t", topic_id=made)])
+        decoded = MetadataResponse.decode(message.encode(12), 12).topics[0].topic_id
+        assert type(decoded) is uuid.UUID
+        assert decoded == made and hash(decoded) == hash(made) and not decoded < made
+        assert (str(decoded), repr(decoded), decoded.bytes, decoded.int) == (
+            str(made),
+            repr(made),
+            made.bytes,
+            made.int,
+        )
+        assert decoded.is_safe is uuid.SafeUUID.unknown
+        assert pickle.loads(pickle.dumps(decoded)) == made and copy.deepcopy(decoded) == made
+        with pytest.raises(TypeError):
+            decoded.int = 5  # type: ignore[misc]

@@ -86,7 +86,8 @@ class EncoderGenerator(SourceGenerator):
             pack = self._struct_name(FIXED_FORMATS[kind], "pack")
             lines.append(f"{indent}out += {pack}({source})")
         elif kind == "uuid":
-            lines.append(f"{indent}out += {source}.bytes")
+            # What the .bytes property does, without the property's call.
+            lines.append(f"{indent}out += {source}.int.to_bytes(16, 'big')")
         elif kind in ("string", "bytes", "records"):
             wide = kind != "string"
             lines.append(f"{indent}v = {source}")

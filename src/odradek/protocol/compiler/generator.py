@@ -45,6 +45,9 @@ class SourceGenerator:
             "read_uvarint": read_uvarint,
             "uvarint_bytes": uvarint_bytes,
             "UUID": uuid.UUID,
+            "UUID_SAFE_UNKNOWN": uuid.SafeUUID.unknown,
+            "set_slot": object.__setattr__,  # UUID's own __setattr__ refuses: it is immutable
+            "int_from_bytes": int.from_bytes,
             "new": object.__new__,
             "unpack_from": struct.unpack_from,
             "pack": struct.pack,
