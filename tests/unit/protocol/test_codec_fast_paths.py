@@ -216,3 +216,47 @@ def test_a_decoded_uuid_is_the_uuid_its_bytes_make() -> None:
         assert pickle.loads(pickle.dumps(decoded)) == made and copy.deepcopy(decoded) == made
         with pytest.raises(TypeError):
             decoded.int = 5  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "aborted", [None, [], [(7, 100)], [(7, 100), (8, 200)]], ids=["null", "empty", "one", "two"]
+)
+@pytest.mark.parametrize("version", [4, 11, 12, 16])  # classic (no bridge) and flexible (bridge)
+def test_fields_around_a_null_or_empty_array_read_and_write_as_kafka_python_does(
+    aborted: list[tuple[int, int]] | None, version: int
+) -> None:
+    """A compact array between fixed-width fields (Fetch's aborted_transactions) is read and written
+    with its neighbours in one call when null or empty, the general way otherwise: both ways must give
+    kafka-python's bytes and read back what was written."""
+    from odradek.protocol.messages.fetch import AbortedTransaction, FetchResponse, PartitionData
+
+    from .kafka_python_oracle import (
+        decode_with_kafka_python,
+        encode_with_kafka_python,
+        from_kafka_python,
+        to_kafka_python,
+    )
+
+    transactions = None
+    if aborted is not None:
+        transactions = [AbortedTransaction(producer_id=p, first_offset=o) for p, o in aborted]
+    partition = PartitionData(
+        partition_index=3,
+        error_code=1,
+        high_watermark=99,
+        last_stable_offset=98,
+        log_start_offset=5 if version >= 5 else -1,
+        aborted_transactions=transactions,
+        preferred_read_replica=2 if version >= 11 else -1,
+        records=b"x" * 300,
+    )
+    message = FetchResponse(responses=[_topic_with(partition)], session_id=9 if version >= 7 else 0)
+    if version >= 13:
+        message.responses[0].topic = ""
+    ours = message.encode(version)
+    assert encode_with_kafka_python(FetchResponse, to_kafka_python(message, version), version) == ours
+    decoded = FetchResponse.decode(ours, version)
+    assert decoded == message
+    assert decoded.responses[0].partitions[0].aborted_transactions == transactions
+    theirs = decode_with_kafka_python(FetchResponse, ours, version)
+    assert from_kafka_python(FetchResponse, theirs, version) == message

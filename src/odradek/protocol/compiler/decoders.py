@@ -3,6 +3,7 @@ bytes left before anything is allocated."""
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from odradek.protocol.compiler.generator import (
@@ -10,6 +11,7 @@ from odradek.protocol.compiler.generator import (
     FIXED_SIZES,
     INLINE_DEPTH,
     PRECOMPILED_RUNS,
+    Bridge,
     SourceGenerator,
     precompiled_runs,
 )
@@ -40,15 +42,14 @@ class DecoderGenerator(SourceGenerator):
         levels down are decoded inline, not by a call (a call and its returned tuple cost ~40 ns)."""
         regular, tagged, absent = self._fields(cls, self.version)
         lines.append(f"{indent}{obj} = new({self._const('cls', cls)})")
-        run: list[FieldSpec] = []
-        for spec in regular:
-            if spec.kind in FIXED_FORMATS:
-                run.append(spec)
-                continue
-            self._flush_fixed_run(run, obj, lines, indent)
-            run = []
-            self._decode_value(spec, self._flexible(spec), f"{obj}.{spec.slot}", lines, indent, depth + 1)
-        self._flush_fixed_run(run, obj, lines, indent)
+        for segment in self._segments(regular):
+            if isinstance(segment, list):
+                self._flush_fixed_run(segment, obj, lines, indent)
+            elif isinstance(segment, Bridge):
+                self._decode_bridge(segment, obj, lines, indent, depth + 1)
+            else:
+                flexible = self._flexible(segment)
+                self._decode_value(segment, flexible, f"{obj}.{segment.slot}", lines, indent, depth + 1)
         for spec in absent + tagged:
             self._assign_default(spec, f"{obj}.{spec.slot}", lines, indent)
         lines.append(f"{indent}{obj}.unknown_tagged_fields = None")
@@ -64,6 +65,26 @@ class DecoderGenerator(SourceGenerator):
         targets = ", ".join(f"{obj}.{s.name}" for s in run)
         lines.append(f"{indent}{targets}{',' if len(run) == 1 else ''} = {unpack}(buf, pos)")
         lines.append(f"{indent}pos += {size}")
+
+    def _decode_bridge(self, bridge: Bridge, obj: str, lines: list[str], indent: str, depth: int) -> None:
+        count = self._variable()
+        nullable = self.version in bridge.array.nullable
+        targets = ", ".join(
+            [*(f"{obj}.{s.name}" for s in bridge.before), "_", *(f"{obj}.{s.name}" for s in bridge.after)]
+        )
+        unpack = self._struct_name(bridge.format(), "unpack_from")
+        size = struct.calcsize(">" + bridge.format())
+        lines.append(f"{indent}{count} = buf[pos + {bridge.count_offset()}]")
+        lines.append(f"{indent}if {count} {'< 2' if nullable else '== 1'}:  # null or empty: one call")
+        lines.append(f"{indent}    {targets} = {unpack}(buf, pos)")
+        value = f"[] if {count} else None" if nullable else "[]"
+        lines.append(f"{indent}    {obj}.{bridge.array.slot} = {value}")
+        lines.append(f"{indent}    pos += {size}")
+        lines.append(f"{indent}else:")
+        inner = indent + "    "
+        self._flush_fixed_run(bridge.before, obj, lines, inner)
+        self._decode_value(bridge.array, True, f"{obj}.{bridge.array.slot}", lines, inner, depth)
+        self._flush_fixed_run(bridge.after, obj, lines, inner)
 
     def _assign_default(self, spec: FieldSpec, target: str, lines: list[str], indent: str) -> None:
         """`target = <the field's default>`. A struct field's slot gets None: its default struct is made

@@ -9,6 +9,7 @@ from odradek.protocol.compiler.generator import (
     FIXED_FORMATS,
     INLINE_DEPTH,
     PRECOMPILED_RUNS,
+    Bridge,
     SourceGenerator,
     precompiled_runs,
 )
@@ -38,15 +39,14 @@ class EncoderGenerator(SourceGenerator):
         """Lines that encode the struct `obj`; nested ones inline as in `_decode_struct_body`."""
         regular, tagged, _ = self._fields(cls, self.version)
         start = len(lines)
-        run: list[FieldSpec] = []
-        for spec in regular:
-            if spec.kind in FIXED_FORMATS:
-                run.append(spec)
-                continue
-            self._flush_fixed_pack(run, obj, lines, indent)
-            run = []
-            self._encode_value(spec, self._flexible(spec), f"{obj}.{spec.name}", lines, indent, depth + 1)
-        self._flush_fixed_pack(run, obj, lines, indent)
+        for segment in self._segments(regular):
+            if isinstance(segment, list):
+                self._flush_fixed_pack(segment, obj, lines, indent)
+            elif isinstance(segment, Bridge):
+                self._encode_bridge(segment, obj, lines, indent, depth + 1)
+            else:
+                flexible = self._flexible(segment)
+                self._encode_value(segment, flexible, f"{obj}.{segment.name}", lines, indent, depth + 1)
         if self.message_flexible:
             self._encode_tagged_section(tagged, obj, lines, indent)
         if len(lines) == start:
@@ -59,6 +59,24 @@ class EncoderGenerator(SourceGenerator):
         pack = self._struct_name(fmt, "pack")
         values = ", ".join(f"{obj}.{s.name}" for s in run)
         lines.append(f"{indent}out += {pack}({values})")
+
+    def _encode_bridge(self, bridge: Bridge, obj: str, lines: list[str], indent: str, depth: int) -> None:
+        items = self._variable()
+        nullable = self.version in bridge.array.nullable
+        pack = self._struct_name(bridge.format(), "pack")
+        count = f"0 if {items} is None else 1" if nullable else "1"
+        values = ", ".join(
+            [*(f"{obj}.{s.name}" for s in bridge.before), count, *(f"{obj}.{s.name}" for s in bridge.after)]
+        )
+        lines.append(f"{indent}{items} = {obj}.{bridge.array.name}")
+        empty = f"{items} is None or {items} == []" if nullable else f"{items} == []"
+        lines.append(f"{indent}if {empty}:  # one call for the fields around a null or empty array")
+        lines.append(f"{indent}    out += {pack}({values})")
+        lines.append(f"{indent}else:")
+        inner = indent + "    "
+        self._flush_fixed_pack(bridge.before, obj, lines, inner)
+        self._encode_value(bridge.array, True, f"{obj}.{bridge.array.name}", lines, inner, depth)
+        self._flush_fixed_pack(bridge.after, obj, lines, inner)
 
     def _encode_length(self, flexible: bool, value: str, lines: list[str], indent: str, wide: bool) -> None:
         """Write a length or count `value` (already an int; -1 for null)."""
@@ -103,7 +121,8 @@ class EncoderGenerator(SourceGenerator):
             if kind == "records":
                 # Records may also be a file region that the server sends with sendfile.
                 self.namespace["append_records"] = append_records
-                lines.append(f"{indent}if v.__class__ is bytes:")
+                # bytes, or a view of a decoded frame: appended here; anything else by the function.
+                lines.append(f"{indent}if v.__class__ is bytes or v.__class__ is memoryview:")
                 lines.append(f"{indent}    out += v")
                 lines.append(f"{indent}else:")
                 lines.append(f"{indent}    append_records(v, out)")
@@ -259,7 +278,7 @@ def append_records(records: Any, out: bytearray) -> None:
     An object that places itself (a file region sent later by sendfile) must count its bytes in the
     output's `spliced_length`, which the frame encoder adds to the size prefix.
     """
-    if isinstance(records, bytearray | memoryview):
+    if isinstance(records, (bytearray, memoryview)):  # a tuple: faster than a union on 3.11
         out += records
     else:
         records.append_to(out)

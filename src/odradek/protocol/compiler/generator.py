@@ -7,6 +7,7 @@ import functools
 import struct
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final
 
 from odradek.protocol.codec_error import CodecError, TruncatedError
@@ -100,6 +101,36 @@ class SourceGenerator:
         tagged.sort(key=lambda s: s.tag or 0)
         return regular, tagged, absent
 
+    def _segments(self, regular: list[FieldSpec]) -> list[list[FieldSpec] | FieldSpec | Bridge]:
+        """Regular fields in wire order as runs of fixed-width fields (lists), other fields, and
+        bridges: a compact array between two runs, which is mostly null or empty."""
+        plain: list[list[FieldSpec] | FieldSpec] = []
+        for spec in regular:
+            if spec.kind not in FIXED_FORMATS:
+                plain.append(spec)
+            elif plain and isinstance(plain[-1], list):
+                plain[-1].append(spec)
+            else:
+                plain.append([spec])
+        segments: list[list[FieldSpec] | FieldSpec | Bridge] = []
+        index = 0
+        while index < len(plain):
+            window = plain[index : index + 3]
+            if (
+                len(window) == 3
+                and isinstance(window[0], list)
+                and isinstance(window[1], FieldSpec)
+                and isinstance(window[2], list)
+                and window[1].kind == "array"
+                and self._flexible(window[1])
+            ):
+                segments.append(Bridge(window[0], window[1], window[2]))
+                index += 3
+            else:
+                segments.append(plain[index])
+                index += 1
+        return segments
+
     def _function_name(self, cls: type[Struct], direction: str) -> tuple[str, bool]:
         """The generated function's name for (struct, direction), and whether it is still to be written."""
         key = (cls, direction)
@@ -112,6 +143,26 @@ class SourceGenerator:
     def _variable(self) -> str:
         self.counter += 1
         return f"t{self.counter}"
+
+
+@dataclass
+class Bridge:
+    """Fixed-width fields, a compact array, fixed-width fields: when the array is null or empty (its
+    count one byte, 0 or 1), all three are read or written by one precompiled `struct` call. Fetch
+    partitions are this way round their `aborted_transactions`, null but in transactional reads."""
+
+    before: list[FieldSpec]
+    array: FieldSpec
+    after: list[FieldSpec]
+
+    def format(self) -> str:
+        """The struct format of the fields before, the count byte and the fields after."""
+        before = "".join(FIXED_FORMATS[s.kind] for s in self.before)
+        return before + "B" + "".join(FIXED_FORMATS[s.kind] for s in self.after)
+
+    def count_offset(self) -> int:
+        """Where the array's count byte lies from the first field before it."""
+        return sum(FIXED_SIZES[s.kind] for s in self.before)
 
 
 @functools.cache
