@@ -28,6 +28,7 @@ test: $(STAMP) lint typecheck
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'
 	$(BIN)/python bench/protocol_bench.py
+	$(BIN)/python bench/protocol_ceiling.py
 	$(BIN)/python bench/run_broker_bench.py
 
 clean:
