@@ -95,6 +95,13 @@ class EncoderGenerator(SourceGenerator):
             pack = self._struct_name("i" if wide else "h", "pack")
             lines.append(f"{indent}out += {pack}({value})")
 
+    def _null_or_else(self, flexible: bool, value: str, lines: list[str], indent: str, wide: bool) -> str:
+        """Write the null length or count when `value` is None; returns the indent for the rest."""
+        lines.append(f"{indent}if {value} is None:")
+        self._encode_length(flexible, "-1", lines, indent + "    ", wide)
+        lines.append(f"{indent}else:")
+        return indent + "    "
+
     def _encode_value(
         self, spec: FieldSpec, flexible: bool, source: str, lines: list[str], indent: str, depth: int
     ) -> None:
@@ -110,10 +117,7 @@ class EncoderGenerator(SourceGenerator):
             wide = kind != "string"
             lines.append(f"{indent}v = {source}")
             if nullable:
-                lines.append(f"{indent}if v is None:")
-                self._encode_length(flexible, "-1", lines, indent + "    ", wide)
-                lines.append(f"{indent}else:")
-                indent += "    "
+                indent = self._null_or_else(flexible, "v", lines, indent, wide)
             if kind == "string":
                 lines.append(f"{indent}v = v.encode()")
             lines.append(f"{indent}n = len(v)")
@@ -160,10 +164,7 @@ class EncoderGenerator(SourceGenerator):
         items = f"items{len(indent)}"
         lines.append(f"{indent}{items} = {source}")
         if nullable:
-            lines.append(f"{indent}if {items} is None:")
-            self._encode_length(flexible, "-1", lines, indent + "    ", True)
-            lines.append(f"{indent}else:")
-            indent += "    "
+            indent = self._null_or_else(flexible, items, lines, indent, True)
         count = f"c{len(indent)}"
         lines.append(f"{indent}{count} = len({items})")
         self._encode_length(flexible, count, lines, indent, True)
