@@ -120,8 +120,9 @@ class FieldSpec:
     def made_on_first_read(self) -> bool:
         """A struct field whose default is a new struct: decoders and `__init__` leave None in its slot
         and the first read makes the default. Most such fields are tagged and absent from the wire, and
-        making three default structs for every Fetch partition cost a fifth of decoding the response."""
-        return self.kind == "struct" and self.explicit_default is _NO_DEFAULT
+        making three default structs for every Fetch partition cost a fifth of decoding the response.
+        Not for a nullable struct: there None is a value."""
+        return self.kind == "struct" and self.explicit_default is _NO_DEFAULT and self.nullable.empty
 
     @property
     def slot(self) -> str:

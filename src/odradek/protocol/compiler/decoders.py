@@ -94,8 +94,10 @@ class DecoderGenerator(SourceGenerator):
             lines.append(f"{indent}{target} = {self._const('default', constant)}")
         elif factory is list:
             lines.append(f"{indent}{target} = []")
-        else:
+        elif spec.made_on_first_read:
             lines.append(f"{indent}{target} = None")
+        else:  # a nullable struct with a struct default (none in Kafka's schemas today): made now
+            lines.append(f"{indent}{target} = {self._const('make', factory)}()")
 
     def _decode_length(self, flexible: bool, target: str, lines: list[str], indent: str, wide: bool) -> None:
         """Read a length or count into `target`: -1 means null."""

@@ -223,6 +223,8 @@ class EncoderGenerator(SourceGenerator):
         assert spec.struct is not None
         variable = self._variable()
         check = self._const("is_default", default_check(spec.struct))
+        if not spec.made_on_first_read:  # a null struct is then a value, not the default
+            return f"not {check}({owner}.{spec.name})"
         return f"(({variable} := {owner}.{spec.slot}) is not None and not {check}({variable}))"
 
     def _all_default(self, tagged: list[FieldSpec], obj: str) -> str:
@@ -241,7 +243,10 @@ class EncoderGenerator(SourceGenerator):
             for field in spec.struct.FIELDS:
                 inner.append(f"not ({self._differs_from_default(field, variable)})")
             inner.append(f"not {variable}.unknown_tagged_fields")
-            terms.append(f"(({variable} := {obj}.{spec.slot}) is None or ({' and '.join(inner)}))")
+            if spec.made_on_first_read:
+                terms.append(f"(({variable} := {obj}.{spec.slot}) is None or ({' and '.join(inner)}))")
+            else:
+                terms.append(f"(({variable} := {obj}.{spec.slot}) is not None and {' and '.join(inner)})")
         return " and ".join(terms)
 
 
@@ -265,7 +270,8 @@ def default_check(cls: type[Struct]) -> Callable[[Any], bool]:
         else:
             assert spec.struct is not None
             namespace[f"check_{spec.name}"] = default_check(spec.struct)
-            terms.append(f"(v.{spec.slot} is None or check_{spec.name}(v.{spec.slot}))")
+            unmade = f"v.{spec.slot} is None or " if spec.made_on_first_read else ""
+            terms.append(f"({unmade}check_{spec.name}(v.{spec.slot}))")
     terms.append("not v.unknown_tagged_fields")
     exec(f"def is_default(v):\n    return {' and '.join(terms)}\n", namespace)
     compiled: Callable[[Any], bool] = namespace["is_default"]
