@@ -195,10 +195,14 @@ class DecoderGenerator(SourceGenerator):
     ) -> None:
         count = f"c{len(indent)}"
         element = spec.element
-        if flexible and element is not None and element in FIXED_FORMATS:
+        fixed = element is not None and element in FIXED_FORMATS
+        if fixed:
+            assert element is not None
+            runs = self._const("unpack_runs", precompiled_runs(FIXED_FORMATS[element], "unpack_from"))
+        if flexible and fixed:
             # The common case first: a one-byte count below PRECOMPILED_RUNS, read by one precompiled
             # call (short input raises struct.error there); anything else takes the general way below.
-            runs = self._const("unpack_runs", precompiled_runs(FIXED_FORMATS[element], "unpack_from"))
+            assert element is not None
             lines.append(f"{indent}{count} = buf[pos] - 1")
             lines.append(f"{indent}if 0 <= {count} < {PRECOMPILED_RUNS}:")
             lines.append(f"{indent}    {target} = [*{runs}[{count}](buf, pos + 1)]")
@@ -213,10 +217,10 @@ class DecoderGenerator(SourceGenerator):
         lines.append(f"{indent}    raise TruncatedError('{spec.name}: array count beyond the bytes left')")
         lines.append(f"{indent}else:")
         inner = indent + "    "
-        if element is not None and element in FIXED_FORMATS:
+        if fixed:
+            assert element is not None
             fmt = FIXED_FORMATS[element]
             size = FIXED_SIZES[element]
-            runs = self._const("unpack_runs", precompiled_runs(fmt, "unpack_from"))
             lines.append(f"{inner}if {count} < {PRECOMPILED_RUNS}:")
             lines.append(f"{inner}    {target} = list({runs}[{count}](buf, pos))")
             lines.append(f"{inner}else:")
