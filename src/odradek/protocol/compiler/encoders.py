@@ -221,10 +221,10 @@ class EncoderGenerator(SourceGenerator):
             return f"{owner}.{spec.name} != []"
         # A struct default: None in the slot until read; else compared field by field, no struct made.
         assert spec.struct is not None
-        variable = self._variable()
         check = self._const("is_default", default_check(spec.struct))
         if not spec.made_on_first_read:  # a null struct is then a value, not the default
             return f"not {check}({owner}.{spec.name})"
+        variable = self._variable()
         return f"(({variable} := {owner}.{spec.slot}) is not None and not {check}({variable}))"
 
     def _all_default(self, tagged: list[FieldSpec], obj: str) -> str:
