@@ -66,6 +66,14 @@ class Case:
 
 
 @dataclass
+class ThirdCodec:
+    """Another codec for one message, timed alongside the two (`protocol_ceiling.py`'s hand-written ones)."""
+
+    decode: Callable[[bytes], Any]
+    encode: Callable[[Any, bytearray], None]
+
+
+@dataclass
 class Result:
     case: Case
     size: int
@@ -73,6 +81,8 @@ class Result:
     ours_encode: float
     theirs_decode: float
     theirs_encode: float
+    third_decode: float | None = None
+    third_encode: float | None = None
 
     @property
     def ours_ops(self) -> float:
@@ -221,7 +231,7 @@ def cases() -> list[Case]:
 # ----- measuring -------------------------------------------------------------------------------------
 
 
-def measure(case: Case, repeats: int, seconds: float) -> Result:
+def measure(case: Case, repeats: int, seconds: float, third: ThirdCodec | None = None) -> Result:
     version = case.version
     data = case.message.encode(version)
     theirs = their_decoding(case, data)
@@ -258,10 +268,11 @@ def measure(case: Case, repeats: int, seconds: float) -> Result:
     def theirs_encode() -> None:
         theirs.encode(version=version)
 
-    ours_decode_s, ours_encode_s, theirs_decode_s, theirs_encode_s = timed(
-        [ours_decode, ours_encode, theirs_decode, theirs_encode], repeats, seconds, new_placement
-    )
-    return Result(case, len(data), ours_decode_s, ours_encode_s, theirs_decode_s, theirs_encode_s)
+    operations = [ours_decode, ours_encode, theirs_decode, theirs_encode]
+    if third is not None:
+        third_decode, third_encode = third.decode, third.encode
+        operations += [lambda: third_decode(data), lambda: third_encode(ours, bytearray())]
+    return Result(case, len(data), *timed(operations, repeats, seconds, new_placement))
 
 
 #: Each round decodes a new copy of the message, placed after one more spacer of 1 KiB plus this many
