@@ -61,6 +61,15 @@ def test_port_in_use_refuses_to_start_in_one_line(tmp_path: Path) -> None:
     assert (tmp_path / "data" / ".kafka_cleanshutdown").exists()
 
 
+def test_metrics_port_in_use_refuses_to_start_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_broker(*minimal(tmp_path / "data"), "--override", f"metrics.port={port}")
+    assert_refused_in_one_line(result, f"127.0.0.1:{port}", "metrics.port", "Address already in use")
+
+
 def test_unknown_log_level_refuses_to_start_in_one_line(tmp_path: Path) -> None:
     result = run_broker("--log-level", "LOUD", *minimal(tmp_path / "data"))
     assert_refused_in_one_line(result, "LOUD", "log-level")

@@ -108,7 +108,13 @@ class Broker:
         )
         await self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
-        self.metrics_endpoint = await metrics.start_endpoint(self.config, services, self._connection_count)
+        try:
+            self.metrics_endpoint = await metrics.start_endpoint(
+                self.config, services, self._connection_count
+            )
+        except OSError as error:
+            host = self.config.listener_endpoints()[0].host
+            raise _bind_error("metrics.port", host, self.config.metrics_port or 0, error) from None
         cluster.brokers = {self.node_id: self._own_endpoint()}
         topics.load()
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
@@ -153,7 +159,7 @@ class Broker:
                     factory, endpoint.host or None, endpoint.port, reuse_address=True, start_serving=False
                 )
             except OSError as error:
-                raise _bind_error(name, endpoint.host, endpoint.port, error) from None
+                raise _bind_error(f"listener {name}", endpoint.host, endpoint.port, error) from None
             self.servers.append(server)
             sockname = server.sockets[0].getsockname()
             self.bound[name] = (endpoint.host, int(sockname[1]))
@@ -274,15 +280,13 @@ def _run_all(jobs: list[Any]) -> None:
         job.run()
 
 
-def _bind_error(listener: str, host: str, port: int, error: OSError) -> ListenerBindError:
-    # asyncio's own message repeats the address in a tuple; the operator needs the listener and why.
+def _bind_error(what: str, host: str, port: int, error: OSError) -> ListenerBindError:
+    # asyncio's own message repeats the address in a tuple; the operator needs which setting and why.
     if isinstance(error, socket.gaierror) or not error.errno:
         reason = error.strerror or str(error)
     else:
         reason = os.strerror(error.errno)
-    return ListenerBindError(
-        f"Socket server failed to bind to {host or '0.0.0.0'}:{port} (listener {listener}): {reason}"
-    )
+    return ListenerBindError(f"Socket server failed to bind to {host or '0.0.0.0'}:{port} ({what}): {reason}")
 
 
 #: What stops a start-up with a clear message of its own: a bad setting, a log dir that cannot be used
