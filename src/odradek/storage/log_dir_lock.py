@@ -32,6 +32,10 @@ class LogDirLocks:
     @classmethod
     def acquire(cls, log_dirs: Sequence[Path]) -> LogDirLocks:
         """Create each log dir if missing and lock it; releases what it took if any dir fails."""
+        canonical = [os.path.realpath(log_dir) for log_dir in log_dirs]
+        if len(set(canonical)) != len(canonical):
+            # Locking it twice would fail as if another broker held it: name the real mistake.
+            raise LogStorageError(f"Duplicate log directory found: {', '.join(str(d) for d in log_dirs)}")
         descriptors: list[int] = []
         try:
             for log_dir in log_dirs:

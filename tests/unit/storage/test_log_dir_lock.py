@@ -45,3 +45,9 @@ def test_log_dir_that_cannot_be_created_is_named(tmp_path: Path) -> None:
         LogStorageError, match=re.escape(f"data directory {tmp_path / 'file' / 'data'}: Not a directory")
     ):
         LogDirLocks.acquire([tmp_path / "file" / "data"])
+
+
+def test_log_dir_listed_twice_is_named_as_a_duplicate_not_as_locked(tmp_path: Path) -> None:
+    with pytest.raises(LogStorageError, match="Duplicate log directory found") as refused:
+        LogDirLocks.acquire([tmp_path / "data", tmp_path / "other" / ".." / "data"])
+    assert not isinstance(refused.value, LogDirLockedError)
