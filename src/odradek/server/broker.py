@@ -67,7 +67,7 @@ class Broker:
         # Before anything reads or writes the dirs: a second broker on them stops here, untouched.
         self.log_dir_locks = LogDirLocks.acquire(log_dirs)
         try:
-            self.node_id = resolve_node_id(log_dirs, config.node_id)
+            self.node_id = resolve_node_id(log_dirs, config.node_id, config.broker_id_generation_enable)
             self.dynamic_configs = DynamicBrokerConfigs.load(log_dirs[0], self.node_id, config)
             self.config = config = self.dynamic_configs.config()
             default_log_config = LogConfig.from_mapping(dict(resolve_topic_config({}, config)))

@@ -3,7 +3,8 @@
 A single node needs no ``node.id`` (nor ``broker.id``): the id stored in ``meta.properties`` is used, or
 ``DEFAULT_NODE_ID`` on a first start (``LogManager.ensure_meta_properties`` then stores it), so the
 broker never runs as -1, which no client can use. A configured id must match the stored one: data
-written as one broker is never served as another (Kafka's InconsistentBrokerIdException).
+written as one broker is never served as another (Kafka's InconsistentBrokerIdException). With
+``broker.id.generation.enable=false`` no id is made up: a first start then needs a configured one.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ class InconsistentNodeIdError(LogStorageError):
     """The configured node id and the one in meta.properties (or two log dirs' ones) disagree."""
 
 
-def resolve_node_id(log_dirs: Sequence[Path], configured: int) -> int:
-    """The id to run as: ``configured`` if set (>= 0), else the stored one, else ``DEFAULT_NODE_ID``."""
+def resolve_node_id(log_dirs: Sequence[Path], configured: int, generation_enabled: bool = True) -> int:
+    """The id to run as: ``configured`` if set (>= 0), else the stored one, else ``DEFAULT_NODE_ID``
+    (if ``generation_enabled``)."""
     stored: dict[Path, int] = {}
     for log_dir in log_dirs:
         try:
@@ -47,4 +49,11 @@ def resolve_node_id(log_dirs: Sequence[Path], configured: int) -> int:
                 "if the data was moved, or empty the log dirs for a new broker"
             )
         return configured
-    return DEFAULT_NODE_ID if stored_id is None else stored_id
+    if stored_id is not None:
+        return stored_id
+    if not generation_enabled:
+        raise InconsistentNodeIdError(
+            f"No node id in meta.properties of {', '.join(str(d) for d in log_dirs)} and "
+            "broker.id.generation.enable is false: set node.id"
+        )
+    return DEFAULT_NODE_ID

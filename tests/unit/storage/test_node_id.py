@@ -46,3 +46,12 @@ def test_log_dirs_of_different_brokers_are_refused(tmp_path: Path) -> None:
 def test_stored_node_id_minus_1_is_refused_not_served(tmp_path: Path) -> None:
     with pytest.raises(InconsistentNodeIdError, match="invalid node id -1"):
         resolve_node_id([_stored(tmp_path / "a", -1)], -1)
+
+
+def test_no_node_id_anywhere_with_generation_disabled_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(
+        InconsistentNodeIdError, match=r"broker\.id\.generation\.enable is false: set node\.id"
+    ):
+        resolve_node_id([tmp_path / "new"], -1, generation_enabled=False)
+    assert resolve_node_id([_stored(tmp_path / "a", 6)], -1, generation_enabled=False) == 6
+    assert resolve_node_id([tmp_path / "new"], 2, generation_enabled=False) == 2
