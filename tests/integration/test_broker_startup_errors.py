@@ -150,6 +150,14 @@ def test_configured_node_id_other_than_meta_properties_refuses_to_start(tmp_path
     assert_refused_in_one_line(result, "node.id 2", "stored node id 1", str(data))
 
 
+def test_corrupt_meta_properties_refuses_to_start_in_one_line(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "meta.properties").write_text("version=0\nbroker.id=one\n")
+    result = run_broker(*minimal(data))
+    assert_refused_in_one_line(result, str(data / "meta.properties"), "malformed")
+
+
 def test_corrupt_producer_id_block_refuses_to_start(tmp_path: Path) -> None:
     data = tmp_path / "data"
     BrokerProcess(data, {"offsets.topic.num.partitions": "1"}).start().stop()
