@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 
 
@@ -22,15 +23,28 @@ def run(args: argparse.Namespace) -> int:
     from odradek.config.broker import BrokerConfig
     from odradek.config.types import ConfigError
     from odradek.logs import configure_logging
-    from odradek.server.broker import serve
+    from odradek.server.broker import StartupError, serve
 
+    if not isinstance(logging.getLevelName(args.log_level.upper()), int):
+        print(
+            f"odradek broker: unknown --log-level {args.log_level!r} (DEBUG, INFO, WARNING or ERROR)",
+            file=sys.stderr,
+        )
+        return 2
     configure_logging(args.log_level)
     try:
         config = BrokerConfig.load(args.config, args.override)
-    except (ConfigError, ValueError, OSError) as error:
+    except OSError as error:
+        print(f"odradek broker: cannot read the config file {args.config}: {error.strerror}", file=sys.stderr)
+        return 2
+    except (ConfigError, ValueError) as error:
         print(f"odradek broker: {error}", file=sys.stderr)
         return 2
     # The standard asyncio loop, even where uvloop is installed: measured in docs/benchmarks.md ("Event
     # loop"), uvloop 0.23 cost more CPU per produced MB here and cannot sendfile, which Fetch relies on.
-    asyncio.run(serve(config))
+    try:
+        asyncio.run(serve(config))
+    except StartupError as error:
+        print(f"odradek broker: {error}", file=sys.stderr)
+        return 1
     return 0

@@ -273,6 +273,8 @@ def _check_relations(config: BrokerConfig) -> None:
             parsed = endpoints()
         except ValueError as error:
             raise ConfigError(f"Invalid value for configuration {name}: {error}", name) from None
+        if name == "listeners" and not parsed:
+            raise ConfigError("listeners must name at least one listener to serve", name)
         if name == "advertised.listeners" and any(endpoint.host == "0.0.0.0" for endpoint in parsed):
             raise ConfigError(
                 "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0; "

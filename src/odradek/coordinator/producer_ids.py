@@ -1,17 +1,28 @@
 """Producer ids for idempotent producers, unique across restarts.
 
 Ids are handed out from blocks; the start of the next unused block is written (atomically, fsynced)
-before any id of the current block is given out, so a crash can skip ids but never repeat one.
+before any id of the current block is given out, so a crash can skip ids but never repeat one. The
+write runs in a worker thread (a slow disk must not stall the event loop); the manager's state changes
+only on the loop, once the write is durable, and callers arriving meanwhile wait for that block.
+
+A block file that cannot be read as a non-negative id stops start-up: guessing (say, starting again
+at 0) would hand out ids that producers already used, and their batches would be taken for duplicates.
 """
 
 from __future__ import annotations
 
-import os
+import asyncio
 from pathlib import Path
 from typing import Final
 
+from odradek.storage.files import atomic_write
+
 BLOCK_SIZE: Final = 1000
 FILE_NAME: Final = "producer-id-block"
+
+
+class CorruptProducerIdBlockError(Exception):
+    """The producer-id block file exists but does not hold a producer id."""
 
 
 class ProducerIdManager:
@@ -19,27 +30,33 @@ class ProducerIdManager:
         self.path = log_dir / FILE_NAME
         self.next_id = self._read()
         self.block_end = self.next_id  # nothing reserved yet
+        self._reserving = asyncio.Lock()
 
-    def generate(self) -> int:
-        if self.next_id >= self.block_end:
-            self._reserve(self.next_id + BLOCK_SIZE)
-        producer_id = self.next_id
-        self.next_id += 1
-        return producer_id
+    async def generate(self) -> int:
+        async with self._reserving:  # one block write at a time; ids are handed out in order
+            if self.next_id >= self.block_end:
+                block_end = self.next_id + BLOCK_SIZE
+                await asyncio.to_thread(self._write, block_end)
+                self.block_end = block_end
+            producer_id = self.next_id
+            self.next_id += 1
+            return producer_id
 
     def _read(self) -> int:
         try:
-            return int(self.path.read_text().strip() or 0)
+            text = self.path.read_text("ascii").strip()
         except FileNotFoundError:
             return 0
-        except ValueError:
-            return 0
+        except (OSError, UnicodeDecodeError) as error:
+            raise CorruptProducerIdBlockError(
+                f"Cannot read the producer-id block file {self.path}: {error}"
+            ) from None
+        if not text.isdigit():
+            raise CorruptProducerIdBlockError(
+                f"The producer-id block file {self.path} is corrupt ({text[:40]!r} is not a producer id): "
+                "restore it, or write an id above every producer id handed out so far"
+            )
+        return int(text)
 
-    def _reserve(self, block_end: int) -> None:
-        temporary = self.path.with_suffix(".tmp")
-        with open(temporary, "w") as file:
-            file.write(f"{block_end}\n")
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, self.path)
-        self.block_end = block_end
+    def _write(self, block_end: int) -> None:
+        atomic_write(self.path, f"{block_end}\n".encode())

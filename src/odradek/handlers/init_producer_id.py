@@ -26,5 +26,5 @@ async def handle_init_producer_id(
         return InitProducerIdResponse(
             error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1, producer_epoch=-1
         )
-    producer_id = context.services.producer_ids.generate()
+    producer_id = await context.services.producer_ids.generate()
     return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)

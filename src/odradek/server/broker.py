@@ -4,6 +4,10 @@ One asyncio loop owns all broker state. Slow file work (recovery at start-up, fs
 compaction, checkpoints, new partitions) runs in worker threads via `asyncio.to_thread`, with storage's
 prepare/run/complete split keeping every state change on the loop. The listeners serve once the topics
 are loaded and, on a first start, `__consumer_offsets` is created.
+
+Start-up takes the `.lock` of every log dir before anything else touches them, then settles the node id
+(configured, or kept in meta.properties). A broker that cannot start raises `StartupError`, one line
+naming the problem, having released what it took; `odradek broker` prints it and exits non-zero.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import socket
 import time
@@ -24,8 +29,9 @@ from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
 from odradek.config.topic import resolve_topic_config
+from odradek.config.types import ConfigError
 from odradek.coordinator.group_coordinator import GroupCoordinator
-from odradek.coordinator.producer_ids import ProducerIdManager
+from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.server import metrics
@@ -33,31 +39,47 @@ from odradek.server.connection import Connection
 from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.storage.config import LogConfig
+from odradek.storage.errors import StorageError
+from odradek.storage.log_dir_lock import LogDirLocks
 from odradek.storage.log_manager import LogManager
+from odradek.storage.node_id import resolve_node_id
 
 log = logging.getLogger("odradek.broker")
+
+
+class StartupError(Exception):
+    """The broker cannot start; the message is the one line an operator needs to fix it."""
+
+
+class ListenerBindError(Exception):
+    """A listener's address cannot be bound: port in use, host unknown, no permission."""
 
 
 class Broker:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        self.node_id = int(config["node.id"])  # type: ignore[arg-type]
         self.connections: set[Connection] = set()
         self.servers: list[asyncio.Server] = []
         self.bound: dict[str, tuple[str, int]] = {}
         self.tasks: list[asyncio.Task[None]] = []
         self.stopping = asyncio.Event()
-        configured = config["log.dirs"]
-        names = configured if isinstance(configured, list) else str(configured).split(",")
-        log_dirs = [Path(str(d).strip()) for d in names if str(d).strip()]
-        self.dynamic_configs = DynamicBrokerConfigs.load(log_dirs[0], self.node_id, config)
-        self.config = config = self.dynamic_configs.config()
-        default_log_config = LogConfig.from_mapping(dict(resolve_topic_config({}, config)))
-        self.logs = LogManager(
-            log_dirs,
-            default_log_config,
-            producer_id_expiration_ms=int(config["producer.id.expiration.ms"]),  # type: ignore[arg-type]
-        )
+        log_dirs = [Path(d.strip()) for d in config.log_dirs if d.strip()]
+        # Before anything reads or writes the dirs: a second broker on them stops here, untouched.
+        self.log_dir_locks = LogDirLocks.acquire(log_dirs)
+        try:
+            self.node_id = resolve_node_id(log_dirs, config.node_id, config.broker_id_generation_enable)
+            self.dynamic_configs = DynamicBrokerConfigs.load(log_dirs[0], self.node_id, config)
+            self.config = config = self.dynamic_configs.config()
+            default_log_config = LogConfig.from_mapping(dict(resolve_topic_config({}, config)))
+            self.logs = LogManager(
+                log_dirs,
+                default_log_config,
+                producer_id_expiration_ms=config.producer_id_expiration_ms,
+            )
+        except BaseException:
+            self.log_dir_locks.release()
+            raise
+        self.logs_loaded = False  # the clean-shutdown marker is only written for logs fully loaded
         self.services: Services | None = None
         self.metrics_endpoint: metrics.MetricsEndpoint | None = None
 
@@ -66,7 +88,8 @@ class Broker:
     async def start(self) -> None:
         started = time.monotonic()
         await asyncio.to_thread(self.logs.startup)
-        meta = self.logs.ensure_meta_properties(self.node_id)
+        self.logs_loaded = True
+        meta = self.logs.ensure_meta_properties(self.node_id, self.config.cluster_id)
         cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
         topics = TopicAdmin(self.config, cluster, self.logs, self.node_id)
         appends = AppendNotifier()
@@ -85,7 +108,13 @@ class Broker:
         )
         await self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
-        self.metrics_endpoint = await metrics.start_endpoint(self.config, services, self._connection_count)
+        try:
+            self.metrics_endpoint = await metrics.start_endpoint(
+                self.config, services, self._connection_count
+            )
+        except OSError as error:
+            host = self.config.listener_endpoints()[0].host
+            raise _bind_error("metrics.port", host, self.config.metrics_port or 0, error) from None
         cluster.brokers = {self.node_id: self._own_endpoint()}
         topics.load()
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
@@ -125,9 +154,12 @@ class Broker:
                 self.connections.add(connection)
                 return connection
 
-            server = await loop.create_server(
-                factory, endpoint.host or None, endpoint.port, reuse_address=True, start_serving=False
-            )
+            try:
+                server = await loop.create_server(
+                    factory, endpoint.host or None, endpoint.port, reuse_address=True, start_serving=False
+                )
+            except OSError as error:
+                raise _bind_error(f"listener {name}", endpoint.host, endpoint.port, error) from None
             self.servers.append(server)
             sockname = server.sockets[0].getsockname()
             self.bound[name] = (endpoint.host, int(sockname[1]))
@@ -160,6 +192,11 @@ class Broker:
     async def stop(self) -> None:
         """Graceful shutdown: stop accepting, answer what is in flight, flush and checkpoint the logs."""
         log.info("broker stopping")
+        await self.close()
+        log.info("broker stopped")
+
+    async def close(self) -> None:
+        """Release everything the broker holds (also after a failed start), the log dirs' locks last."""
         for server in self.servers:
             server.close()
         if self.metrics_endpoint is not None:
@@ -177,8 +214,9 @@ class Broker:
         await asyncio.gather(*self.tasks, return_exceptions=True)
         if self.services is not None:
             await self.services.topics.drain()  # a topic creation under way finishes its files first
-        await asyncio.to_thread(self.logs.shutdown)
-        log.info("broker stopped")
+        if self.logs_loaded:
+            await asyncio.to_thread(self.logs.shutdown)
+        self.log_dir_locks.release()
 
     # ----- periodic jobs -------------------------------------------------------------------------------
 
@@ -242,7 +280,31 @@ def _run_all(jobs: list[Any]) -> None:
         job.run()
 
 
+def _bind_error(what: str, host: str, port: int, error: OSError) -> ListenerBindError:
+    # asyncio's own message repeats the address in a tuple; the operator needs which setting and why.
+    if isinstance(error, socket.gaierror) or not error.errno:
+        reason = error.strerror or str(error)
+    else:
+        reason = os.strerror(error.errno)
+    return ListenerBindError(f"Socket server failed to bind to {host or '0.0.0.0'}:{port} ({what}): {reason}")
+
+
+#: What stops a start-up with a clear message of its own: a bad setting, a log dir that cannot be used
+#: (locked, unwritable, another broker's), an unusable listener address, a corrupt producer-id block.
+_STARTUP_FAILURES = (ConfigError, StorageError, ListenerBindError, CorruptProducerIdBlockError)
+
+
 async def serve(config: BrokerConfig) -> None:
-    broker = Broker(config)
-    await broker.start()
+    """Run a broker until SIGTERM/SIGINT; raises StartupError if it cannot start."""
+    try:
+        broker = Broker(config)
+    except _STARTUP_FAILURES as error:
+        raise StartupError(str(error)) from error
+    try:
+        await broker.start()
+    except BaseException as error:
+        await broker.close()
+        if isinstance(error, _STARTUP_FAILURES):
+            raise StartupError(str(error)) from error
+        raise
     await broker.run_until_stopped()

@@ -286,14 +286,14 @@ class LogManager:
     def ensure_meta_properties(self, broker_id: int, cluster_id: str | None = None) -> MetaProperties:
         """``meta.properties`` of every log dir: written if missing (a new cluster id is made if none is
         given or stored), checked otherwise. Raises LogStorageError on a cluster or broker id mismatch."""
-        found = [m for m in (self._read_meta(d) for d in self.log_dirs) if m is not None]
+        found = {d: m for d in self.log_dirs if (m := self._read_meta(d)) is not None}
         if cluster_id is None:
-            cluster_id = found[0].cluster_id if found else _new_cluster_id()
-        for meta in found:
+            cluster_id = next(iter(found.values())).cluster_id if found else _new_cluster_id()
+        for log_dir, meta in found.items():
             if meta.cluster_id != cluster_id or meta.node_id != broker_id:
                 raise LogStorageError(
-                    f"log dir belongs to cluster {meta.cluster_id} broker {meta.node_id}, "
-                    f"not cluster {cluster_id} broker {broker_id}"
+                    f"{log_dir / 'meta.properties'} belongs to cluster {meta.cluster_id} broker "
+                    f"{meta.node_id}, not cluster {cluster_id} broker {broker_id}"
                 )
         meta = MetaProperties(cluster_id, broker_id)
         for log_dir in self.log_dirs:
