@@ -1,0 +1,125 @@
+"""Fetch sessions (KIP-227) through the Fetch handler: full fetch, incremental fetches, session errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from odradek.protocol.error_codes import ErrorCode
+from tests.support.handler_services import HandlerBroker
+
+from .fetching import FETCH_VERSION, answered, consumed, fetch_request, produce
+
+pytestmark = pytest.mark.timeout(30)
+
+TOPIC = "sessions"
+P0, P1, P2 = (TOPIC, 0), (TOPIC, 1), (TOPIC, 2)
+
+
+async def open_session(broker: HandlerBroker) -> int:
+    """A full fetch (session id 0, epoch 0) of the three partitions from offset 0; the new session's id."""
+    response = await broker.call(fetch_request({P0: 0, P1: 0, P2: 0}, session_epoch=0), FETCH_VERSION)
+    assert response.error_code == ErrorCode.NONE and response.session_id > 0
+    return int(response.session_id)
+
+
+async def test_full_fetch_opens_a_session_and_answers_every_partition(handler_broker: HandlerBroker) -> None:
+    await handler_broker.create_topic(TOPIC, 3)
+    await produce(handler_broker, TOPIC, 0, b"a", b"b")
+    response = await handler_broker.call(fetch_request({P0: 0, P1: 0, P2: 0}, session_epoch=0), FETCH_VERSION)
+    assert response.error_code == ErrorCode.NONE
+    assert response.session_id > 0
+    partitions = answered(response)
+    assert list(partitions) == [P0, P1, P2]  # a full fetch answers every partition, data or not
+    assert consumed(partitions[P0]) == [(0, b"a"), (1, b"b")]
+    assert [partitions[p].high_watermark for p in (P0, P1, P2)] == [2, 0, 0]
+    session = handler_broker.services.fetch_sessions.sessions[response.session_id]
+    assert len(session.partitions) == 3 and session.epoch == 1
+
+
+async def test_sessionless_full_fetch_opens_no_session(handler_broker: HandlerBroker) -> None:
+    await handler_broker.create_topic(TOPIC, 3)
+    response = await handler_broker.call(fetch_request({P0: 0}, session_epoch=-1), FETCH_VERSION)
+    assert response.error_code == ErrorCode.NONE and response.session_id == 0
+    assert list(answered(response)) == [P0]
+    assert not handler_broker.services.fetch_sessions.sessions
+
+
+async def test_incremental_fetch_answers_only_partitions_with_something_new(
+    handler_broker: HandlerBroker,
+) -> None:
+    await handler_broker.create_topic(TOPIC, 3)
+    session_id = await open_session(handler_broker)
+    # Nothing changed: an incremental fetch that lists no partition gets an empty answer.
+    quiet = await handler_broker.call(
+        fetch_request({}, session_id=session_id, session_epoch=1), FETCH_VERSION
+    )
+    assert quiet.error_code == ErrorCode.NONE and quiet.session_id == session_id
+    assert answered(quiet) == {}
+    # Records on partition 1 only: the session still fetches all three, but answers partition 1 alone.
+    await produce(handler_broker, TOPIC, 1, b"x")
+    moved = await handler_broker.call(
+        fetch_request({}, session_id=session_id, session_epoch=2), FETCH_VERSION
+    )
+    assert list(answered(moved)) == [P1]
+    assert consumed(answered(moved)[P1]) == [(0, b"x")]
+    assert answered(moved)[P1].high_watermark == 1
+    # The consumer moves its position on partition 1 (the only one it lists): nothing new to say.
+    caught_up = await handler_broker.call(
+        fetch_request({P1: 1}, session_id=session_id, session_epoch=3), FETCH_VERSION
+    )
+    assert answered(caught_up) == {}
+    # Records on partition 2 come from the session's remembered offset 0, partition 1 from 1.
+    await produce(handler_broker, TOPIC, 2, b"y")
+    await produce(handler_broker, TOPIC, 1, b"z")
+    both = answered(
+        await handler_broker.call(fetch_request({}, session_id=session_id, session_epoch=4), FETCH_VERSION)
+    )
+    assert sorted(both) == [P1, P2]
+    assert consumed(both[P1], 1) == [(1, b"z")] and consumed(both[P2]) == [(0, b"y")]
+
+
+async def test_incremental_fetch_forgets_partitions_and_adds_new_ones(handler_broker: HandlerBroker) -> None:
+    await handler_broker.create_topic(TOPIC, 3)
+    await handler_broker.create_topic("other", 1)
+    session_id = await open_session(handler_broker)
+    changed = await handler_broker.call(
+        fetch_request({("other", 0): 0}, session_id=session_id, session_epoch=1, forgotten=[P0, P2]),
+        FETCH_VERSION,
+    )
+    assert list(answered(changed)) == [("other", 0)]  # new to the session: answered once
+    session = handler_broker.services.fetch_sessions.sessions[session_id]
+    assert [(key[0], key[2]) for key in session.partitions] == [P1, ("other", 0)]
+    await produce(handler_broker, TOPIC, 0, b"forgotten")
+    await produce(handler_broker, TOPIC, 1, b"kept")
+    after = answered(
+        await handler_broker.call(fetch_request({}, session_id=session_id, session_epoch=2), FETCH_VERSION)
+    )
+    assert list(after) == [P1]
+
+
+async def test_wrong_session_epoch_is_invalid_fetch_session_epoch(handler_broker: HandlerBroker) -> None:
+    await handler_broker.create_topic(TOPIC, 3)
+    session_id = await open_session(handler_broker)
+    for epoch in (2, 0x7FFFFFFF):  # ahead of the expected 1
+        stale = await handler_broker.call(
+            fetch_request({}, session_id=session_id, session_epoch=epoch), FETCH_VERSION
+        )
+        assert stale.error_code == ErrorCode.INVALID_FETCH_SESSION_EPOCH
+        assert stale.responses == []
+    # The session survives a bad epoch: the right one still works.
+    right = await handler_broker.call(
+        fetch_request({}, session_id=session_id, session_epoch=1), FETCH_VERSION
+    )
+    assert right.error_code == ErrorCode.NONE and right.session_id == session_id
+
+
+async def test_final_epoch_closes_the_session(handler_broker: HandlerBroker) -> None:
+    await handler_broker.create_topic(TOPIC, 3)
+    session_id = await open_session(handler_broker)
+    closing = await handler_broker.call(
+        fetch_request({P0: 0}, session_id=session_id, session_epoch=-1), FETCH_VERSION
+    )
+    assert closing.error_code == ErrorCode.NONE and closing.session_id == 0
+    assert list(answered(closing)) == [P0]  # answered as a sessionless full fetch
+    gone = await handler_broker.call(fetch_request({}, session_id=session_id, session_epoch=1), FETCH_VERSION)
+    assert gone.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
