@@ -62,8 +62,8 @@ class _Plan:
 async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchResponse:
     try:
         plan = _plan(request, context)
-    except KafkaError as error:
-        return FetchResponse(error_code=error.error_code, session_id=request.session_id, responses=[])
+    except KafkaError as error:  # a session error: like Kafka's, the answer names no session
+        return FetchResponse(error_code=error.error_code, session_id=0, responses=[])
     isolation = _isolation(request, context)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000

@@ -105,12 +105,23 @@ async def test_wrong_session_epoch_is_invalid_fetch_session_epoch(handler_broker
             fetch_request({}, session_id=session_id, session_epoch=epoch), FETCH_VERSION
         )
         assert stale.error_code == ErrorCode.INVALID_FETCH_SESSION_EPOCH
-        assert stale.responses == []
+        assert stale.responses == [] and stale.session_id == 0  # as Kafka
     # The session survives a bad epoch: the right one still works.
     right = await handler_broker.call(
         fetch_request({}, session_id=session_id, session_epoch=1), FETCH_VERSION
     )
     assert right.error_code == ErrorCode.NONE and right.session_id == session_id
+
+
+async def test_unknown_session_id_is_fetch_session_id_not_found(handler_broker: HandlerBroker) -> None:
+    await handler_broker.create_topic(TOPIC, 3)
+    session_id = await open_session(handler_broker)
+    unknown = await handler_broker.call(
+        fetch_request({P0: 0}, session_id=session_id + 1, session_epoch=1), FETCH_VERSION
+    )
+    assert unknown.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+    assert unknown.responses == []
+    assert unknown.session_id == 0  # as Kafka: an error names no session
 
 
 async def test_final_epoch_closes_the_session(handler_broker: HandlerBroker) -> None:
