@@ -28,6 +28,7 @@ from odradek.handlers.fetch_sessions import (
     CachedPartition,
     FetchSession,
     PartitionKey,
+    next_epoch,
 )
 from odradek.handlers.file_records import FileRecords
 from odradek.handlers.registry import handles
@@ -98,7 +99,7 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
             session.partitions[_key(entry)] = entry
         return _Plan(requested, session, False, session.session_id)
     session = cache.lookup(request.session_id, request.session_epoch)
-    session.epoch += 1
+    session.epoch = next_epoch(session.epoch)
     for forgotten in request.forgotten_topics_data:
         topic = _topic_name(forgotten.topic, forgotten.topic_id, context) or ""
         for partition in forgotten.partitions:

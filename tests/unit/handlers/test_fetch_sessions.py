@@ -134,3 +134,18 @@ async def test_final_epoch_closes_the_session(handler_broker: HandlerBroker) -> 
     assert list(answered(closing)) == [P0]  # answered as a sessionless full fetch
     gone = await handler_broker.call(fetch_request({}, session_id=session_id, session_epoch=1), FETCH_VERSION)
     assert gone.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+
+
+async def test_session_epoch_wraps_from_int32_max_to_1(handler_broker: HandlerBroker) -> None:
+    await handler_broker.create_topic(TOPIC, 3)
+    session_id = await open_session(handler_broker)
+    handler_broker.services.fetch_sessions.sessions[session_id].epoch = 0x7FFFFFFF
+    last = await handler_broker.call(
+        fetch_request({}, session_id=session_id, session_epoch=0x7FFFFFFF), FETCH_VERSION
+    )
+    assert last.error_code == ErrorCode.NONE
+    # Kafka's clients follow 2147483647 with 1 (FetchMetadata.nextEpoch): so must the session.
+    wrapped = await handler_broker.call(
+        fetch_request({}, session_id=session_id, session_epoch=1), FETCH_VERSION
+    )
+    assert wrapped.error_code == ErrorCode.NONE
