@@ -14,7 +14,10 @@ from odradek.protocol.messages.fetch import (
 )
 from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from odradek.protocol.records import RecordBatchBuilder, iter_record_batches
+from odradek.storage.partition import TopicPartition
+from odradek.storage.producer_state import AppendOrigin
 from tests.support.handler_services import HandlerBroker
+from tests.unit.storage.helpers import batch, marker
 
 #: Fetch by topic name, flexible, with sessions and isolation levels (v13+ names topics by id).
 FETCH_VERSION = 12
@@ -90,13 +93,33 @@ def consumed(data: PartitionData, fetch_offset: int = 0) -> list[tuple[int, byte
     records = bytes(data.records or b"")
     aborted = {a.producer_id: a.first_offset for a in data.aborted_transactions or []}
     shown: list[tuple[int, bytes | None]] = []
-    for batch in iter_record_batches(records):
-        first = aborted.get(batch.producer_id)
-        if batch.is_control:
-            if first is not None and batch.base_offset >= first:
-                del aborted[batch.producer_id]  # the abort marker ends the aborted transaction
+    for record_batch in iter_record_batches(records):
+        first = aborted.get(record_batch.producer_id)
+        if record_batch.is_control:
+            if first is not None and record_batch.base_offset >= first:
+                del aborted[record_batch.producer_id]  # the abort marker ends the aborted transaction
             continue
-        if batch.is_transactional and first is not None and batch.base_offset >= first:
+        if record_batch.is_transactional and first is not None and record_batch.base_offset >= first:
             continue
-        shown.extend((r.offset, r.value) for r in batch.records if r.offset >= fetch_offset)
+        shown.extend((r.offset, r.value) for r in record_batch.records if r.offset >= fetch_offset)
     return shown
+
+
+def append_transactional(
+    broker: HandlerBroker, topic: str, partition: int, producer_id: int, sequence: int, *values: bytes
+) -> int:
+    """Append a transactional batch straight to the log (no transaction coordinator serves Produce for
+    it), as a transactional producer's would be; the batch's base offset. Waiting fetches are woken."""
+    data = batch(
+        list(values), producer_id=producer_id, producer_epoch=0, base_sequence=sequence, transactional=True
+    )
+    result = broker.log(topic, partition).append(data)
+    broker.services.appends.notify(TopicPartition(topic, partition))
+    return int(result.base_offset)
+
+
+def end_transaction(broker: HandlerBroker, topic: str, partition: int, producer_id: int, commit: bool) -> int:
+    """Append the COMMIT or ABORT marker a transaction coordinator would write; the marker's offset."""
+    result = broker.log(topic, partition).append(marker(commit, producer_id), origin=AppendOrigin.COORDINATOR)
+    broker.services.appends.notify(TopicPartition(topic, partition))
+    return int(result.base_offset)
