@@ -92,7 +92,7 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
     if request.session_epoch == INITIAL_EPOCH:
         if request.session_id:
             cache.close(request.session_id)
-        session = cache.create()
+        session = cache.create(len(requested), privileged=_replica_id(request, context) >= 0)
         if session is None:
             return _Plan(requested, None, False, 0)
         for entry in requested:
@@ -143,9 +143,13 @@ def _key(entry: CachedPartition) -> PartitionKey:
     return (entry.topic, entry.topic_id, entry.partition)
 
 
+def _replica_id(request: FetchRequest, context: RequestContext) -> int:
+    """The fetching follower's broker id; -1 for a consumer."""
+    return request.replica_state.replica_id if context.api_version >= 15 else request.replica_id
+
+
 def _isolation(request: FetchRequest, context: RequestContext) -> FetchIsolation:
-    replica_id = request.replica_state.replica_id if context.api_version >= 15 else request.replica_id
-    if replica_id >= 0:
+    if _replica_id(request, context) >= 0:
         return FetchIsolation.LOG_END
     if request.isolation_level == 1:
         return FetchIsolation.TXN_COMMITTED

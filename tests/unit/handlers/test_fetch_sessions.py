@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.protocol.error_codes import ErrorCode
 from tests.support.handler_services import HandlerBroker
 
@@ -149,3 +150,75 @@ async def test_session_epoch_wraps_from_int32_max_to_1(handler_broker: HandlerBr
         fetch_request({}, session_id=session_id, session_epoch=1), FETCH_VERSION
     )
     assert wrapped.error_code == ErrorCode.NONE
+
+
+class Clock:
+    """The session cache's clock, moved by hand (seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def full_cache(broker: HandlerBroker, slots: int) -> Clock:
+    """Give `broker` a session cache of `slots` sessions on a manual clock."""
+    clock = Clock()
+    broker.services.fetch_sessions = FetchSessionCache(slots, clock=clock)
+    return clock
+
+
+async def session_works(broker: HandlerBroker, session_id: int, epoch: int) -> bool:
+    response = await broker.call(fetch_request({}, session_id=session_id, session_epoch=epoch), FETCH_VERSION)
+    return bool(response.error_code == ErrorCode.NONE)
+
+
+async def test_full_cache_answers_newcomers_without_a_session_and_keeps_recent_sessions(
+    handler_broker: HandlerBroker,
+) -> None:
+    await handler_broker.create_topic(TOPIC, 3)
+    full_cache(handler_broker, 2)
+    first, second = await open_session(handler_broker), await open_session(handler_broker)
+    await produce(handler_broker, TOPIC, 0, b"a")
+    newcomer = await handler_broker.call(fetch_request({P0: 0, P1: 0, P2: 0}, session_epoch=0), FETCH_VERSION)
+    assert newcomer.error_code == ErrorCode.NONE and newcomer.session_id == 0  # served, sessionless
+    assert consumed(answered(newcomer)[P0]) == [(0, b"a")]
+    # Without this rule every newcomer would evict a live consumer's session, which would come back
+    # with a full fetch and evict another: each fetch of a crowded broker a FETCH_SESSION_ID_NOT_FOUND.
+    assert await session_works(handler_broker, first, 1)
+    assert await session_works(handler_broker, second, 1)
+
+
+async def test_full_cache_evicts_the_session_unused_for_two_minutes(handler_broker: HandlerBroker) -> None:
+    await handler_broker.create_topic(TOPIC, 3)
+    clock = full_cache(handler_broker, 2)
+    idle, busy = await open_session(handler_broker), await open_session(handler_broker)
+    clock.now += 100
+    assert await session_works(handler_broker, busy, 1)
+    clock.now += 21  # idle unused for 121 s, busy for 21 s
+    newcomer = await handler_broker.call(fetch_request({P0: 0}, session_epoch=0), FETCH_VERSION)
+    assert newcomer.session_id > 0
+    assert not await session_works(handler_broker, idle, 1)
+    assert await session_works(handler_broker, busy, 2)
+    assert await session_works(handler_broker, newcomer.session_id, 1)
+
+
+async def test_full_cache_evicts_an_old_smaller_session_for_a_bigger_one(
+    handler_broker: HandlerBroker,
+) -> None:
+    await handler_broker.create_topic(TOPIC, 3)
+    clock = full_cache(handler_broker, 1)
+    opened = await handler_broker.call(fetch_request({P0: 0}, session_epoch=0), FETCH_VERSION)
+    small = opened.session_id
+    clock.now += 121
+    assert await session_works(handler_broker, small, 1)  # in use, but created over two minutes ago
+    same_size = await handler_broker.call(fetch_request({P1: 0}, session_epoch=0), FETCH_VERSION)
+    assert same_size.session_id == 0  # worth no more than the one it would replace
+    bigger = await handler_broker.call(fetch_request({P0: 0, P1: 0}, session_epoch=0), FETCH_VERSION)
+    assert bigger.session_id > 0
+    assert not await session_works(handler_broker, small, 2)
+    # The new session is young: even a bigger newcomer cannot take its place yet.
+    biggest = await handler_broker.call(fetch_request({P0: 0, P1: 0, P2: 0}, session_epoch=0), FETCH_VERSION)
+    assert biggest.session_id == 0
+    assert await session_works(handler_broker, bigger.session_id, 1)
