@@ -64,3 +64,15 @@ def _collect(test_file: str, empty_path: Path, **environment: str) -> subprocess
         text=True,
         timeout=120,
     )
+
+
+def test_ci_entry_point_runs_make_test_with_ci_set(tmp_path: Path) -> None:
+    fake_make = tmp_path / "make"  # stands in for make: prints what .ci/run ran it with
+    fake_make.write_text('#!/usr/bin/env bash\necho "CI=${CI:-} make $*"\n')
+    fake_make.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["PATH"] = f"{tmp_path}{os.pathsep}{env.get('PATH', '')}"
+    ran = subprocess.run(
+        ["bash", str(REPO / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=30, check=True
+    )
+    assert ran.stdout.strip() == "CI=true make test"
