@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic
 from tests.support.handler_services import HandlerBroker
 
 from .fetching import FETCH_VERSION, answered, consumed, fetch_request, produce
@@ -222,3 +225,53 @@ async def test_full_cache_evicts_an_old_smaller_session_for_a_bigger_one(
     biggest = await handler_broker.call(fetch_request({P0: 0, P1: 0, P2: 0}, session_epoch=0), FETCH_VERSION)
     assert biggest.session_id == 0
     assert await session_works(handler_broker, bigger.session_id, 1)
+
+
+async def test_v13_session_names_topics_by_id_and_forgets_by_id(handler_broker: HandlerBroker) -> None:
+    topic = await handler_broker.create_topic(TOPIC, 3)
+    by_id = [FetchTopic(topic_id=topic.topic_id, partitions=[_partition(0), _partition(1)])]
+    opened = await handler_broker.call(
+        FetchRequest(max_wait_ms=0, min_bytes=0, session_epoch=0, topics=by_id), 13
+    )
+    assert opened.error_code == ErrorCode.NONE and opened.session_id > 0
+    assert [(t.topic_id, [p.partition_index for p in t.partitions]) for t in opened.responses] == [
+        (topic.topic_id, [0, 1])
+    ]
+    forget = [ForgottenTopic(topic_id=topic.topic_id, partitions=[0])]
+    await handler_broker.call(
+        FetchRequest(
+            max_wait_ms=0,
+            min_bytes=0,
+            session_id=opened.session_id,
+            session_epoch=1,
+            forgotten_topics_data=forget,
+        ),
+        13,
+    )
+    await produce(handler_broker, TOPIC, 0, b"forgotten")
+    await produce(handler_broker, TOPIC, 1, b"kept")
+    after = await handler_broker.call(
+        FetchRequest(max_wait_ms=0, min_bytes=0, session_id=opened.session_id, session_epoch=2), 13
+    )
+    assert [(t.topic_id, [p.partition_index for p in t.partitions]) for t in after.responses] == [
+        (topic.topic_id, [1])
+    ]
+
+
+async def test_v13_unknown_topic_id_is_answered_unknown_topic_id(handler_broker: HandlerBroker) -> None:
+    unknown = uuid.uuid4()
+    response = await handler_broker.call(
+        FetchRequest(
+            max_wait_ms=0,
+            min_bytes=0,
+            session_epoch=0,
+            topics=[FetchTopic(topic_id=unknown, partitions=[_partition(0)])],
+        ),
+        13,
+    )
+    assert [p.error_code for t in response.responses for p in t.partitions] == [ErrorCode.UNKNOWN_TOPIC_ID]
+    assert response.responses[0].topic_id == unknown
+
+
+def _partition(index: int) -> FetchPartition:
+    return FetchPartition(partition=index, fetch_offset=0, partition_max_bytes=1 << 20)
