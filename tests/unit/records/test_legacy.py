@@ -83,14 +83,20 @@ def test_aiokafka_message_sets_decode(magic: int, codec: Compression) -> None:
     assert decoded.records == producer_offsets(magic, codec, 0)
 
 
-@pytest.mark.parametrize("codec", LEGACY_CODECS)
-@pytest.mark.parametrize("magic", [0, 1])
-@pytest.mark.parametrize("library", ["kafka-python", "aiokafka"])
+# aiokafka rejects Kafka 0.8's LZ4 header checksum, which magic 0 must carry: kafka-python reads that one.
+ORACLE_READS = [
+    (library, magic, codec)
+    for library in ("kafka-python", "aiokafka")
+    for magic in (0, 1)
+    for codec in LEGACY_CODECS
+    if not (library == "aiokafka" and magic == 0 and codec is Compression.LZ4)
+]
+
+
+@pytest.mark.parametrize(("library", "magic", "codec"), ORACLE_READS)
 def test_our_message_sets_are_read_by_oracles(magic: int, codec: Compression, library: str) -> None:
     if library == "kafka-python" and not KAFKA_PYTHON_CODECS[codec]:
         missing(skip_reason(codec))
-    if library == "aiokafka" and magic == 0 and codec is Compression.LZ4:
-        pytest.skip("aiokafka rejects Kafka 0.8's LZ4 header checksum, which magic 0 must carry")
     records = expected(magic, 1000)
     buf = build_message_set(records, magic=magic, compression=codec)
     oracle_timestamp = (lambda ts: ts) if magic else (lambda ts: None)
