@@ -248,6 +248,10 @@ def _respond(plan: _Plan, results: list[PartitionData], context: RequestContext)
     for entry, data in zip(plan.partitions, results, strict=True):
         if plan.incremental and not _must_send(entry, data):
             continue
+        if plan.incremental and plan.session is not None and data.records:
+            # As Kafka: a partition that got records is fetched last next time, so that under
+            # max_bytes a busy partition early in the session does not starve the later ones.
+            plan.session.partitions.move_to_end(_key(entry))
         entry.sent_high_watermark = data.high_watermark
         entry.sent_last_stable_offset = data.last_stable_offset
         entry.sent_log_start_offset = data.log_start_offset

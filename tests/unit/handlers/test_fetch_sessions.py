@@ -275,3 +275,33 @@ async def test_v13_unknown_topic_id_is_answered_unknown_topic_id(handler_broker:
 
 def _partition(index: int) -> FetchPartition:
     return FetchPartition(partition=index, fetch_offset=0, partition_max_bytes=1 << 20)
+
+
+async def test_incremental_fetch_serves_partitions_in_turn_under_max_bytes(
+    handler_broker: HandlerBroker,
+) -> None:
+    await handler_broker.create_topic(TOPIC, 3)
+    for partition, batches in ((0, 6), (1, 3)):  # partition 0 busier: it could fill every response
+        for index in range(batches):
+            await produce(handler_broker, TOPIC, partition, b"%d-%d" % (partition, index))
+    # max_bytes 1: only the first partition with data gets one batch (it always gets one whole batch).
+    opened = await handler_broker.call(
+        fetch_request({P0: 0, P1: 0}, session_epoch=0, max_bytes=1), FETCH_VERSION
+    )
+    first = answered(opened)
+    assert consumed(first[P0]) == [(0, b"0-0")] and consumed(first[P1]) == []
+    positions = {P0: 1, P1: 0}
+    last, served = P0, []
+    for epoch in (1, 2, 3, 4):  # each time listing the partition just served, at its new position
+        request = fetch_request(
+            {last: positions[last]}, session_id=opened.session_id, session_epoch=epoch, max_bytes=1
+        )
+        response = await handler_broker.call(request, FETCH_VERSION)
+        with_data = [p for p, data in answered(response).items() if consumed(data, positions[p])]
+        assert len(with_data) == 1
+        last = with_data[0]
+        served.append(last)
+        positions[last] += 1
+    # As in Kafka's sessions, a partition that got records in an incremental fetch goes to the back
+    # (the full fetch keeps the request's order): busy partition 0 does not starve partition 1.
+    assert served == [P0, P1, P0, P1]
