@@ -1,6 +1,6 @@
 # The two commands of the quick start: `make run` and `make test`.
-# `make test` runs everything; `make test-fast` (lint, type checks, unit and regression tests) skips the
-# client interop, integration and Spark tests, for the edit-test loop.
+# `make test` runs everything; `make test-fast` (lint, type checks, tests/unit and tests/regressions)
+# leaves out tests/integration, tests/compat and tests/spark, for the edit-test loop.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
