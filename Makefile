@@ -1,10 +1,13 @@
 # The two commands of the quick start: `make run` and `make test`.
+# `make test` runs everything; `make test-fast` (lint, type checks, tests/unit and tests/regressions)
+# leaves out tests/integration, tests/compat and tests/spark, for the edit-test loop.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+PYTEST := $(BIN)/python -m pytest -q
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test test-fast lint typecheck unit regressions bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,9 +24,18 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+unit: $(STAMP)
+	$(PYTEST) tests/unit
+
+regressions: $(STAMP)
+	$(PYTEST) tests/regressions
+
+test-fast: $(STAMP) lint typecheck
+	$(PYTEST) tests/unit tests/regressions
+
 test: $(STAMP) lint typecheck
 	@bash scripts/install-system-deps.sh
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'

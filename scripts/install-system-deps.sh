@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # System packages the test suite needs beyond the virtualenv: kcat (Debian's), for tests/compat.
 # Idempotent and quiet: does nothing when everything is present; runs `apt-get update` only when it
-# has something to install. Without apt-get or root it only warns: the tests that need kcat skip.
+# has something to install. Without apt-get or root it only warns: the tests that need kcat skip
+# (and fail when CI is set: tests/support/requirements.py).
 set -euo pipefail
 
 missing=()
@@ -27,5 +28,5 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 if ! { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
     cat "$log" >&2
-    echo "install-system-deps: could not install ${missing[*]}; the tests that need it will skip" >&2
+    echo "install-system-deps: could not install ${missing[*]}; the tests that need it will skip (fail under CI)" >&2
 fi

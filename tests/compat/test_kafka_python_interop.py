@@ -27,6 +27,7 @@ from tests.support.interop import (
     time_queries,
     wait_until,
 )
+from tests.support.requirements import missing
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -101,7 +102,7 @@ def test_each_available_codec_round_trips_keys_headers_and_timestamps(
     interop_broker: BrokerProcess, codec_name: str
 ) -> None:
     if not _CODECS_AVAILABLE[codec_name]:
-        pytest.skip(f"kafka-python has no {codec_name} here: its optional codec library is not installed")
+        missing(f"kafka-python has no {codec_name} here: its optional codec library is not installed")
     topic = f"kafka-python-codec-{codec_name}"
     produced = samples(topic, INTEROP_PARTITIONS, 40, base_timestamp())
     compression = None if codec_name == "none" else codec_name

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 from typing import Any
@@ -21,13 +20,10 @@ from tests.support.interop import (
     small_messages_topic,
     stored_batches,
 )
+from tests.support.requirements import require_executable
 
-pytestmark = [
-    pytest.mark.timeout(60),
-    pytest.mark.skipif(
-        shutil.which("kcat") is None, reason="kcat is not installed (scripts/install-system-deps.sh)"
-    ),
-]
+require_executable("kcat", allow_module_level=True)
+pytestmark = pytest.mark.timeout(60)
 
 
 def kcat(

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.broker_process import BrokerProcess, free_port
+from tests.support.requirements import require_module
 
-confluent_kafka = pytest.importorskip("confluent_kafka")
-pytest.importorskip("prometheus_client")
+confluent_kafka = require_module("confluent_kafka", allow_module_level=True)
+require_module("prometheus_client", allow_module_level=True)
 
 pytestmark = pytest.mark.timeout(90)
 

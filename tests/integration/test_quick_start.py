@@ -4,16 +4,15 @@ within seconds. Only the port and data directory are overridden, so tests never 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from tests.support.broker_process import REPO, free_port
+from tests.support.requirements import require_executable
 
 SERVED_WITHIN_SECONDS = 10.0
 
@@ -49,10 +48,9 @@ def test_make_run_broker_serves_kcat_and_confluent_kafka(tmp_path: Path) -> None
         message = consumer.poll(SERVED_WITHIN_SECONDS)
         consumer.close()
         assert message is not None and message.error() is None and message.value() == b"hello"
-        if shutil.which("kcat") is None:
-            pytest.skip("kcat is not installed (scripts/install-system-deps.sh installs it)")
+        kcat = require_executable("kcat")
         listed = subprocess.run(
-            ["kcat", "-b", bootstrap, "-L", "-t", "quick-start"], capture_output=True, text=True, timeout=10
+            [kcat, "-b", bootstrap, "-L", "-t", "quick-start"], capture_output=True, text=True, timeout=10
         )
         assert listed.returncode == 0 and 'topic "quick-start" with 1 partitions' in listed.stdout
         assert time.monotonic() - started < SERVED_WITHIN_SECONDS

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.broker_process import BrokerProcess
+from tests.support.requirements import require_module
 
-pyspark = pytest.importorskip("pyspark")
-pytest.importorskip("pyarrow")
+pyspark = require_module("pyspark", allow_module_level=True)
+require_module("pyarrow", allow_module_level=True)
 
 
 @pytest.fixture(scope="session")

@@ -28,6 +28,7 @@ from odradek.handlers.fetch_sessions import (
     CachedPartition,
     FetchSession,
     PartitionKey,
+    next_epoch,
 )
 from odradek.handlers.file_records import FileRecords
 from odradek.handlers.registry import handles
@@ -62,8 +63,8 @@ class _Plan:
 async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchResponse:
     try:
         plan = _plan(request, context)
-    except KafkaError as error:
-        return FetchResponse(error_code=error.error_code, session_id=request.session_id, responses=[])
+    except KafkaError as error:  # a session error: like Kafka's, the answer names no session
+        return FetchResponse(error_code=error.error_code, session_id=0, responses=[])
     isolation = _isolation(request, context)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
@@ -91,14 +92,14 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
     if request.session_epoch == INITIAL_EPOCH:
         if request.session_id:
             cache.close(request.session_id)
-        session = cache.create()
+        session = cache.create(len(requested), privileged=_replica_id(request, context) >= 0)
         if session is None:
             return _Plan(requested, None, False, 0)
         for entry in requested:
             session.partitions[_key(entry)] = entry
         return _Plan(requested, session, False, session.session_id)
     session = cache.lookup(request.session_id, request.session_epoch)
-    session.epoch += 1
+    session.epoch = next_epoch(session.epoch)
     for forgotten in request.forgotten_topics_data:
         topic = _topic_name(forgotten.topic, forgotten.topic_id, context) or ""
         for partition in forgotten.partitions:
@@ -142,9 +143,13 @@ def _key(entry: CachedPartition) -> PartitionKey:
     return (entry.topic, entry.topic_id, entry.partition)
 
 
+def _replica_id(request: FetchRequest, context: RequestContext) -> int:
+    """The fetching follower's broker id; -1 for a consumer."""
+    return request.replica_state.replica_id if context.api_version >= 15 else request.replica_id
+
+
 def _isolation(request: FetchRequest, context: RequestContext) -> FetchIsolation:
-    replica_id = request.replica_state.replica_id if context.api_version >= 15 else request.replica_id
-    if replica_id >= 0:
+    if _replica_id(request, context) >= 0:
         return FetchIsolation.LOG_END
     if request.isolation_level == 1:
         return FetchIsolation.TXN_COMMITTED
@@ -243,6 +248,10 @@ def _respond(plan: _Plan, results: list[PartitionData], context: RequestContext)
     for entry, data in zip(plan.partitions, results, strict=True):
         if plan.incremental and not _must_send(entry, data):
             continue
+        if plan.incremental and plan.session is not None and data.records:
+            # As Kafka: a partition that got records is fetched last next time, so that under
+            # max_bytes a busy partition early in the session does not starve the later ones.
+            plan.session.partitions.move_to_end(_key(entry))
         entry.sent_high_watermark = data.high_watermark
         entry.sent_last_stable_offset = data.last_stable_offset
         entry.sent_log_start_offset = data.log_start_offset

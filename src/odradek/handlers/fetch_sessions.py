@@ -4,13 +4,21 @@ A client opens a session with a full fetch (session id 0, epoch 0); afterwards i
 partitions whose fetch position changed, and the broker answers only partitions with something new
 (records, a moved high watermark / last stable offset / log start offset, or an error). Epoch -1 asks
 for a sessionless full fetch (and closes the session named, if any).
+
+The cache holds `max.incremental.fetch.session.cache.slots` sessions. When it is full a new session
+takes the place of one unused for two minutes, else of the least valuable session older than two
+minutes if the newcomer is worth more (a follower's over a consumer's, then more partitions); a
+follower may also take a young consumer's place. Otherwise the newcomer is answered without a session
+(session id 0), as Kafka does: recent sessions are never thrown out by a crowd of new ones.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -18,9 +26,17 @@ from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 INITIAL_EPOCH: Final = 0
 FINAL_EPOCH: Final = -1
+_MAX_EPOCH: Final = 0x7FFFFFFF
+#: Kafka's fetch session eviction time (not configurable there either): younger sessions are kept.
+EVICTION_SECONDS: Final = 120.0
 
 #: A partition in a session: the name (or "" before v13) and the topic id identify it.
 PartitionKey = tuple[str, object, int]
+
+
+def next_epoch(epoch: int) -> int:
+    """The epoch after `epoch` (Kafka's FetchMetadata.nextEpoch): past Int32 max clients go on at 1."""
+    return 1 if epoch >= _MAX_EPOCH else epoch + 1
 
 
 @dataclass(slots=True)
@@ -43,24 +59,55 @@ class FetchSession:
     session_id: int
     epoch: int  # the epoch the next request must carry
     partitions: OrderedDict[PartitionKey, CachedPartition] = field(default_factory=OrderedDict)
+    privileged: bool = False  # a follower's (replica) session
+    created: float = 0.0  # on the cache's clock, seconds
+
+    def value(self) -> tuple[bool, int, int]:
+        """What eviction weighs, least valuable first (Kafka's EvictableKey)."""
+        return (self.privileged, len(self.partitions), self.session_id)
 
 
 class FetchSessionCache:
-    def __init__(self, max_sessions: int = 1000) -> None:
+    def __init__(self, max_sessions: int = 1000, clock: Callable[[], float] = time.monotonic) -> None:
         self.max_sessions = max_sessions
+        self.clock = clock
+        #: Least recently used first; `last_used` holds when each was last used.
         self.sessions: OrderedDict[int, FetchSession] = OrderedDict()
+        self.last_used: dict[int, float] = {}
         self._ids = itertools.count(random.randint(1, 1 << 20))
 
-    def create(self) -> FetchSession | None:
-        """A new session, evicting the least recently used one when full (None if sessions are off)."""
+    def create(self, size: int, privileged: bool = False) -> FetchSession | None:
+        """A new session for `size` partitions, or None when sessions are off or the cache is full of
+        sessions worth keeping (see the module docstring)."""
         if self.max_sessions <= 0:
             return None
+        now = self.clock()
         while len(self.sessions) >= self.max_sessions:
-            self.sessions.popitem(last=False)
+            if not self._evict_one(size, privileged, now):
+                return None
         session_id = next(self._ids) & 0x7FFFFFFF or next(self._ids)
-        session = FetchSession(session_id=session_id, epoch=1)
+        session = FetchSession(session_id=session_id, epoch=1, privileged=privileged, created=now)
         self.sessions[session_id] = session
+        self.last_used[session_id] = now
         return session
+
+    def _evict_one(self, size: int, privileged: bool, now: float) -> bool:
+        oldest_id = next(iter(self.sessions))
+        if now - self.last_used[oldest_id] > EVICTION_SECONDS:
+            self.close(oldest_id)
+            return True
+        evictable = [
+            s
+            for s in self.sessions.values()
+            if now - s.created > EVICTION_SECONDS or (privileged and not s.privileged)
+        ]
+        if not evictable:
+            return False
+        victim = min(evictable, key=FetchSession.value)
+        if (privileged, size, 0) < victim.value():  # the newcomer is worth less than any it could evict
+            return False
+        self.close(victim.session_id)
+        return True
 
     def lookup(self, session_id: int, epoch: int) -> FetchSession:
         """The session for an incremental fetch; raises KafkaError with the code Kafka answers."""
@@ -70,7 +117,9 @@ class FetchSessionCache:
         if session.epoch != epoch:
             raise KafkaError(ErrorCode.INVALID_FETCH_SESSION_EPOCH)
         self.sessions.move_to_end(session_id)
+        self.last_used[session_id] = self.clock()
         return session
 
     def close(self, session_id: int) -> None:
         self.sessions.pop(session_id, None)
+        self.last_used.pop(session_id, None)

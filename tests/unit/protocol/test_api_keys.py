@@ -1,13 +1,12 @@
-"""ApiKey against Kafka's own message schemas (when the shared reference folder is beside the repo)."""
+"""ApiKey against Kafka's own message schemas (../shared/kafka-specs beside the repo; required in CI)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import pytest
-
 from odradek.protocol.api_keys import ApiKey
+from tests.support.requirements import require
 
 SPECS = Path(__file__).resolve().parents[3].parent / "shared" / "kafka-specs"
 SPEC_DIRS = [SPECS / "3.9", SPECS / "4.3"]
@@ -15,6 +14,7 @@ SPEC_DIRS = [SPECS / "3.9", SPECS / "4.3"]
 
 def _request_schemas() -> list[tuple[str, int]]:
     """(message name, api key) of every request schema in both Kafka versions."""
+    require(all(d.is_dir() for d in SPEC_DIRS), f"{SPECS} (3.9 and 4.3) is not present")
     found: list[tuple[str, int]] = []
     for spec_dir in SPEC_DIRS:
         for path in sorted(spec_dir.glob("*Request.json")):
@@ -25,7 +25,6 @@ def _request_schemas() -> list[tuple[str, int]]:
     return found
 
 
-@pytest.mark.skipif(not SPECS.is_dir(), reason="shared kafka-specs folder not present")
 def test_every_request_schema_has_its_key() -> None:
     schemas = _request_schemas()
     assert schemas
@@ -33,7 +32,6 @@ def test_every_request_schema_has_its_key() -> None:
         assert ApiKey.from_message_name(name) == api_key, name
 
 
-@pytest.mark.skipif(not SPECS.is_dir(), reason="shared kafka-specs folder not present")
 def test_no_key_without_a_schema() -> None:
     assert {api_key for _, api_key in _request_schemas()} == {int(member) for member in ApiKey}
 

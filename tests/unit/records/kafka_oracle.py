@@ -1,7 +1,7 @@
 """Independent oracles: kafka-python (primary) and aiokafka (for codecs kafka-python lacks libraries for).
 
-kafka-python 3.0.12 needs python-snappy, lz4 and zstandard for those codecs; none is installed, so its
-builders and readers only cover NONE and GZIP here. aiokafka implements every codec over cramjam.
+kafka-python 3.0.12 needs python-snappy, lz4 and zstandard for those codecs (the dev extra installs
+them; a test whose codec is missing skips, or fails under CI). aiokafka implements every codec over cramjam.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from odradek.protocol.records import (
     iter_record_batches,
 )
 from odradek.protocol.records.header import write_crc
+from tests.support.requirements import missing
 
 from .kafka_oracle import KAFKA_PYTHON_CODECS, read_records, skip_reason, v2_batch
 from .strategies import v2_records
@@ -125,7 +126,7 @@ def test_builder_offsets_and_errors() -> None:
 @pytest.mark.parametrize("codec", CODECS)
 def test_kafka_python_batches_decode(codec: Compression) -> None:
     if not KAFKA_PYTHON_CODECS[codec]:
-        pytest.skip(skip_reason(codec))
+        missing(skip_reason(codec))
     buf = v2_batch(SAMPLE, compression=codec, producer_id=123, producer_epoch=4, base_sequence=50)
     batch = RecordBatch.decode(buf)
     assert batch.compression is codec  # the sample compresses well, so kafka-python kept the codec
@@ -148,7 +149,7 @@ def test_aiokafka_batches_decode(codec: Compression) -> None:
 @pytest.mark.parametrize("library", ["kafka-python", "aiokafka"])
 def test_our_batches_are_read_by_oracles(codec: Compression, library: str) -> None:
     if library == "kafka-python" and not KAFKA_PYTHON_CODECS[codec]:
-        pytest.skip(skip_reason(codec))
+        missing(skip_reason(codec))
     records = [Record(1_000 + i, ts, k, v, tuple(h)) for i, (ts, k, v, h) in enumerate(SAMPLE)]
     buf = build_record_batch(records, compression=codec, producer_id=77, producer_epoch=2, base_sequence=9)
     assert read_records(buf, library=library) == as_tuples(records)
