@@ -1,0 +1,121 @@
+"""Bounded resources against a broker process: max.connections, max.connections.per.ip (and its
+overrides), socket.listen.backlog.size and queued.max.request.bytes all do what Kafka's do."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import socket
+import struct
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.api_versions import ApiVersionsRequest
+from tests.support.broker_process import BrokerProcess
+from tests.support.raw_client import RawClient
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@contextlib.contextmanager
+def broker(tmp_path: Path, overrides: dict[str, str]) -> Iterator[BrokerProcess]:
+    running = BrokerProcess(tmp_path / "data", {"offsets.topic.num.partitions": "1", **overrides}).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def answers(client: RawClient, timeout: float = 5.0) -> bool:
+    """Whether an ApiVersions request on `client` is answered (without error) within `timeout`."""
+    client.sock.settimeout(timeout)
+    try:
+        return bool(client.request(ApiVersionsRequest(), 0).error_code == ErrorCode.NONE)
+    except (TimeoutError, OSError):
+        return False
+    finally:
+        client.sock.settimeout(client.timeout)
+
+
+def test_a_connection_over_max_connections_per_ip_is_closed_and_overrides_are_honoured(
+    tmp_path: Path,
+) -> None:
+    limits = {"max.connections.per.ip": "2", "max.connections.per.ip.overrides": "127.0.0.2:3"}
+    with broker(tmp_path, limits) as running:
+        first, second = RawClient(running.port), RawClient(running.port)
+        third = RawClient(running.port)
+        assert answers(first) and answers(second)
+        assert third.wait_closed(5), "the third connection from 127.0.0.1 was not closed"
+        overridden = [RawClient(running.port, source="127.0.0.2") for _ in range(4)]
+        assert all(answers(client) for client in overridden[:3])
+        assert overridden[3].wait_closed(5), "the fourth connection from 127.0.0.2 was not closed"
+        first.close()
+        time.sleep(0.3)  # the broker sees the close
+        with RawClient(running.port) as again:
+            assert answers(again), "a connection freed by a close was not usable again"
+        for client in (second, third, *overridden):
+            client.close()
+        assert "already has the configured maximum of 2 connections" in running.log_text()
+
+
+def test_max_connections_blocks_new_connections_until_one_closes(tmp_path: Path) -> None:
+    with broker(tmp_path, {"max.connections": "2"}) as running:
+        first, second = RawClient(running.port), RawClient(running.port)
+        assert answers(first) and answers(second)
+        waiting = RawClient(running.port)  # in the listen backlog: connected, not yet accepted
+        assert not answers(waiting, timeout=1.5)
+        first.close()
+        waiting.sock.settimeout(10)
+        _, response = waiting.receive(ApiVersionsRequest.API_KEY, 0)  # the request sent while waiting
+        assert response.error_code == ErrorCode.NONE
+        for client in (second, waiting):
+            client.close()
+
+
+def test_the_listen_backlog_is_socket_listen_backlog_size(tmp_path: Path) -> None:
+    with broker(tmp_path, {"socket.listen.backlog.size": "7"}) as running:
+        listing = subprocess.run(
+            ["ss", "-Hltn", f"sport = :{running.port}"], capture_output=True, text=True, check=True
+        ).stdout
+        # ss shows a listening socket's backlog as its Send-Q: "LISTEN 0 7 127.0.0.1:port ..."
+        assert re.search(r"LISTEN\s+\d+\s+7\s", listing), listing
+
+
+def test_with_queued_max_request_bytes_exhausted_reading_stops_until_memory_is_released(
+    tmp_path: Path,
+) -> None:
+    limits = {"socket.request.max.bytes": "1048576", "queued.max.request.bytes": "1048576"}
+    with broker(tmp_path, limits) as running:
+        # Two half-sent frames reserve 1,000,000 + 500,000 bytes: the pool (1 MiB) is then exhausted.
+        holders = [socket.create_connection(("127.0.0.1", running.port)) for _ in range(2)]
+        holders[0].sendall(struct.pack(">i", 1_000_000) + b"x" * 1000)
+        time.sleep(0.3)
+        holders[1].sendall(struct.pack(">i", 500_000) + b"x" * 1000)
+        time.sleep(0.3)
+        waiting = RawClient(running.port)
+        assert not answers(waiting, timeout=1.5), "a request was read with the memory pool exhausted"
+        holders[0].close()  # its reservation comes back when the broker sees the close
+        waiting.sock.settimeout(10)
+        _, response = waiting.receive(ApiVersionsRequest.API_KEY, 0)
+        assert response.error_code == ErrorCode.NONE
+        holders[1].close()
+        waiting.close()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "named"),
+    [
+        ({"queued.max.request.bytes": "1000"}, "queued.max.request.bytes"),
+        ({"max.connections.per.ip.overrides": "127.0.0.1:two"}, "max.connections.per.ip.overrides"),
+    ],
+)
+def test_an_unusable_resource_limit_refuses_to_start(
+    tmp_path: Path, overrides: dict[str, str], named: str
+) -> None:
+    with pytest.raises(RuntimeError, match=re.escape(named)):
+        BrokerProcess(tmp_path / "data", overrides).start(timeout=20)
