@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.api_versions import ApiVersionsRequest
@@ -119,3 +120,30 @@ def test_an_unusable_resource_limit_refuses_to_start(
 ) -> None:
     with pytest.raises(RuntimeError, match=re.escape(named)):
         BrokerProcess(tmp_path / "data", overrides).start(timeout=20)
+
+
+def test_max_connection_creation_rate_spaces_out_new_connections(tmp_path: Path) -> None:
+    with broker(tmp_path, {"max.connection.creation.rate": "5"}) as running:
+        started = time.monotonic()
+        clients = [RawClient(running.port) for _ in range(12)]  # 5 now, 5 a second later, 2 after that
+        assert all(answers(client) for client in clients)
+        elapsed = time.monotonic() - started
+        for client in clients:
+            client.close()
+        assert elapsed >= 1.5, f"12 connections at 5 per second were all served in {elapsed:.2f}s"
+
+
+def test_alter_configs_lowers_max_connections_per_ip_for_the_next_connection(tmp_path: Path) -> None:
+    with broker(tmp_path, {}) as running:
+        first, second = RawClient(running.port), RawClient(running.port)
+        assert answers(first) and answers(second)
+        admin = AdminClient({"bootstrap.servers": running.bootstrap})
+        entry = ConfigEntry("max.connections.per.ip", "3", incremental_operation=AlterConfigOpType.SET)
+        resource = ConfigResource("broker", "1", incremental_configs=[entry])
+        for future in admin.incremental_alter_configs([resource]).values():
+            future.result(15)
+        # the admin client holds a connection of its own: with first and second that makes 3
+        late = RawClient(running.port)
+        assert late.wait_closed(5), "a connection over the new per-address limit was not closed"
+        for client in (first, second, late):
+            client.close()

@@ -176,7 +176,8 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         INT_MAX,
         MEDIUM,
-        "Most new connections per second.",
+        "Most new connections admitted per second (counted over the last second); beyond it a listener "
+        "waits before accepting (per listener: listener.name.<listener>.max.connection.creation.rate).",
         at_least(0),
         dynamic=CLUSTER_WIDE,
     ),

@@ -2,8 +2,9 @@
 
 asyncio's own server accepts whatever arrives; this loop instead accepts one connection at a time and,
 like Kafka's Acceptor, waits while `max.connections` is reached (new connections then wait in the
-kernel's listen backlog, `socket.listen.backlog.size`) and closes a connection at once when its
-address already has `max.connections.per.ip` (or its override).
+kernel's listen backlog, `socket.listen.backlog.size`) or while `max.connection.creation.rate` would
+be exceeded, and closes a connection at once when its address already has `max.connections.per.ip`
+(or its override).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class Acceptor:
                 await asyncio.sleep(0.1)
                 continue
             await self.quotas.wait_for_slot(self.listener)
+            await self.quotas.wait_for_creation_rate(self.listener)
             address = str(peer[0])
             if not self.quotas.admit(self.listener, address):
                 client.close()

@@ -1,11 +1,13 @@
-"""Connection limits, as Kafka's ConnectionQuotas: `max.connections` (broker-wide, and per listener as
-`listener.name.<listener>.max.connections`), `max.connections.per.ip` and its overrides.
+"""Connection limits, as Kafka's ConnectionQuotas: `max.connections` and `max.connection.creation.rate`
+(broker-wide, and per listener as `listener.name.<listener>.<config>`), `max.connections.per.ip` and its
+overrides.
 
 At the broker-wide or listener limit, a listener's acceptor waits for a connection to close before it
 admits another (the ones behind it wait in the listen backlog). Over the per-address limit, a new
-connection is closed at once. When the broker has more than one listener, the inter-broker listener is
-exempt from the broker-wide limit (Kafka protects it so replication is never locked out). Limits are
-read from the live configuration, so AlterConfigs changes them for the next connection.
+connection is closed at once. Over the creation rate (counted over the last second), the acceptor
+waits before admitting the next. When the broker has more than one listener, the inter-broker listener
+is exempt from the broker-wide limits (Kafka protects it so replication is never locked out). Limits
+are read from the live configuration, so AlterConfigs changes them for the next connection.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import contextlib
 import ipaddress
 import logging
 import socket
-from collections import Counter
+import time
+from collections import Counter, deque
 from collections.abc import Callable
 from typing import Final
 
@@ -25,6 +28,7 @@ from odradek.config.types import ConfigError
 log = logging.getLogger("odradek.connection_quotas")
 
 OVERRIDES: Final = "max.connections.per.ip.overrides"
+CREATION_RATE: Final = "max.connection.creation.rate"
 #: How often a waiting acceptor looks again at the limits (they may have been raised by AlterConfigs).
 _RECHECK_SECONDS: Final = 1.0
 
@@ -38,13 +42,17 @@ class ConnectionQuotas:
         self.total = 0
         self.per_listener: Counter[str] = Counter()
         self.per_address: Counter[str] = Counter()
+        #: When recent connections were admitted, broker-wide and per listener (for the creation rate).
+        self._created: deque[float] = deque()
+        self._created_per_listener: dict[str, deque[float]] = {name: deque() for name in listeners}
         self._slot_freed = asyncio.Event()
         self._overrides_text: str | None = None
         self._overrides: dict[str, int] = {}
         config = current_config()
         self._per_address_overrides(config, strict=True)  # a bad override refuses start-up
         for listener in listeners:
-            listener_max_connections(config, listener)
+            listener_limit(config, listener, "max.connections")
+            listener_limit(config, listener, "max.connection.creation.rate")
 
     async def wait_for_slot(self, listener: str) -> None:
         """Return once `listener` may take one more connection."""
@@ -53,9 +61,30 @@ class ConnectionQuotas:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._slot_freed.wait(), _RECHECK_SECONDS)
 
+    async def wait_for_creation_rate(self, listener: str) -> None:
+        """Return once admitting a connection on `listener` keeps within max.connection.creation.rate."""
+        while (delay := self.creation_delay(listener, time.monotonic())) > 0:
+            await asyncio.sleep(min(delay, _RECHECK_SECONDS))
+
+    def creation_delay(self, listener: str, now: float) -> float:
+        """Seconds until one more connection fits the creation rates (0: it fits now)."""
+        config = self.current_config()
+        windows = [(self._created_per_listener[listener], listener_limit(config, listener, CREATION_RATE))]
+        if not self.is_protected(config, listener):
+            windows.append((self._created, config.max_connection_creation_rate))
+        delay = 0.0
+        for created, rate in windows:
+            while created and created[0] <= now - 1.0:
+                created.popleft()
+            if rate is not None and len(created) >= rate:
+                # at 0 nothing is admitted; look again later in case the rate is raised
+                wait = created[len(created) - rate] + 1.0 - now if rate > 0 else _RECHECK_SECONDS
+                delay = max(delay, wait)
+        return delay
+
     def slot_available(self, listener: str) -> bool:
         config = self.current_config()
-        limit = listener_max_connections(config, listener)
+        limit = listener_limit(config, listener, "max.connections")
         if limit is not None and self.per_listener[listener] >= limit:
             return False
         return self.is_protected(config, listener) or self.total < config.max_connections
@@ -75,6 +104,9 @@ class ConnectionQuotas:
         self.per_address[address] += 1
         self.per_listener[listener] += 1
         self.total += 1
+        now = time.monotonic()
+        self._created.append(now)
+        self._created_per_listener[listener].append(now)
         return True
 
     def release(self, listener: str, address: str) -> None:
@@ -124,9 +156,9 @@ def parse_overrides(text: str) -> dict[str, int]:
     return overrides
 
 
-def listener_max_connections(config: BrokerConfig, listener: str) -> int | None:
-    """`listener.name.<listener>.max.connections`, if set."""
-    name = f"listener.name.{listener.lower()}.max.connections"
+def listener_limit(config: BrokerConfig, listener: str, base: str) -> int | None:
+    """`listener.name.<listener>.<base>` (max.connections, max.connection.creation.rate), if set."""
+    name = f"listener.name.{listener.lower()}.{base}"
     value = config.listener_overrides().get(name)
     if value is None:
         return None
