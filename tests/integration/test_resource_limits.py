@@ -3,6 +3,7 @@ overrides), socket.listen.backlog.size and queued.max.request.bytes all do what 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import socket
@@ -17,6 +18,7 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.api_versions import ApiVersionsRequest
+from tests.support.bad_input_load import HeldFrames, hold_half_sent_frames, rss_kib
 from tests.support.broker_process import BrokerProcess
 from tests.support.raw_client import RawClient
 
@@ -147,3 +149,27 @@ def test_alter_configs_lowers_max_connections_per_ip_for_the_next_connection(tmp
         assert late.wait_closed(5), "a connection over the new per-address limit was not closed"
         for client in (first, second, late):
             client.close()
+
+
+def test_half_sent_frames_hold_no_more_memory_than_queued_max_request_bytes(tmp_path: Path) -> None:
+    """20 peers each send 4 MiB of a declared 8 MiB request (80 MiB offered): the broker reads only
+    what its 16 MiB pool (plus one request over it) allows, and stops reading the rest."""
+    limits = {"socket.request.max.bytes": str(8 << 20), "queued.max.request.bytes": str(16 << 20)}
+    with broker(tmp_path, limits) as running:
+        assert running.process is not None
+        before = rss_kib(running.process.pid)
+
+        async def hold_and_measure() -> tuple[HeldFrames, int]:
+            held = await hold_half_sent_frames(running.port, 20, 8 << 20, 4 << 20, stall_seconds=2)
+            try:
+                assert running.process is not None
+                return held, rss_kib(running.process.pid)
+            finally:
+                await held.close()
+
+        held, during = asyncio.run(hold_and_measure())
+        assert held.stalled > 0, "the broker read every half-sent frame"
+        growth_mib = (during - before) / 1024
+        assert growth_mib < 16 + 8 + 16, f"the broker grew by {growth_mib:.0f} MiB holding half-sent frames"
+        with RawClient(running.port) as client:  # memory came back when the peers went away
+            assert answers(client)
