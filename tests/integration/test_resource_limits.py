@@ -19,7 +19,7 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.api_versions import ApiVersionsRequest
 from tests.support.bad_input_load import HeldFrames, hold_half_sent_frames, rss_kib
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_process import BrokerProcess, free_port
 from tests.support.raw_client import RawClient
 
 pytestmark = pytest.mark.timeout(90)
@@ -173,3 +173,54 @@ def test_half_sent_frames_hold_no_more_memory_than_queued_max_request_bytes(tmp_
         assert growth_mib < 16 + 8 + 16, f"the broker grew by {growth_mib:.0f} MiB holding half-sent frames"
         with RawClient(running.port) as client:  # memory came back when the peers went away
             assert answers(client)
+
+
+def two_listeners(tmp_path: Path, extra: dict[str, str]) -> tuple[BrokerProcess, int]:
+    """A broker with PLAINTEXT (its `port`) and INTERNAL, the inter-broker listener (the int returned)."""
+    port, internal = free_port(), free_port()
+    listeners = f"PLAINTEXT://127.0.0.1:{port},INTERNAL://127.0.0.1:{internal}"
+    settings = {
+        "listeners": listeners,
+        "advertised.listeners": listeners,
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+        "inter.broker.listener.name": "INTERNAL",
+        "offsets.topic.num.partitions": "1",
+        **extra,
+    }
+    return BrokerProcess(tmp_path / "data", settings, port=port), internal
+
+
+def test_a_listener_max_connections_limits_that_listener_only(tmp_path: Path) -> None:
+    running, internal = two_listeners(tmp_path, {"listener.name.internal.max.connections": "1"})
+    running.start()
+    try:
+        first = RawClient(internal)
+        assert answers(first)
+        second = RawClient(internal)
+        assert not answers(second, timeout=1.5), "a second INTERNAL connection was served"
+        with RawClient(running.port) as other:
+            assert answers(other), "the PLAINTEXT listener was limited too"
+        first.close()
+        second.sock.settimeout(10)
+        assert second.receive(ApiVersionsRequest.API_KEY, 0)[1].error_code == ErrorCode.NONE
+        second.close()
+    finally:
+        running.stop()
+
+
+def test_the_inter_broker_listener_gets_a_connection_over_max_connections_by_closing_the_least_recently_used(
+    tmp_path: Path,
+) -> None:
+    running, internal = two_listeners(tmp_path, {"max.connections": "1"})
+    running.start()
+    try:
+        oldest = RawClient(running.port)
+        assert answers(oldest)
+        waiting = RawClient(running.port)
+        assert not answers(waiting, timeout=1.5), "a second PLAINTEXT connection was served"
+        with RawClient(internal) as replication:
+            assert answers(replication), "the inter-broker listener was held to max.connections"
+            assert oldest.wait_closed(5), "the least recently used PLAINTEXT connection stayed open"
+        waiting.close()
+    finally:
+        running.stop()
