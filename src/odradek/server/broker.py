@@ -44,6 +44,11 @@ log = logging.getLogger("odradek.broker")
 class Broker:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
+        self.services: Services | None = None
+        # First, so that a limit that cannot be used stops the broker before it touches anything.
+        self.memory_pool = memory_pool_for(config)
+        listener_names = [e.listener_name for e in config.listener_endpoints()]
+        self.quotas = ConnectionQuotas(self._live_config, listener_names)
         self.node_id = int(config["node.id"])  # type: ignore[arg-type]
         self.connections: set[Connection] = set()
         self.acceptors: list[Acceptor] = []
@@ -61,11 +66,6 @@ class Broker:
             default_log_config,
             producer_id_expiration_ms=int(config["producer.id.expiration.ms"]),  # type: ignore[arg-type]
         )
-        self.services: Services | None = None
-        # Checked here so that a bad setting stops the broker before it touches anything.
-        self.memory_pool = memory_pool_for(config)
-        listener_names = [e.listener_name for e in config.listener_endpoints()]
-        self.quotas = ConnectionQuotas(self._live_config, listener_names)
         self.metrics_endpoint: metrics.MetricsEndpoint | None = None
 
     # ----- lifecycle ---------------------------------------------------------------------------------
