@@ -202,3 +202,47 @@ class WellBehavedClient:
         if len(self.consumed) != len(self.acknowledged):
             problems.append(f"consumed {len(self.consumed)} of {len(self.acknowledged)} acknowledged")
         return problems
+
+
+@dataclass
+class HeldFrames:
+    """Connections that each declared a large frame, sent part of it and then went quiet."""
+
+    writers: list[asyncio.StreamWriter] = field(default_factory=list)
+    bytes_sent: int = 0
+    #: Connections whose sending stalled (the broker stopped reading them: its memory pool was full).
+    stalled: int = 0
+
+    async def close(self) -> None:
+        for writer in self.writers:
+            writer.close()
+        for writer in self.writers:
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+
+async def hold_half_sent_frames(
+    port: int, count: int, declared_bytes: int, sent_bytes: int, stall_seconds: float = 5.0
+) -> HeldFrames:
+    """Open `count` connections, each declaring a `declared_bytes` frame and sending `sent_bytes` of
+    it (in 64 KiB writes, so this process holds little); returns once all have sent or stalled."""
+    held = HeldFrames()
+    chunk = bytes(64 * 1024)
+
+    async def hold() -> None:
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        held.writers.append(writer)
+        writer.write(declared_bytes.to_bytes(4, "big"))
+        remaining = sent_bytes
+        try:
+            while remaining > 0:
+                piece = chunk[: min(len(chunk), remaining)]
+                writer.write(piece)
+                await asyncio.wait_for(writer.drain(), stall_seconds)
+                remaining -= len(piece)
+                held.bytes_sent += len(piece)
+        except TimeoutError:
+            held.stalled += 1
+
+    await asyncio.gather(*(hold() for _ in range(count)))
+    return held

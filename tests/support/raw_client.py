@@ -23,8 +23,12 @@ class ConnectionClosedError(Exception):
 
 
 class RawClient:
-    def __init__(self, port: int, timeout: float = 10.0, client_id: str | None = "raw-test") -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(
+        self, port: int, timeout: float = 10.0, client_id: str | None = "raw-test", source: str | None = None
+    ) -> None:
+        """`source`: the local address to connect from (any 127.x.y.z is loopback on Linux)."""
+        source_address = (source, 0) if source else None
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout, source_address)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.timeout = timeout
         self.client_id = client_id

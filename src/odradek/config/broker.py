@@ -291,6 +291,13 @@ def _check_relations(config: BrokerConfig) -> None:
     )
     _require_order(config, "replica.fetch.wait.max.ms", "replica.socket.timeout.ms")
     _require_order(config, "replica.fetch.wait.max.ms", "replica.lag.time.max.ms", strict=True)
+    queued = _int(config["queued.max.request.bytes"])
+    if 0 < queued < _int(config["socket.request.max.bytes"]):
+        raise ConfigError(
+            f"queued.max.request.bytes ({queued}) must be larger or equal to socket.request.max.bytes "
+            f"({config['socket.request.max.bytes']})",
+            "queued.max.request.bytes",
+        )
     threads = _int(config["log.cleaner.threads"])
     if threads > 0 and _int(config["log.cleaner.dedupe.buffer.size"]) // threads < 1024 * 1024:
         raise ConfigError(

@@ -23,6 +23,13 @@ ONE_LOOP = "Accepted and validated; odradek serves all connections from one asyn
 LISTENER_LIST = Check(
     is_endpoint_list, "LISTENER_NAME://host:port,...", "Must be LISTENER_NAME://host:port, ..."
 )
+HOST_COUNTS = Check(
+    lambda text: (
+        isinstance(text, str) and all(_is_host_count(item) for item in text.split(",") if item.strip())
+    ),
+    "host:count,...",
+    "Must be host:count pairs separated by commas",
+)
 PROTOCOL_MAP = Check(
     is_protocol_map,
     "LISTENER_NAME:SECURITY_PROTOCOL,...",
@@ -117,7 +124,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         50,
         MEDIUM,
-        "Listen backlog of server sockets.",
+        "Listen backlog of each listener's server socket (connections waiting to be accepted).",
         at_least(1),
     ),
     ConfigKey(
@@ -140,7 +147,9 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         INT_MAX,
         MEDIUM,
-        "Most connections the broker accepts.",
+        "Most connections the broker holds; at the limit a listener accepts no more until one closes "
+        "(per listener: listener.name.<listener>.max.connections). With more than one listener, the "
+        "inter-broker listener is exempt and closes the least recently used connection of another.",
         at_least(0),
         dynamic=CLUSTER_WIDE,
     ),
@@ -149,7 +158,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         INT_MAX,
         MEDIUM,
-        "Most connections from one address.",
+        "Most connections from one address; a connection over it is closed as soon as it is accepted.",
         at_least(0),
         dynamic=CLUSTER_WIDE,
     ),
@@ -158,7 +167,8 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         "",
         MEDIUM,
-        "Per-host exceptions to max.connections.per.ip, as host:count,...",
+        "Per-host exceptions to max.connections.per.ip, as host:count,... (host names resolved when read).",
+        HOST_COUNTS,
         dynamic=CLUSTER_WIDE,
     ),
     ConfigKey(
@@ -166,7 +176,8 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         INT_MAX,
         MEDIUM,
-        "Most new connections per second.",
+        "Most new connections admitted per second (counted over the last second); beyond it a listener "
+        "waits before accepting (per listener: listener.name.<listener>.max.connection.creation.rate).",
         at_least(0),
         dynamic=CLUSTER_WIDE,
     ),
@@ -183,7 +194,9 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.LONG,
         -1,
         MEDIUM,
-        "Bytes of requests that may wait; -1 for no limit.",
+        "Memory for request bodies read but not yet handled (a request's declared size is reserved when "
+        "its size prefix arrives); when none is free the broker stops reading from sockets until a "
+        "request is done. 0 or less for no limit; otherwise at least socket.request.max.bytes.",
     ),
     ConfigKey(
         "num.network.threads",
@@ -247,3 +260,8 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(1),
     ),
 )
+
+
+def _is_host_count(item: str) -> bool:
+    host, _, count = item.strip().rpartition(":")
+    return bool(host.strip("[] ")) and count.strip().isdigit()

@@ -35,9 +35,12 @@ from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, Produc
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.server import metrics
+from odradek.server.acceptor import Acceptor, bind_sockets
 from odradek.server.connection import Connection
+from odradek.server.connection_quotas import ConnectionQuotas
 from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
+from odradek.server.memory_pool import memory_pool_for
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import StorageError
 from odradek.storage.log_dir_lock import LogDirLocks
@@ -58,8 +61,13 @@ class ListenerBindError(Exception):
 class Broker:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
+        self.services: Services | None = None
+        # First, so that a limit that cannot be used stops the broker before it touches anything.
+        self.memory_pool = memory_pool_for(config)
+        listener_names = [e.listener_name for e in config.listener_endpoints()]
+        self.quotas = ConnectionQuotas(self._live_config, listener_names)
         self.connections: set[Connection] = set()
-        self.servers: list[asyncio.Server] = []
+        self.acceptors: list[Acceptor] = []
         self.bound: dict[str, tuple[str, int]] = {}
         self.tasks: list[asyncio.Task[None]] = []
         self.stopping = asyncio.Event()
@@ -80,7 +88,6 @@ class Broker:
             self.log_dir_locks.release()
             raise
         self.logs_loaded = False  # the clean-shutdown marker is only written for logs fully loaded
-        self.services: Services | None = None
         self.metrics_endpoint: metrics.MetricsEndpoint | None = None
 
     # ----- lifecycle ---------------------------------------------------------------------------------
@@ -118,8 +125,8 @@ class Broker:
         cluster.brokers = {self.node_id: self._own_endpoint()}
         topics.load()
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
-        for server in self.servers:
-            await server.start_serving()
+        for acceptor in self.acceptors:
+            acceptor.start()
         self._every("log.retention.check.interval.ms", self._retention)
         self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
         self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
@@ -141,29 +148,51 @@ class Broker:
         )
 
     async def _listen(self) -> None:
+        """Bind every listener (serving starts in `start`), under the connection quotas and memory pool."""
         assert self.services is not None
-        loop = asyncio.get_running_loop()
-        max_request = int(self.config["socket.request.max.bytes"])  # type: ignore[arg-type]
+        config = self.config
+        max_request = config.socket_request_max_bytes
         scratch = ReadScratch()  # shared by every connection this loop reads (see framing.py)
-        services = self.services
-        for endpoint in self.config.listener_endpoints():
+        pool, quotas, services = self.memory_pool, self.quotas, self.services
+        for endpoint in config.listener_endpoints():
             name = endpoint.listener_name
 
-            def factory(name: str = name) -> Connection:
-                connection = Connection(services, name, max_request, self.connections.discard, scratch)
+            def factory(release: Callable[[Connection], None], name: str = name) -> Connection:
+                def on_close(connection: Connection) -> None:
+                    self.connections.discard(connection)
+                    release(connection)
+
+                connection = Connection(services, name, max_request, on_close, scratch, pool)
                 self.connections.add(connection)
+                if quotas.is_protected(services.config, name) and quotas.over_broker_limit():
+                    self._close_least_recently_used(name)
                 return connection
 
             try:
-                server = await loop.create_server(
-                    factory, endpoint.host or None, endpoint.port, reuse_address=True, start_serving=False
-                )
+                sockets = bind_sockets(endpoint.host, endpoint.port)
             except OSError as error:
                 raise _bind_error(f"listener {name}", endpoint.host, endpoint.port, error) from None
-            self.servers.append(server)
-            sockname = server.sockets[0].getsockname()
-            self.bound[name] = (endpoint.host, int(sockname[1]))
+            for server_socket in sockets:
+                backlog = config.socket_listen_backlog_size
+                self.acceptors.append(Acceptor(name, server_socket, backlog, quotas, factory))
+            self.bound[name] = (endpoint.host, int(sockets[0].getsockname()[1]))
         self._advertise()
+
+    def _live_config(self) -> BrokerConfig:
+        """The configuration as AlterConfigs last left it."""
+        return self.services.config if self.services is not None else self.config
+
+    def _close_least_recently_used(self, protected_listener: str) -> None:
+        """Kafka's answer to an inter-broker connection taken over max.connections: the connection of
+        another listener that was active least recently makes room."""
+        others = [c for c in self.connections if c.listener != protected_listener and not c.closed]
+        if others:
+            victim = min(others, key=lambda c: c.last_active)
+            log.info(
+                "closing the least recently used connection for max.connections",
+                extra={"fields": victim.describe()},
+            )
+            victim.close()
 
     def _advertise(self) -> None:
         assert self.services is not None
@@ -197,8 +226,8 @@ class Broker:
 
     async def close(self) -> None:
         """Release everything the broker holds (also after a failed start), the log dirs' locks last."""
-        for server in self.servers:
-            server.close()
+        for acceptor in self.acceptors:
+            acceptor.close()
         if self.metrics_endpoint is not None:
             self.metrics_endpoint.close()
         if self.services is not None:

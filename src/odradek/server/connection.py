@@ -5,6 +5,8 @@ written before the next request is handled, so pipelined requests (a producer wi
 are answered strictly in order. Frames that arrive meanwhile are queued; past a bound the socket stops
 being read (back-pressure) until the queue drains. A declared size above `socket.request.max.bytes` (or
 negative) closes the connection before the body is read; a malformed frame closes only this connection.
+With `queued.max.request.bytes`, request bodies are reserved in the broker's `MemoryPool`; while it has
+nothing free the connection stops reading, and resumes once a request somewhere has been handled.
 
 Frames are split off the byte stream by `framing.FrameReader` (reads without copies for large frames).
 """
@@ -27,6 +29,7 @@ from odradek.protocol.frames import UnsupportedRequestError, decode_request, enc
 from odradek.protocol.messages.request_header import RequestHeader
 from odradek.server import metrics
 from odradek.server.framing import FrameReader, FrameSizeError, ReadScratch
+from odradek.server.memory_pool import MemoryPool
 from odradek.server.output import ResponseWriter
 
 log = logging.getLogger("odradek.connection")
@@ -44,6 +47,7 @@ class Connection(asyncio.BufferedProtocol):
         max_request_bytes: int,
         on_close: Callable[[Connection], None],
         scratch: ReadScratch,
+        pool: MemoryPool | None = None,
     ) -> None:
         self.services = services
         self.listener = listener
@@ -51,10 +55,14 @@ class Connection(asyncio.BufferedProtocol):
         self.on_close = on_close
         self.transport: asyncio.Transport | None = None
         self.peer: tuple[str, int] = ("", 0)
-        self.reader = FrameReader(scratch, max_request_bytes)
+        self.pool = pool
+        self.reader = FrameReader(scratch, max_request_bytes, pool)
         self.frames: deque[bytearray] = deque()
         self.queued_bytes = 0
+        #: Reading stops while too much waits here, or while the memory pool has nothing free.
         self.reading_paused = False
+        self.paused_for_queue = False
+        self.paused_for_memory = False
         self.wakeup = asyncio.Event()
         self.closed = False
         self.last_active = time.monotonic()
@@ -95,7 +103,17 @@ class Connection(asyncio.BufferedProtocol):
                 self._queue(frame)
             self.wakeup.set()
             if self.queued_bytes > _MAX_QUEUED_BYTES or len(self.frames) > _MAX_QUEUED_FRAMES:
-                self._pause_reading()
+                self.paused_for_queue = True
+                self._update_reading()
+        pool = self.pool
+        if pool is not None and pool.exhausted and self.reader.large_frame is None and not self.closed:
+            self.paused_for_memory = True
+            pool.wait(self, self._memory_released)
+            self._update_reading()
+
+    def _memory_released(self) -> None:
+        self.paused_for_memory = False
+        self._update_reading()
 
     def _queue(self, frame: bytearray) -> None:
         self.frames.append(frame)
@@ -106,7 +124,20 @@ class Connection(asyncio.BufferedProtocol):
         self.wakeup.set()
         if self.writer is not None:
             self.writer.connection_lost()
+        if self.pool is not None:
+            self._release_reservations(self.pool)
         self.on_close(self)
+
+    def _release_reservations(self, pool: MemoryPool) -> None:
+        """Give back what this connection holds but will never handle (the frame being handled, if
+        any, is released by `_serve` when its handler returns)."""
+        pool.stop_waiting(self)
+        held = self.queued_bytes + self.reader.reserved_in_progress
+        self.frames.clear()
+        self.queued_bytes = 0
+        self.reader.large_frame = None
+        if held:
+            pool.release(held)
 
     def pause_writing(self) -> None:
         if self.writer is not None:
@@ -127,8 +158,9 @@ class Connection(asyncio.BufferedProtocol):
                 continue
             frame = frames.popleft()
             self.queued_bytes -= len(frame)
-            if self.reading_paused and self.queued_bytes < _MAX_QUEUED_BYTES // 2:
-                self._resume_reading()
+            if self.paused_for_queue and self.queued_bytes < _MAX_QUEUED_BYTES // 2:
+                self.paused_for_queue = False
+                self._update_reading()
             self.busy = True
             started = time.perf_counter()
             try:
@@ -139,6 +171,8 @@ class Connection(asyncio.BufferedProtocol):
             finally:
                 self.busy = False
                 self.last_active = time.monotonic()
+                if self.pool is not None:
+                    self.pool.release(len(frame))
                 if metrics.active is not None:
                     metrics.active.request_done(frame, time.perf_counter() - started)
 
@@ -193,14 +227,14 @@ class Connection(asyncio.BufferedProtocol):
 
     # ----- control -----------------------------------------------------------------------------
 
-    def _pause_reading(self) -> None:
-        if not self.reading_paused and self.transport is not None:
-            self.reading_paused = True
+    def _update_reading(self) -> None:
+        paused = self.paused_for_queue or self.paused_for_memory
+        if paused == self.reading_paused or self.transport is None or self.closed:
+            return
+        self.reading_paused = paused
+        if paused:
             self.transport.pause_reading()
-
-    def _resume_reading(self) -> None:
-        if self.reading_paused and self.transport is not None and not self.closed:
-            self.reading_paused = False
+        else:
             self.transport.resume_reading()
 
     def idle_for(self, now: float) -> float:

@@ -15,6 +15,7 @@ from odradek.server import connection as connection_module
 from odradek.server import framing
 from odradek.server.connection import Connection
 from odradek.server.framing import FrameReader, FrameSizeError, ReadScratch
+from odradek.server.memory_pool import MemoryPool
 
 LIMIT = 100 * 1024 * 1024
 
@@ -91,14 +92,25 @@ def test_a_large_frame_is_received_into_its_own_buffer() -> None:
     reader = FrameReader(ReadScratch(), LIMIT)
     data = framed(body)
     pos, got = read_once(reader, data, 0, 1000)
-    assert not got and reader.large_frame is not None and len(reader.large_frame) == len(body)
+    assert not got and reader.large_frame is not None
     own = reader.large_frame
     pos, got = read_once(reader, data, pos, len(data))
+    while not got:
+        pos, got = read_once(reader, data, pos, len(data))
     assert got == [own] and got[0] is own and bytes(own) == body
 
 
-def test_a_frame_larger_than_the_upfront_allocation_grows_as_it_arrives(monkeypatch: Any) -> None:
-    monkeypatch.setattr(framing, "UPFRONT_FRAME_BYTES", 100_000)
+def test_a_large_frame_buffer_grows_only_as_its_bytes_arrive() -> None:
+    """A peer that declares 50 MB and sends 150 kB makes the broker hold about 150 kB, not 50 MB."""
+    declared = 50_000_000
+    reader = FrameReader(ReadScratch(), LIMIT)
+    data = struct.pack(">i", declared) + body_of(150_000, 3)
+    assert feed(reader, data, 65_536) == []
+    assert reader.large_frame is not None and len(reader.large_frame) <= 2 * 150_000
+
+
+def test_a_frame_larger_than_the_initial_allocation_grows_as_it_arrives(monkeypatch: Any) -> None:
+    monkeypatch.setattr(framing, "INITIAL_FRAME_BYTES", 100_000)
     body = body_of(1_000_000, 3)
     reader = FrameReader(ReadScratch(), LIMIT)
     assert feed(reader, framed(body)[:150_000], 65_536) == []
@@ -131,13 +143,16 @@ class FakeTransport:
         self.paused = False
 
 
-def make_connection(max_request_bytes: int = LIMIT) -> tuple[Connection, FakeTransport]:
+def make_connection(
+    max_request_bytes: int = LIMIT, pool: MemoryPool | None = None
+) -> tuple[Connection, FakeTransport]:
     conn = Connection(
         services=None,  # type: ignore[arg-type]
         listener="PLAINTEXT",
         max_request_bytes=max_request_bytes,
         on_close=lambda c: None,
         scratch=ReadScratch(),
+        pool=pool,
     )
     transport = FakeTransport()
     conn.transport = transport  # type: ignore[assignment]
@@ -163,3 +178,57 @@ def test_the_connection_stops_reading_when_too_many_frames_wait() -> None:
     conn, transport = make_connection()
     feed_connection(conn, framed(*[b"x"] * (connection_module._MAX_QUEUED_FRAMES + 1)))
     assert transport.paused
+
+
+# ----- queued.max.request.bytes ---------------------------------------------------------------------
+
+
+def test_a_large_frame_reserves_its_declared_size_in_the_pool() -> None:
+    pool = MemoryPool(1_000_000)
+    reader = FrameReader(ReadScratch(), LIMIT, pool)
+    assert feed(reader, struct.pack(">i", 300_000) + b"x" * 10, 4096) == []
+    assert pool.available == 700_000 and reader.reserved_in_progress == 300_000
+
+
+def test_with_the_pool_exhausted_a_large_frame_waits_unreserved_in_pending() -> None:
+    pool = MemoryPool(100_000)
+    pool.try_reserve(100_000)
+    reader = FrameReader(ReadScratch(), LIMIT, pool)
+    assert len(reader.get_buffer()) == 4  # reads no more than a size prefix
+    assert feed(reader, struct.pack(">i", 50_000), 4) == []
+    assert reader.large_frame is None and bytes(reader.pending) == struct.pack(">i", 50_000)
+    pool.release(100_000)
+    assert feed(reader, body_of(50_000, 5), 65_536) == [body_of(50_000, 5)]
+    assert pool.available == 50_000
+
+
+def test_one_frame_may_take_the_pool_below_zero_when_anything_is_free() -> None:
+    pool = MemoryPool(100_000)
+    reader = FrameReader(ReadScratch(), LIMIT, pool)
+    feed(reader, struct.pack(">i", 300_000), 4)
+    assert reader.large_frame is not None and pool.available == -200_000 and pool.exhausted
+
+
+def test_the_connection_stops_reading_while_the_pool_is_exhausted_and_resumes_when_memory_is_released() -> (
+    None
+):
+    pool = MemoryPool(100_000)
+    holder, _ = make_connection(pool=pool)
+    feed_connection(holder, framed(b"a" * 100_000))  # a whole frame, queued and not yet handled
+    assert pool.exhausted
+    conn, transport = make_connection(pool=pool)
+    feed_connection(conn, struct.pack(">i", 20_000))
+    assert transport.paused and conn.paused_for_memory
+    holder.connection_lost(None)  # its queued frame will never be handled: its memory comes back
+    assert pool.available == 100_000 and not transport.paused
+    feed_connection(conn, b"b" * 1000)
+    assert conn.reader.large_frame is not None and pool.available == 80_000
+
+
+def test_a_closed_connection_gives_back_its_queued_frames_and_its_partial_frame() -> None:
+    pool = MemoryPool(1_000_000)
+    conn, _ = make_connection(pool=pool)
+    feed_connection(conn, framed(b"q" * 100) + struct.pack(">i", 200_000) + b"p" * 10)
+    assert pool.available == 1_000_000 - 100 - 200_000
+    conn.connection_lost(None)
+    assert pool.available == 1_000_000

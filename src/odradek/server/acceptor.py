@@ -1,0 +1,111 @@
+"""One listener's server socket and the task that accepts its connections under the connection quotas.
+
+asyncio's own server accepts whatever arrives; this loop instead accepts one connection at a time and,
+like Kafka's Acceptor, waits while `max.connections` is reached (new connections then wait in the
+kernel's listen backlog, `socket.listen.backlog.size`) or while `max.connection.creation.rate` would
+be exceeded, and closes a connection at once when its address already has `max.connections.per.ip`
+(or its override).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Callable
+
+from odradek.server.connection import Connection
+from odradek.server.connection_quotas import ConnectionQuotas
+
+log = logging.getLogger("odradek.acceptor")
+
+#: Makes a Connection for (listener, client address); its on_close must call the given release.
+ConnectionFactory = Callable[[Callable[[Connection], None]], Connection]
+
+
+class Acceptor:
+    def __init__(
+        self,
+        listener: str,
+        server_socket: socket.socket,
+        backlog: int,
+        quotas: ConnectionQuotas,
+        factory: ConnectionFactory,
+    ) -> None:
+        self.listener = listener
+        self.socket = server_socket
+        self.backlog = backlog
+        self.quotas = quotas
+        self.factory = factory
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self.socket.getsockname()[1])
+
+    def start(self) -> None:
+        self.socket.listen(self.backlog)
+        self.task = asyncio.get_running_loop().create_task(self._accept_forever())
+
+    def close(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+        self.socket.close()
+
+    async def _accept_forever(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                client, peer = await loop.sock_accept(self.socket)
+            except OSError as error:  # e.g. EMFILE: wait a little rather than spin
+                log.warning("accepting on listener %s failed: %s", self.listener, error)
+                await asyncio.sleep(0.1)
+                continue
+            await self.quotas.wait_for_slot(self.listener)
+            await self.quotas.wait_for_creation_rate(self.listener)
+            address = str(peer[0])
+            if not self.quotas.admit(self.listener, address):
+                client.close()
+                continue
+            await self._serve(loop, client, address)
+
+    async def _serve(self, loop: asyncio.AbstractEventLoop, client: socket.socket, address: str) -> None:
+        released = False
+
+        def release(_: object = None) -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self.quotas.release(self.listener, address)
+
+        try:
+            await loop.connect_accepted_socket(lambda: self.factory(release), client)
+        except OSError as error:
+            log.info("connection from %s dropped before it was served: %s", address, error)
+            release()
+            with contextlib.suppress(OSError):
+                client.close()
+
+
+def bind_sockets(host: str | None, port: int) -> list[socket.socket]:
+    """Bound, non-blocking server sockets for `host` (every local address when empty), not listening
+    yet so nothing connects before the broker serves. With port 0, all share the first one's port."""
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            server_socket = socket.socket(family, kind, proto)
+            sockets.append(server_socket)
+            server_socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio: each family on its own socket
+                server_socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if port == 0 and len(sockets) > 1:
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
+            server_socket.bind(address)
+            server_socket.setblocking(False)
+    except OSError:
+        for server_socket in sockets:
+            server_socket.close()
+        raise
+    return sockets
