@@ -4,6 +4,9 @@ Version notes:
 - v0-1 carry MessageSet v0, v2 MessageSet v1 (and a log-append time in the response); both are
   converted up to one RecordBatch v2 before they are appended, since the log stores v2 only.
 - v3+ must carry RecordBatch v2 (anything else is INVALID_RECORD) and may name a transactional id.
+  Transactions are not served yet: a request with any transactional batch is refused whole, every
+  partition answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing appended, as Kafka answers a
+  transactional id its authorizer denies (handlers/transactions.py).
 - v5 adds the log start offset, v8 per-record errors and an error message, v9 flexible, v10 the
   current leader and node endpoints (tagged, only on NOT_LEADER errors: never sent by a single node),
   v13 topic ids instead of names.
@@ -22,6 +25,7 @@ import asyncio
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for, error_message_for
 from odradek.handlers.registry import handles
+from odradek.handlers.transactions import REFUSAL_MESSAGE, TRANSACTIONS_REFUSED, has_transactional_batch
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
@@ -43,6 +47,10 @@ _VALID_ACKS = (-1, 0, 1)
 
 @handles(ApiKey.PRODUCE, 0, 13)
 async def handle_produce(request: ProduceRequest, context: RequestContext) -> ProduceResponse | None:
+    if any(
+        has_transactional_batch(data.records) for topic in request.topic_data for data in topic.partition_data
+    ):
+        return _refused(request)
     services = context.services
     responses = []
     appended: list[Log] = []
@@ -69,6 +77,24 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
     if request.acks == 0:
         return None
     return ProduceResponse(responses=responses)
+
+
+def _refused(request: ProduceRequest) -> ProduceResponse | None:
+    if request.acks == 0:
+        return None
+    return ProduceResponse(
+        responses=[
+            TopicProduceResponse(
+                name=topic.name,
+                topic_id=topic.topic_id,
+                partition_responses=[
+                    _failed(data.index, TRANSACTIONS_REFUSED, REFUSAL_MESSAGE)
+                    for data in topic.partition_data
+                ],
+            )
+            for topic in request.topic_data
+        ]
+    )
 
 
 async def _flush_if_due(logs: list[Log]) -> None:
