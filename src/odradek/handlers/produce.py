@@ -7,7 +7,9 @@ Version notes:
   Transactions are not served yet: a request with any transactional batch is refused whole, every
   partition answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing appended, as Kafka answers a
   transactional id its authorizer denies (handlers/transactions.py).
-- v5 adds the log start offset, v8 per-record errors and an error message, v9 flexible, v10 the
+- v5 adds the log start offset, v8 per-record errors (KIP-467: the batch still fails whole, but
+  `record_errors` names the keyless records of a compacted topic, or those out of the timestamp
+  bounds, so clients can tell them from the rest) and an error message, v9 flexible, v10 the
   current leader and node endpoints (tagged, only on NOT_LEADER errors: never sent by a single node),
   v13 topic ids instead of names.
 - acks=0 gets no response at all; acks=-1 waits for the in-sync replicas (on a single node, itself),
@@ -30,6 +32,7 @@ from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.produce import (
+    BatchIndexAndErrorMessage,
     PartitionProduceData,
     PartitionProduceResponse,
     ProduceRequest,
@@ -143,7 +146,9 @@ def _append(
             log_start_offset=duplicate.log_start_offset,
         )
     except (storage_errors.StorageError, CodecError) as error:
-        return _failed(data.index, error_code_for(error), error_message_for(error))
+        failed = _failed(data.index, error_code_for(error), error_message_for(error))
+        failed.record_errors = _record_errors(error)
+        return failed
     services.appends.notify(tp)
     appended.append(log)
     if services.traffic is not None:
@@ -174,6 +179,16 @@ def _as_record_batches(records: bytes | memoryview, api_version: int) -> bytearr
             f"produce v{api_version} must carry RecordBatch v2, not magic {magic}"
         )
     return bytearray(up_convert_message_set(records, base_offset=0))
+
+
+def _record_errors(error: BaseException) -> list[BatchIndexAndErrorMessage]:
+    """KIP-467's per-record errors (v8+): which records of the batch made it fail, and why."""
+    if not isinstance(error, storage_errors.InvalidRecordError | storage_errors.InvalidTimestampError):
+        return []
+    return [
+        BatchIndexAndErrorMessage(batch_index=e.batch_index, batch_index_error_message=e.message)
+        for e in error.record_errors
+    ]
 
 
 def _failed(index: int, code: ErrorCode, message: str | None = None) -> PartitionProduceResponse:
