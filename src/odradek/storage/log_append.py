@@ -124,6 +124,11 @@ def _check_timestamps(records: Buffer, header: RecordBatchHeader, config: LogCon
             f"{len(batch.records)} records are outside it)",
             [RecordError(index, f"timestamp {timestamp} is out of range") for index, timestamp in offenders],
         )
+    if header.max_timestamp > latest:  # a header claiming more than its records: refused as before
+        raise InvalidTimestampError(
+            f"Timestamp {header.max_timestamp} of the batch at offset {header.base_offset} is out of range. "
+            f"The timestamp should be within [{earliest}, {latest}]"
+        )
 
 
 def _check_keys(records: Buffer, pos: int) -> None:
