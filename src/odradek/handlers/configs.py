@@ -162,7 +162,10 @@ async def handle_incremental_alter_configs(
 
 def _named(resource_type: int, resource_name: str) -> str:
     """A resource as the log names it, e.g. TOPIC 'orders'."""
-    kind = ResourceType(resource_type).name if resource_type in set(ResourceType) else str(resource_type)
+    try:
+        kind = ResourceType(resource_type).name
+    except ValueError:
+        kind = f"resource type {resource_type}"
     return f"{kind} {resource_name!r}"
 
 
