@@ -32,7 +32,7 @@ from odradek.config.topic_catalog import TOPIC_CONFIGS
 from odradek.config.types import ConfigKey, ConfigType
 from odradek.handlers import config_entries
 from odradek.handlers.context import RequestContext
-from odradek.handlers.errors import error_code_for, error_message_for
+from odradek.handlers.errors import resource_failure
 from odradek.handlers.registry import handles
 from odradek.handlers.services import Services
 from odradek.protocol.api_keys import ApiKey
@@ -82,9 +82,10 @@ async def handle_describe_configs(
             configs = _describe(resource, request, context)
             result = DescribeConfigsResult(error_code=ErrorCode.NONE, error_message=None, configs=configs)
         except Exception as error:  # one resource's failure is its own answer, as in Kafka
-            result = DescribeConfigsResult(
-                error_code=error_code_for(error), error_message=error_message_for(error), configs=[]
+            code, message = resource_failure(
+                error, context, _named(resource.resource_type, resource.resource_name)
             )
+            result = DescribeConfigsResult(error_code=code, error_message=message, configs=[])
         result.resource_type = resource.resource_type
         result.resource_name = resource.resource_name
         results.append(result)
@@ -108,7 +109,9 @@ async def handle_alter_configs(
             )
             code, message = ErrorCode.NONE, None
         except Exception as error:
-            code, message = error_code_for(error), error_message_for(error)
+            code, message = resource_failure(
+                error, context, _named(resource.resource_type, resource.resource_name)
+            )
         responses.append(
             legacy.AlterConfigsResourceResponse(
                 error_code=code,
@@ -143,7 +146,9 @@ async def handle_incremental_alter_configs(
             )
             code, message = ErrorCode.NONE, None
         except Exception as error:
-            code, message = error_code_for(error), error_message_for(error)
+            code, message = resource_failure(
+                error, context, _named(resource.resource_type, resource.resource_name)
+            )
         responses.append(
             incremental.AlterConfigsResourceResponse(
                 error_code=code,
@@ -153,6 +158,15 @@ async def handle_incremental_alter_configs(
             )
         )
     return incremental.IncrementalAlterConfigsResponse(responses=responses)
+
+
+def _named(resource_type: int, resource_name: str) -> str:
+    """A resource as the log names it, e.g. TOPIC 'orders'."""
+    try:
+        kind = ResourceType(resource_type).name
+    except ValueError:
+        kind = f"resource type {resource_type}"
+    return f"{kind} {resource_name!r}"
 
 
 # ----- describe ----------------------------------------------------------------------------------

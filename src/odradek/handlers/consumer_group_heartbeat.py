@@ -19,6 +19,7 @@ Version notes:
 
 from __future__ import annotations
 
+from odradek.handlers.authorized_operations import GROUP_OPERATIONS
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import client_host, group_coordinator
 from odradek.handlers.registry import handles
@@ -33,9 +34,6 @@ from odradek.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
-
-#: Kafka's AclOperation bits a group allows: READ (3), DELETE (6), DESCRIBE (8).
-_GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))
 
 
 @handles(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, 1)
@@ -73,6 +71,6 @@ async def handle_consumer_group_describe(
             continue
         described = coordinator.consumer_group_describe(group_id)
         if request.include_authorized_operations and described.error_code == ErrorCode.NONE:
-            described.authorized_operations = _GROUP_OPERATIONS
+            described.authorized_operations = GROUP_OPERATIONS
         groups.append(described)
     return ConsumerGroupDescribeResponse(groups=groups)

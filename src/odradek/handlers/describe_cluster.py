@@ -12,8 +12,8 @@ Version notes:
 
 from __future__ import annotations
 
+from odradek.handlers.authorized_operations import CLUSTER_OPERATIONS, OMITTED
 from odradek.handlers.context import RequestContext
-from odradek.handlers.metadata import _CLUSTER_OPERATIONS as CLUSTER_OPERATIONS
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
@@ -25,7 +25,6 @@ from odradek.protocol.messages.describe_cluster import (
 
 BROKER_ENDPOINT = 1
 CONTROLLER_ENDPOINT = 2
-_OMITTED = -2147483648
 
 
 @handles(ApiKey.DESCRIBE_CLUSTER, 0, 2)
@@ -62,5 +61,5 @@ async def handle_describe_cluster(
         brokers=brokers,
         cluster_authorized_operations=CLUSTER_OPERATIONS
         if request.include_cluster_authorized_operations
-        else _OMITTED,
+        else OMITTED,
     )

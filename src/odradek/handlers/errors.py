@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+from typing import TYPE_CHECKING
+
+from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import UnsupportedCompressionError
 from odradek.storage import errors as storage
+
+if TYPE_CHECKING:
+    from odradek.handlers.context import RequestContext
+
+log = logging.getLogger("odradek.handlers")
 
 _STORAGE_CODES: dict[type[BaseException], ErrorCode] = {
     storage.OffsetOutOfRangeError: ErrorCode.OFFSET_OUT_OF_RANGE,
@@ -45,3 +54,23 @@ def error_message_for(error: BaseException) -> str | None:
     if error_code_for(error) is ErrorCode.UNKNOWN_SERVER_ERROR:
         return None
     return str(error)
+
+
+def resource_failure(
+    error: Exception, context: RequestContext, resource: str
+) -> tuple[ErrorCode, str | None]:
+    """The code and message answering one resource's failure inside an admin request (the others are
+    still answered, as in Kafka). An unexpected exception reaches the client as a bare
+    UNKNOWN_SERVER_ERROR, so it is logged here with its traceback and counted in the metrics."""
+    code = error_code_for(error)
+    if code is ErrorCode.UNKNOWN_SERVER_ERROR:
+        api_key = context.header.request_api_key
+        context.services.unexpected_errors[api_key] += 1
+        log.error(
+            "unexpected error handling %s for %s",
+            ApiKey(api_key).name,
+            resource,
+            exc_info=error,
+            extra={"fields": {"client": f"{context.client_host}:{context.client_port}"}},
+        )
+    return code, error_message_for(error)

@@ -8,8 +8,11 @@ Version notes:
   current leader epoch (fencing), v11 rack id (no follower fetching: preferred read replica is -1),
   v12 flexible with diverging epochs (replication only), v13 topic ids, v15 replica state, v16+ node
   endpoints (sent only with leader changes, never on a single node).
-- A fetch from the middle of a batch returns the whole batch; the first partition with data always
-  gets at least one whole batch even past max_bytes; later ones stop at their limits.
+- A fetch from the middle of a batch returns the whole batch. From v3 (KIP-74) the first partition
+  with data always gets at least one whole batch even past max_bytes; later ones stop at their limits.
+  Before v3, partition_max_bytes is a hard limit, as it was in Kafka 0.10.0: the converted message
+  set is cut at that many bytes, so a message larger than the limit arrives partial and the client
+  reports it as too large (or retries with a larger limit) instead of getting more than it asked for.
 - The wait is a delayed operation woken by appends to the partitions being fetched, never by polling.
 """
 
@@ -166,9 +169,11 @@ def _read_all(
     total = 0
     errors = False
     budget = request.max_bytes if context.api_version >= 3 else 2**31 - 1
+    # Before v3 every partition reads its first batch whole, then is cut to its limit (_records).
+    hard_limit = context.api_version < 3
     for entry in partitions:
         limit = min(entry.max_bytes, budget - total)
-        data, size = _read_partition(entry, max(limit, 0), total == 0, isolation, context)
+        data, size = _read_partition(entry, max(limit, 0), total == 0 or hard_limit, isolation, context)
         results.append(data)
         total += size
         errors = errors or data.error_code != ErrorCode.NONE
@@ -216,9 +221,12 @@ def _records(info: FetchDataInfo, entry: CachedPartition, api_version: int) -> b
     size = info.size
     if api_version <= 3:
         magic = 0 if api_version <= 1 else 1
-        return (
-            down_convert_batches(info.read_bytes(), magic, first_offset=entry.fetch_offset) if size else b""
-        )
+        if not size:
+            return b""
+        converted = down_convert_batches(info.read_bytes(), magic, first_offset=entry.fetch_offset)
+        if api_version <= 2 and len(converted) > entry.max_bytes:
+            return converted[: max(entry.max_bytes, 0)]  # a partial last message, as Kafka 0.10.0 sent
+        return converted
     if size < SENDFILE_THRESHOLD:
         return info.read_bytes() if size else b""
     return FileRecords(info.regions)

@@ -15,6 +15,7 @@ Version notes:
 
 from __future__ import annotations
 
+from odradek.handlers.authorized_operations import GROUP_OPERATIONS, OMITTED
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import group_coordinator
 from odradek.handlers.registry import handles
@@ -32,10 +33,6 @@ from odradek.protocol.messages.describe_groups import (
 )
 from odradek.protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 
-#: Kafka's AclOperation bits a group allows: READ (3), DELETE (6), DESCRIBE (8).
-_GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))
-_OMITTED = -2147483648
-
 
 @handles(ApiKey.DESCRIBE_GROUPS, 0, 6)
 async def handle_describe_groups(
@@ -51,9 +48,9 @@ async def handle_describe_groups(
     for group_id in request.groups:
         described = coordinator.describe_group(group_id, context.api_version)
         if request.include_authorized_operations and described.error_code == ErrorCode.NONE:
-            described.authorized_operations = _GROUP_OPERATIONS
+            described.authorized_operations = GROUP_OPERATIONS
         else:
-            described.authorized_operations = _OMITTED
+            described.authorized_operations = OMITTED
         groups.append(described)
     return DescribeGroupsResponse(groups=groups)
 

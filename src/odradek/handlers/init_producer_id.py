@@ -6,13 +6,15 @@ Version notes:
 - v2 flexible; v3 carries the caller's current id/epoch (used by transactional producers); v4-5 no
   wire change for this path. v6 (two-phase commit, unstable in Kafka 4.3) is not served.
 - Transactional ids need the transaction coordinator, which odradek does not have yet: they are
-  answered with COORDINATOR_NOT_AVAILABLE, never with a made-up id.
+  refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED (fatal in every client, see
+  handlers/transactions.py), never answered with a made-up id. The response has no message field.
 """
 
 from __future__ import annotations
 
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
+from odradek.handlers.transactions import TRANSACTIONS_REFUSED
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
@@ -23,8 +25,6 @@ async def handle_init_producer_id(
     request: InitProducerIdRequest, context: RequestContext
 ) -> InitProducerIdResponse:
     if request.transactional_id is not None:
-        return InitProducerIdResponse(
-            error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1, producer_epoch=-1
-        )
+        return InitProducerIdResponse(error_code=TRANSACTIONS_REFUSED, producer_id=-1, producer_epoch=-1)
     producer_id = await context.services.producer_ids.generate()
     return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from odradek.cluster.metadata import TopicState
 from odradek.cluster.topics import INTERNAL_TOPICS
+from odradek.handlers.authorized_operations import CLUSTER_OPERATIONS, OMITTED, TOPIC_OPERATIONS
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
@@ -30,11 +31,6 @@ from odradek.protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 from odradek.protocol.schema import ZERO_UUID
-
-#: Kafka's AclOperation codes allowed on a topic / the cluster when no authorizer is configured.
-_TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
-_CLUSTER_OPERATIONS = sum(1 << op for op in (4, 5, 7, 8, 9, 10, 11, 12))
-_OMITTED = -2147483648
 
 
 @handles(ApiKey.METADATA, 0, 13)
@@ -57,7 +53,7 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
         controller_id=cluster.controller_id,
         topics=topics,
         cluster_authorized_operations=(
-            _CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else _OMITTED
+            CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else OMITTED
         ),
     )
 
@@ -108,7 +104,7 @@ def _describe(topic: TopicState, request: MetadataRequest) -> MetadataResponseTo
             )
             for p in topic.partitions
         ],
-        topic_authorized_operations=_TOPIC_OPERATIONS
+        topic_authorized_operations=TOPIC_OPERATIONS
         if request.include_topic_authorized_operations
-        else _OMITTED,
+        else OMITTED,
     )

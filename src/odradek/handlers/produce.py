@@ -4,7 +4,12 @@ Version notes:
 - v0-1 carry MessageSet v0, v2 MessageSet v1 (and a log-append time in the response); both are
   converted up to one RecordBatch v2 before they are appended, since the log stores v2 only.
 - v3+ must carry RecordBatch v2 (anything else is INVALID_RECORD) and may name a transactional id.
-- v5 adds the log start offset, v8 per-record errors and an error message, v9 flexible, v10 the
+  Transactions are not served yet: a request with any transactional batch is refused whole, every
+  partition answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing appended, as Kafka answers a
+  transactional id its authorizer denies (handlers/transactions.py).
+- v5 adds the log start offset, v8 per-record errors (KIP-467: the batch still fails whole, but
+  `record_errors` names the keyless records of a compacted topic, or those out of the timestamp
+  bounds, so clients can tell them from the rest) and an error message, v9 flexible, v10 the
   current leader and node endpoints (tagged, only on NOT_LEADER errors: never sent by a single node),
   v13 topic ids instead of names.
 - acks=0 gets no response at all; acks=-1 waits for the in-sync replicas (on a single node, itself),
@@ -22,10 +27,12 @@ import asyncio
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for, error_message_for
 from odradek.handlers.registry import handles
+from odradek.handlers.transactions import REFUSAL_MESSAGE, TRANSACTIONS_REFUSED, has_transactional_batch
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.produce import (
+    BatchIndexAndErrorMessage,
     PartitionProduceData,
     PartitionProduceResponse,
     ProduceRequest,
@@ -43,6 +50,10 @@ _VALID_ACKS = (-1, 0, 1)
 
 @handles(ApiKey.PRODUCE, 0, 13)
 async def handle_produce(request: ProduceRequest, context: RequestContext) -> ProduceResponse | None:
+    if any(
+        has_transactional_batch(data.records) for topic in request.topic_data for data in topic.partition_data
+    ):
+        return _refused(request)
     services = context.services
     responses = []
     appended: list[Log] = []
@@ -69,6 +80,24 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
     if request.acks == 0:
         return None
     return ProduceResponse(responses=responses)
+
+
+def _refused(request: ProduceRequest) -> ProduceResponse | None:
+    if request.acks == 0:
+        return None
+    return ProduceResponse(
+        responses=[
+            TopicProduceResponse(
+                name=topic.name,
+                topic_id=topic.topic_id,
+                partition_responses=[
+                    _failed(data.index, TRANSACTIONS_REFUSED, REFUSAL_MESSAGE)
+                    for data in topic.partition_data
+                ],
+            )
+            for topic in request.topic_data
+        ]
+    )
 
 
 async def _flush_if_due(logs: list[Log]) -> None:
@@ -117,7 +146,9 @@ def _append(
             log_start_offset=duplicate.log_start_offset,
         )
     except (storage_errors.StorageError, CodecError) as error:
-        return _failed(data.index, error_code_for(error), error_message_for(error))
+        failed = _failed(data.index, error_code_for(error), error_message_for(error))
+        failed.record_errors = _record_errors(error)
+        return failed
     services.appends.notify(tp)
     appended.append(log)
     if services.traffic is not None:
@@ -148,6 +179,16 @@ def _as_record_batches(records: bytes | memoryview, api_version: int) -> bytearr
             f"produce v{api_version} must carry RecordBatch v2, not magic {magic}"
         )
     return bytearray(up_convert_message_set(records, base_offset=0))
+
+
+def _record_errors(error: BaseException) -> list[BatchIndexAndErrorMessage]:
+    """KIP-467's per-record errors (v8+): which records of the batch made it fail, and why."""
+    if not isinstance(error, storage_errors.InvalidRecordError | storage_errors.InvalidTimestampError):
+        return []
+    return [
+        BatchIndexAndErrorMessage(batch_index=e.batch_index, batch_index_error_message=e.message)
+        for e in error.record_errors
+    ]
 
 
 def _failed(index: int, code: ErrorCode, message: str | None = None) -> PartitionProduceResponse:

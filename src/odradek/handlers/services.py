@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -43,6 +44,8 @@ class Services:
     dynamic_configs: DynamicBrokerConfigs | None = None
     #: Consumer groups and committed offsets (`__consumer_offsets`).
     groups: GroupCoordinator | None = None
+    #: Unexpected exceptions answered UNKNOWN_SERVER_ERROR, by API key (logged where they happen).
+    unexpected_errors: Counter[int] = field(default_factory=Counter)
 
     @property
     def auto_create_topics(self) -> bool:

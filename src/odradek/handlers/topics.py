@@ -30,10 +30,10 @@ from collections import Counter
 from odradek.cluster.metadata import TopicState
 from odradek.handlers.config_entries import created_topic_configs
 from odradek.handlers.context import RequestContext
-from odradek.handlers.errors import error_code_for, error_message_for
+from odradek.handlers.errors import resource_failure
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
-from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.create_partitions import (
     CreatePartitionsRequest,
     CreatePartitionsResponse,
@@ -72,7 +72,9 @@ async def handle_create_topics(request: CreateTopicsRequest, context: RequestCon
         try:
             state = await _create(topic, validate_only, context)
         except Exception as error:
-            results[topic.name] = _not_created(topic.name, error_code_for(error), error_message_for(error))
+            results[topic.name] = _not_created(
+                topic.name, *resource_failure(error, context, f"topic {topic.name!r}")
+            )
             continue
         results[topic.name] = CreatableTopicResult(
             name=topic.name,
@@ -129,7 +131,7 @@ async def handle_create_partitions(
                 await _grow(topic, request.validate_only, context)
                 code, message = ErrorCode.NONE, None
             except Exception as error:
-                code, message = error_code_for(error), error_message_for(error)
+                code, message = resource_failure(error, context, f"topic {topic.name!r}")
         results[topic.name] = CreatePartitionsTopicResult(
             name=topic.name, error_code=code, error_message=message
         )
@@ -204,8 +206,10 @@ async def _delete(
         )
     try:
         await context.services.topics.delete_topic(state.name)
-    except KafkaError as error:
-        return _deletion(state.name, state.topic_id, error.error_code, error.error_message)
+    except Exception as error:  # one topic's failure is its own answer, as in Kafka
+        return _deletion(
+            state.name, state.topic_id, *resource_failure(error, context, f"topic {state.name!r}")
+        )
     return _deletion(state.name, state.topic_id, ErrorCode.NONE, None)
 
 

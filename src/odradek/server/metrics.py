@@ -4,8 +4,9 @@ The hot path only bumps plain counters owned by the event loop: per topic bytes 
 (one call per appended partition, counting records from the batch headers storage already read),
 bytes out (one call per fetched partition) and per API request latencies (one call per request, into
 a fixed-bucket histogram). Everything else — log sizes, under-replicated partitions, group count,
-open connections — is read from the broker's state at scrape time. The HTTP endpoint is served on the
-broker's own event loop, so a scrape sees a consistent state and needs no locks.
+open connections, unexpected errors counted by the handlers — is read from the broker's state at
+scrape time. The HTTP endpoint is served on the broker's own event loop, so a scrape sees a
+consistent state and needs no locks.
 
 Hooks call through `active`, the recorder of the broker running in this process (None while no
 endpoint is configured, which costs the hooks one attribute lookup).
@@ -138,6 +139,15 @@ class BrokerMetrics:
             latency.add_metric([api], histogram.cumulative_buckets(), histogram.total)
         yield requests
         yield latency
+        unexpected = CounterMetricFamily(
+            "odradek_unexpected_errors",
+            "Unexpected exceptions in request handling, answered UNKNOWN_SERVER_ERROR (each logged with its "
+            "traceback), per API",
+            labels=["api"],
+        )
+        for api_key, count in sorted(self.services.unexpected_errors.items()):
+            unexpected.add_metric([_API_NAMES.get(api_key, str(api_key))], count)
+        yield unexpected
 
     def _state(self) -> Iterator[Metric]:
         services = self.services

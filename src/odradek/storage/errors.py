@@ -6,6 +6,9 @@ duplicate, the valid range for an out-of-range fetch) and nothing about requests
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from odradek.protocol.records import CorruptRecordError as _RecordsCorruptRecordError
 
 
@@ -39,13 +42,33 @@ class CorruptRecordError(StorageError, _RecordsCorruptRecordError):
     """
 
 
+@dataclass(frozen=True, slots=True)
+class RecordError:
+    """One record that made its batch fail (KIP-467): its index in the batch, and why."""
+
+    batch_index: int
+    message: str
+
+
 class InvalidRecordError(StorageError):
-    """Well-formed batches that break a rule of the log, e.g. a client control batch (INVALID_RECORD)."""
+    """Well-formed batches that break a rule of the log, e.g. a client control batch (INVALID_RECORD).
+
+    ``record_errors`` names the records at fault when the rule is about records (keyless records in a
+    compacted topic); the whole append is refused all the same, as Kafka refuses it."""
+
+    def __init__(self, message: str, record_errors: Sequence[RecordError] = ()) -> None:
+        super().__init__(message)
+        self.record_errors = tuple(record_errors)
 
 
 class InvalidTimestampError(StorageError):
     """A CreateTime record whose timestamp lies outside message.timestamp.before/after.max.ms of the
-    broker's clock (INVALID_TIMESTAMP); the whole append is refused, as Kafka refuses it."""
+    broker's clock (INVALID_TIMESTAMP); the whole append is refused, as Kafka refuses it, and
+    ``record_errors`` names the records at fault."""
+
+    def __init__(self, message: str, record_errors: Sequence[RecordError] = ()) -> None:
+        super().__init__(message)
+        self.record_errors = tuple(record_errors)
 
 
 class RecordTooLargeError(StorageError):

@@ -27,6 +27,7 @@ from odradek.storage.errors import (
     DuplicateSequenceError,
     InvalidRecordError,
     InvalidTimestampError,
+    RecordError,
     RecordTooLargeError,
 )
 from odradek.storage.producer_state import (
@@ -100,33 +101,47 @@ def _check_header_rules(header: RecordBatchHeader, origin: AppendOrigin) -> None
 
 def _check_timestamps(records: Buffer, header: RecordBatchHeader, config: LogConfig, now: int) -> None:
     """Kafka's LogValidator bounds on CreateTime timestamps. The header's max timestamp settles the
-    upper bound without decoding; the lower one needs every record's timestamp, so records are decoded
-    only when ``message.timestamp.before.max.ms`` is set below its default (no limit)."""
+    upper bound without decoding; records are decoded only when ``message.timestamp.before.max.ms`` is
+    set below its default (no limit), or to name the records at fault once the header has failed."""
     if header.is_control or header.max_timestamp == NO_TIMESTAMP:
         return
     earliest, latest = (
         now - config.message_timestamp_before_max_ms,
         now + config.message_timestamp_after_max_ms,
     )
-    offenders: list[int] = []
-    if header.max_timestamp > latest:
-        offenders.append(header.max_timestamp)
-    if config.message_timestamp_before_max_ms < LONG_MAX and not offenders:
-        batch = RecordBatch.decode(records, header.pos, verify_crc=False)
-        offenders = [
-            r.timestamp for r in batch.records if r.timestamp != NO_TIMESTAMP and r.timestamp < earliest
-        ]
+    if header.max_timestamp <= latest and config.message_timestamp_before_max_ms >= LONG_MAX:
+        return
+    batch = RecordBatch.decode(records, header.pos, verify_crc=False)
+    offenders = [
+        (index, record.timestamp)
+        for index, record in enumerate(batch.records)
+        if record.timestamp != NO_TIMESTAMP and not earliest <= record.timestamp <= latest
+    ]
     if offenders:
         raise InvalidTimestampError(
-            f"Timestamp {offenders[0]} of a record in the batch at offset {header.base_offset} is out of "
-            f"range. The timestamp should be within [{earliest}, {latest}]"
+            f"Timestamp {offenders[0][1]} of a record in the batch at offset {header.base_offset} is out of "
+            f"range. The timestamp should be within [{earliest}, {latest}] ({len(offenders)} of "
+            f"{len(batch.records)} records are outside it)",
+            [RecordError(index, f"timestamp {timestamp} is out of range") for index, timestamp in offenders],
+        )
+    if header.max_timestamp > latest:  # a header claiming more than its records: refused as before
+        raise InvalidTimestampError(
+            f"Timestamp {header.max_timestamp} of the batch at offset {header.base_offset} is out of range. "
+            f"The timestamp should be within [{earliest}, {latest}]"
         )
 
 
 def _check_keys(records: Buffer, pos: int) -> None:
+    """A record without a key cannot be compacted: the batch is refused, naming every keyless record
+    (KIP-467) so that a client can tell them from the records refused only for sharing their batch."""
     batch = RecordBatch.decode(records, pos, verify_crc=False)
-    if any(record.key is None for record in batch.records):
-        raise InvalidRecordError("compacted topics accept only records with a key")
+    keyless = [index for index, record in enumerate(batch.records) if record.key is None]
+    if keyless:
+        raise InvalidRecordError(
+            f"{len(keyless)} of {len(batch.records)} records in the batch have no key: "
+            "a compacted topic accepts only records with a key",
+            [RecordError(index, "record has no key, which a compacted topic requires") for index in keyless],
+        )
 
 
 @dataclass(frozen=True, slots=True)
