@@ -8,7 +8,8 @@ and the catalog's defaults. ``config["log.retention.ms"]`` and ``config.log_rete
 ``value_and_source`` gives a single config's own value and where it came from, for DescribeConfigs.
 
 Unknown names are kept and logged (Kafka: "isn't a known config"); a bad value of a known config raises
-ConfigError naming it.
+ConfigError naming it, and so does a value odradek cannot honour yet: a refused config (``ConfigKey.refused``,
+e.g. ``ssl.*``) set to anything but its default, or a listener of a security protocol other than PLAINTEXT.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from odradek.config.broker_settings import BrokerSettings
-from odradek.config.catalog import BROKER_CONFIGS, BROKER_SYNONYMS, LISTENER_PREFIX
+from odradek.config.catalog import BROKER_CONFIGS, BROKER_SYNONYMS, LISTENER_PREFIX, listener_base
 from odradek.config.listeners import Endpoint, parse_endpoints, parse_protocol_map
 from odradek.config.properties import load_with_overrides
 from odradek.config.types import (
@@ -34,6 +35,7 @@ from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 logger = logging.getLogger(__name__)
 
+PLAINTEXT = "PLAINTEXT"
 HOUR_MS = 3_600_000
 MINUTE_MS = 60_000
 
@@ -159,11 +161,33 @@ class BrokerConfig(BrokerSettings):
             key = BROKER_CONFIGS.get(name)
             if key is not None:
                 parsed[name] = key.parse(raw)
-            elif not name.startswith(LISTENER_PREFIX):
+                key.check_supported(parsed[name])
+            elif name.startswith(LISTENER_PREFIX):
+                _check_listener_scoped(name, raw)
+            else:
                 self.unknown[name] = raw
                 if warn:
                     logger.warning("The configuration '%s' was supplied but isn't a known config.", name)
         return parsed
+
+
+def refuse_unsupported_broker_configs(configs: Mapping[str, str]) -> None:
+    """Raise KafkaError(INVALID_CONFIG) naming the first config of an AlterConfigs change to a broker
+    that odradek cannot take: a name no catalog knows, or a refused config set to anything but its
+    default (also when listener-scoped). Bad values of known configs are left to the full validation."""
+    for name, raw in sorted(configs.items()):
+        base = listener_base(name) if name.startswith(LISTENER_PREFIX) else name
+        key = BROKER_CONFIGS.get(base)
+        if key is None:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown broker config: {name}")
+        try:
+            value = key.parse(raw)
+        except ConfigError:
+            continue
+        try:
+            key.check_supported(value)
+        except ConfigError as error:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, str(error).replace(key.name, name, 1)) from None
 
 
 def validate_dynamic_broker_configs(
@@ -273,6 +297,13 @@ def _check_relations(config: BrokerConfig) -> None:
             parsed = endpoints()
         except ValueError as error:
             raise ConfigError(f"Invalid value for configuration {name}: {error}", name) from None
+        for endpoint in parsed:
+            if endpoint.security_protocol != PLAINTEXT:
+                raise ConfigError(
+                    f"odradek cannot honour {name}: listener {endpoint.listener_name} uses "
+                    f"{endpoint.security_protocol}, and TLS and SASL are not built yet (PLAINTEXT only)",
+                    name,
+                )
         if name == "advertised.listeners" and any(endpoint.host == "0.0.0.0" for endpoint in parsed):
             raise ConfigError(
                 "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0; "
@@ -295,6 +326,17 @@ def _check_relations(config: BrokerConfig) -> None:
             "log.cleaner.dedupe.buffer.size must be at least 1MiB per cleaner thread",
             "log.cleaner.dedupe.buffer.size",
         )
+
+
+def _check_listener_scoped(name: str, raw: str) -> None:
+    """A listener-scoped setting of a refused config (listener.name.ssl.ssl.keystore.location) is
+    refused as the config itself is."""
+    key = BROKER_CONFIGS.get(listener_base(name))
+    if key is not None and key.refused:
+        try:
+            key.check_supported(key.parse(raw))
+        except ConfigError as error:
+            raise ConfigError(str(error).replace(key.name, name, 1), name) from None
 
 
 def _check_inter_broker_listener(config: BrokerConfig) -> None:
