@@ -199,13 +199,14 @@ def test_describe_broker_configs(wire: Wire) -> None:
         [],
     )
     password = configs["ssl.key.password"]
+    # TLS is not built, so no password can be set; an unset one is still described as sensitive.
     assert (password.value, password.is_sensitive, password.config_source, password.config_type) == (
         None,
         True,
-        STATIC_BROKER_CONFIG,
+        DEFAULT_CONFIG,
         PASSWORD,
     )
-    assert synonyms_of(password) == [("ssl.key.password", None, STATIC_BROKER_CONFIG)]
+    assert synonyms_of(password) == []
     everything = configs_of(wire, BROKER, "1")
     assert len(everything) > 100 and all(c.value is None for c in everything.values() if c.is_sensitive)
 
@@ -353,6 +354,47 @@ def test_incremental_alter_configs_errors(wire: Wire) -> None:
         results[6],
     ]
     assert results[6][0] == INVALID_REQUEST
+
+
+def test_deleting_an_unknown_config_is_an_error_not_success(wire: Wire) -> None:
+    make_topic(wire, "delete-unknown")
+    results = alter_incrementally(
+        wire,
+        1,
+        [
+            (TOPIC, "delete-unknown", [("retention.msec", DELETE, None)]),
+            (BROKER, "1", [("log.retention.msec", DELETE, None)]),
+        ],
+    )
+    assert results == [
+        (INVALID_CONFIG, "Unknown topic config name: retention.msec"),
+        (INVALID_CONFIG, "Unknown broker config: log.retention.msec"),
+    ]
+
+
+def test_unknown_or_unbuilt_broker_config_is_refused_not_accepted(wire: Wire) -> None:
+    results = alter(
+        wire,
+        1,
+        [
+            (BROKER, "1", {"no.such.config": "1"}),
+            (BROKER, "", {"log.cleaner.io.max.bytes.per.second": "1e6"}),
+        ],
+    )
+    assert results == [
+        (INVALID_CONFIG, "Unknown broker config: no.such.config"),
+        (
+            INVALID_CONFIG,
+            "odradek cannot honour log.cleaner.io.max.bytes.per.second: "
+            "odradek's cleaner does not bound its memory or I/O rate yet.",
+        ),
+    ]
+    refused = alter_incrementally(
+        wire, 0, [(BROKER, "1", [("listener.name.plaintext.ssl.keystore.location", SET, "/x.jks")])]
+    )
+    assert refused[0][0] == INVALID_CONFIG
+    assert "listener.name.plaintext.ssl.keystore.location" in str(refused[0][1])
+    assert configs_of(wire, BROKER, "") == {}
 
 
 def test_broker_dynamic_configs_layers(wire: Wire) -> None:
