@@ -94,7 +94,8 @@ class Broker:
         self._every("log.retention.check.interval.ms", self._retention)
         self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
         self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
-        self._every("log.cleaner.backoff.ms", self._compaction)
+        if self.config.log_cleaner_enable:  # as Kafka: when false no cleaner runs, nothing is compacted
+            self._every("log.cleaner.backoff.ms", self._compaction)
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
         self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
         log.info(
