@@ -140,14 +140,14 @@ class BrokerConfig(BrokerSettings):
 
     @property
     def protocol_map(self) -> dict[str, str]:
-        return parse_protocol_map(str(self["listener.security.protocol.map"]))
+        return parse_protocol_map(self.listener_security_protocol_map)
 
     def listener_endpoints(self) -> list[Endpoint]:
-        return parse_endpoints(str(self["listeners"]), self.protocol_map)
+        return parse_endpoints(self.listeners, self.protocol_map)
 
     def advertised_endpoints(self) -> list[Endpoint]:
         """What clients are told; an advertised empty host means this machine's name, chosen by the server."""
-        return parse_endpoints(str(self["advertised.listeners"]), self.protocol_map)
+        return parse_endpoints(self.advertised_listeners, self.protocol_map)
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={self.value_and_source(name)[0]}" for name in sorted(self.originals))
@@ -250,8 +250,7 @@ def _node_id(config: BrokerConfig) -> ConfigValue:
 
 def _alter_log_dirs_threads(config: BrokerConfig) -> ConfigValue:
     threads = config.value_and_source("num.replica.alter.log.dirs.threads")[0]
-    log_dirs = config["log.dirs"]
-    return threads if threads is not None else len(log_dirs) if isinstance(log_dirs, list) else 1
+    return threads if threads is not None else len(config.log_dirs)
 
 
 def _ids(config: BrokerConfig) -> tuple[int, int]:
@@ -287,7 +286,7 @@ _DERIVED: dict[str, _Resolver] = {
 def _check_relations(config: BrokerConfig) -> None:
     """Rules between configs that Kafka enforces at start-up; each failure names the config to fix."""
     _ids(config)
-    if not config["log.dirs"]:
+    if not config.log_dirs:
         raise ConfigError("At least one log directory must be defined via log.dirs or log.dir", "log.dirs")
     for name, endpoints in (
         ("listeners", config.listener_endpoints),
@@ -320,8 +319,8 @@ def _check_relations(config: BrokerConfig) -> None:
     )
     _require_order(config, "replica.fetch.wait.max.ms", "replica.socket.timeout.ms")
     _require_order(config, "replica.fetch.wait.max.ms", "replica.lag.time.max.ms", strict=True)
-    threads = _int(config["log.cleaner.threads"])
-    if threads > 0 and _int(config["log.cleaner.dedupe.buffer.size"]) // threads < 1024 * 1024:
+    threads = config.log_cleaner_threads
+    if threads > 0 and config.log_cleaner_dedupe_buffer_size // threads < 1024 * 1024:
         raise ConfigError(
             "log.cleaner.dedupe.buffer.size must be at least 1MiB per cleaner thread",
             "log.cleaner.dedupe.buffer.size",
@@ -340,7 +339,7 @@ def _check_listener_scoped(name: str, raw: str) -> None:
 
 
 def _check_inter_broker_listener(config: BrokerConfig) -> None:
-    name = config["inter.broker.listener.name"]
+    name = config.inter_broker_listener_name
     if name is None:
         return
     if config.is_set("security.inter.broker.protocol"):
