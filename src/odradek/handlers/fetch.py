@@ -160,7 +160,9 @@ def _read_all(
     results = []
     total = 0
     errors = False
-    budget = request.max_bytes if context.api_version >= 3 else 2**31 - 1
+    # The broker's fetch.max.bytes caps what any client asks for (KIP-541), as in Kafka.
+    asked = request.max_bytes if context.api_version >= 3 else 2**31 - 1
+    budget = min(asked, context.services.config.fetch_max_bytes)
     for entry in partitions:
         limit = min(entry.max_bytes, budget - total)
         data, size = _read_partition(entry, max(limit, 0), total == 0, isolation, context)

@@ -41,22 +41,20 @@ log = logging.getLogger("odradek.broker")
 class Broker:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        self.node_id = int(config["node.id"])  # type: ignore[arg-type]
+        self.node_id = config.node_id
         self.connections: set[Connection] = set()
         self.servers: list[asyncio.Server] = []
         self.bound: dict[str, tuple[str, int]] = {}
         self.tasks: list[asyncio.Task[None]] = []
         self.stopping = asyncio.Event()
-        configured = config["log.dirs"]
-        names = configured if isinstance(configured, list) else str(configured).split(",")
-        log_dirs = [Path(str(d).strip()) for d in names if str(d).strip()]
+        log_dirs = [Path(d.strip()) for d in config.log_dirs if d.strip()]
         self.dynamic_configs = DynamicBrokerConfigs.load(log_dirs[0], self.node_id, config)
         self.config = config = self.dynamic_configs.config()
         default_log_config = LogConfig.from_mapping(dict(resolve_topic_config({}, config)))
         self.logs = LogManager(
             log_dirs,
             default_log_config,
-            producer_id_expiration_ms=int(config["producer.id.expiration.ms"]),  # type: ignore[arg-type]
+            producer_id_expiration_ms=config.producer_id_expiration_ms,
         )
         self.services: Services | None = None
         self.metrics_endpoint: metrics.MetricsEndpoint | None = None
@@ -81,7 +79,7 @@ class Broker:
             groups=groups,
             producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
             dynamic_configs=self.dynamic_configs,
-            fetch_sessions=FetchSessionCache(int(self.config["max.incremental.fetch.session.cache.slots"])),  # type: ignore[arg-type]
+            fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
         )
         await self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
@@ -91,12 +89,13 @@ class Broker:
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
         for server in self.servers:
             await server.start_serving()
-        self._every("log.retention.check.interval.ms", self._retention)
-        self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
-        self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
-        if self.config.log_cleaner_enable:  # as Kafka: when false no cleaner runs, nothing is compacted
-            self._every("log.cleaner.backoff.ms", self._compaction)
-        self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
+        config = self.config
+        self._every(config.log_retention_check_interval_ms, self._retention)
+        self._every(config.log_flush_scheduler_interval_ms, self._flush)
+        self._every(config.log_flush_offset_checkpoint_interval_ms, self._checkpoint)
+        if config.log_cleaner_enable:  # as Kafka: when false no cleaner runs, nothing is compacted
+            self._every(config.log_cleaner_backoff_ms, self._compaction)
+        self._every(config.producer_id_expiration_check_interval_ms, self._expire_producers)
         self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
         log.info(
             "broker started",
@@ -115,7 +114,7 @@ class Broker:
     async def _listen(self) -> None:
         assert self.services is not None
         loop = asyncio.get_running_loop()
-        max_request = int(self.config["socket.request.max.bytes"])  # type: ignore[arg-type]
+        max_request = self.config.socket_request_max_bytes
         scratch = ReadScratch()  # shared by every connection this loop reads (see framing.py)
         services = self.services
         for endpoint in self.config.listener_endpoints():
@@ -141,7 +140,9 @@ class Broker:
             endpoint = advertised.get(name)
             advertised_host = (endpoint.host if endpoint else host) or socket.getfqdn()
             advertised_port = endpoint.port if endpoint and endpoint.port else port
-            self.services.advertised[name] = [BrokerEndpoint(self.node_id, advertised_host, advertised_port)]
+            self.services.advertised[name] = [
+                BrokerEndpoint(self.node_id, advertised_host, advertised_port, self.config.broker_rack)
+            ]
 
     def _connection_count(self) -> int:
         return len(self.connections)
@@ -183,13 +184,7 @@ class Broker:
 
     # ----- periodic jobs -------------------------------------------------------------------------------
 
-    def _every(
-        self, config_name: str, job: Callable[[], Awaitable[None]], fallback_ms: int = 300_000
-    ) -> None:
-        try:
-            interval_ms = int(self.config[config_name])  # type: ignore[arg-type]
-        except KeyError:
-            interval_ms = fallback_ms
+    def _every(self, interval_ms: int, job: Callable[[], Awaitable[None]]) -> None:
         interval = max(interval_ms, 10) / 1000
 
         async def loop() -> None:
@@ -228,7 +223,7 @@ class Broker:
         self.logs.remove_expired_producers()
 
     async def _close_idle_connections(self) -> None:
-        idle_ms = int(self.config["connections.max.idle.ms"])  # type: ignore[arg-type]
+        idle_ms = self.config.connections_max_idle_ms
         while True:
             await asyncio.sleep(min(max(idle_ms / 4000, 0.05), 30))
             now = time.monotonic()
