@@ -356,6 +356,21 @@ def test_incremental_alter_configs_errors(wire: Wire) -> None:
     assert results[6][0] == INVALID_REQUEST
 
 
+def test_described_documentation_says_what_odradek_does_not_do(wire: Wire) -> None:
+    make_topic(wire, "documented", {"message.format.version": "0.10.0"})
+    broker = configs_of(wire, BROKER, "1", ["ssl.keystore.location", "num.io.threads", "listeners"])
+    assert broker["ssl.keystore.location"].documentation.endswith(
+        "Refused unless left at its default: TLS is not built yet; listeners speak PLAINTEXT only."
+    )
+    assert "Accepted without effect: " in broker["num.io.threads"].documentation
+    assert broker["listeners"].read_only
+    topic = configs_of(wire, TOPIC, "documented", ["message.format.version", "compression.type"])
+    version = topic["message.format.version"]
+    assert (version.value, version.config_source) == ("0.10.0", DYNAMIC_TOPIC_CONFIG)
+    assert "ignored from 3.0 on" in version.documentation
+    assert "recompression is not built yet" in topic["compression.type"].documentation
+
+
 def test_deleting_an_unknown_config_is_an_error_not_success(wire: Wire) -> None:
     make_topic(wire, "delete-unknown")
     results = alter_incrementally(
