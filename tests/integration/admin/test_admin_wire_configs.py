@@ -451,6 +451,8 @@ def test_stored_dynamic_configs_that_no_longer_validate_are_ignored(tmp_path: Pa
             "log.retention.ms": "7200000",
             "log.dirs": "/elsewhere",
             "message.max.bytes": "x",
+            "compression.type": "gzip",  # refused: odradek does not recompress
+            "no.such.config": "1",
         },
         "brokers": {"1": {"log.cleaner.backoff.ms": "12345"}, "2": {"log.cleaner.backoff.ms": "1"}},
     }
@@ -468,4 +470,7 @@ def test_stored_dynamic_configs_that_no_longer_validate_are_ignored(tmp_path: Pa
             assert own["log.dirs"].value == str(data)
     finally:
         broker.stop()
-    assert "ignoring stored dynamic broker config log.dirs" in broker.log_path.read_text()
+    logged = broker.log_path.read_text()
+    assert "ignoring stored dynamic broker config log.dirs" in logged
+    assert "ignoring stored dynamic broker config compression.type: odradek cannot honour" in logged
+    assert "ignoring stored dynamic broker config no.such.config: Unknown broker config" in logged
