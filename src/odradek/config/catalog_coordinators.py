@@ -162,6 +162,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Replication factor of __consumer_offsets; creation waits until this many brokers are up.",
         at_least(1),
+        inert="odradek runs as a single node: __consumer_offsets gets one replica whatever this says.",
     ),
     ConfigKey(
         "offsets.topic.num.partitions",

@@ -53,7 +53,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.BOOLEAN,
         True,
         HIGH,
-        "Create a topic when a client asks for its metadata, produces to it or fetches from it.",
+        "Create a topic when a client asks for its metadata (Metadata v4+: if the client allows it).",
     ),
     ConfigKey(
         "log.segment.bytes",
