@@ -41,20 +41,22 @@ log = logging.getLogger("odradek.broker")
 class Broker:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        self.node_id = config.node_id
+        self.node_id = int(config["node.id"])  # type: ignore[arg-type]
         self.connections: set[Connection] = set()
         self.servers: list[asyncio.Server] = []
         self.bound: dict[str, tuple[str, int]] = {}
         self.tasks: list[asyncio.Task[None]] = []
         self.stopping = asyncio.Event()
-        log_dirs = [Path(d.strip()) for d in config.log_dirs if d.strip()]
+        configured = config["log.dirs"]
+        names = configured if isinstance(configured, list) else str(configured).split(",")
+        log_dirs = [Path(str(d).strip()) for d in names if str(d).strip()]
         self.dynamic_configs = DynamicBrokerConfigs.load(log_dirs[0], self.node_id, config)
         self.config = config = self.dynamic_configs.config()
         default_log_config = LogConfig.from_mapping(dict(resolve_topic_config({}, config)))
         self.logs = LogManager(
             log_dirs,
             default_log_config,
-            producer_id_expiration_ms=config.producer_id_expiration_ms,
+            producer_id_expiration_ms=int(config["producer.id.expiration.ms"]),  # type: ignore[arg-type]
         )
         self.services: Services | None = None
         self.metrics_endpoint: metrics.MetricsEndpoint | None = None
