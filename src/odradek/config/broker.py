@@ -296,13 +296,6 @@ def _check_relations(config: BrokerConfig) -> None:
             parsed = endpoints()
         except ValueError as error:
             raise ConfigError(f"Invalid value for configuration {name}: {error}", name) from None
-        for endpoint in parsed:
-            if endpoint.security_protocol != PLAINTEXT:
-                raise ConfigError(
-                    f"odradek cannot honour {name}: listener {endpoint.listener_name} uses "
-                    f"{endpoint.security_protocol}, and TLS and SASL are not built yet (PLAINTEXT only)",
-                    name,
-                )
         if name == "advertised.listeners" and any(endpoint.host == "0.0.0.0" for endpoint in parsed):
             raise ConfigError(
                 "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0; "
@@ -310,6 +303,7 @@ def _check_relations(config: BrokerConfig) -> None:
                 name,
             )
     _check_inter_broker_listener(config)
+    _refuse_listeners_not_plaintext(config)
     _require_order(config, "group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms")
     _require_order(config, "group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms")
     _require_order(config, "group.consumer.min.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms")
@@ -325,6 +319,21 @@ def _check_relations(config: BrokerConfig) -> None:
             "log.cleaner.dedupe.buffer.size must be at least 1MiB per cleaner thread",
             "log.cleaner.dedupe.buffer.size",
         )
+
+
+def _refuse_listeners_not_plaintext(config: BrokerConfig) -> None:
+    """Only PLAINTEXT listeners exist: one of another security protocol would be served unprotected."""
+    for name, endpoints in (
+        ("listeners", config.listener_endpoints()),
+        ("advertised.listeners", config.advertised_endpoints()),
+    ):
+        for endpoint in endpoints:
+            if endpoint.security_protocol != PLAINTEXT:
+                raise ConfigError(
+                    f"odradek cannot honour {name}: listener {endpoint.listener_name} uses "
+                    f"{endpoint.security_protocol}, and TLS and SASL are not built yet (PLAINTEXT only)",
+                    name,
+                )
 
 
 def _check_listener_scoped(name: str, raw: str) -> None:
