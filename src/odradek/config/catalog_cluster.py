@@ -54,8 +54,8 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.BOOLEAN,
         True,
         MEDIUM,
-        "Let ZooKeeper assign broker ids.",
-        refused=ZOOKEEPER,
+        "Let a broker with no node.id configured or stored take one (odradek: 1); when false, such a "
+        "broker refuses to start.",
     ),
     ConfigKey(
         "reserved.broker.max.id",

@@ -15,8 +15,10 @@ from odradek.config.types import ConfigKey
 SRC = Path(__file__).resolve().parents[3] / "src" / "odradek"
 # Where configs are declared, not read: the catalog modules and the typed-attribute declarations.
 DECLARATIONS = {"broker_settings.py", "topic_catalog.py"}
-# Being built on the "resources" branch of issue #15 (connection limits, listen backlog, request memory).
+# Built on other branches of issue #15: "resources" (connection limits, listen backlog, request memory)
+# and "startup" (broker.id.generation.enable, already on main: resolve_node_id reads it).
 BEING_BUILT_ELSEWHERE = {
+    "broker.id.generation.enable",
     "max.connections.per.ip",
     "max.connections.per.ip.overrides",
     "queued.max.request.bytes",
