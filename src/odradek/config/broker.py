@@ -313,8 +313,8 @@ def _check_relations(config: BrokerConfig) -> None:
     )
     _require_order(config, "replica.fetch.wait.max.ms", "replica.socket.timeout.ms")
     _require_order(config, "replica.fetch.wait.max.ms", "replica.lag.time.max.ms", strict=True)
-    threads = config.log_cleaner_threads
-    if threads > 0 and config.log_cleaner_dedupe_buffer_size // threads < 1024 * 1024:
+    threads = _int(config["log.cleaner.threads"])
+    if threads > 0 and _int(config["log.cleaner.dedupe.buffer.size"]) // threads < 1024 * 1024:
         raise ConfigError(
             "log.cleaner.dedupe.buffer.size must be at least 1MiB per cleaner thread",
             "log.cleaner.dedupe.buffer.size",

@@ -81,7 +81,7 @@ class Broker:
             groups=groups,
             producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
             dynamic_configs=self.dynamic_configs,
-            fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
+            fetch_sessions=FetchSessionCache(int(self.config["max.incremental.fetch.session.cache.slots"])),  # type: ignore[arg-type]
         )
         await self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
@@ -91,13 +91,12 @@ class Broker:
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
         for server in self.servers:
             await server.start_serving()
-        config = self.config
-        self._every(config.log_retention_check_interval_ms, self._retention)
-        self._every(config.log_flush_scheduler_interval_ms, self._flush)
-        self._every(config.log_flush_offset_checkpoint_interval_ms, self._checkpoint)
-        if config.log_cleaner_enable:  # as Kafka: when false no cleaner runs, nothing is compacted
-            self._every(config.log_cleaner_backoff_ms, self._compaction)
-        self._every(config.producer_id_expiration_check_interval_ms, self._expire_producers)
+        self._every("log.retention.check.interval.ms", self._retention)
+        self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
+        self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
+        if self.config.log_cleaner_enable:  # as Kafka: when false no cleaner runs, nothing is compacted
+            self._every("log.cleaner.backoff.ms", self._compaction)
+        self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
         self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
         log.info(
             "broker started",
@@ -116,7 +115,7 @@ class Broker:
     async def _listen(self) -> None:
         assert self.services is not None
         loop = asyncio.get_running_loop()
-        max_request = self.config.socket_request_max_bytes
+        max_request = int(self.config["socket.request.max.bytes"])  # type: ignore[arg-type]
         scratch = ReadScratch()  # shared by every connection this loop reads (see framing.py)
         services = self.services
         for endpoint in self.config.listener_endpoints():
@@ -186,7 +185,13 @@ class Broker:
 
     # ----- periodic jobs -------------------------------------------------------------------------------
 
-    def _every(self, interval_ms: int, job: Callable[[], Awaitable[None]]) -> None:
+    def _every(
+        self, config_name: str, job: Callable[[], Awaitable[None]], fallback_ms: int = 300_000
+    ) -> None:
+        try:
+            interval_ms = int(self.config[config_name])  # type: ignore[arg-type]
+        except KeyError:
+            interval_ms = fallback_ms
         interval = max(interval_ms, 10) / 1000
 
         async def loop() -> None:
@@ -225,7 +230,7 @@ class Broker:
         self.logs.remove_expired_producers()
 
     async def _close_idle_connections(self) -> None:
-        idle_ms = self.config.connections_max_idle_ms
+        idle_ms = int(self.config["connections.max.idle.ms"])  # type: ignore[arg-type]
         while True:
             await asyncio.sleep(min(max(idle_ms / 4000, 0.05), 30))
             now = time.monotonic()
