@@ -81,7 +81,7 @@ class Broker:
             groups=groups,
             producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
             dynamic_configs=self.dynamic_configs,
-            fetch_sessions=FetchSessionCache(int(self.config["max.incremental.fetch.session.cache.slots"])),  # type: ignore[arg-type]
+            fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
         )
         await self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
@@ -230,7 +230,7 @@ class Broker:
         self.logs.remove_expired_producers()
 
     async def _close_idle_connections(self) -> None:
-        idle_ms = int(self.config["connections.max.idle.ms"])  # type: ignore[arg-type]
+        idle_ms = self.config.connections_max_idle_ms
         while True:
             await asyncio.sleep(min(max(idle_ms / 4000, 0.05), 30))
             now = time.monotonic()
