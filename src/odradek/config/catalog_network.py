@@ -75,7 +75,6 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Listener brokers use to talk to each other; not to be set together with "
         "security.inter.broker.protocol.",
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "security.inter.broker.protocol",
@@ -176,7 +175,6 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Most new connections per second.",
         at_least(0),
         dynamic=CLUSTER_WIDE,
-        refused=NOT_BUILT,
     ),
     ConfigKey(
         "queued.max.requests",

@@ -19,6 +19,7 @@ DECLARATIONS = {"broker_settings.py", "topic_catalog.py"}
 # and "startup" (broker.id.generation.enable, already on main: resolve_node_id reads it).
 BEING_BUILT_ELSEWHERE = {
     "broker.id.generation.enable",
+    "max.connection.creation.rate",
     "max.connections.per.ip",
     "max.connections.per.ip.overrides",
     "queued.max.request.bytes",
