@@ -71,7 +71,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         None,
         MEDIUM,
-        "Rack of the broker, for rack-aware replica placement.",
+        "Rack of the broker, reported to clients in Metadata and DescribeCluster.",
     ),
     ConfigKey(
         "cluster.id",
