@@ -188,10 +188,8 @@ class Broker:
     def _every(
         self, config_name: str, job: Callable[[], Awaitable[None]], fallback_ms: int = 300_000
     ) -> None:
-        try:
-            interval_ms = int(self.config[config_name])  # type: ignore[arg-type]
-        except KeyError:
-            interval_ms = fallback_ms
+        value = self.config[config_name]  # the caller names the interval setting
+        interval_ms = value if isinstance(value, int) else fallback_ms
         interval = max(interval_ms, 10) / 1000
 
         async def loop() -> None:
