@@ -65,6 +65,9 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     except KafkaError as error:
         return FetchResponse(error_code=error.error_code, session_id=request.session_id, responses=[])
     isolation = _isolation(request, context)
+    if context.api_version >= 3:  # the broker's fetch.max.bytes caps what a client asks for, as Kafka's
+        cap = context.services.config.fetch_max_bytes
+        request.max_bytes, request.min_bytes = min(request.max_bytes, cap), min(request.min_bytes, cap)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
     keys = [TopicPartition(p.topic, p.partition) for p in plan.partitions]
@@ -160,9 +163,7 @@ def _read_all(
     results = []
     total = 0
     errors = False
-    # The broker's fetch.max.bytes caps what any client asks for (KIP-541), as in Kafka.
-    asked = request.max_bytes if context.api_version >= 3 else 2**31 - 1
-    budget = min(asked, context.services.config.fetch_max_bytes)
+    budget = request.max_bytes if context.api_version >= 3 else 2**31 - 1
     for entry in partitions:
         limit = min(entry.max_bytes, budget - total)
         data, size = _read_partition(entry, max(limit, 0), total == 0, isolation, context)
