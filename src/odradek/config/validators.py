@@ -168,8 +168,9 @@ def _is_kafka_version(value: ConfigValue) -> bool:
     return isinstance(value, str) and _KAFKA_VERSION.fullmatch(value) is not None
 
 
-# Releases as Kafka's version configs spell them: 0.8.0 to 0.11.0, 1.0 to 3.x, an optional "-IVn".
-_KAFKA_VERSION = re.compile(r"(0\.(8|9|10|11)(\.[0-9]+){0,2}|[1-3]\.[0-9]+(\.[0-9]+)?)(-IV[0-9]+)?")
+# Releases as Kafka's version configs spell them: 0.8.0 to 0.11.0 (three parts, a fourth ignored), 1.0
+# to 3.x (two parts, a third ignored), each with an optional "-IVn".
+_KAFKA_VERSION = re.compile(r"(0\.(8|9|10|11)\.[0-9]+(\.[0-9]+)?|[1-3]\.[0-9]+(\.[0-9]+)?)(-IV[0-9]+)?")
 
 KAFKA_VERSION = Check(
     _is_kafka_version,

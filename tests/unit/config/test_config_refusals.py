@@ -125,11 +125,13 @@ def test_topic_setting_not_built_yet_is_invalid_config(name: str, value: str) ->
 def test_message_format_version_is_accepted_without_effect_as_kafka_3() -> None:
     assert parse_topic_configs({"message.format.version": "0.10.0"}) == {"message.format.version": "0.10.0"}
     assert parse_topic_configs({"message.format.version": "2.8-IV1"})
+    assert parse_topic_configs({"message.format.version": "0.10.0.0"})  # as librdkafka's test 0092 sets it
     config = BrokerConfig({"log.message.format.version": "2.1"})
     assert config.log_message_format_version == "2.1"
-    with pytest.raises(KafkaError) as caught:
-        parse_topic_configs({"message.format.version": "banana"})
-    assert caught.value.error_code is ErrorCode.INVALID_CONFIG
+    for bad in ("banana", "0.8", "4"):
+        with pytest.raises(KafkaError) as caught:
+            parse_topic_configs({"message.format.version": bad})
+        assert caught.value.error_code is ErrorCode.INVALID_CONFIG
     for key in (TOPIC_CONFIGS["message.format.version"], BROKER_CONFIGS["log.message.format.version"]):
         assert key.default == "3.0-IV1"
         assert "ignored from 3.0 on" in key.documentation
