@@ -13,8 +13,9 @@ ZooKeeper or its metadata log; a single node keeps them next to its topics.
 
 Validation follows Kafka's broker (DynamicBrokerConfig.validate as ConfigAdminManager calls it): read-only
 configs, SSL keystore/truststore configs without a listener prefix, per-broker configs at the cluster
-level, bad values and broken relations between configs are all refused. Names Kafka does not know are
-kept as custom configs, as Kafka keeps them (for plugins such as metric reporters).
+level, bad values and broken relations between configs are all refused (INVALID_REQUEST). Names no
+catalog knows, and configs odradek cannot honour yet (``ConfigKey.refused``), are refused as
+INVALID_CONFIG: Kafka keeps unknown names as custom configs for its plugins, which odradek cannot load.
 """
 
 from __future__ import annotations
@@ -26,8 +27,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
-from odradek.config.broker import BrokerConfig, validate_dynamic_broker_configs
-from odradek.config.catalog import BROKER_CONFIGS, LISTENER_PREFIX
+from odradek.config.broker import (
+    BrokerConfig,
+    refuse_unsupported_broker_configs,
+    validate_dynamic_broker_configs,
+)
+from odradek.config.catalog import BROKER_CONFIGS, LISTENER_PREFIX, listener_base
 from odradek.config.topic import resolve_topic_config
 from odradek.config.types import ConfigError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -113,11 +118,14 @@ class DynamicBrokerConfigs:
         requests, not invalid configs)."""
         try:
             _check(configs, cluster_default=cluster_default)
+        except KafkaError as error:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, error.error_message) from None
+        # Names no catalog knows and configs odradek cannot honour yet are invalid configs.
+        refuse_unsupported_broker_configs(configs)
+        try:
             if cluster_default:
                 return self.static.with_dynamic(configs, self.per_broker)
             return self.static.with_dynamic(self.cluster_default, configs)
-        except KafkaError as error:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, error.error_message) from None
         except ConfigError as error:
             raise KafkaError(ErrorCode.INVALID_REQUEST, str(error)) from None
 
@@ -183,24 +191,12 @@ def _check(configs: Mapping[str, str], *, cluster_default: bool) -> None:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, str(error)) from None
 
 
-def listener_base(name: str) -> str:
-    """The config a listener-scoped name stands for:
-    ``listener.name.internal.ssl.keystore.location`` -> ``ssl.keystore.location`` (and a SASL
-    mechanism's ``listener.name.x.plain.sasl.jaas.config`` -> ``sasl.jaas.config``)."""
-    rest = name[len(LISTENER_PREFIX) :].split(".", 1)
-    base = rest[1] if len(rest) == 2 else ""
-    if base not in BROKER_CONFIGS and "." in base:
-        mechanism_config = base.split(".", 1)[1]
-        if mechanism_config in BROKER_CONFIGS:
-            return mechanism_config
-    return base
-
-
 def _usable(stored: dict[str, object], *, cluster_default: bool) -> dict[str, str]:
     usable: dict[str, str] = {}
     for name, value in stored.items():
         try:
             _check({name: str(value)}, cluster_default=cluster_default)
+            refuse_unsupported_broker_configs({name: str(value)})
         except KafkaError as error:
             log.warning("ignoring stored dynamic broker config %s: %s", name, error.error_message)
             continue

@@ -27,6 +27,7 @@ from odradek.cluster.topic_checks import (
     check_placement,
     validate_topic_name,
 )
+from odradek.config.broker import BrokerConfig
 from odradek.config.topic import TopicConfig, parse_topic_configs, resolve_topic_config
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.errors import LogStorageError
@@ -43,7 +44,9 @@ CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"
 
 
 class TopicAdmin:
-    def __init__(self, broker_config: Any, cluster: ClusterMetadata, logs: LogManager, node_id: int) -> None:
+    def __init__(
+        self, broker_config: BrokerConfig, cluster: ClusterMetadata, logs: LogManager, node_id: int
+    ) -> None:
         self.broker_config = broker_config
         self.cluster = cluster
         self.logs = logs
@@ -90,7 +93,7 @@ class TopicAdmin:
         state = self.cluster.topic(name)
         if state is not None and "min.insync.replicas" in state.configs:
             return int(state.configs["min.insync.replicas"])
-        return int(self.broker_config["min.insync.replicas"])
+        return self.broker_config.min_insync_replicas
 
     # ----- changes -------------------------------------------------------------------------------
 
@@ -191,9 +194,9 @@ class TopicAdmin:
                     "Number of partitions was set to an invalid non-positive value.",
                 )
             if num_partitions == -1:
-                num_partitions = int(self.broker_config["num.partitions"])
+                num_partitions = self.broker_config.num_partitions
             if replication_factor == -1:
-                replication_factor = int(self.broker_config["default.replication.factor"])
+                replication_factor = self.broker_config.default_replication_factor
             check_placement(self.cluster, replication_factor)
         stored = {k: v for k, v in given.items() if v is not None}
         return self._state(name, uuid.uuid4(), num_partitions, stored, internal=internal), replication_factor
@@ -203,7 +206,7 @@ class TopicAdmin:
             state = self._non_internal(
                 name, ErrorCode.TOPIC_DELETION_DISABLED, f"Internal topic {name} cannot be deleted."
             )
-            if not self.broker_config["delete.topic.enable"]:
+            if not self.broker_config.delete_topic_enable:
                 raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
             self.logs.delete_topic(name)
             self.cluster.remove_topic(name)

@@ -8,7 +8,8 @@ and the catalog's defaults. ``config["log.retention.ms"]`` and ``config.log_rete
 ``value_and_source`` gives a single config's own value and where it came from, for DescribeConfigs.
 
 Unknown names are kept and logged (Kafka: "isn't a known config"); a bad value of a known config raises
-ConfigError naming it.
+ConfigError naming it, and so does a value odradek cannot honour yet: a refused config (``ConfigKey.refused``,
+e.g. ``ssl.*``) set to anything but its default, or a listener of a security protocol other than PLAINTEXT.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from odradek.config.broker_settings import BrokerSettings
-from odradek.config.catalog import BROKER_CONFIGS, BROKER_SYNONYMS, LISTENER_PREFIX
+from odradek.config.catalog import BROKER_CONFIGS, BROKER_SYNONYMS, LISTENER_PREFIX, listener_base
 from odradek.config.listeners import Endpoint, parse_endpoints, parse_protocol_map
 from odradek.config.properties import load_with_overrides
 from odradek.config.types import (
@@ -34,6 +35,7 @@ from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 logger = logging.getLogger(__name__)
 
+PLAINTEXT = "PLAINTEXT"
 HOUR_MS = 3_600_000
 MINUTE_MS = 60_000
 
@@ -138,14 +140,14 @@ class BrokerConfig(BrokerSettings):
 
     @property
     def protocol_map(self) -> dict[str, str]:
-        return parse_protocol_map(str(self["listener.security.protocol.map"]))
+        return parse_protocol_map(self.listener_security_protocol_map)
 
     def listener_endpoints(self) -> list[Endpoint]:
-        return parse_endpoints(str(self["listeners"]), self.protocol_map)
+        return parse_endpoints(self.listeners, self.protocol_map)
 
     def advertised_endpoints(self) -> list[Endpoint]:
         """What clients are told; an advertised empty host means this machine's name, chosen by the server."""
-        return parse_endpoints(str(self["advertised.listeners"]), self.protocol_map)
+        return parse_endpoints(self.advertised_listeners, self.protocol_map)
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={self.value_and_source(name)[0]}" for name in sorted(self.originals))
@@ -159,11 +161,33 @@ class BrokerConfig(BrokerSettings):
             key = BROKER_CONFIGS.get(name)
             if key is not None:
                 parsed[name] = key.parse(raw)
-            elif not name.startswith(LISTENER_PREFIX):
+                key.check_supported(parsed[name])
+            elif name.startswith(LISTENER_PREFIX):
+                _check_listener_scoped(name, raw)
+            else:
                 self.unknown[name] = raw
                 if warn:
                     logger.warning("The configuration '%s' was supplied but isn't a known config.", name)
         return parsed
+
+
+def refuse_unsupported_broker_configs(configs: Mapping[str, str]) -> None:
+    """Raise KafkaError(INVALID_CONFIG) naming the first config of an AlterConfigs change to a broker
+    that odradek cannot take: a name no catalog knows, or a refused config set to anything but its
+    default (also when listener-scoped). Bad values of known configs are left to the full validation."""
+    for name, raw in sorted(configs.items()):
+        base = listener_base(name) if name.startswith(LISTENER_PREFIX) else name
+        key = BROKER_CONFIGS.get(base)
+        if key is None:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown broker config: {name}")
+        try:
+            value = key.parse(raw)
+        except ConfigError:
+            continue
+        try:
+            key.check_supported(value)
+        except ConfigError as error:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, str(error).replace(key.name, name, 1)) from None
 
 
 def validate_dynamic_broker_configs(
@@ -226,8 +250,7 @@ def _node_id(config: BrokerConfig) -> ConfigValue:
 
 def _alter_log_dirs_threads(config: BrokerConfig) -> ConfigValue:
     threads = config.value_and_source("num.replica.alter.log.dirs.threads")[0]
-    log_dirs = config["log.dirs"]
-    return threads if threads is not None else len(log_dirs) if isinstance(log_dirs, list) else 1
+    return threads if threads is not None else len(config.log_dirs)
 
 
 def _ids(config: BrokerConfig) -> tuple[int, int]:
@@ -263,7 +286,7 @@ _DERIVED: dict[str, _Resolver] = {
 def _check_relations(config: BrokerConfig) -> None:
     """Rules between configs that Kafka enforces at start-up; each failure names the config to fix."""
     _ids(config)
-    if not config["log.dirs"]:
+    if not config.log_dirs:
         raise ConfigError("At least one log directory must be defined via log.dirs or log.dir", "log.dirs")
     for name, endpoints in (
         ("listeners", config.listener_endpoints),
@@ -282,6 +305,7 @@ def _check_relations(config: BrokerConfig) -> None:
                 name,
             )
     _check_inter_broker_listener(config)
+    _refuse_listeners_not_plaintext(config)
     _require_order(config, "group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms")
     _require_order(config, "group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms")
     _require_order(config, "group.consumer.min.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms")
@@ -306,8 +330,34 @@ def _check_relations(config: BrokerConfig) -> None:
         )
 
 
+def _refuse_listeners_not_plaintext(config: BrokerConfig) -> None:
+    """Only PLAINTEXT listeners exist: one of another security protocol would be served unprotected."""
+    for name, endpoints in (
+        ("listeners", config.listener_endpoints()),
+        ("advertised.listeners", config.advertised_endpoints()),
+    ):
+        for endpoint in endpoints:
+            if endpoint.security_protocol != PLAINTEXT:
+                raise ConfigError(
+                    f"odradek cannot honour {name}: listener {endpoint.listener_name} uses "
+                    f"{endpoint.security_protocol}, and TLS and SASL are not built yet (PLAINTEXT only)",
+                    name,
+                )
+
+
+def _check_listener_scoped(name: str, raw: str) -> None:
+    """A listener-scoped setting of a refused config (listener.name.ssl.ssl.keystore.location) is
+    refused as the config itself is."""
+    key = BROKER_CONFIGS.get(listener_base(name))
+    if key is not None and key.refused:
+        try:
+            key.check_supported(key.parse(raw))
+        except ConfigError as error:
+            raise ConfigError(str(error).replace(key.name, name, 1), name) from None
+
+
 def _check_inter_broker_listener(config: BrokerConfig) -> None:
-    name = config["inter.broker.listener.name"]
+    name = config.inter_broker_listener_name
     if name is None:
         return
     if config.is_set("security.inter.broker.protocol"):

@@ -118,6 +118,7 @@ class BrokerSettings:
     compression_lz4_level = Setting[int]("compression.lz4.level")
     compression_zstd_level = Setting[int]("compression.zstd.level")
     unclean_leader_election_enable = Setting[bool]("unclean.leader.election.enable")
+    log_message_format_version = Setting[str]("log.message.format.version")
     log_message_timestamp_type = Setting[str]("log.message.timestamp.type")
     log_message_timestamp_before_max_ms = Setting[int]("log.message.timestamp.before.max.ms")
     log_message_timestamp_after_max_ms = Setting[int]("log.message.timestamp.after.max.ms")

@@ -51,9 +51,29 @@ def _broker_synonyms() -> dict[str, tuple[str, ...]]:
 BROKER_SYNONYMS: dict[str, tuple[str, ...]] = _broker_synonyms()
 
 
+def listener_base(name: str) -> str:
+    """The config a listener-scoped name stands for:
+    ``listener.name.internal.ssl.keystore.location`` -> ``ssl.keystore.location`` (and a SASL
+    mechanism's ``listener.name.x.plain.sasl.jaas.config`` -> ``sasl.jaas.config``)."""
+    rest = name[len(LISTENER_PREFIX) :].split(".", 1)
+    base = rest[1] if len(rest) == 2 else ""
+    if base not in BROKER_CONFIGS and "." in base:
+        mechanism_config = base.split(".", 1)[1]
+        if mechanism_config in BROKER_CONFIGS:
+            return mechanism_config
+    return base
+
+
 def pythonic_name(kafka_name: str) -> str:
     """``log.retention.ms`` -> ``log_retention_ms``."""
     return kafka_name.replace(".", "_").replace("-", "_").lower()
 
 
-__all__ = ["BROKER_CONFIGS", "BROKER_SYNONYMS", "LISTENER_PREFIX", "TOPIC_CONFIGS", "TOPIC_SYNONYMS"]
+__all__ = [
+    "BROKER_CONFIGS",
+    "BROKER_SYNONYMS",
+    "LISTENER_PREFIX",
+    "TOPIC_CONFIGS",
+    "TOPIC_SYNONYMS",
+    "listener_base",
+]

@@ -11,9 +11,16 @@ from odradek.config.validators import at_least, between
 
 MEDIUM = Importance.MEDIUM
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
+UNBOUNDED = "odradek's cleaner does not bound its memory or I/O rate yet."
 
 CLEANER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
-    ConfigKey("log.cleaner.enable", ConfigType.BOOLEAN, True, MEDIUM, "Run the log cleaner (compaction)."),
+    ConfigKey(
+        "log.cleaner.enable",
+        ConfigType.BOOLEAN,
+        True,
+        MEDIUM,
+        "Run the log cleaner; when false, no topic is compacted.",
+    ),
     ConfigKey(
         "log.cleaner.threads",
         ConfigType.INT,
@@ -22,6 +29,10 @@ CLEANER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Threads compacting logs.",
         at_least(0),
         dynamic=CLUSTER_WIDE,
+        inert=(
+            "odradek compacts one log at a time in a worker thread; 0 threads does not stop it "
+            "(log.cleaner.enable does)."
+        ),
     ),
     ConfigKey(
         "log.cleaner.io.max.bytes.per.second",
@@ -30,6 +41,7 @@ CLEANER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Read plus write rate the cleaner may use, in bytes per second.",
         dynamic=CLUSTER_WIDE,
+        refused=UNBOUNDED,
     ),
     ConfigKey(
         "log.cleaner.dedupe.buffer.size",
@@ -38,6 +50,7 @@ CLEANER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Memory for the cleaner's key map, across all cleaner threads.",
         dynamic=CLUSTER_WIDE,
+        refused=UNBOUNDED,
     ),
     ConfigKey(
         "log.cleaner.io.buffer.size",
@@ -47,6 +60,7 @@ CLEANER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Memory for the cleaner's read and write buffers, across all cleaner threads.",
         at_least(0),
         dynamic=CLUSTER_WIDE,
+        refused=UNBOUNDED,
     ),
     ConfigKey(
         "log.cleaner.io.buffer.load.factor",
@@ -55,6 +69,7 @@ CLEANER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "How full the cleaner's key map may get.",
         dynamic=CLUSTER_WIDE,
+        refused=UNBOUNDED,
     ),
     ConfigKey(
         "log.cleaner.backoff.ms",

@@ -13,6 +13,9 @@ from odradek.config.validators import Check, at_least
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
+ZOOKEEPER = "cluster mode (ZooKeeper) is not built yet; odradek runs as a single node."
+SINGLE_NODE = "odradek runs as a single node: it leads every partition and has no replicas to fetch for."
+NO_WAITING_LIST_PURGE = "odradek drops a waiting request from its list as soon as it completes."
 
 
 def is_cluster_id(value: ConfigValue) -> bool:
@@ -36,7 +39,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         -1,
         HIGH,
-        "This broker's id; -1 lets ZooKeeper generate one (above reserved.broker.max.id).",
+        "This broker's id; when both broker.id and node.id are set they must be equal.",
     ),
     ConfigKey(
         "node.id",
@@ -47,7 +50,12 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "used for both.",
     ),
     ConfigKey(
-        "broker.id.generation.enable", ConfigType.BOOLEAN, True, MEDIUM, "Let ZooKeeper assign broker ids."
+        "broker.id.generation.enable",
+        ConfigType.BOOLEAN,
+        True,
+        MEDIUM,
+        "Let a broker with no node.id configured or stored take one (odradek: 1); when false, such a "
+        "broker refuses to start.",
     ),
     ConfigKey(
         "reserved.broker.max.id",
@@ -56,21 +64,22 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Highest id a configured broker.id may have; generated ids start above it.",
         at_least(0),
+        refused=ZOOKEEPER,
     ),
     ConfigKey(
         "broker.rack",
         ConfigType.STRING,
         None,
         MEDIUM,
-        "Rack of the broker, for rack-aware replica placement.",
+        "Rack of the broker, reported to clients in Metadata and DescribeCluster.",
     ),
     ConfigKey(
         "cluster.id",
         ConfigType.STRING,
         None,
         MEDIUM,
-        "Cluster id for single-node mode (22 characters of URL-safe base64); if unset, one is generated "
-        "on first start and kept in meta.properties. In ZooKeeper mode the id in ZooKeeper wins.",
+        "Cluster id (22 characters of URL-safe base64); if unset, one is generated on first start and "
+        "kept in meta.properties.",
         Check(is_cluster_id, "22-character URL-safe base64 of 16 bytes", "Not a valid cluster id"),
         odradek_specific=True,
     ),
@@ -80,6 +89,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         HIGH,
         "Threads moving replicas between log directories; defaults to the number of log directories.",
+        inert="replicas do not move between log directories (AlterReplicaLogDirs is not served).",
     ),
     ConfigKey(
         "delete.topic.enable",
@@ -94,6 +104,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         True,
         MEDIUM,
         "Move leadership away before shutting down.",
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "controlled.shutdown.max.retries",
@@ -101,6 +112,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         3,
         MEDIUM,
         "Attempts of a controlled shutdown before shutting down anyway.",
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "controlled.shutdown.retry.backoff.ms",
@@ -108,6 +120,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         5000,
         MEDIUM,
         "Pause between controlled-shutdown attempts.",
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "zookeeper.connect",
@@ -115,16 +128,32 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         HIGH,
         "ZooKeeper ensemble as host:port,...[/chroot]; unset runs a single node without ZooKeeper.",
+        refused=ZOOKEEPER,
     ),
-    ConfigKey("zookeeper.session.timeout.ms", ConfigType.INT, 18000, HIGH, "ZooKeeper session timeout."),
+    ConfigKey(
+        "zookeeper.session.timeout.ms",
+        ConfigType.INT,
+        18000,
+        HIGH,
+        "ZooKeeper session timeout.",
+        refused=ZOOKEEPER,
+    ),
     ConfigKey(
         "zookeeper.connection.timeout.ms",
         ConfigType.INT,
         None,
         HIGH,
         "How long to wait for a ZooKeeper connection; defaults to zookeeper.session.timeout.ms.",
+        refused=ZOOKEEPER,
     ),
-    ConfigKey("zookeeper.set.acl", ConfigType.BOOLEAN, False, HIGH, "Protect the broker's znodes with ACLs."),
+    ConfigKey(
+        "zookeeper.set.acl",
+        ConfigType.BOOLEAN,
+        False,
+        HIGH,
+        "Protect the broker's znodes with ACLs.",
+        refused=ZOOKEEPER,
+    ),
     ConfigKey(
         "zookeeper.max.in.flight.requests",
         ConfigType.INT,
@@ -132,6 +161,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Most unanswered requests to ZooKeeper.",
         at_least(1),
+        refused=ZOOKEEPER,
     ),
     ConfigKey(
         "inter.broker.protocol.version",
@@ -139,6 +169,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "3.9-IV0",
         MEDIUM,
         "Protocol version brokers use with each other (ZooKeeper mode).",
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "default.replication.factor",
@@ -153,9 +184,15 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         30000,
         HIGH,
         "A follower that has not caught up for this long leaves the ISR.",
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
-        "replica.socket.timeout.ms", ConfigType.INT, 30000, HIGH, "Socket timeout of replica fetchers."
+        "replica.socket.timeout.ms",
+        ConfigType.INT,
+        30000,
+        HIGH,
+        "Socket timeout of replica fetchers.",
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.socket.receive.buffer.bytes",
@@ -163,6 +200,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         64 * 1024,
         HIGH,
         "SO_RCVBUF of replica fetcher sockets.",
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.fetch.max.bytes",
@@ -171,6 +209,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Bytes a follower asks for per partition.",
         at_least(0),
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.fetch.wait.max.ms",
@@ -178,8 +217,16 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         500,
         HIGH,
         "How long a follower's fetch may wait for data; below replica.lag.time.max.ms.",
+        inert=SINGLE_NODE,
     ),
-    ConfigKey("replica.fetch.min.bytes", ConfigType.INT, 1, HIGH, "Bytes a follower's fetch waits for."),
+    ConfigKey(
+        "replica.fetch.min.bytes",
+        ConfigType.INT,
+        1,
+        HIGH,
+        "Bytes a follower's fetch waits for.",
+        inert=SINGLE_NODE,
+    ),
     ConfigKey(
         "replica.fetch.backoff.ms",
         ConfigType.INT,
@@ -187,6 +234,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Pause after a failed replica fetch.",
         at_least(0),
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.fetch.response.max.bytes",
@@ -195,6 +243,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Most bytes of one replica Fetch response.",
         at_least(0),
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "num.replica.fetchers",
@@ -203,6 +252,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Fetcher tasks per source broker.",
         dynamic=CLUSTER_WIDE,
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.high.watermark.checkpoint.interval.ms",
@@ -210,6 +260,10 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         5000,
         HIGH,
         "How often high watermarks are checkpointed to disk.",
+        inert=(
+            "on a single node the high watermark is the log end offset; it is checkpointed with the "
+            "recovery points, every log.flush.offset.checkpoint.interval.ms."
+        ),
     ),
     ConfigKey(
         "fetch.purgatory.purge.interval.requests",
@@ -217,6 +271,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         1000,
         MEDIUM,
         "Purge interval of the delayed-fetch waiting list, in requests.",
+        inert=NO_WAITING_LIST_PURGE,
     ),
     ConfigKey(
         "producer.purgatory.purge.interval.requests",
@@ -224,6 +279,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         1000,
         MEDIUM,
         "Purge interval of the delayed-produce waiting list, in requests.",
+        inert=NO_WAITING_LIST_PURGE,
     ),
     ConfigKey(
         "delete.records.purgatory.purge.interval.requests",
@@ -231,6 +287,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         1,
         MEDIUM,
         "Purge interval of the delayed-DeleteRecords waiting list, in requests.",
+        inert=NO_WAITING_LIST_PURGE,
     ),
     ConfigKey(
         "auto.leader.rebalance.enable",
@@ -238,6 +295,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         True,
         HIGH,
         "Move leadership back to preferred replicas in the background.",
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "leader.imbalance.per.broker.percentage",
@@ -245,6 +303,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         10,
         HIGH,
         "Imbalance per broker, in percent, that triggers a leader rebalance.",
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "leader.imbalance.check.interval.seconds",
@@ -253,6 +312,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "How often the controller checks leader balance.",
         at_least(1),
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "controller.socket.timeout.ms",
@@ -260,5 +320,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         30000,
         MEDIUM,
         "Socket timeout of controller-to-broker channels.",
+        inert=SINGLE_NODE,
     ),
 )

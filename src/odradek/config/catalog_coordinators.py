@@ -9,6 +9,7 @@ from odradek.config.validators import at_least, list_of, one_of
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
 MINUTE_MS = 60 * 1000
+NO_TRANSACTIONS = "transactions are not built yet: transactional producers are refused."
 
 COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
@@ -51,7 +52,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Threads of the group coordinator.",
         at_least(1),
-        note="Accepted and validated; the coordinator runs on the broker's event loop.",
+        inert="the group coordinator runs on the broker's one event loop.",
     ),
     ConfigKey(
         "group.coordinator.append.linger.ms",
@@ -60,6 +61,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "How long the coordinator gathers records before writing them; -1 adapts to load.",
         at_least(-1),
+        inert="the coordinator writes each result at once, without gathering.",
     ),
     ConfigKey(
         "group.consumer.session.timeout.ms",
@@ -76,6 +78,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Shortest session timeout a consumer group may be configured with.",
         at_least(1),
+        inert="they bound per-group settings, and GROUP config resources are not served yet.",
     ),
     ConfigKey(
         "group.consumer.max.session.timeout.ms",
@@ -84,6 +87,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Longest session timeout a consumer group may be configured with.",
         at_least(1),
+        inert="they bound per-group settings, and GROUP config resources are not served yet.",
     ),
     ConfigKey(
         "group.consumer.heartbeat.interval.ms",
@@ -100,6 +104,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Shortest heartbeat interval a consumer group may be configured with.",
         at_least(1),
+        inert="they bound per-group settings, and GROUP config resources are not served yet.",
     ),
     ConfigKey(
         "group.consumer.max.heartbeat.interval.ms",
@@ -108,6 +113,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Longest heartbeat interval a consumer group may be configured with.",
         at_least(1),
+        inert="they bound per-group settings, and GROUP config resources are not served yet.",
     ),
     ConfigKey(
         "group.consumer.max.size",
@@ -132,6 +138,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Whether a classic group may turn into a consumer group (upgrade), back (downgrade), both or "
         "neither (disabled).",
         one_of("disabled", "downgrade", "upgrade", "bidirectional", case_sensitive=False),
+        refused="odradek does not convert groups between the classic and consumer protocols yet.",
     ),
     ConfigKey(
         "offset.metadata.max.bytes",
@@ -155,6 +162,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Replication factor of __consumer_offsets; creation waits until this many brokers are up.",
         at_least(1),
+        inert="odradek runs as a single node: __consumer_offsets gets one replica whatever this says.",
     ),
     ConfigKey(
         "offsets.topic.num.partitions",
@@ -202,6 +210,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "How long an offset commit waits for the write to __consumer_offsets.",
         at_least(1),
+        inert="on a single node an offset commit is a local append that waits on no replica.",
     ),
     ConfigKey(
         "offsets.commit.required.acks",
@@ -209,7 +218,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         -1,
         HIGH,
         "Acks an offset commit's write needs (Kafka 3.x; removed in 4.0).",
-        note="Accepted; offset commits always wait for the ISR (-1).",
+        refused="odradek's offset commits always wait for the whole ISR (-1).",
     ),
     ConfigKey(
         "transaction.max.timeout.ms",
@@ -218,6 +227,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Longest transaction timeout a producer may ask for.",
         at_least(1),
+        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transactional.id.expiration.ms",
@@ -226,6 +236,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "A transactional id unused for this long is forgotten.",
         at_least(1),
+        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.abort.timed.out.transaction.cleanup.interval.ms",
@@ -234,6 +245,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "How often timed-out transactions are rolled back.",
         at_least(1),
+        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.remove.expired.transaction.cleanup.interval.ms",
@@ -242,6 +254,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "How often expired transactional ids are removed.",
         at_least(1),
+        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.state.log.num.partitions",
@@ -250,6 +263,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Partitions of __transaction_state; not to be changed once the topic exists.",
         at_least(1),
+        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.state.log.segment.bytes",
@@ -258,6 +272,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Segment size of __transaction_state.",
         at_least(1),
+        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.state.log.replication.factor",
@@ -266,6 +281,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Replication factor of __transaction_state.",
         at_least(1),
+        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.state.log.min.isr",
@@ -274,6 +290,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "min.insync.replicas of __transaction_state.",
         at_least(1),
+        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.state.log.load.buffer.size",
@@ -282,6 +299,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Read size when loading __transaction_state.",
         at_least(1),
+        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.partition.verification.enable",
@@ -290,6 +308,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Check that a partition was added to the transaction before accepting transactional data.",
         dynamic=CLUSTER_WIDE,
+        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "producer.id.expiration.ms",

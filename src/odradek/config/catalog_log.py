@@ -7,12 +7,23 @@ hours/minutes/ms family only the ms member can (Kafka's DynamicLogConfig).
 
 from __future__ import annotations
 
-from odradek.config.topic_catalog import CLEANUP_POLICIES, COMPRESSION_TYPES, TIMESTAMP_TYPES, WEEK_MS
+from odradek.config.topic_catalog import (
+    CLEANUP_POLICIES,
+    COMPRESSION_TYPES,
+    FORMAT_VERSION_DEFAULT,
+    FORMAT_VERSION_IGNORED,
+    NO_DOWNCONVERSION_REFUSAL,
+    NO_RECOMPRESSION,
+    NO_TIERED_STORAGE,
+    TIMESTAMP_TYPES,
+    WEEK_MS,
+)
 from odradek.config.types import LONG_MAX, ConfigKey, ConfigType, DynamicUpdateMode, Importance
-from odradek.config.validators import Check, RangeOrValue, at_least, between, list_of, one_of
+from odradek.config.validators import KAFKA_VERSION, RangeOrValue, at_least, between, list_of, one_of
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
+NO_JAVA_CLASSES = "odradek cannot load Java classes."
 
 LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
@@ -42,7 +53,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.BOOLEAN,
         True,
         HIGH,
-        "Create a topic when a client asks for its metadata, produces to it or fetches from it.",
+        "Create a topic when a client asks for its metadata (Metadata v4+: if the client allows it).",
     ),
     ConfigKey(
         "log.segment.bytes",
@@ -190,6 +201,10 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "How often the log-start-offset checkpoint is written.",
         at_least(0),
+        inert=(
+            "odradek writes log start offsets together with the recovery points, every "
+            "log.flush.offset.checkpoint.interval.ms."
+        ),
     ),
     ConfigKey(
         "log.segment.delete.delay.ms",
@@ -215,6 +230,10 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Delay before the first retention and flush tasks run after start-up.",
         at_least(0),
+        refused=(
+            "odradek first runs retention and flushes one interval after start-up; an initial delay is not "
+            "built yet."
+        ),
     ),
     ConfigKey(
         "num.recovery.threads.per.data.dir",
@@ -224,6 +243,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Threads per log directory that recover logs at start-up and flush them at shutdown.",
         at_least(1),
         dynamic=CLUSTER_WIDE,
+        inert="odradek recovers and flushes logs in one worker thread.",
     ),
     ConfigKey(
         "min.insync.replicas",
@@ -251,6 +271,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Default compression.type.",
         one_of(*COMPRESSION_TYPES),
         dynamic=CLUSTER_WIDE,
+        refused=NO_RECOMPRESSION,
     ),
     ConfigKey(
         "compression.gzip.level",
@@ -260,6 +281,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Default compression.gzip.level.",
         RangeOrValue(1, 9, -1),
         dynamic=CLUSTER_WIDE,
+        refused=NO_RECOMPRESSION,
     ),
     ConfigKey(
         "compression.lz4.level",
@@ -269,6 +291,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Default compression.lz4.level.",
         between(1, 17),
         dynamic=CLUSTER_WIDE,
+        refused=NO_RECOMPRESSION,
     ),
     ConfigKey(
         "compression.zstd.level",
@@ -278,6 +301,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Default compression.zstd.level.",
         between(-131072, 22),
         dynamic=CLUSTER_WIDE,
+        refused=NO_RECOMPRESSION,
     ),
     ConfigKey(
         "unclean.leader.election.enable",
@@ -286,6 +310,17 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Default unclean.leader.election.enable.",
         dynamic=CLUSTER_WIDE,
+        inert="odradek runs as a single node: the leader of every partition is this broker.",
+    ),
+    ConfigKey(
+        "log.message.format.version",
+        ConfigType.STRING,
+        FORMAT_VERSION_DEFAULT,
+        MEDIUM,
+        "Default message.format.version.",
+        KAFKA_VERSION,
+        dynamic=CLUSTER_WIDE,
+        inert=FORMAT_VERSION_IGNORED,
     ),
     ConfigKey(
         "log.message.timestamp.type",
@@ -319,8 +354,9 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.BOOLEAN,
         True,
         LOW,
-        "Default message.downconversion.enable (Kafka 3.x; kept by odradek, which serves Fetch v0-3).",
+        "Default message.downconversion.enable (Kafka 3.x).",
         dynamic=CLUSTER_WIDE,
+        refused=NO_DOWNCONVERSION_REFUSAL,
     ),
     ConfigKey(
         "log.local.retention.ms",
@@ -330,6 +366,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Default local.retention.ms (tiered storage).",
         at_least(-2),
         dynamic=CLUSTER_WIDE,
+        inert=NO_TIERED_STORAGE,
     ),
     ConfigKey(
         "log.local.retention.bytes",
@@ -339,6 +376,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Default local.retention.bytes (tiered storage).",
         at_least(-2),
         dynamic=CLUSTER_WIDE,
+        inert=NO_TIERED_STORAGE,
     ),
     ConfigKey(
         "remote.log.storage.system.enable",
@@ -346,8 +384,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         False,
         MEDIUM,
         "Enable tiered storage on this broker.",
-        Check(lambda value: value is False, "[false]", "odradek has no tiered storage"),
-        note="odradek has no tiered storage; only false is accepted.",
+        refused=NO_TIERED_STORAGE,
     ),
     ConfigKey(
         "create.topic.policy.class.name",
@@ -355,7 +392,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         LOW,
         "Java class that vets CreateTopics requests.",
-        note="Accepted and ignored: odradek cannot load Java policy classes.",
+        refused=NO_JAVA_CLASSES,
     ),
     ConfigKey(
         "alter.config.policy.class.name",
@@ -363,6 +400,6 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         LOW,
         "Java class that vets AlterConfigs requests.",
-        note="Accepted and ignored: odradek cannot load Java policy classes.",
+        refused=NO_JAVA_CLASSES,
     ),
 )

@@ -2,7 +2,8 @@
 odradek's metrics endpoint (``metrics.port``, odradek-specific).
 
 odradek runs every connection on one asyncio loop, so Kafka's thread-pool sizes are accepted and
-validated but do not size anything; their ``note`` says so.
+validated but size nothing (``inert``). Listeners speak PLAINTEXT only: a listener of another security
+protocol is refused at startup (see BrokerConfig).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from odradek.config.validators import Check, at_least, between, one_of
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER, CLUSTER_WIDE = DynamicUpdateMode.PER_BROKER, DynamicUpdateMode.CLUSTER_WIDE
-ONE_LOOP = "Accepted and validated; odradek serves all connections from one asyncio loop."
+ONE_LOOP = "odradek serves every connection from one asyncio loop, so there is no thread pool to size."
+SINGLE_NODE = "odradek runs as a single node, so there is no inter-broker or controller traffic."
+NOT_BUILT = "odradek does not have this limit yet."
 
 LISTENER_LIST = Check(
     is_endpoint_list, "LISTENER_NAME://host:port,...", "Must be LISTENER_NAME://host:port, ..."
@@ -52,9 +55,9 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "PLAINTEXT://:9092",
         HIGH,
         "Addresses to accept connections on, as LISTENER_NAME://host:port; an empty host means every "
-        "interface, port 0 a free port.",
+        "interface, port 0 a free port. Every listener must map to PLAINTEXT (TLS and SASL are not "
+        "built yet). Read-only: odradek cannot re-bind its listeners at run time.",
         LISTENER_LIST,
-        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "advertised.listeners",
@@ -63,16 +66,14 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Addresses clients are told to use, if different from listeners.",
         LISTENER_LIST,
-        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "listener.security.protocol.map",
         ConfigType.STRING,
         DEFAULT_PROTOCOL_MAP,
         LOW,
-        "Security protocol of each listener name.",
+        "Security protocol of each listener name; the listeners in use must map to PLAINTEXT.",
         PROTOCOL_MAP,
-        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "inter.broker.listener.name",
@@ -89,6 +90,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Security protocol brokers use to talk to each other.",
         one_of(*SECURITY_PROTOCOLS),
+        refused="TLS and SASL are not built yet; only PLAINTEXT is.",
     ),
     ConfigKey(
         "control.plane.listener.name",
@@ -96,6 +98,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         HIGH,
         "Listener reserved for controller-to-broker requests (ZooKeeper mode).",
+        refused="cluster mode (ZooKeeper, a controller) is not built yet.",
     ),
     ConfigKey(
         "socket.send.buffer.bytes",
@@ -103,6 +106,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         100 * 1024,
         HIGH,
         "SO_SNDBUF of client sockets; -1 keeps the OS default.",
+        refused="odradek leaves socket buffer sizes to the operating system for now.",
     ),
     ConfigKey(
         "socket.receive.buffer.bytes",
@@ -110,6 +114,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         100 * 1024,
         HIGH,
         "SO_RCVBUF of client sockets; -1 keeps the OS default.",
+        refused="odradek leaves socket buffer sizes to the operating system for now.",
     ),
     ConfigKey(
         "socket.request.max.bytes",
@@ -141,6 +146,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Delay before closing a connection whose authentication failed.",
         at_least(0),
+        inert="there is no authentication (SASL is not built yet), so none fails.",
     ),
     ConfigKey(
         "max.connections",
@@ -188,6 +194,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Requests that may wait for processing before the broker stops reading.",
         at_least(1),
+        refused=NOT_BUILT,
     ),
     ConfigKey(
         "queued.max.request.bytes",
@@ -206,7 +213,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Threads handling network I/O.",
         at_least(1),
         dynamic=CLUSTER_WIDE,
-        note=ONE_LOOP,
+        inert=ONE_LOOP,
     ),
     ConfigKey(
         "num.io.threads",
@@ -216,7 +223,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Threads processing requests.",
         at_least(1),
         dynamic=CLUSTER_WIDE,
-        note=ONE_LOOP,
+        inert=ONE_LOOP,
     ),
     ConfigKey(
         "background.threads",
@@ -226,7 +233,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Threads for background tasks.",
         at_least(1),
         dynamic=CLUSTER_WIDE,
-        note=ONE_LOOP,
+        inert=ONE_LOOP,
     ),
     ConfigKey(
         "request.timeout.ms",
@@ -234,6 +241,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         30000,
         HIGH,
         "How long the broker waits for answers to its own requests.",
+        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "fetch.max.bytes",
@@ -258,6 +266,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Most partitions one request may name.",
         at_least(1),
+        refused=NOT_BUILT,
     ),
 )
 

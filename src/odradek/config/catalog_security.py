@@ -1,8 +1,9 @@
 """Broker configs of authentication (SASL, TLS) and authorization (ACLs, super users).
 
-Key-store and trust-store passwords, key material and the JAAS config are PASSWORD configs: they are
-never logged and DescribeConfigs reports them as sensitive with no value. Listener-scoped variants
-(``listener.name.<listener>.<config>``) are accepted by BrokerConfig as given.
+odradek has none of these yet: each is refused (startup or AlterConfigs fails naming it) unless left at
+its default, and so are their listener-scoped variants (``listener.name.<listener>.<config>``). They
+stay in the catalog so DescribeConfigs lists what a Kafka broker lists, and so they become real as TLS,
+SASL and ACLs are built. Passwords are PASSWORD configs: never logged, described with no value.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from odradek.config.validators import NonNull, one_of
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER = DynamicUpdateMode.PER_BROKER
+TLS = "TLS is not built yet; listeners speak PLAINTEXT only."
+SASL = "SASL is not built yet; listeners speak PLAINTEXT only."
+ACLS = "ACLs are not built yet; every client may do everything."
 
 SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
@@ -19,9 +23,9 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         "",
         LOW,
-        "Authorizer to use; empty means no authorization. odradek's ACL authorizer answers to "
-        "Kafka's AclAuthorizer and StandardAuthorizer class names.",
+        "Authorizer to use; empty means no authorization.",
         NonNull(),
+        refused=ACLS,
     ),
     ConfigKey(
         "super.users",
@@ -29,6 +33,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         LOW,
         "Principals allowed everything, separated by semicolons (User:alice;User:bob).",
+        refused=ACLS,
     ),
     ConfigKey(
         "allow.everyone.if.no.acl.found",
@@ -36,6 +41,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         False,
         LOW,
         "Allow an operation on a resource that has no ACLs at all.",
+        refused=ACLS,
     ),
     ConfigKey(
         "principal.builder.class",
@@ -44,7 +50,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Builds the principal of a connection from its authentication.",
         dynamic=PER_BROKER,
-        note="Accepted; odradek always builds principals the way Kafka's default builder does.",
+        refused=SASL,
     ),
     ConfigKey(
         "sasl.enabled.mechanisms",
@@ -53,7 +59,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "SASL mechanisms the broker offers.",
         dynamic=PER_BROKER,
-        note="odradek implements PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.",
+        refused=SASL,
     ),
     ConfigKey(
         "sasl.mechanism.inter.broker.protocol",
@@ -62,6 +68,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "SASL mechanism brokers use with each other.",
         dynamic=PER_BROKER,
+        refused=SASL,
     ),
     ConfigKey(
         "sasl.jaas.config",
@@ -70,6 +77,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "JAAS login context, in JAAS file syntax.",
         dynamic=PER_BROKER,
+        refused=SASL,
     ),
     ConfigKey(
         "sasl.server.max.receive.size",
@@ -77,6 +85,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         524288,
         MEDIUM,
         "Largest SASL token accepted before authentication completes.",
+        refused=SASL,
     ),
     ConfigKey(
         "connections.max.reauth.ms",
@@ -84,6 +93,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         0,
         MEDIUM,
         "Longest session of an authenticated connection before it must re-authenticate; 0 never.",
+        refused=SASL,
     ),
     ConfigKey(
         "ssl.protocol",
@@ -92,6 +102,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "TLS protocol used to create contexts.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.enabled.protocols",
@@ -100,6 +111,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "TLS protocol versions accepted.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.cipher.suites",
@@ -108,6 +120,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Cipher suites accepted; empty means the TLS library's defaults.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.keystore.type",
@@ -116,9 +129,16 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Key store format: JKS, PKCS12 or PEM.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
-        "ssl.keystore.location", ConfigType.STRING, None, MEDIUM, "Path of the key store.", dynamic=PER_BROKER
+        "ssl.keystore.location",
+        ConfigType.STRING,
+        None,
+        MEDIUM,
+        "Path of the key store.",
+        dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.keystore.password",
@@ -127,6 +147,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Password of the key store.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.key.password",
@@ -135,6 +156,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Password of the private key.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.keystore.key",
@@ -143,6 +165,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Private key in PEM, given inline instead of a key store file.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.keystore.certificate.chain",
@@ -151,6 +174,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Certificate chain in PEM, given inline.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.truststore.type",
@@ -159,6 +183,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Trust store format: JKS, PKCS12 or PEM.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.truststore.location",
@@ -167,6 +192,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Path of the trust store.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.truststore.password",
@@ -175,6 +201,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Password of the trust store.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.truststore.certificates",
@@ -183,6 +210,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Trusted certificates in PEM, given inline.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.client.auth",
@@ -192,6 +220,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Whether TLS clients must (required), may (requested) or do not (none) present a certificate.",
         one_of("required", "requested", "none"),
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.endpoint.identification.algorithm",
@@ -200,6 +229,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Host-name check of the peer's certificate; empty turns it off.",
         dynamic=PER_BROKER,
+        refused=TLS,
     ),
     ConfigKey(
         "ssl.principal.mapping.rules",
@@ -207,5 +237,6 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "DEFAULT",
         LOW,
         "Rules turning a certificate's distinguished name into a principal name.",
+        refused=TLS,
     ),
 )

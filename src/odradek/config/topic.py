@@ -28,7 +28,8 @@ def parse_topic_configs(
     """The typed values of a topic's overrides, validated as CreateTopics/AlterConfigs validate them.
 
     With ``broker``, rules between configs are checked against the values the topic would really
-    have (e.g. min.compaction.lag.ms against the broker's default max.compaction.lag.ms).
+    have (e.g. min.compaction.lag.ms against the broker's default max.compaction.lag.ms). A refused
+    config (``ConfigKey.refused``) set to anything but its default is INVALID_CONFIG naming it.
     """
     missing = [name for name, raw in configs.items() if raw is None]
     if missing:
@@ -47,6 +48,11 @@ def parse_topic_configs(
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(error)) from None
     effective = _effective(parsed, broker)
     _check_relations(effective)
+    for name, value in parsed.items():
+        try:
+            TOPIC_CONFIGS[name].check_supported(value)
+        except ConfigError as error:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, str(error)) from None
     return parsed
 
 
@@ -122,6 +128,7 @@ class TopicConfig(Mapping[str, ConfigValue]):
     max_compaction_lag_ms = Setting[int]("max.compaction.lag.ms")
     max_message_bytes = Setting[int]("max.message.bytes")
     message_downconversion_enable = Setting[bool]("message.downconversion.enable")
+    message_format_version = Setting[str]("message.format.version")
     message_timestamp_after_max_ms = Setting[int]("message.timestamp.after.max.ms")
     message_timestamp_before_max_ms = Setting[int]("message.timestamp.before.max.ms")
     message_timestamp_type = Setting[str]("message.timestamp.type")

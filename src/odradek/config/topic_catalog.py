@@ -4,6 +4,7 @@ that supply each one's default (its synonyms, highest priority first).
 Defaults and limits are Apache Kafka 4.x's (e.g. ``segment.bytes`` at least 1 MiB and
 ``message.timestamp.after.max.ms`` one hour, both new in 4.0). ``message.downconversion.enable`` left
 Kafka in 4.0 together with Fetch v0-3; odradek still serves those versions, so it keeps the config.
+``message.format.version`` is Kafka 3.x's deprecated config, accepted with no effect as 3.x does.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 from odradek.config.types import LONG_MAX, ConfigKey, ConfigType, Importance, Validator
 from odradek.config.validators import (
+    KAFKA_VERSION,
     THROTTLED_REPLICAS,
     RangeOrValue,
     at_least,
@@ -27,6 +29,15 @@ WEEK_MS = 7 * 24 * HOUR_MS
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 CLEANUP_POLICIES = ("compact", "delete")
+NO_RECOMPRESSION = "odradek stores batches as the producer compressed them; recompression is not built yet."
+NO_TIERED_STORAGE = "odradek has no tiered storage."
+# Kafka 3.x: deprecated, and ignored from 3.0 on (every batch is written in format v2).
+FORMAT_VERSION_DEFAULT = "3.0-IV1"
+FORMAT_VERSION_IGNORED = "deprecated in Kafka 3.x and ignored from 3.0 on; odradek writes message format v2."
+NO_DOWNCONVERSION_REFUSAL = (
+    "odradek always converts batches down for Fetch v0-3; refusing those fetches is not built yet."
+)
+SINGLE_NODE = "odradek runs as a single node: this broker leads every partition and nothing replicates."
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +55,11 @@ def _topic(
     doc: str,
     validator: Validator | None = None,
     importance: Importance = Importance.MEDIUM,
+    *,
+    refused: str = "",
+    inert: str = "",
 ) -> ConfigKey:
-    return ConfigKey(name, config_type, default, importance, doc, validator)
+    return ConfigKey(name, config_type, default, importance, doc, validator, refused=refused, inert=inert)
 
 
 TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
@@ -63,6 +77,7 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         -1,
         "Level used when compression.type is gzip.",
         RangeOrValue(1, 9, -1),
+        refused=NO_RECOMPRESSION,
     ),
     _topic(
         "compression.lz4.level",
@@ -70,6 +85,7 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         9,
         "Level used when compression.type is lz4.",
         between(1, 17),
+        refused=NO_RECOMPRESSION,
     ),
     _topic(
         "compression.type",
@@ -78,6 +94,7 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Codec the log stores batches in; 'producer' keeps whatever the producer sent, "
         "'uncompressed' stores them without compression.",
         one_of(*COMPRESSION_TYPES),
+        refused=NO_RECOMPRESSION,
     ),
     _topic(
         "compression.zstd.level",
@@ -85,6 +102,7 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         3,
         "Level used when compression.type is zstd.",
         between(-131072, 22),
+        refused=NO_RECOMPRESSION,
     ),
     _topic(
         "delete.retention.ms",
@@ -121,6 +139,7 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Replicas whose replication is throttled on the follower side, as PartitionId:BrokerId "
         "pairs, or '*' for all.",
         THROTTLED_REPLICAS,
+        inert=SINGLE_NODE,
     ),
     _topic(
         "index.interval.bytes",
@@ -136,6 +155,7 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Replicas whose replication is throttled on the leader side, as PartitionId:BrokerId pairs, "
         "or '*' for all.",
         THROTTLED_REPLICAS,
+        inert=SINGLE_NODE,
     ),
     _topic(
         "local.retention.bytes",
@@ -143,6 +163,7 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         -2,
         "With tiered storage, the size of the local part of the log; -2 means retention.bytes.",
         at_least(-2),
+        inert=NO_TIERED_STORAGE,
     ),
     _topic(
         "local.retention.ms",
@@ -150,6 +171,7 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         -2,
         "With tiered storage, how long segments stay local; -2 means retention.ms.",
         at_least(-2),
+        inert=NO_TIERED_STORAGE,
     ),
     _topic(
         "max.compaction.lag.ms",
@@ -170,8 +192,17 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.BOOLEAN,
         True,
         "Whether Fetch requests at versions that cannot read the stored format are served by "
-        "converting batches down (Kafka 3.x; kept by odradek).",
+        "converting batches down (Kafka 3.x).",
         importance=Importance.LOW,
+        refused=NO_DOWNCONVERSION_REFUSAL,
+    ),
+    _topic(
+        "message.format.version",
+        ConfigType.STRING,
+        FORMAT_VERSION_DEFAULT,
+        "Message format version the topic's log is written in.",
+        KAFKA_VERSION,
+        inert=FORMAT_VERSION_IGNORED,
     ),
     _topic(
         "message.timestamp.after.max.ms",
@@ -221,18 +252,21 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.BOOLEAN,
         False,
         "With tiered storage, stop copying segments to remote storage.",
+        inert=NO_TIERED_STORAGE,
     ),
     _topic(
         "remote.log.delete.on.disable",
         ConfigType.BOOLEAN,
         False,
         "With tiered storage, delete remote segments when tiering is turned off for the topic.",
+        inert=NO_TIERED_STORAGE,
     ),
     _topic(
         "remote.storage.enable",
         ConfigType.BOOLEAN,
         False,
-        "Tier the topic's segments to remote storage (not supported by odradek).",
+        "Tier the topic's segments to remote storage.",
+        refused=NO_TIERED_STORAGE,
     ),
     _topic(
         "retention.bytes",
@@ -280,6 +314,7 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.BOOLEAN,
         False,
         "Allow a replica outside the ISR to become leader, at the risk of losing data.",
+        inert=SINGLE_NODE,
     ),
 )
 
@@ -301,6 +336,7 @@ TOPIC_SYNONYMS: dict[str, tuple[BrokerSynonym, ...]] = {
     "max.compaction.lag.ms": (BrokerSynonym("log.cleaner.max.compaction.lag.ms"),),
     "max.message.bytes": (BrokerSynonym("message.max.bytes"),),
     "message.downconversion.enable": (BrokerSynonym("log.message.downconversion.enable"),),
+    "message.format.version": (BrokerSynonym("log.message.format.version"),),
     "message.timestamp.after.max.ms": (BrokerSynonym("log.message.timestamp.after.max.ms"),),
     "message.timestamp.before.max.ms": (BrokerSynonym("log.message.timestamp.before.max.ms"),),
     "message.timestamp.type": (BrokerSynonym("log.message.timestamp.type"),),

@@ -125,9 +125,18 @@ class ConfigKey:
     doc: str
     validator: Validator | None = None
     dynamic: DynamicUpdateMode = DynamicUpdateMode.READ_ONLY
-    # odradek_specific: not a Kafka config; note: what odradek does differently (e.g. accepted, unused).
+    # odradek_specific: not a Kafka config.
     odradek_specific: bool = False
-    note: str = ""
+    # refused: why odradek cannot honour this config yet (e.g. "TLS is not built yet"); any value but
+    # the default makes startup, CreateTopics or AlterConfigs fail naming the config.
+    refused: str = ""
+    # inert: why this config, accepted and validated, has nothing to act on in odradek (e.g. a
+    # thread count on one event loop, a replication setting on a single node).
+    inert: str = ""
+
+    def __post_init__(self) -> None:
+        if self.refused and self.inert:
+            raise ValueError(f"config {self.name} cannot be both refused and inert")
 
     @property
     def sensitive(self) -> bool:
@@ -142,6 +151,20 @@ class ConfigKey:
     @property
     def read_only(self) -> bool:
         return self.dynamic is DynamicUpdateMode.READ_ONLY
+
+    @property
+    def documentation(self) -> str:
+        """What DescribeConfigs serves: Kafka's meaning, then what odradek does with it if that differs."""
+        if self.refused:
+            return f"{self.doc} Refused unless left at its default: {self.refused}"
+        if self.inert:
+            return f"{self.doc} Accepted without effect: {self.inert}"
+        return self.doc
+
+    def check_supported(self, value: ConfigValue) -> None:
+        """Raise ConfigError naming this config if it is refused and ``value`` is not its default."""
+        if self.refused and value != self.default:
+            raise ConfigError(f"odradek cannot honour {self.name}: {self.refused}", self.name)
 
     def parse(self, raw: str) -> ConfigValue:
         """The typed, validated value of a string setting."""

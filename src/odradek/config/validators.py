@@ -164,6 +164,21 @@ THROTTLED_REPLICAS = Check(
 )
 
 
+def _is_kafka_version(value: ConfigValue) -> bool:
+    return isinstance(value, str) and _KAFKA_VERSION.fullmatch(value) is not None
+
+
+# Releases as Kafka's version configs spell them: 0.8.0 to 0.11.0 (three parts, a fourth ignored), 1.0
+# to 3.x (two parts, a third ignored), each with an optional "-IVn".
+_KAFKA_VERSION = re.compile(r"(0\.(8|9|10|11)\.[0-9]+(\.[0-9]+)?|[1-3]\.[0-9]+(\.[0-9]+)?)(-IV[0-9]+)?")
+
+KAFKA_VERSION = Check(
+    _is_kafka_version,
+    "[0.8.0, ..., 3.9-IV0]",
+    "Not a Kafka release version such as 2.8 or 3.0-IV1",
+)
+
+
 def _number(name: str, value: ConfigValue) -> int | float:
     if value is None:
         raise ConfigError.invalid_value(name, value, "Value must be non-null")

@@ -84,6 +84,7 @@ class ConsumerGroupManager:
         records: list[CoordinatorRecord] = []
         group = self._group_for(request.group_id, request.member_epoch == 0, records)
         member_id = request.member_id or str(uuid.uuid4())
+        self._check_not_full(group, member_id)
         member, base, replaced = self._member_for(group, request, member_id, records)
         updated = replace(
             member,
@@ -179,6 +180,15 @@ class ConsumerGroupManager:
             records.append(group_metadata_tombstone(group_id))  # an empty classic group is replaced
             return ConsumerGroup(group_id)
         raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+
+    def _check_not_full(self, group: ConsumerGroup, member_id: str) -> None:
+        """group.consumer.max.size: a member that would make the group bigger is refused, as in Kafka."""
+        max_size = self.shard.settings.consumer_max_size
+        if member_id not in group.members and len(group.members) >= max_size:
+            raise KafkaError(
+                ErrorCode.GROUP_MAX_SIZE_REACHED,
+                f"The consumer group has reached its maximum capacity of {max_size} members.",
+            )
 
     def _member_for(
         self,

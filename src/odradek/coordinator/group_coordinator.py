@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from odradek.config.broker import BrokerConfig
 from odradek.coordinator import classic_join, classic_members, group_admin, offset_requests
 from odradek.coordinator.classic_join import JoinContext
 from odradek.coordinator.consumer_describe import describe_consumer_group
@@ -41,7 +42,7 @@ FetchedOffsets = list[tuple[str, list[tuple[int, OffsetAndMetadata | None]]]]
 class GroupCoordinator:
     def __init__(
         self,
-        config: Any,
+        config: BrokerConfig,
         cluster: Any,
         topics: Any,
         logs: Any,

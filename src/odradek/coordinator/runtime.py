@@ -167,7 +167,7 @@ class CoordinatorRuntime:
         log_ = self.logs.get_log(OFFSETS_TOPIC, partition)
         if log_ is None:
             return 0
-        buffer_size = int(self.settings.config["offsets.load.buffer.size"])
+        buffer_size = self.settings.offsets_load_buffer_size
         offset = log_.log_start_offset
         end = log_.log_end_offset
         count = 0

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
+
+from odradek.config.broker import BrokerConfig
 
 #: How long a new classic member's JoinGroup may wait (Kafka's group.classic.new.member.join.timeout).
 NEW_MEMBER_JOIN_TIMEOUT_MS: Final = 300_000
@@ -10,27 +12,28 @@ OFFSETS_TOPIC: Final = "__consumer_offsets"
 
 
 class GroupSettings:
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-
-    def _int(self, name: str) -> int:
-        return int(self.config[name])
 
     @property
     def min_session_timeout_ms(self) -> int:
-        return self._int("group.min.session.timeout.ms")
+        return self.config.group_min_session_timeout_ms
 
     @property
     def max_session_timeout_ms(self) -> int:
-        return self._int("group.max.session.timeout.ms")
+        return self.config.group_max_session_timeout_ms
 
     @property
     def initial_rebalance_delay_ms(self) -> int:
-        return self._int("group.initial.rebalance.delay.ms")
+        return self.config.group_initial_rebalance_delay_ms
 
     @property
     def max_size(self) -> int:
-        return self._int("group.max.size")
+        return self.config.group_max_size
+
+    @property
+    def offsets_load_buffer_size(self) -> int:
+        return self.config.offsets_load_buffer_size
 
     @property
     def new_member_join_timeout_ms(self) -> int:
@@ -38,58 +41,53 @@ class GroupSettings:
 
     @property
     def offset_metadata_max_bytes(self) -> int:
-        return self._int("offset.metadata.max.bytes")
+        return self.config.offset_metadata_max_bytes
 
     @property
     def offsets_retention_ms(self) -> int:
-        return self._int("offsets.retention.minutes") * 60_000
+        return self.config.offsets_retention_minutes * 60_000
 
     @property
     def offsets_retention_check_interval_ms(self) -> int:
-        return self._int("offsets.retention.check.interval.ms")
+        return self.config.offsets_retention_check_interval_ms
 
     @property
     def offsets_topic_num_partitions(self) -> int:
-        return self._int("offsets.topic.num.partitions")
+        return self.config.offsets_topic_num_partitions
 
     @property
     def offsets_topic_replication_factor(self) -> int:
-        return self._int("offsets.topic.replication.factor")
+        return self.config.offsets_topic_replication_factor
 
     @property
     def offsets_topic_segment_bytes(self) -> int:
-        return self._int("offsets.topic.segment.bytes")
+        return self.config.offsets_topic_segment_bytes
 
     @property
     def offsets_topic_compression_codec(self) -> int:
-        return self._int("offsets.topic.compression.codec")
+        return self.config.offsets_topic_compression_codec
 
     @property
     def rebalance_protocols(self) -> list[str]:
-        value = self.config["group.coordinator.rebalance.protocols"]
-        return [str(v) for v in value] if isinstance(value, list) else str(value).split(",")
+        return self.config.group_coordinator_rebalance_protocols
 
     @property
     def consumer_session_timeout_ms(self) -> int:
-        return self._int("group.consumer.session.timeout.ms")
+        return self.config.group_consumer_session_timeout_ms
 
     @property
     def consumer_heartbeat_interval_ms(self) -> int:
-        return self._int("group.consumer.heartbeat.interval.ms")
+        return self.config.group_consumer_heartbeat_interval_ms
 
     @property
     def consumer_max_size(self) -> int:
-        return self._int("group.consumer.max.size")
+        return self.config.group_consumer_max_size
 
     @property
     def consumer_assignors(self) -> list[str]:
-        value = self.config["group.consumer.assignors"]
-        return [str(v) for v in value] if isinstance(value, list) else str(value).split(",")
+        return self.config.group_consumer_assignors
 
     @property
     def single_node(self) -> bool:
         """No ZooKeeper: this broker is the whole cluster."""
-        try:
-            return not self.config["zookeeper.connect"]
-        except KeyError:
-            return True
+        return not self.config.zookeeper_connect

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from odradek.cluster.dynamic_configs import DynamicBrokerConfigs, listener_base
+from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
 from odradek.config.broker import BrokerConfig
-from odradek.config.catalog import BROKER_CONFIGS, BROKER_SYNONYMS, LISTENER_PREFIX
+from odradek.config.catalog import BROKER_CONFIGS, BROKER_SYNONYMS, LISTENER_PREFIX, listener_base
 from odradek.config.topic import TopicConfig
 from odradek.config.topic_catalog import TOPIC_CONFIGS, TOPIC_SYNONYMS
 from odradek.config.types import ConfigKey, ConfigSource, ConfigValue
@@ -115,7 +115,7 @@ def cluster_default_entries(
                 read_only=key is None or key.read_only,
                 sensitive=sensitive,
                 config_type=int(key.type) if key is not None else _UNKNOWN_TYPE,
-                documentation=key.doc if key is not None else None,
+                documentation=key.documentation if key is not None else None,
                 synonyms=synonyms,
             )
         )
@@ -148,7 +148,7 @@ def topic_entries(
                 read_only=False,
                 sensitive=key.sensitive,
                 config_type=int(key.type),
-                documentation=key.doc,
+                documentation=key.documentation,
                 synonyms=synonyms,
             )
         )
@@ -209,7 +209,7 @@ def _broker_entry(config: BrokerConfig, dynamic: DynamicBrokerConfigs | None, na
         read_only=name not in BROKER_CONFIGS or BROKER_CONFIGS[name].read_only,
         sensitive=sensitive,
         config_type=int(key.type) if key is not None else _UNKNOWN_TYPE,
-        documentation=key.doc if key is not None else None,
+        documentation=key.documentation if key is not None else None,
         synonyms=synonyms,
     )
 

@@ -12,6 +12,9 @@ Version notes:
   default. Broker changes are validated as Kafka's broker validates them (refusals are INVALID_REQUEST,
   KAFKA-13609), persisted in the log dir and applied at once (topic defaults reach every log).
   BROKER_LOGGER, CLIENT_METRICS and GROUP resources are not supported: INVALID_REQUEST.
+- Setting or deleting a config no catalog knows is INVALID_CONFIG (Kafka keeps unknown broker names as
+  custom configs for plugins; odradek loads none), and so is a config odradek cannot honour yet set to
+  anything but its default (docs/operations.md lists them).
 - The response lists resources in request order; a resource named twice in one alter request fails
   both times ("Each resource must appear at most once.").
 """
@@ -27,7 +30,7 @@ from typing import Protocol
 from odradek.cluster.dynamic_configs import apply_log_defaults
 from odradek.cluster.topic_checks import validate_topic_name
 from odradek.config.broker import BrokerConfig
-from odradek.config.catalog import BROKER_CONFIGS
+from odradek.config.catalog import BROKER_CONFIGS, LISTENER_PREFIX, listener_base
 from odradek.config.topic_catalog import TOPIC_CONFIGS
 from odradek.config.types import ConfigKey, ConfigType
 from odradek.handlers import config_entries
@@ -277,6 +280,7 @@ def _apply(
             assert value is not None
             configs[name] = value
         elif op == OpType.DELETE:
+            _check_known(name, catalog, kind)
             configs.pop(name, None)
         else:
             key = catalog.get(name)
@@ -300,6 +304,16 @@ def _apply(
                     parts.remove(item)
             configs[name] = ",".join(parts)
     return configs
+
+
+def _check_known(name: str, catalog: Mapping[str, ConfigKey], kind: int) -> None:
+    """Deleting a name no catalog knows is an error, not a quiet success (it is surely a typo)."""
+    if kind == ResourceType.TOPIC and name not in catalog:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {name}")
+    if kind == ResourceType.BROKER:
+        base = listener_base(name) if name.startswith(LISTENER_PREFIX) else name
+        if base not in BROKER_CONFIGS:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown broker config: {name}")
 
 
 def _check_entries(entries: Sequence[tuple[str, str | None, int]]) -> None:

@@ -69,6 +69,9 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     except KafkaError as error:  # a session error: like Kafka's, the answer names no session
         return FetchResponse(error_code=error.error_code, session_id=0, responses=[])
     isolation = _isolation(request, context)
+    if context.api_version >= 3:  # the broker's fetch.max.bytes caps what a client asks for, as Kafka's
+        cap = context.services.config.fetch_max_bytes
+        request.max_bytes, request.min_bytes = min(request.max_bytes, cap), min(request.min_bytes, cap)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
     keys = [TopicPartition(p.topic, p.partition) for p in plan.partitions]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
+from odradek.config.broker import BrokerConfig
 from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 
@@ -29,7 +30,7 @@ class TrafficRecorder(Protocol):
 @dataclass(eq=False)
 class Services:
     node_id: int
-    config: Any  # odradek.config.BrokerConfig: typed lookups by Kafka name, cfg["log.retention.ms"]
+    config: BrokerConfig
     cluster: ClusterMetadata
     topics: TopicAdmin
     logs: LogManager
@@ -49,7 +50,7 @@ class Services:
 
     @property
     def auto_create_topics(self) -> bool:
-        return bool(self.config["auto.create.topics.enable"])
+        return self.config.auto_create_topics_enable
 
     def advertised_brokers(self, listener: str) -> list[BrokerEndpoint]:
         """The brokers as a client on `listener` should reach them (Kafka answers per listener)."""

@@ -95,7 +95,7 @@ async def handle_delete_topics(request: DeleteTopicsRequest, context: RequestCon
         wanted: list[tuple[str | None, uuid.UUID]] = [(name, ZERO_UUID) for name in request.topic_names]
     else:
         wanted = [(topic.name, topic.topic_id) for topic in request.topics]
-    if not context.services.config["delete.topic.enable"]:
+    if not context.services.config.delete_topic_enable:
         code = ErrorCode.INVALID_REQUEST if version < 3 else ErrorCode.TOPIC_DELETION_DISABLED
         return DeleteTopicsResponse(
             responses=[DeletableTopicResult(name=n, topic_id=i, error_code=code) for n, i in wanted]

@@ -111,7 +111,7 @@ class Broker:
             groups=groups,
             producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
             dynamic_configs=self.dynamic_configs,
-            fetch_sessions=FetchSessionCache(int(self.config["max.incremental.fetch.session.cache.slots"])),  # type: ignore[arg-type]
+            fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
         )
         await self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
@@ -130,7 +130,8 @@ class Broker:
         self._every("log.retention.check.interval.ms", self._retention)
         self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
         self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
-        self._every("log.cleaner.backoff.ms", self._compaction)
+        if self.config.log_cleaner_enable:  # as Kafka: when false no cleaner runs, nothing is compacted
+            self._every("log.cleaner.backoff.ms", self._compaction)
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
         self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
         log.info(
@@ -201,7 +202,9 @@ class Broker:
             endpoint = advertised.get(name)
             advertised_host = (endpoint.host if endpoint else host) or socket.getfqdn()
             advertised_port = endpoint.port if endpoint and endpoint.port else port
-            self.services.advertised[name] = [BrokerEndpoint(self.node_id, advertised_host, advertised_port)]
+            self.services.advertised[name] = [
+                BrokerEndpoint(self.node_id, advertised_host, advertised_port, self.config.broker_rack)
+            ]
 
     def _connection_count(self) -> int:
         return len(self.connections)
@@ -252,10 +255,8 @@ class Broker:
     def _every(
         self, config_name: str, job: Callable[[], Awaitable[None]], fallback_ms: int = 300_000
     ) -> None:
-        try:
-            interval_ms = int(self.config[config_name])  # type: ignore[arg-type]
-        except KeyError:
-            interval_ms = fallback_ms
+        value = self.config[config_name]  # the caller names the interval setting
+        interval_ms = value if isinstance(value, int) else fallback_ms
         interval = max(interval_ms, 10) / 1000
 
         async def loop() -> None:
@@ -294,7 +295,7 @@ class Broker:
         self.logs.remove_expired_producers()
 
     async def _close_idle_connections(self) -> None:
-        idle_ms = int(self.config["connections.max.idle.ms"])  # type: ignore[arg-type]
+        idle_ms = self.config.connections_max_idle_ms
         while True:
             await asyncio.sleep(min(max(idle_ms / 4000, 0.05), 30))
             now = time.monotonic()

@@ -68,8 +68,8 @@ async def start_endpoint(
     config: BrokerConfig, services: Services, connection_count: Callable[[], int]
 ) -> MetricsEndpoint | None:
     """The endpoint on `metrics.port` (bound to the first listener's host), or None when it is not set."""
-    port = config["metrics.port"]
-    if not isinstance(port, int) or port <= 0:
+    port = config.metrics_port
+    if port is None or port <= 0:
         return None
     listeners = config.listener_endpoints()
     host = listeners[0].host if listeners else None

@@ -117,3 +117,18 @@ def test_config_mistakes_are_named(cli_broker: BrokerProcess) -> None:
         run = odradek("configs", *arguments, bootstrap=bootstrap)
         assert run.code == 2, (arguments, run)
         assert run.stderr.startswith("odradek configs") or "usage:" in run.stderr
+
+
+def test_delete_config_of_an_unknown_name_is_an_error_not_success(cli_broker: BrokerProcess) -> None:
+    bootstrap = cli_broker.bootstrap
+    requires_api(bootstrap, ApiKey.CREATE_TOPICS, *CONFIG_APIS)
+    assert odradek("topics", "create", "--topic", "cli-configs-typo", bootstrap=bootstrap).code in (0, 1)
+    topic = ("--entity-type", "topics", "--entity-name", "cli-configs-typo")
+    broker = ("--entity-type", "brokers", "--entity-name", "1")
+    for arguments, complaint in (
+        ((*topic, "--delete-config", "retention.msec"), "unknown topic config name: retention.msec"),
+        ((*broker, "--delete-config", "log.retention.msec"), "unknown broker config: log.retention.msec"),
+        ((*broker, "--add-config", "no.such.config=1"), "unknown broker config: no.such.config"),
+    ):
+        run = odradek("configs", "alter", *arguments, bootstrap=bootstrap)
+        assert (run.code, run.stdout, run.stderr) == (1, "", f"odradek configs alter: {complaint}\n")

@@ -1,7 +1,7 @@
 """A broker for the raw admin-protocol tests of this folder, shared by each test module.
 
-It runs with three partitions per topic by default, a static password (to see it hidden) and a static
-log.retention.hours (to see synonyms and sources).
+It runs with three partitions per topic by default and a static log.retention.hours (to see synonyms
+and sources).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ DEFAULT_PARTITIONS = 3
 STATIC_RETENTION_HOURS = 24
 OVERRIDES = {
     "num.partitions": str(DEFAULT_PARTITIONS),
-    "ssl.key.password": "hunter2",
     "log.retention.hours": str(STATIC_RETENTION_HOURS),
 }
 

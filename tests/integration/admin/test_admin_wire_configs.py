@@ -199,13 +199,14 @@ def test_describe_broker_configs(wire: Wire) -> None:
         [],
     )
     password = configs["ssl.key.password"]
+    # TLS is not built, so no password can be set; an unset one is still described as sensitive.
     assert (password.value, password.is_sensitive, password.config_source, password.config_type) == (
         None,
         True,
-        STATIC_BROKER_CONFIG,
+        DEFAULT_CONFIG,
         PASSWORD,
     )
-    assert synonyms_of(password) == [("ssl.key.password", None, STATIC_BROKER_CONFIG)]
+    assert synonyms_of(password) == []
     everything = configs_of(wire, BROKER, "1")
     assert len(everything) > 100 and all(c.value is None for c in everything.values() if c.is_sensitive)
 
@@ -355,6 +356,62 @@ def test_incremental_alter_configs_errors(wire: Wire) -> None:
     assert results[6][0] == INVALID_REQUEST
 
 
+def test_described_documentation_says_what_odradek_does_not_do(wire: Wire) -> None:
+    make_topic(wire, "documented", {"message.format.version": "0.10.0"})
+    broker = configs_of(wire, BROKER, "1", ["ssl.keystore.location", "num.io.threads", "listeners"])
+    assert broker["ssl.keystore.location"].documentation.endswith(
+        "Refused unless left at its default: TLS is not built yet; listeners speak PLAINTEXT only."
+    )
+    assert "Accepted without effect: " in broker["num.io.threads"].documentation
+    assert broker["listeners"].read_only
+    topic = configs_of(wire, TOPIC, "documented", ["message.format.version", "compression.type"])
+    version = topic["message.format.version"]
+    assert (version.value, version.config_source) == ("0.10.0", DYNAMIC_TOPIC_CONFIG)
+    assert "ignored from 3.0 on" in version.documentation
+    assert "recompression is not built yet" in topic["compression.type"].documentation
+
+
+def test_deleting_an_unknown_config_is_an_error_not_success(wire: Wire) -> None:
+    make_topic(wire, "delete-unknown")
+    results = alter_incrementally(
+        wire,
+        1,
+        [
+            (TOPIC, "delete-unknown", [("retention.msec", DELETE, None)]),
+            (BROKER, "1", [("log.retention.msec", DELETE, None)]),
+        ],
+    )
+    assert results == [
+        (INVALID_CONFIG, "Unknown topic config name: retention.msec"),
+        (INVALID_CONFIG, "Unknown broker config: log.retention.msec"),
+    ]
+
+
+def test_unknown_or_unbuilt_broker_config_is_refused_not_accepted(wire: Wire) -> None:
+    results = alter(
+        wire,
+        1,
+        [
+            (BROKER, "1", {"no.such.config": "1"}),
+            (BROKER, "", {"log.cleaner.io.max.bytes.per.second": "1e6"}),
+        ],
+    )
+    assert results == [
+        (INVALID_CONFIG, "Unknown broker config: no.such.config"),
+        (
+            INVALID_CONFIG,
+            "odradek cannot honour log.cleaner.io.max.bytes.per.second: "
+            "odradek's cleaner does not bound its memory or I/O rate yet.",
+        ),
+    ]
+    refused = alter_incrementally(
+        wire, 0, [(BROKER, "1", [("listener.name.plaintext.ssl.keystore.location", SET, "/x.jks")])]
+    )
+    assert refused[0][0] == INVALID_CONFIG
+    assert "listener.name.plaintext.ssl.keystore.location" in str(refused[0][1])
+    assert configs_of(wire, BROKER, "") == {}
+
+
 def test_broker_dynamic_configs_layers(wire: Wire) -> None:
     make_topic(wire, "incremental-broker")
     assert alter_incrementally(wire, 0, [(BROKER, "", [("log.retention.ms", SET, "7200000")])]) == [
@@ -394,6 +451,8 @@ def test_stored_dynamic_configs_that_no_longer_validate_are_ignored(tmp_path: Pa
             "log.retention.ms": "7200000",
             "log.dirs": "/elsewhere",
             "message.max.bytes": "x",
+            "compression.type": "gzip",  # refused: odradek does not recompress
+            "no.such.config": "1",
         },
         "brokers": {"1": {"log.cleaner.backoff.ms": "12345"}, "2": {"log.cleaner.backoff.ms": "1"}},
     }
@@ -411,4 +470,7 @@ def test_stored_dynamic_configs_that_no_longer_validate_are_ignored(tmp_path: Pa
             assert own["log.dirs"].value == str(data)
     finally:
         broker.stop()
-    assert "ignoring stored dynamic broker config log.dirs" in broker.log_path.read_text()
+    logged = broker.log_path.read_text()
+    assert "ignoring stored dynamic broker config log.dirs" in logged
+    assert "ignoring stored dynamic broker config compression.type: odradek cannot honour" in logged
+    assert "ignoring stored dynamic broker config no.such.config: Unknown broker config" in logged

@@ -103,7 +103,7 @@ def test_defaults_without_broker_settings() -> None:
     assert config.local_retention_ms_effective == 604800000
     assert config.local_retention_bytes_effective == -1
     assert config.overrides == {}
-    assert len(config) == len(list(config)) == 34
+    assert len(config) == len(list(config)) == 35  # with message.format.version (Kafka 3.x)
     segment = config.entry("segment.bytes")
     assert (segment.source, segment.value_string, segment.read_only) == (
         ConfigSource.DEFAULT_CONFIG,

@@ -123,6 +123,25 @@ def test_errors_of_the_heartbeat(tmp_path: Path) -> None:
     run(tmp_path, scenario)
 
 
+def test_group_consumer_max_size_refuses_a_member_beyond_it(tmp_path: Path) -> None:
+    async def main() -> None:
+        harness = Harness(tmp_path, **{"group.consumer.max.size": "2"})
+        await harness.start()
+        await harness.create_topic("t", 4)
+        try:
+            assert beat(harness, "a", 0).error_code == ErrorCode.NONE
+            assert beat(harness, "b", 0).error_code == ErrorCode.NONE
+            third = beat(harness, "c", 0)
+            assert third.error_code == ErrorCode.GROUP_MAX_SIZE_REACHED
+            assert third.error_message == "The consumer group has reached its maximum capacity of 2 members."
+            assert set(group_of(harness).members) == {"a", "b"}
+            assert beat(harness, "b", 0).error_code == ErrorCode.NONE  # a member already in is not refused
+        finally:
+            harness.stop()
+
+    asyncio.run(main())
+
+
 def test_leaving_and_silent_members_are_removed_and_the_group_rebalances(tmp_path: Path) -> None:
     async def scenario(h: Harness, t: uuid.UUID) -> None:
         beat(h, "a", 0)

@@ -1,0 +1,150 @@
+"""Settings odradek cannot honour yet are refused, naming the setting; deprecated ones Kafka 3.x accepts
+without effect are accepted the same way."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from odradek.config import BROKER_CONFIGS, TOPIC_CONFIGS, BrokerConfig, parse_topic_configs
+from odradek.config.broker import refuse_unsupported_broker_configs
+from odradek.config.types import ConfigError
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+
+
+def _startup_error(settings: dict[str, str]) -> ConfigError:
+    with pytest.raises(ConfigError) as caught:
+        BrokerConfig(settings)
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("ssl.keystore.location", "/etc/kafka/broker.jks"),
+        ("ssl.keystore.password", "s3cret"),
+        ("sasl.enabled.mechanisms", "PLAIN"),
+        ("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required;"),
+        ("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"),
+        ("super.users", "User:admin"),
+        ("zookeeper.connect", "localhost:2181"),
+        ("security.inter.broker.protocol", "SSL"),
+        ("compression.type", "gzip"),
+        ("create.topic.policy.class.name", "com.example.Policy"),
+        ("remote.log.storage.system.enable", "true"),
+    ],
+)
+def test_setting_not_built_yet_refuses_to_start_naming_it(name: str, value: str) -> None:
+    error = _startup_error({name: value})
+    assert error.name == name
+    message = str(error)
+    assert "\n" not in message
+    assert message.startswith(f"odradek cannot honour {name}: ")
+    assert "s3cret" not in message
+
+
+def test_setting_not_built_yet_is_accepted_at_its_default() -> None:
+    config = BrokerConfig(
+        {
+            "authorizer.class.name": "",
+            "security.inter.broker.protocol": "PLAINTEXT",
+            "compression.type": "producer",
+        }
+    )
+    assert config.authorizer_class_name == ""
+
+
+def test_listener_of_another_security_protocol_refuses_to_start() -> None:
+    error = _startup_error({"listeners": "PLAINTEXT://:9092,SSL://:9093"})
+    assert error.name == "listeners"
+    assert str(error) == (
+        "odradek cannot honour listeners: listener SSL uses SSL, and TLS and SASL are not built yet "
+        "(PLAINTEXT only)"
+    )
+    error = _startup_error(
+        {
+            "listeners": "PLAINTEXT://:9092",
+            "advertised.listeners": "CLIENT://localhost:9092",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CLIENT:SASL_PLAINTEXT",
+        }
+    )
+    assert error.name == "advertised.listeners"
+
+
+def test_listener_scoped_setting_not_built_yet_refuses_to_start() -> None:
+    name = "listener.name.plaintext.ssl.keystore.location"
+    error = _startup_error({name: "/etc/kafka/broker.jks"})
+    assert error.name == name
+    assert str(error).startswith(f"odradek cannot honour {name}: TLS is not built yet")
+    mechanism = "listener.name.plaintext.plain.sasl.jaas.config"
+    assert _startup_error({mechanism: "x required;"}).name == mechanism
+
+
+def test_alter_configs_of_setting_not_built_yet_is_invalid_config() -> None:
+    for configs in (
+        {"listener.name.plaintext.ssl.truststore.location": "/etc/kafka/trust.jks"},
+        {"log.cleaner.io.max.bytes.per.second": "1000000"},
+        {"compression.type": "zstd"},
+    ):
+        with pytest.raises(KafkaError) as caught:
+            refuse_unsupported_broker_configs(configs)
+        assert caught.value.error_code is ErrorCode.INVALID_CONFIG
+        (name,) = configs
+        assert caught.value.error_message is not None
+        assert caught.value.error_message.startswith(f"odradek cannot honour {name}: ")
+    refuse_unsupported_broker_configs({"compression.type": "producer", "log.retention.ms": "1000"})
+
+
+def test_alter_configs_of_unknown_broker_config_is_invalid_config() -> None:
+    with pytest.raises(KafkaError) as caught:
+        refuse_unsupported_broker_configs({"no.such.config": "1"})
+    assert caught.value.error_code is ErrorCode.INVALID_CONFIG
+    assert caught.value.error_message == "Unknown broker config: no.such.config"
+    with pytest.raises(KafkaError, match=re.escape("listener.name.plaintext.no.such")):
+        refuse_unsupported_broker_configs({"listener.name.plaintext.no.such": "1"})
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("compression.type", "lz4"),
+        ("compression.zstd.level", "10"),
+        ("message.downconversion.enable", "false"),
+    ],
+)
+def test_topic_setting_not_built_yet_is_invalid_config(name: str, value: str) -> None:
+    with pytest.raises(KafkaError) as caught:
+        parse_topic_configs({name: value})
+    assert caught.value.error_code is ErrorCode.INVALID_CONFIG
+    assert caught.value.error_message is not None
+    assert caught.value.error_message.startswith(f"odradek cannot honour {name}: ")
+    assert parse_topic_configs({name: TOPIC_CONFIGS[name].to_string(TOPIC_CONFIGS[name].default) or ""})
+
+
+def test_message_format_version_is_accepted_without_effect_as_kafka_3() -> None:
+    assert parse_topic_configs({"message.format.version": "0.10.0"}) == {"message.format.version": "0.10.0"}
+    assert parse_topic_configs({"message.format.version": "2.8-IV1"})
+    assert parse_topic_configs({"message.format.version": "0.10.0.0"})  # as librdkafka's test 0092 sets it
+    config = BrokerConfig({"log.message.format.version": "2.1"})
+    assert config.log_message_format_version == "2.1"
+    for bad in ("banana", "0.8", "4"):
+        with pytest.raises(KafkaError) as caught:
+            parse_topic_configs({"message.format.version": bad})
+        assert caught.value.error_code is ErrorCode.INVALID_CONFIG
+    for key in (TOPIC_CONFIGS["message.format.version"], BROKER_CONFIGS["log.message.format.version"]):
+        assert key.default == "3.0-IV1"
+        assert "ignored from 3.0 on" in key.documentation
+
+
+def test_documentation_served_says_what_odradek_does_not_do() -> None:
+    assert "TLS is not built yet" in BROKER_CONFIGS["ssl.keystore.location"].documentation
+    assert "one asyncio loop" in BROKER_CONFIGS["num.io.threads"].documentation
+    for key in BROKER_CONFIGS.values():
+        assert "PLAIN, SCRAM" not in key.documentation
+        assert "odradek's ACL authorizer" not in key.documentation
+
+
+def test_listeners_cannot_be_updated_dynamically() -> None:
+    for name in ("listeners", "advertised.listeners", "listener.security.protocol.map"):
+        assert BROKER_CONFIGS[name].read_only, name
