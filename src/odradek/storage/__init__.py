@@ -30,7 +30,8 @@ from odradek.storage.files import Clock, system_clock
 from odradek.storage.flush import FlushJob
 from odradek.storage.log import Log
 from odradek.storage.log_append import AppendResult
-from odradek.storage.log_manager import CheckpointJob, FileDeletionJob, LogManager
+from odradek.storage.log_deletion import FileDeletionJob
+from odradek.storage.log_manager import CheckpointJob, LogManager
 from odradek.storage.offsets_by_time import (
     EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_TIMESTAMP,

@@ -11,6 +11,7 @@ lookup and a few header reads.
 from __future__ import annotations
 
 import logging
+import os
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -375,6 +376,15 @@ class Log:
         if job is not None:
             job.run()
             self.complete_flush(job)
+
+    def rename_dir(self, new_dir: Path) -> None:
+        """Move the partition directory (deletion renames it ``-delete``; call once the log is out of
+        service). Open files keep serving in-flight reads; later closes and unlinks use the new paths."""
+        os.rename(self.dir, new_dir)
+        self.dir = new_dir
+        self.leader_epoch_cache.path = new_dir / self.leader_epoch_cache.path.name
+        for segment in self._segments:
+            segment.moved_to(new_dir)
 
     def close(self) -> None:
         """Snapshot producer state at the log end (fsynced) and close every file; call flush first."""
