@@ -159,6 +159,9 @@ class TopicAdmin:
         validate_topic_name(name)
         if name in self.cluster.topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        if self.logs.is_topic_being_deleted(name):
+            # Kafka's answer while a deletion of the name is still under way.
+            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' is marked for deletion.")
         if name in INTERNAL_TOPICS and not internal:
             # Kafka lets an admin create these; here only the coordinators do, with their own configs.
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited.")
@@ -199,15 +202,34 @@ class TopicAdmin:
         return self._state(name, uuid.uuid4(), num_partitions, stored, internal=internal), replication_factor
 
     async def delete_topic(self, name: str) -> TopicState:
+        """DeleteTopics for one topic, in storage's crash-safe steps (storage/log_deletion.py): the
+        durable mark (its failure is a KAFKA_STORAGE_ERROR, the topic untouched), then the topic leaves
+        the metadata and its logs, then the directory renames. Returns once the deletion is committed;
+        renames a disk error stopped are retried by the retention check and at the next start."""
+        return await self._change(self._delete(name))
+
+    async def _delete(self, name: str) -> TopicState:
         async with self._changes:
             state = self._non_internal(
                 name, ErrorCode.TOPIC_DELETION_DISABLED, f"Internal topic {name} cannot be deleted."
             )
-            if not self.broker_config["delete.topic.enable"]:
+            if not self.broker_config.delete_topic_enable:
                 raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
-            self.logs.delete_topic(name)
+            try:
+                await asyncio.to_thread(self.logs.mark_topic_deleted, name)
+            except OSError as error:
+                raise LogStorageError(f"deleting topic {name} failed: {error}") from error
+            job = self.logs.take_topic_deletion(name)
             self.cluster.remove_topic(name)
+            await asyncio.to_thread(job.run)  # never raises: what failed is retried
+            self.logs.complete_topic_deletion(job)
             return state
+
+    async def finish_deletions(self) -> None:
+        """Retry topic deletions whose directory renames failed (the retention check calls it)."""
+        for job in self.logs.unfinished_topic_deletions():
+            await asyncio.to_thread(job.run)
+            self.logs.complete_topic_deletion(job)
 
     async def create_partitions(
         self,

@@ -33,7 +33,7 @@ from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for, error_message_for
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
-from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.create_partitions import (
     CreatePartitionsRequest,
     CreatePartitionsResponse,
@@ -204,8 +204,8 @@ async def _delete(
         )
     try:
         await context.services.topics.delete_topic(state.name)
-    except KafkaError as error:
-        return _deletion(state.name, state.topic_id, error.error_code, error.error_message)
+    except Exception as error:  # a disk error is this topic's KAFKA_STORAGE_ERROR, not the connection's
+        return _deletion(state.name, state.topic_id, error_code_for(error), error_message_for(error))
     return _deletion(state.name, state.topic_id, ErrorCode.NONE, None)
 
 
