@@ -103,6 +103,32 @@ def test_sigterm_right_after_a_deletion_exits_cleanly_with_the_marker(tmp_path: 
     assert "Traceback" not in broker.log_text()
 
 
+def test_a_topic_created_again_after_crashes_does_not_inherit_the_deleted_ones_log_start(
+    tmp_path: Path,
+) -> None:
+    broker = BrokerProcess(tmp_path / "data").start()
+    try:
+        create_topic(broker.bootstrap, "orders")
+        _produce(broker.bootstrap, "orders", 10)
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        for future in admin.delete_records([TopicPartition("orders", 0, 6)], operation_timeout=10).values():
+            future.result(15)
+        broker.restart()  # a clean stop: the log start offset checkpoint says orders-0 starts at 6
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.delete_topics(["orders"], operation_timeout=10)["orders"].result(15)
+        broker.kill()  # before any periodic checkpoint
+        broker.start()
+        create_topic(broker.bootstrap, "orders")
+        _produce(broker.bootstrap, "orders", 3)
+        broker.kill()
+        broker.start()
+        # The checkpoint still named the deleted partition: the new one started at 6, past its end.
+        assert _low_watermark(broker.bootstrap, "orders") == 0
+        assert _consume(broker.bootstrap, "orders", 3) == [b"value-0", b"value-1", b"value-2"]
+    finally:
+        assert broker.stop() == 0
+
+
 # ----- helpers ---------------------------------------------------------------------------------------
 
 
