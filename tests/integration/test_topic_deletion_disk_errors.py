@@ -1,6 +1,7 @@
 """DeleteTopics against a failing disk, on an in-process broker: a file operation that fails inside the
 request is that topic's KAFKA_STORAGE_ERROR (the connection stays), the topic is never left half
-deleted, and the file work runs in worker threads, not on the event loop.
+deleted, and the file work of a deletion or of AlterConfigs runs in worker threads, not on the event
+loop.
 
 Failures are injected by replacing ``os.rename`` or the topic store's atomic write (the tests run as
 root, so permissions cannot make them fail).
@@ -23,6 +24,11 @@ from odradek.config.broker import BrokerConfig
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from odradek.protocol.messages.delete_topics import DeleteTopicsRequest
+from odradek.protocol.messages.incremental_alter_configs import (
+    AlterableConfig,
+    AlterConfigsResource,
+    IncrementalAlterConfigsRequest,
+)
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from odradek.server.broker import Broker
 from tests.support.interop import wait_until
@@ -115,6 +121,31 @@ def test_topic_deletion_renames_directories_off_the_event_loop(
     assert threads == [False, False]
 
 
+def test_alter_configs_writes_the_topic_store_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[bool] = []
+    real_write = odradek.storage.topic_store.atomic_write
+
+    def recording_write(*args: Any, **kwargs: Any) -> None:
+        threads.append(threading.current_thread() is threading.main_thread())
+        real_write(*args, **kwargs)
+
+    async def scenario() -> None:
+        async with _broker(tmp_path) as broker:
+            port = broker.bound["PLAINTEXT"][1]
+            with RawClient(port) as client:
+                assert await asyncio.to_thread(_create, client, "orders") == ErrorCode.NONE
+                monkeypatch.setattr(odradek.storage.topic_store, "atomic_write", recording_write)
+                answer = await asyncio.to_thread(_set_retention, client, "orders", 1234)
+                assert (await asyncio.to_thread(_delete, client, "orders")).error_code == ErrorCode.NONE
+                monkeypatch.undo()
+            assert answer.error_code == ErrorCode.NONE
+
+    asyncio.run(scenario())
+    assert threads == [False, False, False]  # the new configs, the deletion's mark, its removal
+
+
 # ----- helpers ---------------------------------------------------------------------------------------
 
 
@@ -162,6 +193,13 @@ def _create(client: RawClient, name: str) -> int:
 
 def _delete(client: RawClient, name: str) -> Any:
     return client.request(DeleteTopicsRequest(topic_names=[name], timeout_ms=10_000), 5).responses[0]
+
+
+def _set_retention(client: RawClient, name: str, retention_ms: int) -> Any:
+    change = AlterableConfig(name="retention.ms", config_operation=0, value=str(retention_ms))
+    resource = AlterConfigsResource(resource_type=2, resource_name=name, configs=[change])
+    request = IncrementalAlterConfigsRequest(resources=[resource], validate_only=False)
+    return client.request(request, 1).responses[0]
 
 
 def _metadata(client: RawClient, name: str) -> Any:

@@ -278,7 +278,12 @@ class TopicAdmin:
         """Replace a topic's config overrides with `change(current overrides)` (AlterConfigs replaces,
         IncrementalAlterConfigs merges), applied to the overrides as they are when this change's turn
         comes. As Kafka's controller does, the configs are validated before the topic's existence is
-        checked."""
+        checked. The store is written in a worker thread; the logs take the configs once it is."""
+        await self._change(self._alter_configs(name, change, validate_only))
+
+    async def _alter_configs(
+        self, name: str, change: Callable[[dict[str, str]], Mapping[str, str]], validate_only: bool
+    ) -> None:
         async with self._changes:
             state = self.cluster.topic(name)
             configs = dict(change(dict(state.configs) if state is not None else {}))
@@ -288,7 +293,19 @@ class TopicAdmin:
             if validate_only:
                 return
             replication_factor = len(state.partitions[0].replicas) if state.partitions else 1
-            self.logs.save_topic(name, state.topic_id, len(state.partitions), configs, replication_factor)
+            log_config = self.logs.topic_log_config(configs)
+            try:  # an fsynced file replaced: not on the event loop
+                await asyncio.to_thread(
+                    self.logs.topic_store.save_topic,
+                    name,
+                    state.topic_id,
+                    len(state.partitions),
+                    configs,
+                    replication_factor,
+                )
+            except OSError as error:
+                raise LogStorageError(f"storing the configs of topic {name} failed: {error}") from error
+            self.logs.apply_topic_config(name, log_config)
             state.configs = configs
 
     async def _change(self, change: Coroutine[Any, Any, T]) -> T:

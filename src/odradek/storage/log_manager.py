@@ -325,13 +325,23 @@ class LogManager:
         configs: Mapping[str, ConfigValue] | None = None,
         replication_factor: int = 1,
     ) -> TopicRecord:
-        """Persist a topic (create, add partitions, alter configs); new configs apply to its logs now."""
-        config = LogConfig.from_mapping(configs or {}, base=self.default_config)  # validates first
+        """Persist a topic (create, add partitions, alter configs); new configs apply to its logs now.
+        Writing the store is file work: the loop validates with ``topic_log_config``, calls
+        ``topic_store.save_topic`` in a worker thread, then ``apply_topic_config``."""
+        config = self.topic_log_config(configs or {})  # validates first
         record = self.topic_store.save_topic(name, topic_id, partitions, configs, replication_factor)
+        self.apply_topic_config(name, config)
+        return record
+
+    def topic_log_config(self, configs: Mapping[str, ConfigValue]) -> LogConfig:
+        """The log config of a topic with these overrides; raises InvalidLogConfigError."""
+        return LogConfig.from_mapping(configs, base=self.default_config)
+
+    def apply_topic_config(self, name: str, config: LogConfig) -> None:
+        """New topic configs (already stored) apply to the topic's logs from now on."""
         for tp, log in self._logs.items():
             if tp.topic == name:
                 log.update_config(config)
-        return record
 
     def load_topics(self) -> dict[str, TopicRecord]:
         return self.topic_store.load_topics()
