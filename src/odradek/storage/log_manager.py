@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from odradek.storage.checkpoint_jobs import CheckpointJob, CheckpointWriter
 from odradek.storage.checkpoints import (
     CheckpointFormatError,
     MetaProperties,
     read_meta_properties,
     read_offset_checkpoint,
     write_meta_properties,
-    write_offset_checkpoint,
 )
 from odradek.storage.cleaner import CleaningPlan, CleaningResult, install_cleaning, plan_cleaning
 from odradek.storage.config import ConfigValue, LogConfig
@@ -50,40 +48,6 @@ from odradek.storage.topic_store import TopicRecord, TopicStore
 _log = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
-class CheckpointJob:
-    """The offset checkpoint files of every log dir, captured on the loop and written by ``run``.
-
-    Jobs may run in several worker threads at once (the periodic one, a topic deletion's): they write
-    one at a time, and one captured before the last written is skipped, so the files never go back to
-    naming a partition deleted meanwhile."""
-
-    files: list[tuple[Path, dict[TopicPartition, int]]]
-    sequence: int = 0
-    writer: _CheckpointWriter | None = None
-
-    def run(self) -> None:
-        if self.writer is None:
-            self._write()
-            return
-        with self.writer.lock:
-            if self.sequence < self.writer.written:
-                return
-            self._write()
-            self.writer.written = self.sequence
-
-    def _write(self) -> None:
-        for path, offsets in self.files:
-            write_offset_checkpoint(path, offsets)
-
-
-@dataclass(slots=True)
-class _CheckpointWriter:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    written: int = 0
-    captured: int = 0
-
-
 class LogManager:
     def __init__(
         self,
@@ -105,7 +69,7 @@ class LogManager:
         self._logs: dict[TopicPartition, Log] = {}
         self._pending: list[tuple[int, FileDeletionJob]] = []
         self._topic_deletions: dict[str, TopicDeletionJob] = {}
-        self._checkpoints = _CheckpointWriter()
+        self._checkpoints = CheckpointWriter()
 
     # -- startup and shutdown (file work: run in a thread) ---------------------------------------
 

@@ -113,6 +113,15 @@ def test_checkpoints_forget_a_deleted_topic(tmp_path: Path) -> None:
     assert set(offsets) == {TopicPartition("kept", 0)}
 
 
+def test_a_checkpoint_captured_before_a_deletion_does_not_bring_the_topic_back(tmp_path: Path) -> None:
+    manager = _manager(tmp_path, FakeClock(), index_interval_bytes=50)
+    _topic(manager, "gone")
+    periodic = manager.prepare_checkpoint()  # captured on the loop, still waiting for its thread
+    manager.delete_topic("gone")
+    periodic.run()
+    assert read_offset_checkpoint(manager.log_dirs[0] / RECOVERY_POINT_CHECKPOINT) == {}
+
+
 def test_crash_after_the_mark_is_finished_at_startup(tmp_path: Path) -> None:
     clock = FakeClock()
     manager = _manager(tmp_path, clock, index_interval_bytes=50)
