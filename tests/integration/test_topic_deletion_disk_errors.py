@@ -79,6 +79,7 @@ def test_a_name_whose_renames_failed_is_refused_until_the_retention_check_finish
                 _fail_renames(monkeypatch, lambda source: source.name == "orders-1")
                 deleted = await asyncio.to_thread(_delete, client, "orders")
                 again = await asyncio.to_thread(_create_result, client, "orders")
+                auto_created = await asyncio.to_thread(_metadata, client, "orders", auto_create=True)
                 monkeypatch.undo()
                 await asyncio.to_thread(
                     wait_until, lambda: not broker.logs.is_topic_being_deleted("orders"), 10, "the retry"
@@ -90,6 +91,7 @@ def test_a_name_whose_renames_failed_is_refused_until_the_retention_check_finish
                 ErrorCode.TOPIC_ALREADY_EXISTS,
                 "Topic 'orders' is marked for deletion.",
             )
+            assert auto_created.error_code == ErrorCode.LEADER_NOT_AVAILABLE  # retriable, as in Kafka
             assert created == ErrorCode.NONE
             log = broker.logs.get_log("orders", 1)
             assert log is not None and log.log_end_offset == 0
@@ -202,6 +204,6 @@ def _set_retention(client: RawClient, name: str, retention_ms: int) -> Any:
     return client.request(request, 1).responses[0]
 
 
-def _metadata(client: RawClient, name: str) -> Any:
-    request = MetadataRequest(topics=[MetadataRequestTopic(name=name)], allow_auto_topic_creation=False)
+def _metadata(client: RawClient, name: str, *, auto_create: bool = False) -> Any:
+    request = MetadataRequest(topics=[MetadataRequestTopic(name=name)], allow_auto_topic_creation=auto_create)
     return client.request(request, 12).topics[0]

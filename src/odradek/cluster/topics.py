@@ -104,6 +104,9 @@ class TopicAdmin:
             existing = self.cluster.topic(name)
             if error.error_code is ErrorCode.TOPIC_ALREADY_EXISTS and existing is not None:
                 return existing  # another request created it while this one waited its turn
+            if error.error_code is ErrorCode.TOPIC_ALREADY_EXISTS:
+                # Still being deleted: Kafka answers a retriable LEADER_NOT_AVAILABLE, not a client error.
+                raise KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, error.error_message) from error
             raise
 
     async def create_topic(
