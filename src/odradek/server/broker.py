@@ -33,6 +33,7 @@ from odradek.server.connection import Connection
 from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.storage.config import LogConfig
+from odradek.storage.errors import StorageError
 from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger("odradek.broker")
@@ -234,7 +235,14 @@ class Broker:
         from odradek.storage.cleaner import run_cleaning
 
         for cleaned_log, plan in self.logs.compaction_plans():
-            result = await asyncio.to_thread(run_cleaning, plan)
+            try:
+                result = await asyncio.to_thread(run_cleaning, plan)
+            except (OSError, StorageError):
+                # Deleted meanwhile (Kafka aborts its cleaning too): nothing to report. Otherwise one
+                # partition's failure is logged and the others are still cleaned.
+                if self.logs.get_log(*cleaned_log.topic_partition) is cleaned_log:
+                    log.exception("compaction of %s failed", cleaned_log.topic_partition)
+                continue
             self.logs.complete_compaction(cleaned_log, result)
 
     async def _expire_producers(self) -> None:
