@@ -299,8 +299,14 @@ class Log:
         self._segments = [s for s in self._segments if id(s) not in gone]
         self._bases = [s.base_offset for s in self._segments]
         for segment in segments:
-            segment.change_suffix(DELETED_SUFFIX)
-        delete_snapshots_below(self.dir, self._segments[0].base_offset)
+            try:
+                segment.change_suffix(DELETED_SUFFIX)
+            except OSError as error:  # out of the log all the same: unlinked later by the names it has
+                _log.warning("could not rename segment %s to .deleted: %s", segment.log_path, error)
+        try:
+            delete_snapshots_below(self.dir, self._segments[0].base_offset)
+        except OSError as error:  # an old snapshot left behind goes at the next call
+            _log.warning("could not delete producer snapshots in %s: %s", self.dir, error)
         return list(segments)
 
     def truncate_to(self, offset: int) -> list[LogSegment]:

@@ -205,6 +205,30 @@ def test_a_failing_file_deletion_does_not_stop_the_others(
     assert b.segments[0].closed
 
 
+def test_a_segment_that_cannot_be_renamed_is_still_removed_and_retention_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = FakeClock()
+    manager = _manager(
+        tmp_path, clock, file_delete_delay_ms=0, index_interval_bytes=50, segment_bytes=1000, retention_ms=10
+    )
+    _topic(manager, "a", partitions=1)
+    _topic(manager, "b", partitions=1)
+    a, b = manager.get_log("a", 0), manager.get_log("b", 0)
+    assert a is not None and b is not None
+    stuck = a.segments[0]
+    _fail_renames_of(monkeypatch, stuck.log_path.name)
+    clock.advance(60_000)
+    manager.cleanup_logs()  # raised PermissionError: b's retention never ran, a's segments leaked
+    monkeypatch.undo()
+    assert a.log_start_offset == a.log_end_offset and b.log_start_offset == b.log_end_offset
+    manager.take_file_deletions().run()
+    assert stuck.closed and not stuck.log_path.exists()
+    assert sorted(p.name for p in a.dir.iterdir() if p.name.endswith((".log", ".deleted"))) == [
+        a.active_segment.log_path.name
+    ]
+
+
 def _fail_renames_of(monkeypatch: pytest.MonkeyPatch, dir_name: str) -> None:
     real_rename = os.rename
 
