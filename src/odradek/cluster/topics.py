@@ -229,10 +229,14 @@ class TopicAdmin:
             return state
 
     async def finish_deletions(self) -> None:
-        """Retry topic deletions whose directory renames failed (the retention check calls it)."""
-        for job in self.logs.unfinished_topic_deletions():
-            await asyncio.to_thread(job.run)
-            self.logs.complete_topic_deletion(job)
+        """Retry topic deletions whose directory renames failed (the retention check calls it). In
+        turn with the other changes, so a deletion under way is never run twice at once."""
+        if not self.logs.unfinished_topic_deletions():
+            return
+        async with self._changes:
+            for job in self.logs.unfinished_topic_deletions():
+                await asyncio.to_thread(job.run)
+                self.logs.complete_topic_deletion(job)
 
     async def create_partitions(
         self,

@@ -1,13 +1,20 @@
-"""A topic deleted while the cleaner compacts one of its partitions (in a worker thread): the cleaning is
-dropped quietly, as Kafka aborts it, and the other partitions of the same cleaner run are still
-compacted. It used to fail the whole run with a logged traceback (FileNotFoundError: the directory had
-been renamed)."""
+"""Topic deletion racing the broker's periodic jobs, on an in-process broker.
+
+- A topic deleted while the cleaner compacts one of its partitions (in a worker thread): the cleaning
+  is dropped quietly, as Kafka aborts it, and the other partitions of the same cleaner run are still
+  compacted. It used to fail the whole run with a logged traceback (FileNotFoundError: the directory
+  had been renamed).
+- A retention check while a deletion's renames are under way in a worker thread: it must not run the
+  same deletion job a second time at once.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -76,13 +83,47 @@ def test_deleting_a_topic_while_it_is_compacted_skips_it_quietly_and_cleans_the_
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
-def _config(tmp_path: Path) -> BrokerConfig:
+def test_a_retention_check_during_a_slow_deletion_does_not_run_it_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    real_rename = os.rename
+    slowed: list[str] = []
+
+    def slow_rename(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        if Path(source).name == "orders-0" and not slowed:
+            slowed.append(str(source))
+            time.sleep(0.5)  # a slow disk: several retention checks pass meanwhile
+        real_rename(source, target)
+
+    async def scenario() -> None:
+        broker = Broker(_config(tmp_path, {"log.retention.check.interval.ms": "20", "num.partitions": "2"}))
+        await broker.start()
+        try:
+            port = broker.bound["PLAINTEXT"][1]
+            with RawClient(port) as client:
+                assert await asyncio.to_thread(_create, client, "orders") == ErrorCode.NONE
+                monkeypatch.setattr(os, "rename", slow_rename)
+                assert (await asyncio.to_thread(_delete, client, "orders")).error_code == ErrorCode.NONE
+                monkeypatch.undo()
+                assert not broker.logs.is_topic_being_deleted("orders")
+        finally:
+            await broker.stop()
+
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(scenario())
+    assert slowed
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert not [p for p in (tmp_path / "data").iterdir() if p.name.startswith("orders")]
+
+
+def _config(tmp_path: Path, overrides: dict[str, str] | None = None) -> BrokerConfig:
     return BrokerConfig(
         {
             "node.id": "1",
             "listeners": "PLAINTEXT://127.0.0.1:0",
             "log.dirs": str(tmp_path / "data"),
             "log.cleaner.backoff.ms": "50",
+            **(overrides or {}),
         },
         warn_unknown=False,
     )
