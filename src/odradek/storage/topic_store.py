@@ -102,9 +102,10 @@ class TopicStore:
             return True
 
     def deleting(self) -> dict[str, uuid.UUID]:
-        """Topics whose deletion is under way (marked, not every partition directory renamed yet)."""
-        with self._lock:
-            return self._current_deleting()
+        """Topics whose deletion is under way (marked, not every partition directory renamed yet).
+        Like ``load_topics``, a copy of the last written content: no wait for a write under way."""
+        self.load_topics()
+        return dict(self._deleting)
 
     def forget_deleted(self, names: Iterable[str]) -> None:
         """The deletions of ``names`` are done: every partition directory of theirs is renamed."""
@@ -141,8 +142,8 @@ class TopicStore:
         if deleting:
             doc["deleting"] = {name: topic_id_to_string(topic_id) for name, topic_id in deleting.items()}
         atomic_write(self.path, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
+        self._deleting = deleting  # first: a reader may see a topic both stored and deleting, never neither
         self._topics = topics
-        self._deleting = deleting
 
     def _read(self) -> tuple[dict[str, TopicRecord], dict[str, uuid.UUID]]:
         try:
