@@ -107,6 +107,9 @@ class TopicAdmin:
             existing = self.cluster.topic(name)
             if error.error_code is ErrorCode.TOPIC_ALREADY_EXISTS and existing is not None:
                 return existing  # another request created it while this one waited its turn
+            if error.error_code is ErrorCode.TOPIC_ALREADY_EXISTS:
+                # Still being deleted: Kafka answers a retriable LEADER_NOT_AVAILABLE, not a client error.
+                raise KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, error.error_message) from error
             raise
 
     async def create_topic(
@@ -162,6 +165,9 @@ class TopicAdmin:
         validate_topic_name(name)
         if name in self.cluster.topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        if self.logs.is_topic_being_deleted(name):
+            # Kafka's answer while a deletion of the name is still under way.
+            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' is marked for deletion.")
         if name in INTERNAL_TOPICS and not internal:
             # Kafka lets an admin create these; here only the coordinators do, with their own configs.
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited.")
@@ -202,15 +208,38 @@ class TopicAdmin:
         return self._state(name, uuid.uuid4(), num_partitions, stored, internal=internal), replication_factor
 
     async def delete_topic(self, name: str) -> TopicState:
+        """DeleteTopics for one topic, in storage's crash-safe steps (storage/log_deletion.py): the
+        durable mark (its failure is a KAFKA_STORAGE_ERROR, the topic untouched), then the topic leaves
+        the metadata and its logs, then the directory renames. Returns once the deletion is committed;
+        renames a disk error stopped are retried by the retention check and at the next start."""
+        return await self._change(self._delete(name))
+
+    async def _delete(self, name: str) -> TopicState:
         async with self._changes:
             state = self._non_internal(
                 name, ErrorCode.TOPIC_DELETION_DISABLED, f"Internal topic {name} cannot be deleted."
             )
             if not self.broker_config.delete_topic_enable:
                 raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
-            self.logs.delete_topic(name)
+            try:
+                await asyncio.to_thread(self.logs.mark_topic_deleted, name)
+            except OSError as error:
+                raise LogStorageError(f"deleting topic {name} failed: {error}") from error
+            job = self.logs.take_topic_deletion(name)
             self.cluster.remove_topic(name)
+            await asyncio.to_thread(job.run)  # never raises: what failed is retried
+            self.logs.complete_topic_deletion(job)
             return state
+
+    async def finish_deletions(self) -> None:
+        """Retry topic deletions whose directory renames failed (the retention check calls it). In
+        turn with the other changes, so a deletion under way is never run twice at once."""
+        if not self.logs.unfinished_topic_deletions():
+            return
+        async with self._changes:
+            for job in self.logs.unfinished_topic_deletions():
+                await asyncio.to_thread(job.run)
+                self.logs.complete_topic_deletion(job)
 
     async def create_partitions(
         self,
@@ -259,7 +288,12 @@ class TopicAdmin:
         """Replace a topic's config overrides with `change(current overrides)` (AlterConfigs replaces,
         IncrementalAlterConfigs merges), applied to the overrides as they are when this change's turn
         comes. As Kafka's controller does, the configs are validated before the topic's existence is
-        checked."""
+        checked. The store is written in a worker thread; the logs take the configs once it is."""
+        await self._change(self._alter_configs(name, change, validate_only))
+
+    async def _alter_configs(
+        self, name: str, change: Callable[[dict[str, str]], Mapping[str, str]], validate_only: bool
+    ) -> None:
         async with self._changes:
             state = self.cluster.topic(name)
             configs = dict(change(dict(state.configs) if state is not None else {}))
@@ -269,7 +303,19 @@ class TopicAdmin:
             if validate_only:
                 return
             replication_factor = len(state.partitions[0].replicas) if state.partitions else 1
-            self.logs.save_topic(name, state.topic_id, len(state.partitions), configs, replication_factor)
+            log_config = self.logs.topic_log_config(configs)
+            try:  # an fsynced file replaced: not on the event loop
+                await asyncio.to_thread(
+                    self.logs.topic_store.save_topic,
+                    name,
+                    state.topic_id,
+                    len(state.partitions),
+                    configs,
+                    replication_factor,
+                )
+            except OSError as error:
+                raise LogStorageError(f"storing the configs of topic {name} failed: {error}") from error
+            self.logs.apply_topic_config(name, log_config)
             state.configs = configs
 
     async def _change(self, change: Coroutine[Any, Any, T]) -> T:

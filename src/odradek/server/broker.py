@@ -48,6 +48,8 @@ from odradek.storage.log_manager import LogManager
 from odradek.storage.node_id import resolve_node_id
 
 log = logging.getLogger("odradek.broker")
+#: How often due file deletions are looked for: a list check on the loop, a thread only when one is due.
+FILE_DELETION_CHECK_S = 0.5
 
 
 class StartupError(Exception):
@@ -134,6 +136,7 @@ class Broker:
             self._every("log.cleaner.backoff.ms", self._compaction)
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
         self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
+        self.tasks.append(asyncio.get_running_loop().create_task(self._delete_files_when_due()))
         log.info(
             "broker started",
             extra={
@@ -270,9 +273,20 @@ class Broker:
         self.tasks.append(asyncio.get_running_loop().create_task(loop()))
 
     async def _retention(self) -> None:
+        if self.services is not None:
+            await self.services.topics.finish_deletions()
         self.logs.cleanup_logs()
         job = self.logs.take_file_deletions()
         await asyncio.to_thread(job.run)
+
+    async def _delete_files_when_due(self) -> None:
+        """Kafka's delete-logs task: deleted segments and partition directories (and their open files)
+        go once their file.delete.delay.ms has passed, not at the next retention check minutes later."""
+        while True:
+            await asyncio.sleep(FILE_DELETION_CHECK_S)
+            job = self.logs.take_file_deletions()
+            if not job.empty:
+                await asyncio.to_thread(job.run)  # logs its failures itself, never raises
 
     async def _flush(self) -> None:
         jobs = self.logs.prepare_flushes()
@@ -288,7 +302,14 @@ class Broker:
         from odradek.storage.cleaner import run_cleaning
 
         for cleaned_log, plan in self.logs.compaction_plans():
-            result = await asyncio.to_thread(run_cleaning, plan)
+            try:
+                result = await asyncio.to_thread(run_cleaning, plan)
+            except (OSError, StorageError):
+                # Deleted meanwhile (Kafka aborts its cleaning too): nothing to report. Otherwise one
+                # partition's failure is logged and the others are still cleaned.
+                if self.logs.get_log(*cleaned_log.topic_partition) is cleaned_log:
+                    log.exception("compaction of %s failed", cleaned_log.topic_partition)
+                continue
             self.logs.complete_compaction(cleaned_log, result)
 
     async def _expire_producers(self) -> None:

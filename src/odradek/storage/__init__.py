@@ -1,6 +1,7 @@
 """Partition logs on disk, laid out as Kafka lays them out: segments, indexes, checkpoints, recovery,
 retention, compaction and producer state. Knows batches, not requests. See README.md."""
 
+from odradek.storage.checkpoint_jobs import CheckpointJob
 from odradek.storage.cleaner import (
     CleaningPlan,
     CleaningResult,
@@ -30,7 +31,8 @@ from odradek.storage.files import Clock, system_clock
 from odradek.storage.flush import FlushJob
 from odradek.storage.log import Log
 from odradek.storage.log_append import AppendResult
-from odradek.storage.log_manager import CheckpointJob, FileDeletionJob, LogManager
+from odradek.storage.log_deletion import FileDeletionJob
+from odradek.storage.log_manager import LogManager
 from odradek.storage.offsets_by_time import (
     EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_TIMESTAMP,

@@ -143,6 +143,12 @@ class _IndexFile:
         os.rename(self.path, new_path)
         self.path = new_path
 
+    def moved_to(self, new_path: Path) -> None:
+        """The file was moved with its directory: write (and reopen) it at ``new_path`` from now on.
+        Under the lock, so a flush job writing entries meanwhile uses one path or the other whole."""
+        with self._lock:
+            self.path = new_path
+
 
 class OffsetIndex(_IndexFile):
     entry_size = 8

@@ -11,6 +11,7 @@ lookup and a few header reads.
 from __future__ import annotations
 
 import logging
+import os
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -298,8 +299,14 @@ class Log:
         self._segments = [s for s in self._segments if id(s) not in gone]
         self._bases = [s.base_offset for s in self._segments]
         for segment in segments:
-            segment.change_suffix(DELETED_SUFFIX)
-        delete_snapshots_below(self.dir, self._segments[0].base_offset)
+            try:
+                segment.change_suffix(DELETED_SUFFIX)
+            except OSError as error:  # out of the log all the same: unlinked later by the names it has
+                _log.warning("could not rename segment %s to .deleted: %s", segment.log_path, error)
+        try:
+            delete_snapshots_below(self.dir, self._segments[0].base_offset)
+        except OSError as error:  # an old snapshot left behind goes at the next call
+            _log.warning("could not delete producer snapshots in %s: %s", self.dir, error)
         return list(segments)
 
     def truncate_to(self, offset: int) -> list[LogSegment]:
@@ -375,6 +382,15 @@ class Log:
         if job is not None:
             job.run()
             self.complete_flush(job)
+
+    def rename_dir(self, new_dir: Path) -> None:
+        """Move the partition directory (deletion renames it ``-delete``; call once the log is out of
+        service). Open files keep serving in-flight reads; later closes and unlinks use the new paths."""
+        os.rename(self.dir, new_dir)
+        self.dir = new_dir
+        self.leader_epoch_cache.path = new_dir / self.leader_epoch_cache.path.name
+        for segment in self._segments:
+            segment.moved_to(new_dir)
 
     def close(self) -> None:
         """Snapshot producer state at the log end (fsynced) and close every file; call flush first."""

@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from odradek.storage.checkpoint_jobs import CheckpointJob, CheckpointWriter
 from odradek.storage.checkpoints import (
     CheckpointFormatError,
     MetaProperties,
     read_meta_properties,
     read_offset_checkpoint,
     write_meta_properties,
-    write_offset_checkpoint,
 )
 from odradek.storage.cleaner import CleaningPlan, CleaningResult, install_cleaning, plan_cleaning
 from odradek.storage.config import ConfigValue, LogConfig
@@ -36,44 +34,18 @@ from odradek.storage.files import (
     Clock,
     atomic_write,
     delete_if_exists,
+    fsync_dir,
     system_clock,
 )
 from odradek.storage.flush import FlushJob
 from odradek.storage.log import Log
+from odradek.storage.log_deletion import FileDeletionJob, TopicDeletionJob, remove_directory
 from odradek.storage.partition import TopicPartition, delete_dir_name, is_delete_dir_name, topic_id_to_string
 from odradek.storage.partition_creation import PartitionCreationJob
 from odradek.storage.segment import LogSegment
 from odradek.storage.topic_store import TopicRecord, TopicStore
 
 _log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class FileDeletionJob:
-    """Segments (already renamed ``.deleted``) and partition dirs (renamed ``-delete``) to remove."""
-
-    segments: list[LogSegment] = field(default_factory=list)
-    directories: list[Path] = field(default_factory=list)
-    closing: list[LogSegment] = field(default_factory=list)
-
-    def run(self) -> None:
-        for segment in self.segments:
-            segment.delete_files()
-        for segment in self.closing:
-            segment.close()
-        for directory in self.directories:
-            shutil.rmtree(directory, ignore_errors=True)
-
-
-@dataclass(slots=True)
-class CheckpointJob:
-    """The offset checkpoint files of every log dir, captured on the loop and written by ``run``."""
-
-    files: list[tuple[Path, dict[TopicPartition, int]]]
-
-    def run(self) -> None:
-        for path, offsets in self.files:
-            write_offset_checkpoint(path, offsets)
 
 
 class LogManager:
@@ -96,6 +68,8 @@ class LogManager:
         self.topic_store = TopicStore(self.log_dirs[0])
         self._logs: dict[TopicPartition, Log] = {}
         self._pending: list[tuple[int, FileDeletionJob]] = []
+        self._topic_deletions: dict[str, TopicDeletionJob] = {}
+        self._checkpoints = CheckpointWriter()
 
     # -- startup and shutdown (file work: run in a thread) ---------------------------------------
 
@@ -103,6 +77,8 @@ class LogManager:
         """Create the log dirs, load (and after a crash recover) every partition log, finish pending
         partition deletions. Topic config overrides from the topic store apply to the loaded logs."""
         topics = self.topic_store.load_topics()
+        deleting = self.topic_store.deleting()
+        removed = False
         for log_dir in self.log_dirs:
             log_dir.mkdir(parents=True, exist_ok=True)
             marker = log_dir / CLEAN_SHUTDOWN_MARKER
@@ -115,10 +91,20 @@ class LogManager:
                 if not child.is_dir():
                     continue
                 if is_delete_dir_name(child.name):
-                    shutil.rmtree(child, ignore_errors=True)
+                    remove_directory(child)
+                    removed = True
                     continue
                 tp = TopicPartition.from_dir_name(child.name)
                 if tp is None:
+                    continue
+                if tp.topic in deleting:
+                    # A deletion a crash interrupted. Renamed first: a crash while removing leaves a
+                    # `-delete` dir, never a half-emptied partition that would load as a log.
+                    renamed = log_dir / delete_dir_name(tp)
+                    os.rename(child, renamed)
+                    fsync_dir(log_dir)
+                    remove_directory(renamed)
+                    removed = True
                     continue
                 log = Log.open(
                     child,
@@ -135,6 +121,11 @@ class LogManager:
                 self._logs[tp] = log
             # The marker only vouches for the shutdown before this start.
             delete_if_exists(marker)
+        if removed:
+            # Kafka too rewrites them: a topic created again under a deleted name must not inherit
+            # the old partitions' recovery points and log start offsets at the next start.
+            self.prepare_checkpoint().run()
+        self.topic_store.forget_deleted(deleting)
 
     def shutdown(self) -> None:
         """Clean shutdown: fsync every log, snapshot producer state, write checkpoints and the clean
@@ -143,8 +134,10 @@ class LogManager:
             log.flush()
             log.close()
         self.prepare_checkpoint().run()
+        # A topic deletion whose renames failed is left to the next start, which finishes it from its
+        # mark (a retention check may still be running it in a worker thread).
         for _, job in self._pending:
-            job.run()
+            job.run()  # never raises: a file left over is removed at the next start
         self._pending.clear()
         for log_dir in self.log_dirs:
             atomic_write(log_dir / CLEAN_SHUTDOWN_MARKER, b"")
@@ -243,11 +236,41 @@ class LogManager:
         log = self._logs.pop(tp, None)
         if log is None:
             return False
-        renamed = log.dir.parent / delete_dir_name(tp)
-        os.rename(log.dir, renamed)
-        job = FileDeletionJob(closing=list(log.segments), directories=[renamed])
+        log.rename_dir(log.dir.parent / delete_dir_name(tp))
+        job = FileDeletionJob(closing=list(log.segments), directories=[log.dir])
         self._pending.append((self.clock() + log.config.file_delete_delay_ms, job))
         return True
+
+    def mark_topic_deleted(self, name: str) -> bool:
+        """Step 1 of a topic deletion (file work: a worker thread), see log_deletion.py. Raises OSError
+        with nothing changed; False if the topic has no record."""
+        return self.topic_store.mark_deleted(name)
+
+    def take_topic_deletion(self, name: str) -> TopicDeletionJob:
+        """Step 2, on the loop: the topic's logs leave the manager; run the job in a worker thread, then
+        ``complete_topic_deletion``."""
+        logs = [self._logs.pop(tp) for tp in [tp for tp in self._logs if tp.topic == name]]
+        job = TopicDeletionJob(name, logs, self.topic_store, self.prepare_checkpoint().run)
+        self._topic_deletions[name] = job
+        return job
+
+    def complete_topic_deletion(self, job: TopicDeletionJob) -> None:
+        """On the loop after ``job.run``: what it renamed is removed after ``file.delete.delay.ms``; an
+        unfinished job stays in ``unfinished_topic_deletions`` for the next retention check."""
+        delay_ms = max((log.config.file_delete_delay_ms for log in job.renamed), default=0)
+        due = job.take_renamed(delay_ms, self.clock())
+        if due is not None:
+            self._pending.append(due)
+        if job.finished:
+            self._topic_deletions.pop(job.topic, None)
+
+    def unfinished_topic_deletions(self) -> list[TopicDeletionJob]:
+        """Topic deletions whose renames failed (a disk error): run and complete them again."""
+        return list(self._topic_deletions.values())
+
+    def is_topic_being_deleted(self, name: str) -> bool:
+        """Whether a deletion of ``name`` is under way (the name cannot be reused until it is done)."""
+        return name in self._topic_deletions or name in self.topic_store.deleting()
 
     # -- topics ----------------------------------------------------------------------------------
 
@@ -266,22 +289,35 @@ class LogManager:
         configs: Mapping[str, ConfigValue] | None = None,
         replication_factor: int = 1,
     ) -> TopicRecord:
-        """Persist a topic (create, add partitions, alter configs); new configs apply to its logs now."""
-        config = LogConfig.from_mapping(configs or {}, base=self.default_config)  # validates first
+        """Persist a topic (create, add partitions, alter configs); new configs apply to its logs now.
+        Writing the store is file work: the loop validates with ``topic_log_config``, calls
+        ``topic_store.save_topic`` in a worker thread, then ``apply_topic_config``."""
+        config = self.topic_log_config(configs or {})  # validates first
         record = self.topic_store.save_topic(name, topic_id, partitions, configs, replication_factor)
+        self.apply_topic_config(name, config)
+        return record
+
+    def topic_log_config(self, configs: Mapping[str, ConfigValue]) -> LogConfig:
+        """The log config of a topic with these overrides; raises InvalidLogConfigError."""
+        return LogConfig.from_mapping(configs, base=self.default_config)
+
+    def apply_topic_config(self, name: str, config: LogConfig) -> None:
+        """New topic configs (already stored) apply to the topic's logs from now on."""
         for tp, log in self._logs.items():
             if tp.topic == name:
                 log.update_config(config)
-        return record
 
     def load_topics(self) -> dict[str, TopicRecord]:
         return self.topic_store.load_topics()
 
     def delete_topic(self, name: str) -> bool:
-        """Forget the topic and delete its partition logs."""
-        for tp in [tp for tp in self._logs if tp.topic == name]:
-            self.delete_log(tp.topic, tp.partition)
-        return self.topic_store.delete_topic(name)
+        """Forget the topic and delete its partition logs, every step here (tests, tools); the broker
+        runs the steps itself, the file work in worker threads. False if the topic had no record."""
+        marked = self.mark_topic_deleted(name)
+        job = self.take_topic_deletion(name)
+        job.run()
+        self.complete_topic_deletion(job)
+        return marked
 
     def ensure_meta_properties(self, broker_id: int, cluster_id: str | None = None) -> MetaProperties:
         """``meta.properties`` of every log dir: written if missing (a new cluster id is made if none is
@@ -310,7 +346,11 @@ class LogManager:
         once ``file.delete.delay.ms`` has passed. Returns how many segments were removed."""
         removed = 0
         for log in self._logs.values():
-            segments = log.delete_old_segments()
+            try:
+                segments = log.delete_old_segments()
+            except OSError as error:  # one log's disk error must not stop retention for the others
+                _log.warning("retention of %s failed: %s", log.topic_partition, error)
+                continue
             if segments:
                 self.schedule_deletion(segments, log.config.file_delete_delay_ms)
                 removed += len(segments)
@@ -323,9 +363,7 @@ class LogManager:
         keep = []
         for when, job in self._pending:
             if when <= now:
-                due.segments += job.segments
-                due.directories += job.directories
-                due.closing += job.closing
+                due.extend(job)
             else:
                 keep.append((when, job))
         self._pending = keep
@@ -351,7 +389,8 @@ class LogManager:
                 if lg.cleaner_checkpoint is not None:
                     cleaner[tp] = lg.cleaner_checkpoint
             files.append((log_dir / CLEANER_OFFSET_CHECKPOINT, cleaner))
-        return CheckpointJob(files)
+        self._checkpoints.captured += 1
+        return CheckpointJob(files, self._checkpoints.captured, self._checkpoints)
 
     def prepare_flushes(self) -> list[tuple[Log, FlushJob]]:
         """Flush jobs for the logs whose ``flush.ms``/``flush.messages`` is due."""

@@ -7,8 +7,12 @@ import re
 import uuid
 from typing import NamedTuple
 
+from odradek.storage.files import DELETE_DIR_SUFFIX
+
 # Kafka: `<topic>-<partition>.<32 hex uuid>-delete` for a partition directory awaiting removal.
 _DELETE_DIR = re.compile(r"^(?P<tp>.+-\d+)\.(?P<uid>[0-9a-f]{32})-delete$")
+#: The longest file name Linux file systems (ext4, xfs, tmpfs) take, in bytes.
+MAX_FILE_NAME_BYTES = 255
 
 
 class TopicPartition(NamedTuple):
@@ -32,8 +36,11 @@ class TopicPartition(NamedTuple):
 
 
 def delete_dir_name(tp: TopicPartition) -> str:
-    """The name a partition directory is renamed to before it is removed, as Kafka names it."""
-    return f"{tp.dir_name}.{uuid.uuid4().hex}-delete"
+    """The name a partition directory is renamed to before it is removed, as Kafka names it: the topic
+    is cut short so that the whole name fits 255 bytes (a 249-character topic's ``-0.<uuid>-delete``
+    would not). Topic names are ASCII, so characters are bytes."""
+    suffix = f"-{tp.partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+    return tp.topic[: MAX_FILE_NAME_BYTES - len(suffix)] + suffix
 
 
 def is_delete_dir_name(name: str) -> bool:

@@ -407,6 +407,16 @@ class LogSegment:
         self.time_index.rename(self._path(TIME_INDEX_SUFFIX))
         self.txn_index.rename(self._path(TXN_INDEX_SUFFIX))
 
+    def moved_to(self, directory: Path) -> None:
+        """Its directory was renamed (a partition being deleted): open fds stay valid, but every file
+        the segment may still open or unlink (index entries written at close, ``delete_files``) is
+        reached by its path in ``directory`` from now on."""
+        self.directory = directory
+        self.log_path = self._path(LOG_SUFFIX)
+        self.offset_index.moved_to(self._path(INDEX_SUFFIX))
+        self.time_index.moved_to(self._path(TIME_INDEX_SUFFIX))
+        self.txn_index.path = self._path(TXN_INDEX_SUFFIX)
+
     def delete_files(self) -> None:
         """Close and unlink every file of the segment (after it left its Log)."""
         self.close()

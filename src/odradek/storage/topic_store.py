@@ -8,6 +8,11 @@ Kept in ``<log.dir>/__odradek_topics.json`` (the first log dir), replaced atomic
 
 Config values are stored as given (str, int, float, bool or null), keyed by Kafka's names.
 
+A topic being deleted moves from ``topics`` to ``"deleting": {"orders": "<topic id>"}`` before any of
+its partition directories is renamed, and leaves it once they all are: the durable mark from which
+``LogManager.startup`` finishes a deletion a crash interrupted (as Kafka's controller finishes the
+topics queued for deletion).
+
 Changes may be written from a worker thread (topic creation runs off the event loop) while the loop
 reads: a lock keeps each read-modify-write whole, and readers get a copy of the last written content.
 """
@@ -17,7 +22,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +49,7 @@ class TopicStore:
     def __init__(self, log_dir: Path) -> None:
         self.path = log_dir / TOPICS_FILE
         self._topics: dict[str, TopicRecord] | None = None
+        self._deleting: dict[str, uuid.UUID] = {}
         self._lock = threading.Lock()
 
     def load_topics(self) -> dict[str, TopicRecord]:
@@ -52,7 +58,7 @@ class TopicStore:
         if topics is None:
             with self._lock:
                 if self._topics is None:
-                    self._topics = self._read()
+                    self._topics, self._deleting = self._read()
                 topics = self._topics
         return dict(topics)
 
@@ -77,6 +83,7 @@ class TopicStore:
             self._write(topics)
 
     def delete_topic(self, name: str) -> bool:
+        """Forget a topic's record outright (a creation undone)."""
         with self._lock:
             topics = self._current()
             if topics.pop(name, None) is None:
@@ -84,14 +91,43 @@ class TopicStore:
             self._write(topics)
             return True
 
+    def mark_deleted(self, name: str) -> bool:
+        """Move the topic's record to the deletions under way (durably); False if there is none."""
+        with self._lock:
+            topics = self._current()
+            record = topics.pop(name, None)
+            if record is None:
+                return False
+            self._write(topics, {**self._current_deleting(), name: record.topic_id})
+            return True
+
+    def deleting(self) -> dict[str, uuid.UUID]:
+        """Topics whose deletion is under way (marked, not every partition directory renamed yet).
+        Like ``load_topics``, a copy of the last written content: no wait for a write under way."""
+        self.load_topics()
+        return dict(self._deleting)
+
+    def forget_deleted(self, names: Iterable[str]) -> None:
+        """The deletions of ``names`` are done: every partition directory of theirs is renamed."""
+        with self._lock:
+            deleting = self._current_deleting()
+            if any(deleting.pop(name, None) is not None for name in list(names)):
+                self._write(self._current(), deleting)
+
     def _current(self) -> dict[str, TopicRecord]:
         """A copy of the stored topics; call with the lock held."""
         if self._topics is None:
-            self._topics = self._read()
+            self._topics, self._deleting = self._read()
         return dict(self._topics)
 
-    def _write(self, topics: dict[str, TopicRecord]) -> None:
-        doc = {
+    def _current_deleting(self) -> dict[str, uuid.UUID]:
+        self._current()
+        return dict(self._deleting)
+
+    def _write(self, topics: dict[str, TopicRecord], deleting: dict[str, uuid.UUID] | None = None) -> None:
+        if deleting is None:
+            deleting = self._deleting
+        doc: dict[str, object] = {
             "version": _VERSION,
             "topics": {
                 r.name: {
@@ -103,20 +139,23 @@ class TopicStore:
                 for r in sorted(topics.values(), key=lambda r: r.name)
             },
         }
+        if deleting:
+            doc["deleting"] = {name: topic_id_to_string(topic_id) for name, topic_id in deleting.items()}
         atomic_write(self.path, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
+        self._deleting = deleting  # first: a reader may see a topic both stored and deleting, never neither
         self._topics = topics
 
-    def _read(self) -> dict[str, TopicRecord]:
+    def _read(self) -> tuple[dict[str, TopicRecord], dict[str, uuid.UUID]]:
         try:
             doc = json.loads(self.path.read_text("utf-8"))
         except FileNotFoundError:
-            return {}
+            return {}, {}
         except (OSError, ValueError) as e:
             # Losing every topic silently would be worse than refusing to start.
             raise LogStorageError(f"cannot read topic metadata {self.path}: {e}") from e
         if doc.get("version") != _VERSION:
             raise LogStorageError(f"{self.path}: unsupported version {doc.get('version')!r}")
-        return {
+        topics = {
             name: TopicRecord(
                 name,
                 topic_id_from_string(t["topic_id"]),
@@ -126,3 +165,5 @@ class TopicStore:
             )
             for name, t in doc["topics"].items()
         }
+        deleting = {name: topic_id_from_string(text) for name, text in doc.get("deleting", {}).items()}
+        return topics, deleting

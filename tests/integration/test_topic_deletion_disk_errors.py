@@ -1,0 +1,209 @@
+"""DeleteTopics against a failing disk, on an in-process broker: a file operation that fails inside the
+request is that topic's KAFKA_STORAGE_ERROR (the connection stays), the topic is never left half
+deleted, and the file work of a deletion or of AlterConfigs runs in worker threads, not on the event
+loop.
+
+Failures are injected by replacing ``os.rename`` or the topic store's atomic write (the tests run as
+root, so permissions cannot make them fail).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import odradek.storage.topic_store
+from odradek.config.broker import BrokerConfig
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from odradek.protocol.messages.delete_topics import DeleteTopicsRequest
+from odradek.protocol.messages.incremental_alter_configs import (
+    AlterableConfig,
+    AlterConfigsResource,
+    IncrementalAlterConfigsRequest,
+)
+from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from odradek.server.broker import Broker
+from tests.support.interop import wait_until
+from tests.support.raw_client import RawClient
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_delete_with_a_failing_topic_store_answers_storage_error_and_keeps_the_topic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def scenario() -> None:
+        async with _broker(tmp_path) as broker:
+            port = broker.bound["PLAINTEXT"][1]
+            with RawClient(port) as client:
+                assert await asyncio.to_thread(_create, client, "orders") == ErrorCode.NONE
+
+                def failing_write(*args: Any, **kwargs: Any) -> None:
+                    raise PermissionError(13, "Permission denied")
+
+                monkeypatch.setattr(odradek.storage.topic_store, "atomic_write", failing_write)
+                result = await asyncio.to_thread(_delete, client, "orders")
+                monkeypatch.undo()
+                # The same connection is still served, and the topic is whole.
+                metadata = await asyncio.to_thread(_metadata, client, "orders")
+            assert (result.error_code, result.name) == (ErrorCode.KAFKA_STORAGE_ERROR, "orders")
+            assert "Permission denied" in (result.error_message or "")
+            assert metadata.error_code == ErrorCode.NONE and len(metadata.partitions) == 2
+            data = broker.logs.log_dirs[0]
+            assert sorted(p.name for p in data.iterdir() if p.name.startswith("orders")) == [
+                "orders-0",
+                "orders-1",
+            ]
+            assert broker.logs.get_log("orders", 1) is not None
+            assert "orders" in broker.logs.load_topics()
+
+    asyncio.run(scenario())
+
+
+def test_a_name_whose_renames_failed_is_refused_until_the_retention_check_finishes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def scenario() -> None:
+        async with _broker(tmp_path, {"log.retention.check.interval.ms": "100"}) as broker:
+            port = broker.bound["PLAINTEXT"][1]
+            with RawClient(port) as client:
+                assert await asyncio.to_thread(_create, client, "orders") == ErrorCode.NONE
+                _fail_renames(monkeypatch, lambda source: source.name == "orders-1")
+                deleted = await asyncio.to_thread(_delete, client, "orders")
+                again = await asyncio.to_thread(_create_result, client, "orders")
+                auto_created = await asyncio.to_thread(_metadata, client, "orders", auto_create=True)
+                monkeypatch.undo()
+                await asyncio.to_thread(
+                    wait_until, lambda: not broker.logs.is_topic_being_deleted("orders"), 10, "the retry"
+                )
+                created = await asyncio.to_thread(_create, client, "orders")
+            # The deletion is committed (marked durably) before the renames: it answers success.
+            assert deleted.error_code == ErrorCode.NONE
+            assert (again.error_code, again.error_message) == (
+                ErrorCode.TOPIC_ALREADY_EXISTS,
+                "Topic 'orders' is marked for deletion.",
+            )
+            assert auto_created.error_code == ErrorCode.LEADER_NOT_AVAILABLE  # retriable, as in Kafka
+            assert created == ErrorCode.NONE
+            log = broker.logs.get_log("orders", 1)
+            assert log is not None and log.log_end_offset == 0
+
+    asyncio.run(scenario())
+
+
+def test_topic_deletion_renames_directories_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[bool] = []
+
+    def on_main_thread(source: Path) -> bool:
+        threads.append(threading.current_thread() is threading.main_thread())
+        return False
+
+    async def scenario() -> None:
+        async with _broker(tmp_path) as broker:
+            port = broker.bound["PLAINTEXT"][1]
+            with RawClient(port) as client:
+                assert await asyncio.to_thread(_create, client, "orders") == ErrorCode.NONE
+                _fail_renames(
+                    monkeypatch, lambda source: source.name.startswith("orders-") and on_main_thread(source)
+                )
+                assert (await asyncio.to_thread(_delete, client, "orders")).error_code == ErrorCode.NONE
+                monkeypatch.undo()
+
+    asyncio.run(scenario())
+    assert threads == [False, False]
+
+
+def test_alter_configs_writes_the_topic_store_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[bool] = []
+    real_write = odradek.storage.topic_store.atomic_write
+
+    def recording_write(*args: Any, **kwargs: Any) -> None:
+        threads.append(threading.current_thread() is threading.main_thread())
+        real_write(*args, **kwargs)
+
+    async def scenario() -> None:
+        async with _broker(tmp_path) as broker:
+            port = broker.bound["PLAINTEXT"][1]
+            with RawClient(port) as client:
+                assert await asyncio.to_thread(_create, client, "orders") == ErrorCode.NONE
+                monkeypatch.setattr(odradek.storage.topic_store, "atomic_write", recording_write)
+                answer = await asyncio.to_thread(_set_retention, client, "orders", 1234)
+                assert (await asyncio.to_thread(_delete, client, "orders")).error_code == ErrorCode.NONE
+                monkeypatch.undo()
+            assert answer.error_code == ErrorCode.NONE
+
+    asyncio.run(scenario())
+    assert threads == [False, False, False]  # the new configs, the deletion's mark, its removal
+
+
+# ----- helpers ---------------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def _broker(tmp_path: Path, overrides: dict[str, str] | None = None) -> AsyncIterator[Broker]:
+    config = BrokerConfig(
+        {
+            "node.id": "1",
+            "listeners": "PLAINTEXT://127.0.0.1:0",
+            "log.dirs": str(tmp_path / "data"),
+            "num.partitions": "2",
+            **(overrides or {}),
+        },
+        warn_unknown=False,
+    )
+    broker = Broker(config)
+    await broker.start()
+    try:
+        yield broker
+    finally:
+        await broker.stop()
+
+
+def _fail_renames(monkeypatch: pytest.MonkeyPatch, failing: Callable[[Path], bool]) -> None:
+    real_rename = os.rename
+
+    def rename(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        if failing(Path(source)):
+            raise PermissionError(13, "Permission denied", str(source))
+        real_rename(source, target)
+
+    monkeypatch.setattr(os, "rename", rename)
+
+
+def _create_result(client: RawClient, name: str) -> Any:
+    request = CreateTopicsRequest(
+        topics=[CreatableTopic(name=name, num_partitions=2, replication_factor=1)], timeout_ms=10_000
+    )
+    return client.request(request, 7).topics[0]
+
+
+def _create(client: RawClient, name: str) -> int:
+    return int(_create_result(client, name).error_code)
+
+
+def _delete(client: RawClient, name: str) -> Any:
+    return client.request(DeleteTopicsRequest(topic_names=[name], timeout_ms=10_000), 5).responses[0]
+
+
+def _set_retention(client: RawClient, name: str, retention_ms: int) -> Any:
+    change = AlterableConfig(name="retention.ms", config_operation=0, value=str(retention_ms))
+    resource = AlterConfigsResource(resource_type=2, resource_name=name, configs=[change])
+    request = IncrementalAlterConfigsRequest(resources=[resource], validate_only=False)
+    return client.request(request, 1).responses[0]
+
+
+def _metadata(client: RawClient, name: str, *, auto_create: bool = False) -> Any:
+    request = MetadataRequest(topics=[MetadataRequestTopic(name=name)], allow_auto_topic_creation=auto_create)
+    return client.request(request, 12).topics[0]
