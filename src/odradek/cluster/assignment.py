@@ -70,7 +70,9 @@ def assign_replicas_to_brokers(
     Rack-aware when any broker has a rack (then every broker must have one); ``start_index`` and
     ``replica_shift`` are drawn from ``rng`` when not given (Kafka's callers fix both to the same value
     or neither). ``start_partition_id`` numbers the first partition placed, for CreatePartitions.
-    Brokers are taken in node-id order, as ``AdminZkClient.getBrokerMetadatas`` sorts them.
+    Brokers are taken in node-id order, as ``AdminZkClient.getBrokerMetadatas`` sorts them for
+    CreatePartitions. (Kafka's CreateTopics takes them in its metadata cache's hash order instead: the
+    spread is the same, only which broker follows which differs.)
     """
     if num_partitions <= 0:
         raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
