@@ -280,6 +280,12 @@ def test_explicit_topic_assignment_is_accepted_as_kafkas_zookeeper_mode_accepts_
         ),
         (
             4,
+            [],
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            "Increasing the number of partitions by 2 but 0 assignments provided.",
+        ),
+        (
+            4,
             [[0, 1], []],
             ErrorCode.INVALID_REPLICA_ASSIGNMENT,
             "Cannot have replication factor of 0 for partition id 3.",
