@@ -1,0 +1,191 @@
+"""A ZooKeeper session over kazoo, with Kafka's connect string, chroot and start-up znodes.
+
+`ZooKeeperClient.connect("host:2181,host2:2181/kafka", ...)` connects as a Kafka broker does: the chroot
+(`/kafka`) is created first if missing, through a session without it, then the client works inside it.
+Every method blocks (kazoo is thread-based); see the package docstring for how the event loop uses it.
+Reads are retried while the connection is lost (within the session timeout); writes are not, since a
+write whose answer was lost may have happened: callers decide (the controller, by the epoch check).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import KazooState, ZnodeStat
+from kazoo.retry import KazooRetry
+
+from odradek.cluster.zookeeper import paths
+from odradek.cluster.zookeeper.cluster_znodes import ClusterIdZnode
+from odradek.cluster.zookeeper.errors import ZooKeeperConnectionError
+from odradek.cluster.zookeeper.loop_delivery import deliver_on_loop
+
+#: Kafka's defaults for zookeeper.session.timeout.ms and zookeeper.connection.timeout.ms (which
+#: falls back to the session timeout).
+DEFAULT_SESSION_TIMEOUT_MS = 18_000
+
+T = TypeVar("T")
+
+
+class ZooKeeperClient:
+    """One ZooKeeper session, inside the connect string's chroot."""
+
+    def __init__(self, kazoo: KazooClient, connect_string: str, session_timeout_ms: int) -> None:
+        self.kazoo = kazoo
+        self.connect_string = connect_string
+        self.session_timeout_ms = session_timeout_ms
+        # Reads wait out a lost connection, as Kafka's retryRequestUntilConnected does, but not past
+        # the session timeout: by then the session, and whatever it knew, is gone anyway.
+        self._read_retry = KazooRetry(
+            max_tries=-1, delay=0.05, max_delay=1.0, deadline=session_timeout_ms / 1000
+        )
+
+    @classmethod
+    def connect(
+        cls,
+        connect_string: str,
+        *,
+        session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
+        connection_timeout_ms: int | None = None,
+    ) -> ZooKeeperClient:
+        """Connect (creating the chroot if missing) or raise ZooKeeperConnectionError in time."""
+        connection_timeout_ms = connection_timeout_ms or session_timeout_ms
+        hosts, chroot = split_chroot(connect_string)
+        if chroot:
+            root = cls._start(hosts, connect_string, session_timeout_ms, connection_timeout_ms)
+            try:
+                if root.kazoo.exists(chroot) is None:
+                    root.create_persistent_path(chroot)
+            finally:
+                root.close()
+        return cls._start(connect_string, connect_string, session_timeout_ms, connection_timeout_ms)
+
+    @classmethod
+    def _start(
+        cls, hosts: str, connect_string: str, session_timeout_ms: int, connection_timeout_ms: int
+    ) -> ZooKeeperClient:
+        kazoo = KazooClient(
+            hosts=hosts,
+            timeout=session_timeout_ms / 1000,
+            # reconnect for as long as it takes, but never wait more than 2 s between attempts
+            connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 2.0},
+        )
+        try:
+            kazoo.start(timeout=connection_timeout_ms / 1000)
+        except KazooTimeoutError:
+            kazoo.stop()  # kazoo would go on trying in the background
+            kazoo.close()
+            raise ZooKeeperConnectionError(
+                f"Could not connect to ZooKeeper at {connect_string} within "
+                f"zookeeper.connection.timeout.ms={connection_timeout_ms}"
+            ) from None
+        return cls(kazoo, connect_string, session_timeout_ms)
+
+    def close(self) -> None:
+        """End the session (its ephemeral znodes go at once) and release kazoo's threads."""
+        self.kazoo.stop()
+        self.kazoo.close()
+
+    @property
+    def session_id(self) -> int:
+        return int(self.kazoo.client_id[0]) if self.kazoo.client_id else 0
+
+    @property
+    def connected(self) -> bool:
+        return bool(self.kazoo.connected)
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def read(self, path: str) -> tuple[bytes | None, ZnodeStat] | None:
+        """The data and stat of `path`, or None when it does not exist."""
+        try:
+            data, stat = self.retry(self.kazoo.get, path)
+        except NoNodeError:
+            return None
+        return data, stat
+
+    def children(self, path: str) -> list[str]:
+        """The names of `path`'s children, sorted ([] when `path` does not exist)."""
+        try:
+            return sorted(self.retry(self.kazoo.get_children, path))
+        except NoNodeError:
+            return []
+
+    def retry(self, operation: Callable[..., T], *args: Any) -> T:
+        """`operation(*args)`, again while the connection is lost (for reads and idempotent writes)."""
+        result: T = self._read_retry.copy()(operation, *args)
+        return result
+
+    # -- Kafka's start-up znodes ------------------------------------------------------------------
+
+    def create_persistent_path(self, path: str, data: bytes | None = None, exist_ok: bool = True) -> None:
+        """Create `path` and any missing parent, as Kafka's createRecursive: parents with no data (null,
+        not empty, as Kafka leaves them). An existing `path` is an error unless `exist_ok`."""
+        try:
+            self.kazoo.create(path, data)
+        except NoNodeError:
+            parent = path.rsplit("/", 1)[0]
+            if parent:
+                self.create_persistent_path(parent)
+            try:
+                self.kazoo.create(path, data)
+            except NodeExistsError:
+                if not exist_ok:
+                    raise
+        except NodeExistsError:
+            if not exist_ok:
+                raise
+
+    def ensure_persistent_paths(self) -> None:
+        """The persistent znodes a Kafka broker makes sure exist at start (ZkData.PersistentZkPaths)."""
+        for path in paths.PERSISTENT_PATHS:
+            self.create_persistent_path(path)
+
+    def get_or_create_cluster_id(self, proposed_cluster_id: str) -> str:
+        """The cluster id in /cluster/id, written as `proposed_cluster_id` if there is none yet."""
+        try:
+            self.create_persistent_path(
+                paths.CLUSTER_ID, ClusterIdZnode(proposed_cluster_id).serialize(), exist_ok=False
+            )
+            return proposed_cluster_id
+        except NodeExistsError:
+            found = self.read(paths.CLUSTER_ID)
+            if found is None:
+                raise ZooKeeperConnectionError(f"{paths.CLUSTER_ID} vanished while being read") from None
+            return ClusterIdZnode.parse(found[0]).cluster_id
+
+    # -- watches, delivered onto an event loop ----------------------------------------------------
+
+    def watch_children(
+        self, path: str, on_change: Callable[[list[str]], None], loop: asyncio.AbstractEventLoop
+    ) -> None:
+        """Call `on_change(sorted children)` on `loop` now and whenever `path`'s children change
+        (kazoo re-arms the watch). `path` must exist: the watch ends, silently, when it is deleted."""
+        deliver = deliver_on_loop(loop, on_change)
+
+        def changed(children: list[str] | None) -> None:
+            if children is not None:
+                deliver(sorted(children))
+
+        self.kazoo.ChildrenWatch(path, changed)
+
+    def watch_session(self, on_state: Callable[[str], None], loop: asyncio.AbstractEventLoop) -> None:
+        """Call `on_state("CONNECTED" | "SUSPENDED" | "LOST")` on `loop` at each change of the
+        session: LOST means it expired (its ephemeral znodes are gone) and a new one is being made."""
+        deliver = deliver_on_loop(loop, on_state)
+
+        def listener(state: KazooState) -> None:
+            deliver(str(state))
+
+        self.kazoo.add_listener(listener)
+
+
+def split_chroot(connect_string: str) -> tuple[str, str]:
+    """`"h1:2181,h2:2181/kafka/a"` → `("h1:2181,h2:2181", "/kafka/a")` (chroot "" when there is none)."""
+    hosts, slash, chroot = connect_string.partition("/")
+    chroot = f"{slash}{chroot}".rstrip("/")
+    return hosts, chroot
