@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import pytest
@@ -39,6 +40,31 @@ def test_a_second_broker_with_the_same_id_is_refused(connect_zk: Callable[[], Zo
         register_broker(second, registration(1, port=9999))
     found = broker_registration(second, 1)
     assert found is not None and found[0].endpoints[0].port == 9092  # the first one's, untouched
+
+
+def test_session_changes_are_delivered_on_the_event_loop(
+    zk: ZooKeeperClient, zookeeper_server: ZooKeeperServer
+) -> None:
+    """What a broker learns when its session expires (re-register, resign as controller), on its loop."""
+
+    async def main() -> list[str]:
+        loop = asyncio.get_running_loop()
+        states: list[str] = []
+        reconnected = asyncio.Event()
+
+        def on_state(state: str) -> None:
+            assert asyncio.get_running_loop() is loop
+            states.append(state)
+            if state == "CONNECTED":
+                reconnected.set()
+
+        zk.watch_session(on_state, loop)
+        await asyncio.to_thread(expire_session, zk.kazoo, zookeeper_server.connect_string)
+        await asyncio.wait_for(reconnected.wait(), 10)
+        return states
+
+    states = asyncio.run(main())
+    assert "LOST" in states and states[-1] == "CONNECTED"
 
 
 def test_registration_vanishes_when_the_session_expires(

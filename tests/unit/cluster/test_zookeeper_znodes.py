@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, FeatureRange, ListenerEndpoint
+from odradek.cluster.zookeeper.client import split_chroot
 from odradek.cluster.zookeeper.cluster_znodes import (
     ClusterIdZnode,
     ControllerZnode,
@@ -214,3 +215,18 @@ def test_topic_id_round_trips_through_kafkas_uuid_string() -> None:
         TopicAssignmentZnode.parse("t", TopicAssignmentZnode({0: [1]}, topic_id).serialize()).topic_id
         == topic_id
     )
+
+
+@pytest.mark.parametrize(
+    ("connect_string", "hosts", "chroot"),
+    [
+        ("127.0.0.1:2181", "127.0.0.1:2181", ""),
+        ("h1:2181,h2:2181/kafka", "h1:2181,h2:2181", "/kafka"),
+        ("h1:2181/kafka/cluster-a/", "h1:2181", "/kafka/cluster-a"),
+        ("h1:2181/", "h1:2181", ""),
+    ],
+)
+def test_connect_string_chroot_is_what_follows_the_first_slash(
+    connect_string: str, hosts: str, chroot: str
+) -> None:
+    assert split_chroot(connect_string) == (hosts, chroot)
