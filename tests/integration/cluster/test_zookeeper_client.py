@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
@@ -21,6 +23,7 @@ from odradek.storage.partition import topic_id_from_string
 from tests.support import znode_golden as golden
 from tests.support.broker_process import free_port
 from tests.support.znode_golden import assert_same_json
+from tests.support.zookeeper import ZooKeeperServer
 
 
 def test_the_chroot_is_created_when_missing(zookeeper_connect: str, raw_zk: KazooClient) -> None:
@@ -124,3 +127,30 @@ def test_watches_are_delivered_on_the_event_loop(connect_zk: Callable[[], ZooKee
         return seen
 
     assert asyncio.run(main()) == [[], ["3"]]
+
+
+def test_reads_wait_out_a_zookeeper_restart_and_give_up_after_the_session_timeout(tmp_path: Path) -> None:
+    """A server of its own, stopped and started again on the same port and data (sessions survive)."""
+    server = ZooKeeperServer(tmp_path).start()
+    patient = ZooKeeperClient.connect(server.connect_string, session_timeout_ms=6000)
+    hasty = ZooKeeperClient.connect(server.connect_string, session_timeout_ms=2000)
+    try:
+        patient.ensure_persistent_paths()
+        server.stop()
+        # the read waits in a thread; the server restarts from this one (a child started by a thread
+        # that ends would get its death signal: see _die_with_parent)
+        with ThreadPoolExecutor(1) as pool:
+            read = pool.submit(patient.children, paths.BROKER_IDS)
+            time.sleep(1.0)
+            assert not read.done()
+            server.start()
+            assert read.result(timeout=10) == []
+        server.stop()
+        started = time.monotonic()
+        with pytest.raises(ZooKeeperConnectionError, match=r"zookeeper.session.timeout.ms=2000"):
+            hasty.children(paths.BROKER_IDS)
+        assert 1.5 < time.monotonic() - started < 4
+    finally:
+        patient.close()
+        hasty.close()
+        server.stop()

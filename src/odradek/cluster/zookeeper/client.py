@@ -10,14 +10,14 @@ write whose answer was lost may have happened: callers decide (the controller, b
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import ConnectionLoss, NodeExistsError, NoNodeError, SessionExpiredError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import KazooState, ZnodeStat
-from kazoo.retry import KazooRetry
 
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.cluster_znodes import ClusterIdZnode
@@ -28,8 +28,6 @@ from odradek.cluster.zookeeper.loop_delivery import deliver_on_loop
 #: falls back to the session timeout).
 DEFAULT_SESSION_TIMEOUT_MS = 18_000
 
-T = TypeVar("T")
-
 
 class ZooKeeperClient:
     """One ZooKeeper session, inside the connect string's chroot."""
@@ -38,11 +36,6 @@ class ZooKeeperClient:
         self.kazoo = kazoo
         self.connect_string = connect_string
         self.session_timeout_ms = session_timeout_ms
-        # Reads wait out a lost connection, as Kafka's retryRequestUntilConnected does, but not past
-        # the session timeout: by then the session, and whatever it knew, is gone anyway.
-        self._read_retry = KazooRetry(
-            max_tries=-1, delay=0.05, max_delay=1.0, deadline=session_timeout_ms / 1000
-        )
 
     @classmethod
     def connect(
@@ -103,7 +96,7 @@ class ZooKeeperClient:
     def read(self, path: str) -> tuple[bytes | None, ZnodeStat] | None:
         """The data and stat of `path`, or None when it does not exist."""
         try:
-            data, stat = self.retry(self.kazoo.get, path)
+            data, stat = self.retry(self.kazoo.get_async, path)
         except NoNodeError:
             return None
         return data, stat
@@ -111,14 +104,36 @@ class ZooKeeperClient:
     def children(self, path: str) -> list[str]:
         """The names of `path`'s children, sorted ([] when `path` does not exist)."""
         try:
-            return sorted(self.retry(self.kazoo.get_children, path))
+            return sorted(self.retry(self.kazoo.get_children_async, path))
         except NoNodeError:
             return []
 
-    def retry(self, operation: Callable[..., T], *args: Any) -> T:
-        """`operation(*args)`, again while the connection is lost (for reads and idempotent writes)."""
-        result: T = self._read_retry.copy()(operation, *args)
-        return result
+    def retry(self, operation_async: Callable[..., Any], *args: Any) -> Any:
+        """The result of kazoo's `operation_async(*args)`, asked again while the connection is lost, as
+        Kafka's retryRequestUntilConnected does (for reads, whose repeating is harmless), but for no
+        longer than zookeeper.session.timeout.ms: then ZooKeeperConnectionError, instead of hanging.
+
+        kazoo queues a request made while disconnected until it reconnects: waiting on its answer
+        with a timeout is what bounds the wait while ZooKeeper is unreachable.
+        """
+        deadline = time.monotonic() + self.session_timeout_ms / 1000
+        pause = 0.05
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                return operation_async(*args).get(timeout=max(remaining, 0.001))
+            except (ConnectionLoss, SessionExpiredError):
+                remaining = deadline - time.monotonic()
+                if remaining > 0:
+                    time.sleep(min(pause, remaining))
+                    pause = min(pause * 2, 1.0)
+                    continue
+            except KazooTimeoutError:
+                pass
+            raise ZooKeeperConnectionError(
+                f"Lost the connection to ZooKeeper at {self.connect_string} for longer than "
+                f"zookeeper.session.timeout.ms={self.session_timeout_ms}"
+            )
 
     # -- Kafka's start-up znodes ------------------------------------------------------------------
 
