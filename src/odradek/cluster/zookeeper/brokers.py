@@ -26,7 +26,7 @@ def register_broker(zk: ZooKeeperClient, registration: BrokerRegistration) -> in
     transaction = zk.kazoo.transaction()
     transaction.create(path, b"", ephemeral=True)
     transaction.set_data(path, registration.serialize(), version=0)
-    results = transaction.commit()
+    results = zk.commit(transaction)
     if isinstance(results[1], ZnodeStat):
         return int(results[1].czxid)
     if isinstance(results[0], NodeExistsError):

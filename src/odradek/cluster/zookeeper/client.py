@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import ConnectionLoss, NodeExistsError, NoNodeError, SessionExpiredError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import KazooState, ZnodeStat
@@ -51,7 +51,7 @@ class ZooKeeperClient:
         if chroot:
             root = cls._start(hosts, connect_string, session_timeout_ms, connection_timeout_ms)
             try:
-                if root.kazoo.exists(chroot) is None:
+                if root.read(chroot) is None:
                     root.create_persistent_path(chroot)
             finally:
                 root.close()
@@ -135,19 +135,36 @@ class ZooKeeperClient:
                 f"zookeeper.session.timeout.ms={self.session_timeout_ms}"
             )
 
+    def write(self, operation_async: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """The result of kazoo's `operation_async(*args, **kwargs)` (a create, set, delete or multi),
+        not asked again: an answer lost with the connection leaves it unknown whether it happened.
+        ZooKeeperConnectionError when there is no answer within zookeeper.session.timeout.ms."""
+        try:
+            return operation_async(*args, **kwargs).get(timeout=self.session_timeout_ms / 1000)
+        except (ConnectionLoss, KazooTimeoutError):
+            raise ZooKeeperConnectionError(
+                f"No answer from ZooKeeper at {self.connect_string} to a write within "
+                f"zookeeper.session.timeout.ms={self.session_timeout_ms}: it may or may not have happened"
+            ) from None
+
+    def commit(self, transaction: TransactionRequest) -> list[Any]:
+        """Commit a multi; its results, one per op (an exception instance for a failed op)."""
+        results: list[Any] = self.write(transaction.commit_async)
+        return results
+
     # -- Kafka's start-up znodes ------------------------------------------------------------------
 
     def create_persistent_path(self, path: str, data: bytes | None = None, exist_ok: bool = True) -> None:
         """Create `path` and any missing parent, as Kafka's createRecursive: parents with no data (null,
         not empty, as Kafka leaves them). An existing `path` is an error unless `exist_ok`."""
         try:
-            self.kazoo.create(path, data)
+            self.write(self.kazoo.create_async, path, data)
         except NoNodeError:
             parent = path.rsplit("/", 1)[0]
             if parent:
                 self.create_persistent_path(parent)
             try:
-                self.kazoo.create(path, data)
+                self.write(self.kazoo.create_async, path, data)
             except NodeExistsError:
                 if not exist_ok:
                     raise

@@ -32,12 +32,12 @@ def set_entity_config(
     path = paths.config_entity(entity_type, entity_name)
     data = EntityConfigZnode(config).serialize()
     try:
-        zk.kazoo.set(path, data)
+        zk.write(zk.kazoo.set_async, path, data)
     except NoNodeError:
         try:
             zk.create_persistent_path(path, data, exist_ok=False)
         except NodeExistsError:  # created meanwhile by another broker: last writer wins, as in Kafka
-            zk.kazoo.set(path, data)
+            zk.write(zk.kazoo.set_async, path, data)
 
 
 def entity_config(zk: ZooKeeperClient, entity_type: str, entity_name: str) -> dict[str, str]:
@@ -50,7 +50,8 @@ def entity_config(zk: ZooKeeperClient, entity_type: str, entity_name: str) -> di
 def create_config_change_notification(zk: ZooKeeperClient, entity_path: str) -> int:
     """Create /config/changes/config_change_<n> for `entity_path` (`<type>/<name>`); returns n."""
     zk.create_persistent_path(paths.CONFIG_CHANGES)
-    created = zk.kazoo.create(
+    created = zk.write(
+        zk.kazoo.create_async,
         f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
         ConfigChangeNotification(entity_path).serialize(),
         sequence=True,

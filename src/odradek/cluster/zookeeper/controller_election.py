@@ -41,7 +41,7 @@ def elect_controller(zk: ZooKeeperClient, broker_id: int, timestamp_ms: int | No
     transaction.create(paths.CONTROLLER, ControllerZnode(broker_id, timestamp_ms).serialize(), ephemeral=True)
     new_epoch_data = serialize_controller_epoch(new_epoch)
     transaction.set_data(paths.CONTROLLER_EPOCH, new_epoch_data, current.epoch_zk_version)
-    results = transaction.commit()
+    results = zk.commit(transaction)
     if isinstance(results[1], ZnodeStat):
         return ControllerFence(zk, ControllerEpoch(new_epoch, int(results[1].version)))
     if isinstance(results[0], NodeExistsError) or isinstance(results[1], BadVersionError):
@@ -68,7 +68,11 @@ def active_controller(zk: ZooKeeperClient) -> ControllerZnode | None:
 
 def _create_controller_epoch(zk: ZooKeeperClient) -> ControllerEpoch:
     try:
-        zk.kazoo.create(paths.CONTROLLER_EPOCH, serialize_controller_epoch(INITIAL_CONTROLLER_EPOCH))
+        zk.write(
+            zk.kazoo.create_async,
+            paths.CONTROLLER_EPOCH,
+            serialize_controller_epoch(INITIAL_CONTROLLER_EPOCH),
+        )
         return ControllerEpoch(INITIAL_CONTROLLER_EPOCH, 0)
     except NodeExistsError:  # another broker created it first
         current = read_controller_epoch(zk)

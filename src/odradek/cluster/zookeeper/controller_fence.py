@@ -84,7 +84,7 @@ class ControllerFence:
                 transaction.set_data(op.path, op.data, op.version)
             else:
                 transaction.delete(op.path, op.version)
-        results: list[object] = transaction.commit()
+        results: list[object] = self.zk.commit(transaction)
         check, op_results = results[0], results[1:]
         if isinstance(check, BadVersionError | NoNodeError):
             raise ControllerMovedError(

@@ -29,7 +29,7 @@ def allocate_producer_id_block(zk: ZooKeeperClient, broker_id: int) -> ProducerI
         latest = ProducerIdBlock.parse(data)
         block = first_block(broker_id) if latest is None else latest.next_block(broker_id)
         try:
-            zk.kazoo.set(paths.LATEST_PRODUCER_ID_BLOCK, block.serialize(), version=stat.version)
+            zk.write(zk.kazoo.set_async, paths.LATEST_PRODUCER_ID_BLOCK, block.serialize(), stat.version)
             return block
         except BadVersionError:
             continue  # another broker took a block meanwhile
