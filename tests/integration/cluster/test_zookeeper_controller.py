@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable
 
@@ -9,6 +10,7 @@ import pytest
 
 from odradek.cluster.zookeeper import paths, topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.cluster_znodes import ControllerZnode
 from odradek.cluster.zookeeper.controller_election import (
     active_controller,
     elect_controller,
@@ -102,3 +104,29 @@ def test_partition_state_is_compare_and_set_on_the_partition_epoch(zk: ZooKeeper
     # a write based on the state read before that one loses, and changes nothing
     assert topics.update_partition_state(fence, "t", 0, PartitionStateZnode(3, 1, [3], 1), 0) is None
     assert topics.partition_state(zk, "t", 0) == (shrunk, 1)
+
+
+def test_brokers_see_the_controller_come_and_go_on_their_event_loop(
+    connect_zk: Callable[[], ZooKeeperClient], zookeeper_server: ZooKeeperServer
+) -> None:
+    watcher, controller = connect_zk(), connect_zk()
+
+    async def main() -> list[int | None]:
+        loop = asyncio.get_running_loop()
+        seen: list[int | None] = []
+        changed = asyncio.Queue[None]()
+
+        def on_change(data: bytes | None) -> None:
+            assert asyncio.get_running_loop() is loop
+            seen.append(None if data is None else ControllerZnode.parse(data).broker_id)
+            changed.put_nowait(None)
+
+        watcher.watch_data(paths.CONTROLLER, on_change, loop)
+        await asyncio.wait_for(changed.get(), 10)  # at once: no controller yet
+        await asyncio.to_thread(elect_controller, controller, 7)
+        await asyncio.wait_for(changed.get(), 10)
+        await asyncio.to_thread(expire_session, controller.kazoo, zookeeper_server.connect_string)
+        await asyncio.wait_for(changed.get(), 10)
+        return seen
+
+    assert asyncio.run(main()) == [None, 7, None]

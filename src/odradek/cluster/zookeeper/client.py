@@ -3,8 +3,9 @@
 `ZooKeeperClient.connect("host:2181,host2:2181/kafka", ...)` connects as a Kafka broker does: the chroot
 (`/kafka`) is created first if missing, through a session without it, then the client works inside it.
 Every method blocks (kazoo is thread-based); see the package docstring for how the event loop uses it.
-Reads are retried while the connection is lost (within the session timeout); writes are not, since a
-write whose answer was lost may have happened: callers decide (the controller, by the epoch check).
+Reads are retried while the connection is lost; writes are not, since a write whose answer was lost
+may have happened: callers decide (the controller, by the epoch check). No call waits longer than the
+session timeout: then ZooKeeperConnectionError.
 """
 
 from __future__ import annotations
@@ -204,6 +205,18 @@ class ZooKeeperClient:
                 deliver(sorted(children))
 
         self.kazoo.ChildrenWatch(path, changed)
+
+    def watch_data(
+        self, path: str, on_change: Callable[[bytes | None], None], loop: asyncio.AbstractEventLoop
+    ) -> None:
+        """Call `on_change(data)` on `loop` now and whenever `path` is created, changed or deleted
+        (None while it does not exist): how brokers see /controller come and go."""
+        deliver = deliver_on_loop(loop, on_change)
+
+        def changed(data: bytes | None, stat: ZnodeStat | None) -> None:
+            deliver(data if stat is not None else None)
+
+        self.kazoo.DataWatch(path, changed)
 
     def watch_session(self, on_state: Callable[[str], None], loop: asyncio.AbstractEventLoop) -> None:
         """Call `on_state("CONNECTED" | "SUSPENDED" | "LOST")` on `loop` at each change of the
