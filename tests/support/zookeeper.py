@@ -63,7 +63,12 @@ def zookeeper_command() -> list[str] | None:
 
 
 class ZooKeeperServer:
-    """One standalone ZooKeeper in a child process; its data dir is thrown away with `base_dir`."""
+    """One standalone ZooKeeper in a child process; its data dir is thrown away with `base_dir`.
+
+    Start it from a thread that outlives it (the test's own): the child is SIGTERMed when the thread
+    that started it ends (PR_SET_PDEATHSIG follows the thread, not the process). Stopped and started
+    again, it keeps its port and data, so sessions survive a restart shorter than their timeout.
+    """
 
     def __init__(self, base_dir: Path, port: int | None = None) -> None:
         self.base_dir = base_dir
