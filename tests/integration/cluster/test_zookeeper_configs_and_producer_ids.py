@@ -57,6 +57,21 @@ def test_notifications_from_many_writers_are_read_in_sequence_order(
         assert mine == [f"topics/t{index}-{n}" for n in range(10)]
 
 
+def test_create_topic_writes_its_config_then_its_assignment(zk: ZooKeeperClient) -> None:
+    topics.create_topic(zk, "plain", TopicAssignmentZnode({0: [1]}), {})
+    topics.create_topic(
+        zk, "compacted", TopicAssignmentZnode({0: [1], 1: [2]}), {"cleanup.policy": "compact"}
+    )
+    assert configs.entity_config(zk, "topics", "plain") == {}
+    assert zk.read(paths.config_entity("topics", "plain")) is not None  # written even when empty, as Kafka
+    assert configs.entity_config(zk, "topics", "compacted") == {"cleanup.policy": "compact"}
+    assert topics.topic_names(zk) == ["compacted", "plain"]
+    with pytest.raises(TopicAlreadyExistsError):
+        topics.create_topic(zk, "plain", TopicAssignmentZnode({0: [2]}), {"retention.ms": "1"})
+    assert configs.entity_config(zk, "topics", "plain") == {}  # refused before anything was written
+    assert configs.config_changes_after(zk, -1) == []  # a new topic's config is no change
+
+
 def test_delete_topic_marker_and_the_controllers_deletion(zk: ZooKeeperClient) -> None:
     fence = elect_controller(zk, 1)
     topics.create_topic_assignment(zk, "gone", TopicAssignmentZnode({0: [1], 1: [1]}))

@@ -1,6 +1,7 @@
 """Topic assignments, partition states and delete-topic markers, as Kafka 3.9's KafkaZkClient keeps them.
 
-Who writes what: the broker handling CreateTopics writes the assignment (/brokers/topics/<topic>) and
+Who writes what: the broker handling CreateTopics writes the config and the assignment
+(/config/topics/<topic>, /brokers/topics/<topic>) and
 DeleteTopics writes the marker (/admin/delete_topics/<topic>); everything else is the controller's and
 goes through its ControllerFence. Partition states are compare-and-set on their zkVersion (the
 partition epoch): a write based on a stale read loses (None), and the controller re-reads.
@@ -17,9 +18,21 @@ from kazoo.protocol.states import ZnodeStat
 
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.configs import set_entity_config
 from odradek.cluster.zookeeper.controller_fence import ControllerFence, CreateOp, DeleteOp, SetDataOp
 from odradek.cluster.zookeeper.errors import TopicAlreadyExistsError, TopicAlreadyMarkedForDeletionError
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode, TopicAssignmentZnode
+
+
+def create_topic(
+    zk: ZooKeeperClient, topic: str, assignment: TopicAssignmentZnode, config: Mapping[str, str]
+) -> None:
+    """CreateTopics on any broker, as Kafka's AdminZkClient.createTopicWithAssignment: the topic's
+    config first (always written, {} included; no change notification), then its assignment."""
+    if zk.read(paths.topic(topic)) is not None:
+        raise TopicAlreadyExistsError(f"Topic '{topic}' already exists ({paths.topic(topic)})")
+    set_entity_config(zk, paths.TOPIC_CONFIG, topic, config)
+    create_topic_assignment(zk, topic, assignment)
 
 
 def create_topic_assignment(zk: ZooKeeperClient, topic: str, assignment: TopicAssignmentZnode) -> None:
