@@ -1,10 +1,10 @@
 """Topic assignments, partition states and delete-topic markers, as Kafka 3.9's KafkaZkClient keeps them.
 
 Who writes what: the broker handling CreateTopics writes the config and the assignment
-(/config/topics/<topic>, /brokers/topics/<topic>) and
-DeleteTopics writes the marker (/admin/delete_topics/<topic>); everything else is the controller's and
-goes through its ControllerFence. Partition states are compare-and-set on their zkVersion (the
-partition epoch): a write based on a stale read loses (None), and the controller re-reads.
+(/config/topics/<topic>, /brokers/topics/<topic>), the one handling DeleteTopics the marker
+(/admin/delete_topics/<topic>); everything else is the controller's and goes through its
+ControllerFence. Partition states are compare-and-set on their zkVersion (the partition epoch): a
+write based on a stale read loses (None), and the controller reads again.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def topics_marked_for_deletion(zk: ZooKeeperClient) -> list[str]:
 
 def delete_topic_znodes(fence: ControllerFence, topic: str) -> None:
     """The controller's last step of a deletion: the topic's znodes, its config, then its marker (in
-    Kafka's order, so a marker is never left without the controller having finished)."""
+    Kafka's order: a controller that stops half-way leaves the marker, and the next one finishes)."""
     for root in (paths.topic(topic), paths.config_entity(paths.TOPIC_CONFIG, topic)):
         for path in _depth_first(fence.zk, root):
             fence.commit([DeleteOp(path)])
