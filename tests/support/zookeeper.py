@@ -54,8 +54,6 @@ def zookeeper_command() -> list[str] | None:
         java,
         *JVM_OPTIONS,
         "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-        # ZooKeeper's JMX beans are of no use here and cost start-up time
-        "-Dzookeeper.jmx.log4j.disable=true",
         "-cp",
         os.pathsep.join(classpath),
         MAIN_CLASS,
