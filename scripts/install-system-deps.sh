@@ -7,6 +7,9 @@ set -euo pipefail
 
 missing=()
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
+# Debian's ZooKeeper, for the cluster tests: only its jars are used (tests/support/zookeeper.py runs
+# QuorumPeerMain with the machine's Java on a free port); the package starts no service.
+[ -e /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 sudo=()

@@ -1,0 +1,20 @@
+"""ZooKeeper as the cluster's coordination store, in Kafka 3.9's znode layout (kafka/zk/ZkData.scala).
+
+Kafka's own ZooKeeper tooling can read what odradek writes here and the other way round: the same
+paths (`paths`), the same JSON field names, types and "version" values (`*_znodes`), and the same
+protocols on top: controller election and epoch-fenced controller writes (`controller_election`,
+`controller_fence`), ephemeral broker registration whose czxid is the broker epoch (`brokers`),
+compare-and-set partition states (`topics`), config change notifications (`configs`) and producer-id
+blocks (`producer_ids`).
+
+Threads and the event loop: kazoo is thread-based (its own connection and event threads) while the
+broker is one asyncio loop. Every function here blocks and is meant to run off the loop, through
+`asyncio.to_thread` (one ZooKeeper round trip or a few; never on the hot path of a request). Watches
+and session changes arrive on kazoo's thread and are handed to the loop with `call_soon_threadsafe`
+(`loop_delivery`), so broker state is only ever touched on the loop.
+
+Status: the foundation of cluster mode only. Nothing here is wired into the broker yet
+(`zookeeper.connect` is refused until it is); every function takes its parameters explicitly
+(connect string with optional chroot, session and connection timeouts, broker id). Running a cluster
+is not documented in docs/operations.md until it works.
+"""

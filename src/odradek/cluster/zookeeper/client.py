@@ -1,0 +1,236 @@
+"""A ZooKeeper session over kazoo, with Kafka's connect string, chroot and start-up znodes.
+
+`ZooKeeperClient.connect("host:2181,host2:2181/kafka", ...)` connects as a Kafka broker does: the chroot
+(`/kafka`) is created first if missing, through a session without it, then the client works inside it.
+Every method blocks (kazoo is thread-based); see the package docstring for how the event loop uses it.
+Reads are retried while the connection is lost; writes are not, since a write whose answer was lost
+may have happened: callers decide (the controller, by the epoch check). No call waits longer than the
+session timeout: then ZooKeeperConnectionError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kazoo.client import KazooClient, TransactionRequest
+from kazoo.exceptions import ConnectionLoss, NodeExistsError, NoNodeError, SessionExpiredError
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import KazooState, ZnodeStat
+
+from odradek.cluster.zookeeper import paths
+from odradek.cluster.zookeeper.cluster_znodes import ClusterIdZnode
+from odradek.cluster.zookeeper.errors import ZooKeeperConnectionError
+from odradek.cluster.zookeeper.loop_delivery import deliver_on_loop
+
+#: Kafka's defaults for zookeeper.session.timeout.ms and zookeeper.connection.timeout.ms (which
+#: falls back to the session timeout).
+DEFAULT_SESSION_TIMEOUT_MS = 18_000
+
+
+class ZooKeeperClient:
+    """One ZooKeeper session, inside the connect string's chroot."""
+
+    def __init__(self, kazoo: KazooClient, connect_string: str, session_timeout_ms: int) -> None:
+        self.kazoo = kazoo
+        self.connect_string = connect_string
+        self.session_timeout_ms = session_timeout_ms
+
+    @classmethod
+    def connect(
+        cls,
+        connect_string: str,
+        *,
+        session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
+        connection_timeout_ms: int | None = None,
+    ) -> ZooKeeperClient:
+        """Connect (creating the chroot if missing) or raise ZooKeeperConnectionError in time."""
+        connection_timeout_ms = connection_timeout_ms or session_timeout_ms
+        hosts, chroot = split_chroot(connect_string)
+        if chroot:
+            root = cls._start(hosts, connect_string, session_timeout_ms, connection_timeout_ms)
+            try:
+                if root.read(chroot) is None:
+                    root.create_persistent_path(chroot)
+            finally:
+                root.close()
+        return cls._start(connect_string, connect_string, session_timeout_ms, connection_timeout_ms)
+
+    @classmethod
+    def _start(
+        cls, hosts: str, connect_string: str, session_timeout_ms: int, connection_timeout_ms: int
+    ) -> ZooKeeperClient:
+        kazoo = KazooClient(
+            hosts=hosts,
+            timeout=session_timeout_ms / 1000,
+            # reconnect for as long as it takes, but never wait more than 2 s between attempts
+            connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 2.0},
+        )
+        try:
+            kazoo.start(timeout=connection_timeout_ms / 1000)
+        except KazooTimeoutError:
+            kazoo.stop()  # kazoo would go on trying in the background
+            kazoo.close()
+            raise ZooKeeperConnectionError(
+                f"Could not connect to ZooKeeper at {connect_string} within "
+                f"zookeeper.connection.timeout.ms={connection_timeout_ms}"
+            ) from None
+        return cls(kazoo, connect_string, session_timeout_ms)
+
+    def close(self) -> None:
+        """End the session (its ephemeral znodes go at once) and release kazoo's threads."""
+        self.kazoo.stop()
+        self.kazoo.close()
+
+    @property
+    def session_id(self) -> int:
+        return int(self.kazoo.client_id[0]) if self.kazoo.client_id else 0
+
+    @property
+    def connected(self) -> bool:
+        return bool(self.kazoo.connected)
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def read(self, path: str) -> tuple[bytes | None, ZnodeStat] | None:
+        """The data and stat of `path`, or None when it does not exist."""
+        try:
+            data, stat = self.retry(self.kazoo.get_async, path)
+        except NoNodeError:
+            return None
+        return data, stat
+
+    def children(self, path: str) -> list[str]:
+        """The names of `path`'s children, sorted ([] when `path` does not exist)."""
+        try:
+            return sorted(self.retry(self.kazoo.get_children_async, path))
+        except NoNodeError:
+            return []
+
+    def retry(self, operation_async: Callable[..., Any], *args: Any) -> Any:
+        """The result of kazoo's `operation_async(*args)`, asked again while the connection is lost, as
+        Kafka's retryRequestUntilConnected does (for reads, whose repeating is harmless), but for no
+        longer than zookeeper.session.timeout.ms: then ZooKeeperConnectionError, instead of hanging.
+
+        kazoo queues a request made while disconnected until it reconnects: waiting on its answer
+        with a timeout is what bounds the wait while ZooKeeper is unreachable.
+        """
+        deadline = time.monotonic() + self.session_timeout_ms / 1000
+        pause = 0.05
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                return operation_async(*args).get(timeout=max(remaining, 0.001))
+            except (ConnectionLoss, SessionExpiredError):
+                remaining = deadline - time.monotonic()
+                if remaining > 0:
+                    time.sleep(min(pause, remaining))
+                    pause = min(pause * 2, 1.0)
+                    continue
+            except KazooTimeoutError:
+                pass
+            raise ZooKeeperConnectionError(
+                f"Lost the connection to ZooKeeper at {self.connect_string} for longer than "
+                f"zookeeper.session.timeout.ms={self.session_timeout_ms}"
+            )
+
+    def write(self, operation_async: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """The result of kazoo's `operation_async(*args, **kwargs)` (a create, set, delete or multi),
+        not asked again: an answer lost with the connection leaves it unknown whether it happened.
+        ZooKeeperConnectionError when there is no answer within zookeeper.session.timeout.ms."""
+        try:
+            return operation_async(*args, **kwargs).get(timeout=self.session_timeout_ms / 1000)
+        except (ConnectionLoss, KazooTimeoutError):
+            raise ZooKeeperConnectionError(
+                f"No answer from ZooKeeper at {self.connect_string} to a write within "
+                f"zookeeper.session.timeout.ms={self.session_timeout_ms}: it may or may not have happened"
+            ) from None
+
+    def commit(self, transaction: TransactionRequest) -> list[Any]:
+        """Commit a multi; its results, one per op (an exception instance for a failed op)."""
+        results: list[Any] = self.write(transaction.commit_async)
+        return results
+
+    # -- Kafka's start-up znodes ------------------------------------------------------------------
+
+    def create_persistent_path(self, path: str, data: bytes | None = None, exist_ok: bool = True) -> None:
+        """Create `path` and any missing parent, as Kafka's createRecursive: parents with no data (null,
+        not empty, as Kafka leaves them). An existing `path` is an error unless `exist_ok`."""
+        try:
+            self.write(self.kazoo.create_async, path, data)
+        except NoNodeError:
+            parent = path.rsplit("/", 1)[0]
+            if parent:
+                self.create_persistent_path(parent)
+            try:
+                self.write(self.kazoo.create_async, path, data)
+            except NodeExistsError:
+                if not exist_ok:
+                    raise
+        except NodeExistsError:
+            if not exist_ok:
+                raise
+
+    def ensure_persistent_paths(self) -> None:
+        """The persistent znodes a Kafka broker makes sure exist at start (ZkData.PersistentZkPaths)."""
+        for path in paths.PERSISTENT_PATHS:
+            self.create_persistent_path(path)
+
+    def get_or_create_cluster_id(self, proposed_cluster_id: str) -> str:
+        """The cluster id in /cluster/id, written as `proposed_cluster_id` if there is none yet."""
+        try:
+            self.create_persistent_path(
+                paths.CLUSTER_ID, ClusterIdZnode(proposed_cluster_id).serialize(), exist_ok=False
+            )
+            return proposed_cluster_id
+        except NodeExistsError:
+            found = self.read(paths.CLUSTER_ID)
+            if found is None:
+                raise ZooKeeperConnectionError(f"{paths.CLUSTER_ID} vanished while being read") from None
+            return ClusterIdZnode.parse(found[0]).cluster_id
+
+    # -- watches, delivered onto an event loop ----------------------------------------------------
+
+    def watch_children(
+        self, path: str, on_change: Callable[[list[str]], None], loop: asyncio.AbstractEventLoop
+    ) -> None:
+        """Call `on_change(sorted children)` on `loop` now and whenever `path`'s children change
+        (kazoo re-arms the watch). `path` must exist: the watch ends, silently, when it is deleted."""
+        deliver = deliver_on_loop(loop, on_change)
+
+        def changed(children: list[str] | None) -> None:
+            if children is not None:
+                deliver(sorted(children))
+
+        self.kazoo.ChildrenWatch(path, changed)
+
+    def watch_data(
+        self, path: str, on_change: Callable[[bytes | None], None], loop: asyncio.AbstractEventLoop
+    ) -> None:
+        """Call `on_change(data)` on `loop` now and whenever `path` is created, changed or deleted
+        (None while it does not exist): how brokers see /controller come and go."""
+        deliver = deliver_on_loop(loop, on_change)
+
+        def changed(data: bytes | None, stat: ZnodeStat | None) -> None:
+            deliver(data if stat is not None else None)
+
+        self.kazoo.DataWatch(path, changed)
+
+    def watch_session(self, on_state: Callable[[str], None], loop: asyncio.AbstractEventLoop) -> None:
+        """Call `on_state("CONNECTED" | "SUSPENDED" | "LOST")` on `loop` at each change of the
+        session: LOST means it expired (its ephemeral znodes are gone) and a new one is being made."""
+        deliver = deliver_on_loop(loop, on_state)
+
+        def listener(state: KazooState) -> None:
+            deliver(str(state))
+
+        self.kazoo.add_listener(listener)
+
+
+def split_chroot(connect_string: str) -> tuple[str, str]:
+    """`"h1:2181,h2:2181/kafka/a"` → `("h1:2181,h2:2181", "/kafka/a")` (chroot "" when there is none)."""
+    hosts, slash, chroot = connect_string.partition("/")
+    chroot = f"{slash}{chroot}".rstrip("/")
+    return hosts, chroot

@@ -1,0 +1,86 @@
+"""/config/<type>/<name> and the /config/changes notifications, as Kafka 3.9 writes them
+(ConfigEntityZNode and ConfigEntityChangeNotificationSequenceZNode in kafka/zk/ZkData.scala).
+
+```
+/config/topics/T, /config/brokers/1, /config/brokers/<default>: {"version":1,"config":{"k":"v"}}
+/config/changes/config_change_0000000007: {"version":2,"entity_path":"topics/T"}
+```
+Config values are always strings. Version 1 notifications (`entity_type` + `entity_name`), from
+Kafka before 1.1, are still read, as Kafka reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from odradek.cluster.zookeeper.znode_json import (
+    MalformedZnodeError,
+    as_object,
+    as_str,
+    decode_object,
+    encode,
+    int_field,
+    str_field,
+)
+
+ENTITY_CONFIG_VERSION = 1
+CONFIG_CHANGE_VERSION = 2
+
+
+@dataclass(frozen=True, slots=True)
+class EntityConfigZnode:
+    """The dynamic config overrides of one entity (topic, broker, client, user, ip)."""
+
+    config: Mapping[str, str] = field(default_factory=dict)
+
+    def serialize(self) -> bytes:
+        return encode({"version": ENTITY_CONFIG_VERSION, "config": dict(self.config)})
+
+    @classmethod
+    def parse(cls, data: bytes | None, path: str) -> EntityConfigZnode:
+        # Kafka reads a znode with no data (as its intermediate znodes have) as no overrides
+        if not data:
+            return cls()
+        obj = decode_object(data, path)
+        config_json = obj.get("config")
+        if config_json is None:
+            return cls()
+        return cls(
+            {
+                name: as_str(value, f"{path} config {name!r}")
+                for name, value in as_object(config_json, f"{path} field 'config'").items()
+            }
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigChangeNotification:
+    """A notification that an entity's config changed: `entity_path` is `<type>/<name>`
+    (`topics/T`, `brokers/<default>`, `users/U/clients/C`)."""
+
+    entity_path: str
+
+    @property
+    def entity_type(self) -> str:
+        return self.entity_path.partition("/")[0]
+
+    @property
+    def entity_name(self) -> str:
+        return self.entity_path.partition("/")[2]
+
+    def serialize(self) -> bytes:
+        return encode({"version": CONFIG_CHANGE_VERSION, "entity_path": self.entity_path})
+
+    @classmethod
+    def parse(cls, data: bytes | None, path: str) -> ConfigChangeNotification:
+        obj = decode_object(data, path)
+        version = int_field(obj, "version", path)
+        if version == 1:
+            return cls(f"{str_field(obj, 'entity_type', path)}/{str_field(obj, 'entity_name', path)}")
+        if version == CONFIG_CHANGE_VERSION:
+            entity_path = str_field(obj, "entity_path", path)
+            if "/" not in entity_path:
+                raise MalformedZnodeError(f"{path} has entity_path {entity_path!r}, not <type>/<name>")
+            return cls(entity_path)
+        raise MalformedZnodeError(f"{path} has unsupported notification version {version} (1 and 2 are)")

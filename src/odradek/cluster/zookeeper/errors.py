@@ -1,0 +1,27 @@
+"""What can go wrong talking to ZooKeeper, in Kafka's terms (malformed znodes: znode_json)."""
+
+from __future__ import annotations
+
+
+class ZooKeeperError(Exception):
+    """Base of the errors of odradek.cluster.zookeeper."""
+
+
+class ZooKeeperConnectionError(ZooKeeperError):
+    """ZooKeeper could not be reached within zookeeper.connection.timeout.ms, or the connection broke."""
+
+
+class ControllerMovedError(ZooKeeperError):
+    """Another broker became controller (/controller_epoch moved on): this one must resign."""
+
+
+class BrokerIdAlreadyRegisteredError(ZooKeeperError):
+    """/brokers/ids/<id> exists and belongs to another session: two brokers were given the same id."""
+
+
+class TopicAlreadyExistsError(ZooKeeperError):
+    """/brokers/topics/<topic> exists."""
+
+
+class TopicAlreadyMarkedForDeletionError(ZooKeeperError):
+    """/admin/delete_topics/<topic> exists."""
