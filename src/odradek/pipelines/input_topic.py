@@ -1,0 +1,28 @@
+"""The pipeline's input topic, created before the job starts, and the identity its checkpoint is bound to."""
+
+from __future__ import annotations
+
+from odradek.pipelines.checkpoint import StreamIdentity
+
+_TIMEOUT_S = 30.0
+
+
+def ensure_input_topic(bootstrap: str, topic: str, partitions: int | None = None) -> StreamIdentity:
+    """Create `topic` unless it exists (`partitions`, or the broker's num.partitions when None); returns
+    the cluster id and the topic id, which change when the cluster or the topic is a new one."""
+    from confluent_kafka import KafkaError, KafkaException, TopicCollection
+    from confluent_kafka.admin import AdminClient
+    from confluent_kafka.cimpl import NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    created = admin.create_topics([NewTopic(topic, partitions or -1)], request_timeout=_TIMEOUT_S)
+    try:
+        created[topic].result(_TIMEOUT_S)
+    except KafkaException as error:
+        if error.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            raise
+    cluster = admin.describe_cluster(request_timeout=_TIMEOUT_S).result(_TIMEOUT_S)
+    description = admin.describe_topics(TopicCollection([topic]), request_timeout=_TIMEOUT_S)[topic].result(
+        _TIMEOUT_S
+    )
+    return StreamIdentity(str(cluster.cluster_id), topic, str(description.topic_id))
