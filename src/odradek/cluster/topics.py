@@ -15,10 +15,12 @@ task, so a caller that goes away (a closed connection) does not abandon it half-
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
+from odradek.cluster.config_changes import describe_change
 from odradek.cluster.metadata import ClusterMetadata, PartitionState, TopicState
 from odradek.cluster.topic_checks import (
     check_assignments,
@@ -28,12 +30,14 @@ from odradek.cluster.topic_checks import (
     validate_topic_name,
 )
 from odradek.config.topic import TopicConfig, parse_topic_configs, resolve_topic_config
+from odradek.config.topic_catalog import TOPIC_CONFIGS
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.errors import LogStorageError
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition_creation import PartitionCreationJob
 from odradek.storage.topic_store import TopicRecord
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: A manual replica assignment: partition -> broker ids, as a mapping or as pairs.
 Assignments = Mapping[int, Sequence[int]] | Sequence[tuple[int, Sequence[int]]]
@@ -142,6 +146,15 @@ class TopicAdmin:
                 self._creating.discard(name)
             self.logs.complete_partitions(job)
             self.cluster.add_topic(state)
+            configs = describe_change({}, state.configs, TOPIC_CONFIGS.get) if state.configs else "defaults"
+            log.info(
+                "created topic %s (id %s): %d partitions, replication factor %d, configs: %s",
+                name,
+                state.topic_id,
+                count,
+                replication_factor,
+                configs,
+            )
             return state
 
     def _new_topic(
@@ -207,6 +220,7 @@ class TopicAdmin:
                 raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
             self.logs.delete_topic(name)
             self.cluster.remove_topic(name)
+            log.info("deleted topic %s (id %s)", name, state.topic_id)
             return state
 
     async def create_partitions(
@@ -244,6 +258,7 @@ class TopicAdmin:
             await _run_in_thread(job, name)
             self.logs.complete_partitions(job)
             state.partitions.extend(self._partition(partition) for partition in range(current, count))
+            log.info("topic %s now has %d partitions (was %d)", name, count, current)
             return state
 
     async def alter_configs(
@@ -267,6 +282,11 @@ class TopicAdmin:
                 return
             replication_factor = len(state.partitions[0].replicas) if state.partitions else 1
             self.logs.save_topic(name, state.topic_id, len(state.partitions), configs, replication_factor)
+            log.info(
+                "configs of topic %s changed: %s",
+                name,
+                describe_change(state.configs, configs, TOPIC_CONFIGS.get),
+            )
             state.configs = configs
 
     async def _change(self, change: Coroutine[Any, Any, T]) -> T:
