@@ -1,9 +1,10 @@
 """Running the whole demonstration: a broker (started here unless one is given), the event generator in a
 thread, the streaming job, and a progress line every few seconds until the job is done or asked to stop.
 
-Ctrl-C (SIGINT) or SIGTERM asks the run to stop: the queries are stopped between micro-batches, so every
-batch is either written whole or left to the checkpoint to replay, and the Spark JVM the run started is
-shut down before it returns. A second Ctrl-C stops at once."""
+Ctrl-C (SIGINT) or SIGTERM asks the run to stop: the queries stop when the running micro-batch ends
+(within a few seconds, else inside it: a batch is either written and committed, or left to the
+checkpoint to replay), and the Spark JVM the run started is shut down before it returns. A second Ctrl-C
+stops at once."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ from odradek.pipelines.checkpoint import claim_checkpoint
 from odradek.pipelines.events import page_views, produce_page_views
 from odradek.pipelines.input_topic import ensure_input_topic
 from odradek.pipelines.job import JobSettings, OutputTally, progress_line, start
+
+#: How long a stop request waits for the running micro-batch to end before stopping inside it.
+STOP_GRACE_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -144,10 +148,10 @@ def _run(run: PipelineRun, session: Any, stop: _StopRequest, say: Callable[[str]
                         for query in queries:
                             query.stop()
         if stop.requested.is_set():
-            say("stopping after the current micro-batch")
+            say(f"stopping after the running micro-batch (at most {STOP_GRACE_S:.0f} s)")
             _quiet_expected_shutdown_errors(session)
             for query in queries:
-                _stop_between_batches(query)
+                _stop_after_batch(query)
         else:
             for query in queries:
                 if query.exception() is not None:
@@ -186,13 +190,23 @@ def _settled(query: Any, generated_by: list[float]) -> bool:
     return started > generated_by[0]
 
 
-def _stop_between_batches(query: Any, timeout_s: float = 120.0) -> None:
-    """Stop once the running micro-batch (if any) has finished: stopping inside one interrupts its
-    writes, and the batch is then replayed from the checkpoint by the next run anyway."""
-    deadline = time.monotonic() + timeout_s
-    while query.isActive and query.status["isTriggerActive"] and time.monotonic() < deadline:
+def _stop_after_batch(query: Any, grace_s: float = STOP_GRACE_S) -> None:
+    """Stop when the running micro-batch ends, or after `grace_s` if it has not: a batch stopped half-way
+    is not committed (its Parquet write is aborted; rows it sent to the topic may be sent again) and is
+    replayed from the checkpoint by the next run. Batches can run back to back, so "between batches"
+    is when a new one has completed, or when none is running."""
+    deadline = time.monotonic() + grace_s
+    completed = _last_batch_id(query)
+    while query.isActive and time.monotonic() < deadline:
+        if not query.status["isTriggerActive"] or _last_batch_id(query) != completed:
+            break
         time.sleep(0.05)
     query.stop()
+
+
+def _last_batch_id(query: Any) -> int | None:
+    progress = query.lastProgress
+    return int(progress["batchId"]) if progress else None
 
 
 def _quiet_expected_shutdown_errors(session: Any) -> None:
@@ -226,7 +240,7 @@ def stop_spark(session: Any, timeout_s: float = 30.0) -> None:
 
 
 class _StopRequest:
-    """SIGINT and SIGTERM set `requested` (the run then stops between batches); a second one raises
+    """SIGINT and SIGTERM set `requested` (the run then stops after the running batch); a second one raises
     KeyboardInterrupt. Handlers can only be set from the main thread; elsewhere only `requested` works."""
 
     def __init__(self) -> None:
