@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from odradek.cli.client import check_reachable
+from odradek.cli.errors import CliError
+
 EXAMPLES = """examples:
   odradek pipeline                                    # on a temporary broker it starts and stops itself
   odradek pipeline --trigger available-now --events 5000
@@ -71,12 +74,18 @@ class _DeprecatedAlias(argparse.Action):
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from odradek.pipelines import CheckpointMismatch, JobSettings, PipelineRun, local_broker, run_pipeline
+        from odradek.pipelines import JobSettings, PipelineError, PipelineRun, local_broker, run_pipeline
     except ImportError as error:
         print(
             f"odradek pipeline needs the spark extra (pip install 'odradek[spark]'): {error}", file=sys.stderr
         )
         return 2
+    if args.bootstrap_server:
+        try:
+            check_reachable(args.bootstrap_server, timeout=5.0)
+        except CliError as error:
+            print(f"odradek pipeline: {error}", file=sys.stderr)
+            return 1
     output_dir = Path(args.output_dir).resolve()
     checkpoint_dir = (
         Path(args.checkpoint_dir).resolve() if args.checkpoint_dir else output_dir / "_checkpoints"
@@ -103,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
                     temporary_broker=args.bootstrap_server is None,
                 )
             )
-    except CheckpointMismatch as error:
+    except PipelineError as error:
         print(f"odradek pipeline: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

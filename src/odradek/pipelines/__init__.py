@@ -4,6 +4,7 @@ a generator produces page views into a topic, a Structured Streaming job reads t
 topic (the `odradek` sink) and to Parquet. See docs/pipeline.md."""
 
 from odradek.pipelines.checkpoint import CheckpointMismatch
+from odradek.pipelines.errors import PipelineError
 from odradek.pipelines.events import PageView, page_views
 from odradek.pipelines.job import JobSettings
 from odradek.pipelines.run import PipelineResult, PipelineRun, local_broker, run_pipeline
@@ -12,6 +13,7 @@ __all__ = [
     "CheckpointMismatch",
     "JobSettings",
     "PageView",
+    "PipelineError",
     "PipelineResult",
     "PipelineRun",
     "local_broker",

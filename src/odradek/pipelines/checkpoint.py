@@ -15,10 +15,12 @@ import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from odradek.pipelines.errors import PipelineError
+
 MARKER = "odradek-pipeline.json"
 
 
-class CheckpointMismatch(Exception):
+class CheckpointMismatch(PipelineError):
     """The checkpoint belongs to another cluster or topic and this run may not discard it."""
 
 

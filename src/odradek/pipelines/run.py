@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from odradek.pipelines.checkpoint import claim_checkpoint
+from odradek.pipelines.errors import PipelineError
 from odradek.pipelines.events import page_views, produce_page_views
 from odradek.pipelines.input_topic import ensure_input_topic
 from odradek.pipelines.job import JobSettings, OutputTally, progress_line, start
@@ -155,7 +156,7 @@ def _run(run: PipelineRun, session: Any, stop: _StopRequest, say: Callable[[str]
         else:
             for query in queries:
                 if query.exception() is not None:
-                    raise RuntimeError(f"query {query.name} failed: {query.exception()}")
+                    raise PipelineError(f"query {query.name} failed: {query.exception()}")
     finally:
         stop.requested.set()  # ends the generator too
         generator.join()
