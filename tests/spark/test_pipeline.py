@@ -79,6 +79,30 @@ def test_pipeline_aggregates_match_plain_python(
     )
 
 
+def test_pipeline_resumed_on_the_same_broker_processes_the_new_events(
+    spark: Any, spark_broker: BrokerProcess, tmp_path: Path
+) -> None:
+    """Same cluster, same topic: the checkpoint is resumed, and the new page views' event times start
+    past its watermark (the same times again would all be late and give no window)."""
+    settings = JobSettings(
+        bootstrap=spark_broker.bootstrap,
+        input_topic="resumed-views",
+        output_topic="resumed-stats",
+        output_dir=str(tmp_path / "out"),
+        checkpoint_dir=str(tmp_path / "checkpoints"),
+        trigger="available-now",
+    )
+    run = PipelineRun(settings, events=600, rate=None, seed=3, events_per_second=EVENTS_PER_SECOND)
+    first = run_pipeline(run, spark, say=lambda _: None)
+    said: list[str] = []
+    second = run_pipeline(run, spark, say=said.append)
+    assert any(line.startswith("resuming from checkpoint") for line in said), said
+    assert first.rows_written > 0 and second.rows_written > 0
+    views = spark.read.parquet(settings.output_dir).where("metric = 'views_per_page'")
+    assert views.groupBy().sum("value").collect()[0][0] == 1200
+    assert views.select("window_start", "page").distinct().count() == views.count(), "a window written twice"
+
+
 # ----- `odradek pipeline` as a person runs it: a child process, its own temporary broker ----------------
 
 SUMMARY = re.compile(r"^(done|stopped \(SIGINT\)): produced (\d+) page views; (\d+) aggregate rows", re.M)

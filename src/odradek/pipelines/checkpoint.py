@@ -66,6 +66,24 @@ def claim_checkpoint(
     return "started fresh"
 
 
+def next_event_time(checkpoint_dir: Path) -> int | None:
+    """Where the event times of a resumed run start: past the watermark the checkpoint has reached.
+    A resumed run that generated the same event times again would find them all late and output
+    nothing."""
+    try:
+        value = json.loads((checkpoint_dir / MARKER).read_text()).get("next_event_time_ms")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return int(value) if isinstance(value, int) else None
+
+
+def record_next_event_time(checkpoint_dir: Path, event_time_ms: int) -> None:
+    marker = checkpoint_dir / MARKER
+    fields = json.loads(marker.read_text())
+    fields["next_event_time_ms"] = event_time_ms
+    marker.write_text(json.dumps(fields, indent=2) + "\n")
+
+
 def _has_content(directory: Path) -> bool:
     return directory.is_dir() and any(directory.iterdir())
 

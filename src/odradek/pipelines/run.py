@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from odradek.pipelines.checkpoint import claim_checkpoint
+from odradek.pipelines.checkpoint import claim_checkpoint, next_event_time, record_next_event_time
 from odradek.pipelines.errors import PipelineError
 from odradek.pipelines.events import page_views, produce_page_views
 from odradek.pipelines.input_topic import ensure_input_topic
@@ -34,6 +34,7 @@ from odradek.pipelines.job import JobSettings, OutputTally, progress_line, start
 
 #: How long a stop request waits for the running micro-batch to end before stopping inside it.
 STOP_GRACE_S = 10.0
+_QUIET = {"spark.ui.showConsoleProgress": "false"}
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,8 @@ def run_pipeline(
     stop.install()  # before the session, whose start takes seconds
     try:
         _claim_checkpoint(run, say)  # before Spark starts: a refusal costs no JVM
-        session = spark if spark is not None else local_spark("odradek-pipeline")
+        # Its own progress line every few seconds, not Spark's stage bars between them.
+        session = spark if spark is not None else local_spark("odradek-pipeline", **_QUIET)
         stop.install()  # again: a new SparkContext replaces the SIGINT handler with its own
         try:
             return _run(run, session, stop, say)
@@ -99,7 +101,7 @@ def _claim_checkpoint(run: PipelineRun, say: Callable[[str], None]) -> None:
         run_owns_checkpoint=run.temporary_broker,
     )
     if claimed == "resumed":
-        say(f"resuming from checkpoint {settings.checkpoint_dir}")
+        say(f"resuming from checkpoint {settings.checkpoint_dir}; event times continue after its watermark")
     elif claimed == "started fresh":
         say(
             f"checkpoint {settings.checkpoint_dir} was an earlier run's, on another broker: starting "
@@ -109,7 +111,13 @@ def _claim_checkpoint(run: PipelineRun, say: Callable[[str], None]) -> None:
 
 def _run(run: PipelineRun, session: Any, stop: _StopRequest, say: Callable[[str], None]) -> PipelineResult:
     settings = run.settings
-    views = list(page_views(run.events, seed=run.seed, events_per_second=run.events_per_second))
+    checkpoint = Path(settings.checkpoint_dir)
+    start_ms = next_event_time(checkpoint)
+    views = list(
+        page_views(
+            run.events, seed=run.seed, events_per_second=run.events_per_second, **_starting_at(start_ms)
+        )
+    )
     sent = [0]
     generated_by = [float("inf")]
 
@@ -122,6 +130,8 @@ def _run(run: PipelineRun, session: Any, stop: _StopRequest, say: Callable[[str]
             on_progress=lambda n: sent.__setitem__(0, n),
             stop=stop.requested.is_set,
         )
+        if sent[0]:
+            record_next_event_time(checkpoint, _after_watermark(max(v.ts for v in views[: sent[0]])))
         generated_by[0] = time.time()
 
     generator = threading.Thread(target=generate, name="page-view-generator", daemon=True)
@@ -163,6 +173,17 @@ def _run(run: PipelineRun, session: Any, stop: _StopRequest, say: Callable[[str]
     result = PipelineResult(sent[0], tally.batches, tally.rows, stop.signal)
     say(_summary(run, result))
     return result
+
+
+def _starting_at(start_ms: int | None) -> dict[str, int]:
+    return {} if start_ms is None else {"start_ms": start_ms}
+
+
+def _after_watermark(last_event_ms: int, window_ms: int = 60_000) -> int:
+    """A window start that the next run's events (up to 5 s early) cannot reach back from into windows
+    this run's watermark has passed: the closing heartbeats move it to two windows past the last event's
+    window start, this is three."""
+    return (last_event_ms // window_ms + 3) * window_ms
 
 
 def _summary(run: PipelineRun, result: PipelineResult) -> str:
