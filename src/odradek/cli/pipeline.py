@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"odradek pipeline: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        # A second Ctrl-C, or one before the job was running: what was written is in the checkpoint.
+        # A second Ctrl-C, or one while the temporary broker starts: what was written is in the checkpoint.
         print("odradek pipeline: interrupted", file=sys.stderr)
         return 130
     return result.exit_code
