@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,7 +18,7 @@ from typing import Any
 
 from odradek.pipelines import JobSettings, PipelineRun, page_views, run_pipeline
 from tests.spark.kafka_helpers import consume_all
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_process import REPO, BrokerProcess
 
 EVENTS = 3000
 EVENTS_PER_SECOND = 15.0  # of event time: about 200 s, four one-minute windows
@@ -29,7 +37,8 @@ def test_pipeline_aggregates_match_plain_python(
         trigger="1 second",
     )
     run = PipelineRun(settings, events=EVENTS, rate=None, seed=11, events_per_second=EVENTS_PER_SECOND)
-    assert run_pipeline(run, spark, say=lambda _: None) == EVENTS
+    result = run_pipeline(run, spark, say=lambda _: None)
+    assert result.produced == EVENTS and result.stopped_by is None and result.exit_code == 0
 
     views = list(page_views(EVENTS, seed=11, events_per_second=EVENTS_PER_SECOND))
     expected_views = Counter((v.ts // 60_000 * 60_000, v.page) for v in views)
@@ -63,8 +72,208 @@ def test_pipeline_aggregates_match_plain_python(
 
     # The same rows went to the output topic through the sink.
     messages = [json.loads(m.value or b"") for m in consume_all(spark_broker.bootstrap, "pipeline-stats")]
-    assert len(messages) == len(page_rows) + len(user_rows)
+    assert len(messages) == len(page_rows) + len(user_rows) == result.rows_written
     assert sum(m["value"] for m in messages if m["metric"] == "views_per_page") == EVENTS
     assert sorted(m["value"] for m in messages if m["metric"] == "active_users") == sorted(
         expected_users.values()
     )
+
+
+def test_pipeline_resumed_on_the_same_broker_processes_the_new_events(
+    spark: Any, spark_broker: BrokerProcess, tmp_path: Path
+) -> None:
+    """Same cluster, same topic: the checkpoint is resumed, and the new page views' event times start
+    past its watermark (the same times again would all be late and give no window)."""
+    settings = JobSettings(
+        bootstrap=spark_broker.bootstrap,
+        input_topic="resumed-views",
+        output_topic="resumed-stats",
+        output_dir=str(tmp_path / "out"),
+        checkpoint_dir=str(tmp_path / "checkpoints"),
+        trigger="available-now",
+    )
+    run = PipelineRun(settings, events=600, rate=None, seed=3, events_per_second=EVENTS_PER_SECOND)
+    first = run_pipeline(run, spark, say=lambda _: None)
+    said: list[str] = []
+    second = run_pipeline(run, spark, say=said.append)
+    assert any(line.startswith("resuming from checkpoint") for line in said), said
+    assert first.rows_written > 0 and second.rows_written > 0
+    views = spark.read.parquet(settings.output_dir).where("metric = 'views_per_page'")
+    assert views.groupBy().sum("value").collect()[0][0] == 1200
+    assert views.select("window_start", "page").distinct().count() == views.count(), "a window written twice"
+
+
+# ----- `odradek pipeline` as a person runs it: a child process, its own temporary broker ----------------
+
+SUMMARY = re.compile(r"^(done|stopped \(SIGINT\)): produced (\d+) page views; (\d+) aggregate rows", re.M)
+
+
+def _pipeline_command(*arguments: str) -> list[str]:
+    return [sys.executable, "-m", "odradek.cli.main", "pipeline", *arguments]
+
+
+def _environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO / "src")}
+
+
+def _parquet_rows(output_dir: Path) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    rows: list[dict[str, Any]] = pq.read_table(output_dir).to_pylist()  # skips _checkpoints
+    return rows
+
+
+def test_pipeline_run_twice_processes_everything_both_times(tmp_path: Path) -> None:
+    """The second run has a new temporary broker: the first run's checkpoint is not its to resume (it
+    would read nothing and say "done"); it starts fresh and replaces that run's Parquet."""
+    command = _pipeline_command("--events", "1000", "--rate", "0", "--trigger", "available-now")
+    summaries = []
+    for _ in range(2):
+        completed = subprocess.run(
+            command, cwd=tmp_path, env=_environment(), capture_output=True, text=True, timeout=300
+        )
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+        summary = SUMMARY.search(completed.stdout)
+        assert summary is not None, completed.stdout
+        summaries.append(summary)
+    assert "starting fresh" not in summaries[0].string and "starting fresh" in summaries[1].string
+    first_rows, second_rows = (int(s.group(3)) for s in summaries)
+    assert first_rows > 0 and second_rows == first_rows
+    output = tmp_path / "pipeline-output"
+    rows = _parquet_rows(output)
+    assert len(rows) == second_rows, "the first run's Parquet is left beside the second's"
+    assert sum(r["value"] for r in rows if r["metric"] == "views_per_page") == 1000
+    assert "temporary broker and is gone with it" in summaries[1].string
+
+
+def test_pipeline_interrupted_by_ctrl_c_exits_130_leaving_no_process_and_its_output(tmp_path: Path) -> None:
+    log_path = tmp_path / "pipeline.log"
+    with open(log_path, "wb") as log:
+        # Its own process group, which the test signals whole as a terminal's Ctrl-C does.
+        process = subprocess.Popen(
+            _pipeline_command("--events", "50000", "--rate", "500", "--trigger", "1 second"),
+            cwd=tmp_path,
+            env=_environment(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 180
+        while "page_stats: batch" not in log_path.read_text(errors="replace"):
+            assert process.poll() is None, log_path.read_text(errors="replace")
+            assert time.monotonic() < deadline, "no micro-batch ran"
+            time.sleep(0.5)
+        descendants = _descendants(process.pid)
+        assert any("java" in command for _, command in descendants.values()), descendants
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(120) == 130
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    output = log_path.read_text(errors="replace")
+    assert "Traceback" not in output and "py4j" not in output.lower(), output
+    summary = SUMMARY.search(output)
+    assert summary is not None and summary.group(1) == "stopped (SIGINT)", output
+    time.sleep(1)
+    left = {pid: command for pid, (started, command) in descendants.items() if _start_time(pid) == started}
+    assert left == {}, f"left running: {left}"
+    rows_written = int(summary.group(3))
+    assert len(_parquet_rows(tmp_path / "pipeline-output")) == rows_written
+
+
+def test_pipeline_refuses_a_checkpoint_of_another_cluster_on_a_given_broker(
+    spark_broker: BrokerProcess, tmp_path: Path
+) -> None:
+    checkpoint = tmp_path / "checkpoint"
+    (checkpoint / "page_stats" / "offsets").mkdir(parents=True)
+    (checkpoint / "odradek-pipeline.json").write_text(
+        json.dumps({"cluster_id": "another-cluster", "topic": "refused-views", "topic_id": "x"})
+    )
+    # --bootstrap, the option's old name, still works and says it is deprecated.
+    completed = subprocess.run(
+        _pipeline_command(
+            *("--bootstrap", spark_broker.bootstrap, "--input-topic", "refused-views"),
+            *("--checkpoint-dir", str(checkpoint), "--output-dir", str(tmp_path / "out")),
+        ),
+        cwd=tmp_path,
+        env=_environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "--bootstrap is deprecated; use --bootstrap-server" in completed.stderr
+    refusal = completed.stderr.strip().splitlines()[-1]
+    assert refusal.startswith(
+        f"odradek pipeline: checkpoint {checkpoint} holds offsets of topic refused-views"
+    )
+    assert "another-cluster" in refusal and "Traceback" not in completed.stderr
+    assert (checkpoint / "page_stats" / "offsets").is_dir()
+
+
+def test_spark_driver_listens_on_loopback_only(spark: Any) -> None:
+    from pyspark import SparkContext
+
+    assert spark.sparkContext.getConf().get("spark.driver.host") == "127.0.0.1"
+    gateway = SparkContext._gateway
+    assert gateway is not None
+    addresses = _listening_addresses(gateway.proc.pid)
+    assert addresses and addresses <= {"127.0.0.1"}, addresses
+
+
+def _descendants(pid: int) -> dict[int, tuple[str, str]]:
+    """Every process below `pid`: its start time (to tell a reused pid) and command line."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found: dict[int, tuple[str, str]] = {}
+    pending = list(children.get(pid, []))
+    while pending:
+        child = pending.pop()
+        try:
+            command = (Path("/proc") / str(child) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        found[child] = (_start_time(child) or "", command)
+        pending += children.get(child, [])
+    return found
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _listening_addresses(pid: int) -> set[str]:
+    """IPv4/IPv6 addresses the process's listening TCP sockets are bound to (from /proc, Linux)."""
+    inodes = set()
+    for fd in (Path("/proc") / str(pid) / "fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    addresses = set()
+    for table in ("tcp", "tcp6"):
+        for line in (Path("/proc") / str(pid) / "net" / table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+                addresses.add(_address(fields[1].split(":")[0]))
+    return addresses
+
+
+def _address(hex_address: str) -> str:
+    raw = bytes.fromhex(hex_address)
+    if len(raw) == 4:
+        return socket.inet_ntop(socket.AF_INET, raw[::-1])
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
+    mapped = socket.inet_ntop(socket.AF_INET6, words)
+    return mapped.removeprefix("::ffff:")

@@ -7,9 +7,21 @@ import asyncio
 import logging
 import sys
 
+EXAMPLES = """examples:
+  odradek broker --config config/server.properties
+  odradek broker --config config/server.properties --override log.dirs=/var/lib/odradek --log-level WARNING
+  odradek broker --override listeners=PLAINTEXT://127.0.0.1:19092 --override log.dirs=/tmp/odradek
+"""
+
 
 def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subcommands.add_parser("broker", help="run a broker", description="Run an odradek broker.")
+    parser = subcommands.add_parser(
+        "broker",
+        help="run a broker",
+        description="Run an odradek broker.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--config", metavar="FILE", help="a server.properties file (Kafka's config names)")
     parser.add_argument(
         "--override", action="append", default=[], metavar="KEY=VALUE", help="set a config (repeatable)"

@@ -5,11 +5,35 @@ from __future__ import annotations
 import argparse
 import sys
 
+from odradek import __version__
 from odradek.cli import broker, configs, consume, groups, pipeline, produce, topics
+from odradek.cli.examples import share_examples
+
+EXAMPLES = """examples:
+  odradek broker --config config/server.properties
+  odradek topics create --topic orders --partitions 3
+  echo hello | odradek produce --topic orders
+  odradek consume --topic orders --from-beginning
+  odradek pipeline
+
+Each command answers --help, with examples of its own.
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="odradek", description="A Kafka-compatible broker and its tools.")
+    args = build_parser().parse_args(argv)
+    result: int = args.run(args)
+    return result
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="odradek",
+        description="A Kafka-compatible broker and its tools.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"odradek {__version__}")
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     broker.add_parser(subcommands)
     topics.add_parser(subcommands)
@@ -18,9 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     consume.add_parser(subcommands)
     groups.add_parser(subcommands)
     pipeline.add_parser(subcommands)
-    args = parser.parse_args(argv)
-    result: int = args.run(args)
-    return result
+    share_examples(parser)
+    return parser
 
 
 if __name__ == "__main__":

@@ -6,6 +6,18 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
+from typing import Any
+
+from odradek.cli.client import check_reachable
+from odradek.cli.errors import CliError
+
+EXAMPLES = """examples:
+  odradek pipeline                                    # on a temporary broker it starts and stops itself
+  odradek pipeline --trigger available-now --events 5000
+  odradek pipeline --bootstrap-server localhost:9092 --events 100000 --rate 10000 --output-dir out
+
+Ctrl-C stops it after the running micro-batch (exit code 130); a second Ctrl-C stops at once.
+"""
 
 
 def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -13,9 +25,21 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
         "pipeline",
         help="run the page-view streaming pipeline on Spark",
         description="Produce page views, aggregate them with Spark Structured Streaming, write the results "
-        "to a topic and to Parquet. Without --bootstrap a temporary local broker is started.",
+        "to a topic and to Parquet. Without --bootstrap-server a temporary local broker is started (and "
+        "removed at the end, with its topics).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--bootstrap", metavar="HOST:PORT", help="a running broker (default: start one)")
+    parser.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT",
+        help="a running broker, comma-separated (default: start a temporary one; "
+        "$ODRADEK_BOOTSTRAP_SERVER is not used here)",
+    )
+    # The option's old name, kept working.
+    parser.add_argument(
+        "--bootstrap", dest="bootstrap_server", action=_DeprecatedAlias, help=argparse.SUPPRESS
+    )
     parser.add_argument("--events", type=int, default=20_000, help="page views to generate (default 20000)")
     parser.add_argument("--rate", type=float, default=1_000.0, help="page views per second, 0 for no limit")
     parser.add_argument("--seed", type=int, default=7, help="generator seed (default 7)")
@@ -36,36 +60,63 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     parser.set_defaults(run=run)
 
 
+class _DeprecatedAlias(argparse.Action):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"odradek pipeline: {option_string} is deprecated; use --bootstrap-server", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        from odradek.pipelines import JobSettings, PipelineRun, local_broker, run_pipeline
+        from odradek.pipelines import JobSettings, PipelineError, PipelineRun, local_broker, run_pipeline
     except ImportError as error:
         print(
             f"odradek pipeline needs the spark extra (pip install 'odradek[spark]'): {error}", file=sys.stderr
         )
         return 2
+    if args.bootstrap_server:
+        try:
+            check_reachable(args.bootstrap_server, timeout=5.0)
+        except CliError as error:
+            print(f"odradek pipeline: {error}", file=sys.stderr)
+            return 1
     output_dir = Path(args.output_dir).resolve()
     checkpoint_dir = (
         Path(args.checkpoint_dir).resolve() if args.checkpoint_dir else output_dir / "_checkpoints"
     )
-    with contextlib.ExitStack() as stack:
-        bootstrap = args.bootstrap or stack.enter_context(local_broker(args.partitions))
-        settings = JobSettings(
-            bootstrap=bootstrap,
-            input_topic=args.input_topic,
-            output_topic=args.output_topic,
-            output_dir=str(output_dir),
-            checkpoint_dir=str(checkpoint_dir),
-            max_offsets_per_trigger=args.max_offsets_per_trigger or None,
-            trigger=args.trigger,
-        )
-        run_pipeline(
-            PipelineRun(
-                settings,
-                events=args.events,
-                rate=args.rate or None,
-                seed=args.seed,
-                partitions=args.partitions,
+    try:
+        with contextlib.ExitStack() as stack:
+            bootstrap = args.bootstrap_server or stack.enter_context(local_broker(args.partitions))
+            settings = JobSettings(
+                bootstrap=bootstrap,
+                input_topic=args.input_topic,
+                output_topic=args.output_topic,
+                output_dir=str(output_dir),
+                checkpoint_dir=str(checkpoint_dir),
+                max_offsets_per_trigger=args.max_offsets_per_trigger or None,
+                trigger=args.trigger,
             )
-        )
-    return 0
+            result = run_pipeline(
+                PipelineRun(
+                    settings,
+                    events=args.events,
+                    rate=args.rate or None,
+                    seed=args.seed,
+                    partitions=args.partitions,
+                    temporary_broker=args.bootstrap_server is None,
+                )
+            )
+    except PipelineError as error:
+        print(f"odradek pipeline: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        # A second Ctrl-C, or one while the temporary broker starts: what was written is in the checkpoint.
+        print("odradek pipeline: interrupted", file=sys.stderr)
+        return 130
+    return result.exit_code

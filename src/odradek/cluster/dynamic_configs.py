@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from odradek.cluster.config_changes import describe_change
 from odradek.config.broker import (
     BrokerConfig,
     refuse_unsupported_broker_configs,
@@ -34,7 +35,7 @@ from odradek.config.broker import (
 )
 from odradek.config.catalog import BROKER_CONFIGS, LISTENER_PREFIX, listener_base
 from odradek.config.topic import resolve_topic_config
-from odradek.config.types import ConfigError
+from odradek.config.types import ConfigError, ConfigKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.config import LogConfig
 from odradek.storage.files import fsync_dir, write_all
@@ -132,11 +133,17 @@ class DynamicBrokerConfigs:
     def replace(self, configs: Mapping[str, str], *, cluster_default: bool) -> BrokerConfig:
         """Validate, persist and return the configuration with `configs` as the whole layer."""
         config = self.validate(configs, cluster_default=cluster_default)
+        before = self.layer(cluster_default=cluster_default)
         if cluster_default:
             self.cluster_default = dict(configs)
         else:
             self.per_broker = dict(configs)
         self._write()
+        log.info(
+            "dynamic configs of %s changed: %s",
+            "the default of all brokers" if cluster_default else f"broker {self.node_id}",
+            describe_change(before, configs, _broker_key),
+        )
         return config
 
     def _write(self) -> None:
@@ -189,6 +196,10 @@ def _check(configs: Mapping[str, str], *, cluster_default: bool) -> None:
                 BROKER_CONFIGS[base].parse(value)
             except ConfigError as error:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, str(error)) from None
+
+
+def _broker_key(name: str) -> ConfigKey | None:
+    return BROKER_CONFIGS.get(listener_base(name) if name.startswith(LISTENER_PREFIX) else name)
 
 
 def _usable(stored: dict[str, object], *, cluster_default: bool) -> dict[str, str]:

@@ -15,10 +15,12 @@ task, so a caller that goes away (a closed connection) does not abandon it half-
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
+from odradek.cluster.config_changes import describe_change
 from odradek.cluster.metadata import ClusterMetadata, PartitionState, TopicState
 from odradek.cluster.topic_checks import (
     check_assignments,
@@ -29,12 +31,14 @@ from odradek.cluster.topic_checks import (
 )
 from odradek.config.broker import BrokerConfig
 from odradek.config.topic import TopicConfig, parse_topic_configs, resolve_topic_config
+from odradek.config.topic_catalog import TOPIC_CONFIGS
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.errors import LogStorageError
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition_creation import PartitionCreationJob
 from odradek.storage.topic_store import TopicRecord
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: A manual replica assignment: partition -> broker ids, as a mapping or as pairs.
 Assignments = Mapping[int, Sequence[int]] | Sequence[tuple[int, Sequence[int]]]
@@ -148,6 +152,15 @@ class TopicAdmin:
                 self._creating.discard(name)
             self.logs.complete_partitions(job)
             self.cluster.add_topic(state)
+            configs = describe_change({}, state.configs, TOPIC_CONFIGS.get) if state.configs else "defaults"
+            log.info(
+                "created topic %s (id %s): %d partitions, replication factor %d, configs: %s",
+                name,
+                state.topic_id,
+                count,
+                replication_factor,
+                configs,
+            )
             return state
 
     def _new_topic(
@@ -229,6 +242,7 @@ class TopicAdmin:
             self.cluster.remove_topic(name)
             await asyncio.to_thread(job.run)  # never raises: what failed is retried
             self.logs.complete_topic_deletion(job)
+            log.info("deleted topic %s (id %s)", name, state.topic_id)
             return state
 
     async def finish_deletions(self) -> None:
@@ -276,6 +290,7 @@ class TopicAdmin:
             await _run_in_thread(job, name)
             self.logs.complete_partitions(job)
             state.partitions.extend(self._partition(partition) for partition in range(current, count))
+            log.info("topic %s now has %d partitions (was %d)", name, count, current)
             return state
 
     async def alter_configs(
@@ -316,6 +331,11 @@ class TopicAdmin:
             except OSError as error:
                 raise LogStorageError(f"storing the configs of topic {name} failed: {error}") from error
             self.logs.apply_topic_config(name, log_config)
+            log.info(
+                "configs of topic %s changed: %s",
+                name,
+                describe_change(state.configs, configs, TOPIC_CONFIGS.get),
+            )
             state.configs = configs
 
     async def _change(self, change: Coroutine[Any, Any, T]) -> T:

@@ -123,7 +123,7 @@ class GroupCoordinator:
             log.exception("creating %s failed", OFFSETS_TOPIC)
             return False
         else:
-            log.info("created %s", OFFSETS_TOPIC)
+            log.debug("created %s", OFFSETS_TOPIC)  # TopicAdmin logs the creation, with its settings
         if self.started:
             self.refresh_leadership()
         return self.cluster.topic(OFFSETS_TOPIC) is not None

@@ -61,6 +61,36 @@ def partition_for(group_id: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
+class _LoadingRound:
+    """Partitions loaded together (all 50 at startup, say), summed up in one log line when the last
+    one is done rather than a line per partition."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.partitions = 0
+        self.failed = 0
+        self.groups = 0
+        self.records = 0
+
+    def add(self, records: int, groups: int) -> None:
+        self.partitions += 1
+        self.records += records
+        self.groups += groups
+
+    def report(self) -> None:
+        if not self.partitions and not self.failed:
+            return
+        log.info(
+            "loaded %d %s partitions in %.3fs: %d groups, %d records replayed%s",
+            self.partitions,
+            OFFSETS_TOPIC,
+            time.monotonic() - self.started,
+            self.groups,
+            self.records,
+            f", {self.failed} failed (logged above)" if self.failed else "",
+        )
+
+
 class CoordinatorRuntime:
     def __init__(
         self,
@@ -82,6 +112,7 @@ class CoordinatorRuntime:
         self.shards: dict[int, GroupShard] = {}
         self.states: dict[int, PartitionState] = {}
         self.loads: dict[int, asyncio.Task[None]] = {}
+        self._loading = _LoadingRound()
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -120,6 +151,8 @@ class CoordinatorRuntime:
         """Start loading `partition` (this broker now leads it); a no-op if it is loaded or loading."""
         if partition in self.states and self.states[partition] is not PartitionState.FAILED:
             return
+        if not self.loads:
+            self._loading = _LoadingRound()
         timer = self.timer_factory(lambda key, operation: self.run_timer(partition, key, operation))
         shard = GroupShard(partition, self.settings, timer, self.now_ms, self.cluster)
         self.shards[partition] = shard
@@ -148,20 +181,23 @@ class CoordinatorRuntime:
         except Exception:
             log.exception("loading __consumer_offsets partition %d failed", partition)
             self.states[partition] = PartitionState.FAILED
-            return
+            self._loading.failed += 1
+        else:
+            if self.shards.get(partition) is shard:
+                self.states[partition] = PartitionState.ACTIVE
+                shard.on_loaded()
+                self._loading.add(count, len(shard.groups))
+                log.debug(
+                    "replayed %d records of __consumer_offsets-%d in %.3fs",
+                    count,
+                    partition,
+                    time.monotonic() - started,
+                )
         finally:
             self.loads.pop(partition, None)
-        if self.shards.get(partition) is not shard:
-            return
-        self.states[partition] = PartitionState.ACTIVE
-        shard.on_loaded()
-        if count:
-            log.info(
-                "replayed %d records of __consumer_offsets-%d in %.3fs",
-                count,
-                partition,
-                time.monotonic() - started,
-            )
+            if not self.loads:
+                self._loading.report()
+                self._loading = _LoadingRound()
 
     async def _replay_partition(self, partition: int, shard: GroupShard) -> int:
         log_ = self.logs.get_log(OFFSETS_TOPIC, partition)

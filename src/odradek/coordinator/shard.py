@@ -115,7 +115,7 @@ class GroupShard:
                     self.rebalancer.reschedule_heartbeat(group, member)
             else:
                 self.consumer.on_loaded(group)
-        log.info(
+        log.debug(
             "loaded __consumer_offsets partition %d: %d groups",
             self.partition,
             len(self.groups),

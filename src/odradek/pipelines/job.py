@@ -11,7 +11,8 @@ output holds final numbers only. Active users are counted exactly, by a first ag
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,6 +37,21 @@ class JobSettings:
     max_offsets_per_trigger: int | None = 5000
     trigger: str = "available-now"  # or a processing-time interval such as "2 seconds"
     starting_offsets: str = "earliest"
+
+
+@dataclass
+class OutputTally:
+    """What the job has written so far: micro-batches with rows, and aggregate rows (each went to the
+    topic and to Parquet). Updated by the foreachBatch callback, on a py4j thread of the driver."""
+
+    batches: int = 0
+    rows: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, rows: int) -> None:
+        with self._lock:
+            self.batches += 1
+            self.rows += rows
 
 
 def page_view_events(spark: SparkSession, settings: JobSettings) -> DataFrame:
@@ -109,20 +125,24 @@ def _page_views_only(events: DataFrame) -> DataFrame:
     return events.where(F.when(F.col("kind") == "page_view", F.col("event_time")).isNotNull())
 
 
-def start(spark: SparkSession, settings: JobSettings) -> list[StreamingQuery]:
+def start(
+    spark: SparkSession, settings: JobSettings, tally: OutputTally | None = None
+) -> list[StreamingQuery]:
     """One query (one checkpoint, one set of offsets per micro-batch) for both aggregates; Spark scans each
     micro-batch's offsets once per aggregate, so its progress counts every record twice. Each micro-batch
     of final windows goes to the output topic and to Parquet."""
     events = page_view_events(spark, settings)
     aggregates = views_per_page(events, settings).unionByName(active_users(events, settings))
-    return [_start_query(aggregates, "page_stats", settings)]
+    return [_start_query(aggregates, "page_stats", settings, tally or OutputTally())]
 
 
-def _start_query(aggregate: DataFrame, name: str, settings: JobSettings) -> StreamingQuery:
+def _start_query(
+    aggregate: DataFrame, name: str, settings: JobSettings, tally: OutputTally
+) -> StreamingQuery:
     writer = (
         aggregate.writeStream.queryName(name)
         .outputMode("append")
-        .foreachBatch(_BatchOutput(settings, name))
+        .foreachBatch(_BatchOutput(settings, name, tally))
         .option("checkpointLocation", f"{settings.checkpoint_dir}/{name}")
     )
     if settings.trigger == "available-now":
@@ -136,16 +156,18 @@ class _BatchOutput:
     """Writes one micro-batch of final windows to the output topic (through the odradek sink, keyed by
     metric and window) and appends it to Parquet."""
 
-    def __init__(self, settings: JobSettings, name: str) -> None:
+    def __init__(self, settings: JobSettings, name: str, tally: OutputTally) -> None:
         self.settings = settings
         self.name = name
+        self.tally = tally
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         from pyspark.sql import functions as F
 
         batch = batch.persist()
         try:
-            if batch.isEmpty():
+            rows = batch.count()
+            if rows == 0:
                 return
             (
                 batch.select(
@@ -161,6 +183,7 @@ class _BatchOutput:
             batch.withColumn("batch_id", F.lit(batch_id)).write.mode("append").partitionBy("metric").parquet(
                 self.settings.output_dir
             )
+            self.tally.add(rows)
         finally:
             batch.unpersist()
 

@@ -1,9 +1,18 @@
 """Running the whole demonstration: a broker (started here unless one is given), the event generator in a
-thread, the streaming job, and a progress line every few seconds until the job is done."""
+thread, the streaming job, and a progress line every few seconds until the job is done or asked to stop.
+
+Ctrl-C (SIGINT) or SIGTERM asks the run to stop: the queries stop when the running micro-batch ends
+(within a few seconds, else inside it: a batch is either written and committed, or left to the
+checkpoint to replay), and the Spark JVM the run started is shut down before it returns. A second Ctrl-C
+stops at once."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -17,8 +26,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from odradek.pipelines.checkpoint import claim_checkpoint, next_event_time, record_next_event_time
+from odradek.pipelines.errors import PipelineError
 from odradek.pipelines.events import page_views, produce_page_views
-from odradek.pipelines.job import JobSettings, progress_line, start
+from odradek.pipelines.input_topic import ensure_input_topic
+from odradek.pipelines.job import JobSettings, OutputTally, progress_line, start
+
+#: How long a stop request waits for the running micro-batch to end before stopping inside it.
+STOP_GRACE_S = 10.0
+_QUIET = {"spark.ui.showConsoleProgress": "false"}
 
 
 @dataclass(frozen=True)
@@ -30,69 +46,159 @@ class PipelineRun:
     events_per_second: float = 50.0  # of event time: how fast the page views' timestamps advance
     partitions: int = 3
     progress_every_s: int = 3
+    # The broker was started for this run and goes away with it: the run owns any checkpoint it finds
+    # (one from an earlier run's broker is restarted, not refused) and its output topic is not kept.
+    temporary_broker: bool = False
 
 
-def run_pipeline(run: PipelineRun, spark: object | None = None, say: Callable[[str], None] = print) -> int:
-    """Generate, stream and aggregate; returns how many page views were produced. With the
-    available-now trigger the job ends once every produced event is processed; with a processing-time
-    trigger it runs until interrupted (Ctrl-C)."""
+@dataclass(frozen=True)
+class PipelineResult:
+    produced: int  # page views sent by the generator
+    batches_written: int  # micro-batches whose windows went to the topic and to Parquet
+    rows_written: int  # aggregate rows (windows) written, each to the topic and to Parquet
+    stopped_by: int | None = None  # the signal that stopped the run, None when it finished
+
+    @property
+    def exit_code(self) -> int:
+        """0 when done; 128 + the signal number when stopped by one, as a shell reports it."""
+        return 0 if self.stopped_by is None else 128 + self.stopped_by
+
+
+def run_pipeline(
+    run: PipelineRun, spark: object | None = None, say: Callable[[str], None] = print
+) -> PipelineResult:
+    """Generate, stream and aggregate. With the available-now trigger the job ends once every produced
+    event is processed; with a processing-time trigger it ends once the generator is done and a batch
+    has read nothing, or when a signal asks it to stop. A session passed in is left running; one started
+    here is stopped, its JVM with it."""
     from odradek.spark.session import local_spark
 
-    session = spark if spark is not None else local_spark("odradek-pipeline")
-    views = list(page_views(run.events, seed=run.seed, events_per_second=run.events_per_second))
+    stop = _StopRequest()
+    stop.install()  # before the session, whose start takes seconds
+    try:
+        _claim_checkpoint(run, say)  # before Spark starts: a refusal costs no JVM
+        # Its own progress line every few seconds, not Spark's stage bars between them.
+        session = spark if spark is not None else local_spark("odradek-pipeline", **_QUIET)
+        stop.install()  # again: a new SparkContext replaces the SIGINT handler with its own
+        try:
+            return _run(run, session, stop, say)
+        finally:
+            if spark is None:
+                stop_spark(session)
+    finally:
+        stop.restore()
+
+
+def _claim_checkpoint(run: PipelineRun, say: Callable[[str], None]) -> None:
+    settings = run.settings
+    identity = ensure_input_topic(
+        settings.bootstrap, settings.input_topic, run.partitions if run.temporary_broker else None
+    )
+    claimed = claim_checkpoint(
+        Path(settings.checkpoint_dir),
+        Path(settings.output_dir),
+        identity,
+        run_owns_checkpoint=run.temporary_broker,
+    )
+    if claimed == "resumed":
+        say(f"resuming from checkpoint {settings.checkpoint_dir}; event times continue after its watermark")
+    elif claimed == "started fresh":
+        say(
+            f"checkpoint {settings.checkpoint_dir} was an earlier run's, on another broker: starting "
+            f"fresh (removed it and that run's Parquet in {settings.output_dir})"
+        )
+
+
+def _run(run: PipelineRun, session: Any, stop: _StopRequest, say: Callable[[str], None]) -> PipelineResult:
+    settings = run.settings
+    checkpoint = Path(settings.checkpoint_dir)
+    start_ms = next_event_time(checkpoint)
+    views = list(
+        page_views(
+            run.events, seed=run.seed, events_per_second=run.events_per_second, **_starting_at(start_ms)
+        )
+    )
     sent = [0]
-    stop = threading.Event()
+    generated_by = [float("inf")]
 
     def generate() -> None:
         sent[0] = produce_page_views(
-            run.settings.bootstrap,
-            run.settings.input_topic,
+            settings.bootstrap,
+            settings.input_topic,
             views,
             rate=run.rate,
             on_progress=lambda n: sent.__setitem__(0, n),
-            stop=stop.is_set,
+            stop=stop.requested.is_set,
         )
-
-    generated_by = [float("inf")]
-
-    def generate_then_note() -> None:
-        generate()
+        if sent[0]:
+            record_next_event_time(checkpoint, _after_watermark(max(v.ts for v in views[: sent[0]])))
         generated_by[0] = time.time()
 
-    generator = threading.Thread(target=generate_then_note, name="page-view-generator", daemon=True)
+    generator = threading.Thread(target=generate, name="page-view-generator", daemon=True)
     generator.start()
-    say(f"producing {run.events} page views to {run.settings.input_topic} at {run.settings.bootstrap}")
+    say(f"producing {run.events} page views to {settings.input_topic} at {settings.bootstrap}")
+    tally = OutputTally()
     try:
-        if run.settings.trigger == "available-now":
-            generator.join()  # available-now reads what is there when it starts
+        if settings.trigger == "available-now":
+            while generator.is_alive() and not stop.requested.is_set():
+                generator.join(0.2)  # available-now reads what is there when it starts
             say(f"generator done: {sent[0]} page views")
-        queries = start(session, run.settings)  # type: ignore[arg-type]
+        queries = [] if stop.requested.is_set() else start(session, settings, tally)
         settled = {q.id: 0 for q in queries}
-        while any(q.isActive for q in queries):
+        while any(q.isActive for q in queries) and not stop.requested.is_set():
             for query in queries:
                 query.awaitTermination(max(1, round(run.progress_every_s / len(queries))))
-            say(f"generated {sent[0]}/{run.events} | " + " | ".join(progress_line(q) for q in queries))
-            if not generator.is_alive():
-                for query in queries:
-                    settled[query.id] = settled[query.id] + 1 if _settled(query, generated_by) else 0
-                if all(n >= 2 for n in settled.values()):
+                if stop.requested.is_set():
+                    break
+            else:
+                say(f"generated {sent[0]}/{run.events} | " + " | ".join(progress_line(q) for q in queries))
+                if not generator.is_alive():
                     for query in queries:
-                        query.stop()
-        for query in queries:
-            if query.exception() is not None:
-                raise RuntimeError(f"query {query.name} failed: {query.exception()}")
-    except KeyboardInterrupt:
-        say("stopping")
-        for query in session.streams.active:  # type: ignore[attr-defined]
-            query.stop()
+                        settled[query.id] = settled[query.id] + 1 if _settled(query, generated_by) else 0
+                    if all(n >= 2 for n in settled.values()):
+                        for query in queries:
+                            query.stop()
+        if stop.requested.is_set():
+            say(f"stopping after the running micro-batch (at most {STOP_GRACE_S:.0f} s)")
+            _quiet_expected_shutdown_errors(session)
+            for query in queries:
+                _stop_after_batch(query)
+        else:
+            for query in queries:
+                if query.exception() is not None:
+                    raise PipelineError(f"query {query.name} failed: {query.exception()}")
     finally:
-        stop.set()
+        stop.requested.set()  # ends the generator too
         generator.join()
-    say(
-        f"done: {sent[0]} page views; aggregates in topic {run.settings.output_topic} "
-        f"and in {run.settings.output_dir}"
+    result = PipelineResult(sent[0], tally.batches, tally.rows, stop.signal)
+    say(_summary(run, result))
+    return result
+
+
+def _starting_at(start_ms: int | None) -> dict[str, int]:
+    return {} if start_ms is None else {"start_ms": start_ms}
+
+
+def _after_watermark(last_event_ms: int, window_ms: int = 60_000) -> int:
+    """A window start that the next run's events (up to 5 s early) cannot reach back from into windows
+    this run's watermark has passed: the closing heartbeats move it to two windows past the last event's
+    window start, this is three."""
+    return (last_event_ms // window_ms + 3) * window_ms
+
+
+def _summary(run: PipelineRun, result: PipelineResult) -> str:
+    settings = run.settings
+    how = "done" if result.stopped_by is None else f"stopped ({signal.Signals(result.stopped_by).name})"
+    where = f"Parquet in {settings.output_dir} and topic {settings.output_topic}"
+    if run.temporary_broker:
+        where += (
+            " (the topic was on the temporary broker and is gone with it: give --bootstrap-server to keep it)"
+        )
+    return (
+        f"{how}: produced {result.produced} page views; {result.rows_written} aggregate rows "
+        f"in {result.batches_written} micro-batch{'' if result.batches_written == 1 else 'es'} "
+        f"written to {where}"
     )
-    return sent[0]
 
 
 def _settled(query: Any, generated_by: list[float]) -> bool:
@@ -106,9 +212,88 @@ def _settled(query: Any, generated_by: list[float]) -> bool:
     return started > generated_by[0]
 
 
+def _stop_after_batch(query: Any, grace_s: float = STOP_GRACE_S) -> None:
+    """Stop when the running micro-batch ends, or after `grace_s` if it has not: a batch stopped half-way
+    is not committed (its Parquet write is aborted; rows it sent to the topic may be sent again) and is
+    replayed from the checkpoint by the next run. Batches can run back to back, so "between batches"
+    is when a new one has completed, or when none is running."""
+    deadline = time.monotonic() + grace_s
+    completed = _last_batch_id(query)
+    while query.isActive and time.monotonic() < deadline:
+        if not query.status["isTriggerActive"] or _last_batch_id(query) != completed:
+            break
+        time.sleep(0.05)
+    query.stop()
+
+
+def _last_batch_id(query: Any) -> int | None:
+    progress = query.lastProgress
+    return int(progress["batchId"]) if progress else None
+
+
+def _quiet_expected_shutdown_errors(session: Any) -> None:
+    """A batch that starts just as the query stops is interrupted; Spark and py4j log that as an error
+    with a stack trace, though nothing is wrong (the batch is not committed and is replayed)."""
+    session.sparkContext.setLogLevel("OFF")
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)
+
+
+def stop_spark(session: Any, timeout_s: float = 30.0) -> None:
+    """Stop the session and the JVM PySpark started for it (it exits when its stdin closes)."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    session.stop()
+    process: subprocess.Popen[bytes] | None = getattr(gateway, "proc", None)
+    if gateway is None or process is None:
+        return
+    with contextlib.suppress(Exception):
+        gateway.shutdown()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+    try:
+        process.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+class _StopRequest:
+    """SIGINT and SIGTERM set `requested` (the run then stops after the running batch); a second one raises
+    KeyboardInterrupt. Handlers can only be set from the main thread; elsewhere only `requested` works."""
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        self.signal: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for number in (signal.SIGINT, signal.SIGTERM):
+            previous = signal.signal(number, self._handle)
+            self._previous.setdefault(number, previous)
+
+    def restore(self) -> None:
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
+        self._previous.clear()
+
+    def _handle(self, number: int, _frame: object) -> None:
+        if self.requested.is_set() and self.signal is not None:
+            raise KeyboardInterrupt
+        self.signal = number
+        self.requested.set()
+
+
 @contextmanager
 def local_broker(partitions: int = 3) -> Iterator[str]:
-    """A throwaway odradek broker on a free loopback port; yields its bootstrap address."""
+    """A throwaway odradek broker on a free loopback port; yields its bootstrap address. It runs in a
+    session of its own, so Ctrl-C on the terminal reaches the pipeline and not the broker, which must
+    outlive the stopping queries; it gets SIGTERM if the pipeline dies."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -129,7 +314,14 @@ def local_broker(partitions: int = 3) -> Iterator[str]:
             "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p),
         }
         with open(Path(data) / "broker.log", "wb") as log:
-            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+            process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_terminate_with_parent,
+            )
         try:
             _wait_listening(process, port, Path(data) / "broker.log")
             yield f"127.0.0.1:{port}"
@@ -140,6 +332,12 @@ def local_broker(partitions: int = 3) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def _terminate_with_parent() -> None:
+    """Linux: SIGTERM when the parent dies (PR_SET_PDEATHSIG), elsewhere nothing."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
 
 
 def _wait_listening(process: subprocess.Popen[bytes], port: int, log: Path, timeout_s: float = 30.0) -> None:

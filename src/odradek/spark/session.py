@@ -10,12 +10,17 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+LOOPBACK = "127.0.0.1"
 _SRC = str(Path(__file__).resolve().parents[2])
 
 
 def local_spark(app_name: str = "odradek", master: str = "local[2]", **conf: str) -> SparkSession:
     """A SparkSession whose Python workers run this interpreter and can import odradek, with the
-    `odradek` format registered. Extra Spark settings go in `conf` (dots as in Spark's names)."""
+    `odradek` format registered. Extra Spark settings go in `conf` (dots as in Spark's names).
+
+    The driver listens on loopback only (`spark.driver.host`, `spark.driver.bindAddress`): a local
+    session has no executor elsewhere to reach it, and Spark otherwise picks the machine's external
+    interface. Pass other values in `conf` (or set SPARK_LOCAL_IP) to change that."""
     from pyspark.sql import SparkSession
 
     from odradek.spark.source import register
@@ -27,6 +32,8 @@ def local_spark(app_name: str = "odradek", master: str = "local[2]", **conf: str
     path = os.environ.get("PYTHONPATH", "")
     if _SRC not in path.split(os.pathsep):
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_SRC, path) if p)
+    # Spark's own address lookup (block manager, its warnings) follows SPARK_LOCAL_IP, not the conf.
+    os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
@@ -35,6 +42,8 @@ def local_spark(app_name: str = "odradek", master: str = "local[2]", **conf: str
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
         .config("spark.sql.streaming.stopTimeout", "30s")
+        .config("spark.driver.host", os.environ["SPARK_LOCAL_IP"])
+        .config("spark.driver.bindAddress", os.environ["SPARK_LOCAL_IP"])
     )
     for key, value in conf.items():
         builder = builder.config(key, value)
