@@ -65,7 +65,7 @@ key and version range, and ApiVersions is answered from that same registry, so n
 that is not served. "{NOT_SERVED}" means the broker does not serve that API: a request for it closes the
 connection, as Apache Kafka does for an API it does not know. Not served today: the KRaft controller
 and quorum APIs (odradek's cluster mode is ZooKeeper-based), share groups, streams groups, client
-telemetry, delegation tokens, SCRAM/ACL administration and transactions: InitProducerId answers
+telemetry, delegation tokens, ACL administration and transactions: InitProducerId answers
 idempotent producers, while a transactional id (FindCoordinator key type 1, InitProducerId) and a
 Produce carrying a transactional batch get TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients
 report at once as fatal (as against a Kafka whose authorizer grants no transactional id); nothing

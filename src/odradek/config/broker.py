@@ -9,7 +9,8 @@ and the catalog's defaults. ``config["log.retention.ms"]`` and ``config.log_rete
 
 Unknown names are kept and logged (Kafka: "isn't a known config"); a bad value of a known config raises
 ConfigError naming it, and so does a value odradek cannot honour yet: a refused config (``ConfigKey.refused``,
-e.g. ``ssl.*``) set to anything but its default, or a listener of a security protocol other than PLAINTEXT.
+e.g. ``authorizer.class.name``) set to anything but its default. Listeners' TLS and SASL settings are
+checked when the broker builds them (odradek.security.listener_security).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 logger = logging.getLogger(__name__)
 
-PLAINTEXT = "PLAINTEXT"
 HOUR_MS = 3_600_000
 MINUTE_MS = 60_000
 
@@ -188,6 +188,9 @@ def refuse_unsupported_broker_configs(configs: Mapping[str, str]) -> None:
             key.check_supported(value)
         except ConfigError as error:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(error).replace(key.name, name, 1)) from None
+        if base != name and key.read_only:
+            # listener-scoped settings of read-only configs (TLS, SASL) are read at start-up only
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Cannot update these configs dynamically: {name}")
 
 
 def validate_dynamic_broker_configs(
@@ -305,7 +308,6 @@ def _check_relations(config: BrokerConfig) -> None:
                 name,
             )
     _check_inter_broker_listener(config)
-    _refuse_listeners_not_plaintext(config)
     _require_order(config, "group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms")
     _require_order(config, "group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms")
     _require_order(config, "group.consumer.min.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms")
@@ -328,21 +330,6 @@ def _check_relations(config: BrokerConfig) -> None:
             "log.cleaner.dedupe.buffer.size must be at least 1MiB per cleaner thread",
             "log.cleaner.dedupe.buffer.size",
         )
-
-
-def _refuse_listeners_not_plaintext(config: BrokerConfig) -> None:
-    """Only PLAINTEXT listeners exist: one of another security protocol would be served unprotected."""
-    for name, endpoints in (
-        ("listeners", config.listener_endpoints()),
-        ("advertised.listeners", config.advertised_endpoints()),
-    ):
-        for endpoint in endpoints:
-            if endpoint.security_protocol != PLAINTEXT:
-                raise ConfigError(
-                    f"odradek cannot honour {name}: listener {endpoint.listener_name} uses "
-                    f"{endpoint.security_protocol}, and TLS and SASL are not built yet (PLAINTEXT only)",
-                    name,
-                )
 
 
 def _check_listener_scoped(name: str, raw: str) -> None:

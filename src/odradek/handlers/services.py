@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
     from odradek.cluster.topics import TopicAdmin
     from odradek.coordinator.group_coordinator import GroupCoordinator
+    from odradek.security.scram_credentials import ScramCredential, ScramCredentialStore
     from odradek.server.delayed import AppendNotifier
     from odradek.storage.log_manager import LogManager
 
@@ -47,6 +48,13 @@ class Services:
     groups: GroupCoordinator | None = None
     #: Unexpected exceptions answered UNKNOWN_SERVER_ERROR, by API key (logged where they happen).
     unexpected_errors: Counter[int] = field(default_factory=Counter)
+    #: SCRAM users (AlterUserScramCredentials), persisted in the log dir; None: SCRAM is not served.
+    scram_credentials: ScramCredentialStore | None = None
+
+    def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
+        """A SCRAM user's credential, for the SASL exchange (None: no such user)."""
+        store = self.scram_credentials
+        return store.get(user, mechanism) if store is not None else None
 
     @property
     def auto_create_topics(self) -> bool:
