@@ -68,10 +68,6 @@ class PlainServer:
         return b""
 
 
-class _UnknownUser(Exception):
-    pass
-
-
 class ScramServer:
     """Two rounds: client-first -> server-first (salt, iterations, nonce); client-final (proof) ->
     server-final (the server's signature)."""
@@ -84,6 +80,7 @@ class ScramServer:
         self.username = ""
         self.server = scramp.ScramMechanism(mechanism).make_server(self._auth_info)
         self.round = 0
+        self.unknown_user = False
 
     def evaluate(self, token: bytes) -> bytes:
         try:
@@ -102,10 +99,9 @@ class ScramServer:
                 self.complete = True
                 self.authorization_id = self.username
                 return final.encode()
-        except _UnknownUser:
-            raise SaslAuthenticationError(INVALID_SCRAM_CREDENTIALS) from None
         except scramp.ScramException as error:
-            if "proof" in str(error).lower() or "keys don't match" in str(error).lower():
+            # scramp wraps what _auth_info raises; an unknown user fails as a wrong password does
+            if self.unknown_user or "keys don't match" in str(error).lower():
                 raise SaslAuthenticationError(INVALID_SCRAM_CREDENTIALS) from None
             raise SaslAuthenticationError(f"Authentication failed: invalid SCRAM message ({error})") from None
         raise SaslAuthenticationError("Authentication failed: the SCRAM exchange is already complete")
@@ -115,6 +111,7 @@ class ScramServer:
         name = username.replace("=2C", ",").replace("=3D", "=")
         credential = self.credential_of(name, self.mechanism)
         if credential is None:
-            raise _UnknownUser(name)
+            self.unknown_user = True
+            raise KeyError("unknown user")
         self.username = name
         return credential.salt, credential.stored_key, credential.server_key, credential.iterations
