@@ -34,6 +34,8 @@ from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
+from odradek.security.acl_store import AclStoreError
+from odradek.security.authorizer import authorizer_from_config
 from odradek.security.listener_security import ListenerSecurity, listener_security
 from odradek.security.scram_credentials import CredentialError, ScramCredentialStore
 from odradek.server import metrics
@@ -123,6 +125,7 @@ class Broker:
             dynamic_configs=self.dynamic_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             scram_credentials=ScramCredentialStore.load(self.logs.log_dirs[0]),
+            authorizer=authorizer_from_config(self.config, self.logs.log_dirs[0]),
         )
         await self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
@@ -363,6 +366,7 @@ _STARTUP_FAILURES = (
     ListenerBindError,
     CorruptProducerIdBlockError,
     CredentialError,
+    AclStoreError,
 )
 
 
