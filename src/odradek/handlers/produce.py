@@ -14,6 +14,9 @@ Version notes:
   v13 topic ids instead of names.
 - acks=0 gets no response at all; acks=-1 waits for the in-sync replicas (on a single node, itself),
   and fails with NOT_ENOUGH_REPLICAS when the ISR is smaller than `min.insync.replicas`.
+- With an authorizer: WRITE on each topic (one check per topic), else TOPIC_AUTHORIZATION_FAILED for
+  its partitions, before its existence is looked at. As Kafka 3.x (KIP-679) an idempotent producer's
+  right is checked once, at InitProducerId, not on every Produce.
 The batch is validated at batch level only (sizes, CRC-32C, header rules) and its offsets are
 patched in place by storage; no record is decoded on this path except for compacted topics' keys and,
 when `message.timestamp.before.max.ms` is set, CreateTime timestamps (the header's max timestamp
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 
+from odradek.handlers.authorization import authorize
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for, error_message_for
 from odradek.handlers.registry import handles
@@ -40,6 +44,7 @@ from odradek.protocol.messages.produce import (
     TopicProduceResponse,
 )
 from odradek.protocol.records import up_convert_message_set
+from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage import errors as storage_errors
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
@@ -66,9 +71,12 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
             name = topic.name
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         partitions = []
+        allowed = name is None or authorize(context, AclOperation.WRITE, ResourceType.TOPIC, name)
         for data in topic.partition_data:
             if request.acks not in _VALID_ACKS:
                 partitions.append(_failed(data.index, ErrorCode.INVALID_REQUIRED_ACKS))
+            elif not allowed:
+                partitions.append(_failed(data.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             elif name is None:
                 partitions.append(_failed(data.index, missing))
             else:

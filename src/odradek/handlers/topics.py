@@ -16,7 +16,10 @@ Version notes:
   timeout_ms is never needed; the files of new partitions are made in a worker thread, and changes
   are applied one at a time, in arrival order, as Kafka's controller does. Kafka shuffles
   DeleteTopics results (to hide which topics exist from unauthorized clients); here they follow the
-  request, since there is no authorizer to hide anything from.
+  request: a topic the principal may not delete is TOPIC_AUTHORIZATION_FAILED whether it exists or not.
+- With an authorizer (as Kafka): CreateTopics needs CREATE on the cluster or on the topic, DeleteTopics
+  DELETE on the topic, CreatePartitions ALTER on it; else TOPIC_AUTHORIZATION_FAILED for that topic,
+  checked before anything else about it.
 - Internal topics (__consumer_offsets, __transaction_state) are created by their coordinators only,
   cannot be deleted (TOPIC_DELETION_DISABLED) and cannot get more partitions (INVALID_REQUEST: a
   group's partition is a hash modulo the count): Kafka lets an administrator do all three.
@@ -28,6 +31,7 @@ import uuid
 from collections import Counter
 
 from odradek.cluster.metadata import TopicState
+from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.config_entries import created_topic_configs
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import resource_failure
@@ -52,10 +56,14 @@ from odradek.protocol.messages.delete_topics import (
     DeleteTopicsResponse,
 )
 from odradek.protocol.schema import ZERO_UUID
+from odradek.security.acl import AclOperation, ResourceType
 
 _DUPLICATE_NAME = "Duplicate topic name."
 #: What Kafka's UnknownTopicIdException says (its default message for UNKNOWN_TOPIC_ID).
 _UNKNOWN_TOPIC_ID = "This server does not host this topic ID."
+_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+#: What Kafka answers a topic the principal may not create or alter.
+_DENIED_MESSAGE = "Authorization failed."
 
 
 @handles(ApiKey.CREATE_TOPICS, 0, 7)
@@ -63,11 +71,15 @@ async def handle_create_topics(request: CreateTopicsRequest, context: RequestCon
     counts = Counter(topic.name for topic in request.topics)
     validate_only = context.api_version >= 1 and request.validate_only
     results: dict[str, CreatableTopicResult] = {}
+    may_create_any = authorize_cluster(context, AclOperation.CREATE)
     for topic in request.topics:
         if topic.name in results:
             continue
         if counts[topic.name] > 1:
             results[topic.name] = _not_created(topic.name, ErrorCode.INVALID_REQUEST, _DUPLICATE_NAME)
+            continue
+        if not may_create_any and not authorize(context, AclOperation.CREATE, ResourceType.TOPIC, topic.name):
+            results[topic.name] = _not_created(topic.name, _DENIED, _DENIED_MESSAGE)
             continue
         try:
             state = await _create(topic, validate_only, context)
@@ -126,6 +138,8 @@ async def handle_create_partitions(
             continue
         if counts[topic.name] > 1:
             code, message = ErrorCode.INVALID_REQUEST, _DUPLICATE_NAME
+        elif not authorize(context, AclOperation.ALTER, ResourceType.TOPIC, topic.name):
+            code, message = _DENIED, _DENIED_MESSAGE
         else:
             try:
                 await _grow(topic, request.validate_only, context)
@@ -192,7 +206,11 @@ async def _delete(
         state = cluster.topic_by_id(topic_id)
         if state is None:
             return _deletion(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, _UNKNOWN_TOPIC_ID)
+        if not authorize(context, AclOperation.DELETE, ResourceType.TOPIC, state.name):
+            return _deletion(None, topic_id, _DENIED, None)
     else:
+        if not authorize(context, AclOperation.DELETE, ResourceType.TOPIC, name):
+            return _deletion(name, ZERO_UUID, _DENIED, None)
         state = cluster.topic(name)
         if state is None:
             return _deletion(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
