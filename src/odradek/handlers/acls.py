@@ -59,7 +59,8 @@ async def handle_describe_acls(request: DescribeAclsRequest, context: RequestCon
     if authorizer is None:
         return _describe_failed(ErrorCode.SECURITY_DISABLED, _NO_AUTHORIZER)
     if not authorize_cluster(context, AclOperation.DESCRIBE):
-        return _describe_failed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return _describe_failed(denied, denied.message)
     try:
         acl_filter = _filter(request)
         acl_filter.validate()
@@ -161,7 +162,7 @@ async def handle_delete_acls(request: DeleteAclsRequest, context: RequestContext
 
 def _refusal(context: RequestContext) -> tuple[ErrorCode, str | None] | None:
     if context.services.authorizer is not None and not authorize_cluster(context, AclOperation.ALTER):
-        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message
     return None
 
 
