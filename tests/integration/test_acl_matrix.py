@@ -101,10 +101,13 @@ def test_produce(clients: dict[str, RawClient]) -> None:
 def test_fetch_and_list_offsets(clients: dict[str, RawClient]) -> None:
     _produce(clients["alice"], "orders")
 
-    def fetch(client: RawClient) -> int:
+    def fetch(client: RawClient, replica_id: int = -1) -> int:
         partition = FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)
         request = FetchRequest(
-            max_wait_ms=0, min_bytes=0, topics=[FetchTopic(topic="orders", partitions=[partition])]
+            replica_id=replica_id,
+            max_wait_ms=0,
+            min_bytes=0,
+            topics=[FetchTopic(topic="orders", partitions=[partition])],
         )
         return int(client.request(request, 11).responses[0].partitions[0].error_code)
 
@@ -121,6 +124,9 @@ def test_fetch_and_list_offsets(clients: dict[str, RawClient]) -> None:
 
     assert fetch(clients["alice"]) == ErrorCode.NONE
     assert fetch(clients["bob"]) == TOPIC_DENIED
+    # a follower's fetch (replica id >= 0) needs CLUSTER_ACTION, whatever its topic ACLs
+    assert fetch(clients["alice"], replica_id=1) == TOPIC_DENIED
+    assert fetch(clients["admin"], replica_id=1) == ErrorCode.NONE
     assert list_offsets(clients["alice"]) == ErrorCode.NONE
     assert list_offsets(clients["bob"]) == TOPIC_DENIED
 
@@ -165,14 +171,14 @@ def test_groups(clients: dict[str, RawClient]) -> None:
 
 
 def test_offsets(clients: dict[str, RawClient]) -> None:
-    def commit(client: RawClient, group: str) -> int:
+    def commit(client: RawClient, group: str, topic: str = "orders") -> int:
         request = OffsetCommitRequest(
             group_id=group,
             generation_id_or_member_epoch=-1,
             member_id="",
             topics=[
                 OffsetCommitRequestTopic(
-                    name="orders",
+                    name=topic,
                     partitions=[
                         OffsetCommitRequestPartition(
                             partition_index=0, committed_offset=1, committed_metadata=""
@@ -195,6 +201,8 @@ def test_offsets(clients: dict[str, RawClient]) -> None:
     assert commit(clients["alice"], "alice-offsets") == ErrorCode.NONE
     assert commit(clients["bob"], "alice-offsets") == GROUP_DENIED
     assert commit(clients["alice"], "other-offsets") == GROUP_DENIED
+    # the group is allowed, the topic is not (its existence is not looked at)
+    assert commit(clients["alice"], "alice-offsets", "no-such-topic") == TOPIC_DENIED
     assert fetch(clients["alice"], "alice-offsets") == (ErrorCode.NONE, 1)
     assert fetch(clients["bob"], "alice-offsets")[0] == GROUP_DENIED
 
@@ -222,6 +230,13 @@ def test_topic_admin(clients: dict[str, RawClient]) -> None:
     assert create(clients["bob"], "alice-topic") == TOPIC_DENIED
     assert create(clients["alice"], "elsewhere") == TOPIC_DENIED
     assert create(clients["alice"], "alice-topic") == ErrorCode.NONE
+    created = clients["admin"].request(
+        CreateTopicsRequest(topics=[_topic("admin-topic")], timeout_ms=10000), 5
+    )
+    assert (created.topics[0].topic_config_error_code, bool(created.topics[0].configs)) == (0, True)
+    request = CreateTopicsRequest(topics=[_topic("alice-quiet")], timeout_ms=10000, validate_only=True)
+    quiet = clients["alice"].request(request, 5).topics[0]  # no DESCRIBE_CONFIGS: configs withheld
+    assert (quiet.error_code, quiet.topic_config_error_code, quiet.configs) == (0, TOPIC_DENIED, [])
     assert grow(clients["alice"], "alice-topic") == ErrorCode.NONE
     assert grow(clients["bob"], "alice-topic") == TOPIC_DENIED
     assert delete(clients["bob"], "alice-topic") == TOPIC_DENIED

@@ -19,7 +19,8 @@ Version notes:
   request: a topic the principal may not delete is TOPIC_AUTHORIZATION_FAILED whether it exists or not.
 - With an authorizer (as Kafka): CreateTopics needs CREATE on the cluster or on the topic, DeleteTopics
   DELETE on the topic, CreatePartitions ALTER on it; else TOPIC_AUTHORIZATION_FAILED for that topic,
-  checked before anything else about it.
+  checked before anything else about it. A created topic's configs (v5+) are left out, with
+  topic_config_error_code TOPIC_AUTHORIZATION_FAILED, without DESCRIBE_CONFIGS on it.
 - Internal topics (__consumer_offsets, __transaction_state) are created by their coordinators only,
   cannot be deleted (TOPIC_DELETION_DISABLED) and cannot get more partitions (INVALID_REQUEST: a
   group's partition is a hash modulo the count): Kafka lets an administrator do all three.
@@ -88,7 +89,7 @@ async def handle_create_topics(request: CreateTopicsRequest, context: RequestCon
                 topic.name, *resource_failure(error, context, f"topic {topic.name!r}")
             )
             continue
-        results[topic.name] = CreatableTopicResult(
+        result = CreatableTopicResult(
             name=topic.name,
             topic_id=state.topic_id,
             error_code=ErrorCode.NONE,
@@ -97,6 +98,10 @@ async def handle_create_topics(request: CreateTopicsRequest, context: RequestCon
             replication_factor=len(state.partitions[0].replicas),
             configs=created_topic_configs(state.configs, context.services.config),
         )
+        if not authorize(context, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, topic.name):
+            # as Kafka: created, but its configs are not shown to a principal who may not describe them
+            result.configs, result.topic_config_error_code = [], _DENIED
+        results[topic.name] = result
     return CreateTopicsResponse(topics=list(results.values()))
 
 
