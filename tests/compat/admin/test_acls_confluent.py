@@ -175,3 +175,74 @@ def test_odradek_acls_command(sasl_port: int, tmp_path: Path) -> None:
     assert denied.code != 0
     assert len(denied.stderr.splitlines()) == 1, denied.stderr
     assert "authoriz" in denied.stderr.lower(), denied.stderr
+
+
+def test_producer_and_consumer_with_and_without_acls(sasl_port: int) -> None:
+    from confluent_kafka import Consumer, Producer
+    from confluent_kafka.admin import NewTopic
+
+    admin = AdminClient(_settings(sasl_port, "admin"))
+    admin.create_topics([NewTopic("clicks", 1, 1)], request_timeout=10)["clicks"].result(timeout=15)
+    grants = [
+        AclBinding(
+            ResourceType.TOPIC,
+            "clicks",
+            ResourcePatternType.LITERAL,
+            "User:alice",
+            "*",
+            op,
+            AclPermissionType.ALLOW,
+        )
+        for op in (AclOperation.WRITE, AclOperation.READ)
+    ] + [
+        AclBinding(
+            ResourceType.GROUP,
+            "clicks-",
+            ResourcePatternType.PREFIXED,
+            "User:alice",
+            "*",
+            AclOperation.READ,
+            AclPermissionType.ALLOW,
+        ),
+        AclBinding(
+            ResourceType.BROKER,  # librdkafka names the cluster resource BROKER
+            "kafka-cluster",
+            ResourcePatternType.LITERAL,
+            "User:alice",
+            "*",
+            AclOperation.IDEMPOTENT_WRITE,
+            AclPermissionType.ALLOW,
+        ),
+    ]
+    for future in admin.create_acls(grants, request_timeout=10).values():
+        future.result(timeout=15)
+
+    delivered: list[int] = []
+    producer = Producer({**_settings(sasl_port, "alice"), "enable.idempotence": True})
+    producer.produce(
+        "clicks", b"page-1", on_delivery=lambda err, msg: delivered.append(err.code() if err else 0)
+    )
+    assert producer.flush(15) == 0
+    assert delivered == [0]
+
+    consumer = Consumer(
+        {**_settings(sasl_port, "alice"), "group.id": "clicks-reader", "auto.offset.reset": "earliest"}
+    )
+    try:
+        consumer.subscribe(["clicks"])
+        message = None
+        for _ in range(60):
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                break
+        assert message is not None and message.error() is None, message and message.error()
+        assert message.value() == b"page-1"
+        consumer.commit(message, asynchronous=False)
+    finally:
+        consumer.close()
+
+    refused: list[int] = []
+    bob = Producer({**_settings(sasl_port, "bob"), "message.timeout.ms": 5000})
+    bob.produce("clicks", b"x", on_delivery=lambda err, msg: refused.append(err.code() if err else 0))
+    bob.flush(15)
+    assert refused == [KafkaError.TOPIC_AUTHORIZATION_FAILED]
