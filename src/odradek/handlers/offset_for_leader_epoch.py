@@ -16,6 +16,7 @@ Version notes:
 from __future__ import annotations
 
 from odradek.handlers.context import RequestContext
+from odradek.handlers.leadership import refusal
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
@@ -46,11 +47,14 @@ async def handle_offset_for_leader_epoch(
 
 def _end_offset(topic: str, request: OffsetForLeaderPartition, context: RequestContext) -> EpochEndOffset:
     index = request.partition
+    current = request.current_leader_epoch if context.api_version >= 2 else NO_EPOCH
+    refused = refusal(context, topic, index, current)
+    if refused is not None:  # ZooKeeper mode: followers ask the leader too, as consumers do
+        return _failed(index, refused.error_code)
     state = context.services.cluster.partition(topic, index)
     log = context.services.logs.get_log(topic, index) if state is not None else None
     if state is None or log is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    current = request.current_leader_epoch if context.api_version >= 2 else NO_EPOCH
     if current != NO_EPOCH and current != state.leader_epoch:
         return _failed(
             index,
