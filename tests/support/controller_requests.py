@@ -64,9 +64,10 @@ def leader_and_isr(
     topics: dict[str, LeaderAndIsrTopicState] = {}
     for p in partitions:
         topic = topics.setdefault(
-            p.topic, LeaderAndIsrTopicState(
+            p.topic,
+            LeaderAndIsrTopicState(
                 topic_name=p.topic, topic_id=ids.get(p.topic, uuid.UUID(int=0)), partition_states=[]
-            )
+            ),
         )
         topic.partition_states.append(
             LeaderAndIsrPartitionStateData(
@@ -128,7 +129,9 @@ def update_metadata(
     for p in partitions:
         topic = topics.setdefault(
             p.topic,
-            UpdateMetadataTopicState(topic_name=p.topic, topic_id=ids.get(p.topic, uuid.UUID(int=0)), partition_states=[]),
+            UpdateMetadataTopicState(
+                topic_name=p.topic, topic_id=ids.get(p.topic, uuid.UUID(int=0)), partition_states=[]
+            ),
         )
         topic.partition_states.append(
             UpdateMetadataPartitionStateData(
@@ -200,7 +203,9 @@ def stop_replica(
             StopReplicaTopicState(
                 topic_name=t,
                 partition_states=[
-                    StopReplicaPartitionState(partition_index=i, leader_epoch=leader_epoch, delete_partition=delete)
+                    StopReplicaPartitionState(
+                        partition_index=i, leader_epoch=leader_epoch, delete_partition=delete
+                    )
                     for i in indexes
                 ],
             )

@@ -9,6 +9,10 @@ Version notes:
   election). A topic being created (by CreateTopics, another Metadata request, or a coordinator, e.g.
   `__consumer_offsets`) is not listed yet; asked for by name it gets LEADER_NOT_AVAILABLE and no
   partitions, as Kafka answers while it creates a topic.
+- ZooKeeper mode: brokers, controller and partitions come from the controller's UpdateMetadata; each
+  broker is listed with its endpoint for the listener the client came in on (a broker without that
+  listener is left out, as Kafka does) and a partition whose leader is not among them is
+  LEADER_NOT_AVAILABLE with leader -1. No auto-creation yet (see `may_create`).
 - v5 offline replicas, v7 leader epochs, v8 authorized operations (no authorizer: everything allowed),
   v9 flexible, v10 topic ids (topics may be asked for by id), v12 a null topic name for id lookups,
   v13 a top-level error code. include_cluster_authorized_operations (v8-10) is honoured the same way.
@@ -47,6 +51,10 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
         topics = [_describe(t, request, live) for t in sorted(cluster.topics.values(), key=lambda t: t.name)]
     else:
         may_create = (version < 4 or request.allow_auto_topic_creation) and services.auto_create_topics
+        # In a ZooKeeper cluster a topic is created by writing its assignment for the controller, never
+        # by this broker's local TopicAdmin (which would make it leader of a topic no one else knows):
+        # until the ZooKeeper wiring does that, a cluster member does not auto-create.
+        may_create = may_create and not cluster.zookeeper_mode
         topics = [
             await _lookup(entry.name, entry.topic_id, may_create, request, context, live) for entry in wanted
         ]

@@ -35,7 +35,9 @@ def produce_request(index: int, value: bytes = b"v") -> ProduceRequest:
         acks=1,
         timeout_ms=1000,
         topic_data=[
-            TopicProduceData(name=TOPIC, partition_data=[PartitionProduceData(index=index, records=builder.build())])
+            TopicProduceData(
+                name=TOPIC, partition_data=[PartitionProduceData(index=index, records=builder.build())]
+            )
         ],
     )
 

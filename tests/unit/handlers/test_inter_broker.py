@@ -42,7 +42,9 @@ def _codes(response: object, version: int) -> dict[int, int]:
 # ----- modes -------------------------------------------------------------------------------------------
 
 
-async def test_single_node_neither_advertises_nor_serves_the_controller_apis(handler_broker: HandlerBroker) -> None:
+async def test_single_node_neither_advertises_nor_serves_the_controller_apis(
+    handler_broker: HandlerBroker,
+) -> None:
     response = await handler_broker.call(ApiVersionsRequest(), 3)
     listed = {entry.api_key for entry in response.api_keys}
     assert not listed & INTER_BROKER
@@ -113,12 +115,17 @@ async def test_a_leader_epoch_not_newer_than_the_known_one_is_stale(cluster_memb
 
 
 async def test_an_older_controller_epoch_is_refused_whole(cluster_member: HandlerBroker) -> None:
-    await cluster_member.call(leader_and_isr([led_here(0, epoch=3)], controller_epoch=CONTROLLER_EPOCH + 1), 7)
+    await cluster_member.call(
+        leader_and_isr([led_here(0, epoch=3)], controller_epoch=CONTROLLER_EPOCH + 1), 7
+    )
     stale = leader_and_isr([led_by_1(0, epoch=9), led_by_1(1, epoch=9)], controller_epoch=CONTROLLER_EPOCH)
     for version in (1, 4, 7):
         response = await cluster_member.call(stale, version)
         assert response.error_code == ErrorCode.STALE_CONTROLLER_EPOCH
-        assert _codes(response, version) == {0: ErrorCode.STALE_CONTROLLER_EPOCH, 1: ErrorCode.STALE_CONTROLLER_EPOCH}
+        assert _codes(response, version) == {
+            0: ErrorCode.STALE_CONTROLLER_EPOCH,
+            1: ErrorCode.STALE_CONTROLLER_EPOCH,
+        }
     assert await produce_code(cluster_member, 0) == ErrorCode.NONE
     assert cluster_member.logs.get_log(TOPIC, 1) is None
     stop = await cluster_member.call(stop_replica([(TOPIC, 0)], delete=True), 4)
@@ -146,7 +153,9 @@ async def test_a_broker_epoch_older_than_the_registration_is_refused(cluster_mem
     assert _codes(await cluster_member.call(newer, 7), 7) == {0: ErrorCode.NONE}
 
 
-async def test_a_partition_whose_replicas_leave_this_broker_out_is_unknown(cluster_member: HandlerBroker) -> None:
+async def test_a_partition_whose_replicas_leave_this_broker_out_is_unknown(
+    cluster_member: HandlerBroker,
+) -> None:
     elsewhere = Partition(TOPIC, 0, leader=1, leader_epoch=1, replicas=[1, 3])
     response = await cluster_member.call(leader_and_isr([elsewhere]), 7)
     assert _codes(response, 7) == {0: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
@@ -187,18 +196,24 @@ async def test_a_log_already_on_disk_is_reused_with_its_data(cluster_member: Han
 # ----- StopReplica -------------------------------------------------------------------------------------
 
 
-async def test_stop_replica_without_delete_stops_serving_and_keeps_the_log(cluster_member: HandlerBroker) -> None:
+async def test_stop_replica_without_delete_stops_serving_and_keeps_the_log(
+    cluster_member: HandlerBroker,
+) -> None:
     await cluster_member.call(leader_and_isr([led_here(0, epoch=3)]), 7)
     response = await cluster_member.call(stop_replica([(TOPIC, 0)], delete=False, leader_epoch=3), 3)
     assert response.error_code == 0
-    assert [(p.topic_name, p.partition_index, p.error_code) for p in response.partition_errors] == [(TOPIC, 0, 0)]
+    assert [(p.topic_name, p.partition_index, p.error_code) for p in response.partition_errors] == [
+        (TOPIC, 0, 0)
+    ]
     assert await produce_code(cluster_member, 0) == ErrorCode.NOT_LEADER_OR_FOLLOWER
     assert cluster_member.logs.get_log(TOPIC, 0) is not None
     # The replica is still hosted at epoch 3: only a newer leadership brings it back.
     assert _codes(await cluster_member.call(leader_and_isr([led_here(0, epoch=3)]), 7), 7) == {
         0: ErrorCode.STALE_CONTROLLER_EPOCH
     }
-    assert _codes(await cluster_member.call(leader_and_isr([led_here(0, epoch=4)]), 7), 7) == {0: ErrorCode.NONE}
+    assert _codes(await cluster_member.call(leader_and_isr([led_here(0, epoch=4)]), 7), 7) == {
+        0: ErrorCode.NONE
+    }
     assert await produce_code(cluster_member, 0) == ErrorCode.NONE
 
 
@@ -209,7 +224,8 @@ async def test_stop_replica_with_delete_removes_the_log_crash_safely(cluster_mem
     assert [(p.partition_index, p.error_code) for p in response.partition_errors] == [(0, 0)]
     assert cluster_member.logs.get_log(TOPIC, 0) is None
     assert not directory.exists()
-    assert [p.name for p in directory.parent.iterdir() if p.name.startswith(f"{TOPIC}-0.")][0].endswith("-delete")
+    renamed = [p.name for p in directory.parent.iterdir() if p.name.startswith(f"{TOPIC}-0.")]
+    assert len(renamed) == 1 and renamed[0].endswith("-delete")
     assert cluster_member.logs.get_log(TOPIC, 1) is not None  # the other replica is untouched
     assert await produce_code(cluster_member, 0) == ErrorCode.NOT_LEADER_OR_FOLLOWER
 
