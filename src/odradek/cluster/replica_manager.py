@@ -204,8 +204,16 @@ class ReplicaManager:
         """UpdateMetadata: the cache takes the controller's view; returns the partitions deleted from it
         (raises KafkaError for a fenced request). Synchronous: nothing here waits, so it needs no turn."""
         self.check_stamp(stamp)
-        deleted = apply_update_metadata(self.cluster, stamp.controller_id, live_brokers, partitions)
+        states = list(partitions)
+        deleted = apply_update_metadata(self.cluster, stamp.controller_id, live_brokers, states)
         self.controller_epoch = stamp.controller_epoch
+        # As in Kafka the cache takes what it is told, but a replica hosted here at a newer leader epoch
+        # (a LeaderAndIsr overtook this update) keeps its epoch in the cache: the data path stamps
+        # appends and checks clients' epochs with it.
+        for state in states:
+            hosted = self.hosted.get((state.topic, state.partition))
+            if hosted is not None and hosted.leader_epoch > state.leader_epoch:
+                self._cache(_leadership(hosted))
         return deleted
 
     # ----- helpers -----------------------------------------------------------------------------------
@@ -288,3 +296,17 @@ class ReplicaManager:
         failed = [replica_log.topic_partition.partition for replica_log in job.logs]
         self.logs.complete_partition_deletion(job)
         return failed
+
+
+def _leadership(hosted: HostedPartition) -> PartitionLeadership:
+    return PartitionLeadership(
+        topic=hosted.topic,
+        partition=hosted.partition,
+        controller_epoch=INITIAL_CONTROLLER_EPOCH,
+        leader=hosted.leader,
+        leader_epoch=hosted.leader_epoch,
+        isr=list(hosted.isr),
+        partition_epoch=hosted.partition_epoch,
+        replicas=list(hosted.replicas),
+        topic_id=hosted.topic_id,
+    )

@@ -4,8 +4,9 @@ Version notes:
 - v0 answers the end offset only; v1 also the epoch found (the largest epoch at or below the one asked
   for); v2 adds the current leader epoch (fencing, as Fetch does: older than the partition's is
   FENCED_LEADER_EPOCH, newer is UNKNOWN_LEADER_EPOCH; -1 skips the check) and throttle time; v3 the
-  replica id (consumers send -1, followers their broker id: both are answered the same way here,
-  since this broker leads every partition); v4 is flexible.
+  replica id (consumers send -1, followers their broker id: both are answered the same way, by
+  the leader; a cluster member that does not lead the partition answers NOT_LEADER_OR_FOLLOWER);
+  v4 is flexible.
 - The end offset of an epoch is the start offset of the next larger epoch, or the log end offset for
   the latest one; an epoch the log does not know (newer than any, or -1) gets -1/-1 with no error.
 - The leader's current epoch ends at the log end offset even before anything was written in it:

@@ -124,3 +124,15 @@ def test_brokers_on_a_listener_leave_out_those_without_it() -> None:
     assert [b.node_id for b in cluster.brokers_on_listener("PLAINTEXT")] == [1, 3]
     assert [b.node_id for b in cluster.brokers_on_listener("INTERNAL")] == [2]
     assert sorted(cluster.brokers) == [1, 2, 3]  # placement checks count every live broker
+
+
+def test_an_update_behind_a_leader_and_isr_does_not_take_the_hosted_epoch_back(logs: LogManager) -> None:
+    cluster = ClusterMetadata("c", -1, [])
+    replicas = ReplicaManager(NODE, cluster, logs)
+    asyncio.run(replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, NODE, 5)]))
+    replicas.update_metadata(
+        ControllerStamp(1, 1), [_broker(1), _broker(NODE)], [_state(0, 1, 4), _state(1, 1, 4)]
+    )
+    assert cluster.partition("t", 0).leader_epoch == 5  # type: ignore[union-attr]
+    assert cluster.partition("t", 0).leader_id == NODE  # type: ignore[union-attr]
+    assert cluster.partition("t", 1).leader_epoch == 4  # type: ignore[union-attr]
