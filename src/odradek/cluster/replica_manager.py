@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from odradek.cluster.control_requests import (
@@ -90,6 +90,10 @@ class ReplicaManager:
         self.hosted: dict[PartitionKey, HostedPartition] = {}
         #: The hosted partitions this broker leads: what Produce, Fetch and the offset APIs may serve.
         self.leading: dict[PartitionKey, HostedPartition] = {}
+        #: Kafka's onLeadershipChange: called after a LeaderAndIsr or StopReplica with the partitions this
+        #: broker began to lead and those it stopped leading (as leader or at all). The wiring hooks the
+        #: group coordinator here (GroupCoordinator.refresh_leadership for `__consumer_offsets`).
+        self.on_leadership_change: Callable[[list[PartitionKey], list[PartitionKey]], None] | None = None
         self._state_change = asyncio.Lock()
 
     # ----- the data path -----------------------------------------------------------------------------
@@ -152,6 +156,8 @@ class ReplicaManager:
                 outcome[key] = code
                 if code is ErrorCode.NONE:
                     accepted.append(state)
+            leaders: list[PartitionKey] = []
+            followers: list[PartitionKey] = []
             for state in accepted:
                 key = (state.topic, state.partition)
                 try:
@@ -161,6 +167,8 @@ class ReplicaManager:
                     outcome[key] = ErrorCode.KAFKA_STORAGE_ERROR
                     continue
                 self._apply(state, replica_log)
+                (leaders if state.leader == self.node_id else followers).append(key)
+            self._leadership_changed(leaders, followers)
             return outcome
 
     async def stop_replicas(
@@ -173,6 +181,7 @@ class ReplicaManager:
             self.controller_epoch = stamp.controller_epoch
             outcome: dict[PartitionKey, ErrorCode] = {}
             deleting: dict[str, list[int]] = {}
+            stopped: list[PartitionKey] = []
             for stop in partitions:
                 key = (stop.topic, stop.partition)
                 hosted = self.hosted.get(key)
@@ -185,7 +194,8 @@ class ReplicaManager:
                     outcome[key] = ErrorCode.FENCED_LEADER_EPOCH
                     continue
                 outcome[key] = ErrorCode.NONE
-                self.leading.pop(key, None)
+                if self.leading.pop(key, None) is not None:
+                    stopped.append(key)
                 if stop.delete:
                     self.hosted.pop(key, None)
                     # Also a log this broker no longer hosts: a topic deleted while it was down.
@@ -193,6 +203,7 @@ class ReplicaManager:
             for topic, indexes in deleting.items():
                 for index in await self._delete_logs(topic, indexes):
                     outcome[(topic, index)] = ErrorCode.KAFKA_STORAGE_ERROR
+            self._leadership_changed([], stopped)
             return outcome
 
     def update_metadata(
@@ -217,6 +228,10 @@ class ReplicaManager:
         return deleted
 
     # ----- helpers -----------------------------------------------------------------------------------
+
+    def _leadership_changed(self, leaders: list[PartitionKey], others: list[PartitionKey]) -> None:
+        if self.on_leadership_change is not None and (leaders or others):
+            self.on_leadership_change(leaders, others)
 
     def _check_partition(self, state: PartitionLeadership) -> ErrorCode:
         hosted = self.hosted.get((state.topic, state.partition))

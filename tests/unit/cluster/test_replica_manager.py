@@ -136,3 +136,18 @@ def test_an_update_behind_a_leader_and_isr_does_not_take_the_hosted_epoch_back(l
     assert cluster.partition("t", 0).leader_epoch == 5  # type: ignore[union-attr]
     assert cluster.partition("t", 0).leader_id == NODE  # type: ignore[union-attr]
     assert cluster.partition("t", 1).leader_epoch == 4  # type: ignore[union-attr]
+
+
+def test_leadership_changes_are_reported_once_applied(logs: LogManager) -> None:
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
+    seen: list[tuple[list[tuple[str, int]], list[tuple[str, int]]]] = []
+    replicas.on_leadership_change = lambda leaders, others: seen.append((leaders, others))
+    stamp = ControllerStamp(1, 1)
+    asyncio.run(replicas.become_leader_or_follower(stamp, [_state(0, NODE, 1), _state(1, 1, 1)]))
+    asyncio.run(replicas.become_leader_or_follower(stamp, [_state(0, NODE, 1)]))  # stale: no change
+    asyncio.run(
+        replicas.stop_replicas(
+            stamp, [StopReplicaPartition("t", 0, False), StopReplicaPartition("t", 1, False)]
+        )
+    )
+    assert seen == [([("t", 0)], [("t", 1)]), ([], [("t", 0)])]

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import uuid
 
+from odradek.coordinator.group_coordinator import GroupCoordinator
+from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.describe_cluster import DescribeClusterRequest
+from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from tests.support.controller_requests import Partition, update_metadata
 from tests.support.handler_services import HandlerBroker
@@ -128,3 +131,36 @@ async def test_describe_cluster_reports_the_real_controller(cluster_member: Hand
     public = await cluster_member.call(DescribeClusterRequest(), 1, "PLAINTEXT")
     assert public.controller_id == -1
     assert [b.broker_id for b in public.brokers] == [1, 2]
+
+
+async def test_find_coordinator_names_the_leader_of_the_groups_offsets_partition(
+    cluster_member: HandlerBroker,
+) -> None:
+    services = cluster_member.services
+    groups = GroupCoordinator(services.config, services.cluster, services.topics, services.logs, 2)
+    partitions = groups.settings.offsets_topic_num_partitions
+    led_by_1, led_by_3 = "group-on-1", "group-on-3"
+    wanted = {groups.runtime.partition_for(led_by_1): 1, groups.runtime.partition_for(led_by_3): 3}
+    assert len(wanted) == 2, "pick group ids that land in different partitions"
+    offsets = [
+        Partition(OFFSETS_TOPIC, i, leader=wanted.get(i, 1), leader_epoch=1, replicas=[1, 3])
+        for i in range(partitions)
+    ]
+    await cluster_member.call(update_metadata(BROKERS, offsets), 8)
+    services.groups = groups
+    await groups.start()  # the topic is known from the controller: nothing is created here
+    try:
+        response = await cluster_member.call(
+            FindCoordinatorRequest(key_type=0, coordinator_keys=[led_by_1, led_by_3]), 4
+        )
+        found = {c.key: (c.error_code, c.node_id, c.host) for c in response.coordinators}
+        assert found == {
+            led_by_1: (0, 1, "b1.example"),
+            # broker 3 has no PLAINTEXT listener: clients there cannot reach it yet
+            led_by_3: (ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, ""),
+        }
+        internal = await cluster_member.call(FindCoordinatorRequest(key=led_by_3, key_type=0), 3, "INTERNAL")
+        assert (internal.error_code, internal.node_id, internal.host) == (0, 3, "b3.internal")
+    finally:
+        groups.stop()
+    assert services.logs.get_log(OFFSETS_TOPIC, 0) is None
