@@ -16,6 +16,7 @@ from odradek.cluster.metadata_update import apply_update_metadata
 from odradek.cluster.replica_manager import Refusal, ReplicaManager
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.config import LogConfig
+from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 
 NODE = 2
@@ -151,3 +152,29 @@ def test_leadership_changes_are_reported_once_applied(logs: LogManager) -> None:
         )
     )
     assert seen == [([("t", 0)], [("t", 1)]), ([], [("t", 0)])]
+
+
+def test_a_deletion_the_disk_refuses_is_a_storage_error_and_keeps_the_log(
+    logs: LogManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
+    stamp = ControllerStamp(1, 1)
+    asyncio.run(replicas.become_leader_or_follower(stamp, [_state(0, NODE, 1), _state(1, NODE, 1)]))
+    kept = logs.get_log("t", 0)
+    assert kept is not None
+    original = Log.rename_dir
+
+    def rename_dir(self: Log, target: Path) -> None:
+        if self is kept:
+            raise OSError("disk says no")
+        original(self, target)
+
+    monkeypatch.setattr(Log, "rename_dir", rename_dir)
+    stops = [StopReplicaPartition("t", 0, True), StopReplicaPartition("t", 1, True)]
+    outcome = asyncio.run(replicas.stop_replicas(stamp, stops))
+    assert outcome == {("t", 0): ErrorCode.KAFKA_STORAGE_ERROR, ("t", 1): ErrorCode.NONE}
+    assert logs.get_log("t", 0) is kept  # back in the manager, whole: the controller asks again
+    assert logs.get_log("t", 1) is None
+    monkeypatch.setattr(Log, "rename_dir", original)
+    assert asyncio.run(replicas.stop_replicas(stamp, stops[:1])) == {("t", 0): ErrorCode.NONE}
+    assert logs.get_log("t", 0) is None
