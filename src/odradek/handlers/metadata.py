@@ -9,6 +9,10 @@ Version notes:
   election). A topic being created (by CreateTopics, another Metadata request, or a coordinator, e.g.
   `__consumer_offsets`) is not listed yet; asked for by name it gets LEADER_NOT_AVAILABLE and no
   partitions, as Kafka answers while it creates a topic.
+- ZooKeeper mode: brokers, controller and partitions come from the controller's UpdateMetadata; each
+  broker is listed with its endpoint for the listener the client came in on (a broker without that
+  listener is left out, as Kafka does) and a partition whose leader is not among them is
+  LEADER_NOT_AVAILABLE with leader -1. No auto-creation yet (see `may_create`).
 - v5 offline replicas, v7 leader epochs, v8 authorized operations (no authorizer: everything allowed),
   v9 flexible, v10 topic ids (topics may be asked for by id), v12 a null topic name for id lookups,
   v13 a top-level error code. include_cluster_authorized_operations (v8-10) is honoured the same way.
@@ -39,15 +43,24 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
     cluster = services.cluster
     version = context.api_version
     wanted = request.topics
+    brokers = services.advertised_brokers(context.listener)
+    # ZooKeeper mode: a leader that is not alive on this listener cannot be reached: Kafka answers
+    # LEADER_NOT_AVAILABLE with no leader. A single node leads everything itself.
+    live = frozenset(b.node_id for b in brokers) if cluster.zookeeper_mode else None
     if wanted is None or (version == 0 and not wanted):
-        topics = [_describe(t, request) for t in sorted(cluster.topics.values(), key=lambda t: t.name)]
+        topics = [_describe(t, request, live) for t in sorted(cluster.topics.values(), key=lambda t: t.name)]
     else:
         may_create = (version < 4 or request.allow_auto_topic_creation) and services.auto_create_topics
-        topics = [await _lookup(entry.name, entry.topic_id, may_create, request, context) for entry in wanted]
+        # In a ZooKeeper cluster a topic is created by writing its assignment for the controller, never
+        # by this broker's local TopicAdmin (which would make it leader of a topic no one else knows):
+        # until the ZooKeeper wiring does that, a cluster member does not auto-create.
+        may_create = may_create and not cluster.zookeeper_mode
+        topics = [
+            await _lookup(entry.name, entry.topic_id, may_create, request, context, live) for entry in wanted
+        ]
     return MetadataResponse(
         brokers=[
-            MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
-            for b in services.advertised_brokers(context.listener)
+            MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack) for b in brokers
         ],
         cluster_id=cluster.cluster_id,
         controller_id=cluster.controller_id,
@@ -59,14 +72,19 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
 
 
 async def _lookup(
-    name: str | None, topic_id: object, may_create: bool, request: MetadataRequest, context: RequestContext
+    name: str | None,
+    topic_id: object,
+    may_create: bool,
+    request: MetadataRequest,
+    context: RequestContext,
+    live: frozenset[int] | None,
 ) -> MetadataResponseTopic:
     cluster = context.services.cluster
     if name is None:
         topic = cluster.topic_by_id(topic_id)  # type: ignore[arg-type]
         if topic is None:
             return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=topic_id)
-        return _describe(topic, request)
+        return _describe(topic, request, live)
     topic = cluster.topic(name)
     if topic is None and context.services.topics.is_being_created(name):
         return MetadataResponseTopic(
@@ -83,10 +101,12 @@ async def _lookup(
         except KafkaError as error:
             return MetadataResponseTopic(error_code=error.error_code, name=name)
         return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
-    return _describe(topic, request)
+    return _describe(topic, request, live)
 
 
-def _describe(topic: TopicState, request: MetadataRequest) -> MetadataResponseTopic:
+def _describe(
+    topic: TopicState, request: MetadataRequest, live: frozenset[int] | None
+) -> MetadataResponseTopic:
     return MetadataResponseTopic(
         error_code=ErrorCode.NONE,
         name=topic.name,
@@ -94,9 +114,11 @@ def _describe(topic: TopicState, request: MetadataRequest) -> MetadataResponseTo
         is_internal=topic.is_internal,
         partitions=[
             MetadataResponsePartition(
-                error_code=ErrorCode.NONE if p.leader_id >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+                error_code=ErrorCode.NONE
+                if _reachable(p.leader_id, live)
+                else ErrorCode.LEADER_NOT_AVAILABLE,
                 partition_index=p.partition,
-                leader_id=p.leader_id,
+                leader_id=p.leader_id if _reachable(p.leader_id, live) else -1,
                 leader_epoch=p.leader_epoch,
                 replica_nodes=list(p.replicas),
                 isr_nodes=list(p.isr),
@@ -108,3 +130,7 @@ def _describe(topic: TopicState, request: MetadataRequest) -> MetadataResponseTo
         if request.include_topic_authorized_operations
         else OMITTED,
     )
+
+
+def _reachable(leader_id: int, live: frozenset[int] | None) -> bool:
+    return leader_id >= 0 and (live is None or leader_id in live)

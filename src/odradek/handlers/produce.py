@@ -26,6 +26,7 @@ import asyncio
 
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for, error_message_for
+from odradek.handlers.leadership import leader_endpoints, refusal
 from odradek.handlers.registry import handles
 from odradek.handlers.transactions import REFUSAL_MESSAGE, TRANSACTIONS_REFUSED, has_transactional_batch
 from odradek.protocol.api_keys import ApiKey
@@ -33,6 +34,8 @@ from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.produce import (
     BatchIndexAndErrorMessage,
+    LeaderIdAndEpoch,
+    NodeEndpoint,
     PartitionProduceData,
     PartitionProduceResponse,
     ProduceRequest,
@@ -79,7 +82,23 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
     await _flush_if_due(appended)
     if request.acks == 0:
         return None
-    return ProduceResponse(responses=responses)
+    return ProduceResponse(responses=responses, node_endpoints=_leaders_named(responses, context))
+
+
+def _leaders_named(responses: list[TopicProduceResponse], context: RequestContext) -> list[NodeEndpoint]:
+    """v10+ (KIP-951): the endpoints of the leaders that NOT_LEADER_OR_FOLLOWER answers point to."""
+    if context.services.replicas is None:
+        return []
+    named = (
+        p.current_leader.leader_id
+        for topic in responses
+        for p in topic.partition_responses
+        if p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    )
+    return [
+        NodeEndpoint(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
+        for b in leader_endpoints(context, named)
+    ]
 
 
 def _refused(request: ProduceRequest) -> ProduceResponse | None:
@@ -119,6 +138,13 @@ def _append(
 ) -> PartitionProduceResponse:
     services = context.services
     tp = TopicPartition(topic, data.index)
+    refused = refusal(context, topic, data.index)
+    if refused is not None:  # ZooKeeper mode: only the partition's leader appends
+        failed = _failed(data.index, refused.error_code)
+        failed.current_leader = LeaderIdAndEpoch(
+            leader_id=refused.leader_id, leader_epoch=refused.leader_epoch
+        )
+        return failed
     log = services.logs.get_log(topic, data.index)
     partition = services.cluster.partition(topic, data.index)
     if log is None or partition is None:

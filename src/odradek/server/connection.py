@@ -186,7 +186,9 @@ class Connection(asyncio.BufferedProtocol):
             log.info("closing connection from %s:%d: malformed request: %s", *self.peer, error)
             self.close()
             return
-        registration = registration_for(header.request_api_key, header.request_api_version)
+        registration = registration_for(
+            header.request_api_key, header.request_api_version, self.services.cluster.mode
+        )
         if registration is None:
             self._answer_unsupported(header, "not served")
             return

@@ -264,6 +264,27 @@ class LogManager:
         if job.finished:
             self._topic_deletions.pop(job.topic, None)
 
+    def take_partition_deletion(self, topic: str, partitions: Iterable[int]) -> TopicDeletionJob:
+        """Some partitions of a topic go (a controller's StopReplica with delete, one replica at a time):
+        their logs leave the manager now; run the job in a worker thread (it renames them ``-delete``
+        and rewrites the checkpoints), then ``complete_partition_deletion``. No topic record is marked:
+        a crash before the renames leaves the partitions whole, and the controller, whose deletion is
+        pending until every replica answered, sends StopReplica again."""
+        wanted = [TopicPartition(topic, partition) for partition in partitions]
+        logs = [self._logs.pop(tp) for tp in wanted if tp in self._logs]
+        return TopicDeletionJob(topic, logs, self.topic_store, self.prepare_checkpoint().run)
+
+    def complete_partition_deletion(self, job: TopicDeletionJob) -> None:
+        """On the loop after ``job.run``: what it renamed is removed after ``file.delete.delay.ms``; a
+        log whose rename failed is back in the manager, as it was (the request answers a storage error)."""
+        for log in job.logs:
+            self._logs[log.topic_partition] = log
+        job.logs = []
+        delay_ms = max((log.config.file_delete_delay_ms for log in job.renamed), default=0)
+        due = job.take_renamed(delay_ms, self.clock())
+        if due is not None:
+            self._pending.append(due)
+
     def unfinished_topic_deletions(self) -> list[TopicDeletionJob]:
         """Topic deletions whose renames failed (a disk error): run and complete them again."""
         return list(self._topic_deletions.values())
