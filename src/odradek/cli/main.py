@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from odradek.cli import broker, configs, consume, groups, pipeline, produce, topics
+from odradek.console import command as console
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,6 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     consume.add_parser(subcommands)
     groups.add_parser(subcommands)
     pipeline.add_parser(subcommands)
+    console.add_parser(subcommands)
     args = parser.parse_args(argv)
     result: int = args.run(args)
     return result
