@@ -21,6 +21,7 @@ def install(env: Environment) -> None:
     env.filters["number"] = number
     env.filters["points_json"] = points_json
     env.filters["chart_json"] = chart_json
+    env.filters["recent"] = recent
 
 
 def human_bytes(size: int | float | None) -> str:
@@ -74,6 +75,15 @@ def points_json(points: list[tuple[float, float]]) -> str:
     """A series as uPlot wants it, [[times...], [values...]], for a data- attribute."""
     data: list[list[Any]] = [[round(t, 3) for t, _ in points], [v for _, v in points]]
     return json.dumps(data)
+
+
+def recent(points: list[tuple[float, float]], seconds: float = 10.0) -> float | None:
+    """The mean of a rate series over its last `seconds`: one sample alone jumps between bursts and 0."""
+    if not points:
+        return None
+    since = points[-1][0] - seconds
+    window = [value for time, value in points if time > since]
+    return sum(window) / len(window)
 
 
 def chart_json(series: dict[str, list[tuple[float, float]]]) -> str:

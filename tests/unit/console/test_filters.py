@@ -10,6 +10,7 @@ from odradek.console.filters import (
     human_duration_ms,
     human_rate,
     number,
+    recent,
     timestamp,
 )
 
@@ -52,3 +53,8 @@ def test_numbers_have_thousands_separators() -> None:
 def test_chart_series_share_one_time_axis_with_gaps_as_null() -> None:
     spec = json.loads(chart_json({"total": [(1.0, 5), (2.0, 7)], "orders-0": [(2.0, 3)]}))
     assert spec == {"labels": ["total", "orders-0"], "data": [[1.0, 2.0], [5, 7], [None, 3]]}
+
+
+def test_a_rate_shown_is_the_mean_of_the_last_ten_seconds() -> None:
+    assert recent([]) is None
+    assert recent([(0.0, 100.0), (5.0, 10.0), (10.0, 20.0), (15.0, 0.0)]) == 10.0

@@ -11,6 +11,7 @@ from odradek.console.data.cluster import cluster_state
 from odradek.console.data.log_dirs import describe_log_dirs
 from odradek.console.data.session import ClusterError
 from odradek.console.data.topics import create_topic, topic_summary_configs
+from odradek.console.filters import recent
 from odradek.console.pages.common import cluster, console, form_text, page, refuse_if_read_only
 
 
@@ -28,7 +29,7 @@ async def topic_list(request: Request) -> Response:
             "size": sizes.get(name),
             "retention_ms": configs.get(name, {}).get("retention.ms"),
             "retention_bytes": configs.get(name, {}).get("retention.bytes"),
-            "messages_per_second": shared.history.latest(sampler.topic_messages_in(name)),
+            "messages_per_second": recent(shared.history.points(sampler.topic_messages_in(name))),
         }
         for name in names
     ]
