@@ -50,6 +50,8 @@ class ConsoleProcess:
             try:
                 with urllib.request.urlopen(f"{self.url}/static/console.css", timeout=1):
                     return self
+            except urllib.error.HTTPError:
+                return self  # it answers (401 with basic auth)
             except (urllib.error.URLError, ConnectionError):
                 time.sleep(0.1)
         raise RuntimeError(f"console did not answer within {timeout}s:\n{self.log_text()}")
