@@ -18,6 +18,7 @@ from starlette.staticfiles import StaticFiles
 
 from odradek.console.auth import BasicAuth, load_users
 from odradek.console.data.cluster import BrokerMemory
+from odradek.console.data.config_cache import SummaryConfigCache
 from odradek.console.data.session import ClusterError, Session
 from odradek.console.history import History
 from odradek.console.pages import brokers, groups, messages, overview, topic, topics
@@ -29,8 +30,14 @@ STATIC = Path(__file__).resolve().parent / "static"
 
 
 def create_app(settings: ConsoleSettings) -> Starlette:
-    shared = Console(settings, Session(settings), History(settings.history_length), BrokerMemory())
-    sampling = Sampler(shared.session, shared.history, shared.memory)
+    shared = Console(
+        settings,
+        Session(settings),
+        History(settings.history_length),
+        BrokerMemory(),
+        SummaryConfigCache(),
+    )
+    sampling = Sampler(shared.session, shared.history, shared.memory, shared.topic_configs)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

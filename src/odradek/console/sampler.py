@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from odradek.cli.client import Admin
 from odradek.cli.group_offsets import Partition
 from odradek.console.data.cluster import BrokerMemory, cluster_state
+from odradek.console.data.config_cache import SummaryConfigCache
 from odradek.console.data.groups import group_lag, list_groups
 from odradek.console.data.log_dirs import describe_log_dirs
 from odradek.console.data.offsets import log_end_offsets
@@ -54,8 +55,11 @@ class _Sample:
 
 
 class Sampler:
-    def __init__(self, session: Session, history: History, memory: BrokerMemory) -> None:
+    def __init__(
+        self, session: Session, history: History, memory: BrokerMemory, topic_configs: SummaryConfigCache
+    ) -> None:
         self.session = session
+        self.topic_configs = topic_configs
         self.history = history
         self.memory = memory
         self.last_error: str | None = None
@@ -79,6 +83,7 @@ class Sampler:
 
     def _sample(self, admin: Admin) -> None:
         state = cluster_state(admin, self.memory)
+        self.topic_configs.get(admin, list(state.topics))  # keeps the pages' copy fresh
         partitions = [(p.topic, p.partition) for p in state.partitions]
         current = _Sample(time.time())
         current.ends = {p: end for p, end in log_end_offsets(admin, partitions).items() if end >= 0}

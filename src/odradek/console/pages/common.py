@@ -16,6 +16,7 @@ from starlette.templating import Jinja2Templates
 from odradek.cli.client import Admin
 from odradek.console import filters
 from odradek.console.data.cluster import BrokerMemory
+from odradek.console.data.config_cache import SummaryConfigCache
 from odradek.console.data.session import Session
 from odradek.console.history import History
 from odradek.console.settings import ConsoleSettings
@@ -34,6 +35,7 @@ class Console:
     session: Session
     history: History
     memory: BrokerMemory
+    topic_configs: SummaryConfigCache
 
     @property
     def read_only(self) -> bool:

@@ -8,14 +8,13 @@ from starlette.routing import Route
 
 from odradek.console import sampler
 from odradek.console.data.cluster import ClusterState, PartitionState, cluster_state
-from odradek.console.data.topics import topic_summary_configs
 from odradek.console.pages.common import cluster, console, page
 
 
 async def overview(request: Request) -> Response:
     shared = console(request)
     state = await cluster(request, lambda admin: cluster_state(admin, shared.memory))
-    configs = await cluster(request, lambda admin: topic_summary_configs(admin, list(state.topics)))
+    configs = await cluster(request, lambda admin: shared.topic_configs.get(admin, list(state.topics)))
     history = shared.history
     return page(
         request,

@@ -81,6 +81,7 @@ async def alter_apply(request: Request) -> Response:
     form = await request.form()
     to_set = parse_config_lines(form_text(form, "set"))
     to_delete = form_text(form, "delete").split()
+    console(request).topic_configs.forget(name)
     try:
         await cluster(request, lambda admin: alter_topic_configs(admin, name, to_set, to_delete))
     except ClusterError as error:
@@ -104,6 +105,7 @@ async def delete_apply(request: Request) -> Response:
         error = "the name typed does not match: nothing was deleted"
         return page(request, "topic_delete_confirm.html", {"name": name, "error": error}, status_code=400)
     await cluster(request, lambda admin: delete_topic(admin, name))
+    console(request).topic_configs.forget(name)
     url = request.url_for("topics").include_query_params(notice=f"Deleted topic {name}.")
     return RedirectResponse(url, status_code=303)
 

@@ -10,7 +10,7 @@ from odradek.console import sampler
 from odradek.console.data.cluster import cluster_state
 from odradek.console.data.log_dirs import describe_log_dirs
 from odradek.console.data.session import ClusterError
-from odradek.console.data.topics import create_topic, topic_summary_configs
+from odradek.console.data.topics import create_topic
 from odradek.console.filters import recent
 from odradek.console.pages.common import cluster, console, form_text, page, refuse_if_read_only
 
@@ -20,7 +20,7 @@ async def topic_list(request: Request) -> Response:
     show_internal = request.query_params.get("internal") == "1"
     state = await cluster(request, lambda admin: cluster_state(admin, shared.memory))
     names = [name for name, topic in state.topics.items() if show_internal or not topic.internal]
-    configs = await cluster(request, lambda admin: topic_summary_configs(admin, names))
+    configs = await cluster(request, lambda admin: shared.topic_configs.get(admin, names))
     log_dirs = await cluster(request, lambda admin: describe_log_dirs(admin, state.brokers))
     sizes = log_dirs.topic_sizes()
     rows = [
