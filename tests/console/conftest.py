@@ -50,6 +50,15 @@ def seeded(console_broker: BrokerProcess, admin: Any) -> BrokerProcess:
 
 
 @pytest.fixture(scope="module")
+def active_group(seeded: BrokerProcess) -> Iterator[str]:
+    """The group `shipping`: one consumer of `events` that stays in the group while the tests run."""
+    from tests.console.seed import consuming
+
+    with consuming(seeded.bootstrap, "shipping", "events"):
+        yield "shipping"
+
+
+@pytest.fixture(scope="module")
 def console(seeded: BrokerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
     process = ConsoleProcess(seeded.bootstrap, log_dir=tmp_path_factory.mktemp("console-log")).start()
     try:

@@ -72,6 +72,41 @@ def producing(bootstrap: str) -> Iterator[None]:
         thread.join(30)
 
 
+@contextlib.contextmanager
+def consuming(bootstrap: str, group: str, topic: str) -> Iterator[None]:
+    """A member of `group` reading `topic` (and committing) in the background while the block runs;
+    the block starts once it has been assigned partitions."""
+    from confluent_kafka import Consumer
+
+    assigned = threading.Event()
+    stop = threading.Event()
+
+    def run() -> None:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "client.id": f"{group}-consumer",
+                "auto.offset.reset": "earliest",
+            }
+        )
+        consumer.subscribe([topic], on_assign=lambda consumer, partitions: assigned.set())
+        try:
+            while not stop.is_set():
+                consumer.poll(0.2)
+        finally:
+            consumer.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        assert assigned.wait(60), f"{group} was never assigned partitions of {topic}"
+        yield
+    finally:
+        stop.set()
+        thread.join(30)
+
+
 def produce_events(bootstrap: str) -> None:
     from confluent_kafka import Producer
 

@@ -229,3 +229,26 @@ def test_brokers_page_and_a_broker_s_configs_and_log_dirs(
     log_dirs = text_of(browser, "#log-dirs")
     assert str(seeded.data_dir) in log_dirs
     screenshot(browser, "broker")
+
+
+def test_an_active_group_shows_its_members_and_assignments(
+    console: ConsoleProcess, browser: Any, admin: Any, active_group: str
+) -> None:
+    description = admin.describe_consumer_groups([active_group])[active_group].result(30)
+    [member] = description.members
+    browser.get(console.url + f"/groups/{active_group}")
+    assert text_of(browser, "#group-state") == "Stable"
+    assert text_of(browser, "#group-protocol") == description.partition_assignor
+    assert text_of(browser, "#member-count") == "1"
+    members = text_of(browser, "#members")
+    assert member.member_id in members
+    assert f"{active_group}-consumer" in members
+    assert "events-0" in members
+    row = browser.find_element(By.CSS_SELECTOR, "#group-offsets tr[data-topic='events'][data-partition='0']")
+    assert f"{active_group}-consumer" in row.text
+    # Kafka refuses resetting the offsets of a group with members: the console says so, not a stack trace
+    browser.find_element(By.CSS_SELECTOR, "#reset-offsets button").click()
+    wait_for(lambda: browser.find_elements(By.ID, "apply-reset"), what="the reset preview")
+    browser.find_element(By.CSS_SELECTOR, "#apply-reset button").click()
+    message = wait_for(lambda: text_of(browser, "#message"), what="the refusal")
+    assert "no active members" in message

@@ -59,9 +59,14 @@ def test_large_pages_render(
 ) -> None:
     browser.set_page_load_timeout(120)
     browser.get(large_console.url + path)
+    first = load_seconds(browser)
+    browser.get(large_console.url + path)  # again, as a person coming back sees it
     seconds = load_seconds(browser)
     assert len(browser.find_elements(By.CSS_SELECTOR, rows)) == expected
     if path == "/":
         assert browser.find_element(By.ID, "topic-count").text == str(MANY_TOPICS + 2)  # + wide, offsets
         assert browser.find_element(By.ID, "partition-count").text == str(MANY_TOPICS + WIDE_PARTITIONS + 1)
-    print(f"\n{path}: {expected} rows rendered in {seconds:.3f} s (request to load event, headless Chromium)")
+    print(
+        f"\n{path}: {expected} rows rendered in {first:.3f} s the first time, {seconds:.3f} s the next "
+        "(request to load event, headless Chromium)"
+    )

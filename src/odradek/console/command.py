@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from odradek.cli.arguments import add_connection_arguments, positive_float
+from odradek.cli.client import client_config
 from odradek.cli.errors import CliError, command
 
 EXAMPLES = """examples:
@@ -40,7 +41,12 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="how often throughput and lag are sampled for the charts (default: 5)",
     )
     add_connection_arguments(parser)
-    parser.set_defaults(run=run, request_timeout=10.0)
+    for action in parser._actions:
+        if action.dest == "request_timeout":
+            # a page should say the cluster is slow sooner than the CLI's 30 s
+            action.default = 10.0
+            action.help = "how long a page waits for the cluster to answer (default: 10)"
+    parser.set_defaults(run=run)
 
 
 @command("console")
@@ -55,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(
             f"the console needs the console extra: pip install 'odradek[console]' ({error})"
         ) from None
+    client_config(args)  # a --command-config that cannot be read stops here, not on the first page
     settings = ConsoleSettings(
         bootstrap_server=args.bootstrap_server,
         host=args.host,
