@@ -43,6 +43,10 @@ def test_the_console_shows_the_broker_gone_then_recovers_when_it_is_back(
             browser.get(console.url + "/")
             assert text_of(browser, "#brokers-up") == "1 / 1"
             broker.stop()
+            # the open page's next refresh fails: it says so, and keeps what it showed
+            banner = browser.find_element(By.ID, "refresh-failed")
+            wait_for(banner.is_displayed, timeout=30, what="the refresh-failed banner")
+            assert text_of(browser, "#brokers-up") == "1 / 1"
             browser.get(console.url + "/topics")
             assert text_of(browser, "h1") == "Cluster unavailable"
             broker.start()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from odradek.console.auth import AuthFileError, BasicAuth, load_users
+from odradek.console.pages.groups import posted_offsets
 from odradek.console.pages.topics import parse_config_lines
 
 
@@ -46,3 +47,14 @@ def test_basic_auth_header_checks() -> None:
     assert not auth.allowed(header("nobody:pw"))
     assert not auth.allowed("Bearer token")
     assert not auth.allowed("Basic not-base64!")
+
+
+def test_the_offsets_posted_by_the_reset_preview() -> None:
+    items = [("offset:orders:0", "5"), ("offset:my.topic:12", "0"), ("other", "x")]
+    assert posted_offsets(items) == {("orders", 0): 5, ("my.topic", 12): 0}
+
+
+@pytest.mark.parametrize("item", [("offset:orders:x", "1"), ("offset:orders:0", "five"), ("offset::0", "1")])
+def test_a_tampered_offset_is_refused(item: tuple[str, str]) -> None:
+    with pytest.raises(ValueError, match="not an offset"):
+        posted_offsets([item])

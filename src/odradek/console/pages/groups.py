@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -91,11 +92,10 @@ async def reset_apply(request: Request) -> Response:
     refuse_if_read_only(request)
     group_id = request.path_params["group"]
     form = await request.form()
-    offsets: dict[Partition, int] = {}
-    for key, value in form.multi_items():
-        if key.startswith("offset:") and isinstance(value, str):
-            topic, _, partition = key[len("offset:") :].rpartition(":")
-            offsets[(topic, int(partition))] = int(value)
+    try:
+        offsets = posted_offsets(form.multi_items())
+    except ValueError as error:
+        return _group_error(request, group_id, str(error))
     if not offsets:
         return _group_error(request, group_id, "no offsets to commit")
     try:
@@ -107,6 +107,19 @@ async def reset_apply(request: Request) -> Response:
     notice = f"Committed new offsets for {len(offsets)} partitions."
     url = request.url_for("group", group=group_id).include_query_params(notice=notice)
     return RedirectResponse(url, status_code=303)
+
+
+def posted_offsets(items: list[tuple[str, Any]]) -> dict[Partition, int]:
+    """The `offset:<topic>:<partition>=<offset>` fields of the apply form (topic names hold no ':')."""
+    offsets: dict[Partition, int] = {}
+    for key, value in items:
+        if not key.startswith("offset:") or not isinstance(value, str):
+            continue
+        topic, _, partition = key[len("offset:") :].rpartition(":")
+        if not topic or not partition.isdigit() or not value.lstrip("-").isdigit():
+            raise ValueError(f"not an offset to commit: {key}={value}")
+        offsets[(topic, int(partition))] = int(value)
+    return offsets
 
 
 def _lag_of(group_id: str) -> Callable[[Admin], list[PartitionLag]]:

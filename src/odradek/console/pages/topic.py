@@ -79,7 +79,10 @@ async def alter_apply(request: Request) -> Response:
     refuse_if_read_only(request)
     name = request.path_params["name"]
     form = await request.form()
-    to_set = parse_config_lines(form_text(form, "set"))
+    try:
+        to_set = parse_config_lines(form_text(form, "set"))
+    except ValueError as error:
+        return _topic_error(request, name, str(error))
     to_delete = form_text(form, "delete").split()
     console(request).topic_configs.forget(name)
     try:
