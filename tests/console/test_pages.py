@@ -252,3 +252,24 @@ def test_an_active_group_shows_its_members_and_assignments(
     browser.find_element(By.CSS_SELECTOR, "#apply-reset button").click()
     message = wait_for(lambda: text_of(browser, "#message"), what="the refusal")
     assert "no active members" in message
+
+
+def test_a_group_id_with_slashes_and_url_characters_opens_and_resets(
+    console: ConsoleProcess, browser: Any, admin: Any
+) -> None:
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+    group = "team/a b#1?x%"
+    offsets = [TopicPartition("events", 0, 1)]
+    admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, offsets)])[group].result(30)
+    browser.get(console.url + "/groups")
+    browser.find_element(By.LINK_TEXT, group).click()
+    wait_for(lambda: text_of(browser, "h1") == f"Consumer group {group}", what="the group's page")
+    assert text_of(browser, "#total-lag") == "2"  # events holds 3 messages, 1 is committed
+    Select(browser.find_element(By.NAME, "target")).select_by_value("latest")
+    browser.find_element(By.CSS_SELECTOR, "#reset-offsets button").click()
+    wait_for(lambda: browser.find_elements(By.ID, "apply-reset"), what="the reset preview")
+    browser.find_element(By.CSS_SELECTOR, "#apply-reset button").click()
+    wait_for(lambda: browser.find_elements(By.ID, "notice"), what="the reset notice")
+    assert text_of(browser, "#total-lag") == "0"
+    assert admin_api.committed(admin, group) == {("events", 0): 3}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import Environment
 
@@ -22,6 +23,12 @@ def install(env: Environment) -> None:
     env.filters["points_json"] = points_json
     env.filters["chart_json"] = chart_json
     env.filters["recent"] = recent
+    env.filters["path_part"] = path_part
+
+
+def path_part(name: str) -> str:
+    """A group id as one URL path segment: Kafka allows any character in it, '/', '#' and '?' too."""
+    return quote(name, safe="")
 
 
 def human_bytes(size: int | float | None) -> str:

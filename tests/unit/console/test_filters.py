@@ -10,6 +10,7 @@ from odradek.console.filters import (
     human_duration_ms,
     human_rate,
     number,
+    path_part,
     recent,
     timestamp,
 )
@@ -58,3 +59,7 @@ def test_chart_series_share_one_time_axis_with_gaps_as_null() -> None:
 def test_a_rate_shown_is_the_mean_of_the_last_ten_seconds() -> None:
     assert recent([]) is None
     assert recent([(0.0, 100.0), (5.0, 10.0), (10.0, 20.0), (15.0, 0.0)]) == 10.0
+
+
+def test_a_group_id_becomes_one_path_segment() -> None:
+    assert path_part("team/a b#1?x%") == "team%2Fa%20b%231%3Fx%25"

@@ -27,6 +27,7 @@ from odradek.console.data.groups import (
     plan_offset_reset,
 )
 from odradek.console.data.session import ClusterError
+from odradek.console.filters import path_part
 from odradek.console.pages.common import cluster, console, form_text, page, refuse_if_read_only
 
 
@@ -105,7 +106,7 @@ async def reset_apply(request: Request) -> Response:
             raise
         return _group_error(request, group_id, error.message)
     notice = f"Committed new offsets for {len(offsets)} partitions."
-    url = request.url_for("group", group=group_id).include_query_params(notice=notice)
+    url = request.url_for("group", group=path_part(group_id)).include_query_params(notice=notice)
     return RedirectResponse(url, status_code=303)
 
 
@@ -137,9 +138,10 @@ def _group_error(request: Request, group_id: str, message: str) -> Response:
     return page(request, "message.html", {"title": f"Group {group_id}", "message": message}, status_code=400)
 
 
+# Group ids may hold '/', so they are matched as paths; the longer routes come first.
 routes = [
     Route("/groups", group_list, name="groups"),
-    Route("/groups/{group}", group, name="group"),
-    Route("/groups/{group}/reset", reset_preview, methods=["POST"], name="group_reset_preview"),
-    Route("/groups/{group}/reset/apply", reset_apply, methods=["POST"], name="group_reset_apply"),
+    Route("/groups/{group:path}/reset/apply", reset_apply, methods=["POST"], name="group_reset_apply"),
+    Route("/groups/{group:path}/reset", reset_preview, methods=["POST"], name="group_reset_preview"),
+    Route("/groups/{group:path}", group, name="group"),
 ]
