@@ -98,3 +98,13 @@ def test_basic_auth_lets_in_only_listed_users(seeded: BrokerProcess, log_dir: Pa
         right = base64.b64encode(b"admin:correct horse").decode()
         status, body = http_status(console.url + "/topics", headers={"Authorization": f"Basic {right}"})
         assert status == 200 and 'data-topic="orders"' in body
+
+
+def test_a_change_posted_from_another_site_is_refused(console: ConsoleProcess, admin: Any) -> None:
+    status, body = http_status(
+        console.url + "/topics/orders/delete",
+        b"confirm_name=orders",
+        headers={"Origin": "https://evil.example"},
+    )
+    assert status == 403 and "own pages" in body
+    assert "orders" in admin_api.topic_names(admin)

@@ -23,6 +23,7 @@ from odradek.console.data.session import ClusterError, Session
 from odradek.console.history import History
 from odradek.console.pages import brokers, groups, messages, overview, topic, topics
 from odradek.console.pages.common import Console, ReadOnly, page
+from odradek.console.same_origin import SameOriginChanges
 from odradek.console.sampler import Sampler
 from odradek.console.settings import ConsoleSettings
 
@@ -49,7 +50,7 @@ def create_app(settings: ConsoleSettings) -> Starlette:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    middleware = []
+    middleware = [Middleware(SameOriginChanges)]
     if settings.basic_auth_file is not None:
         middleware.append(Middleware(BasicAuth, users=load_users(settings.basic_auth_file)))
     routes = [
