@@ -278,3 +278,15 @@ def test_a_group_id_with_slashes_and_url_characters_opens_and_resets(
     wait_for(lambda: browser.find_elements(By.ID, "notice"), what="the reset notice")
     assert text_of(browser, "#total-lag") == "0"
     assert admin_api.committed(admin, group) == {("events", 0): 3}
+
+
+def test_the_topic_list_filters_by_name(console: ConsoleProcess, browser: Any) -> None:
+    browser.get(console.url + "/topics")
+    search = browser.find_element(By.CSS_SELECTOR, "#topic-search input[name='q']")
+    search.send_keys("EVE\n")
+    wait_for(lambda: "q=EVE" in browser.current_url, what="the filtered list")
+    shown = [
+        row.get_attribute("data-topic")
+        for row in browser.find_elements(By.CSS_SELECTOR, "#topics tr[data-topic]")
+    ]
+    assert shown == ["events"]

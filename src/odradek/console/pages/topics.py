@@ -18,8 +18,13 @@ from odradek.console.pages.common import cluster, console, form_text, page, refu
 async def topic_list(request: Request) -> Response:
     shared = console(request)
     show_internal = request.query_params.get("internal") == "1"
+    search = request.query_params.get("q", "").strip()
     state = await cluster(request, lambda admin: cluster_state(admin, shared.memory))
-    names = [name for name, topic in state.topics.items() if show_internal or not topic.internal]
+    names = [
+        name
+        for name, topic in state.topics.items()
+        if (show_internal or not topic.internal) and search.lower() in name.lower()
+    ]
     configs = await cluster(request, lambda admin: shared.topic_configs.get(admin, names))
     log_dirs = await cluster(request, lambda admin: describe_log_dirs(admin, state.brokers))
     sizes = log_dirs.topic_sizes()
@@ -39,7 +44,8 @@ async def topic_list(request: Request) -> Response:
         {
             "rows": rows,
             "show_internal": show_internal,
-            "hidden": len(state.topics) - len(names),
+            "search": search,
+            "hidden": sum(1 for topic in state.topics.values() if topic.internal),
             "size_errors": log_dirs.errors,
         },
     )
