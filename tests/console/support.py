@@ -52,7 +52,7 @@ class ConsoleProcess:
                     return self
             except urllib.error.HTTPError:
                 return self  # it answers (401 with basic auth)
-            except (urllib.error.URLError, ConnectionError):
+            except (urllib.error.URLError, OSError):  # not listening yet, or too busy starting to answer
                 time.sleep(0.1)
         raise RuntimeError(f"console did not answer within {timeout}s:\n{self.log_text()}")
 

@@ -15,7 +15,7 @@ from tests.console.conftest import (
     ORDERS_PARTITIONS,
 )
 from tests.console.seed import produce_orders, producing
-from tests.console.support import ConsoleProcess, load_seconds, screenshot, text_of, wait_for
+from tests.console.support import ConsoleProcess, http_status, load_seconds, screenshot, text_of, wait_for
 from tests.support.broker_process import BrokerProcess
 
 
@@ -290,3 +290,16 @@ def test_the_topic_list_filters_by_name(console: ConsoleProcess, browser: Any) -
         for row in browser.find_elements(By.CSS_SELECTOR, "#topics tr[data-topic]")
     ]
     assert shown == ["events"]
+
+
+def test_a_bad_offset_or_timestamp_is_said_on_the_page(console: ConsoleProcess) -> None:
+    status, body = http_status(console.url + "/topics/orders/messages?start=timestamp&value=yesterday")
+    assert status == 200 and 'id="browse-error"' in body and "ISO-8601" in body
+    status, body = http_status(console.url + "/topics/orders/messages?start=offset&value=-4")
+    assert status == 200 and "an offset is a whole number" in body
+    status, body = http_status(console.url + "/topics/orders/messages?partition=9")
+    assert status == 200 and "has no partition 9" in body
+    status, body = http_status(console.url + "/groups/billing/reset", b"target=timestamp&timestamp=soon")
+    assert status == 400 and "ISO-8601" in body
+    status, body = http_status(console.url + "/topics/nope")
+    assert status == 404 and "topic &#39;nope&#39; does not exist" in body

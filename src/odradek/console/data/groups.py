@@ -11,6 +11,7 @@ from typing import Any
 from odradek.cli.client import Admin
 from odradek.cli.errors import CliError, kafka_error_message
 from odradek.cli.group_offsets import Partition, apply_reset, committed_offsets, plan_reset
+from odradek.console.data.cluster import BrokerMemory, cluster_state
 from odradek.console.data.offsets import log_end_offsets
 
 RESET_TARGETS = ("earliest", "latest", "timestamp")
@@ -135,8 +136,6 @@ def plan_offset_reset(
     admin: Admin, group: str, topics: list[str], target: str, timestamp_ms: int | None
 ) -> dict[Partition, tuple[int | None, int]]:
     """(committed offset, new offset) of every partition of `topics` (all the group commits to if empty)."""
-    from odradek.console.data.cluster import BrokerMemory, cluster_state
-
     if target not in RESET_TARGETS:
         raise CliError(f"unknown reset target {target!r}")
     if target == "timestamp" and timestamp_ms is None:

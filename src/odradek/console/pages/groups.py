@@ -3,6 +3,7 @@ and lag per partition, charted over time; resetting its offsets with a preview, 
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from collections.abc import Callable
 from typing import Any
@@ -71,7 +72,7 @@ async def reset_preview(request: Request) -> Response:
     topics = [value for value in form.getlist("topic") if isinstance(value, str) and value]
     try:
         when = timestamp_ms(form_text(form, "timestamp")) if target == "timestamp" else None
-    except Exception as error:  # argparse's ArgumentTypeError carries the sentence
+    except argparse.ArgumentTypeError as error:  # the CLI's parser: its message is the sentence to show
         return _group_error(request, group_id, str(error))
     try:
         plan = await cluster(request, lambda admin: plan_offset_reset(admin, group_id, topics, target, when))

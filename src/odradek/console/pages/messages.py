@@ -4,6 +4,7 @@ messages every two seconds (htmx), which is the live tail."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 
 from starlette.exceptions import HTTPException
@@ -89,7 +90,7 @@ def _position(kind: str, text: str) -> Position:
         return Position("offset", int(text))
     try:
         return Position("timestamp", timestamp_ms(text))
-    except Exception as error:  # argparse's ArgumentTypeError carries the sentence
+    except argparse.ArgumentTypeError as error:  # the CLI's parser: its message is the sentence to show
         raise ValueError(str(error)) from None
 
 

@@ -27,7 +27,6 @@ async def overview(request: Request) -> Response:
             "bytes_in": history.points(sampler.BYTES_IN),
             "bytes_out": history.points(sampler.BYTES_OUT),
             "messages_in": history.points(sampler.MESSAGES_IN),
-            "sampling_error": None,
         },
     )
 
