@@ -119,6 +119,14 @@ def load_seconds(driver: Any) -> float:
     return float(timing[1] - timing[0]) / 1000
 
 
+def answer_seconds(driver: Any) -> float:
+    """The last navigation's time from the request to the page's last byte: the console's part of it."""
+    timing = driver.execute_script(
+        "const t = performance.getEntriesByType('navigation')[0]; return [t.requestStart, t.responseEnd];"
+    )
+    return float(timing[1] - timing[0]) / 1000
+
+
 def wait_for(condition: Any, timeout: float = 20.0, interval: float = 0.25, what: str = "condition") -> Any:
     deadline = time.monotonic() + timeout
     last: Any = None

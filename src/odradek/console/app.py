@@ -42,6 +42,10 @@ def create_app(settings: ConsoleSettings) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # One sample before serving: the first page then finds every topic's configs cached (seconds
+        # saved on a cluster of thousands of topics). A cluster that does not answer only delays this.
+        with contextlib.suppress(ClusterError, TimeoutError):
+            await asyncio.wait_for(asyncio.to_thread(sampling.sample), settings.request_timeout)
         task = asyncio.create_task(sampling.run(settings.sample_interval))
         try:
             yield
