@@ -88,6 +88,7 @@ def consuming(bootstrap: str, group: str, topic: str) -> Iterator[None]:
                 "group.id": group,
                 "client.id": f"{group}-consumer",
                 "auto.offset.reset": "earliest",
+                "auto.commit.interval.ms": 500,  # commits often: the console's bytes out follow them
             }
         )
         consumer.subscribe([topic], on_assign=lambda consumer, partitions: assigned.set())

@@ -14,7 +14,7 @@ from tests.console.conftest import (
     BILLING_CONSUMED_PER_PARTITION,
     ORDERS_PARTITIONS,
 )
-from tests.console.seed import produce_orders, producing
+from tests.console.seed import consuming, produce_orders, producing
 from tests.console.support import ConsoleProcess, http_status, load_seconds, screenshot, text_of, wait_for
 from tests.support.broker_process import BrokerProcess
 
@@ -40,9 +40,10 @@ def test_throughput_refreshes_without_reloading_the_page(
 ) -> None:
     browser.get(console.url + "/")
     browser.execute_script("window.notReloaded = true;")
-    with producing(seeded.bootstrap):
+    with producing(seeded.bootstrap), consuming(seeded.bootstrap, "reporting", "orders"):
         wait_for(lambda: text_of(browser, "#messages-in") not in ("0/s", "\u2013"), what="messages in/s > 0")
         wait_for(lambda: text_of(browser, "#bytes-in") not in ("0 B/s", "\u2013"), what="bytes in/s > 0")
+        wait_for(lambda: text_of(browser, "#bytes-out") not in ("0 B/s", "\u2013"), what="bytes out/s > 0")
     assert browser.execute_script("return window.notReloaded === true;"), "the page was reloaded"
     wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, ".sparkline canvas"), what="sparklines drawn")
     screenshot(browser, "overview")
