@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tests.support.broker_process import REPO, free_port
+from tests.support.broker_process import REPO, _die_with_parent, free_port
 from tests.support.requirements import missing, require_module
 
 SCREENSHOTS = REPO / "docs" / "console"
@@ -42,7 +42,17 @@ class ConsoleProcess:
         command += ["--port", str(self.port), "--sample-interval", "1", *self.extra]
         env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
         with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO, preexec_fn=_die_with_parent
+            )
+        try:
+            return self._wait_ready(timeout)
+        except BaseException:
+            self.stop()  # a console that never answered is not left behind
+            raise
+
+    def _wait_ready(self, timeout: float) -> ConsoleProcess:
+        assert self.process is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
