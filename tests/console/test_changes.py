@@ -108,3 +108,17 @@ def test_a_change_posted_from_another_site_is_refused(console: ConsoleProcess, a
     )
     assert status == 403 and "own pages" in body
     assert "orders" in admin_api.topic_names(admin)
+
+
+def test_a_config_change_the_broker_would_refuse_is_said_before_confirming(
+    console: ConsoleProcess, browser: Any, admin: Any
+) -> None:
+    browser.get(console.url + "/topics/orders")
+    browser.find_element(By.CSS_SELECTOR, "#alter-configs textarea[name='set']").send_keys(
+        "retention.ms=banana"
+    )
+    browser.find_element(By.CSS_SELECTOR, "#alter-configs button").click()
+    message = wait_for(lambda: text_of(browser, "#message"), what="the refusal")
+    assert message.startswith("the broker refuses this change:")
+    assert not browser.find_elements(By.ID, "confirm-alter")
+    assert admin_api.topic_config(admin, "orders", "retention.ms")[0] == "604800000"

@@ -70,5 +70,20 @@ def delete_topic(admin: Admin, name: str) -> None:
     admin.wait(futures[name], "DeleteTopics", known)
 
 
+def validate_topic_configs(admin: Admin, topic: str, to_set: dict[str, str], to_delete: list[str]) -> None:
+    """The broker's verdict on a change without making it (IncrementalAlterConfigs, validate_only): the
+    preview says "unknown config" or "invalid value" before anyone confirms."""
+    from confluent_kafka import KafkaError
+    from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
+    from confluent_kafka.admin._resource import ResourceType
+
+    operations = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in to_set.items()]
+    operations += [ConfigEntry(k, None, incremental_operation=AlterConfigOpType.DELETE) for k in to_delete]
+    resource = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=operations)
+    futures = admin.client.incremental_alter_configs([resource], validate_only=True, **admin.options)
+    known = {KafkaError.UNKNOWN_TOPIC_OR_PART: f"topic '{topic}' does not exist"}
+    admin.wait(futures[resource], "IncrementalAlterConfigs", known)
+
+
 def alter_topic_configs(admin: Admin, topic: str, to_set: dict[str, str], to_delete: list[str]) -> None:
     alter_configs(admin, "topics", topic, to_set, to_delete)

@@ -15,7 +15,12 @@ from odradek.console.data.cluster import TopicState, cluster_state
 from odradek.console.data.log_dirs import describe_log_dirs
 from odradek.console.data.offsets import log_ranges
 from odradek.console.data.session import ClusterError
-from odradek.console.data.topics import alter_topic_configs, delete_topic, topic_configs
+from odradek.console.data.topics import (
+    alter_topic_configs,
+    delete_topic,
+    topic_configs,
+    validate_topic_configs,
+)
 from odradek.console.pages.common import cluster, console, form_text, page, refuse_if_read_only
 from odradek.console.pages.topics import parse_config_lines
 
@@ -59,8 +64,13 @@ async def alter_preview(request: Request) -> Response:
         ]
         if not to_set and not to_delete:
             raise ValueError("nothing to change: give configs to set or to reset to their defaults")
+        await cluster(request, lambda admin: validate_topic_configs(admin, name, to_set, to_delete))
     except ValueError as error:
         return _topic_error(request, name, str(error))
+    except ClusterError as error:
+        if error.unreachable:
+            raise
+        return _topic_error(request, name, f"the broker refuses this change: {error.message}")
     changes = [(key, _shown(current.get(key)), value) for key, value in sorted(to_set.items())]
     changes += [(key, _shown(current.get(key)), "(default)") for key in sorted(to_delete)]
     return page(
