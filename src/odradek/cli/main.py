@@ -8,6 +8,7 @@ import sys
 from odradek import __version__
 from odradek.cli import broker, configs, consume, groups, pipeline, produce, topics
 from odradek.cli.examples import share_examples
+from odradek.console import command as console
 
 EXAMPLES = """examples:
   odradek broker --config config/server.properties
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     consume.add_parser(subcommands)
     groups.add_parser(subcommands)
     pipeline.add_parser(subcommands)
+    console.add_parser(subcommands)
     share_examples(parser)
     return parser
 

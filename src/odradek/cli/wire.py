@@ -1,4 +1,5 @@
-"""The one thing librdkafka cannot ask for, sent with odradek's own codec: the cluster-wide broker default.
+"""What librdkafka cannot ask for, sent with odradek's own codec: the cluster-wide broker default, and
+one broker's log directories (librdkafka has no DescribeLogDirs; the console shows sizes with it).
 
 Kafka names the default of all brokers as the BROKER resource with an empty name; librdkafka refuses
 an empty resource name (`ConfigResource(BROKER, "")` is "invalid"), so `configs --entity-default`
@@ -22,6 +23,7 @@ from odradek.protocol.frames import decode_response, encode_request
 from odradek.protocol.messages import REQUESTS
 from odradek.protocol.messages.api_versions import ApiVersionsRequest
 from odradek.protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
+from odradek.protocol.messages.describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResult
 from odradek.protocol.messages.incremental_alter_configs import (
     AlterableConfig,
     AlterConfigsResource,
@@ -80,6 +82,19 @@ def alter_broker_default(
         response = connection.call(IncrementalAlterConfigsRequest(resources=[resource], validate_only=False))
     [result] = response.responses
     _check(result.error_code, result.error_message, "IncrementalAlterConfigs")
+
+
+def describe_log_dirs(config: ClientConfig, broker: str, timeout: float) -> list[DescribeLogDirsResult]:
+    """Every log directory of the broker at `broker` (host:port) with its partitions' sizes.
+
+    DescribeLogDirs answers for the broker it is sent to, so this connects to that broker, not to the
+    bootstrap servers; topics=None asks for every partition.
+    """
+    with _Connection({**config, "bootstrap.servers": broker}, timeout) as connection:
+        response = connection.call(DescribeLogDirsRequest(topics=None))
+    _check(getattr(response, "error_code", 0), None, "DescribeLogDirs")
+    results: list[DescribeLogDirsResult] = response.results
+    return results
 
 
 class _Connection:
