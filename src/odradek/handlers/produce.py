@@ -3,7 +3,9 @@
 Version notes:
 - v0-1 carry MessageSet v0, v2 MessageSet v1 (and a log-append time in the response); both are
   converted up to one RecordBatch v2 before they are appended, since the log stores v2 only.
-- v3+ must carry RecordBatch v2 (anything else is INVALID_RECORD) and may name a transactional id.
+- v3+ must carry exactly one RecordBatch v2 per partition (none, another magic or a second batch is
+  INVALID_RECORD, nothing appended; before v7, ZSTD is UNSUPPORTED_COMPRESSION_TYPE), checked as Kafka's
+  ProduceRequest.validateRecords checks it, and may name a transactional id.
   Transactions are not served yet: a request with any transactional batch is refused whole, every
   partition answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing appended, as Kafka answers a
   transactional id its authorizer denies (handlers/transactions.py).
@@ -39,12 +41,17 @@ from odradek.protocol.messages.produce import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from odradek.protocol.records import up_convert_message_set
+from odradek.protocol.records import Compression, UnsupportedCompressionError, up_convert_message_set
+from odradek.protocol.records.attributes import LOG_OVERHEAD, compression_of
 from odradek.storage import errors as storage_errors
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
 
 _MAGIC_OFFSET = 16
+_LENGTH_OFFSET = 8
+_ATTRIBUTES_OFFSET = 21
+#: The smallest length a batch can declare (LegacyRecord.RECORD_OVERHEAD_V0, which Kafka checks first).
+_MIN_RECORD_OVERHEAD = 14
 _VALID_ACKS = (-1, 0, 1)
 
 
@@ -67,9 +74,7 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         partitions = []
         for data in topic.partition_data:
-            if request.acks not in _VALID_ACKS:
-                partitions.append(_failed(data.index, ErrorCode.INVALID_REQUIRED_ACKS))
-            elif name is None:
+            if name is None:
                 partitions.append(_failed(data.index, missing))
             else:
                 partitions.append(_append(name, data, request, context, appended))
@@ -123,6 +128,16 @@ def _append(
     partition = services.cluster.partition(topic, data.index)
     if log is None or partition is None:
         return _failed(data.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    records = data.records
+    if context.api_version >= 3:
+        try:
+            _validate_records(records, context.api_version)
+        except (storage_errors.StorageError, CodecError) as error:
+            return _failed(data.index, error_code_for(error), error_message_for(error))
+    elif not records:
+        return _failed(data.index, ErrorCode.CORRUPT_MESSAGE, "produce request without records")
+    if request.acks not in _VALID_ACKS:  # checked after the records, as Kafka's ReplicaManager does
+        return _failed(data.index, ErrorCode.INVALID_REQUIRED_ACKS)
     state = services.cluster.topic(topic)
     if state is not None and state.is_internal:  # only the coordinators write there, not via Produce
         return _failed(
@@ -130,9 +145,7 @@ def _append(
         )
     if request.acks == -1 and len(partition.isr) < services.topics.min_insync_replicas(topic):
         return _failed(data.index, ErrorCode.NOT_ENOUGH_REPLICAS)
-    records = data.records
-    if not records:
-        return _failed(data.index, ErrorCode.CORRUPT_MESSAGE, "produce request without records")
+    assert records is not None  # checked above for every version
     try:
         batches = _as_record_batches(records, context.api_version)
         result = log.append(batches, leader_epoch=partition.leader_epoch)
@@ -160,6 +173,57 @@ def _append(
         log_append_time_ms=result.log_append_time,
         log_start_offset=result.log_start_offset,
     )
+
+
+def _validate_records(records: bytes | memoryview | None, api_version: int) -> None:
+    """Kafka's ProduceRequest.validateRecords for v3+: exactly one whole batch, of magic 2, per partition.
+
+    Batches are counted as Kafka's batch iterator counts them: a trailing fragment too short to be a
+    whole batch is not a second batch (storage refuses it later), and a first batch cut short is none."""
+    view = memoryview(records or b"")
+    first = _next_batch_size(view, 0)
+    if first is None:
+        raise storage_errors.InvalidRecordError(
+            f"Produce requests with version {api_version} must have at least one record batch per partition"
+        )
+    if view[_MAGIC_OFFSET] != 2:
+        raise storage_errors.InvalidRecordError(
+            f"Produce requests with version {api_version} are only allowed to contain record batches "
+            "with magic version 2"
+        )
+    if api_version < 7 and compression_of(
+        int.from_bytes(view[_ATTRIBUTES_OFFSET : _ATTRIBUTES_OFFSET + 2])
+    ) is (Compression.ZSTD):
+        raise UnsupportedCompressionError(
+            f"Produce requests with version {api_version} are not allowed to use ZStandard compression"
+        )
+    if _next_batch_size(view, first) is not None:
+        raise storage_errors.InvalidRecordError(
+            f"Produce requests with version {api_version} are only allowed to contain exactly one record "
+            "batch per partition"
+        )
+
+
+def _next_batch_size(records: memoryview, position: int) -> int | None:
+    """The size of the whole batch at `position`, or None when it is not all there (Kafka's
+    ByteBufferLogInputStream.nextBatchSize and nextBatch); a size or magic no batch can have is corrupt."""
+    remaining = len(records) - position
+    if remaining < LOG_OVERHEAD:
+        return None
+    length = int.from_bytes(records[position + _LENGTH_OFFSET : position + LOG_OVERHEAD], signed=True)
+    if length < _MIN_RECORD_OVERHEAD:
+        raise storage_errors.CorruptRecordError(
+            f"Record size {length} is less than the minimum record overhead ({_MIN_RECORD_OVERHEAD})"
+        )
+    if remaining <= _MAGIC_OFFSET:
+        return None
+    magic = records[position + _MAGIC_OFFSET]
+    if magic > 2:  # also a negative magic, read here unsigned
+        raise storage_errors.CorruptRecordError(
+            f"Invalid magic found in record: {int.from_bytes([magic], signed=True)}"
+        )
+    size = LOG_OVERHEAD + length
+    return size if remaining >= size else None
 
 
 def _as_record_batches(records: bytes | memoryview, api_version: int) -> bytearray | memoryview:
