@@ -14,8 +14,10 @@ Version notes:
   bounds, so clients can tell them from the rest) and an error message, v9 flexible, v10 the
   current leader and node endpoints (tagged, only on NOT_LEADER errors: never sent by a single node),
   v13 topic ids instead of names.
-- acks=0 gets no response at all; acks=-1 waits for the in-sync replicas (on a single node, itself),
-  and fails with NOT_ENOUGH_REPLICAS when the ISR is smaller than `min.insync.replicas`.
+- acks=0 gets no response at all, unless a partition failed: then the connection is closed, as Kafka
+  closes it, so that the producer notices and refreshes its metadata (the other partitions are still
+  appended). acks=-1 waits for the in-sync replicas (on a single node, itself), and fails with
+  NOT_ENOUGH_REPLICAS when the ISR is smaller than `min.insync.replicas`.
 The batch is validated at batch level only (sizes, CRC-32C, header rules) and its offsets are
 patched in place by storage; no record is decoded on this path except for compacted topics' keys and,
 when `message.timestamp.before.max.ms` is set, CreateTime timestamps (the header's max timestamp
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 
-from odradek.handlers.context import RequestContext
+from odradek.handlers.context import CloseConnection, RequestContext
 from odradek.handlers.errors import error_code_for, error_message_for
 from odradek.handlers.registry import handles
 from odradek.handlers.transactions import REFUSAL_MESSAGE, TRANSACTIONS_REFUSED, has_transactional_batch
@@ -83,13 +85,27 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
         )
     await _flush_if_due(appended)
     if request.acks == 0:
+        _close_if_failed(responses)
         return None
     return ProduceResponse(responses=responses)
 
 
+def _close_if_failed(responses: list[TopicProduceResponse]) -> None:
+    """acks=0 has no response to carry an error, so any failed partition closes the connection (Kafka's
+    KafkaApis.handleProduceRequest): the producer sees the disconnect and refreshes its metadata."""
+    failed = [
+        f"{topic.name or topic.topic_id}-{partition.index}: {ErrorCode(partition.error_code).name}"
+        for topic in responses
+        for partition in topic.partition_responses
+        if partition.error_code != ErrorCode.NONE
+    ]
+    if failed:
+        raise CloseConnection(f"produce with acks=0 failed for {', '.join(failed)}")
+
+
 def _refused(request: ProduceRequest) -> ProduceResponse | None:
     if request.acks == 0:
-        return None
+        raise CloseConnection(f"produce with acks=0 refused: {REFUSAL_MESSAGE}")
     return ProduceResponse(
         responses=[
             TopicProduceResponse(

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Final, cast
 
-from odradek.handlers.context import RequestContext
+from odradek.handlers.context import CloseConnection, RequestContext
 from odradek.handlers.registry import registration_for
 from odradek.handlers.services import Services
 from odradek.protocol.api_keys import ApiKey
@@ -165,6 +165,9 @@ class Connection(asyncio.BufferedProtocol):
             started = time.perf_counter()
             try:
                 await self._handle(frame)
+            except CloseConnection as reason:
+                log.info("closing connection from %s:%d: %s", *self.peer, reason)
+                self.close()
             except Exception:
                 log.exception("closing connection from %s:%d after an unexpected error", *self.peer)
                 self.close()
