@@ -1,0 +1,37 @@
+"""A broker whose persisted state cannot be read says so in one line naming the file, and exits
+non-zero without a traceback. Each case runs the real `odradek broker` command on a log directory
+prepared with one bad file. Before, these ended start-up in a Python traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from odradek.cluster.dynamic_configs import FILE_NAME as DYNAMIC_CONFIGS
+from tests.support.broker_command import assert_refused_in_one_line, minimal_settings, run_broker
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        ("[1, 2]", "an array"),
+        ("42", "a number"),
+        ('"configs"', "a string"),
+        ("null", "null"),
+        ('{"version": 1, "cluster_default": ["log.retention.ms"]}', "'cluster_default'"),
+        ('{"version": 1, "brokers": 1}', "'brokers'"),
+        ('{"version": 1, "brokers": {"1": "max.connections=5"}}', "'1'"),
+    ],
+    ids=["array", "number", "string", "null", "cluster default array", "brokers number", "own layer string"],
+)
+def test_dynamic_broker_configs_of_the_wrong_json_shape_refuse_start_up_in_one_line(
+    tmp_path: Path, content: str, named: str
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / DYNAMIC_CONFIGS).write_text(content)
+    result = run_broker(*minimal_settings(data), "--override", "node.id=1")
+    assert_refused_in_one_line(result, DYNAMIC_CONFIGS, named)
