@@ -35,3 +35,41 @@ def test_dynamic_broker_configs_of_the_wrong_json_shape_refuse_start_up_in_one_l
     (data / DYNAMIC_CONFIGS).write_text(content)
     result = run_broker(*minimal_settings(data), "--override", "node.id=1")
     assert_refused_in_one_line(result, DYNAMIC_CONFIGS, named)
+
+
+CHECKPOINTS = [
+    "recovery-point-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "cleaner-offset-checkpoint",
+    "orders-0/leader-epoch-checkpoint",
+]
+NOT_TEXT = b"\xff\xfe\x00\x01\x80"
+
+
+@pytest.mark.parametrize("checkpoint", CHECKPOINTS)
+@pytest.mark.parametrize("corruption", ["not text", "not a number"])
+def test_an_unreadable_checkpoint_refuses_start_up_in_one_line_naming_it(
+    tmp_path: Path, checkpoint: str, corruption: str
+) -> None:
+    """Kafka takes the log dir offline for an unreadable checkpoint, which stops a broker with one
+    log dir. Before, these ended start-up in UnicodeDecodeError or ValueError tracebacks (and other
+    malformed contents were ignored, though after a clean shutdown nothing rebuilt what they held)."""
+    data = tmp_path / "data"
+    (data / "orders-0").mkdir(parents=True)
+    entry = b"x 5" if checkpoint.endswith("leader-epoch-checkpoint") else b"orders x 5"
+    content, named = {
+        "not text": (NOT_TEXT, "not a text file"),
+        "not a number": (b"0\n1\n" + entry + b"\n", "'x' is not a number"),
+    }[corruption]
+    (data / checkpoint).write_bytes(content)
+    result = run_broker(*minimal_settings(data), "--override", "node.id=1")
+    assert_refused_in_one_line(result, "Error while reading checkpoint file", str(data / checkpoint), named)
+
+
+def test_meta_properties_that_is_not_text_refuses_start_up_in_one_line(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "meta.properties").write_bytes(NOT_TEXT)
+    result = run_broker(*minimal_settings(data), "--override", "node.id=1")
+    assert_refused_in_one_line(result, "meta.properties", "not a text file")

@@ -21,6 +21,7 @@ from odradek.storage.checkpoints import (
     MetaProperties,
     read_meta_properties,
     read_offset_checkpoint,
+    unreadable_checkpoint,
     write_meta_properties,
     write_offset_checkpoint,
 )
@@ -392,8 +393,9 @@ class LogManager:
         try:
             return read_offset_checkpoint(path)
         except CheckpointFormatError as e:
-            _log.warning("ignoring unreadable checkpoint (logs will be recovered): %s", e)
-            return {}
+            # Kafka takes the log dir offline (CheckpointFileWithFailureHandler), so a broker with one
+            # log dir stops: guessing offsets could serve records below the log start, or skip recovery.
+            raise LogStorageError(unreadable_checkpoint(e)) from e
 
     def _read_meta(self, log_dir: Path) -> MetaProperties | None:
         try:
