@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from odradek.cluster.dynamic_configs import FILE_NAME as DYNAMIC_CONFIGS
+from odradek.storage.files import TOPICS_FILE
 from tests.support.broker_command import assert_refused_in_one_line, minimal_settings, run_broker
 
 pytestmark = pytest.mark.timeout(60)
@@ -73,3 +74,37 @@ def test_meta_properties_that_is_not_text_refuses_start_up_in_one_line(tmp_path:
     (data / "meta.properties").write_bytes(NOT_TEXT)
     result = run_broker(*minimal_settings(data), "--override", "node.id=1")
     assert_refused_in_one_line(result, "meta.properties", "not a text file")
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        ("[]", "not topic metadata"),
+        ("7", "not topic metadata"),
+        ('{"version": 1, "topics": ["orders"]}', "not topic metadata"),
+        ('{"version": 1, "topics": {"orders": "3 partitions"}}', "'orders'"),
+        ('{"version": 1, "topics": {"orders": {"partitions": 3}}}', "'orders'"),
+        (
+            '{"version": 1, "topics": {"orders": {"topic_id": "AAAAAAAAAAAAAAAAAAAAAQ", "partitions": "x"}}}',
+            "'orders'",
+        ),
+        ('{"version": 1, "topics": {"orders": {"topic_id": 5, "partitions": 1}}}', "'orders'"),
+    ],
+    ids=[
+        "array",
+        "number",
+        "topics array",
+        "topic string",
+        "no topic id",
+        "partitions not a number",
+        "id number",
+    ],
+)
+def test_topic_metadata_of_the_wrong_json_shape_refuses_start_up_in_one_line(
+    tmp_path: Path, content: str, named: str
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / TOPICS_FILE).write_text(content)
+    result = run_broker(*minimal_settings(data), "--override", "node.id=1")
+    assert_refused_in_one_line(result, TOPICS_FILE, named)
