@@ -108,3 +108,13 @@ def test_topic_metadata_of_the_wrong_json_shape_refuses_start_up_in_one_line(
     (data / TOPICS_FILE).write_text(content)
     result = run_broker(*minimal_settings(data), "--override", "node.id=1")
     assert_refused_in_one_line(result, TOPICS_FILE, named)
+
+
+@pytest.mark.parametrize("name", ["lost+found", "orders-x", "orders-0.not-a-uid-delete"])
+def test_a_directory_that_is_no_partition_refuses_start_up_in_one_line(tmp_path: Path, name: str) -> None:
+    """Kafka's LogManager refuses to load a log dir holding a directory whose name is not a topic
+    partition's; before, it was silently skipped (a partition renamed by hand vanished unnoticed)."""
+    data = tmp_path / "data"
+    (data / name).mkdir(parents=True)
+    result = run_broker(*minimal_settings(data), "--override", "node.id=1")
+    assert_refused_in_one_line(result, str(data / name), "not in the form of topic-partition")

@@ -120,7 +120,12 @@ class LogManager:
                     continue
                 tp = TopicPartition.from_dir_name(child.name)
                 if tp is None:
-                    continue
+                    # As Kafka's LogManager.loadLogs: whatever else lives here is not ours to guess about.
+                    raise LogStorageError(
+                        f"Found directory {child}, {child.name!r} is not in the form of topic-partition or "
+                        "topic-partition.uniqueId-delete (if marked for deletion): log directories should "
+                        "only contain topic data"
+                    )
                 log = Log.open(
                     child,
                     self.config_for(tp.topic, topics),
