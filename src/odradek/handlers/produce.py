@@ -14,6 +14,8 @@ Version notes:
   bounds, so clients can tell them from the rest) and an error message, v9 flexible, v10 the
   current leader and node endpoints (tagged, only on NOT_LEADER errors: never sent by a single node),
   v13 topic ids instead of names.
+- A partition named twice in one request is appended and answered once, with its last records (Kafka
+  keys the request by topic partition).
 - acks=0 gets no response at all, unless a partition failed: then the connection is closed, as Kafka
   closes it, so that the producer notices and refreshes its metadata (the other partitions are still
   appended). acks=-1 waits for the in-sync replicas (on a single node, itself), and fails with
@@ -41,6 +43,7 @@ from odradek.protocol.messages.produce import (
     PartitionProduceResponse,
     ProduceRequest,
     ProduceResponse,
+    TopicProduceData,
     TopicProduceResponse,
 )
 from odradek.protocol.records import Compression, UnsupportedCompressionError, up_convert_message_set
@@ -66,7 +69,7 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
     services = context.services
     responses = []
     appended: list[Log] = []
-    for topic in request.topic_data:
+    for topic in _last_records_per_partition(request.topic_data, context.api_version):
         if context.api_version >= 13:
             state = services.cluster.topic_by_id(topic.topic_id)
             name = state.name if state is not None else None
@@ -88,6 +91,31 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
         _close_if_failed(responses)
         return None
     return ProduceResponse(responses=responses)
+
+
+def _last_records_per_partition(topics: list[TopicProduceData], api_version: int) -> list[TopicProduceData]:
+    """The request's partitions, each once. Kafka keys a produce by topic partition (a map), so a
+    partition named twice has only its last records appended, and is answered once."""
+    keys = [
+        (topic.topic_id if api_version >= 13 else topic.name, data.index)
+        for topic in topics
+        for data in topic.partition_data
+    ]
+    if len(set(keys)) == len(keys) and len({key for key, _ in keys}) == len(topics):
+        return topics  # the usual request: nothing named twice
+    merged: dict[object, TopicProduceData] = {}
+    partitions: dict[object, dict[int, PartitionProduceData]] = {}
+    for topic in topics:
+        key = topic.topic_id if api_version >= 13 else topic.name
+        merged.setdefault(key, topic)
+        for data in topic.partition_data:
+            partitions.setdefault(key, {})[data.index] = data
+    return [
+        TopicProduceData(
+            name=topic.name, topic_id=topic.topic_id, partition_data=list(partitions.get(key, {}).values())
+        )
+        for key, topic in merged.items()
+    ]
 
 
 def _close_if_failed(responses: list[TopicProduceResponse]) -> None:
