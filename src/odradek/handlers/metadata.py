@@ -43,7 +43,9 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
         topics = [_describe(t, request) for t in sorted(cluster.topics.values(), key=lambda t: t.name)]
     else:
         may_create = (version < 4 or request.allow_auto_topic_creation) and services.auto_create_topics
-        topics = [await _lookup(entry.name, entry.topic_id, may_create, request, context) for entry in wanted]
+        # Kafka asks for a set of topics: one named (or identified) twice is answered once.
+        asked = dict.fromkeys((entry.name, entry.topic_id) for entry in wanted)
+        topics = [await _lookup(name, topic_id, may_create, request, context) for name, topic_id in asked]
     return MetadataResponse(
         brokers=[
             MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)

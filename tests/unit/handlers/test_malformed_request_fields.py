@@ -5,7 +5,8 @@ version it is sent at, and the error codes of the response in order (top-level c
 
 The rows marked "before:" broke: CreateTopics or CreatePartitions asking for 2^31-1 partitions had the
 broker make partition directories until it was stopped (Kafka's controller refuses any request that
-would make more than 10,000 metadata records, with POLICY_VIOLATION).
+would make more than 10,000 metadata records, with POLICY_VIOLATION); a topic named twice in one
+Metadata request was described twice (Kafka asks for a set of topics).
 """
 
 from __future__ import annotations
@@ -164,6 +165,12 @@ CASES: list[tuple[str, Any, int, list[ErrorCode]]] = [
     ("metadata of an invalid topic name", metadata("bad name!"), 9, [E.INVALID_TOPIC_EXCEPTION, E.NONE]),
     ("metadata of a 250-character name", metadata("x" * 250), 9, [E.INVALID_TOPIC_EXCEPTION, E.NONE]),
     ("metadata of a null name by a zero id", metadata(None), 12, [E.UNKNOWN_TOPIC_ID, E.NONE]),
+    (
+        "before: metadata of one topic twice",
+        metadata(TOPIC, TOPIC),
+        9,
+        [E.NONE] * 4,
+    ),  # topic, 2 partitions, top level
     ("delete records of partition -1", delete_records(TOPIC, -1, 0), 2, [E.UNKNOWN_TOPIC_OR_PARTITION]),
     ("delete records below -1", delete_records(TOPIC, 0, -5), 2, [E.OFFSET_OUT_OF_RANGE]),
     ("delete records past the end", delete_records(TOPIC, 0, 2**62), 2, [E.OFFSET_OUT_OF_RANGE]),
