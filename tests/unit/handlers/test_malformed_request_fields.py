@@ -6,7 +6,8 @@ version it is sent at, and the error codes of the response in order (top-level c
 The rows marked "before:" broke: CreateTopics or CreatePartitions asking for 2^31-1 partitions had the
 broker make partition directories until it was stopped (Kafka's controller refuses any request that
 would make more than 10,000 metadata records, with POLICY_VIOLATION); a topic named twice in one
-Metadata request was described twice (Kafka asks for a set of topics).
+Metadata request was described twice (Kafka asks for a set of topics), and a partition named twice in a
+Fetch was read and answered twice (Kafka keys a fetch by topic partition).
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ def produce(topic: str, partition: int) -> ProduceRequest:
     )
 
 
-def fetch(topic: str, partition: int, offset: int = 0, partition_max_bytes: int = 1 << 20) -> FetchRequest:
+def fetch(
+    topic: str, partition: int, offset: int = 0, partition_max_bytes: int = 1 << 20, times: int = 1
+) -> FetchRequest:
     wanted = FetchPartition(partition=partition, fetch_offset=offset, partition_max_bytes=partition_max_bytes)
     return FetchRequest(
         replica_id=-1,
@@ -72,7 +75,7 @@ def fetch(topic: str, partition: int, offset: int = 0, partition_max_bytes: int 
         isolation_level=0,
         session_id=0,
         session_epoch=-1,
-        topics=[FetchTopic(topic=topic, partitions=[wanted])],
+        topics=[FetchTopic(topic=topic, partitions=[wanted] * times)],
         forgotten_topics_data=[],
     )
 
@@ -159,6 +162,8 @@ CASES: list[tuple[str, Any, int, list[ErrorCode]]] = [
     ),
     ("fetch with partition_max_bytes 0", fetch(TOPIC, 0, partition_max_bytes=0), 12, [E.NONE, E.NONE]),
     ("fetch from the empty topic name", fetch("", 0), 12, [E.NONE, E.UNKNOWN_TOPIC_OR_PARTITION]),
+    ("before: fetch one partition twice", fetch(TOPIC, 0, times=2), 12, [E.NONE, E.NONE]),
+    ("before: fetch one partition twice, v0", fetch(TOPIC, 0, times=2), 0, [E.NONE, E.NONE]),
     ("list offsets of partition -1", list_offsets(TOPIC, -1), 5, [E.UNKNOWN_TOPIC_OR_PARTITION]),
     ("list offsets of one partition twice", list_offsets(TOPIC, 0, 0), 5, [E.NONE, E.INVALID_REQUEST]),
     ("metadata of the empty topic name", metadata(""), 9, [E.INVALID_TOPIC_EXCEPTION, E.NONE]),
