@@ -251,9 +251,8 @@ class GroupCoordinator:
     def commit_offsets(
         self, context: OffsetCommitContext, items: list[OffsetCommitItem]
     ) -> dict[TopicPartition, ErrorCode]:
-        """Per-partition errors; a KafkaError for a group-level one (it applies to every partition)."""
-        if not context.group_id:
-            raise KafkaError(ErrorCode.INVALID_GROUP_ID)
+        """Per-partition errors; a KafkaError for a group-level one (it applies to every partition).
+        The empty group id is a group like any other here, as Kafka keeps it for old clients."""
         shard = self.runtime.shard_for(context.group_id)
         result = offset_requests.commit_offsets(shard, context, items)
         error = self.runtime.write(shard, result)
@@ -309,10 +308,7 @@ class GroupCoordinator:
     def delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]:
         answers: dict[str, ErrorCode] = {}
         by_shard: dict[int, list[str]] = {}
-        for group_id in group_ids:
-            if not group_id:
-                answers[group_id] = ErrorCode.INVALID_GROUP_ID
-                continue
+        for group_id in group_ids:  # the empty group id included, as Kafka keeps it for old clients
             try:
                 by_shard.setdefault(self.runtime.shard_for(group_id).partition, []).append(group_id)
             except KafkaError as failure:

@@ -93,7 +93,9 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
     """Which partitions to read, resolving the fetch session (if any) the request names."""
     version = context.api_version
     cache = context.services.fetch_sessions
-    requested = list(_requested(request, context))
+    # Kafka keys a fetch by topic partition (FetchRequest.fetchData, a LinkedHashMap): a partition named
+    # twice is read once, where it was first named, with what it was last asked for.
+    requested = list({_key(entry): entry for entry in _requested(request, context)}.values())
     if version < 7 or request.session_epoch == FINAL_EPOCH:
         if version >= 7 and request.session_id:
             cache.close(request.session_id)

@@ -55,8 +55,10 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
         # by this broker's local TopicAdmin (which would make it leader of a topic no one else knows):
         # until the ZooKeeper wiring does that, a cluster member does not auto-create.
         may_create = may_create and not cluster.zookeeper_mode
+        # Kafka asks for a set of topics: one named (or identified) twice is answered once.
+        asked = dict.fromkeys((entry.name, entry.topic_id) for entry in wanted)
         topics = [
-            await _lookup(entry.name, entry.topic_id, may_create, request, context, live) for entry in wanted
+            await _lookup(name, topic_id, may_create, request, context, live) for name, topic_id in asked
         ]
     return MetadataResponse(
         brokers=[

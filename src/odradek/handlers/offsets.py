@@ -58,6 +58,9 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
     cluster = context.services.cluster
     names: list[str | None] = []
     items: list[OffsetCommitItem] = []
+    #: Partitions the topic does not have: answered UNKNOWN_TOPIC_OR_PARTITION and not committed, as
+    #: Kafka's KafkaApis does before it asks the coordinator (whatever the group's own error).
+    missing: set[tuple[str, int]] = set()
     for topic in request.topics:
         state = cluster.topic_by_id(topic.topic_id) if version >= 10 else cluster.topic(topic.name)
         name = state.name if state is not None else None
@@ -65,6 +68,9 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
         if name is None:
             continue
         for p in topic.partitions:
+            if cluster.partition(name, p.partition_index) is None:
+                missing.add((name, p.partition_index))
+                continue
             items.append(
                 OffsetCommitItem(
                     name,
@@ -95,6 +101,8 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
         for p in topic.partitions:
             if name is None:
                 code = unknown
+            elif (name, p.partition_index) in missing:
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif group_error is not None:
                 code = group_error
             else:

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Final, cast
 
-from odradek.handlers.context import RequestContext
+from odradek.handlers.context import CloseConnection, RequestContext
 from odradek.handlers.registry import registration_for
 from odradek.handlers.services import Services
 from odradek.protocol.api_keys import ApiKey
@@ -165,8 +165,11 @@ class Connection(asyncio.BufferedProtocol):
             started = time.perf_counter()
             try:
                 await self._handle(frame)
+            except CloseConnection as reason:
+                log.info("closing connection from %s:%d: %s", *self.peer, reason)
+                self.close()
             except Exception:
-                log.exception("closing connection from %s:%d after an unexpected error", *self.peer)
+                self._unexpected_error(frame)
                 self.close()
             finally:
                 self.busy = False
@@ -207,6 +210,22 @@ class Connection(asyncio.BufferedProtocol):
         out = self.writer.new_output()
         encode_response_into(out, response, header.request_api_version, header.correlation_id)
         await self.writer.send(out)
+
+    def _unexpected_error(self, frame: bytearray) -> None:
+        """A bug or a failing disk escaped a handler: logged with its traceback and counted in
+        `odradek_unexpected_errors_total`, as the admin handlers count theirs, so that it is seen."""
+        # The header itself may be what failed, so the api key is read from the frame's first bytes; one
+        # that is no Kafka API counts as -1, so that garbage cannot add metric labels without end.
+        try:
+            api: ApiKey | None = ApiKey(int.from_bytes(frame[:2], signed=True))
+        except ValueError:
+            api = None
+        self.services.unexpected_errors[-1 if api is None else int(api)] += 1
+        log.exception(
+            "closing connection from %s:%d after an unexpected error handling %s",
+            *self.peer,
+            "an unknown api key" if api is None else api.name,
+        )
 
     def _answer_unsupported(self, header: RequestHeader, reason: str) -> None:
         """ApiVersions newer than ours gets a v0 error answer; any other unknown (key, version) closes."""

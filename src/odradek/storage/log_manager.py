@@ -20,6 +20,7 @@ from odradek.storage.checkpoints import (
     MetaProperties,
     read_meta_properties,
     read_offset_checkpoint,
+    unreadable_checkpoint,
     write_meta_properties,
 )
 from odradek.storage.cleaner import CleaningPlan, CleaningResult, install_cleaning, plan_cleaning
@@ -96,7 +97,12 @@ class LogManager:
                     continue
                 tp = TopicPartition.from_dir_name(child.name)
                 if tp is None:
-                    continue
+                    # As Kafka's LogManager.loadLogs: whatever else lives here is not ours to guess about.
+                    raise LogStorageError(
+                        f"Found directory {child}, {child.name!r} is not in the form of topic-partition or "
+                        "topic-partition.uniqueId-delete (if marked for deletion): log directories should "
+                        "only contain topic data"
+                    )
                 if tp.topic in deleting:
                     # A deletion a crash interrupted. Renamed first: a crash while removing leaves a
                     # `-delete` dir, never a half-emptied partition that would load as a log.
@@ -452,8 +458,9 @@ class LogManager:
         try:
             return read_offset_checkpoint(path)
         except CheckpointFormatError as e:
-            _log.warning("ignoring unreadable checkpoint (logs will be recovered): %s", e)
-            return {}
+            # Kafka takes the log dir offline (CheckpointFileWithFailureHandler), so a broker with one
+            # log dir stops: guessing offsets could serve records below the log start, or skip recovery.
+            raise LogStorageError(unreadable_checkpoint(e)) from e
 
     def _read_meta(self, log_dir: Path) -> MetaProperties | None:
         try:
