@@ -1,0 +1,353 @@
+"""The controller on a real ZooKeeper, talking to fake brokers (tests/support/fake_broker.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from odradek.cluster.controller import events
+from odradek.cluster.controller.controller import ControllerConfig, KafkaController
+from odradek.cluster.zookeeper import brokers, paths, topics
+from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.controller_election import active_controller, elect_controller
+from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode, TopicAssignmentZnode
+from odradek.protocol.api_keys import ApiKey
+from tests.support.fake_broker import FakeBroker
+from tests.support.zookeeper import ZooKeeperServer, expire_session
+
+LAI, UM, SR = ApiKey.LEADER_AND_ISR, ApiKey.UPDATE_METADATA, ApiKey.STOP_REPLICA
+
+
+@dataclass
+class Cluster:
+    zk: ZooKeeperClient
+    brokers: dict[int, FakeBroker]
+    connect: Callable[[], ZooKeeperClient]
+    controllers: list[KafkaController]
+
+    async def register(self, broker_id: int) -> int:
+        return await asyncio.to_thread(
+            brokers.register_broker, self.zk, self.brokers[broker_id].registration()
+        )
+
+    async def leave(self, broker_id: int) -> None:
+        """The broker's registration goes, as when its session ends."""
+        await asyncio.to_thread(self.zk.kazoo.delete, paths.broker(broker_id))
+
+    async def controller(self, broker_id: int) -> KafkaController:
+        controller = KafkaController(self.connect(), ControllerConfig(broker_id=broker_id))
+        self.controllers.append(controller)
+        await controller.start()
+        await controller.wait_idle()
+        return controller
+
+    async def create_topic(self, topic: str, assignment: dict[int, list[int]]) -> uuid.UUID:
+        topic_id = uuid.uuid4()
+        await asyncio.to_thread(
+            topics.create_topic, self.zk, topic, TopicAssignmentZnode(assignment, topic_id), {}
+        )
+        return topic_id
+
+    async def state(self, topic: str, partition: int) -> tuple[PartitionStateZnode, int] | None:
+        return await asyncio.to_thread(topics.partition_state, self.zk, topic, partition)
+
+    async def wait_state(
+        self, topic: str, partition: int, check: Callable[[PartitionStateZnode], bool], timeout: float = 10.0
+    ) -> tuple[PartitionStateZnode, int]:
+        deadline = time.monotonic() + timeout
+        while True:
+            found = await self.state(topic, partition)
+            if found is not None and check(found[0]):
+                return found
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{topic}-{partition} state is {found}")
+            await asyncio.sleep(0.05)
+
+
+def run(
+    connect_zk: Callable[[], ZooKeeperClient],
+    broker_ids: Sequence[int],
+    scenario: Callable[[Cluster], Awaitable[None]],
+) -> None:
+    async def main() -> None:
+        async with cluster(connect_zk, broker_ids) as c:
+            await asyncio.wait_for(scenario(c), 60)
+
+    asyncio.run(main())
+
+
+@asynccontextmanager
+async def cluster(
+    connect_zk: Callable[[], ZooKeeperClient], broker_ids: Sequence[int]
+) -> AsyncIterator[Cluster]:
+    zk = connect_zk()
+    zk.ensure_persistent_paths()
+    fakes = {b: await FakeBroker(b).start() for b in broker_ids}
+    c = Cluster(zk, fakes, connect_zk, [])
+    for broker_id in broker_ids:
+        await c.register(broker_id)
+    try:
+        yield c
+    finally:
+        for controller in c.controllers:
+            await controller.stop()
+        for fake in fakes.values():
+            await fake.stop()
+
+
+def partitions_in(requests: list[object]) -> set[tuple[str, int]]:
+    """(topic, partition) of every partition state in LeaderAndIsr or UpdateMetadata requests."""
+    return {
+        (t.topic_name, p.partition_index)
+        for r in requests
+        for t in r.topic_states
+        for p in t.partition_states
+    }  # type: ignore[attr-defined]
+
+
+def test_two_controllers_racing_one_wins(connect_zk: Callable[[], ZooKeeperClient]) -> None:
+    async def scenario(c: Cluster) -> None:
+        first, second = await asyncio.gather(c.controller(1), c.controller(2))
+        await first.wait_idle()
+        await second.wait_idle()
+        assert [first.is_active, second.is_active].count(True) == 1
+        winner = first if first.is_active else second
+        found = await asyncio.to_thread(active_controller, c.zk)
+        assert found is not None and found.broker_id == winner.broker_id
+
+        # the winner goes: the other takes over, with the next epoch
+        loser = second if winner is first else first
+        epoch = winner.fence.epoch  # type: ignore[union-attr]
+        await winner.stop()
+        winner.zk.close()
+        deadline = time.monotonic() + 10
+        while not loser.is_active:
+            assert time.monotonic() < deadline, "no failover"
+            await asyncio.sleep(0.05)
+        assert loser.fence is not None and loser.fence.epoch == epoch + 1
+
+    run(connect_zk, [1, 2], scenario)
+
+
+def test_failover_sends_update_metadata_before_leader_and_isr(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        # a topic without states: the new controller must elect, but tell every broker first
+        await c.create_topic("t", {0: [1, 2], 1: [2, 3], 2: [3, 1]})
+        controller = await c.controller(1)
+        assert controller.is_active
+        for fake in c.brokers.values():
+            await fake.wait_for(lambda f: LAI in f.api_keys())
+            keys = fake.api_keys()
+            assert keys[0] == UM, keys
+            assert keys.index(UM) < keys.index(LAI)
+            assert all(r.controller_id == 1 for r in fake.requests_of(LAI) + fake.requests_of(UM))
+
+        # a second controller takes over: UpdateMetadata with every partition to every broker first
+        standby = await c.controller(2)
+        for fake in c.brokers.values():
+            fake.clear()
+        await controller.stop()
+        controller.zk.close()
+        for fake in c.brokers.values():
+            await fake.wait_for(lambda f: bool(f.received))
+            first = fake.received[0]
+            assert first.api_key == UM and first.body.controller_id == 2
+            assert partitions_in([first.body]) == {("t", 0), ("t", 1), ("t", 2)}
+            assert first.body.controller_epoch == standby.fence.epoch  # type: ignore[union-attr]
+            assert {b.id for b in first.body.live_brokers} == {1, 2, 3}
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
+def test_a_new_topic_gets_partition_states_and_its_replicas_are_told(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(1)
+        epoch = controller.fence.epoch  # type: ignore[union-attr]
+        await c.leave(3)  # replicas on a dead broker stay out of the ISR
+        await controller.wait_idle()
+        topic_id = await c.create_topic("t", {0: [1, 2], 1: [2, 3], 2: [3, 1]})
+        s0, v0 = await c.wait_state("t", 0, lambda s: True)
+        s1, _ = await c.wait_state("t", 1, lambda s: True)
+        s2, _ = await c.wait_state("t", 2, lambda s: True)
+        assert (s0.leader, list(s0.isr), s0.leader_epoch, s0.controller_epoch, v0) == (1, [1, 2], 0, epoch, 0)
+        assert (s1.leader, list(s1.isr)) == (2, [2])  # the first live replica leads
+        assert (s2.leader, list(s2.isr)) == (1, [1])
+        raw = await asyncio.to_thread(c.zk.read, paths.partition_state("t", 0))
+        assert raw is not None and raw[0] == (
+            b'{"version":1,"leader":1,"leader_epoch":0,"isr":[1,2],"controller_epoch":%d}' % epoch
+        )
+
+        await controller.wait_idle()
+        one, two, three = c.brokers[1], c.brokers[2], c.brokers[3]
+        await one.wait_for(lambda f: ("t", 0) in partitions_in(f.requests_of(LAI)))
+        await two.wait_for(lambda f: ("t", 1) in partitions_in(f.requests_of(LAI)))
+        assert partitions_in(one.requests_of(LAI)) == {("t", 0), ("t", 2)}
+        assert partitions_in(two.requests_of(LAI)) == {("t", 0), ("t", 1)}
+        assert not three.requests_of(LAI) or ("t", 1) not in partitions_in(three.requests_of(LAI)[-1:])
+        request = one.requests_of(LAI)[-1]
+        assert request.topic_states[0].topic_id == topic_id
+        assert all(p.is_new for p in request.topic_states[0].partition_states)
+        for fake in (one, two):
+            await fake.wait_for(lambda f: ("t", 2) in partitions_in(f.requests_of(UM)))
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
+def test_a_broker_leaving_moves_leadership_along_the_isr_then_the_partition_goes_offline(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(1)
+        await c.create_topic("t", {0: [1, 2, 3], 1: [2, 1], 2: [3, 2]})
+        await c.wait_state("t", 2, lambda s: True)
+        await controller.wait_idle()
+
+        await c.leave(1)
+        s0, _ = await c.wait_state("t", 0, lambda s: s.leader_epoch == 1)
+        assert (s0.leader, list(s0.isr)) == (2, [2, 3])  # next in assignment order, in the ISR
+        s1, _ = await c.wait_state("t", 1, lambda s: s.leader_epoch == 1)
+        assert (s1.leader, list(s1.isr)) == (2, [2])  # an ISR shrink by the controller bumps the epoch
+        s2, v2 = await c.wait_state("t", 2, lambda s: True)
+        assert (s2.leader, s2.leader_epoch, v2) == (3, 0, 0)  # untouched
+        await controller.wait_idle()
+        await c.brokers[3].wait_for(
+            lambda f: any(
+                p.leader == 2 and p.leader_epoch == 1
+                for r in f.requests_of(LAI)
+                for t in r.topic_states
+                for p in t.partition_states
+            )
+        )
+
+        await c.leave(2)
+        s0, _ = await c.wait_state("t", 0, lambda s: s.leader_epoch == 2)
+        assert (s0.leader, list(s0.isr)) == (3, [3])
+        # partition 1 had only broker 2 in its ISR: offline, never a stale leader, 2 kept in the ISR
+        s1, _ = await c.wait_state("t", 1, lambda s: s.leader_epoch == 2)
+        assert (s1.leader, list(s1.isr)) == (-1, [2])
+
+        await c.leave(3)
+        s0, _ = await c.wait_state("t", 0, lambda s: s.leader_epoch == 3)
+        assert (s0.leader, list(s0.isr)) == (-1, [3])
+
+        # broker 1 comes back: not in partition 1's ISR, so it stays offline (no unclean election)
+        c.brokers[1].clear()
+        await c.register(1)
+        await c.brokers[1].wait_for(lambda f: UM in f.api_keys())
+        await controller.wait_idle()
+        s1, _ = await c.wait_state("t", 1, lambda s: True)
+        assert (s1.leader, list(s1.isr)) == (-1, [2])
+        # broker 2 comes back: it is in the ISR, it leads again
+        await c.register(2)
+        s1, _ = await c.wait_state("t", 1, lambda s: s.leader == 2)
+        assert list(s1.isr) == [2] and s1.leader_epoch == 3
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
+def test_a_bounced_broker_is_a_failure_then_a_join(connect_zk: Callable[[], ZooKeeperClient]) -> None:
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(1)
+        await c.create_topic("t", {0: [2, 3], 1: [3, 2]})
+        await c.wait_state("t", 1, lambda s: True)
+        await controller.wait_idle()
+        old_epoch = controller.context.live_brokers[2].epoch  # type: ignore[union-attr]
+        c.brokers[2].clear()
+
+        # broker 2 restarts faster than the controller notices: same id, new registration
+        await asyncio.to_thread(c.zk.kazoo.delete, paths.broker(2))
+        new_epoch = await c.register(2)
+        assert new_epoch > old_epoch
+        s0, _ = await c.wait_state("t", 0, lambda s: s.leader_epoch >= 1)
+        assert (s0.leader, list(s0.isr)) == (3, [3])  # its leadership moved, it left the ISR
+        s1, _ = await c.wait_state("t", 1, lambda s: s.leader_epoch >= 1)
+        assert (s1.leader, list(s1.isr)) == (3, [3])
+        await c.brokers[2].wait_for(lambda f: ("t", 0) in partitions_in(f.requests_of(LAI)))
+        await controller.wait_idle()
+        # its new incarnation is addressed with its new epoch, and learns its replicas
+        sent = c.brokers[2].requests_of(LAI) + c.brokers[2].requests_of(UM)
+        assert sent and all(r.broker_epoch == new_epoch for r in sent)
+        assert partitions_in(c.brokers[2].requests_of(LAI)) == {("t", 0), ("t", 1)}
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
+def test_topic_deletion_stops_the_replicas_then_removes_the_znodes(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(1)
+        await c.create_topic("gone", {0: [1, 2], 1: [2, 3]})
+        await c.create_topic("kept", {0: [3]})
+        await c.wait_state("gone", 1, lambda s: True)
+        await c.wait_state("kept", 0, lambda s: True)
+        await controller.wait_idle()
+        for fake in c.brokers.values():
+            fake.clear()
+
+        await asyncio.to_thread(topics.mark_topic_for_deletion, c.zk, "gone")
+        deadline = time.monotonic() + 10
+        while await asyncio.to_thread(c.zk.read, paths.delete_topic_marker("gone")) is not None:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        assert await asyncio.to_thread(c.zk.read, paths.topic("gone")) is None
+        assert await asyncio.to_thread(c.zk.read, paths.config_entity("topics", "gone")) is None
+        assert await asyncio.to_thread(c.zk.read, paths.topic("kept")) is not None
+
+        expected = {1: {("gone", 0)}, 2: {("gone", 0), ("gone", 1)}, 3: {("gone", 1)}}
+        for broker_id, fake in c.brokers.items():
+            await fake.wait_for(lambda f: SR in f.api_keys())
+            (stop,) = fake.requests_of(SR)
+            states = [(t.topic_name, p) for t in stop.topic_states for p in t.partition_states]
+            assert {(t, p.partition_index) for t, p in states} == expected[broker_id]
+            assert all(p.delete_partition and p.leader_epoch == -2 for _, p in states)
+            # brokers forget it first (UpdateMetadata, leader -2), as Kafka's TopicDeletionManager
+            keys = fake.api_keys()
+            assert keys.index(UM) < keys.index(SR)
+            forget = fake.requests_of(UM)[0]
+            assert {p.leader for t in forget.topic_states for p in t.partition_states} == {-2}
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
+def test_a_stale_controller_cannot_write_and_sends_nothing_more(
+    connect_zk: Callable[[], ZooKeeperClient], zookeeper_server: ZooKeeperServer
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        stale = await c.controller(1)
+        await c.create_topic("before", {0: [1, 2]})
+        await c.wait_state("before", 0, lambda s: True)
+        await stale.wait_idle()
+        assert stale.is_active
+
+        # Everything below runs without yielding to the loop, as if the controller were paused: its
+        # session expires, another broker is elected, a topic is created, and the stale controller
+        # handles that topic before it hears of any of it.
+        expire_session(stale.zk.kazoo, zookeeper_server.connect_string)
+        other = c.connect()
+        fresh = elect_controller(other, 2)
+        topics.create_topic(c.zk, "after", TopicAssignmentZnode({0: [1, 2]}, uuid.uuid4()), {})
+        for fake in c.brokers.values():
+            fake.clear()
+        stale.events.put(events.TopicChange())
+
+        await stale.wait_idle()
+        assert not stale.is_active and stale.context is None and stale.channel is None
+        assert await c.state("after", 0) is None  # its write failed on the epoch check
+        epoch = await asyncio.to_thread(lambda: c.zk.read(paths.CONTROLLER_EPOCH))
+        assert epoch is not None and int(epoch[0] or b"0") == fresh.epoch
+        found = await asyncio.to_thread(active_controller, c.zk)
+        assert found is not None and found.broker_id == 2
+        await asyncio.sleep(0.5)
+        for fake in c.brokers.values():
+            assert not fake.received, fake.api_keys()
+
+    run(connect_zk, [1, 2], scenario)
