@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from odradek.cluster.controller.context import TopicPartition
 from odradek.cluster.controller.election import (
     Elected,
     controlled_shutdown_leader,
@@ -10,6 +11,7 @@ from odradek.cluster.controller.election import (
     offline_partition_leader,
     preferred_replica_leader,
 )
+from odradek.cluster.controller.rebalance import imbalanced_partitions
 
 
 def test_a_new_partition_is_led_by_its_first_live_replica_with_every_live_replica_in_sync() -> None:
@@ -51,3 +53,22 @@ def test_a_failed_replica_leaves_the_isr_but_the_last_member_stays() -> None:
     assert isr_without_replica(2, [1, 2], 2) == (-1, [1])
     # the last ISR member is kept so the partition's last in-sync copy is known; no leader meanwhile
     assert isr_without_replica(2, [2], 2) == (-1, [2])
+
+
+def test_auto_rebalance_moves_a_brokers_partitions_back_once_its_imbalance_is_above_the_percentage() -> None:
+    a0, a1, a2, b0 = (
+        TopicPartition("a", 0),
+        TopicPartition("a", 1),
+        TopicPartition("a", 2),
+        TopicPartition("b", 0),
+    )
+    replicas = {a0: [1, 2], a1: [1, 2], a2: [1, 2], b0: [2, 1]}
+    # broker 1 should lead 3 partitions and leads 2: 1/3 imbalance
+    leaders = {a0: 1, a1: 1, a2: 2, b0: 2}
+    assert imbalanced_partitions(replicas, leaders, 10, {1, 2}) == [a2]
+    assert imbalanced_partitions(replicas, leaders, 34, {1, 2}) == []  # 33% is within 34%
+    assert imbalanced_partitions(replicas, leaders, 10, {2}) == []  # broker 1 cannot lead
+    # a partition without a state is not counted
+    assert imbalanced_partitions(replicas, {a2: 2}, 10, {1, 2}) == [a2]
+    leaders = {a0: 2, a1: 2, a2: 2, b0: 1}
+    assert imbalanced_partitions(replicas, leaders, 10, {1, 2}) == [a0, a1, a2, b0]

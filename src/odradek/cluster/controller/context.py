@@ -60,6 +60,10 @@ class ControllerContext:
     def live_broker_ids(self) -> set[int]:
         return set(self.live_brokers)
 
+    def eligible_broker_ids(self) -> set[int]:
+        """The brokers that may be elected leader: live and not shutting down (isReplicaOnline)."""
+        return set(self.live_brokers) - self.shutting_down
+
     def is_live(self, broker_id: int) -> bool:
         return broker_id in self.live_brokers
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from kazoo.exceptions import NodeExistsError
 from kazoo.protocol.states import ZnodeStat
 
-from odradek.cluster.controller import election, events, requests, zk_state
+from odradek.cluster.controller import election, events, rebalance, requests, zk_state
 from odradek.cluster.controller.channel import ControllerChannelManager
 from odradek.cluster.controller.context import ControllerContext, PartitionState, TopicPartition
 from odradek.cluster.controller.event_manager import ControllerEventManager
@@ -32,9 +32,13 @@ from odradek.cluster.zookeeper.controller_fence import ControllerFence, DeleteOp
 from odradek.cluster.zookeeper.errors import ControllerMovedError, ZooKeeperConnectionError
 from odradek.cluster.zookeeper.loop_delivery import deliver_on_loop
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
+from odradek.protocol.error_codes import ErrorCode
 
 logger = logging.getLogger(__name__)
 
+#: ElectLeaders election_type values (ElectionType.java).
+PREFERRED_ELECTION = 0
+UNCLEAN_ELECTION = 1
 #: How many times a compare-and-set of a partition state is tried again after losing to another writer.
 STATE_WRITE_ATTEMPTS = 3
 
@@ -46,6 +50,9 @@ class ControllerConfig:
     inter_broker_listener_name: str | None = None
     security_inter_broker_protocol: str = "PLAINTEXT"
     unclean_leader_election_enable: bool = False
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_seconds: float = 300.0
+    leader_imbalance_per_broker_percentage: int = 10
 
     @property
     def inter_broker_listener(self) -> str:
@@ -63,6 +70,7 @@ class KafkaController:
         #: Topics whose /brokers/topics/<topic> data is watched (PartitionModifications).
         self._watched_topics: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._rebalance_timer: asyncio.Task[None] | None = None
         self._stopped = False
 
     @property
@@ -93,6 +101,8 @@ class KafkaController:
         """Stop handling events and resign (the broker's session, closed after, removes /controller)."""
         self._stopped = True
         await self.events.stop()
+        for event in self.events.drain():
+            _answer_not_controller(event)
         await self._resign()
 
     async def wait_idle(self, timeout: float = 10.0) -> None:
@@ -103,6 +113,27 @@ class KafkaController:
                 raise TimeoutError(f"controller {self.broker_id} still busy with {self.events.current}")
             await asyncio.sleep(0.02)
 
+    async def controlled_shutdown(
+        self, broker_id: int, broker_epoch: int, timeout: float = 30.0
+    ) -> events.ControlledShutdownResult:
+        """ControlledShutdown v3 on the controller: move `broker_id`'s leaderships away, take it out of
+        the ISRs it follows; NOT_CONTROLLER when this broker is not (or stops being) controller."""
+        done: asyncio.Future[events.ControlledShutdownResult] = asyncio.get_running_loop().create_future()
+        self.events.put(events.ControlledShutdown(broker_id, broker_epoch, done))
+        try:
+            return await asyncio.wait_for(asyncio.shield(done), timeout)
+        except TimeoutError:
+            return events.ControlledShutdownResult(ErrorCode.REQUEST_TIMED_OUT, [])
+
+    async def elect_leaders(
+        self, election_type: int, partitions: list[TopicPartition] | None, timeout: float = 60.0
+    ) -> dict[TopicPartition, ErrorCode]:
+        """ElectLeaders (key 43): an error per partition (NONE when it got the leader the election picks).
+        Raises NotControllerError when this broker is not controller."""
+        done: asyncio.Future[dict[TopicPartition, ErrorCode]] = asyncio.get_running_loop().create_future()
+        self.events.put(events.ElectLeaders(election_type, partitions, done))
+        return await asyncio.wait_for(asyncio.shield(done), timeout)
+
     def _on_session_state(self, state: str) -> None:
         if state == "LOST":
             self.events.put(events.Expire())
@@ -110,15 +141,16 @@ class KafkaController:
     # -- the event task ----------------------------------------------------------------------------
 
     async def _process(self, event: events.ControllerEvent) -> None:
-        if self._stopped:
-            return
         try:
-            await self._dispatch(event)
+            if not self._stopped:
+                await self._dispatch(event)
         except ControllerMovedError as error:
             logger.warning("Controller %d resigns while handling %s: %s", self.broker_id, event.name, error)
             await self._resign()
         except ZooKeeperConnectionError as error:
             logger.warning("Controller %d could not handle %s: %s", self.broker_id, event.name, error)
+        finally:
+            _answer_not_controller(event)
 
     async def _dispatch(self, event: events.ControllerEvent) -> None:
         if isinstance(event, events.Startup | events.Elect | events.ControllerChange):
@@ -128,7 +160,9 @@ class KafkaController:
             if isinstance(event, events.Expire):
                 self.events.put(events.Elect())  # the new session may win /controller again
         elif not self.is_active:
-            return  # the watches fire on every broker: only the controller acts on them
+            # the watches fire on every broker: only the controller acts on them (a request waiting
+            # for an answer gets NOT_CONTROLLER from _process)
+            return
         elif isinstance(event, events.BrokerChange | events.BrokerModification):
             # both re-read every registration: joins, departures, bounces (epochs) and new endpoints
             await self._on_broker_change()
@@ -138,9 +172,18 @@ class KafkaController:
             await self._on_partition_modifications(event.topic)
         elif isinstance(event, events.TopicDeletion):
             await self._on_topic_deletion()
+        elif isinstance(event, events.ControlledShutdown):
+            result = await self._on_controlled_shutdown(event.broker_id, event.broker_epoch)
+            if not event.done.done():
+                event.done.set_result(result)
+        elif isinstance(event, events.ElectLeaders):
+            errors = await self._on_elect_leaders(event.election_type, event.partitions)
+            if not event.done.done():
+                event.done.set_result(errors)
+        elif isinstance(event, events.AutoPreferredReplicaLeaderElection):
+            await self._on_auto_rebalance()
         else:
-            # ControlledShutdown, AlterPartition, ElectLeaders, auto rebalance: their handlers come
-            # with the broker side that sends them (see the report of this step)
+            # AlterPartition comes with replication (the leaders' ISR changes): not handled yet
             logger.warning("Controller %d does not handle %s yet", self.broker_id, event.name)
 
     # -- election and failover (reference §2) ------------------------------------------------------
@@ -176,11 +219,18 @@ class KafkaController:
         self._send_update_metadata(context.live_broker_ids(), list(context.all_partitions()))
         await self._online_partitions(context.partitions_without_live_leader())
         await self._on_topic_deletion()
+        if self.config.auto_leader_rebalance_enable:
+            self._rebalance_timer = asyncio.get_running_loop().create_task(
+                self._rebalance_every_interval(), name="controller-auto-rebalance"
+            )
 
     async def _resign(self) -> None:
         """Drop the context and the channels: nothing more is written or sent (onControllerResignation)."""
         was_active = self.is_active
         self.fence = None
+        timer, self._rebalance_timer = self._rebalance_timer, None
+        if timer is not None:
+            timer.cancel()
         self.context = None
         channel, self.channel = self.channel, None
         if channel is not None:
@@ -277,7 +327,10 @@ class KafkaController:
         if znode.leader not in live:
             # OfflinePartition → OnlinePartition with the offline election
             elected = election.offline_partition_leader(
-                context.replicas(tp), znode.isr, live, self.config.unclean_leader_election_enable
+                context.replicas(tp),
+                znode.isr,
+                context.eligible_broker_ids(),
+                self.config.unclean_leader_election_enable,
             )
             if elected is not None:
                 return self._next_state(znode, elected.leader, elected.isr)
@@ -368,6 +421,150 @@ class KafkaController:
         self._watched_topics.discard(topic)
         logger.info("Controller %d deleted topic %s", self.broker_id, topic)
 
+    # -- controlled shutdown, preferred and requested elections ------------------------------------
+
+    async def _on_controlled_shutdown(
+        self, broker_id: int, broker_epoch: int
+    ) -> events.ControlledShutdownResult:
+        """KafkaController.doControlledShutdown."""
+        context = self._context()
+        known = context.live_brokers.get(broker_id)
+        if known is None:
+            return events.ControlledShutdownResult(ErrorCode.BROKER_NOT_AVAILABLE, [])
+        # -1: a broker that does not send its epoch (ControlledShutdown v0-v1) is not checked
+        if broker_epoch != -1 and broker_epoch < known.epoch:
+            return events.ControlledShutdownResult(ErrorCode.STALE_BROKER_EPOCH, [])
+        logger.info("Controller %d: controlled shutdown of broker %d", self.broker_id, broker_id)
+        context.shutting_down.add(broker_id)
+        # with a single replica there is nowhere to move: those stay led until the broker stops
+        to_act = [
+            tp
+            for tp in context.partitions_on(broker_id)
+            if len(context.replicas(tp)) > 1
+            and tp in context.states
+            and tp.topic not in context.topics_being_deleted
+        ]
+        led = [tp for tp in to_act if context.states[tp].leader == broker_id]
+        followed = [tp for tp in to_act if context.states[tp].leader != broker_id]
+        moved = [
+            tp
+            for tp in led
+            if await self._update_state(tp, functools.partial(self._controlled_shutdown_election, tp))
+            is not None
+        ]
+        self._send_leader_and_isr(moved)
+        self._send_update_metadata(context.live_broker_ids(), moved)
+        if followed:
+            self._send(
+                broker_id, requests.stop_replica(context, self.broker_id, broker_id, followed, delete=False)
+            )
+        shrunk = [
+            tp
+            for tp in followed
+            if await self._update_state(tp, functools.partial(self._without_replica, broker_id)) is not None
+        ]
+        self._send_leader_and_isr(shrunk, exclude={broker_id})
+        self._send_update_metadata(context.live_broker_ids(), shrunk)
+        remaining = context.partitions_led_by([broker_id])
+        return events.ControlledShutdownResult(ErrorCode.NONE, remaining)
+
+    def _controlled_shutdown_election(
+        self, tp: TopicPartition, state: PartitionState
+    ) -> PartitionStateZnode | None:
+        context = self._context()
+        if state.leader not in context.shutting_down:
+            return None
+        chosen = election.controlled_shutdown_leader(
+            context.replicas(tp), state.isr, context.live_broker_ids(), context.shutting_down
+        )
+        return None if chosen is None else self._next_state(state.znode, chosen.leader, chosen.isr)
+
+    def _without_replica(self, replica: int, state: PartitionState) -> PartitionStateZnode | None:
+        """ReplicaStateMachine's OfflineReplica: out of the ISR (not if it is the last member)."""
+        if replica not in state.isr:
+            return None
+        leader, isr = election.isr_without_replica(state.leader, state.isr, replica)
+        if isr == list(state.isr) and leader == state.leader:
+            return None
+        return self._next_state(state.znode, leader, isr)
+
+    async def _on_elect_leaders(
+        self, election_type: int, partitions: list[TopicPartition] | None
+    ) -> dict[TopicPartition, ErrorCode]:
+        """KafkaController.processReplicaLeaderElection for ElectLeaders: None means every partition."""
+        context = self._context()
+        wanted = list(context.all_partitions()) if partitions is None else partitions
+        errors: dict[TopicPartition, ErrorCode] = {}
+        elected: list[TopicPartition] = []
+        for tp in wanted:
+            state = context.states.get(tp)
+            if state is None or tp.topic in context.topics_being_deleted:
+                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif election_type == PREFERRED_ELECTION:
+                if state.leader == context.replicas(tp)[0]:
+                    errors[tp] = ErrorCode.ELECTION_NOT_NEEDED
+                elif (
+                    await self._update_state(tp, functools.partial(self._preferred_election, tp)) is not None
+                ):
+                    errors[tp] = ErrorCode.NONE
+                    elected.append(tp)
+                else:
+                    errors[tp] = ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+            elif election_type == UNCLEAN_ELECTION:
+                if context.is_live(state.leader):
+                    errors[tp] = ErrorCode.ELECTION_NOT_NEEDED
+                elif await self._update_state(tp, functools.partial(self._unclean_election, tp)) is not None:
+                    errors[tp] = ErrorCode.NONE
+                    elected.append(tp)
+                else:
+                    errors[tp] = ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+            else:
+                errors[tp] = ErrorCode.INVALID_REQUEST
+        self._send_leader_and_isr(elected)
+        self._send_update_metadata(context.live_broker_ids(), elected)
+        return errors
+
+    async def _on_auto_rebalance(self) -> None:
+        context = self._context()
+        partitions = [tp for tp in context.all_partitions() if tp.topic not in context.topics_being_deleted]
+        candidates = rebalance.imbalanced_partitions(
+            {tp: context.replicas(tp) for tp in partitions},
+            {tp: context.states[tp].leader for tp in partitions if tp in context.states},
+            self.config.leader_imbalance_per_broker_percentage,
+            context.eligible_broker_ids(),
+        )
+        elected = [
+            tp
+            for tp in candidates
+            if await self._update_state(tp, functools.partial(self._preferred_election, tp)) is not None
+        ]
+        if elected:
+            logger.info("Controller %d: preferred leaders back for %s", self.broker_id, elected)
+            self._send_leader_and_isr(elected)
+            self._send_update_metadata(context.live_broker_ids(), elected)
+
+    async def _rebalance_every_interval(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.leader_imbalance_check_interval_seconds)
+            self.events.put(events.AutoPreferredReplicaLeaderElection())
+
+    def _preferred_election(self, tp: TopicPartition, state: PartitionState) -> PartitionStateZnode | None:
+        context = self._context()
+        replicas = context.replicas(tp)
+        if replicas and state.leader == replicas[0]:
+            return None
+        chosen = election.preferred_replica_leader(replicas, state.isr, context.eligible_broker_ids())
+        return None if chosen is None else self._next_state(state.znode, chosen.leader, chosen.isr)
+
+    def _unclean_election(self, tp: TopicPartition, state: PartitionState) -> PartitionStateZnode | None:
+        context = self._context()
+        if context.is_live(state.leader):
+            return None
+        chosen = election.offline_partition_leader(
+            context.replicas(tp), state.isr, context.eligible_broker_ids(), unclean=True
+        )
+        return None if chosen is None else self._next_state(state.znode, chosen.leader, chosen.isr)
+
     # -- partition states --------------------------------------------------------------------------
 
     async def _online_partitions(self, partitions: Iterable[TopicPartition]) -> None:
@@ -396,11 +593,13 @@ class KafkaController:
 
     def _offline_election(self, tp: TopicPartition, state: PartitionState) -> PartitionStateZnode | None:
         context = self._context()
-        live = context.live_broker_ids()
-        if state.leader in live:
+        if context.is_live(state.leader):
             return None  # someone else (a previous try) already elected one
         chosen = election.offline_partition_leader(
-            context.replicas(tp), state.isr, live, self.config.unclean_leader_election_enable
+            context.replicas(tp),
+            state.isr,
+            context.eligible_broker_ids(),
+            self.config.unclean_leader_election_enable,
         )
         if chosen is None:
             logger.warning(
@@ -417,7 +616,7 @@ class KafkaController:
         """The first state of a new partition; False when no replica is live (or one exists already:
         then it is read into the context)."""
         context = self._context()
-        chosen = election.new_partition_leader(context.replicas(tp), context.live_broker_ids())
+        chosen = election.new_partition_leader(context.replicas(tp), context.eligible_broker_ids())
         if chosen is None:
             logger.warning(
                 "New partition %s-%d has no live replica among %s",
@@ -476,14 +675,17 @@ class KafkaController:
     # -- requests ----------------------------------------------------------------------------------
 
     def _send_leader_and_isr(
-        self, partitions: Iterable[TopicPartition], is_new: Collection[TopicPartition] = ()
+        self,
+        partitions: Iterable[TopicPartition],
+        is_new: Collection[TopicPartition] = (),
+        exclude: Collection[int] = (),
     ) -> None:
-        """LeaderAndIsr to every live replica of `partitions` (one request per broker)."""
+        """LeaderAndIsr to every live replica of `partitions` but `exclude` (one request per broker)."""
         context = self._context()
         by_broker: dict[int, list[TopicPartition]] = {}
         for tp in partitions:
             for replica in context.replicas(tp):
-                if context.is_live(replica):
+                if context.is_live(replica) and replica not in exclude:
                     by_broker.setdefault(replica, []).append(tp)
         for broker_id, theirs in sorted(by_broker.items()):
             self._send(
@@ -548,3 +750,16 @@ class KafkaController:
         if self.fence is None:
             raise ControllerMovedError(f"broker {self.broker_id} is not controller")
         return self.fence
+
+
+def _answer_not_controller(event: events.ControllerEvent) -> None:
+    """A request still unanswered once its event was handled: this broker is not (or no longer) the
+    controller, and the broker that asked must find the new one (KafkaApis answers NOT_CONTROLLER)."""
+    if isinstance(event, events.ControlledShutdown) and not event.done.done():
+        event.done.set_result(events.ControlledShutdownResult(ErrorCode.NOT_CONTROLLER, []))
+    elif isinstance(event, events.ElectLeaders) and not event.done.done():
+        event.done.set_exception(NotControllerError(f"not the controller (event {event.name})"))
+
+
+class NotControllerError(Exception):
+    """This broker is not the controller: the request must go to the one that is (NOT_CONTROLLER)."""

@@ -32,6 +32,13 @@ class ControllerEventManager:
         """Nothing queued and nothing being handled (tests wait for it)."""
         return self._queue.empty() and self.current is None
 
+    def drain(self) -> list[ControllerEvent]:
+        """Take every event still queued (after `stop`, so that requests among them can be answered)."""
+        drained = []
+        while not self._queue.empty():
+            drained.append(self._queue.get_nowait())
+        return drained
+
     async def stop(self) -> None:
         task, self._task = self._task, None
         if task is None:

@@ -6,7 +6,11 @@ work happens when the event task takes them off it, one at a time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
+
+from odradek.cluster.controller.context import TopicPartition
+from odradek.protocol.error_codes import ErrorCode
 
 
 class ControllerEvent:
@@ -71,7 +75,15 @@ class Resign(ControllerEvent):
     """Stop being controller (the broker stops, or a write failed on the controller epoch)."""
 
 
-# -- hooks for later events: the event task dispatches them; the controller answers those it knows --
+# -- requests from brokers, answered through a future once the event is handled ------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ControlledShutdownResult:
+    """ControlledShutdown's answer: an error, and the partitions the broker still leads."""
+
+    error: ErrorCode
+    remaining: list[TopicPartition]
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,24 @@ class ControlledShutdown(ControllerEvent):
 
     broker_id: int
     broker_epoch: int
+    done: asyncio.Future[ControlledShutdownResult] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class ElectLeaders(ControllerEvent):
+    """ElectLeaders (key 43): preferred (0) or unclean (1) election of the given partitions (None: all)."""
+
+    election_type: int
+    partitions: list[TopicPartition] | None
+    done: asyncio.Future[dict[TopicPartition, ErrorCode]] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class AutoPreferredReplicaLeaderElection(ControllerEvent):
+    """auto.leader.rebalance.enable: every leader.imbalance.check.interval.seconds, check the imbalance."""
+
+
+# -- hooks for later events: the event task dispatches them; the controller logs them for now --------
 
 
 @dataclass(frozen=True)
@@ -88,13 +118,3 @@ class AlterPartition(ControllerEvent):
 
     broker_id: int
     broker_epoch: int
-
-
-@dataclass(frozen=True)
-class ElectLeaders(ControllerEvent):
-    """ElectLeaders (key 43): preferred election of the given partitions, on request."""
-
-
-@dataclass(frozen=True)
-class AutoPreferredReplicaLeaderElection(ControllerEvent):
-    """auto.leader.rebalance.enable: every leader.imbalance.check.interval.seconds, check the imbalance."""
