@@ -9,6 +9,7 @@ Reusable by the wiring step: `FakeBroker(broker_id)`, `await start()`, `requests
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import struct
 import time
 from collections.abc import Callable
@@ -43,6 +44,7 @@ class FakeBroker:
         self.received: list[Received] = []
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> FakeBroker:
         self._server = await asyncio.start_server(self._serve, self.host, self.port or 0)
@@ -57,6 +59,12 @@ class FakeBroker:
                 writer.close()
             await self._server.wait_closed()
             self._server = None
+        tasks, self._tasks = self._tasks, set()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     def registration(self, timestamp_ms: int | None = None) -> BrokerRegistration:
         """Its /brokers/ids/<id> registration, advertising this server on `listener`."""
@@ -81,6 +89,9 @@ class FakeBroker:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._connections.add(writer)
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
         try:
             while True:
                 (size,) = _SIZE.unpack(await reader.readexactly(4))
@@ -90,8 +101,11 @@ class FakeBroker:
                 response = RESPONSES[header.request_api_key](error_code=0)
                 writer.write(encode_response(response, header.request_api_version, header.correlation_id))
                 await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            # the connection ends (or the fake broker stops): a top-level handler has nobody to tell
             pass
         finally:
             self._connections.discard(writer)
+            if task is not None:
+                self._tasks.discard(task)
             writer.close()

@@ -9,14 +9,23 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+import pytest
+
 from odradek.cluster.controller import events, requests
 from odradek.cluster.controller.channel import ControllerChannelManager
-from odradek.cluster.controller.controller import ControllerConfig, KafkaController
+from odradek.cluster.controller.context import TopicPartition
+from odradek.cluster.controller.controller import (
+    PREFERRED_ELECTION,
+    ControllerConfig,
+    KafkaController,
+    NotControllerError,
+)
 from odradek.cluster.zookeeper import brokers, paths, topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.controller_election import active_controller, elect_controller
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode, TopicAssignmentZnode
 from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.stop_replica import StopReplicaRequest
 from tests.support.broker_process import free_port
 from tests.support.fake_broker import FakeBroker
@@ -41,8 +50,8 @@ class Cluster:
         """The broker's registration goes, as when its session ends."""
         await asyncio.to_thread(self.zk.kazoo.delete, paths.broker(broker_id))
 
-    async def controller(self, broker_id: int) -> KafkaController:
-        controller = KafkaController(self.connect(), ControllerConfig(broker_id=broker_id))
+    async def controller(self, broker_id: int, config: ControllerConfig | None = None) -> KafkaController:
+        controller = KafkaController(self.connect(), config or ControllerConfig(broker_id=broker_id))
         self.controllers.append(controller)
         await controller.start()
         await controller.wait_idle()
@@ -415,3 +424,133 @@ def test_the_channel_queues_while_a_broker_is_unreachable_and_sends_in_order() -
             await fake.stop()
 
     asyncio.run(main())
+
+
+def test_controlled_shutdown_moves_leaderships_away_and_leaves_the_isrs(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(1)
+        await c.create_topic("t", {0: [2, 3], 1: [3, 2], 2: [2]})
+        await c.wait_state("t", 2, lambda s: True)
+        await controller.wait_idle()
+        epoch = controller.context.live_brokers[2].epoch  # type: ignore[union-attr]
+
+        stale = await controller.controlled_shutdown(2, epoch - 1)
+        assert stale.error == ErrorCode.STALE_BROKER_EPOCH
+        unknown = await controller.controlled_shutdown(9, -1)
+        assert unknown.error == ErrorCode.BROKER_NOT_AVAILABLE
+        for fake in c.brokers.values():
+            fake.clear()
+
+        result = await controller.controlled_shutdown(2, epoch)
+        # a single replica has nowhere to go: still led by 2, which the broker is told
+        assert result.error == ErrorCode.NONE and result.remaining == [("t", 2)]
+        s0, _ = await c.wait_state("t", 0, lambda s: True)
+        assert (s0.leader, list(s0.isr), s0.leader_epoch) == (3, [3], 1)  # led: moved, 2 out of the ISR
+        s1, _ = await c.wait_state("t", 1, lambda s: True)
+        assert (s1.leader, list(s1.isr), s1.leader_epoch) == (3, [3], 1)  # followed: 2 out of the ISR
+        s2, _ = await c.wait_state("t", 2, lambda s: True)
+        assert (s2.leader, s2.leader_epoch) == (2, 0)
+        two, three = c.brokers[2], c.brokers[3]
+        await two.wait_for(lambda f: SR in f.api_keys())
+        (stop,) = two.requests_of(SR)
+        assert [
+            (t.topic_name, p.partition_index, p.delete_partition)
+            for t in stop.topic_states
+            for p in t.partition_states
+        ] == [("t", 1, False)]
+        await three.wait_for(lambda f: partitions_in(f.requests_of(LAI)) == {("t", 0), ("t", 1)})
+        # broker 2, shutting down, is told it follows partition 0 now, but not about the ISR it left
+        await two.wait_for(lambda f: ("t", 0) in partitions_in(f.requests_of(LAI)))
+        assert ("t", 1) not in partitions_in(two.requests_of(LAI))
+
+        # a broker shutting down is never elected: 3 goes, partition 0 goes offline rather than to 2
+        await c.leave(3)
+        s0, _ = await c.wait_state("t", 0, lambda s: s.leader_epoch == 2)
+        assert (s0.leader, list(s0.isr)) == (-1, [3])
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
+def test_a_controller_that_is_not_answers_not_controller(connect_zk: Callable[[], ZooKeeperClient]) -> None:
+    async def scenario(c: Cluster) -> None:
+        active = await c.controller(1)
+        standby = await c.controller(2)
+        assert active.is_active and not standby.is_active
+        result = await standby.controlled_shutdown(1, -1)
+        assert result.error == ErrorCode.NOT_CONTROLLER
+        with pytest.raises(NotControllerError):
+            await standby.elect_leaders(PREFERRED_ELECTION, None)
+
+    run(connect_zk, [1, 2], scenario)
+
+
+def test_preferred_election_on_request_and_automatic(connect_zk: Callable[[], ZooKeeperClient]) -> None:
+    async def scenario(c: Cluster) -> None:
+        # states a previous controller left: broker 2 leads partitions that prefer 1, 1 is in sync
+        await c.create_topic("t", {0: [1, 2], 1: [1, 2], 2: [2, 1], 3: [1, 2]})
+        left = {
+            0: PartitionStateZnode(2, 4, [2, 1], 1),
+            1: PartitionStateZnode(2, 4, [2, 1], 1),
+            2: PartitionStateZnode(2, 4, [2, 1], 1),
+            3: PartitionStateZnode(2, 4, [2], 1),
+        }
+        previous = await asyncio.to_thread(elect_controller, c.connect(), 9)
+        await asyncio.to_thread(topics.create_partition_states, previous, "t", left)
+        await asyncio.to_thread(c.zk.kazoo.delete, paths.CONTROLLER)
+        config = ControllerConfig(
+            broker_id=3, leader_imbalance_check_interval_seconds=0.5, leader_imbalance_per_broker_percentage=0
+        )
+        controller = await c.controller(3, config)
+        elected = await controller.elect_leaders(
+            PREFERRED_ELECTION,
+            [TopicPartition("t", 0), TopicPartition("t", 2), TopicPartition("t", 3), TopicPartition("x", 0)],
+        )
+        assert elected == {
+            ("t", 0): ErrorCode.NONE,
+            ("t", 2): ErrorCode.ELECTION_NOT_NEEDED,
+            ("t", 3): ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,  # 1 is not in the ISR
+            ("x", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        }
+        s0, v0 = await c.wait_state("t", 0, lambda s: True)
+        assert (s0.leader, list(s0.isr), s0.leader_epoch, v0) == (1, [2, 1], 5, 1)
+        await c.brokers[2].wait_for(
+            lambda f: any(
+                p.partition_index == 0 and p.leader == 1
+                for r in f.requests_of(LAI)
+                for t in r.topic_states
+                for p in t.partition_states
+            )
+        )
+        # partition 1 is left to the automatic rebalance (imbalance above 0%); 3 cannot move
+        s1, _ = await c.wait_state("t", 1, lambda s: s.leader == 1)
+        assert s1.leader_epoch == 5
+        await asyncio.sleep(1.0)
+        s3, v3 = await c.wait_state("t", 3, lambda s: True)
+        assert (s3.leader, v3) == (2, 0)
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
+def test_a_state_changed_behind_the_controllers_back_is_read_again_before_deciding(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(3)
+        await c.create_topic("t", {0: [2, 1]})
+        await c.leave(1)
+        await c.wait_state("t", 0, lambda s: list(s.isr) == [2])
+        await c.register(1)
+        await controller.wait_idle()
+        # the leader takes 1 back into the ISR (as AlterPartition will): the controller does not know
+        state, version = await c.wait_state("t", 0, lambda s: True)
+        caught_up = PartitionStateZnode(2, state.leader_epoch, [2, 1], state.controller_epoch)
+        await asyncio.to_thread(c.zk.kazoo.set, paths.partition_state("t", 0), caught_up.serialize(), version)
+        # 2 goes: from what it knew the partition goes offline, but its compare-and-set fails on the
+        # partition epoch; it reads again, and 1, in the ISR, leads
+        await c.leave(2)
+        s0, _ = await c.wait_state("t", 0, lambda s: s.leader != 2)
+        assert (s0.leader, list(s0.isr), s0.leader_epoch) == (1, [1], state.leader_epoch + 1)
+
+    run(connect_zk, [1, 2, 3], scenario)
