@@ -13,13 +13,10 @@ import pytest
 
 from odradek.cluster.controller import events, requests
 from odradek.cluster.controller.channel import ControllerChannelManager
+from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import TopicPartition
-from odradek.cluster.controller.controller import (
-    PREFERRED_ELECTION,
-    ControllerConfig,
-    KafkaController,
-    NotControllerError,
-)
+from odradek.cluster.controller.controller import KafkaController, NotControllerError
+from odradek.cluster.controller.leader_elections import PREFERRED_ELECTION
 from odradek.cluster.zookeeper import brokers, paths, topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.controller_election import active_controller, elect_controller

@@ -1,12 +1,15 @@
 """The controller of a ZooKeeper-mode cluster, as Kafka 3.9's KafkaController (kafka/controller/).
 
-One broker at a time is controller, elected through /controller (`zookeeper.controller_election`). It
-keeps a view of the cluster (`context`), learns of changes through ZooKeeper watches that only put
-events on its queue (`events`, `event_manager`: one task consumes them, one at a time, as Kafka's
-ControllerEventManager thread), decides leaders with Kafka's election rules (`election`), writes
-partition states through its epoch fence (`partition_states`) and tells brokers with LeaderAndIsr,
-UpdateMetadata and StopReplica (`requests` builds them, `channel` sends them). `controller` ties it
-together: `KafkaController(zk, config)`, `await start()`, `await stop()`.
+One broker at a time is controller, elected through /controller (`zookeeper.controller_election`).
+ZooKeeper watches only put events on its queue (`events`, `event_manager`: one task consumes them,
+one at a time, as Kafka's ControllerEventManager thread). `controller` runs the election, the
+failover and the resignation, and hands every other event, while it is controller, to the handler
+modules with its `term` (fence, context, channels for one controller epoch): `broker_changes`,
+`topic_changes`, `leader_elections` (with Kafka's rules in `election` and `rebalance`). The term
+writes partition states by compare-and-set behind the epoch fence and sends LeaderAndIsr,
+UpdateMetadata and StopReplica (`requests` builds them from the `context`, `channel` sends them).
 
-Brokers learn only from those requests: nothing here touches a broker's own state.
+Use: `KafkaController(zk, ControllerConfig(broker_id=...))`, `await start()`, `await stop()`;
+`controlled_shutdown()` and `elect_leaders()` for the broker's request handlers. Brokers learn only
+from the requests it sends: nothing here touches a broker's own state.
 """
