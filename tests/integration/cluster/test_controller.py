@@ -551,3 +551,49 @@ def test_a_state_changed_behind_the_controllers_back_is_read_again_before_decidi
         assert (s0.leader, list(s0.isr), s0.leader_epoch) == (1, [1], state.leader_epoch + 1)
 
     run(connect_zk, [1, 2, 3], scenario)
+
+
+def test_a_registration_rewritten_in_place_reaches_every_broker(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(1)
+        await controller.wait_idle()
+        moved = await FakeBroker(2).start()  # broker 2, now listening elsewhere
+        try:
+            c.brokers[1].clear()
+            await asyncio.to_thread(c.zk.kazoo.set, paths.broker(2), moved.registration().serialize())
+            await moved.wait_for(lambda f: UM in f.api_keys())  # the channel follows the new endpoint
+
+            def knows_new_port(fake: FakeBroker) -> bool:
+                return any(
+                    b.id == 2 and [e.port for e in b.endpoints] == [moved.port]
+                    for r in fake.requests_of(UM)
+                    for b in r.live_brokers
+                )
+
+            await c.brokers[1].wait_for(knows_new_port)
+        finally:
+            await moved.stop()
+
+    run(connect_zk, [1, 2], scenario)
+
+
+def test_a_controller_whose_session_expired_resigns_and_is_elected_again(
+    connect_zk: Callable[[], ZooKeeperClient], zookeeper_server: ZooKeeperServer
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(1)
+        first_epoch = controller.fence.epoch  # type: ignore[union-attr]
+        c.brokers[2].clear()
+        await asyncio.to_thread(expire_session, controller.zk.kazoo, zookeeper_server.connect_string)
+        deadline = time.monotonic() + 15
+        while controller.fence is None or controller.fence.epoch == first_epoch:
+            assert time.monotonic() < deadline, "not elected again"
+            await asyncio.sleep(0.05)
+        assert controller.fence.epoch == first_epoch + 1
+        await c.brokers[2].wait_for(
+            lambda f: any(r.controller_epoch == first_epoch + 1 for r in f.requests_of(UM))
+        )
+
+    run(connect_zk, [1, 2], scenario)

@@ -44,6 +44,8 @@ class KafkaController:
         self.term: ControllerTerm | None = None
         #: Topics whose /brokers/topics/<topic> data is watched (PartitionModifications).
         self._watched_topics: set[str] = set()
+        #: Brokers whose /brokers/ids/<id> data is watched (BrokerModification).
+        self._watched_brokers: set[int] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._rebalance_timer: asyncio.Task[None] | None = None
         self._stopped = False
@@ -78,7 +80,7 @@ class KafkaController:
         put = self.events.put
         # watches only queue events: the work is done by the event task, one event at a time
         self.zk.watch_data(paths.CONTROLLER, lambda _: put(events.ControllerChange()), loop)
-        self.zk.watch_children(paths.BROKER_IDS, lambda _: put(events.BrokerChange()), loop)
+        self.zk.watch_children(paths.BROKER_IDS, self._on_broker_ids, loop)
         self.zk.watch_children(paths.TOPICS, lambda _: put(events.TopicChange()), loop)
         self.zk.watch_children(paths.DELETE_TOPICS, lambda _: put(events.TopicDeletion()), loop)
         self.zk.watch_session(self._on_session_state, loop)
@@ -242,6 +244,29 @@ class KafkaController:
             self.events.put(events.AutoPreferredReplicaLeaderElection())
 
     # -- watches -----------------------------------------------------------------------------------
+
+    def _on_broker_ids(self, children: list[str]) -> None:
+        for name in children:
+            if name.isdigit():
+                self._watch_broker(int(name))
+        self.events.put(events.BrokerChange())
+
+    def _watch_broker(self, broker_id: int) -> None:
+        """BrokerModification while /brokers/ids/<id> exists (Kafka's BrokerModificationsHandler): a
+        registration rewritten in place (new endpoints) changes no child of /brokers/ids."""
+        if broker_id in self._watched_brokers or self._loop is None:
+            return
+        self._watched_brokers.add(broker_id)
+        deliver = deliver_on_loop(self._loop, lambda _: self.events.put(events.BrokerModification(broker_id)))
+
+        def changed(data: bytes | None, stat: ZnodeStat | None) -> bool:
+            if stat is None:
+                self._watched_brokers.discard(broker_id)
+                return False  # the registration went: a new one is watched when it appears
+            deliver(None)
+            return True
+
+        self.zk.kazoo.DataWatch(paths.broker(broker_id), changed)
 
     def _watch_topic(self, topic: str) -> None:
         """PartitionModifications for `topic` until it is deleted (kazoo stops a DataWatch whose
