@@ -597,3 +597,39 @@ def test_a_controller_whose_session_expired_resigns_and_is_elected_again(
         )
 
     run(connect_zk, [1, 2], scenario)
+
+
+def test_a_topic_with_a_replica_down_is_deleted_once_that_broker_is_back(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(1)
+        await c.create_topic("gone", {0: [2, 3]})
+        await c.wait_state("gone", 0, lambda s: True)
+        await c.leave(3)
+        await c.wait_state("gone", 0, lambda s: s.leader_epoch == 1)
+        await controller.wait_idle()
+
+        await asyncio.to_thread(topics.mark_topic_for_deletion, c.zk, "gone")
+        await c.brokers[2].wait_for(lambda f: SR in f.api_keys())
+        await controller.wait_idle()
+        # broker 3 still has its copy: the topic and its marker stay
+        assert await asyncio.to_thread(c.zk.read, paths.topic("gone")) is not None
+        assert await asyncio.to_thread(c.zk.read, paths.delete_topic_marker("gone")) is not None
+
+        c.brokers[3].clear()
+        await c.register(3)
+        await c.brokers[3].wait_for(lambda f: SR in f.api_keys())
+        (stop,) = c.brokers[3].requests_of(SR)
+        assert [
+            (t.topic_name, [p.delete_partition for p in t.partition_states]) for t in stop.topic_states
+        ] == [("gone", [True])]
+        # a topic being deleted gets no LeaderAndIsr on the broker's return
+        assert ("gone", 0) not in partitions_in(c.brokers[3].requests_of(LAI))
+        deadline = time.monotonic() + 10
+        while await asyncio.to_thread(c.zk.read, paths.topic("gone")) is not None:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        assert await asyncio.to_thread(c.zk.read, paths.delete_topic_marker("gone")) is None
+
+    run(connect_zk, [1, 2, 3], scenario)

@@ -8,7 +8,7 @@ import functools
 import logging
 from collections.abc import Collection
 
-from odradek.cluster.controller import election, leader_elections, requests, zk_state
+from odradek.cluster.controller import election, leader_elections, requests, topic_changes, zk_state
 from odradek.cluster.controller.context import PartitionState, TopicPartition
 from odradek.cluster.controller.term import ControllerTerm
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
@@ -78,6 +78,9 @@ async def on_broker_startup(term: ControllerTerm, started: list[int]) -> None:
                 requests.leader_and_isr(context, term.controller_id, broker_id, theirs, term.listener),
             )
     await leader_elections.online_partitions(term, context.partitions_without_live_leader())
+    if context.topics_being_deleted:
+        # a deletion that waited for a replica on a broker that was down can go on
+        await topic_changes.on_topic_deletion(term)
 
 
 async def on_broker_failure(term: ControllerTerm, failed: Collection[int]) -> None:

@@ -72,7 +72,11 @@ async def on_topic_deletion(term: ControllerTerm) -> None:
 async def delete_topic(term: ControllerTerm, topic: str) -> None:
     """TopicDeletionManager.onTopicDeletion: brokers forget the topic (UpdateMetadata with leader -2),
     every live replica deletes its copy (StopReplica delete=true, leader epoch -2), then its znodes
-    and the marker go (the marker last, so that a controller failing half-way is finished by the next)."""
+    and the marker go (the marker last, so that a controller failing half-way is finished by the next).
+
+    A replica on a broker that is down could not delete its copy: as Kafka (a topic "ineligible for
+    deletion"), the znodes stay, with the marker, until that broker is back (on_broker_startup tries
+    again); meanwhile no leader is elected for the topic."""
     context = term.context
     context.topics_being_deleted.add(topic)
     partitions = context.partitions_of(topic)
@@ -91,6 +95,15 @@ async def delete_topic(term: ControllerTerm, topic: str) -> None:
         term.send(
             broker_id, requests.stop_replica(context, term.controller_id, broker_id, theirs, delete=True)
         )
+    offline = sorted({r for tp in partitions for r in context.replicas(tp) if not context.is_live(r)})
+    if offline:
+        logger.info(
+            "Controller %d: deletion of topic %s waits for its replicas on brokers %s",
+            term.controller_id,
+            topic,
+            offline,
+        )
+        return
     await asyncio.to_thread(topics.delete_topic_znodes, term.fence, topic)
     context.remove_topic(topic)
     term.unwatch_topic(topic)
