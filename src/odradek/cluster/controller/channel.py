@@ -41,13 +41,18 @@ class BrokerChannel:
         self.queue: asyncio.Queue[BrokerRequest] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._correlation_id = 0
-        #: Requests answered, with their responses (for logs and tests).
+        #: How many requests were answered (for logs and tests).
         self.sent = 0
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(
             self._run(), name=f"controller-to-{self.broker_id}"
         )
+
+    def cancel(self) -> None:
+        """Stop sending at once; what is queued is dropped (the broker left)."""
+        if self._task is not None:
+            self._task.cancel()
 
     async def stop(self) -> None:
         task, self._task = self._task, None
@@ -144,8 +149,8 @@ class ControllerChannelManager:
 
     def _drop(self, broker_id: int) -> None:
         channel = self.channels.pop(broker_id, None)
-        if channel is not None and channel._task is not None:
-            channel._task.cancel()
+        if channel is not None:
+            channel.cancel()
 
 
 def _log_errors(broker_id: int, item: BrokerRequest, response: Any) -> None:
