@@ -627,9 +627,10 @@ def test_a_topic_with_a_replica_down_is_deleted_once_that_broker_is_back(
         # a topic being deleted gets no LeaderAndIsr on the broker's return
         assert ("gone", 0) not in partitions_in(c.brokers[3].requests_of(LAI))
         deadline = time.monotonic() + 10
-        while await asyncio.to_thread(c.zk.read, paths.topic("gone")) is not None:
+        # the marker goes last
+        while await asyncio.to_thread(c.zk.read, paths.delete_topic_marker("gone")) is not None:
             assert time.monotonic() < deadline
             await asyncio.sleep(0.05)
-        assert await asyncio.to_thread(c.zk.read, paths.delete_topic_marker("gone")) is None
+        assert await asyncio.to_thread(c.zk.read, paths.topic("gone")) is None
 
     run(connect_zk, [1, 2, 3], scenario)
