@@ -38,6 +38,11 @@ from odradek.server import metrics
 from odradek.server.acceptor import Acceptor, bind_sockets
 from odradek.server.connection import Connection
 from odradek.server.connection_quotas import ConnectionQuotas
+from odradek.server.console_process import (
+    ConsoleProcess,
+    ConsoleUnavailableError,
+    check_console_installed,
+)
 from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.server.memory_pool import memory_pool_for
@@ -66,6 +71,8 @@ class Broker:
         self.services: Services | None = None
         # First, so that a limit that cannot be used stops the broker before it touches anything.
         self.memory_pool = memory_pool_for(config)
+        if config.console_port is not None:
+            check_console_installed()
         listener_names = [e.listener_name for e in config.listener_endpoints()]
         self.quotas = ConnectionQuotas(self._live_config, listener_names)
         self.connections: set[Connection] = set()
@@ -91,6 +98,7 @@ class Broker:
             raise
         self.logs_loaded = False  # the clean-shutdown marker is only written for logs fully loaded
         self.metrics_endpoint: metrics.MetricsEndpoint | None = None
+        self.console: ConsoleProcess | None = None
 
     # ----- lifecycle ---------------------------------------------------------------------------------
 
@@ -129,6 +137,10 @@ class Broker:
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
         for acceptor in self.acceptors:
             acceptor.start()
+        if self.config.console_port is not None:
+            host, port = next(iter(self.bound.values()))
+            self.console = ConsoleProcess(self.config.console_port, f"{host or '127.0.0.1'}:{port}")
+            self.console.start()
         self._every("log.retention.check.interval.ms", self._retention)
         self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
         self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
@@ -234,6 +246,8 @@ class Broker:
         """Release everything the broker holds (also after a failed start), the log dirs' locks last."""
         for acceptor in self.acceptors:
             acceptor.close()
+        if self.console is not None:
+            await asyncio.to_thread(self.console.stop)
         if self.metrics_endpoint is not None:
             self.metrics_endpoint.close()
         if self.services is not None:
@@ -341,8 +355,15 @@ def _bind_error(what: str, host: str, port: int, error: OSError) -> ListenerBind
 
 
 #: What stops a start-up with a clear message of its own: a bad setting, a log dir that cannot be used
-#: (locked, unwritable, another broker's), an unusable listener address, a corrupt producer-id block.
-_STARTUP_FAILURES = (ConfigError, StorageError, ListenerBindError, CorruptProducerIdBlockError)
+#: (locked, unwritable, another broker's), an unusable listener address, a corrupt producer-id block,
+#: a console asked for but not installed.
+_STARTUP_FAILURES = (
+    ConfigError,
+    StorageError,
+    ListenerBindError,
+    CorruptProducerIdBlockError,
+    ConsoleUnavailableError,
+)
 
 
 async def serve(config: BrokerConfig) -> None:
