@@ -257,10 +257,12 @@ class TransactionCoordinator:
         """TxnOffsetCommit and transactional Produce: the producer's transaction must be ongoing, with
         this epoch (a zombie's older epoch is fenced)."""
         metadata = self.by_producer_id(producer_id)
-        if metadata is None or metadata.state is not TxnState.ONGOING:
+        if metadata is None:
             return E.INVALID_TXN_STATE
         if producer_epoch != metadata.producer_epoch:
-            return E.PRODUCER_FENCED
+            return E.PRODUCER_FENCED  # checked first: a zombie is told it is fenced, whatever the state
+        if metadata.state is not TxnState.ONGOING:
+            return E.INVALID_TXN_STATE
         return E.NONE
 
     def verify_partition(
