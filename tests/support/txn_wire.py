@@ -11,7 +11,7 @@ from odradek.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnTopicData,
 )
 from odradek.protocol.messages.end_txn import EndTxnRequest
-from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, PartitionData, FetchTopic
+from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic, PartitionData
 from odradek.protocol.messages.init_producer_id import InitProducerIdRequest
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
