@@ -3,7 +3,9 @@ input topic read_committed from the group's committed offsets, writes each recor
 of an output topic and commits its offsets in the same transaction. Run as a process, so tests can
 SIGKILL it in the middle of a transaction; it exits once the input has been idle for `idle_s`.
 
-    python -m tests.support.txn_copier BOOTSTRAP INPUT OUTPUT TRANSACTIONAL_ID GROUP PARTITIONS
+    python -m tests.support.txn_copier BOOTSTRAP INPUT OUTPUT TRANSACTIONAL_ID GROUP PARTITIONS [PAUSE_S]
+
+PAUSE_S (0 by default) is slept inside each transaction, so a test's kills land mid-copy.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-BATCH = 20
+BATCH = 10
 
 
-def copy(bootstrap: str, source: str, sink: str, transactional_id: str, group: str, partitions: int) -> None:
+def copy(
+    bootstrap: str, source: str, sink: str, transactional_id: str, group: str, partitions: int, pause_s: float
+) -> None:
     producer = Producer(
         {"bootstrap.servers": bootstrap, "transactional.id": transactional_id, "linger.ms": 5}
     )
@@ -42,6 +46,7 @@ def copy(bootstrap: str, source: str, sink: str, transactional_id: str, group: s
         producer.begin_transaction()
         for message in messages:
             producer.produce(sink, key=message.key(), value=message.value(), partition=message.partition())
+        time.sleep(pause_s)
         positions = consumer.position(consumer.assignment())
         producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), 30)
         producer.commit_transaction(30)
@@ -50,4 +55,5 @@ def copy(bootstrap: str, source: str, sink: str, transactional_id: str, group: s
 
 if __name__ == "__main__":
     bootstrap, source, sink, transactional_id, group, partitions = sys.argv[1:7]
-    copy(bootstrap, source, sink, transactional_id, group, int(partitions))
+    pause = float(sys.argv[7]) if len(sys.argv) > 7 else 0.0
+    copy(bootstrap, source, sink, transactional_id, group, int(partitions), pause)

@@ -152,7 +152,8 @@ def test_a_zombie_with_an_old_epoch_is_fenced(broker: BrokerProcess) -> None:
 _ABANDON = """
 import os, sys
 from confluent_kafka import Producer
-p = Producer({"bootstrap.servers": sys.argv[1], "transactional.id": "abandoned", "transaction.timeout.ms": 2000})
+config = {"transactional.id": "abandoned", "transaction.timeout.ms": 2000}
+p = Producer({"bootstrap.servers": sys.argv[1], **config})
 p.init_transactions(20)
 p.begin_transaction()
 p.produce("abandoned-out", value=b"never committed", partition=0)
