@@ -369,14 +369,3 @@ class TransactionCoordinator:
                     self._write(metadata.transactional_id, None)
                 except KafkaError as error:
                     log.warning("expiring %s failed: %s", metadata.transactional_id, error)
-
-    def abort(self, transactional_id: str) -> None:
-        """An operator's abort of an ongoing transaction (the producer is fenced)."""
-        self.state_log.check_coordinator(transactional_id)
-        metadata = self.state_log.txns.get(transactional_id)
-        if metadata is None:
-            raise KafkaError(E.TRANSACTIONAL_ID_NOT_FOUND)
-        if metadata.state is TxnState.ONGOING:
-            self._abort_fencing(metadata)
-        elif metadata.state.is_prepared:
-            self._complete(metadata)

@@ -12,8 +12,12 @@ from pathlib import Path
 import pytest
 
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.describe_producers import DescribeProducersRequest
+from odradek.protocol.messages.describe_producers import TopicRequest as DescribeProducersTopic
+from odradek.protocol.messages.describe_transactions import DescribeTransactionsRequest
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
 from odradek.protocol.messages.init_producer_id import InitProducerIdRequest
+from odradek.protocol.messages.list_transactions import ListTransactionsRequest
 from tests.support.broker_process import BrokerProcess
 from tests.support.raw_client import RawClient
 from tests.support.txn_wire import (
@@ -199,3 +203,48 @@ def test_coordinator_state_is_replayed_after_a_restart(tmp_path: Path, crash: bo
             assert init(client, "replayed-producer") == (pid, E.NONE, epoch + 1)
     finally:
         broker.stop()
+
+
+def test_describe_list_and_describe_producers(client: RawClient) -> None:
+    create_topics(client, "described")
+    pid, _, epoch = init(client, "described-producer", timeout_ms=30000)
+    assert add_partitions(client, "described-producer", pid, epoch, "described") is E.NONE
+    assert produce(client, "described", [b"x"], pid, epoch, 0, True)[0] is E.NONE
+
+    described = client.request(
+        DescribeTransactionsRequest(transactional_ids=["described-producer", "nope"]), 0
+    )
+    found, missing = described.transaction_states
+    assert (found.error_code, found.transaction_state, found.producer_id, found.producer_epoch) == (
+        E.NONE,
+        "Ongoing",
+        pid,
+        epoch,
+    )
+    assert found.transaction_timeout_ms == 30000 and found.transaction_start_time_ms > 0
+    assert [(t.topic, t.partitions) for t in found.topics] == [("described", [0])]
+    assert missing.error_code == E.TRANSACTIONAL_ID_NOT_FOUND
+
+    listed = client.request(
+        ListTransactionsRequest(state_filters=["Ongoing", "Bogus"], producer_id_filters=[]), 1
+    )
+    assert listed.error_code == E.NONE and listed.unknown_state_filters == ["Bogus"]
+    assert ("described-producer", pid, "Ongoing") in [
+        (t.transactional_id, t.producer_id, t.transaction_state) for t in listed.transaction_states
+    ]
+    by_pattern = client.request(
+        ListTransactionsRequest(state_filters=[], producer_id_filters=[], transactional_id_pattern="desc.*"),
+        2,
+    )
+    assert [t.transactional_id for t in by_pattern.transaction_states] == ["described-producer"]
+
+    producers = client.request(
+        DescribeProducersRequest(topics=[DescribeProducersTopic(name="described", partition_indexes=[0])]), 0
+    )
+    partition = producers.topics[0].partitions[0]
+    assert [
+        (p.producer_id, p.producer_epoch, p.current_txn_start_offset) for p in partition.active_producers
+    ] == [(pid, epoch, 0)]
+    assert end_txn(client, "described-producer", pid, epoch, committed=False) is E.NONE
+    after = client.request(DescribeTransactionsRequest(transactional_ids=["described-producer"]), 0)
+    assert after.transaction_states[0].transaction_state == "CompleteAbort"
