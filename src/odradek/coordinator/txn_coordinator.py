@@ -51,7 +51,7 @@ class TransactionCoordinator:
         self.groups = groups
         self.clock = clock
         self.state_log = TxnStateLog(config, cluster, topics, logs, node_id, notify_append, clock)
-        self.markers = MarkerWriter(logs, cluster, groups, notify_append, clock)
+        self.markers = MarkerWriter(logs, cluster, node_id, groups, notify_append, clock)
         self._tasks: list[asyncio.Task[None]] = []
         self.started = False
         self.single_node = True

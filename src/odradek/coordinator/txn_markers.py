@@ -31,12 +31,14 @@ class MarkerWriter:
         self,
         logs: Any,
         cluster: Any,
+        node_id: int,
         groups: Any,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.logs = logs
         self.cluster = cluster
+        self.node_id = node_id
         self.groups = groups
         self.notify_append = notify_append
         self.clock = clock
@@ -55,6 +57,10 @@ class MarkerWriter:
         if log is None or state is None:
             # The partition was deleted meanwhile: Kafka's marker channel drops it, nothing to close.
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if state.leader_id != self.node_id:
+            # Another broker leads it (cluster mode): its marker must go there, which this coordinator
+            # does not do yet; the transaction stays prepared rather than being completed without it.
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
         control = ControlRecordType.COMMIT if committed else ControlRecordType.ABORT
         batch = bytearray(
             build_end_transaction_marker_batch(
