@@ -137,10 +137,7 @@ class TransactionCoordinator:
         return list(self.state_log.txns.values())
 
     def by_producer_id(self, producer_id: int) -> TransactionMetadata | None:
-        for metadata in self.state_log.txns.values():
-            if metadata.producer_id == producer_id:
-                return metadata
-        return None
+        return self.state_log.by_producer.get(producer_id)
 
     def _metadata(self, transactional_id: str, producer_id: int, producer_epoch: int) -> TransactionMetadata:
         """The id's metadata if the producer id and epoch are its current ones; else the client's error."""
@@ -158,15 +155,17 @@ class TransactionCoordinator:
             raise KafkaError(error)
         metadata = self.state_log.txns.get(transactional_id)
         if value is None:
-            self.state_log.txns.pop(transactional_id, None)
+            self.state_log.remove(transactional_id)
         elif metadata is None:
             metadata = TransactionMetadata.from_value(transactional_id, value)
             metadata.coordinator_epoch = self.state_log.coordinator_epoch(
                 self.state_log.partition_for(transactional_id)
             )
-            self.state_log.txns[transactional_id] = metadata
+            self.state_log.put(metadata)
         else:
+            old_producer_id = metadata.producer_id
             metadata.apply(value)
+            self.state_log.put(metadata, old_producer_id)
 
     # ----- InitProducerId -------------------------------------------------------------------------
 

@@ -51,6 +51,8 @@ class TxnStateLog:
         self.states: dict[int, PartitionState] = {}
         #: Transactional ids of the loaded partitions (all partitions share one map: ids are unique).
         self.txns: dict[str, TransactionMetadata] = {}
+        #: The same, by current producer id: every transactional Produce looks its producer up here.
+        self.by_producer: dict[int, TransactionMetadata] = {}
         self._creation: asyncio.Task[bool] | None = None
 
     # ----- the topic ------------------------------------------------------------------------------
@@ -140,14 +142,26 @@ class TxnStateLog:
         epoch = self.coordinator_epoch(partition)
         for metadata in loaded.values():
             metadata.coordinator_epoch = epoch
-            self.txns[metadata.transactional_id] = metadata
+            self.put(metadata)
         self.states[partition] = PartitionState.ACTIVE
         return list(loaded.values())
 
     def unload(self, partition: int) -> None:
         self.states.pop(partition, None)
         for transactional_id in [t for t in self.txns if self.partition_for(t) == partition]:
-            del self.txns[transactional_id]
+            self.remove(transactional_id)
+
+    def put(self, metadata: TransactionMetadata, old_producer_id: int | None = None) -> None:
+        """Index `metadata` (again, after a replay that may have changed its producer id)."""
+        if old_producer_id is not None and self.by_producer.get(old_producer_id) is metadata:
+            del self.by_producer[old_producer_id]
+        self.txns[metadata.transactional_id] = metadata
+        self.by_producer[metadata.producer_id] = metadata
+
+    def remove(self, transactional_id: str) -> None:
+        metadata = self.txns.pop(transactional_id, None)
+        if metadata is not None and self.by_producer.get(metadata.producer_id) is metadata:
+            del self.by_producer[metadata.producer_id]
 
     async def _replay(self, partition: int) -> dict[str, TransactionMetadata]:
         loaded: dict[str, TransactionMetadata] = {}
