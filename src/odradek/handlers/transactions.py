@@ -17,6 +17,7 @@ from __future__ import annotations
 import struct
 
 from odradek.coordinator.offset_requests import OffsetCommitItem
+from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import group_coordinator
@@ -162,9 +163,18 @@ async def handle_txn_offset_commit(
 ) -> TxnOffsetCommitResponse:
     wanted = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
     try:
-        fenced = transaction_coordinator(context).check_producer(request.producer_id, request.producer_epoch)
-        if fenced is not ErrorCode.NONE:
-            raise KafkaError(fenced)
+        # The group's offsets partition must be in the producer's ongoing transaction (AddOffsetsToTxn),
+        # or no marker would ever reach it and the offsets would stay pending for good.
+        coordinator = transaction_coordinator(context)
+        groups = group_coordinator(context)
+        offsets_partition = groups.runtime.partition_for(request.group_id)
+        unverified = coordinator.check_producer(request.producer_id, request.producer_epoch)
+        if unverified is ErrorCode.NONE:
+            unverified = coordinator.verify_partition(
+                request.producer_id, request.producer_epoch, OFFSETS_TOPIC, offsets_partition
+            )
+        if unverified is not ErrorCode.NONE:
+            raise KafkaError(unverified)
         items = [
             OffsetCommitItem(
                 t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata
@@ -172,7 +182,7 @@ async def handle_txn_offset_commit(
             for t in request.topics
             for p in t.partitions
         ]
-        errors = group_coordinator(context).commit_transactional_offsets(
+        errors = groups.commit_transactional_offsets(
             request.group_id,
             request.producer_id,
             request.producer_epoch,

@@ -98,6 +98,32 @@ def test_offsets_count_after_commit_only_and_survive_a_sigkill(tmp_path: Path) -
         broker.stop()
 
 
+def test_offsets_outside_the_transaction_are_refused(tmp_path: Path) -> None:
+    broker = BrokerProcess(tmp_path / "data", SETTINGS).start()
+    try:
+        with RawClient(broker.port) as client:
+            pid, _, epoch = init(client, "no-add-offsets")
+            commit = TxnOffsetCommitRequest(
+                transactional_id="no-add-offsets",
+                group_id="g",
+                producer_id=pid,
+                producer_epoch=epoch,
+                topics=[
+                    TxnOffsetCommitRequestTopic(
+                        name="input",
+                        partitions=[TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=5)],
+                    )
+                ],
+            )
+            # No AddOffsetsToTxn first: no marker would ever reach the offsets, so they are refused.
+            assert client.request(commit, 3).topics[0].partitions[0].error_code == E.INVALID_TXN_STATE
+            commit.producer_epoch = epoch - 1 if epoch else epoch + 5
+            assert client.request(commit, 3).topics[0].partitions[0].error_code == E.PRODUCER_FENCED
+            assert client.request(commit, 2).topics[0].partitions[0].error_code == E.INVALID_PRODUCER_EPOCH
+    finally:
+        broker.stop()
+
+
 def test_an_idle_transactional_id_expires(tmp_path: Path) -> None:
     settings = {
         **SETTINGS,

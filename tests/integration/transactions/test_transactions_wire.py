@@ -17,6 +17,7 @@ from odradek.protocol.messages.describe_producers import TopicRequest as Describ
 from odradek.protocol.messages.describe_transactions import DescribeTransactionsRequest
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
 from odradek.protocol.messages.init_producer_id import InitProducerIdRequest
+from odradek.protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from odradek.protocol.messages.list_transactions import ListTransactionsRequest
 from tests.support.broker_process import BrokerProcess
 from tests.support.raw_client import RawClient
@@ -117,6 +118,10 @@ def test_commit_and_abort_as_a_read_committed_fetch_sees_them(client: RawClient)
     open_txn = read_committed(client, "flow")
     assert (open_txn.high_watermark, open_txn.last_stable_offset) == (2, 0)
     assert committed_values(open_txn) == []
+    assert (_latest(client, "flow", read_committed=True), _latest(client, "flow", read_committed=False)) == (
+        0,
+        2,
+    )
     assert end_txn(client, "flow-producer", pid, epoch, committed=True) is E.NONE
     assert end_txn(client, "flow-producer", pid, epoch, committed=True) is E.NONE  # a retry is fine
 
@@ -129,6 +134,19 @@ def test_commit_and_abort_as_a_read_committed_fetch_sees_them(client: RawClient)
     assert (fetched.high_watermark, fetched.last_stable_offset) == (5, 5)
     assert [(a.producer_id, a.first_offset) for a in fetched.aborted_transactions] == [(pid, 3)]
     assert committed_values(fetched) == [b"c1", b"c2"]
+    assert _latest(client, "flow", read_committed=True) == 5
+
+
+def _latest(client: RawClient, topic: str, read_committed: bool) -> int:
+    """ListOffsets latest: the last stable offset under read_committed, the high watermark otherwise."""
+    request = ListOffsetsRequest(
+        replica_id=-1,
+        isolation_level=1 if read_committed else 0,
+        topics=[
+            ListOffsetsTopic(name=topic, partitions=[ListOffsetsPartition(partition_index=0, timestamp=-1)])
+        ],
+    )
+    return int(client.request(request, 5).topics[0].partitions[0].offset)
 
 
 def test_a_new_instance_aborts_the_old_ones_transaction_and_fences_it(client: RawClient) -> None:
