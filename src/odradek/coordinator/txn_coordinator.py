@@ -97,13 +97,25 @@ class TransactionCoordinator:
         topic = self.cluster.topic(TRANSACTION_STATE_TOPIC)
         if topic is None:
             return
+        started, partitions, loaded, completed = time.monotonic(), 0, 0, 0
         for state in topic.partitions:
             if state.leader_id == self.node_id and state.partition not in self.state_log.states:
+                partitions += 1
                 for metadata in await self.state_log.load(state.partition):
-                    if metadata.state.is_prepared:
-                        self._complete(metadata)
+                    loaded += 1
+                    if metadata.state.is_prepared:  # the previous leader died between prepare and complete
+                        completed += self._complete(metadata)
             elif state.leader_id != self.node_id and state.partition in self.state_log.states:
                 self.state_log.unload(state.partition)
+        if partitions:
+            log.info(
+                "loaded %d %s partitions in %.3fs: %d transactional ids, %d prepared transactions completed",
+                partitions,
+                TRANSACTION_STATE_TOPIC,
+                time.monotonic() - started,
+                loaded,
+                completed,
+            )
 
     def coordinator_node(self, transactional_id: str) -> int | None:
         if not self.started:
