@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
-from odradek.coordinator.txn_metadata import TxnState
+from odradek.coordinator.txn_metadata import MAX_EPOCH, TxnState
 from odradek.coordinator.txn_records import TxnLogRecord
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.records import Record, build_record_batch, iter_record_batches
@@ -72,3 +72,19 @@ async def test_a_prepared_transaction_is_completed_when_its_partition_is_loaded(
         assert second.state_log.txns["prepared"].partitions == set()
     finally:
         second.stop()
+
+
+async def test_an_exhausted_epoch_gets_a_new_producer_id(handler_broker: HandlerBroker) -> None:
+    coordinator = _coordinator(handler_broker)
+    await coordinator.start(single_node=True)
+    try:
+        pid, _ = await coordinator.init_producer_id("old", 60000, -1, -1)
+        metadata = coordinator.state_log.txns["old"]
+        coordinator._write("old", metadata.next_value(coordinator.now_ms(), producer_epoch=MAX_EPOCH - 1))
+        assert await coordinator.init_producer_id("old", 60000, -1, -1) == (pid, MAX_EPOCH)
+        new_pid, epoch = await coordinator.init_producer_id("old", 60000, -1, -1)
+        assert new_pid != pid and epoch == 0
+        assert coordinator.by_producer_id(new_pid) is coordinator.state_log.txns["old"]
+        assert coordinator.by_producer_id(pid) is None
+    finally:
+        coordinator.stop()
