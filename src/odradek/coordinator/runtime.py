@@ -9,6 +9,10 @@ write are never interleaved with another step.
 A partition is LOADING from when this broker becomes its leader until its records are replayed;
 requests for its groups meanwhile get COORDINATOR_LOAD_IN_PROGRESS. Groups of partitions another
 broker leads get NOT_COORDINATOR.
+
+TxnOffsetCommit records are appended in a transactional batch of the producer (`write_transactional`)
+and held in the shard per producer id; the COMMIT or ABORT marker the transaction coordinator writes
+to the partition applies or drops them, on the live path and again on replay.
 """
 
 from __future__ import annotations
