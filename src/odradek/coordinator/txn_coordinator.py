@@ -198,12 +198,16 @@ class TransactionCoordinator:
                 self._write(transactional_id, value)
                 return new_id, 0
             metadata = self.state_log.txns[transactional_id]
-        if producer_id >= 0 and (producer_id, producer_epoch) != (
-            metadata.producer_id,
-            metadata.producer_epoch,
-        ):
-            # KIP-360: a producer re-initialising names its id and epoch; any other pair is a zombie.
-            raise KafkaError(E.PRODUCER_FENCED)
+        if producer_id >= 0:
+            # KIP-360: a producer re-initialising names its id and epoch. The current pair gets the next
+            # epoch; the pair it had before its last such bump is a retry whose answer was lost (the
+            # current epoch again, as Kafka answers); any other pair is a zombie.
+            if producer_id != metadata.producer_id:
+                raise KafkaError(E.PRODUCER_FENCED)
+            if producer_epoch != metadata.producer_epoch:
+                if producer_epoch == metadata.last_producer_epoch and metadata.state.is_complete:
+                    return metadata.producer_id, metadata.producer_epoch
+                raise KafkaError(E.PRODUCER_FENCED)
         if metadata.state.is_prepared:
             self._complete(metadata)
             raise KafkaError(E.CONCURRENT_TRANSACTIONS)
@@ -224,7 +228,12 @@ class TransactionCoordinator:
             timeout_ms=timeout_ms,
             partitions=set(),
         )
+        previous_epoch = metadata.producer_epoch
         self._write(transactional_id, value)
+        # Only the producer that asked with its own epoch may retry with it; a new instance (no id
+        # given) or a new producer id leaves nothing to retry.
+        same_producer = producer_id >= 0 and next_id == producer_id
+        metadata.last_producer_epoch = previous_epoch if same_producer else -1
         return next_id, next_epoch
 
     # ----- AddPartitionsToTxn / AddOffsetsToTxn ---------------------------------------------------
@@ -351,6 +360,7 @@ class TransactionCoordinator:
         )
         value = metadata.next_value(self.now_ms(), state=TxnState.PREPARE_ABORT, producer_epoch=epoch)
         self._write(metadata.transactional_id, value)
+        metadata.last_producer_epoch = -1  # the fenced epoch may not come back as a "retry"
         self._complete(metadata)
 
     def abort_timed_out(self) -> None:

@@ -54,6 +54,9 @@ class TransactionMetadata:
     last_update_ms: int = -1
     #: The leader epoch of the `__transaction_state` partition when loaded: markers carry it.
     coordinator_epoch: int = 0
+    #: The epoch before the last bump the producer itself asked for (KIP-360), so that a retried
+    #: InitProducerId whose answer was lost gets the same epoch. In memory only, as in Kafka.
+    last_producer_epoch: int = -1
 
     @classmethod
     def from_value(cls, transactional_id: str, value: TransactionLogValue) -> TransactionMetadata:
@@ -71,6 +74,7 @@ class TransactionMetadata:
     def apply(self, value: TransactionLogValue) -> None:
         replayed = TransactionMetadata.from_value(self.transactional_id, value)
         replayed.coordinator_epoch = self.coordinator_epoch
+        replayed.last_producer_epoch = self.last_producer_epoch
         for name in self.__slots__:
             setattr(self, name, getattr(replayed, name))
 

@@ -99,6 +99,27 @@ def test_init_with_an_old_epoch_is_a_zombie(client: RawClient, version: int, fen
     assert client.request(request, version).error_code == fenced
 
 
+def test_a_retried_kip_360_bump_gets_the_same_epoch_and_a_new_instance_ends_retries(
+    client: RawClient,
+) -> None:
+    pid, _, epoch = init(client, "kip-360")
+
+    def reinit(with_epoch: int) -> tuple[int, int, int]:
+        request = InitProducerIdRequest(
+            transactional_id="kip-360",
+            transaction_timeout_ms=60000,
+            producer_id=pid,
+            producer_epoch=with_epoch,
+        )
+        r = client.request(request, 4)
+        return r.error_code, r.producer_id, r.producer_epoch
+
+    assert reinit(epoch) == (E.NONE, pid, epoch + 1)  # the producer's own bump
+    assert reinit(epoch) == (E.NONE, pid, epoch + 1)  # its retry (the answer was lost): same epoch
+    assert init(client, "kip-360") == (pid, E.NONE, epoch + 2)  # a new instance
+    assert reinit(epoch)[0] == reinit(epoch + 1)[0] == E.PRODUCER_FENCED  # the old one may not come back
+
+
 def test_a_stray_transactional_batch_is_refused_and_does_not_stall_read_committed(client: RawClient) -> None:
     create_topics(client, "stray")
     pid, _, epoch = init(client, "stray-producer")
