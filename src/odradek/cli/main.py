@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from odradek import __version__
-from odradek.cli import broker, configs, consume, groups, pipeline, produce, topics
+from odradek.cli import broker, configs, consume, groups, pipeline, produce, topics, transactions
 from odradek.cli.examples import share_examples
 from odradek.console import command as console
 
@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     produce.add_parser(subcommands)
     consume.add_parser(subcommands)
     groups.add_parser(subcommands)
+    transactions.add_parser(subcommands)
     pipeline.add_parser(subcommands)
     console.add_parser(subcommands)
     share_examples(parser)

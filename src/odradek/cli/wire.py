@@ -1,5 +1,7 @@
-"""What librdkafka cannot ask for, sent with odradek's own codec: the cluster-wide broker default, and
-one broker's log directories (librdkafka has no DescribeLogDirs; the console shows sizes with it).
+"""What librdkafka cannot ask for, sent with odradek's own codec: the cluster-wide broker default, one
+broker's log directories (librdkafka has no DescribeLogDirs; the console shows sizes with it), and the
+transaction admin APIs (librdkafka has no ListTransactions, DescribeTransactions, DescribeProducers
+nor WriteTxnMarkers: `odradek transactions` sends them with `call`).
 
 Kafka names the default of all brokers as the BROKER resource with an empty name; librdkafka refuses
 an empty resource name (`ConfigResource(BROKER, "")` is "invalid"), so `configs --entity-default`
@@ -97,16 +99,24 @@ def describe_log_dirs(config: ClientConfig, broker: str, timeout: float) -> list
     return results
 
 
+def call(config: ClientConfig, timeout: float, request: Any, what: str) -> Any:
+    """One request to the first bootstrap server that answers, at the highest version both know."""
+    with _Connection(config, timeout, what) as connection:
+        return connection.call(request)
+
+
 class _Connection:
     """One blocking connection to the first bootstrap server that answers."""
 
-    def __init__(self, config: ClientConfig, timeout: float) -> None:
+    def __init__(
+        self,
+        config: ClientConfig,
+        timeout: float,
+        what: str = "--entity-default is sent without librdkafka (which cannot name the broker default)",
+    ) -> None:
         protocol = str(config.get("security.protocol", "plaintext")).lower()
         if protocol != "plaintext":
-            raise CliError(
-                "--entity-default is sent without librdkafka (which cannot name the broker default) and "
-                f"so only over a PLAINTEXT listener, not {protocol.upper()}"
-            )
+            raise CliError(f"{what} and so only over a PLAINTEXT listener, not {protocol.upper()}")
         self.bootstrap = str(config["bootstrap.servers"])
         self.timeout = timeout
         self.correlation_id = 0

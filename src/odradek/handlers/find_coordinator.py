@@ -10,9 +10,8 @@ Version notes:
   id modulo `offsets.topic.num.partitions`); if the topic does not exist yet its creation starts here,
   in the background (a single node creates it at start-up). While it is missing or being created, or
   has no leader, the answer is COORDINATOR_NOT_AVAILABLE (node -1), which clients retry.
-- Transactional ids: there is no transaction coordinator yet, so they are refused with
-  TRANSACTIONAL_ID_AUTHORIZATION_FAILED and a message saying so, which clients report at once
-  (see handlers/transactions.py for why this code).
+- A transactional id's coordinator is the leader of its `__transaction_state` partition (the same
+  hash modulo `transaction.state.log.num.partitions`); COORDINATOR_NOT_AVAILABLE until it exists.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from odradek.cluster.metadata import BrokerEndpoint
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import group_coordinator
 from odradek.handlers.registry import handles
-from odradek.handlers.transactions import REFUSAL_MESSAGE, TRANSACTIONS_REFUSED
+from odradek.handlers.transactions import transaction_coordinator
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.find_coordinator import (
@@ -76,8 +75,8 @@ def _find(key: str, key_type: int, context: RequestContext) -> Coordinator:
 def _coordinator(key: str, key_type: int, context: RequestContext) -> BrokerEndpoint:
     services = context.services
     if key_type == TRANSACTION_KEY:
-        raise KafkaError(TRANSACTIONS_REFUSED, REFUSAL_MESSAGE)
-    if key_type == GROUP_KEY:
+        node_id = transaction_coordinator(context).coordinator_node(key)
+    elif key_type == GROUP_KEY:
         node_id = group_coordinator(context).coordinator_node(key)
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown coordinator type: {key_type}")

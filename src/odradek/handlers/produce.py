@@ -6,9 +6,9 @@ Version notes:
 - v3+ must carry exactly one RecordBatch v2 per partition (none, another magic or a second batch is
   INVALID_RECORD, nothing appended; before v7, ZSTD is UNSUPPORTED_COMPRESSION_TYPE), checked as Kafka's
   ProduceRequest.validateRecords checks it, and may name a transactional id.
-  Transactions are not served yet: a request with any transactional batch is refused whole, every
-  partition answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing appended, as Kafka answers a
-  transactional id its authorizer denies (handlers/transactions.py).
+  A transactional batch is appended only for a partition added to its producer's ongoing transaction
+  with that epoch (INVALID_TXN_STATE otherwise, INVALID_PRODUCER_EPOCH for a fenced epoch, as Kafka
+  3.x's partition verification answers; `transaction.partition.verification.enable`).
 - v5 adds the log start offset, v8 per-record errors (KIP-467: the batch still fails whole, but
   `record_errors` names the keyless records of a compacted topic, or those out of the timestamp
   bounds, so clients can tell them from the rest) and an error message, v9 flexible, v10 the
@@ -34,7 +34,7 @@ from odradek.handlers.context import CloseConnection, RequestContext
 from odradek.handlers.errors import error_code_for, error_message_for
 from odradek.handlers.leadership import leader_endpoints, refusal
 from odradek.handlers.registry import handles
-from odradek.handlers.transactions import REFUSAL_MESSAGE, TRANSACTIONS_REFUSED, has_transactional_batch
+from odradek.handlers.transactions import verify_transactional_produce
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
@@ -65,10 +65,6 @@ _VALID_ACKS = (-1, 0, 1)
 
 @handles(ApiKey.PRODUCE, 0, 13)
 async def handle_produce(request: ProduceRequest, context: RequestContext) -> ProduceResponse | None:
-    if any(
-        has_transactional_batch(data.records) for topic in request.topic_data for data in topic.partition_data
-    ):
-        return _refused(request)
     services = context.services
     responses = []
     appended: list[Log] = []
@@ -150,24 +146,6 @@ def _close_if_failed(responses: list[TopicProduceResponse]) -> None:
         raise CloseConnection(f"produce with acks=0 failed for {', '.join(failed)}")
 
 
-def _refused(request: ProduceRequest) -> ProduceResponse | None:
-    if request.acks == 0:
-        raise CloseConnection(f"produce with acks=0 refused: {REFUSAL_MESSAGE}")
-    return ProduceResponse(
-        responses=[
-            TopicProduceResponse(
-                name=topic.name,
-                topic_id=topic.topic_id,
-                partition_responses=[
-                    _failed(data.index, TRANSACTIONS_REFUSED, REFUSAL_MESSAGE)
-                    for data in topic.partition_data
-                ],
-            )
-            for topic in request.topic_data
-        ]
-    )
-
-
 async def _flush_if_due(logs: list[Log]) -> None:
     """fsync the logs whose flush.messages / flush.ms is due, off the loop, before acknowledging."""
     for log in logs:
@@ -218,6 +196,9 @@ def _append(
     assert records is not None  # checked above for every version
     try:
         batches = _as_record_batches(records, context.api_version)
+        unverified = verify_transactional_produce(context, topic, data.index, batches)
+        if unverified is not ErrorCode.NONE:
+            return _failed(data.index, unverified)
         result = log.append(batches, leader_epoch=partition.leader_epoch)
     except storage_errors.DuplicateSequenceError as duplicate:
         # An idempotent retry of a batch already in the log: success, with the offsets it got then.

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from odradek.cluster.replica_manager import ReplicaManager
     from odradek.cluster.topics import TopicAdmin
     from odradek.coordinator.group_coordinator import GroupCoordinator
+    from odradek.coordinator.txn_coordinator import TransactionCoordinator
     from odradek.server.delayed import AppendNotifier
     from odradek.storage.log_manager import LogManager
 
@@ -46,6 +47,8 @@ class Services:
     dynamic_configs: DynamicBrokerConfigs | None = None
     #: Consumer groups and committed offsets (`__consumer_offsets`).
     groups: GroupCoordinator | None = None
+    #: Transactional ids and their transactions (`__transaction_state`).
+    transactions: TransactionCoordinator | None = None
     #: Unexpected exceptions answered UNKNOWN_SERVER_ERROR, by API key (logged where they happen).
     unexpected_errors: Counter[int] = field(default_factory=Counter)
     #: ZooKeeper mode only: the partitions this broker hosts and leads, as the controller says. None on

@@ -32,6 +32,7 @@ from odradek.config.topic import resolve_topic_config
 from odradek.config.types import ConfigError
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, ProducerIdManager
+from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.server import metrics
@@ -123,6 +124,17 @@ class Broker:
             dynamic_configs=self.dynamic_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
         )
+        transactions = TransactionCoordinator(
+            self.config,
+            cluster,
+            topics,
+            self.logs,
+            self.node_id,
+            self.services.producer_ids,
+            groups,
+            appends.notify,
+        )
+        self.services.transactions = transactions
         await self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
         try:
@@ -135,6 +147,7 @@ class Broker:
         cluster.brokers = {self.node_id: self._own_endpoint()}
         topics.load()
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
+        await transactions.start(groups.settings.single_node)  # and __transaction_state, then replays it
         for acceptor in self.acceptors:
             acceptor.start()
         if self.config.console_port is not None:
@@ -254,6 +267,8 @@ class Broker:
             self.services.appends.wake_all()
             if self.services.groups is not None:
                 self.services.groups.stop()
+            if self.services.transactions is not None:
+                self.services.transactions.stop()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):

@@ -51,9 +51,9 @@ def test_acks_zero_produce_with_one_failed_partition_closes_the_connection_after
     assert _log_end_offset(port, 1) == 0
 
 
-def test_acks_zero_transactional_produce_refused_closes_the_connection(port: int) -> None:
-    """Transactions are refused whole (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); with acks=0, Kafka's
-    error response for the request is none at all, so it closes the connection."""
+def test_acks_zero_stray_transactional_produce_refused_closes_the_connection(port: int) -> None:
+    """A transactional batch of a producer with no ongoing transaction is refused (INVALID_TXN_STATE);
+    with acks=0, Kafka's error response for the request is none at all, so it closes the connection."""
     builder = RecordBatchBuilder(0, producer_id=7, producer_epoch=0, base_sequence=0, is_transactional=True)
     builder.append(1_700_000_000_000, None, b"in a transaction")
     before = _log_end_offset(port, 0)
