@@ -30,7 +30,12 @@ from odradek.handlers.registry import registration_for
 from odradek.handlers.services import Services
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
-from odradek.protocol.frames import UnsupportedRequestError, decode_request, encode_response_into
+from odradek.protocol.frames import (
+    UnsupportedRequestError,
+    decode_request,
+    encode_response_into,
+    read_request_header,
+)
 from odradek.protocol.messages.request_header import RequestHeader
 from odradek.security.authenticator import SaslAuthenticator, SaslState
 from odradek.security.listener_security import ListenerSecurity
@@ -215,9 +220,13 @@ class Connection(asyncio.BufferedProtocol):
 
     async def _handle(self, frame: bytearray) -> None:
         sasl = self.sasl
-        if sasl is not None and sasl.state is SaslState.RAW_TOKENS:
-            await self._raw_sasl_token(sasl, frame)
-            return
+        if sasl is not None and not sasl.allows_request():
+            if sasl.state is SaslState.RAW_TOKENS:
+                await self._raw_sasl_token(sasl, frame)
+                return
+            if not self._sasl_may_send(sasl, frame):
+                self.close()  # as Kafka: unanswered, the request body not even decoded
+                return
         try:
             header, request = decode_request(frame)
         except UnsupportedRequestError as error:
@@ -225,15 +234,6 @@ class Connection(asyncio.BufferedProtocol):
             return
         except CodecError as error:
             log.info("closing connection from %s:%d: malformed request: %s", *self.peer, error)
-            self.close()
-            return
-        if sasl is not None and header.request_api_key not in _SASL_APIS and not sasl.allows_request():
-            log.info(
-                "closing connection from %s:%d: api key %d %s",
-                *self.peer,
-                header.request_api_key,
-                "after its SASL session expired" if sasl.authenticated else "before SASL authentication",
-            )
             self.close()
             return
         registration = registration_for(header.request_api_key, header.request_api_version)
@@ -259,6 +259,22 @@ class Connection(asyncio.BufferedProtocol):
         await self.writer.send(out)
         if sasl is not None and header.request_api_key in _SASL_APIS:
             self._after_sasl_step(sasl, getattr(response, "error_message", None))
+
+    def _sasl_may_send(self, sasl: SaslAuthenticator, frame: bytearray) -> bool:
+        """Before authentication (or once the session has expired) only ApiVersions and the SASL APIs."""
+        try:
+            api_key = read_request_header(frame)[0].request_api_key
+        except CodecError:
+            api_key = -1
+        if api_key in _SASL_APIS:
+            return True
+        log.info(
+            "closing connection from %s:%d: api key %d %s",
+            *self.peer,
+            api_key,
+            "after its SASL session expired" if sasl.authenticated else "before SASL authentication",
+        )
+        return False
 
     @property
     def principal(self) -> str:
