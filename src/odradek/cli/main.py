@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from odradek import __version__
-from odradek.cli import broker, configs, consume, groups, pipeline, produce, topics
+from odradek.cli import broker, configs, consume, groups, pipeline, produce, topics, users
 from odradek.cli.examples import share_examples
 
 EXAMPLES = """examples:
@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     produce.add_parser(subcommands)
     consume.add_parser(subcommands)
     groups.add_parser(subcommands)
+    users.add_parser(subcommands)
     pipeline.add_parser(subcommands)
     share_examples(parser)
     return parser
