@@ -190,9 +190,12 @@ def test_scram_credentials_described_altered_and_refused_as_kafka(secure_broker:
 
 # ----- a broker of its own: a short session lifetime and a long failure delay --------------------------
 
+SESSIONS_LOG: list[Path] = []
+
 
 @pytest.fixture(scope="module")
 def short_sessions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, int]]:
+    """The ports of a broker whose sessions last 1.5 s; its log is at SESSIONS_LOG[0]."""
     ports = {"PLAINTEXT": free_port(), "SASL_PLAINTEXT": free_port()}
     listeners = ",".join(f"{name}://127.0.0.1:{port}" for name, port in ports.items())
     directory: Path = tmp_path_factory.mktemp("sessions")
@@ -209,6 +212,7 @@ def short_sessions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
         "connection.failed.authentication.delay.ms": "1000",
     }
     process = BrokerProcess(directory / "data", settings, port=ports["PLAINTEXT"]).start()
+    SESSIONS_LOG[:] = [process.log_path]
     try:
         yield ports
     finally:
@@ -252,3 +256,52 @@ def test_failure_delay_holds_only_the_failing_connection(short_sessions: dict[st
         assert time.monotonic() - started < 0.5
     failing.join()
     assert answered and answered[0] >= 1.0
+
+
+@pytest.mark.parametrize("client", ["kafka-python", "confluent-kafka"])
+def test_clients_reauthenticate_before_their_session_ends(
+    short_sessions: dict[str, int], client: str
+) -> None:
+    # sessions last 1.5 s here: a producer that keeps its connection for 4 s must re-authenticate (KIP-368)
+    bootstrap = f"127.0.0.1:{short_sessions['SASL_PLAINTEXT']}"
+    topic = f"reauth-{client}"
+    expired_before = SESSIONS_LOG[0].read_text().count("after its SASL session expired")
+    if client == "kafka-python":
+        from kafka import KafkaProducer
+
+        producer = KafkaProducer(
+            bootstrap_servers=bootstrap,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_plain_username="alice",
+            sasl_plain_password="alice-secret",
+        )
+        for second in range(4):
+            producer.send(topic, f"{second}".encode()).get(timeout=10)
+            time.sleep(1.0)
+        producer.close()
+    else:
+        from confluent_kafka import Producer
+
+        errors: list[object] = []
+        confluent = Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "PLAIN",
+                "sasl.username": "alice",
+                "sasl.password": "alice-secret",
+                "error_cb": errors.append,
+            }
+        )
+        for second in range(4):
+            confluent.produce(topic, f"{second}".encode())
+            assert confluent.flush(10) == 0
+            time.sleep(1.0)
+        assert errors == []
+    with RawClient(short_sessions["PLAINTEXT"]) as raw:
+        request = MetadataRequest(topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False)
+        (described,) = raw.request(request, 12).topics
+        assert described.error_code == ErrorCode.NONE
+    # re-authenticated in time: the broker never had to close a connection whose session had ended
+    assert SESSIONS_LOG[0].read_text().count("after its SASL session expired") == expired_before
