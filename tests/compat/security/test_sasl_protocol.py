@@ -90,7 +90,16 @@ def test_v1_handshake_then_authenticate_then_any_request(secure_broker: SecureBr
         assert handshake.mechanisms == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
         result = client.request(SaslAuthenticateRequest(auth_bytes=ALICE), 2)
         assert (result.error_code, result.error_message, result.session_lifetime_ms) == (0, None, 0)
-        assert client.request(MetadataRequest(topics=[]), 12).brokers
+        (broker,) = client.request(MetadataRequest(topics=[]), 12).brokers
+        # Metadata answers with the endpoint of the listener asked, as Kafka's does
+        assert (broker.host, broker.port) == ("127.0.0.1", secure_broker.ports["SASL_PLAINTEXT"])
+
+
+def test_frames_before_authentication_are_held_to_the_sasl_receive_size(secure_broker: SecureBroker) -> None:
+    # sasl.server.max.receive.size (512 KiB): a larger declared frame closes before its body is read
+    with RawClient(secure_broker.ports["SASL_PLAINTEXT"]) as client:
+        client.send_bytes((524289).to_bytes(4, "big") + b"\0" * 64)
+        assert _read_until_closed(client) == b""
 
 
 def test_v0_handshake_takes_raw_tokens(secure_broker: SecureBroker) -> None:
