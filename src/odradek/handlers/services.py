@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from odradek.cluster.topics import TopicAdmin
     from odradek.coordinator.group_coordinator import GroupCoordinator
     from odradek.security.scram_credentials import ScramCredential, ScramCredentialStore
+    from odradek.security.tls_reload import TlsReloader
     from odradek.server.delayed import AppendNotifier
     from odradek.storage.log_manager import LogManager
 
@@ -50,6 +51,8 @@ class Services:
     unexpected_errors: Counter[int] = field(default_factory=Counter)
     #: SCRAM users (AlterUserScramCredentials), persisted in the log dir; None: SCRAM is not served.
     scram_credentials: ScramCredentialStore | None = None
+    #: Checks TLS and SASL settings of an AlterConfigs change, and rebuilds the TLS listeners' contexts.
+    tls: TlsReloader | None = None
 
     def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         """A SCRAM user's credential, for the SASL exchange (None: no such user)."""

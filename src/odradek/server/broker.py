@@ -36,6 +36,7 @@ from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.listener_security import ListenerSecurity, listener_security
 from odradek.security.scram_credentials import CredentialError, ScramCredentialStore
+from odradek.security.tls_reload import TlsReloader
 from odradek.server import metrics
 from odradek.server.acceptor import Acceptor, bind_sockets
 from odradek.server.connection import Connection
@@ -195,6 +196,7 @@ class Broker:
                 tls = security.tls.context if security is not None and security.tls is not None else None
                 self.acceptors.append(Acceptor(name, server_socket, backlog, quotas, factory, tls))
             self.bound[name] = (endpoint.host, int(sockets[0].getsockname()[1]))
+        services.tls = TlsReloader(self.acceptors)  # also refuses stores set for a non-TLS listener
         self._advertise()
 
     def _live_config(self) -> BrokerConfig:

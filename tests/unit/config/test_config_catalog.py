@@ -180,8 +180,9 @@ def test_update_modes() -> None:
     assert BROKER_CONFIGS["log.retention.ms"].dynamic is DynamicUpdateMode.CLUSTER_WIDE
     assert BROKER_CONFIGS["log.retention.hours"].read_only
     assert BROKER_CONFIGS["listeners"].read_only  # odradek cannot re-bind its listeners at run time
-    # TLS and SASL settings are read once at start-up (no certificate reload yet)
-    assert BROKER_CONFIGS["ssl.keystore.location"].read_only
+    # key and trust stores reload (listener-prefixed AlterConfigs); other TLS and SASL settings do not
+    assert BROKER_CONFIGS["ssl.keystore.location"].dynamic is DynamicUpdateMode.PER_BROKER
+    assert BROKER_CONFIGS["ssl.client.auth"].read_only
     assert BROKER_CONFIGS["ssl.cipher.suites"].dynamic is DynamicUpdateMode.PER_BROKER
     assert BROKER_CONFIGS["broker.id"].read_only
     assert BROKER_CONFIGS["zookeeper.connect"].read_only
