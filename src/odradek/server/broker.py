@@ -196,7 +196,7 @@ class Broker:
                 tls = security.tls.context if security is not None and security.tls is not None else None
                 self.acceptors.append(Acceptor(name, server_socket, backlog, quotas, factory, tls))
             self.bound[name] = (endpoint.host, int(sockets[0].getsockname()[1]))
-        services.tls = TlsReloader(self.acceptors)  # also refuses stores set for a non-TLS listener
+        services.tls = TlsReloader(self.acceptors, config)  # also refuses stores for a non-TLS listener
         self._advertise()
 
     def _live_config(self) -> BrokerConfig:

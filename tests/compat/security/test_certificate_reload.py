@@ -4,6 +4,7 @@ nothing changed, and the change outlives a restart."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,10 +65,30 @@ def test_new_key_store_serves_new_connections_and_survives_a_restart(
     assert altered.code == 0, altered.stderr
     assert _connects(broker, "SSL", new_ca_file)
     assert not _connects(broker, "SSL", old_ca)
-    assert "TLS key and trust stores reloaded" in broker.process.log_path.read_text()
+    assert broker.process.log_path.read_text().count("TLS key and trust stores reloaded for SSL") == 1
+
+    # an unrelated change re-reads nothing; the same path set again after the file was replaced does
+    _alter_other(broker)
+    assert broker.process.log_path.read_text().count("TLS key and trust stores reloaded") == 1
+    third_ca = trustme.CA()
+    third_ca_file = tmp_path / "third-ca.pem"
+    third_ca.cert_pem.write_to_path(str(third_ca_file))
+    replacement = tmp_path / "replacement.pem"
+    third_ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(replacement))
+    os.replace(replacement, new_keystore)
+    _alter(broker, str(new_keystore))
+    assert _connects(broker, "SSL", third_ca_file)
+    new_ca_file = third_ca_file
 
     broker.process.restart()
     assert _connects(broker, "SSL", new_ca_file)
+
+
+def _alter_other(broker: SecureBroker) -> None:
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap("PLAINTEXT")})
+    entry = ConfigEntry("log.cleaner.backoff.ms", "20000", incremental_operation=AlterConfigOpType.SET)
+    resource = ConfigResource(ResourceType.BROKER, "1", incremental_configs=[entry])
+    admin.incremental_alter_configs([resource])[resource].result(timeout=15)
 
 
 def test_key_store_that_cannot_be_loaded_is_refused_and_nothing_changes(
