@@ -132,10 +132,17 @@ class Connection(asyncio.BufferedProtocol):
         try:
             frames = self.reader.buffer_updated(nbytes)
         except FrameSizeError as error:
+            limit = self.reader.max_frame_bytes
+            setting = (
+                "socket.request.max.bytes"
+                if limit == self.max_request_bytes
+                else "sasl.server.max.receive.size"
+            )
             log.warning(
-                "closing connection: declared request size %d (socket.request.max.bytes=%d) from %s:%d",
+                "closing connection: declared request size %d (%s=%d) from %s:%d",
                 error.size,
-                self.max_request_bytes,
+                setting,
+                limit,
                 *self.peer,
             )
             self.close()

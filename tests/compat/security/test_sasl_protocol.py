@@ -100,6 +100,8 @@ def test_frames_before_authentication_are_held_to_the_sasl_receive_size(secure_b
     with RawClient(secure_broker.ports["SASL_PLAINTEXT"]) as client:
         client.send_bytes((524289).to_bytes(4, "big") + b"\0" * 64)
         assert _read_until_closed(client) == b""
+    log = secure_broker.process.log_path.read_text()
+    assert "declared request size 524289 (sasl.server.max.receive.size=524288)" in log
 
 
 def test_v0_handshake_takes_raw_tokens(secure_broker: SecureBroker) -> None:
