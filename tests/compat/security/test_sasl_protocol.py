@@ -316,3 +316,18 @@ def test_clients_reauthenticate_before_their_session_ends(
         assert described.error_code == ErrorCode.NONE
     # re-authenticated in time: the broker never had to close a connection whose session had ended
     assert SESSIONS_LOG[0].read_text().count("after its SASL session expired") == expired_before
+
+
+def test_jaas_config_is_described_as_sensitive_without_its_value(short_sessions: dict[str, int]) -> None:
+    from odradek.protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
+
+    name = "listener.name.sasl_plaintext.plain.sasl.jaas.config"
+    resource = DescribeConfigsResource(resource_type=4, resource_name="1", configuration_keys=[name])
+    with RawClient(short_sessions["PLAINTEXT"]) as client:
+        (result,) = client.request(
+            DescribeConfigsRequest(resources=[resource], include_synonyms=True), 3
+        ).results
+    (entry,) = result.configs
+    assert (entry.name, entry.value, entry.is_sensitive) == (name, None, True)
+    assert all(synonym.value is None for synonym in entry.synonyms)
+    assert "alice-secret" not in SESSIONS_LOG[0].read_text()
