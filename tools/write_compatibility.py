@@ -69,7 +69,7 @@ controller's requests to brokers (LeaderAndIsr, StopReplica, UpdateMetadata): se
 ApiVersions, only by a broker in a ZooKeeper cluster; a single node treats them as unknown.
 Not served today: the KRaft controller
 and quorum APIs (odradek's cluster mode is ZooKeeper-based), share groups, streams groups, client
-telemetry, delegation tokens, SCRAM/ACL administration and transactions: InitProducerId answers
+telemetry, delegation tokens, ACL administration and transactions: InitProducerId answers
 idempotent producers, while a transactional id (FindCoordinator key type 1, InitProducerId) and a
 Produce carrying a transactional batch get TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients
 report at once as fatal (as against a Kafka whose authorizer grants no transactional id); nothing

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from odradek import __version__
-from odradek.cli import broker, configs, consume, groups, pipeline, produce, topics, transactions
+from odradek.cli import broker, configs, consume, groups, pipeline, produce, topics, transactions, users
 from odradek.cli.examples import share_examples
 from odradek.console import command as console
 
@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     consume.add_parser(subcommands)
     groups.add_parser(subcommands)
     transactions.add_parser(subcommands)
+    users.add_parser(subcommands)
     pipeline.add_parser(subcommands)
     console.add_parser(subcommands)
     share_examples(parser)

@@ -9,7 +9,8 @@ and the catalog's defaults. ``config["log.retention.ms"]`` and ``config.log_rete
 
 Unknown names are kept and logged (Kafka: "isn't a known config"); a bad value of a known config raises
 ConfigError naming it, and so does a value odradek cannot honour yet: a refused config (``ConfigKey.refused``,
-e.g. ``ssl.*``) set to anything but its default, or a listener of a security protocol other than PLAINTEXT.
+e.g. ``authorizer.class.name``) set to anything but its default. Listeners' TLS and SASL settings are
+checked when the broker builds them (odradek.security.listener_security).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 logger = logging.getLogger(__name__)
 
-PLAINTEXT = "PLAINTEXT"
 HOUR_MS = 3_600_000
 MINUTE_MS = 60_000
 
@@ -64,6 +64,14 @@ class BrokerConfig(BrokerSettings):
             ConfigSource.STATIC_BROKER_CONFIG: self._parse_layer(static, warn=warn_unknown),
             ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG: self._parse_layer(dynamic_default or {}),
             ConfigSource.DYNAMIC_BROKER_CONFIG: self._parse_layer(dynamic_broker or {}),
+        }
+        # listener.name.<listener>.<config> settings, lowest priority first (the dynamic ones are TLS
+        # key and trust stores changed with AlterConfigs)
+        self._listener_overrides: dict[str, str] = {
+            name: value
+            for layer in (static, dynamic_default or {}, dynamic_broker or {})
+            for name, value in layer.items()
+            if name.startswith(LISTENER_PREFIX)
         }
         _check_relations(self)
 
@@ -113,8 +121,8 @@ class BrokerConfig(BrokerSettings):
         return any(name in self._layers[source] for source in _LAYERS)
 
     def listener_overrides(self) -> dict[str, str]:
-        """``listener.name.<listener>.<config>`` settings, as given."""
-        return {name: value for name, value in self.originals.items() if name.startswith(LISTENER_PREFIX)}
+        """``listener.name.<listener>.<config>`` settings, as given (a dynamic one over a static one)."""
+        return dict(self._listener_overrides)
 
     # -- DescribeConfigs --------------------------------------------------------------------------
 
@@ -188,6 +196,9 @@ def refuse_unsupported_broker_configs(configs: Mapping[str, str]) -> None:
             key.check_supported(value)
         except ConfigError as error:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(error).replace(key.name, name, 1)) from None
+        if base != name and key.read_only:
+            # listener-scoped settings of read-only configs (TLS, SASL) are read at start-up only
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Cannot update these configs dynamically: {name}")
 
 
 def validate_dynamic_broker_configs(
@@ -305,7 +316,6 @@ def _check_relations(config: BrokerConfig) -> None:
                 name,
             )
     _check_inter_broker_listener(config)
-    _refuse_listeners_not_plaintext(config)
     _require_order(config, "group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms")
     _require_order(config, "group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms")
     _require_order(config, "group.consumer.min.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms")
@@ -328,21 +338,6 @@ def _check_relations(config: BrokerConfig) -> None:
             "log.cleaner.dedupe.buffer.size must be at least 1MiB per cleaner thread",
             "log.cleaner.dedupe.buffer.size",
         )
-
-
-def _refuse_listeners_not_plaintext(config: BrokerConfig) -> None:
-    """Only PLAINTEXT listeners exist: one of another security protocol would be served unprotected."""
-    for name, endpoints in (
-        ("listeners", config.listener_endpoints()),
-        ("advertised.listeners", config.advertised_endpoints()),
-    ):
-        for endpoint in endpoints:
-            if endpoint.security_protocol != PLAINTEXT:
-                raise ConfigError(
-                    f"odradek cannot honour {name}: listener {endpoint.listener_name} uses "
-                    f"{endpoint.security_protocol}, and TLS and SASL are not built yet (PLAINTEXT only)",
-                    name,
-                )
 
 
 def _check_listener_scoped(name: str, raw: str) -> None:

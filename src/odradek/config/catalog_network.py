@@ -101,7 +101,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Security protocol brokers use to talk to each other.",
         one_of(*SECURITY_PROTOCOLS),
-        refused="TLS and SASL are not built yet; only PLAINTEXT is.",
+        refused="the inter-broker client speaks PLAINTEXT only (TLS and SASL serve clients).",
     ),
     ConfigKey(
         "control.plane.listener.name",
@@ -155,9 +155,8 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         100,
         LOW,
-        "Delay before closing a connection whose authentication failed.",
+        "Delay before answering (and closing) a connection whose SASL authentication failed.",
         at_least(0),
-        inert="there is no authentication (SASL is not built yet), so none fails.",
     ),
     ConfigKey(
         "max.connections",

@@ -1,9 +1,13 @@
 """Broker configs of authentication (SASL, TLS) and authorization (ACLs, super users).
 
-odradek has none of these yet: each is refused (startup or AlterConfigs fails naming it) unless left at
-its default, and so are their listener-scoped variants (``listener.name.<listener>.<config>``). They
-stay in the catalog so DescribeConfigs lists what a Kafka broker lists, and so they become real as TLS,
-SASL and ACLs are built. Passwords are PASSWORD configs: never logged, described with no value.
+TLS and SASL are built (odradek.security): their settings are read per listener
+(``listener.name.<listener>.<config>`` before ``<config>``). Key and trust stores may be changed with
+AlterConfigs on the broker, listener-prefixed only (as Kafka's SslFactory reconfigures): the listener's
+new connections then use them. Every other TLS and SASL setting is read once at start-up and is
+read-only. ACLs are not built: their configs, the principal builder, the inter-broker
+SASL mechanism and the cipher-suite list are refused (start-up or AlterConfigs fails naming them) unless
+left at their default, also when listener-scoped. Passwords are PASSWORD configs: never logged,
+described with no value.
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ from odradek.config.validators import NonNull, one_of
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER = DynamicUpdateMode.PER_BROKER
-TLS = "TLS is not built yet; listeners speak PLAINTEXT only."
-SASL = "SASL is not built yet; listeners speak PLAINTEXT only."
+CIPHERS = "the standard library cannot restrict TLS 1.3 cipher suites; OpenSSL's defaults apply."
+SASL = "odradek has no SASL client of its own (no inter-broker SASL) and builds principals itself."
 ACLS = "ACLs are not built yet; every client may do everything."
 
 SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
@@ -57,9 +61,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.LIST,
         ["GSSAPI"],
         MEDIUM,
-        "SASL mechanisms the broker offers.",
-        dynamic=PER_BROKER,
-        refused=SASL,
+        "SASL mechanisms the broker offers: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (GSSAPI is not built).",
     ),
     ConfigKey(
         "sasl.mechanism.inter.broker.protocol",
@@ -75,9 +77,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.PASSWORD,
         None,
         MEDIUM,
-        "JAAS login context, in JAAS file syntax.",
-        dynamic=PER_BROKER,
-        refused=SASL,
+        'JAAS login context, in JAAS file syntax; PLAIN\'s users are its user_<name>="<password>" options.',
     ),
     ConfigKey(
         "sasl.server.max.receive.size",
@@ -85,7 +85,6 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         524288,
         MEDIUM,
         "Largest SASL token accepted before authentication completes.",
-        refused=SASL,
     ),
     ConfigKey(
         "connections.max.reauth.ms",
@@ -93,25 +92,20 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         0,
         MEDIUM,
         "Longest session of an authenticated connection before it must re-authenticate; 0 never.",
-        refused=SASL,
     ),
     ConfigKey(
         "ssl.protocol",
         ConfigType.STRING,
         "TLSv1.3",
         MEDIUM,
-        "TLS protocol used to create contexts.",
-        dynamic=PER_BROKER,
-        refused=TLS,
+        "TLS protocol of the contexts (TLS, TLSv1.2, TLSv1.3): the highest version offered.",
     ),
     ConfigKey(
         "ssl.enabled.protocols",
         ConfigType.LIST,
         ["TLSv1.2", "TLSv1.3"],
         MEDIUM,
-        "TLS protocol versions accepted.",
-        dynamic=PER_BROKER,
-        refused=TLS,
+        "TLS protocol versions accepted: TLSv1.2 and/or TLSv1.3.",
     ),
     ConfigKey(
         "ssl.cipher.suites",
@@ -120,34 +114,31 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Cipher suites accepted; empty means the TLS library's defaults.",
         dynamic=PER_BROKER,
-        refused=TLS,
+        refused=CIPHERS,
     ),
     ConfigKey(
         "ssl.keystore.type",
         ConfigType.STRING,
         "JKS",
         MEDIUM,
-        "Key store format: JKS, PKCS12 or PEM.",
+        "Key store format; odradek reads PEM only (a TLS listener with JKS or PKCS12 fails to start).",
         dynamic=PER_BROKER,
-        refused=TLS,
     ),
     ConfigKey(
         "ssl.keystore.location",
         ConfigType.STRING,
         None,
         MEDIUM,
-        "Path of the key store.",
+        "Path of the PEM key store: the private key and the certificate chain in one file.",
         dynamic=PER_BROKER,
-        refused=TLS,
     ),
     ConfigKey(
         "ssl.keystore.password",
         ConfigType.PASSWORD,
         None,
         MEDIUM,
-        "Password of the key store.",
+        "Password of the key store; a PEM key store has none (only ssl.key.password).",
         dynamic=PER_BROKER,
-        refused=TLS,
     ),
     ConfigKey(
         "ssl.key.password",
@@ -156,7 +147,6 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Password of the private key.",
         dynamic=PER_BROKER,
-        refused=TLS,
     ),
     ConfigKey(
         "ssl.keystore.key",
@@ -165,7 +155,6 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Private key in PEM, given inline instead of a key store file.",
         dynamic=PER_BROKER,
-        refused=TLS,
     ),
     ConfigKey(
         "ssl.keystore.certificate.chain",
@@ -174,16 +163,14 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Certificate chain in PEM, given inline.",
         dynamic=PER_BROKER,
-        refused=TLS,
     ),
     ConfigKey(
         "ssl.truststore.type",
         ConfigType.STRING,
         "JKS",
         MEDIUM,
-        "Trust store format: JKS, PKCS12 or PEM.",
+        "Trust store format; odradek reads PEM only (a trust store of another type fails the start).",
         dynamic=PER_BROKER,
-        refused=TLS,
     ),
     ConfigKey(
         "ssl.truststore.location",
@@ -192,16 +179,14 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Path of the trust store.",
         dynamic=PER_BROKER,
-        refused=TLS,
     ),
     ConfigKey(
         "ssl.truststore.password",
         ConfigType.PASSWORD,
         None,
         MEDIUM,
-        "Password of the trust store.",
+        "Password of the trust store; a PEM trust store has none.",
         dynamic=PER_BROKER,
-        refused=TLS,
     ),
     ConfigKey(
         "ssl.truststore.certificates",
@@ -210,7 +195,6 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Trusted certificates in PEM, given inline.",
         dynamic=PER_BROKER,
-        refused=TLS,
     ),
     ConfigKey(
         "ssl.client.auth",
@@ -219,17 +203,13 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Whether TLS clients must (required), may (requested) or do not (none) present a certificate.",
         one_of("required", "requested", "none"),
-        dynamic=PER_BROKER,
-        refused=TLS,
     ),
     ConfigKey(
         "ssl.endpoint.identification.algorithm",
         ConfigType.STRING,
         "https",
         LOW,
-        "Host-name check of the peer's certificate; empty turns it off.",
-        dynamic=PER_BROKER,
-        refused=TLS,
+        "Host-name check of the peer's certificate (https or empty); a broker only checks it as a client.",
     ),
     ConfigKey(
         "ssl.principal.mapping.rules",
@@ -237,6 +217,5 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "DEFAULT",
         LOW,
         "Rules turning a certificate's distinguished name into a principal name.",
-        refused=TLS,
     ),
 )

@@ -9,6 +9,10 @@ from odradek.protocol.messages.request_header import RequestHeader
 
 if TYPE_CHECKING:
     from odradek.handlers.services import Services
+    from odradek.security.authenticator import SaslAuthenticator
+
+#: Kafka's principal of an unauthenticated connection (PLAINTEXT, or TLS without a client certificate).
+ANONYMOUS_PRINCIPAL = "User:ANONYMOUS"
 
 
 @dataclass(slots=True)
@@ -19,6 +23,10 @@ class RequestContext:
     client_port: int
     listener: str
     services: Services
+    #: Who sent the request: ``User:<name>`` from SASL or the client certificate, else anonymous.
+    principal: str = ANONYMOUS_PRINCIPAL
+    #: The connection's SASL exchange, on SASL listeners (SaslHandshake and SaslAuthenticate drive it).
+    sasl: SaslAuthenticator | None = None
 
     @property
     def client_id(self) -> str | None:

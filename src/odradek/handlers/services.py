@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from odradek.cluster.topics import TopicAdmin
     from odradek.coordinator.group_coordinator import GroupCoordinator
     from odradek.coordinator.txn_coordinator import TransactionCoordinator
+    from odradek.security.scram_credentials import ScramCredential, ScramCredentialStore
+    from odradek.security.tls_reload import TlsReloader
     from odradek.server.delayed import AppendNotifier
     from odradek.storage.log_manager import LogManager
 
@@ -64,6 +66,16 @@ class Services:
     @property
     def mode(self) -> BrokerMode:
         return self.cluster.mode
+
+    #: SCRAM users (AlterUserScramCredentials), persisted in the log dir; None: SCRAM is not served.
+    scram_credentials: ScramCredentialStore | None = None
+    #: Checks TLS and SASL settings of an AlterConfigs change, and rebuilds the TLS listeners' contexts.
+    tls: TlsReloader | None = None
+
+    def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
+        """A SCRAM user's credential, for the SASL exchange (None: no such user)."""
+        store = self.scram_credentials
+        return store.get(user, mechanism) if store is not None else None
 
     @property
     def auto_create_topics(self) -> bool:

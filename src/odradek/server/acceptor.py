@@ -5,6 +5,9 @@ like Kafka's Acceptor, waits while `max.connections` is reached (new connections
 kernel's listen backlog, `socket.listen.backlog.size`) or while `max.connection.creation.rate` would
 be exceeded, and closes a connection at once when its address already has `max.connections.per.ip`
 (or its override).
+
+On a TLS listener the handshake runs in a task of its own (its timeout is asyncio's), so a slow or
+silent client never holds up the next accept; a failed handshake only closes that connection.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+import ssl
 from collections.abc import Callable
 
 from odradek.server.connection import Connection
@@ -32,6 +36,7 @@ class Acceptor:
         backlog: int,
         quotas: ConnectionQuotas,
         factory: ConnectionFactory,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.listener = listener
         self.socket = server_socket
@@ -39,6 +44,8 @@ class Acceptor:
         self.quotas = quotas
         self.factory = factory
         self.task: asyncio.Task[None] | None = None
+        self.ssl_context = ssl_context
+        self.handshakes: set[asyncio.Task[None]] = set()
 
     @property
     def port(self) -> int:
@@ -51,6 +58,8 @@ class Acceptor:
     def close(self) -> None:
         if self.task is not None:
             self.task.cancel()
+        for handshake in self.handshakes:
+            handshake.cancel()
         self.socket.close()
 
     async def _accept_forever(self) -> None:
@@ -68,7 +77,12 @@ class Acceptor:
             if not self.quotas.admit(self.listener, address):
                 client.close()
                 continue
-            await self._serve(loop, client, address)
+            if self.ssl_context is None:
+                await self._serve(loop, client, address)
+            else:
+                handshake = loop.create_task(self._serve(loop, client, address))
+                self.handshakes.add(handshake)
+                handshake.add_done_callback(self.handshakes.discard)
 
     async def _serve(self, loop: asyncio.AbstractEventLoop, client: socket.socket, address: str) -> None:
         released = False
@@ -79,10 +93,19 @@ class Acceptor:
                 released = True
                 self.quotas.release(self.listener, address)
 
+        made: list[Connection] = []
+
+        def make() -> Connection:
+            made.append(self.factory(release))
+            return made[-1]
+
         try:
-            await loop.connect_accepted_socket(lambda: self.factory(release), client)
-        except OSError as error:
+            await loop.connect_accepted_socket(make, client, ssl=self.ssl_context)
+        except (OSError, ssl.SSLError) as error:
+            # TLS: an untrusted or missing client certificate, plaintext on a TLS port, a timeout
             log.info("connection from %s dropped before it was served: %s", address, error)
+            for connection in made:  # built, never connected: give its slot back
+                connection.on_close(connection)
             release()
             with contextlib.suppress(OSError):
                 client.close()

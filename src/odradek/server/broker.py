@@ -35,6 +35,9 @@ from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, Produc
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
+from odradek.security.listener_security import ListenerSecurity, listener_security
+from odradek.security.scram_credentials import CredentialError, ScramCredentialStore
+from odradek.security.tls_reload import TlsReloader
 from odradek.server import metrics
 from odradek.server.acceptor import Acceptor, bind_sockets
 from odradek.server.connection import Connection
@@ -97,6 +100,12 @@ class Broker:
         except BaseException:
             self.log_dir_locks.release()
             raise
+        # Every listener's TLS and SASL settings, checked before anything is loaded or bound.
+        try:
+            self.listener_security: dict[str, ListenerSecurity] = listener_security(config)
+        except BaseException:
+            self.log_dir_locks.release()
+            raise
         self.logs_loaded = False  # the clean-shutdown marker is only written for logs fully loaded
         self.metrics_endpoint: metrics.MetricsEndpoint | None = None
         self.console: ConsoleProcess | None = None
@@ -123,6 +132,7 @@ class Broker:
             producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
             dynamic_configs=self.dynamic_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
+            scram_credentials=ScramCredentialStore.load(self.logs.log_dirs[0]),
         )
         transactions = TransactionCoordinator(
             self.config,
@@ -185,13 +195,18 @@ class Broker:
         pool, quotas, services = self.memory_pool, self.quotas, self.services
         for endpoint in config.listener_endpoints():
             name = endpoint.listener_name
+            security = self.listener_security.get(name)
 
-            def factory(release: Callable[[Connection], None], name: str = name) -> Connection:
+            def factory(
+                release: Callable[[Connection], None],
+                name: str = name,
+                security: ListenerSecurity | None = security,
+            ) -> Connection:
                 def on_close(connection: Connection) -> None:
                     self.connections.discard(connection)
                     release(connection)
 
-                connection = Connection(services, name, max_request, on_close, scratch, pool)
+                connection = Connection(services, name, max_request, on_close, scratch, pool, security)
                 self.connections.add(connection)
                 if quotas.is_protected(services.config, name) and quotas.over_broker_limit():
                     self._close_least_recently_used(name)
@@ -203,8 +218,10 @@ class Broker:
                 raise _bind_error(f"listener {name}", endpoint.host, endpoint.port, error) from None
             for server_socket in sockets:
                 backlog = config.socket_listen_backlog_size
-                self.acceptors.append(Acceptor(name, server_socket, backlog, quotas, factory))
+                tls = security.tls.context if security is not None and security.tls is not None else None
+                self.acceptors.append(Acceptor(name, server_socket, backlog, quotas, factory, tls))
             self.bound[name] = (endpoint.host, int(sockets[0].getsockname()[1]))
+        services.tls = TlsReloader(self.acceptors, config)  # also refuses stores for a non-TLS listener
         self._advertise()
 
     def _live_config(self) -> BrokerConfig:
@@ -371,13 +388,14 @@ def _bind_error(what: str, host: str, port: int, error: OSError) -> ListenerBind
 
 #: What stops a start-up with a clear message of its own: a bad setting, a log dir that cannot be used
 #: (locked, unwritable, another broker's), an unusable listener address, a corrupt producer-id block,
-#: a console asked for but not installed.
+#: unusable SCRAM credentials, a console asked for but not installed.
 _STARTUP_FAILURES = (
     ConfigError,
     StorageError,
     ListenerBindError,
     CorruptProducerIdBlockError,
     ConsoleUnavailableError,
+    CredentialError,
 )
 
 

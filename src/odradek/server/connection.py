@@ -9,6 +9,11 @@ With `queued.max.request.bytes`, request bodies are reserved in the broker's `Me
 nothing free the connection stops reading, and resumes once a request somewhere has been handled.
 
 Frames are split off the byte stream by `framing.FrameReader` (reads without copies for large frames).
+
+On a TLS listener the transport is TLS (the acceptor wraps it) and a client certificate names the
+principal. On a SASL listener the connection's `SaslAuthenticator` admits only ApiVersions and the SASL
+APIs until authentication completes (anything else closes the connection unanswered, as Kafka), takes a
+v0 handshake's raw token frames itself, and keeps frames to `sasl.server.max.receive.size` meanwhile.
 """
 
 from __future__ import annotations
@@ -20,13 +25,21 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Final, cast
 
-from odradek.handlers.context import CloseConnection, RequestContext
+from odradek.handlers.context import ANONYMOUS_PRINCIPAL, CloseConnection, RequestContext
 from odradek.handlers.registry import registration_for
 from odradek.handlers.services import Services
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
-from odradek.protocol.frames import UnsupportedRequestError, decode_request, encode_response_into
+from odradek.protocol.frames import (
+    UnsupportedRequestError,
+    decode_request,
+    encode_response_into,
+    read_request_header,
+)
 from odradek.protocol.messages.request_header import RequestHeader
+from odradek.security.authenticator import SaslAuthenticator, SaslState
+from odradek.security.listener_security import ListenerSecurity
+from odradek.security.principal_mapping import PrincipalMappingError, rfc2253_name
 from odradek.server import metrics
 from odradek.server.framing import FrameReader, FrameSizeError, ReadScratch
 from odradek.server.memory_pool import MemoryPool
@@ -37,6 +50,8 @@ log = logging.getLogger("odradek.connection")
 #: Queued-but-unhandled bytes past which the socket is no longer read.
 _MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
 _MAX_QUEUED_FRAMES: Final = 1000
+#: What a SASL connection may send before it has authenticated.
+_SASL_APIS: Final = frozenset((ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE))
 
 
 class Connection(asyncio.BufferedProtocol):
@@ -48,6 +63,7 @@ class Connection(asyncio.BufferedProtocol):
         on_close: Callable[[Connection], None],
         scratch: ReadScratch,
         pool: MemoryPool | None = None,
+        security: ListenerSecurity | None = None,
     ) -> None:
         self.services = services
         self.listener = listener
@@ -69,6 +85,13 @@ class Connection(asyncio.BufferedProtocol):
         self.task: asyncio.Task[None] | None = None
         self.writer: ResponseWriter | None = None
         self.busy = False
+        self.security = security
+        #: The client certificate's principal on TLS listeners; anonymous otherwise.
+        self.tls_principal = ANONYMOUS_PRINCIPAL
+        self.sasl: SaslAuthenticator | None = None
+        if security is not None and security.sasl is not None:
+            self.sasl = SaslAuthenticator(security.sasl, services.scram_credential)
+            self.reader.max_frame_bytes = min(max_request_bytes, security.sasl.max_receive_size)
 
     # ----- asyncio.Protocol --------------------------------------------------------------------
 
@@ -80,7 +103,26 @@ class Connection(asyncio.BufferedProtocol):
         if isinstance(peer, tuple):
             self.peer = (str(peer[0]), int(peer[1]))
         self.writer = ResponseWriter(transport)
+        if self.security is not None and self.security.tls is not None and not self._take_tls_principal():
+            self.closed = True
+            transport.close()
+            return
         self.task = asyncio.get_running_loop().create_task(self._serve())
+
+    def _take_tls_principal(self) -> bool:
+        """The client certificate's DN through ssl.principal.mapping.rules; False when no rule applies."""
+        assert self.security is not None and self.security.tls is not None and self.transport is not None
+        ssl_object = self.transport.get_extra_info("ssl_object")
+        certificate = ssl_object.getpeercert() if ssl_object is not None else None
+        if not certificate:
+            return True  # ssl.client.auth none or requested: anonymous
+        dn = rfc2253_name(certificate.get("subject", ()))
+        try:
+            self.tls_principal = "User:" + self.security.tls.principal_mapper.name(dn)
+        except PrincipalMappingError as error:
+            log.info("closing TLS connection from %s:%d: %s", *self.peer, error)
+            return False
+        return True
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self.reader.get_buffer()
@@ -90,10 +132,17 @@ class Connection(asyncio.BufferedProtocol):
         try:
             frames = self.reader.buffer_updated(nbytes)
         except FrameSizeError as error:
+            limit = self.reader.max_frame_bytes
+            setting = (
+                "socket.request.max.bytes"
+                if limit == self.max_request_bytes
+                else "sasl.server.max.receive.size"
+            )
             log.warning(
-                "closing connection: declared request size %d (socket.request.max.bytes=%d) from %s:%d",
+                "closing connection: declared request size %d (%s=%d) from %s:%d",
                 error.size,
-                self.max_request_bytes,
+                setting,
+                limit,
                 *self.peer,
             )
             self.close()
@@ -180,6 +229,14 @@ class Connection(asyncio.BufferedProtocol):
                     metrics.active.request_done(frame, time.perf_counter() - started)
 
     async def _handle(self, frame: bytearray) -> None:
+        sasl = self.sasl
+        if sasl is not None and not sasl.allows_request():
+            if sasl.state is SaslState.RAW_TOKENS:
+                await self._raw_sasl_token(sasl, frame)
+                return
+            if not self._sasl_may_send(sasl, frame):
+                self.close()  # as Kafka: unanswered, the request body not even decoded
+                return
         try:
             header, request = decode_request(frame)
         except UnsupportedRequestError as error:
@@ -202,6 +259,8 @@ class Connection(asyncio.BufferedProtocol):
             client_port=self.peer[1],
             listener=self.listener,
             services=self.services,
+            principal=self.principal,
+            sasl=sasl,
         )
         response = await registration.handler(request, context)
         if response is None or self.closed:
@@ -210,6 +269,50 @@ class Connection(asyncio.BufferedProtocol):
         out = self.writer.new_output()
         encode_response_into(out, response, header.request_api_version, header.correlation_id)
         await self.writer.send(out)
+        if sasl is not None and header.request_api_key in _SASL_APIS:
+            self._after_sasl_step(sasl, getattr(response, "error_message", None))
+
+    def _sasl_may_send(self, sasl: SaslAuthenticator, frame: bytearray) -> bool:
+        """Before authentication (or once the session has expired) only ApiVersions and the SASL APIs."""
+        try:
+            api_key = read_request_header(frame)[0].request_api_key
+        except CodecError:
+            api_key = -1
+        if api_key in _SASL_APIS:
+            return True
+        log.info(
+            "closing connection from %s:%d: api key %d %s",
+            *self.peer,
+            api_key,
+            "after its SASL session expired" if sasl.authenticated else "before SASL authentication",
+        )
+        return False
+
+    @property
+    def principal(self) -> str:
+        if self.sasl is not None and self.sasl.authenticated:
+            return self.sasl.principal
+        return self.tls_principal
+
+    async def _raw_sasl_token(self, sasl: SaslAuthenticator, frame: bytearray) -> None:
+        """After a v0 SaslHandshake, a frame is the mechanism's token and the answer a raw frame too. A
+        failure cannot be told in this framing: the connection closes after the delay, as Kafka's."""
+        result = sasl.authenticate(bytes(frame), 0)
+        if result.failed:
+            await asyncio.sleep(sasl.sasl.failed_authentication_delay_ms / 1000)
+        elif self.writer is not None:
+            out = self.writer.new_output()
+            out += len(result.auth_bytes).to_bytes(4, "big") + result.auth_bytes
+            self.writer.write_now(out)
+        self._after_sasl_step(sasl, result.error_message)
+
+    def _after_sasl_step(self, sasl: SaslAuthenticator, message: str | None) -> None:
+        if sasl.state is SaslState.FAILED:
+            log.info("failed authentication with %s:%d (%s)", *self.peer, message or "SASL state error")
+            self.close()  # the answer already given goes out first
+        elif sasl.state is SaslState.COMPLETE and self.reader.max_frame_bytes < self.max_request_bytes:
+            self.reader.max_frame_bytes = self.max_request_bytes
+            log.debug("authenticated %s from %s:%d", sasl.principal, *self.peer)
 
     def _unexpected_error(self, frame: bytearray) -> None:
         """A bug or a failing disk escaped a handler: logged with its traceback and counted in
@@ -276,4 +379,8 @@ class Connection(asyncio.BufferedProtocol):
             await asyncio.sleep(0.01)
 
     def describe(self) -> dict[str, Any]:
-        return {"peer": f"{self.peer[0]}:{self.peer[1]}", "listener": self.listener}
+        return {
+            "peer": f"{self.peer[0]}:{self.peer[1]}",
+            "listener": self.listener,
+            "principal": self.principal,
+        }

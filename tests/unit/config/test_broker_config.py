@@ -204,7 +204,12 @@ def test_dynamic_changes_are_checked_like_kafka() -> None:
         ({"broker.id": "2"}, False, "Cannot update these configs dynamically: broker.id"),
         ({"log.retention.hours": "2"}, False, "Cannot update these configs dynamically: log.retention.hours"),
         ({"listeners": "PLAINTEXT://:9093"}, False, "Cannot update these configs dynamically: listeners"),
-        ({"sasl.enabled.mechanisms": "PLAIN"}, True, "broker id must be specified: sasl.enabled.mechanisms"),
+        (
+            {"sasl.enabled.mechanisms": "PLAIN"},
+            False,
+            "Cannot update these configs dynamically: sasl.enabled",
+        ),
+        ({"ssl.cipher.suites": "X"}, True, "broker id must be specified: ssl.cipher.suites"),
         ({"no.such.config": "1"}, False, "Unknown broker configs: no.such.config"),
         ({"message.max.bytes": "-1"}, True, "Invalid value -1 for configuration message.max.bytes"),
     ]

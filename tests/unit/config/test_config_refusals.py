@@ -22,10 +22,9 @@ def _startup_error(settings: dict[str, str]) -> ConfigError:
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        ("ssl.keystore.location", "/etc/kafka/broker.jks"),
-        ("ssl.keystore.password", "s3cret"),
-        ("sasl.enabled.mechanisms", "PLAIN"),
-        ("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required;"),
+        ("ssl.cipher.suites", "TLS_AES_128_GCM_SHA256"),
+        ("sasl.mechanism.inter.broker.protocol", "PLAIN"),
+        ("principal.builder.class", "com.example.Builder"),
         ("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"),
         ("super.users", "User:admin"),
         ("zookeeper.connect", "localhost:2181"),
@@ -55,35 +54,16 @@ def test_setting_not_built_yet_is_accepted_at_its_default() -> None:
     assert config.authorizer_class_name == ""
 
 
-def test_listener_of_another_security_protocol_refuses_to_start() -> None:
-    error = _startup_error({"listeners": "PLAINTEXT://:9092,SSL://:9093"})
-    assert error.name == "listeners"
-    assert str(error) == (
-        "odradek cannot honour listeners: listener SSL uses SSL, and TLS and SASL are not built yet "
-        "(PLAINTEXT only)"
-    )
-    error = _startup_error(
-        {
-            "listeners": "PLAINTEXT://:9092",
-            "advertised.listeners": "CLIENT://localhost:9092",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CLIENT:SASL_PLAINTEXT",
-        }
-    )
-    assert error.name == "advertised.listeners"
-
-
 def test_listener_scoped_setting_not_built_yet_refuses_to_start() -> None:
-    name = "listener.name.plaintext.ssl.keystore.location"
-    error = _startup_error({name: "/etc/kafka/broker.jks"})
+    name = "listener.name.ssl.ssl.cipher.suites"
+    error = _startup_error({name: "TLS_AES_128_GCM_SHA256"})
     assert error.name == name
-    assert str(error).startswith(f"odradek cannot honour {name}: TLS is not built yet")
-    mechanism = "listener.name.plaintext.plain.sasl.jaas.config"
-    assert _startup_error({mechanism: "x required;"}).name == mechanism
+    assert str(error).startswith(f"odradek cannot honour {name}: the standard library cannot restrict")
 
 
 def test_alter_configs_of_setting_not_built_yet_is_invalid_config() -> None:
     for configs in (
-        {"listener.name.plaintext.ssl.truststore.location": "/etc/kafka/trust.jks"},
+        {"listener.name.ssl.ssl.cipher.suites": "TLS_AES_128_GCM_SHA256"},
         {"log.cleaner.io.max.bytes.per.second": "1000000"},
         {"compression.type": "zstd"},
     ):
@@ -94,6 +74,16 @@ def test_alter_configs_of_setting_not_built_yet_is_invalid_config() -> None:
         assert caught.value.error_message is not None
         assert caught.value.error_message.startswith(f"odradek cannot honour {name}: ")
     refuse_unsupported_broker_configs({"compression.type": "producer", "log.retention.ms": "1000"})
+
+
+def test_alter_configs_of_listener_scoped_tls_setting_read_at_start_up_is_refused() -> None:
+    # read at start-up only: accepting it would store a change without effect
+    name = "listener.name.ssl.ssl.client.auth"
+    with pytest.raises(KafkaError) as caught:
+        refuse_unsupported_broker_configs({name: "required"})
+    assert caught.value.error_code is ErrorCode.INVALID_CONFIG
+    assert caught.value.error_message == f"Cannot update these configs dynamically: {name}"
+    refuse_unsupported_broker_configs({"listener.name.ssl.ssl.keystore.location": "/etc/kafka/new.pem"})
 
 
 def test_alter_configs_of_unknown_broker_config_is_invalid_config() -> None:
@@ -138,10 +128,10 @@ def test_message_format_version_is_accepted_without_effect_as_kafka_3() -> None:
 
 
 def test_documentation_served_says_what_odradek_does_not_do() -> None:
-    assert "TLS is not built yet" in BROKER_CONFIGS["ssl.keystore.location"].documentation
+    assert "standard library cannot restrict" in BROKER_CONFIGS["ssl.cipher.suites"].documentation
+    assert "PEM only" in BROKER_CONFIGS["ssl.keystore.type"].documentation
     assert "one asyncio loop" in BROKER_CONFIGS["num.io.threads"].documentation
     for key in BROKER_CONFIGS.values():
-        assert "PLAIN, SCRAM" not in key.documentation
         assert "odradek's ACL authorizer" not in key.documentation
 
 

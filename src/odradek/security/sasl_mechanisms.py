@@ -1,0 +1,153 @@
+"""The SASL server mechanisms: PLAIN (RFC 4616) and SCRAM-SHA-256/512 (RFC 5802/7677, with `scramp`).
+
+Each takes the client's tokens in turn and answers the next server token; `complete` turns true when the
+client is authenticated, and a refused client raises SaslAuthenticationError with the message Kafka's
+mechanism gives (the client shows it to its user, so it never says which part was wrong).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from collections.abc import Callable
+from typing import Protocol
+
+import scramp
+
+from odradek.security.scram_credentials import MECHANISMS, ScramCredential
+
+INVALID_CREDENTIALS = "Authentication failed: Invalid username or password"
+INVALID_SCRAM_CREDENTIALS = "Authentication failed: Invalid user credentials"
+
+
+class SaslAuthenticationError(Exception):
+    """The client failed to authenticate; the message goes back to it in SaslAuthenticate."""
+
+
+class SaslServer(Protocol):
+    mechanism: str
+    complete: bool
+    authorization_id: str
+
+    def evaluate(self, token: bytes) -> bytes: ...
+
+
+class PlainServer:
+    """One token, ``authzid NUL authcid NUL password``, checked against the JAAS config's users."""
+
+    mechanism = "PLAIN"
+
+    def __init__(self, users: dict[str, str]) -> None:
+        self.users = users
+        self.complete = False
+        self.authorization_id = ""
+
+    def evaluate(self, token: bytes) -> bytes:
+        if self.complete:
+            raise SaslAuthenticationError("Authentication failed: the PLAIN exchange is already complete")
+        parts = token.split(b"\0")
+        if len(parts) != 3:
+            raise SaslAuthenticationError(f"Invalid SASL/PLAIN response: expected 3 tokens, got {len(parts)}")
+        authzid, username, password = (part.decode("utf-8", "replace") for part in parts)
+        if not username:
+            raise SaslAuthenticationError("Authentication failed: username not specified")
+        if not password:
+            raise SaslAuthenticationError("Authentication failed: password not specified")
+        expected = self.users.get(username)
+        # compare_digest even for an unknown user, so the answer's timing says nothing about who exists
+        if (
+            not hmac.compare_digest(password.encode(), (expected or "\0" + password).encode())
+            or expected is None
+        ):
+            raise SaslAuthenticationError(INVALID_CREDENTIALS)
+        if authzid and authzid != username:
+            raise SaslAuthenticationError(
+                "Authentication failed: Client requested an authorization id that is different from username"
+            )
+        self.complete = True
+        self.authorization_id = username
+        return b""
+
+
+class ScramServer:
+    """Two rounds: client-first -> server-first (salt, iterations, nonce); client-final (proof) ->
+    server-final (the server's signature).
+
+    scramp reads the client-first message and writes the server-first; the client-final is checked
+    here, as Kafka's ScramSaslServer checks it: the nonce must *end with* the server's nonce, not equal
+    it. librdkafka before 2.1 (Debian's kcat) sends its client nonce twice, and Kafka accepts that.
+    """
+
+    def __init__(self, mechanism: str, credential_of: Callable[[str, str], ScramCredential | None]) -> None:
+        self.mechanism = mechanism
+        self.credential_of = credential_of
+        self.complete = False
+        self.authorization_id = ""
+        self.username = ""
+        self.digest = MECHANISMS[mechanism][1]
+        self.server = scramp.ScramMechanism(mechanism).make_server(self._auth_info)
+        self.credential: ScramCredential | None = None
+        self.round = 0
+        self.unknown_user = False
+
+    def evaluate(self, token: bytes) -> bytes:
+        try:
+            message = token.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SaslAuthenticationError("Authentication failed: the SCRAM message is not UTF-8") from None
+        try:
+            if self.round == 0:
+                self.round = 1
+                self.server.set_client_first(message)
+                return str(self.server.get_server_first()).encode()
+            if self.round == 1:
+                self.round = 2
+                final = self._client_final(message)
+                self.complete = True
+                self.authorization_id = self.username
+                return final.encode()
+        except scramp.ScramException as error:
+            # scramp wraps what _auth_info raises; an unknown user fails as a wrong password does
+            if self.unknown_user:
+                raise SaslAuthenticationError(INVALID_SCRAM_CREDENTIALS) from None
+            raise SaslAuthenticationError(f"Authentication failed: invalid SCRAM message ({error})") from None
+        raise SaslAuthenticationError("Authentication failed: the SCRAM exchange is already complete")
+
+    def _auth_info(self, username: str) -> tuple[bytes, bytes, bytes, int]:
+        # SCRAM escapes ',' and '=' in the user name (RFC 5802 saslname), as Kafka's ScramFormatter undoes.
+        name = username.replace("=2C", ",").replace("=3D", "=")
+        credential = self.credential_of(name, self.mechanism)
+        if credential is None:
+            self.unknown_user = True
+            raise KeyError("unknown user")
+        self.username = name
+        self.credential = credential
+        return credential.salt, credential.stored_key, credential.server_key, credential.iterations
+
+    def _client_final(self, message: str) -> str:
+        """Check ``c=<gs2 header>,r=<nonce>,p=<proof>`` and answer ``v=<server signature>``."""
+        without_proof, separator, proof_text = message.rpartition(",p=")
+        attributes = dict(part.split("=", 1) for part in without_proof.split(",") if "=" in part)
+        credential = self.credential
+        if not separator or credential is None:
+            raise SaslAuthenticationError("Authentication failed: invalid SCRAM client final message")
+        if base64.b64decode(attributes.get("c", "")) not in (b"n,,", b"y,,"):
+            raise SaslAuthenticationError("Authentication failed: SCRAM channel binding is not supported")
+        if not attributes.get("r", "").endswith(str(self.server.nonce)):
+            raise SaslAuthenticationError(
+                "Authentication failed: Invalid client nonce in the final client message."
+            )
+        auth_message = f"{self.server.client_first_bare},{self.server.server_first},{without_proof}".encode()
+        client_signature = hmac.new(credential.stored_key, auth_message, self.digest).digest()
+        try:
+            proof = base64.b64decode(proof_text, validate=True)
+        except ValueError:
+            raise SaslAuthenticationError(INVALID_SCRAM_CREDENTIALS) from None
+        if len(proof) != len(client_signature):
+            raise SaslAuthenticationError(INVALID_SCRAM_CREDENTIALS)
+        client_key = bytes(a ^ b for a, b in zip(proof, client_signature, strict=True))
+        if not hmac.compare_digest(hashlib.new(self.digest, client_key).digest(), credential.stored_key):
+            raise SaslAuthenticationError(INVALID_SCRAM_CREDENTIALS)
+        server_signature = hmac.new(credential.server_key, auth_message, self.digest).digest()
+        return "v=" + base64.b64encode(server_signature).decode()

@@ -1,0 +1,157 @@
+"""SCRAM credentials as Kafka stores them, and the single node's store of them.
+
+A credential is never the password: Kafka (ScramFormatter) keeps the salt, the iteration count and two
+keys derived from the salted password (RFC 5802): ``stored_key = H(HMAC(salted, "Client Key"))`` and
+``server_key = HMAC(salted, "Server Key")``. AlterUserScramCredentials sends the salted password, so the
+broker never sees the password either. On a single node the credentials live in
+``<first log dir>/__odradek_scram_credentials.json`` (owner-only, replaced atomically on each change).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from odradek.storage.files import fsync_dir, write_all
+
+log = logging.getLogger("odradek.security")
+
+FILE_NAME: Final = "__odradek_scram_credentials.json"
+_VERSION: Final = 1
+
+#: Kafka's ScramMechanism: name, wire type (AlterUserScramCredentials), hash, minimum iterations.
+MECHANISMS: Final = {"SCRAM-SHA-256": (1, "sha256"), "SCRAM-SHA-512": (2, "sha512")}
+MECHANISM_BY_TYPE: Final = {wire: name for name, (wire, _) in MECHANISMS.items()}
+MIN_ITERATIONS: Final = 4096
+MAX_ITERATIONS: Final = 16384
+
+
+class CredentialError(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ScramCredential:
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+    def __repr__(self) -> str:  # the keys let an attacker try passwords offline: never in a log line
+        return f"ScramCredential(iterations={self.iterations})"
+
+    def to_json(self) -> dict[str, object]:
+        encode = base64.b64encode
+        return {
+            "salt": encode(self.salt).decode(),
+            "stored_key": encode(self.stored_key).decode(),
+            "server_key": encode(self.server_key).decode(),
+            "iterations": self.iterations,
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, object]) -> ScramCredential:
+        decode = base64.b64decode
+        return cls(
+            decode(str(doc["salt"])),
+            decode(str(doc["stored_key"])),
+            decode(str(doc["server_key"])),
+            int(str(doc["iterations"])),
+        )
+
+
+def credential_from_salted_password(
+    mechanism: str, salt: bytes, salted_password: bytes, iterations: int
+) -> ScramCredential:
+    digest = MECHANISMS[mechanism][1]
+    client_key = hmac.new(salted_password, b"Client Key", digest).digest()
+    server_key = hmac.new(salted_password, b"Server Key", digest).digest()
+    return ScramCredential(salt, hashlib.new(digest, client_key).digest(), server_key, iterations)
+
+
+def salted_password(mechanism: str, password: str, salt: bytes, iterations: int) -> bytes:
+    """RFC 5802's Hi(password, salt, i): PBKDF2 with the mechanism's HMAC."""
+    return hashlib.pbkdf2_hmac(MECHANISMS[mechanism][1], password.encode(), salt, iterations)
+
+
+def credential_from_password(mechanism: str, password: str, iterations: int) -> ScramCredential:
+    salt = os.urandom(32)
+    return credential_from_salted_password(
+        mechanism, salt, salted_password(mechanism, password, salt, iterations), iterations
+    )
+
+
+class ScramCredentialStore:
+    """Credentials by user and mechanism, persisted in one file of the broker's first log dir."""
+
+    def __init__(self, path: Path, credentials: dict[str, dict[str, ScramCredential]] | None = None) -> None:
+        self.path = path
+        self.credentials = credentials or {}
+
+    @classmethod
+    def load(cls, log_dir: Path) -> ScramCredentialStore:
+        path = log_dir / FILE_NAME
+        try:
+            doc = json.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            return cls(path)
+        except (OSError, ValueError) as error:
+            raise CredentialError(f"cannot read SCRAM credentials {path}: {error}") from None
+        if doc.get("version") != _VERSION:
+            raise CredentialError(f"{path}: unsupported version {doc.get('version')!r}")
+        try:
+            credentials = {
+                user: {mechanism: ScramCredential.from_json(c) for mechanism, c in by_mechanism.items()}
+                for user, by_mechanism in doc.get("users", {}).items()
+            }
+        except (KeyError, TypeError, ValueError) as error:
+            raise CredentialError(f"{path}: malformed credential: {error}") from None
+        return cls(path, credentials)
+
+    def get(self, user: str, mechanism: str) -> ScramCredential | None:
+        return self.credentials.get(user, {}).get(mechanism)
+
+    def users(self) -> list[str]:
+        return sorted(self.credentials)
+
+    def mechanisms(self, user: str) -> dict[str, ScramCredential]:
+        return dict(self.credentials.get(user, {}))
+
+    def apply(self, upserts: dict[tuple[str, str], ScramCredential], deletions: set[tuple[str, str]]) -> None:
+        """Apply one AlterUserScramCredentials change and persist it before returning."""
+        for user, mechanism in deletions:
+            by_mechanism = self.credentials.get(user, {})
+            by_mechanism.pop(mechanism, None)
+            if not by_mechanism:
+                self.credentials.pop(user, None)
+        for (user, mechanism), credential in upserts.items():
+            self.credentials.setdefault(user, {})[mechanism] = credential
+        self._write()
+        changed = sorted({f"{u}/{m}" for u, m in [*upserts, *deletions]})
+        log.info("SCRAM credentials changed: %s", ", ".join(changed))
+
+    def _write(self) -> None:
+        doc = {
+            "version": _VERSION,
+            "users": {
+                user: {mechanism: c.to_json() for mechanism, c in sorted(by_mechanism.items())}
+                for user, by_mechanism in sorted(self.credentials.items())
+            },
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            write_all(fd, (json.dumps(doc, indent=1) + "\n").encode(), 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)
+        fsync_dir(self.path.parent)

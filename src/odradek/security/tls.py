@@ -1,0 +1,167 @@
+"""A TLS listener's server context, built with the standard library's `ssl` from Kafka's settings.
+
+Key store: ``ssl.keystore.type=PEM`` only (Python reads neither JKS nor, without another library,
+PKCS12), either ``ssl.keystore.location`` (one PEM file: the private key and the certificate chain) or
+``ssl.keystore.key`` with ``ssl.keystore.certificate.chain`` given inline; an encrypted key is opened
+with ``ssl.key.password``. Trust store (for client certificates): PEM, ``ssl.truststore.location`` or
+``ssl.truststore.certificates``. ``ssl.client.auth`` none/requested/required; ``ssl.enabled.protocols``
+TLSv1.2 and TLSv1.3, capped by ``ssl.protocol``. Every problem is a ConfigError naming the setting.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+import tempfile
+from dataclasses import dataclass
+
+from odradek.config.types import ConfigError, ConfigValue, Password
+from odradek.security.listener_settings import ListenerSettings
+from odradek.security.principal_mapping import PrincipalMapper, PrincipalMappingError
+
+_VERSIONS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
+_PROTOCOLS = {"TLS": ssl.TLSVersion.TLSv1_3, **_VERSIONS}
+_CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
+
+
+@dataclass(frozen=True)
+class ListenerTls:
+    context: ssl.SSLContext
+    principal_mapper: PrincipalMapper
+
+
+def listener_tls(settings: ListenerSettings) -> ListenerTls:
+    """The server context of a TLS listener (SSL or SASL_SSL); raises ConfigError."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    _load_key_store(context, settings)
+    minimum, maximum = _versions(settings)
+    context.minimum_version, context.maximum_version = minimum, maximum
+    client_auth = str(settings.get("ssl.client.auth")).lower()
+    context.verify_mode = _CLIENT_AUTH[client_auth]
+    if client_auth != "none" and not _load_trust_store(context, settings):
+        context.load_default_certs(ssl.Purpose.CLIENT_AUTH)  # as Kafka falls back to the JVM's trust store
+    elif client_auth == "none":
+        _load_trust_store(context, settings)  # still checked, so a bad trust store is found now
+    identification = str(settings.get("ssl.endpoint.identification.algorithm") or "")
+    if identification.lower() not in ("", "https"):
+        raise ConfigError(
+            f"{settings.source('ssl.endpoint.identification.algorithm')}: only https or empty is known",
+            "ssl.endpoint.identification.algorithm",
+        )
+    try:
+        mapper = PrincipalMapper.from_rules(str(settings.get("ssl.principal.mapping.rules")))
+    except PrincipalMappingError as error:
+        raise ConfigError(f"ssl.principal.mapping.rules: {error}", "ssl.principal.mapping.rules") from None
+    return ListenerTls(context, mapper)
+
+
+def _load_key_store(context: ssl.SSLContext, settings: ListenerSettings) -> None:
+    _require_pem(settings, "ssl.keystore.type")
+    if settings.get("ssl.keystore.password") is not None:
+        raise ConfigError(
+            f"{settings.source('ssl.keystore.password')}: SSL key store password cannot be specified with "
+            "PEM format, only key password may be specified",
+            "ssl.keystore.password",
+        )
+    location = settings.text("ssl.keystore.location")
+    key, chain = settings.text("ssl.keystore.key"), settings.text("ssl.keystore.certificate.chain")
+    key_password = _secret(settings.get("ssl.key.password"))
+    if location and (key or chain):
+        raise ConfigError(
+            f"listener {settings.listener_name}: give ssl.keystore.location or ssl.keystore.key with "
+            "ssl.keystore.certificate.chain, not both",
+            "ssl.keystore.location",
+        )
+    try:
+        if location:
+            context.load_cert_chain(location, password=key_password)
+        elif key and chain:
+            _load_inline_key(context, key, chain, key_password)
+        else:
+            raise ConfigError(
+                f"listener {settings.listener_name} is a TLS listener: set ssl.keystore.location (a PEM "
+                "file with the key and certificate chain) or ssl.keystore.key and "
+                "ssl.keystore.certificate.chain",
+                "ssl.keystore.location",
+            )
+    except (OSError, ssl.SSLError) as error:
+        name = settings.source("ssl.keystore.location") if location else settings.source("ssl.keystore.key")
+        reason = getattr(error, "strerror", None) or getattr(error, "reason", None) or str(error)
+        raise ConfigError(f"{name}: the key and certificate cannot be loaded: {reason}", name) from None
+
+
+def _load_inline_key(context: ssl.SSLContext, key: str, chain: str, password: str | None) -> None:
+    # load_cert_chain reads files only: a private directory, removed as soon as the context holds the key.
+    with tempfile.TemporaryDirectory(prefix="odradek-tls-") as directory:
+        path = os.path.join(directory, "keystore.pem")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as file:
+            file.write(key.strip() + "\n" + chain.strip() + "\n")
+        context.load_cert_chain(path, password=password)
+
+
+def _load_trust_store(context: ssl.SSLContext, settings: ListenerSettings) -> bool:
+    """Load the configured trusted certificates; False when none are configured."""
+    _require_pem(settings, "ssl.truststore.type")
+    if settings.get("ssl.truststore.password") is not None:
+        raise ConfigError(
+            f"{settings.source('ssl.truststore.password')}: a PEM trust store has no password",
+            "ssl.truststore.password",
+        )
+    location = settings.text("ssl.truststore.location")
+    certificates = settings.text("ssl.truststore.certificates")
+    try:
+        if location:
+            context.load_verify_locations(cafile=location)
+        if certificates:
+            context.load_verify_locations(cadata=certificates)
+    except (OSError, ssl.SSLError) as error:
+        name = settings.source("ssl.truststore.location" if location else "ssl.truststore.certificates")
+        reason = getattr(error, "strerror", None) or getattr(error, "reason", None) or str(error)
+        raise ConfigError(f"{name}: the trusted certificates cannot be loaded: {reason}", name) from None
+    return bool(location or certificates)
+
+
+def _require_pem(settings: ListenerSettings, name: str) -> None:
+    """A TLS listener needs a PEM key store; a trust store, when one is given, must be PEM too (the
+    catalog's default type is Kafka's JKS, which matters only once a store is given)."""
+    store_type = str(settings.get(name)).upper()
+    if store_type == "PEM":
+        return
+    if name == "ssl.truststore.type" and not (
+        settings.text("ssl.truststore.location") or settings.text("ssl.truststore.certificates")
+    ):
+        return
+    raise ConfigError(
+        f"{settings.source(name)}={store_type}: odradek reads PEM stores only (Python cannot read JKS or "
+        "PKCS12); set it to PEM and convert the store (docs/security.md)",
+        name,
+    )
+
+
+def _versions(settings: ListenerSettings) -> tuple[ssl.TLSVersion, ssl.TLSVersion]:
+    enabled = settings.strings("ssl.enabled.protocols")
+    unknown = [name for name in enabled if name not in _VERSIONS]
+    if unknown or not enabled:
+        raise ConfigError(
+            f"{settings.source('ssl.enabled.protocols')}: only TLSv1.2 and TLSv1.3 can be enabled, not "
+            f"{', '.join(unknown) or 'nothing'}",
+            "ssl.enabled.protocols",
+        )
+    protocol = str(settings.get("ssl.protocol"))
+    if protocol not in _PROTOCOLS:
+        raise ConfigError(
+            f"{settings.source('ssl.protocol')}={protocol}: odradek knows TLS, TLSv1.2 and TLSv1.3",
+            "ssl.protocol",
+        )
+    versions = sorted(_VERSIONS[name] for name in enabled)
+    highest = min(versions[-1], _PROTOCOLS[protocol])
+    if highest < versions[0]:
+        raise ConfigError(f"ssl.protocol {protocol} is below every enabled protocol", "ssl.protocol")
+    return versions[0], highest
+
+
+def _secret(value: ConfigValue) -> str | None:
+    if value is None:
+        return None
+    return value.value if isinstance(value, Password) else str(value)
