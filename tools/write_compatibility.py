@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import odradek.handlers  # noqa: F401 - registers every handler
+from odradek.cluster.metadata import BrokerMode
 from odradek.handlers.registry import REGISTRY
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.messages import OTHER_SCHEMAS, REQUESTS, RESPONSES
@@ -63,7 +64,10 @@ marks as not yet released; a broker must not advertise them.
 **served** is what the broker answers, from its handler registry: each handler registers its API
 key and version range, and ApiVersions is answered from that same registry, so nothing is advertised
 that is not served. "{NOT_SERVED}" means the broker does not serve that API: a request for it closes the
-connection, as Apache Kafka does for an API it does not know. Not served today: the KRaft controller
+connection, as Apache Kafka does for an API it does not know. "(cluster member only)" marks the
+controller's requests to brokers (LeaderAndIsr, StopReplica, UpdateMetadata): served, and listed in
+ApiVersions, only by a broker in a ZooKeeper cluster; a single node treats them as unknown.
+Not served today: the KRaft controller
 and quorum APIs (odradek's cluster mode is ZooKeeper-based), share groups, streams groups, client
 telemetry, delegation tokens, ACL administration and transactions: InitProducerId answers
 idempotent producers, while a transactional id (FindCoordinator key type 1, InitProducerId) and a
@@ -123,7 +127,10 @@ def _served(api_key: int) -> str:
     if registration is None:
         return NOT_SERVED
     low, high = registration.min_version, registration.max_version
-    return str(low) if low == high else f"{low}-{high}"
+    served = str(low) if low == high else f"{low}-{high}"
+    if not registration.served_in(BrokerMode.SINGLE_NODE):
+        served += " (cluster member only)"
+    return served
 
 
 def _api_name(api_key: int, message: type[Message] | None) -> str:

@@ -6,6 +6,10 @@ sends a request object through the codec at the version asked (so fields the ver
 defaults, as on the wire) to the handler registered for it, and returns the handler's response object.
 The group coordinator is left out (Services.groups is None): tests of groups use the coordinator harness.
 Everything that waits (fetch long-polls, topic creation) needs a running loop: call from `async` code.
+
+`HandlerBroker(tmp_path, node_id=2, zookeeper_mode=True)` is one member of a ZooKeeper cluster as the
+wiring will make it (Services.join_zookeeper_cluster with a ReplicaManager), without ZooKeeper: the
+test plays the controller, sending LeaderAndIsr / UpdateMetadata / StopReplica through `call`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, TopicState
+from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
 from odradek.config.topic import resolve_topic_config
@@ -36,8 +41,10 @@ LISTENER = "PLAINTEXT"
 class HandlerBroker:
     """One node's Services on the log directory `log_dir`; `overrides` are broker configs by Kafka name."""
 
-    def __init__(self, log_dir: Path, **overrides: str) -> None:
-        settings = {"node.id": str(NODE_ID), "log.dirs": str(log_dir), **overrides}
+    def __init__(
+        self, log_dir: Path, *, node_id: int = NODE_ID, zookeeper_mode: bool = False, **overrides: str
+    ) -> None:
+        settings = {"node.id": str(node_id), "log.dirs": str(log_dir), **overrides}
         self.config = BrokerConfig(settings, warn_unknown=False)
         self.logs = LogManager(
             [log_dir],
@@ -45,13 +52,13 @@ class HandlerBroker:
             producer_id_expiration_ms=self.config.producer_id_expiration_ms,
         )
         self.logs.startup()
-        meta = self.logs.ensure_meta_properties(NODE_ID)
-        endpoint = BrokerEndpoint(NODE_ID, "127.0.0.1", 9092)  # advertised only: nothing listens
-        cluster = ClusterMetadata(meta.cluster_id, NODE_ID, [endpoint])
-        topics = TopicAdmin(self.config, cluster, self.logs, NODE_ID)
+        meta = self.logs.ensure_meta_properties(node_id)
+        endpoint = BrokerEndpoint(node_id, "127.0.0.1", 9092)  # advertised only: nothing listens
+        cluster = ClusterMetadata(meta.cluster_id, node_id, [endpoint])
+        topics = TopicAdmin(self.config, cluster, self.logs, node_id)
         topics.load()
         self.services = Services(
-            node_id=NODE_ID,
+            node_id=node_id,
             config=self.config,
             cluster=cluster,
             topics=topics,
@@ -62,6 +69,10 @@ class HandlerBroker:
             advertised={LISTENER: [endpoint]},
         )
         self._correlation_id = 0
+        self.replicas: ReplicaManager | None = None
+        if zookeeper_mode:
+            self.replicas = ReplicaManager(node_id, cluster, self.logs)
+            self.services.join_zookeeper_cluster(self.replicas)
 
     async def create_topic(
         self, name: str, partitions: int = 1, configs: dict[str, str | None] | None = None
@@ -73,10 +84,11 @@ class HandlerBroker:
         assert found is not None, f"no log for {topic}-{partition}"
         return found
 
-    async def call(self, request: Any, version: int) -> Any:
-        """The handler's response to `request` sent at `version` (decoded from its own encoding)."""
+    async def call(self, request: Any, version: int, listener: str = LISTENER) -> Any:
+        """The handler's response to `request` sent at `version` on `listener` (decoded from its own
+        encoding)."""
         api_key = type(request).API_KEY
-        registration = registration_for(api_key, version)
+        registration = registration_for(api_key, version, self.services.mode)
         assert registration is not None, f"the broker does not serve API {api_key} v{version}"
         self._correlation_id += 1
         header = RequestHeader(
@@ -85,9 +97,17 @@ class HandlerBroker:
             correlation_id=self._correlation_id,
             client_id="handler-tests",
         )
-        context = RequestContext(header, version, "127.0.0.1", 50000, LISTENER, self.services)
+        context = RequestContext(header, version, "127.0.0.1", 50000, listener, self.services)
         decoded = type(request).decode(request.encode(version), version)
         return await registration.handler(decoded, context)
+
+    async def call_over_wire(self, request: Any, version: int, listener: str = LISTENER) -> Any:
+        """As `call`, with the response too sent through the codec: what a client decodes at `version`
+        (fields and tagged fields the version lacks are gone)."""
+        response = await self.call(request, version, listener)
+        if response is None:
+            return None
+        return type(response).decode(response.encode(version), version)
 
     def close(self) -> None:
         self.logs.shutdown()

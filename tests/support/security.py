@@ -79,7 +79,7 @@ def start_secure_broker(directory: Path, extra: dict[str, str] | None = None) ->
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": str(certificates.ca_file),
         "listener.name.mtls.ssl.client.auth": "required",
-        "listener.name.mtls.ssl.principal.mapping.rules": "RULE:^CN=([^,]*),.*$/$1/U,DEFAULT",
+        "listener.name.mtls.ssl.principal.mapping.rules": "RULE:^CN=([^,]*),.*$/$1/U",
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
         "sasl.jaas.config": JAAS,
         "connection.failed.authentication.delay.ms": "50",

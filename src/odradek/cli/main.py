@@ -6,8 +6,20 @@ import argparse
 import sys
 
 from odradek import __version__
-from odradek.cli import acls, broker, configs, consume, groups, pipeline, produce, topics
+from odradek.cli import (
+    acls,
+    broker,
+    configs,
+    consume,
+    groups,
+    pipeline,
+    produce,
+    topics,
+    transactions,
+    users,
+)
 from odradek.cli.examples import share_examples
+from odradek.console import command as console
 
 EXAMPLES = """examples:
   odradek broker --config config/server.properties
@@ -42,7 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     consume.add_parser(subcommands)
     groups.add_parser(subcommands)
     acls.add_parser(subcommands)
+    transactions.add_parser(subcommands)
+    users.add_parser(subcommands)
     pipeline.add_parser(subcommands)
+    console.add_parser(subcommands)
     share_examples(parser)
     return parser
 

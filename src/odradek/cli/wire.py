@@ -1,4 +1,7 @@
-"""The one thing librdkafka cannot ask for, sent with odradek's own codec: the cluster-wide broker default.
+"""What librdkafka cannot ask for, sent with odradek's own codec: the cluster-wide broker default, one
+broker's log directories (librdkafka has no DescribeLogDirs; the console shows sizes with it), and the
+transaction admin APIs (librdkafka has no ListTransactions, DescribeTransactions, DescribeProducers
+nor WriteTxnMarkers: `odradek transactions` sends them with `call`).
 
 Kafka names the default of all brokers as the BROKER resource with an empty name; librdkafka refuses
 an empty resource name (`ConfigResource(BROKER, "")` is "invalid"), so `configs --entity-default`
@@ -22,6 +25,7 @@ from odradek.protocol.frames import decode_response, encode_request
 from odradek.protocol.messages import REQUESTS
 from odradek.protocol.messages.api_versions import ApiVersionsRequest
 from odradek.protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
+from odradek.protocol.messages.describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResult
 from odradek.protocol.messages.incremental_alter_configs import (
     AlterableConfig,
     AlterConfigsResource,
@@ -82,16 +86,37 @@ def alter_broker_default(
     _check(result.error_code, result.error_message, "IncrementalAlterConfigs")
 
 
+def describe_log_dirs(config: ClientConfig, broker: str, timeout: float) -> list[DescribeLogDirsResult]:
+    """Every log directory of the broker at `broker` (host:port) with its partitions' sizes.
+
+    DescribeLogDirs answers for the broker it is sent to, so this connects to that broker, not to the
+    bootstrap servers; topics=None asks for every partition.
+    """
+    with _Connection({**config, "bootstrap.servers": broker}, timeout) as connection:
+        response = connection.call(DescribeLogDirsRequest(topics=None))
+    _check(getattr(response, "error_code", 0), None, "DescribeLogDirs")
+    results: list[DescribeLogDirsResult] = response.results
+    return results
+
+
+def call(config: ClientConfig, timeout: float, request: Any, what: str) -> Any:
+    """One request to the first bootstrap server that answers, at the highest version both know."""
+    with _Connection(config, timeout, what) as connection:
+        return connection.call(request)
+
+
 class _Connection:
     """One blocking connection to the first bootstrap server that answers."""
 
-    def __init__(self, config: ClientConfig, timeout: float) -> None:
+    def __init__(
+        self,
+        config: ClientConfig,
+        timeout: float,
+        what: str = "--entity-default is sent without librdkafka (which cannot name the broker default)",
+    ) -> None:
         protocol = str(config.get("security.protocol", "plaintext")).lower()
         if protocol != "plaintext":
-            raise CliError(
-                "--entity-default is sent without librdkafka (which cannot name the broker default) and "
-                f"so only over a PLAINTEXT listener, not {protocol.upper()}"
-            )
+            raise CliError(f"{what} and so only over a PLAINTEXT listener, not {protocol.upper()}")
         self.bootstrap = str(config["bootstrap.servers"])
         self.timeout = timeout
         self.correlation_id = 0

@@ -95,10 +95,14 @@ class DynamicBrokerConfigs:
             return store
         except (OSError, ValueError) as error:
             raise ConfigError(f"cannot read dynamic broker configs {store.path}: {error}") from error
+        if not isinstance(doc, dict):
+            raise ConfigError(f"{store.path}: a JSON object was expected, not {_json_kind(doc)}")
         if doc.get("version") != _VERSION:
             raise ConfigError(f"{store.path}: unsupported version {doc.get('version')!r}")
-        store.cluster_default = _usable(dict(doc.get("cluster_default", {})), cluster_default=True)
-        store.per_broker = _usable(dict(doc.get("brokers", {}).get(str(node_id), {})), cluster_default=False)
+        cluster_layer = _json_object(doc, "cluster_default", store.path)
+        own_layer = _json_object(_json_object(doc, "brokers", store.path), str(node_id), store.path)
+        store.cluster_default = _usable(cluster_layer, cluster_default=True)
+        store.per_broker = _usable(own_layer, cluster_default=False)
         try:
             store.config()
         except ConfigError as error:
@@ -200,6 +204,27 @@ def _check(configs: Mapping[str, str], *, cluster_default: bool) -> None:
 
 def _broker_key(name: str) -> ConfigKey | None:
     return BROKER_CONFIGS.get(listener_base(name) if name.startswith(LISTENER_PREFIX) else name)
+
+
+def _json_object(doc: dict[str, object], key: str, path: Path) -> dict[str, object]:
+    """The object stored under `key` ({} when absent); anything else stops start-up naming the file,
+    rather than an AttributeError from deep inside it."""
+    value = doc.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: {key!r} must be a JSON object, not {_json_kind(value)}")
+    return value
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 def _usable(stored: dict[str, object], *, cluster_default: bool) -> dict[str, str]:

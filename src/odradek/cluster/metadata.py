@@ -3,12 +3,25 @@
 In single-node mode the cluster is this broker alone: it is the controller and the leader of every
 partition, and every replica set is [this broker]. Leader epochs, ISRs and replica lists are kept
 anyway, in Kafka's terms, so that replication can fill them in later.
+
+In ZooKeeper mode the same cache is fed by the controller's UpdateMetadata (cluster/metadata_update.py)
+and LeaderAndIsr: live brokers with an endpoint per listener name, the controller id, every partition's
+state. Handlers read it the same way in both modes.
 """
 
 from __future__ import annotations
 
+import enum
 import uuid
 from dataclasses import dataclass, field
+
+
+class BrokerMode(enum.Enum):
+    """How this broker runs: alone (the default), or as one member of a ZooKeeper cluster whose
+    controller tells it what it leads. Set by the wiring that connects the broker to ZooKeeper."""
+
+    SINGLE_NODE = "single-node"
+    ZOOKEEPER = "zookeeper"
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +29,15 @@ class BrokerEndpoint:
     node_id: int
     host: str
     port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LiveBroker:
+    """A broker the controller reports alive: its endpoint for each listener name, and its rack."""
+
+    node_id: int
+    endpoints: dict[str, BrokerEndpoint]
     rack: str | None = None
 
 
@@ -48,6 +70,29 @@ class ClusterMetadata:
         self.brokers: dict[int, BrokerEndpoint] = {b.node_id: b for b in brokers}
         self.topics: dict[str, TopicState] = {}
         self.topics_by_id: dict[uuid.UUID, TopicState] = {}
+        self.mode = BrokerMode.SINGLE_NODE
+        #: ZooKeeper mode: the live brokers as the last UpdateMetadata listed them, by id.
+        self.live_brokers: dict[int, LiveBroker] = {}
+
+    @property
+    def zookeeper_mode(self) -> bool:
+        return self.mode is BrokerMode.ZOOKEEPER
+
+    def brokers_on_listener(self, listener: str) -> list[BrokerEndpoint]:
+        """ZooKeeper mode: each live broker's endpoint for `listener`, by id; a broker without that
+        listener is left out, as Kafka's metadata cache does."""
+        found = (broker.endpoints.get(listener) for _, broker in sorted(self.live_brokers.items()))
+        return [endpoint for endpoint in found if endpoint is not None]
+
+    def set_live_brokers(self, brokers: list[LiveBroker]) -> None:
+        """Replace the live brokers (UpdateMetadata always lists them all). `brokers` keeps one endpoint
+        per broker for what counts brokers and racks (replica placement checks)."""
+        self.live_brokers = {b.node_id: b for b in brokers}
+        self.brokers = {
+            b.node_id: BrokerEndpoint(b.node_id, e.host, e.port, b.rack)
+            for b in brokers
+            for e in list(b.endpoints.values())[:1]
+        }
 
     def add_topic(self, topic: TopicState) -> None:
         self.topics[topic.name] = topic

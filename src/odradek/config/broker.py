@@ -65,6 +65,14 @@ class BrokerConfig(BrokerSettings):
             ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG: self._parse_layer(dynamic_default or {}),
             ConfigSource.DYNAMIC_BROKER_CONFIG: self._parse_layer(dynamic_broker or {}),
         }
+        # listener.name.<listener>.<config> settings, lowest priority first (the dynamic ones are TLS
+        # key and trust stores changed with AlterConfigs)
+        self._listener_overrides: dict[str, str] = {
+            name: value
+            for layer in (static, dynamic_default or {}, dynamic_broker or {})
+            for name, value in layer.items()
+            if name.startswith(LISTENER_PREFIX)
+        }
         _check_relations(self)
 
     @classmethod
@@ -113,8 +121,8 @@ class BrokerConfig(BrokerSettings):
         return any(name in self._layers[source] for source in _LAYERS)
 
     def listener_overrides(self) -> dict[str, str]:
-        """``listener.name.<listener>.<config>`` settings, as given."""
-        return {name: value for name, value in self.originals.items() if name.startswith(LISTENER_PREFIX)}
+        """``listener.name.<listener>.<config>`` settings, as given (a dynamic one over a static one)."""
+        return dict(self._listener_overrides)
 
     # -- DescribeConfigs --------------------------------------------------------------------------
 

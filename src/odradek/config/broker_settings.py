@@ -56,6 +56,7 @@ class BrokerSettings:
 
     # listeners, sockets, threads
     metrics_port = Setting[int | None]("metrics.port")
+    console_port = Setting[int | None]("console.port")
     listeners = Setting[str]("listeners")
     advertised_listeners = Setting[str]("advertised.listeners")
     listener_security_protocol_map = Setting[str]("listener.security.protocol.map")

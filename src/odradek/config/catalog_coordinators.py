@@ -9,7 +9,6 @@ from odradek.config.validators import at_least, list_of, one_of
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
 MINUTE_MS = 60 * 1000
-NO_TRANSACTIONS = "transactions are not built yet: transactional producers are refused."
 
 COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
@@ -227,7 +226,6 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Longest transaction timeout a producer may ask for.",
         at_least(1),
-        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transactional.id.expiration.ms",
@@ -236,7 +234,6 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "A transactional id unused for this long is forgotten.",
         at_least(1),
-        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.abort.timed.out.transaction.cleanup.interval.ms",
@@ -245,7 +242,6 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "How often timed-out transactions are rolled back.",
         at_least(1),
-        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.remove.expired.transaction.cleanup.interval.ms",
@@ -254,7 +250,6 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "How often expired transactional ids are removed.",
         at_least(1),
-        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.state.log.num.partitions",
@@ -263,7 +258,6 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Partitions of __transaction_state; not to be changed once the topic exists.",
         at_least(1),
-        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.state.log.segment.bytes",
@@ -272,7 +266,6 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Segment size of __transaction_state.",
         at_least(1),
-        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.state.log.replication.factor",
@@ -281,7 +274,6 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Replication factor of __transaction_state.",
         at_least(1),
-        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.state.log.min.isr",
@@ -290,7 +282,6 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "min.insync.replicas of __transaction_state.",
         at_least(1),
-        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.state.log.load.buffer.size",
@@ -299,7 +290,6 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Read size when loading __transaction_state.",
         at_least(1),
-        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "transaction.partition.verification.enable",
@@ -308,7 +298,6 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Check that a partition was added to the transaction before accepting transactional data.",
         dynamic=CLUSTER_WIDE,
-        inert=NO_TRANSACTIONS,
     ),
     ConfigKey(
         "producer.id.expiration.ms",

@@ -1,5 +1,5 @@
 """Broker configs about listeners, sockets and connections, request handling threads and limits, and
-odradek's metrics endpoint (``metrics.port``, odradek-specific).
+odradek's metrics endpoint and web console (``metrics.port``, ``console.port``, odradek-specific).
 
 odradek runs every connection on one asyncio loop, so Kafka's thread-pool sizes are accepted and
 validated but size nothing (``inert``). Listeners speak PLAINTEXT only: a listener of another security
@@ -47,6 +47,17 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Port of the HTTP endpoint serving metrics; unset (the default) means no endpoint.",
         between(0, 65535),
+        odradek_specific=True,
+    ),
+    ConfigKey(
+        "console.port",
+        ConfigType.INT,
+        None,
+        LOW,
+        "Port of the web console the broker runs beside itself (odradek console in a child process, on "
+        "127.0.0.1, talking to this broker's first listener); unset (the default) means no console. "
+        "Needs the console extra.",
+        between(1, 65535),
         odradek_specific=True,
     ),
     ConfigKey(

@@ -1,11 +1,13 @@
 """Broker configs of authentication (SASL, TLS) and authorization (ACLs, super users).
 
-TLS and SASL are built (odradek.security): their settings are read once at start-up, per listener
-(``listener.name.<listener>.<config>`` before ``<config>``), and are read-only: a change needs a restart,
-so AlterConfigs refuses them. ACLs are built too (odradek.security.authorizer): the authorizer settings
-are read once at start-up. The principal builder, the inter-broker SASL mechanism and the cipher-suite
-list are refused (start-up or AlterConfigs fails naming them) unless left at their default, also when
-listener-scoped. Passwords are PASSWORD configs: never logged,
+TLS and SASL are built (odradek.security): their settings are read per listener
+(``listener.name.<listener>.<config>`` before ``<config>``). Key and trust stores may be changed with
+AlterConfigs on the broker, listener-prefixed only (as Kafka's SslFactory reconfigures): the listener's
+new connections then use them. Every other TLS and SASL setting is read once at start-up and is
+read-only. ACLs are built too (odradek.security.authorizer): the authorizer settings are read once at
+start-up. The principal builder, the inter-broker SASL mechanism and the cipher-suite list are refused
+(start-up or AlterConfigs fails naming them) unless left at their default, also when listener-scoped.
+Passwords are PASSWORD configs: never logged,
 described with no value.
 """
 
@@ -130,6 +132,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "JKS",
         MEDIUM,
         "Key store format; odradek reads PEM only (a TLS listener with JKS or PKCS12 fails to start).",
+        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "ssl.keystore.location",
@@ -137,6 +140,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         MEDIUM,
         "Path of the PEM key store: the private key and the certificate chain in one file.",
+        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "ssl.keystore.password",
@@ -144,6 +148,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         MEDIUM,
         "Password of the key store; a PEM key store has none (only ssl.key.password).",
+        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "ssl.key.password",
@@ -151,6 +156,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         MEDIUM,
         "Password of the private key.",
+        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "ssl.keystore.key",
@@ -158,6 +164,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         MEDIUM,
         "Private key in PEM, given inline instead of a key store file.",
+        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "ssl.keystore.certificate.chain",
@@ -165,6 +172,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         MEDIUM,
         "Certificate chain in PEM, given inline.",
+        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "ssl.truststore.type",
@@ -172,6 +180,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "JKS",
         MEDIUM,
         "Trust store format; odradek reads PEM only (a trust store of another type fails the start).",
+        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "ssl.truststore.location",
@@ -179,6 +188,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         MEDIUM,
         "Path of the trust store.",
+        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "ssl.truststore.password",
@@ -186,6 +196,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         MEDIUM,
         "Password of the trust store; a PEM trust store has none.",
+        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "ssl.truststore.certificates",
@@ -193,6 +204,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         MEDIUM,
         "Trusted certificates in PEM, given inline.",
+        dynamic=PER_BROKER,
     ),
     ConfigKey(
         "ssl.client.auth",

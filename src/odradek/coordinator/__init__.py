@@ -14,4 +14,15 @@ The group coordinator, module by module:
   (target assignment), `consumer_checks`, `consumer_replay`, `consumer_describe`.
 - Offsets: `offsets` (the store), `offset_requests` (commit, fetch, delete, expiry).
 - `group_admin`: DescribeGroups, ListGroups, DeleteGroups. `timer`: keyed loop timers. `settings`.
+- Transactional offsets: `shard` holds TxnOffsetCommit records per producer id until the marker
+  reaches its partition (`runtime` replays transactional batches and markers the same way).
+
+The transaction coordinator:
+
+- `txn_coordinator`: the service the handlers call (InitProducerId, AddPartitionsToTxn,
+  AddOffsetsToTxn, EndTxn, timeouts, expiry), each step appended before it is applied.
+- `txn_state_log`: `__transaction_state`: creation, loading by replay, appends, leadership.
+- `txn_metadata`: a transactional id's state (Kafka's TransactionMetadata and its states).
+- `txn_records`: the TransactionLog key and value formats. `txn_markers`: COMMIT/ABORT markers into
+  the partitions this broker leads (also WriteTxnMarkers). `producer_ids`: the producer-id blocks.
 """

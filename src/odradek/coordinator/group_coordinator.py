@@ -19,6 +19,7 @@ from odradek.coordinator.consumer_describe import describe_consumer_group
 from odradek.coordinator.group_admin import ListedGroup
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem, TopicPartition
 from odradek.coordinator.offsets import OffsetAndMetadata
+from odradek.coordinator.records import offset_commit_record
 from odradek.coordinator.result import CoordinatorResult
 from odradek.coordinator.runtime import CoordinatorRuntime
 from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
@@ -251,9 +252,8 @@ class GroupCoordinator:
     def commit_offsets(
         self, context: OffsetCommitContext, items: list[OffsetCommitItem]
     ) -> dict[TopicPartition, ErrorCode]:
-        """Per-partition errors; a KafkaError for a group-level one (it applies to every partition)."""
-        if not context.group_id:
-            raise KafkaError(ErrorCode.INVALID_GROUP_ID)
+        """Per-partition errors; a KafkaError for a group-level one (it applies to every partition).
+        The empty group id is a group like any other here, as Kafka keeps it for old clients."""
         shard = self.runtime.shard_for(context.group_id)
         result = offset_requests.commit_offsets(shard, context, items)
         error = self.runtime.write(shard, result)
@@ -261,6 +261,51 @@ class GroupCoordinator:
         if error is not None:
             return {tp: error for tp in result.response}
         return result.response
+
+    def commit_transactional_offsets(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        member_id: str,
+        generation_id: int,
+        items: list[OffsetCommitItem],
+    ) -> dict[TopicPartition, ErrorCode]:
+        """TxnOffsetCommit: the offsets are written in a transactional batch of the producer and become
+        visible only when the COMMIT marker reaches this partition (`complete_transaction`)."""
+        shard = self.runtime.shard_for(group_id)
+        group = shard.groups.get(group_id)
+        # Kafka checks the member and generation only when the client sends them (TxnOffsetCommit v3+).
+        if member_id and generation_id >= 0 and group is not None:
+            generation = getattr(group, "generation_id", getattr(group, "group_epoch", generation_id))
+            if generation != generation_id:
+                raise KafkaError(ErrorCode.ILLEGAL_GENERATION)
+        now = self.runtime.now_ms()
+        max_bytes = self.settings.offset_metadata_max_bytes
+        errors: dict[TopicPartition, ErrorCode] = {}
+        records = []
+        for item in items:
+            metadata = item.metadata or ""
+            if len(metadata.encode()) > max_bytes:
+                errors[(item.topic, item.partition)] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                continue
+            records.append(
+                offset_commit_record(
+                    group_id, item.topic, item.partition, item.offset, item.leader_epoch, metadata, now, None
+                )
+            )
+            errors[(item.topic, item.partition)] = ErrorCode.NONE
+        if records:
+            error = self.runtime.write_transactional(shard, records, producer_id, producer_epoch)
+            if error is not None:
+                return {tp: error for tp in errors}
+        return errors
+
+    def complete_transaction(self, partition: int, producer_id: int, committed: bool) -> None:
+        """A transaction marker was appended to `__consumer_offsets-<partition>`."""
+        shard = self.runtime.shards.get(partition)
+        if shard is not None:
+            shard.complete_transaction(producer_id, committed)
 
     def fetch_offsets(
         self,
@@ -309,10 +354,7 @@ class GroupCoordinator:
     def delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]:
         answers: dict[str, ErrorCode] = {}
         by_shard: dict[int, list[str]] = {}
-        for group_id in group_ids:
-            if not group_id:
-                answers[group_id] = ErrorCode.INVALID_GROUP_ID
-                continue
+        for group_id in group_ids:  # the empty group id included, as Kafka keeps it for old clients
             try:
                 by_shard.setdefault(self.runtime.shard_for(group_id).partition, []).append(group_id)
             except KafkaError as failure:

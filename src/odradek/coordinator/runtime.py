@@ -9,6 +9,10 @@ write are never interleaved with another step.
 A partition is LOADING from when this broker becomes its leader until its records are replayed;
 requests for its groups meanwhile get COORDINATOR_LOAD_IN_PROGRESS. Groups of partitions another
 broker leads get NOT_COORDINATOR.
+
+TxnOffsetCommit records are appended in a transactional batch of the producer (`write_transactional`)
+and held in the shard per producer id; the COMMIT or ABORT marker the transaction coordinator writes
+to the partition applies or drops them, on the live path and again on replay.
 """
 
 from __future__ import annotations
@@ -27,7 +31,16 @@ from odradek.coordinator.shard import GroupShard
 from odradek.coordinator.timer import CoordinatorTimer, Operation, Runner
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.protocol.records import Compression, RecordBatchBuilder, iter_record_batches
+from odradek.protocol.records import (
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    Compression,
+    ControlRecordType,
+    RecordBatch,
+    RecordBatchBuilder,
+    iter_record_batches,
+)
+from odradek.protocol.records.control import read_end_transaction_marker
 from odradek.storage import errors as storage_errors
 from odradek.storage.fetch import FetchIsolation
 from odradek.storage.partition import TopicPartition
@@ -215,22 +228,45 @@ class CoordinatorRuntime:
             next_offset = offset
             for batch in iter_record_batches(data):
                 next_offset = batch.next_offset
-                if batch.is_control or batch.is_transactional:
-                    continue  # transactional offset commits are not supported yet
+                if batch.is_control:
+                    if batch.base_offset >= offset:
+                        self._replay_marker(shard, batch)
+                    continue
+                producer_id = batch.producer_id if batch.is_transactional else None
                 for record in batch.records:
                     if record.offset < offset:
                         continue
-                    count += self._replay_one(shard, partition, record.key, record.value, record.offset)
+                    count += self._replay_one(
+                        shard, partition, record.key, record.value, record.offset, producer_id
+                    )
             if next_offset <= offset:
                 break
             offset = next_offset
         return count
 
+    @staticmethod
+    def _replay_marker(shard: GroupShard, batch: RecordBatch) -> None:
+        try:
+            marker = read_end_transaction_marker(batch)
+        except (CodecError, ValueError):
+            return  # not a transaction marker: nothing for the groups
+        shard.complete_transaction(batch.producer_id, marker.control_type is ControlRecordType.COMMIT)
+
     def _replay_one(
-        self, shard: GroupShard, partition: int, key: bytes | None, value: bytes | None, at: int
+        self,
+        shard: GroupShard,
+        partition: int,
+        key: bytes | None,
+        value: bytes | None,
+        at: int,
+        producer_id: int | None = None,
     ) -> int:
         try:
-            shard.replay(decode_record(key, value))
+            record = decode_record(key, value)
+            if producer_id is None:
+                shard.replay(record)
+            else:
+                shard.replay_transactional(producer_id, record)
         except UnknownRecordType:
             return 0
         except (CodecError, ValueError) as error:
@@ -265,13 +301,35 @@ class CoordinatorRuntime:
             result.on_appended(error)
         return error
 
+    def write_transactional(
+        self, shard: GroupShard, records: list[CoordinatorRecord], producer_id: int, producer_epoch: int
+    ) -> ErrorCode | None:
+        """Append TxnOffsetCommit records in a transactional batch of the producer; they wait in the
+        shard until the transaction's marker is written to this partition."""
+        try:
+            self._append(shard.partition, records, producer_id, producer_epoch)
+        except Exception as failure:
+            log.warning(
+                "writing transactional offsets to __consumer_offsets-%d failed: %s", shard.partition, failure
+            )
+            return append_error_code(failure)
+        for record in records:
+            shard.replay_transactional(producer_id, record)
+        return None
+
     def run_timer(self, partition: int, key: str, operation: Operation) -> None:
         shard = self.shards.get(partition)
         if shard is None or self.states.get(partition) is not PartitionState.ACTIVE:
             return
         self.write(shard, operation())
 
-    def _append(self, partition: int, records: list[CoordinatorRecord]) -> None:
+    def _append(
+        self,
+        partition: int,
+        records: list[CoordinatorRecord],
+        producer_id: int = NO_PRODUCER_ID,
+        producer_epoch: int = NO_PRODUCER_EPOCH,
+    ) -> None:
         log_ = self.logs.get_log(OFFSETS_TOPIC, partition)
         state = self.cluster.partition(OFFSETS_TOPIC, partition)
         if log_ is None or state is None:
@@ -281,12 +339,23 @@ class CoordinatorRuntime:
         compression = Compression(self.settings.offsets_topic_compression_codec)
         now = self.now_ms()
         batches = bytearray()
-        builder = RecordBatchBuilder(0, compression=compression)
+        transactional = producer_id != NO_PRODUCER_ID
+
+        def new_builder() -> RecordBatchBuilder:
+            return RecordBatchBuilder(
+                0,
+                compression=compression,
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+                is_transactional=transactional,
+            )
+
+        builder = new_builder()
         for record in records:
             key, value = record.encode()
             if len(builder) and builder.estimated_size + len(key) + len(value or b"") > _BATCH_BYTES:
                 batches += builder.build()
-                builder = RecordBatchBuilder(0, compression=compression)
+                builder = new_builder()
             builder.append(now, key, value)
         batches += builder.build()
         log_.append(batches, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR)

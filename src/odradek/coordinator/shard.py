@@ -53,6 +53,9 @@ class GroupShard:
         self.now_ms = now_ms
         self.groups: dict[str, Group] = {}
         self.offsets = OffsetStore()
+        #: Offset commits of open transactions, by producer id: applied at the COMMIT marker, dropped at
+        #: ABORT (Kafka's pending transactional offsets), so read_committed readers of the input agree.
+        self.pending_txn_offsets: dict[int, list[CoordinatorRecord]] = {}
         self.timer = timer
         self.rebalancer = ClassicRebalancer(self.groups, self.timer, settings, now_ms)
         from odradek.coordinator.consumer_protocol import ConsumerGroupManager
@@ -60,6 +63,17 @@ class GroupShard:
         self.consumer: ConsumerGroupManager = ConsumerGroupManager(self, cluster)
 
     # ----- replay --------------------------------------------------------------------------------
+
+    def replay_transactional(self, producer_id: int, record: CoordinatorRecord) -> None:
+        """A TxnOffsetCommit record: held until its transaction's marker."""
+        if record.record_type in (OFFSET_COMMIT, OFFSET_COMMIT_LEGACY):
+            self.pending_txn_offsets.setdefault(producer_id, []).append(record)
+
+    def complete_transaction(self, producer_id: int, committed: bool) -> None:
+        """The transaction marker of `producer_id`: its pending offsets become committed, or vanish."""
+        for record in self.pending_txn_offsets.pop(producer_id, []):
+            if committed:
+                self.replay(record)
 
     def replay(self, record: CoordinatorRecord) -> None:
         if record.record_type in (OFFSET_COMMIT, OFFSET_COMMIT_LEGACY):

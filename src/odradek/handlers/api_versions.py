@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from odradek.cluster.metadata import BrokerMode
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import REGISTRY, handles
 from odradek.protocol.api_keys import ApiKey
@@ -25,18 +26,21 @@ _SOFTWARE_FIELD = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-_.]*[a-zA-Z0-9])?$")
 
 @handles(ApiKey.API_VERSIONS, 0, 4)
 async def handle_api_versions(request: ApiVersionsRequest, context: RequestContext) -> ApiVersionsResponse:
+    served = supported_api_versions(context.services.mode)
     if context.api_version >= 3 and not (
         _SOFTWARE_FIELD.match(request.client_software_name)
         and _SOFTWARE_FIELD.match(request.client_software_version)
     ):
-        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=supported_api_versions())
-    return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=supported_api_versions())
+        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=served)
+    return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=served)
 
 
-def supported_api_versions() -> list[ApiVersion]:
+def supported_api_versions(mode: BrokerMode = BrokerMode.SINGLE_NODE) -> list[ApiVersion]:
+    """What a broker in `mode` serves (the inter-broker control APIs only in a ZooKeeper cluster)."""
     return [
         ApiVersion(api_key=r.api_key, min_version=r.min_version, max_version=r.max_version)
         for r in sorted(REGISTRY.values(), key=lambda r: r.api_key)
+        if r.served_in(mode)
     ]
 
 

@@ -268,9 +268,10 @@ async def _alter(
             raise KafkaError(ErrorCode.INVALID_REQUEST, "This broker does not keep dynamic configs.")
         cluster_default = not name
         wanted = change(dynamic.layer(cluster_default=cluster_default))
-        if request.validate_only:
-            dynamic.validate(wanted, cluster_default=cluster_default)
-        else:
+        candidate = dynamic.validate(wanted, cluster_default=cluster_default)
+        if services.tls is not None:
+            services.tls.check(candidate)  # a key store that cannot be loaded is refused, nothing written
+        if not request.validate_only:
             _reconfigure(services, dynamic.replace(wanted, cluster_default=cluster_default))
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource_type}")
@@ -281,6 +282,8 @@ def _reconfigure(services: Services, config: BrokerConfig) -> None:
     services.config = config
     services.topics.broker_config = config
     apply_log_defaults(services.logs, config)
+    if services.tls is not None:
+        services.tls.apply(config)
 
 
 def _replaced(wanted: dict[str, str], current: dict[str, str]) -> dict[str, str]:

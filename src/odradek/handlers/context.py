@@ -31,3 +31,9 @@ class RequestContext:
     @property
     def client_id(self) -> str | None:
         return self.header.client_id
+
+
+class CloseConnection(Exception):
+    """Raised by a handler whose request fails but cannot be answered (a Produce with acks=0): the
+    connection is closed instead, as Kafka's RequestChannel.closeConnection does, so that the client
+    notices. The message says why, for the broker's log; it is not an unexpected error."""

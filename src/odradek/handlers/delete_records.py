@@ -17,6 +17,7 @@ from __future__ import annotations
 from odradek.handlers.authorization import authorize
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for
+from odradek.handlers.leadership import refusal
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
@@ -53,6 +54,9 @@ async def handle_delete_records(
 
 def _delete(topic: str, index: int, offset: int, context: RequestContext) -> DeleteRecordsPartitionResult:
     services = context.services
+    refused = refusal(context, topic, index)
+    if refused is not None:  # ZooKeeper mode: the leader moves the log start offset
+        return _failed(index, refused.error_code)
     state = services.cluster.topic(topic)
     log = services.logs.get_log(topic, index) if services.cluster.partition(topic, index) else None
     if state is None or log is None:

@@ -38,6 +38,7 @@ from odradek.handlers.fetch_sessions import (
     next_epoch,
 )
 from odradek.handlers.file_records import FileRecords
+from odradek.handlers.leadership import POINTS_TO_LEADER, leader_endpoints, refusal
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
@@ -47,6 +48,8 @@ from odradek.protocol.messages.fetch import (
     FetchableTopicResponse,
     FetchRequest,
     FetchResponse,
+    LeaderIdAndEpoch,
+    NodeEndpoint,
     PartitionData,
 )
 from odradek.protocol.records import down_convert_batches
@@ -109,7 +112,9 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
     """Which partitions to read, resolving the fetch session (if any) the request names."""
     version = context.api_version
     cache = context.services.fetch_sessions
-    requested = list(_requested(request, context))
+    # Kafka keys a fetch by topic partition (FetchRequest.fetchData, a LinkedHashMap): a partition named
+    # twice is read once, where it was first named, with what it was last asked for.
+    requested = list({_key(entry): entry for entry in _requested(request, context)}.values())
     if version < 7 or request.session_epoch == FINAL_EPOCH:
         if version >= 7 and request.session_id:
             cache.close(request.session_id)
@@ -210,6 +215,14 @@ def _read_partition(
     entry: CachedPartition, limit: int, first: bool, isolation: FetchIsolation, context: RequestContext
 ) -> tuple[PartitionData, int]:
     services = context.services
+    refused = refusal(context, entry.topic, entry.partition, entry.current_leader_epoch)
+    if refused is not None and refused.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+        data = _error(entry, refused.error_code)  # ZooKeeper mode: only the leader serves
+        if refused.error_code in POINTS_TO_LEADER:
+            data.current_leader = LeaderIdAndEpoch(
+                leader_id=refused.leader_id, leader_epoch=refused.leader_epoch
+            )
+        return data, 0
     partition = services.cluster.partition(entry.topic, entry.partition)
     log = services.logs.get_log(entry.topic, entry.partition) if partition else None
     if partition is None or log is None:
@@ -300,8 +313,22 @@ def _respond(plan: _Plan, results: list[PartitionData], context: RequestContext)
         if data.records and context.services.traffic is not None:
             context.services.traffic.fetched(entry.topic, len(data.records))
     return FetchResponse(
-        error_code=ErrorCode.NONE, session_id=plan.session_id, responses=list(topics.values())
+        error_code=ErrorCode.NONE,
+        session_id=plan.session_id,
+        responses=list(topics.values()),
+        node_endpoints=_leaders_named(results, context),
     )
+
+
+def _leaders_named(results: list[PartitionData], context: RequestContext) -> list[NodeEndpoint]:
+    """v16+ (KIP-951): the endpoints of the leaders that refusals point to."""
+    if context.services.replicas is None:
+        return []
+    named = (d.current_leader.leader_id for d in results if d.error_code in POINTS_TO_LEADER)
+    return [
+        NodeEndpoint(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
+        for b in leader_endpoints(context, named)
+    ]
 
 
 def _must_send(entry: CachedPartition, data: PartitionData) -> bool:

@@ -10,9 +10,8 @@ Version notes:
   id modulo `offsets.topic.num.partitions`); if the topic does not exist yet its creation starts here,
   in the background (a single node creates it at start-up). While it is missing or being created, or
   has no leader, the answer is COORDINATOR_NOT_AVAILABLE (node -1), which clients retry.
-- Transactional ids: there is no transaction coordinator yet, so they are refused with
-  TRANSACTIONAL_ID_AUTHORIZATION_FAILED and a message saying so, which clients report at once
-  (see handlers/transactions.py for why this code).
+- A transactional id's coordinator is the leader of its `__transaction_state` partition (the same
+  hash modulo `transaction.state.log.num.partitions`); COORDINATOR_NOT_AVAILABLE until it exists.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from odradek.handlers.authorization import authorize, require_group
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import group_coordinator
 from odradek.handlers.registry import handles
-from odradek.handlers.transactions import REFUSAL_MESSAGE, TRANSACTIONS_REFUSED
+from odradek.handlers.transactions import transaction_coordinator
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.find_coordinator import (
@@ -80,8 +79,8 @@ def _coordinator(key: str, key_type: int, context: RequestContext) -> BrokerEndp
     if key_type == TRANSACTION_KEY:
         if not authorize(context, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
             raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-        raise KafkaError(TRANSACTIONS_REFUSED, REFUSAL_MESSAGE)
-    if key_type == GROUP_KEY:
+        node_id = transaction_coordinator(context).coordinator_node(key)
+    elif key_type == GROUP_KEY:
         require_group(context, key, AclOperation.DESCRIBE)
         node_id = group_coordinator(context).coordinator_node(key)
     else:

@@ -1,26 +1,28 @@
-"""InitProducerId (key 22): a producer id and epoch for an idempotent producer.
+"""InitProducerId (key 22): a producer id and epoch for an idempotent or transactional producer.
 
 Version notes:
 - Without a transactional id every call gets a fresh producer id with epoch 0 (as Kafka does for
   idempotent producers, KIP-360's epoch bump applies only to transactional ids).
-- v2 flexible; v3 carries the caller's current id/epoch (used by transactional producers); v4-5 no
-  wire change for this path. v6 (two-phase commit, unstable in Kafka 4.3) is not served.
-- Transactional ids need the transaction coordinator, which odradek does not have yet: they are
-  refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED (fatal in every client, see
-  handlers/transactions.py), never answered with a made-up id. The response has no message field.
+- With a transactional id the transaction coordinator answers (coordinator/txn_coordinator.py): a new
+  producer id the first time, the epoch bumped on every later call (a new id once the epoch is
+  exhausted), CONCURRENT_TRANSACTIONS while a previous instance's open transaction is being aborted,
+  INVALID_TRANSACTION_TIMEOUT above `transaction.max.timeout.ms`.
+- v2 flexible; v3 carries the caller's current id/epoch (KIP-360: a producer re-initialising after an
+  error; a pair that is not the current one is fenced: PRODUCER_FENCED from v4, INVALID_PRODUCER_EPOCH
+  before); v4-5 no wire change. v6 (two-phase commit, unstable in Kafka 4.3) is not served.
 - With an authorizer (Kafka 3.x, KIP-679): an idempotent producer needs IDEMPOTENT_WRITE on the
   cluster or WRITE on at least one topic, else CLUSTER_AUTHORIZATION_FAILED; a transactional id needs
-  WRITE on it (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the refusal's code either way).
+  WRITE on it, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
-from odradek.handlers.authorization import authorize_cluster
+from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
-from odradek.handlers.transactions import TRANSACTIONS_REFUSED
+from odradek.handlers.transactions import for_version, transaction_coordinator
 from odradek.protocol.api_keys import ApiKey
-from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from odradek.security.acl import AclOperation, ResourceType
 
@@ -30,7 +32,27 @@ async def handle_init_producer_id(
     request: InitProducerIdRequest, context: RequestContext
 ) -> InitProducerIdResponse:
     if request.transactional_id is not None:
-        return InitProducerIdResponse(error_code=TRANSACTIONS_REFUSED, producer_id=-1, producer_epoch=-1)
+        if not authorize(
+            context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id
+        ):
+            return InitProducerIdResponse(
+                error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                producer_id=-1,
+                producer_epoch=-1,
+            )
+        try:
+            producer_id, epoch = await transaction_coordinator(context).init_producer_id(
+                request.transactional_id,
+                request.transaction_timeout_ms,
+                request.producer_id,
+                request.producer_epoch,
+            )
+        except KafkaError as error:
+            code = for_version(error.error_code, context.api_version, 4)
+            return InitProducerIdResponse(error_code=code, producer_id=-1, producer_epoch=-1)
+        return InitProducerIdResponse(
+            error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=epoch
+        )
     if not _may_write_idempotently(context):
         return InitProducerIdResponse(
             error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, producer_id=-1, producer_epoch=-1

@@ -17,6 +17,7 @@ from __future__ import annotations
 from odradek.handlers.authorization import authorize
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for
+from odradek.handlers.leadership import refusal
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
@@ -68,6 +69,9 @@ def _lookup(
     topic: str, request: ListOffsetsPartition, isolation: FetchIsolation, context: RequestContext
 ) -> ListOffsetsPartitionResponse:
     index = request.partition_index
+    refused = refusal(context, topic, index, request.current_leader_epoch)
+    if refused is not None:  # ZooKeeper mode: offsets are the leader's to answer
+        return _failed(index, refused.error_code)
     state = context.services.cluster.partition(topic, index)
     log = context.services.logs.get_log(topic, index) if state else None
     if state is None or log is None:

@@ -9,6 +9,10 @@ Version notes:
   election). A topic being created (by CreateTopics, another Metadata request, or a coordinator, e.g.
   `__consumer_offsets`) is not listed yet; asked for by name it gets LEADER_NOT_AVAILABLE and no
   partitions, as Kafka answers while it creates a topic.
+- ZooKeeper mode: brokers, controller and partitions come from the controller's UpdateMetadata; each
+  broker is listed with its endpoint for the listener the client came in on (a broker without that
+  listener is left out, as Kafka does) and a partition whose leader is not among them is
+  LEADER_NOT_AVAILABLE with leader -1. No auto-creation yet (see `may_create`).
 - v5 offline replicas, v7 leader epochs, v8 authorized operations (no authorizer: everything allowed),
   v9 flexible, v10 topic ids (topics may be asked for by id), v12 a null topic name for id lookups,
   v13 a top-level error code. include_cluster_authorized_operations (v8-10) is honoured the same way.
@@ -45,19 +49,30 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
     cluster = services.cluster
     version = context.api_version
     wanted = request.topics
+    brokers = services.advertised_brokers(context.listener)
+    # ZooKeeper mode: a leader that is not alive on this listener cannot be reached: Kafka answers
+    # LEADER_NOT_AVAILABLE with no leader. A single node leads everything itself.
+    live = frozenset(b.node_id for b in brokers) if cluster.zookeeper_mode else None
     if wanted is None or (version == 0 and not wanted):
         topics = [
-            _describe(t, request, context)
+            _describe(t, request, context, live)
             for t in sorted(cluster.topics.values(), key=lambda t: t.name)
             if _may_describe(context, t.name)
         ]
     else:
         may_create = (version < 4 or request.allow_auto_topic_creation) and services.auto_create_topics
-        topics = [await _lookup(entry.name, entry.topic_id, may_create, request, context) for entry in wanted]
+        # In a ZooKeeper cluster a topic is created by writing its assignment for the controller, never
+        # by this broker's local TopicAdmin (which would make it leader of a topic no one else knows):
+        # until the ZooKeeper wiring does that, a cluster member does not auto-create.
+        may_create = may_create and not cluster.zookeeper_mode
+        # Kafka asks for a set of topics: one named (or identified) twice is answered once.
+        asked = dict.fromkeys((entry.name, entry.topic_id) for entry in wanted)
+        topics = [
+            await _lookup(name, topic_id, may_create, request, context, live) for name, topic_id in asked
+        ]
     return MetadataResponse(
         brokers=[
-            MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
-            for b in services.advertised_brokers(context.listener)
+            MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack) for b in brokers
         ],
         cluster_id=cluster.cluster_id,
         controller_id=cluster.controller_id,
@@ -85,7 +100,12 @@ def _cluster_operations(request: MetadataRequest, context: RequestContext) -> in
 
 
 async def _lookup(
-    name: str | None, topic_id: object, may_create: bool, request: MetadataRequest, context: RequestContext
+    name: str | None,
+    topic_id: object,
+    may_create: bool,
+    request: MetadataRequest,
+    context: RequestContext,
+    live: frozenset[int] | None,
 ) -> MetadataResponseTopic:
     cluster = context.services.cluster
     if name is None:
@@ -96,7 +116,7 @@ async def _lookup(
             return MetadataResponseTopic(
                 error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=None, topic_id=topic_id
             )
-        return _describe(topic, request, context)
+        return _describe(topic, request, context, live)
     if not _may_describe(context, name):
         return MetadataResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name)
     topic = cluster.topic(name)
@@ -121,10 +141,12 @@ async def _lookup(
         except KafkaError as error:
             return MetadataResponseTopic(error_code=error.error_code, name=name)
         return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
-    return _describe(topic, request, context)
+    return _describe(topic, request, context, live)
 
 
-def _describe(topic: TopicState, request: MetadataRequest, context: RequestContext) -> MetadataResponseTopic:
+def _describe(
+    topic: TopicState, request: MetadataRequest, context: RequestContext, live: frozenset[int] | None
+) -> MetadataResponseTopic:
     return MetadataResponseTopic(
         error_code=ErrorCode.NONE,
         name=topic.name,
@@ -132,9 +154,11 @@ def _describe(topic: TopicState, request: MetadataRequest, context: RequestConte
         is_internal=topic.is_internal,
         partitions=[
             MetadataResponsePartition(
-                error_code=ErrorCode.NONE if p.leader_id >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+                error_code=ErrorCode.NONE
+                if _reachable(p.leader_id, live)
+                else ErrorCode.LEADER_NOT_AVAILABLE,
                 partition_index=p.partition,
-                leader_id=p.leader_id,
+                leader_id=p.leader_id if _reachable(p.leader_id, live) else -1,
                 leader_epoch=p.leader_epoch,
                 replica_nodes=list(p.replicas),
                 isr_nodes=list(p.isr),
@@ -146,3 +170,7 @@ def _describe(topic: TopicState, request: MetadataRequest, context: RequestConte
             context, ResourceType.TOPIC, topic.name, request.include_topic_authorized_operations
         ),
     )
+
+
+def _reachable(leader_id: int, live: frozenset[int] | None) -> bool:
+    return leader_id >= 0 and (live is None or leader_id in live)

@@ -4,8 +4,9 @@ Version notes:
 - v0 answers the end offset only; v1 also the epoch found (the largest epoch at or below the one asked
   for); v2 adds the current leader epoch (fencing, as Fetch does: older than the partition's is
   FENCED_LEADER_EPOCH, newer is UNKNOWN_LEADER_EPOCH; -1 skips the check) and throttle time; v3 the
-  replica id (consumers send -1, followers their broker id: both are answered the same way here,
-  since this broker leads every partition); v4 is flexible.
+  replica id (consumers send -1, followers their broker id: both are answered the same way, by
+  the leader; a cluster member that does not lead the partition answers NOT_LEADER_OR_FOLLOWER);
+  v4 is flexible.
 - The end offset of an epoch is the start offset of the next larger epoch, or the log end offset for
   the latest one; an epoch the log does not know (newer than any, or -1) gets -1/-1 with no error.
 - The leader's current epoch ends at the log end offset even before anything was written in it:
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
+from odradek.handlers.leadership import refusal
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
@@ -57,11 +59,14 @@ async def handle_offset_for_leader_epoch(
 
 def _end_offset(topic: str, request: OffsetForLeaderPartition, context: RequestContext) -> EpochEndOffset:
     index = request.partition
+    current = request.current_leader_epoch if context.api_version >= 2 else NO_EPOCH
+    refused = refusal(context, topic, index, current)
+    if refused is not None:  # ZooKeeper mode: followers ask the leader too, as consumers do
+        return _failed(index, refused.error_code)
     state = context.services.cluster.partition(topic, index)
     log = context.services.logs.get_log(topic, index) if state is not None else None
     if state is None or log is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    current = request.current_leader_epoch if context.api_version >= 2 else NO_EPOCH
     if current != NO_EPOCH and current != state.leader_epoch:
         return _failed(
             index,

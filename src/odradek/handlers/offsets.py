@@ -70,6 +70,9 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
     denied: set[str] = set()
     items: list[OffsetCommitItem] = []
     group_allowed = authorize_group(context, request.group_id)
+    #: Partitions the topic does not have: answered UNKNOWN_TOPIC_OR_PARTITION and not committed, as
+    #: Kafka's KafkaApis does before it asks the coordinator (whatever the group's own error).
+    missing: set[tuple[str, int]] = set()
     for topic in request.topics:
         if version < 10 and group_allowed and not authorize(context, _READ, _TOPIC, topic.name):
             denied.add(topic.name)  # refused before its existence is looked at, as Kafka
@@ -86,6 +89,9 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
         if name is None or not group_allowed or name in denied:
             continue
         for p in topic.partitions:
+            if cluster.partition(name, p.partition_index) is None:
+                missing.add((name, p.partition_index))
+                continue
             items.append(
                 OffsetCommitItem(
                     name,
@@ -122,6 +128,8 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
                 code = _TOPIC_DENIED
             elif name is None:
                 code = unknown
+            elif (name, p.partition_index) in missing:
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif group_error is not None:
                 code = group_error
             else:

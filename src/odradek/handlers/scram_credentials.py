@@ -43,7 +43,7 @@ from odradek.security.scram_credentials import (
     credential_from_salted_password,
 )
 
-UserError = tuple[ErrorCode, str]
+UserError = tuple[ErrorCode, str | None]
 
 
 @handles(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0)
@@ -154,14 +154,10 @@ async def handle_alter_user_scram_credentials(
         deletions = {key for key in deletions if key[0] not in errors}
         if upserts or deletions:
             store.apply(upserts, deletions)
-    results = [
-        AlterUserScramCredentialsResult(
-            user=user,
-            error_code=errors.get(user, (ErrorCode.NONE, None))[0],
-            error_message=errors.get(user, (ErrorCode.NONE, None))[1],
-        )
-        for user in users
-    ]
+    results = []
+    for user in users:
+        code, message = errors.get(user, (ErrorCode.NONE, None))
+        results.append(AlterUserScramCredentialsResult(user=user, error_code=code, error_message=message))
     return AlterUserScramCredentialsResponse(throttle_time_ms=0, results=results)
 
 

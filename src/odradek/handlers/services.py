@@ -6,17 +6,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
+from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, ClusterMetadata
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 
 if TYPE_CHECKING:
     from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
+    from odradek.cluster.replica_manager import ReplicaManager
     from odradek.cluster.topics import TopicAdmin
     from odradek.coordinator.group_coordinator import GroupCoordinator
+    from odradek.coordinator.txn_coordinator import TransactionCoordinator
     from odradek.security.authorizer import AclAuthorizer
     from odradek.security.scram_credentials import ScramCredential, ScramCredentialStore
+    from odradek.security.tls_reload import TlsReloader
     from odradek.server.delayed import AppendNotifier
     from odradek.storage.log_manager import LogManager
 
@@ -47,10 +50,28 @@ class Services:
     dynamic_configs: DynamicBrokerConfigs | None = None
     #: Consumer groups and committed offsets (`__consumer_offsets`).
     groups: GroupCoordinator | None = None
+    #: Transactional ids and their transactions (`__transaction_state`).
+    transactions: TransactionCoordinator | None = None
     #: Unexpected exceptions answered UNKNOWN_SERVER_ERROR, by API key (logged where they happen).
     unexpected_errors: Counter[int] = field(default_factory=Counter)
+    #: ZooKeeper mode only: the partitions this broker hosts and leads, as the controller says. None on
+    #: a single node, which leads everything (the data path's leadership check is then skipped).
+    replicas: ReplicaManager | None = None
+
+    def join_zookeeper_cluster(self, replicas: ReplicaManager) -> None:
+        """Make this broker a member of a ZooKeeper cluster: from now on its metadata cache and its
+        leaderships are the controller's (LeaderAndIsr, UpdateMetadata, StopReplica are served)."""
+        self.cluster.mode = BrokerMode.ZOOKEEPER
+        self.replicas = replicas
+
+    @property
+    def mode(self) -> BrokerMode:
+        return self.cluster.mode
+
     #: SCRAM users (AlterUserScramCredentials), persisted in the log dir; None: SCRAM is not served.
     scram_credentials: ScramCredentialStore | None = None
+    #: Checks TLS and SASL settings of an AlterConfigs change, and rebuilds the TLS listeners' contexts.
+    tls: TlsReloader | None = None
     #: ACL authorization (authorizer.class.name); None: every request is allowed and nothing is checked.
     authorizer: AclAuthorizer | None = None
 
@@ -65,6 +86,8 @@ class Services:
 
     def advertised_brokers(self, listener: str) -> list[BrokerEndpoint]:
         """The brokers as a client on `listener` should reach them (Kafka answers per listener)."""
+        if self.cluster.zookeeper_mode:
+            return self.cluster.brokers_on_listener(listener)
         if listener in self.advertised:
             return self.advertised[listener]
         return next(iter(self.advertised.values()), [])

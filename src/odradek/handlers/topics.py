@@ -21,6 +21,10 @@ Version notes:
   DELETE on the topic, CreatePartitions ALTER on it; else TOPIC_AUTHORIZATION_FAILED for that topic,
   checked before anything else about it. A created topic's configs (v5+) are left out, with
   topic_config_error_code TOPIC_AUTHORIZATION_FAILED, without DESCRIBE_CONFIGS on it.
+- As Kafka's controller, one CreateTopics or CreatePartitions may make at most 10,000 metadata records
+  (a topic, its partitions, its configs; QuorumController.MAX_RECORDS_PER_USER_OP): past that the
+  whole request fails with POLICY_VIOLATION, before anything is created (a client asking for 2^31-1
+  partitions would otherwise have the broker make directories until its disk is full).
 - Internal topics (__consumer_offsets, __transaction_state) are created by their coordinators only,
   cannot be deleted (TOPIC_DELETION_DISABLED) and cannot get more partitions (INVALID_REQUEST: a
   group's partition is a hash modulo the count): Kafka lets an administrator do all three.
@@ -60,6 +64,10 @@ from odradek.protocol.schema import ZERO_UUID
 from odradek.security.acl import AclOperation, ResourceType
 
 _DUPLICATE_NAME = "Duplicate topic name."
+#: Kafka's QuorumController.MAX_RECORDS_PER_USER_OP: the records one request may make.
+MAX_RECORDS_PER_USER_OP = 10_000
+#: What Kafka answers past it (EventHandlerExceptionInfo, for a BoundedListTooLongException).
+_EXCESSIVE = "Unable to perform excessively large batch operation."
 #: What Kafka's UnknownTopicIdException says (its default message for UNKNOWN_TOPIC_ID).
 _UNKNOWN_TOPIC_ID = "This server does not host this topic ID."
 _DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
@@ -71,6 +79,10 @@ _DENIED_MESSAGE = "Authorization failed."
 async def handle_create_topics(request: CreateTopicsRequest, context: RequestContext) -> CreateTopicsResponse:
     counts = Counter(topic.name for topic in request.topics)
     validate_only = context.api_version >= 1 and request.validate_only
+    if _records_to_create(request.topics, counts, context) > MAX_RECORDS_PER_USER_OP:
+        return CreateTopicsResponse(
+            topics=[_not_created(name, ErrorCode.POLICY_VIOLATION, _EXCESSIVE) for name in counts]
+        )
     results: dict[str, CreatableTopicResult] = {}
     may_create_any = authorize_cluster(context, AclOperation.CREATE)
     for topic in request.topics:
@@ -137,6 +149,15 @@ async def handle_create_partitions(
     request: CreatePartitionsRequest, context: RequestContext
 ) -> CreatePartitionsResponse:
     counts = Counter(topic.name for topic in request.topics)
+    if _partitions_to_add(request.topics, counts, context) > MAX_RECORDS_PER_USER_OP:
+        return CreatePartitionsResponse(
+            results=[
+                CreatePartitionsTopicResult(
+                    name=name, error_code=ErrorCode.POLICY_VIOLATION, error_message=_EXCESSIVE
+                )
+                for name in counts
+            ]
+        )
     results: dict[str, CreatePartitionsTopicResult] = {}
     for topic in request.topics:
         if topic.name in results:
@@ -158,6 +179,36 @@ async def handle_create_partitions(
 
 
 # ----- helpers ---------------------------------------------------------------------------------------
+
+
+def _records_to_create(topics: list[CreatableTopic], counts: Counter[str], context: RequestContext) -> int:
+    """The metadata records Kafka's controller would make for these topics: one per topic, partition
+    and config, for the topics it would try to create (named once, not existing yet)."""
+    cluster = context.services.cluster
+    records = 0
+    for topic in topics:
+        if counts[topic.name] > 1 or cluster.topic(topic.name) is not None:
+            continue
+        if topic.assignments:
+            partitions = len(topic.assignments)
+        elif topic.num_partitions == -1:
+            partitions = context.services.config.num_partitions
+        else:
+            partitions = max(topic.num_partitions, 0)  # a non-positive count is refused on its own
+        records += 1 + partitions + len(topic.configs)
+    return records
+
+
+def _partitions_to_add(
+    topics: list[CreatePartitionsTopic], counts: Counter[str], context: RequestContext
+) -> int:
+    """The partition records Kafka's controller would make to grow these topics to their counts."""
+    records = 0
+    for topic in topics:
+        state = context.services.cluster.topic(topic.name)
+        if counts[topic.name] == 1 and state is not None:
+            records += max(topic.count - len(state.partitions), 0)
+    return records
 
 
 async def _create(topic: CreatableTopic, validate_only: bool, context: RequestContext) -> TopicState:

@@ -1,46 +1,352 @@
-"""Transactions are refused until odradek has a transaction coordinator, in one way for every API.
+"""The transaction APIs: AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26), WriteTxnMarkers
+(27) and TxnOffsetCommit (28), answered by the transaction coordinator (coordinator/txn_coordinator.py)
+and, for offsets, the group coordinator.
 
-Kafka's answer for a transactional id its authorizer grants to no one is TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-at FindCoordinator (key type 1), at InitProducerId and at Produce with transactional batches; this broker
-answers exactly that, with a message saying why where the response has a message field. It is the one
-refusal every client treats as fatal at once: librdkafka retries any other FindCoordinator error (so
-init_transactions() would wait out its whole timeout), and COORDINATOR_NOT_AVAILABLE, answered before,
-is retried by all of them. A transactional batch is refused rather than appended because nothing would
-ever commit or abort it: it would pin the last stable offset and stall `read_committed` consumers.
+Version notes:
+- PRODUCER_FENCED (90) is answered as INVALID_PRODUCER_EPOCH to clients too old to know it, as Kafka
+  does: AddPartitionsToTxn, AddOffsetsToTxn and EndTxn before v2, TxnOffsetCommit before v3.
+- AddPartitionsToTxn v0-3 is the client's call (one transaction); v4+ is the broker's batched form
+  (KIP-890 part 1), served too: `verify_only` answers whether each partition is already in the
+  producer's ongoing transaction, without adding it.
+- WriteTxnMarkers is served for the partitions this broker leads (NOT_LEADER_OR_FOLLOWER for the
+  others); a single-node coordinator writes its markers through the same code without a request.
+- With an authorizer, as Kafka's KafkaApis: AddPartitionsToTxn needs WRITE on the transactional id
+  (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition) and WRITE on each topic (else
+  TOPIC_AUTHORIZATION_FAILED for its partitions and OPERATION_NOT_ATTEMPTED for the others); v4+ (the
+  broker's batched form) needs CLUSTER_ACTION. AddOffsetsToTxn needs WRITE on the transactional id and
+  READ on the group (GROUP_AUTHORIZATION_FAILED); TxnOffsetCommit the same plus READ on each topic
+  (TOPIC_AUTHORIZATION_FAILED for its partitions, the others committed); EndTxn WRITE on the
+  transactional id; WriteTxnMarkers CLUSTER_ACTION (CLUSTER_AUTHORIZATION_FAILED for every partition).
 """
 
 from __future__ import annotations
 
 import struct
-from typing import Final
 
-from odradek.protocol.error_codes import ErrorCode
-from odradek.protocol.records.attributes import LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2, TRANSACTIONAL_FLAG_MASK
-from odradek.protocol.records.header import ATTRIBUTES_OFFSET, BATCH_LENGTH_OFFSET
-
-TRANSACTIONS_REFUSED: Final = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-REFUSAL_MESSAGE: Final = (
-    "transactions are not supported by this broker (odradek has no transaction coordinator)"
+from odradek.coordinator.offset_requests import OffsetCommitItem
+from odradek.coordinator.settings import OFFSETS_TOPIC
+from odradek.coordinator.txn_coordinator import TransactionCoordinator
+from odradek.handlers.authorization import authorize, authorize_cluster, authorize_group
+from odradek.handlers.context import RequestContext
+from odradek.handlers.groups import group_coordinator
+from odradek.handlers.leadership import refusal
+from odradek.handlers.registry import handles
+from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
+from odradek.protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnPartitionResult,
+    AddPartitionsToTxnPartitionResultResult,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    AddPartitionsToTxnResult,
+    AddPartitionsToTxnTopicResult,
+    AddPartitionsToTxnTopicResultResult,
 )
+from odradek.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
+from odradek.protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitRequestTopic,
+    TxnOffsetCommitResponse,
+    TxnOffsetCommitResponsePartition,
+    TxnOffsetCommitResponseTopic,
+)
+from odradek.protocol.messages.write_txn_markers import (
+    WritableTxnMarkerPartitionResult,
+    WritableTxnMarkerResult,
+    WritableTxnMarkerTopicResult,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
+from odradek.protocol.records.attributes import TRANSACTIONAL_FLAG_MASK
+from odradek.protocol.records.header import ATTRIBUTES_OFFSET
+from odradek.security.acl import AclOperation, ResourceType
 
-_BATCH_LENGTH = struct.Struct(">i")
+
+def transaction_coordinator(context: RequestContext) -> TransactionCoordinator:
+    coordinator = context.services.transactions
+    if coordinator is None:
+        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    return coordinator
+
+
+def may_write_transactional_id(context: RequestContext, transactional_id: str) -> bool:
+    return authorize(context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)
+
+
+def _may_read(context: RequestContext, topic: str) -> bool:
+    return authorize(context, AclOperation.READ, ResourceType.TOPIC, topic)
+
+
+def for_version(error: ErrorCode, api_version: int, fenced_since: int) -> ErrorCode:
+    """PRODUCER_FENCED as the client's version knows it."""
+    if error is ErrorCode.PRODUCER_FENCED and api_version < fenced_since:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return error
+
+
+@handles(ApiKey.ADD_PARTITIONS_TO_TXN, 0, 5)
+async def handle_add_partitions_to_txn(
+    request: AddPartitionsToTxnRequest, context: RequestContext
+) -> AddPartitionsToTxnResponse:
+    if context.api_version >= 4:
+        if not authorize_cluster(context, AclOperation.CLUSTER_ACTION):
+            return AddPartitionsToTxnResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        return _add_partitions_batched(request, context)
+    wanted = [(t.name, p) for t in request.v3_and_below_topics for p in t.partitions]
+    errors: dict[tuple[str, int], ErrorCode]
+    if not may_write_transactional_id(context, request.v3_and_below_transactional_id):
+        errors = dict.fromkeys(wanted, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    elif denied := {
+        t.name
+        for t in request.v3_and_below_topics
+        if not authorize(context, AclOperation.WRITE, ResourceType.TOPIC, t.name)
+    }:
+        errors = {
+            tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp[0] in denied else ErrorCode.OPERATION_NOT_ATTEMPTED
+            for tp in wanted
+        }
+    else:
+        try:
+            errors = transaction_coordinator(context).add_partitions(
+                request.v3_and_below_transactional_id,
+                request.v3_and_below_producer_id,
+                request.v3_and_below_producer_epoch,
+                wanted,
+            )
+        except KafkaError as error:
+            errors = {tp: error.error_code for tp in wanted}
+    by_topic: dict[str, list[AddPartitionsToTxnPartitionResultResult]] = {}
+    for (topic, partition), error_code in errors.items():
+        by_topic.setdefault(topic, []).append(
+            AddPartitionsToTxnPartitionResultResult(
+                partition_index=partition,
+                partition_error_code=for_version(error_code, context.api_version, 2),
+            )
+        )
+    return AddPartitionsToTxnResponse(
+        results_by_topic_v3_and_below=[
+            AddPartitionsToTxnTopicResultResult(name=t, results_by_partition=r) for t, r in by_topic.items()
+        ]
+    )
+
+
+def _add_partitions_batched(
+    request: AddPartitionsToTxnRequest, context: RequestContext
+) -> AddPartitionsToTxnResponse:
+    results = []
+    for txn in request.transactions:
+        wanted = [(t.name, p) for t in txn.topics for p in t.partitions]
+        try:
+            coordinator = transaction_coordinator(context)
+            if txn.verify_only:
+                errors = {
+                    tp: coordinator.verify_partition(txn.producer_id, txn.producer_epoch, *tp)
+                    for tp in wanted
+                }
+            else:
+                errors = coordinator.add_partitions(
+                    txn.transactional_id, txn.producer_id, txn.producer_epoch, wanted
+                )
+        except KafkaError as error:
+            errors = {tp: error.error_code for tp in wanted}
+        by_topic: dict[str, list[AddPartitionsToTxnPartitionResult]] = {}
+        for (topic, partition), error_code in errors.items():
+            by_topic.setdefault(topic, []).append(
+                AddPartitionsToTxnPartitionResult(partition_index=partition, partition_error_code=error_code)
+            )
+        results.append(
+            AddPartitionsToTxnResult(
+                transactional_id=txn.transactional_id,
+                topic_results=[
+                    AddPartitionsToTxnTopicResult(name=t, results_by_partition=r) for t, r in by_topic.items()
+                ],
+            )
+        )
+    return AddPartitionsToTxnResponse(error_code=ErrorCode.NONE, results_by_transaction=results)
+
+
+@handles(ApiKey.ADD_OFFSETS_TO_TXN, 0, 4)
+async def handle_add_offsets_to_txn(
+    request: AddOffsetsToTxnRequest, context: RequestContext
+) -> AddOffsetsToTxnResponse:
+    if not may_write_transactional_id(context, request.transactional_id):
+        return AddOffsetsToTxnResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not authorize_group(context, request.group_id):
+        return AddOffsetsToTxnResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    try:
+        error = transaction_coordinator(context).add_offsets(
+            request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
+        )
+    except KafkaError as failure:
+        error = failure.error_code
+    return AddOffsetsToTxnResponse(error_code=for_version(error, context.api_version, 2))
+
+
+@handles(ApiKey.END_TXN, 0, 4)
+async def handle_end_txn(request: EndTxnRequest, context: RequestContext) -> EndTxnResponse:
+    if not may_write_transactional_id(context, request.transactional_id):
+        return EndTxnResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    try:
+        transaction_coordinator(context).end_txn(
+            request.transactional_id, request.producer_id, request.producer_epoch, request.committed
+        )
+    except KafkaError as failure:
+        return EndTxnResponse(error_code=for_version(failure.error_code, context.api_version, 2))
+    return EndTxnResponse(error_code=ErrorCode.NONE)
+
+
+@handles(ApiKey.TXN_OFFSET_COMMIT, 0, 4)
+async def handle_txn_offset_commit(
+    request: TxnOffsetCommitRequest, context: RequestContext
+) -> TxnOffsetCommitResponse:
+    wanted = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+    refused: ErrorCode | None = None
+    if not may_write_transactional_id(context, request.transactional_id):
+        refused = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not authorize_group(context, request.group_id):
+        refused = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if refused is not None:
+        return _txn_offset_commit_response(dict.fromkeys(wanted, refused), context)
+    denied = {
+        t.name
+        for t in request.topics
+        if not authorize(context, AclOperation.READ, ResourceType.TOPIC, t.name)
+    }
+    errors = _txn_offset_commit(request, [t for t in request.topics if t.name not in denied], context)
+    errors.update({tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in wanted if tp[0] in denied})
+    return _txn_offset_commit_response({tp: errors[tp] for tp in wanted if tp in errors}, context)
+
+
+def _txn_offset_commit(
+    request: TxnOffsetCommitRequest, topics: list[TxnOffsetCommitRequestTopic], context: RequestContext
+) -> dict[tuple[str, int], ErrorCode]:
+    wanted = [(t.name, p.partition_index) for t in topics for p in t.partitions]
+    if not wanted:
+        return {}
+    try:
+        # The group's offsets partition must be in the producer's ongoing transaction (AddOffsetsToTxn),
+        # or no marker would ever reach it and the offsets would stay pending for good.
+        coordinator = transaction_coordinator(context)
+        groups = group_coordinator(context)
+        offsets_partition = groups.runtime.partition_for(request.group_id)
+        unverified = coordinator.check_producer(request.producer_id, request.producer_epoch)
+        if unverified is ErrorCode.NONE:
+            unverified = coordinator.verify_partition(
+                request.producer_id, request.producer_epoch, OFFSETS_TOPIC, offsets_partition
+            )
+        if unverified is not ErrorCode.NONE:
+            raise KafkaError(unverified)
+        items = [
+            OffsetCommitItem(
+                t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata
+            )
+            for t in topics
+            for p in t.partitions
+        ]
+        errors = groups.commit_transactional_offsets(
+            request.group_id,
+            request.producer_id,
+            request.producer_epoch,
+            request.member_id,
+            request.generation_id,
+            items,
+        )
+    except KafkaError as failure:
+        errors = dict.fromkeys(wanted, failure.error_code)
+    return dict(errors)
+
+
+def _txn_offset_commit_response(
+    errors: dict[tuple[str, int], ErrorCode], context: RequestContext
+) -> TxnOffsetCommitResponse:
+    by_topic: dict[str, list[TxnOffsetCommitResponsePartition]] = {}
+    for (topic, partition), error_code in errors.items():
+        by_topic.setdefault(topic, []).append(
+            TxnOffsetCommitResponsePartition(
+                partition_index=partition, error_code=for_version(error_code, context.api_version, 3)
+            )
+        )
+    return TxnOffsetCommitResponse(
+        topics=[TxnOffsetCommitResponseTopic(name=t, partitions=p) for t, p in by_topic.items()]
+    )
+
+
+@handles(ApiKey.WRITE_TXN_MARKERS, 0, 1)
+async def handle_write_txn_markers(
+    request: WriteTxnMarkersRequest, context: RequestContext
+) -> WriteTxnMarkersResponse:
+    if not authorize_cluster(context, AclOperation.CLUSTER_ACTION):
+        return _markers_refused(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    coordinator = transaction_coordinator(context)
+    results = []
+    for marker in request.markers:
+        topics = []
+        for topic in marker.topics:
+            partitions = []
+            for partition in topic.partition_indexes:
+                refused = refusal(context, topic.name, partition)
+                if refused is not None:
+                    error = refused.error_code
+                else:
+                    error = coordinator.markers.write(
+                        topic.name,
+                        partition,
+                        marker.producer_id,
+                        marker.producer_epoch,
+                        marker.transaction_result,
+                        marker.coordinator_epoch,
+                    )
+                partitions.append(
+                    WritableTxnMarkerPartitionResult(partition_index=partition, error_code=error)
+                )
+            topics.append(WritableTxnMarkerTopicResult(name=topic.name, partitions=partitions))
+        results.append(WritableTxnMarkerResult(producer_id=marker.producer_id, topics=topics))
+    return WriteTxnMarkersResponse(markers=results)
+
+
+def _markers_refused(request: WriteTxnMarkersRequest, error: ErrorCode) -> WriteTxnMarkersResponse:
+    return WriteTxnMarkersResponse(
+        markers=[
+            WritableTxnMarkerResult(
+                producer_id=marker.producer_id,
+                topics=[
+                    WritableTxnMarkerTopicResult(
+                        name=topic.name,
+                        partitions=[
+                            WritableTxnMarkerPartitionResult(partition_index=p, error_code=error)
+                            for p in topic.partition_indexes
+                        ],
+                    )
+                    for topic in marker.topics
+                ],
+            )
+            for marker in request.markers
+        ]
+    )
+
+
+def verify_transactional_produce(
+    context: RequestContext, topic: str, partition: int, batches: bytearray | memoryview
+) -> ErrorCode:
+    """NONE for a non-transactional batch; for a transactional one, whether its producer's ongoing
+    transaction holds the partition (Kafka 3.x's INVALID_TXN_STATE otherwise), so no stray batch can
+    pin the last stable offset. Only the header's attributes, producer id and epoch are read."""
+    if len(batches) <= _EPOCH_OFFSET + 2 or not _ATTRIBUTES.unpack_from(batches, ATTRIBUTES_OFFSET)[0] & (
+        TRANSACTIONAL_FLAG_MASK
+    ):
+        return ErrorCode.NONE
+    (producer_id,) = _PRODUCER_ID.unpack_from(batches, _PRODUCER_ID_OFFSET)
+    (producer_epoch,) = _ATTRIBUTES.unpack_from(batches, _EPOCH_OFFSET)
+    coordinator = context.services.transactions
+    if coordinator is None:
+        return ErrorCode.INVALID_TXN_STATE
+    return coordinator.verify_partition(producer_id, producer_epoch, topic, partition)
+
+
 _ATTRIBUTES = struct.Struct(">h")
-
-
-def has_transactional_batch(records: bytes | bytearray | memoryview | None) -> bool:
-    """True when a v2 batch in ``records`` has its transactional bit set.
-
-    Reads two header fields per batch (no CRC, no records); stops at the first legacy message set or
-    cut-short batch, which validation reports on its own (a legacy message cannot be transactional)."""
-    if not records:
-        return False
-    pos, size = 0, len(records)
-    while size - pos > ATTRIBUTES_OFFSET + 1 and records[pos + MAGIC_OFFSET] == MAGIC_V2:
-        (attributes,) = _ATTRIBUTES.unpack_from(records, pos + ATTRIBUTES_OFFSET)
-        if attributes & TRANSACTIONAL_FLAG_MASK:
-            return True
-        (length,) = _BATCH_LENGTH.unpack_from(records, pos + BATCH_LENGTH_OFFSET)
-        if length <= 0:
-            return False
-        pos += LOG_OVERHEAD + length
-    return False
+_PRODUCER_ID = struct.Struct(">q")
+#: Batch header: base offset 8, length 4, leader epoch 4, magic 1, crc 4, attributes 2, last offset
+#: delta 4, base timestamp 8, max timestamp 8, then the producer id 8 and epoch 2.
+_PRODUCER_ID_OFFSET = 43
+_EPOCH_OFFSET = 51

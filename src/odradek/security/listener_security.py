@@ -40,7 +40,7 @@ class ListenerSecurity:
 def listener_security(config: BrokerConfig) -> dict[str, ListenerSecurity]:
     """Each listener's security, by listener name; raises ConfigError."""
     endpoints = config.listener_endpoints()
-    _refuse_unused(config, endpoints)
+    refuse_unused(config, endpoints)
     security: dict[str, ListenerSecurity] = {}
     for endpoint in endpoints:
         settings = ListenerSettings(config, endpoint.listener_name)
@@ -51,7 +51,7 @@ def listener_security(config: BrokerConfig) -> dict[str, ListenerSecurity]:
     return security
 
 
-def _refuse_unused(config: BrokerConfig, endpoints: list[Endpoint]) -> None:
+def refuse_unused(config: BrokerConfig, endpoints: list[Endpoint]) -> None:
     protocols = {endpoint.listener_name: endpoint.security_protocol for endpoint in endpoints}
     for names, wanted, kind in (
         (_TLS_ONLY, TLS_PROTOCOLS, "SSL or SASL_SSL"),

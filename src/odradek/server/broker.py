@@ -32,16 +32,23 @@ from odradek.config.topic import resolve_topic_config
 from odradek.config.types import ConfigError
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, ProducerIdManager
+from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
 from odradek.security.authorizer import authorizer_from_config
 from odradek.security.listener_security import ListenerSecurity, listener_security
 from odradek.security.scram_credentials import CredentialError, ScramCredentialStore
+from odradek.security.tls_reload import TlsReloader
 from odradek.server import metrics
 from odradek.server.acceptor import Acceptor, bind_sockets
 from odradek.server.connection import Connection
 from odradek.server.connection_quotas import ConnectionQuotas
+from odradek.server.console_process import (
+    ConsoleProcess,
+    ConsoleUnavailableError,
+    check_console_installed,
+)
 from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.server.memory_pool import memory_pool_for
@@ -70,6 +77,8 @@ class Broker:
         self.services: Services | None = None
         # First, so that a limit that cannot be used stops the broker before it touches anything.
         self.memory_pool = memory_pool_for(config)
+        if config.console_port is not None:
+            check_console_installed()
         listener_names = [e.listener_name for e in config.listener_endpoints()]
         self.quotas = ConnectionQuotas(self._live_config, listener_names)
         self.connections: set[Connection] = set()
@@ -101,6 +110,7 @@ class Broker:
             raise
         self.logs_loaded = False  # the clean-shutdown marker is only written for logs fully loaded
         self.metrics_endpoint: metrics.MetricsEndpoint | None = None
+        self.console: ConsoleProcess | None = None
 
     # ----- lifecycle ---------------------------------------------------------------------------------
 
@@ -127,6 +137,17 @@ class Broker:
             scram_credentials=ScramCredentialStore.load(self.logs.log_dirs[0]),
             authorizer=authorizer_from_config(self.config, self.logs.log_dirs[0]),
         )
+        transactions = TransactionCoordinator(
+            self.config,
+            cluster,
+            topics,
+            self.logs,
+            self.node_id,
+            self.services.producer_ids,
+            groups,
+            appends.notify,
+        )
+        self.services.transactions = transactions
         await self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
         try:
@@ -139,8 +160,13 @@ class Broker:
         cluster.brokers = {self.node_id: self._own_endpoint()}
         topics.load()
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
+        await transactions.start(groups.settings.single_node)  # and __transaction_state, then replays it
         for acceptor in self.acceptors:
             acceptor.start()
+        if self.config.console_port is not None:
+            host, port = next(iter(self.bound.values()))
+            self.console = ConsoleProcess(self.config.console_port, f"{host or '127.0.0.1'}:{port}")
+            self.console.start()
         self._every("log.retention.check.interval.ms", self._retention)
         self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
         self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
@@ -198,6 +224,7 @@ class Broker:
                 tls = security.tls.context if security is not None and security.tls is not None else None
                 self.acceptors.append(Acceptor(name, server_socket, backlog, quotas, factory, tls))
             self.bound[name] = (endpoint.host, int(sockets[0].getsockname()[1]))
+        services.tls = TlsReloader(self.acceptors, config)  # also refuses stores for a non-TLS listener
         self._advertise()
 
     def _live_config(self) -> BrokerConfig:
@@ -252,12 +279,16 @@ class Broker:
         """Release everything the broker holds (also after a failed start), the log dirs' locks last."""
         for acceptor in self.acceptors:
             acceptor.close()
+        if self.console is not None:
+            await asyncio.to_thread(self.console.stop)
         if self.metrics_endpoint is not None:
             self.metrics_endpoint.close()
         if self.services is not None:
             self.services.appends.wake_all()
             if self.services.groups is not None:
                 self.services.groups.stop()
+            if self.services.transactions is not None:
+                self.services.transactions.stop()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):
@@ -359,12 +390,14 @@ def _bind_error(what: str, host: str, port: int, error: OSError) -> ListenerBind
 
 
 #: What stops a start-up with a clear message of its own: a bad setting, a log dir that cannot be used
-#: (locked, unwritable, another broker's), an unusable listener address, a corrupt producer-id block.
+#: (locked, unwritable, another broker's), an unusable listener address, a corrupt producer-id block,
+#: unusable SCRAM credentials, a console asked for but not installed.
 _STARTUP_FAILURES = (
     ConfigError,
     StorageError,
     ListenerBindError,
     CorruptProducerIdBlockError,
+    ConsoleUnavailableError,
     CredentialError,
     AclStoreError,
 )

@@ -25,12 +25,17 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Final, cast
 
-from odradek.handlers.context import ANONYMOUS_PRINCIPAL, RequestContext
+from odradek.handlers.context import ANONYMOUS_PRINCIPAL, CloseConnection, RequestContext
 from odradek.handlers.registry import registration_for
 from odradek.handlers.services import Services
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
-from odradek.protocol.frames import UnsupportedRequestError, decode_request, encode_response_into
+from odradek.protocol.frames import (
+    UnsupportedRequestError,
+    decode_request,
+    encode_response_into,
+    read_request_header,
+)
 from odradek.protocol.messages.request_header import RequestHeader
 from odradek.security.authenticator import SaslAuthenticator, SaslState
 from odradek.security.listener_security import ListenerSecurity
@@ -127,10 +132,17 @@ class Connection(asyncio.BufferedProtocol):
         try:
             frames = self.reader.buffer_updated(nbytes)
         except FrameSizeError as error:
+            limit = self.reader.max_frame_bytes
+            setting = (
+                "socket.request.max.bytes"
+                if limit == self.max_request_bytes
+                else "sasl.server.max.receive.size"
+            )
             log.warning(
-                "closing connection: declared request size %d (socket.request.max.bytes=%d) from %s:%d",
+                "closing connection: declared request size %d (%s=%d) from %s:%d",
                 error.size,
-                self.max_request_bytes,
+                setting,
+                limit,
                 *self.peer,
             )
             self.close()
@@ -202,8 +214,11 @@ class Connection(asyncio.BufferedProtocol):
             started = time.perf_counter()
             try:
                 await self._handle(frame)
+            except CloseConnection as reason:
+                log.info("closing connection from %s:%d: %s", *self.peer, reason)
+                self.close()
             except Exception:
-                log.exception("closing connection from %s:%d after an unexpected error", *self.peer)
+                self._unexpected_error(frame)
                 self.close()
             finally:
                 self.busy = False
@@ -215,9 +230,13 @@ class Connection(asyncio.BufferedProtocol):
 
     async def _handle(self, frame: bytearray) -> None:
         sasl = self.sasl
-        if sasl is not None and sasl.state is SaslState.RAW_TOKENS:
-            await self._raw_sasl_token(sasl, frame)
-            return
+        if sasl is not None and not sasl.allows_request():
+            if sasl.state is SaslState.RAW_TOKENS:
+                await self._raw_sasl_token(sasl, frame)
+                return
+            if not self._sasl_may_send(sasl, frame):
+                self.close()  # as Kafka: unanswered, the request body not even decoded
+                return
         try:
             header, request = decode_request(frame)
         except UnsupportedRequestError as error:
@@ -227,16 +246,9 @@ class Connection(asyncio.BufferedProtocol):
             log.info("closing connection from %s:%d: malformed request: %s", *self.peer, error)
             self.close()
             return
-        if sasl is not None and header.request_api_key not in _SASL_APIS and not sasl.allows_request():
-            log.info(
-                "closing connection from %s:%d: api key %d %s",
-                *self.peer,
-                header.request_api_key,
-                "after its SASL session expired" if sasl.authenticated else "before SASL authentication",
-            )
-            self.close()
-            return
-        registration = registration_for(header.request_api_key, header.request_api_version)
+        registration = registration_for(
+            header.request_api_key, header.request_api_version, self.services.cluster.mode
+        )
         if registration is None:
             self._answer_unsupported(header, "not served")
             return
@@ -259,6 +271,22 @@ class Connection(asyncio.BufferedProtocol):
         await self.writer.send(out)
         if sasl is not None and header.request_api_key in _SASL_APIS:
             self._after_sasl_step(sasl, getattr(response, "error_message", None))
+
+    def _sasl_may_send(self, sasl: SaslAuthenticator, frame: bytearray) -> bool:
+        """Before authentication (or once the session has expired) only ApiVersions and the SASL APIs."""
+        try:
+            api_key = read_request_header(frame)[0].request_api_key
+        except CodecError:
+            api_key = -1
+        if api_key in _SASL_APIS:
+            return True
+        log.info(
+            "closing connection from %s:%d: api key %d %s",
+            *self.peer,
+            api_key,
+            "after its SASL session expired" if sasl.authenticated else "before SASL authentication",
+        )
+        return False
 
     @property
     def principal(self) -> str:
@@ -285,6 +313,22 @@ class Connection(asyncio.BufferedProtocol):
         elif sasl.state is SaslState.COMPLETE and self.reader.max_frame_bytes < self.max_request_bytes:
             self.reader.max_frame_bytes = self.max_request_bytes
             log.debug("authenticated %s from %s:%d", sasl.principal, *self.peer)
+
+    def _unexpected_error(self, frame: bytearray) -> None:
+        """A bug or a failing disk escaped a handler: logged with its traceback and counted in
+        `odradek_unexpected_errors_total`, as the admin handlers count theirs, so that it is seen."""
+        # The header itself may be what failed, so the api key is read from the frame's first bytes; one
+        # that is no Kafka API counts as -1, so that garbage cannot add metric labels without end.
+        try:
+            api: ApiKey | None = ApiKey(int.from_bytes(frame[:2], signed=True))
+        except ValueError:
+            api = None
+        self.services.unexpected_errors[-1 if api is None else int(api)] += 1
+        log.exception(
+            "closing connection from %s:%d after an unexpected error handling %s",
+            *self.peer,
+            "an unknown api key" if api is None else api.name,
+        )
 
     def _answer_unsupported(self, header: RequestHeader, reason: str) -> None:
         """ApiVersions newer than ours gets a v0 error answer; any other unknown (key, version) closes."""

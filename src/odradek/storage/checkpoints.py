@@ -29,7 +29,18 @@ _VERSION = 0
 
 
 class CheckpointFormatError(ValueError):
-    """A checkpoint file that does not parse; callers treat the file as absent and log it."""
+    """A checkpoint file that does not parse (not text, a line that is not numbers where they belong).
+
+    Kafka's CheckpointFileWithFailureHandler takes the log dir offline for it, which stops a broker
+    with one log dir; callers here stop start-up with a line naming the file."""
+
+
+def unreadable_checkpoint(error: CheckpointFormatError) -> str:
+    """The one line that stops start-up for an unreadable checkpoint, and what the operator can do."""
+    return (
+        f"Error while reading checkpoint file {error}: restore it, or remove it to start without what it "
+        "held (Kafka takes the log dir offline)"
+    )
 
 
 def write_offset_checkpoint(path: Path, offsets: Mapping[TopicPartition, int], *, fsync: bool = True) -> None:
@@ -41,9 +52,8 @@ def write_offset_checkpoint(path: Path, offsets: Mapping[TopicPartition, int], *
 def read_offset_checkpoint(path: Path) -> dict[TopicPartition, int]:
     """Entries of an offset checkpoint; {} if the file does not exist."""
     out: dict[TopicPartition, int] = {}
-    for fields in _read_entries(path, 3):
-        topic, partition, offset = fields
-        out[TopicPartition(topic, int(partition))] = int(offset)
+    for topic, partition, offset in _read_entries(path, 3):
+        out[TopicPartition(topic, _integer(path, partition))] = _integer(path, offset)
     return out
 
 
@@ -62,7 +72,9 @@ def write_leader_epoch_checkpoint(
 
 
 def read_leader_epoch_checkpoint(path: Path) -> list[EpochEntry]:
-    return [EpochEntry(int(epoch), int(offset)) for epoch, offset in _read_entries(path, 2)]
+    return [
+        EpochEntry(_integer(path, epoch), _integer(path, offset)) for epoch, offset in _read_entries(path, 2)
+    ]
 
 
 def write_partition_metadata(
@@ -74,9 +86,8 @@ def write_partition_metadata(
 
 def read_partition_metadata(partition_dir: Path) -> uuid.UUID | None:
     path = partition_dir / "partition.metadata"
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         return None
     fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
     try:
@@ -105,9 +116,8 @@ def write_meta_properties(log_dir: Path, meta: MetaProperties) -> None:
 
 def read_meta_properties(log_dir: Path) -> MetaProperties | None:
     path = log_dir / "meta.properties"
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         return None
     props = {}
     for line in text.splitlines():
@@ -125,9 +135,8 @@ def read_meta_properties(log_dir: Path) -> MetaProperties | None:
 
 
 def _read_entries(path: Path, width: int) -> list[list[str]]:
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         return []
     lines = text.splitlines()
     try:
@@ -140,3 +149,20 @@ def _read_entries(path: Path, width: int) -> list[list[str]]:
     if len(entries) != count or any(len(fields) != width for fields in entries):
         raise CheckpointFormatError(f"{path}: expected {count} entries of {width} fields")
     return entries
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's text, None if it does not exist; bytes that are not UTF-8 are a format error."""
+    try:
+        return path.read_text("utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as e:
+        raise CheckpointFormatError(f"{path}: not a text file: {e}") from None
+
+
+def _integer(path: Path, field: str) -> int:
+    try:
+        return int(field)
+    except ValueError:
+        raise CheckpointFormatError(f"{path}: malformed checkpoint: {field!r} is not a number") from None

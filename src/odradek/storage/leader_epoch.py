@@ -6,7 +6,6 @@ log after a leader change. Entries are strictly increasing in both epoch and sta
 
 from __future__ import annotations
 
-import logging
 from bisect import bisect_left, bisect_right
 from pathlib import Path
 
@@ -14,14 +13,14 @@ from odradek.storage.checkpoints import (
     CheckpointFormatError,
     EpochEntry,
     read_leader_epoch_checkpoint,
+    unreadable_checkpoint,
     write_leader_epoch_checkpoint,
 )
+from odradek.storage.errors import LogStorageError
 from odradek.storage.files import LEADER_EPOCH_CHECKPOINT
 
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
-
-_log = logging.getLogger(__name__)
 
 
 class LeaderEpochCache:
@@ -34,9 +33,9 @@ class LeaderEpochCache:
         try:
             entries = read_leader_epoch_checkpoint(partition_dir / LEADER_EPOCH_CHECKPOINT)
         except CheckpointFormatError as e:
-            # Recovery re-assigns epochs from the batches it scans; an unreadable file only loses history.
-            _log.warning("ignoring leader epoch checkpoint: %s", e)
-            entries = []
+            # As Kafka (the log dir goes offline): after a clean shutdown nothing rebuilds the epochs,
+            # and OffsetForLeaderEpoch would answer from a history with holes.
+            raise LogStorageError(unreadable_checkpoint(e)) from e
         return cls(partition_dir, entries)
 
     @property

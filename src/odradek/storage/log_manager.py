@@ -20,6 +20,7 @@ from odradek.storage.checkpoints import (
     MetaProperties,
     read_meta_properties,
     read_offset_checkpoint,
+    unreadable_checkpoint,
     write_meta_properties,
 )
 from odradek.storage.cleaner import CleaningPlan, CleaningResult, install_cleaning, plan_cleaning
@@ -96,7 +97,12 @@ class LogManager:
                     continue
                 tp = TopicPartition.from_dir_name(child.name)
                 if tp is None:
-                    continue
+                    # As Kafka's LogManager.loadLogs: whatever else lives here is not ours to guess about.
+                    raise LogStorageError(
+                        f"Found directory {child}, {child.name!r} is not in the form of topic-partition or "
+                        "topic-partition.uniqueId-delete (if marked for deletion): log directories should "
+                        "only contain topic data"
+                    )
                 if tp.topic in deleting:
                     # A deletion a crash interrupted. Renamed first: a crash while removing leaves a
                     # `-delete` dir, never a half-emptied partition that would load as a log.
@@ -263,6 +269,27 @@ class LogManager:
             self._pending.append(due)
         if job.finished:
             self._topic_deletions.pop(job.topic, None)
+
+    def take_partition_deletion(self, topic: str, partitions: Iterable[int]) -> TopicDeletionJob:
+        """Some partitions of a topic go (a controller's StopReplica with delete, one replica at a time):
+        their logs leave the manager now; run the job in a worker thread (it renames them ``-delete``
+        and rewrites the checkpoints), then ``complete_partition_deletion``. No topic record is marked:
+        a crash before the renames leaves the partitions whole, and the controller, whose deletion is
+        pending until every replica answered, sends StopReplica again."""
+        wanted = [TopicPartition(topic, partition) for partition in partitions]
+        logs = [self._logs.pop(tp) for tp in wanted if tp in self._logs]
+        return TopicDeletionJob(topic, logs, self.topic_store, self.prepare_checkpoint().run)
+
+    def complete_partition_deletion(self, job: TopicDeletionJob) -> None:
+        """On the loop after ``job.run``: what it renamed is removed after ``file.delete.delay.ms``; a
+        log whose rename failed is back in the manager, as it was (the request answers a storage error)."""
+        for log in job.logs:
+            self._logs[log.topic_partition] = log
+        job.logs = []
+        delay_ms = max((log.config.file_delete_delay_ms for log in job.renamed), default=0)
+        due = job.take_renamed(delay_ms, self.clock())
+        if due is not None:
+            self._pending.append(due)
 
     def unfinished_topic_deletions(self) -> list[TopicDeletionJob]:
         """Topic deletions whose renames failed (a disk error): run and complete them again."""
@@ -431,8 +458,9 @@ class LogManager:
         try:
             return read_offset_checkpoint(path)
         except CheckpointFormatError as e:
-            _log.warning("ignoring unreadable checkpoint (logs will be recovered): %s", e)
-            return {}
+            # Kafka takes the log dir offline (CheckpointFileWithFailureHandler), so a broker with one
+            # log dir stops: guessing offsets could serve records below the log start, or skip recovery.
+            raise LogStorageError(unreadable_checkpoint(e)) from e
 
     def _read_meta(self, log_dir: Path) -> MetaProperties | None:
         try:

@@ -153,17 +153,35 @@ class TopicStore:
         except (OSError, ValueError) as e:
             # Losing every topic silently would be worse than refusing to start.
             raise LogStorageError(f"cannot read topic metadata {self.path}: {e}") from e
+        if not isinstance(doc, dict) or not isinstance(doc.get("topics", {}), dict):
+            raise LogStorageError(f"{self.path}: not topic metadata (an object with an object of topics)")
         if doc.get("version") != _VERSION:
             raise LogStorageError(f"{self.path}: unsupported version {doc.get('version')!r}")
-        topics = {
-            name: TopicRecord(
-                name,
-                topic_id_from_string(t["topic_id"]),
-                int(t["partitions"]),
-                int(t.get("replication_factor", 1)),
-                dict(t.get("configs", {})),
-            )
-            for name, t in doc["topics"].items()
-        }
-        deleting = {name: topic_id_from_string(text) for name, text in doc.get("deleting", {}).items()}
+        topics = {name: self._record(name, t) for name, t in doc.get("topics", {}).items()}
+        marks = doc.get("deleting", {})
+        try:
+            if not isinstance(marks, dict):
+                raise TypeError(f"{type(marks).__name__} instead of an object")
+            deleting = {name: topic_id_from_string(text) for name, text in marks.items()}
+        except (TypeError, ValueError) as e:
+            raise LogStorageError(f"{self.path}: malformed deletion marks: {e!r}") from e
         return topics, deleting
+
+    def _record(self, name: str, stored: object) -> TopicRecord:
+        """One stored topic; a field missing or of the wrong type stops start-up naming the topic, as
+        the whole file's corruption does (it must not end in a traceback, nor lose the topic)."""
+        try:
+            if not isinstance(stored, dict):
+                raise TypeError(f"{type(stored).__name__} instead of an object")
+            configs = stored.get("configs", {})
+            if not isinstance(configs, dict):
+                raise TypeError(f"configs is a {type(configs).__name__}, not an object")
+            return TopicRecord(
+                name,
+                topic_id_from_string(stored["topic_id"]),
+                int(stored["partitions"]),
+                int(stored.get("replication_factor", 1)),
+                configs,
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise LogStorageError(f"{self.path}: malformed record of topic {name!r}: {e!r}") from e

@@ -90,7 +90,7 @@ def test_find_coordinator_single_batched_and_by_key_type(broker: BrokerProcess) 
         v0 = client.request(FindCoordinatorRequest(key="g"), 0)
         assert (v0.error_code, v0.node_id, v0.port) == (0, 1, broker.port)
         v1 = client.request(FindCoordinatorRequest(key="txn", key_type=1), 1)
-        assert (v1.error_code, v1.node_id) == (53, -1)  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED: no txns
+        assert (v1.error_code, v1.node_id) == (0, 1)  # the transaction coordinator is this broker too
         v1_group = client.request(FindCoordinatorRequest(key="g", key_type=0), 1)
         assert (v1_group.error_code, v1_group.error_message, v1_group.node_id) == (0, "NONE", 1)
         v4 = client.request(FindCoordinatorRequest(key_type=0, coordinator_keys=["a", "b"]), 4)

@@ -180,8 +180,9 @@ def test_update_modes() -> None:
     assert BROKER_CONFIGS["log.retention.ms"].dynamic is DynamicUpdateMode.CLUSTER_WIDE
     assert BROKER_CONFIGS["log.retention.hours"].read_only
     assert BROKER_CONFIGS["listeners"].read_only  # odradek cannot re-bind its listeners at run time
-    # TLS and SASL settings are read once at start-up (no certificate reload yet)
-    assert BROKER_CONFIGS["ssl.keystore.location"].read_only
+    # key and trust stores reload (listener-prefixed AlterConfigs); other TLS and SASL settings do not
+    assert BROKER_CONFIGS["ssl.keystore.location"].dynamic is DynamicUpdateMode.PER_BROKER
+    assert BROKER_CONFIGS["ssl.client.auth"].read_only
     assert BROKER_CONFIGS["ssl.cipher.suites"].dynamic is DynamicUpdateMode.PER_BROKER
     assert BROKER_CONFIGS["broker.id"].read_only
     assert BROKER_CONFIGS["zookeeper.connect"].read_only
@@ -190,8 +191,9 @@ def test_update_modes() -> None:
 
 def test_odradek_specific_configs_are_marked() -> None:
     specific = {name for name, key in BROKER_CONFIGS.items() if key.odradek_specific}
-    assert specific == {"metrics.port", "cluster.id"}
+    assert specific == {"metrics.port", "console.port", "cluster.id"}
     assert BROKER_CONFIGS["metrics.port"].default is None
+    assert BROKER_CONFIGS["console.port"].default is None
 
 
 def _settings(owner: type) -> dict[str, Setting[object]]:

@@ -74,13 +74,14 @@ def test_alter_configs_of_setting_not_built_yet_is_invalid_config() -> None:
     refuse_unsupported_broker_configs({"compression.type": "producer", "log.retention.ms": "1000"})
 
 
-def test_alter_configs_of_listener_scoped_tls_setting_is_refused_as_read_only() -> None:
+def test_alter_configs_of_listener_scoped_tls_setting_read_at_start_up_is_refused() -> None:
     # read at start-up only: accepting it would store a change without effect
-    name = "listener.name.ssl.ssl.keystore.location"
+    name = "listener.name.ssl.ssl.client.auth"
     with pytest.raises(KafkaError) as caught:
-        refuse_unsupported_broker_configs({name: "/etc/kafka/new.pem"})
+        refuse_unsupported_broker_configs({name: "required"})
     assert caught.value.error_code is ErrorCode.INVALID_CONFIG
     assert caught.value.error_message == f"Cannot update these configs dynamically: {name}"
+    refuse_unsupported_broker_configs({"listener.name.ssl.ssl.keystore.location": "/etc/kafka/new.pem"})
 
 
 def test_alter_configs_of_unknown_broker_config_is_invalid_config() -> None:

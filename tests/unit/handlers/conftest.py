@@ -33,3 +33,13 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
     asyncio.run(pyfuncitem.obj(**arguments))
     return True
+
+
+@pytest.fixture
+def cluster_member(tmp_path: Path) -> Iterator[HandlerBroker]:
+    """Broker 2 of a ZooKeeper cluster (tests/unit/handlers/cluster_member.py), no ZooKeeper needed."""
+    broker = HandlerBroker(tmp_path / "member", node_id=2, zookeeper_mode=True)
+    try:
+        yield broker
+    finally:
+        broker.close()

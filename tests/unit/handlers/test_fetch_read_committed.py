@@ -1,7 +1,7 @@
 """Fetch at isolation level 1 (read_committed): bounded by the last stable offset, lists aborted transactions.
 
-Transactional batches and markers are appended straight to the partition's log (there is no transaction
-coordinator to produce them through), then fetched through the Fetch handler.
+Transactional batches and markers are appended straight to the partition's log (the transaction
+coordinator's own path is tested in tests/integration/transactions), then fetched through the Fetch handler.
 """
 
 from __future__ import annotations

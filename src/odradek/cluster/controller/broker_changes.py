@@ -1,0 +1,128 @@
+"""Brokers joining, leaving and bouncing (KafkaController.processBrokerChange, onBrokerStartup,
+onBrokerFailure; ReplicaStateMachine's OfflineReplica)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Collection
+
+from odradek.cluster.controller import election, leader_elections, requests, topic_changes, zk_state
+from odradek.cluster.controller.context import PartitionState, TopicPartition
+from odradek.cluster.controller.term import ControllerTerm
+from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
+
+logger = logging.getLogger(__name__)
+
+
+async def on_broker_change(term: ControllerTerm) -> None:
+    context = term.context
+    current = await asyncio.to_thread(zk_state.read_live_brokers, term.zk)
+    known = context.live_brokers
+    joined = sorted(set(current) - set(known))
+    dead = sorted(set(known) - set(current))
+    bounced = sorted(b for b in set(current) & set(known) if current[b].epoch != known[b].epoch)
+    modified = sorted(
+        b
+        for b in set(current) & set(known)
+        if b not in bounced and current[b].registration != known[b].registration
+    )
+    if joined or dead or bounced:
+        logger.info(
+            "Controller %d: brokers joined %s, left %s, bounced %s", term.controller_id, joined, dead, bounced
+        )
+    if joined:
+        for broker_id in joined:
+            context.live_brokers[broker_id] = current[broker_id]
+            term.open_channel(broker_id)
+        await on_broker_startup(term, joined)
+    if bounced:
+        # KafkaController.processBrokerChange: a bounced broker is a failure, then a start-up
+        for broker_id in bounced:
+            del context.live_brokers[broker_id]
+            term.close_channel(broker_id)
+        await on_broker_failure(term, bounced)
+        for broker_id in bounced:
+            context.live_brokers[broker_id] = current[broker_id]
+            term.open_channel(broker_id)
+        await on_broker_startup(term, bounced)
+    if dead:
+        for broker_id in dead:
+            del context.live_brokers[broker_id]
+            context.shutting_down.discard(broker_id)
+            term.close_channel(broker_id)
+        await on_broker_failure(term, dead)
+    if modified:
+        for broker_id in modified:
+            context.live_brokers[broker_id] = current[broker_id]
+            term.open_channel(broker_id)
+        term.send_update_metadata(context.live_broker_ids(), [])
+
+
+async def on_broker_startup(term: ControllerTerm, started: list[int]) -> None:
+    context = term.context
+    existing = context.live_broker_ids() - set(started)
+    # the others learn of the new brokers; the new ones get every partition
+    term.send_update_metadata(existing, [])
+    term.send_update_metadata(started, list(context.all_partitions()))
+    for broker_id in started:
+        theirs = [
+            tp
+            for tp in context.partitions_on(broker_id)
+            if tp in context.states and tp.topic not in context.topics_being_deleted
+        ]
+        if theirs:
+            term.send(
+                broker_id,
+                requests.leader_and_isr(context, term.controller_id, broker_id, theirs, term.listener),
+            )
+    await leader_elections.online_partitions(term, context.partitions_without_live_leader())
+    if context.topics_being_deleted:
+        # a deletion that waited for a replica on a broker that was down can go on
+        await topic_changes.on_topic_deletion(term)
+
+
+async def on_broker_failure(term: ControllerTerm, failed: Collection[int]) -> None:
+    """New leaders for what the failed brokers led, and the failed brokers out of every ISR."""
+    context = term.context
+    failed = set(failed)
+    changed: list[TopicPartition] = []
+    for tp in list(context.all_partitions()):
+        state = context.states.get(tp)
+        if state is None or tp.topic in context.topics_being_deleted:
+            continue
+        if state.leader in failed or any(r in failed for r in state.isr):
+            written = await term.update_state(tp, functools.partial(after_failure, term, failed, tp))
+            if written is not None:
+                changed.append(tp)
+    term.send_leader_and_isr(changed)
+    term.send_update_metadata(context.live_broker_ids(), changed)
+
+
+def after_failure(
+    term: ControllerTerm, failed: Collection[int], tp: TopicPartition, state: PartitionState
+) -> PartitionStateZnode | None:
+    context = term.context
+    live = context.live_broker_ids()
+    znode = state.znode
+    if znode.leader not in live:
+        # OfflinePartition → OnlinePartition with the offline election
+        elected = election.offline_partition_leader(
+            context.replicas(tp),
+            znode.isr,
+            context.eligible_broker_ids(),
+            term.config.unclean_leader_election_enable,
+        )
+        if elected is not None:
+            return term.next_state(znode, elected.leader, elected.isr)
+    # OfflineReplica: out of the ISR (never the last member), leaderless if it led
+    leader, isr = znode.leader, list(znode.isr)
+    for replica in sorted(failed):
+        if replica in isr or leader == replica:
+            leader, isr = election.isr_without_replica(leader, isr, replica)
+    if leader not in live:
+        leader = -1  # never a stale leader
+    if (leader, isr) == (znode.leader, list(znode.isr)):
+        return None
+    return term.next_state(znode, leader, isr)

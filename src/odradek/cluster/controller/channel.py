@@ -1,0 +1,170 @@
+"""Kafka's ControllerChannelManager: one connection per live broker, to its inter-broker listener.
+
+Each broker has its own queue and sender task (Kafka's RequestSendThread): requests go in the order
+they were queued, one in flight at a time; a broker that cannot be reached keeps its queue while the
+sender reconnects with backoff (the request is sent again on the new connection, as Kafka does), and
+everything queued for a broker is dropped when it leaves the cluster. Errors in responses are logged:
+the controller does not wait on them (a broker that refuses is fenced, or will be told again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import struct
+from typing import Any
+
+from odradek.cluster.controller.requests import BrokerRequest
+from odradek.protocol.codec_error import CodecError
+from odradek.protocol.frames import decode_response, encode_request
+
+logger = logging.getLogger(__name__)
+
+_SIZE = struct.Struct(">i")
+#: Kafka's reconnect.backoff.ms and reconnect.backoff.max.ms defaults (a little lower at the start,
+#: so a broker starting a moment after the controller is reached quickly).
+RECONNECT_BACKOFF_S = 0.05
+RECONNECT_BACKOFF_MAX_S = 1.0
+#: How long to wait for an answer before reconnecting (Kafka's request.timeout.ms is 30 s).
+REQUEST_TIMEOUT_S = 30.0
+
+
+class BrokerChannel:
+    """The queue and sender task of one broker."""
+
+    def __init__(self, broker_id: int, host: str, port: int, client_id: str) -> None:
+        self.broker_id = broker_id
+        self.host = host
+        self.port = port
+        self.client_id = client_id
+        self.queue: asyncio.Queue[BrokerRequest] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._correlation_id = 0
+        #: How many requests were answered (for logs and tests).
+        self.sent = 0
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(
+            self._run(), name=f"controller-to-{self.broker_id}"
+        )
+
+    def cancel(self) -> None:
+        """Stop sending at once; what is queued is dropped (the broker left)."""
+        if self._task is not None:
+            self._task.cancel()
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self) -> None:
+        backoff = RECONNECT_BACKOFF_S
+        writer: asyncio.StreamWriter | None = None
+        reader: asyncio.StreamReader | None = None
+        try:
+            while True:
+                item = await self.queue.get()
+                while True:  # the same request until it is answered
+                    try:
+                        if writer is None or reader is None:
+                            reader, writer = await asyncio.open_connection(self.host, self.port)
+                        response = await asyncio.wait_for(
+                            self._exchange(reader, writer, item), REQUEST_TIMEOUT_S
+                        )
+                        backoff = RECONNECT_BACKOFF_S
+                        self.sent += 1
+                        _log_errors(self.broker_id, item, response)
+                        break
+                    except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
+                        logger.info(
+                            "Controller's connection to broker %d (%s:%d) failed (%s); retrying in %.2fs",
+                            self.broker_id,
+                            self.host,
+                            self.port,
+                            error,
+                            backoff,
+                        )
+                        if writer is not None:
+                            writer.close()
+                        reader = writer = None
+                        await asyncio.sleep(backoff)
+                        backoff = min(backoff * 2, RECONNECT_BACKOFF_MAX_S)
+        finally:
+            if writer is not None:
+                writer.close()
+
+    async def _exchange(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, item: BrokerRequest
+    ) -> Any:
+        self._correlation_id += 1
+        correlation_id = self._correlation_id
+        writer.write(encode_request(item.request, item.version, correlation_id, self.client_id))
+        await writer.drain()
+        (size,) = _SIZE.unpack(await reader.readexactly(4))
+        frame = await reader.readexactly(size)
+        answered_id, body = decode_response(frame, item.request.API_KEY, item.version)
+        if answered_id != correlation_id:
+            raise CodecError(f"response for correlation id {answered_id}, expected {correlation_id}")
+        return body
+
+
+class ControllerChannelManager:
+    def __init__(self, controller_id: int) -> None:
+        self.client_id = f"controller-{controller_id}"
+        self.channels: dict[int, BrokerChannel] = {}
+
+    def add_broker(self, broker_id: int, host: str, port: int) -> None:
+        """Open a channel to a broker that joined (a bounced broker's old one is replaced)."""
+        old = self.channels.get(broker_id)
+        if old is not None and (old.host, old.port) == (host, port):
+            return
+        if old is not None:
+            self._drop(broker_id)
+        channel = BrokerChannel(broker_id, host, port, self.client_id)
+        self.channels[broker_id] = channel
+        channel.start()
+
+    def remove_broker(self, broker_id: int) -> None:
+        """A broker left: what was queued for it is dropped (the next controller tells it again)."""
+        self._drop(broker_id)
+
+    def send(self, broker_id: int, item: BrokerRequest) -> None:
+        channel = self.channels.get(broker_id)
+        if channel is None:
+            logger.warning(
+                "Controller has no channel to broker %d: %s dropped", broker_id, type(item.request).__name__
+            )
+            return
+        channel.queue.put_nowait(item)
+
+    async def close(self) -> None:
+        """Stop every sender and drop what they had queued (on resignation: nothing more is sent)."""
+        channels, self.channels = self.channels, {}
+        for channel in channels.values():
+            await channel.stop()
+
+    def _drop(self, broker_id: int) -> None:
+        channel = self.channels.pop(broker_id, None)
+        if channel is not None:
+            channel.cancel()
+
+
+def _log_errors(broker_id: int, item: BrokerRequest, response: Any) -> None:
+    codes = [getattr(response, "error_code", 0)]
+    for errors in (
+        getattr(response, "partition_errors", []),
+        *(t.partition_errors for t in getattr(response, "topics", [])),
+    ):
+        codes += [p.error_code for p in errors]
+    failed = [c for c in codes if c]
+    if failed:
+        logger.warning(
+            "Broker %d answered %s with errors %s",
+            broker_id,
+            type(item.request).__name__,
+            sorted(set(failed)),
+        )

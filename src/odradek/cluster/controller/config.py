@@ -1,0 +1,21 @@
+"""The controller's settings, as the broker reads them from server.properties."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerConfig:
+    broker_id: int
+    #: inter.broker.listener.name; when unset, Kafka names it after security.inter.broker.protocol.
+    inter_broker_listener_name: str | None = None
+    security_inter_broker_protocol: str = "PLAINTEXT"
+    unclean_leader_election_enable: bool = False
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_seconds: float = 300.0
+    leader_imbalance_per_broker_percentage: int = 10
+
+    @property
+    def inter_broker_listener(self) -> str:
+        return self.inter_broker_listener_name or self.security_inter_broker_protocol

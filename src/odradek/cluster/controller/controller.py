@@ -1,0 +1,299 @@
+"""KafkaController: election, failover, broker and topic changes (kafka/controller/KafkaController.scala).
+
+Start it in every broker: `controller = KafkaController(zk, ControllerConfig(broker_id=...))`,
+`await controller.start()` (on the broker's loop, after the broker registered), `await controller.stop()`.
+The broker that wins /controller loads the cluster state, tells every live broker with UpdateMetadata,
+then elects leaders for partitions that have none; the others wait for /controller to go. Every
+ZooKeeper call runs in a thread; every write goes through the controller epoch fence, and a write
+that fails on it (ControllerMovedError) makes this controller resign: it drops its state and its
+channels, so it sends nothing more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from kazoo.exceptions import KazooException
+from kazoo.protocol.states import ZnodeStat
+
+from odradek.cluster.controller import broker_changes, events, leader_elections, topic_changes, zk_state
+from odradek.cluster.controller.channel import ControllerChannelManager
+from odradek.cluster.controller.config import ControllerConfig
+from odradek.cluster.controller.context import ControllerContext, TopicPartition
+from odradek.cluster.controller.event_manager import ControllerEventManager
+from odradek.cluster.controller.term import ControllerTerm
+from odradek.cluster.zookeeper import paths
+from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.controller_election import active_controller, elect_controller
+from odradek.cluster.zookeeper.controller_fence import ControllerFence, DeleteOp
+from odradek.cluster.zookeeper.errors import ControllerMovedError, ZooKeeperConnectionError, ZooKeeperError
+from odradek.cluster.zookeeper.loop_delivery import deliver_on_loop
+from odradek.protocol.error_codes import ErrorCode
+
+logger = logging.getLogger(__name__)
+
+
+class KafkaController:
+    def __init__(self, zk: ZooKeeperClient, config: ControllerConfig) -> None:
+        self.zk = zk
+        self.config = config
+        self.events = ControllerEventManager(self._process)
+        #: Set while this broker is controller: its fence, context and channels for one epoch.
+        self.term: ControllerTerm | None = None
+        #: Topics whose /brokers/topics/<topic> data is watched (PartitionModifications).
+        self._watched_topics: set[str] = set()
+        #: Brokers whose /brokers/ids/<id> data is watched (BrokerModification).
+        self._watched_brokers: set[int] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._rebalance_timer: asyncio.Task[None] | None = None
+        self._stopped = False
+
+    @property
+    def broker_id(self) -> int:
+        return self.config.broker_id
+
+    @property
+    def is_active(self) -> bool:
+        return self.term is not None
+
+    @property
+    def fence(self) -> ControllerFence | None:
+        return None if self.term is None else self.term.fence
+
+    @property
+    def context(self) -> ControllerContext | None:
+        return None if self.term is None else self.term.context
+
+    @property
+    def channel(self) -> ControllerChannelManager | None:
+        return None if self.term is None else self.term.channel
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the event task and the watches, and try to become controller."""
+        self._loop = loop = asyncio.get_running_loop()
+        self.events.start()
+        await asyncio.to_thread(self.zk.ensure_persistent_paths)
+        put = self.events.put
+        # watches only queue events: the work is done by the event task, one event at a time
+        self.zk.watch_data(paths.CONTROLLER, lambda _: put(events.ControllerChange()), loop)
+        self.zk.watch_children(paths.BROKER_IDS, self._on_broker_ids, loop)
+        self.zk.watch_children(paths.TOPICS, lambda _: put(events.TopicChange()), loop)
+        self.zk.watch_children(paths.DELETE_TOPICS, lambda _: put(events.TopicDeletion()), loop)
+        self.zk.watch_session(self._on_session_state, loop)
+        put(events.Startup())
+
+    async def stop(self) -> None:
+        """Stop handling events and resign (the broker's session, closed after, removes /controller)."""
+        self._stopped = True
+        await self.events.stop()
+        for event in self.events.drain():
+            _answer_not_controller(event)
+        await self._resign()
+
+    async def wait_idle(self, timeout: float = 10.0) -> None:
+        """Wait until every queued event was handled (for tests and orderly shutdown)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not self.events.is_idle():
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"controller {self.broker_id} still busy with {self.events.current}")
+            await asyncio.sleep(0.02)
+
+    async def controlled_shutdown(
+        self, broker_id: int, broker_epoch: int, timeout: float = 30.0
+    ) -> events.ControlledShutdownResult:
+        """ControlledShutdown v3 on the controller: move `broker_id`'s leaderships away, take it out of
+        the ISRs it follows; NOT_CONTROLLER when this broker is not (or stops being) controller."""
+        done: asyncio.Future[events.ControlledShutdownResult] = asyncio.get_running_loop().create_future()
+        self.events.put(events.ControlledShutdown(broker_id, broker_epoch, done))
+        try:
+            return await asyncio.wait_for(asyncio.shield(done), timeout)
+        except TimeoutError:
+            return events.ControlledShutdownResult(ErrorCode.REQUEST_TIMED_OUT, [])
+
+    async def elect_leaders(
+        self, election_type: int, partitions: list[TopicPartition] | None, timeout: float = 60.0
+    ) -> dict[TopicPartition, ErrorCode]:
+        """ElectLeaders (key 43): an error per partition (NONE when it got the leader the election picks).
+        Raises NotControllerError when this broker is not controller."""
+        done: asyncio.Future[dict[TopicPartition, ErrorCode]] = asyncio.get_running_loop().create_future()
+        self.events.put(events.ElectLeaders(election_type, partitions, done))
+        return await asyncio.wait_for(asyncio.shield(done), timeout)
+
+    def _on_session_state(self, state: str) -> None:
+        if state == "LOST":
+            self.events.put(events.Expire())
+
+    # -- the event task ----------------------------------------------------------------------------
+
+    async def _process(self, event: events.ControllerEvent) -> None:
+        try:
+            if not self._stopped:
+                await self._dispatch(event)
+        except ControllerMovedError as error:
+            logger.warning("Controller %d resigns while handling %s: %s", self.broker_id, event.name, error)
+            await self._resign()
+        except ZooKeeperConnectionError as error:
+            logger.warning("Controller %d could not handle %s: %s", self.broker_id, event.name, error)
+        finally:
+            _answer_not_controller(event)
+
+    async def _dispatch(self, event: events.ControllerEvent) -> None:
+        if isinstance(event, events.Startup | events.Elect | events.ControllerChange):
+            await self._maybe_resign_then_elect()
+        elif isinstance(event, events.Expire | events.Resign):
+            await self._resign()
+            if isinstance(event, events.Expire):
+                self.events.put(events.Elect())  # the new session may win /controller again
+        elif self.term is None:
+            # the watches fire on every broker: only the controller acts on them (a request waiting
+            # for an answer gets NOT_CONTROLLER from _process)
+            return
+        else:
+            await self._dispatch_to_term(self.term, event)
+
+    async def _dispatch_to_term(self, term: ControllerTerm, event: events.ControllerEvent) -> None:
+        if isinstance(event, events.BrokerChange | events.BrokerModification):
+            # both re-read every registration: joins, departures, bounces (epochs) and new endpoints
+            await broker_changes.on_broker_change(term)
+        elif isinstance(event, events.TopicChange):
+            await topic_changes.on_topic_change(term)
+        elif isinstance(event, events.PartitionModifications):
+            await topic_changes.on_partition_modifications(term, event.topic)
+        elif isinstance(event, events.TopicDeletion):
+            await topic_changes.on_topic_deletion(term)
+        elif isinstance(event, events.ControlledShutdown):
+            result = await leader_elections.on_controlled_shutdown(term, event.broker_id, event.broker_epoch)
+            if not event.done.done():
+                event.done.set_result(result)
+        elif isinstance(event, events.ElectLeaders):
+            errors = await leader_elections.on_elect_leaders(term, event.election_type, event.partitions)
+            if not event.done.done():
+                event.done.set_result(errors)
+        elif isinstance(event, events.AutoPreferredReplicaLeaderElection):
+            await leader_elections.on_auto_rebalance(term)
+        else:
+            # AlterPartition comes with replication (the leaders' ISR changes): not handled yet
+            logger.warning("Controller %d does not handle %s yet", self.broker_id, event.name)
+
+    # -- election and failover (reference §2) ------------------------------------------------------
+
+    async def _maybe_resign_then_elect(self) -> None:
+        controller = await asyncio.to_thread(active_controller, self.zk)
+        if controller is not None:
+            if controller.broker_id != self.broker_id and self.is_active:
+                logger.info(
+                    "Controller %d resigns: broker %d is controller", self.broker_id, controller.broker_id
+                )
+                await self._resign()
+            return
+        if self.is_active:
+            await self._resign()  # our /controller went (session expired): elect from scratch
+        try:
+            fence = await asyncio.to_thread(elect_controller, self.zk, self.broker_id)
+        except ControllerMovedError:
+            return  # another broker won; its /controller's watch tells us when it goes
+        logger.info("Broker %d is controller, epoch %d", self.broker_id, fence.epoch)
+        try:
+            await self._on_controller_failover(fence)
+        except ZooKeeperConnectionError:
+            # as Kafka's triggerControllerMove: a controller that could not take over must not keep
+            # /controller (every broker would wait on it): give it up, and let the brokers elect again
+            await self._resign()
+            with contextlib.suppress(ZooKeeperError, KazooException):
+                await asyncio.to_thread(fence.commit, [DeleteOp(paths.CONTROLLER)])
+            raise
+
+    async def _on_controller_failover(self, fence: ControllerFence) -> None:
+        context = await asyncio.to_thread(zk_state.load_context, self.zk, fence.epoch, fence.epoch_zk_version)
+        channel = ControllerChannelManager(self.broker_id)
+        self.term = term = ControllerTerm(
+            self.zk, self.config, fence, context, channel, self._watch_topic, self._watched_topics.discard
+        )
+        for broker_id in sorted(context.live_brokers):
+            term.open_channel(broker_id)
+        for topic in context.assignments:
+            self._watch_topic(topic)
+        # UpdateMetadata to every live broker before any LeaderAndIsr (KafkaController.onControllerFailover)
+        term.send_update_metadata(context.live_broker_ids(), list(context.all_partitions()))
+        await leader_elections.online_partitions(term, context.partitions_without_live_leader())
+        await topic_changes.on_topic_deletion(term)
+        if self.config.auto_leader_rebalance_enable:
+            self._rebalance_timer = asyncio.get_running_loop().create_task(
+                self._rebalance_every_interval(), name="controller-auto-rebalance"
+            )
+
+    async def _resign(self) -> None:
+        """Drop the context and the channels: nothing more is written or sent (onControllerResignation)."""
+        term, self.term = self.term, None
+        timer, self._rebalance_timer = self._rebalance_timer, None
+        if timer is not None:
+            timer.cancel()
+        if term is not None:
+            await term.channel.close()
+            logger.info("Broker %d is no longer controller", self.broker_id)
+
+    # -- automatic preferred election --------------------------------------------------------------
+
+    async def _rebalance_every_interval(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.leader_imbalance_check_interval_seconds)
+            self.events.put(events.AutoPreferredReplicaLeaderElection())
+
+    # -- watches -----------------------------------------------------------------------------------
+
+    def _on_broker_ids(self, children: list[str]) -> None:
+        for name in children:
+            if name.isdigit():
+                self._watch_broker(int(name))
+        self.events.put(events.BrokerChange())
+
+    def _watch_broker(self, broker_id: int) -> None:
+        """BrokerModification while /brokers/ids/<id> exists (Kafka's BrokerModificationsHandler): a
+        registration rewritten in place (new endpoints) changes no child of /brokers/ids."""
+        if broker_id in self._watched_brokers or self._loop is None:
+            return
+        self._watched_brokers.add(broker_id)
+        deliver = deliver_on_loop(self._loop, lambda _: self.events.put(events.BrokerModification(broker_id)))
+
+        def changed(data: bytes | None, stat: ZnodeStat | None) -> bool:
+            if stat is None:
+                self._watched_brokers.discard(broker_id)
+                return False  # the registration went: a new one is watched when it appears
+            deliver(None)
+            return True
+
+        self.zk.kazoo.DataWatch(paths.broker(broker_id), changed)
+
+    def _watch_topic(self, topic: str) -> None:
+        """PartitionModifications for `topic` until it is deleted (kazoo stops a DataWatch whose
+        callback returns False)."""
+        if topic in self._watched_topics or self._loop is None:
+            return
+        self._watched_topics.add(topic)
+        deliver = deliver_on_loop(self._loop, lambda _: self.events.put(events.PartitionModifications(topic)))
+
+        def changed(data: bytes | None, stat: ZnodeStat | None) -> bool:
+            if stat is None or topic not in self._watched_topics:
+                self._watched_topics.discard(topic)
+                return False
+            deliver(None)
+            return True
+
+        self.zk.kazoo.DataWatch(paths.topic(topic), changed)
+
+
+def _answer_not_controller(event: events.ControllerEvent) -> None:
+    """A request still unanswered once its event was handled: this broker is not (or no longer) the
+    controller, and the broker that asked must find the new one (KafkaApis answers NOT_CONTROLLER)."""
+    if isinstance(event, events.ControlledShutdown) and not event.done.done():
+        event.done.set_result(events.ControlledShutdownResult(ErrorCode.NOT_CONTROLLER, []))
+    elif isinstance(event, events.ElectLeaders) and not event.done.done():
+        event.done.set_exception(NotControllerError(f"not the controller (event {event.name})"))
+
+
+class NotControllerError(Exception):
+    """This broker is not the controller: the request must go to the one that is (NOT_CONTROLLER)."""

@@ -1,0 +1,162 @@
+"""What a broker holds while it is controller, for one controller epoch: the fence of its writes, its
+context and its channels; and what every handler does with them: compare-and-set partition states
+through the fence (the writes of Kafka's PartitionStateMachine) and send requests built from the
+context (Kafka's ControllerBrokerRequestBatch). Dropped whole when the controller resigns."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Collection, Iterable
+
+from kazoo.exceptions import NodeExistsError
+
+from odradek.cluster.controller import election, requests, zk_state
+from odradek.cluster.controller.channel import ControllerChannelManager
+from odradek.cluster.controller.config import ControllerConfig
+from odradek.cluster.controller.context import ControllerContext, PartitionState, TopicPartition
+from odradek.cluster.zookeeper import topics
+from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.controller_fence import ControllerFence
+from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
+
+logger = logging.getLogger(__name__)
+
+#: How many times a compare-and-set of a partition state is tried again after losing to another writer.
+STATE_WRITE_ATTEMPTS = 3
+
+
+class ControllerTerm:
+    def __init__(
+        self,
+        zk: ZooKeeperClient,
+        config: ControllerConfig,
+        fence: ControllerFence,
+        context: ControllerContext,
+        channel: ControllerChannelManager,
+        watch_topic: Callable[[str], None],
+        unwatch_topic: Callable[[str], None],
+    ) -> None:
+        self.zk = zk
+        self.config = config
+        self.fence = fence
+        self.context = context
+        self.channel = channel
+        #: PartitionModifications for a topic (the controller owns the watches, which outlive a term)
+        self.watch_topic = watch_topic
+        self.unwatch_topic = unwatch_topic
+
+    @property
+    def controller_id(self) -> int:
+        return self.config.broker_id
+
+    @property
+    def listener(self) -> str:
+        return self.config.inter_broker_listener
+
+    async def update_state(
+        self, tp: TopicPartition, decide: Callable[[PartitionState], PartitionStateZnode | None]
+    ) -> PartitionState | None:
+        """Compare-and-set a partition's state to `decide(current)` (None: leave it), reading it again
+        when another writer changed it meanwhile. The new state, or None when nothing was written."""
+        context = self.context
+        state = context.states[tp]
+        for _ in range(STATE_WRITE_ATTEMPTS):
+            znode = decide(state)
+            if znode is None:
+                return None
+            version = await asyncio.to_thread(
+                topics.update_partition_state,
+                self.fence,
+                tp.topic,
+                tp.partition,
+                znode,
+                state.partition_epoch,
+            )
+            if version is not None:
+                written = PartitionState(znode, version)
+                context.states[tp] = written
+                return written
+            reread = await asyncio.to_thread(zk_state.read_partition_state, self.zk, tp)
+            if reread is None:
+                return None
+            context.states[tp] = state = reread
+        logger.warning("Partition %s-%d: state kept changing while being written", tp.topic, tp.partition)
+        return None
+
+    async def create_state(self, tp: TopicPartition) -> bool:
+        """The first state of a new partition; False when no replica is live (or one exists already:
+        then it is read into the context)."""
+        context = self.context
+        chosen = election.new_partition_leader(context.replicas(tp), context.eligible_broker_ids())
+        if chosen is None:
+            logger.warning(
+                "New partition %s-%d has no live replica among %s",
+                tp.topic,
+                tp.partition,
+                context.replicas(tp),
+            )
+            return False
+        znode = PartitionStateZnode(chosen.leader, 0, chosen.isr, context.epoch)
+        try:
+            await asyncio.to_thread(
+                topics.create_partition_states, self.fence, tp.topic, {tp.partition: znode}
+            )
+        except NodeExistsError:
+            state = await asyncio.to_thread(zk_state.read_partition_state, self.zk, tp)
+            if state is not None:
+                context.states[tp] = state
+            return False
+        context.states[tp] = PartitionState(znode, 0)
+        return True
+
+    def next_state(self, znode: PartitionStateZnode, leader: int, isr: list[int]) -> PartitionStateZnode:
+        # every change the controller makes bumps the leader epoch (LeaderAndIsr.newLeaderAndIsr)
+        return PartitionStateZnode(leader, znode.leader_epoch + 1, isr, self.context.epoch)
+
+    def send_leader_and_isr(
+        self,
+        partitions: Iterable[TopicPartition],
+        is_new: Collection[TopicPartition] = (),
+        exclude: Collection[int] = (),
+    ) -> None:
+        """LeaderAndIsr to every live replica of `partitions` but `exclude` (one request per broker)."""
+        context = self.context
+        by_broker: dict[int, list[TopicPartition]] = {}
+        for tp in partitions:
+            for replica in context.replicas(tp):
+                if context.is_live(replica) and replica not in exclude:
+                    by_broker.setdefault(replica, []).append(tp)
+        for broker_id, theirs in sorted(by_broker.items()):
+            self.send(
+                broker_id,
+                requests.leader_and_isr(
+                    context, self.controller_id, broker_id, theirs, self.listener, is_new
+                ),
+            )
+
+    def send_update_metadata(self, broker_ids: Iterable[int], partitions: list[TopicPartition]) -> None:
+        context = self.context
+        for broker_id in sorted(broker_ids):
+            self.send(broker_id, requests.update_metadata(context, self.controller_id, broker_id, partitions))
+
+    def send(self, broker_id: int, item: requests.BrokerRequest) -> None:
+        if self.channel is not None:
+            self.channel.send(broker_id, item)
+
+    def open_channel(self, broker_id: int) -> None:
+        context = self.context
+        endpoint = requests.inter_broker_endpoint(context, broker_id, self.listener)
+        if endpoint is None:
+            logger.warning(
+                "Broker %d advertises no %s listener: the controller cannot reach it",
+                broker_id,
+                self.listener,
+            )
+            return
+        if self.channel is not None:
+            self.channel.add_broker(broker_id, endpoint.host, endpoint.port)
+
+    def close_channel(self, broker_id: int) -> None:
+        if self.channel is not None:
+            self.channel.remove_broker(broker_id)

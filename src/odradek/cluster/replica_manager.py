@@ -1,0 +1,327 @@
+"""The replica manager: which partitions this broker hosts, and which of them it leads (ZooKeeper mode).
+
+The leadership half of Kafka's ReplicaManager (becomeLeaderOrFollower, stopReplicas,
+maybeUpdateMetadataCache); fetching from leaders comes with replication. Every control request is
+fenced first: a controller epoch older than the newest seen is STALE_CONTROLLER_EPOCH, a broker epoch
+older than this broker's registration (its /brokers/ids znode's czxid) STALE_BROKER_EPOCH, both for the
+whole request. Then each partition's state applies only when its leader epoch is newer than the one
+known. State changes run one request at a time (Kafka's replicaStateChangeLock): log creation and
+deletion wait in worker threads, and two requests must not interleave around them.
+
+The data path asks `leader_refusal` once per partition: a hit in `leading` (one dictionary lookup) is
+the whole cost of leading the partition at the epoch the client knows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from odradek.cluster.control_requests import (
+    EPOCH_DURING_DELETE,
+    NO_EPOCH,
+    UNKNOWN_BROKER_EPOCH,
+    ControllerStamp,
+    PartitionLeadership,
+    StopReplicaPartition,
+)
+from odradek.cluster.metadata import ClusterMetadata, LiveBroker, PartitionState
+from odradek.cluster.metadata_update import apply_partition_changes, apply_update_metadata
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.storage.errors import StorageError
+from odradek.storage.log import Log
+from odradek.storage.log_manager import LogManager
+
+log = logging.getLogger("odradek.cluster.replicas")
+
+#: Kafka's KafkaController.InitialControllerEpoch: any controller epoch is at least this.
+INITIAL_CONTROLLER_EPOCH = 0
+#: The leader epoch of a partition this broker has heard nothing about yet (Kafka's Partition starts
+#: at LeaderAndIsr.InitialLeaderEpoch - 1), so the controller's first epoch, 0, is newer.
+UNKNOWN_LEADER_EPOCH = -1
+
+PartitionKey = tuple[str, int]
+
+
+@dataclass(slots=True)
+class HostedPartition:
+    """A partition with a replica on this broker, as the last LeaderAndIsr applied left it."""
+
+    topic: str
+    partition: int
+    topic_id: uuid.UUID | None
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    replicas: list[int]
+    isr: list[int]
+    log: Log
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why the data path refuses a partition, and who leads it as far as this broker knows."""
+
+    error_code: ErrorCode
+    leader_id: int = -1
+    leader_epoch: int = -1
+
+
+class ReplicaManager:
+    def __init__(
+        self,
+        node_id: int,
+        cluster: ClusterMetadata,
+        logs: LogManager,
+        broker_epoch: int = UNKNOWN_BROKER_EPOCH,
+    ) -> None:
+        self.node_id = node_id
+        self.cluster = cluster
+        self.logs = logs
+        #: This broker's epoch: the czxid of its registration znode. The ZooKeeper wiring sets it after
+        #: registering (and again after re-registering on a new session).
+        self.broker_epoch = broker_epoch
+        #: The newest controller epoch seen in any control request.
+        self.controller_epoch = INITIAL_CONTROLLER_EPOCH
+        #: Every partition with a replica here that a LeaderAndIsr made this broker host.
+        self.hosted: dict[PartitionKey, HostedPartition] = {}
+        #: The hosted partitions this broker leads: what Produce, Fetch and the offset APIs may serve.
+        self.leading: dict[PartitionKey, HostedPartition] = {}
+        #: Kafka's onLeadershipChange: called after a LeaderAndIsr or StopReplica with the partitions this
+        #: broker began to lead and those it stopped leading (as leader or at all). The wiring hooks the
+        #: group coordinator here (GroupCoordinator.refresh_leadership for `__consumer_offsets`).
+        self.on_leadership_change: Callable[[list[PartitionKey], list[PartitionKey]], None] | None = None
+        self._state_change = asyncio.Lock()
+
+    # ----- the data path -----------------------------------------------------------------------------
+
+    def leader_refusal(
+        self, topic: str, partition: int, current_leader_epoch: int = NO_EPOCH
+    ) -> Refusal | None:
+        """None when this broker leads the partition (at `current_leader_epoch`, if the client gave one,
+        KIP-320); otherwise the error to answer with and the leader to point the client to."""
+        hosted = self.leading.get((topic, partition))
+        if hosted is not None:
+            if current_leader_epoch < 0 or current_leader_epoch == hosted.leader_epoch:
+                return None
+            fenced = current_leader_epoch < hosted.leader_epoch
+            code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
+            return Refusal(code, hosted.leader, hosted.leader_epoch)
+        return self._not_leader(topic, partition)
+
+    def _not_leader(self, topic: str, partition: int) -> Refusal:
+        # As Kafka's getPartitionOrError: a partition the cluster knows is NOT_LEADER_OR_FOLLOWER (the
+        # client refreshes its metadata and follows the leader), one nobody knows is unknown.
+        known = self.cluster.partition(topic, partition)
+        if known is None and (topic, partition) not in self.hosted:
+            return Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if known is None:
+            hosted = self.hosted[(topic, partition)]
+            return Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, hosted.leader, hosted.leader_epoch)
+        return Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, known.leader_id, known.leader_epoch)
+
+    # ----- control requests --------------------------------------------------------------------------
+
+    def check_stamp(self, stamp: ControllerStamp) -> None:
+        """Fence a whole control request: raises KafkaError(STALE_BROKER_EPOCH) for a request meant for an
+        earlier registration of this broker, KafkaError(STALE_CONTROLLER_EPOCH) for an old controller.
+        Kafka checks the broker epoch first (KafkaApis), then the controller epoch (ReplicaManager)."""
+        if stamp.broker_epoch != UNKNOWN_BROKER_EPOCH and stamp.broker_epoch < self.broker_epoch:
+            raise KafkaError(
+                ErrorCode.STALE_BROKER_EPOCH,
+                f"broker epoch {stamp.broker_epoch} is older than this broker's {self.broker_epoch}",
+            )
+        if stamp.controller_epoch < self.controller_epoch:
+            raise KafkaError(
+                ErrorCode.STALE_CONTROLLER_EPOCH,
+                f"controller {stamp.controller_id} epoch {stamp.controller_epoch} is older than "
+                f"{self.controller_epoch}",
+            )
+
+    async def become_leader_or_follower(
+        self, stamp: ControllerStamp, partitions: Iterable[PartitionLeadership]
+    ) -> dict[PartitionKey, ErrorCode]:
+        """LeaderAndIsr: every partition's outcome (raises KafkaError for a fenced request)."""
+        async with self._state_change:
+            self.check_stamp(stamp)
+            self.controller_epoch = stamp.controller_epoch
+            outcome: dict[PartitionKey, ErrorCode] = {}
+            accepted: list[PartitionLeadership] = []
+            for state in partitions:
+                key = (state.topic, state.partition)
+                code = self._check_partition(state)
+                outcome[key] = code
+                if code is ErrorCode.NONE:
+                    accepted.append(state)
+            leaders: list[PartitionKey] = []
+            followers: list[PartitionKey] = []
+            for state in accepted:
+                key = (state.topic, state.partition)
+                try:
+                    replica_log = await self._local_log(state)
+                except (OSError, StorageError) as error:  # one partition's disk failure is its own answer
+                    log.error("creating the log of %s-%d failed", *key, exc_info=error)
+                    outcome[key] = ErrorCode.KAFKA_STORAGE_ERROR
+                    continue
+                self._apply(state, replica_log)
+                (leaders if state.leader == self.node_id else followers).append(key)
+            self._leadership_changed(leaders, followers)
+            return outcome
+
+    async def stop_replicas(
+        self, stamp: ControllerStamp, partitions: Iterable[StopReplicaPartition]
+    ) -> dict[PartitionKey, ErrorCode]:
+        """StopReplica: stop serving the partitions; with delete, remove their logs (raises KafkaError
+        for a fenced request)."""
+        async with self._state_change:
+            self.check_stamp(stamp)
+            self.controller_epoch = stamp.controller_epoch
+            outcome: dict[PartitionKey, ErrorCode] = {}
+            deleting: dict[str, list[int]] = {}
+            stopped: list[PartitionKey] = []
+            for stop in partitions:
+                key = (stop.topic, stop.partition)
+                hosted = self.hosted.get(key)
+                epoch = stop.leader_epoch
+                if (
+                    hosted is not None
+                    and epoch not in (EPOCH_DURING_DELETE, NO_EPOCH)
+                    and epoch < hosted.leader_epoch
+                ):
+                    outcome[key] = ErrorCode.FENCED_LEADER_EPOCH
+                    continue
+                outcome[key] = ErrorCode.NONE
+                if self.leading.pop(key, None) is not None:
+                    stopped.append(key)
+                if stop.delete:
+                    self.hosted.pop(key, None)
+                    # Also a log this broker no longer hosts: a topic deleted while it was down.
+                    deleting.setdefault(stop.topic, []).append(stop.partition)
+            for topic, indexes in deleting.items():
+                for index in await self._delete_logs(topic, indexes):
+                    outcome[(topic, index)] = ErrorCode.KAFKA_STORAGE_ERROR
+            self._leadership_changed([], stopped)
+            return outcome
+
+    def update_metadata(
+        self,
+        stamp: ControllerStamp,
+        live_brokers: list[LiveBroker],
+        partitions: Iterable[PartitionLeadership],
+    ) -> list[PartitionKey]:
+        """UpdateMetadata: the cache takes the controller's view; returns the partitions deleted from it
+        (raises KafkaError for a fenced request). Synchronous: nothing here waits, so it needs no turn."""
+        self.check_stamp(stamp)
+        states = list(partitions)
+        deleted = apply_update_metadata(self.cluster, stamp.controller_id, live_brokers, states)
+        self.controller_epoch = stamp.controller_epoch
+        # As in Kafka the cache takes what it is told, but a replica hosted here at a newer leader epoch
+        # (a LeaderAndIsr overtook this update) keeps its epoch in the cache: the data path stamps
+        # appends and checks clients' epochs with it.
+        for state in states:
+            hosted = self.hosted.get((state.topic, state.partition))
+            if hosted is not None and hosted.leader_epoch > state.leader_epoch:
+                self._cache(_leadership(hosted))
+        return deleted
+
+    # ----- helpers -----------------------------------------------------------------------------------
+
+    def _leadership_changed(self, leaders: list[PartitionKey], others: list[PartitionKey]) -> None:
+        if self.on_leadership_change is not None and (leaders or others):
+            self.on_leadership_change(leaders, others)
+
+    def _check_partition(self, state: PartitionLeadership) -> ErrorCode:
+        hosted = self.hosted.get((state.topic, state.partition))
+        if (
+            hosted is not None
+            and None not in (hosted.topic_id, state.topic_id)
+            and hosted.topic_id != state.topic_id
+        ):
+            return ErrorCode.INCONSISTENT_TOPIC_ID
+        current = hosted.leader_epoch if hosted is not None else UNKNOWN_LEADER_EPOCH
+        if state.leader_epoch <= current:
+            # Kafka answers an equal epoch as stale too: a ZooKeeper controller bumps the leader epoch
+            # with every decision it sends, so a repeat is a delayed or replayed request.
+            return ErrorCode.STALE_CONTROLLER_EPOCH
+        if self.node_id not in state.replicas:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return ErrorCode.NONE
+
+    async def _local_log(self, state: PartitionLeadership) -> Log:
+        """The partition's log, created (empty, off the loop) if this broker has none yet."""
+        existing = self.logs.get_log(state.topic, state.partition)
+        if existing is not None:
+            return existing
+        job = self.logs.prepare_partitions(state.topic, [state.partition], topic_id=state.topic_id)
+        await asyncio.to_thread(job.run)
+        self.logs.complete_partitions(job)
+        created = self.logs.get_log(state.topic, state.partition)
+        assert created is not None
+        return created
+
+    def _apply(self, state: PartitionLeadership, replica_log: Log) -> None:
+        key = (state.topic, state.partition)
+        hosted = HostedPartition(
+            topic=state.topic,
+            partition=state.partition,
+            topic_id=state.topic_id or (self.hosted[key].topic_id if key in self.hosted else None),
+            leader=state.leader,
+            leader_epoch=state.leader_epoch,
+            partition_epoch=state.partition_epoch,
+            replicas=list(state.replicas),
+            isr=list(state.isr),
+            log=replica_log,
+        )
+        self.hosted[key] = hosted
+        if state.leader == self.node_id:
+            # Kafka's Partition.makeLeader: the new epoch starts at the log end, so a follower of an
+            # earlier epoch truncates to where this one began (KIP-101).
+            replica_log.leader_epoch_cache.assign(state.leader_epoch, replica_log.log_end_offset)
+            self.leading[key] = hosted
+        else:
+            self.leading.pop(key, None)
+        self._cache(state)
+
+    def _cache(self, state: PartitionLeadership) -> None:
+        """The cache follows a leadership this broker applied, so Metadata and the data path agree with
+        it before the controller's UpdateMetadata arrives; never backwards."""
+        cached = self.cluster.partition(state.topic, state.partition)
+        if cached is not None and cached.leader_epoch >= state.leader_epoch:
+            return
+        update = PartitionState(
+            partition=state.partition,
+            leader_id=state.leader,
+            leader_epoch=state.leader_epoch,
+            replicas=list(state.replicas),
+            isr=list(state.isr),
+            offline_replicas=list(cached.offline_replicas) if cached is not None else [],
+        )
+        apply_partition_changes(self.cluster, state.topic, {state.partition: update}, state.topic_id)
+
+    async def _delete_logs(self, topic: str, partitions: list[int]) -> list[int]:
+        """Remove the partitions' logs through storage's crash-safe deletion; returns those whose
+        directory could not be renamed (a disk error: KAFKA_STORAGE_ERROR, the controller retries)."""
+        job = self.logs.take_partition_deletion(topic, partitions)
+        if not job.logs:
+            return []
+        await asyncio.to_thread(job.run)
+        failed = [replica_log.topic_partition.partition for replica_log in job.logs]
+        self.logs.complete_partition_deletion(job)
+        return failed
+
+
+def _leadership(hosted: HostedPartition) -> PartitionLeadership:
+    return PartitionLeadership(
+        topic=hosted.topic,
+        partition=hosted.partition,
+        controller_epoch=INITIAL_CONTROLLER_EPOCH,
+        leader=hosted.leader,
+        leader_epoch=hosted.leader_epoch,
+        isr=list(hosted.isr),
+        partition_epoch=hosted.partition_epoch,
+        replicas=list(hosted.replicas),
+        topic_id=hosted.topic_id,
+    )

@@ -1,0 +1,82 @@
+"""`odradek console`: serve the web console for the cluster at --bootstrap-server."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from odradek.cli.arguments import add_connection_arguments, positive_float
+from odradek.cli.client import client_config
+from odradek.cli.errors import CliError, command
+
+EXAMPLES = """examples:
+  odradek console --bootstrap-server localhost:9092                 # http://127.0.0.1:8080
+  odradek console --bootstrap-server localhost:9092 --read-only --port 9000
+  odradek console --host 0.0.0.0 --basic-auth-file console-users.txt --command-config client.properties
+"""
+
+
+def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subcommands.add_parser(
+        "console",
+        help="a web console: brokers, topics, messages, consumer groups and lag",
+        description="Serve a web console for a Kafka-compatible cluster, talking to it only through the "
+        "Kafka protocol (confluent-kafka, as the other client commands).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--port", type=int, default=8080, help="HTTP port (default: 8080)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to serve on (default: 127.0.0.1, this machine only)"
+    )
+    parser.add_argument("--read-only", action="store_true", help="show everything, change nothing")
+    parser.add_argument(
+        "--basic-auth-file", type=Path, metavar="FILE", help="require HTTP basic auth: user:password a line"
+    )
+    parser.add_argument(
+        "--sample-interval",
+        type=positive_float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how often throughput and lag are sampled for the charts (default: 5)",
+    )
+    add_connection_arguments(parser)
+    for action in parser._actions:
+        if action.dest == "request_timeout":
+            # a page should say the cluster is slow sooner than the CLI's 30 s
+            action.default = 10.0
+            action.help = "how long a page waits for the cluster to answer (default: 10)"
+    parser.set_defaults(run=run)
+
+
+@command("console")
+def run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from odradek.console.app import create_app
+        from odradek.console.auth import AuthFileError
+        from odradek.console.settings import ConsoleSettings
+    except ImportError as error:
+        raise CliError(
+            f"the console needs the console extra: pip install 'odradek[console]' ({error})"
+        ) from None
+    client_config(args)  # a --command-config that cannot be read stops here, not on the first page
+    settings = ConsoleSettings(
+        bootstrap_server=args.bootstrap_server,
+        host=args.host,
+        port=args.port,
+        read_only=args.read_only,
+        command_config=args.command_config,
+        client_properties=list(args.client_properties),
+        request_timeout=args.request_timeout,
+        basic_auth_file=args.basic_auth_file,
+        sample_interval=args.sample_interval,
+    )
+    try:
+        app = create_app(settings)
+    except AuthFileError as error:
+        raise CliError(str(error)) from None
+    print(f"odradek console: serving http://{args.host}:{args.port}/ for {args.bootstrap_server}", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0

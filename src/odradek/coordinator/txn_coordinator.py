@@ -1,0 +1,392 @@
+"""The transaction coordinator (Kafka's TransactionCoordinator), over `__transaction_state`.
+
+Every step checks the request against the transactional id's metadata, appends the next
+TransactionLogValue and only then applies it, so the state is what the log says. Appends are synchronous
+on the broker's loop, so one step is never interleaved with another. Ending a transaction writes
+PrepareCommit/PrepareAbort, then the markers (directly, through the local WriteTxnMarkers path: on a
+single node this broker leads every partition), then CompleteCommit/CompleteAbort. A transaction found
+prepared (the broker died between the two, or a marker could not be written) is completed when its
+partition is loaded and by the periodic check, as Kafka's coordinator re-sends markers on takeover.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from odradek.config.broker import BrokerConfig
+from odradek.coordinator.producer_ids import ProducerIdManager
+from odradek.coordinator.runtime import partition_for
+from odradek.coordinator.settings import OFFSETS_TOPIC
+from odradek.coordinator.txn_markers import MarkerWriter
+from odradek.coordinator.txn_metadata import MAX_EPOCH, TransactionMetadata, TxnState
+from odradek.coordinator.txn_records import TransactionLogValue, TxnLogRecord
+from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC, TxnStateLog
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+
+log = logging.getLogger("odradek.coordinator.transactions")
+E = ErrorCode
+
+
+class TransactionCoordinator:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        cluster: Any,
+        topics: Any,
+        logs: Any,
+        node_id: int,
+        producer_ids: ProducerIdManager,
+        groups: Any,
+        notify_append: Callable[[Hashable], None] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self.cluster = cluster
+        self.node_id = node_id
+        self.producer_ids = producer_ids
+        self.groups = groups
+        self.clock = clock
+        self.state_log = TxnStateLog(config, cluster, topics, logs, node_id, notify_append, clock)
+        self.markers = MarkerWriter(logs, cluster, node_id, groups, notify_append, clock)
+        self._tasks: list[asyncio.Task[None]] = []
+        self.started = False
+        self.single_node = True
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    # ----- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self, single_node: bool) -> None:
+        self.started = True
+        self.single_node = single_node
+        if single_node:
+            await self.state_log.ensure_topic(single_node)
+        await self.refresh_leadership()
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(
+                self._every(
+                    self.config.transaction_abort_timed_out_transaction_cleanup_interval_ms,
+                    self.abort_timed_out,
+                )
+            ),
+            loop.create_task(
+                self._every(
+                    self.config.transaction_remove_expired_transaction_cleanup_interval_ms,
+                    self.remove_expired,
+                )
+            ),
+        ]
+
+    def stop(self) -> None:
+        self.started = False
+        for task in self._tasks:
+            task.cancel()
+        self._tasks = []
+        for partition in list(self.state_log.states):
+            self.state_log.unload(partition)
+
+    async def refresh_leadership(self) -> None:
+        """Load the `__transaction_state` partitions this broker leads, drop the others (the hook
+        cluster mode calls on leadership changes, as for the group coordinator)."""
+        topic = self.cluster.topic(TRANSACTION_STATE_TOPIC)
+        if topic is None:
+            return
+        started, partitions, loaded, completed = time.monotonic(), 0, 0, 0
+        for state in topic.partitions:
+            if state.leader_id == self.node_id and state.partition not in self.state_log.states:
+                partitions += 1
+                for metadata in await self.state_log.load(state.partition):
+                    loaded += 1
+                    if metadata.state.is_prepared:  # the previous leader died between prepare and complete
+                        completed += self._complete(metadata)
+            elif state.leader_id != self.node_id and state.partition in self.state_log.states:
+                self.state_log.unload(state.partition)
+        if partitions:
+            log.info(
+                "loaded %d %s partitions in %.3fs: %d transactional ids, %d prepared transactions completed",
+                partitions,
+                TRANSACTION_STATE_TOPIC,
+                time.monotonic() - started,
+                loaded,
+                completed,
+            )
+
+    def coordinator_node(self, transactional_id: str) -> int | None:
+        if not self.started:
+            return None
+        if self.cluster.topic(TRANSACTION_STATE_TOPIC) is None:
+            # Created in the background (COORDINATOR_NOT_AVAILABLE meanwhile, which clients retry).
+            asyncio.get_running_loop().create_task(self._create_and_load())
+            return None
+        state = self.cluster.partition(
+            TRANSACTION_STATE_TOPIC, self.state_log.partition_for(transactional_id)
+        )
+        if state is None or state.leader_id < 0:
+            return None
+        return int(state.leader_id)
+
+    async def _create_and_load(self) -> None:
+        if await self.state_log.ensure_topic(self.single_node):
+            await self.refresh_leadership()
+
+    async def _every(self, interval_ms: int, job: Callable[[], None]) -> None:
+        while True:
+            await asyncio.sleep(interval_ms / 1000)
+            try:
+                job()
+            except Exception:
+                log.exception("transaction coordinator housekeeping failed")
+
+    # ----- lookups --------------------------------------------------------------------------------
+
+    def transactions(self) -> list[TransactionMetadata]:
+        return list(self.state_log.txns.values())
+
+    def by_producer_id(self, producer_id: int) -> TransactionMetadata | None:
+        return self.state_log.by_producer.get(producer_id)
+
+    def _metadata(self, transactional_id: str, producer_id: int, producer_epoch: int) -> TransactionMetadata:
+        """The id's metadata if the producer id and epoch are its current ones; else the client's error."""
+        self.state_log.check_coordinator(transactional_id)
+        metadata = self.state_log.txns.get(transactional_id)
+        if metadata is None or metadata.producer_id != producer_id:
+            raise KafkaError(E.INVALID_PRODUCER_ID_MAPPING)
+        if metadata.producer_epoch != producer_epoch:
+            raise KafkaError(E.PRODUCER_FENCED)
+        return metadata
+
+    def _write(self, transactional_id: str, value: TransactionLogValue | None) -> None:
+        error = self.state_log.append(TxnLogRecord(transactional_id, value))
+        if error is not None:
+            raise KafkaError(error)
+        metadata = self.state_log.txns.get(transactional_id)
+        if value is None:
+            self.state_log.remove(transactional_id)
+        elif metadata is None:
+            metadata = TransactionMetadata.from_value(transactional_id, value)
+            metadata.coordinator_epoch = self.state_log.coordinator_epoch(
+                self.state_log.partition_for(transactional_id)
+            )
+            self.state_log.put(metadata)
+        else:
+            old_producer_id = metadata.producer_id
+            metadata.apply(value)
+            self.state_log.put(metadata, old_producer_id)
+
+    # ----- InitProducerId -------------------------------------------------------------------------
+
+    async def init_producer_id(
+        self, transactional_id: str, timeout_ms: int, producer_id: int, producer_epoch: int
+    ) -> tuple[int, int]:
+        """(producer id, epoch) for a transactional producer; KafkaError for the client's error."""
+        if timeout_ms <= 0 or timeout_ms > self.config.transaction_max_timeout_ms:
+            raise KafkaError(E.INVALID_TRANSACTION_TIMEOUT)
+        self.state_log.check_coordinator(transactional_id)
+        metadata = self.state_log.txns.get(transactional_id)
+        now = self.now_ms()
+        if metadata is None:
+            new_id = await self.producer_ids.generate()
+            # Re-check: another InitProducerId for this id may have run while the id block was written.
+            if transactional_id not in self.state_log.txns:
+                value = TransactionMetadata(transactional_id, new_id, 0, timeout_ms).next_value(now)
+                self._write(transactional_id, value)
+                return new_id, 0
+            metadata = self.state_log.txns[transactional_id]
+        if producer_id >= 0:
+            # KIP-360: a producer re-initialising names its id and epoch. The current pair gets the next
+            # epoch; the pair it had before its last such bump is a retry whose answer was lost (the
+            # current epoch again, as Kafka answers); any other pair is a zombie.
+            if producer_id != metadata.producer_id:
+                raise KafkaError(E.PRODUCER_FENCED)
+            if producer_epoch != metadata.producer_epoch:
+                if producer_epoch == metadata.last_producer_epoch and metadata.state.is_complete:
+                    return metadata.producer_id, metadata.producer_epoch
+                raise KafkaError(E.PRODUCER_FENCED)
+        if metadata.state.is_prepared:
+            self._complete(metadata)
+            raise KafkaError(E.CONCURRENT_TRANSACTIONS)
+        if metadata.state is TxnState.ONGOING:
+            # A new instance takes over: the old one's transaction is aborted with a bumped epoch
+            # (which fences it); the client retries and then gets its own epoch.
+            self._abort_fencing(metadata)
+            raise KafkaError(E.CONCURRENT_TRANSACTIONS)
+        if metadata.producer_epoch >= MAX_EPOCH:
+            next_id, next_epoch = await self.producer_ids.generate(), 0  # epoch exhausted: a new id
+        else:
+            next_id, next_epoch = metadata.producer_id, metadata.producer_epoch + 1
+        value = metadata.next_value(
+            now,
+            state=TxnState.EMPTY,
+            producer_id=next_id,
+            producer_epoch=next_epoch,
+            timeout_ms=timeout_ms,
+            partitions=set(),
+        )
+        previous_epoch = metadata.producer_epoch
+        self._write(transactional_id, value)
+        # Only the producer that asked with its own epoch may retry with it; a new instance (no id
+        # given) or a new producer id leaves nothing to retry.
+        same_producer = producer_id >= 0 and next_id == producer_id
+        metadata.last_producer_epoch = previous_epoch if same_producer else -1
+        return next_id, next_epoch
+
+    # ----- AddPartitionsToTxn / AddOffsetsToTxn ---------------------------------------------------
+
+    def add_partitions(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[tuple[str, int]]
+    ) -> dict[tuple[str, int], ErrorCode]:
+        try:
+            metadata = self._metadata(transactional_id, producer_id, producer_epoch)
+            if metadata.state.is_prepared:
+                raise KafkaError(E.CONCURRENT_TRANSACTIONS)
+            if metadata.state not in (TxnState.ONGOING, *[s for s in TxnState if s.is_complete]):
+                raise KafkaError(E.INVALID_TXN_STATE)
+        except KafkaError as error:
+            return {tp: error.error_code for tp in partitions}
+        unknown = {tp for tp in partitions if self.cluster.partition(*tp) is None}
+        if unknown:
+            return {
+                tp: E.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else E.OPERATION_NOT_ATTEMPTED
+                for tp in partitions
+            }
+        wanted = metadata.partitions | set(partitions)
+        if metadata.state is not TxnState.ONGOING or wanted != metadata.partitions:
+            value = metadata.next_value(self.now_ms(), state=TxnState.ONGOING, partitions=wanted)
+            try:
+                self._write(transactional_id, value)
+            except KafkaError as error:
+                return {tp: error.error_code for tp in partitions}
+        return {tp: E.NONE for tp in partitions}
+
+    def add_offsets(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str
+    ) -> ErrorCode:
+        topic = self.cluster.topic(OFFSETS_TOPIC)
+        if topic is None:
+            return E.COORDINATOR_NOT_AVAILABLE
+        tp = (OFFSETS_TOPIC, partition_for(group_id, len(topic.partitions)))
+        return self.add_partitions(transactional_id, producer_id, producer_epoch, [tp])[tp]
+
+    def check_producer(self, producer_id: int, producer_epoch: int) -> ErrorCode:
+        """TxnOffsetCommit and transactional Produce: the producer's transaction must be ongoing, with
+        this epoch (a zombie's older epoch is fenced)."""
+        metadata = self.by_producer_id(producer_id)
+        if metadata is None:
+            return E.INVALID_TXN_STATE
+        if producer_epoch != metadata.producer_epoch:
+            return E.PRODUCER_FENCED  # checked first: a zombie is told it is fenced, whatever the state
+        if metadata.state is not TxnState.ONGOING:
+            return E.INVALID_TXN_STATE
+        return E.NONE
+
+    def verify_partition(
+        self, producer_id: int, producer_epoch: int, topic: str, partition: int
+    ) -> ErrorCode:
+        """KIP-890 part 1 on the leader: a transactional batch only for a partition added to the
+        producer's ongoing transaction (`transaction.partition.verification.enable`)."""
+        if not self.config.transaction_partition_verification_enable:
+            return E.NONE
+        error = self.check_producer(producer_id, producer_epoch)
+        if error is E.PRODUCER_FENCED:
+            return E.INVALID_PRODUCER_EPOCH
+        if error is not E.NONE:
+            return error
+        metadata = self.by_producer_id(producer_id)
+        assert metadata is not None
+        return E.NONE if (topic, partition) in metadata.partitions else E.INVALID_TXN_STATE
+
+    # ----- EndTxn and completion ------------------------------------------------------------------
+
+    def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, committed: bool) -> None:
+        metadata = self._metadata(transactional_id, producer_id, producer_epoch)
+        state = metadata.state
+        if state is TxnState.ONGOING:
+            target = TxnState.PREPARE_COMMIT if committed else TxnState.PREPARE_ABORT
+            self._write(transactional_id, metadata.next_value(self.now_ms(), state=target))
+            self._complete(metadata)
+            return
+        if (state, committed) in ((TxnState.COMPLETE_COMMIT, True), (TxnState.COMPLETE_ABORT, False)):
+            return  # a retry of an EndTxn that already completed
+        if state.is_prepared:
+            self._complete(metadata)
+            if (state is TxnState.PREPARE_COMMIT) == committed:
+                return
+            raise KafkaError(E.INVALID_TXN_STATE)
+        raise KafkaError(E.INVALID_TXN_STATE)
+
+    def _complete(self, metadata: TransactionMetadata) -> bool:
+        """Write the markers of a prepared transaction, then its Complete* record; False if a marker
+        failed (the transaction stays prepared and is retried by the periodic check)."""
+        committed = metadata.state is TxnState.PREPARE_COMMIT
+        for topic, partition in sorted(metadata.partitions):
+            error = self.markers.write(
+                topic,
+                partition,
+                metadata.producer_id,
+                metadata.producer_epoch,
+                committed,
+                metadata.coordinator_epoch,
+            )
+            if error not in (E.NONE, E.UNKNOWN_TOPIC_OR_PARTITION):
+                log.warning(
+                    "%s marker for %s to %s-%d failed: %s",
+                    "COMMIT" if committed else "ABORT",
+                    metadata.transactional_id,
+                    topic,
+                    partition,
+                    error.name,
+                )
+                return False
+        done = TxnState.COMPLETE_COMMIT if committed else TxnState.COMPLETE_ABORT
+        try:
+            self._write(
+                metadata.transactional_id, metadata.next_value(self.now_ms(), state=done, partitions=set())
+            )
+        except KafkaError:
+            return False
+        return True
+
+    def _abort_fencing(self, metadata: TransactionMetadata) -> None:
+        """Abort an ongoing transaction with the epoch bumped, so its producer is fenced (Kafka's
+        PrepareEpochFence, then PrepareAbort)."""
+        epoch = (
+            metadata.producer_epoch + 1 if metadata.producer_epoch < MAX_EPOCH else metadata.producer_epoch
+        )
+        value = metadata.next_value(self.now_ms(), state=TxnState.PREPARE_ABORT, producer_epoch=epoch)
+        self._write(metadata.transactional_id, value)
+        metadata.last_producer_epoch = -1  # the fenced epoch may not come back as a "retry"
+        self._complete(metadata)
+
+    def abort_timed_out(self) -> None:
+        """Proactive aborts of transactions open longer than their timeout; prepared ones retried."""
+        now = self.now_ms()
+        for metadata in self.transactions():
+            try:
+                if metadata.timed_out(now):
+                    log.info(
+                        "aborting transaction of %s: open longer than %d ms",
+                        metadata.transactional_id,
+                        metadata.timeout_ms,
+                    )
+                    self._abort_fencing(metadata)
+                elif metadata.state.is_prepared:
+                    self._complete(metadata)
+            except KafkaError as error:
+                log.warning("aborting %s failed: %s", metadata.transactional_id, error)
+
+    def remove_expired(self) -> None:
+        """Forget transactional ids idle for `transactional.id.expiration.ms` (a tombstone)."""
+        now = self.now_ms()
+        expiry = self.config.transactional_id_expiration_ms
+        for metadata in self.transactions():
+            if metadata.state.is_complete and now - metadata.last_update_ms >= expiry:
+                try:
+                    self._write(metadata.transactional_id, None)
+                except KafkaError as error:
+                    log.warning("expiring %s failed: %s", metadata.transactional_id, error)

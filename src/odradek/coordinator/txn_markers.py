@@ -1,0 +1,82 @@
+"""Writing COMMIT / ABORT markers into the partitions a broker leads: what WriteTxnMarkers (key 27)
+does on the partition leader, and what a single-node transaction coordinator calls directly (the
+leader is itself, so there is no network round trip to make).
+
+A marker is a control batch of the producer id and epoch, appended with the coordinator's origin (no
+sequence checks; an older coordinator epoch is refused by the producer state as
+TRANSACTION_COORDINATOR_FENCED). Appending it closes the producer's transaction in that partition,
+which moves the last stable offset and, for an abort, adds the transaction to the `.txnindex`
+(storage does both). A marker in `__consumer_offsets` also completes the producer's pending
+transactional offset commits.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from odradek.coordinator.settings import OFFSETS_TOPIC
+from odradek.handlers.errors import error_code_for
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.records import ControlRecordType
+from odradek.protocol.records.control import build_end_transaction_marker_batch
+from odradek.storage import errors as storage_errors
+from odradek.storage.partition import TopicPartition
+from odradek.storage.producer_state import AppendOrigin
+
+
+class MarkerWriter:
+    def __init__(
+        self,
+        logs: Any,
+        cluster: Any,
+        node_id: int,
+        groups: Any,
+        notify_append: Callable[[Hashable], None] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.logs = logs
+        self.cluster = cluster
+        self.node_id = node_id
+        self.groups = groups
+        self.notify_append = notify_append
+        self.clock = clock
+
+    def write(
+        self,
+        topic: str,
+        partition: int,
+        producer_id: int,
+        producer_epoch: int,
+        committed: bool,
+        coordinator_epoch: int,
+    ) -> ErrorCode:
+        log = self.logs.get_log(topic, partition)
+        state = self.cluster.partition(topic, partition)
+        if log is None or state is None:
+            # The partition was deleted meanwhile: Kafka's marker channel drops it, nothing to close.
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if state.leader_id != self.node_id:
+            # Another broker leads it (cluster mode): its marker must go there, which this coordinator
+            # does not do yet; the transaction stays prepared rather than being completed without it.
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        control = ControlRecordType.COMMIT if committed else ControlRecordType.ABORT
+        batch = bytearray(
+            build_end_transaction_marker_batch(
+                control,
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+                coordinator_epoch=coordinator_epoch,
+                timestamp=int(self.clock() * 1000),
+            )
+        )
+        try:
+            log.append(batch, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR)
+        except storage_errors.StorageError as error:
+            return error_code_for(error)
+        if topic == OFFSETS_TOPIC and self.groups is not None:
+            self.groups.complete_transaction(partition, producer_id, committed)
+        if self.notify_append is not None:
+            self.notify_append(TopicPartition(topic, partition))
+        return ErrorCode.NONE

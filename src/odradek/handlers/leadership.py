@@ -1,0 +1,40 @@
+"""What the data path answers for a partition this broker does not lead (ZooKeeper mode).
+
+Produce, Fetch, ListOffsets, OffsetForLeaderEpoch and DeleteRecords ask `refusal` once per partition;
+on a single node (Services.replicas is None) it costs one attribute check and answers None. KIP-951:
+from Produce v10 and Fetch v12 a NOT_LEADER_OR_FOLLOWER (and, for Fetch, FENCED_LEADER_EPOCH) answer
+names the current leader and epoch, and the response carries that leader's endpoint for the listener
+the client came in on (Produce v10+, Fetch v16+), so the client can go there without a Metadata
+round trip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from odradek.cluster.metadata import BrokerEndpoint
+from odradek.cluster.replica_manager import Refusal
+from odradek.handlers.context import RequestContext
+from odradek.protocol.error_codes import ErrorCode
+
+#: The errors whose Fetch answers name the current leader (Kafka's KafkaApis, KIP-951); Produce names
+#: it for NOT_LEADER_OR_FOLLOWER only.
+POINTS_TO_LEADER = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH})
+
+
+def refusal(
+    context: RequestContext, topic: str, partition: int, current_leader_epoch: int = -1
+) -> Refusal | None:
+    """None when this broker may serve the partition; else the error and the leader it knows."""
+    replicas = context.services.replicas
+    if replicas is None:
+        return None
+    return replicas.leader_refusal(topic, partition, current_leader_epoch)
+
+
+def leader_endpoints(context: RequestContext, leader_ids: Iterable[int]) -> list[BrokerEndpoint]:
+    """The endpoints, on the client's listener, of the leaders an answer named (live ones only)."""
+    wanted = {leader for leader in leader_ids if leader >= 0}
+    if not wanted:
+        return []
+    return [b for b in context.services.advertised_brokers(context.listener) if b.node_id in wanted]

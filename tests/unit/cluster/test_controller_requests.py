@@ -1,0 +1,94 @@
+"""LeaderAndIsr, UpdateMetadata and StopReplica as the controller builds them from its context."""
+
+from __future__ import annotations
+
+import uuid
+
+from odradek.cluster.controller import requests
+from odradek.cluster.controller.context import ControllerContext, LiveBroker, PartitionState, TopicPartition
+from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
+from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
+from odradek.protocol.frames import decode_request, encode_request
+
+T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
+TOPIC_ID = uuid.UUID("0b5f3b43-3c8f-4bd0-9a52-1a4fbd2c6a11")
+
+
+def context() -> ControllerContext:
+    c = ControllerContext(epoch=7, epoch_zk_version=6)
+    c.live_brokers[1] = LiveBroker(
+        BrokerRegistration(
+            1,
+            (
+                ListenerEndpoint("CLIENT", "10.0.0.1", 9092, "SASL_SSL"),
+                ListenerEndpoint("REPL", "10.0.1.1", 9093, "PLAINTEXT"),
+            ),
+            0,
+            rack="r1",
+        ),
+        epoch=100,
+    )
+    c.live_brokers[2] = LiveBroker(
+        BrokerRegistration(2, (ListenerEndpoint("REPL", "10.0.1.2", 9093, "PLAINTEXT"),), 0), epoch=200
+    )
+    c.assignments["t"] = {0: [1, 2, 3], 1: [2, 1]}
+    c.topic_ids["t"] = TOPIC_ID
+    c.states[T0] = PartitionState(PartitionStateZnode(1, 4, [1, 2], 6), partition_epoch=9)
+    c.states[T1] = PartitionState(PartitionStateZnode(2, 0, [2, 1], 7), partition_epoch=0)
+    return c
+
+
+def round_trip(item: requests.BrokerRequest) -> object:
+    _, body = decode_request(encode_request(item.request, item.version, 1)[4:])
+    return body
+
+
+def test_leader_and_isr_carries_states_epochs_and_the_leaders_inter_broker_endpoints() -> None:
+    body = round_trip(requests.leader_and_isr(context(), 1, 2, [T1, T0], "REPL", is_new={T1}))
+    assert (body.controller_id, body.controller_epoch, body.broker_epoch) == (1, 7, 200)  # type: ignore[attr-defined]
+    (topic,) = body.topic_states  # type: ignore[attr-defined]
+    assert (topic.topic_name, topic.topic_id) == ("t", TOPIC_ID)
+    p0, p1 = topic.partition_states
+    assert (p0.partition_index, p0.leader, p0.leader_epoch, p0.isr, p0.partition_epoch) == (
+        0,
+        1,
+        4,
+        [1, 2],
+        9,
+    )
+    assert (p0.replicas, p0.controller_epoch, p0.is_new) == ([1, 2, 3], 6, False)
+    assert (p1.partition_index, p1.is_new) == (1, True)
+    leaders = {(lead.broker_id, lead.host_name, lead.port) for lead in body.live_leaders}  # type: ignore[attr-defined]
+    assert leaders == {(1, "10.0.1.1", 9093), (2, "10.0.1.2", 9093)}
+
+
+def test_update_metadata_lists_every_endpoint_offline_replicas_and_deleted_topics() -> None:
+    body = round_trip(requests.update_metadata(context(), 1, 1, [T0]))
+    assert body.broker_epoch == 100  # type: ignore[attr-defined]
+    brokers = {b.id: b for b in body.live_brokers}  # type: ignore[attr-defined]
+    assert [(e.listener, e.host, e.port, e.security_protocol) for e in brokers[1].endpoints] == [
+        ("CLIENT", "10.0.0.1", 9092, 3),
+        ("REPL", "10.0.1.1", 9093, 0),
+    ]
+    assert (brokers[1].rack, brokers[2].rack) == ("r1", None)
+    (state,) = body.topic_states[0].partition_states  # type: ignore[attr-defined]
+    assert (state.leader, state.zk_version, state.offline_replicas) == (1, 9, [3])
+    deleting = round_trip(requests.update_metadata(context(), 1, 1, [T0, T1], {"t": TOPIC_ID}))
+    assert {p.leader for p in deleting.topic_states[0].partition_states} == {-2}  # type: ignore[attr-defined]
+
+
+def test_stop_replica_deleting_carries_epoch_minus_two_and_otherwise_the_leader_epoch() -> None:
+    deleting = round_trip(requests.stop_replica(context(), 1, 2, [T0], delete=True))
+    (p,) = deleting.topic_states[0].partition_states  # type: ignore[attr-defined]
+    assert (p.partition_index, p.leader_epoch, p.delete_partition) == (0, -2, True)
+    stopping = round_trip(requests.stop_replica(context(), 1, 2, [T0], delete=False))
+    (p,) = stopping.topic_states[0].partition_states  # type: ignore[attr-defined]
+    assert (p.leader_epoch, p.delete_partition) == (4, False)
+
+
+def test_the_inter_broker_endpoint_is_the_listener_named_by_the_config() -> None:
+    c = context()
+    endpoint = requests.inter_broker_endpoint(c, 1, "REPL")
+    assert endpoint is not None and (endpoint.host, endpoint.port) == ("10.0.1.1", 9093)
+    assert requests.inter_broker_endpoint(c, 2, "CLIENT") is None
+    assert requests.inter_broker_endpoint(c, 9, "REPL") is None

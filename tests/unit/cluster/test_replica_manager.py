@@ -1,0 +1,180 @@
+"""The replica manager and the UpdateMetadata cache update, called directly (no codec): the fencing
+order, state changes taking turns, and partial metadata updates."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from odradek.cluster.control_requests import ControllerStamp, PartitionLeadership, StopReplicaPartition
+from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker
+from odradek.cluster.metadata_update import apply_update_metadata
+from odradek.cluster.replica_manager import Refusal, ReplicaManager
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.storage.config import LogConfig
+from odradek.storage.log import Log
+from odradek.storage.log_manager import LogManager
+
+NODE = 2
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Iterator[LogManager]:
+    manager = LogManager([tmp_path / "logs"], LogConfig.from_mapping({}), single_node=False)
+    manager.startup()
+    try:
+        yield manager
+    finally:
+        manager.shutdown()
+
+
+def _state(partition: int, leader: int, epoch: int, topic: str = "t") -> PartitionLeadership:
+    return PartitionLeadership(
+        topic=topic,
+        partition=partition,
+        controller_epoch=1,
+        leader=leader,
+        leader_epoch=epoch,
+        isr=[1, 2],
+        partition_epoch=0,
+        replicas=[1, 2],
+    )
+
+
+def _broker(node_id: int, listener: str = "PLAINTEXT") -> LiveBroker:
+    return LiveBroker(node_id, {listener: BrokerEndpoint(node_id, f"b{node_id}", 9092)}, None)
+
+
+def test_the_broker_epoch_is_checked_before_the_controller_epoch(logs: LogManager) -> None:
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs, broker_epoch=50)
+    replicas.controller_epoch = 9
+    with pytest.raises(KafkaError) as raised:
+        replicas.check_stamp(ControllerStamp(1, 3, 49))
+    assert raised.value.error_code is ErrorCode.STALE_BROKER_EPOCH
+    with pytest.raises(KafkaError) as raised:
+        replicas.check_stamp(ControllerStamp(1, 8, 50))
+    assert raised.value.error_code is ErrorCode.STALE_CONTROLLER_EPOCH
+    replicas.check_stamp(ControllerStamp(1, 9, -1))  # no broker epoch given: never stale
+
+
+def test_update_metadata_remembers_the_newest_controller_epoch(logs: LogManager) -> None:
+    cluster = ClusterMetadata("c", -1, [])
+    replicas = ReplicaManager(NODE, cluster, logs)
+    replicas.update_metadata(ControllerStamp(3, 7), [_broker(1), _broker(3)], [_state(0, 1, 1)])
+    assert (cluster.controller_id, replicas.controller_epoch) == (3, 7)
+    with pytest.raises(KafkaError):
+        replicas.update_metadata(ControllerStamp(1, 6), [], [])
+    assert sorted(cluster.live_brokers) == [1, 3]
+
+
+def test_concurrent_leader_and_isr_requests_take_turns(logs: LogManager) -> None:
+    """Log creation waits in a worker thread; a second request for the same partition must not
+    interleave with the first (Kafka's replicaStateChangeLock)."""
+    cluster = ClusterMetadata("c", -1, [])
+    replicas = ReplicaManager(NODE, cluster, logs)
+
+    async def both() -> list[dict[tuple[str, int], ErrorCode]]:
+        first = replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, NODE, 1)])
+        second = replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, 1, 2)])
+        return list(await asyncio.gather(first, second))
+
+    outcomes = asyncio.run(both())
+    assert outcomes == [{("t", 0): ErrorCode.NONE}, {("t", 0): ErrorCode.NONE}]
+    assert replicas.hosted[("t", 0)].leader_epoch == 2
+    assert ("t", 0) not in replicas.leading
+    assert replicas.leader_refusal("t", 0) == Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, 1, 2)
+
+
+def test_leader_refusal_is_none_only_for_a_led_partition_at_its_epoch(logs: LogManager) -> None:
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
+    asyncio.run(replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, NODE, 4)]))
+    assert replicas.leader_refusal("t", 0) is None
+    assert replicas.leader_refusal("t", 0, 4) is None
+    assert replicas.leader_refusal("t", 0, 3) == Refusal(ErrorCode.FENCED_LEADER_EPOCH, NODE, 4)
+    assert replicas.leader_refusal("t", 0, 5) == Refusal(ErrorCode.UNKNOWN_LEADER_EPOCH, NODE, 4)
+    assert replicas.leader_refusal("other", 0) == Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+def test_stop_replica_of_a_partition_never_hosted_deletes_nothing_and_succeeds(logs: LogManager) -> None:
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
+    outcome = asyncio.run(replicas.stop_replicas(ControllerStamp(1, 1), [StopReplicaPartition("t", 0, True)]))
+    assert outcome == {("t", 0): ErrorCode.NONE}
+
+
+def test_partial_update_fills_a_gap_as_offline_until_the_partition_is_heard_of() -> None:
+    cluster = ClusterMetadata("c", -1, [])
+    topic_id = uuid.uuid4()
+    first = _state(2, 1, 1)
+    first.topic_id = topic_id
+    apply_update_metadata(cluster, 1, [_broker(1)], [first])
+    topic = cluster.topic("t")
+    assert topic is not None and topic.topic_id == topic_id
+    assert [(p.partition, p.leader_id) for p in topic.partitions] == [(0, -1), (1, -1), (2, 1)]
+    apply_update_metadata(cluster, 1, [_broker(1)], [_state(0, 1, 1)])
+    assert [(p.partition, p.leader_id) for p in cluster.topic("t").partitions] == [(0, 1), (1, -1), (2, 1)]  # type: ignore[union-attr]
+    assert cluster.topic_by_id(topic_id) is cluster.topic("t")
+
+
+def test_brokers_on_a_listener_leave_out_those_without_it() -> None:
+    cluster = ClusterMetadata("c", -1, [])
+    cluster.set_live_brokers([_broker(3), _broker(1), _broker(2, "INTERNAL")])
+    assert [b.node_id for b in cluster.brokers_on_listener("PLAINTEXT")] == [1, 3]
+    assert [b.node_id for b in cluster.brokers_on_listener("INTERNAL")] == [2]
+    assert sorted(cluster.brokers) == [1, 2, 3]  # placement checks count every live broker
+
+
+def test_an_update_behind_a_leader_and_isr_does_not_take_the_hosted_epoch_back(logs: LogManager) -> None:
+    cluster = ClusterMetadata("c", -1, [])
+    replicas = ReplicaManager(NODE, cluster, logs)
+    asyncio.run(replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, NODE, 5)]))
+    replicas.update_metadata(
+        ControllerStamp(1, 1), [_broker(1), _broker(NODE)], [_state(0, 1, 4), _state(1, 1, 4)]
+    )
+    assert cluster.partition("t", 0).leader_epoch == 5  # type: ignore[union-attr]
+    assert cluster.partition("t", 0).leader_id == NODE  # type: ignore[union-attr]
+    assert cluster.partition("t", 1).leader_epoch == 4  # type: ignore[union-attr]
+
+
+def test_leadership_changes_are_reported_once_applied(logs: LogManager) -> None:
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
+    seen: list[tuple[list[tuple[str, int]], list[tuple[str, int]]]] = []
+    replicas.on_leadership_change = lambda leaders, others: seen.append((leaders, others))
+    stamp = ControllerStamp(1, 1)
+    asyncio.run(replicas.become_leader_or_follower(stamp, [_state(0, NODE, 1), _state(1, 1, 1)]))
+    asyncio.run(replicas.become_leader_or_follower(stamp, [_state(0, NODE, 1)]))  # stale: no change
+    asyncio.run(
+        replicas.stop_replicas(
+            stamp, [StopReplicaPartition("t", 0, False), StopReplicaPartition("t", 1, False)]
+        )
+    )
+    assert seen == [([("t", 0)], [("t", 1)]), ([], [("t", 0)])]
+
+
+def test_a_deletion_the_disk_refuses_is_a_storage_error_and_keeps_the_log(
+    logs: LogManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
+    stamp = ControllerStamp(1, 1)
+    asyncio.run(replicas.become_leader_or_follower(stamp, [_state(0, NODE, 1), _state(1, NODE, 1)]))
+    kept = logs.get_log("t", 0)
+    assert kept is not None
+    original = Log.rename_dir
+
+    def rename_dir(self: Log, target: Path) -> None:
+        if self is kept:
+            raise OSError("disk says no")
+        original(self, target)
+
+    monkeypatch.setattr(Log, "rename_dir", rename_dir)
+    stops = [StopReplicaPartition("t", 0, True), StopReplicaPartition("t", 1, True)]
+    outcome = asyncio.run(replicas.stop_replicas(stamp, stops))
+    assert outcome == {("t", 0): ErrorCode.KAFKA_STORAGE_ERROR, ("t", 1): ErrorCode.NONE}
+    assert logs.get_log("t", 0) is kept  # back in the manager, whole: the controller asks again
+    assert logs.get_log("t", 1) is None
+    monkeypatch.setattr(Log, "rename_dir", original)
+    assert asyncio.run(replicas.stop_replicas(stamp, stops[:1])) == {("t", 0): ErrorCode.NONE}
+    assert logs.get_log("t", 0) is None

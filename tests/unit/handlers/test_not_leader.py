@@ -1,0 +1,185 @@
+"""The data path on a ZooKeeper cluster member: a partition this broker does not lead is refused with
+NOT_LEADER_OR_FOLLOWER (and, KIP-951, the current leader in tagged fields from Produce v10 / Fetch v12,
+its endpoint from Produce v10 / Fetch v16), a stale or future client epoch with FENCED_LEADER_EPOCH /
+UNKNOWN_LEADER_EPOCH (KIP-320), a partition nobody knows with UNKNOWN_TOPIC_OR_PARTITION."""
+
+from __future__ import annotations
+
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.delete_records import (
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteRecordsTopic,
+)
+from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from odradek.protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from odradek.protocol.messages.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+)
+from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
+from tests.support.handler_services import HandlerBroker
+from tests.unit.handlers.cluster_member import BROKERS, TOPIC, TOPIC_ID, led_by_1, led_here, produce_request
+
+LED_BY_3 = Partition(TOPIC, 2, leader=3, leader_epoch=4, replicas=[3, 1])
+
+
+async def _member(cluster_member: HandlerBroker) -> HandlerBroker:
+    """Broker 2 leading orders-0 (epoch 3), following orders-1 (leader 1, epoch 7); orders-2 led by
+    broker 3 (no PLAINTEXT listener), with no replica here."""
+    picture = [led_here(0, epoch=3), led_by_1(1, epoch=7), LED_BY_3]
+    await cluster_member.call(update_metadata(BROKERS, picture, {TOPIC: TOPIC_ID}), 8)
+    await cluster_member.call(
+        leader_and_isr([led_here(0, epoch=3), led_by_1(1, epoch=7)], {TOPIC: TOPIC_ID}), 7
+    )
+    return cluster_member
+
+
+def _fetch(version: int, partition: int, current_leader_epoch: int = -1) -> FetchRequest:
+    return FetchRequest(
+        replica_id=-1,
+        max_wait_ms=0,
+        min_bytes=0,
+        max_bytes=1 << 20,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            FetchTopic(
+                topic=TOPIC,
+                topic_id=TOPIC_ID,
+                partitions=[
+                    FetchPartition(
+                        partition=partition,
+                        fetch_offset=0,
+                        partition_max_bytes=1 << 20,
+                        current_leader_epoch=current_leader_epoch,
+                    )
+                ],
+            )
+        ],
+        forgotten_topics_data=[],
+    )
+
+
+async def test_produce_v9_refuses_without_naming_the_leader(cluster_member: HandlerBroker) -> None:
+    member = await _member(cluster_member)
+    response = await member.call_over_wire(produce_request(1), 9)
+    answer = response.responses[0].partition_responses[0]
+    assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (-1, -1)
+    assert member.log(TOPIC, 1).log_end_offset == 0
+
+
+async def test_produce_v10_names_the_leader_and_its_endpoint(cluster_member: HandlerBroker) -> None:
+    member = await _member(cluster_member)
+    response = await member.call_over_wire(produce_request(1), 10)
+    answer = response.responses[0].partition_responses[0]
+    assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (1, 7)
+    assert [(n.node_id, n.host, n.port, n.rack) for n in response.node_endpoints] == [
+        (1, "b1.example", 9092, "r1")
+    ]
+    led = await member.call_over_wire(produce_request(0), 10)
+    assert led.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+    assert led.node_endpoints == []
+
+
+async def test_produce_to_a_partition_without_a_replica_here(cluster_member: HandlerBroker) -> None:
+    member = await _member(cluster_member)
+    response = await member.call_over_wire(produce_request(2), 11)
+    answer = response.responses[0].partition_responses[0]
+    assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (3, 4)
+    assert response.node_endpoints == []  # broker 3 cannot be reached on PLAINTEXT
+    internal = await member.call_over_wire(produce_request(2), 11, "INTERNAL")
+    assert [n.host for n in internal.node_endpoints] == ["b3.internal"]
+
+
+async def test_fetch_versions_name_the_leader_from_v12_and_its_endpoint_from_v16(
+    cluster_member: HandlerBroker,
+) -> None:
+    member = await _member(cluster_member)
+    for version, leader, endpoints in ((11, (-1, -1), False), (12, (1, 7), False), (16, (1, 7), True)):
+        response = await member.call_over_wire(_fetch(version, 1), version)
+        data = response.responses[0].partitions[0]
+        assert data.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER, version
+        assert (data.current_leader.leader_id, data.current_leader.leader_epoch) == leader, version
+        expected = [(1, "b1.example", 9092)] if endpoints else []
+        assert [(n.node_id, n.host, n.port) for n in response.node_endpoints] == expected, version
+
+
+async def test_fetch_from_the_leader_checks_the_clients_leader_epoch(cluster_member: HandlerBroker) -> None:
+    member = await _member(cluster_member)
+    await member.call(produce_request(0), 9)
+    served = (
+        (await member.call_over_wire(_fetch(12, 0, current_leader_epoch=3), 12)).responses[0].partitions[0]
+    )
+    assert served.error_code == ErrorCode.NONE and served.high_watermark == 1
+    fenced = (
+        (await member.call_over_wire(_fetch(12, 0, current_leader_epoch=2), 12)).responses[0].partitions[0]
+    )
+    assert fenced.error_code == ErrorCode.FENCED_LEADER_EPOCH
+    assert (fenced.current_leader.leader_id, fenced.current_leader.leader_epoch) == (2, 3)
+    future = (
+        (await member.call_over_wire(_fetch(12, 0, current_leader_epoch=4), 12)).responses[0].partitions[0]
+    )
+    assert future.error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
+
+
+async def test_fetch_of_an_unknown_topic(cluster_member: HandlerBroker) -> None:
+    member = await _member(cluster_member)
+    request = _fetch(12, 0)
+    request.topics[0].topic = "nowhere"
+    data = (await member.call(request, 12)).responses[0].partitions[0]
+    assert data.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+async def test_list_offsets_is_the_leaders(cluster_member: HandlerBroker) -> None:
+    member = await _member(cluster_member)
+
+    def request(partition: int, epoch: int = -1) -> ListOffsetsRequest:
+        wanted = ListOffsetsPartition(partition_index=partition, timestamp=-1, current_leader_epoch=epoch)
+        return ListOffsetsRequest(replica_id=-1, topics=[ListOffsetsTopic(name=TOPIC, partitions=[wanted])])
+
+    def code(response: object) -> int:
+        return int(response.topics[0].partitions[0].error_code)  # type: ignore[attr-defined]
+
+    assert code(await member.call(request(0, 3), 7)) == ErrorCode.NONE
+    assert code(await member.call(request(0, 2), 7)) == ErrorCode.FENCED_LEADER_EPOCH
+    assert code(await member.call(request(1), 7)) == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert code(await member.call(request(2), 7)) == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert code(await member.call(request(9), 7)) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+async def test_offset_for_leader_epoch_is_the_leaders(cluster_member: HandlerBroker) -> None:
+    member = await _member(cluster_member)
+
+    def request(partition: int, current: int = -1) -> OffsetForLeaderEpochRequest:
+        wanted = OffsetForLeaderPartition(partition=partition, current_leader_epoch=current, leader_epoch=3)
+        return OffsetForLeaderEpochRequest(
+            replica_id=-1, topics=[OffsetForLeaderTopic(topic=TOPIC, partitions=[wanted])]
+        )
+
+    led = (await member.call(request(0, 3), 4)).topics[0].partitions[0]
+    assert (led.error_code, led.leader_epoch, led.end_offset) == (0, 3, 0)  # epoch 3 began at offset 0
+    assert (await member.call(request(0, 4), 4)).topics[0].partitions[
+        0
+    ].error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
+    following = (await member.call(request(1), 4)).topics[0].partitions[0]
+    assert following.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+async def test_delete_records_is_the_leaders(cluster_member: HandlerBroker) -> None:
+    member = await _member(cluster_member)
+
+    def request(partition: int) -> DeleteRecordsRequest:
+        wanted = DeleteRecordsPartition(partition_index=partition, offset=-1)
+        return DeleteRecordsRequest(
+            topics=[DeleteRecordsTopic(name=TOPIC, partitions=[wanted])], timeout_ms=1000
+        )
+
+    assert (await member.call(request(0), 2)).topics[0].partitions[0].error_code == ErrorCode.NONE
+    assert (await member.call(request(1), 2)).topics[0].partitions[
+        0
+    ].error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER

@@ -1,0 +1,90 @@
+"""A transaction coordinator that loads a `__transaction_state` partition and finds a transaction
+prepared (PrepareCommit / PrepareAbort written, the broker gone before its markers were) writes the
+markers and completes it, as Kafka's coordinator does when it takes over a partition."""
+
+from __future__ import annotations
+
+import pytest
+
+from odradek.coordinator.txn_coordinator import TransactionCoordinator
+from odradek.coordinator.txn_metadata import MAX_EPOCH, TxnState
+from odradek.coordinator.txn_records import TxnLogRecord
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.records import Record, build_record_batch, iter_record_batches
+from odradek.protocol.records.control import read_end_transaction_marker
+from odradek.storage.fetch import FetchIsolation
+from tests.support.handler_services import HandlerBroker
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def _coordinator(broker: HandlerBroker) -> TransactionCoordinator:
+    services = broker.services
+    return TransactionCoordinator(
+        services.config,
+        services.cluster,
+        services.topics,
+        services.logs,
+        services.node_id,
+        services.producer_ids,
+        None,
+    )
+
+
+@pytest.mark.parametrize("committed", [True, False])
+async def test_a_prepared_transaction_is_completed_when_its_partition_is_loaded(
+    handler_broker: HandlerBroker, committed: bool
+) -> None:
+    await handler_broker.create_topic("data")
+    first = _coordinator(handler_broker)
+    await first.start(single_node=True)
+    pid, epoch = await first.init_producer_id("prepared", 60000, -1, -1)
+    assert first.add_partitions("prepared", pid, epoch, [("data", 0)]) == {("data", 0): ErrorCode.NONE}
+    record = Record(offset=0, timestamp=1_700_000_000_000, key=None, value=b"in the transaction")
+    batch = build_record_batch(
+        [record], producer_id=pid, producer_epoch=epoch, base_sequence=0, is_transactional=True
+    )
+    handler_broker.log("data").append(bytearray(batch))
+    # The broker "dies" right after writing PrepareCommit/PrepareAbort: no marker, no Complete*.
+    metadata = first.state_log.txns["prepared"]
+    prepared = TxnState.PREPARE_COMMIT if committed else TxnState.PREPARE_ABORT
+    assert (
+        first.state_log.append(TxnLogRecord("prepared", metadata.next_value(first.now_ms(), state=prepared)))
+        is None
+    )
+    first.stop()
+    assert handler_broker.log("data").last_stable_offset == 0  # still open in the partition
+
+    second = _coordinator(handler_broker)
+    await second.start(single_node=True)
+    try:
+        log = handler_broker.log("data")
+        assert log.last_stable_offset == log.log_end_offset == 2
+        info = log.read(1, 1 << 20, isolation=FetchIsolation.LOG_END, min_one_message=True)
+        [marker_batch] = list(iter_record_batches(info.read_bytes()))
+        marker = read_end_transaction_marker(marker_batch)
+        assert (marker.control_type.name, marker_batch.producer_id) == (
+            "COMMIT" if committed else "ABORT",
+            pid,
+        )
+        done = TxnState.COMPLETE_COMMIT if committed else TxnState.COMPLETE_ABORT
+        assert second.state_log.txns["prepared"].state is done
+        assert second.state_log.txns["prepared"].partitions == set()
+    finally:
+        second.stop()
+
+
+async def test_an_exhausted_epoch_gets_a_new_producer_id(handler_broker: HandlerBroker) -> None:
+    coordinator = _coordinator(handler_broker)
+    await coordinator.start(single_node=True)
+    try:
+        pid, _ = await coordinator.init_producer_id("old", 60000, -1, -1)
+        metadata = coordinator.state_log.txns["old"]
+        coordinator._write("old", metadata.next_value(coordinator.now_ms(), producer_epoch=MAX_EPOCH - 1))
+        assert await coordinator.init_producer_id("old", 60000, -1, -1) == (pid, MAX_EPOCH)
+        new_pid, epoch = await coordinator.init_producer_id("old", 60000, -1, -1)
+        assert new_pid != pid and epoch == 0
+        assert coordinator.by_producer_id(new_pid) is coordinator.state_log.txns["old"]
+        assert coordinator.by_producer_id(pid) is None
+    finally:
+        coordinator.stop()
