@@ -11,6 +11,11 @@ from pathlib import Path
 import pytest
 
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
+from odradek.protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnTopicData,
+)
 from odradek.protocol.messages.create_acls import AclCreation, CreateAclsRequest
 from odradek.protocol.messages.create_partitions import CreatePartitionsRequest, CreatePartitionsTopic
 from odradek.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
@@ -18,6 +23,9 @@ from odradek.protocol.messages.delete_topics import DeleteTopicsRequest
 from odradek.protocol.messages.describe_acls import DescribeAclsRequest
 from odradek.protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from odradek.protocol.messages.describe_log_dirs import DescribeLogDirsRequest
+from odradek.protocol.messages.describe_producers import DescribeProducersRequest, TopicRequest
+from odradek.protocol.messages.describe_transactions import DescribeTransactionsRequest
+from odradek.protocol.messages.end_txn import EndTxnRequest
 from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
 from odradek.protocol.messages.incremental_alter_configs import (
@@ -29,6 +37,7 @@ from odradek.protocol.messages.init_producer_id import InitProducerIdRequest
 from odradek.protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from odradek.protocol.messages.list_groups import ListGroupsRequest
 from odradek.protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from odradek.protocol.messages.list_transactions import ListTransactionsRequest
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from odradek.protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -37,6 +46,11 @@ from odradek.protocol.messages.offset_commit import (
 )
 from odradek.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
 from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+from odradek.protocol.messages.write_txn_markers import (
+    WritableTxnMarker,
+    WritableTxnMarkerTopic,
+    WriteTxnMarkersRequest,
+)
 from odradek.protocol.records import Record, build_record_batch
 from odradek.security.acl import AclOperation, PatternType, ResourceType
 from tests.support.acls import grant, sasl_client, start_acl_broker
@@ -46,6 +60,7 @@ Op = AclOperation
 TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 GROUP_DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 CLUSTER_DENIED = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+TXN_DENIED = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +83,15 @@ def clients(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, RawC
             pattern=PatternType.PREFIXED,
         )
         grant(admin, "User:alice", ResourceType.GROUP, "alice-", Op.READ, pattern=PatternType.PREFIXED)
+        grant(
+            admin,
+            "User:alice",
+            ResourceType.TRANSACTIONAL_ID,
+            "alice-",
+            Op.WRITE,
+            Op.DESCRIBE,
+            pattern=PatternType.PREFIXED,
+        )
         yield opened
     finally:
         for client in opened.values():
@@ -304,3 +328,122 @@ def test_cluster_apis(clients: dict[str, RawClient]) -> None:
     assert init_producer_id(clients["bob"]) == CLUSTER_DENIED
     assert clients["bob"].request(DescribeLogDirsRequest(topics=None), 3).error_code == CLUSTER_DENIED
     assert clients["admin"].request(DescribeLogDirsRequest(topics=None), 3).error_code == ErrorCode.NONE
+
+
+def test_transactions(clients: dict[str, RawClient]) -> None:
+    """The transaction family, as Kafka's KafkaApis: WRITE (DESCRIBE to look) on the transactional id,
+    WRITE on the topics a transaction adds, READ on the group whose offsets it commits."""
+    alice, bob, admin = clients["alice"], clients["bob"], clients["admin"]
+
+    def find(client: RawClient, transactional_id: str) -> int:
+        request = FindCoordinatorRequest(key=transactional_id, key_type=1)
+        return int(client.request(request, 3).error_code)
+
+    def init(client: RawClient, transactional_id: str) -> tuple[int, int, int]:
+        request = InitProducerIdRequest(transactional_id=transactional_id, transaction_timeout_ms=60000)
+        for _ in range(50):  # the coordinator may still be loading __transaction_state
+            answer = client.request(request, 4)
+            if answer.error_code not in (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR):
+                break
+            time.sleep(0.2)
+        return int(answer.error_code), answer.producer_id, answer.producer_epoch
+
+    def add(client: RawClient, transactional_id: str, producer: tuple[int, int], *topics: str) -> set[int]:
+        request = AddPartitionsToTxnRequest(
+            v3_and_below_transactional_id=transactional_id,
+            v3_and_below_producer_id=producer[0],
+            v3_and_below_producer_epoch=producer[1],
+            v3_and_below_topics=[AddPartitionsToTxnTopicData(name=t, partitions=[0]) for t in topics],
+        )
+        answer = client.request(request, 3)
+        return {
+            p.partition_error_code
+            for t in answer.results_by_topic_v3_and_below
+            for p in t.results_by_partition
+        }
+
+    def end(client: RawClient, transactional_id: str, producer: tuple[int, int]) -> int:
+        request = EndTxnRequest(
+            transactional_id=transactional_id,
+            producer_id=producer[0],
+            producer_epoch=producer[1],
+            committed=True,
+        )
+        return int(client.request(request, 3).error_code)
+
+    for _ in range(50):
+        if find(alice, "alice-tx") != ErrorCode.COORDINATOR_NOT_AVAILABLE:
+            break
+        time.sleep(0.2)
+    assert find(alice, "alice-tx") == ErrorCode.NONE
+    assert find(bob, "alice-tx") == TXN_DENIED
+    assert find(alice, "other-tx") == TXN_DENIED
+
+    code, producer_id, epoch = init(alice, "alice-tx")
+    assert code == ErrorCode.NONE and producer_id >= 0
+    assert init(bob, "alice-tx")[0] == TXN_DENIED
+    assert init(alice, "other-tx")[0] == TXN_DENIED
+    producer = (producer_id, epoch)
+
+    # bob may not use alice's id; alice may not add a topic she cannot write (the rest not attempted)
+    assert add(bob, "alice-tx", producer, "orders") == {TXN_DENIED}
+    assert add(alice, "alice-tx", producer, "orders", "alice-secret") == {
+        TOPIC_DENIED,
+        ErrorCode.OPERATION_NOT_ATTEMPTED,
+    }
+    assert add(alice, "alice-tx", producer, "orders") == {ErrorCode.NONE}
+    offsets = AddOffsetsToTxnRequest(
+        transactional_id="alice-tx", producer_id=producer_id, producer_epoch=epoch, group_id="bobs-group"
+    )
+    assert alice.request(offsets, 3).error_code == GROUP_DENIED
+    bob_offsets = AddOffsetsToTxnRequest(
+        transactional_id="alice-tx", producer_id=producer_id, producer_epoch=epoch, group_id="alice-g"
+    )
+    assert bob.request(bob_offsets, 3).error_code == TXN_DENIED
+
+    # a transactional Produce needs WRITE on its transactional id before anything else
+    batch = build_record_batch(
+        [Record(offset=0, timestamp=int(time.time() * 1000), key=None, value=b"t")],
+        producer_id=producer_id,
+        producer_epoch=epoch,
+        base_sequence=0,
+        is_transactional=True,
+    )
+    produce = ProduceRequest(
+        transactional_id="alice-tx",
+        acks=-1,
+        timeout_ms=5000,
+        topic_data=[
+            TopicProduceData(name="orders", partition_data=[PartitionProduceData(index=0, records=batch)])
+        ],
+    )
+    assert bob.request(produce, 9).responses[0].partition_responses[0].error_code == TXN_DENIED
+    assert alice.request(produce, 9).responses[0].partition_responses[0].error_code == ErrorCode.NONE
+
+    described = DescribeTransactionsRequest(transactional_ids=["alice-tx"])
+    assert bob.request(described, 0).transaction_states[0].error_code == TXN_DENIED
+    assert alice.request(described, 0).transaction_states[0].error_code == ErrorCode.NONE
+    listed = ListTransactionsRequest(state_filters=[], producer_id_filters=[])
+    assert [t.transactional_id for t in bob.request(listed, 0).transaction_states] == []
+    assert "alice-tx" in [t.transactional_id for t in alice.request(listed, 0).transaction_states]
+    producers = DescribeProducersRequest(topics=[TopicRequest(name="orders", partition_indexes=[0])])
+    assert bob.request(producers, 0).topics[0].partitions[0].error_code == TOPIC_DENIED
+    assert alice.request(producers, 0).topics[0].partitions[0].error_code == ErrorCode.NONE
+
+    assert end(bob, "alice-tx", producer) == TXN_DENIED
+    assert end(alice, "alice-tx", producer) == ErrorCode.NONE
+    # the markers are the coordinator's to write: CLUSTER_ACTION on the cluster
+    markers = WriteTxnMarkersRequest(
+        markers=[
+            WritableTxnMarker(
+                producer_id=producer_id,
+                producer_epoch=epoch,
+                transaction_result=False,
+                topics=[WritableTxnMarkerTopic(name="orders", partition_indexes=[0])],
+                coordinator_epoch=0,
+            )
+        ]
+    )
+    refused = alice.request(markers, 1).markers[0].topics[0].partitions[0].error_code
+    assert refused == CLUSTER_DENIED
+    assert admin.request(described, 0).transaction_states[0].error_code == ErrorCode.NONE

@@ -1,5 +1,6 @@
 """confluent-kafka's AdminClient ACL calls (CreateAcls, DescribeAcls, DeleteAcls) over SASL_PLAINTEXT,
-the refusals a principal without ALTER/DESCRIBE on the cluster gets, and `odradek acls` on top of them."""
+the refusals a principal without ALTER/DESCRIBE on the cluster gets, and `odradek acls` on top of them; a
+transactional producer with and without WRITE on its transactional id."""
 
 from __future__ import annotations
 
@@ -246,3 +247,49 @@ def test_producer_and_consumer_with_and_without_acls(sasl_port: int) -> None:
     bob.produce("clicks", b"x", on_delivery=lambda err, msg: refused.append(err.code() if err else 0))
     bob.flush(15)
     assert refused == [KafkaError.TOPIC_AUTHORIZATION_FAILED]
+
+
+def test_transactional_producer_with_and_without_write_on_its_id(sasl_port: int) -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import NewTopic
+
+    admin = AdminClient(_settings(sasl_port, "admin"))
+    admin.create_topics([NewTopic("ledger", 1, 1)], request_timeout=10)["ledger"].result(timeout=15)
+    grants = [
+        AclBinding(
+            ResourceType.TOPIC,
+            "ledger",
+            ResourcePatternType.LITERAL,
+            "User:alice",
+            "*",
+            AclOperation.WRITE,
+            AclPermissionType.ALLOW,
+        ),
+        AclBinding(
+            ResourceType.TRANSACTIONAL_ID,
+            "ledger-writer",
+            ResourcePatternType.LITERAL,
+            "User:alice",
+            "*",
+            AclOperation.WRITE,
+            AclPermissionType.ALLOW,
+        ),
+    ]
+    for future in admin.create_acls(grants, request_timeout=10).values():
+        future.result(timeout=15)
+
+    producer = Producer({**_settings(sasl_port, "alice"), "transactional.id": "ledger-writer"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce("ledger", b"entry-1")
+    producer.commit_transaction(30)
+
+    # WRITE on the topic alone is not enough: the id is someone else's
+    other = Producer({**_settings(sasl_port, "alice"), "transactional.id": "ledger-other"})
+    with pytest.raises(KafkaException) as caught:
+        other.init_transactions(30)
+    assert caught.value.args[0].code() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    bob = Producer({**_settings(sasl_port, "bob"), "transactional.id": "ledger-writer"})
+    with pytest.raises(KafkaException) as caught:
+        bob.init_transactions(30)
+    assert caught.value.args[0].code() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
