@@ -6,7 +6,18 @@ import argparse
 import sys
 
 from odradek import __version__
-from odradek.cli import broker, configs, consume, groups, pipeline, produce, topics, transactions, users
+from odradek.cli import (
+    acls,
+    broker,
+    configs,
+    consume,
+    groups,
+    pipeline,
+    produce,
+    topics,
+    transactions,
+    users,
+)
 from odradek.cli.examples import share_examples
 from odradek.console import command as console
 
@@ -42,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     produce.add_parser(subcommands)
     consume.add_parser(subcommands)
     groups.add_parser(subcommands)
+    acls.add_parser(subcommands)
     transactions.add_parser(subcommands)
     users.add_parser(subcommands)
     pipeline.add_parser(subcommands)

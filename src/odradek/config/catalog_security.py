@@ -4,22 +4,27 @@ TLS and SASL are built (odradek.security): their settings are read per listener
 (``listener.name.<listener>.<config>`` before ``<config>``). Key and trust stores may be changed with
 AlterConfigs on the broker, listener-prefixed only (as Kafka's SslFactory reconfigures): the listener's
 new connections then use them. Every other TLS and SASL setting is read once at start-up and is
-read-only. ACLs are not built: their configs, the principal builder, the inter-broker
-SASL mechanism and the cipher-suite list are refused (start-up or AlterConfigs fails naming them) unless
-left at their default, also when listener-scoped. Passwords are PASSWORD configs: never logged,
+read-only. ACLs are built too (odradek.security.authorizer): the authorizer settings are read once at
+start-up. The principal builder, the inter-broker SASL mechanism and the cipher-suite list are refused
+(start-up or AlterConfigs fails naming them) unless left at their default, also when listener-scoped.
+Passwords are PASSWORD configs: never logged,
 described with no value.
 """
 
 from __future__ import annotations
 
 from odradek.config.types import ConfigKey, ConfigType, DynamicUpdateMode, Importance
-from odradek.config.validators import NonNull, one_of
+from odradek.config.validators import Check, one_of
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER = DynamicUpdateMode.PER_BROKER
 CIPHERS = "the standard library cannot restrict TLS 1.3 cipher suites; OpenSSL's defaults apply."
 SASL = "odradek has no SASL client of its own (no inter-broker SASL) and builds principals itself."
-ACLS = "ACLs are not built yet; every client may do everything."
+#: Kafka's ACL authorizers (ZooKeeper mode, KRaft mode): odradek answers both with AclAuthorizer semantics.
+AUTHORIZER_CLASS_NAMES = (
+    "kafka.security.authorizer.AclAuthorizer",
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+)
 
 SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
@@ -27,25 +32,30 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         "",
         LOW,
-        "Authorizer to use; empty means no authorization.",
-        NonNull(),
-        refused=ACLS,
+        "Authorizer of every request: kafka.security.authorizer.AclAuthorizer or "
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer (both ACLs in the log dir); empty means "
+        "no authorization: every client may do everything.",
+        Check(
+            lambda value: value in ("", *AUTHORIZER_CLASS_NAMES),
+            f"empty or one of {', '.join(AUTHORIZER_CLASS_NAMES)}",
+            "odradek's authorizer has the semantics of Kafka's ACL authorizers; set "
+            + " or ".join(AUTHORIZER_CLASS_NAMES)
+            + ", or leave it empty for no authorization",
+        ),
     ),
     ConfigKey(
         "super.users",
         ConfigType.STRING,
         None,
         LOW,
-        "Principals allowed everything, separated by semicolons (User:alice;User:bob).",
-        refused=ACLS,
+        "Principals allowed everything whatever the ACLs, separated by semicolons (User:alice;User:bob).",
     ),
     ConfigKey(
         "allow.everyone.if.no.acl.found",
         ConfigType.BOOLEAN,
         False,
         LOW,
-        "Allow an operation on a resource that has no ACLs at all.",
-        refused=ACLS,
+        "Allow an operation on a resource that no ACL applies to at all (false: only ACLs allow).",
     ),
     ConfigKey(
         "principal.builder.class",

@@ -1,28 +1,15 @@
-"""Authorized operations (KIP-430) as Kafka answers them without an authorizer: every operation the
-resource type supports, and nothing it does not (Kafka's AclEntry.supportedOperations).
+"""Authorized operations (KIP-430): which operations a resource type supports (Kafka's
+AclEntry.supportedOperations), and the bit field answered without an authorizer: all of them.
 
-The answer is a bit field of AclOperation codes; INT32_MIN means "not asked for" on the wire.
+With an authorizer, handlers/authorization.py keeps only those the principal may do. The answer is a
+bit field of AclOperation codes; INT32_MIN means "not asked for" on the wire.
 """
 
 from __future__ import annotations
 
-import enum
 from typing import Final
 
-
-class AclOperation(enum.IntEnum):
-    """Kafka's AclOperation codes (org.apache.kafka.common.acl.AclOperation)."""
-
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
+from odradek.security.acl import AclOperation
 
 
 def operations_bits(*operations: AclOperation) -> int:
@@ -30,7 +17,7 @@ def operations_bits(*operations: AclOperation) -> int:
 
 
 _Op = AclOperation
-TOPIC_OPERATIONS: Final = operations_bits(
+SUPPORTED_TOPIC_OPERATIONS: Final = (
     _Op.READ,
     _Op.WRITE,
     _Op.CREATE,
@@ -41,7 +28,7 @@ TOPIC_OPERATIONS: Final = operations_bits(
     _Op.ALTER_CONFIGS,
 )
 #: No WRITE and no DELETE: nothing writes to or deletes the cluster resource (librdkafka checks the 7).
-CLUSTER_OPERATIONS: Final = operations_bits(
+SUPPORTED_CLUSTER_OPERATIONS: Final = (
     _Op.CREATE,
     _Op.ALTER,
     _Op.DESCRIBE,
@@ -50,6 +37,9 @@ CLUSTER_OPERATIONS: Final = operations_bits(
     _Op.ALTER_CONFIGS,
     _Op.IDEMPOTENT_WRITE,
 )
-GROUP_OPERATIONS: Final = operations_bits(_Op.READ, _Op.DELETE, _Op.DESCRIBE)
+SUPPORTED_GROUP_OPERATIONS: Final = (_Op.READ, _Op.DELETE, _Op.DESCRIBE)
+TOPIC_OPERATIONS: Final = operations_bits(*SUPPORTED_TOPIC_OPERATIONS)
+CLUSTER_OPERATIONS: Final = operations_bits(*SUPPORTED_CLUSTER_OPERATIONS)
+GROUP_OPERATIONS: Final = operations_bits(*SUPPORTED_GROUP_OPERATIONS)
 #: The wire value of an authorized-operations field the request did not ask for.
 OMITTED: Final = -2147483648

@@ -17,6 +17,9 @@ Version notes:
   anything but its default (docs/operations.md lists them).
 - The response lists resources in request order; a resource named twice in one alter request fails
   both times ("Each resource must appear at most once.").
+- With an authorizer (as Kafka): describing needs DESCRIBE_CONFIGS, altering ALTER_CONFIGS, on the
+  topic (else TOPIC_AUTHORIZATION_FAILED) or, for BROKER resources, on the cluster (else
+  CLUSTER_AUTHORIZATION_FAILED); checked before anything else about the resource.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from odradek.config.catalog import BROKER_CONFIGS, LISTENER_PREFIX, listener_bas
 from odradek.config.topic_catalog import TOPIC_CONFIGS
 from odradek.config.types import ConfigKey, ConfigType
 from odradek.handlers import config_entries
+from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import resource_failure
 from odradek.handlers.registry import handles
@@ -49,6 +53,8 @@ from odradek.protocol.messages.describe_configs import (
     DescribeConfigsResponse,
     DescribeConfigsResult,
 )
+from odradek.security.acl import AclOperation
+from odradek.security.acl import ResourceType as AclResourceType
 
 
 class ResourceType(IntEnum):
@@ -73,6 +79,7 @@ class OpType(IntEnum):
 
 _OPERATIONS = frozenset(op.value for op in OpType)
 _BROKER_ID = re.compile(r"[+-]?[0-9]+")
+_DESCRIBE_CONFIGS, _ALTER_CONFIGS = AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS
 
 
 @handles(ApiKey.DESCRIBE_CONFIGS, 0, 4)
@@ -82,6 +89,7 @@ async def handle_describe_configs(
     results = []
     for resource in request.resources:
         try:
+            _authorize(context, resource.resource_type, resource.resource_name, _DESCRIBE_CONFIGS)
             configs = _describe(resource, request, context)
             result = DescribeConfigsResult(error_code=ErrorCode.NONE, error_message=None, configs=configs)
         except Exception as error:  # one resource's failure is its own answer, as in Kafka
@@ -103,6 +111,7 @@ async def handle_alter_configs(
     responses = []
     for resource in request.resources:
         try:
+            _authorize(context, resource.resource_type, resource.resource_name, _ALTER_CONFIGS)
             if (resource.resource_type, resource.resource_name) in repeated:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
             _check_entries([(c.name, c.value, OpType.SET) for c in resource.configs])
@@ -134,6 +143,7 @@ async def handle_incremental_alter_configs(
     responses = []
     for resource in request.resources:
         try:
+            _authorize(context, resource.resource_type, resource.resource_name, _ALTER_CONFIGS)
             if (resource.resource_type, resource.resource_name) in repeated:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
             ops = [(c.name, c.value, c.config_operation) for c in resource.configs]
@@ -161,6 +171,18 @@ async def handle_incremental_alter_configs(
             )
         )
     return incremental.IncrementalAlterConfigsResponse(responses=responses)
+
+
+def _authorize(context: RequestContext, resource_type: int, name: str, operation: AclOperation) -> None:
+    if resource_type == ResourceType.TOPIC:
+        if not authorize(context, operation, AclResourceType.TOPIC, name):
+            raise KafkaError(
+                ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.TOPIC_AUTHORIZATION_FAILED.message
+            )
+    elif resource_type == ResourceType.BROKER and not authorize_cluster(context, operation):
+        raise KafkaError(
+            ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message
+        )
 
 
 def _named(resource_type: int, resource_name: str) -> str:

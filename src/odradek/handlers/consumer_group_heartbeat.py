@@ -13,13 +13,15 @@ Version notes:
 - A classic group that is empty becomes a consumer group when a consumer member joins; a non-empty
   one answers GROUP_ID_NOT_FOUND (Kafka's online upgrade and classic members inside consumer groups
   are not supported).
-- ConsumerGroupDescribe v1 adds the member type (always 1, consumer). Authorized operations: no
-  authorizer, so everything a group allows when asked for.
+- ConsumerGroupDescribe v1 adds the member type (always 1, consumer). Authorized operations: the
+  principal's on the group (everything a group allows without an authorizer), when asked for.
+- With an authorizer (as Kafka): a heartbeat needs READ on the group, a describe DESCRIBE on each
+  group; else GROUP_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
-from odradek.handlers.authorized_operations import GROUP_OPERATIONS
+from odradek.handlers.authorization import authorize_group, authorized_operations, require_group
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import client_host, group_coordinator
 from odradek.handlers.registry import handles
@@ -34,6 +36,7 @@ from odradek.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
+from odradek.security.acl import AclOperation, ResourceType
 
 
 @handles(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, 1)
@@ -41,6 +44,7 @@ async def handle_consumer_group_heartbeat(
     request: ConsumerGroupHeartbeatRequest, context: RequestContext
 ) -> ConsumerGroupHeartbeatResponse:
     try:
+        require_group(context, request.group_id)
         coordinator = group_coordinator(context)
     except KafkaError as error:
         return ConsumerGroupHeartbeatResponse(error_code=error.error_code)
@@ -69,8 +73,11 @@ async def handle_consumer_group_describe(
         if not group_id:
             groups.append(DescribedGroup(error_code=ErrorCode.INVALID_GROUP_ID, group_id=group_id))
             continue
+        if not authorize_group(context, group_id, AclOperation.DESCRIBE):
+            groups.append(DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=group_id))
+            continue
         described = coordinator.consumer_group_describe(group_id)
         if request.include_authorized_operations and described.error_code == ErrorCode.NONE:
-            described.authorized_operations = GROUP_OPERATIONS
+            described.authorized_operations = authorized_operations(context, ResourceType.GROUP, group_id)
         groups.append(described)
     return ConsumerGroupDescribeResponse(groups=groups)

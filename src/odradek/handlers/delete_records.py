@@ -9,10 +9,12 @@ Version notes:
   not include delete (POLICY_VIOLATION), as in Kafka. A partition named twice is answered once, for
   the last offset asked.
 - On a single node the low watermark is reached at once, so timeout_ms is never needed.
+- With an authorizer: DELETE on the topic, else TOPIC_AUTHORIZATION_FAILED for its partitions.
 """
 
 from __future__ import annotations
 
+from odradek.handlers.authorization import authorize
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for
 from odradek.handlers.leadership import refusal
@@ -25,6 +27,7 @@ from odradek.protocol.messages.delete_records import (
     DeleteRecordsResponse,
     DeleteRecordsTopicResult,
 )
+from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage.errors import StorageError
 
 HIGH_WATERMARK = -1
@@ -39,15 +42,14 @@ async def handle_delete_records(
         offsets = wanted.setdefault(topic.name, {})
         for partition in topic.partitions:
             offsets[partition.partition_index] = partition.offset
-    return DeleteRecordsResponse(
-        topics=[
-            DeleteRecordsTopicResult(
-                name=name,
-                partitions=[_delete(name, index, offset, context) for index, offset in offsets.items()],
-            )
-            for name, offsets in wanted.items()
-        ]
-    )
+    topics = []
+    for name, offsets in wanted.items():
+        if authorize(context, AclOperation.DELETE, ResourceType.TOPIC, name):
+            partitions = [_delete(name, index, offset, context) for index, offset in offsets.items()]
+        else:
+            partitions = [_failed(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for index in offsets]
+        topics.append(DeleteRecordsTopicResult(name=name, partitions=partitions))
+    return DeleteRecordsResponse(topics=topics)
 
 
 def _delete(topic: str, index: int, offset: int, context: RequestContext) -> DeleteRecordsPartitionResult:

@@ -8,11 +8,14 @@ Version notes:
 - v2 adds include_fenced_brokers and each broker's is_fenced (KIP-1073): a broker that answers is
   never fenced, so every broker listed is unfenced.
 - The controller id is -1 when it is not among the brokers listed, as in Kafka.
+- With an authorizer the cluster's authorized operations are the principal's (0 without DESCRIBE on
+  the cluster), as Kafka answers; nothing else is checked.
 """
 
 from __future__ import annotations
 
-from odradek.handlers.authorized_operations import CLUSTER_OPERATIONS, OMITTED
+from odradek.handlers.authorization import authorize_cluster, authorized_operations
+from odradek.handlers.authorized_operations import OMITTED
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
@@ -22,6 +25,7 @@ from odradek.protocol.messages.describe_cluster import (
     DescribeClusterRequest,
     DescribeClusterResponse,
 )
+from odradek.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 
 BROKER_ENDPOINT = 1
 CONTROLLER_ENDPOINT = 2
@@ -59,7 +63,13 @@ async def handle_describe_cluster(
         cluster_id=services.cluster.cluster_id,
         controller_id=controller_id if any(b.broker_id == controller_id for b in brokers) else -1,
         brokers=brokers,
-        cluster_authorized_operations=CLUSTER_OPERATIONS
-        if request.include_cluster_authorized_operations
-        else OMITTED,
+        cluster_authorized_operations=_cluster_operations(request, context),
     )
+
+
+def _cluster_operations(request: DescribeClusterRequest, context: RequestContext) -> int:
+    if not request.include_cluster_authorized_operations:
+        return OMITTED
+    if not authorize_cluster(context, AclOperation.DESCRIBE):
+        return 0
+    return authorized_operations(context, ResourceType.CLUSTER, CLUSTER_NAME)

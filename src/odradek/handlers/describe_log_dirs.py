@@ -9,6 +9,8 @@ Version notes:
   end is behind its high watermark (0 on a single node); there are no future logs (no
   AlterReplicaLogDirs), so is_future_key is always false.
 - A log directory that cannot be read is reported with KAFKA_STORAGE_ERROR.
+- With an authorizer: DESCRIBE on the cluster, else no directories and (v3+)
+  CLUSTER_AUTHORIZATION_FAILED, as Kafka.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from odradek.handlers.authorization import authorize_cluster
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
@@ -27,6 +30,7 @@ from odradek.protocol.messages.describe_log_dirs import (
     DescribeLogDirsResult,
     DescribeLogDirsTopic,
 )
+from odradek.security.acl import AclOperation
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
 
@@ -37,6 +41,8 @@ _LONG_MAX = 2**63 - 1
 async def handle_describe_log_dirs(
     request: DescribeLogDirsRequest, context: RequestContext
 ) -> DescribeLogDirsResponse:
+    if not authorize_cluster(context, AclOperation.DESCRIBE):
+        return DescribeLogDirsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results=[])
     logs = context.services.logs.logs
     if request.topics is None:
         wanted = set(logs)

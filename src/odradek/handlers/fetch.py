@@ -14,6 +14,9 @@ Version notes:
   set is cut at that many bytes, so a message larger than the limit arrives partial and the client
   reports it as too large (or retries with a larger limit) instead of getting more than it asked for.
 - The wait is a delayed operation woken by appends to the partitions being fetched, never by polling.
+- With an authorizer (as Kafka): a follower's fetch needs CLUSTER_ACTION on the cluster, a consumer's
+  READ on each topic; the partitions of the others are answered TOPIC_AUTHORIZATION_FAILED, checked
+  once per request and topic, and a fetch of nothing readable does not wait.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for
 from odradek.handlers.fetch_sessions import (
@@ -49,6 +53,7 @@ from odradek.protocol.messages.fetch import (
     PartitionData,
 )
 from odradek.protocol.records import down_convert_batches
+from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage.errors import OffsetOutOfRangeError, StorageError
 from odradek.storage.fetch import FetchDataInfo, FetchIsolation
 from odradek.storage.partition import TopicPartition
@@ -72,6 +77,8 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     except KafkaError as error:  # a session error: like Kafka's, the answer names no session
         return FetchResponse(error_code=error.error_code, session_id=0, responses=[])
     isolation = _isolation(request, context)
+    denied = _unauthorized_topics(plan.partitions, request, context)
+    readable = any(p.topic not in denied for p in plan.partitions)
     if context.api_version >= 3:  # the broker's fetch.max.bytes caps what a client asks for, as Kafka's
         cap = context.services.config.fetch_max_bytes
         request.max_bytes, request.min_bytes = min(request.max_bytes, cap), min(request.min_bytes, cap)
@@ -80,13 +87,25 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     keys = [TopicPartition(p.topic, p.partition) for p in plan.partitions]
     with context.services.appends.waiting_on(keys) as waiter:
         while True:
-            results, size, errors = _read_all(plan.partitions, request, isolation, context)
+            results, size, errors = _read_all(plan.partitions, request, isolation, context, denied)
             remaining = deadline - loop.time()
-            if size >= request.min_bytes or errors or remaining <= 0 or not plan.partitions:
+            if size >= request.min_bytes or errors or remaining <= 0 or not readable:
                 break
             waiter.rearm()
             await waiter.wait(remaining)
     return _respond(plan, results, context)
+
+
+def _unauthorized_topics(
+    partitions: list[CachedPartition], request: FetchRequest, context: RequestContext
+) -> frozenset[str]:
+    """The topics this request may not read (nothing to check without an authorizer)."""
+    if context.services.authorizer is None:
+        return frozenset()
+    topics = {p.topic for p in partitions if p.topic}
+    if _replica_id(request, context) >= 0:
+        return frozenset() if authorize_cluster(context, AclOperation.CLUSTER_ACTION) else frozenset(topics)
+    return frozenset(t for t in topics if not authorize(context, AclOperation.READ, ResourceType.TOPIC, t))
 
 
 def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
@@ -172,6 +191,7 @@ def _read_all(
     request: FetchRequest,
     isolation: FetchIsolation,
     context: RequestContext,
+    denied: frozenset[str],
 ) -> tuple[list[PartitionData], int, bool]:
     results = []
     total = 0
@@ -180,6 +200,9 @@ def _read_all(
     # Before v3 every partition reads its first batch whole, then is cut to its limit (_records).
     hard_limit = context.api_version < 3
     for entry in partitions:
+        if denied and entry.topic in denied:
+            results.append(_error(entry, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            continue
         limit = min(entry.max_bytes, budget - total)
         data, size = _read_partition(entry, max(limit, 0), total == 0 or hard_limit, isolation, context)
         results.append(data)

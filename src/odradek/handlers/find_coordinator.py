@@ -17,6 +17,7 @@ Version notes:
 from __future__ import annotations
 
 from odradek.cluster.metadata import BrokerEndpoint
+from odradek.handlers.authorization import authorize, require_group
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import group_coordinator
 from odradek.handlers.registry import handles
@@ -28,6 +29,7 @@ from odradek.protocol.messages.find_coordinator import (
     FindCoordinatorRequest,
     FindCoordinatorResponse,
 )
+from odradek.security.acl import AclOperation, ResourceType
 
 GROUP_KEY = 0
 TRANSACTION_KEY = 1
@@ -75,8 +77,11 @@ def _find(key: str, key_type: int, context: RequestContext) -> Coordinator:
 def _coordinator(key: str, key_type: int, context: RequestContext) -> BrokerEndpoint:
     services = context.services
     if key_type == TRANSACTION_KEY:
+        if not authorize(context, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
+            raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         node_id = transaction_coordinator(context).coordinator_node(key)
     elif key_type == GROUP_KEY:
+        require_group(context, key, AclOperation.DESCRIBE)
         node_id = group_coordinator(context).coordinator_node(key)
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown coordinator type: {key_type}")

@@ -11,11 +11,15 @@ Version notes:
   loading are left out and the answer carries COORDINATOR_LOAD_IN_PROGRESS.
 - DeleteGroups v1 same as v0; v2 flexible. Only empty groups can be deleted (NON_EMPTY_GROUP);
   the group's offsets go with it.
+- With an authorizer (as Kafka): DescribeGroups needs DESCRIBE on each group, DeleteGroups DELETE
+  (else GROUP_AUTHORIZATION_FAILED for that group); ListGroups lists every group with DESCRIBE on
+  the cluster, else only the groups the principal may describe.
 """
 
 from __future__ import annotations
 
-from odradek.handlers.authorized_operations import GROUP_OPERATIONS, OMITTED
+from odradek.handlers.authorization import authorize_cluster, authorize_group, authorized_operations
+from odradek.handlers.authorized_operations import OMITTED
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import group_coordinator
 from odradek.handlers.registry import handles
@@ -32,6 +36,7 @@ from odradek.protocol.messages.describe_groups import (
     DescribeGroupsResponse,
 )
 from odradek.protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
+from odradek.security.acl import AclOperation, ResourceType
 
 
 @handles(ApiKey.DESCRIBE_GROUPS, 0, 6)
@@ -46,9 +51,13 @@ async def handle_describe_groups(
         )
     groups = []
     for group_id in request.groups:
+        if not authorize_group(context, group_id, AclOperation.DESCRIBE):
+            denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            groups.append(DescribedGroup(error_code=denied, group_id=group_id, authorized_operations=OMITTED))
+            continue
         described = coordinator.describe_group(group_id, context.api_version)
         if request.include_authorized_operations and described.error_code == ErrorCode.NONE:
-            described.authorized_operations = GROUP_OPERATIONS
+            described.authorized_operations = authorized_operations(context, ResourceType.GROUP, group_id)
         else:
             described.authorized_operations = OMITTED
         groups.append(described)
@@ -64,6 +73,8 @@ async def handle_list_groups(request: ListGroupsRequest, context: RequestContext
     states = {s.lower() for s in request.states_filter}
     types = {t.lower() for t in request.types_filter}
     error, listed = coordinator.list_groups(states, types)
+    if not authorize_cluster(context, AclOperation.DESCRIBE):
+        listed = [g for g in listed if authorize_group(context, g.group_id, AclOperation.DESCRIBE)]
     return ListGroupsResponse(
         error_code=error,
         groups=[
@@ -80,10 +91,12 @@ async def handle_list_groups(request: ListGroupsRequest, context: RequestContext
 
 @handles(ApiKey.DELETE_GROUPS, 0, 2)
 async def handle_delete_groups(request: DeleteGroupsRequest, context: RequestContext) -> DeleteGroupsResponse:
+    allowed = [g for g in request.groups_names if authorize_group(context, g, AclOperation.DELETE)]
+    answers = {g: ErrorCode.GROUP_AUTHORIZATION_FAILED for g in request.groups_names}
     try:
-        answers = group_coordinator(context).delete_groups(list(request.groups_names))
+        answers.update(group_coordinator(context).delete_groups(allowed) if allowed else {})
     except KafkaError as failure:
-        answers = {g: failure.error_code for g in request.groups_names}
+        answers.update({g: failure.error_code for g in allowed})
     return DeleteGroupsResponse(
         results=[DeletableGroupResult(group_id=g, error_code=answers[g]) for g in request.groups_names]
     )

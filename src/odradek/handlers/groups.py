@@ -14,11 +14,13 @@ Version notes:
   member id and/or group.instance.id, each answered separately; v4 flexible; v5 a reason per member.
 A JoinGroup or SyncGroup waits (its connection answers nothing else meanwhile, as in Kafka) until the
 group's join or sync phase completes. Client host is reported Kafka's way, "/<address>".
+With an authorizer each needs READ on the group, else GROUP_AUTHORIZATION_FAILED (as Kafka).
 """
 
 from __future__ import annotations
 
 from odradek.coordinator.group_coordinator import GroupCoordinator
+from odradek.handlers.authorization import require_group
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
@@ -45,9 +47,14 @@ def client_host(context: RequestContext) -> str:
 @handles(ApiKey.JOIN_GROUP, 0, 9)
 async def handle_join_group(request: JoinGroupRequest, context: RequestContext) -> JoinGroupResponse:
     try:
+        require_group(context, request.group_id)
         coordinator = group_coordinator(context)
     except KafkaError as error:
-        return JoinGroupResponse(error_code=error.error_code, member_id=request.member_id)
+        return JoinGroupResponse(
+            error_code=error.error_code,
+            member_id=request.member_id,
+            protocol_name=None if context.api_version >= 7 else "",
+        )
     response = await coordinator.join_group(
         request, context.api_version, context.client_id or "", client_host(context)
     )
@@ -59,6 +66,7 @@ async def handle_join_group(request: JoinGroupRequest, context: RequestContext) 
 @handles(ApiKey.SYNC_GROUP, 0, 5)
 async def handle_sync_group(request: SyncGroupRequest, context: RequestContext) -> SyncGroupResponse:
     try:
+        require_group(context, request.group_id)
         coordinator = group_coordinator(context)
     except KafkaError as error:
         return SyncGroupResponse(error_code=error.error_code, assignment=b"")
@@ -68,6 +76,7 @@ async def handle_sync_group(request: SyncGroupRequest, context: RequestContext) 
 @handles(ApiKey.HEARTBEAT, 0, 4)
 async def handle_heartbeat(request: HeartbeatRequest, context: RequestContext) -> HeartbeatResponse:
     try:
+        require_group(context, request.group_id)
         error = group_coordinator(context).heartbeat(request)
     except KafkaError as failure:
         error = failure.error_code
@@ -81,6 +90,7 @@ async def handle_leave_group(request: LeaveGroupRequest, context: RequestContext
     else:
         members = list(request.members)
     try:
+        require_group(context, request.group_id)
         error, responses = group_coordinator(context).leave_group(request, members)
     except KafkaError as failure:
         return LeaveGroupResponse(error_code=failure.error_code)

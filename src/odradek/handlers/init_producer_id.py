@@ -10,16 +10,21 @@ Version notes:
 - v2 flexible; v3 carries the caller's current id/epoch (KIP-360: a producer re-initialising after an
   error; a pair that is not the current one is fenced: PRODUCER_FENCED from v4, INVALID_PRODUCER_EPOCH
   before); v4-5 no wire change. v6 (two-phase commit, unstable in Kafka 4.3) is not served.
+- With an authorizer (Kafka 3.x, KIP-679): an idempotent producer needs IDEMPOTENT_WRITE on the
+  cluster or WRITE on at least one topic, else CLUSTER_AUTHORIZATION_FAILED; a transactional id needs
+  WRITE on it, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
+from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
 from odradek.handlers.transactions import for_version, transaction_coordinator
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+from odradek.security.acl import AclOperation, ResourceType
 
 
 @handles(ApiKey.INIT_PRODUCER_ID, 0, 5)
@@ -27,6 +32,14 @@ async def handle_init_producer_id(
     request: InitProducerIdRequest, context: RequestContext
 ) -> InitProducerIdResponse:
     if request.transactional_id is not None:
+        if not authorize(
+            context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id
+        ):
+            return InitProducerIdResponse(
+                error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                producer_id=-1,
+                producer_epoch=-1,
+            )
         try:
             producer_id, epoch = await transaction_coordinator(context).init_producer_id(
                 request.transactional_id,
@@ -40,5 +53,18 @@ async def handle_init_producer_id(
         return InitProducerIdResponse(
             error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=epoch
         )
+    if not _may_write_idempotently(context):
+        return InitProducerIdResponse(
+            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, producer_id=-1, producer_epoch=-1
+        )
     producer_id = await context.services.producer_ids.generate()
     return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
+
+
+def _may_write_idempotently(context: RequestContext) -> bool:
+    authorizer = context.services.authorizer
+    if authorizer is None or authorize_cluster(context, AclOperation.IDEMPOTENT_WRITE):
+        return True
+    return authorizer.authorize_by_resource_type(
+        context.principal, context.client_host, AclOperation.WRITE, ResourceType.TOPIC
+    )

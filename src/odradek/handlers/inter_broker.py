@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from odradek.cluster.control_requests import ControllerStamp, PartitionLeadership, StopReplicaPartition
 from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, LiveBroker
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.handlers.authorization import authorize_cluster
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
@@ -55,6 +56,7 @@ from odradek.protocol.messages.update_metadata import (
     UpdateMetadataResponse,
 )
 from odradek.protocol.schema import ZERO_UUID
+from odradek.security.acl import AclOperation
 
 CLUSTER_ONLY = frozenset({BrokerMode.ZOOKEEPER})
 #: Kafka's SecurityProtocol ids: before UpdateMetadata v3 a listener is named after its protocol.
@@ -68,6 +70,7 @@ async def handle_leader_and_isr(
     version = context.api_version
     partitions = list(_leader_and_isr_partitions(request, version))
     try:
+        _require_cluster_action(context)
         outcome = await _replicas(context).become_leader_or_follower(_stamp(request), partitions)
     except KafkaError as error:  # fenced: every partition answers the request's error, as in Kafka
         outcome = {(p.topic, p.partition): error.error_code for p in partitions}
@@ -79,6 +82,7 @@ async def handle_leader_and_isr(
 async def handle_stop_replica(request: StopReplicaRequest, context: RequestContext) -> StopReplicaResponse:
     partitions = list(_stop_replica_partitions(request, context.api_version))
     try:
+        _require_cluster_action(context)
         outcome = await _replicas(context).stop_replicas(_stamp(request), partitions)
     except KafkaError as error:  # a fenced request names no partition, as in Kafka
         return StopReplicaResponse(error_code=error.error_code, partition_errors=[])
@@ -98,12 +102,20 @@ async def handle_update_metadata(
     version = context.api_version
     brokers = [_live_broker(broker, version) for broker in request.live_brokers]
     try:
+        _require_cluster_action(context)
         _replicas(context).update_metadata(
             _stamp(request), brokers, _update_metadata_partitions(request, version)
         )
     except KafkaError as error:
         return UpdateMetadataResponse(error_code=error.error_code)
     return UpdateMetadataResponse(error_code=ErrorCode.NONE)
+
+
+def _require_cluster_action(context: RequestContext) -> None:
+    """With an authorizer, the controller's requests need CLUSTER_ACTION on the cluster (as Kafka's
+    KafkaApis): else the whole request is answered CLUSTER_AUTHORIZATION_FAILED."""
+    if not authorize_cluster(context, AclOperation.CLUSTER_ACTION):
+        raise KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
 
 
 def _replicas(context: RequestContext) -> ReplicaManager:

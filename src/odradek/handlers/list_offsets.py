@@ -9,10 +9,12 @@ Version notes:
 - Special timestamps: -1 latest, -2 earliest, -3 max timestamp (v7+), -4 earliest local (v8+, the
   same as earliest here), -5 latest tiered (v9+) and -6 earliest pending upload (v11): no tiered
   storage, so -1. v10 adds timeout_ms, which a single node never needs.
+- With an authorizer: DESCRIBE on the topic, else TOPIC_AUTHORIZATION_FAILED for its partitions.
 """
 
 from __future__ import annotations
 
+from odradek.handlers.authorization import authorize
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for
 from odradek.handlers.leadership import refusal
@@ -26,6 +28,7 @@ from odradek.protocol.messages.list_offsets import (
     ListOffsetsResponse,
     ListOffsetsTopicResponse,
 )
+from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage.errors import StorageError
 from odradek.storage.fetch import FetchIsolation
 
@@ -47,6 +50,11 @@ async def handle_list_offsets(request: ListOffsetsRequest, context: RequestConte
     for topic in request.topics:
         seen: set[int] = set()
         partitions = []
+        if not authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name):
+            denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            partitions = [_failed(partition.partition_index, denied) for partition in topic.partitions]
+            topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
+            continue
         for partition in topic.partitions:
             if partition.partition_index in seen:
                 partitions.append(_failed(partition.partition_index, ErrorCode.INVALID_REQUEST))

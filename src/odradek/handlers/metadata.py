@@ -16,13 +16,18 @@ Version notes:
 - v5 offline replicas, v7 leader epochs, v8 authorized operations (no authorizer: everything allowed),
   v9 flexible, v10 topic ids (topics may be asked for by id), v12 a null topic name for id lookups,
   v13 a top-level error code. include_cluster_authorized_operations (v8-10) is honoured the same way.
+- With an authorizer (as Kafka): topics without DESCRIBE are left out of an all-topics answer and are
+  TOPIC_AUTHORIZATION_FAILED when named (no topic id, no partitions, existence not disclosed);
+  auto-creation needs CREATE on the cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED; the
+  authorized-operations fields are the principal's own (cluster: 0 without DESCRIBE on it).
 """
 
 from __future__ import annotations
 
 from odradek.cluster.metadata import TopicState
 from odradek.cluster.topics import INTERNAL_TOPICS
-from odradek.handlers.authorized_operations import CLUSTER_OPERATIONS, OMITTED, TOPIC_OPERATIONS
+from odradek.handlers.authorization import authorize, authorize_cluster, authorized_operations
+from odradek.handlers.authorized_operations import OMITTED
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
@@ -35,6 +40,7 @@ from odradek.protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 from odradek.protocol.schema import ZERO_UUID
+from odradek.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 
 
 @handles(ApiKey.METADATA, 0, 13)
@@ -48,7 +54,11 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
     # LEADER_NOT_AVAILABLE with no leader. A single node leads everything itself.
     live = frozenset(b.node_id for b in brokers) if cluster.zookeeper_mode else None
     if wanted is None or (version == 0 and not wanted):
-        topics = [_describe(t, request, live) for t in sorted(cluster.topics.values(), key=lambda t: t.name)]
+        topics = [
+            _describe(t, request, context, live)
+            for t in sorted(cluster.topics.values(), key=lambda t: t.name)
+            if _may_describe(context, t.name)
+        ]
     else:
         may_create = (version < 4 or request.allow_auto_topic_creation) and services.auto_create_topics
         # In a ZooKeeper cluster a topic is created by writing its assignment for the controller, never
@@ -67,10 +77,26 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
         cluster_id=cluster.cluster_id,
         controller_id=cluster.controller_id,
         topics=topics,
-        cluster_authorized_operations=(
-            CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else OMITTED
-        ),
+        cluster_authorized_operations=_cluster_operations(request, context),
     )
+
+
+def _may_describe(context: RequestContext, topic: str) -> bool:
+    return authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)
+
+
+def _may_create(context: RequestContext, topic: str) -> bool:
+    return authorize_cluster(context, AclOperation.CREATE) or authorize(
+        context, AclOperation.CREATE, ResourceType.TOPIC, topic
+    )
+
+
+def _cluster_operations(request: MetadataRequest, context: RequestContext) -> int:
+    if not request.include_cluster_authorized_operations:
+        return OMITTED
+    if not authorize_cluster(context, AclOperation.DESCRIBE):
+        return 0
+    return authorized_operations(context, ResourceType.CLUSTER, CLUSTER_NAME)
 
 
 async def _lookup(
@@ -86,13 +112,25 @@ async def _lookup(
         topic = cluster.topic_by_id(topic_id)  # type: ignore[arg-type]
         if topic is None:
             return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=topic_id)
-        return _describe(topic, request, live)
+        if not _may_describe(context, topic.name):  # a topic id is not secret, its name is
+            return MetadataResponseTopic(
+                error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=None, topic_id=topic_id
+            )
+        return _describe(topic, request, context, live)
+    if not _may_describe(context, name):
+        return MetadataResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name)
     topic = cluster.topic(name)
     if topic is None and context.services.topics.is_being_created(name):
         return MetadataResponseTopic(
             error_code=ErrorCode.LEADER_NOT_AVAILABLE, name=name, is_internal=name in INTERNAL_TOPICS
         )
     if topic is None and may_create:
+        if not _may_create(context, name):
+            return MetadataResponseTopic(
+                error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                name=name,
+                is_internal=name in INTERNAL_TOPICS,
+            )
         try:
             topic = await context.services.topics.auto_create(name)
         except KafkaError as error:
@@ -103,11 +141,11 @@ async def _lookup(
         except KafkaError as error:
             return MetadataResponseTopic(error_code=error.error_code, name=name)
         return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
-    return _describe(topic, request, live)
+    return _describe(topic, request, context, live)
 
 
 def _describe(
-    topic: TopicState, request: MetadataRequest, live: frozenset[int] | None
+    topic: TopicState, request: MetadataRequest, context: RequestContext, live: frozenset[int] | None
 ) -> MetadataResponseTopic:
     return MetadataResponseTopic(
         error_code=ErrorCode.NONE,
@@ -128,9 +166,9 @@ def _describe(
             )
             for p in topic.partitions
         ],
-        topic_authorized_operations=TOPIC_OPERATIONS
-        if request.include_topic_authorized_operations
-        else OMITTED,
+        topic_authorized_operations=authorized_operations(
+            context, ResourceType.TOPIC, topic.name, request.include_topic_authorized_operations
+        ),
     )
 
 

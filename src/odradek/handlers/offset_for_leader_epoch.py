@@ -12,10 +12,13 @@ Version notes:
 - The leader's current epoch ends at the log end offset even before anything was written in it:
   Kafka records an epoch when a replica becomes leader, odradek's log when the epoch's first batch is
   appended.
+- With an authorizer (as Kafka): a follower (replica id >= 0) needs CLUSTER_ACTION, a consumer
+  DESCRIBE on the topic; else TOPIC_AUTHORIZATION_FAILED for the topic's partitions.
 """
 
 from __future__ import annotations
 
+from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
 from odradek.handlers.leadership import refusal
 from odradek.handlers.registry import handles
@@ -28,6 +31,7 @@ from odradek.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderPartition,
     OffsetForLeaderTopicResult,
 )
+from odradek.security.acl import AclOperation, ResourceType
 
 NO_EPOCH = -1
 
@@ -36,14 +40,21 @@ NO_EPOCH = -1
 async def handle_offset_for_leader_epoch(
     request: OffsetForLeaderEpochRequest, context: RequestContext
 ) -> OffsetForLeaderEpochResponse:
-    return OffsetForLeaderEpochResponse(
-        topics=[
-            OffsetForLeaderTopicResult(
-                topic=topic.topic, partitions=[_end_offset(topic.topic, p, context) for p in topic.partitions]
-            )
-            for topic in request.topics
-        ]
-    )
+    follower = context.api_version >= 3 and request.replica_id >= 0
+    replica_allowed = follower and authorize_cluster(context, AclOperation.CLUSTER_ACTION)
+    topics = []
+    for topic in request.topics:
+        if follower:
+            allowed = replica_allowed
+        else:
+            allowed = authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.topic)
+        if not allowed:
+            denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            partitions = [_failed(p.partition, denied) for p in topic.partitions]
+        else:
+            partitions = [_end_offset(topic.topic, p, context) for p in topic.partitions]
+        topics.append(OffsetForLeaderTopicResult(topic=topic.topic, partitions=partitions))
+    return OffsetForLeaderEpochResponse(topics=topics)
 
 
 def _end_offset(topic: str, request: OffsetForLeaderPartition, context: RequestContext) -> EpochEndOffset:

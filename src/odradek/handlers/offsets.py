@@ -14,6 +14,11 @@ Version notes:
   without a committed offset reads -1 with empty metadata.
 - OffsetDelete v0: only offsets of topics the group does not subscribe to (GROUP_SUBSCRIBED_TO_TOPIC);
   a non-empty group that is not a consumer group gets NON_EMPTY_GROUP.
+- With an authorizer (as Kafka): OffsetCommit needs READ on the group and on each topic, OffsetFetch
+  DESCRIBE on both (topics without it are TOPIC_AUTHORIZATION_FAILED when named, left out when every
+  committed offset is asked for), OffsetDelete DELETE on the group and READ on each topic. The group's
+  refusal is GROUP_AUTHORIZATION_FAILED, a topic's TOPIC_AUTHORIZATION_FAILED (checked before its
+  existence).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import TypeVar
 
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem
 from odradek.coordinator.offsets import OffsetAndMetadata
+from odradek.handlers.authorization import authorize, authorize_group, require_group
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import group_coordinator
 from odradek.handlers.registry import handles
@@ -50,6 +56,10 @@ from odradek.protocol.messages.offset_fetch import (
     OffsetFetchResponseTopics,
 )
 from odradek.protocol.schema import ZERO_UUID
+from odradek.security.acl import AclOperation, ResourceType
+
+_READ, _DESCRIBE, _TOPIC = AclOperation.READ, AclOperation.DESCRIBE, ResourceType.TOPIC
+_TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
 
 @handles(ApiKey.OFFSET_COMMIT, 0, 10)
@@ -57,15 +67,26 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
     version = context.api_version
     cluster = context.services.cluster
     names: list[str | None] = []
+    denied: set[str] = set()
     items: list[OffsetCommitItem] = []
+    group_allowed = authorize_group(context, request.group_id)
     #: Partitions the topic does not have: answered UNKNOWN_TOPIC_OR_PARTITION and not committed, as
     #: Kafka's KafkaApis does before it asks the coordinator (whatever the group's own error).
     missing: set[tuple[str, int]] = set()
     for topic in request.topics:
+        if version < 10 and group_allowed and not authorize(context, _READ, _TOPIC, topic.name):
+            denied.add(topic.name)  # refused before its existence is looked at, as Kafka
         state = cluster.topic_by_id(topic.topic_id) if version >= 10 else cluster.topic(topic.name)
         name = state.name if state is not None else None
+        if (
+            version >= 10
+            and name is not None
+            and group_allowed
+            and not authorize(context, _READ, _TOPIC, name)
+        ):
+            denied.add(name)
         names.append(name)
-        if name is None:
+        if name is None or not group_allowed or name in denied:
             continue
         for p in topic.partitions:
             if cluster.partition(name, p.partition_index) is None:
@@ -91,6 +112,7 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
     group_error: ErrorCode | None = None
     errors: dict[tuple[str, int], ErrorCode] = {}
     try:
+        require_group(context, request.group_id)
         errors = group_coordinator(context).commit_offsets(commit, items) if items else {}
     except KafkaError as failure:
         group_error = failure.error_code
@@ -99,7 +121,12 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
     for topic, name in zip(request.topics, names, strict=True):
         partitions = []
         for p in topic.partitions:
-            if name is None:
+            code: ErrorCode
+            if group_error is ErrorCode.GROUP_AUTHORIZATION_FAILED:
+                code = group_error
+            elif (name if version >= 10 else topic.name) in denied:
+                code = _TOPIC_DENIED
+            elif name is None:
                 code = unknown
             elif (name, p.partition_index) in missing:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -180,6 +207,9 @@ def _fetch_group(
     cluster = context.services.cluster
     resolved: list[tuple[str, int]] = []  # (name, partition) asked for, where the topic is known
     unknown_ids: list[tuple[uuid.UUID, list[int]]] = []
+    denied: list[tuple[str, uuid.UUID, list[int]]] = []
+    if not authorize_group(context, group_id, _DESCRIBE):
+        return OffsetFetchResponseGroup(group_id=group_id, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if wanted is not None:
         for name, topic_id, partitions in wanted:
             if by_id:
@@ -188,6 +218,9 @@ def _fetch_group(
                     unknown_ids.append((topic_id, partitions))
                     continue
                 name = state.name
+            if not authorize(context, _DESCRIBE, _TOPIC, name):
+                denied.append((name, topic_id, partitions))
+                continue
             resolved += [(name, p) for p in partitions]
     try:
         coordinator = group_coordinator(context)
@@ -200,11 +233,21 @@ def _fetch_group(
         state = cluster.topic(name)
         if by_id and state is None:
             continue  # a deleted topic has no id to answer with
+        if wanted is None and not authorize(context, _DESCRIBE, _TOPIC, name):
+            continue  # offsets of topics the principal may not describe are not disclosed
         topics.append(
             OffsetFetchResponseTopics(
                 name=name,
                 topic_id=state.topic_id if state is not None else ZERO_UUID,
                 partitions=[_partition_answer(p, offset) for p, offset in offsets],
+            )
+        )
+    for name, topic_id, partitions in denied:
+        topics.append(
+            OffsetFetchResponseTopics(
+                name=name,
+                topic_id=topic_id,
+                partitions=[_no_offset(p, _TOPIC_DENIED, OffsetFetchResponsePartitions) for p in partitions],
             )
         )
     for topic_id, partitions in unknown_ids:
@@ -255,10 +298,13 @@ def _no_offset(partition: int, error: int, kind: type[P]) -> P:
 @handles(ApiKey.OFFSET_DELETE, 0, 0)
 async def handle_offset_delete(request: OffsetDeleteRequest, context: RequestContext) -> OffsetDeleteResponse:
     cluster = context.services.cluster
+    if not authorize_group(context, request.group_id, AclOperation.DELETE):
+        return OffsetDeleteResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    denied = {t.name for t in request.topics if not authorize(context, _READ, _TOPIC, t.name)}
     wanted = [
         (t.name, [p.partition_index for p in t.partitions])
         for t in request.topics
-        if cluster.topic(t.name) is not None
+        if t.name not in denied and cluster.topic(t.name) is not None
     ]
     try:
         errors = group_coordinator(context).delete_offsets(request.group_id, wanted)
@@ -270,7 +316,9 @@ async def handle_offset_delete(request: OffsetDeleteRequest, context: RequestCon
         partitions = [
             OffsetDeleteResponsePartition(
                 partition_index=p.partition_index,
-                error_code=errors.get((topic.name, p.partition_index), ErrorCode.NONE)
+                error_code=_TOPIC_DENIED
+                if topic.name in denied
+                else errors.get((topic.name, p.partition_index), ErrorCode.NONE)
                 if known
                 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
             )

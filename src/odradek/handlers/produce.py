@@ -20,6 +20,11 @@ Version notes:
   closes it, so that the producer notices and refreshes its metadata (the other partitions are still
   appended). acks=-1 waits for the in-sync replicas (on a single node, itself), and fails with
   NOT_ENOUGH_REPLICAS when the ISR is smaller than `min.insync.replicas`.
+- With an authorizer: a transactional Produce needs WRITE on its transactional id, else every partition
+  is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (as Kafka's KafkaApis); then WRITE on each topic (one check
+  per topic), else TOPIC_AUTHORIZATION_FAILED for its partitions, before its existence is looked at. As
+  Kafka 3.x (KIP-679) an idempotent producer's right is checked once, at InitProducerId, not on every
+  Produce.
 The batch is validated at batch level only (sizes, CRC-32C, header rules) and its offsets are
 patched in place by storage; no record is decoded on this path except for compacted topics' keys and,
 when `message.timestamp.before.max.ms` is set, CreateTime timestamps (the header's max timestamp
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 
+from odradek.handlers.authorization import authorize
 from odradek.handlers.context import CloseConnection, RequestContext
 from odradek.handlers.errors import error_code_for, error_message_for
 from odradek.handlers.leadership import leader_endpoints, refusal
@@ -51,6 +57,7 @@ from odradek.protocol.messages.produce import (
 )
 from odradek.protocol.records import Compression, UnsupportedCompressionError, up_convert_message_set
 from odradek.protocol.records.attributes import LOG_OVERHEAD, compression_of
+from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage import errors as storage_errors
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
@@ -68,6 +75,9 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
     services = context.services
     responses = []
     appended: list[Log] = []
+    transactional_allowed = request.transactional_id is None or authorize(
+        context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id
+    )
     for topic in _last_records_per_partition(request.topic_data, context.api_version):
         if context.api_version >= 13:
             state = services.cluster.topic_by_id(topic.topic_id)
@@ -77,8 +87,18 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
             name = topic.name
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         partitions = []
+        allowed = transactional_allowed and (
+            name is None or authorize(context, AclOperation.WRITE, ResourceType.TOPIC, name)
+        )
+        denied = (
+            ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            if transactional_allowed
+            else ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        )
         for data in topic.partition_data:
-            if name is None:
+            if not allowed:
+                partitions.append(_failed(data.index, denied))
+            elif name is None:
                 partitions.append(_failed(data.index, missing))
             else:
                 partitions.append(_append(name, data, request, context, appended))

@@ -9,12 +9,15 @@ Version notes:
   mechanism UNSUPPORTED_SASL_MECHANISM; iterations outside 4096..16384 or an empty name
   UNACCEPTABLE_CREDENTIAL; deleting what does not exist RESOURCE_NOT_FOUND.
 - The store is the broker's own (single node): written to the log dir before the answer.
+- With an authorizer (as Kafka): Describe needs DESCRIBE on the cluster, Alter ALTER on it; else
+  CLUSTER_AUTHORIZATION_FAILED (Describe: top level; Alter: every user's result).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+from odradek.handlers.authorization import authorize_cluster
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
@@ -30,6 +33,7 @@ from odradek.protocol.messages.describe_user_scram_credentials import (
     DescribeUserScramCredentialsResponse,
     DescribeUserScramCredentialsResult,
 )
+from odradek.security.acl import AclOperation
 from odradek.security.scram_credentials import (
     MAX_ITERATIONS,
     MECHANISM_BY_TYPE,
@@ -47,6 +51,11 @@ async def handle_describe_user_scram_credentials(
     request: DescribeUserScramCredentialsRequest, context: RequestContext
 ) -> DescribeUserScramCredentialsResponse:
     store = context.services.scram_credentials
+    if not authorize_cluster(context, AclOperation.DESCRIBE):
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return DescribeUserScramCredentialsResponse(
+            throttle_time_ms=0, error_code=denied, error_message=denied.message, results=[]
+        )
     known = store.users() if store is not None else []
     asked = [user.name for user in request.users] if request.users else known
     counts = Counter(asked)
@@ -88,6 +97,16 @@ async def handle_alter_user_scram_credentials(
     request: AlterUserScramCredentialsRequest, context: RequestContext
 ) -> AlterUserScramCredentialsResponse:
     store = context.services.scram_credentials
+    if not authorize_cluster(context, AclOperation.ALTER):
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        named = dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions])
+        return AlterUserScramCredentialsResponse(
+            throttle_time_ms=0,
+            results=[
+                AlterUserScramCredentialsResult(user=user, error_code=denied, error_message=denied.message)
+                for user in named
+            ],
+        )
     errors: dict[str, UserError] = {}
     seen = Counter(
         [(d.name, d.mechanism) for d in request.deletions]

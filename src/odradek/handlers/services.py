@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from odradek.cluster.topics import TopicAdmin
     from odradek.coordinator.group_coordinator import GroupCoordinator
     from odradek.coordinator.txn_coordinator import TransactionCoordinator
+    from odradek.security.authorizer import AclAuthorizer
     from odradek.security.scram_credentials import ScramCredential, ScramCredentialStore
     from odradek.security.tls_reload import TlsReloader
     from odradek.server.delayed import AppendNotifier
@@ -71,6 +72,8 @@ class Services:
     scram_credentials: ScramCredentialStore | None = None
     #: Checks TLS and SASL settings of an AlterConfigs change, and rebuilds the TLS listeners' contexts.
     tls: TlsReloader | None = None
+    #: ACL authorization (authorizer.class.name); None: every request is allowed and nothing is checked.
+    authorizer: AclAuthorizer | None = None
 
     def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         """A SCRAM user's credential, for the SASL exchange (None: no such user)."""

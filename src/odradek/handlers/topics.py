@@ -16,7 +16,11 @@ Version notes:
   timeout_ms is never needed; the files of new partitions are made in a worker thread, and changes
   are applied one at a time, in arrival order, as Kafka's controller does. Kafka shuffles
   DeleteTopics results (to hide which topics exist from unauthorized clients); here they follow the
-  request, since there is no authorizer to hide anything from.
+  request: a topic the principal may not delete is TOPIC_AUTHORIZATION_FAILED whether it exists or not.
+- With an authorizer (as Kafka): CreateTopics needs CREATE on the cluster or on the topic, DeleteTopics
+  DELETE on the topic, CreatePartitions ALTER on it; else TOPIC_AUTHORIZATION_FAILED for that topic,
+  checked before anything else about it. A created topic's configs (v5+) are left out, with
+  topic_config_error_code TOPIC_AUTHORIZATION_FAILED, without DESCRIBE_CONFIGS on it.
 - As Kafka's controller, one CreateTopics or CreatePartitions may make at most 10,000 metadata records
   (a topic, its partitions, its configs; QuorumController.MAX_RECORDS_PER_USER_OP): past that the
   whole request fails with POLICY_VIOLATION, before anything is created (a client asking for 2^31-1
@@ -32,6 +36,7 @@ import uuid
 from collections import Counter
 
 from odradek.cluster.metadata import TopicState
+from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.config_entries import created_topic_configs
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import resource_failure
@@ -56,6 +61,7 @@ from odradek.protocol.messages.delete_topics import (
     DeleteTopicsResponse,
 )
 from odradek.protocol.schema import ZERO_UUID
+from odradek.security.acl import AclOperation, ResourceType
 
 _DUPLICATE_NAME = "Duplicate topic name."
 #: Kafka's QuorumController.MAX_RECORDS_PER_USER_OP: the records one request may make.
@@ -64,6 +70,9 @@ MAX_RECORDS_PER_USER_OP = 10_000
 _EXCESSIVE = "Unable to perform excessively large batch operation."
 #: What Kafka's UnknownTopicIdException says (its default message for UNKNOWN_TOPIC_ID).
 _UNKNOWN_TOPIC_ID = "This server does not host this topic ID."
+_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+#: What Kafka answers a topic the principal may not create or alter.
+_DENIED_MESSAGE = "Authorization failed."
 
 
 @handles(ApiKey.CREATE_TOPICS, 0, 7)
@@ -75,11 +84,15 @@ async def handle_create_topics(request: CreateTopicsRequest, context: RequestCon
             topics=[_not_created(name, ErrorCode.POLICY_VIOLATION, _EXCESSIVE) for name in counts]
         )
     results: dict[str, CreatableTopicResult] = {}
+    may_create_any = authorize_cluster(context, AclOperation.CREATE)
     for topic in request.topics:
         if topic.name in results:
             continue
         if counts[topic.name] > 1:
             results[topic.name] = _not_created(topic.name, ErrorCode.INVALID_REQUEST, _DUPLICATE_NAME)
+            continue
+        if not may_create_any and not authorize(context, AclOperation.CREATE, ResourceType.TOPIC, topic.name):
+            results[topic.name] = _not_created(topic.name, _DENIED, _DENIED_MESSAGE)
             continue
         try:
             state = await _create(topic, validate_only, context)
@@ -88,7 +101,7 @@ async def handle_create_topics(request: CreateTopicsRequest, context: RequestCon
                 topic.name, *resource_failure(error, context, f"topic {topic.name!r}")
             )
             continue
-        results[topic.name] = CreatableTopicResult(
+        result = CreatableTopicResult(
             name=topic.name,
             topic_id=state.topic_id,
             error_code=ErrorCode.NONE,
@@ -97,6 +110,10 @@ async def handle_create_topics(request: CreateTopicsRequest, context: RequestCon
             replication_factor=len(state.partitions[0].replicas),
             configs=created_topic_configs(state.configs, context.services.config),
         )
+        if not authorize(context, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, topic.name):
+            # as Kafka: created, but its configs are not shown to a principal who may not describe them
+            result.configs, result.topic_config_error_code = [], _DENIED
+        results[topic.name] = result
     return CreateTopicsResponse(topics=list(results.values()))
 
 
@@ -147,6 +164,8 @@ async def handle_create_partitions(
             continue
         if counts[topic.name] > 1:
             code, message = ErrorCode.INVALID_REQUEST, _DUPLICATE_NAME
+        elif not authorize(context, AclOperation.ALTER, ResourceType.TOPIC, topic.name):
+            code, message = _DENIED, _DENIED_MESSAGE
         else:
             try:
                 await _grow(topic, request.validate_only, context)
@@ -243,7 +262,11 @@ async def _delete(
         state = cluster.topic_by_id(topic_id)
         if state is None:
             return _deletion(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, _UNKNOWN_TOPIC_ID)
+        if not authorize(context, AclOperation.DELETE, ResourceType.TOPIC, state.name):
+            return _deletion(None, topic_id, _DENIED, None)
     else:
+        if not authorize(context, AclOperation.DELETE, ResourceType.TOPIC, name):
+            return _deletion(name, ZERO_UUID, _DENIED, None)
         state = cluster.topic(name)
         if state is None:
             return _deletion(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)

@@ -9,6 +9,9 @@ Version notes:
   COORDINATOR_LOAD_IN_PROGRESS with what it has.
 - States are Kafka's names (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit,
   CompleteAbort, Dead, PrepareEpochFence).
+- With an authorizer, as Kafka's KafkaApis: DescribeTransactions needs DESCRIBE on each transactional id
+  (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), ListTransactions lists only the ids the principal may
+  DESCRIBE, DescribeProducers needs READ on the topic (TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import re
 
 from odradek.coordinator.runtime import PartitionState
 from odradek.coordinator.txn_metadata import TxnState
+from odradek.handlers.authorization import authorize
 from odradek.handlers.context import RequestContext
 from odradek.handlers.leadership import refusal
 from odradek.handlers.registry import handles
@@ -26,6 +30,7 @@ from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages import describe_producers as dp
 from odradek.protocol.messages import describe_transactions as dt
 from odradek.protocol.messages import list_transactions as lt
+from odradek.security.acl import AclOperation, ResourceType
 
 _STATE_NAMES = {state.kafka_name: state for state in TxnState}
 
@@ -36,6 +41,9 @@ async def handle_describe_transactions(
 ) -> dt.DescribeTransactionsResponse:
     states = []
     for transactional_id in request.transactional_ids:
+        if not authorize(context, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+            states.append(_empty_state(transactional_id, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+            continue
         try:
             coordinator = transaction_coordinator(context)
             coordinator.state_log.check_coordinator(transactional_id)
@@ -103,6 +111,10 @@ async def handle_list_transactions(
             continue
         if pattern is not None and not pattern.fullmatch(metadata.transactional_id):
             continue
+        if not authorize(
+            context, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, metadata.transactional_id
+        ):
+            continue
         listed.append(
             lt.TransactionState(
                 transactional_id=metadata.transactional_id,
@@ -125,6 +137,13 @@ async def handle_describe_producers(
     topics = []
     for topic in request.topics:
         partitions = []
+        if not authorize(context, AclOperation.READ, ResourceType.TOPIC, topic.name):
+            partitions = [
+                dp.PartitionResponse(partition_index=index, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                for index in topic.partition_indexes
+            ]
+            topics.append(dp.TopicResponse(name=topic.name, partitions=partitions))
+            continue
         for index in topic.partition_indexes:
             refused = refusal(context, topic.name, index)
             log = context.services.logs.get_log(topic.name, index)

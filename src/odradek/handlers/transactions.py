@@ -10,6 +10,13 @@ Version notes:
   producer's ongoing transaction, without adding it.
 - WriteTxnMarkers is served for the partitions this broker leads (NOT_LEADER_OR_FOLLOWER for the
   others); a single-node coordinator writes its markers through the same code without a request.
+- With an authorizer, as Kafka's KafkaApis: AddPartitionsToTxn needs WRITE on the transactional id
+  (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition) and WRITE on each topic (else
+  TOPIC_AUTHORIZATION_FAILED for its partitions and OPERATION_NOT_ATTEMPTED for the others); v4+ (the
+  broker's batched form) needs CLUSTER_ACTION. AddOffsetsToTxn needs WRITE on the transactional id and
+  READ on the group (GROUP_AUTHORIZATION_FAILED); TxnOffsetCommit the same plus READ on each topic
+  (TOPIC_AUTHORIZATION_FAILED for its partitions, the others committed); EndTxn WRITE on the
+  transactional id; WriteTxnMarkers CLUSTER_ACTION (CLUSTER_AUTHORIZATION_FAILED for every partition).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import struct
 from odradek.coordinator.offset_requests import OffsetCommitItem
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
+from odradek.handlers.authorization import authorize, authorize_cluster, authorize_group
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import group_coordinator
 from odradek.handlers.leadership import refusal
@@ -38,6 +46,7 @@ from odradek.protocol.messages.add_partitions_to_txn import (
 from odradek.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 from odradek.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequest,
+    TxnOffsetCommitRequestTopic,
     TxnOffsetCommitResponse,
     TxnOffsetCommitResponsePartition,
     TxnOffsetCommitResponseTopic,
@@ -51,6 +60,7 @@ from odradek.protocol.messages.write_txn_markers import (
 )
 from odradek.protocol.records.attributes import TRANSACTIONAL_FLAG_MASK
 from odradek.protocol.records.header import ATTRIBUTES_OFFSET
+from odradek.security.acl import AclOperation, ResourceType
 
 
 def transaction_coordinator(context: RequestContext) -> TransactionCoordinator:
@@ -58,6 +68,14 @@ def transaction_coordinator(context: RequestContext) -> TransactionCoordinator:
     if coordinator is None:
         raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     return coordinator
+
+
+def may_write_transactional_id(context: RequestContext, transactional_id: str) -> bool:
+    return authorize(context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)
+
+
+def _may_read(context: RequestContext, topic: str) -> bool:
+    return authorize(context, AclOperation.READ, ResourceType.TOPIC, topic)
 
 
 def for_version(error: ErrorCode, api_version: int, fenced_since: int) -> ErrorCode:
@@ -72,17 +90,32 @@ async def handle_add_partitions_to_txn(
     request: AddPartitionsToTxnRequest, context: RequestContext
 ) -> AddPartitionsToTxnResponse:
     if context.api_version >= 4:
+        if not authorize_cluster(context, AclOperation.CLUSTER_ACTION):
+            return AddPartitionsToTxnResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         return _add_partitions_batched(request, context)
     wanted = [(t.name, p) for t in request.v3_and_below_topics for p in t.partitions]
-    try:
-        errors = transaction_coordinator(context).add_partitions(
-            request.v3_and_below_transactional_id,
-            request.v3_and_below_producer_id,
-            request.v3_and_below_producer_epoch,
-            wanted,
-        )
-    except KafkaError as error:
-        errors = {tp: error.error_code for tp in wanted}
+    errors: dict[tuple[str, int], ErrorCode]
+    if not may_write_transactional_id(context, request.v3_and_below_transactional_id):
+        errors = dict.fromkeys(wanted, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    elif denied := {
+        t.name
+        for t in request.v3_and_below_topics
+        if not authorize(context, AclOperation.WRITE, ResourceType.TOPIC, t.name)
+    }:
+        errors = {
+            tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp[0] in denied else ErrorCode.OPERATION_NOT_ATTEMPTED
+            for tp in wanted
+        }
+    else:
+        try:
+            errors = transaction_coordinator(context).add_partitions(
+                request.v3_and_below_transactional_id,
+                request.v3_and_below_producer_id,
+                request.v3_and_below_producer_epoch,
+                wanted,
+            )
+        except KafkaError as error:
+            errors = {tp: error.error_code for tp in wanted}
     by_topic: dict[str, list[AddPartitionsToTxnPartitionResultResult]] = {}
     for (topic, partition), error_code in errors.items():
         by_topic.setdefault(topic, []).append(
@@ -137,6 +170,10 @@ def _add_partitions_batched(
 async def handle_add_offsets_to_txn(
     request: AddOffsetsToTxnRequest, context: RequestContext
 ) -> AddOffsetsToTxnResponse:
+    if not may_write_transactional_id(context, request.transactional_id):
+        return AddOffsetsToTxnResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not authorize_group(context, request.group_id):
+        return AddOffsetsToTxnResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     try:
         error = transaction_coordinator(context).add_offsets(
             request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
@@ -148,6 +185,8 @@ async def handle_add_offsets_to_txn(
 
 @handles(ApiKey.END_TXN, 0, 4)
 async def handle_end_txn(request: EndTxnRequest, context: RequestContext) -> EndTxnResponse:
+    if not may_write_transactional_id(context, request.transactional_id):
+        return EndTxnResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     try:
         transaction_coordinator(context).end_txn(
             request.transactional_id, request.producer_id, request.producer_epoch, request.committed
@@ -162,6 +201,29 @@ async def handle_txn_offset_commit(
     request: TxnOffsetCommitRequest, context: RequestContext
 ) -> TxnOffsetCommitResponse:
     wanted = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+    refused: ErrorCode | None = None
+    if not may_write_transactional_id(context, request.transactional_id):
+        refused = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not authorize_group(context, request.group_id):
+        refused = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if refused is not None:
+        return _txn_offset_commit_response(dict.fromkeys(wanted, refused), context)
+    denied = {
+        t.name
+        for t in request.topics
+        if not authorize(context, AclOperation.READ, ResourceType.TOPIC, t.name)
+    }
+    errors = _txn_offset_commit(request, [t for t in request.topics if t.name not in denied], context)
+    errors.update({tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in wanted if tp[0] in denied})
+    return _txn_offset_commit_response({tp: errors[tp] for tp in wanted if tp in errors}, context)
+
+
+def _txn_offset_commit(
+    request: TxnOffsetCommitRequest, topics: list[TxnOffsetCommitRequestTopic], context: RequestContext
+) -> dict[tuple[str, int], ErrorCode]:
+    wanted = [(t.name, p.partition_index) for t in topics for p in t.partitions]
+    if not wanted:
+        return {}
     try:
         # The group's offsets partition must be in the producer's ongoing transaction (AddOffsetsToTxn),
         # or no marker would ever reach it and the offsets would stay pending for good.
@@ -179,7 +241,7 @@ async def handle_txn_offset_commit(
             OffsetCommitItem(
                 t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata
             )
-            for t in request.topics
+            for t in topics
             for p in t.partitions
         ]
         errors = groups.commit_transactional_offsets(
@@ -192,6 +254,12 @@ async def handle_txn_offset_commit(
         )
     except KafkaError as failure:
         errors = dict.fromkeys(wanted, failure.error_code)
+    return dict(errors)
+
+
+def _txn_offset_commit_response(
+    errors: dict[tuple[str, int], ErrorCode], context: RequestContext
+) -> TxnOffsetCommitResponse:
     by_topic: dict[str, list[TxnOffsetCommitResponsePartition]] = {}
     for (topic, partition), error_code in errors.items():
         by_topic.setdefault(topic, []).append(
@@ -208,6 +276,8 @@ async def handle_txn_offset_commit(
 async def handle_write_txn_markers(
     request: WriteTxnMarkersRequest, context: RequestContext
 ) -> WriteTxnMarkersResponse:
+    if not authorize_cluster(context, AclOperation.CLUSTER_ACTION):
+        return _markers_refused(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     coordinator = transaction_coordinator(context)
     results = []
     for marker in request.markers:
@@ -233,6 +303,27 @@ async def handle_write_txn_markers(
             topics.append(WritableTxnMarkerTopicResult(name=topic.name, partitions=partitions))
         results.append(WritableTxnMarkerResult(producer_id=marker.producer_id, topics=topics))
     return WriteTxnMarkersResponse(markers=results)
+
+
+def _markers_refused(request: WriteTxnMarkersRequest, error: ErrorCode) -> WriteTxnMarkersResponse:
+    return WriteTxnMarkersResponse(
+        markers=[
+            WritableTxnMarkerResult(
+                producer_id=marker.producer_id,
+                topics=[
+                    WritableTxnMarkerTopicResult(
+                        name=topic.name,
+                        partitions=[
+                            WritableTxnMarkerPartitionResult(partition_index=p, error_code=error)
+                            for p in topic.partition_indexes
+                        ],
+                    )
+                    for topic in marker.topics
+                ],
+            )
+            for marker in request.markers
+        ]
+    )
 
 
 def verify_transactional_produce(

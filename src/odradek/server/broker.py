@@ -35,6 +35,8 @@ from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, Produc
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
+from odradek.security.acl_store import AclStoreError
+from odradek.security.authorizer import authorizer_from_config
 from odradek.security.listener_security import ListenerSecurity, listener_security
 from odradek.security.scram_credentials import CredentialError, ScramCredentialStore
 from odradek.security.tls_reload import TlsReloader
@@ -133,6 +135,7 @@ class Broker:
             dynamic_configs=self.dynamic_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             scram_credentials=ScramCredentialStore.load(self.logs.log_dirs[0]),
+            authorizer=authorizer_from_config(self.config, self.logs.log_dirs[0]),
         )
         transactions = TransactionCoordinator(
             self.config,
@@ -396,6 +399,7 @@ _STARTUP_FAILURES = (
     CorruptProducerIdBlockError,
     ConsoleUnavailableError,
     CredentialError,
+    AclStoreError,
 )
 
 

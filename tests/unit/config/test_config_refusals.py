@@ -25,8 +25,6 @@ def _startup_error(settings: dict[str, str]) -> ConfigError:
         ("ssl.cipher.suites", "TLS_AES_128_GCM_SHA256"),
         ("sasl.mechanism.inter.broker.protocol", "PLAIN"),
         ("principal.builder.class", "com.example.Builder"),
-        ("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"),
-        ("super.users", "User:admin"),
         ("zookeeper.connect", "localhost:2181"),
         ("security.inter.broker.protocol", "SSL"),
         ("compression.type", "gzip"),
