@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/protocol_ceiling.py
 	$(BIN)/python bench/run_broker_bench.py
 	$(BIN)/python bench/txn_bench.py
+	$(BIN)/python bench/security_bench.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -21,7 +21,7 @@ WIDE_PARTITIONS = 1000
 def large_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    settings = {"offsets.topic.num.partitions": "1"}
+    settings = {"offsets.topic.num.partitions": "1", "transaction.state.log.num.partitions": "1"}
     broker = BrokerProcess(tmp_path_factory.mktemp("large") / "data", settings).start()
     try:
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
@@ -64,8 +64,10 @@ def test_large_pages_render(
     seconds, answer = load_seconds(browser), answer_seconds(browser)
     assert len(browser.find_elements(By.CSS_SELECTOR, rows)) == expected
     if path == "/":
-        assert browser.find_element(By.ID, "topic-count").text == str(MANY_TOPICS + 2)  # + wide, offsets
-        assert browser.find_element(By.ID, "partition-count").text == str(MANY_TOPICS + WIDE_PARTITIONS + 1)
+        assert browser.find_element(By.ID, "topic-count").text == str(
+            MANY_TOPICS + 3
+        )  # + wide, offsets, txn state
+        assert browser.find_element(By.ID, "partition-count").text == str(MANY_TOPICS + WIDE_PARTITIONS + 2)
     print(
         f"\n{path}: {expected} rows rendered in {first:.3f} s the first time, {seconds:.3f} s the next "
         f"(request to load event, headless Chromium; the console answered in {answer:.3f} s of it)"

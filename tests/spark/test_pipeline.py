@@ -247,10 +247,13 @@ def _descendants(pid: int) -> dict[int, tuple[str, str]]:
 
 
 def _start_time(pid: int) -> str | None:
+    """When a live process started; None once it is gone or a zombie (exited, its parent not yet
+    reaping it: nothing runs, and PID 1 here may never reap an orphan)."""
     try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
+        fields = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
         return None
+    return None if len(fields) < 20 or fields[0] == "Z" else fields[19]
 
 
 def _listening_addresses(pid: int) -> set[str]:
