@@ -280,8 +280,16 @@ class ReplicaManager:
             # Kafka's Partition.makeLeader: the new epoch starts at the log end, so a follower of an
             # earlier epoch truncates to where this one began (KIP-101).
             replica_log.leader_epoch_cache.assign(state.leader_epoch, replica_log.log_end_offset)
+            # Kafka's maybeIncrementLeaderHW: a leader alone in its ISR has nobody to wait for, so the
+            # high watermark follows its log end after every append. With followers in the ISR it
+            # moves only as they catch up (replication), never on this broker's appends alone.
+            alone = list(state.isr) == [self.node_id]
+            replica_log.auto_high_watermark = alone
+            if alone:
+                replica_log.update_high_watermark(replica_log.log_end_offset)
             self.leading[key] = hosted
         else:
+            replica_log.auto_high_watermark = False
             self.leading.pop(key, None)
         self._cache(state)
 

@@ -26,8 +26,13 @@ from typing import Any
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
+from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
+from odradek.cluster.zk_producer_ids import ZkProducerIdManager
+from odradek.cluster.zk_topics import ZkTopicAdmin
+from odradek.cluster.zookeeper.errors import ZooKeeperError
 from odradek.config.broker import BrokerConfig
+from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.topic import resolve_topic_config
 from odradek.config.types import ConfigError
 from odradek.coordinator.group_coordinator import GroupCoordinator
@@ -38,9 +43,11 @@ from odradek.server import metrics
 from odradek.server.acceptor import Acceptor, bind_sockets
 from odradek.server.connection import Connection
 from odradek.server.connection_quotas import ConnectionQuotas
+from odradek.server.controlled_shutdown import controlled_shutdown
 from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.server.memory_pool import memory_pool_for
+from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import StorageError
 from odradek.storage.log_dir_lock import LogDirLocks
@@ -85,12 +92,16 @@ class Broker:
                 log_dirs,
                 default_log_config,
                 producer_id_expiration_ms=config.producer_id_expiration_ms,
+                # In a cluster the high watermark is the replica manager's, not every append's.
+                single_node=not config.zookeeper_connect,
             )
         except BaseException:
             self.log_dir_locks.release()
             raise
         self.logs_loaded = False  # the clean-shutdown marker is only written for logs fully loaded
         self.metrics_endpoint: metrics.MetricsEndpoint | None = None
+        #: Set with zookeeper.connect: this broker's session, registration and controller elector.
+        self.member = ZooKeeperMember(config, self.node_id) if config.zookeeper_connect else None
 
     # ----- lifecycle ---------------------------------------------------------------------------------
 
@@ -98,11 +109,29 @@ class Broker:
         started = time.monotonic()
         await asyncio.to_thread(self.logs.startup)
         self.logs_loaded = True
-        meta = self.logs.ensure_meta_properties(self.node_id, self.config.cluster_id)
-        cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
-        topics = TopicAdmin(self.config, cluster, self.logs, self.node_id)
+        member = self.member
+        if member is None:
+            meta = self.logs.ensure_meta_properties(self.node_id, self.config.cluster_id)
+            cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
+            topics = TopicAdmin(self.config, cluster, self.logs, self.node_id)
+        else:
+            await member.connect()
+            # As Kafka: the cluster's id is /cluster/id; meta.properties must agree (a log dir of
+            # another cluster stops the start-up in one line).
+            cluster_id = await member.cluster_id(self.config.cluster_id or generate_cluster_id())
+            meta = self.logs.ensure_meta_properties(self.node_id, cluster_id)
+            cluster = ClusterMetadata(meta.cluster_id, -1, [])  # the controller is not known yet
+            topics = ZkTopicAdmin(self.config, cluster, self.logs, self.node_id)
+            assert member.zk is not None
+            topics.attach(member.zk)
         appends = AppendNotifier()
         groups = GroupCoordinator(self.config, cluster, topics, self.logs, self.node_id, appends.notify)
+        producer_ids: ProducerIdManager | ZkProducerIdManager
+        if member is None:
+            producer_ids = ProducerIdManager(self.logs.log_dirs[0])
+        else:
+            assert member.zk is not None
+            producer_ids = ZkProducerIdManager(member.zk, self.node_id)
         self.services = Services(
             node_id=self.node_id,
             config=self.config,
@@ -111,7 +140,7 @@ class Broker:
             logs=self.logs,
             appends=appends,
             groups=groups,
-            producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
+            producer_ids=producer_ids,
             dynamic_configs=self.dynamic_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
         )
@@ -124,11 +153,14 @@ class Broker:
         except OSError as error:
             host = self.config.listener_endpoints()[0].host
             raise _bind_error("metrics.port", host, self.config.metrics_port or 0, error) from None
-        cluster.brokers = {self.node_id: self._own_endpoint()}
+        if member is None:
+            cluster.brokers = {self.node_id: self._own_endpoint()}
         topics.load()
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
         for acceptor in self.acceptors:
             acceptor.start()
+        if member is not None:
+            await self._join_cluster(member, services, groups)
         self._every("log.retention.check.interval.ms", self._retention)
         self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
         self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
@@ -150,6 +182,18 @@ class Broker:
                 }
             },
         )
+
+    async def _join_cluster(
+        self, member: ZooKeeperMember, services: Services, groups: GroupCoordinator
+    ) -> None:
+        """Register in ZooKeeper and run for controller, once the listeners serve (the controller
+        sends LeaderAndIsr and UpdateMetadata to the endpoints registered)."""
+        replicas = ReplicaManager(self.node_id, services.cluster, self.logs)
+        # The group coordinators live where __consumer_offsets partitions are led, and move with them.
+        replicas.on_leadership_change = lambda _led, _stopped: groups.refresh_leadership()
+        services.join_zookeeper_cluster(replicas)
+        await member.register(services.advertised, replicas)
+        services.controller = await member.start_controller()
 
     async def _listen(self) -> None:
         """Bind every listener (serving starts in `start`), under the connection quotas and memory pool."""
@@ -227,6 +271,15 @@ class Broker:
     async def stop(self) -> None:
         """Graceful shutdown: stop accepting, answer what is in flight, flush and checkpoint the logs."""
         log.info("broker stopping")
+        member, services = self.member, self.services
+        if (
+            member is not None
+            and services is not None
+            and member.replicas is not None
+            and self.config.controlled_shutdown_enable
+        ):
+            # As Kafka: leaderships move away while this broker still serves, then it stops.
+            await controlled_shutdown(self.config, services.cluster, self.node_id, member.broker_epoch)
         await self.close()
         log.info("broker stopped")
 
@@ -249,6 +302,8 @@ class Broker:
         await asyncio.gather(*self.tasks, return_exceptions=True)
         if self.services is not None:
             await self.services.topics.drain()  # a topic creation under way finishes its files first
+        if self.member is not None:
+            await self.member.close()  # the controller stops, then the session ends
         if self.logs_loaded:
             await asyncio.to_thread(self.logs.shutdown)
         self.log_dir_locks.release()
@@ -341,8 +396,15 @@ def _bind_error(what: str, host: str, port: int, error: OSError) -> ListenerBind
 
 
 #: What stops a start-up with a clear message of its own: a bad setting, a log dir that cannot be used
-#: (locked, unwritable, another broker's), an unusable listener address, a corrupt producer-id block.
-_STARTUP_FAILURES = (ConfigError, StorageError, ListenerBindError, CorruptProducerIdBlockError)
+#: (locked, unwritable, another broker's or another cluster's), an unusable listener address, a corrupt
+#: producer-id block, ZooKeeper.
+_STARTUP_FAILURES = (
+    ConfigError,
+    StorageError,
+    ListenerBindError,
+    CorruptProducerIdBlockError,
+    ZooKeeperError,  # ZooKeeper unreachable in time, broker id already registered
+)
 
 
 async def serve(config: BrokerConfig) -> None:

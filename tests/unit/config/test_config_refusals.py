@@ -28,7 +28,7 @@ def _startup_error(settings: dict[str, str]) -> ConfigError:
         ("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required;"),
         ("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"),
         ("super.users", "User:admin"),
-        ("zookeeper.connect", "localhost:2181"),
+        ("zookeeper.set.acl", "true"),
         ("security.inter.broker.protocol", "SSL"),
         ("compression.type", "gzip"),
         ("create.topic.policy.class.name", "com.example.Policy"),
