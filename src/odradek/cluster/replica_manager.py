@@ -283,13 +283,14 @@ class ReplicaManager:
             # Kafka's maybeIncrementLeaderHW: a leader alone in its ISR has nobody to wait for, so the
             # high watermark follows its log end after every append. With followers in the ISR it
             # moves only as they catch up (replication), never on this broker's appends alone.
+            # (A LogManager of single-node logs, as in handler tests, keeps its own rule.)
             alone = list(state.isr) == [self.node_id]
-            replica_log.auto_high_watermark = alone
+            replica_log.auto_high_watermark = alone or self.logs.single_node
             if alone:
                 replica_log.update_high_watermark(replica_log.log_end_offset)
             self.leading[key] = hosted
         else:
-            replica_log.auto_high_watermark = False
+            replica_log.auto_high_watermark = self.logs.single_node
             self.leading.pop(key, None)
         self._cache(state)
 

@@ -61,6 +61,21 @@ class ZkTopicAdmin(TopicAdmin):
     def live_brokers(self) -> list[BrokerMetadata]:
         return [BrokerMetadata(b.node_id, b.rack) for b in self.cluster.live_brokers.values()]
 
+    async def auto_create(self, name: str) -> TopicState:
+        """Metadata's auto-creation: the assignment is written and, as Kafka, the client is answered
+        LEADER_NOT_AVAILABLE at once (it asks again once the controller has elected leaders)."""
+        if name in INTERNAL_TOPICS:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        try:
+            await self._write_topic(name, -1, -1, None, None, validate_only=False, internal=False)
+        except KafkaError as error:
+            if error.error_code is not ErrorCode.TOPIC_ALREADY_EXISTS:
+                raise
+        existing = self.cluster.topic(name)
+        if existing is not None:
+            return existing
+        raise KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, f"Topic {name} is being created.")
+
     async def create_topic(
         self,
         name: str,
@@ -72,6 +87,31 @@ class ZkTopicAdmin(TopicAdmin):
         validate_only: bool = False,
         internal: bool = False,
     ) -> TopicState:
+        state = await self._write_topic(
+            name,
+            num_partitions,
+            replication_factor,
+            assignments,
+            configs,
+            validate_only=validate_only,
+            internal=internal,
+        )
+        if validate_only:
+            return state
+        return await self._wait_for_leaders(name) or state
+
+    async def _write_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        assignments: Assignments | None,
+        configs: Mapping[str, str | None] | None,
+        *,
+        validate_only: bool,
+        internal: bool,
+    ) -> TopicState:
+        """CreateTopics' checks, the placement, then /config/topics and /brokers/topics written."""
         planned, rf = self._new_topic(
             name, num_partitions, replication_factor, assignments, configs, internal
         )
@@ -95,7 +135,7 @@ class ZkTopicAdmin(TopicAdmin):
             len(placement),
             rf,
         )
-        return await self._wait_for_leaders(name) or state
+        return state
 
     async def _wait_for_leaders(self, name: str) -> TopicState | None:
         """The topic as this broker's metadata has it once every partition has a leader, or None."""
