@@ -94,6 +94,9 @@ class ReplicaManager:
         #: broker began to lead and those it stopped leading (as leader or at all). The wiring hooks the
         #: group coordinator here (GroupCoordinator.refresh_leadership for `__consumer_offsets`).
         self.on_leadership_change: Callable[[list[PartitionKey], list[PartitionKey]], None] | None = None
+        #: Called after an UpdateMetadata changed the cache (the wiring gives new cache entries the
+        #: topic configs it read from ZooKeeper).
+        self.on_metadata_update: Callable[[], None] | None = None
         self._state_change = asyncio.Lock()
 
     # ----- the data path -----------------------------------------------------------------------------
@@ -225,6 +228,8 @@ class ReplicaManager:
             hosted = self.hosted.get((state.topic, state.partition))
             if hosted is not None and hosted.leader_epoch > state.leader_epoch:
                 self._cache(_leadership(hosted))
+        if self.on_metadata_update is not None:
+            self.on_metadata_update()
         return deleted
 
     # ----- helpers -----------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
 from odradek.cluster.zk_producer_ids import ZkProducerIdManager
+from odradek.cluster.zk_topic_configs import TopicConfigSync
 from odradek.cluster.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper.errors import ZooKeeperError
 from odradek.config.broker import BrokerConfig
@@ -189,8 +190,17 @@ class Broker:
         """Register in ZooKeeper and run for controller, once the listeners serve (the controller
         sends LeaderAndIsr and UpdateMetadata to the endpoints registered)."""
         replicas = ReplicaManager(self.node_id, services.cluster, self.logs)
-        # The group coordinators live where __consumer_offsets partitions are led, and move with them.
-        replicas.on_leadership_change = lambda _led, _stopped: groups.refresh_leadership()
+        assert member.zk is not None
+        topic_configs = TopicConfigSync(member.zk, services.cluster, self.logs)
+
+        def leadership_changed(_led: list[tuple[str, int]], _stopped: list[tuple[str, int]]) -> None:
+            topic_configs.apply_known()  # new replicas' logs take their topic's configs
+            # The group coordinators live where __consumer_offsets partitions are led, and move with them.
+            groups.refresh_leadership()
+
+        replicas.on_leadership_change = leadership_changed
+        replicas.on_metadata_update = topic_configs.apply_known
+        topic_configs.start(asyncio.get_running_loop())
         services.join_zookeeper_cluster(replicas)
         await member.register(services.advertised, replicas)
         services.controller = await member.start_controller()

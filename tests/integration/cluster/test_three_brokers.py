@@ -20,6 +20,12 @@ from typing import Any
 
 import pytest
 
+from odradek.protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
+from odradek.protocol.messages.incremental_alter_configs import (
+    AlterableConfig,
+    AlterConfigsResource,
+    IncrementalAlterConfigsRequest,
+)
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
 from tests.support.broker_process import BrokerProcess
 from tests.support.interop import wait_until
@@ -29,6 +35,8 @@ from tests.support.zookeeper import ZooKeeperServer
 
 SESSION_TIMEOUT_MS = 3000
 PARTITIONS = 12
+#: Kafka's ConfigResource type of a topic.
+TOPIC_RESOURCE = 2
 BROKER_IDS = (1, 2, 3)
 
 
@@ -292,6 +300,56 @@ def test_a_group_spanning_the_brokers_rebalances_and_commits(cluster: Cluster) -
     finally:
         admin.close()
     assert {tp.partition: meta.offset for tp, meta in committed.items()} == {p: 1 for p in range(PARTITIONS)}
+
+
+def test_topic_configs_reach_every_broker_and_their_logs(cluster: Cluster) -> None:
+    require_module("confluent_kafka")
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap(1)})
+    created = admin.create_topics([NewTopic("configured", 3, 1, config={"retention.ms": "3600000"})])
+    created["configured"].result(20)
+    wait_until(
+        lambda: all(_topic_config(cluster, n, "configured", "retention.ms") == "3600000" for n in BROKER_IDS),
+        10,
+        "the topic's config on every broker",
+        interval=0.1,
+    )
+    # IncrementalAlterConfigs on broker 2: written to /config/topics, then the /config/changes
+    # notification every broker follows
+    alter = IncrementalAlterConfigsRequest(
+        resources=[
+            AlterConfigsResource(
+                resource_type=TOPIC_RESOURCE,
+                resource_name="configured",
+                configs=[AlterableConfig(name="retention.ms", config_operation=0, value="7200000")],
+            )
+        ],
+        validate_only=False,
+    )
+    with RawClient(cluster.brokers[2].port, timeout=10, host=cluster.brokers[2].host) as client:
+        (answer,) = client.request(alter, 1).responses
+    assert answer.error_code == 0, answer
+    wait_until(
+        lambda: all(_topic_config(cluster, n, "configured", "retention.ms") == "7200000" for n in BROKER_IDS),
+        10,
+        "the changed config on every broker",
+        interval=0.1,
+    )
+
+
+def _topic_config(cluster: Cluster, node: int, topic: str, name: str) -> str | None:
+    broker = cluster.brokers[node]
+    request = DescribeConfigsRequest(
+        resources=[
+            DescribeConfigsResource(
+                resource_type=TOPIC_RESOURCE, resource_name=topic, configuration_keys=[name]
+            )
+        ]
+    )
+    with RawClient(broker.port, timeout=5, host=broker.host) as client:
+        (result,) = client.request(request, 1).results
+    return next((c.value for c in result.configs if c.name == name), None)
 
 
 # ----- failures (each leaves three live brokers) ------------------------------------------------------
