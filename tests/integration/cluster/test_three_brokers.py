@@ -302,6 +302,38 @@ def test_a_group_spanning_the_brokers_rebalances_and_commits(cluster: Cluster) -
     assert {tp.partition: meta.offset for tp, meta in committed.items()} == {p: 1 for p in range(PARTITIONS)}
 
 
+def test_partitions_added_topics_deleted_and_auto_created_through_zookeeper(cluster: Cluster) -> None:
+    from kafka import KafkaProducer
+    from kafka.admin import NewPartitions
+
+    cluster.create("grown", 1, asked=3, partitions=3)
+    admin = cluster.admin(2)
+    try:
+        admin.create_partitions({"grown": NewPartitions(total_count=9)})
+    finally:
+        admin.close()
+    wait_until(lambda: all(cluster._has_leaders("grown", node, 9) for node in BROKER_IDS), 15, "9 partitions")
+    assert set(cluster.leaders("grown", asked=1).values()) == set(BROKER_IDS)  # the spread goes on
+
+    admin = cluster.admin(1)
+    try:
+        admin.delete_topics(["grown"])
+    finally:
+        admin.close()
+    wait_until(
+        lambda: all(cluster.metadata(node, ["grown"]).topics[0].error_code == 3 for node in BROKER_IDS),
+        15,
+        "the topic gone from every broker",
+        interval=0.1,
+    )
+
+    # a producer's Metadata creates the topic (auto.create.topics.enable), with num.partitions
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap(3))
+    producer.send("auto-created", b"first").get(20)
+    producer.close()
+    assert len(cluster.leaders("auto-created", asked=1)) == 3
+
+
 def test_topic_configs_reach_every_broker_and_their_logs(cluster: Cluster) -> None:
     require_module("confluent_kafka")
     from confluent_kafka.admin import AdminClient, NewTopic
@@ -382,8 +414,12 @@ def test_a_killed_controller_is_replaced_within_the_session_timeout(
         "offline partitions without a leader",
         interval=0.1,
     )
-    rf3 = cluster.leaders("spread-rf3", asked=other)
-    assert all(leader not in (old, -1) for leader in rf3.values())
+    wait_until(
+        lambda: all(leader not in (old, -1) for leader in cluster.leaders("spread-rf3", other).values()),
+        10,
+        "live leaders from the ISR for the replicated partitions",
+        interval=0.1,
+    )
     cluster.create("after-failover", 1, asked=other)
     # back: it rejoins, and a preferred election gives it its leaderships again
     cluster.brokers[old].start()
