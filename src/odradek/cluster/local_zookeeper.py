@@ -71,6 +71,9 @@ def start_zookeeper(directory: Path, port: int, timeout: float = 60.0) -> subpro
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            # Ctrl-C in a terminal reaches the whole foreground group: ZooKeeper must outlive the
+            # brokers' controlled shutdowns, so the command that started it stops it last
+            start_new_session=True,
         )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
