@@ -14,6 +14,7 @@ from odradek.config.validators import Check, at_least
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
 ZOOKEEPER = "odradek's ZooKeeper client does not offer this yet."
+NO_ID_GENERATION = "odradek does not generate broker ids through ZooKeeper: a broker without one takes 1."
 SINGLE_NODE = "odradek runs as a single node: it leads every partition and has no replicas to fetch for."
 NO_WAITING_LIST_PURGE = "odradek drops a waiting request from its list as soon as it completes."
 
@@ -64,7 +65,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Highest id a configured broker.id may have; generated ids start above it.",
         at_least(0),
-        refused=ZOOKEEPER,
+        refused=NO_ID_GENERATION,
     ),
     ConfigKey(
         "broker.rack",
