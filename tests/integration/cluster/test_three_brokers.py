@@ -453,11 +453,13 @@ def test_sigterm_moves_leaderships_away_first(cluster: Cluster) -> None:
     elsewhere = [p for p, leader in cluster.leaders("spread", asked=other).items() if leader != stopping]
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap(stopping, other), acks="all", retries=5)
     sent = [producer.send("spread", b"before", partition=p) for p in elsewhere]
-    assert cluster.brokers[stopping].stop() == 0
+    # (generous bounds: on two shared cores a loaded machine slows every step, not the outcome)
+    assert cluster.brokers[stopping].stop(timeout=60) == 0
     sent += [producer.send("spread", b"after", partition=p) for p in elsewhere]
-    producer.flush(20)
+    producer.flush(60)
+    for future in sent:
+        future.get(timeout=30)  # raises what the producer got, if anything
     producer.close()
-    assert all(future.succeeded() for future in sent)
     assert f"controlled shutdown of broker {stopping} succeeded" in cluster.brokers[stopping].log_text()
     rf3 = cluster.leaders("spread-rf3", asked=other)
     assert stopping not in rf3.values() and -1 not in rf3.values()
@@ -475,7 +477,7 @@ def test_a_paused_controller_cannot_change_anything_once_resumed(cluster: Cluste
     try:
         wait_until(
             lambda: _controller_or_none(cluster, other) not in (None, stale),
-            SESSION_TIMEOUT_MS / 1000 + 5,
+            SESSION_TIMEOUT_MS / 1000 + 10,
             "a new controller while the old one is paused",
             interval=0.1,
         )
