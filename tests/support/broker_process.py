@@ -34,9 +34,15 @@ class BrokerProcess:
     """Start, stop, kill and restart a broker; its data stays in `data_dir` across restarts."""
 
     def __init__(
-        self, data_dir: Path, overrides: dict[str, str] | None = None, port: int | None = None
+        self,
+        data_dir: Path,
+        overrides: dict[str, str] | None = None,
+        port: int | None = None,
+        host: str = "127.0.0.1",
     ) -> None:
         self.data_dir = data_dir
+        #: A cluster's brokers each take their own loopback address (127.0.0.2...), as separate hosts.
+        self.host = host
         self.port = port or free_port()
         self.overrides = dict(overrides or {})
         self.process: subprocess.Popen[bytes] | None = None
@@ -44,13 +50,13 @@ class BrokerProcess:
 
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     def start(self, timeout: float = 30.0) -> BrokerProcess:
         settings = {
             "node.id": "1",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
             "log.dirs": str(self.data_dir),
             "num.partitions": "1",
             **self.overrides,
@@ -69,7 +75,7 @@ class BrokerProcess:
             if self.process.poll() is not None:
                 raise RuntimeError(f"broker exited with {self.process.returncode}:\n{self.log_text()}")
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                with socket.create_connection((self.host, self.port), timeout=0.2):
                     return self
             except OSError:
                 time.sleep(0.05)

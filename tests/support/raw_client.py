@@ -24,11 +24,17 @@ class ConnectionClosedError(Exception):
 
 class RawClient:
     def __init__(
-        self, port: int, timeout: float = 10.0, client_id: str | None = "raw-test", source: str | None = None
+        self,
+        port: int,
+        timeout: float = 10.0,
+        client_id: str | None = "raw-test",
+        source: str | None = None,
+        host: str = "127.0.0.1",
     ) -> None:
-        """`source`: the local address to connect from (any 127.x.y.z is loopback on Linux)."""
+        """`source`: the local address to connect from (any 127.x.y.z is loopback on Linux); `host`:
+        the broker's (a cluster's brokers each have their own)."""
         source_address = (source, 0) if source else None
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout, source_address)
+        self.sock = socket.create_connection((host, port), timeout, source_address)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.timeout = timeout
         self.client_id = client_id

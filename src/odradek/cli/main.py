@@ -9,6 +9,7 @@ from odradek import __version__
 from odradek.cli import (
     acls,
     broker,
+    cluster,
     configs,
     consume,
     groups,
@@ -23,6 +24,7 @@ from odradek.console import command as console
 
 EXAMPLES = """examples:
   odradek broker --config config/server.properties
+  odradek cluster up --brokers 3
   odradek topics create --topic orders --partitions 3
   echo hello | odradek produce --topic orders
   odradek consume --topic orders --from-beginning
@@ -48,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"odradek {__version__}")
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     broker.add_parser(subcommands)
+    cluster.add_parser(subcommands)
     topics.add_parser(subcommands)
     configs.add_parser(subcommands)
     produce.add_parser(subcommands)

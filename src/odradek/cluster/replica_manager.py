@@ -94,6 +94,9 @@ class ReplicaManager:
         #: broker began to lead and those it stopped leading (as leader or at all). The wiring hooks the
         #: group coordinator here (GroupCoordinator.refresh_leadership for `__consumer_offsets`).
         self.on_leadership_change: Callable[[list[PartitionKey], list[PartitionKey]], None] | None = None
+        #: Called after an UpdateMetadata changed the cache (the wiring gives new cache entries the
+        #: topic configs it read from ZooKeeper).
+        self.on_metadata_update: Callable[[], None] | None = None
         self._state_change = asyncio.Lock()
 
     # ----- the data path -----------------------------------------------------------------------------
@@ -225,6 +228,8 @@ class ReplicaManager:
             hosted = self.hosted.get((state.topic, state.partition))
             if hosted is not None and hosted.leader_epoch > state.leader_epoch:
                 self._cache(_leadership(hosted))
+        if self.on_metadata_update is not None:
+            self.on_metadata_update()
         return deleted
 
     # ----- helpers -----------------------------------------------------------------------------------
@@ -280,8 +285,17 @@ class ReplicaManager:
             # Kafka's Partition.makeLeader: the new epoch starts at the log end, so a follower of an
             # earlier epoch truncates to where this one began (KIP-101).
             replica_log.leader_epoch_cache.assign(state.leader_epoch, replica_log.log_end_offset)
+            # Kafka's maybeIncrementLeaderHW: a leader alone in its ISR has nobody to wait for, so the
+            # high watermark follows its log end after every append. With followers in the ISR it
+            # moves only as they catch up (replication), never on this broker's appends alone.
+            # (A LogManager of single-node logs, as in handler tests, keeps its own rule.)
+            alone = list(state.isr) == [self.node_id]
+            replica_log.auto_high_watermark = alone or self.logs.single_node
+            if alone:
+                replica_log.update_high_watermark(replica_log.log_end_offset)
             self.leading[key] = hosted
         else:
+            replica_log.auto_high_watermark = self.logs.single_node
             self.leading.pop(key, None)
         self._cache(state)
 

@@ -13,7 +13,8 @@ from odradek.config.validators import Check, at_least
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
-ZOOKEEPER = "cluster mode (ZooKeeper) is not built yet; odradek runs as a single node."
+ZOOKEEPER = "odradek's ZooKeeper client does not offer this yet."
+NO_ID_GENERATION = "odradek does not generate broker ids through ZooKeeper: a broker without one takes 1."
 SINGLE_NODE = "odradek runs as a single node: it leads every partition and has no replicas to fetch for."
 NO_WAITING_LIST_PURGE = "odradek drops a waiting request from its list as soon as it completes."
 
@@ -64,7 +65,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Highest id a configured broker.id may have; generated ids start above it.",
         at_least(0),
-        refused=ZOOKEEPER,
+        refused=NO_ID_GENERATION,
     ),
     ConfigKey(
         "broker.rack",
@@ -104,7 +105,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         True,
         MEDIUM,
         "Move leadership away before shutting down.",
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "controlled.shutdown.max.retries",
@@ -112,7 +112,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         3,
         MEDIUM,
         "Attempts of a controlled shutdown before shutting down anyway.",
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "controlled.shutdown.retry.backoff.ms",
@@ -120,7 +119,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         5000,
         MEDIUM,
         "Pause between controlled-shutdown attempts.",
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "zookeeper.connect",
@@ -128,7 +126,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         HIGH,
         "ZooKeeper ensemble as host:port,...[/chroot]; unset runs a single node without ZooKeeper.",
-        refused=ZOOKEEPER,
     ),
     ConfigKey(
         "zookeeper.session.timeout.ms",
@@ -136,7 +133,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         18000,
         HIGH,
         "ZooKeeper session timeout.",
-        refused=ZOOKEEPER,
     ),
     ConfigKey(
         "zookeeper.connection.timeout.ms",
@@ -144,7 +140,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         HIGH,
         "How long to wait for a ZooKeeper connection; defaults to zookeeper.session.timeout.ms.",
-        refused=ZOOKEEPER,
     ),
     ConfigKey(
         "zookeeper.set.acl",
@@ -295,7 +290,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         True,
         HIGH,
         "Move leadership back to preferred replicas in the background.",
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "leader.imbalance.per.broker.percentage",
@@ -303,7 +297,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         10,
         HIGH,
         "Imbalance per broker, in percent, that triggers a leader rebalance.",
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "leader.imbalance.check.interval.seconds",
@@ -312,7 +305,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "How often the controller checks leader balance.",
         at_least(1),
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "controller.socket.timeout.ms",

@@ -13,12 +13,18 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 from odradek.storage.files import atomic_write
 
 BLOCK_SIZE: Final = 1000
 FILE_NAME: Final = "producer-id-block"
+
+
+class ProducerIdSource(Protocol):
+    """Where producer ids come from: the log dir's blocks on a single node, ZooKeeper's in a cluster."""
+
+    async def generate(self) -> int: ...
 
 
 class CorruptProducerIdBlockError(Exception):

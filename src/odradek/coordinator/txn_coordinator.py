@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from odradek.config.broker import BrokerConfig
-from odradek.coordinator.producer_ids import ProducerIdManager
+from odradek.coordinator.producer_ids import ProducerIdSource
 from odradek.coordinator.runtime import partition_for
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_markers import MarkerWriter
@@ -39,7 +39,7 @@ class TransactionCoordinator:
         topics: Any,
         logs: Any,
         node_id: int,
-        producer_ids: ProducerIdManager,
+        producer_ids: ProducerIdSource,
         groups: Any,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,

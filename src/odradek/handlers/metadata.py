@@ -61,10 +61,8 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
         ]
     else:
         may_create = (version < 4 or request.allow_auto_topic_creation) and services.auto_create_topics
-        # In a ZooKeeper cluster a topic is created by writing its assignment for the controller, never
-        # by this broker's local TopicAdmin (which would make it leader of a topic no one else knows):
-        # until the ZooKeeper wiring does that, a cluster member does not auto-create.
-        may_create = may_create and not cluster.zookeeper_mode
+        # In a ZooKeeper cluster TopicAdmin is the ZooKeeper one: it writes the assignment for the
+        # controller and answers LEADER_NOT_AVAILABLE until leaders are elected, as Kafka.
         # Kafka asks for a set of topics: one named (or identified) twice is answered once.
         asked = dict.fromkeys((entry.name, entry.topic_id) for entry in wanted)
         topics = [

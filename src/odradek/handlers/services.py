@@ -12,9 +12,11 @@ from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 
 if TYPE_CHECKING:
+    from odradek.cluster.controller.controller import KafkaController
     from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
     from odradek.cluster.replica_manager import ReplicaManager
     from odradek.cluster.topics import TopicAdmin
+    from odradek.cluster.zk_producer_ids import ZkProducerIdManager
     from odradek.coordinator.group_coordinator import GroupCoordinator
     from odradek.coordinator.txn_coordinator import TransactionCoordinator
     from odradek.security.authorizer import AclAuthorizer
@@ -41,7 +43,7 @@ class Services:
     logs: LogManager
     appends: AppendNotifier
     fetch_sessions: FetchSessionCache
-    producer_ids: ProducerIdManager
+    producer_ids: ProducerIdManager | ZkProducerIdManager
     #: Advertised endpoints of every broker, by listener name.
     advertised: dict[str, list[BrokerEndpoint]] = field(default_factory=dict)
     #: Set while the metrics endpoint runs (metrics.port > 0); None costs the hot path one check.
@@ -57,6 +59,9 @@ class Services:
     #: ZooKeeper mode only: the partitions this broker hosts and leads, as the controller says. None on
     #: a single node, which leads everything (the data path's leadership check is then skipped).
     replicas: ReplicaManager | None = None
+    #: ZooKeeper mode only: this broker's controller elector, which serves ControlledShutdown and
+    #: ElectLeaders while it is the active controller.
+    controller: KafkaController | None = None
 
     def join_zookeeper_cluster(self, replicas: ReplicaManager) -> None:
         """Make this broker a member of a ZooKeeper cluster: from now on its metadata cache and its

@@ -26,8 +26,14 @@ from typing import Any
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
+from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
+from odradek.cluster.zk_producer_ids import ZkProducerIdManager
+from odradek.cluster.zk_topic_configs import TopicConfigSync
+from odradek.cluster.zk_topics import ZkTopicAdmin
+from odradek.cluster.zookeeper.errors import ZooKeeperError
 from odradek.config.broker import BrokerConfig
+from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.topic import resolve_topic_config
 from odradek.config.types import ConfigError
 from odradek.coordinator.group_coordinator import GroupCoordinator
@@ -49,9 +55,11 @@ from odradek.server.console_process import (
     ConsoleUnavailableError,
     check_console_installed,
 )
+from odradek.server.controlled_shutdown import controlled_shutdown
 from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.server.memory_pool import memory_pool_for
+from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import StorageError
 from odradek.storage.log_dir_lock import LogDirLocks
@@ -98,6 +106,8 @@ class Broker:
                 log_dirs,
                 default_log_config,
                 producer_id_expiration_ms=config.producer_id_expiration_ms,
+                # In a cluster the high watermark is the replica manager's, not every append's.
+                single_node=not config.zookeeper_connect,
             )
         except BaseException:
             self.log_dir_locks.release()
@@ -111,6 +121,8 @@ class Broker:
         self.logs_loaded = False  # the clean-shutdown marker is only written for logs fully loaded
         self.metrics_endpoint: metrics.MetricsEndpoint | None = None
         self.console: ConsoleProcess | None = None
+        #: Set with zookeeper.connect: this broker's session, registration and controller elector.
+        self.member = ZooKeeperMember(config, self.node_id) if config.zookeeper_connect else None
 
     # ----- lifecycle ---------------------------------------------------------------------------------
 
@@ -118,11 +130,29 @@ class Broker:
         started = time.monotonic()
         await asyncio.to_thread(self.logs.startup)
         self.logs_loaded = True
-        meta = self.logs.ensure_meta_properties(self.node_id, self.config.cluster_id)
-        cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
-        topics = TopicAdmin(self.config, cluster, self.logs, self.node_id)
+        member = self.member
+        if member is None:
+            meta = self.logs.ensure_meta_properties(self.node_id, self.config.cluster_id)
+            cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
+            topics = TopicAdmin(self.config, cluster, self.logs, self.node_id)
+        else:
+            await member.connect()
+            # As Kafka: the cluster's id is /cluster/id; meta.properties must agree (a log dir of
+            # another cluster stops the start-up in one line).
+            cluster_id = await member.cluster_id(self.config.cluster_id or generate_cluster_id())
+            meta = self.logs.ensure_meta_properties(self.node_id, cluster_id)
+            cluster = ClusterMetadata(meta.cluster_id, -1, [])  # the controller is not known yet
+            topics = ZkTopicAdmin(self.config, cluster, self.logs, self.node_id)
+            assert member.zk is not None
+            topics.attach(member.zk)
         appends = AppendNotifier()
         groups = GroupCoordinator(self.config, cluster, topics, self.logs, self.node_id, appends.notify)
+        producer_ids: ProducerIdManager | ZkProducerIdManager
+        if member is None:
+            producer_ids = ProducerIdManager(self.logs.log_dirs[0])
+        else:
+            assert member.zk is not None
+            producer_ids = ZkProducerIdManager(member.zk, self.node_id)
         self.services = Services(
             node_id=self.node_id,
             config=self.config,
@@ -131,7 +161,7 @@ class Broker:
             logs=self.logs,
             appends=appends,
             groups=groups,
-            producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
+            producer_ids=producer_ids,
             dynamic_configs=self.dynamic_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             scram_credentials=ScramCredentialStore.load(self.logs.log_dirs[0]),
@@ -157,12 +187,15 @@ class Broker:
         except OSError as error:
             host = self.config.listener_endpoints()[0].host
             raise _bind_error("metrics.port", host, self.config.metrics_port or 0, error) from None
-        cluster.brokers = {self.node_id: self._own_endpoint()}
+        if member is None:
+            cluster.brokers = {self.node_id: self._own_endpoint()}
         topics.load()
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
         await transactions.start(groups.settings.single_node)  # and __transaction_state, then replays it
         for acceptor in self.acceptors:
             acceptor.start()
+        if member is not None:
+            await self._join_cluster(member, services, groups)
         if self.config.console_port is not None:
             host, port = next(iter(self.bound.values()))
             self.console = ConsoleProcess(self.config.console_port, f"{host or '127.0.0.1'}:{port}")
@@ -188,6 +221,27 @@ class Broker:
                 }
             },
         )
+
+    async def _join_cluster(
+        self, member: ZooKeeperMember, services: Services, groups: GroupCoordinator
+    ) -> None:
+        """Register in ZooKeeper and run for controller, once the listeners serve (the controller
+        sends LeaderAndIsr and UpdateMetadata to the endpoints registered)."""
+        replicas = ReplicaManager(self.node_id, services.cluster, self.logs)
+        assert member.zk is not None
+        topic_configs = TopicConfigSync(member.zk, services.cluster, self.logs)
+
+        def leadership_changed(_led: list[tuple[str, int]], _stopped: list[tuple[str, int]]) -> None:
+            topic_configs.apply_known()  # new replicas' logs take their topic's configs
+            # The group coordinators live where __consumer_offsets partitions are led, and move with them.
+            groups.refresh_leadership()
+
+        replicas.on_leadership_change = leadership_changed
+        replicas.on_metadata_update = topic_configs.apply_known
+        topic_configs.start(asyncio.get_running_loop())
+        services.join_zookeeper_cluster(replicas)
+        await member.register(services.advertised, replicas)
+        services.controller = await member.start_controller()
 
     async def _listen(self) -> None:
         """Bind every listener (serving starts in `start`), under the connection quotas and memory pool."""
@@ -272,6 +326,15 @@ class Broker:
     async def stop(self) -> None:
         """Graceful shutdown: stop accepting, answer what is in flight, flush and checkpoint the logs."""
         log.info("broker stopping")
+        member, services = self.member, self.services
+        if (
+            member is not None
+            and services is not None
+            and member.replicas is not None
+            and self.config.controlled_shutdown_enable
+        ):
+            # As Kafka: leaderships move away while this broker still serves, then it stops.
+            await controlled_shutdown(self.config, services.cluster, self.node_id, member.broker_epoch)
         await self.close()
         log.info("broker stopped")
 
@@ -298,6 +361,8 @@ class Broker:
         await asyncio.gather(*self.tasks, return_exceptions=True)
         if self.services is not None:
             await self.services.topics.drain()  # a topic creation under way finishes its files first
+        if self.member is not None:
+            await self.member.close()  # the controller stops, then the session ends
         if self.logs_loaded:
             await asyncio.to_thread(self.logs.shutdown)
         self.log_dir_locks.release()
@@ -390,8 +455,8 @@ def _bind_error(what: str, host: str, port: int, error: OSError) -> ListenerBind
 
 
 #: What stops a start-up with a clear message of its own: a bad setting, a log dir that cannot be used
-#: (locked, unwritable, another broker's), an unusable listener address, a corrupt producer-id block,
-#: unusable SCRAM credentials, a console asked for but not installed.
+#: (locked, unwritable, another broker's or another cluster's), an unusable listener address, a corrupt
+#: producer-id block, unusable SCRAM credentials or ACLs, a console asked for but not installed, ZooKeeper.
 _STARTUP_FAILURES = (
     ConfigError,
     StorageError,
@@ -400,6 +465,7 @@ _STARTUP_FAILURES = (
     ConsoleUnavailableError,
     CredentialError,
     AclStoreError,
+    ZooKeeperError,  # ZooKeeper unreachable in time, broker id already registered
 )
 
 

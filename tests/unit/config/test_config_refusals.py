@@ -25,7 +25,7 @@ def _startup_error(settings: dict[str, str]) -> ConfigError:
         ("ssl.cipher.suites", "TLS_AES_128_GCM_SHA256"),
         ("sasl.mechanism.inter.broker.protocol", "PLAIN"),
         ("principal.builder.class", "com.example.Builder"),
-        ("zookeeper.connect", "localhost:2181"),
+        ("zookeeper.set.acl", "true"),
         ("security.inter.broker.protocol", "SSL"),
         ("compression.type", "gzip"),
         ("create.topic.policy.class.name", "com.example.Policy"),

@@ -92,7 +92,10 @@ async def test_partial_updates_merge_and_deleted_topics_leave(cluster_member: Ha
     assert (await _metadata(cluster_member, "PLAINTEXT")).topics == []  # type: ignore[attr-defined]
     assert cluster_member.services.cluster.topic_by_id(TOPIC_ID) is None
     by_name = await cluster_member.call(
-        MetadataRequest(topics=[MetadataRequestTopic(name=TOPIC)]), 12, "PLAINTEXT"
+        # without auto-creation, which a cluster member does through ZooKeeper (the cluster tests)
+        MetadataRequest(topics=[MetadataRequestTopic(name=TOPIC)], allow_auto_topic_creation=False),
+        12,
+        "PLAINTEXT",
     )
     assert by_name.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 

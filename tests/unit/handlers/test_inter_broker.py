@@ -61,7 +61,9 @@ async def test_cluster_member_advertises_the_controller_apis_at_kafka_3_9_versio
     assert listed[ApiKey.LEADER_AND_ISR] == (0, 7)
     assert listed[ApiKey.STOP_REPLICA] == (0, 4)
     assert listed[ApiKey.UPDATE_METADATA] == (0, 8)
-    assert ApiKey.CONTROLLED_SHUTDOWN not in listed  # the controller's API, not a broker's
+    # the controller's APIs: every member serves them, answering NOT_CONTROLLER unless it is controller
+    assert listed[ApiKey.CONTROLLED_SHUTDOWN] == (0, 3)
+    assert listed[ApiKey.ELECT_LEADERS] == (0, 2)
 
 
 # ----- LeaderAndIsr ------------------------------------------------------------------------------------

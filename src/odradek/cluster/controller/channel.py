@@ -80,6 +80,11 @@ class BrokerChannel:
                         _log_errors(self.broker_id, item, response)
                         break
                     except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
+                        current = asyncio.current_task()
+                        if current is not None and current.cancelling():
+                            # stop() cancelled the wait just as the connection failed: wait_for then
+                            # raises the connection's error and the cancellation would be lost.
+                            raise asyncio.CancelledError from error
                         logger.info(
                             "Controller's connection to broker %d (%s:%d) failed (%s); retrying in %.2fs",
                             self.broker_id,

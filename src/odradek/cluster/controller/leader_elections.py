@@ -111,7 +111,9 @@ async def on_controlled_shutdown(
     ]
     term.send_leader_and_isr(shrunk, exclude={broker_id})
     term.send_update_metadata(context.live_broker_ids(), shrunk)
-    remaining = context.partitions_led_by([broker_id])
+    # As Kafka's replicatedPartitionsBrokerLeads: a single-replica partition has nowhere to go, and
+    # waiting for it would only hold the shutdown until its retries run out.
+    remaining = [tp for tp in context.partitions_led_by([broker_id]) if len(context.replicas(tp)) > 1]
     return events.ControlledShutdownResult(ErrorCode.NONE, remaining)
 
 

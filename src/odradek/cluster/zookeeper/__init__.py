@@ -13,8 +13,9 @@ broker is one asyncio loop. Every function here blocks and is meant to run off t
 and session changes arrive on kazoo's thread and are handed to the loop with `call_soon_threadsafe`
 (`loop_delivery`), so broker state is only ever touched on the loop.
 
-Status: the foundation of cluster mode only. Nothing here is wired into the broker yet
-(`zookeeper.connect` is refused until it is); every function takes its parameters explicitly
-(connect string with optional chroot, session and connection timeouts, broker id). Running a cluster
-is not documented in docs/operations.md until it works.
+Every function takes its parameters explicitly (connect string with optional chroot, session and
+connection timeouts, broker id). The broker wires them in `server/zookeeper_member.py` (session,
+cluster id, registration, controller), `cluster/zk_topics.py` (admin requests), `cluster/zk_topic_configs.py`
+(topic configs and their change notifications) and `cluster/zk_producer_ids.py`; docs/operations.md,
+"Running a cluster", is the operator's side.
 """

@@ -1,0 +1,179 @@
+"""`odradek cluster`: a local development cluster (`up`) and a cluster's health at a glance (`status`).
+
+`up` starts a ZooKeeper (Debian's jars) on 127.0.0.1 and N brokers, broker i on 127.0.0.(i+1) at the
+same port (each loopback address is a host of its own on Linux), with their data, logs and
+server.properties in --dir; Ctrl-C stops the brokers (controlled shutdown) and then ZooKeeper.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from odradek.cli.arguments import add_connection_arguments
+
+EXAMPLES = """examples:
+  odradek cluster up --brokers 3
+  odradek cluster up --brokers 3 --dir /tmp/odradek-cluster
+  odradek cluster status --bootstrap-server 127.0.0.2:9092
+"""
+
+#: How long Ctrl-C waits for a broker's controlled shutdown before killing it.
+STOP_TIMEOUT_S = 60.0
+
+
+def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subcommands.add_parser(
+        "cluster",
+        help="run a local cluster, or show a cluster's state",
+        description="A local ZooKeeper-mode cluster for development, and a cluster's state.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    up = actions.add_parser(
+        "up",
+        help="start ZooKeeper and N brokers on loopback until Ctrl-C",
+        epilog="examples:\n  odradek cluster up --brokers 3\n  odradek cluster up --dir /tmp/c1\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    up.add_argument("--brokers", type=int, default=3, metavar="N", help="how many brokers (1-8; default 3)")
+    up.add_argument("--dir", type=Path, help="where data, logs and configs go (default: a new temp dir)")
+    up.add_argument("--port", type=int, default=9092, help="each broker's port (default 9092)")
+    up.add_argument("--zookeeper-port", type=int, default=2181, help="ZooKeeper's port (default 2181)")
+    up.set_defaults(run=run_up)
+    status = actions.add_parser(
+        "status",
+        help="brokers, controller and partitions without a leader",
+        epilog="examples:\n  odradek cluster status --bootstrap-server 127.0.0.2:9092\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_connection_arguments(status)
+    status.set_defaults(run=run_status)
+
+
+def run_up(args: argparse.Namespace) -> int:
+    from odradek.cluster.local_zookeeper import ZooKeeperUnavailableError, start_zookeeper
+
+    if not 1 <= args.brokers <= 8:
+        print("odradek cluster up: --brokers must be 1 to 8 (127.0.0.2 to 127.0.0.9)", file=sys.stderr)
+        return 2
+    base = args.dir or Path(tempfile.mkdtemp(prefix="odradek-cluster-"))
+    try:
+        zookeeper = start_zookeeper(base / "zookeeper", args.zookeeper_port)
+    except (ZooKeeperUnavailableError, OSError) as error:
+        print(f"odradek cluster up: {error}", file=sys.stderr)
+        return 1
+    connect = f"127.0.0.1:{args.zookeeper_port}/odradek"
+    brokers: list[subprocess.Popen[bytes]] = []
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        for node in range(1, args.brokers + 1):
+            brokers.append(_start_broker(base, node, args.port, connect, min(args.brokers, 3)))
+        addresses = [f"127.0.0.{node + 1}:{args.port}" for node in range(1, args.brokers + 1)]
+        for address in addresses:
+            if not _wait_listening(address, 30):
+                print(f"odradek cluster up: broker at {address} did not start: see {base}", file=sys.stderr)
+                return 1
+        print(f"ZooKeeper: {connect}")
+        for node, address in enumerate(addresses, start=1):
+            print(f"broker {node}: {address}")
+        print(f"bootstrap: {','.join(addresses)}")
+        print(f"data, logs and configs: {base}  (Ctrl-C stops the cluster)", flush=True)
+        while not stopping:
+            if any(broker.poll() is not None for broker in brokers):
+                print(f"odradek cluster up: a broker exited: see {base}", file=sys.stderr)
+                break
+            time.sleep(0.2)
+    finally:
+        for broker in brokers:  # each moves its leaderships away (controlled shutdown), then stops
+            if broker.poll() is None:
+                broker.terminate()
+        for broker in brokers:
+            try:
+                broker.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                broker.kill()
+        zookeeper.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            zookeeper.wait(10)
+    return 0
+
+
+def _start_broker(
+    base: Path, node: int, port: int, connect: str, replication: int
+) -> subprocess.Popen[bytes]:
+    directory = base / f"broker-{node}"
+    directory.mkdir(parents=True, exist_ok=True)
+    listener = f"PLAINTEXT://127.0.0.{node + 1}:{port}"
+    config = directory / "server.properties"
+    config.write_text(
+        f"broker.id={node}\nlisteners={listener}\nadvertised.listeners={listener}\n"
+        f"log.dirs={directory / 'data'}\nzookeeper.connect={connect}\n"
+        # a development cluster of few brokers: a replication factor it can honour
+        f"offsets.topic.replication.factor={replication}\n"
+    )
+    with open(directory / "broker.log", "ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "odradek.cli.main", "broker", "--config", str(config)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C reaches this command, which stops the brokers in order
+        )
+
+
+def _wait_listening(address: str, timeout: float) -> bool:
+    host, _, port = address.rpartition(":")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection((host, int(port)), timeout=0.5):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from confluent_kafka.admin import AdminClient
+
+    from odradek.cli.client import check_reachable, client_config
+    from odradek.cli.errors import CliError
+
+    try:
+        check_reachable(args.bootstrap_server, args.request_timeout)
+        metadata = AdminClient(client_config(args)).list_topics(timeout=args.request_timeout)
+    except CliError as error:
+        print(f"odradek cluster status: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:  # librdkafka's KafkaException: the broker did not answer in time
+        print(f"odradek cluster status: {error}", file=sys.stderr)
+        return 1
+    print(f"cluster id: {metadata.cluster_id}")
+    print(f"controller: {metadata.controller_id}")
+    print(f"brokers ({len(metadata.brokers)}):")
+    for broker in sorted(metadata.brokers.values(), key=lambda b: b.id):
+        print(f"  {broker.id}  {broker.host}:{broker.port}")
+    offline = [
+        f"{topic.topic}-{partition.id}"
+        for topic in sorted(metadata.topics.values(), key=lambda t: t.topic or "")
+        for partition in sorted(topic.partitions.values(), key=lambda p: p.id)
+        if partition.leader < 0
+    ]
+    print(f"partitions without a leader: {len(offline)}")
+    for name in offline:
+        print(f"  {name}")
+    return 1 if offline else 0

@@ -1,0 +1,88 @@
+"""Topic configs in a ZooKeeper cluster: read from /config/topics, followed through /config/changes.
+
+As Kafka's ZkConfigManager with its TopicConfigHandler: a broker reads a topic's overrides when the
+topic appears under /brokers/topics, and again whenever a /config/changes notification names it
+(AlterConfigs on any broker writes the config, then the notification). What it read goes into the
+metadata cache (DescribeConfigs, Metadata) and into the topic's logs on this broker (retention,
+segment size, cleanup policy...). Logs created later by a LeaderAndIsr take them when the replica
+manager reports the new replicas (`apply_known`), as do cache entries an UpdateMetadata creates.
+Broker config notifications (`brokers/<id>`, `brokers/<default>`) are logged and not applied yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from odradek.cluster.metadata import ClusterMetadata
+from odradek.cluster.zookeeper import paths
+from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.configs import config_changes_after, entity_config
+from odradek.storage.log_manager import LogManager
+
+log = logging.getLogger(__name__)
+
+
+class TopicConfigSync:
+    def __init__(self, zk: ZooKeeperClient, cluster: ClusterMetadata, logs: LogManager) -> None:
+        self.zk = zk
+        self.cluster = cluster
+        self.logs = logs
+        #: Each topic's overrides as last read from /config/topics.
+        self.known: dict[str, dict[str, str]] = {}
+        #: The newest /config/changes notification handled (-1: none yet).
+        self.sequence = -1
+        self._reading: set[asyncio.Task[None]] = set()
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.zk.watch_children(paths.TOPICS, self._on_topics, loop)
+        self.zk.watch_children(paths.CONFIG_CHANGES, lambda _: self._spawn(self._read_changes()), loop)
+
+    def apply_known(self) -> None:
+        """Give the configs read to cache entries and logs that lack them (cheap: dict comparisons)."""
+        for name, configs in self.known.items():
+            state = self.cluster.topic(name)
+            if state is not None and state.configs != configs:
+                state.configs = dict(configs)
+                self._apply_to_logs(name, configs)
+
+    def _on_topics(self, names: list[str]) -> None:
+        for name in names:
+            if name not in self.known:
+                self._spawn(self._read(name))
+        for gone in set(self.known) - set(names):
+            del self.known[gone]
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._reading.add(task)
+        task.add_done_callback(self._reading.discard)
+
+    async def _read(self, name: str) -> None:
+        configs = await asyncio.to_thread(entity_config, self.zk, paths.TOPIC_CONFIG, name)
+        self.known[name] = dict(configs)
+        state = self.cluster.topic(name)
+        if state is not None:
+            state.configs = dict(configs)
+        self._apply_to_logs(name, configs)
+
+    async def _read_changes(self) -> None:
+        changes = await asyncio.to_thread(config_changes_after, self.zk, self.sequence)
+        for sequence, change in changes:
+            self.sequence = max(self.sequence, sequence)
+            entity_type, _, name = change.entity_path.partition("/")
+            if entity_type == paths.TOPIC_CONFIG:
+                await self._read(name)
+                log.info("configs of topic %s changed: %s", name, self.known.get(name))
+            else:
+                log.warning(
+                    "config change of %s not applied: only topic configs are followed", change.entity_path
+                )
+
+    def _apply_to_logs(self, name: str, configs: dict[str, str]) -> None:
+        try:
+            self.logs.apply_topic_config(name, self.logs.topic_log_config(configs))
+        except Exception:  # a config another tool wrote that this broker cannot use: keep the old one
+            log.exception("cannot apply the configs of topic %s: %s", name, configs)

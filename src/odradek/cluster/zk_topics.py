@@ -1,0 +1,229 @@
+"""Topic administration in a ZooKeeper cluster: the same checks as TopicAdmin, written to ZooKeeper.
+
+As Kafka's ZkAdminManager/AdminZkClient: CreateTopics places the replicas over the live brokers
+(`assignment`), writes /config/topics/<t> then /brokers/topics/<t>; the controller sees the new topic,
+creates its partition states and tells the brokers (LeaderAndIsr, UpdateMetadata). CreatePartitions
+grows the assignment in place (compare-and-set on its znode version), DeleteTopics writes the
+/admin/delete_topics marker. Nothing is created locally: this broker learns about topics, like every
+other broker, from the controller. CreateTopics answers once the new topic has leaders in this
+broker's metadata (Kafka's DelayedCreatePartitions) or, after `CREATION_WAIT_S`, with the assignment
+written anyway: clients retry Metadata until the controller has caught up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+
+from kazoo.exceptions import BadVersionError
+
+from odradek.cluster.assignment import (
+    BrokerMetadata,
+    ReplicaAssignment,
+    assign_replicas_to_brokers,
+    explicit_topic_assignment,
+    new_partitions_assignment,
+)
+from odradek.cluster.metadata import PartitionState, TopicState
+from odradek.cluster.topics import INTERNAL_TOPICS, Assignments, TopicAdmin
+from odradek.cluster.zookeeper import paths
+from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.configs import change_entity_config, entity_config
+from odradek.cluster.zookeeper.errors import TopicAlreadyExistsError, TopicAlreadyMarkedForDeletionError
+from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode
+from odradek.cluster.zookeeper.topics import create_topic, mark_topic_for_deletion, topic_assignment
+from odradek.config.topic import parse_topic_configs
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+
+log = logging.getLogger(__name__)
+
+#: How long CreateTopics waits for the controller to give the new partitions leaders (Kafka waits up to
+#: the request's timeout; clients retry, so a shorter bound costs nothing but a Metadata round trip).
+CREATION_WAIT_S = 10.0
+_POLL_S = 0.02
+
+
+class ZkTopicAdmin(TopicAdmin):
+    """TopicAdmin for a ZooKeeper cluster member: changes go to ZooKeeper, the controller does the rest."""
+
+    zk: ZooKeeperClient
+
+    def attach(self, zk: ZooKeeperClient) -> None:
+        """The session to write through (known once the broker has connected)."""
+        self.zk = zk
+
+    def load(self) -> None:
+        """Nothing to load: the topics are the controller's, sent with UpdateMetadata."""
+
+    def live_brokers(self) -> list[BrokerMetadata]:
+        return [BrokerMetadata(b.node_id, b.rack) for b in self.cluster.live_brokers.values()]
+
+    async def auto_create(self, name: str) -> TopicState:
+        """Metadata's auto-creation: the assignment is written and, as Kafka, the client is answered
+        LEADER_NOT_AVAILABLE at once (it asks again once the controller has elected leaders)."""
+        if name in INTERNAL_TOPICS:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        try:
+            await self._write_topic(name, -1, -1, None, None, validate_only=False, internal=False)
+        except KafkaError as error:
+            if error.error_code is not ErrorCode.TOPIC_ALREADY_EXISTS:
+                raise
+        existing = self.cluster.topic(name)
+        if existing is not None:
+            return existing
+        raise KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, f"Topic {name} is being created.")
+
+    async def create_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        assignments: Assignments | None = None,
+        configs: Mapping[str, str | None] | None = None,
+        *,
+        validate_only: bool = False,
+        internal: bool = False,
+    ) -> TopicState:
+        state = await self._write_topic(
+            name,
+            num_partitions,
+            replication_factor,
+            assignments,
+            configs,
+            validate_only=validate_only,
+            internal=internal,
+        )
+        if validate_only:
+            return state
+        return await self._wait_for_leaders(name) or state
+
+    async def _write_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        assignments: Assignments | None,
+        configs: Mapping[str, str | None] | None,
+        *,
+        validate_only: bool,
+        internal: bool,
+    ) -> TopicState:
+        """CreateTopics' checks, the placement, then /config/topics and /brokers/topics written."""
+        planned, rf = self._new_topic(
+            name, num_partitions, replication_factor, assignments, configs, internal
+        )
+        if assignments:
+            pairs = list(assignments.items()) if isinstance(assignments, Mapping) else list(assignments)
+            placement: ReplicaAssignment = explicit_topic_assignment(pairs)
+        else:
+            placement = assign_replicas_to_brokers(self.live_brokers(), len(planned.partitions), rf)
+        state = _with_placement(planned, placement)
+        if validate_only:
+            return state
+        znode = TopicAssignmentZnode(placement, topic_id=state.topic_id)
+        try:
+            await asyncio.to_thread(create_topic, self.zk, name, znode, dict(state.configs))
+        except TopicAlreadyExistsError as error:
+            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.") from error
+        log.info(
+            "created topic %s (id %s) in ZooKeeper: %d partitions, replication factor %d",
+            name,
+            state.topic_id,
+            len(placement),
+            rf,
+        )
+        return state
+
+    async def _wait_for_leaders(self, name: str) -> TopicState | None:
+        """The topic as this broker's metadata has it once every partition has a leader, or None."""
+        deadline = asyncio.get_running_loop().time() + CREATION_WAIT_S
+        while asyncio.get_running_loop().time() < deadline:
+            known = self.cluster.topic(name)
+            if known is not None and known.partitions and all(p.leader_id >= 0 for p in known.partitions):
+                return known
+            await asyncio.sleep(_POLL_S)
+        return None
+
+    async def delete_topic(self, name: str) -> TopicState:
+        state = self._non_internal(
+            name, ErrorCode.TOPIC_DELETION_DISABLED, f"Internal topic {name} cannot be deleted."
+        )
+        if not self.broker_config.delete_topic_enable:
+            raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
+        # Kafka answers a second deletion of the same topic with success as well.
+        with contextlib.suppress(TopicAlreadyMarkedForDeletionError):
+            await asyncio.to_thread(mark_topic_for_deletion, self.zk, name)
+        log.info("topic %s (id %s) marked for deletion", name, state.topic_id)
+        return state
+
+    async def create_partitions(
+        self,
+        name: str,
+        count: int,
+        assignments: Sequence[Sequence[int]] | None = None,
+        *,
+        validate_only: bool = False,
+    ) -> TopicState:
+        state = self._non_internal(
+            name,
+            ErrorCode.INVALID_REQUEST,
+            f"Cannot increase the number of partitions of internal topic {name}: its partitions "
+            "are assigned by hashing over their count.",
+        )
+        found = await asyncio.to_thread(topic_assignment, self.zk, name)
+        if found is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        current, version = found
+        added = new_partitions_assignment(name, current.partitions, self.live_brokers(), count, assignments)
+        if validate_only:
+            return state
+        grown = TopicAssignmentZnode(
+            {**current.partitions, **added},
+            topic_id=current.topic_id,
+            adding_replicas=current.adding_replicas,
+            removing_replicas=current.removing_replicas,
+        )
+        try:  # as AdminZkClient.writeTopicPartitionAssignment: only over the version just read
+            await asyncio.to_thread(
+                self.zk.write, self.zk.kazoo.set_async, paths.topic(name), grown.serialize(), version
+            )
+        except BadVersionError as error:
+            raise KafkaError(
+                ErrorCode.REASSIGNMENT_IN_PROGRESS, f"The assignment of {name} changed meanwhile."
+            ) from error
+        log.info("topic %s grown to %d partitions in ZooKeeper", name, count)
+        return state
+
+    async def alter_configs(
+        self,
+        name: str,
+        change: Callable[[dict[str, str]], Mapping[str, str]],
+        *,
+        validate_only: bool = False,
+    ) -> None:
+        current = await asyncio.to_thread(entity_config, self.zk, paths.TOPIC_CONFIG, name)
+        configs = dict(change(dict(current)))
+        parse_topic_configs(dict(configs), self.broker_config)  # raises KafkaError(INVALID_CONFIG)
+        if self.cluster.topic(name) is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        if validate_only:
+            return
+        # Every broker (this one included) applies it when it reads the /config/changes notification.
+        await asyncio.to_thread(change_entity_config, self.zk, paths.TOPIC_CONFIG, name, configs)
+
+
+def _with_placement(planned: TopicState, placement: ReplicaAssignment) -> TopicState:
+    """The planned topic with its replicas placed; no leader until the controller elects one."""
+    return TopicState(
+        name=planned.name,
+        topic_id=planned.topic_id or uuid.uuid4(),
+        partitions=[
+            PartitionState(partition=p, leader_id=-1, leader_epoch=-1, replicas=list(r), isr=list(r))
+            for p, r in sorted(placement.items())
+        ],
+        configs=planned.configs,
+        is_internal=planned.is_internal or planned.name in INTERNAL_TOPICS,
+    )

@@ -1,0 +1,83 @@
+"""Controlled shutdown: before stopping, a cluster member asks the controller to move its leaderships.
+
+As Kafka's KafkaServer.controlledShutdown: ControlledShutdown v3 (with the broker epoch) to the
+controller's inter-broker endpoint, as the metadata cache knows it; an attempt fails when no
+controller is known, the connection fails, the controller answers an error, or partitions remain
+led here. After a failed attempt the broker waits controlled.shutdown.retry.backoff.ms and asks again
+(the controller may have moved), at most controlled.shutdown.max.retries times; then it stops anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from typing import Any
+
+from odradek.cluster.metadata import ClusterMetadata
+from odradek.config.broker import BrokerConfig
+from odradek.protocol.codec_error import CodecError
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.frames import decode_response, encode_request
+from odradek.protocol.messages.controlled_shutdown import ControlledShutdownRequest
+
+log = logging.getLogger("odradek.broker")
+
+VERSION = 3
+_SIZE = struct.Struct(">i")
+#: One attempt's bound: the controller answers once its leaderships are moved (its own timeout is 30 s).
+ATTEMPT_TIMEOUT_S = 30.0
+
+
+async def controlled_shutdown(
+    config: BrokerConfig, cluster: ClusterMetadata, node_id: int, broker_epoch: int
+) -> bool:
+    """Ask the controller until it has moved every leadership; True when it did."""
+    listener = config.inter_broker_listener_name or config.security_inter_broker_protocol
+    attempts = max(config.controlled_shutdown_max_retries, 1)
+    for attempt in range(1, attempts + 1):
+        outcome = await _attempt(cluster, listener, node_id, broker_epoch)
+        if outcome is None:
+            log.info("controlled shutdown of broker %d succeeded", node_id)
+            return True
+        log.warning(
+            "controlled shutdown of broker %d, attempt %d of %d: %s", node_id, attempt, attempts, outcome
+        )
+        if attempt < attempts:
+            await asyncio.sleep(config.controlled_shutdown_retry_backoff_ms / 1000)
+    log.warning("controlled shutdown of broker %d did not complete: shutting down anyway", node_id)
+    return False
+
+
+async def _attempt(cluster: ClusterMetadata, listener: str, node_id: int, broker_epoch: int) -> str | None:
+    """None when the controller moved everything, else why this attempt failed."""
+    controller = cluster.live_brokers.get(cluster.controller_id)
+    endpoint = controller.endpoints.get(listener) if controller is not None else None
+    if endpoint is None:
+        return f"no controller known on listener {listener} (controller id {cluster.controller_id})"
+    request = ControlledShutdownRequest(broker_id=node_id, broker_epoch=broker_epoch)
+    try:
+        response = await asyncio.wait_for(
+            _exchange(endpoint.host, endpoint.port, request, f"broker-{node_id}-controlled-shutdown"),
+            ATTEMPT_TIMEOUT_S,
+        )
+    except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
+        return f"controller {cluster.controller_id} at {endpoint.host}:{endpoint.port} unreachable ({error})"
+    if response.error_code != ErrorCode.NONE:
+        return f"controller {cluster.controller_id} answered {ErrorCode(response.error_code).name}"
+    if response.remaining_partitions:
+        remaining = ", ".join(f"{p.topic_name}-{p.partition_index}" for p in response.remaining_partitions)
+        return f"partitions still led here: {remaining}"
+    return None
+
+
+async def _exchange(host: str, port: int, request: ControlledShutdownRequest, client_id: str) -> Any:
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        writer.write(encode_request(request, VERSION, 1, client_id))
+        await writer.drain()
+        (size,) = _SIZE.unpack(await reader.readexactly(4))
+        _, body = decode_response(await reader.readexactly(size), request.API_KEY, VERSION)
+        return body
+    finally:
+        writer.close()

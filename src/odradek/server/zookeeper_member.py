@@ -1,0 +1,142 @@
+"""A broker's membership of a ZooKeeper cluster: session, cluster id, registration, controller elector.
+
+Kafka's KafkaServer.startup in ZooKeeper mode, in the same order: connect (the chroot is created),
+agree on the cluster id with /cluster/id and meta.properties, register /brokers/ids/<id> (its czxid is
+the broker epoch), then start the controller, which runs for controller as soon as it starts. When the
+session expires the registration is gone with it: on the new session the broker registers again and
+takes the new epoch, as Kafka's session-expiration handler does (the controller re-elects by itself).
+
+Every ZooKeeper call blocks, so each runs in a worker thread; state changes happen on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from odradek.cluster.controller.config import ControllerConfig
+from odradek.cluster.controller.controller import KafkaController
+from odradek.cluster.metadata import BrokerEndpoint
+from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
+from odradek.cluster.zookeeper.brokers import register_broker
+from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.errors import ZooKeeperError
+from odradek.config.broker import BrokerConfig
+
+log = logging.getLogger("odradek.cluster.member")
+
+
+class ZooKeeperMember:
+    """This broker in the cluster: its ZooKeeper session, its registration and its controller."""
+
+    def __init__(self, config: BrokerConfig, node_id: int) -> None:
+        self.config = config
+        self.node_id = node_id
+        self.zk: ZooKeeperClient | None = None
+        self.controller: KafkaController | None = None
+        self.replicas: ReplicaManager | None = None
+        self.registration: BrokerRegistration | None = None
+        self._session_lost = False
+        self._closing = False
+        self._reregistering: asyncio.Task[None] | None = None
+
+    @property
+    def broker_epoch(self) -> int:
+        return self.replicas.broker_epoch if self.replicas is not None else -1
+
+    async def connect(self) -> None:
+        """Open the session (raises ZooKeeperConnectionError in zookeeper.connection.timeout.ms)."""
+        config = self.config
+        connect_string = config.zookeeper_connect
+        assert connect_string, "only a broker with zookeeper.connect joins a cluster"
+        self.zk = await asyncio.to_thread(
+            ZooKeeperClient.connect,
+            connect_string,
+            session_timeout_ms=config.zookeeper_session_timeout_ms,
+            connection_timeout_ms=config.zookeeper_connection_timeout_ms,
+        )
+        await asyncio.to_thread(self.zk.ensure_persistent_paths)
+
+    async def cluster_id(self, proposed: str) -> str:
+        """The cluster's id: /cluster/id, written as `proposed` by the first broker of the cluster."""
+        assert self.zk is not None
+        return await asyncio.to_thread(self.zk.get_or_create_cluster_id, proposed)
+
+    async def register(self, advertised: dict[str, list[BrokerEndpoint]], replicas: ReplicaManager) -> None:
+        """Register /brokers/ids/<id> with every advertised listener (raises
+        BrokerIdAlreadyRegisteredError), set the broker epoch, and watch for session expiry."""
+        assert self.zk is not None
+        protocols = self.config.protocol_map
+        endpoints = tuple(
+            ListenerEndpoint(name, ends[0].host, ends[0].port, protocols.get(name, name))
+            for name, ends in advertised.items()
+        )
+        self.registration = BrokerRegistration(
+            broker_id=self.node_id,
+            endpoints=endpoints,
+            timestamp_ms=int(time.time() * 1000),
+            rack=self.config.broker_rack,
+        )
+        self.replicas = replicas
+        replicas.broker_epoch = await asyncio.to_thread(register_broker, self.zk, self.registration)
+        log.info("registered in ZooKeeper as broker %d, epoch %d", self.node_id, replicas.broker_epoch)
+        self.zk.watch_session(self._on_session_state, asyncio.get_running_loop())
+
+    async def start_controller(self) -> KafkaController:
+        """Start the controller elector (after registering, as Kafka: the controller reads brokers)."""
+        assert self.zk is not None
+        config = self.config
+        self.controller = KafkaController(
+            self.zk,
+            ControllerConfig(
+                broker_id=self.node_id,
+                inter_broker_listener_name=config.inter_broker_listener_name,
+                security_inter_broker_protocol=config.security_inter_broker_protocol,
+                unclean_leader_election_enable=config.unclean_leader_election_enable,
+                auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
+                leader_imbalance_check_interval_seconds=float(config.leader_imbalance_check_interval_seconds),
+                leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
+            ),
+        )
+        await self.controller.start()
+        return self.controller
+
+    async def close(self) -> None:
+        """Stop the controller, then end the session: the registration (and /controller) go at once."""
+        self._closing = True  # kazoo reports the session it closes as LOST: not an expiry
+        if self._reregistering is not None:
+            self._reregistering.cancel()
+        if self.controller is not None:
+            try:
+                await self.controller.stop()
+            except Exception:  # the session still has to end
+                log.exception("stopping the controller failed")
+        if self.zk is not None:
+            await asyncio.to_thread(self.zk.close)
+            self.zk = None
+
+    def _on_session_state(self, state: str) -> None:
+        # kazoo reports LOST when the session expired, then CONNECTED once it has a new one.
+        if self._closing:
+            return
+        if state == "LOST":
+            log.warning("ZooKeeper session of broker %d expired: registering again", self.node_id)
+            self._session_lost = True
+        elif state == "CONNECTED" and self._session_lost:
+            self._session_lost = False
+            self._reregistering = asyncio.get_running_loop().create_task(self._register_again())
+
+    async def _register_again(self) -> None:
+        assert self.zk is not None and self.registration is not None and self.replicas is not None
+        while self.zk is not None:
+            try:
+                epoch = await asyncio.to_thread(register_broker, self.zk, self.registration)
+            except ZooKeeperError as error:  # the old session's ephemeral may linger briefly
+                log.warning("registering broker %d again failed (%s); retrying", self.node_id, error)
+                await asyncio.sleep(1)
+                continue
+            self.replicas.broker_epoch = epoch
+            log.info("registered again in ZooKeeper as broker %d, epoch %d", self.node_id, epoch)
+            return

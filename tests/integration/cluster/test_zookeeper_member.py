@@ -1,0 +1,76 @@
+"""A broker's membership (server/zookeeper_member.py) on a real ZooKeeper: registration, a new broker
+epoch after the session expires, and the start-up errors an operator sees in one line."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
+from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.zookeeper.brokers import broker_registration
+from odradek.config.broker import BrokerConfig
+from odradek.server.zookeeper_member import ZooKeeperMember
+from odradek.storage.log_manager import LogManager
+from tests.support.broker_process import BrokerProcess
+from tests.support.zookeeper import ZooKeeperServer, expire_session
+
+
+def _config(connect: str, node: int = 1, rack: str | None = None) -> BrokerConfig:
+    settings = {"node.id": str(node), "zookeeper.connect": connect, "zookeeper.session.timeout.ms": "3000"}
+    if rack:
+        settings["broker.rack"] = rack
+    return BrokerConfig(settings)
+
+
+def test_a_member_registers_again_with_a_new_epoch_after_its_session_expires(
+    zookeeper_connect: str, zookeeper_server: ZooKeeperServer, tmp_path: Path
+) -> None:
+    async def main() -> tuple[int, int, int]:
+        member = ZooKeeperMember(_config(zookeeper_connect, rack="r1"), 1)
+        await member.connect()
+        replicas = ReplicaManager(1, ClusterMetadata("c", -1, []), LogManager([tmp_path]))
+        advertised = {"PLAINTEXT": [BrokerEndpoint(1, "127.0.0.2", 9092, "r1")]}
+        await member.register(advertised, replicas)
+        assert member.zk is not None
+        found = await asyncio.to_thread(broker_registration, member.zk, 1)
+        assert found is not None and found[1] == replicas.broker_epoch
+        assert (
+            found[0].rack == "r1" and found[0].endpoints[0].connection_string == "PLAINTEXT://127.0.0.2:9092"
+        )
+        first = replicas.broker_epoch
+        await asyncio.to_thread(expire_session, member.zk.kazoo, zookeeper_server.connect_string)
+        for _ in range(200):
+            if replicas.broker_epoch != first:
+                break
+            await asyncio.sleep(0.05)
+        found = await asyncio.to_thread(broker_registration, member.zk, 1)
+        await member.close()
+        assert found is not None
+        return first, replicas.broker_epoch, found[1]
+
+    first, second, registered = asyncio.run(main())
+    assert second > first and registered == second
+
+
+def test_a_broker_id_registered_twice_and_a_log_dir_of_another_cluster_stop_the_start_up(
+    zookeeper_connect: str, tmp_path: Path
+) -> None:
+    settings = {"zookeeper.connect": zookeeper_connect, "zookeeper.session.timeout.ms": "3000"}
+    first = BrokerProcess(tmp_path / "a", {**settings, "node.id": "1"}, host="127.0.0.2").start()
+    try:
+        twin = BrokerProcess(tmp_path / "b", {**settings, "node.id": "1"}, host="127.0.0.3")
+        with pytest.raises(RuntimeError, match="exited with 1"):
+            twin.start()
+        assert "Broker id 1 is already registered in ZooKeeper" in twin.log_text()
+    finally:
+        first.stop()
+    # broker 1's log dir belongs to this cluster: under another chroot (another cluster) it cannot start
+    other = BrokerProcess(
+        tmp_path / "a", {**settings, "node.id": "1", "zookeeper.connect": zookeeper_connect + "-other"}
+    )
+    with pytest.raises(RuntimeError, match="exited with 1"):
+        other.start()
+    assert "meta.properties belongs to cluster" in other.log_text()
