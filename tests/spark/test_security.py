@@ -3,14 +3,20 @@ option names (`kafka.sasl.jaas.config`, `kafka.ssl.truststore.location`, ...), a
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from odradek.spark.security import SecurityConfigError, librdkafka_security, parse_jaas_login
 from tests.spark.kafka_helpers import consume_all, produce
+from tests.support.broker_process import REPO
 from tests.support.security import SCRAM_USERS, SecureBroker, start_secure_broker
 
 SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="{}" password="{}";'
@@ -151,3 +157,78 @@ def test_wrong_password_fails_fast_with_a_clear_error(spark: Any, secure_broker:
     with pytest.raises(Exception, match="Authentication to Kafka failed"):
         frame.write.format("odradek").options(**options).option("topic", "sec-denied").mode("append").save()
     assert time.monotonic() - started < 30, "the refusal must not wait out a timeout"
+
+
+def write_client_properties(path: Path, broker: SecureBroker, password: str | None = None) -> Path:
+    """A Kafka tool's client.properties, Java names, as a person would write it for SASL_SSL."""
+    options = sasl_ssl_options(broker, password)
+    path.write_text(
+        "".join(
+            f"{key[len('kafka.') :]}={value}\n"
+            for key, value in options.items()
+            if key != "kafka.bootstrap.servers"
+        )
+    )
+    return path
+
+
+def run_pipeline_command(
+    tmp_path: Path, *arguments: str, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "odradek.cli.main", "pipeline", *arguments],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_pipeline_runs_against_a_sasl_ssl_listener(secure_broker: SecureBroker, tmp_path: Path) -> None:
+    """`odradek pipeline --command-config client.properties` end to end on SASL_SSL (SCRAM-SHA-512): every
+    page view is counted in the Parquet output and in the output topic, which it wrote through the sink."""
+    import pyarrow.parquet as pq
+
+    events = 600
+    properties = write_client_properties(tmp_path / "client.properties", secure_broker)
+    completed = run_pipeline_command(
+        tmp_path,
+        *("--bootstrap-server", secure_broker.bootstrap("SASL_SSL"), "--command-config", str(properties)),
+        *("--events", str(events), "--rate", "0", "--trigger", "available-now"),
+        *("--input-topic", "sec-views", "--output-topic", "sec-stats", "--output-dir", str(tmp_path / "out")),
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    rows = pq.read_table(tmp_path / "out").to_pylist()
+    assert rows and sum(r["value"] for r in rows if r["metric"] == "views_per_page") == events
+    messages = [
+        json.loads(m.value or b"") for m in consume_all(secure_broker.bootstrap("PLAINTEXT"), "sec-stats")
+    ]
+    assert len(messages) == len(rows)
+    assert sum(m["value"] for m in messages if m["metric"] == "views_per_page") == events
+
+
+def test_pipeline_with_a_wrong_password_stops_with_a_clear_error(
+    secure_broker: SecureBroker, tmp_path: Path
+) -> None:
+    properties = write_client_properties(tmp_path / "client.properties", secure_broker, "wrong-password")
+    started = time.monotonic()
+    completed = run_pipeline_command(
+        tmp_path,
+        *("--bootstrap-server", secure_broker.bootstrap("SASL_SSL"), "--command-config", str(properties)),
+        *("--events", "10", "--trigger", "available-now", "--output-dir", str(tmp_path / "out")),
+        timeout=120,
+    )
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "Authentication failed" in completed.stderr and "Traceback" not in completed.stderr
+    assert time.monotonic() - started < 60
+
+
+def test_pipeline_refuses_a_jks_truststore_before_starting(tmp_path: Path) -> None:
+    properties = tmp_path / "client.properties"
+    properties.write_text("security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location=/t.jks\n")
+    completed = run_pipeline_command(
+        tmp_path, "--bootstrap-server", "127.0.0.1:1", "--command-config", str(properties), timeout=60
+    )
+    assert completed.returncode == 2
+    assert "ssl.truststore.type JKS is not supported" in completed.stderr
