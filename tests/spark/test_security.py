@@ -98,6 +98,7 @@ def test_java_names_translate_to_librdkafka() -> None:
         ({"sasl.mechanism": "GSSAPI"}, "GSSAPI and OAUTHBEARER are not supported"),
         ({"ssl.truststore.type": "JKS", "ssl.truststore.location": "/t.jks"}, "JKS is not supported"),
         ({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": "/k.p12"}, "PKCS12 is not supported"),
+        ({"ssl.truststore.location": "/etc/kafka/client.truststore.jks"}, "JKS is not supported"),
         ({"sasl.kerberos.service.name": "kafka"}, "Kerberos"),
         ({"security.protocol": "SASL_KERBEROS"}, "Unsupported security.protocol"),
         (

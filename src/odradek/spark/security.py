@@ -125,7 +125,12 @@ def _store(config: dict[str, str], store: str, pem_names: dict[str, str]) -> Non
     names = [k for k in config if k.startswith(prefix)]
     if not names:
         return
-    kind = config.pop(f"{prefix}type", "PEM").strip().upper()
+    given = config.pop(f"{prefix}type", None)
+    store_file = config.get(f"{prefix}location", "").lower()
+    # Java's default store type is JKS: without a type, a store file named as one is not read as PEM.
+    if given is None and store_file.endswith((".jks", ".p12", ".pfx", ".keystore", ".truststore")):
+        given = "PKCS12" if store_file.endswith((".p12", ".pfx")) else "JKS"
+    kind = (given or "PEM").strip().upper()
     if kind != "PEM":
         raise SecurityConfigError(
             f"ssl.{store}.type {kind} is not supported: convert the store to PEM "
