@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from odradek.cli.arguments import key_value
 from odradek.cli.client import check_reachable
 from odradek.cli.errors import CliError
 
@@ -15,6 +16,7 @@ EXAMPLES = """examples:
   odradek pipeline                                    # on a temporary broker it starts and stops itself
   odradek pipeline --trigger available-now --events 5000
   odradek pipeline --bootstrap-server localhost:9092 --events 100000 --rate 10000 --output-dir out
+  odradek pipeline --bootstrap-server broker:9094 --command-config client.properties   # SASL_SSL, say
 
 Ctrl-C stops it after the running micro-batch (exit code 130); a second Ctrl-C stops at once.
 """
@@ -39,6 +41,22 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     # The option's old name, kept working.
     parser.add_argument(
         "--bootstrap", dest="bootstrap_server", action=_DeprecatedAlias, help=argparse.SUPPRESS
+    )
+    parser.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="a properties file of Kafka client settings for a secured broker (security.protocol, "
+        "sasl.mechanism, sasl.jaas.config, ssl.truststore.location, ...: Java or librdkafka names), used "
+        "by the generator, the Spark source and the sink",
+    )
+    parser.add_argument(
+        "-X",
+        dest="client_properties",
+        action="append",
+        default=[],
+        type=key_value,
+        metavar="KEY=VALUE",
+        help="one Kafka client setting, after --command-config; repeatable",
     )
     parser.add_argument("--events", type=int, default=20_000, help="page views to generate (default 20000)")
     parser.add_argument("--rate", type=float, default=1_000.0, help="page views per second, 0 for no limit")
@@ -80,6 +98,14 @@ def run(args: argparse.Namespace) -> int:
             f"odradek pipeline needs the spark extra (pip install 'odradek[spark]'): {error}", file=sys.stderr
         )
         return 2
+    try:
+        client_settings = _client_settings(args)
+    except ValueError as error:
+        print(f"odradek pipeline: {error}", file=sys.stderr)
+        return 2
+    if client_settings and not args.bootstrap_server:
+        print("odradek pipeline: --command-config and -X need --bootstrap-server", file=sys.stderr)
+        return 2
     if args.bootstrap_server:
         try:
             check_reachable(args.bootstrap_server, timeout=5.0)
@@ -101,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
                 checkpoint_dir=str(checkpoint_dir),
                 max_offsets_per_trigger=args.max_offsets_per_trigger or None,
                 trigger=args.trigger,
+                client_settings=client_settings,
             )
             result = run_pipeline(
                 PipelineRun(
@@ -120,3 +147,25 @@ def run(args: argparse.Namespace) -> int:
         print("odradek pipeline: interrupted", file=sys.stderr)
         return 130
     return result.exit_code
+
+
+def _client_settings(args: argparse.Namespace) -> dict[str, str]:
+    """--command-config then -X, checked now (a JKS store or GSSAPI is refused before Spark starts)."""
+    from odradek.config.properties import load_properties
+    from odradek.config.types import ConfigError
+    from odradek.spark.security import librdkafka_security
+
+    settings: dict[str, str] = {}
+    if args.command_config:
+        try:
+            settings.update(load_properties(args.command_config))
+        except OSError as error:
+            raise ValueError(
+                f"cannot read --command-config {args.command_config}: {error.strerror}"
+            ) from None
+        except ConfigError as error:
+            raise ValueError(f"--command-config {args.command_config}: {error}") from None
+    settings.update(dict(args.client_properties))
+    settings.pop("bootstrap.servers", None)  # --bootstrap-server says where
+    librdkafka_security(settings)
+    return settings

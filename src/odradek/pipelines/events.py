@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+
+from odradek.pipelines.client import client_config
 
 SECTIONS = ("/", "/search", "/products/{}", "/blog/{}", "/cart", "/checkout", "/account", "/help/{}")
 
@@ -90,12 +92,15 @@ def produce_page_views(
     watermark_delay_ms: int = 30_000,
     on_progress: Callable[[int], None] | None = None,
     stop: Callable[[], bool] = lambda: False,
+    client_settings: Mapping[str, str] | None = None,
 ) -> int:
     """Produce the views (at about `rate` per second of wall time, or as fast as possible), then the
     closing heartbeats; returns how many page views were sent."""
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "partitioner": "murmur2_random"})
+    producer = Producer(
+        client_config(bootstrap, client_settings, {"linger.ms": 20, "partitioner": "murmur2_random"})
+    )
     started = time.monotonic()
     sent = 0
     for view in views:

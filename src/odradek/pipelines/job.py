@@ -12,6 +12,7 @@ output holds final numbers only. Active users are counted exactly, by a first ag
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,13 @@ class JobSettings:
     max_offsets_per_trigger: int | None = 5000
     trigger: str = "available-now"  # or a processing-time interval such as "2 seconds"
     starting_offsets: str = "earliest"
+    # Kafka client settings for a secured broker (security.protocol, sasl.*, ssl.*), Java or librdkafka
+    # names, without the `kafka.` prefix: given to the source, the sink, the generator and the topic admin.
+    client_settings: Mapping[str, str] = field(default_factory=dict)
+
+    def kafka_options(self) -> dict[str, str]:
+        """The client settings as the odradek source and sink take them (`kafka.` + name)."""
+        return {f"kafka.{key}": value for key, value in self.client_settings.items()}
 
 
 @dataclass
@@ -64,6 +72,7 @@ def page_view_events(spark: SparkSession, settings: JobSettings) -> DataFrame:
         # does not prune a Python source's columns by itself)
         .schema("value BINARY")
         .option("kafka.bootstrap.servers", settings.bootstrap)
+        .options(**settings.kafka_options())
         .option("subscribe", settings.input_topic)
         .option("startingOffsets", settings.starting_offsets)
     )
@@ -176,6 +185,7 @@ class _BatchOutput:
                 )
                 .write.format("odradek")
                 .option("kafka.bootstrap.servers", self.settings.bootstrap)
+                .options(**self.settings.kafka_options())
                 .option("topic", self.settings.output_topic)
                 .mode("append")
                 .save()

@@ -92,7 +92,10 @@ def run_pipeline(
 def _claim_checkpoint(run: PipelineRun, say: Callable[[str], None]) -> None:
     settings = run.settings
     identity = ensure_input_topic(
-        settings.bootstrap, settings.input_topic, run.partitions if run.temporary_broker else None
+        settings.bootstrap,
+        settings.input_topic,
+        run.partitions if run.temporary_broker else None,
+        settings.client_settings,
     )
     claimed = claim_checkpoint(
         Path(settings.checkpoint_dir),
@@ -129,6 +132,7 @@ def _run(run: PipelineRun, session: Any, stop: _StopRequest, say: Callable[[str]
             rate=run.rate,
             on_progress=lambda n: sent.__setitem__(0, n),
             stop=stop.requested.is_set,
+            client_settings=settings.client_settings,
         )
         if sent[0]:
             record_next_event_time(checkpoint, _after_watermark(max(v.ts for v in views[: sent[0]])))

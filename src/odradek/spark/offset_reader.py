@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from odradek.spark.offsets import EARLIEST_OFFSET, LATEST_OFFSET, OffsetSpec, TopicPartition
 from odradek.spark.options import SourceOptions
+from odradek.spark.security import KafkaAuthenticationError, check_connection, is_secured
 
 _T = TypeVar("_T")
 _TIMEOUT_S = 30.0
@@ -37,7 +38,15 @@ class OffsetReader:
         if self._consumer is None:
             from confluent_kafka import Consumer
 
-            self._consumer = Consumer(self.options.consumer_config(self.role))
+            config = self.options.consumer_config(self.role)
+            consumer = Consumer(config)
+            if is_secured(config):
+                try:
+                    check_connection(consumer, _TIMEOUT_S)
+                except BaseException:
+                    consumer.close()
+                    raise
+            self._consumer = consumer
         return self._consumer
 
     def topic_partitions(self) -> list[TopicPartition]:
@@ -143,6 +152,8 @@ class OffsetReader:
         for attempt in range(retries + 1):
             try:
                 return call()
+            except KafkaAuthenticationError:
+                raise
             except Exception:
                 if attempt == retries:
                     raise

@@ -11,6 +11,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from odradek.spark.offsets import (
     EARLIEST,
@@ -22,6 +23,7 @@ from odradek.spark.offsets import (
     parse_timestamp_spec,
 )
 from odradek.spark.schema import source_columns
+from odradek.spark.security import is_secured, librdkafka_security, raise_on_authentication_error
 
 STRATEGY_KEYS = ("subscribe", "subscribepattern", "assign")
 
@@ -110,9 +112,9 @@ class SourceOptions:
         """The columns every yielded Arrow batch has, in order."""
         return self.columns if self.columns is not None else source_columns(self.include_headers)
 
-    def consumer_config(self, role: str) -> dict[str, str | int | bool]:
+    def consumer_config(self, role: str) -> dict[str, Any]:
         """librdkafka settings for a consumer that assigns and seeks (never subscribes or commits)."""
-        config: dict[str, str | int | bool] = {
+        config: dict[str, Any] = {
             "group.id": f"{self.group_id_prefix}-{self.query_id}-{role}",
             "enable.auto.commit": False,
             "auto.offset.reset": "error",
@@ -120,6 +122,8 @@ class SourceOptions:
             "enable.partition.eof": False,
         }
         config.update(self.kafka_params)
+        if is_secured(config):
+            config.setdefault("error_cb", raise_on_authentication_error)
         return config
 
 
@@ -130,10 +134,12 @@ class SinkOptions:
     kafka_params: dict[str, str]
     topic: str | None
 
-    def producer_config(self) -> dict[str, str | int | bool]:
+    def producer_config(self) -> dict[str, Any]:
         # murmur2 is the Java client's partitioner: a key lands where Spark's connector would put it.
-        config: dict[str, str | int | bool] = {"linger.ms": 5, "partitioner": "murmur2_random"}
+        config: dict[str, Any] = {"linger.ms": 5, "partitioner": "murmur2_random"}
         config.update(self.kafka_params)
+        if is_secured(config):
+            config.setdefault("error_cb", raise_on_authentication_error)
         return config
 
 
@@ -239,7 +245,7 @@ def _kafka_params(params: Mapping[str, str], *, for_producer: bool) -> dict[str,
     if "bootstrap.servers" not in kafka:
         role = "producer" if for_producer else "consumer"
         raise ValueError(f"Option 'kafka.bootstrap.servers' must be specified for configuring Kafka {role}")
-    return kafka
+    return librdkafka_security(kafka)
 
 
 def _subscription(params: Mapping[str, str]) -> Subscription:

@@ -23,6 +23,7 @@ from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, St
 
 from odradek.spark.options import SinkOptions
 from odradek.spark.schema import HEADER_TYPE
+from odradek.spark.security import check_connection, is_secured
 
 _COLUMNS = ("key", "value", "topic", "partition", "headers")
 
@@ -96,7 +97,10 @@ def produce_batches(batches: Iterator[pa.RecordBatch], options: SinkOptions, col
     """Produce every row, wait for every acknowledgement, raise the first delivery error."""
     from confluent_kafka import KafkaException, Producer
 
-    producer = Producer(options.producer_config())
+    config = options.producer_config()
+    producer = Producer(config)
+    if is_secured(config):
+        check_connection(producer, 60.0)
     failures: list[str] = []
     count = 0
 

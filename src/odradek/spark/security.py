@@ -1,0 +1,196 @@
+"""Kafka's Java client security settings, as Spark's Kafka source takes them, in librdkafka's names.
+
+Spark passes `kafka.security.protocol`, `kafka.sasl.*` and `kafka.ssl.*` to the Java client; the source
+and sink here connect through confluent-kafka (librdkafka), so the Java names are translated:
+
+- `sasl.mechanism` -> `sasl.mechanisms` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; GSSAPI and OAUTHBEARER refused)
+- `sasl.jaas.config` (a PlainLoginModule or ScramLoginModule line) -> `sasl.username` / `sasl.password`
+- `ssl.truststore.location` (type PEM) -> `ssl.ca.location`; `ssl.truststore.certificates` -> `ssl.ca.pem`
+- `ssl.keystore.location` (type PEM: key and certificate chain in one file) -> `ssl.certificate.location`
+  and `ssl.key.location`; `ssl.keystore.key` / `ssl.keystore.certificate.chain` -> `ssl.key.pem` /
+  `ssl.certificate.pem`; `ssl.key.password` stays
+- `ssl.endpoint.identification.algorithm` empty -> `none`
+
+JKS and PKCS12 stores are refused with a message saying to convert them to PEM. librdkafka's own names
+(`sasl.username`, `ssl.ca.location`, ...) pass through unchanged, so either style works.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+_LOGIN_MODULES = {
+    "org.apache.kafka.common.security.plain.PlainLoginModule": ("PLAIN",),
+    "org.apache.kafka.common.security.scram.ScramLoginModule": ("SCRAM-SHA-256", "SCRAM-SHA-512"),
+}
+_JAAS = re.compile(
+    r"^\s*(?P<module>[\w.$]+)\s+(?P<flag>required|requisite|sufficient|optional)(?P<rest>.*?);?\s*$", re.S
+)
+_JAAS_OPTION = re.compile(r'\s*(?P<key>[\w.]+)\s*=\s*(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<bare>[^\s;"]+))')
+# Java settings with no librdkafka counterpart that would change what the connection does: refused.
+_UNSUPPORTED = {
+    "sasl.kerberos.service.name": "Kerberos (GSSAPI) is not supported",
+    "sasl.login.callback.handler.class": "Java callback handlers cannot run here",
+    "sasl.client.callback.handler.class": "Java callback handlers cannot run here",
+    "sasl.login.class": "Java login classes cannot run here",
+    "ssl.keymanager.algorithm": "Java key managers are not used (PEM files are read directly)",
+    "ssl.trustmanager.algorithm": "Java trust managers are not used (PEM files are read directly)",
+    "ssl.engine.factory.class": "Java SSL engine factories cannot run here",
+}
+
+
+class SecurityConfigError(ValueError):
+    """A security setting that cannot be honoured; the message names it and says what to do."""
+
+
+def librdkafka_security(params: Mapping[str, str]) -> dict[str, str]:
+    """`params` (Kafka client settings, without the `kafka.` prefix) with the Java security settings
+    translated to librdkafka's; everything else is returned as given."""
+    config = dict(params)
+    protocol = config.get("security.protocol")
+    if protocol is not None:
+        if protocol.strip().upper() not in SUPPORTED_PROTOCOLS:
+            raise SecurityConfigError(
+                f"Unsupported security.protocol '{protocol}': use one of {', '.join(SUPPORTED_PROTOCOLS)}"
+            )
+        config["security.protocol"] = protocol.strip().upper()
+    for name, reason in _UNSUPPORTED.items():
+        if name in config:
+            raise SecurityConfigError(f"Kafka option '{name}' is not supported: {reason}")
+
+    mechanism = config.pop("sasl.mechanism", None)
+    if mechanism is not None:
+        config.setdefault("sasl.mechanisms", mechanism)
+    if "sasl.mechanisms" in config:
+        value = config["sasl.mechanisms"].strip().upper()
+        if value not in SUPPORTED_MECHANISMS:
+            raise SecurityConfigError(
+                f"Unsupported sasl.mechanism '{config['sasl.mechanisms']}': use one of "
+                f"{', '.join(SUPPORTED_MECHANISMS)} (GSSAPI and OAUTHBEARER are not supported)"
+            )
+        config["sasl.mechanisms"] = value
+    jaas = config.pop("sasl.jaas.config", None)
+    if jaas is not None:
+        username, password = parse_jaas_login(jaas, config.get("sasl.mechanisms", "PLAIN"))
+        config.setdefault("sasl.username", username)
+        config.setdefault("sasl.password", password)
+
+    _store(config, "truststore", {"location": "ssl.ca.location", "certificates": "ssl.ca.pem"})
+    _store(config, "keystore", {"key": "ssl.key.pem", "certificate.chain": "ssl.certificate.pem"})
+    endpoint = config.get("ssl.endpoint.identification.algorithm")
+    if endpoint is not None and endpoint.strip() == "":
+        config["ssl.endpoint.identification.algorithm"] = "none"
+    return config
+
+
+def parse_jaas_login(text: str, mechanism: str) -> tuple[str, str]:
+    """Username and password from a Java `sasl.jaas.config` line for PLAIN or SCRAM."""
+    match = _JAAS.match(text)
+    if match is None:
+        raise SecurityConfigError(
+            "Kafka option 'sasl.jaas.config' must be '<LoginModule> required username=\"...\" "
+            'password="...";\''
+        )
+    module = match["module"]
+    if module not in _LOGIN_MODULES:
+        raise SecurityConfigError(
+            f"Login module {module} in sasl.jaas.config is not supported: use "
+            f"{' or '.join(sorted(_LOGIN_MODULES))}"
+        )
+    if mechanism.upper() not in _LOGIN_MODULES[module]:
+        raise SecurityConfigError(f"Login module {module} does not serve sasl.mechanism {mechanism}")
+    options: dict[str, str] = {}
+    rest = match["rest"]
+    position = 0
+    while rest[position:].strip():
+        option = _JAAS_OPTION.match(rest, position)
+        if option is None:
+            raise SecurityConfigError(f"Cannot read sasl.jaas.config options at: {rest[position:].strip()!r}")
+        quoted = option["quoted"]
+        value = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else option["bare"]
+        options[option["key"]] = value
+        position = option.end()
+    if "username" not in options or "password" not in options:
+        raise SecurityConfigError("sasl.jaas.config must give both username and password")
+    return options["username"], options["password"]
+
+
+def _store(config: dict[str, str], store: str, pem_names: dict[str, str]) -> None:
+    """ssl.<store>.* : PEM only, translated; a password only for the keystore's key."""
+    prefix = f"ssl.{store}."
+    names = [k for k in config if k.startswith(prefix)]
+    if not names:
+        return
+    given = config.pop(f"{prefix}type", None)
+    store_file = config.get(f"{prefix}location", "").lower()
+    # Java's default store type is JKS: without a type, a store file named as one is not read as PEM.
+    if given is None and store_file.endswith((".jks", ".p12", ".pfx", ".keystore", ".truststore")):
+        given = "PKCS12" if store_file.endswith((".p12", ".pfx")) else "JKS"
+    kind = (given or "PEM").strip().upper()
+    if kind != "PEM":
+        raise SecurityConfigError(
+            f"ssl.{store}.type {kind} is not supported: convert the store to PEM "
+            f"(e.g. keytool -importkeystore ... -deststoretype PKCS12, then openssl pkcs12 -nodes) "
+            f"and set ssl.{store}.type=PEM"
+        )
+    for suffix, target in pem_names.items():
+        value = config.pop(prefix + suffix, None)
+        if value is not None:
+            config.setdefault(target, value)
+    location = config.pop(f"{prefix}location", None)
+    if location is not None:  # only the keystore gets here: the truststore's is in pem_names
+        config.setdefault("ssl.certificate.location", location)
+        config.setdefault("ssl.key.location", location)
+    password = config.pop(f"{prefix}password", None)
+    if password and store == "truststore":
+        raise SecurityConfigError("ssl.truststore.password cannot be given for a PEM truststore")
+    if password:
+        config.setdefault("ssl.key.password", password)
+    leftover = [k for k in config if k.startswith(prefix)]
+    if leftover:
+        raise SecurityConfigError(
+            f"Kafka option(s) {', '.join(sorted(leftover))} not supported with PEM stores"
+        )
+
+
+class KafkaAuthenticationError(RuntimeError):
+    """The broker refused the SASL credentials or the TLS handshake failed: retrying will not help."""
+
+
+def raise_on_authentication_error(error: object) -> None:
+    """A librdkafka `error_cb`: authentication failures stop the query (raised from the next poll, flush
+    or consume) instead of being retried until a timeout; other errors are left to librdkafka."""
+    from confluent_kafka import KafkaError
+
+    code = getattr(error, "code", lambda: None)()
+    if code == KafkaError._AUTHENTICATION:
+        raise KafkaAuthenticationError(
+            f"Authentication to Kafka failed: {getattr(error, 'str', lambda: error)()} "
+            "(check kafka.sasl.jaas.config / kafka.sasl.mechanism and kafka.ssl.* options)"
+        )
+
+
+def is_secured(config: Mapping[str, object]) -> bool:
+    return str(config.get("security.protocol", "PLAINTEXT")).upper() != "PLAINTEXT"
+
+
+def check_connection(client: object, timeout_s: float) -> None:
+    """Metadata from a freshly made secured client within `timeout_s`, failing at once (not at the end of
+    the timeout) when authentication is refused: `list_topics` does not serve `error_cb`, `poll` does."""
+    import time
+
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            client.list_topics(timeout=1.0)  # type: ignore[attr-defined]
+            return
+        except KafkaException:
+            client.poll(0)  # type: ignore[attr-defined]  # raises KafkaAuthenticationError via error_cb
+            if time.monotonic() >= deadline:
+                raise
