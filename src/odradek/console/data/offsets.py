@@ -7,7 +7,6 @@ rather than failing the page: the pages show its offsets as unknown and the othe
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Any
 
 from odradek.cli.client import Admin
