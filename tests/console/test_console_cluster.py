@@ -64,9 +64,7 @@ def _commit_offsets(cluster: Cluster) -> None:
         {"bootstrap.servers": cluster.bootstrap(), "group.id": GROUP, "enable.auto.commit": False}
     )
     try:
-        consumer.commit(
-            offsets=[TopicPartition(TOPIC, p, 1) for p in range(PARTITIONS)], asynchronous=False
-        )
+        consumer.commit(offsets=[TopicPartition(TOPIC, p, 1) for p in range(PARTITIONS)], asynchronous=False)
     finally:
         consumer.close()
 
@@ -146,8 +144,10 @@ def test_a_broker_that_is_not_the_bootstrap_goes_down_and_comes_back(
         _kill_and_restart(cluster, browser, console.url, victim=3, shot="cluster-broker-down")
 
 
-def test_the_bootstrap_broker_goes_down_and_comes_back(
-    cluster: Cluster, browser: Any, log_dir: Path
-) -> None:
-    with running_console(cluster.bootstrap(), "--request-timeout", "5", log_dir=log_dir) as console:
-        _kill_and_restart(cluster, browser, console.url, victim=1, shot="cluster-bootstrap-down")
+def test_the_bootstrap_broker_goes_down_and_comes_back(cluster: Cluster, browser: Any, log_dir: Path) -> None:
+    # the controller, first of the three addresses the console is given: killing it also moves the controller
+    victim = cluster.controller(asked=2)
+    order = [victim, *(n for n in BROKER_IDS if n != victim)]
+    with running_console(cluster.bootstrap(*order), "--request-timeout", "5", log_dir=log_dir) as console:
+        _kill_and_restart(cluster, browser, console.url, victim=victim, shot="cluster-bootstrap-down")
+        assert cluster.controller(asked=order[1]) != victim  # it did move
