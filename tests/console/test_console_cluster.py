@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from selenium.webdriver.common.by import By
 
+from odradek.coordinator.runtime import partition_for
 from tests.console.support import http_status, running_console, screenshot, text_of, wait_for
 from tests.integration.cluster.test_three_brokers import BROKER_IDS, Cluster, _all_known
 from tests.support.interop import wait_until
@@ -30,6 +31,7 @@ __all__ = ["zookeeper_server"]  # the session's ZooKeeper, re-exported as a fixt
 TOPIC = "spread"
 PARTITIONS = 6  # two led by each broker
 GROUP = "readers"
+OFFSETS_PARTITIONS = 6  # offsets.topic.num.partitions of the cluster tests' brokers
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +88,8 @@ def _kill_and_restart(cluster: Cluster, browser: Any, url: str, victim: int, sho
     wait_for(lambda: _overview(browser, url) == all_up, timeout=20, what="three brokers up")
     assert text_of(browser, "#offline-count") == "0"
 
+    coordinator = cluster.leaders("__consumer_offsets", asked=1)[partition_for(GROUP, OFFSETS_PARTITIONS)]
+    print(f"\nkilling broker {victim}; the coordinator of {GROUP} is broker {coordinator}")
     cluster.brokers[victim].kill()
     down = {**all_up, str(victim): "down"}
     # the controller notices when the broker's ZooKeeper session expires (3 s), then every cache learns it
@@ -120,6 +124,18 @@ def _kill_and_restart(cluster: Cluster, browser: Any, url: str, victim: int, sho
         status, body = http_status(url + path)
         assert status == 200, (path, status, body[-2000:])
         assert "Traceback" not in body
+    status, body = http_status(f"{url}/topics/{TOPIC}/messages")
+    assert status == 200 and "Traceback" not in body
+    status, body = http_status(f"{url}/brokers/{victim}")
+    assert status == 200 and '<span class="badge down">down</span>' in body, body[-2000:]
+    # the group's page needs its coordinator: the broker leading its __consumer_offsets partition (one
+    # replica here). While that is the broker killed the page is the clear error page, otherwise it renders.
+    status, body = http_status(f"{url}/groups/{GROUP}")
+    assert "Traceback" not in body
+    if coordinator == victim:
+        assert status == 503 and "Cluster unavailable" in body, (status, body[-2000:])
+    else:
+        assert status == 200 and f"Consumer group {GROUP}" in body, (status, body[-2000:])
 
     cluster.brokers[victim].start()
     wait_for(lambda: _overview(browser, url) == all_up, timeout=30, what=f"broker {victim} shown up again")
