@@ -138,7 +138,7 @@ def _kill_and_restart(cluster: Cluster, browser: Any, url: str, victim: int, sho
     cluster.brokers[victim].start()
     wait_for(lambda: _overview(browser, url) == all_up, timeout=30, what=f"broker {victim} shown up again")
     assert text_of(browser, "#brokers-up") == "3 / 3"
-    # over HTTP: this check in the browser flaked once in ~12 runs (an exception on every try, cause not found)
+    # over HTTP: in the browser this flaked once in ~12 runs (an exception on every try, cause not found)
     wait_for(
         lambda: 'id="offline-count">0<' in http_status(url + "/")[1], timeout=30, what="no partition offline"
     )
