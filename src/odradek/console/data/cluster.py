@@ -100,7 +100,13 @@ class BrokerMemory:
 
 
 def cluster_state(admin: Admin, memory: BrokerMemory, with_topics: bool = True) -> ClusterState:
-    """DescribeCluster (brokers, racks, controller, cluster id) and Metadata for every topic."""
+    """DescribeCluster (brokers, racks, controller, cluster id) and Metadata for every topic.
+
+    Metadata is asked first, also when the topics are not wanted: librdkafka sends DescribeCluster to the
+    controller it knows, and when that broker dies it waits for it until the request times out, every
+    time; a Metadata answer from a live broker names the new controller and unblocks it.
+    """
+    topics = _topics(admin)
     description: Any = admin.wait(admin.client.describe_cluster(**admin.options), "DescribeCluster")
     controller = description.controller
     controller_id = controller.id if controller is not None else None
@@ -108,7 +114,8 @@ def cluster_state(admin: Admin, memory: BrokerMemory, with_topics: bool = True) 
         Broker(node.id, node.host, node.port, node.rack or None, node.id == controller_id, up=True)
         for node in description.nodes
     ]
-    topics = _topics(admin) if with_topics else {}
+    if not with_topics:
+        topics = {}
     replica_ids = {replica for topic in topics.values() for p in topic.partitions for replica in p.replicas}
     brokers = memory.brokers(live, replica_ids, controller_id)
     return ClusterState(description.cluster_id, controller_id, tuple(brokers), topics)

@@ -1,11 +1,17 @@
-"""Where each partition's log starts and ends (ListOffsets earliest / latest), asked for many at once."""
+"""Where each partition's log starts and ends (ListOffsets earliest / latest), asked for many at once.
+
+A partition the cluster answers with an error (no leader: its broker is down) is left out of the answer
+rather than failing the page: the pages show its offsets as unknown and the other partitions as usual.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from odradek.cli.client import Admin
-from odradek.cli.group_offsets import Partition, log_offsets
+from odradek.cli.errors import CliError
+from odradek.cli.group_offsets import Partition
 
 
 @dataclass(frozen=True)
@@ -40,3 +46,21 @@ def offsets_for_timestamp(
     from confluent_kafka.admin._listoffsets import OffsetSpec
 
     return log_offsets(admin, partitions, OffsetSpec.for_timestamp(timestamp_ms))
+
+
+def log_offsets(admin: Admin, partitions: list[Partition], spec: Any) -> dict[Partition, int]:
+    """One ListOffsets answer per partition; a partition answered with a Kafka error is left out."""
+    from confluent_kafka import TopicPartition
+
+    if not partitions:
+        return {}
+    wanted = {TopicPartition(topic, partition): spec for topic, partition in partitions}
+    futures = admin.client.list_offsets(wanted, **admin.options)
+    found: dict[Partition, int] = {}
+    for tp, future in futures.items():
+        try:
+            found[(tp.topic, tp.partition)] = admin.wait(future, "ListOffsets").offset
+        except CliError as error:
+            if error.kafka_code is None:  # a timeout, not the partition's own answer
+                raise
+    return found
