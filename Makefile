@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest -q
 
-.PHONY: run test test-fast lint typecheck unit regressions bench clean
+.PHONY: console-screenshots run test test-fast lint typecheck unit regressions bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,3 +47,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+
+# The README's console screenshots, taken by the console's browser tests (tests/console).
+console-screenshots: $(STAMP)
+	@bash scripts/install-system-deps.sh
+	ODRADEK_SCREENSHOTS=docs/console $(BIN)/python -m pytest -q tests/console

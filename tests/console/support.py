@@ -19,8 +19,8 @@ from typing import Any
 from tests.support.broker_process import REPO, _die_with_parent, free_port
 from tests.support.requirements import missing, require_module
 
-# The README's screenshots are refreshed on request (ODRADEK_SCREENSHOTS=docs/console make test); otherwise
-# they go to a scratch folder, so that a test run leaves the work tree as it was.
+# The README's screenshots are refreshed on request (`make console-screenshots` sets
+# ODRADEK_SCREENSHOTS); otherwise they go to a scratch folder, so a test run leaves the tree as it was.
 SCREENSHOTS = Path(
     os.environ.get("ODRADEK_SCREENSHOTS") or Path(tempfile.gettempdir()) / "odradek-console-shots"
 )
