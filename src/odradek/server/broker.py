@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
+from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
@@ -356,9 +357,7 @@ class Broker:
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):
             connection.close()
-        for task in self.tasks:
-            task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await asyncio.gather(*(cancel_and_wait(task) for task in self.tasks))
         if self.services is not None:
             await self.services.topics.drain()  # a topic creation under way finishes its files first
         if self.member is not None:

@@ -10,11 +10,11 @@ the controller does not wait on them (a broker that refuses is fenced, or will b
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import struct
 from typing import Any
 
+from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.controller.requests import BrokerRequest
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.frames import decode_response, encode_request
@@ -57,9 +57,7 @@ class BrokerChannel:
     async def stop(self) -> None:
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
 
     async def _run(self) -> None:
         backoff = RECONNECT_BACKOFF_S

@@ -4,10 +4,10 @@ the order they happened, on the broker's event loop, never concurrently with eac
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
+from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.controller.events import ControllerEvent
 
 logger = logging.getLogger(__name__)
@@ -43,9 +43,7 @@ class ControllerEventManager:
         task, self._task = self._task, None
         if task is None:
             return
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await cancel_and_wait(task)
 
     async def _run(self) -> None:
         while True:
