@@ -10,7 +10,6 @@ The broker runs in this process, so that a service can be made to fail and its l
 from __future__ import annotations
 
 import asyncio
-import http.client
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -28,6 +27,7 @@ from odradek.protocol.messages.describe_configs import DescribeConfigsRequest, D
 from odradek.server.broker import Broker
 from tests.support.broker_process import free_port
 from tests.support.raw_client import RawClient
+from tests.support.unexpected_errors import unexpected_errors
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -62,7 +62,7 @@ def test_create_topics_logs_and_counts_an_unexpected_error_and_answers_the_other
                 ("broken", ErrorCode.UNKNOWN_SERVER_ERROR),
                 ("fine", ErrorCode.NONE),
             ]
-            assert await _unexpected_errors(metrics_port) == {"create_topics": 1.0}
+            assert await unexpected_errors(metrics_port) == {"create_topics": 1.0}
 
     with caplog.at_level(logging.ERROR, logger="odradek.handlers"):
         asyncio.run(scenario())
@@ -96,7 +96,7 @@ def test_describe_configs_logs_and_counts_an_unexpected_error(
                 ErrorCode.UNKNOWN_SERVER_ERROR,
                 ErrorCode.NONE,
             ]
-            assert await _unexpected_errors(metrics_port) == {"describe_configs": 1.0}
+            assert await unexpected_errors(metrics_port) == {"describe_configs": 1.0}
 
     with caplog.at_level(logging.ERROR, logger="odradek.handlers"):
         asyncio.run(scenario())
@@ -130,7 +130,7 @@ def test_delete_topics_answers_an_unexpected_error_per_topic_instead_of_closing_
                 ("broken", ErrorCode.UNKNOWN_SERVER_ERROR),
                 ("fine", ErrorCode.NONE),
             ]
-            assert await _unexpected_errors(metrics_port) == {"delete_topics": 1.0}
+            assert await unexpected_errors(metrics_port) == {"delete_topics": 1.0}
 
     with caplog.at_level(logging.ERROR, logger="odradek.handlers"):
         asyncio.run(scenario())
@@ -169,25 +169,6 @@ async def _request(broker: Broker, request: Any, version: int) -> Any:
             return client.request(request, version)
 
     return await asyncio.to_thread(call)
-
-
-async def _unexpected_errors(metrics_port: int) -> dict[str, float]:
-    text = await asyncio.to_thread(_scrape, metrics_port)
-    counts = {}
-    for line in text.splitlines():
-        if line.startswith("odradek_unexpected_errors_total{"):
-            labels, value = line.split("} ")
-            counts[labels.split('api="')[1].rstrip('"')] = float(value)
-    return counts
-
-
-def _scrape(port: int) -> str:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        connection.request("GET", "/metrics")
-        return connection.getresponse().read().decode()
-    finally:
-        connection.close()
 
 
 def _assert_logged_with_traceback(caplog: pytest.LogCaptureFixture, api: str, resource: str) -> None:

@@ -9,7 +9,6 @@ The broker runs in this process, so that a handler can be made to fail and its l
 from __future__ import annotations
 
 import asyncio
-import http.client
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,6 +26,7 @@ from odradek.protocol.records import RecordBatchBuilder
 from odradek.server.broker import Broker
 from tests.support.broker_process import free_port
 from tests.support.raw_client import RawClient
+from tests.support.unexpected_errors import unexpected_errors
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -51,7 +51,7 @@ def test_an_unexpected_error_escaping_a_handler_is_counted_and_logged_with_its_a
     async def scenario() -> None:
         async with _broker(tmp_path) as (port, metrics_port):
             assert await asyncio.to_thread(_closed_after, port, MetadataRequest(topics=None), 9)
-            assert await _unexpected_errors(metrics_port) == {"metadata": 1.0}
+            assert await unexpected_errors(metrics_port) == {"metadata": 1.0}
 
     with caplog.at_level(logging.ERROR, logger="odradek.connection"):
         asyncio.run(scenario())
@@ -78,7 +78,7 @@ def test_a_connection_closed_for_a_failed_acks_zero_produce_is_not_an_unexpected
     async def scenario() -> None:
         async with _broker(tmp_path) as (port, metrics_port):
             assert await asyncio.to_thread(_closed_after, port, request, 9)
-            assert await _unexpected_errors(metrics_port) == {}
+            assert await unexpected_errors(metrics_port) == {}
 
     asyncio.run(scenario())
 
@@ -110,22 +110,3 @@ def _closed_after(port: int, request: Any, version: int) -> bool:
     with RawClient(port) as client:
         client.send(request, version)
         return client.wait_closed()
-
-
-async def _unexpected_errors(metrics_port: int) -> dict[str, float]:
-    text = await asyncio.to_thread(_scrape, metrics_port)
-    counts = {}
-    for line in text.splitlines():
-        if line.startswith("odradek_unexpected_errors_total{"):
-            labels, value = line.split("} ")
-            counts[labels.split('api="')[1].rstrip('"')] = float(value)
-    return counts
-
-
-def _scrape(port: int) -> str:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        connection.request("GET", "/metrics")
-        return connection.getresponse().read().decode()
-    finally:
-        connection.close()
