@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 from odradek.cluster.control_requests import ControllerStamp, PartitionLeadership, StopReplicaPartition
 from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, LiveBroker
@@ -138,33 +139,12 @@ def _topic_id(topic_id: uuid.UUID | None) -> uuid.UUID | None:
 def _leader_and_isr_partitions(request: LeaderAndIsrRequest, version: int) -> Iterator[PartitionLeadership]:
     if version < 2:
         for p in request.ungrouped_partition_states:
-            yield PartitionLeadership(
-                topic=p.topic_name,
-                partition=p.partition_index,
-                controller_epoch=p.controller_epoch,
-                leader=p.leader,
-                leader_epoch=p.leader_epoch,
-                isr=list(p.isr),
-                partition_epoch=p.partition_epoch,
-                replicas=list(p.replicas),
-                is_new=p.is_new,
-            )
+            yield _leadership(p.topic_name, p, p.partition_epoch, is_new=p.is_new)
         return
     for topic in request.topic_states:
         topic_id = _topic_id(topic.topic_id) if version >= 5 else None
         for s in topic.partition_states:
-            yield PartitionLeadership(
-                topic=topic.topic_name,
-                partition=s.partition_index,
-                controller_epoch=s.controller_epoch,
-                leader=s.leader,
-                leader_epoch=s.leader_epoch,
-                isr=list(s.isr),
-                partition_epoch=s.partition_epoch,
-                replicas=list(s.replicas),
-                topic_id=topic_id,
-                is_new=s.is_new,
-            )
+            yield _leadership(topic.topic_name, s, s.partition_epoch, topic_id=topic_id, is_new=s.is_new)
 
 
 def _leader_and_isr_response(
@@ -221,33 +201,45 @@ def _update_metadata_partitions(
 ) -> Iterator[PartitionLeadership]:
     if version < 5:
         for p in request.ungrouped_partition_states:
-            yield PartitionLeadership(
-                topic=p.topic_name,
-                partition=p.partition_index,
-                controller_epoch=p.controller_epoch,
-                leader=p.leader,
-                leader_epoch=p.leader_epoch,
-                isr=list(p.isr),
-                partition_epoch=p.zk_version,
-                replicas=list(p.replicas),
-                offline_replicas=list(p.offline_replicas) if version >= 4 else [],
-            )
+            offline = list(p.offline_replicas) if version >= 4 else []
+            yield _leadership(p.topic_name, p, p.zk_version, offline_replicas=offline)
         return
     for topic in request.topic_states:
         topic_id = _topic_id(topic.topic_id) if version >= 7 else None
         for s in topic.partition_states:
-            yield PartitionLeadership(
-                topic=topic.topic_name,
-                partition=s.partition_index,
-                controller_epoch=s.controller_epoch,
-                leader=s.leader,
-                leader_epoch=s.leader_epoch,
-                isr=list(s.isr),
-                partition_epoch=s.zk_version,
-                replicas=list(s.replicas),
+            yield _leadership(
+                topic.topic_name,
+                s,
+                s.zk_version,
                 topic_id=topic_id,
                 offline_replicas=list(s.offline_replicas),
             )
+
+
+def _leadership(
+    topic: str,
+    state: Any,
+    partition_epoch: int,
+    *,
+    topic_id: uuid.UUID | None = None,
+    offline_replicas: list[int] | None = None,
+    is_new: bool = False,
+) -> PartitionLeadership:
+    """One partition's state from any version of LeaderAndIsr or UpdateMetadata (their partition
+    states share these fields; the state znode's version is named per message)."""
+    return PartitionLeadership(
+        topic=topic,
+        partition=state.partition_index,
+        controller_epoch=state.controller_epoch,
+        leader=state.leader,
+        leader_epoch=state.leader_epoch,
+        isr=list(state.isr),
+        partition_epoch=partition_epoch,
+        replicas=list(state.replicas),
+        topic_id=topic_id,
+        offline_replicas=offline_replicas or [],
+        is_new=is_new,
+    )
 
 
 def _live_broker(broker: UpdateMetadataBroker, version: int) -> LiveBroker:
