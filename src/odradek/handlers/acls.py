@@ -7,7 +7,9 @@ Version notes:
   Create and Delete need ALTER on it (CLUSTER_AUTHORIZATION_FAILED), as Kafka's AclApis.
 - A filter or ACL with UNKNOWN codes, an ANY or MATCH pattern in a creation, or a malformed principal
   is INVALID_REQUEST with the reason; the other creations and filters of the request still apply.
-- Changes are persisted (the log dir on a single node) before the answer.
+- Changes are persisted before the answer: the log dir on a single node; ZooKeeper's /kafka-acl layout
+  in a cluster, with a change notification that every broker follows (DescribeAcls and decisions on
+  another broker see the change once it has read the notification).
 """
 
 from __future__ import annotations
@@ -106,14 +108,14 @@ async def handle_create_acls(request: CreateAclsRequest, context: RequestContext
     for creation in request.creations:
         try:
             binding = _binding(creation)
-            binding.validate()
+            authorizer.validate(binding)
         except (InvalidAclError, ValueError) as error:
             results.append(AclCreationResult(error_code=ErrorCode.INVALID_REQUEST, error_message=str(error)))
             continue
         valid.append(binding)
         results.append(AclCreationResult(error_code=ErrorCode.NONE, error_message=None))
     if valid:
-        authorizer.create_acls(valid)
+        await authorizer.create_acls(valid)
     return CreateAclsResponse(throttle_time_ms=0, results=results)
 
 
@@ -136,7 +138,7 @@ async def handle_delete_acls(request: DeleteAclsRequest, context: RequestContext
             filters.append(acl_filter)
         except (InvalidAclError, ValueError) as error:
             filters.append(str(error))
-    deleted = iter(authorizer.delete_acls([f for f in filters if isinstance(f, AclBindingFilter)]))
+    deleted = iter(await authorizer.delete_acls([f for f in filters if isinstance(f, AclBindingFilter)]))
     results = []
     for parsed in filters:
         if isinstance(parsed, str):
