@@ -23,6 +23,7 @@ from odradek.protocol.messages.alter_user_scram_credentials import (
     ScramCredentialDeletion,
     ScramCredentialUpsertion,
 )
+from odradek.protocol.messages.create_acls import AclCreation, CreateAclsRequest
 from odradek.protocol.messages.delete_acls import DeleteAclsFilter, DeleteAclsRequest
 from odradek.protocol.messages.describe_acls import DescribeAclsRequest
 from odradek.protocol.messages.describe_user_scram_credentials import (
@@ -227,6 +228,19 @@ def test_an_acl_made_on_one_broker_decides_on_another_until_removed_there(
         lambda: cluster.may_use_group(2, "alice", "team-a"), PROPAGATION_S, "alice allowed on broker 2"
     )
     assert not cluster.may_use_group(2, "bob", "team-a")
+    with cluster.admin(1) as admin:  # a name ZooKeeper cannot hold as one znode
+        slash = AclCreation(
+            resource_type=ResourceType.GROUP,
+            resource_name="a/b",
+            resource_pattern_type=PatternType.LITERAL,
+            principal="User:alice",
+            host="*",
+            operation=AclOperation.READ,
+            permission_type=AclPermissionType.ALLOW,
+        )
+        refused = admin.request(CreateAclsRequest(creations=[slash]), 3)
+        assert [r.error_code for r in refused.results] == [ErrorCode.INVALID_REQUEST]
+        assert "cannot be stored in ZooKeeper" in str(refused.results[0].error_message)
     with cluster.admin(2) as admin:
         described = admin.request(EVERY_ACL, 3)
         assert [(r.resource_name, r.pattern_type) for r in described.resources] == [
