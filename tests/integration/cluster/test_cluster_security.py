@@ -279,6 +279,30 @@ def test_an_acl_made_on_one_broker_decides_on_another_until_removed_there(
     )
 
 
+def test_odradek_acls_works_against_the_cluster(cluster: SecureCluster) -> None:
+    # over broker 1's PLAINTEXT listener, as User:ANONYMOUS (a super user here)
+    added = odradek(
+        "acls",
+        "add",
+        "--allow-principal",
+        "User:bob",
+        "--operation",
+        "Read",
+        "--group",
+        "cli-group",
+        bootstrap=cluster.brokers[1].bootstrap,
+    )
+    assert added.code == 0, added.stderr
+    wait_until(lambda: cluster.may_use_group(2, "bob", "cli-group"), PROPAGATION_S, "bob allowed on broker 2")
+    listed = odradek("acls", "list", "--group", "cli-group", bootstrap=cluster.brokers[2].bootstrap)
+    assert listed.code == 0 and "User:bob" in listed.stdout, listed
+    removed = odradek("acls", "remove", "--group", "cli-group", bootstrap=cluster.brokers[2].bootstrap)
+    assert removed.code == 0 and "Removed 1 ACL(s)" in removed.stdout, removed
+    wait_until(
+        lambda: not cluster.may_use_group(1, "bob", "cli-group"), PROPAGATION_S, "bob refused on broker 1"
+    )
+
+
 def test_a_broker_started_later_loads_the_credentials_and_acls(cluster: SecureCluster) -> None:
     from confluent_kafka.admin import (
         AclBinding,
