@@ -36,6 +36,7 @@ from odradek.security.scram_credentials import (
 )
 from tests.support import znode_golden as golden
 from tests.support.znode_golden import assert_same_json
+from tests.support.zookeeper import ZooKeeperServer, expire_session
 
 pytestmark = pytest.mark.timeout(120)
 T = TypeVar("T")
@@ -211,3 +212,24 @@ def test_another_broker_reads_credentials_at_start_and_on_notification(
     described = _run(lambda: follower.describe(None))
     assert list(described) == ["CN=carol,O=org"]
     _run(lambda: follower.user_changed("carol/clients/app"))  # a quota entity: nothing to read
+
+
+def test_a_broker_still_follows_acl_changes_after_its_session_expired(
+    connect_zk: Callable[[], ZooKeeperClient], zookeeper_server: ZooKeeperServer, zookeeper_connect: str
+) -> None:
+    writer_zk, follower_zk = connect_zk(), connect_zk()
+    writer = _authorizer(writer_zk)
+    follower_store = ZkAclStore(follower_zk)
+    follower = AclAuthorizer(follower_store, (), False)
+
+    def alice_reads() -> bool:
+        return follower.authorize("User:alice", "h", AclOperation.READ, ResourceType.TOPIC, "orders")
+
+    async def main() -> None:
+        AclChangeListener(follower_zk, follower_store, follower).start(asyncio.get_running_loop())
+        # the follower's session ends and kazoo opens a new one: the watches must be set again
+        await asyncio.to_thread(expire_session, follower_zk.kazoo, zookeeper_server.connect_string)
+        await writer.create_acls([AclBinding(ORDERS, ALICE_READS)])
+        await _eventually(alice_reads, "the ACL on the follower after its new session")
+
+    _run(main)
