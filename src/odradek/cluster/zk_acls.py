@@ -95,7 +95,7 @@ class ZkAclStore:
     def _update_all(self, changes: dict[ResourcePattern, AclChange]) -> AclsByPattern:
         try:
             return {pattern: self._update(pattern, change) for pattern, change in changes.items()}
-        except ZooKeeperError as error:
+        except (ZooKeeperError, MalformedZnodeError) as error:
             raise AclStoreError(f"ACLs not changed in ZooKeeper: {error}") from None
 
     def _update(self, pattern: ResourcePattern, change: AclChange) -> frozenset[AccessControlEntry]:

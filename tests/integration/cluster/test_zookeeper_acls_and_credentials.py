@@ -28,6 +28,7 @@ from odradek.security.acl import (
     ResourcePattern,
     ResourceType,
 )
+from odradek.security.acl_store import AclStoreError
 from odradek.security.authorizer import AclAuthorizer
 from odradek.security.scram_credentials import (
     ScramCredential,
@@ -233,3 +234,16 @@ def test_a_broker_still_follows_acl_changes_after_its_session_expired(
         await _eventually(alice_reads, "the ACL on the follower after its new session")
 
     _run(main)
+
+
+def test_a_malformed_acl_znode_fails_the_change_and_the_start_up_naming_it(
+    connect_zk: Callable[[], ZooKeeperClient], raw_zk: KazooClient, zookeeper_connect: str
+) -> None:
+    zk = connect_zk()
+    authorizer = _authorizer(zk)
+    chroot = "/" + zookeeper_connect.split("/", 1)[1]
+    raw_zk.create(chroot + "/kafka-acl/Topic/orders", b'{"version":1,"acls":"not a list"}')
+    with pytest.raises(AclStoreError, match="/kafka-acl/Topic/orders"):
+        _run(lambda: authorizer.create_acls([AclBinding(ORDERS, ALICE_READS)]))
+    with pytest.raises(AclStoreError, match="/kafka-acl/Topic/orders"):
+        ZkAclStore(connect_zk()).load()
