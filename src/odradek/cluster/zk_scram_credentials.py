@@ -91,7 +91,11 @@ class ZkScramCredentialStore:
         """A /config/changes notification named `users/<entity_name>`: read that user again."""
         if "/" in entity_name or entity_name == paths.DEFAULT_ENTITY:
             return  # a (user, client id) or default quota entity: no credentials there
-        user = desanitize(entity_name)
+        try:
+            user = desanitize(entity_name)
+        except UnicodeDecodeError:
+            log.warning("config change of users/%s skipped: not a sanitized user name", entity_name)
+            return
         async with self._updating:
             try:
                 stored = await asyncio.to_thread(self._read, user)
@@ -112,7 +116,11 @@ class ZkScramCredentialStore:
     def _read_all(self) -> UserCredentials:
         found: UserCredentials = {}
         for node in self.zk.children(f"{paths.CONFIG}/{paths.USER_CONFIG}"):
-            user = desanitize(node)
+            try:
+                user = desanitize(node)
+            except UnicodeDecodeError:  # not a name Kafka's Sanitizer writes: no SCRAM user of ours
+                log.warning("/config/users/%s skipped: not a sanitized user name", node)
+                continue
             credentials = self._read(user)
             if credentials:
                 found[user] = credentials

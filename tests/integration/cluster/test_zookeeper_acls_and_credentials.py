@@ -247,3 +247,16 @@ def test_a_malformed_acl_znode_fails_the_change_and_the_start_up_naming_it(
         _run(lambda: authorizer.create_acls([AclBinding(ORDERS, ALICE_READS)]))
     with pytest.raises(AclStoreError, match="/kafka-acl/Topic/orders"):
         ZkAclStore(connect_zk()).load()
+
+
+def test_a_user_znode_name_kafka_would_not_write_is_skipped(
+    connect_zk: Callable[[], ZooKeeperClient], raw_zk: KazooClient, zookeeper_connect: str
+) -> None:
+    zk = connect_zk()
+    zk.ensure_persistent_paths()
+    chroot = "/" + zookeeper_connect.split("/", 1)[1]
+    raw_zk.create(chroot + "/config/users/%FF", b'{"version":1,"config":{}}')
+    writer = ZkScramCredentialStore(zk).load()
+    _run(lambda: writer.alter({("ann", "SCRAM-SHA-256"): _credential("pw")}, set()))
+    assert list(ZkScramCredentialStore(connect_zk()).load().credentials) == ["ann"]
+    _run(lambda: writer.user_changed("%FF"))
