@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from odradek.coordinator.group_coordinator import GroupCoordinator
     from odradek.coordinator.txn_coordinator import TransactionCoordinator
     from odradek.security.authorizer import AclAuthorizer
-    from odradek.security.scram_credentials import ScramCredential, ScramCredentialStore
+    from odradek.security.scram_credentials import CredentialStore, ScramCredential
     from odradek.security.tls_reload import TlsReloader
     from odradek.server.delayed import AppendNotifier
     from odradek.storage.log_manager import LogManager
@@ -73,8 +73,8 @@ class Services:
     def mode(self) -> BrokerMode:
         return self.cluster.mode
 
-    #: SCRAM users (AlterUserScramCredentials), persisted in the log dir; None: SCRAM is not served.
-    scram_credentials: ScramCredentialStore | None = None
+    #: SCRAM users (AlterUserScramCredentials), in the log dir or ZooKeeper; None: SCRAM is not served.
+    scram_credentials: CredentialStore | None = None
     #: Checks TLS and SASL settings of an AlterConfigs change, and rebuilds the TLS listeners' contexts.
     tls: TlsReloader | None = None
     #: ACL authorization (authorizer.class.name); None: every request is allowed and nothing is checked.

@@ -29,10 +29,13 @@ from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
+from odradek.cluster.zk_acls import AclChangeListener, ZkAclStore
 from odradek.cluster.zk_producer_ids import ZkProducerIdManager
+from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zk_topic_configs import TopicConfigSync
 from odradek.cluster.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper.errors import ZooKeeperError
+from odradek.cluster.zookeeper.paths import USER_CONFIG
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.topic import resolve_topic_config
@@ -45,7 +48,7 @@ from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
 from odradek.security.authorizer import authorizer_from_config
 from odradek.security.listener_security import ListenerSecurity, listener_security
-from odradek.security.scram_credentials import CredentialError, ScramCredentialStore
+from odradek.security.scram_credentials import CredentialError, CredentialStore, ScramCredentialStore
 from odradek.security.tls_reload import TlsReloader
 from odradek.server import metrics
 from odradek.server.acceptor import Acceptor, bind_sockets
@@ -149,11 +152,19 @@ class Broker:
         appends = AppendNotifier()
         groups = GroupCoordinator(self.config, cluster, topics, self.logs, self.node_id, appends.notify)
         producer_ids: ProducerIdManager | ZkProducerIdManager
+        credentials: CredentialStore
         if member is None:
             producer_ids = ProducerIdManager(self.logs.log_dirs[0])
+            credentials = ScramCredentialStore.load(self.logs.log_dirs[0])
+            authorizer = authorizer_from_config(self.config, self.logs.log_dirs[0])
         else:
             assert member.zk is not None
             producer_ids = ZkProducerIdManager(member.zk, self.node_id)
+            # In a cluster, credentials and ACLs are ZooKeeper's (/config/users, /kafka-acl), shared
+            credentials = await asyncio.to_thread(ZkScramCredentialStore(member.zk).load)
+            authorizer = await asyncio.to_thread(
+                authorizer_from_config, self.config, self.logs.log_dirs[0], ZkAclStore(member.zk)
+            )
         self.services = Services(
             node_id=self.node_id,
             config=self.config,
@@ -165,8 +176,8 @@ class Broker:
             producer_ids=producer_ids,
             dynamic_configs=self.dynamic_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
-            scram_credentials=ScramCredentialStore.load(self.logs.log_dirs[0]),
-            authorizer=authorizer_from_config(self.config, self.logs.log_dirs[0]),
+            scram_credentials=credentials,
+            authorizer=authorizer,
         )
         transactions = TransactionCoordinator(
             self.config,
@@ -239,7 +250,13 @@ class Broker:
 
         replicas.on_leadership_change = leadership_changed
         replicas.on_metadata_update = topic_configs.apply_known
-        topic_configs.start(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        if isinstance(services.scram_credentials, ZkScramCredentialStore):
+            topic_configs.follow(USER_CONFIG, services.scram_credentials.user_changed)
+        topic_configs.start(loop)
+        authorizer = services.authorizer
+        if authorizer is not None and isinstance(authorizer.store, ZkAclStore):
+            AclChangeListener(member.zk, authorizer.store, authorizer).start(loop)
         services.join_zookeeper_cluster(replicas)
         await member.register(services.advertised, replicas)
         services.controller = await member.start_controller()
