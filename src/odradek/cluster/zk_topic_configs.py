@@ -7,7 +7,8 @@ metadata cache (DescribeConfigs, Metadata) and into the topic's logs on this bro
 segment size, cleanup policy...). Logs created later by a LeaderAndIsr take them when the replica
 manager reports the new replicas (`apply_known`), as do cache entries an UpdateMetadata creates.
 Notifications of other entity types go to whoever follows that type (`follow`): the SCRAM credential
-store follows `users`. Those nobody follows (`brokers/<id>`...) are logged and not applied.
+store follows `users`. Those nobody follows (`brokers/<id>`...) are logged and not applied. After each
+round, notifications older than 15 minutes are deleted, as Kafka's brokers do (ZkConfigManager).
 """
 
 from __future__ import annotations
@@ -21,14 +22,23 @@ from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.configs import config_changes_after, entity_config
+from odradek.cluster.zookeeper.errors import ZooKeeperError
+from odradek.cluster.zookeeper.notifications import CHANGE_EXPIRATION_MS, purge_expired_notifications
 from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger(__name__)
 
 
 class TopicConfigSync:
-    def __init__(self, zk: ZooKeeperClient, cluster: ClusterMetadata, logs: LogManager) -> None:
+    def __init__(
+        self,
+        zk: ZooKeeperClient,
+        cluster: ClusterMetadata,
+        logs: LogManager,
+        change_expiration_ms: int = CHANGE_EXPIRATION_MS,
+    ) -> None:
         self.zk = zk
+        self.change_expiration_ms = change_expiration_ms
         self.cluster = cluster
         self.logs = logs
         #: Each topic's overrides as last read from /config/topics.
@@ -91,6 +101,12 @@ class TopicConfigSync:
                 log.warning(
                     "config change of %s not applied: nothing follows its entity type", change.entity_path
                 )
+        try:
+            await asyncio.to_thread(
+                purge_expired_notifications, self.zk, paths.CONFIG_CHANGES, None, self.change_expiration_ms
+            )
+        except ZooKeeperError as error:  # the next notification tries again
+            log.warning("expired config change notifications not purged: %s", error)
 
     def _apply_to_logs(self, name: str, configs: dict[str, str]) -> None:
         try:
