@@ -5,6 +5,7 @@ offset reset (the CLI's plan and commit: kafka-consumer-groups' rules, refused w
 from __future__ import annotations
 
 import argparse
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +64,41 @@ class GroupDetail:
 
 
 def list_groups(admin: Admin) -> list[GroupListing]:
+    """Every group, from ListGroups sent to each live broker (each answers for the groups it
+    coordinates), in parallel and each bounded by the request timeout.
+
+    Not librdkafka's ListConsumerGroups: with a broker down it waits past its request timeout, and
+    librdkafka 2.16 aborted the console's process (an assertion in rd_kafka_enq_once) when that broker
+    came back. A broker that is down is not in DescribeCluster's answer and is not asked: its groups
+    have no coordinator until it, or another leader of their __consumer_offsets partition, is back.
+    Over TLS or SASL (which odradek's own client does not speak) librdkafka's call is kept.
+    """
+    if str(admin.config.get("security.protocol", "plaintext")).lower() != "plaintext":
+        return _list_groups_with_librdkafka(admin)
+    from odradek.cli.wire import list_groups as ask
+
+    description: Any = admin.wait(admin.client.describe_cluster(**admin.options), "DescribeCluster")
+    brokers = {node.id: f"{node.host}:{node.port}" for node in description.nodes}
+    with ThreadPoolExecutor(max_workers=max(1, len(brokers))) as pool:
+        answers = {
+            broker_id: pool.submit(ask, admin.config, address, admin.timeout)
+            for broker_id, address in brokers.items()
+        }
+    listings: dict[str, GroupListing] = {}
+    for broker_id, answer in sorted(answers.items()):
+        try:
+            listed = answer.result()
+        except CliError as error:
+            raise CliError(
+                f"ListGroups to broker {broker_id} ({brokers[broker_id]}) failed: {error.message}"
+            ) from None
+        for group in listed:
+            kind = "consumer" if group.protocol_type else "simple"
+            listings[group.group_id] = GroupListing(group.group_id, group.group_state or "Unknown", kind)
+    return sorted(listings.values(), key=lambda listing: listing.group_id)
+
+
+def _list_groups_with_librdkafka(admin: Admin) -> list[GroupListing]:
     result: Any = admin.wait(admin.client.list_consumer_groups(**admin.options), "ListGroups")
     if result.errors:
         error = result.errors[0]
