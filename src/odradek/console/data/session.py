@@ -21,11 +21,19 @@ T = TypeVar("T")
 class ClusterError(Exception):
     """The cluster could not answer, or refused: `message` is a sentence for a person."""
 
-    def __init__(self, message: str, unreachable: bool = False, kafka_code: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        unreachable: bool = False,
+        kafka_code: int | None = None,
+        brokers: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.unreachable = unreachable
         self.kafka_code = kafka_code
+        #: The broker(s) that do not answer when the others do (a group's coordinator), for the page.
+        self.brokers = brokers
 
 
 class Session:
