@@ -15,6 +15,7 @@ is down is shown as such, naming the broker, instead of "got no answer" from the
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -159,12 +160,24 @@ def _kill_and_restart(cluster: Cluster, browser: Any, url: str, victim: int, sho
     assert "got no answer" not in body
 
     cluster.brokers[victim].start()
-    # every page keeps answering in time while the broker comes back
+    # every page keeps answering in time while the broker comes back, and all render once it is back
     wait_for(lambda: 'id="offline-count">0<' in _page(url + "/")[1], timeout=60, what="no partition offline")
-    for path in ("/", "/topics", f"/topics/{TOPIC}", f"/topics/{TOPIC}/messages", "/groups", "/brokers"):
-        status, body = _page(url + path)
-        assert status == 200, (path, status, body[-2000:])
-    assert _page(f"{url}/groups/{GROUP}")[0] == 200
+    paths = ("/", "/topics", f"/topics/{TOPIC}", f"/topics/{TOPIC}/messages", "/groups", "/brokers")
+    failing: list[tuple[str, int, str]] = []
+
+    def all_render() -> bool:
+        failing[:] = [
+            (path, status, _error_text(body))
+            for path in (*paths, f"/groups/{GROUP}")
+            for status, body in [_page(url + path)]
+            if status != 200
+        ]
+        return not failing
+
+    try:
+        wait_for(all_render, timeout=60, what="every page rendered")
+    except AssertionError:
+        raise AssertionError(f"pages still failing: {failing}") from None
     wait_for(lambda: _overview(browser, url) == all_up, timeout=60, what=f"broker {victim} shown up again")
     assert text_of(browser, "#brokers-up") == "3 / 3"
     assert not SLOW, SLOW
@@ -182,6 +195,12 @@ def _page(url: str) -> tuple[int, str]:
         SLOW.append(f"{url} took {took:.1f} s")
     assert not SLOW, SLOW
     return status, body
+
+
+def _error_text(body: str) -> str:
+    """The error page's message (its first <strong> or the message paragraph), for assertion messages."""
+    found = re.search(r"<strong>(.*?)</strong>|<p[^>]*>(.*?)</p>", body, re.S)
+    return (found.group(1) or found.group(2) or "").strip() if found else body[-300:]
 
 
 def _offline_rows(browser: Any, url: str) -> set[tuple[str, str]]:

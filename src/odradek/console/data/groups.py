@@ -5,6 +5,7 @@ offset reset (the CLI's plan and commit: kafka-consumer-groups' rules, refused w
 from __future__ import annotations
 
 import argparse
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,8 @@ from odradek.cli.errors import CliError, kafka_error_message
 from odradek.cli.group_offsets import Partition, apply_reset, committed_offsets, plan_reset
 from odradek.console.data.cluster import BrokerMemory, cluster_state
 from odradek.console.data.offsets import log_end_offsets
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.list_groups import ListedGroup
 
 RESET_TARGETS = ("earliest", "latest", "timestamp")
 
@@ -75,13 +78,11 @@ def list_groups(admin: Admin) -> list[GroupListing]:
     """
     if str(admin.config.get("security.protocol", "plaintext")).lower() != "plaintext":
         return _list_groups_with_librdkafka(admin)
-    from odradek.cli.wire import list_groups as ask
-
     description: Any = admin.wait(admin.client.describe_cluster(**admin.options), "DescribeCluster")
     brokers = {node.id: f"{node.host}:{node.port}" for node in description.nodes}
     with ThreadPoolExecutor(max_workers=max(1, len(brokers))) as pool:
         answers = {
-            broker_id: pool.submit(ask, admin.config, address, admin.timeout)
+            broker_id: pool.submit(_groups_of_broker, admin, address)
             for broker_id, address in brokers.items()
         }
     listings: dict[str, GroupListing] = {}
@@ -96,6 +97,24 @@ def list_groups(admin: Admin) -> list[GroupListing]:
             kind = "consumer" if group.protocol_type else "simple"
             listings[group.group_id] = GroupListing(group.group_id, group.group_state or "Unknown", kind)
     return sorted(listings.values(), key=lambda listing: listing.group_id)
+
+
+#: ListGroups errors asked again within the request timeout, as Kafka's admin client does: a broker
+#: just (re)started is still loading its __consumer_offsets partitions.
+_RETRIABLE = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE})
+
+
+def _groups_of_broker(admin: Admin, address: str) -> list[ListedGroup]:
+    from odradek.cli.wire import list_groups as ask
+
+    deadline = time.monotonic() + admin.timeout
+    while True:
+        try:
+            return ask(admin.config, address, max(0.1, deadline - time.monotonic()))
+        except CliError as error:
+            if error.kafka_code not in _RETRIABLE or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.2)
 
 
 def _list_groups_with_librdkafka(admin: Admin) -> list[GroupListing]:

@@ -65,8 +65,21 @@ class Session:
             return self._admin
 
     def run(self, operation: Callable[[Admin], T]) -> T:
-        """`operation(admin)`, its CliError turned into a ClusterError."""
-        return call(lambda: operation(self.admin()))
+        """`operation(admin)`, its CliError turned into a ClusterError.
+
+        A call that times out drops the admin client, so that the next call makes a new one: after a
+        broker restarted, librdkafka's client kept timing out on the group coordinator's requests
+        (OffsetFetch, DescribeGroups) for over a minute while the broker answered them at once.
+        """
+        admin = self.admin()
+        try:
+            return call(lambda: operation(admin))
+        except ClusterError as error:
+            if error.unreachable:
+                with self._lock:
+                    if self._admin is admin:
+                        self._admin = None
+            raise
 
 
 def call(operation: Callable[[], T]) -> T:
