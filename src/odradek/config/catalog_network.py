@@ -92,9 +92,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         MEDIUM,
         "Listener brokers use to talk to each other; not to be set together with "
-        "security.inter.broker.protocol. In cluster mode it must map to PLAINTEXT (brokers have no TLS or "
-        "SASL client for each other yet): another protocol is refused at start-up. A single node has no "
-        "inter-broker traffic and accepts any listener here (it only exempts it from max.connections).",
+        "security.inter.broker.protocol.",
     ),
     ConfigKey(
         "security.inter.broker.protocol",
