@@ -121,24 +121,6 @@ def test_bad_value_in_config_file_refuses_to_start_in_one_line(tmp_path: Path) -
     assert_refused_in_one_line(result, "num.partitions", "many")
 
 
-def test_cluster_broker_with_ssl_inter_broker_listener_refuses_to_start_in_one_line(tmp_path: Path) -> None:
-    # Refused while the config is read, before any ZooKeeper is needed: none listens on port 1.
-    result = run_broker(
-        "--override",
-        f"listeners=PLAINTEXT://127.0.0.1:{free_port()},SSL://127.0.0.1:{free_port()}",
-        "--override",
-        f"log.dirs={tmp_path / 'data'}",
-        "--override",
-        "zookeeper.connect=127.0.0.1:1",
-        "--override",
-        "inter.broker.listener.name=SSL",
-    )
-    assert result.returncode == 2, result.stderr
-    line = assert_refused_in_one_line(result, "inter.broker.listener.name", "SSL", "PLAINTEXT only")
-    assert line.startswith("odradek broker: inter.broker.listener.name: ")
-    assert not (tmp_path / "data").exists()
-
-
 def test_config_file_without_listeners_refuses_to_start_in_one_line(tmp_path: Path) -> None:
     config = tmp_path / "server.properties"
     config.write_text(f"listeners=\nlog.dirs={tmp_path / 'data'}\n")

@@ -352,18 +352,8 @@ def _check_listener_scoped(name: str, raw: str) -> None:
 
 
 def _check_inter_broker_listener(config: BrokerConfig) -> None:
-    """Kafka's rules for the inter-broker listener, and odradek's refusal of a secured one.
-
-    In cluster mode (``zookeeper.connect`` set) brokers talk to each other over this listener, with
-    a client that speaks PLAINTEXT only: an inter-broker listener mapped to SSL or SASL_* (by name or
-    through ``listener.security.protocol.map``) is refused rather than silently talked to in clear.
-    A single node has no inter-broker traffic, so there the setting only marks the listener exempt
-    from ``max.connections``, as Kafka would, and any protocol is accepted.
-    """
     name = config.inter_broker_listener_name
     if name is None:
-        if config.zookeeper_connect:
-            _check_cluster_inter_broker_listener(config, config.security_inter_broker_protocol, "")
         return
     if config.is_set("security.inter.broker.protocol"):
         raise ConfigError(
@@ -374,30 +364,6 @@ def _check_inter_broker_listener(config: BrokerConfig) -> None:
         raise ConfigError(
             "inter.broker.listener.name must be a listener name defined in advertised.listeners",
             "inter.broker.listener.name",
-        )
-    if config.zookeeper_connect:
-        _check_cluster_inter_broker_listener(config, str(name), "inter.broker.listener.name")
-
-
-def _check_cluster_inter_broker_listener(config: BrokerConfig, name: str, setting: str) -> None:
-    """``setting`` is the config that chose the listener, or "" when Kafka's default chose it."""
-    endpoints = {endpoint.listener_name: endpoint for endpoint in config.advertised_endpoints()}
-    endpoint = endpoints.get(name.upper())
-    if endpoint is None:
-        # Kafka requires the default (security.inter.broker.protocol's listener) to be advertised too.
-        raise ConfigError(
-            f"the inter-broker listener {name.upper()} (security.inter.broker.protocol) must be a listener "
-            "name defined in advertised.listeners; set inter.broker.listener.name to one of "
-            f"{', '.join(endpoints)}",
-            "inter.broker.listener.name",
-        )
-    if endpoint.security_protocol != "PLAINTEXT":
-        named = setting or "listener.security.protocol.map"
-        raise ConfigError(
-            f"{named}: the inter-broker listener {endpoint.listener_name} uses "
-            f"{endpoint.security_protocol}, but odradek's brokers talk to each other in PLAINTEXT only "
-            "(no inter-broker TLS or SASL client yet); use a PLAINTEXT listener for inter-broker traffic",
-            named,
         )
 
 
