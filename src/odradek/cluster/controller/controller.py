@@ -18,7 +18,14 @@ import logging
 from kazoo.exceptions import KazooException
 from kazoo.protocol.states import ZnodeStat
 
-from odradek.cluster.controller import broker_changes, events, leader_elections, topic_changes, zk_state
+from odradek.cluster.controller import (
+    alter_partition,
+    broker_changes,
+    events,
+    leader_elections,
+    topic_changes,
+    zk_state,
+)
 from odradek.cluster.controller.channel import ControllerChannelManager
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import ControllerContext, TopicPartition
@@ -123,6 +130,24 @@ class KafkaController:
         self.events.put(events.ElectLeaders(election_type, partitions, done))
         return await asyncio.wait_for(asyncio.shield(done), timeout)
 
+    async def alter_partition(
+        self,
+        broker_id: int,
+        broker_epoch: int,
+        changes: list[alter_partition.IsrChangeRequest],
+        timeout: float = 30.0,
+    ) -> alter_partition.AlterPartitionResult:
+        """AlterPartition (key 56) on the controller: NOT_CONTROLLER (top level) when this broker is
+        not (or stops being) controller, REQUEST_TIMED_OUT when the event queue is too slow."""
+        done: asyncio.Future[alter_partition.AlterPartitionResult] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self.events.put(events.AlterPartition(broker_id, broker_epoch, changes, done))
+        try:
+            return await asyncio.wait_for(asyncio.shield(done), timeout)
+        except TimeoutError:
+            return alter_partition.AlterPartitionResult(ErrorCode.REQUEST_TIMED_OUT, [])
+
     def _on_session_state(self, state: str) -> None:
         if state == "LOST":
             self.events.put(events.Expire())
@@ -175,9 +200,14 @@ class KafkaController:
                 event.done.set_result(errors)
         elif isinstance(event, events.AutoPreferredReplicaLeaderElection):
             await leader_elections.on_auto_rebalance(term)
+        elif isinstance(event, events.AlterPartition):
+            answer = await alter_partition.on_alter_partition(
+                term, event.broker_id, event.broker_epoch, event.changes
+            )
+            if not event.done.done():
+                event.done.set_result(answer)
         else:
-            # AlterPartition comes with replication (the leaders' ISR changes): not handled yet
-            logger.warning("Controller %d does not handle %s yet", self.broker_id, event.name)
+            logger.warning("Controller %d does not handle %s", self.broker_id, event.name)
 
     # -- election and failover (reference §2) ------------------------------------------------------
 
@@ -291,6 +321,8 @@ def _answer_not_controller(event: events.ControllerEvent) -> None:
     controller, and the broker that asked must find the new one (KafkaApis answers NOT_CONTROLLER)."""
     if isinstance(event, events.ControlledShutdown) and not event.done.done():
         event.done.set_result(events.ControlledShutdownResult(ErrorCode.NOT_CONTROLLER, []))
+    elif isinstance(event, events.AlterPartition) and not event.done.done():
+        event.done.set_result(alter_partition.AlterPartitionResult(ErrorCode.NOT_CONTROLLER, []))
     elif isinstance(event, events.ElectLeaders) and not event.done.done():
         event.done.set_exception(NotControllerError(f"not the controller (event {event.name})"))
 
