@@ -1,18 +1,25 @@
 """AlterPartition on the controller, with a real ZooKeeper and fake brokers: each check's error code,
-the compare-and-set of the state znode, and the UpdateMetadata every live broker gets."""
+the compare-and-set of the state znode, and the UpdateMetadata every live broker gets; then elections
+over the ISRs that AlterPartition leaves (only ISR members lead, unless unclean election is allowed
+by the broker's setting, the topic's, or an ElectLeaders UNCLEAN)."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 
+import pytest
+
 from odradek.cluster.controller.alter_partition import UNKNOWN_BROKER_EPOCH, IsrChangeRequest
 from odradek.cluster.controller.config import ControllerConfig
+from odradek.cluster.controller.context import TopicPartition
 from odradek.cluster.controller.controller import KafkaController
+from odradek.cluster.controller.leader_elections import PREFERRED_ELECTION, UNCLEAN_ELECTION
 from odradek.cluster.zookeeper import brokers, paths, topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode, TopicAssignmentZnode
@@ -65,7 +72,9 @@ def change(
 
 
 @asynccontextmanager
-async def three_brokers(connect_zk: Callable[[], ZooKeeperClient]) -> AsyncIterator[Setup]:
+async def three_brokers(
+    connect_zk: Callable[[], ZooKeeperClient], config: ControllerConfig | None = None
+) -> AsyncIterator[Setup]:
     """Fake brokers 1-3, the controller on broker 1, topic t with partition 0 on [1, 2, 3] (leader 1)
     and partition 1 on [2, 3] (leader 2)."""
     zk = connect_zk()
@@ -77,7 +86,7 @@ async def three_brokers(connect_zk: Callable[[], ZooKeeperClient]) -> AsyncItera
             b: await asyncio.to_thread(brokers.register_broker, zk, fake.registration())
             for b, fake in fakes.items()
         }
-        controller = KafkaController(connect_zk(), ControllerConfig(broker_id=1))
+        controller = KafkaController(connect_zk(), config or ControllerConfig(broker_id=1))
         await controller.start()
         await controller.wait_idle()
         topic_id = uuid.uuid4()
@@ -100,9 +109,13 @@ async def _until(check: Callable[[], bool], timeout: float = 30.0) -> None:
         await asyncio.sleep(0.02)
 
 
-def run(connect_zk: Callable[[], ZooKeeperClient], scenario: Callable[[Setup], Awaitable[None]]) -> None:
+def run(
+    connect_zk: Callable[[], ZooKeeperClient],
+    scenario: Callable[[Setup], Awaitable[None]],
+    config: ControllerConfig | None = None,
+) -> None:
     async def main() -> None:
-        async with three_brokers(connect_zk) as setup:
+        async with three_brokers(connect_zk, config) as setup:
             await asyncio.wait_for(scenario(setup), 60)
 
     asyncio.run(main())
@@ -265,3 +278,126 @@ def test_a_controller_that_is_not_or_lost_its_epoch_answers_not_controller(
         assert (list(znode.isr), version) == ([1, 2, 3], 0)
 
     run(connect_zk, scenario)
+
+
+# ----- elections over the ISR ------------------------------------------------------------------------
+
+
+async def wait_state(
+    s: Setup, check: Callable[[PartitionStateZnode], bool], topic: str = "t"
+) -> PartitionStateZnode:
+    deadline = time.monotonic() + 30
+    while True:
+        found = await asyncio.to_thread(topics.partition_state, s.zk, topic, 0)
+        if found is not None and check(found[0]):
+            return found[0]
+        assert time.monotonic() < deadline, f"{topic}-0 state is {found}"
+        await asyncio.sleep(0.05)
+
+
+async def leave(s: Setup, broker_id: int) -> None:
+    await asyncio.to_thread(s.zk.kazoo.delete, paths.broker(broker_id))
+    await _until(lambda: broker_id not in s.controller.context.live_brokers)  # type: ignore[union-attr]
+    await s.controller.wait_idle()
+
+
+def unclean_warnings(caplog: pytest.LogCaptureFixture, topic: str) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING
+        and "unclean leader election" in r.getMessage()
+        and f" {topic}-0 " in r.getMessage()
+    ]
+
+
+def test_only_isr_members_are_elected_and_the_last_one_stays_in_the_isr_when_it_dies(
+    connect_zk: Callable[[], ZooKeeperClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario(s: Setup) -> None:
+        assert await s.alter(change((1, 3), 0)) == (ErrorCode.NONE, [ErrorCode.NONE])
+        await leave(s, 1)
+        # 2 comes first in the assignment, but only 3 is in sync
+        znode = await wait_state(s, lambda z: z.leader_epoch == 1)
+        assert (znode.leader, list(znode.isr)) == (3, [3])
+        # the preferred replica (1) is gone: no preferred election
+        elected = await s.controller.elect_leaders(PREFERRED_ELECTION, [TopicPartition("t", 0)])
+        assert elected == {TopicPartition("t", 0): ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE}
+
+        await leave(s, 3)
+        znode = await wait_state(s, lambda z: z.leader_epoch == 2)
+        assert (znode.leader, list(znode.isr)) == (-1, [3])  # offline; 2 is live but out of sync
+        assert not unclean_warnings(caplog, "t")
+
+        elected = await s.controller.elect_leaders(UNCLEAN_ELECTION, [TopicPartition("t", 0)])
+        assert elected == {TopicPartition("t", 0): ErrorCode.NONE}
+        znode = await wait_state(s, lambda z: z.leader_epoch == 3)
+        assert (znode.leader, list(znode.isr)) == (2, [2])
+        (warning,) = unclean_warnings(caplog, "t")
+        assert "ElectLeaders UNCLEAN" in warning and "broker 2" in warning
+
+    caplog.set_level(logging.INFO)
+    run(connect_zk, scenario)
+
+
+def test_controlled_shutdown_keeps_a_leadership_no_in_sync_replica_can_take(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(s: Setup) -> None:
+        assert await s.alter(change((2,), 0, partition=1), broker_id=2) == (ErrorCode.NONE, [ErrorCode.NONE])
+        result = await s.controller.controlled_shutdown(2, s.epochs[2])
+        # t-1: 3 is out of sync, so 2 keeps leading it; t-0: 2 leaves the ISR
+        assert (result.error, result.remaining) == (ErrorCode.NONE, [TopicPartition("t", 1)])
+        found = await asyncio.to_thread(topics.partition_state, s.zk, "t", 1)
+        assert found is not None and (found[0].leader, list(found[0].isr)) == (2, [2])
+        znode = await wait_state(s, lambda z: z.leader_epoch == 1)
+        assert (znode.leader, list(znode.isr)) == (1, [1, 3])
+
+    run(connect_zk, scenario)
+
+
+def test_a_topic_enabling_unclean_election_gets_an_out_of_sync_leader_with_a_warning(
+    connect_zk: Callable[[], ZooKeeperClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario(s: Setup) -> None:
+        await create(s, "dirty", {"unclean.leader.election.enable": "true"})
+        for topic in ("t", "dirty"):
+            shrink = replace(change((1,), 0), topic=topic)
+            assert await s.alter(shrink) == (ErrorCode.NONE, [ErrorCode.NONE])
+        await leave(s, 1)
+        dirty = await wait_state(s, lambda z: z.leader_epoch == 1, "dirty")
+        assert (dirty.leader, list(dirty.isr)) == (2, [2])
+        (warning,) = unclean_warnings(caplog, "dirty")
+        assert "broker 2" in warning and "[1]" in warning
+        clean = await wait_state(s, lambda z: z.leader_epoch == 1)
+        assert (clean.leader, list(clean.isr)) == (-1, [1])  # the broker's default: off
+        assert not unclean_warnings(caplog, "t")
+
+    caplog.set_level(logging.INFO)
+    run(connect_zk, scenario)
+
+
+def test_the_brokers_unclean_default_applies_unless_the_topic_disables_it(
+    connect_zk: Callable[[], ZooKeeperClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario(s: Setup) -> None:
+        await create(s, "careful", {"unclean.leader.election.enable": "false"})
+        for topic in ("t", "careful"):
+            shrink = replace(change((1,), 0), topic=topic)
+            assert await s.alter(shrink) == (ErrorCode.NONE, [ErrorCode.NONE])
+        await leave(s, 1)
+        znode = await wait_state(s, lambda z: z.leader_epoch == 1)
+        assert (znode.leader, list(znode.isr)) == (2, [2])
+        assert len(unclean_warnings(caplog, "t")) == 1
+        careful = await wait_state(s, lambda z: z.leader_epoch == 1, "careful")
+        assert (careful.leader, list(careful.isr)) == (-1, [1])
+
+    caplog.set_level(logging.INFO)
+    run(connect_zk, scenario, ControllerConfig(broker_id=1, unclean_leader_election_enable=True))
+
+
+async def create(s: Setup, topic: str, config: dict[str, str]) -> None:
+    assignment = TopicAssignmentZnode({0: [1, 2]}, uuid.uuid4())
+    await asyncio.to_thread(topics.create_topic, s.zk, topic, assignment, config)
+    await _until(lambda: TopicPartition(topic, 0) in s.controller.context.states)  # type: ignore[union-attr]
+    await s.controller.wait_idle()
