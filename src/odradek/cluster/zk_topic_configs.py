@@ -7,13 +7,15 @@ metadata cache (DescribeConfigs, Metadata) and into the topic's logs on this bro
 segment size, cleanup policy...). Logs created later by a LeaderAndIsr take them when the replica
 manager reports the new replicas (`apply_known`), as do cache entries an UpdateMetadata creates.
 Broker config notifications (`brokers/<id>`, `brokers/<default>`) are logged and not applied yet.
+`on_change` hears of each topic whose configs a notification changed (the controller elects offline
+partitions again when a topic turns unclean election on).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from odradek.cluster.metadata import ClusterMetadata
@@ -35,6 +37,8 @@ class TopicConfigSync:
         #: The newest /config/changes notification handled (-1: none yet).
         self.sequence = -1
         self._reading: set[asyncio.Task[None]] = set()
+        #: Called with a topic and its new overrides after a notification changed them.
+        self.on_change: Callable[[str, dict[str, str]], None] | None = None
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self.zk.watch_children(paths.TOPICS, self._on_topics, loop)
@@ -76,6 +80,8 @@ class TopicConfigSync:
             if entity_type == paths.TOPIC_CONFIG:
                 await self._read(name)
                 log.info("configs of topic %s changed: %s", name, self.known.get(name))
+                if self.on_change is not None:
+                    self.on_change(name, self.known.get(name, {}))
             else:
                 log.warning(
                     "config change of %s not applied: only topic configs are followed", change.entity_path

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
+from collections.abc import Mapping
 
 from kazoo.exceptions import KazooException
 from kazoo.protocol.states import ZnodeStat
@@ -24,6 +26,7 @@ from odradek.cluster.controller import (
     events,
     leader_elections,
     topic_changes,
+    unclean,
     zk_state,
 )
 from odradek.cluster.controller.channel import ControllerChannelManager
@@ -148,6 +151,23 @@ class KafkaController:
         except TimeoutError:
             return alter_partition.AlterPartitionResult(ErrorCode.REQUEST_TIMED_OUT, [])
 
+    def set_unclean_leader_election_enable(self, enabled: bool) -> None:
+        """The broker's unclean.leader.election.enable changed at run time (AlterConfigs); turned on,
+        the offline partitions are elected again (KafkaController.enableDefaultUncleanLeaderElection)."""
+        if enabled == self.config.unclean_leader_election_enable:
+            return
+        self.config = dataclasses.replace(self.config, unclean_leader_election_enable=enabled)
+        if self.term is not None:
+            self.term.config = self.config
+        if enabled:
+            self.events.put(events.UncleanLeaderElectionEnable())
+
+    def topic_configs_changed(self, topic: str, configs: Mapping[str, str]) -> None:
+        """A topic's configs changed (/config/changes): if they turn unclean election on, its offline
+        partitions are elected again (KafkaController.enableTopicUncleanLeaderElection)."""
+        if unclean.enabled_in(configs) and self.is_active:
+            self.events.put(events.TopicUncleanLeaderElectionEnable(topic))
+
     def _on_session_state(self, state: str) -> None:
         if state == "LOST":
             self.events.put(events.Expire())
@@ -198,6 +218,11 @@ class KafkaController:
             errors = await leader_elections.on_elect_leaders(term, event.election_type, event.partitions)
             if not event.done.done():
                 event.done.set_result(errors)
+        elif isinstance(event, events.UncleanLeaderElectionEnable):
+            await leader_elections.online_partitions(term, term.context.partitions_without_live_leader())
+        elif isinstance(event, events.TopicUncleanLeaderElectionEnable):
+            offline = term.context.partitions_without_live_leader()
+            await leader_elections.online_partitions(term, [tp for tp in offline if tp.topic == event.topic])
         elif isinstance(event, events.AutoPreferredReplicaLeaderElection):
             await leader_elections.on_auto_rebalance(term)
         elif isinstance(event, events.AlterPartition):

@@ -67,6 +67,18 @@ class TopicDeletion(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class UncleanLeaderElectionEnable(ControllerEvent):
+    """The broker's unclean.leader.election.enable was turned on: elect the offline partitions."""
+
+
+@dataclass(frozen=True)
+class TopicUncleanLeaderElectionEnable(ControllerEvent):
+    """A topic's unclean.leader.election.enable was turned on: elect its offline partitions."""
+
+    topic: str
+
+
+@dataclass(frozen=True)
 class Expire(ControllerEvent):
     """Our ZooKeeper session expired: resign now (a new session elects again)."""
 

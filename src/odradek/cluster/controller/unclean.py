@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from odradek.cluster.controller.context import PartitionState, TopicPartition
 from odradek.cluster.controller.term import ControllerTerm
@@ -29,10 +29,14 @@ async def unclean_allowed(term: ControllerTerm, tp: TopicPartition, state: Parti
     if any(r in eligible for r in state.isr if r in replicas) or not any(r in eligible for r in replicas):
         return False  # a clean election is possible, or no election at all
     overrides = await asyncio.to_thread(configs.entity_config, term.zk, paths.TOPIC_CONFIG, tp.topic)
-    value = overrides.get(UNCLEAN_LEADER_ELECTION_ENABLE)
-    if value is None:
+    if UNCLEAN_LEADER_ELECTION_ENABLE not in overrides:
         return term.config.unclean_leader_election_enable
-    return value.strip().lower() == "true"
+    return enabled_in(overrides)
+
+
+def enabled_in(topic_configs: Mapping[str, str]) -> bool:
+    """Whether a topic's overrides turn unclean election on (Kafka parses booleans without case)."""
+    return topic_configs.get(UNCLEAN_LEADER_ELECTION_ENABLE, "").strip().lower() == "true"
 
 
 def warn_if_unclean(
