@@ -162,7 +162,7 @@ def _alter_partition_response(
     topics: list[TopicDataResult] = []
     outcomes = iter(result.outcomes if result is not None else [])
     for topic in asked or []:
-        answered = [_partition_result(p.partition_index, next(outcomes)) for p in topic.partitions]
+        answered = [_partition_result(p.partition_index, next(outcomes), version) for p in topic.partitions]
         topics.append(
             TopicDataResult(
                 topic_name=topic.topic_name if version < 2 else "",
@@ -173,11 +173,14 @@ def _alter_partition_response(
     return AlterPartitionResponse(throttle_time_ms=0, error_code=error, topics=topics)
 
 
-def _partition_result(partition: int, outcome: IsrChangeOutcome) -> PartitionDataResult:
+def _partition_result(partition: int, outcome: IsrChangeOutcome, version: int) -> PartitionDataResult:
     state = outcome.state
     if outcome.error != ErrorCode.NONE or state is None:
+        error = outcome.error
+        if error == ErrorCode.INELIGIBLE_REPLICA and version < 2:
+            error = ErrorCode.OPERATION_NOT_ATTEMPTED  # as Kafka: INELIGIBLE_REPLICA came with v2 (KIP-841)
         return PartitionDataResult(
-            partition_index=partition, error_code=outcome.error, leader_id=-1, leader_epoch=-1, isr=[]
+            partition_index=partition, error_code=error, leader_id=-1, leader_epoch=-1, isr=[]
         )
     return PartitionDataResult(
         partition_index=partition,

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import pytest
 
@@ -25,7 +26,14 @@ from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode, TopicAssignmentZnode
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.alter_partition import (
+    AlterPartitionRequest,
+    BrokerState,
+    PartitionData,
+    TopicData,
+)
 from tests.support.fake_broker import FakeBroker
+from tests.support.handler_services import HandlerBroker
 
 UM = ApiKey.UPDATE_METADATA
 
@@ -401,3 +409,69 @@ async def create(s: Setup, topic: str, config: dict[str, str]) -> None:
     await asyncio.to_thread(topics.create_topic, s.zk, topic, assignment, config)
     await _until(lambda: TopicPartition(topic, 0) in s.controller.context.states)  # type: ignore[union-attr]
     await s.controller.wait_idle()
+
+
+def test_the_handler_answers_by_topic_id_from_v2_and_by_name_before(
+    connect_zk: Callable[[], ZooKeeperClient], tmp_path: Path
+) -> None:
+    async def scenario(s: Setup) -> None:
+        broker = HandlerBroker(tmp_path, node_id=1, zookeeper_mode=True)
+        broker.services.controller = s.controller
+        try:
+            members = [BrokerState(broker_id=1, broker_epoch=-1), BrokerState(broker_id=2, broker_epoch=-1)]
+            by_id = [
+                TopicData(
+                    topic_id=topic_id,
+                    partitions=[
+                        PartitionData(
+                            partition_index=0, leader_epoch=0, new_isr_with_epochs=members, partition_epoch=0
+                        )
+                    ],
+                )
+                for topic_id in (s.topic_id, uuid.uuid4())
+            ]
+            request = AlterPartitionRequest(broker_id=1, broker_epoch=s.epochs[1], topics=by_id)
+            response = await broker.call_over_wire(request, 3)
+            assert response.error_code == ErrorCode.NONE
+            known, unknown = sorted(response.topics, key=lambda t: t.topic_id != s.topic_id)
+            assert known.topic_id == s.topic_id
+            ((p,),) = [known.partitions]
+            assert (p.error_code, p.leader_id, p.leader_epoch, p.isr, p.partition_epoch) == (
+                0,
+                1,
+                0,
+                [1, 2],
+                1,
+            )
+            assert [q.error_code for q in unknown.partitions] == [ErrorCode.UNKNOWN_TOPIC_ID]
+
+            def by_name(isr: list[int]) -> AlterPartitionRequest:
+                partition = PartitionData(partition_index=0, leader_epoch=0, new_isr=isr, partition_epoch=1)
+                return AlterPartitionRequest(
+                    broker_id=1,
+                    broker_epoch=s.epochs[1],
+                    topics=[TopicData(topic_name="t", partitions=[partition])],
+                )
+
+            # v1 has no INELIGIBLE_REPLICA (KIP-841 came with v2): Kafka answers OPERATION_NOT_ATTEMPTED
+            response = await broker.call_over_wire(by_name([1, 4]), 1)
+            ((topic,),) = [response.topics]
+            assert (topic.topic_name, topic.partitions[0].error_code) == (
+                "t",
+                ErrorCode.OPERATION_NOT_ATTEMPTED,
+            )
+            response = await broker.call_over_wire(by_name([1, 2, 3]), 1)
+            assert (
+                response.topics[0].partitions[0].isr,
+                response.topics[0].partitions[0].partition_epoch,
+            ) == (
+                [1, 2, 3],
+                2,
+            )
+            stale = AlterPartitionRequest(broker_id=1, broker_epoch=s.epochs[1] - 1, topics=by_id)
+            response = await broker.call_over_wire(stale, 3)
+            assert (response.error_code, response.topics) == (ErrorCode.STALE_BROKER_EPOCH, [])
+        finally:
+            broker.close()
+
+    run(connect_zk, scenario)

@@ -83,34 +83,38 @@ async def on_alter_partition(
         return AlterPartitionResult(ErrorCode.STALE_BROKER_EPOCH, [])
     outcomes: list[IsrChangeOutcome] = []
     changed: list[TopicPartition] = []
+    accepted: list[TopicPartition] = []
     for change in changes:
-        outcome, tp = await _apply(term, broker_id, change)
+        outcome, tp, written = await _apply(term, broker_id, change)
         outcomes.append(outcome)
-        if tp is not None:
-            changed.append(tp)
+        if tp is not None and outcome.error == ErrorCode.NONE:
+            accepted.append(tp)
+            if written:
+                changed.append(tp)
     if changed:
         term.send_update_metadata(context.live_broker_ids(), changed)
-        for tp in changed:
-            reassignment_hooks.on_isr_change(term, tp.topic, tp.partition)
+    # as Kafka's processAlterPartition: any successful answer may complete a reassignment
+    for tp in accepted:
+        reassignment_hooks.on_isr_change(term, tp.topic, tp.partition)
     return AlterPartitionResult(ErrorCode.NONE, outcomes)
 
 
 async def _apply(
     term: ControllerTerm, broker_id: int, change: IsrChangeRequest
-) -> tuple[IsrChangeOutcome, TopicPartition | None]:
-    """The outcome for one partition, and the partition when its state znode was written."""
+) -> tuple[IsrChangeOutcome, TopicPartition | None, bool]:
+    """The outcome for one partition, the partition (when known), and whether its znode was written."""
     context = term.context
     topic = change.topic if change.topic is not None else _topic_named(context, change.topic_id)
     if topic is None:
-        return IsrChangeOutcome(ErrorCode.UNKNOWN_TOPIC_ID), None
+        return IsrChangeOutcome(ErrorCode.UNKNOWN_TOPIC_ID), None, False
     tp = TopicPartition(topic, change.partition)
     state = context.states.get(tp)
     if state is None or topic in context.topics_being_deleted:
-        return IsrChangeOutcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), None
+        return IsrChangeOutcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), None, False
     refused = check_change(context, tp, state, broker_id, change)
     if refused is not None:
         if refused == ErrorCode.NONE:  # the state asked for is the current one
-            return IsrChangeOutcome(ErrorCode.NONE, state), None
+            return IsrChangeOutcome(ErrorCode.NONE, state), tp, False
         logger.info(
             "Controller %d refuses broker %d's ISR %s for %s-%d: %s",
             term.controller_id,
@@ -120,7 +124,7 @@ async def _apply(
             tp.partition,
             refused.name,
         )
-        return IsrChangeOutcome(refused), None
+        return IsrChangeOutcome(refused), tp, False
     expected = change.partition_epoch
 
     def decide(current: PartitionState) -> PartitionStateZnode | None:
@@ -132,7 +136,7 @@ async def _apply(
 
     written = await term.update_state(tp, decide)
     if written is None:
-        return IsrChangeOutcome(ErrorCode.INVALID_UPDATE_VERSION), None
+        return IsrChangeOutcome(ErrorCode.INVALID_UPDATE_VERSION), tp, False
     logger.info(
         "Controller %d: ISR of %s-%d is now %s (partition epoch %d)",
         term.controller_id,
@@ -141,7 +145,7 @@ async def _apply(
         list(written.isr),
         written.partition_epoch,
     )
-    return IsrChangeOutcome(ErrorCode.NONE, written), tp
+    return IsrChangeOutcome(ErrorCode.NONE, written), tp, True
 
 
 def check_change(
