@@ -277,3 +277,18 @@ async def test_stopping_fails_the_proposals_still_waiting() -> None:
         assert failed.value.error_code == ErrorCode.BROKER_NOT_AVAILABLE
         with pytest.raises(IsrUpdateFailed):
             await manager.submit(proposal(1))
+
+
+@in_loop
+async def test_a_request_to_a_silent_controller_goes_to_the_new_one_without_waiting_for_the_timeout() -> None:
+    async def never(received: Received) -> Any:
+        return None
+
+    async with sender(never, accept, request_timeout_s=30) as (manager, cluster, (paused, new)):
+        task = asyncio.create_task(manager.submit(proposal(0)))
+        await paused.wait_for(lambda f: len(f.requests_of(AP)) == 1)
+        started = asyncio.get_running_loop().time()
+        cluster.controller_id = 2  # UpdateMetadata from the controller elected meanwhile
+        assert (await asyncio.wait_for(task, 10)).isr == (1, 2)
+        assert asyncio.get_running_loop().time() - started < 5
+        assert sent(new) == [[0]]

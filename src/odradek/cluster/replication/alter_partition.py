@@ -9,11 +9,12 @@ every proposal has a topic id, else version 1 (topic names).
 
 What cannot be answered now is sent again after a backoff, doubling up to a second, to whichever
 broker is controller by then: no controller known, a connection that fails, no answer within
-controller.socket.timeout.ms, any top-level error (NOT_CONTROLLER, STALE_BROKER_EPOCH while a new
-registration is on its way, ...), and a partition the answer leaves out or answers NOT_CONTROLLER
-for. Every other partition error resolves its proposal with IsrUpdateFailed(code), and success with
-the state the controller committed. A retried proposal is the same proposal: if the controller wrote
-it before the connection failed, it answers the current state, which is the one asked for.
+controller.socket.timeout.ms (or, sooner, UpdateMetadata naming another controller meanwhile), any
+top-level error (NOT_CONTROLLER, STALE_BROKER_EPOCH while a new registration is on its way, ...),
+and a partition the answer leaves out or answers NOT_CONTROLLER for. Every other partition error
+resolves its proposal with IsrUpdateFailed(code), and success with the state the controller
+committed. A retried proposal is the same proposal: if the controller wrote it before the connection
+failed, it answers the current state, which is the one asked for.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ VERSION_WITH_NAMES = 1
 #: A broker epoch this broker does not know: ZooKeeper-mode brokers learn no one else's.
 UNKNOWN_BROKER_EPOCH = -1
 RETRY_BACKOFF_S = 0.05
+#: How often a request waiting for its answer looks whether the controller changed meanwhile.
+CONTROLLER_CHECK_S = 0.1
 RETRY_BACKOFF_MAX_S = 1.0
 _SIZE = struct.Struct(">i")
 
@@ -63,6 +66,10 @@ PartitionKey = tuple[str, int]
 class _Pending:
     proposal: ProposedIsr
     future: asyncio.Future[CommittedIsr]
+
+
+class ControllerMoved(Exception):
+    """The controller changed while a request waited for its answer: send it to the new one."""
 
 
 class AlterPartitionManager:
@@ -163,13 +170,8 @@ class AlterPartitionManager:
         version = VERSION_WITH_TOPIC_IDS if all(i.proposal.topic_id for i in batch) else VERSION_WITH_NAMES
         request = _request(self.broker_id, self.broker_epoch(), [i.proposal for i in batch], version)
         try:
-            response = await asyncio.wait_for(
-                self._exchange(endpoint, request, version), self.request_timeout_s
-            )
-        except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                raise asyncio.CancelledError from error  # stop() cancelled as the exchange failed
+            response = await self._answer(endpoint, request, version)
+        except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError, ControllerMoved) as error:
             log.info(
                 "AlterPartition to controller %d failed (%s); retrying", self.cluster.controller_id, error
             )
@@ -230,6 +232,29 @@ class AlterPartitionManager:
         return resolved_all
 
     # ----- the connection --------------------------------------------------------------------------
+
+    async def _answer(
+        self, endpoint: tuple[str, int], request: AlterPartitionRequest, version: int
+    ) -> AlterPartitionResponse:
+        """The controller's answer; ControllerMoved as soon as the metadata cache names another
+        controller (a paused or cut-off one would otherwise hold every ISR change for the timeout)."""
+        controller = self.cluster.controller_id
+        deadline = asyncio.get_running_loop().time() + self.request_timeout_s
+        exchange = asyncio.ensure_future(self._exchange(endpoint, request, version))
+        try:
+            while True:
+                done, _ = await asyncio.wait({exchange}, timeout=CONTROLLER_CHECK_S)
+                if done:
+                    return exchange.result()
+                if self.cluster.controller_id != controller:
+                    raise ControllerMoved(
+                        f"controller {controller} was replaced by {self.cluster.controller_id}"
+                    )
+                if asyncio.get_running_loop().time() > deadline:
+                    raise TimeoutError(f"no answer within {self.request_timeout_s} s")
+        finally:
+            if not exchange.done():
+                exchange.cancel()
 
     def _controller_endpoint(self) -> tuple[str, int] | None:
         controller = self.cluster.live_brokers.get(self.cluster.controller_id)
