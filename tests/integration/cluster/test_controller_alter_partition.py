@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from odradek.cluster.controller import reassignment_hooks
 from odradek.cluster.controller.alter_partition import UNKNOWN_BROKER_EPOCH, IsrChangeRequest
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import TopicPartition
@@ -172,8 +173,15 @@ def test_a_shrink_then_an_expand_are_written_keep_the_leader_epoch_and_reach_eve
 
 
 def test_a_retried_request_repeating_the_current_state_is_answered_with_it(
-    connect_zk: Callable[[], ZooKeeperClient],
+    connect_zk: Callable[[], ZooKeeperClient], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    told: list[tuple[str, int]] = []
+
+    async def on_isr_change(term: object, topic: str, partition: int) -> None:
+        told.append((topic, partition))
+
+    monkeypatch.setattr(reassignment_hooks, "on_isr_change", on_isr_change)
+
     async def scenario(s: Setup) -> None:
         assert await s.alter(change((1, 3), 0)) == (ErrorCode.NONE, [ErrorCode.NONE])
         # the answer was lost: the leader sends the same proposal, at the partition epoch it had
@@ -182,6 +190,9 @@ def test_a_retried_request_repeating_the_current_state_is_answered_with_it(
         assert outcome.error == ErrorCode.NONE and outcome.state is not None
         assert (list(outcome.state.isr), outcome.state.partition_epoch) == ([1, 3], 1)
         assert (await s.state())[1] == 1  # nothing written again
+        assert await s.alter(change((1, 2), 0)) == (ErrorCode.NONE, [ErrorCode.INVALID_UPDATE_VERSION])
+        # reassignment hears of both successful answers, not of the refusal
+        assert told == [("t", 0), ("t", 0)]
 
     run(connect_zk, scenario)
 

@@ -95,7 +95,7 @@ async def on_alter_partition(
         term.send_update_metadata(context.live_broker_ids(), changed)
     # as Kafka's processAlterPartition: any successful answer may complete a reassignment
     for tp in accepted:
-        reassignment_hooks.on_isr_change(term, tp.topic, tp.partition)
+        await reassignment_hooks.on_isr_change(term, tp.topic, tp.partition)
     return AlterPartitionResult(ErrorCode.NONE, outcomes)
 
 
