@@ -489,3 +489,25 @@ def test_the_handler_answers_by_topic_id_from_v2_and_by_name_before(
             broker.close()
 
     run(connect_zk, scenario)
+
+
+def test_with_unclean_election_a_partition_whose_isr_is_gone_comes_back_with_the_first_replica_to_return(
+    connect_zk: Callable[[], ZooKeeperClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario(s: Setup) -> None:
+        await create(s, "dirty", {"unclean.leader.election.enable": "true"})
+        assert await s.alter(replace(change((1,), 0), topic="dirty")) == (ErrorCode.NONE, [ErrorCode.NONE])
+        await leave(s, 2)
+        await leave(s, 1)
+        dirty = await wait_state(s, lambda z: z.leader == -1, "dirty")
+        assert list(dirty.isr) == [1]
+        assert not unclean_warnings(caplog, "dirty")
+
+        await asyncio.to_thread(brokers.register_broker, s.zk, s.fakes[2].registration())
+        dirty = await wait_state(s, lambda z: z.leader == 2, "dirty")
+        assert list(dirty.isr) == [2]
+        (warning,) = unclean_warnings(caplog, "dirty")
+        assert "broker 2" in warning and "[1]" in warning
+
+    caplog.set_level(logging.INFO)
+    run(connect_zk, scenario)
