@@ -8,6 +8,8 @@ segment size, cleanup policy...). Logs created later by a LeaderAndIsr take them
 manager reports the new replicas (`apply_known`), as do cache entries an UpdateMetadata creates.
 Notifications of other entity types go to whoever follows that type (`follow`): the SCRAM credential
 store follows `users`. Those nobody follows (`brokers/<id>`...) are logged and not applied.
+`on_change` hears of each topic whose configs a notification changed (the controller elects offline
+partitions again when a topic turns unclean election on).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class TopicConfigSync:
         self._reading: set[asyncio.Task[None]] = set()
         #: Who else reads a changed entity, by entity type (`users`: the SCRAM credential store).
         self._followers: dict[str, list[Callable[[str], Awaitable[None]]]] = {}
+        #: Called with a topic and its new overrides after a notification changed them.
+        self.on_change: Callable[[str, dict[str, str]], None] | None = None
 
     def follow(self, entity_type: str, on_change: Callable[[str], Awaitable[None]]) -> None:
         """Call `on_change(entity name)` for each notification naming an entity of `entity_type`
@@ -84,6 +88,8 @@ class TopicConfigSync:
             if entity_type == paths.TOPIC_CONFIG:
                 await self._read(name)
                 log.info("configs of topic %s changed: %s", name, self.known.get(name))
+                if self.on_change is not None:
+                    self.on_change(name, self.known.get(name, {}))
             elif entity_type in self._followers:
                 for on_change in self._followers[entity_type]:
                     await on_change(name)

@@ -260,6 +260,7 @@ class Broker:
         services.join_zookeeper_cluster(replicas)
         await member.register(services.advertised, replicas)
         services.controller = await member.start_controller()
+        topic_configs.on_change = services.controller.topic_configs_changed
 
     async def _listen(self) -> None:
         """Bind every listener (serving starts in `start`), under the connection quotas and memory pool."""
