@@ -19,7 +19,7 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
+from odradek.cluster.zk_client_quotas import ZkClientQuotas
 from odradek.cluster.zk_producer_ids import ZkProducerIdManager
 from odradek.cluster.zk_topic_configs import TopicConfigSync
 from odradek.cluster.zk_topics import ZkTopicAdmin
@@ -44,7 +45,10 @@ from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
 from odradek.security.authorizer import authorizer_from_config
+from odradek.security.client_quotas import ClientQuotas
 from odradek.security.listener_security import ListenerSecurity, listener_security
+from odradek.security.quota_entities import QuotaEntity
+from odradek.security.quota_store import LocalQuotaStore, QuotaStoreError
 from odradek.security.scram_credentials import CredentialError, ScramCredentialStore
 from odradek.security.tls_reload import TlsReloader
 from odradek.server import metrics
@@ -167,6 +171,7 @@ class Broker:
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             scram_credentials=ScramCredentialStore.load(self.logs.log_dirs[0]),
             authorizer=authorizer_from_config(self.config, self.logs.log_dirs[0]),
+            client_quotas=self._client_quotas(member is None),
         )
         transactions = TransactionCoordinator(
             self.config,
@@ -223,6 +228,23 @@ class Broker:
             },
         )
 
+    def _client_quotas(self, single_node: bool) -> ClientQuotas:
+        """Client quotas over Kafka's windows; a single node keeps them in its log dir (a cluster
+        member reads them from ZooKeeper once it has joined)."""
+        config = self.config
+        quotas = ClientQuotas(config.quota_window_num, config.quota_window_size_seconds)
+        if single_node:
+            store = LocalQuotaStore(self.logs.log_dirs[0])
+            for entity, values in store.load().items():
+                quotas.apply(entity, values)
+
+            async def persist(entity: QuotaEntity, values: Mapping[str, float]) -> None:
+                await asyncio.to_thread(store.write, entity, values)
+                quotas.apply(entity, values)
+
+            quotas.persist = persist
+        return quotas
+
     async def _join_cluster(
         self, member: ZooKeeperMember, services: Services, groups: GroupCoordinator
     ) -> None:
@@ -240,6 +262,7 @@ class Broker:
         replicas.on_leadership_change = leadership_changed
         replicas.on_metadata_update = topic_configs.apply_known
         topic_configs.start(asyncio.get_running_loop())
+        await ZkClientQuotas(member.zk, services.client_quotas).start()
         services.join_zookeeper_cluster(replicas)
         await member.register(services.advertised, replicas)
         services.controller = await member.start_controller()
@@ -455,7 +478,8 @@ def _bind_error(what: str, host: str, port: int, error: OSError) -> ListenerBind
 
 #: What stops a start-up with a clear message of its own: a bad setting, a log dir that cannot be used
 #: (locked, unwritable, another broker's or another cluster's), an unusable listener address, a corrupt
-#: producer-id block, unusable SCRAM credentials or ACLs, a console asked for but not installed, ZooKeeper.
+#: producer-id block, unusable SCRAM credentials, ACLs or client quotas, a console asked for but not
+#: installed, ZooKeeper.
 _STARTUP_FAILURES = (
     ConfigError,
     StorageError,
@@ -464,6 +488,7 @@ _STARTUP_FAILURES = (
     ConsoleUnavailableError,
     CredentialError,
     AclStoreError,
+    QuotaStoreError,
     ZooKeeperError,  # ZooKeeper unreachable in time, broker id already registered
 )
 
