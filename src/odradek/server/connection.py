@@ -271,14 +271,15 @@ class Connection(asyncio.BufferedProtocol):
             sasl=sasl,
         )
         quotas = self.services.client_quotas
-        if quotas.active:
+        measured = quotas.active  # read once: the first AlterClientQuotas turns it on while it runs
+        if measured:
             user, client_id = quotas.user_of(context.principal), header.client_id or ""
             version = header.request_api_version
             before_handling(quotas, header.request_api_key, version, request, user, client_id)
             delayed_seconds.set(0.0)
             started = time.perf_counter()
         response = await registration.handler(request, context)
-        if quotas.active:
+        if measured:
             throttle_ms = throttle_time_ms(
                 quotas,
                 header.request_api_key,

@@ -1,0 +1,152 @@
+"""Client quotas end to end: set with `odradek quotas`, enforced on confluent-kafka producers and
+consumers (slowed to the byte rate, told throttle_time_ms through librdkafka's throttle callback), not
+on clients without a quota, and kept in the log dir across a restart.
+
+The broker measures over 2 windows of 1 s (quota.window.num, quota.window.size.seconds) so that a
+few hundred kilobytes show the rate: with Kafka's default 11 windows a client may first burst ten
+seconds' worth.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from odradek.cli.main import main as odradek
+from tests.support.broker_process import BrokerProcess
+from tests.support.requirements import require_module
+
+pytestmark = pytest.mark.timeout(180)
+
+RATE = 100 * 1024  # bytes per second
+VALUE = b"v" * 1000
+MESSAGES = 400  # about 400 KB: four seconds at the rate
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[BrokerProcess]:
+    require_module("confluent_kafka")
+    process = BrokerProcess(
+        tmp_path / "data", {"quota.window.num": "2", "quota.window.size.seconds": "1"}
+    ).start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+def _quotas(broker: BrokerProcess, *args: str) -> None:
+    assert odradek(["quotas", *args, "--bootstrap-server", broker.bootstrap]) == 0
+
+
+def _produce(broker: BrokerProcess, topic: str, client_id: str) -> tuple[float, list[float]]:
+    """Seconds to produce MESSAGES values, and the throttle times librdkafka reported."""
+    from confluent_kafka import Producer
+
+    throttles: list[float] = []
+    producer = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "client.id": client_id,
+            "linger.ms": 5,
+            "batch.size": 16 * 1024,
+            "throttle_cb": lambda event: throttles.append(event.throttle_time),
+        }
+    )
+    started = time.monotonic()
+    for _ in range(MESSAGES):
+        while True:
+            try:
+                producer.produce(topic, VALUE)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        producer.poll(0)
+    assert producer.flush(120) == 0
+    elapsed = time.monotonic() - started
+    producer.poll(0)
+    return elapsed, throttles
+
+
+def _consume(broker: BrokerProcess, topic: str, client_id: str) -> tuple[float, list[float]]:
+    from confluent_kafka import Consumer
+
+    throttles: list[float] = []
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "client.id": client_id,
+            "group.id": f"g-{uuid.uuid4().hex[:6]}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "throttle_cb": lambda event: throttles.append(event.throttle_time),
+        }
+    )
+    try:
+        consumer.subscribe([topic])
+        received = 0
+        started: float | None = None
+        deadline = time.monotonic() + 120
+        while received < MESSAGES and time.monotonic() < deadline:
+            message: Any = consumer.poll(0.5)
+            if message is None or message.error():
+                continue
+            if started is None:
+                started = time.monotonic()  # from the first record: the group join is not the quota's
+            received += 1
+        assert received == MESSAGES
+        assert started is not None
+        return time.monotonic() - started, throttles
+    finally:
+        consumer.close()
+
+
+def test_a_producer_is_held_to_its_byte_rate_and_an_unlimited_one_is_not(broker: BrokerProcess) -> None:
+    topic = f"quota-{uuid.uuid4().hex[:6]}"
+    _quotas(broker, "alter", "--client", "slow-producer", "--add-config", f"producer_byte_rate={RATE}")
+    elapsed, throttles = _produce(broker, topic, "slow-producer")
+    rate = MESSAGES * len(VALUE) / elapsed
+    assert throttles and max(throttles) > 0, "the broker told the producer of no throttle"
+    assert rate < 1.6 * RATE, f"{rate:.0f} B/s against a quota of {RATE} B/s"
+    free_elapsed, free_throttles = _produce(broker, topic, "free-producer")
+    assert not [t for t in free_throttles if t > 0]
+    assert free_elapsed < elapsed
+
+
+def test_a_consumer_is_held_to_its_byte_rate_and_an_unlimited_one_is_not(broker: BrokerProcess) -> None:
+    topic = f"quota-{uuid.uuid4().hex[:6]}"
+    _produce(broker, topic, "loader")
+    _quotas(broker, "alter", "--client", "slow-consumer", "--add-config", f"consumer_byte_rate={RATE}")
+    elapsed, throttles = _consume(broker, topic, "slow-consumer")
+    rate = MESSAGES * len(VALUE) / elapsed
+    assert throttles and max(throttles) > 0, "the broker told the consumer of no throttle"
+    assert rate < 1.6 * RATE, f"{rate:.0f} B/s against a quota of {RATE} B/s"
+    free_elapsed, free_throttles = _consume(broker, topic, "free-consumer")
+    assert not [t for t in free_throttles if t > 0]
+    assert free_elapsed < elapsed
+
+
+def test_quotas_survive_a_restart(broker: BrokerProcess, capsys: pytest.CaptureFixture[str]) -> None:
+    _quotas(broker, "alter", "--user", "alice", "--client", "app", "--add-config", "producer_byte_rate=2048")
+    _quotas(broker, "alter", "--user-defaults", "--add-config", "request_percentage=12.5")
+    _quotas(
+        broker, "alter", "--client-defaults", "--add-config", "consumer_byte_rate=4096,producer_byte_rate=1"
+    )
+    _quotas(broker, "alter", "--client-defaults", "--delete-config", "producer_byte_rate")
+    capsys.readouterr()
+    broker.restart()
+    _quotas(broker, "describe")
+    lines = capsys.readouterr().out.split("\n")
+    assert [line.split() for line in lines if line] == [
+        ["USER", "CLIENT-ID", "QUOTA", "VALUE"],
+        ["-", "<default>", "consumer_byte_rate", "4096"],
+        ["<default>", "-", "request_percentage", "12.5"],
+        ["alice", "app", "producer_byte_rate", "2048"],
+    ]
+    _quotas(broker, "describe", "--user", "alice")  # strict: the (alice, app) pair is not alice's own
+    assert capsys.readouterr().out == ""
