@@ -1,7 +1,8 @@
 """What librdkafka cannot ask for, sent with odradek's own codec: the cluster-wide broker default, one
 broker's log directories (librdkafka has no DescribeLogDirs; the console shows sizes with it), and the
 transaction admin APIs (librdkafka has no ListTransactions, DescribeTransactions, DescribeProducers
-nor WriteTxnMarkers: `odradek transactions` sends them with `call`).
+nor WriteTxnMarkers: `odradek transactions` sends them with `call`), and the client quota APIs
+(`odradek quotas`: librdkafka has no DescribeClientQuotas nor AlterClientQuotas).
 
 Kafka names the default of all brokers as the BROKER resource with an empty name; librdkafka refuses
 an empty resource name (`ConfigResource(BROKER, "")` is "invalid"), so `configs --entity-default`
