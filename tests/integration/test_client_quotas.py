@@ -10,6 +10,7 @@ seconds' worth.
 from __future__ import annotations
 
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,9 @@ from typing import Any
 import pytest
 
 from odradek.cli.main import main as odradek
-from tests.support.broker_process import BrokerProcess
+from odradek.protocol.messages.metadata import MetadataRequest
+from tests.support.broker_process import BrokerProcess, free_port
+from tests.support.raw_client import RawClient
 from tests.support.requirements import require_module
 
 pytestmark = pytest.mark.timeout(180)
@@ -31,9 +34,8 @@ MESSAGES = 400  # about 400 KB: four seconds at the rate
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[BrokerProcess]:
     require_module("confluent_kafka")
-    process = BrokerProcess(
-        tmp_path / "data", {"quota.window.num": "2", "quota.window.size.seconds": "1"}
-    ).start()
+    settings = {"quota.window.num": "2", "quota.window.size.seconds": "1", "metrics.port": str(free_port())}
+    process = BrokerProcess(tmp_path / "data", settings).start()
     try:
         yield process
     finally:
@@ -150,3 +152,37 @@ def test_quotas_survive_a_restart(broker: BrokerProcess, capsys: pytest.CaptureF
     ]
     _quotas(broker, "describe", "--user", "alice")  # strict: the (alice, app) pair is not alice's own
     assert capsys.readouterr().out == ""
+
+
+def test_a_request_quota_throttles_and_mutes_the_connection_for_the_throttle_time(
+    broker: BrokerProcess,
+) -> None:
+    # KIP-219: the answer comes at once with throttle_time_ms, then the broker reads nothing more from
+    # the connection for that long. 0.001 % of a second is exceeded by any request; the request
+    # quota's throttle is at most one window (1 s here).
+    _quotas(broker, "alter", "--client", "busy", "--add-config", "request_percentage=0.001")
+    with RawClient(broker.port, client_id="busy") as busy:
+        first = busy.request(MetadataRequest(topics=[]), 12)
+        assert first.throttle_time_ms == 1000
+        started = time.monotonic()
+        second = busy.request(MetadataRequest(topics=[]), 12)
+        assert time.monotonic() - started >= 0.9, "the connection was not muted"
+        assert second.throttle_time_ms > 0
+    with RawClient(broker.port, client_id="idle") as idle:
+        assert idle.request(MetadataRequest(topics=[]), 12).throttle_time_ms == 0
+    scraped = urllib.request.urlopen(
+        f"http://127.0.0.1:{broker.overrides['metrics.port']}/metrics", timeout=10
+    )
+    samples = {
+        line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+        for line in scraped.read().decode().splitlines()
+        if line.startswith("odradek_client_quota")
+    }
+    labels = '{client_id="busy",quota="request",user=""}'
+    assert samples[f"odradek_client_quota_throttled_responses_total{labels}"] >= 2
+    assert samples[f"odradek_client_quota_throttle_time_ms_total{labels}"] >= 1000
+    # Measured as every client is while some request quota exists (as Kafka), never throttled.
+    assert (
+        samples['odradek_client_quota_throttled_responses_total{client_id="idle",quota="request",user=""}']
+        == 0
+    )

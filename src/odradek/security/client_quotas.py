@@ -32,11 +32,17 @@ log = logging.getLogger("odradek.quotas")
 
 #: Kafka's principal name of an unauthenticated client (the user part of `User:ANONYMOUS`).
 _PRINCIPAL_PREFIX = "User:"
+#: As Kafka's ClientQuotaManager.InactiveSensorExpirationTimeSeconds: the rate of clients silent for an
+#: hour is forgotten (so that clients with ever new ids do not grow the broker's memory), looked for
+#: at most once a minute.
+INACTIVE_SENSOR_EXPIRATION_MS = 3600 * 1000
+_SWEEP_INTERVAL_MS = 60 * 1000
 
 
 @dataclass(slots=True)
 class QuotaSensor:
     rate: Rate
+    last_record_ms: int = 0
     #: Total throttle time given to these clients, in ms, and how many times (for the metrics).
     throttle_ms_total: int = 0
     throttled: int = 0
@@ -53,6 +59,7 @@ class ClientQuotaManager:
     #: Cap on a throttle time (the request quota's is one window); None: uncapped.
     max_throttle_ms: int | None = None
     sensors: dict[Tags, QuotaSensor] = field(default_factory=dict)
+    _last_sweep_ms: int = 0
 
     @property
     def enabled(self) -> bool:
@@ -65,6 +72,9 @@ class ClientQuotaManager:
         if sensor is None:
             sensor = self.sensors[tags] = QuotaSensor(Rate(self.samples, self.window_ms))
         sensor.rate.record(value, now_ms)
+        sensor.last_record_ms = now_ms
+        if now_ms - self._last_sweep_ms >= _SWEEP_INTERVAL_MS:
+            self._expire_inactive(now_ms)
         if bound is None:
             return 0
         throttle = sensor.rate.throttle_time_ms(bound, now_ms)
@@ -74,6 +84,16 @@ class ClientQuotaManager:
             sensor.throttle_ms_total += throttle
             sensor.throttled += 1
         return throttle
+
+    def _expire_inactive(self, now_ms: int) -> None:
+        self._last_sweep_ms = now_ms
+        expired = [
+            tags
+            for tags, sensor in self.sensors.items()
+            if now_ms - sensor.last_record_ms >= INACTIVE_SENSOR_EXPIRATION_MS
+        ]
+        for tags in expired:
+            del self.sensors[tags]
 
     def max_value_in_window(self, user: str, client_id: str) -> float | None:
         """The most a client may take in one quota window (Kafka caps a consumer's fetch to it)."""
