@@ -9,6 +9,7 @@ seconds' worth.
 
 from __future__ import annotations
 
+import socket
 import time
 import urllib.request
 import uuid
@@ -19,6 +20,8 @@ from typing import Any
 import pytest
 
 from odradek.cli.main import main as odradek
+from odradek.protocol.frames import encode_request
+from odradek.protocol.messages.api_versions import ApiVersionsRequest
 from odradek.protocol.messages.metadata import MetadataRequest
 from tests.support.broker_process import BrokerProcess, free_port
 from tests.support.raw_client import RawClient
@@ -140,15 +143,17 @@ def test_quotas_survive_a_restart(broker: BrokerProcess, capsys: pytest.CaptureF
         broker, "alter", "--client-defaults", "--add-config", "consumer_byte_rate=4096,producer_byte_rate=1"
     )
     _quotas(broker, "alter", "--client-defaults", "--delete-config", "producer_byte_rate")
+    _quotas(broker, "alter", "--ip-defaults", "--add-config", "connection_creation_rate=1000")
     capsys.readouterr()
     broker.restart()
     _quotas(broker, "describe")
     lines = capsys.readouterr().out.split("\n")
     assert [line.split() for line in lines if line] == [
-        ["USER", "CLIENT-ID", "QUOTA", "VALUE"],
-        ["-", "<default>", "consumer_byte_rate", "4096"],
-        ["<default>", "-", "request_percentage", "12.5"],
-        ["alice", "app", "producer_byte_rate", "2048"],
+        ["ENTITY", "QUOTA", "VALUE"],
+        ["client-id=<default>", "consumer_byte_rate", "4096"],
+        ["ip=<default>", "connection_creation_rate", "1000"],
+        ["user=<default>", "request_percentage", "12.5"],
+        ["user=alice,client-id=app", "producer_byte_rate", "2048"],
     ]
     _quotas(broker, "describe", "--user", "alice")  # strict: the (alice, app) pair is not alice's own
     assert capsys.readouterr().out == ""
@@ -186,3 +191,30 @@ def test_a_request_quota_throttles_and_mutes_the_connection_for_the_throttle_tim
         samples['odradek_client_quota_throttled_responses_total{client_id="idle",quota="request",user=""}']
         == 0
     )
+
+
+def test_new_connections_over_an_ips_connection_creation_rate_are_held_then_closed(
+    broker: BrokerProcess,
+) -> None:
+    # Clients from 127.0.0.5 (a loopback address of their own) may open 1 connection per second.
+    _quotas(broker, "alter", "--ip", "127.0.0.5", "--add-config", "connection_creation_rate=1")
+
+    def api_versions_from(source: str) -> tuple[bool, float]:
+        """Whether a new connection from `source` is answered, and how long it took to learn."""
+        started = time.monotonic()
+        with socket.create_connection(
+            ("127.0.0.1", broker.port), timeout=10, source_address=(source, 0)
+        ) as sock:
+            sock.sendall(encode_request(ApiVersionsRequest(), 0, 1, "ip-test"))
+            try:  # a throttled connection is closed unanswered (reset: the request was never read)
+                answered = len(sock.recv(4)) == 4
+            except ConnectionResetError:
+                answered = False
+        return answered, time.monotonic() - started
+
+    assert api_versions_from("127.0.0.5") == (True, pytest.approx(0, abs=5))
+    answered, waited = api_versions_from("127.0.0.5")
+    assert not answered
+    assert 0.2 <= waited <= 5  # held for the throttle time (at most one 1 s window), then closed
+    for _ in range(5):  # other addresses have no quota
+        assert api_versions_from("127.0.0.6")[0]

@@ -1,4 +1,4 @@
-"""`odradek quotas describe|alter`: client quotas per user and client id (kafka-configs' quota part).
+"""`odradek quotas describe|alter`: client quotas per user, client id or IP (kafka-configs' quota part).
 
 APIs used: DescribeClientQuotas and AlterClientQuotas, sent with odradek's own codec (cli/wire.py):
 librdkafka (confluent-kafka 2.x) has no client quota admin calls. So, as wire.py says, over a
@@ -30,6 +30,8 @@ EXAMPLES = """examples:
   odradek quotas alter --user alice --client app-1 --add-config producer_byte_rate=102400
   odradek quotas alter --client-defaults --add-config consumer_byte_rate=10485760
   odradek quotas alter --user alice --delete-config producer_byte_rate
+  odradek quotas alter --ip 192.0.2.7 --add-config connection_creation_rate=10
+  odradek quotas alter --ip-defaults --add-config connection_creation_rate=100
   odradek quotas describe                      # every quota
   odradek quotas describe --user alice         # only the quotas of the entity user=alice
 """
@@ -67,7 +69,8 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     alter.add_argument(
         "--add-config",
         metavar="KEY=VALUE,...",
-        help="quotas to set: producer_byte_rate, consumer_byte_rate (bytes/s), request_percentage",
+        help="quotas to set: producer_byte_rate, consumer_byte_rate (bytes/s), request_percentage; "
+        "for an ip, connection_creation_rate (connections/s)",
     )
     alter.add_argument("--delete-config", metavar="KEY,...", help="quotas to remove")
     add_connection_arguments(alter)
@@ -81,6 +84,9 @@ def _entity_arguments(parser: argparse.ArgumentParser) -> None:
     client = parser.add_mutually_exclusive_group()
     client.add_argument("--client", "--client-id", dest="client", metavar="ID", help="a client id")
     client.add_argument("--client-defaults", action="store_true", help="the default of all client ids")
+    ip = parser.add_mutually_exclusive_group()
+    ip.add_argument("--ip", metavar="ADDRESS", help="a client address (connection_creation_rate only)")
+    ip.add_argument("--ip-defaults", action="store_true", help="the default of all client addresses")
 
 
 def _entity(args: argparse.Namespace) -> list[tuple[str, str | None]]:
@@ -89,6 +95,10 @@ def _entity(args: argparse.Namespace) -> list[tuple[str, str | None]]:
         parts.append(("user", args.user))
     if args.client is not None or args.client_defaults:
         parts.append(("client-id", args.client))
+    if args.ip is not None or args.ip_defaults:
+        if parts:
+            raise CliError("--ip and --ip-defaults go alone, not with a user or client id", USAGE)
+        parts.append(("ip", args.ip))
     return parts
 
 
@@ -106,16 +116,13 @@ def run_describe(args: argparse.Namespace) -> int:
     )
     response: Any = call(client_config(args), args.request_timeout, request, _WHAT)
     _check(response.error_code, response.error_message, "DescribeClientQuotas")
-    rows: list[tuple[str | None, str | None, str, str]] = []
+    rows: list[tuple[str, str, str]] = []
     for entry in response.entries or []:
-        names = {
-            e.entity_type: (DEFAULT_SHOWN if e.entity_name is None else e.entity_name) for e in entry.entity
-        }
-        for value in sorted(entry.values, key=lambda v: v.key):
-            rows.append((names.get("user"), names.get("client-id"), value.key, _number(value.value)))
-    rows.sort(key=_row_order)
+        shown = _shown([(e.entity_type, e.entity_name) for e in entry.entity])
+        rows += [(shown, value.key, _number(value.value)) for value in entry.values]
+    rows.sort()
     if rows:
-        print(table(("USER", "CLIENT-ID", "QUOTA", "VALUE"), rows))
+        print(table(("ENTITY", "QUOTA", "VALUE"), rows))
     return 0
 
 
@@ -123,7 +130,11 @@ def run_describe(args: argparse.Namespace) -> int:
 def run_alter(args: argparse.Namespace) -> int:
     entity = _entity(args)
     if not entity:
-        raise CliError("name the entity: --user/--user-defaults and/or --client/--client-defaults", USAGE)
+        raise CliError(
+            "name the entity: --user/--user-defaults and/or --client/--client-defaults, "
+            "or --ip/--ip-defaults",
+            USAGE,
+        )
     added = _key_values(args.add_config)
     deleted = [key.strip() for key in (args.delete_config or "").split(",") if key.strip()]
     if not added and not deleted:
@@ -137,7 +148,7 @@ def run_alter(args: argparse.Namespace) -> int:
     response: Any = call(client_config(args), args.request_timeout, request, _WHAT)
     for result in response.entries:
         _check(result.error_code, result.error_message, "AlterClientQuotas")
-    shown = ", ".join(f"{kind}={DEFAULT_SHOWN if name is None else name}" for kind, name in entity)
+    shown = _shown(entity)
     changes = [f"{key}={_number(value)}" for key, value in added.items()] + [
         f"{key} removed" for key in deleted
     ]
@@ -164,8 +175,9 @@ def _number(value: float) -> str:
     return str(int(value)) if value == int(value) else str(value)
 
 
-def _row_order(row: tuple[str | None, str | None, str, str]) -> tuple[str, ...]:
-    return tuple("" if cell is None else cell for cell in row)
+def _shown(entity: list[tuple[str, str | None]]) -> str:
+    """`user=alice,client-id=<default>`, as kafka-configs names entities."""
+    return ",".join(f"{kind}={DEFAULT_SHOWN if name is None else name}" for kind, name in entity)
 
 
 def _check(code: int, message: str | None, api: str) -> None:

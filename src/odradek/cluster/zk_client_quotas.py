@@ -1,9 +1,11 @@
-"""Client quotas in a ZooKeeper cluster: /config/users and /config/clients, as Kafka 3.9 keeps them.
+"""Client quotas in a ZooKeeper cluster: /config/users, /config/clients and /config/ips, as Kafka 3.9
+keeps them.
 
 ```
 /config/users/<user>                    {"version":1,"config":{"producer_byte_rate":"1024"}}
 /config/users/<user>/clients/<client>   (the same shape; <default> for either default)
 /config/clients/<client>
+/config/ips/<ip>                        {"version":1,"config":{"connection_creation_rate":"10"}}
 /config/changes/config_change_<n>       {"version":2,"entity_path":"users/<user>/clients/<client>"}
 ```
 Names are sanitized as Kafka's Sanitizer does (URL-encoded). A change rewrites the entity's znode
@@ -30,7 +32,6 @@ from odradek.cluster.zookeeper.configs import (
 from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
 from odradek.security.client_quotas import ClientQuotas
 from odradek.security.quota_entities import (
-    QUOTA_KEYS,
     QuotaEntity,
     QuotaRequestError,
     config_string,
@@ -72,7 +73,7 @@ class ZkClientQuotas:
     def _write(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
         config_type, name = zk_entity_path(entity)
         current = entity_config(self.zk, config_type, name)
-        config = {key: value for key, value in current.items() if key not in QUOTA_KEYS}
+        config = {key: value for key, value in current.items() if key not in entity.keys}
         config.update({key: config_string(key, value) for key, value in values.items()})
         set_entity_config(self.zk, config_type, name, config)
         create_config_change_notification(self.zk, f"{config_type}/{name}")
@@ -91,6 +92,8 @@ class ZkClientQuotas:
                 self._read_into(found, QuotaEntity(desanitize(user), desanitize(client)))
         for client in self.zk.children(f"{paths.CONFIG}/{paths.CLIENT_CONFIG}"):
             self._read_into(found, QuotaEntity(client_id=desanitize(client)))
+        for ip in self.zk.children(f"{paths.CONFIG}/{paths.IP_CONFIG}"):
+            self._read_into(found, QuotaEntity(ip=desanitize(ip)))
         return max(numbers, default=-1), found
 
     def _read_into(self, found: dict[QuotaEntity, dict[str, float]], entity: QuotaEntity) -> None:
@@ -101,7 +104,8 @@ class ZkClientQuotas:
     def _read_entity(self, entity: QuotaEntity) -> dict[str, float]:
         config_type, name = zk_entity_path(entity)
         try:
-            return quota_values(entity_config(self.zk, config_type, name), f"/config/{config_type}/{name}")
+            config = entity_config(self.zk, config_type, name)
+            return quota_values(entity, config, f"/config/{config_type}/{name}")
         except (MalformedZnodeError, QuotaRequestError) as error:  # written by another tool: skipped
             log.error("client quotas of %s not applied: %s", entity, error)
             return {}

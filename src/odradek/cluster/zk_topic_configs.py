@@ -76,7 +76,7 @@ class TopicConfigSync:
             if entity_type == paths.TOPIC_CONFIG:
                 await self._read(name)
                 log.info("configs of topic %s changed: %s", name, self.known.get(name))
-            elif entity_type not in (paths.USER_CONFIG, paths.CLIENT_CONFIG):  # quotas: zk_client_quotas
+            elif entity_type not in (paths.USER_CONFIG, paths.CLIENT_CONFIG, paths.IP_CONFIG):  # quotas
                 log.warning(
                     "config change of %s not applied: only topic configs are followed", change.entity_path
                 )

@@ -6,11 +6,14 @@ Version notes:
   i.e. any name) and `strict` (only entities with no other parts). As Kafka's ZkAdminManager: an empty
   entity type or the same type twice is INVALID_REQUEST, a type other than user, client-id and ip
   UNSUPPORTED_VERSION, ip with user or client-id INVALID_REQUEST; answered are the entities with at
-  least one quota (IP quotas are not built: an ip filter finds none).
+  least one quota.
 - Alter applies each entry on its own: an entity that is empty, has an empty name, names an unknown
-  type or an ip, or an op with an unknown key, a value that is not positive, or a fractional byte rate,
-  is INVALID_REQUEST with nothing of it changed. Removing a key is always accepted. validate_only checks
-  and changes nothing. Changes are persisted (the log dir, or ZooKeeper) before the answer.
+  type, an ip with a user or client id, or an ip that is no address and does not resolve, or an op with
+  a key the entity does not have (users and client ids: producer_byte_rate, consumer_byte_rate,
+  request_percentage; ips: connection_creation_rate), a value that is not positive (a connection rate
+  may be 0), or a fractional byte or connection rate, is INVALID_REQUEST with nothing of it changed.
+  Removing a key is always accepted. validate_only checks and changes nothing. Changes are persisted
+  (the log dir, or ZooKeeper) before the answer.
 - With an authorizer: Describe needs DESCRIBE_CONFIGS on the cluster, Alter ALTER_CONFIGS on it, else
   CLUSTER_AUTHORIZATION_FAILED (Describe: top level; Alter: every entry).
 """
@@ -127,7 +130,7 @@ def _altered(
         if op.remove:
             values.pop(op.key, None)
         else:
-            values[op.key] = checked_value(op.key, op.value)
+            values[op.key] = checked_value(entity, op.key, op.value)
     return entity, values
 
 
@@ -153,12 +156,14 @@ def _filter(components: Iterable[ComponentData], strict: bool) -> Callable[[Quot
             "Invalid entity filter component combination, IP filter component should not be used with "
             "user or clientId filter component."
         )
-    if IP in by_type:
-        return lambda entity: False  # no IP quotas exist: connection_creation_rate is not built
-    user, client = by_type.get(USER), by_type.get(CLIENT_ID)
+    user, client, ip = by_type.get(USER), by_type.get(CLIENT_ID), by_type.get(IP)
 
     def matches(entity: QuotaEntity) -> bool:
-        return _matches(user, entity.user, strict) and _matches(client, entity.client_id, strict)
+        return (
+            _matches(user, entity.user, strict)
+            and _matches(client, entity.client_id, strict)
+            and _matches(ip, entity.ip, strict)
+        )
 
     return matches
 

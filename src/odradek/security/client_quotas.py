@@ -6,7 +6,8 @@ request's size, the Fetch response's record bytes) or its handling time as a per
 and a rate above the bound gets a throttle time (quota_rate). The connection then puts that time in
 the response's throttle_time_ms and stops reading from the client for as long (KIP-219).
 
-The request quota's throttle is capped at one window, as Kafka's; the byte quotas' are not.
+The request quota's throttle is capped at one window, as Kafka's; the byte quotas' are not. An IP's
+connection_creation_rate is checked by the acceptor for each new connection (`connection_throttle_ms`).
 Inter-broker requests and followers' fetches are exempt, as Kafka exempts ClusterAction requests.
 With no quota configured the connection pays one attribute check (`active`).
 """
@@ -114,8 +115,12 @@ class ClientQuotas:
         self.request = ClientQuotaManager(
             REQUEST_PERCENTAGE, self.configs, window_num, window_ms, max_throttle_ms=window_ms
         )
-        #: True once any quota is configured: the request path checks only this when none is.
+        #: True once any user or client-id quota is configured: the request path checks only this.
         self.active = False
+        #: Each client address's connection creation rate, while an IP quota applies to it (KIP-612).
+        self.connection_rates: dict[str, Rate] = {}
+        self._window_num = window_num
+        self._window_ms = window_ms
         #: Writes an entity's new quotas where the broker keeps them (the log dir, or ZooKeeper).
         self.persist: Callable[[QuotaEntity, Mapping[str, float]], Awaitable[None]] | None = None
 
@@ -125,8 +130,29 @@ class ClientQuotas:
         if dict(before) == dict(values):
             return
         self.configs.set(entity, values)
-        self.active = bool(self.configs.by_entity)
+        self.active = any(entity.ip is None for entity in self.configs.by_entity)
         log.info("client quotas of %s: %s", entity, dict(values) or "none")
+
+    def connection_throttle_ms(self, address: str, now_ms: int) -> int:
+        """A new connection from `address` against its IP's connection_creation_rate (KIP-612): 0 to
+        accept it, else how long to hold it before closing it (at most one window, as Kafka's); a
+        refused connection does not count towards the rate."""
+        if not self.configs.ip_rates and self.configs.default_ip_rate is None:
+            return 0
+        bound = self.configs.ip_rate(address)
+        if bound is None:
+            self.connection_rates.pop(address, None)
+            return 0
+        rate = self.connection_rates.get(address)
+        if rate is None:
+            rate = self.connection_rates[address] = Rate(self._window_num, self._window_ms)
+        rate.record(1, now_ms)
+        throttle = (
+            self._window_ms if bound <= 0 else min(rate.throttle_time_ms(bound, now_ms), self._window_ms)
+        )
+        if throttle > 0:
+            rate.record(-1, now_ms)
+        return throttle
 
     @staticmethod
     def user_of(principal: str) -> str:

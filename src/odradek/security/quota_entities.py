@@ -12,13 +12,18 @@ that key winning (ClientQuotaManager's DefaultQuotaCallback):
 
 The level that wins also decides who shares one measured rate (Kafka's metric tags): a user-level
 quota is shared by all the user's client ids, a client-id-level one by all users of that client id.
-IP entities (connection_creation_rate) and controller_mutation_rate are refused: not built.
+An IP entity (an address, a resolvable host name, or the default) stands alone and has one key,
+connection_creation_rate (KIP-612): its own value, else the default IP's. controller_mutation_rate
+is refused: not built.
 """
 
 from __future__ import annotations
 
 import enum
+import ipaddress
+import logging
 import math
+import socket
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,13 +36,17 @@ IP: Final = "ip"
 PRODUCER_BYTE_RATE: Final = "producer_byte_rate"
 CONSUMER_BYTE_RATE: Final = "consumer_byte_rate"
 REQUEST_PERCENTAGE: Final = "request_percentage"
-#: The quota keys odradek enforces and whether Kafka types each as a whole number (LONG) or a DOUBLE.
+CONNECTION_CREATION_RATE: Final = "connection_creation_rate"
+#: The quota keys of users and client ids, and whether Kafka types each as a whole number (LONG) or a
+#: DOUBLE; the keys of IP entities.
 QUOTA_KEYS: Final = {PRODUCER_BYTE_RATE: True, CONSUMER_BYTE_RATE: True, REQUEST_PERCENTAGE: False}
+IP_QUOTA_KEYS: Final = {CONNECTION_CREATION_RATE: True}
 #: Kafka's other client quota keys, refused with the reason.
 REFUSED_KEYS: Final = {
     "controller_mutation_rate": "controller mutation quotas (KIP-599) are not built in odradek",
-    "connection_creation_rate": "connection_creation_rate is an IP quota, and IP quotas are not built",
 }
+
+log = logging.getLogger("odradek.quotas")
 
 
 class Default(enum.Enum):
@@ -57,10 +66,11 @@ class QuotaRequestError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class QuotaEntity:
-    """A user, a client id, or both; None means the part is absent."""
+    """A user, a client id, or both; or an IP. None means the part is absent."""
 
     user: Name | None = None
     client_id: Name | None = None
+    ip: Name | None = None
 
     def parts(self) -> list[tuple[str, str | None]]:
         """The entity as the wire names it: (entity type, name or None for the default)."""
@@ -69,7 +79,14 @@ class QuotaEntity:
             named.append((USER, wire_name(self.user)))
         if self.client_id is not None:
             named.append((CLIENT_ID, wire_name(self.client_id)))
+        if self.ip is not None:
+            named.append((IP, wire_name(self.ip)))
         return named
+
+    @property
+    def keys(self) -> dict[str, bool]:
+        """The quota keys this kind of entity has."""
+        return IP_QUOTA_KEYS if self.ip is not None else QUOTA_KEYS
 
     def __str__(self) -> str:
         return ", ".join(f"{kind}={name if name is not None else ZK_DEFAULT}" for kind, name in self.parts())
@@ -97,20 +114,38 @@ def entity_from_wire(parts: list[tuple[str, str | None]]) -> QuotaEntity:
             raise QuotaRequestError(
                 "Invalid quota entity combination, IP entity should not be used with user/client ID entity."
             )
-        raise QuotaRequestError(REFUSED_KEYS["connection_creation_rate"])
+        ip = found[IP]
+        if ip is not DEFAULT and ip_address_of(ip) is None:
+            raise QuotaRequestError(f"{ip} is not a valid IP or resolvable host.")
+        return QuotaEntity(ip=ip)
     return QuotaEntity(found.get(USER), found.get(CLIENT_ID))
 
 
-def checked_value(key: str, value: float) -> float:
-    """A quota value to store, checked as Kafka checks it (whole numbers for the byte rates); zero or
-    negative quotas are refused (a rate bound of zero has no meaning to throttle against)."""
+def ip_address_of(name: str) -> str | None:
+    """The address an IP entity names (a host name is resolved, as Kafka's InetAddress.getByName)."""
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        pass
+    try:
+        return str(ipaddress.ip_address(socket.gethostbyname(name)))
+    except (OSError, UnicodeError, ValueError):
+        return None
+
+
+def checked_value(entity: QuotaEntity, key: str, value: float) -> float:
+    """A quota value to store, checked as Kafka checks it (whole numbers for the byte rates and the
+    connection rate). Byte rates and request percentages must be positive (a bound of zero has no rate
+    to throttle to); a connection rate may be 0 (every new connection from the IP is throttled)."""
     if key in REFUSED_KEYS:
         raise QuotaRequestError(f"Invalid configuration key {key}: {REFUSED_KEYS[key]}")
-    whole = QUOTA_KEYS.get(key)
+    whole = entity.keys.get(key)
     if whole is None:
         raise QuotaRequestError(f"Invalid configuration key {key}")
-    if math.isnan(value) or math.isinf(value) or value <= 0:
-        raise QuotaRequestError(f"Configuration {key} must be a positive value, not {value}")
+    least_ok = value >= 0 if key == CONNECTION_CREATION_RATE else value > 0
+    if math.isnan(value) or math.isinf(value) or not least_ok:
+        kind = "a non-negative" if key == CONNECTION_CREATION_RATE else "a positive"
+        raise QuotaRequestError(f"Configuration {key} must be {kind} value, not {value}")
     if whole:
         epsilon = 1e-6
         rounded = int(value + epsilon)
@@ -122,7 +157,8 @@ def checked_value(key: str, value: float) -> float:
 
 def config_string(key: str, value: float) -> str:
     """A quota value as Kafka writes it in ZooKeeper: LONG keys as integers, DOUBLE ones as Java does."""
-    return str(int(value)) if QUOTA_KEYS.get(key) else repr(float(value))
+    whole = QUOTA_KEYS.get(key, IP_QUOTA_KEYS.get(key))
+    return str(int(value)) if whole else repr(float(value))
 
 
 # ----- ZooKeeper names (Kafka's Sanitizer) --------------------------------------------------------------
@@ -142,7 +178,10 @@ def desanitize(znode_name: str) -> Name:
 
 
 def zk_entity_path(entity: QuotaEntity) -> tuple[str, str]:
-    """(config type, entity name) of the entity's znode: users/<u>, users/<u>/clients/<c>, clients/<c>."""
+    """(config type, entity name) of the entity's znode: users/<u>, users/<u>/clients/<c>, clients/<c>,
+    ips/<ip>."""
+    if entity.ip is not None:
+        return "ips", sanitize(entity.ip)
     if entity.user is not None and entity.client_id is not None:
         return "users", f"{sanitize(entity.user)}/clients/{sanitize(entity.client_id)}"
     if entity.user is not None:
@@ -160,13 +199,15 @@ def entity_from_zk_path(entity_path: str) -> QuotaEntity | None:
         return QuotaEntity(user=desanitize(parts[1]), client_id=desanitize(parts[3]))
     if len(parts) == 2 and parts[0] == "clients":
         return QuotaEntity(client_id=desanitize(parts[1]))
+    if len(parts) == 2 and parts[0] == "ips":
+        return QuotaEntity(ip=desanitize(parts[1]))
     return None
 
 
-def quota_values(config: Mapping[str, str], where: str) -> dict[str, float]:
+def quota_values(entity: QuotaEntity, config: Mapping[str, str], where: str) -> dict[str, float]:
     """The quota keys of an entity's config (SCRAM credentials and other keys are not ours)."""
     values = {}
-    for key in QUOTA_KEYS:
+    for key in entity.keys:
         if key in config:
             try:
                 values[key] = float(config[key])
@@ -188,6 +229,9 @@ class QuotaConfigs:
         self.by_entity: dict[QuotaEntity, dict[str, float]] = {}
         #: Per key, the entities that set it (Kafka keeps one map per quota type).
         self._by_key: dict[str, dict[QuotaEntity, float]] = {key: {} for key in QUOTA_KEYS}
+        #: connection_creation_rate by address (host names resolved when set), and the default IP's.
+        self.ip_rates: dict[str, float] = {}
+        self.default_ip_rate: float | None = None
 
     def set(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
         """Replace the entity's quotas with `values` (empty: the entity has none left)."""
@@ -195,11 +239,31 @@ class QuotaConfigs:
             self.by_entity[entity] = dict(values)
         else:
             self.by_entity.pop(entity, None)
+        if entity.ip is not None:
+            self._set_ip(entity.ip, values.get(CONNECTION_CREATION_RATE))
+            return
         for key, entities in self._by_key.items():
             if key in values:
                 entities[entity] = values[key]
             else:
                 entities.pop(entity, None)
+
+    def _set_ip(self, ip: Name, rate: float | None) -> None:
+        if ip is DEFAULT:
+            self.default_ip_rate = rate
+            return
+        address = ip_address_of(ip)
+        if address is None:
+            log.error("connection_creation_rate of ip %s not applied: it does not resolve", ip)
+        elif rate is None:
+            self.ip_rates.pop(address, None)
+        else:
+            self.ip_rates[address] = rate
+
+    def ip_rate(self, address: str) -> float | None:
+        """The connection_creation_rate of a client address (None: unlimited)."""
+        rate = self.ip_rates.get(address)
+        return self.default_ip_rate if rate is None else rate
 
     def has(self, key: str) -> bool:
         return bool(self._by_key[key])

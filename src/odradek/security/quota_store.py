@@ -47,7 +47,7 @@ class LocalQuotaStore:
         try:
             for item in doc["quotas"]:
                 entity = entity_from_wire([(str(kind), name) for kind, name in item["entity"]])
-                self._entities[entity] = quota_values(item["config"], str(self.path))
+                self._entities[entity] = quota_values(entity, item["config"], str(self.path))
         except (KeyError, TypeError, ValueError, QuotaRequestError) as error:
             raise QuotaStoreError(f"{self.path}: malformed client quota entry: {error}") from None
         return dict(self._entities)

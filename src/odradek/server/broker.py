@@ -173,6 +173,7 @@ class Broker:
             authorizer=authorizer_from_config(self.config, self.logs.log_dirs[0]),
             client_quotas=self._client_quotas(member is None),
         )
+        self.quotas.ip_throttle = self.services.client_quotas.connection_throttle_ms
         transactions = TransactionCoordinator(
             self.config,
             cluster,

@@ -1,6 +1,6 @@
-"""Client quotas in a ZooKeeper cluster (two brokers): set through one broker, written to /config/users
-and /config/clients as Kafka writes them (other keys of a user's znode kept) with a /config/changes
-notification, described and enforced by the other broker too."""
+"""Client quotas in a ZooKeeper cluster (two brokers): set through one broker, written to /config/users,
+/config/clients and /config/ips as Kafka writes them (other keys of a user's znode kept) with a
+/config/changes notification, described and enforced by the other broker too."""
 
 from __future__ import annotations
 
@@ -141,12 +141,35 @@ def test_a_quota_set_through_one_broker_applies_on_the_other(
         "version": 1,
         "config": {"producer_byte_rate": str(RATE)},
     }
-    assert _notifications(zookeeper_server, chroot)[-2:] == ["users/alice", "clients/slow-producer"]
+    assert (
+        odradek(
+            [
+                "quotas",
+                "alter",
+                "--ip-defaults",
+                "--add-config",
+                "connection_creation_rate=1000",
+                "--bootstrap-server",
+                first.bootstrap,
+            ]
+        )
+        == 0
+    )
+    assert _znode(zookeeper_server, f"{chroot}/config/ips/<default>") == {
+        "version": 1,
+        "config": {"connection_creation_rate": "1000"},
+    }
+    assert _notifications(zookeeper_server, chroot)[-3:] == [
+        "users/alice",
+        "clients/slow-producer",
+        "ips/<default>",
+    ]
 
     def described_by_the_other() -> bool:
         capsys.readouterr()
         assert odradek(["quotas", "describe", "--bootstrap-server", second.bootstrap]) == 0
-        return "slow-producer" in capsys.readouterr().out
+        out = capsys.readouterr().out
+        return "slow-producer" in out and "ip=<default>" in out
 
     wait_until(described_by_the_other, 60, "the quota described by the other broker", interval=0.5)
 

@@ -118,14 +118,19 @@ async def test_removing_a_key_and_validate_only(handler_broker: HandlerBroker) -
         ([("group", "g")], {"producer_byte_rate": 1.0}, "Unhandled client quota entity type"),
         ([], {"producer_byte_rate": 1.0}, "Invalid empty client quota entity"),
         ([("user", "")], {"producer_byte_rate": 1.0}, "Empty user not supported"),
-        ([("ip", "127.0.0.1")], {"connection_creation_rate": 1.0}, "IP quotas are not built"),
+        ([("ip", "127.0.0.1"), ("user", "a")], {"producer_byte_rate": 1.0}, "IP entity should not be used"),
+        ([("ip", "no-such-host.invalid")], {"connection_creation_rate": 1.0}, "not a valid IP"),
+        ([("ip", "127.0.0.1")], {"connection_creation_rate": -1.0}, "must be a non-negative value"),
     ],
 )
 async def test_bad_alterations_are_invalid_request_and_change_nothing(
     handler_broker: HandlerBroker, entity: Entity, ops: dict[str, float], message: str
 ) -> None:
     # The bad op comes after a good one of the same entity: nothing of the entity is applied.
-    good = _entry(entity, consumer_byte_rate=10.0)
+    ip_only = [kind for kind, _ in entity] == ["ip"]
+    good = (
+        _entry(entity, connection_creation_rate=10.0) if ip_only else _entry(entity, consumer_byte_rate=10.0)
+    )
     bad = _entry(entity, **ops)
     entry = EntryData(entity=good.entity, ops=good.ops + bad.ops)
     [(code, text)] = await _alter(handler_broker, entry)
@@ -187,3 +192,28 @@ async def test_without_the_cluster_permissions_every_answer_is_cluster_authoriza
         assert broker.services.client_quotas.configs.by_entity == {}
     finally:
         broker.close()
+
+
+async def test_ip_quotas_alter_and_describe(handler_broker: HandlerBroker) -> None:
+    await _with_the_usual_quotas(handler_broker)
+    results = await _alter(
+        handler_broker,
+        _entry([("ip", "127.0.0.1")], connection_creation_rate=5.0),
+        _entry([("ip", None)], connection_creation_rate=100.0),
+    )
+    assert results == [(ErrorCode.NONE, None)] * 2
+    ips = {
+        (("ip", "127.0.0.1"),): {"connection_creation_rate": 5.0},
+        (("ip", None),): {"connection_creation_rate": 100.0},
+    }
+    assert await _describe(handler_broker, ("ip", SPECIFIED, None)) == ips
+    assert set(await _describe(handler_broker, ("ip", DEFAULT_MATCH, None))) == {(("ip", None),)}
+    assert set(await _describe(handler_broker, ("ip", EXACT, "127.0.0.1"))) == {(("ip", "127.0.0.1"),)}
+    # No filter: everything, IPs included; a user filter: no IPs.
+    assert ips.items() <= (await _describe(handler_broker)).items()
+    assert not any(
+        kind == "ip"
+        for entity in await _describe(handler_broker, ("user", SPECIFIED, None))
+        for kind, _ in entity
+    )
+    assert handler_broker.services.client_quotas.configs.ip_rate("127.0.0.1") == 5.0

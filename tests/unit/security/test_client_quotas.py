@@ -44,3 +44,21 @@ def test_quotas_are_active_only_while_one_is_configured() -> None:
     assert quotas.active and quotas.request.enabled and not quotas.produce.enabled
     quotas.apply(QuotaEntity("alice"), {})
     assert not quotas.active
+
+
+def test_connections_over_an_ips_rate_are_throttled_for_at_most_a_window_and_not_counted() -> None:
+    quotas = ClientQuotas(2, 1)
+    assert quotas.connection_throttle_ms("10.0.0.1", 0) == 0  # no IP quota: nothing measured
+    assert quotas.connection_rates == {}
+    quotas.apply(QuotaEntity(ip="10.0.0.1"), {"connection_creation_rate": 2.0})
+    quotas.apply(QuotaEntity(ip=DEFAULT), {"connection_creation_rate": 0.0})
+    assert quotas.connection_throttle_ms("10.0.0.1", 0) == 0
+    assert quotas.connection_throttle_ms("10.0.0.1", 0) == 0
+    # A third within the second: 3/s over 2/s, (3 - 2) / 2 * 1000 ms. It is not counted, so the
+    # next one is throttled the same.
+    assert quotas.connection_throttle_ms("10.0.0.1", 0) == 500
+    assert quotas.connection_throttle_ms("10.0.0.1", 0) == 500
+    # The default IP's rate of 0 admits nothing: each for one window.
+    assert quotas.connection_throttle_ms("10.0.0.2", 0) == 1000
+    # IP quotas alone leave the request path alone.
+    assert not quotas.active

@@ -77,7 +77,7 @@ def test_removing_every_key_removes_the_entity() -> None:
         ([("user", "")], "Empty user not supported"),
         ([("group", "g")], "Unhandled client quota entity type: group"),
         ([("ip", "1.2.3.4"), ("user", "a")], "IP entity should not be used"),
-        ([("ip", "1.2.3.4")], "IP quotas are not built"),
+        ([("ip", "no-such-host.invalid")], "not a valid IP or resolvable host"),
     ],
 )
 def test_entities_kafka_refuses(parts: list[tuple[str, str | None]], message: str) -> None:
@@ -87,6 +87,18 @@ def test_entities_kafka_refuses(parts: list[tuple[str, str | None]], message: st
 
 def test_a_null_name_is_the_default() -> None:
     assert entity_from_wire([("user", None), ("client-id", "app")]) == QuotaEntity(DEFAULT, "app")
+    assert entity_from_wire([("ip", None)]) == QuotaEntity(ip=DEFAULT)
+    assert entity_from_wire([("ip", "localhost")]) == QuotaEntity(ip="localhost")
+
+
+def test_an_ip_has_its_own_rate_else_the_default_ips() -> None:
+    configs = QuotaConfigs()
+    configs.set(QuotaEntity(ip=DEFAULT), {"connection_creation_rate": 10.0})
+    configs.set(QuotaEntity(ip="localhost"), {"connection_creation_rate": 2.0})  # resolved: 127.0.0.1
+    assert configs.ip_rate("127.0.0.1") == 2.0
+    assert configs.ip_rate("10.0.0.1") == 10.0
+    configs.set(QuotaEntity(ip=DEFAULT), {})
+    assert configs.ip_rate("10.0.0.1") is None
 
 
 @pytest.mark.parametrize(
@@ -97,17 +109,34 @@ def test_a_null_name_is_the_default() -> None:
         ("producer_byte_rate", 10.5, "must be a LONG value"),
         ("bogus", 1.0, "Invalid configuration key bogus"),
         ("controller_mutation_rate", 1.0, "not built"),
+        ("connection_creation_rate", 1.0, "Invalid configuration key connection_creation_rate"),
     ],
 )
 def test_values_kafka_refuses(key: str, value: float, message: str) -> None:
     with pytest.raises(QuotaRequestError, match=message):
-        checked_value(key, value)
+        checked_value(QuotaEntity("alice"), key, value)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("connection_creation_rate", -1.0, "must be a non-negative value"),
+        ("connection_creation_rate", 1.5, "must be a LONG value"),
+        ("producer_byte_rate", 1.0, "Invalid configuration key producer_byte_rate"),
+    ],
+)
+def test_ip_values_kafka_refuses(key: str, value: float, message: str) -> None:
+    with pytest.raises(QuotaRequestError, match=message):
+        checked_value(QuotaEntity(ip=DEFAULT), key, value)
 
 
 def test_values_are_written_as_kafka_writes_them() -> None:
-    assert checked_value("request_percentage", 12.5) == 12.5
-    assert config_string("producer_byte_rate", checked_value("producer_byte_rate", 1024.0)) == "1024"
+    alice = QuotaEntity("alice")
+    assert checked_value(alice, "request_percentage", 12.5) == 12.5
+    assert config_string("producer_byte_rate", checked_value(alice, "producer_byte_rate", 1024.0)) == "1024"
     assert config_string("request_percentage", 200.0) == "200.0"
+    assert checked_value(QuotaEntity(ip=DEFAULT), "connection_creation_rate", 0.0) == 0.0
+    assert config_string("connection_creation_rate", 10.0) == "10"
 
 
 def test_znode_names_are_sanitized_as_kafkas_sanitizer() -> None:
@@ -122,6 +151,7 @@ def test_znode_paths_of_each_entity_and_back() -> None:
         (QuotaEntity("alice"), ("users", "alice")),
         (QuotaEntity("alice", DEFAULT), ("users", "alice/clients/<default>")),
         (QuotaEntity(client_id="app"), ("clients", "app")),
+        (QuotaEntity(ip="::1"), ("ips", "%3A%3A1")),
     ]:
         assert zk_entity_path(entity) == expected
         assert entity_from_zk_path("/".join(expected)) == entity
