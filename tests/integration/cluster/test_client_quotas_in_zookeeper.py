@@ -208,6 +208,10 @@ def test_a_quota_set_through_one_broker_applies_on_the_other(
     per_broker = MESSAGES * len(VALUE) / 2 / elapsed
     assert per_broker < 1.6 * RATE, f"{per_broker:.0f} B/s per broker against a quota of {RATE} B/s"
 
+    # A broker that starts reads every quota from ZooKeeper.
+    second.restart()
+    wait_until(described_by_the_other, 60, "the quotas read again by the restarted broker", interval=0.5)
+
 
 def _leaders(producer: Any, topic: str) -> set[int]:
     metadata = producer.list_topics(topic, timeout=10)
