@@ -23,6 +23,8 @@ from odradek.cli.main import main as odradek
 from odradek.protocol.frames import encode_request
 from odradek.protocol.messages.api_versions import ApiVersionsRequest
 from odradek.protocol.messages.metadata import MetadataRequest
+from odradek.security.quota_store import FILE_NAME
+from tests.integration.test_broker_startup_errors import assert_refused_in_one_line, run_broker
 from tests.support.broker_process import BrokerProcess, free_port
 from tests.support.raw_client import RawClient
 from tests.support.requirements import require_module
@@ -218,3 +220,21 @@ def test_new_connections_over_an_ips_connection_creation_rate_are_held_then_clos
     assert 0.2 <= waited <= 5  # held for the throttle time (at most one 1 s window), then closed
     for _ in range(5):  # other addresses have no quota
         assert api_versions_from("127.0.0.6")[0]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "not json",
+        '{"version": 1, "quotas": [{"entity": [["user", "a"]], "config": {"producer_byte_rate": "fast"}}]}',
+        '{"version": 1, "quotas": [{"entity": [["group", "g"]], "config": {}}]}',
+    ],
+)
+def test_a_corrupt_quota_file_refuses_start_up_in_one_line(tmp_path: Path, content: str) -> None:
+    log_dir = tmp_path / "data"
+    log_dir.mkdir()
+    (log_dir / FILE_NAME).write_text(content)
+    result = run_broker(
+        "--override", "listeners=PLAINTEXT://127.0.0.1:0", "--override", f"log.dirs={log_dir}"
+    )
+    assert_refused_in_one_line(result, FILE_NAME)
