@@ -174,6 +174,9 @@ class Broker:
             client_quotas=self._client_quotas(member is None),
         )
         self.quotas.ip_throttle = self.services.client_quotas.connection_throttle_ms
+        if member is not None:  # every quota read, and changes written there, before a client is served
+            assert member.zk is not None
+            await ZkClientQuotas(member.zk, self.services.client_quotas).start()
         transactions = TransactionCoordinator(
             self.config,
             cluster,
@@ -231,7 +234,7 @@ class Broker:
 
     def _client_quotas(self, single_node: bool) -> ClientQuotas:
         """Client quotas over Kafka's windows; a single node keeps them in its log dir (a cluster
-        member reads them from ZooKeeper once it has joined)."""
+        member's are in ZooKeeper: zk_client_quotas)."""
         config = self.config
         quotas = ClientQuotas(config.quota_window_num, config.quota_window_size_seconds)
         if single_node:
@@ -263,7 +266,6 @@ class Broker:
         replicas.on_leadership_change = leadership_changed
         replicas.on_metadata_update = topic_configs.apply_known
         topic_configs.start(asyncio.get_running_loop())
-        await ZkClientQuotas(member.zk, services.client_quotas).start()
         services.join_zookeeper_cluster(replicas)
         await member.register(services.advertised, replicas)
         services.controller = await member.start_controller()
