@@ -13,7 +13,8 @@ Version notes:
   request_percentage; ips: connection_creation_rate), a value that is not positive (a connection rate
   may be 0), or a fractional byte or connection rate, is INVALID_REQUEST with nothing of it changed.
   Removing a key is always accepted. validate_only checks and changes nothing. Changes are persisted
-  (the log dir, or ZooKeeper) before the answer.
+  (the log dir, or ZooKeeper) before the answer; an entry whose change cannot be stored (a failing disk,
+  ZooKeeper unreachable) answers UNKNOWN_SERVER_ERROR, logged, and the others still apply.
 - With an authorizer: Describe needs DESCRIBE_CONFIGS on the cluster, Alter ALTER_CONFIGS on it, else
   CLUSTER_AUTHORIZATION_FAILED (Describe: top level; Alter: every entry).
 """
@@ -25,6 +26,7 @@ from typing import Final
 
 from odradek.handlers.authorization import authorize_cluster
 from odradek.handlers.context import RequestContext
+from odradek.handlers.errors import resource_failure
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
@@ -111,12 +113,16 @@ async def handle_alter_client_quotas(
             code = ErrorCode.INVALID_REQUEST
             results.append(EntryDataResult(error_code=code, error_message=str(error), entity=echoed))
             continue
+        code, message = ErrorCode.NONE, None
         if not request.validate_only and values != quotas.configs.by_entity.get(entity, {}):
-            if quotas.persist is not None:
-                await quotas.persist(entity, values)
-            else:
-                quotas.apply(entity, values)
-        results.append(EntryDataResult(error_code=ErrorCode.NONE, error_message=None, entity=echoed))
+            try:
+                if quotas.persist is not None:
+                    await quotas.persist(entity, values)
+                else:
+                    quotas.apply(entity, values)
+            except Exception as error:  # a disk or ZooKeeper failure: this entry fails, logged
+                code, message = resource_failure(error, context, f"the client quotas of {entity}")
+        results.append(EntryDataResult(error_code=code, error_message=message, entity=echoed))
     return AlterClientQuotasResponse(throttle_time_ms=0, entries=results)
 
 

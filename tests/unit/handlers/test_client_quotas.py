@@ -217,3 +217,22 @@ async def test_ip_quotas_alter_and_describe(handler_broker: HandlerBroker) -> No
         for kind, _ in entity
     )
     assert handler_broker.services.client_quotas.configs.ip_rate("127.0.0.1") == 5.0
+
+
+async def test_an_entry_that_cannot_be_stored_fails_alone(handler_broker: HandlerBroker) -> None:
+    quotas = handler_broker.services.client_quotas
+
+    async def persist(entity, values):  # type: ignore[no-untyped-def]
+        if entity.user == "broken":
+            raise OSError(5, "Input/output error")
+        quotas.apply(entity, values)
+
+    quotas.persist = persist
+    results = await _alter(
+        handler_broker,
+        _entry([("user", "broken")], producer_byte_rate=5.0),
+        _entry([("user", "fine")], producer_byte_rate=5.0),
+    )
+    assert [code for code, _ in results] == [ErrorCode.UNKNOWN_SERVER_ERROR, ErrorCode.NONE]
+    assert set(await _describe(handler_broker)) == {(("user", "fine"),)}
+    assert handler_broker.services.unexpected_errors[49] == 1
