@@ -93,7 +93,8 @@ class TopicConfigSync:
             elif entity_type in self._followers:
                 for on_change in self._followers[entity_type]:
                     await on_change(name)
-            else:
+            elif entity_type not in (paths.USER_CONFIG, paths.CLIENT_CONFIG, paths.IP_CONFIG):
+                # (quotas: cluster/zk_client_quotas.py follows these notifications itself)
                 log.warning(
                     "config change of %s not applied: nothing follows its entity type", change.entity_path
                 )

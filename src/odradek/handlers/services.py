@@ -10,6 +10,7 @@ from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, ClusterMetadata
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
+from odradek.security.client_quotas import ClientQuotas
 
 if TYPE_CHECKING:
     from odradek.cluster.controller.controller import KafkaController
@@ -79,6 +80,8 @@ class Services:
     tls: TlsReloader | None = None
     #: ACL authorization (authorizer.class.name); None: every request is allowed and nothing is checked.
     authorizer: AclAuthorizer | None = None
+    #: Client quotas (DescribeClientQuotas / AlterClientQuotas) and their enforcement on every request.
+    client_quotas: ClientQuotas = field(default_factory=lambda: ClientQuotas(11, 1))
 
     def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         """A SCRAM user's credential, for the SASL exchange (None: no such user)."""

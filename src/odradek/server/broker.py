@@ -19,7 +19,7 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
 from odradek.cluster.zk_acls import AclChangeListener, ZkAclStore
+from odradek.cluster.zk_client_quotas import ZkClientQuotas
 from odradek.cluster.zk_producer_ids import ZkProducerIdManager
 from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zk_topic_configs import TopicConfigSync
@@ -47,7 +48,10 @@ from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
 from odradek.security.authorizer import authorizer_from_config
+from odradek.security.client_quotas import ClientQuotas
 from odradek.security.listener_security import ListenerSecurity, listener_security
+from odradek.security.quota_entities import QuotaEntity
+from odradek.security.quota_store import LocalQuotaStore, QuotaStoreError
 from odradek.security.scram_credentials import CredentialError, CredentialStore, ScramCredentialStore
 from odradek.security.tls_reload import TlsReloader
 from odradek.server import metrics
@@ -178,7 +182,12 @@ class Broker:
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             scram_credentials=credentials,
             authorizer=authorizer,
+            client_quotas=self._client_quotas(member is None),
         )
+        self.quotas.ip_throttle = self.services.client_quotas.connection_throttle_ms
+        if member is not None:  # every quota read, and changes written there, before a client is served
+            assert member.zk is not None
+            await ZkClientQuotas(member.zk, self.services.client_quotas).start()
         transactions = TransactionCoordinator(
             self.config,
             cluster,
@@ -233,6 +242,23 @@ class Broker:
                 }
             },
         )
+
+    def _client_quotas(self, single_node: bool) -> ClientQuotas:
+        """Client quotas over Kafka's windows; a single node keeps them in its log dir (a cluster
+        member's are in ZooKeeper: zk_client_quotas)."""
+        config = self.config
+        quotas = ClientQuotas(config.quota_window_num, config.quota_window_size_seconds)
+        if single_node:
+            store = LocalQuotaStore(self.logs.log_dirs[0])
+            for entity, values in store.load().items():
+                quotas.apply(entity, values)
+
+            async def persist(entity: QuotaEntity, values: Mapping[str, float]) -> None:
+                await asyncio.to_thread(store.write, entity, values)
+                quotas.apply(entity, values)
+
+            quotas.persist = persist
+        return quotas
 
     async def _join_cluster(
         self, member: ZooKeeperMember, services: Services, groups: GroupCoordinator
@@ -473,7 +499,8 @@ def _bind_error(what: str, host: str, port: int, error: OSError) -> ListenerBind
 
 #: What stops a start-up with a clear message of its own: a bad setting, a log dir that cannot be used
 #: (locked, unwritable, another broker's or another cluster's), an unusable listener address, a corrupt
-#: producer-id block, unusable SCRAM credentials or ACLs, a console asked for but not installed, ZooKeeper.
+#: producer-id block, unusable SCRAM credentials, ACLs or client quotas, a console asked for but not
+#: installed, ZooKeeper.
 _STARTUP_FAILURES = (
     ConfigError,
     StorageError,
@@ -482,6 +509,7 @@ _STARTUP_FAILURES = (
     ConsoleUnavailableError,
     CredentialError,
     AclStoreError,
+    QuotaStoreError,
     ZooKeeperError,  # ZooKeeper unreachable in time, broker id already registered
 )
 
