@@ -99,9 +99,9 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         "PLAINTEXT",
         MEDIUM,
-        "Security protocol brokers use to talk to each other.",
+        "Security protocol brokers use to talk to each other (the listener of that name); "
+        "not to be set together with inter.broker.listener.name.",
         one_of(*SECURITY_PROTOCOLS),
-        refused="the inter-broker client speaks PLAINTEXT only (TLS and SASL serve clients).",
     ),
     ConfigKey(
         "control.plane.listener.name",

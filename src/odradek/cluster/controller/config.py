@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
+
 
 @dataclass(frozen=True, slots=True)
 class ControllerConfig:
@@ -15,6 +17,8 @@ class ControllerConfig:
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_seconds: float = 300.0
     leader_imbalance_per_broker_percentage: int = 10
+    #: How the controller's channels connect to the brokers (the inter-broker listener's TLS and SASL).
+    inter_broker_security: InterBrokerSecurity = PLAINTEXT
 
     @property
     def inter_broker_listener(self) -> str:
