@@ -19,7 +19,6 @@ paths treat it as a connection that failed (and log why).
 from __future__ import annotations
 
 import asyncio
-import logging
 import ssl
 import struct
 from dataclasses import dataclass, field
@@ -33,8 +32,6 @@ from odradek.security.jaas import JaasConfigError, parse_jaas_config
 from odradek.security.listener_settings import ListenerSettings
 from odradek.security.sasl_client import MECHANISMS, SaslLoginError, SaslRequest, sasl_exchange
 from odradek.security.tls import client_tls
-
-log = logging.getLogger("odradek.cluster.inter_broker")
 
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
@@ -147,21 +144,19 @@ async def open_inter_broker_connection(
         )
     except ssl.SSLError as error:
         reason = getattr(error, "reason", None) or str(error)
-        message = f"TLS handshake with broker at {host}:{port} failed: {reason}"
-        log.warning("%s", message)
-        raise InterBrokerAuthenticationError(message) from None
+        raise InterBrokerAuthenticationError(
+            f"TLS handshake with broker at {host}:{port} failed: {reason}"
+        ) from None
     if security.sasl is None:
         return reader, writer
     try:
         await _authenticate(reader, writer, security.sasl, client_id)
     except SaslLoginError as error:
         writer.close()
-        message = (
+        raise InterBrokerAuthenticationError(
             f"SASL {security.sasl.mechanism} login as {security.sasl.username} to broker at "
             f"{host}:{port} refused: {error}"
-        )
-        log.warning("%s", message)
-        raise InterBrokerAuthenticationError(message) from None
+        ) from None
     except BaseException:
         writer.close()
         raise

@@ -19,6 +19,7 @@ from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.controller.requests import BrokerRequest
 from odradek.cluster.inter_broker_connection import (
     PLAINTEXT,
+    InterBrokerAuthenticationError,
     InterBrokerSecurity,
     open_inter_broker_connection,
 )
@@ -93,7 +94,11 @@ class BrokerChannel:
                             # stop() cancelled the wait just as the connection failed: wait_for then
                             # raises the connection's error and the cancellation would be lost.
                             raise asyncio.CancelledError from error
-                        logger.info(
+                        # a refused login or certificate is a misconfiguration, not a passing outage
+                        logger.log(
+                            logging.WARNING
+                            if isinstance(error, InterBrokerAuthenticationError)
+                            else logging.INFO,
                             "Controller's connection to broker %d (%s:%d) failed (%s); retrying in %.2fs",
                             self.broker_id,
                             self.host,

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.inter_broker_connection import (
     PLAINTEXT,
+    InterBrokerAuthenticationError,
     InterBrokerSecurity,
     open_inter_broker_connection,
 )
@@ -180,8 +181,11 @@ class AlterPartitionManager:
         try:
             response = await self._answer(endpoint, request, version)
         except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError, ControllerMoved) as error:
-            log.info(
-                "AlterPartition to controller %d failed (%s); retrying", self.cluster.controller_id, error
+            log.log(
+                logging.WARNING if isinstance(error, InterBrokerAuthenticationError) else logging.INFO,
+                "AlterPartition to controller %d failed (%s); retrying",
+                self.cluster.controller_id,
+                error,
             )
             self._disconnect()
             return False
