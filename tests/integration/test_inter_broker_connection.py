@@ -21,6 +21,7 @@ from odradek.cluster.inter_broker_connection import (
 from odradek.config import BrokerConfig
 from odradek.protocol.frames import decode_response, encode_request
 from odradek.protocol.messages.metadata import MetadataRequest
+from tests.support.broker_process import free_port
 from tests.support.security import PLAIN_USERS, SCRAM_USERS, SecureBroker, start_secure_broker
 
 pytestmark = pytest.mark.timeout(120)
@@ -148,3 +149,21 @@ def test_peer_certificate_from_an_unknown_ca_is_refused(broker: SecureBroker, tm
     with pytest.raises(InterBrokerAuthenticationError) as caught:
         _metadata(broker, "SSL", security)
     assert "TLS handshake with broker at 127.0.0.1" in str(caught.value)
+
+
+def test_broker_with_gssapi_between_brokers_refuses_to_start_in_one_line(tmp_path: Path) -> None:
+    from tests.integration.test_broker_startup_errors import assert_refused_in_one_line, run_broker
+
+    port = free_port()
+    settings = {
+        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port}",
+        "listener.security.protocol.map": "SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "inter.broker.listener.name": "SASL_PLAINTEXT",
+        "log.dirs": str(tmp_path / "data"),
+        "sasl.enabled.mechanisms": "PLAIN",
+        "sasl.jaas.config": f'{PLAIN} required username="b" password="p" user_b="p";',
+        # sasl.mechanism.inter.broker.protocol left at Kafka's default, GSSAPI
+    }
+    arguments = [item for key, value in settings.items() for item in ("--override", f"{key}={value}")]
+    line = assert_refused_in_one_line(run_broker(*arguments), "sasl.mechanism.inter.broker.protocol=GSSAPI")
+    assert "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512" in line
