@@ -22,11 +22,13 @@ import asyncio
 import ssl
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 from odradek.config.broker import BrokerConfig
 from odradek.config.types import ConfigError
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.frames import decode_response, encode_request
+from odradek.protocol.messages.api_versions import ApiVersionsRequest
 from odradek.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from odradek.security.jaas import JaasConfigError, parse_jaas_config
 from odradek.security.listener_settings import ListenerSettings
@@ -147,6 +149,17 @@ async def open_inter_broker_connection(
         raise InterBrokerAuthenticationError(
             f"TLS handshake with broker at {host}:{port} failed: {reason}"
         ) from None
+    try:
+        if security.tls is not None:
+            # TLS 1.3 servers refuse a client certificate after the handshake: the first answer
+            # tells whether the peer accepted this broker's (Kafka's clients start with ApiVersions too)
+            await _round_trip(reader, writer, ApiVersionsRequest(), 0, 1, client_id)
+    except (OSError, asyncio.IncompleteReadError) as error:
+        writer.close()
+        raise InterBrokerAuthenticationError(
+            f"broker at {host}:{port} closed the TLS connection before answering ({error or 'EOF'}): "
+            "does it trust this broker's certificate (ssl.client.auth)?"
+        ) from None
     if security.sasl is None:
         return reader, writer
     try:
@@ -167,7 +180,7 @@ async def _authenticate(
     reader: asyncio.StreamReader, writer: asyncio.StreamWriter, login: SaslLogin, client_id: str
 ) -> None:
     steps = sasl_exchange(login.mechanism, login.username, login.password)
-    correlation_id = 0
+    correlation_id = 1  # after ApiVersions
     try:
         request: SaslRequest = next(steps)
         while True:
@@ -175,12 +188,24 @@ async def _authenticate(
             version = (
                 _AUTHENTICATE_VERSION if isinstance(request, SaslAuthenticateRequest) else _HANDSHAKE_VERSION
             )
-            writer.write(encode_request(request, version, correlation_id, client_id))
-            await writer.drain()
-            (size,) = _SIZE.unpack(await reader.readexactly(4))
-            answered_id, body = decode_response(await reader.readexactly(size), request.API_KEY, version)
-            if answered_id != correlation_id:
-                raise CodecError(f"response for correlation id {answered_id}, expected {correlation_id}")
+            body = await _round_trip(reader, writer, request, version, correlation_id, client_id)
             request = steps.send(body)
     except StopIteration:
         return
+
+
+async def _round_trip(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    request: Any,
+    version: int,
+    correlation_id: int,
+    client_id: str,
+) -> Any:
+    writer.write(encode_request(request, version, correlation_id, client_id))
+    await writer.drain()
+    (size,) = _SIZE.unpack(await reader.readexactly(4))
+    answered_id, body = decode_response(await reader.readexactly(size), request.API_KEY, version)
+    if answered_id != correlation_id:
+        raise CodecError(f"response for correlation id {answered_id}, expected {correlation_id}")
+    return body
