@@ -167,3 +167,39 @@ def test_broker_with_gssapi_between_brokers_refuses_to_start_in_one_line(tmp_pat
     arguments = [item for key, value in settings.items() for item in ("--override", f"{key}={value}")]
     line = assert_refused_in_one_line(run_broker(*arguments), "sasl.mechanism.inter.broker.protocol=GSSAPI")
     assert "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512" in line
+
+
+def test_key_store_changed_at_run_time_is_presented_by_new_inter_broker_connections(
+    broker: SecureBroker, tmp_path: Path
+) -> None:
+    from dataclasses import dataclass
+
+    from odradek.security.tls_reload import TlsReloader
+
+    @dataclass
+    class Acceptor:  # the broker's own TLS listener, whose stores are changed
+        listener: str
+        ssl_context: object
+
+    stranger = tmp_path / "stranger.pem"
+    trustme.CA().issue_cert("broker-9").private_key_and_cert_chain_pem.write_to_path(str(stranger))
+    address = f"MTLS://127.0.0.1:{broker.ports['MTLS']}"
+    settings = {
+        "listeners": address,
+        "advertised.listeners": address,
+        "listener.security.protocol.map": "MTLS:SSL",
+        "inter.broker.listener.name": "MTLS",
+        "ssl.keystore.type": "PEM",
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(broker.certificates.ca_file),
+        "listener.name.mtls.ssl.keystore.location": str(stranger),
+    }
+    config = BrokerConfig(settings, warn_unknown=False)
+    security = inter_broker_security(config)
+    reloader = TlsReloader([Acceptor("MTLS", object())], config, security)
+    with pytest.raises(InterBrokerAuthenticationError):  # the peer does not trust that certificate
+        _metadata(broker, "MTLS", security)
+    # AlterConfigs of listener.name.mtls.ssl.keystore.location, as the broker applies it
+    trusted = str(broker.certificates.client_keystore)
+    reloader.apply(BrokerConfig({**settings, "listener.name.mtls.ssl.keystore.location": trusted}))
+    assert _metadata(broker, "MTLS", security)

@@ -55,9 +55,12 @@ class SaslLogin:
     password: str = field(repr=False)
 
 
-@dataclass(frozen=True)
+@dataclass
 class InterBrokerSecurity:
-    """What a connection to another broker needs: its listener's protocol, TLS context, SASL login."""
+    """What a connection to another broker needs: its listener's protocol, TLS context, SASL login.
+
+    One object per broker, shared by every sender: `tls` is replaced when the listener's key or trust
+    store is changed with AlterConfigs (security/tls_reload.py), and each new connection reads it."""
 
     listener_name: str = "PLAINTEXT"
     security_protocol: str = "PLAINTEXT"
@@ -65,6 +68,7 @@ class InterBrokerSecurity:
     sasl: SaslLogin | None = None
 
 
+#: The default of the senders' parameters: nothing to replace, never changed.
 PLAINTEXT = InterBrokerSecurity()
 
 

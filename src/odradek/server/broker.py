@@ -330,7 +330,8 @@ class Broker:
                 tls = security.tls.context if security is not None and security.tls is not None else None
                 self.acceptors.append(Acceptor(name, server_socket, backlog, quotas, factory, tls))
             self.bound[name] = (endpoint.host, int(sockets[0].getsockname()[1]))
-        services.tls = TlsReloader(self.acceptors, config)  # also refuses stores for a non-TLS listener
+        # also refuses stores for a non-TLS listener; the inter-broker client's context is reloaded too
+        services.tls = TlsReloader(self.acceptors, config, self.inter_broker_security)
         self._advertise()
 
     def _live_config(self) -> BrokerConfig:
