@@ -53,6 +53,8 @@ class TxnStateLog:
         self.txns: dict[str, TransactionMetadata] = {}
         #: The same, by current producer id: every transactional Produce looks its producer up here.
         self.by_producer: dict[int, TransactionMetadata] = {}
+        #: The leader epoch each loaded partition was loaded at (its coordinator epoch).
+        self.loaded_epochs: dict[int, int] = {}
         self._creation: asyncio.Task[bool] | None = None
 
     # ----- the topic ------------------------------------------------------------------------------
@@ -140,6 +142,7 @@ class TxnStateLog:
             self.states[partition] = PartitionState.FAILED
             return []
         epoch = self.coordinator_epoch(partition)
+        self.loaded_epochs[partition] = epoch
         for metadata in loaded.values():
             metadata.coordinator_epoch = epoch
             self.put(metadata)
@@ -148,6 +151,7 @@ class TxnStateLog:
 
     def unload(self, partition: int) -> None:
         self.states.pop(partition, None)
+        self.loaded_epochs.pop(partition, None)
         for transactional_id in [t for t in self.txns if self.partition_for(t) == partition]:
             self.remove(transactional_id)
 

@@ -21,8 +21,6 @@ Version notes:
 
 from __future__ import annotations
 
-import struct
-
 from odradek.coordinator.offset_requests import OffsetCommitItem
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
@@ -31,6 +29,7 @@ from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import group_coordinator
 from odradek.handlers.leadership import refusal
 from odradek.handlers.registry import handles
+from odradek.handlers.txn_verification import Verdicts, transactional_producer
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
@@ -58,8 +57,6 @@ from odradek.protocol.messages.write_txn_markers import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
-from odradek.protocol.records.attributes import TRANSACTIONAL_FLAG_MASK
-from odradek.protocol.records.header import ATTRIBUTES_OFFSET
 from odradek.security.acl import AclOperation, ResourceType
 
 
@@ -140,6 +137,9 @@ def _add_partitions_batched(
         try:
             coordinator = transaction_coordinator(context)
             if txn.verify_only:
+                # Asked by a partition leader: only the id's own coordinator may answer (else the
+                # leader's NOT_COORDINATOR, retried once it knows the new one).
+                coordinator.state_log.check_coordinator(txn.transactional_id)
                 errors = {
                     tp: coordinator.verify_partition(txn.producer_id, txn.producer_epoch, *tp)
                     for tp in wanted
@@ -327,26 +327,22 @@ def _markers_refused(request: WriteTxnMarkersRequest, error: ErrorCode) -> Write
 
 
 def verify_transactional_produce(
-    context: RequestContext, topic: str, partition: int, batches: bytearray | memoryview
+    context: RequestContext,
+    topic: str,
+    partition: int,
+    batches: bytearray | memoryview,
+    verdicts: Verdicts | None = None,
 ) -> ErrorCode:
     """NONE for a non-transactional batch; for a transactional one, whether its producer's ongoing
     transaction holds the partition (Kafka 3.x's INVALID_TXN_STATE otherwise), so no stray batch can
-    pin the last stable offset. Only the header's attributes, producer id and epoch are read."""
-    if len(batches) <= _EPOCH_OFFSET + 2 or not _ATTRIBUTES.unpack_from(batches, ATTRIBUTES_OFFSET)[0] & (
-        TRANSACTIONAL_FLAG_MASK
-    ):
+    pin the last stable offset. Only the header's attributes, producer id and epoch are read. In a
+    cluster, `verdicts` holds what other brokers' coordinators answered (txn_verification.py)."""
+    producer = transactional_producer(batches)
+    if producer is None:
         return ErrorCode.NONE
-    (producer_id,) = _PRODUCER_ID.unpack_from(batches, _PRODUCER_ID_OFFSET)
-    (producer_epoch,) = _ATTRIBUTES.unpack_from(batches, _EPOCH_OFFSET)
+    if verdicts is not None and (topic, partition) in verdicts:
+        return verdicts[(topic, partition)]
     coordinator = context.services.transactions
     if coordinator is None:
         return ErrorCode.INVALID_TXN_STATE
-    return coordinator.verify_partition(producer_id, producer_epoch, topic, partition)
-
-
-_ATTRIBUTES = struct.Struct(">h")
-_PRODUCER_ID = struct.Struct(">q")
-#: Batch header: base offset 8, length 4, leader epoch 4, magic 1, crc 4, attributes 2, last offset
-#: delta 4, base timestamp 8, max timestamp 8, then the producer id 8 and epoch 2.
-_PRODUCER_ID_OFFSET = 43
-_EPOCH_OFFSET = 51
+    return coordinator.verify_partition(*producer, topic, partition)

@@ -236,6 +236,9 @@ class Broker:
             topic_configs.apply_known()  # new replicas' logs take their topic's configs
             # The group coordinators live where __consumer_offsets partitions are led, and move with them.
             groups.refresh_leadership()
+            # So does the transaction coordinator, with __transaction_state.
+            if services.transactions is not None:
+                services.transactions.leadership_changed()
 
         replicas.on_leadership_change = leadership_changed
         replicas.on_metadata_update = topic_configs.apply_known

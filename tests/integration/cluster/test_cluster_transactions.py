@@ -1,0 +1,273 @@
+"""Transactions in cluster mode: a real ZooKeeper and three broker processes (127.0.0.2-4), the
+transaction coordinator on the leader of the transactional id's `__transaction_state` partition, its
+markers sent to the other brokers' partitions with WriteTxnMarkers, and real clients.
+
+Replicated logs come with replication (another share): every topic here has REPLICATION replicas, 1
+for now, so a stopped broker's partitions wait for it to come back; the checks hold at 3 as well.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
+from tests.support.broker_process import REPO, BrokerProcess
+from tests.support.interop import wait_until
+from tests.support.raw_client import RawClient
+from tests.support.requirements import require_module
+from tests.support.txn_reader import read_committed_values
+from tests.support.zookeeper import ZooKeeperServer
+
+pytestmark = pytest.mark.timeout(400)
+BROKER_IDS = (1, 2, 3)
+REPLICATION = 1
+PARTITIONS = 6
+#: The coordinator's proactive abort check (Kafka's default is 10 s; short here so the test is too).
+CLEANUP_INTERVAL_MS = 1000
+TRANSACTION_KEY = 1
+
+
+class Cluster:
+    def __init__(self, base: Path, connect: str) -> None:
+        self.brokers = {
+            node: BrokerProcess(
+                base / f"broker-{node}",
+                {
+                    "node.id": str(node),
+                    "zookeeper.connect": connect,
+                    "zookeeper.session.timeout.ms": "3000",
+                    "offsets.topic.replication.factor": str(REPLICATION),
+                    "offsets.topic.num.partitions": "3",
+                    "transaction.state.log.replication.factor": str(REPLICATION),
+                    "transaction.state.log.min.isr": "1",
+                    "transaction.state.log.num.partitions": "3",
+                    "transaction.abort.timed.out.transaction.cleanup.interval.ms": str(CLEANUP_INTERVAL_MS),
+                    "controlled.shutdown.retry.backoff.ms": "500",
+                    "group.initial.rebalance.delay.ms": "0",
+                    "auto.leader.rebalance.enable": "false",
+                },
+                host=f"127.0.0.{node + 1}",
+            )
+            for node in BROKER_IDS
+        }
+
+    def bootstrap(self, *nodes: int) -> str:
+        return ",".join(self.brokers[n].bootstrap for n in nodes or BROKER_IDS)
+
+    def running(self) -> list[int]:
+        return [n for n, b in self.brokers.items() if b.process is not None and b.process.poll() is None]
+
+    def metadata(self, asked: int, topics: list[str] | None) -> MetadataResponse:
+        broker = self.brokers[asked]
+        with RawClient(broker.port, timeout=2, host=broker.host) as client:
+            wanted = None if topics is None else [MetadataRequestTopic(name=t) for t in topics]
+            response: MetadataResponse = client.request(
+                MetadataRequest(topics=wanted, allow_auto_topic_creation=False), 12
+            )
+            return response
+
+    def leaders(self, topic: str, asked: int) -> dict[int, int]:
+        (described,) = self.metadata(asked, [topic]).topics
+        return {p.partition_index: p.leader_id for p in described.partitions}
+
+    def all_led(self, topic: str, partitions: int) -> bool:
+        try:
+            return all(
+                len(leaders := self.leaders(topic, node)) == partitions
+                and all(leader >= 0 for leader in leaders.values())
+                for node in self.running()
+            )
+        except Exception:
+            return False
+
+    def create(self, topic: str, partitions: int = PARTITIONS) -> None:
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap()})
+        for future in admin.create_topics([NewTopic(topic, partitions, REPLICATION)]).values():
+            future.result(20)
+        wait_until(lambda: self.all_led(topic, partitions), 30, f"leaders for {topic}", interval=0.1)
+
+    def coordinator(self, transactional_id: str, asked: int = 1) -> int:
+        """The node FindCoordinator(TRANSACTION) names (waiting while there is none yet)."""
+        found: list[int] = []
+
+        def answered() -> bool:
+            broker = self.brokers[asked]
+            try:
+                with RawClient(broker.port, timeout=2, host=broker.host) as client:
+                    response: FindCoordinatorResponse = client.request(
+                        FindCoordinatorRequest(key=transactional_id, key_type=TRANSACTION_KEY), 2
+                    )
+            except Exception:
+                return False
+            if response.error_code != 0:
+                return False
+            found.append(response.node_id)
+            return True
+
+        wait_until(answered, 60, f"a coordinator for {transactional_id}", interval=0.2)
+        return found[-1]
+
+
+@pytest.fixture(scope="module")
+def cluster(zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    require_module("confluent_kafka")
+    connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
+    made = Cluster(tmp_path_factory.mktemp("txn-cluster"), connect)
+    try:
+        for broker in made.brokers.values():
+            broker.start()
+        wait_until(lambda: _all_known(made), 30, "three brokers in Metadata", interval=0.1)
+        yield made
+    finally:
+        for broker in made.brokers.values():
+            if broker.process is not None:
+                os.kill(broker.process.pid, signal.SIGCONT)
+            broker.stop()
+
+
+def _all_known(cluster: Cluster) -> bool:
+    try:
+        return all(len(cluster.metadata(node, []).brokers) == 3 for node in BROKER_IDS)
+    except Exception:
+        return False
+
+
+def _producer(cluster: Cluster, transactional_id: str, **extra: Any) -> Any:
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {"bootstrap.servers": cluster.bootstrap(), "transactional.id": transactional_id, **extra}
+    )
+    producer.init_transactions(60)
+    return producer
+
+
+def _send_to_every_partition(producer: Any, topic: str, tag: str) -> None:
+    for partition in range(PARTITIONS):
+        producer.produce(topic, value=f"{tag}-{partition}".encode(), partition=partition)
+    producer.flush(60)
+
+
+def test_confluent_transactions_commit_and_abort_on_partitions_of_all_three_brokers(cluster: Cluster) -> None:
+    cluster.create("txn-spread")
+    leaders = cluster.leaders("txn-spread", asked=1)
+    assert set(leaders.values()) == set(BROKER_IDS), leaders  # every broker leads some partition
+    producer = _producer(cluster, "spread-producer")
+    coordinator = cluster.coordinator("spread-producer")
+    assert {n for n in leaders.values() if n != coordinator}, "markers must cross to other brokers"
+    for round_, committed in enumerate((True, False, True)):
+        producer.begin_transaction()
+        _send_to_every_partition(producer, "txn-spread", f"r{round_}")
+        if committed:
+            producer.commit_transaction(60)
+        else:
+            producer.abort_transaction(60)
+    values = read_committed_values(cluster.bootstrap(), "txn-spread", PARTITIONS, timeout_s=60)
+    assert values == {p: [f"r0-{p}".encode(), f"r2-{p}".encode()] for p in range(PARTITIONS)}
+
+
+def _copier(cluster: Cluster) -> subprocess.Popen[bytes]:
+    command = [
+        sys.executable,
+        "-m",
+        "tests.support.txn_copier",
+        cluster.bootstrap(),
+        "copy-in",
+        "copy-out",
+        "cluster-copier",
+        "cluster-copy-group",
+        str(PARTITIONS),
+        "0.1",  # seconds inside each transaction, so that the kills land mid-copy
+    ]
+    return subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_transactional_copy_with_the_copier_killed_and_a_broker_bounced(cluster: Cluster) -> None:
+    from confluent_kafka import Producer
+
+    records = 1200
+    cluster.create("copy-in")
+    cluster.create("copy-out")
+    producer = Producer({"bootstrap.servers": cluster.bootstrap(), "enable.idempotence": True})
+    for i in range(records):
+        producer.produce(
+            "copy-in", key=str(i).encode(), value=f"record-{i}".encode(), partition=i % PARTITIONS
+        )
+    producer.flush(60)
+    expected = read_committed_values(cluster.bootstrap(), "copy-in", PARTITIONS, timeout_s=60)
+    assert sum(len(v) for v in expected.values()) == records
+    rng = random.Random(19)
+    for kill in range(3):
+        copier = _copier(cluster)
+        time.sleep(rng.uniform(2.0, 4.0))
+        if kill == 1:
+            # A broker bounced under the running copier: SIGTERM (controlled shutdown), restart.
+            bounced = cluster.brokers[2]
+            assert bounced.stop() == 0
+            bounced.start()
+            wait_until(lambda: cluster.all_led("copy-out", PARTITIONS), 60, "copy-out led again")
+        copier.kill()  # SIGKILL, probably inside a transaction
+        copier.wait()
+    copier = _copier(cluster)
+    assert copier.wait(240) == 0
+    output = read_committed_values(cluster.bootstrap(), "copy-out", PARTITIONS, timeout_s=60)
+    assert {p: len(v) for p, v in output.items()} == {p: len(v) for p, v in expected.items()}
+    assert output == expected  # nothing lost, nothing twice, in order per partition
+
+
+def test_a_killed_coordinators_open_transaction_is_aborted_by_its_successor(cluster: Cluster) -> None:
+    from confluent_kafka import Consumer, TopicPartition
+
+    timeout_ms = 6000
+    cluster.create("txn-orphan")
+    producer = _producer(cluster, "orphan-producer", **{"transaction.timeout.ms": timeout_ms})
+    coordinator = cluster.coordinator("orphan-producer")
+    leaders = cluster.leaders("txn-orphan", asked=1)
+    elsewhere = [p for p, node in leaders.items() if node != coordinator]
+    producer.begin_transaction()
+    _send_to_every_partition(producer, "txn-orphan", "orphan")
+    began = time.monotonic()
+    cluster.brokers[coordinator].kill()  # SIGKILL: the transaction is left open, its producer too
+    # Readers of partitions on the other brokers see nothing past the open transaction meanwhile.
+    reader = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap(*[n for n in BROKER_IDS if n != coordinator]),
+            "group.id": "orphan-reader",
+            "isolation.level": "read_committed",
+        }
+    )
+    try:
+        wanted = [TopicPartition("txn-orphan", p) for p in elsewhere]
+
+        def stable_offsets() -> list[int]:
+            return [reader.get_watermark_offsets(tp, timeout=5, cached=False)[1] for tp in wanted]
+
+        assert stable_offsets() == [0] * len(elsewhere)
+        other = next(n for n in BROKER_IDS if n != coordinator)
+        # Its ZooKeeper session must expire before it may register again.
+        wait_until(lambda: len(cluster.metadata(other, []).brokers) == 2, 60, "the kill noticed")
+        cluster.brokers[coordinator].start()  # its successor (RF 1: the same broker, from its log)
+        restarted = time.monotonic() - began
+        wait_until(lambda: stable_offsets() == [2] * len(elsewhere), 90, "the orphan aborted", interval=0.2)
+        blocked = time.monotonic() - began
+    finally:
+        reader.close()
+    # The data record and the ABORT marker; bound: the timeout and one cleanup interval after the
+    # successor took over, with room for its start-up and a loaded machine.
+    assert blocked <= restarted + (timeout_ms + CLEANUP_INTERVAL_MS) / 1000 + 15, (blocked, restarted)
+    values = read_committed_values(cluster.bootstrap(), "txn-orphan", PARTITIONS, timeout_s=60)
+    assert values == {p: [] for p in range(PARTITIONS)}
