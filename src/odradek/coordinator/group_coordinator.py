@@ -321,6 +321,11 @@ class GroupCoordinator:
             shard.validate_offset_fetch(group, member_id, member_epoch)
         return offset_requests.fetch_offsets(shard, group_id, wanted)
 
+    def unstable_offsets(self, group_id: str) -> set[TopicPartition]:
+        """Partitions of the group with a pending transactional offset commit (OffsetFetch's
+        require_stable answers them UNSTABLE_OFFSET_COMMIT until the transaction ends)."""
+        return self.runtime.shard_for(group_id).pending_offsets(group_id)
+
     def delete_offsets(
         self, group_id: str, wanted: list[tuple[str, list[int]]]
     ) -> dict[TopicPartition, ErrorCode]:

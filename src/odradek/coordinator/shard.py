@@ -69,6 +69,15 @@ class GroupShard:
         if record.record_type in (OFFSET_COMMIT, OFFSET_COMMIT_LEGACY):
             self.pending_txn_offsets.setdefault(producer_id, []).append(record)
 
+    def pending_offsets(self, group_id: str) -> set[tuple[str, int]]:
+        """The group's partitions with a transactional offset commit waiting for its marker."""
+        return {
+            (record.key.topic, record.key.partition)
+            for records in self.pending_txn_offsets.values()
+            for record in records
+            if isinstance(record.key, OffsetCommitKey) and record.key.group == group_id
+        }
+
     def complete_transaction(self, producer_id: int, committed: bool) -> None:
         """The transaction marker of `producer_id`: its pending offsets become committed, or vanish."""
         for record in self.pending_txn_offsets.pop(producer_id, []):
