@@ -45,6 +45,8 @@ class FakeBroker:
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        #: Answers a request itself when set (None: the default success answer).
+        self.responder: Callable[[Received], Any | None] | None = None
 
     async def start(self) -> FakeBroker:
         self._server = await asyncio.start_server(self._serve, self.host, self.port or 0)
@@ -98,7 +100,8 @@ class FakeBroker:
                 header, body = decode_request(await reader.readexactly(size))
                 self.received.append(Received(header, body))
                 # every field of a response has a default meaning success (error_code 0, no errors)
-                response = RESPONSES[header.request_api_key](error_code=0)
+                answered = self.responder(self.received[-1]) if self.responder is not None else None
+                response = answered or RESPONSES[header.request_api_key](error_code=0)
                 writer.write(encode_response(response, header.request_api_version, header.correlation_id))
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):

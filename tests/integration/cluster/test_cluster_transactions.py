@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
 from tests.support.broker_process import REPO, BrokerProcess
@@ -28,6 +29,7 @@ from tests.support.interop import wait_until
 from tests.support.raw_client import RawClient
 from tests.support.requirements import require_module
 from tests.support.txn_reader import read_committed_values
+from tests.support.txn_wire import add_partitions, committed_values, end_txn, init, produce, read_committed
 from tests.support.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.timeout(400)
@@ -271,3 +273,30 @@ def test_a_killed_coordinators_open_transaction_is_aborted_by_its_successor(clus
     assert blocked <= restarted + (timeout_ms + CLEANUP_INTERVAL_MS) / 1000 + 15, (blocked, restarted)
     values = read_committed_values(cluster.bootstrap(), "txn-orphan", PARTITIONS, timeout_s=60)
     assert values == {p: [] for p in range(PARTITIONS)}
+
+
+def test_a_leader_verifies_transactional_batches_with_the_coordinator_on_another_broker(
+    cluster: Cluster,
+) -> None:
+    cluster.create("verified", partitions=1)
+    leader = cluster.leaders("verified", asked=1)[0]
+    txn_id = next(t for t in (f"verify-{i}" for i in range(100)) if cluster.coordinator(t) != leader)
+    coordinator = cluster.coordinator(txn_id)
+    at_coordinator = RawClient(cluster.brokers[coordinator].port, host=cluster.brokers[coordinator].host)
+    at_leader = RawClient(cluster.brokers[leader].port, host=cluster.brokers[leader].host)
+    with at_coordinator, at_leader:
+        pid, error, epoch = init(at_coordinator, txn_id)
+        assert error is ErrorCode.NONE
+        batch = {"pid": pid, "epoch": epoch, "transactional": True, "txn_id": txn_id}
+        # Not added to the transaction: the leader's question to the coordinator says so.
+        assert produce(at_leader, "verified", [b"early"], **batch)[0] is ErrorCode.INVALID_TXN_STATE
+        assert add_partitions(at_coordinator, txn_id, pid, epoch, "verified") is ErrorCode.NONE
+        assert produce(at_leader, "verified", [b"one"], **batch)[0] is ErrorCode.NONE
+        assert produce(at_leader, "verified", [b"two"], sequence=1, **batch)[0] is ErrorCode.NONE
+        assert end_txn(at_coordinator, txn_id, pid, epoch, committed=True) is ErrorCode.NONE
+        wait_until(
+            lambda: committed_values(read_committed(at_leader, "verified")) == [b"one", b"two"],
+            30,
+            "the COMMIT marker on the other broker",
+            interval=0.1,
+        )
