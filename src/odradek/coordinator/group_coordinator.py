@@ -17,11 +17,11 @@ from odradek.coordinator import classic_join, classic_members, group_admin, offs
 from odradek.coordinator.classic_join import JoinContext
 from odradek.coordinator.consumer_describe import describe_consumer_group
 from odradek.coordinator.group_admin import ListedGroup
+from odradek.coordinator.group_runtime import GroupRuntime
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem, TopicPartition
 from odradek.coordinator.offsets import OffsetAndMetadata
 from odradek.coordinator.records import offset_commit_record
 from odradek.coordinator.result import CoordinatorResult
-from odradek.coordinator.runtime import CoordinatorRuntime
 from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.consumer_group_describe import DescribedGroup as ConsumerDescribedGroup
@@ -55,10 +55,8 @@ class GroupCoordinator:
         self.cluster = cluster
         self.topics = topics
         self.node_id = node_id
-        #: `clock` and `timer_factory` may be given for tests (see CoordinatorRuntime).
-        self.runtime = CoordinatorRuntime(
-            self.settings, logs, cluster, node_id, notify_append, **runtime_options
-        )
+        #: `clock` and `timer_factory` may be given for tests (see GroupRuntime).
+        self.runtime = GroupRuntime(self.settings, logs, cluster, node_id, notify_append, **runtime_options)
         self._expiry: asyncio.TimerHandle | None = None
         self._offsets_creation: asyncio.Task[bool] | None = None
         self.started = False

@@ -23,6 +23,8 @@ from odradek.coordinator.records import (
     GroupMetadataValue,
     OffsetCommitKey,
     OffsetCommitValue,
+    UnknownRecordType,
+    decode_record,
 )
 from odradek.coordinator.settings import GroupSettings
 from odradek.coordinator.timer import CoordinatorTimer
@@ -63,6 +65,27 @@ class GroupShard:
         self.consumer: ConsumerGroupManager = ConsumerGroupManager(self, cluster)
 
     # ----- replay --------------------------------------------------------------------------------
+
+    def replay_log_record(
+        self, key: bytes | None, value: bytes | None, offset: int, producer_id: int | None
+    ) -> bool:
+        """One record of `__consumer_offsets` on load (of a transactional batch of `producer_id`: a
+        TxnOffsetCommit, pending until its marker); False for a type this broker does not know."""
+        try:
+            record = decode_record(key, value)
+        except UnknownRecordType:
+            return False
+        if producer_id is None:
+            self.replay(record)
+        else:
+            self.replay_transactional(producer_id, record)
+        return True
+
+    def replay_marker(self, producer_id: int, committed: bool) -> None:
+        self.complete_transaction(producer_id, committed)
+
+    def loaded_keys(self) -> int:
+        return len(self.groups)
 
     def replay_transactional(self, producer_id: int, record: CoordinatorRecord) -> None:
         """A TxnOffsetCommit record: held until its transaction's marker."""
