@@ -58,7 +58,6 @@ class GroupCoordinator:
         #: `clock` and `timer_factory` may be given for tests (see GroupRuntime).
         self.runtime = GroupRuntime(self.settings, logs, cluster, node_id, notify_append, **runtime_options)
         self._expiry: asyncio.TimerHandle | None = None
-        self._offsets_creation: asyncio.Task[bool] | None = None
         self.started = False
 
     # ----- lifecycle -------------------------------------------------------------------------------
@@ -88,44 +87,21 @@ class GroupCoordinator:
 
     def _offsets_topic_creation(self) -> asyncio.Task[bool]:
         """The creation of `__consumer_offsets` under way, started if there is none."""
-        if self._offsets_creation is None or self._offsets_creation.done():
-            self._offsets_creation = asyncio.get_running_loop().create_task(self._create_offsets_topic())
-        return self._offsets_creation
+        return self.runtime.topic_creation(self._create_offsets_topic)
 
     async def _create_offsets_topic(self) -> bool:
-        brokers = max(len(self.cluster.brokers), 1)
+        configs = {
+            "cleanup.policy": "compact",
+            "compression.type": "producer",
+            "segment.bytes": str(self.settings.offsets_topic_segment_bytes),
+        }
         replication = self.settings.offsets_topic_replication_factor
-        if replication > brokers:
-            if not self.settings.single_node:
-                log.warning(
-                    "not creating %s: %d brokers, replication factor %d", OFFSETS_TOPIC, brokers, replication
-                )
-                return False
-            replication = brokers  # a single node is the whole cluster
-        try:
-            await self.topics.create_topic(
-                OFFSETS_TOPIC,
-                self.settings.offsets_topic_num_partitions,
-                replication,
-                configs={
-                    "cleanup.policy": "compact",
-                    "compression.type": "producer",
-                    "segment.bytes": str(self.settings.offsets_topic_segment_bytes),
-                },
-                internal=True,
-            )
-        except KafkaError as error:
-            if error.error_code is not ErrorCode.TOPIC_ALREADY_EXISTS:
-                log.warning("creating %s failed: %s", OFFSETS_TOPIC, error)
-                return False
-        except Exception:
-            log.exception("creating %s failed", OFFSETS_TOPIC)
-            return False
-        else:
-            log.debug("created %s", OFFSETS_TOPIC)  # TopicAdmin logs the creation, with its settings
-        if self.started:
+        created = await self.runtime.create_topic(
+            self.topics, replication, configs, self.settings.single_node
+        )
+        if created and self.started:
             self.refresh_leadership()
-        return self.cluster.topic(OFFSETS_TOPIC) is not None
+        return created
 
     def refresh_leadership(self) -> None:
         """Load the partitions of `__consumer_offsets` this broker leads; drop the ones it no longer does."""

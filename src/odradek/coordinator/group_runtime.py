@@ -69,7 +69,7 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         error: ErrorCode | None = None
         if result.records:
             try:
-                self.append(shard.partition, result.records)
+                self.append_records(shard.partition, result.records)
             except Exception as failure:
                 error = append_error_code(failure)
                 log.warning(
@@ -92,7 +92,7 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         """Append TxnOffsetCommit records in a transactional batch of the producer; they wait in the
         shard until the transaction's marker is written to this partition."""
         try:
-            self.append(shard.partition, records, producer_id, producer_epoch)
+            self.append_records(shard.partition, records, producer_id, producer_epoch)
         except Exception as failure:
             log.warning(
                 "writing transactional offsets to %s-%d failed: %s", OFFSETS_TOPIC, shard.partition, failure

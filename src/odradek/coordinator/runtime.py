@@ -18,7 +18,7 @@ import asyncio
 import enum
 import logging
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Coroutine, Hashable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 from odradek.protocol.codec_error import CodecError
@@ -161,6 +161,7 @@ class CoordinatorRuntime(Generic[ShardT]):
         #: The leader epoch each shard was made at: its coordinator epoch.
         self.leader_epochs: dict[int, int] = {}
         self._loading = _LoadingRound(topic, keys)
+        self._creation: asyncio.Task[bool] | None = None
 
     def new_shard(self, partition: int) -> ShardT:
         raise NotImplementedError
@@ -177,6 +178,45 @@ class CoordinatorRuntime(Generic[ShardT]):
 
     def partition_for(self, key: str) -> int:
         return partition_for(key, self.num_partitions)
+
+    # ----- the topic -------------------------------------------------------------------------------
+
+    def topic_creation(self, create: Callable[[], Coroutine[Any, Any, bool]]) -> asyncio.Task[bool]:
+        """The creation of the topic under way (`create` started if there is none): concurrent
+        callers share one."""
+        if self._creation is None or self._creation.done():
+            self._creation = asyncio.get_running_loop().create_task(create())
+        return self._creation
+
+    async def create_topic(
+        self, topics: Any, replication: int, configs: dict[str, str], single_node: bool
+    ) -> bool:
+        """Create the topic (internal, `default_partitions`); True if it exists now. More replicas than
+        brokers is refused in a cluster (tried again on the next request, as Kafka waits for enough
+        brokers) and cut to the brokers on a single node, which is the whole cluster."""
+        brokers = max(len(self.cluster.brokers), 1)
+        if replication > brokers:
+            if not single_node:
+                log.warning(
+                    "not creating %s: %d brokers, replication factor %d", self.topic, brokers, replication
+                )
+                return False
+            replication = brokers
+            if "min.insync.replicas" in configs:
+                min_isr = min(int(configs["min.insync.replicas"]), brokers)
+                configs = {**configs, "min.insync.replicas": str(min_isr)}
+        try:
+            await topics.create_topic(
+                self.topic, self.default_partitions, replication, configs=configs, internal=True
+            )
+        except KafkaError as error:
+            if error.error_code is not ErrorCode.TOPIC_ALREADY_EXISTS:
+                log.warning("creating %s failed: %s", self.topic, error)
+                return False
+        except Exception:
+            log.exception("creating %s failed", self.topic)
+            return False
+        return self.cluster.topic(self.topic) is not None
 
     # ----- shards ----------------------------------------------------------------------------------
 
@@ -306,7 +346,7 @@ class CoordinatorRuntime(Generic[ShardT]):
 
     # ----- appends ---------------------------------------------------------------------------------
 
-    def append(
+    def append_records(
         self,
         partition: int,
         records: Sequence[LogRecord],

@@ -52,6 +52,7 @@ class TransactionCoordinator:
         self.groups = groups
         self.clock = clock
         self.state_log = TxnStateLog(config, cluster, topics, logs, node_id, notify_append, clock)
+        self.state_log.on_partition_loaded = self._loaded
         self.markers = MarkerWriter(logs, cluster, node_id, groups, notify_append, clock)
         self.channel = TxnMarkerChannel(
             config,
@@ -103,8 +104,8 @@ class TransactionCoordinator:
         for task in self._refreshes:
             task.cancel()
         self.channel.stop()
-        for partition in list(self.state_log.states):
-            self.state_log.unload(partition)
+        for partition in list(self.state_log.shards):
+            self.state_log.resign(partition)
 
     def leadership_changed(self) -> None:
         """Cluster mode's hook (LeaderAndIsr, StopReplica): the coordinator follows the leadership of
@@ -123,30 +124,24 @@ class TransactionCoordinator:
         topic = self.cluster.topic(TRANSACTION_STATE_TOPIC)
         if topic is None:
             return
-        started, partitions, loaded, completed = time.monotonic(), 0, 0, 0
+        runtime = self.state_log
         for state in topic.partitions:
-            loaded_epoch = self.state_log.loaded_epochs.get(state.partition)
-            if state.leader_id == self.node_id and loaded_epoch not in (None, state.leader_epoch):
-                # Led here again at a newer epoch (it moved away and back between two hooks): reload,
-                # so the coordinator epoch on markers is the new one.
-                self.state_log.unload(state.partition)
-            if state.leader_id == self.node_id and state.partition not in self.state_log.states:
-                partitions += 1
-                for metadata in await self.state_log.load(state.partition):
-                    loaded += 1
-                    if metadata.state.is_prepared:  # the previous leader died between prepare and complete
-                        completed += self._complete(metadata)
-            elif state.leader_id != self.node_id and state.partition in self.state_log.states:
-                self.state_log.unload(state.partition)
-        if partitions:
-            log.info(
-                "loaded %d %s partitions in %.3fs: %d transactional ids, %d prepared transactions completed",
-                partitions,
-                TRANSACTION_STATE_TOPIC,
-                time.monotonic() - started,
-                loaded,
-                completed,
-            )
+            if state.leader_id == self.node_id:
+                if runtime.leader_epochs.get(state.partition, state.leader_epoch) != state.leader_epoch:
+                    # Led here again at a newer epoch (it moved away and back between two hooks):
+                    # reload, so markers carry the new coordinator epoch.
+                    runtime.resign(state.partition)
+                runtime.become_leader(state.partition)
+            elif state.partition in runtime.shards:
+                runtime.resign(state.partition)
+        await runtime.wait_loaded()
+
+    def _loaded(self, transactions: list[TransactionMetadata]) -> None:
+        """A partition's transactions, just loaded: those the previous leader left prepared (it died
+        between the prepare and the complete record) get their markers now."""
+        completed = sum(self._complete(m) for m in transactions if m.state.is_prepared)
+        if completed:
+            log.info("completed %d prepared transactions found on loading", completed)
 
     def coordinator_node(self, transactional_id: str) -> int | None:
         if not self.started:
