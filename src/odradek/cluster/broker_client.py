@@ -2,8 +2,9 @@
 (the transaction coordinator's WriteTxnMarkers, a partition leader's AddPartitionsToTxn verification).
 
 One connection per destination, opened on first use and again after a failure; one request in flight
-at a time (callers serialise through `request`). Failures surface as `BrokerUnreachable`, so the caller
-decides what a retry means for its request.
+at a time (callers serialise through `request`). A kept connection found dead is replaced once within
+the same request (the requests sent here are safe to repeat); other failures surface as
+`BrokerUnreachable`, so the caller decides what a retry means for its request.
 """
 
 from __future__ import annotations
@@ -49,12 +50,18 @@ class BrokerConnection:
 
     async def request(self, request: Request, version: int) -> Any:
         async with self._turn:
-            try:
-                return await asyncio.wait_for(self._exchange(request, version), self.timeout_s)
-            except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
-                self.close()
-                reason = str(error) or type(error).__name__
-                raise BrokerUnreachable(f"{self.host}:{self.port}: {reason}") from error
+            # A connection kept from earlier may have died with its broker's previous process (a
+            # restart on the same port): that failure earns one attempt on a fresh connection.
+            attempts = 2 if self._writer is not None else 1
+            for attempt in range(1, attempts + 1):
+                try:
+                    return await asyncio.wait_for(self._exchange(request, version), self.timeout_s)
+                except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
+                    self.close()
+                    if attempt == attempts or isinstance(error, TimeoutError):
+                        reason = str(error) or type(error).__name__
+                        raise BrokerUnreachable(f"{self.host}:{self.port}: {reason}") from error
+            raise AssertionError("unreachable")
 
     async def _exchange(self, request: Request, version: int) -> Any:
         if self._writer is None or self._reader is None:

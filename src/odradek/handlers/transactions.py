@@ -213,12 +213,12 @@ async def handle_txn_offset_commit(
         for t in request.topics
         if not authorize(context, AclOperation.READ, ResourceType.TOPIC, t.name)
     }
-    errors = _txn_offset_commit(request, [t for t in request.topics if t.name not in denied], context)
+    errors = await _txn_offset_commit(request, [t for t in request.topics if t.name not in denied], context)
     errors.update({tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in wanted if tp[0] in denied})
     return _txn_offset_commit_response({tp: errors[tp] for tp in wanted if tp in errors}, context)
 
 
-def _txn_offset_commit(
+async def _txn_offset_commit(
     request: TxnOffsetCommitRequest, topics: list[TxnOffsetCommitRequestTopic], context: RequestContext
 ) -> dict[tuple[str, int], ErrorCode]:
     wanted = [(t.name, p.partition_index) for t in topics for p in t.partitions]
@@ -227,14 +227,9 @@ def _txn_offset_commit(
     try:
         # The group's offsets partition must be in the producer's ongoing transaction (AddOffsetsToTxn),
         # or no marker would ever reach it and the offsets would stay pending for good.
-        coordinator = transaction_coordinator(context)
         groups = group_coordinator(context)
         offsets_partition = groups.runtime.partition_for(request.group_id)
-        unverified = coordinator.check_producer(request.producer_id, request.producer_epoch)
-        if unverified is ErrorCode.NONE:
-            unverified = coordinator.verify_partition(
-                request.producer_id, request.producer_epoch, OFFSETS_TOPIC, offsets_partition
-            )
+        unverified = await _verify_offsets_partition(request, offsets_partition, context)
         if unverified is not ErrorCode.NONE:
             raise KafkaError(unverified)
         items = [
@@ -255,6 +250,28 @@ def _txn_offset_commit(
     except KafkaError as failure:
         errors = dict.fromkeys(wanted, failure.error_code)
     return dict(errors)
+
+
+async def _verify_offsets_partition(
+    request: TxnOffsetCommitRequest, offsets_partition: int, context: RequestContext
+) -> ErrorCode:
+    """Whether the producer's ongoing transaction holds the group's offsets partition, asked of its
+    transaction coordinator: this broker's, or in a cluster another broker's (KIP-890 part 1)."""
+    coordinator = transaction_coordinator(context)
+    pid, epoch = request.producer_id, request.producer_epoch
+    verifier = context.services.txn_verifier
+    if verifier is not None:
+        node = coordinator.coordinator_node(request.transactional_id)
+        if node != context.services.node_id:
+            tp = (OFFSETS_TOPIC, offsets_partition)
+            asked = await verifier.ask(context, node, request.transactional_id, pid, epoch, [tp])
+            error = asked[tp]
+            # The coordinator answers as to a leader; a TxnOffsetCommit client is told it is fenced.
+            return ErrorCode.PRODUCER_FENCED if error is ErrorCode.INVALID_PRODUCER_EPOCH else error
+    unverified = coordinator.check_producer(pid, epoch)
+    if unverified is ErrorCode.NONE:
+        unverified = coordinator.verify_partition(pid, epoch, OFFSETS_TOPIC, offsets_partition)
+    return unverified
 
 
 def _txn_offset_commit_response(

@@ -85,11 +85,26 @@ class RemoteVerifier:
         if not wanted:
             return verdicts
         producer_id, producer_epoch = next(iter(wanted.values()))
+        asked = await self.ask(context, node, transactional_id, producer_id, producer_epoch, list(wanted))
+        return verdicts | {tp: _for_produce(error) for tp, error in asked.items()}
+
+    async def ask(
+        self,
+        context: RequestContext,
+        node: int | None,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: list[tuple[str, int]],
+    ) -> Verdicts:
+        """Coordinator `node`'s answer for each partition (COORDINATOR_NOT_AVAILABLE for all when it is
+        not known or cannot be reached)."""
+        services = context.services
         endpoint = None if node is None else inter_broker_endpoint(services.config, services.cluster, node)
         if node is None or endpoint is None:
-            return verdicts | dict.fromkeys(wanted, ErrorCode.NOT_ENOUGH_REPLICAS)
+            return dict.fromkeys(partitions, ErrorCode.COORDINATOR_NOT_AVAILABLE)
         by_topic: dict[str, list[int]] = {}
-        for topic, partition in wanted:
+        for topic, partition in partitions:
             by_topic.setdefault(topic, []).append(partition)
         ask = AddPartitionsToTxnRequest(
             transactions=[
@@ -107,16 +122,16 @@ class RemoteVerifier:
                 ask, VERSION
             )
         except BrokerUnreachable:
-            return verdicts | dict.fromkeys(wanted, ErrorCode.NOT_ENOUGH_REPLICAS)
+            return dict.fromkeys(partitions, ErrorCode.COORDINATOR_NOT_AVAILABLE)
         if response.error_code != ErrorCode.NONE:
-            return verdicts | dict.fromkeys(wanted, _for_produce(ErrorCode(response.error_code)))
-        verdicts |= dict.fromkeys(wanted, ErrorCode.NOT_ENOUGH_REPLICAS)  # unless answered below
+            return dict.fromkeys(partitions, ErrorCode(response.error_code))
+        verdicts = dict.fromkeys(partitions, ErrorCode.COORDINATOR_NOT_AVAILABLE)  # unless answered
         for result in response.results_by_transaction:
             for topic_result in result.topic_results:
                 for answered in topic_result.results_by_partition:
                     key = (topic_result.name, answered.partition_index)
                     if key in verdicts:
-                        verdicts[key] = _for_produce(ErrorCode(answered.partition_error_code))
+                        verdicts[key] = ErrorCode(answered.partition_error_code)
         return verdicts
 
     def _transactional_partitions(

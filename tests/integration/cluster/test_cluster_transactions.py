@@ -182,7 +182,7 @@ def test_confluent_transactions_commit_and_abort_on_partitions_of_all_three_brok
     assert values == {p: [f"r0-{p}".encode(), f"r2-{p}".encode()] for p in range(PARTITIONS)}
 
 
-def _copier(cluster: Cluster) -> subprocess.Popen[bytes]:
+def _copier(cluster: Cluster, errors: Path) -> subprocess.Popen[bytes]:
     command = [
         sys.executable,
         "-m",
@@ -195,10 +195,13 @@ def _copier(cluster: Cluster) -> subprocess.Popen[bytes]:
         str(PARTITIONS),
         "0.1",  # seconds inside each transaction, so that the kills land mid-copy
     ]
-    return subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with errors.open("ab") as stderr:  # librdkafka's own lines too, for a failure's message
+        return subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
 
 
-def test_transactional_copy_with_the_copier_killed_and_a_broker_bounced(cluster: Cluster) -> None:
+def test_transactional_copy_with_the_copier_killed_and_a_broker_bounced(
+    cluster: Cluster, tmp_path: Path
+) -> None:
     from confluent_kafka import Producer
 
     records = 1200
@@ -212,9 +215,10 @@ def test_transactional_copy_with_the_copier_killed_and_a_broker_bounced(cluster:
     producer.flush(60)
     expected = read_committed_values(cluster.bootstrap(), "copy-in", PARTITIONS, timeout_s=60)
     assert sum(len(v) for v in expected.values()) == records
+    errors = tmp_path / "copier-stderr.log"
     rng = random.Random(19)
     for kill in range(3):
-        copier = _copier(cluster)
+        copier = _copier(cluster, errors)
         time.sleep(rng.uniform(2.0, 4.0))
         if kill == 1:
             # A broker bounced under the running copier: SIGTERM (controlled shutdown), restart.
@@ -224,8 +228,8 @@ def test_transactional_copy_with_the_copier_killed_and_a_broker_bounced(cluster:
             wait_until(lambda: cluster.all_led("copy-out", PARTITIONS), 60, "copy-out led again")
         copier.kill()  # SIGKILL, probably inside a transaction
         copier.wait()
-    copier = _copier(cluster)
-    assert copier.wait(240) == 0
+    copier = _copier(cluster, errors)
+    assert copier.wait(240) == 0, errors.read_text()[-3000:]
     output = read_committed_values(cluster.bootstrap(), "copy-out", PARTITIONS, timeout_s=60)
     assert {p: len(v) for p, v in output.items()} == {p: len(v) for p, v in expected.items()}
     assert output == expected  # nothing lost, nothing twice, in order per partition
