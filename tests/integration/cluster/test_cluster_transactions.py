@@ -22,8 +22,15 @@ from typing import Any
 import pytest
 
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
+from odradek.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
+from odradek.protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitRequestPartition,
+    TxnOffsetCommitRequestTopic,
+)
 from tests.support.broker_process import REPO, BrokerProcess
 from tests.support.interop import wait_until
 from tests.support.raw_client import RawClient
@@ -38,7 +45,6 @@ REPLICATION = 1
 PARTITIONS = 6
 #: The coordinator's proactive abort check (Kafka's default is 10 s; short here so the test is too).
 CLEANUP_INTERVAL_MS = 1000
-TRANSACTION_KEY = 1
 
 
 class Cluster:
@@ -102,8 +108,9 @@ class Cluster:
             future.result(20)
         wait_until(lambda: self.all_led(topic, partitions), 30, f"leaders for {topic}", interval=0.1)
 
-    def coordinator(self, transactional_id: str, asked: int = 1) -> int:
-        """The node FindCoordinator(TRANSACTION) names (waiting while there is none yet)."""
+    def coordinator(self, key: str, asked: int = 1, key_type: int = 1) -> int:
+        """The node FindCoordinator names for a transactional id (or a group, key type 0), waiting
+        while there is none yet."""
         found: list[int] = []
 
         def answered() -> bool:
@@ -111,7 +118,7 @@ class Cluster:
             try:
                 with RawClient(broker.port, timeout=2, host=broker.host) as client:
                     response: FindCoordinatorResponse = client.request(
-                        FindCoordinatorRequest(key=transactional_id, key_type=TRANSACTION_KEY), 2
+                        FindCoordinatorRequest(key=key, key_type=key_type), 2
                     )
             except Exception:
                 return False
@@ -120,7 +127,7 @@ class Cluster:
             found.append(response.node_id)
             return True
 
-        wait_until(answered, 60, f"a coordinator for {transactional_id}", interval=0.2)
+        wait_until(answered, 60, f"a coordinator for {key}", interval=0.2)
         return found[-1]
 
 
@@ -304,3 +311,56 @@ def test_a_leader_verifies_transactional_batches_with_the_coordinator_on_another
             "the COMMIT marker on the other broker",
             interval=0.1,
         )
+
+
+def test_txn_offset_commit_to_a_group_coordinator_on_another_broker_than_the_transactions(
+    cluster: Cluster,
+) -> None:
+    cluster.create("offsets-in", partitions=1)
+    txn_id = "offsets-txn"
+    coordinator = cluster.coordinator(txn_id)
+    group = next(
+        g for g in (f"group-{i}" for i in range(100)) if cluster.coordinator(g, key_type=0) != coordinator
+    )
+    group_coordinator = cluster.coordinator(group, key_type=0)
+    at_txn = RawClient(cluster.brokers[coordinator].port, host=cluster.brokers[coordinator].host)
+    at_group = RawClient(
+        cluster.brokers[group_coordinator].port, host=cluster.brokers[group_coordinator].host
+    )
+    with at_txn, at_group:
+        pid, error, epoch = init(at_txn, txn_id)
+        assert error is ErrorCode.NONE
+
+        def commit(offset: int) -> ErrorCode:
+            request = TxnOffsetCommitRequest(
+                transactional_id=txn_id,
+                group_id=group,
+                producer_id=pid,
+                producer_epoch=epoch,
+                topics=[
+                    TxnOffsetCommitRequestTopic(
+                        name="offsets-in",
+                        partitions=[
+                            TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=offset)
+                        ],
+                    )
+                ],
+            )
+            return ErrorCode(at_group.request(request, 3).topics[0].partitions[0].error_code)
+
+        # The group's offsets partition is not in the transaction yet: its coordinator says so.
+        assert commit(5) is ErrorCode.INVALID_TXN_STATE
+        add = AddOffsetsToTxnRequest(
+            transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, group_id=group
+        )
+        assert at_txn.request(add, 3).error_code == ErrorCode.NONE
+        assert commit(5) is ErrorCode.NONE
+        assert end_txn(at_txn, txn_id, pid, epoch, committed=True) is ErrorCode.NONE
+
+        def committed() -> int:
+            request = OffsetFetchRequest(
+                group_id=group, topics=[OffsetFetchRequestTopic(name="offsets-in", partition_indexes=[0])]
+            )
+            return int(at_group.request(request, 5).topics[0].partitions[0].committed_offset)
+
+        wait_until(lambda: committed() == 5, 30, "the COMMIT marker in __consumer_offsets", interval=0.1)
