@@ -356,6 +356,8 @@ class Broker:
                 self.services.groups.stop()
             if self.services.transactions is not None:
                 self.services.transactions.stop()
+            if self.services.txn_verifier is not None:
+                self.services.txn_verifier.close()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):
