@@ -31,6 +31,11 @@ from odradek.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequestPartition,
     TxnOffsetCommitRequestTopic,
 )
+from odradek.protocol.messages.write_txn_markers import (
+    WritableTxnMarker,
+    WritableTxnMarkerTopic,
+    WriteTxnMarkersRequest,
+)
 from tests.support.broker_process import REPO, BrokerProcess
 from tests.support.interop import wait_until
 from tests.support.raw_client import RawClient
@@ -366,3 +371,27 @@ def test_txn_offset_commit_to_a_group_coordinator_on_another_broker_than_the_tra
             return int(at_group.request(request, 5).topics[0].partitions[0].committed_offset)
 
         wait_until(lambda: committed() == 5, 30, "the COMMIT marker in __consumer_offsets", interval=0.1)
+
+
+def test_write_txn_markers_answers_per_partition_on_the_broker_that_leads_it(cluster: Cluster) -> None:
+    cluster.create("markers")
+    leaders = cluster.leaders("markers", asked=1)
+    broker = cluster.brokers[1]
+    request = WriteTxnMarkersRequest(
+        markers=[
+            WritableTxnMarker(
+                producer_id=999_999,
+                producer_epoch=0,
+                transaction_result=False,
+                topics=[WritableTxnMarkerTopic(name="markers", partition_indexes=list(range(PARTITIONS)))],
+                coordinator_epoch=0,
+            )
+        ]
+    )
+    with RawClient(broker.port, host=broker.host) as client:
+        response = client.request(request, 1)
+    answered = {p.partition_index: ErrorCode(p.error_code) for p in response.markers[0].topics[0].partitions}
+    assert answered == {
+        p: ErrorCode.NONE if leader == 1 else ErrorCode.NOT_LEADER_OR_FOLLOWER
+        for p, leader in leaders.items()
+    }
