@@ -9,13 +9,17 @@ import pytest
 
 from odradek.cluster.broker_client import BrokerConnection, BrokerUnreachable
 from odradek.protocol.messages.write_txn_markers import WriteTxnMarkersRequest, WriteTxnMarkersResponse
-from tests.support.fake_broker import FakeBroker
+from tests.support.fake_broker import FakeBroker, Received
 
 
 def test_a_connection_kept_from_a_restarted_broker_is_replaced_within_the_request() -> None:
     async def main() -> None:
         fake = await FakeBroker(2).start()
-        fake.responder = lambda received: WriteTxnMarkersResponse(markers=[])
+
+        async def respond(received: Received) -> WriteTxnMarkersResponse:
+            return WriteTxnMarkersResponse(markers=[])
+
+        fake.responder = respond
         connection = BrokerConnection(fake.host, fake.port, "test")
         try:
             await connection.request(WriteTxnMarkersRequest(markers=[]), 1)

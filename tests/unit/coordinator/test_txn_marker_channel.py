@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -29,8 +29,8 @@ from tests.support.fake_broker import FakeBroker, Received
 SELF = 1
 
 
-def _answer(error: Callable[[str, int], ErrorCode]) -> Callable[[Received], Any]:
-    def respond(received: Received) -> Any:
+def _answer(error: Callable[[str, int], ErrorCode]) -> Callable[[Received], Awaitable[Any]]:
+    async def respond(received: Received) -> Any:
         request: WriteTxnMarkersRequest = received.body
         return WriteTxnMarkersResponse(
             markers=[

@@ -120,7 +120,7 @@ async def test_a_coordinator_taking_over_sends_the_markers_of_partitions_led_els
     answers: list[ErrorCode] = [ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NONE]
     fake = await FakeBroker(2).start()
 
-    def respond(received: Received) -> WriteTxnMarkersResponse:
+    async def respond(received: Received) -> WriteTxnMarkersResponse:
         request: WriteTxnMarkersRequest = received.body
         (marker,) = request.markers
         error = answers.pop(0)
