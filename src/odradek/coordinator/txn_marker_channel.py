@@ -71,6 +71,7 @@ class TxnMarkerChannel:
         self._wakeups: dict[int, asyncio.Event] = {}
         self._senders: dict[int, asyncio.Task[None]] = {}
         self._retries: set[asyncio.TimerHandle] = set()
+        self._unreachable: set[int] = set()
         self._connections = BrokerConnections(f"broker-{node_id}-txn-markers")
 
     def send(self, txn: PendingMarkers) -> None:
@@ -197,10 +198,14 @@ class TxnMarkerChannel:
                 request, VERSION
             )
         except BrokerUnreachable as unreachable:
-            log.info("transaction markers to broker %d not sent (%s): retrying", broker, unreachable)
+            # Said once per outage: the retries run every RETRY_BACKOFF_S until it answers or leaves.
+            level = logging.DEBUG if broker in self._unreachable else logging.INFO
+            self._unreachable.add(broker)
+            log.log(level, "transaction markers to broker %d not sent (%s): retrying", broker, unreachable)
             for txn, tp in batch:
                 self._retry_later(txn, tp)
             return
+        self._unreachable.discard(broker)
         answered: dict[tuple[int, str, int], ErrorCode] = {}
         for result in response.markers:
             for topic in result.topics:
@@ -228,7 +233,7 @@ class TxnMarkerChannel:
             )
             self.drop(txn.transactional_id)
         else:
-            log.info(
+            log.debug(
                 "%s marker of %s to %s-%d on broker %d: %s; sending again",
                 "COMMIT" if txn.committed else "ABORT",
                 txn.transactional_id,
