@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from odradek.cluster.zk_producer_ids import ZkProducerIdManager
     from odradek.coordinator.group_coordinator import GroupCoordinator
     from odradek.coordinator.txn_coordinator import TransactionCoordinator
+    from odradek.handlers.txn_verification import RemoteVerifier
     from odradek.security.authorizer import AclAuthorizer
     from odradek.security.scram_credentials import CredentialStore, ScramCredential
     from odradek.security.tls_reload import TlsReloader
@@ -63,12 +64,17 @@ class Services:
     #: ZooKeeper mode only: this broker's controller elector, which serves ControlledShutdown and
     #: ElectLeaders while it is the active controller.
     controller: KafkaController | None = None
+    #: ZooKeeper mode only: a leader's AddPartitionsToTxn verification with other brokers' coordinators.
+    txn_verifier: RemoteVerifier | None = None
 
     def join_zookeeper_cluster(self, replicas: ReplicaManager) -> None:
         """Make this broker a member of a ZooKeeper cluster: from now on its metadata cache and its
         leaderships are the controller's (LeaderAndIsr, UpdateMetadata, StopReplica are served)."""
+        from odradek.handlers.txn_verification import RemoteVerifier
+
         self.cluster.mode = BrokerMode.ZOOKEEPER
         self.replicas = replicas
+        self.txn_verifier = RemoteVerifier(self.node_id)
 
     @property
     def mode(self) -> BrokerMode:

@@ -280,6 +280,9 @@ class Broker:
             topic_configs.apply_known()  # new replicas' logs take their topic's configs
             # The group coordinators live where __consumer_offsets partitions are led, and move with them.
             groups.refresh_leadership()
+            # So does the transaction coordinator, with __transaction_state.
+            if services.transactions is not None:
+                services.transactions.leadership_changed()
 
         replicas.on_leadership_change = leadership_changed
         replicas.on_metadata_update = topic_configs.apply_known
@@ -411,6 +414,8 @@ class Broker:
                 self.services.groups.stop()
             if self.services.transactions is not None:
                 self.services.transactions.stop()
+            if self.services.txn_verifier is not None:
+                self.services.txn_verifier.close()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):
