@@ -4,7 +4,7 @@ SASL_PLAINTEXT, SASL_SSL), `ssl.ca.location`, `ssl.certificate.location`, `ssl.k
 `ssl.key.password`, `enable.ssl.certificate.verification`, `ssl.endpoint.identification.algorithm`,
 `sasl.mechanism` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), `sasl.username`, `sasl.password`.
 
-The SASL exchange is Kafka's: SaslHandshake v1, then the mechanism's tokens in SaslAuthenticate.
+The SASL exchange is Kafka's, shared with the brokers' own client (security/sasl_client.py).
 Other settings of these families (keystores, GSSAPI, OAUTHBEARER) are refused with one line.
 """
 
@@ -17,12 +17,9 @@ from typing import Any, Final
 
 from odradek.cli.client import ClientConfig
 from odradek.cli.errors import CliError
-from odradek.protocol.error_codes import ErrorCode
-from odradek.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
-from odradek.protocol.messages.sasl_handshake import SaslHandshakeRequest
+from odradek.security.sasl_client import MECHANISMS, SaslLoginError, sasl_exchange
 
 PROTOCOLS: Final = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")
-MECHANISMS: Final = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 Exchange = Callable[[Any], Any]
 
@@ -67,30 +64,12 @@ def authenticate(exchange: Exchange, config: ClientConfig) -> None:
     user, password = config.get("sasl.username"), config.get("sasl.password")
     if user is None or password is None:
         raise CliError("SASL needs sasl.username and sasl.password in the client settings")
-    handshake = exchange(SaslHandshakeRequest(mechanism=mechanism))
-    _check(handshake.error_code, None, "SaslHandshake")
-    if mechanism == "PLAIN":
-        _token(exchange, b"\0" + str(user).encode() + b"\0" + str(password).encode())
-        return
-    from scramp import ScramClient, ScramException
-
-    client = ScramClient([mechanism], str(user), str(password))
+    steps = sasl_exchange(mechanism, str(user), str(password))
     try:
-        client.set_server_first(_token(exchange, client.get_client_first().encode()).decode())
-        client.set_server_final(_token(exchange, client.get_client_final().encode()).decode())
-    except ScramException as error:
-        raise CliError(f"SASL {mechanism} authentication failed: {error}") from None
-
-
-def _token(exchange: Exchange, token: bytes) -> bytes:
-    answer = exchange(SaslAuthenticateRequest(auth_bytes=token))
-    _check(answer.error_code, answer.error_message, "SaslAuthenticate")
-    return bytes(answer.auth_bytes)
-
-
-def _check(code: int, message: str | None, api: str) -> None:
-    if code:
-        error = ErrorCode.for_code(code)
-        raise CliError(
-            f"{api} failed: {message or error.message.rstrip('.')} ({error.name})", kafka_code=code
-        )
+        request = next(steps)
+        while True:
+            request = steps.send(exchange(request))
+    except StopIteration:
+        return
+    except SaslLoginError as error:
+        raise CliError(str(error), kafka_code=error.code) from None

@@ -26,6 +26,7 @@ from typing import Any
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
+from odradek.cluster.inter_broker_connection import inter_broker_security
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
@@ -123,6 +124,8 @@ class Broker:
         # Every listener's TLS and SASL settings, checked before anything is loaded or bound.
         try:
             self.listener_security: dict[str, ListenerSecurity] = listener_security(config)
+            # how this broker connects to the others: their listener's TLS and SASL, checked now too
+            self.inter_broker_security = inter_broker_security(config)
         except BaseException:
             self.log_dir_locks.release()
             raise
@@ -130,7 +133,11 @@ class Broker:
         self.metrics_endpoint: metrics.MetricsEndpoint | None = None
         self.console: ConsoleProcess | None = None
         #: Set with zookeeper.connect: this broker's session, registration and controller elector.
-        self.member = ZooKeeperMember(config, self.node_id) if config.zookeeper_connect else None
+        self.member = (
+            ZooKeeperMember(config, self.node_id, self.inter_broker_security)
+            if config.zookeeper_connect
+            else None
+        )
 
     # ----- lifecycle ---------------------------------------------------------------------------------
 
@@ -326,7 +333,8 @@ class Broker:
                 tls = security.tls.context if security is not None and security.tls is not None else None
                 self.acceptors.append(Acceptor(name, server_socket, backlog, quotas, factory, tls))
             self.bound[name] = (endpoint.host, int(sockets[0].getsockname()[1]))
-        services.tls = TlsReloader(self.acceptors, config)  # also refuses stores for a non-TLS listener
+        # also refuses stores for a non-TLS listener; the inter-broker client's context is reloaded too
+        services.tls = TlsReloader(self.acceptors, config, self.inter_broker_security)
         self._advertise()
 
     def _live_config(self) -> BrokerConfig:
@@ -382,7 +390,13 @@ class Broker:
             and self.config.controlled_shutdown_enable
         ):
             # As Kafka: leaderships move away while this broker still serves, then it stops.
-            await controlled_shutdown(self.config, services.cluster, self.node_id, member.broker_epoch)
+            await controlled_shutdown(
+                self.config,
+                services.cluster,
+                self.node_id,
+                member.broker_epoch,
+                member.inter_broker_security,
+            )
         await self.close()
         log.info("broker stopped")
 

@@ -18,6 +18,7 @@ import time
 
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.controller import KafkaController
+from odradek.cluster.inter_broker_connection import InterBrokerSecurity, inter_broker_security
 from odradek.cluster.metadata import BrokerEndpoint
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.alter_partition import AlterPartitionManager
@@ -33,9 +34,13 @@ log = logging.getLogger("odradek.cluster.member")
 class ZooKeeperMember:
     """This broker in the cluster: its ZooKeeper session, its registration and its controller."""
 
-    def __init__(self, config: BrokerConfig, node_id: int) -> None:
+    def __init__(
+        self, config: BrokerConfig, node_id: int, security: InterBrokerSecurity | None = None
+    ) -> None:
         self.config = config
         self.node_id = node_id
+        #: How this broker connects to the others (raises ConfigError at start-up when it cannot).
+        self.inter_broker_security = security if security is not None else inter_broker_security(config)
         self.zk: ZooKeeperClient | None = None
         self.controller: KafkaController | None = None
         self.replicas: ReplicaManager | None = None
@@ -93,6 +98,7 @@ class ZooKeeperMember:
             config.inter_broker_listener_name or config.security_inter_broker_protocol,
             lambda: replicas.broker_epoch,
             request_timeout_s=config.controller_socket_timeout_ms / 1000,
+            security=self.inter_broker_security,
         )
         self.alter_partition.start()
         replicas.isr_updater = self.alter_partition
@@ -111,6 +117,7 @@ class ZooKeeperMember:
                 auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
                 leader_imbalance_check_interval_seconds=float(config.leader_imbalance_check_interval_seconds),
                 leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
+                inter_broker_security=self.inter_broker_security,
             ),
         )
         await self.controller.start()

@@ -27,6 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from odradek.cluster.controller.cancelling import cancel_and_wait
+from odradek.cluster.inter_broker_connection import (
+    PLAINTEXT,
+    InterBrokerAuthenticationError,
+    InterBrokerSecurity,
+    open_inter_broker_connection,
+)
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.replication.isr_updates import (
     LEADER_RECOVERED,
@@ -82,6 +88,7 @@ class AlterPartitionManager:
         listener: str,
         broker_epoch: Callable[[], int],
         request_timeout_s: float = 30.0,
+        security: InterBrokerSecurity = PLAINTEXT,
     ) -> None:
         self.broker_id = broker_id
         self.cluster = cluster
@@ -90,6 +97,8 @@ class AlterPartitionManager:
         #: This broker's current epoch (it changes when the broker registers again on a new session).
         self.broker_epoch = broker_epoch
         self.request_timeout_s = request_timeout_s
+        #: The inter-broker listener's TLS and SASL.
+        self.security = security
         self.retry_backoff_s = RETRY_BACKOFF_S
         self.retry_backoff_max_s = RETRY_BACKOFF_MAX_S
         #: The proposals not answered yet, by partition: waiting, or in the request in flight.
@@ -172,8 +181,11 @@ class AlterPartitionManager:
         try:
             response = await self._answer(endpoint, request, version)
         except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError, ControllerMoved) as error:
-            log.info(
-                "AlterPartition to controller %d failed (%s); retrying", self.cluster.controller_id, error
+            log.log(
+                logging.WARNING if isinstance(error, InterBrokerAuthenticationError) else logging.INFO,
+                "AlterPartition to controller %d failed (%s); retrying",
+                self.cluster.controller_id,
+                error,
             )
             self._disconnect()
             return False
@@ -267,7 +279,9 @@ class AlterPartitionManager:
         connection = self._connection
         if connection is None or connection[:2] != endpoint:
             self._disconnect()  # the controller moved: a connection to the old one is no use
-            reader, writer = await asyncio.open_connection(*endpoint)
+            reader, writer = await open_inter_broker_connection(
+                *endpoint, self.security, f"broker-{self.broker_id}-alter-partition"
+            )
             self._connection = connection = (*endpoint, reader, writer)
         _, _, reader, writer = connection
         self._correlation_id += 1
