@@ -13,6 +13,11 @@ import asyncio
 import struct
 from typing import Any
 
+from odradek.cluster.inter_broker_connection import (
+    PLAINTEXT,
+    InterBrokerSecurity,
+    open_inter_broker_connection,
+)
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.config.broker import BrokerConfig
 from odradek.protocol.codec_error import CodecError
@@ -38,10 +43,19 @@ def inter_broker_endpoint(
 
 
 class BrokerConnection:
-    def __init__(self, host: str, port: int, client_id: str, timeout_s: float = REQUEST_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        client_id: str,
+        security: InterBrokerSecurity = PLAINTEXT,
+        timeout_s: float = REQUEST_TIMEOUT_S,
+    ) -> None:
         self.host = host
         self.port = port
         self.client_id = client_id
+        #: The inter-broker listener's TLS and SASL (the broker's one shared object: reloads reach it).
+        self.security = security
         self.timeout_s = timeout_s
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -65,7 +79,9 @@ class BrokerConnection:
 
     async def _exchange(self, request: Request, version: int) -> Any:
         if self._writer is None or self._reader is None:
-            self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+            self._reader, self._writer = await open_inter_broker_connection(
+                self.host, self.port, self.security, self.client_id
+            )
         self._correlation_id += 1
         correlation_id = self._correlation_id
         self._writer.write(encode_request(request, version, correlation_id, self.client_id))
@@ -85,8 +101,9 @@ class BrokerConnection:
 class BrokerConnections:
     """The connections of one sender, by destination broker (replaced when its endpoint changes)."""
 
-    def __init__(self, client_id: str) -> None:
+    def __init__(self, client_id: str, security: InterBrokerSecurity = PLAINTEXT) -> None:
         self.client_id = client_id
+        self.security = security
         self._by_node: dict[int, BrokerConnection] = {}
 
     def to(self, node_id: int, endpoint: BrokerEndpoint) -> BrokerConnection:
@@ -95,7 +112,7 @@ class BrokerConnections:
             return existing
         if existing is not None:
             existing.close()
-        connection = BrokerConnection(endpoint.host, endpoint.port, self.client_id)
+        connection = BrokerConnection(endpoint.host, endpoint.port, self.client_id, self.security)
         self._by_node[node_id] = connection
         return connection
 

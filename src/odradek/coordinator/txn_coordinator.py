@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.producer_ids import ProducerIdSource
 from odradek.coordinator.runtime import partition_for
@@ -44,6 +45,7 @@ class TransactionCoordinator:
         groups: Any,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
+        inter_broker_security: InterBrokerSecurity = PLAINTEXT,
     ) -> None:
         self.config = config
         self.cluster = cluster
@@ -61,6 +63,7 @@ class TransactionCoordinator:
             write_local=self._write_marker_here,
             still_wanted=lambda txn: self._current(txn) is not None,
             on_complete=self._markers_written,
+            security=inter_broker_security,
         )
         self._tasks: list[asyncio.Task[None]] = []
         #: One leadership refresh at a time: a partition's load and unload must not interleave.

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from odradek.cluster.broker_client import BrokerConnections, BrokerUnreachable, inter_broker_endpoint
+from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.config.broker import BrokerConfig
 from odradek.protocol.error_codes import ErrorCode
@@ -58,6 +59,7 @@ class TxnMarkerChannel:
         write_local: Callable[[PendingMarkers, TopicPartition], ErrorCode],
         still_wanted: Callable[[PendingMarkers], bool],
         on_complete: Callable[[PendingMarkers], None],
+        security: InterBrokerSecurity = PLAINTEXT,
     ) -> None:
         self.config = config
         self.cluster = cluster
@@ -72,7 +74,7 @@ class TxnMarkerChannel:
         self._senders: dict[int, asyncio.Task[None]] = {}
         self._retries: set[asyncio.TimerHandle] = set()
         self._unreachable: set[int] = set()
-        self._connections = BrokerConnections(f"broker-{node_id}-txn-markers")
+        self._connections = BrokerConnections(f"broker-{node_id}-txn-markers", security)
 
     def send(self, txn: PendingMarkers) -> None:
         """Write `txn`'s remaining markers wherever their partitions are led; `on_complete` when all are."""

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
 from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, ClusterMetadata
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.producer_ids import ProducerIdManager
@@ -67,14 +68,16 @@ class Services:
     #: ZooKeeper mode only: a leader's AddPartitionsToTxn verification with other brokers' coordinators.
     txn_verifier: RemoteVerifier | None = None
 
-    def join_zookeeper_cluster(self, replicas: ReplicaManager) -> None:
+    def join_zookeeper_cluster(
+        self, replicas: ReplicaManager, security: InterBrokerSecurity = PLAINTEXT
+    ) -> None:
         """Make this broker a member of a ZooKeeper cluster: from now on its metadata cache and its
         leaderships are the controller's (LeaderAndIsr, UpdateMetadata, StopReplica are served)."""
         from odradek.handlers.txn_verification import RemoteVerifier
 
         self.cluster.mode = BrokerMode.ZOOKEEPER
         self.replicas = replicas
-        self.txn_verifier = RemoteVerifier(self.node_id)
+        self.txn_verifier = RemoteVerifier(self.node_id, security)
 
     @property
     def mode(self) -> BrokerMode:

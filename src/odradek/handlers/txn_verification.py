@@ -14,6 +14,7 @@ from __future__ import annotations
 import struct
 
 from odradek.cluster.broker_client import BrokerConnections, BrokerUnreachable, inter_broker_endpoint
+from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
 from odradek.handlers.context import RequestContext
 from odradek.handlers.leadership import refusal
 from odradek.protocol.error_codes import ErrorCode
@@ -58,8 +59,8 @@ def transactional_producer(batches: bytes | bytearray | memoryview) -> tuple[int
 class RemoteVerifier:
     """The connections a leader verifies through (one per coordinator broker)."""
 
-    def __init__(self, node_id: int) -> None:
-        self.connections = BrokerConnections(f"broker-{node_id}-txn-verification")
+    def __init__(self, node_id: int, security: InterBrokerSecurity = PLAINTEXT) -> None:
+        self.connections = BrokerConnections(f"broker-{node_id}-txn-verification", security)
 
     async def verify(self, request: ProduceRequest, context: RequestContext) -> Verdicts:
         """The verdicts for the request's transactional partitions whose coordinator is another broker

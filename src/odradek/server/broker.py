@@ -204,6 +204,7 @@ class Broker:
             self.services.producer_ids,
             groups,
             appends.notify,
+            inter_broker_security=self.inter_broker_security,
         )
         self.services.transactions = transactions
         await self._listen()  # bound (the advertised ports are known), not serving yet
@@ -293,7 +294,7 @@ class Broker:
         authorizer = services.authorizer
         if authorizer is not None and isinstance(authorizer.store, ZkAclStore):
             AclChangeListener(member.zk, authorizer.store, authorizer).start(loop)
-        services.join_zookeeper_cluster(replicas)
+        services.join_zookeeper_cluster(replicas, self.inter_broker_security)
         await member.register(services.advertised, replicas)
         services.controller = await member.start_controller()
         topic_configs.on_change = services.controller.topic_configs_changed

@@ -44,6 +44,7 @@ from tests.support.broker_process import BrokerProcess, free_port
 from tests.support.interop import wait_until
 from tests.support.raw_client import RawClient
 from tests.support.requirements import require_module
+from tests.support.txn_reader import read_committed_values
 from tests.support.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.timeout(600)
@@ -106,6 +107,9 @@ class SecuredCluster:
             "allow.everyone.if.no.acl.found": "true",
             "offsets.topic.replication.factor": "1",
             "offsets.topic.num.partitions": "3",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "transaction.state.log.num.partitions": "3",
             "num.partitions": "3",
             "group.initial.rebalance.delay.ms": "0",
             "auto.leader.rebalance.enable": "false",
@@ -248,6 +252,30 @@ def test_clients_produce_and_consume_through_any_broker(cluster: SecuredCluster)
     got = {m.partition: m.value for m in consumer}
     consumer.close()
     assert got == {p: f"v-{p}".encode() for p in range(6)}
+
+
+def test_transaction_markers_cross_to_every_broker_over_the_secured_listener(
+    cluster: SecuredCluster,
+) -> None:
+    # The coordinator writes COMMIT/ABORT markers on the other brokers through WriteTxnMarkers, and
+    # leaders verify transactional batches with it: both over INTERNAL, as User:broker.
+    from confluent_kafka import Producer
+
+    cluster.create("secured-txn", partitions=6, replication=1)
+    assert set(cluster.leaders("secured-txn", 1).values()) == {1, 2, 3}
+    producer = Producer({"bootstrap.servers": cluster.bootstrap(1), "transactional.id": "secured-txn"})
+    producer.init_transactions(60)
+    for round_, committed in enumerate((True, False, True)):
+        producer.begin_transaction()
+        for partition in range(6):
+            producer.produce("secured-txn", value=f"r{round_}-{partition}".encode(), partition=partition)
+        producer.flush(60)
+        if committed:
+            producer.commit_transaction(60)
+        else:
+            producer.abort_transaction(60)
+    values = read_committed_values(cluster.bootstrap(), "secured-txn", 6, timeout_s=60)
+    assert values == {p: [f"r0-{p}".encode(), f"r2-{p}".encode()] for p in range(6)}
 
 
 def test_anonymous_client_is_refused_cluster_action(cluster: SecuredCluster) -> None:
