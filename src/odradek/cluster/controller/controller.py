@@ -14,15 +14,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping, Sequence
 
 from kazoo.exceptions import KazooException
 from kazoo.protocol.states import ZnodeStat
 
-from odradek.cluster.controller import broker_changes, events, leader_elections, topic_changes, zk_state
+from odradek.cluster.controller import (
+    broker_changes,
+    events,
+    leader_elections,
+    reassignment,
+    topic_changes,
+    zk_state,
+)
 from odradek.cluster.controller.channel import ControllerChannelManager
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import ControllerContext, TopicPartition
 from odradek.cluster.controller.event_manager import ControllerEventManager
+from odradek.cluster.controller.replica_assignment import ReassignmentError, ReplicaAssignment
 from odradek.cluster.controller.term import ControllerTerm
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
@@ -123,6 +132,37 @@ class KafkaController:
         self.events.put(events.ElectLeaders(election_type, partitions, done))
         return await asyncio.wait_for(asyncio.shield(done), timeout)
 
+    async def alter_partition_reassignments(
+        self,
+        reassignments: Mapping[TopicPartition, Sequence[int] | None],
+        allow_replication_factor_change: bool = True,
+        timeout: float = 60.0,
+    ) -> dict[TopicPartition, ReassignmentError]:
+        """AlterPartitionReassignments (key 45): an answer per partition once its reassignment started
+        (or was cancelled). Raises NotControllerError when this broker is not controller."""
+        done: asyncio.Future[dict[TopicPartition, ReassignmentError]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self.events.put(
+            events.AlterPartitionReassignments(reassignments, allow_replication_factor_change, done)
+        )
+        return await asyncio.wait_for(asyncio.shield(done), timeout)
+
+    async def list_partition_reassignments(
+        self, partitions: list[TopicPartition] | None, timeout: float = 60.0
+    ) -> dict[TopicPartition, ReplicaAssignment]:
+        """ListPartitionReassignments (key 46). Raises NotControllerError when not controller."""
+        done: asyncio.Future[dict[TopicPartition, ReplicaAssignment]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self.events.put(events.ListPartitionReassignments(partitions, done))
+        return await asyncio.wait_for(asyncio.shield(done), timeout)
+
+    def isr_changed(self, topic: str, partition: int) -> None:
+        """Queue a check of `topic`-`partition`'s reassignment after its ISR changed elsewhere than on
+        the event task (on it, call reassignment.on_isr_change directly)."""
+        self.events.put(events.PartitionReassignmentIsrChange(TopicPartition(topic, partition)))
+
     def _on_session_state(self, state: str) -> None:
         if state == "LOST":
             self.events.put(events.Expire())
@@ -175,6 +215,17 @@ class KafkaController:
                 event.done.set_result(errors)
         elif isinstance(event, events.AutoPreferredReplicaLeaderElection):
             await leader_elections.on_auto_rebalance(term)
+        elif isinstance(event, events.AlterPartitionReassignments):
+            results = await reassignment.on_alter_reassignments(
+                term, event.reassignments, event.allow_replication_factor_change
+            )
+            if not event.done.done():
+                event.done.set_result(results)
+        elif isinstance(event, events.ListPartitionReassignments):
+            if not event.done.done():
+                event.done.set_result(reassignment.list_reassignments(term, event.partitions))
+        elif isinstance(event, events.PartitionReassignmentIsrChange):
+            await reassignment.on_isr_change(term, *event.partition)
         else:
             # AlterPartition comes with replication (the leaders' ISR changes): not handled yet
             logger.warning("Controller %d does not handle %s yet", self.broker_id, event.name)
@@ -221,6 +272,8 @@ class KafkaController:
         term.send_update_metadata(context.live_broker_ids(), list(context.all_partitions()))
         await leader_elections.online_partitions(term, context.partitions_without_live_leader())
         await topic_changes.on_topic_deletion(term)
+        # reassignments a previous controller left half-way (KafkaController.initializePartitionReassignments)
+        await reassignment.resume_reassignments(term)
         if self.config.auto_leader_rebalance_enable:
             self._rebalance_timer = asyncio.get_running_loop().create_task(
                 self._rebalance_every_interval(), name="controller-auto-rebalance"
@@ -291,7 +344,13 @@ def _answer_not_controller(event: events.ControllerEvent) -> None:
     controller, and the broker that asked must find the new one (KafkaApis answers NOT_CONTROLLER)."""
     if isinstance(event, events.ControlledShutdown) and not event.done.done():
         event.done.set_result(events.ControlledShutdownResult(ErrorCode.NOT_CONTROLLER, []))
-    elif isinstance(event, events.ElectLeaders) and not event.done.done():
+    elif (
+        isinstance(
+            event,
+            events.ElectLeaders | events.AlterPartitionReassignments | events.ListPartitionReassignments,
+        )
+        and not event.done.done()
+    ):
         event.done.set_exception(NotControllerError(f"not the controller (event {event.name})"))
 
 
