@@ -6,14 +6,15 @@ topic appears under /brokers/topics, and again whenever a /config/changes notifi
 metadata cache (DescribeConfigs, Metadata) and into the topic's logs on this broker (retention,
 segment size, cleanup policy...). Logs created later by a LeaderAndIsr take them when the replica
 manager reports the new replicas (`apply_known`), as do cache entries an UpdateMetadata creates.
-Broker config notifications (`brokers/<id>`, `brokers/<default>`) are logged and not applied yet.
+Broker config notifications (`brokers/<id>`, `brokers/<default>`) go to `broker_config_changed`
+(cluster/zk_broker_configs.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from odradek.cluster.metadata import ClusterMetadata
@@ -35,6 +36,8 @@ class TopicConfigSync:
         #: The newest /config/changes notification handled (-1: none yet).
         self.sequence = -1
         self._reading: set[asyncio.Task[None]] = set()
+        #: Called with the entity name of a `brokers/<name>` notification.
+        self.broker_config_changed: Callable[[str], Awaitable[None]] | None = None
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self.zk.watch_children(paths.TOPICS, self._on_topics, loop)
@@ -76,9 +79,12 @@ class TopicConfigSync:
             if entity_type == paths.TOPIC_CONFIG:
                 await self._read(name)
                 log.info("configs of topic %s changed: %s", name, self.known.get(name))
+            elif entity_type == paths.BROKER_CONFIG and self.broker_config_changed is not None:
+                await self.broker_config_changed(name)
             else:
                 log.warning(
-                    "config change of %s not applied: only topic configs are followed", change.entity_path
+                    "config change of %s not applied: only topic and broker configs are followed",
+                    change.entity_path,
                 )
 
     def _apply_to_logs(self, name: str, configs: dict[str, str]) -> None:
