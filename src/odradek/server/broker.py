@@ -360,6 +360,10 @@ class Broker:
         """Release everything the broker holds (also after a failed start), the log dirs' locks last."""
         for acceptor in self.acceptors:
             acceptor.close()
+        # before the coordinators stop: a request queued meanwhile would get NOT_COORDINATOR from a
+        # broker that still leads their partitions (Kafka stops processing requests first)
+        for connection in list(self.connections):
+            connection.stop_serving()
         if self.console is not None:
             await asyncio.to_thread(self.console.stop)
         if self.metrics_endpoint is not None:
