@@ -254,3 +254,30 @@ def test_a_new_controller_resumes_a_reassignment_and_completes_it(
 
 def _um_states(broker: Any) -> list[Any]:
     return [p for r in broker.requests_of(UM) for t in r.topic_states for p in t.partition_states]
+
+
+def test_a_topic_being_reassigned_is_deleted_once_its_reassignment_ends(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(3)
+        await c.create_topic("t", {0: [1]})
+        await c.wait_state("t", 0, lambda s: True)
+        await controller.wait_idle()
+        await controller.alter_partition_reassignments({T0: [2]})
+        await asyncio.to_thread(topics.mark_topic_for_deletion, c.zk, "t")
+        await controller.wait_idle()
+        # as Kafka: ineligible for deletion while a reassignment is in progress
+        assert await asyncio.to_thread(topics.topic_assignment, c.zk, "t") is not None
+        assert "t" in await asyncio.to_thread(topics.topics_marked_for_deletion, c.zk)
+        assert (await controller.list_partition_reassignments(None)).keys() == {T0}
+
+        cancelled = await controller.alter_partition_reassignments({T0: None})
+        assert cancelled[T0].code == ErrorCode.NONE
+        deadline = time.monotonic() + 30
+        while await asyncio.to_thread(topics.topic_assignment, c.zk, "t") is not None:
+            assert time.monotonic() < deadline, "the topic was not deleted"
+            await asyncio.sleep(0.05)
+        assert await asyncio.to_thread(topics.topics_marked_for_deletion, c.zk) == []
+
+    run(connect_zk, [1, 2, 3], scenario)

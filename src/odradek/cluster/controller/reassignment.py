@@ -22,7 +22,7 @@ import functools
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 
-from odradek.cluster.controller import election, requests, zk_state
+from odradek.cluster.controller import election, requests, topic_changes, zk_state
 from odradek.cluster.controller.context import PartitionState, TopicPartition
 from odradek.cluster.controller.replica_assignment import ReassignmentError, ReplicaAssignment
 from odradek.cluster.controller.term import ControllerTerm
@@ -158,6 +158,11 @@ async def on_partition_reassignment(
         tp.partition,
         completed.replicas,
     )
+    if not any(moving.topic == tp.topic for moving in context.reassigning):
+        # a deletion that waited for the topic's reassignments can start (resumeDeletionForTopics)
+        marked = await asyncio.to_thread(topics.topics_marked_for_deletion, term.zk)
+        if tp.topic in marked:
+            await topic_changes.delete_topic(term, tp.topic)
 
 
 # -- steps -------------------------------------------------------------------------------------------
