@@ -93,6 +93,12 @@ def test_a_reassignment_is_started_listed_shown_in_metadata_and_cancelled(cluste
             tp: {"replicas": [2, 1], "adding_replicas": [2], "removing_replicas": [1]}
         }
         assert admin.list_partition_reassignments([TopicPartition(TOPIC, 1)]) == {}
+        # as Kafka: no new partitions while one of the topic's moves
+        from kafka.admin import NewPartitions
+        from kafka.errors import ReassignmentInProgressError
+
+        with pytest.raises(ReassignmentInProgressError):
+            admin.create_partitions({TOPIC: NewPartitions(3)})
         # while it moves, every broker's Metadata shows the full replica set, as Kafka's
         wait_until(
             lambda: all(_replicas(cluster, TOPIC, n)[0] == [2, 1] for n in BROKER_IDS),
