@@ -15,6 +15,7 @@ from odradek.cli import (
     groups,
     pipeline,
     produce,
+    reassign,
     topics,
     transactions,
     users,
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     groups.add_parser(subcommands)
     acls.add_parser(subcommands)
     transactions.add_parser(subcommands)
+    reassign.add_parser(subcommands)
     users.add_parser(subcommands)
     pipeline.add_parser(subcommands)
     console.add_parser(subcommands)

@@ -5,10 +5,12 @@ and three broker processes. confluent-kafka 2.16 has no reassignment calls, henc
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -158,6 +160,41 @@ def test_a_broker_that_is_not_controller_answers_not_controller(cluster: Cluster
         for version in (0, 1):
             response = client.request(request, version)
             assert (response.error_code, response.responses) == (ErrorCode.NOT_CONTROLLER, [])
+
+
+def test_the_reassign_command_executes_lists_verifies_and_cancels_a_plan(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    from tests.compat.cli.cli_support import odradek
+
+    _create(cluster, "planned", {0: [1]})
+    plan = tmp_path / "plan.json"
+    plan.write_text(
+        json.dumps({"version": 1, "partitions": [{"topic": "planned", "partition": 0, "replicas": [3]}]})
+    )
+    controller = cluster.controller(asked=1)
+    other = cluster.bootstrap(next(n for n in BROKER_IDS if n != controller))  # it finds the controller
+
+    executed = odradek("reassign", "--execute", "--reassignment-json-file", str(plan), bootstrap=other)
+    assert executed.code == 0, executed.stderr
+    rollback = json.loads(executed.lines()[2])
+    assert rollback == {"version": 1, "partitions": [{"topic": "planned", "partition": 0, "replicas": [1]}]}
+    assert "Successfully started partition reassignment for planned-0" in executed.stdout
+    listed = odradek("reassign", "--list", bootstrap=other)
+    assert "planned-0: replicas: 3,1. adding: 3. removing: 1." in listed.stdout
+    verified = odradek("reassign", "--verify", "--reassignment-json-file", str(plan), bootstrap=other)
+    assert (
+        verified.code == 1 and "Reassignment of partition planned-0 is still in progress." in verified.stdout
+    )
+
+    cancelled = odradek("reassign", "--cancel", "--reassignment-json-file", str(plan), bootstrap=other)
+    assert (
+        cancelled.code == 0
+        and "Successfully cancelled partition reassignment for planned-0" in cancelled.stdout
+    )
+    assert "No partition reassignments found." in odradek("reassign", "--list", bootstrap=other).stdout
+    again = odradek("reassign", "--cancel", "--reassignment-json-file", str(plan), bootstrap=other)
+    assert again.code != 0 and "NO_REASSIGNMENT_IN_PROGRESS" in again.stdout
 
 
 @pytest.mark.xfail(
