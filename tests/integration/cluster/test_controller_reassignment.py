@@ -6,6 +6,7 @@ expanded ISR itself, as the controller's AlterPartition handling does, and tells
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -281,3 +282,43 @@ def test_a_topic_being_reassigned_is_deleted_once_its_reassignment_ends(
         assert await asyncio.to_thread(topics.topics_marked_for_deletion, c.zk) == []
 
     run(connect_zk, [1, 2, 3], scenario)
+
+
+def test_a_plan_in_admin_reassign_partitions_is_started_and_removed_as_partitions_complete(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(3)
+        await c.create_topic("t", {0: [1], 1: [1]})
+        await c.wait_state("t", 1, lambda s: True)
+        await controller.wait_idle()
+        plan = {
+            "version": 1,
+            "partitions": [
+                {"topic": "t", "partition": 0, "replicas": [2]},
+                {"topic": "t", "partition": 1, "replicas": [3]},
+                {"topic": "absent", "partition": 0, "replicas": [1]},
+            ],
+        }
+        # as kafka-reassign-partitions wrote it before KIP-455
+        await asyncio.to_thread(c.zk.kazoo.create, paths.REASSIGN_PARTITIONS, json.dumps(plan).encode())
+        moving = await wait_assignment(c, lambda a: bool(a.adding_replicas))
+        assert (moving.partitions, moving.adding_replicas) == ({0: [2, 1], 1: [3, 1]}, {0: [2], 1: [3]})
+        # what cannot be reassigned leaves the plan; the rest stays until it completes
+        assert _plan(await asyncio.to_thread(c.zk.read, paths.REASSIGN_PARTITIONS)) == {("t", 0), ("t", 1)}
+
+        await expand_isr(c, controller, 0, [1, 2])
+        await wait_assignment(c, lambda a: a.partitions[0] == [2])
+        assert _plan(await asyncio.to_thread(c.zk.read, paths.REASSIGN_PARTITIONS)) == {("t", 1)}
+        # the API's reassignment replaces the plan's: the znode goes with its last partition
+        await controller.alter_partition_reassignments({TopicPartition("t", 1): None})
+        assert await asyncio.to_thread(c.zk.read, paths.REASSIGN_PARTITIONS) is None
+        done = await assignment(c)
+        assert (done.partitions, done.adding_replicas) == ({0: [2], 1: [1]}, {})
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
+def _plan(found: tuple[bytes, Any] | None) -> set[tuple[str, int]]:
+    assert found is not None
+    return {(p["topic"], p["partition"]) for p in json.loads(found[0])["partitions"]}

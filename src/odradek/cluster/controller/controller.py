@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kazoo.exceptions import KazooException
 from kazoo.protocol.states import ZnodeStat
@@ -92,6 +92,7 @@ class KafkaController:
         self.zk.watch_children(paths.BROKER_IDS, self._on_broker_ids, loop)
         self.zk.watch_children(paths.TOPICS, lambda _: put(events.TopicChange()), loop)
         self.zk.watch_children(paths.DELETE_TOPICS, lambda _: put(events.TopicDeletion()), loop)
+        self.zk.watch_data(paths.REASSIGN_PARTITIONS, self._on_reassign_partitions(), loop)
         self.zk.watch_session(self._on_session_state, loop)
         put(events.Startup())
 
@@ -163,6 +164,19 @@ class KafkaController:
         the event task (on it, call reassignment.on_isr_change directly)."""
         self.events.put(events.PartitionReassignmentIsrChange(TopicPartition(topic, partition)))
 
+    def _on_reassign_partitions(self) -> Callable[[bytes | None], None]:
+        """ZkPartitionReassignment when the plan znode appears (as Kafka's handler, not when the
+        controller rewrites it as partitions complete)."""
+        existed = False
+
+        def changed(data: bytes | None) -> None:
+            nonlocal existed
+            if data is not None and not existed:
+                self.events.put(events.ZkPartitionReassignment())
+            existed = data is not None
+
+        return changed
+
     def _on_session_state(self, state: str) -> None:
         if state == "LOST":
             self.events.put(events.Expire())
@@ -224,6 +238,8 @@ class KafkaController:
         elif isinstance(event, events.ListPartitionReassignments):
             if not event.done.done():
                 event.done.set_result(reassignment.list_reassignments(term, event.partitions))
+        elif isinstance(event, events.ZkPartitionReassignment):
+            await reassignment.on_zk_reassignment(term)
         elif isinstance(event, events.PartitionReassignmentIsrChange):
             await reassignment.on_isr_change(term, *event.partition)
         else:
@@ -273,7 +289,8 @@ class KafkaController:
         await leader_elections.online_partitions(term, context.partitions_without_live_leader())
         await topic_changes.on_topic_deletion(term)
         # reassignments a previous controller left half-way (KafkaController.initializePartitionReassignments)
-        await reassignment.resume_reassignments(term)
+        started = await reassignment.on_zk_reassignment(term)
+        await reassignment.resume_reassignments(term, skip=started)
         if self.config.auto_leader_rebalance_enable:
             self._rebalance_timer = asyncio.get_running_loop().create_task(
                 self._rebalance_every_interval(), name="controller-auto-rebalance"

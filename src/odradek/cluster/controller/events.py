@@ -124,6 +124,11 @@ class ListPartitionReassignments(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class ZkPartitionReassignment(ControllerEvent):
+    """/admin/reassign_partitions was created: a plan of reassignments to start."""
+
+
+@dataclass(frozen=True)
 class PartitionReassignmentIsrChange(ControllerEvent):
     """A partition's ISR changed: a reassignment waiting for its target replicas may complete."""
 

@@ -13,6 +13,8 @@ With RS the replica set, ORS the original replicas and TRS the target ones:
 `on_isr_change` moves a partition from A to B: the controller calls it whenever it learns that a
 partition's ISR changed (AlterPartition), and when a broker of a reassignment comes back.
 Cancelling (a null target) reassigns to the original replicas, which are in sync: B at once.
+Plans written to /admin/reassign_partitions (the tool's way before KIP-455) are read too:
+`on_zk_reassignment`, each partition leaving the plan when its reassignment completes.
 """
 
 from __future__ import annotations
@@ -20,15 +22,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from odradek.cluster.controller import election, requests, topic_changes, zk_state
 from odradek.cluster.controller.context import PartitionState, TopicPartition
 from odradek.cluster.controller.replica_assignment import ReassignmentError, ReplicaAssignment
 from odradek.cluster.controller.term import ControllerTerm
-from odradek.cluster.zookeeper import topics
+from odradek.cluster.zookeeper import reassign_znode, topics
 from odradek.cluster.zookeeper.controller_fence import ANY_VERSION
 from odradek.cluster.zookeeper.topic_znodes import NO_LEADER, PartitionStateZnode
+from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
 from odradek.protocol.error_codes import ErrorCode
 
 logger = logging.getLogger(__name__)
@@ -46,6 +49,8 @@ async def on_alter_reassignments(
     reassignment, None cancels the one in progress."""
     context = term.context
     results: dict[TopicPartition, ReassignmentError] = {}
+    # the latest reassignment wins: the API's replace those of /admin/reassign_partitions
+    await _remove_from_plan(term, lambda tp, _: tp in reassignments)
     for tp, target in sorted(reassignments.items()):
         refused = None if target is None else _validate(term, tp, target, allow_replication_factor_change)
         if refused is not None:
@@ -108,13 +113,43 @@ async def on_isr_change(term: ControllerTerm, topic: str, partition: int) -> Non
         await on_partition_reassignment(term, tp, moving)
 
 
-async def resume_reassignments(term: ControllerTerm, on_brokers: Iterable[int] | None = None) -> None:
+async def on_zk_reassignment(term: ControllerTerm) -> set[TopicPartition]:
+    """/admin/reassign_partitions appeared (KafkaController.processZkPartitionReassignment): start
+    each of its partitions' reassignments; the partitions that cannot be are removed from it."""
+    try:
+        plan = await asyncio.to_thread(reassign_znode.read_plan, term.zk)
+    except MalformedZnodeError as error:
+        logger.warning(
+            "Controller %d ignores %s: %s", term.controller_id, "/admin/reassign_partitions", error
+        )
+        return set()
+    if not plan:
+        return set()
+    context = term.context
+    started: set[TopicPartition] = set()
+    for (topic, partition), target in sorted(plan.items()):
+        tp = TopicPartition(topic, partition)
+        if topic in context.topics_being_deleted or not context.replicas(tp) or not target:
+            continue
+        await on_partition_reassignment(term, tp, context.full_assignment(tp).reassign_to(target))
+        started.add(tp)
+    failed = {TopicPartition(*key) for key in plan} - started
+    if failed:
+        logger.warning("Controller %d: cannot reassign %s from the plan", term.controller_id, sorted(failed))
+        await _remove_from_plan(term, lambda tp, _: tp in failed)
+    return started
+
+
+async def resume_reassignments(
+    term: ControllerTerm, on_brokers: Iterable[int] | None = None, skip: Iterable[TopicPartition] = ()
+) -> None:
     """On failover (every reassignment a previous controller left) or when brokers start (those with a
     replica on them, which must be told again): KafkaController.maybeResumeReassignments."""
     context = term.context
     brokers = None if on_brokers is None else set(on_brokers)
+    skipped = set(skip)
     for tp, moving in sorted(context.reassigning.items()):
-        if tp.topic in context.topics_being_deleted:
+        if tp.topic in context.topics_being_deleted or tp in skipped:
             continue
         if brokers is None or brokers & set(moving.replicas):
             await on_partition_reassignment(term, tp, moving)
@@ -150,6 +185,7 @@ async def on_partition_reassignment(
     if wanted.removing:
         await _stop_removed_replicas(term, tp, list(wanted.removing))
     await _write_assignment(term, tp, completed)
+    await _remove_from_plan(term, lambda p, r: p == tp and list(r) == list(completed.replicas))
     term.send_update_metadata(context.live_broker_ids(), [tp])
     logger.info(
         "Controller %d: %s-%d reassigned to %s",
@@ -231,6 +267,22 @@ async def _stop_removed_replicas(term: ControllerTerm, tp: TopicPartition, remov
                     context, term.controller_id, replica, [tp], delete=True, topic_deleted=False
                 ),
             )
+
+
+async def _remove_from_plan(
+    term: ControllerTerm, remove: Callable[[TopicPartition, Sequence[int]], bool]
+) -> None:
+    """KafkaController.maybeRemoveFromZkReassignment: the znode keeps the other partitions (and goes
+    when none is left)."""
+    try:
+        plan = await asyncio.to_thread(reassign_znode.read_plan, term.zk)
+    except MalformedZnodeError:
+        return
+    if not plan:
+        return
+    kept = {key: r for key, r in plan.items() if not remove(TopicPartition(*key), r)}
+    if kept != plan:
+        await asyncio.to_thread(reassign_znode.write_plan, term.fence, kept)
 
 
 def _bump_leader_epoch(term: ControllerTerm, state: PartitionState) -> PartitionStateZnode:
