@@ -57,10 +57,11 @@ class Clients:
     """A confluent-kafka producer and consumer (one group member) on their own threads, recording
     what was delivered, consumed and committed, and every error they saw."""
 
-    def __init__(self, bootstrap: str, group: str) -> None:
+    def __init__(self, bootstrap: str, group: str, topic: str) -> None:
         from confluent_kafka import Consumer, Producer
 
         self.group = group
+        self.topic = topic
         self.errors: list[Any] = []
         self.delivered: dict[int, dict[int, bytes]] = {p: {} for p in range(PARTITIONS)}
         self.delivery_failures: list[Any] = []
@@ -85,7 +86,7 @@ class Clients:
                 "on_commit": self._on_commit,
             }
         )
-        self.consumer.subscribe([TOPIC])
+        self.consumer.subscribe([topic])
         self._producing = threading.Event()
         self._consuming = threading.Event()
         self._threads = [
@@ -127,7 +128,7 @@ class Clients:
         while self._producing.is_set():
             value = b"%d" % sequence
             partition = sequence % PARTITIONS
-            self.producer.produce(TOPIC, value, partition=partition, on_delivery=self._on_delivery)
+            self.producer.produce(self.topic, value, partition=partition, on_delivery=self._on_delivery)
             self.producer.poll(0)
             sequence += 1
             time.sleep(0.005)
@@ -162,13 +163,14 @@ class Clients:
         never past what was consumed, so nothing is skipped; the next commit puts it forward again."""
         from confluent_kafka import KafkaException, TopicPartition
 
-        wanted = [TopicPartition(TOPIC, p, c[-1][0] + 1) for p, c in self.consumed.items() if c]
+        wanted = [TopicPartition(self.topic, p, c[-1][0] + 1) for p, c in self.consumed.items() if c]
         ends = {tp.partition: tp.offset for tp in wanted}
         deadline = time.monotonic() + 60
         while True:
             try:
                 self.consumer.commit(offsets=wanted, asynchronous=False)
-                committed = self.consumer.committed([TopicPartition(TOPIC, p) for p in ends], timeout=30)
+                asked = [TopicPartition(self.topic, p) for p in ends]
+                committed = self.consumer.committed(asked, timeout=30)
                 if {tp.partition: tp.offset for tp in committed} == ends:
                     return
             except KafkaException as error:
@@ -180,27 +182,36 @@ class Clients:
         self.consumer.close()
 
 
-def test_sigterm_a_producer_and_a_consumer_through_the_stopping_broker_lose_nothing(cluster: Cluster) -> None:
+@pytest.mark.parametrize("stopped", ["a broker", "the controller"])
+def test_sigterm_a_producer_and_a_consumer_through_the_stopping_broker_lose_nothing(
+    cluster: Cluster, stopped: str
+) -> None:
     require_module("confluent_kafka")
     from kafka.admin import NewTopic
 
+    topic = f"{TOPIC}-{stopped.split()[-1]}"
     admin = cluster.admin(1)
     try:
-        admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)], timeout_ms=30_000)
+        admin.create_topics([NewTopic(topic, PARTITIONS, 1)], timeout_ms=30_000)
     finally:
         admin.close()
     wait_until(
-        lambda: all(len(_leaders(cluster, n)) == PARTITIONS for n in BROKER_IDS), 60, "leaders", interval=0.1
+        lambda: all(len(_leaders(cluster, n, topic)) == PARTITIONS for n in BROKER_IDS),
+        60,
+        "leaders",
+        interval=0.1,
     )
     controller = cluster.controller(asked=1)
-    stopping = next(n for n in BROKER_IDS if n != controller)
-    other = next(n for n in BROKER_IDS if n not in (controller, stopping))
-    assert stopping in _leaders(cluster, other).values(), "the stopping broker leads nothing"
+    if stopped == "the controller":
+        stopping = controller
+    else:
+        stopping = next(n for n in BROKER_IDS if n != controller)
+    other = next(n for n in BROKER_IDS if n != stopping)
+    assert stopping in _leaders(cluster, other, topic).values(), "the stopping broker leads nothing"
 
     # the hard case: the group's coordinator is on the stopping broker too
-    clients = Clients(
-        cluster.bootstrap(stopping, other), group=_group_coordinated_by(cluster, stopping, other)
-    )
+    group = _group_coordinated_by(cluster, stopping, other, prefix=topic)
+    clients = Clients(cluster.bootstrap(stopping, other), group=group, topic=topic)
     clients.start()
     try:
         wait_until(lambda: clients.consumed_count() > 50, 60, "the consumer under way", interval=0.1)
@@ -263,10 +274,10 @@ def _assert_committed_at_end(cluster: Cluster, clients: Clients) -> None:
 
     reader = Consumer({"bootstrap.servers": cluster.bootstrap(), "group.id": clients.group})
     try:
-        asked = [TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
+        asked = [TopicPartition(clients.topic, p) for p in range(PARTITIONS)]
         committed = {tp.partition: tp.offset for tp in reader.committed(asked, timeout=30)}
         ends = {
-            p: reader.get_watermark_offsets(TopicPartition(TOPIC, p), timeout=30)[1]
+            p: reader.get_watermark_offsets(TopicPartition(clients.topic, p), timeout=30)[1]
             for p in range(PARTITIONS)
         }
     finally:
@@ -274,7 +285,7 @@ def _assert_committed_at_end(cluster: Cluster, clients: Clients) -> None:
     assert all(0 <= committed[p] <= ends[p] for p in range(PARTITIONS)), (committed, ends)
 
 
-def _group_coordinated_by(cluster: Cluster, coordinator: int, asked: int) -> str:
+def _group_coordinated_by(cluster: Cluster, coordinator: int, asked: int, prefix: str) -> str:
     """A group id whose __consumer_offsets partition `coordinator` leads (the topic is created by
     the first FindCoordinator)."""
     broker = cluster.brokers[asked]
@@ -289,12 +300,12 @@ def _group_coordinated_by(cluster: Cluster, coordinator: int, asked: int) -> str
     leaders = _leaders(cluster, asked, OFFSETS_TOPIC)
     return next(
         group
-        for group in (f"flow-{n}" for n in range(1000))
+        for group in (f"{prefix}-{n}" for n in range(1000))
         if leaders[partition_for(group, OFFSETS_PARTITIONS)] == coordinator
     )
 
 
-def _leaders(cluster: Cluster, node: int, topic: str = TOPIC) -> dict[int, int]:
+def _leaders(cluster: Cluster, node: int, topic: str) -> dict[int, int]:
     try:
         leaders = cluster.leaders(topic, node)
     except Exception:
