@@ -15,6 +15,7 @@ from odradek.cli import (
     groups,
     pipeline,
     produce,
+    quotas,
     reassign,
     topics,
     transactions,
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     transactions.add_parser(subcommands)
     reassign.add_parser(subcommands)
     users.add_parser(subcommands)
+    quotas.add_parser(subcommands)
     pipeline.add_parser(subcommands)
     console.add_parser(subcommands)
     share_examples(parser)

@@ -20,7 +20,7 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +30,15 @@ from odradek.cluster.dynamic_configs import FILE_NAME, DynamicBrokerConfigs, app
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
+from odradek.cluster.zk_acls import AclChangeListener, ZkAclStore
 from odradek.cluster.zk_broker_configs import ZkBrokerConfigs
+from odradek.cluster.zk_client_quotas import ZkClientQuotas
 from odradek.cluster.zk_producer_ids import ZkProducerIdManager
+from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zk_topic_configs import TopicConfigSync
 from odradek.cluster.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper.errors import ZooKeeperError
+from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.topic import resolve_topic_config
@@ -47,8 +51,11 @@ from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
 from odradek.security.authorizer import authorizer_from_config
+from odradek.security.client_quotas import ClientQuotas
 from odradek.security.listener_security import ListenerSecurity, listener_security
-from odradek.security.scram_credentials import CredentialError, ScramCredentialStore
+from odradek.security.quota_entities import QuotaEntity
+from odradek.security.quota_store import LocalQuotaStore, QuotaStoreError
+from odradek.security.scram_credentials import CredentialError, CredentialStore, ScramCredentialStore
 from odradek.security.tls_reload import TlsReloader
 from odradek.server import metrics
 from odradek.server.acceptor import Acceptor, bind_sockets
@@ -161,11 +168,19 @@ class Broker:
         appends = AppendNotifier()
         groups = GroupCoordinator(self.config, cluster, topics, self.logs, self.node_id, appends.notify)
         producer_ids: ProducerIdManager | ZkProducerIdManager
+        credentials: CredentialStore
         if member is None:
             producer_ids = ProducerIdManager(self.logs.log_dirs[0])
+            credentials = ScramCredentialStore.load(self.logs.log_dirs[0])
+            authorizer = authorizer_from_config(self.config, self.logs.log_dirs[0])
         else:
             assert member.zk is not None
             producer_ids = ZkProducerIdManager(member.zk, self.node_id)
+            # In a cluster, credentials and ACLs are ZooKeeper's (/config/users, /kafka-acl), shared
+            credentials = await asyncio.to_thread(ZkScramCredentialStore(member.zk).load)
+            authorizer = await asyncio.to_thread(
+                authorizer_from_config, self.config, self.logs.log_dirs[0], ZkAclStore(member.zk)
+            )
         self.services = Services(
             node_id=self.node_id,
             config=self.config,
@@ -178,9 +193,14 @@ class Broker:
             dynamic_configs=self.dynamic_configs,
             zk_broker_configs=zk_broker_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
-            scram_credentials=ScramCredentialStore.load(self.logs.log_dirs[0]),
-            authorizer=authorizer_from_config(self.config, self.logs.log_dirs[0]),
+            scram_credentials=credentials,
+            authorizer=authorizer,
+            client_quotas=self._client_quotas(member is None),
         )
+        self.quotas.ip_throttle = self.services.client_quotas.connection_throttle_ms
+        if member is not None:  # every quota read, and changes written there, before a client is served
+            assert member.zk is not None
+            await ZkClientQuotas(member.zk, self.services.client_quotas).start()
         transactions = TransactionCoordinator(
             self.config,
             cluster,
@@ -238,6 +258,23 @@ class Broker:
             },
         )
 
+    def _client_quotas(self, single_node: bool) -> ClientQuotas:
+        """Client quotas over Kafka's windows; a single node keeps them in its log dir (a cluster
+        member's are in ZooKeeper: zk_client_quotas)."""
+        config = self.config
+        quotas = ClientQuotas(config.quota_window_num, config.quota_window_size_seconds)
+        if single_node:
+            store = LocalQuotaStore(self.logs.log_dirs[0])
+            for entity, values in store.load().items():
+                quotas.apply(entity, values)
+
+            async def persist(entity: QuotaEntity, values: Mapping[str, float]) -> None:
+                await asyncio.to_thread(store.write, entity, values)
+                quotas.apply(entity, values)
+
+            quotas.persist = persist
+        return quotas
+
     async def _join_cluster(
         self, member: ZooKeeperMember, services: Services, groups: GroupCoordinator
     ) -> None:
@@ -247,19 +284,29 @@ class Broker:
         assert member.zk is not None
         topic_configs = TopicConfigSync(member.zk, services.cluster, self.logs)
         if services.zk_broker_configs is not None:
-            topic_configs.broker_config_changed = services.zk_broker_configs.on_change
+            topic_configs.follow(BROKER_CONFIG, services.zk_broker_configs.on_change)
 
         def leadership_changed(_led: list[tuple[str, int]], _stopped: list[tuple[str, int]]) -> None:
             topic_configs.apply_known()  # new replicas' logs take their topic's configs
             # The group coordinators live where __consumer_offsets partitions are led, and move with them.
             groups.refresh_leadership()
+            # So does the transaction coordinator, with __transaction_state.
+            if services.transactions is not None:
+                services.transactions.leadership_changed()
 
         replicas.on_leadership_change = leadership_changed
         replicas.on_metadata_update = topic_configs.apply_known
-        topic_configs.start(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        if isinstance(services.scram_credentials, ZkScramCredentialStore):
+            topic_configs.follow(USER_CONFIG, services.scram_credentials.user_changed)
+        topic_configs.start(loop)
+        authorizer = services.authorizer
+        if authorizer is not None and isinstance(authorizer.store, ZkAclStore):
+            AclChangeListener(member.zk, authorizer.store, authorizer).start(loop)
         services.join_zookeeper_cluster(replicas)
         await member.register(services.advertised, replicas)
         services.controller = await member.start_controller()
+        topic_configs.on_change = services.controller.topic_configs_changed
 
     async def _listen(self) -> None:
         """Bind every listener (serving starts in `start`), under the connection quotas and memory pool."""
@@ -374,6 +421,8 @@ class Broker:
                 self.services.groups.stop()
             if self.services.transactions is not None:
                 self.services.transactions.stop()
+            if self.services.txn_verifier is not None:
+                self.services.txn_verifier.close()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):
@@ -476,7 +525,8 @@ def _bind_error(what: str, host: str, port: int, error: OSError) -> ListenerBind
 
 #: What stops a start-up with a clear message of its own: a bad setting, a log dir that cannot be used
 #: (locked, unwritable, another broker's or another cluster's), an unusable listener address, a corrupt
-#: producer-id block, unusable SCRAM credentials or ACLs, a console asked for but not installed, ZooKeeper.
+#: producer-id block, unusable SCRAM credentials, ACLs or client quotas, a console asked for but not
+#: installed, ZooKeeper.
 _STARTUP_FAILURES = (
     ConfigError,
     StorageError,
@@ -485,6 +535,7 @@ _STARTUP_FAILURES = (
     ConsoleUnavailableError,
     CredentialError,
     AclStoreError,
+    QuotaStoreError,
     ZooKeeperError,  # ZooKeeper unreachable in time, broker id already registered
 )
 

@@ -322,3 +322,38 @@ def test_a_plan_in_admin_reassign_partitions_is_started_and_removed_as_partition
 def _plan(found: tuple[bytes, Any] | None) -> set[tuple[str, int]]:
     assert found is not None
     return {(p["topic"], p["partition"]) for p in json.loads(found[0])["partitions"]}
+
+
+def test_the_leaders_alter_partition_that_puts_the_target_in_the_isr_completes_the_reassignment(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    from odradek.cluster.controller.alter_partition import UNKNOWN_BROKER_EPOCH, IsrChangeRequest
+
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(3)
+        await c.create_topic("t", {0: [1]})
+        await c.wait_state("t", 0, lambda s: True)
+        await controller.wait_idle()
+        await controller.alter_partition_reassignments({T0: [2]})
+        state, partition_epoch = await c.wait_state("t", 0, lambda s: True)
+        # the leader, 1, found 2 caught up: AlterPartition (key 56), through the controller's queue
+        epoch = controller.context.live_brokers[1].epoch  # type: ignore[union-attr]
+        expanded = IsrChangeRequest(
+            topic="t",
+            topic_id=None,
+            partition=0,
+            leader_epoch=state.leader_epoch,
+            new_isr=(1, 2),
+            member_epochs=(UNKNOWN_BROKER_EPOCH, UNKNOWN_BROKER_EPOCH),
+            leader_recovery_state=0,
+            partition_epoch=partition_epoch,
+        )
+        answer = await controller.alter_partition(1, epoch, [expanded])
+        assert (answer.error, [o.error for o in answer.outcomes]) == (ErrorCode.NONE, [ErrorCode.NONE])
+        done = await wait_assignment(c, lambda a: not a.adding_replicas)
+        assert done.partitions == {0: [2]}
+        s0, _ = await c.wait_state("t", 0, lambda s: s.leader == 2)
+        assert list(s0.isr) == [2]
+        await c.brokers[1].wait_for(lambda f: ("t", 0, True) in stop_replicas(f))
+
+    run(connect_zk, [1, 2, 3], scenario)

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from odradek.cluster.controller.alter_partition import AlterPartitionResult, IsrChangeRequest
 from odradek.cluster.controller.context import TopicPartition
 from odradek.cluster.controller.replica_assignment import ReassignmentError, ReplicaAssignment
 from odradek.protocol.error_codes import ErrorCode
@@ -65,6 +66,18 @@ class PartitionModifications(ControllerEvent):
 @dataclass(frozen=True)
 class TopicDeletion(ControllerEvent):
     """The children of /admin/delete_topics changed: topics are marked for deletion."""
+
+
+@dataclass(frozen=True)
+class UncleanLeaderElectionEnable(ControllerEvent):
+    """The broker's unclean.leader.election.enable was turned on: elect the offline partitions."""
+
+
+@dataclass(frozen=True)
+class TopicUncleanLeaderElectionEnable(ControllerEvent):
+    """A topic's unclean.leader.election.enable was turned on: elect its offline partitions."""
+
+    topic: str
 
 
 @dataclass(frozen=True)
@@ -140,12 +153,11 @@ class AutoPreferredReplicaLeaderElection(ControllerEvent):
     """auto.leader.rebalance.enable: every leader.imbalance.check.interval.seconds, check the imbalance."""
 
 
-# -- hooks for later events: the event task dispatches them; the controller logs them for now --------
-
-
 @dataclass(frozen=True)
 class AlterPartition(ControllerEvent):
-    """A leader asks for an ISR change (AlterPartition, key 56): handled by the replication step."""
+    """A leader asks for ISR changes (AlterPartition, key 56); answered through `done`."""
 
     broker_id: int
     broker_epoch: int
+    changes: list[IsrChangeRequest]
+    done: asyncio.Future[AlterPartitionResult] = field(compare=False)
