@@ -16,6 +16,7 @@ from odradek.cli import (
     pipeline,
     produce,
     quotas,
+    reassign,
     topics,
     transactions,
     users,
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     groups.add_parser(subcommands)
     acls.add_parser(subcommands)
     transactions.add_parser(subcommands)
+    reassign.add_parser(subcommands)
     users.add_parser(subcommands)
     quotas.add_parser(subcommands)
     pipeline.add_parser(subcommands)

@@ -7,7 +7,8 @@ metadata cache (DescribeConfigs, Metadata) and into the topic's logs on this bro
 segment size, cleanup policy...). Logs created later by a LeaderAndIsr take them when the replica
 manager reports the new replicas (`apply_known`), as do cache entries an UpdateMetadata creates.
 Notifications of other entity types go to whoever follows that type (`follow`): the SCRAM credential
-store follows `users`. Those nobody follows (`brokers/<id>`...) are logged and not applied.
+store follows `users`, the dynamic broker configs (cluster/zk_broker_configs.py) `brokers`. Those
+nobody follows are logged and not applied.
 `on_change` hears of each topic whose configs a notification changed (the controller elects offline
 partitions again when a topic turns unclean election on).
 """

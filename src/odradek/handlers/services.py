@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
     from odradek.cluster.replica_manager import ReplicaManager
     from odradek.cluster.topics import TopicAdmin
+    from odradek.cluster.zk_broker_configs import ZkBrokerConfigs
     from odradek.cluster.zk_producer_ids import ZkProducerIdManager
     from odradek.coordinator.group_coordinator import GroupCoordinator
     from odradek.coordinator.txn_coordinator import TransactionCoordinator
@@ -53,6 +54,8 @@ class Services:
     traffic: TrafficRecorder | None = None
     #: The dynamic broker config layers (AlterConfigs on BROKER resources), persisted in the log dir.
     dynamic_configs: DynamicBrokerConfigs | None = None
+    #: ZooKeeper mode only: where those layers live instead (/config/brokers), and how they are changed.
+    zk_broker_configs: ZkBrokerConfigs | None = None
     #: Consumer groups and committed offsets (`__consumer_offsets`).
     groups: GroupCoordinator | None = None
     #: Transactional ids and their transactions (`__transaction_state`).

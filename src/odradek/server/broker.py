@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -25,19 +26,20 @@ from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.controller.cancelling import cancel_and_wait
-from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
+from odradek.cluster.dynamic_configs import FILE_NAME, DynamicBrokerConfigs, apply_log_defaults
 from odradek.cluster.inter_broker_connection import inter_broker_security
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
 from odradek.cluster.zk_acls import AclChangeListener, ZkAclStore
+from odradek.cluster.zk_broker_configs import ZkBrokerConfigs
 from odradek.cluster.zk_client_quotas import ZkClientQuotas
 from odradek.cluster.zk_producer_ids import ZkProducerIdManager
 from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zk_topic_configs import TopicConfigSync
 from odradek.cluster.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper.errors import ZooKeeperError
-from odradek.cluster.zookeeper.paths import USER_CONFIG
+from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.topic import resolve_topic_config
@@ -45,6 +47,7 @@ from odradek.config.types import ConfigError
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, ProducerIdManager
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
+from odradek.handlers.configs import reconfigure
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
@@ -108,7 +111,10 @@ class Broker:
         self.log_dir_locks = LogDirLocks.acquire(log_dirs)
         try:
             self.node_id = resolve_node_id(log_dirs, config.node_id, config.broker_id_generation_enable)
-            self.dynamic_configs = DynamicBrokerConfigs.load(log_dirs[0], self.node_id, config)
+            if config.zookeeper_connect:  # a cluster member's dynamic configs are in ZooKeeper
+                self.dynamic_configs = DynamicBrokerConfigs(log_dirs[0] / FILE_NAME, self.node_id, config)
+            else:
+                self.dynamic_configs = DynamicBrokerConfigs.load(log_dirs[0], self.node_id, config)
             self.config = config = self.dynamic_configs.config()
             default_log_config = LogConfig.from_mapping(dict(resolve_topic_config({}, config)))
             self.logs = LogManager(
@@ -146,6 +152,7 @@ class Broker:
         await asyncio.to_thread(self.logs.startup)
         self.logs_loaded = True
         member = self.member
+        zk_broker_configs: ZkBrokerConfigs | None = None
         if member is None:
             meta = self.logs.ensure_meta_properties(self.node_id, self.config.cluster_id)
             cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
@@ -156,6 +163,11 @@ class Broker:
             # another cluster stops the start-up in one line).
             cluster_id = await member.cluster_id(self.config.cluster_id or generate_cluster_id())
             meta = self.logs.ensure_meta_properties(self.node_id, cluster_id)
+            assert member.zk is not None
+            # the dynamic broker configs /config/brokers holds, before anything reads the configuration
+            zk_broker_configs = ZkBrokerConfigs(member.zk, self.node_id, self.dynamic_configs)
+            self.config = await zk_broker_configs.load()
+            apply_log_defaults(self.logs, self.config)
             cluster = ClusterMetadata(meta.cluster_id, -1, [])  # the controller is not known yet
             topics = ZkTopicAdmin(self.config, cluster, self.logs, self.node_id)
             assert member.zk is not None
@@ -186,6 +198,7 @@ class Broker:
             groups=groups,
             producer_ids=producer_ids,
             dynamic_configs=self.dynamic_configs,
+            zk_broker_configs=zk_broker_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             scram_credentials=credentials,
             authorizer=authorizer,
@@ -209,6 +222,8 @@ class Broker:
         self.services.transactions = transactions
         await self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
+        if zk_broker_configs is not None:
+            zk_broker_configs.apply = functools.partial(reconfigure, services)
         try:
             self.metrics_endpoint = await metrics.start_endpoint(
                 self.config, services, self._connection_count
@@ -276,6 +291,8 @@ class Broker:
         replicas = ReplicaManager(self.node_id, services.cluster, self.logs)
         assert member.zk is not None
         topic_configs = TopicConfigSync(member.zk, services.cluster, self.logs)
+        if services.zk_broker_configs is not None:
+            topic_configs.follow(BROKER_CONFIG, services.zk_broker_configs.on_change)
 
         def leadership_changed(_led: list[tuple[str, int]], _stopped: list[tuple[str, int]]) -> None:
             topic_configs.apply_known()  # new replicas' logs take their topic's configs
@@ -405,6 +422,10 @@ class Broker:
         """Release everything the broker holds (also after a failed start), the log dirs' locks last."""
         for acceptor in self.acceptors:
             acceptor.close()
+        # before the coordinators stop: a request queued meanwhile would get NOT_COORDINATOR from a
+        # broker that still leads their partitions (Kafka stops processing requests first)
+        for connection in list(self.connections):
+            connection.stop_serving()
         if self.console is not None:
             await asyncio.to_thread(self.console.stop)
         if self.metrics_endpoint is not None:

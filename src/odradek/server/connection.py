@@ -90,6 +90,8 @@ class Connection(asyncio.BufferedProtocol):
         self.task: asyncio.Task[None] | None = None
         self.writer: ResponseWriter | None = None
         self.busy = False
+        #: Set when the broker stops: no further request is handled (Kafka's stopProcessingRequests).
+        self.serving_stopped = False
         self.security = security
         #: The client certificate's principal on TLS listeners; anonymous otherwise.
         self.tls_principal = ANONYMOUS_PRINCIPAL
@@ -209,7 +211,7 @@ class Connection(asyncio.BufferedProtocol):
             if self.muted_until:
                 await self._stay_muted()
                 continue
-            if not frames:
+            if not frames or self.serving_stopped:
                 self.wakeup.clear()
                 await self.wakeup.wait()
                 continue
@@ -418,6 +420,12 @@ class Connection(asyncio.BufferedProtocol):
                 self.writer.flush()  # answers already given go out before the connection closes
             if self.transport is not None:
                 self.transport.close()
+
+    def stop_serving(self) -> None:
+        """Handle no request after the one under way (if any); the connection closes after. Those
+        queued are never answered, as when Kafka's broker stops: the client sends them again
+        elsewhere, rather than getting answers from services that are stopping."""
+        self.serving_stopped = True
 
     async def drain(self) -> None:
         """Wait until the request being handled (if any) is answered; used at shutdown."""

@@ -8,7 +8,14 @@ import functools
 import logging
 from collections.abc import Collection
 
-from odradek.cluster.controller import election, leader_elections, requests, topic_changes, zk_state
+from odradek.cluster.controller import (
+    election,
+    leader_elections,
+    reassignment,
+    requests,
+    topic_changes,
+    zk_state,
+)
 from odradek.cluster.controller.context import PartitionState, TopicPartition
 from odradek.cluster.controller.term import ControllerTerm
 from odradek.cluster.controller.unclean import unclean_allowed, warn_if_unclean
@@ -79,6 +86,8 @@ async def on_broker_startup(term: ControllerTerm, started: list[int]) -> None:
                 requests.leader_and_isr(context, term.controller_id, broker_id, theirs, term.listener),
             )
     await leader_elections.online_partitions(term, context.partitions_without_live_leader())
+    # a replica being added on a broker that was down is told again (KafkaController.onBrokerStartup)
+    await reassignment.resume_reassignments(term, started)
     if context.topics_being_deleted:
         # a deletion that waited for a replica on a broker that was down can go on
         await topic_changes.on_topic_deletion(term)

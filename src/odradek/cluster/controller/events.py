@@ -7,10 +7,12 @@ work happens when the event task takes them off it, one at a time.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from odradek.cluster.controller.alter_partition import AlterPartitionResult, IsrChangeRequest
 from odradek.cluster.controller.context import TopicPartition
+from odradek.cluster.controller.replica_assignment import ReassignmentError, ReplicaAssignment
 from odradek.protocol.error_codes import ErrorCode
 
 
@@ -115,6 +117,35 @@ class ElectLeaders(ControllerEvent):
     election_type: int
     partitions: list[TopicPartition] | None
     done: asyncio.Future[dict[TopicPartition, ErrorCode]] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class AlterPartitionReassignments(ControllerEvent):
+    """AlterPartitionReassignments (key 45): a target replica list per partition, None to cancel."""
+
+    reassignments: Mapping[TopicPartition, Sequence[int] | None]
+    allow_replication_factor_change: bool
+    done: asyncio.Future[dict[TopicPartition, ReassignmentError]] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class ListPartitionReassignments(ControllerEvent):
+    """ListPartitionReassignments (key 46): the given partitions (None: all) that are being moved."""
+
+    partitions: list[TopicPartition] | None
+    done: asyncio.Future[dict[TopicPartition, ReplicaAssignment]] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class ZkPartitionReassignment(ControllerEvent):
+    """/admin/reassign_partitions was created: a plan of reassignments to start."""
+
+
+@dataclass(frozen=True)
+class PartitionReassignmentIsrChange(ControllerEvent):
+    """A partition's ISR changed: a reassignment waiting for its target replicas may complete."""
+
+    partition: TopicPartition
 
 
 @dataclass(frozen=True)
