@@ -15,6 +15,8 @@ from odradek.cli import (
     groups,
     pipeline,
     produce,
+    quotas,
+    reassign,
     topics,
     transactions,
     users,
@@ -58,7 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     groups.add_parser(subcommands)
     acls.add_parser(subcommands)
     transactions.add_parser(subcommands)
+    reassign.add_parser(subcommands)
     users.add_parser(subcommands)
+    quotas.add_parser(subcommands)
     pipeline.add_parser(subcommands)
     console.add_parser(subcommands)
     share_examples(parser)

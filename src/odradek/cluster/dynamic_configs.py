@@ -9,7 +9,8 @@ hold passwords), replaced atomically on every change::
      "brokers": {"1": {"max.connections": "100"}}}
 
 and applied over the static configuration with ``BrokerConfig.with_dynamic``. Kafka keeps these in
-ZooKeeper or its metadata log; a single node keeps them next to its topics.
+ZooKeeper or its metadata log; a single node keeps them next to its topics, a ZooKeeper cluster member
+in ZooKeeper (cluster/zk_broker_configs.py: no file then, the layers are adopted from there).
 
 Validation follows Kafka's broker (DynamicBrokerConfig.validate as ConfigAdminManager calls it): read-only
 configs, SSL keystore/truststore configs without a listener prefix, per-broker configs at the cluster
@@ -109,6 +110,30 @@ class DynamicBrokerConfigs:
             log.warning("ignoring stored dynamic broker configs %s: %s", store.path, error)
             store.cluster_default, store.per_broker = {}, {}
         return store
+
+    def adopt(self, cluster_default: Mapping[str, str], per_broker: Mapping[str, str]) -> BrokerConfig:
+        """Take both layers as another store keeps them (ZooKeeper, in a cluster), writing no file.
+        A value that does not pass validation is left out with a warning, as at load; layers that
+        contradict each other are ignored whole, and the configuration stays as it was."""
+        cluster_layer = _usable(dict(cluster_default), cluster_default=True)
+        own_layer = _usable(dict(per_broker), cluster_default=False)
+        try:
+            config = self.static.with_dynamic(cluster_layer, own_layer)
+        except ConfigError as error:
+            log.warning("ignoring dynamic broker configs %s / %s: %s", cluster_layer, own_layer, error)
+            return self.config()
+        for cluster_level, before, after in (
+            (True, self.cluster_default, cluster_layer),
+            (False, self.per_broker, own_layer),
+        ):
+            if before != after:
+                log.info(
+                    "dynamic configs of %s changed: %s",
+                    "the default of all brokers" if cluster_level else f"broker {self.node_id}",
+                    describe_change(before, after, _broker_key),
+                )
+        self.cluster_default, self.per_broker = cluster_layer, own_layer
+        return config
 
     def layer(self, *, cluster_default: bool) -> dict[str, str]:
         return dict(self.cluster_default if cluster_default else self.per_broker)

@@ -30,6 +30,7 @@ from odradek.cluster.control_requests import (
 )
 from odradek.cluster.metadata import ClusterMetadata, LiveBroker, PartitionState
 from odradek.cluster.metadata_update import apply_partition_changes, apply_update_metadata
+from odradek.cluster.replication.isr_updates import IsrUpdater
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.errors import StorageError
 from odradek.storage.log import Log
@@ -97,6 +98,8 @@ class ReplicaManager:
         #: Called after an UpdateMetadata changed the cache (the wiring gives new cache entries the
         #: topic configs it read from ZooKeeper).
         self.on_metadata_update: Callable[[], None] | None = None
+        #: Where a leader sends its ISR changes (AlterPartition to the controller); set by the wiring.
+        self.isr_updater: IsrUpdater | None = None
         self._state_change = asyncio.Lock()
 
     # ----- the data path -----------------------------------------------------------------------------

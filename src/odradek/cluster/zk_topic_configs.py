@@ -7,8 +7,11 @@ metadata cache (DescribeConfigs, Metadata) and into the topic's logs on this bro
 segment size, cleanup policy...). Logs created later by a LeaderAndIsr take them when the replica
 manager reports the new replicas (`apply_known`), as do cache entries an UpdateMetadata creates.
 Notifications of other entity types go to whoever follows that type (`follow`): the SCRAM credential
-store follows `users`. Those nobody follows (`brokers/<id>`...) are logged and not applied. After each
-round, notifications older than 15 minutes are deleted, as Kafka's brokers do (ZkConfigManager).
+store follows `users`, the dynamic broker configs (cluster/zk_broker_configs.py) `brokers`. Those
+nobody follows are logged and not applied. After each round, notifications older than 15 minutes are
+deleted, as Kafka's brokers do (ZkConfigManager).
+`on_change` hears of each topic whose configs a notification changed (the controller elects offline
+partitions again when a topic turns unclean election on).
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ class TopicConfigSync:
         self._reading: set[asyncio.Task[None]] = set()
         #: Who else reads a changed entity, by entity type (`users`: the SCRAM credential store).
         self._followers: dict[str, list[Callable[[str], Awaitable[None]]]] = {}
+        #: Called with a topic and its new overrides after a notification changed them.
+        self.on_change: Callable[[str, dict[str, str]], None] | None = None
 
     def follow(self, entity_type: str, on_change: Callable[[str], Awaitable[None]]) -> None:
         """Call `on_change(entity name)` for each notification naming an entity of `entity_type`
@@ -94,10 +99,13 @@ class TopicConfigSync:
             if entity_type == paths.TOPIC_CONFIG:
                 await self._read(name)
                 log.info("configs of topic %s changed: %s", name, self.known.get(name))
+                if self.on_change is not None:
+                    self.on_change(name, self.known.get(name, {}))
             elif entity_type in self._followers:
                 for on_change in self._followers[entity_type]:
                     await on_change(name)
-            else:
+            elif entity_type not in (paths.USER_CONFIG, paths.CLIENT_CONFIG, paths.IP_CONFIG):
+                # (quotas: cluster/zk_client_quotas.py follows these notifications itself)
                 log.warning(
                     "config change of %s not applied: nothing follows its entity type", change.entity_path
                 )

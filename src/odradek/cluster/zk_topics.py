@@ -177,6 +177,12 @@ class ZkTopicAdmin(TopicAdmin):
         if found is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         current, version = found
+        if current.adding_replicas or current.removing_replicas:
+            # as Kafka: the controller rewrites this znode while a reassignment runs
+            raise KafkaError(
+                ErrorCode.REASSIGNMENT_IN_PROGRESS,
+                f"A partition reassignment is in progress for the topic '{name}'.",
+            )
         added = new_partitions_assignment(name, current.partitions, self.live_brokers(), count, assignments)
         if validate_only:
             return state

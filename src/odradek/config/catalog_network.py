@@ -66,8 +66,8 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "PLAINTEXT://:9092",
         HIGH,
         "Addresses to accept connections on, as LISTENER_NAME://host:port; an empty host means every "
-        "interface, port 0 a free port. Every listener must map to PLAINTEXT (TLS and SASL are not "
-        "built yet). Read-only: odradek cannot re-bind its listeners at run time.",
+        "interface, port 0 a free port. Read-only: odradek cannot re-bind its listeners at run "
+        "time.",
         LISTENER_LIST,
     ),
     ConfigKey(
@@ -83,7 +83,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         DEFAULT_PROTOCOL_MAP,
         LOW,
-        "Security protocol of each listener name; the listeners in use must map to PLAINTEXT.",
+        "Security protocol of each listener name: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.",
         PROTOCOL_MAP,
     ),
     ConfigKey(
@@ -91,17 +91,17 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         None,
         MEDIUM,
-        "Listener brokers use to talk to each other; not to be set together with "
-        "security.inter.broker.protocol.",
+        "Listener brokers use to talk to each other, with its security protocol and settings; not to "
+        "be set together with security.inter.broker.protocol.",
     ),
     ConfigKey(
         "security.inter.broker.protocol",
         ConfigType.STRING,
         "PLAINTEXT",
         MEDIUM,
-        "Security protocol brokers use to talk to each other.",
+        "Security protocol brokers use to talk to each other (the listener of that name); "
+        "not to be set together with inter.broker.listener.name.",
         one_of(*SECURITY_PROTOCOLS),
-        refused="the inter-broker client speaks PLAINTEXT only (TLS and SASL serve clients).",
     ),
     ConfigKey(
         "control.plane.listener.name",

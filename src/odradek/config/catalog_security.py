@@ -5,7 +5,8 @@ TLS and SASL are built (odradek.security): their settings are read per listener
 AlterConfigs on the broker, listener-prefixed only (as Kafka's SslFactory reconfigures): the listener's
 new connections then use them. Every other TLS and SASL setting is read once at start-up and is
 read-only. ACLs are built too (odradek.security.authorizer): the authorizer settings are read once at
-start-up. The principal builder, the inter-broker SASL mechanism and the cipher-suite list are refused
+start-up. The inter-broker SASL mechanism is read at start-up by the brokers' own client
+(cluster/inter_broker_connection.py). The principal builder and the cipher-suite list are refused
 (start-up or AlterConfigs fails naming them) unless left at their default, also when listener-scoped.
 Passwords are PASSWORD configs: never logged,
 described with no value.
@@ -19,7 +20,7 @@ from odradek.config.validators import Check, one_of
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER = DynamicUpdateMode.PER_BROKER
 CIPHERS = "the standard library cannot restrict TLS 1.3 cipher suites; OpenSSL's defaults apply."
-SASL = "odradek has no SASL client of its own (no inter-broker SASL) and builds principals itself."
+PRINCIPALS = "odradek builds principals itself (User:<SASL name> or the mapped certificate name)."
 #: Kafka's ACL authorizers (ZooKeeper mode, KRaft mode): odradek answers both with AclAuthorizer semantics.
 AUTHORIZER_CLASS_NAMES = (
     "kafka.security.authorizer.AclAuthorizer",
@@ -65,7 +66,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Builds the principal of a connection from its authentication.",
         dynamic=PER_BROKER,
-        refused=SASL,
+        refused=PRINCIPALS,
     ),
     ConfigKey(
         "sasl.enabled.mechanisms",
@@ -79,9 +80,8 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         "GSSAPI",
         MEDIUM,
-        "SASL mechanism brokers use with each other.",
-        dynamic=PER_BROKER,
-        refused=SASL,
+        "SASL mechanism brokers log in to each other with when the inter-broker listener uses SASL: "
+        "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (GSSAPI, the default, and OAUTHBEARER are refused then).",
     ),
     ConfigKey(
         "sasl.jaas.config",

@@ -10,7 +10,9 @@ Version notes:
   IncrementalAlterConfigs v0 SETs, DELETEs, APPENDs to and SUBTRACTs from list configs; v1 is flexible.
 - Resources: TOPIC (2) by name; BROKER (4) by this broker's id, or the empty name for the cluster-wide
   default. Broker changes are validated as Kafka's broker validates them (refusals are INVALID_REQUEST,
-  KAFKA-13609), persisted in the log dir and applied at once (topic defaults reach every log).
+  KAFKA-13609), persisted in the log dir and applied at once (topic defaults reach every log); in a
+  ZooKeeper cluster written to /config/brokers/<id|<default>> with a /config/changes notification
+  instead, which every broker (this one too) applies when it reads it, as Kafka's.
   BROKER_LOGGER, CLIENT_METRICS and GROUP resources are not supported: INVALID_REQUEST.
 - Setting or deleting a config no catalog knows is INVALID_CONFIG (Kafka keeps unknown broker names as
   custom configs for plugins; odradek loads none), and so is a config odradek cannot honour yet set to
@@ -267,20 +269,33 @@ async def _alter(
         if dynamic is None:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "This broker does not keep dynamic configs.")
         cluster_default = not name
-        wanted = change(dynamic.layer(cluster_default=cluster_default))
+        in_zookeeper = services.zk_broker_configs
+        if in_zookeeper is not None:
+            current = await in_zookeeper.current(cluster_default=cluster_default)
+        else:
+            current = dynamic.layer(cluster_default=cluster_default)
+        wanted = change(current)
         candidate = dynamic.validate(wanted, cluster_default=cluster_default)
+        if in_zookeeper is not None:
+            in_zookeeper.check_storable(wanted)
         if services.tls is not None:
             services.tls.check(candidate)  # a key store that cannot be loaded is refused, nothing written
-        if not request.validate_only:
-            _reconfigure(services, dynamic.replace(wanted, cluster_default=cluster_default))
+        if request.validate_only:
+            return
+        if in_zookeeper is not None:
+            await in_zookeeper.write(wanted, cluster_default=cluster_default)
+        else:
+            reconfigure(services, dynamic.replace(wanted, cluster_default=cluster_default))
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource_type}")
 
 
-def _reconfigure(services: Services, config: BrokerConfig) -> None:
+def reconfigure(services: Services, config: BrokerConfig) -> None:
     """Make a new broker configuration the one every service reads."""
     services.config = config
     services.topics.broker_config = config
+    if services.controller is not None:  # read by elections, whether this broker is controller now or later
+        services.controller.set_unclean_leader_election_enable(config.unclean_leader_election_enable)
     apply_log_defaults(services.logs, config)
     if services.tls is not None:
         services.tls.apply(config)

@@ -6,19 +6,23 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
 from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, ClusterMetadata
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
+from odradek.security.client_quotas import ClientQuotas
 
 if TYPE_CHECKING:
     from odradek.cluster.controller.controller import KafkaController
     from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
     from odradek.cluster.replica_manager import ReplicaManager
     from odradek.cluster.topics import TopicAdmin
+    from odradek.cluster.zk_broker_configs import ZkBrokerConfigs
     from odradek.cluster.zk_producer_ids import ZkProducerIdManager
     from odradek.coordinator.group_coordinator import GroupCoordinator
     from odradek.coordinator.txn_coordinator import TransactionCoordinator
+    from odradek.handlers.txn_verification import RemoteVerifier
     from odradek.security.authorizer import AclAuthorizer
     from odradek.security.scram_credentials import CredentialStore, ScramCredential
     from odradek.security.tls_reload import TlsReloader
@@ -50,6 +54,8 @@ class Services:
     traffic: TrafficRecorder | None = None
     #: The dynamic broker config layers (AlterConfigs on BROKER resources), persisted in the log dir.
     dynamic_configs: DynamicBrokerConfigs | None = None
+    #: ZooKeeper mode only: where those layers live instead (/config/brokers), and how they are changed.
+    zk_broker_configs: ZkBrokerConfigs | None = None
     #: Consumer groups and committed offsets (`__consumer_offsets`).
     groups: GroupCoordinator | None = None
     #: Transactional ids and their transactions (`__transaction_state`).
@@ -62,12 +68,19 @@ class Services:
     #: ZooKeeper mode only: this broker's controller elector, which serves ControlledShutdown and
     #: ElectLeaders while it is the active controller.
     controller: KafkaController | None = None
+    #: ZooKeeper mode only: a leader's AddPartitionsToTxn verification with other brokers' coordinators.
+    txn_verifier: RemoteVerifier | None = None
 
-    def join_zookeeper_cluster(self, replicas: ReplicaManager) -> None:
+    def join_zookeeper_cluster(
+        self, replicas: ReplicaManager, security: InterBrokerSecurity = PLAINTEXT
+    ) -> None:
         """Make this broker a member of a ZooKeeper cluster: from now on its metadata cache and its
         leaderships are the controller's (LeaderAndIsr, UpdateMetadata, StopReplica are served)."""
+        from odradek.handlers.txn_verification import RemoteVerifier
+
         self.cluster.mode = BrokerMode.ZOOKEEPER
         self.replicas = replicas
+        self.txn_verifier = RemoteVerifier(self.node_id, security)
 
     @property
     def mode(self) -> BrokerMode:
@@ -79,6 +92,8 @@ class Services:
     tls: TlsReloader | None = None
     #: ACL authorization (authorizer.class.name); None: every request is allowed and nothing is checked.
     authorizer: AclAuthorizer | None = None
+    #: Client quotas (DescribeClientQuotas / AlterClientQuotas) and their enforcement on every request.
+    client_quotas: ClientQuotas = field(default_factory=lambda: ClientQuotas(11, 1))
 
     def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         """A SCRAM user's credential, for the SASL exchange (None: no such user)."""

@@ -35,6 +35,8 @@ _IDENTITY_SOURCES: Final[dict[str, tuple[str, ...]]] = {
     "group_instance_id": ("group_instance_id",),
     "key": ("key",),
     "user": ("user", "name"),
+    "entity_type": ("entity_type",),
+    "entity_name": ("entity_name",),
 }
 #: Request arrays of plain values that name things (group ids, topic names, partition indexes, ...); other
 #: plain arrays (ListGroups' states filter, DescribeConfigs' configuration keys) name nothing to answer for.
@@ -50,7 +52,8 @@ _NAMING_VALUE_ARRAYS: Final = frozenset(
         "transactional_ids",
     }
 )
-#: Results answered one per request element, in order, with nothing naming them (CreateAcls, DeleteAcls).
+#: Results answered one per request element, in order, with nothing naming them (CreateAcls, DeleteAcls;
+#: otherwise the request array of the same name: AlterClientQuotas' entries).
 _POSITIONAL: Final = {"results": "creations", "filter_results": "filters"}
 _ERROR_CODE_FIELDS: Final = frozenset({"error_code", "partition_error_code"})
 
@@ -94,7 +97,7 @@ def _mirrored_elements(
     """One element per element of the request array naming the same things (None when none does)."""
     element = spec.struct
     assert element is not None
-    if source is None or not _carries_error_code(element, version):
+    if source is None or not (_carries_error_code(element, version) or _only_names(element, version)):
         return None
     origin = _source_array(spec, source_fields, version)
     if origin is None:
@@ -136,7 +139,7 @@ def _source_array(spec: FieldSpec, source_fields: tuple[FieldSpec, ...], version
         naming = candidate.name in _NAMING_VALUE_ARRAYS and candidate.element is not None
         if naming and _identity_field_of_kind(element, candidate.element, version) is not None:
             return candidate
-    positional = _POSITIONAL.get(spec.name)
+    positional = _POSITIONAL.get(spec.name, spec.name)  # else the request array of the same name
     for candidate in source_fields:
         if candidate.name == positional and candidate.kind == "array" and candidate.struct is not None:
             return candidate
@@ -151,6 +154,13 @@ def _carries_error_code(struct: type[Struct], version: int) -> bool:
         if spec.struct is not None and _carries_error_code(spec.struct, version):
             return True
     return False
+
+
+def _only_names(struct: type[Struct], version: int) -> bool:
+    """Whether `struct` is nothing but identity fields: the name of what an answer is about
+    (AlterClientQuotas' entity), echoed back with the error."""
+    fields = _present(struct, version)
+    return bool(fields) and all(spec.name in _IDENTITY_SOURCES for spec in fields)
 
 
 def _identity_field_of_kind(element: type[Struct], kind: str | None, version: int) -> FieldSpec | None:

@@ -55,6 +55,26 @@ def listener_tls(settings: ListenerSettings) -> ListenerTls:
     return ListenerTls(context, mapper)
 
 
+def client_tls(settings: ListenerSettings) -> ssl.SSLContext:
+    """The client context a broker opens TLS connections to other brokers with, from the settings of
+    its inter-broker listener, as Kafka's inter-broker client: the trust store checks the peer (the
+    system's CAs when none is given), the key store is presented as client certificate (for peers with
+    ssl.client.auth), and ssl.endpoint.identification.algorithm=https checks the peer's host name."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    _load_key_store(context, settings)
+    context.minimum_version, context.maximum_version = _versions(settings)
+    if not _load_trust_store(context, settings):
+        context.load_default_certs(ssl.Purpose.SERVER_AUTH)
+    identification = str(settings.get("ssl.endpoint.identification.algorithm") or "").lower()
+    if identification not in ("", "https"):
+        raise ConfigError(
+            f"{settings.source('ssl.endpoint.identification.algorithm')}: only https or empty is known",
+            "ssl.endpoint.identification.algorithm",
+        )
+    context.check_hostname = identification == "https"
+    return context
+
+
 def _load_key_store(context: ssl.SSLContext, settings: ListenerSettings) -> None:
     _require_pem(settings, "ssl.keystore.type")
     if settings.get("ssl.keystore.password") is not None:

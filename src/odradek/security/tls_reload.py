@@ -5,7 +5,9 @@ A listener's context is rebuilt when its store settings change, or when a store 
 has been modified since (so setting the same path again picks up a file replaced in place, as Kafka
 compares file timestamps). A store that cannot be loaded refuses the change (INVALID_CONFIG) before
 anything is written; accepted, the listener's new connections use the new context, while established
-ones keep theirs.
+ones keep theirs. The inter-broker listener's stores are also this broker's client side towards the
+other brokers (cluster/inter_broker_connection.py): its client context is rebuilt with them, and the
+connections opened from then on present the new certificate and trust the new trust store.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from odradek.config.types import ConfigError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.security.listener_security import TLS_PROTOCOLS, refuse_unused
 from odradek.security.listener_settings import ListenerSettings
-from odradek.security.tls import listener_tls
+from odradek.security.tls import client_tls, listener_tls
 
 log = logging.getLogger("odradek.security")
 
@@ -48,10 +50,25 @@ class TlsAcceptor(Protocol):
     ssl_context: ssl.SSLContext | None
 
 
+class InterBrokerTls(Protocol):
+    """The client side of the inter-broker listener (InterBrokerSecurity): its context is replaced."""
+
+    listener_name: str
+    tls: ssl.SSLContext | None
+
+
 class TlsReloader:
-    def __init__(self, acceptors: Iterable[TlsAcceptor], config: BrokerConfig) -> None:
+    def __init__(
+        self,
+        acceptors: Iterable[TlsAcceptor],
+        config: BrokerConfig,
+        inter_broker: InterBrokerTls | None = None,
+    ) -> None:
         self.acceptors = [acceptor for acceptor in acceptors if acceptor.ssl_context is not None]
         self.signatures = {a.listener: _signature(config, a.listener) for a in self.acceptors}
+        self.inter_broker = (
+            inter_broker if inter_broker is not None and inter_broker.tls is not None else None
+        )
 
     def check(self, config: BrokerConfig) -> dict[str, tuple[ssl.SSLContext, Signature]]:
         """The new contexts of the TLS listeners whose stores changed under `config`; raises
@@ -65,6 +82,8 @@ class TlsReloader:
                 signature = _signature(config, name)
                 if endpoint.security_protocol in TLS_PROTOCOLS and signature != self.signatures.get(name):
                     rebuilt[name] = (listener_tls(ListenerSettings(config, name)).context, signature)
+                    if self.inter_broker is not None and name == self.inter_broker.listener_name:
+                        client_tls(ListenerSettings(config, name))  # its client side must load too
         except ConfigError as error:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(error)) from None
         return rebuilt
@@ -74,6 +93,9 @@ class TlsReloader:
         for acceptor in self.acceptors:
             if acceptor.listener in rebuilt:
                 acceptor.ssl_context = rebuilt[acceptor.listener][0]
+        inter_broker = self.inter_broker
+        if inter_broker is not None and inter_broker.listener_name in rebuilt:
+            inter_broker.tls = client_tls(ListenerSettings(config, inter_broker.listener_name))
         for name, (_, signature) in rebuilt.items():
             self.signatures[name] = signature
         if rebuilt:

@@ -14,28 +14,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import signal
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.controller.cancelling import cancel_and_wait
-from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
+from odradek.cluster.dynamic_configs import FILE_NAME, DynamicBrokerConfigs, apply_log_defaults
+from odradek.cluster.inter_broker_connection import inter_broker_security
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
 from odradek.cluster.zk_acls import AclChangeListener, ZkAclStore
+from odradek.cluster.zk_broker_configs import ZkBrokerConfigs
+from odradek.cluster.zk_client_quotas import ZkClientQuotas
 from odradek.cluster.zk_producer_ids import ZkProducerIdManager
 from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zk_topic_configs import TopicConfigSync
 from odradek.cluster.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper.errors import ZooKeeperError
-from odradek.cluster.zookeeper.paths import USER_CONFIG
+from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.topic import resolve_topic_config
@@ -43,11 +47,15 @@ from odradek.config.types import ConfigError
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, ProducerIdManager
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
+from odradek.handlers.configs import reconfigure
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
 from odradek.security.authorizer import authorizer_from_config
+from odradek.security.client_quotas import ClientQuotas
 from odradek.security.listener_security import ListenerSecurity, listener_security
+from odradek.security.quota_entities import QuotaEntity
+from odradek.security.quota_store import LocalQuotaStore, QuotaStoreError
 from odradek.security.scram_credentials import CredentialError, CredentialStore, ScramCredentialStore
 from odradek.security.tls_reload import TlsReloader
 from odradek.server import metrics
@@ -103,7 +111,10 @@ class Broker:
         self.log_dir_locks = LogDirLocks.acquire(log_dirs)
         try:
             self.node_id = resolve_node_id(log_dirs, config.node_id, config.broker_id_generation_enable)
-            self.dynamic_configs = DynamicBrokerConfigs.load(log_dirs[0], self.node_id, config)
+            if config.zookeeper_connect:  # a cluster member's dynamic configs are in ZooKeeper
+                self.dynamic_configs = DynamicBrokerConfigs(log_dirs[0] / FILE_NAME, self.node_id, config)
+            else:
+                self.dynamic_configs = DynamicBrokerConfigs.load(log_dirs[0], self.node_id, config)
             self.config = config = self.dynamic_configs.config()
             default_log_config = LogConfig.from_mapping(dict(resolve_topic_config({}, config)))
             self.logs = LogManager(
@@ -119,6 +130,8 @@ class Broker:
         # Every listener's TLS and SASL settings, checked before anything is loaded or bound.
         try:
             self.listener_security: dict[str, ListenerSecurity] = listener_security(config)
+            # how this broker connects to the others: their listener's TLS and SASL, checked now too
+            self.inter_broker_security = inter_broker_security(config)
         except BaseException:
             self.log_dir_locks.release()
             raise
@@ -126,7 +139,11 @@ class Broker:
         self.metrics_endpoint: metrics.MetricsEndpoint | None = None
         self.console: ConsoleProcess | None = None
         #: Set with zookeeper.connect: this broker's session, registration and controller elector.
-        self.member = ZooKeeperMember(config, self.node_id) if config.zookeeper_connect else None
+        self.member = (
+            ZooKeeperMember(config, self.node_id, self.inter_broker_security)
+            if config.zookeeper_connect
+            else None
+        )
 
     # ----- lifecycle ---------------------------------------------------------------------------------
 
@@ -135,6 +152,7 @@ class Broker:
         await asyncio.to_thread(self.logs.startup)
         self.logs_loaded = True
         member = self.member
+        zk_broker_configs: ZkBrokerConfigs | None = None
         if member is None:
             meta = self.logs.ensure_meta_properties(self.node_id, self.config.cluster_id)
             cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
@@ -145,6 +163,11 @@ class Broker:
             # another cluster stops the start-up in one line).
             cluster_id = await member.cluster_id(self.config.cluster_id or generate_cluster_id())
             meta = self.logs.ensure_meta_properties(self.node_id, cluster_id)
+            assert member.zk is not None
+            # the dynamic broker configs /config/brokers holds, before anything reads the configuration
+            zk_broker_configs = ZkBrokerConfigs(member.zk, self.node_id, self.dynamic_configs)
+            self.config = await zk_broker_configs.load()
+            apply_log_defaults(self.logs, self.config)
             cluster = ClusterMetadata(meta.cluster_id, -1, [])  # the controller is not known yet
             topics = ZkTopicAdmin(self.config, cluster, self.logs, self.node_id)
             assert member.zk is not None
@@ -175,10 +198,16 @@ class Broker:
             groups=groups,
             producer_ids=producer_ids,
             dynamic_configs=self.dynamic_configs,
+            zk_broker_configs=zk_broker_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             scram_credentials=credentials,
             authorizer=authorizer,
+            client_quotas=self._client_quotas(member is None),
         )
+        self.quotas.ip_throttle = self.services.client_quotas.connection_throttle_ms
+        if member is not None:  # every quota read, and changes written there, before a client is served
+            assert member.zk is not None
+            await ZkClientQuotas(member.zk, self.services.client_quotas).start()
         transactions = TransactionCoordinator(
             self.config,
             cluster,
@@ -188,10 +217,13 @@ class Broker:
             self.services.producer_ids,
             groups,
             appends.notify,
+            inter_broker_security=self.inter_broker_security,
         )
         self.services.transactions = transactions
         await self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
+        if zk_broker_configs is not None:
+            zk_broker_configs.apply = functools.partial(reconfigure, services)
         try:
             self.metrics_endpoint = await metrics.start_endpoint(
                 self.config, services, self._connection_count
@@ -234,6 +266,23 @@ class Broker:
             },
         )
 
+    def _client_quotas(self, single_node: bool) -> ClientQuotas:
+        """Client quotas over Kafka's windows; a single node keeps them in its log dir (a cluster
+        member's are in ZooKeeper: zk_client_quotas)."""
+        config = self.config
+        quotas = ClientQuotas(config.quota_window_num, config.quota_window_size_seconds)
+        if single_node:
+            store = LocalQuotaStore(self.logs.log_dirs[0])
+            for entity, values in store.load().items():
+                quotas.apply(entity, values)
+
+            async def persist(entity: QuotaEntity, values: Mapping[str, float]) -> None:
+                await asyncio.to_thread(store.write, entity, values)
+                quotas.apply(entity, values)
+
+            quotas.persist = persist
+        return quotas
+
     async def _join_cluster(
         self, member: ZooKeeperMember, services: Services, groups: GroupCoordinator
     ) -> None:
@@ -242,11 +291,16 @@ class Broker:
         replicas = ReplicaManager(self.node_id, services.cluster, self.logs)
         assert member.zk is not None
         topic_configs = TopicConfigSync(member.zk, services.cluster, self.logs)
+        if services.zk_broker_configs is not None:
+            topic_configs.follow(BROKER_CONFIG, services.zk_broker_configs.on_change)
 
         def leadership_changed(_led: list[tuple[str, int]], _stopped: list[tuple[str, int]]) -> None:
             topic_configs.apply_known()  # new replicas' logs take their topic's configs
             # The group coordinators live where __consumer_offsets partitions are led, and move with them.
             groups.refresh_leadership()
+            # So does the transaction coordinator, with __transaction_state.
+            if services.transactions is not None:
+                services.transactions.leadership_changed()
 
         replicas.on_leadership_change = leadership_changed
         replicas.on_metadata_update = topic_configs.apply_known
@@ -257,9 +311,10 @@ class Broker:
         authorizer = services.authorizer
         if authorizer is not None and isinstance(authorizer.store, ZkAclStore):
             AclChangeListener(member.zk, authorizer.store, authorizer).start(loop)
-        services.join_zookeeper_cluster(replicas)
+        services.join_zookeeper_cluster(replicas, self.inter_broker_security)
         await member.register(services.advertised, replicas)
         services.controller = await member.start_controller()
+        topic_configs.on_change = services.controller.topic_configs_changed
 
     async def _listen(self) -> None:
         """Bind every listener (serving starts in `start`), under the connection quotas and memory pool."""
@@ -296,7 +351,8 @@ class Broker:
                 tls = security.tls.context if security is not None and security.tls is not None else None
                 self.acceptors.append(Acceptor(name, server_socket, backlog, quotas, factory, tls))
             self.bound[name] = (endpoint.host, int(sockets[0].getsockname()[1]))
-        services.tls = TlsReloader(self.acceptors, config)  # also refuses stores for a non-TLS listener
+        # also refuses stores for a non-TLS listener; the inter-broker client's context is reloaded too
+        services.tls = TlsReloader(self.acceptors, config, self.inter_broker_security)
         self._advertise()
 
     def _live_config(self) -> BrokerConfig:
@@ -352,7 +408,13 @@ class Broker:
             and self.config.controlled_shutdown_enable
         ):
             # As Kafka: leaderships move away while this broker still serves, then it stops.
-            await controlled_shutdown(self.config, services.cluster, self.node_id, member.broker_epoch)
+            await controlled_shutdown(
+                self.config,
+                services.cluster,
+                self.node_id,
+                member.broker_epoch,
+                member.inter_broker_security,
+            )
         await self.close()
         log.info("broker stopped")
 
@@ -360,6 +422,10 @@ class Broker:
         """Release everything the broker holds (also after a failed start), the log dirs' locks last."""
         for acceptor in self.acceptors:
             acceptor.close()
+        # before the coordinators stop: a request queued meanwhile would get NOT_COORDINATOR from a
+        # broker that still leads their partitions (Kafka stops processing requests first)
+        for connection in list(self.connections):
+            connection.stop_serving()
         if self.console is not None:
             await asyncio.to_thread(self.console.stop)
         if self.metrics_endpoint is not None:
@@ -370,6 +436,8 @@ class Broker:
                 self.services.groups.stop()
             if self.services.transactions is not None:
                 self.services.transactions.stop()
+            if self.services.txn_verifier is not None:
+                self.services.txn_verifier.close()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):
@@ -472,7 +540,8 @@ def _bind_error(what: str, host: str, port: int, error: OSError) -> ListenerBind
 
 #: What stops a start-up with a clear message of its own: a bad setting, a log dir that cannot be used
 #: (locked, unwritable, another broker's or another cluster's), an unusable listener address, a corrupt
-#: producer-id block, unusable SCRAM credentials or ACLs, a console asked for but not installed, ZooKeeper.
+#: producer-id block, unusable SCRAM credentials, ACLs or client quotas, a console asked for but not
+#: installed, ZooKeeper.
 _STARTUP_FAILURES = (
     ConfigError,
     StorageError,
@@ -481,6 +550,7 @@ _STARTUP_FAILURES = (
     ConsoleUnavailableError,
     CredentialError,
     AclStoreError,
+    QuotaStoreError,
     ZooKeeperError,  # ZooKeeper unreachable in time, broker id already registered
 )
 

@@ -19,6 +19,7 @@ v0 handshake's raw token frames itself, and keeps frames to `sasl.server.max.rec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import deque
@@ -44,6 +45,8 @@ from odradek.security.authenticator import SaslAuthenticator, SaslState
 from odradek.security.listener_security import ListenerSecurity
 from odradek.security.principal_mapping import PrincipalMappingError, rfc2253_name
 from odradek.server import metrics
+from odradek.server.client_throttling import before_handling, throttle_time_ms
+from odradek.server.delayed import delayed_seconds
 from odradek.server.framing import FrameReader, FrameSizeError, ReadScratch
 from odradek.server.memory_pool import MemoryPool
 from odradek.server.output import ResponseWriter
@@ -82,12 +85,16 @@ class Connection(asyncio.BufferedProtocol):
         self.reading_paused = False
         self.paused_for_queue = False
         self.paused_for_memory = False
+        #: KIP-219: after a throttled response the connection reads and handles nothing until then.
+        self.muted_until = 0.0
         self.wakeup = asyncio.Event()
         self.closed = False
         self.last_active = time.monotonic()
         self.task: asyncio.Task[None] | None = None
         self.writer: ResponseWriter | None = None
         self.busy = False
+        #: Set when the broker stops: no further request is handled (Kafka's stopProcessingRequests).
+        self.serving_stopped = False
         self.security = security
         #: The client certificate's principal on TLS listeners; anonymous otherwise.
         self.tls_principal = ANONYMOUS_PRINCIPAL
@@ -204,7 +211,10 @@ class Connection(asyncio.BufferedProtocol):
     async def _serve(self) -> None:
         frames = self.frames
         while not self.closed:
-            if not frames:
+            if self.muted_until:
+                await self._stay_muted()
+                continue
+            if not frames or self.serving_stopped:
                 self.wakeup.clear()
                 await self.wakeup.wait()
                 continue
@@ -266,7 +276,29 @@ class Connection(asyncio.BufferedProtocol):
             sasl=sasl,
         )
         try:
+            quotas = self.services.client_quotas
+            measured = quotas.active  # read once: the first AlterClientQuotas turns it on while it runs
+            if measured:
+                user, client_id = quotas.user_of(context.principal), header.client_id or ""
+                version = header.request_api_version
+                before_handling(quotas, header.request_api_key, version, request, user, client_id)
+                delayed_seconds.set(0.0)
+                started = time.perf_counter()
             response = await registration.handler(request, context)
+            if measured:
+                throttle_ms = throttle_time_ms(
+                    quotas,
+                    header.request_api_key,
+                    header.request_api_version,
+                    request,
+                    response,
+                    len(frame),
+                    time.perf_counter() - started - delayed_seconds.get(),
+                    user,
+                    client_id,
+                )
+                if throttle_ms > 0:
+                    self._mute(throttle_ms)  # from after the response (queued below) is written
             if response is None or self.closed:
                 return  # acks=0 produce: Kafka sends nothing back
             assert self.writer is not None
@@ -389,8 +421,24 @@ class Connection(asyncio.BufferedProtocol):
 
     # ----- control -----------------------------------------------------------------------------
 
+    def _mute(self, throttle_ms: int) -> None:
+        """Stop reading and handling for `throttle_ms` (Kafka mutes a throttled client's channel)."""
+        self.muted_until = max(self.muted_until, time.monotonic() + throttle_ms / 1000)
+        self._update_reading()
+
+    async def _stay_muted(self) -> None:
+        remaining = self.muted_until - time.monotonic()
+        if remaining > 0:
+            self.wakeup.clear()
+            with contextlib.suppress(TimeoutError):  # close() sets wakeup: closing stops the wait
+                await asyncio.wait_for(self.wakeup.wait(), remaining)
+            if time.monotonic() < self.muted_until:
+                return
+        self.muted_until = 0.0
+        self._update_reading()
+
     def _update_reading(self) -> None:
-        paused = self.paused_for_queue or self.paused_for_memory
+        paused = self.paused_for_queue or self.paused_for_memory or self.muted_until > 0
         if paused == self.reading_paused or self.transport is None or self.closed:
             return
         self.reading_paused = paused
@@ -410,6 +458,12 @@ class Connection(asyncio.BufferedProtocol):
                 self.writer.flush()  # answers already given go out before the connection closes
             if self.transport is not None:
                 self.transport.close()
+
+    def stop_serving(self) -> None:
+        """Handle no request after the one under way (if any); the connection closes after. Those
+        queued are never answered, as when Kafka's broker stops: the client sends them again
+        elsewhere, rather than getting answers from services that are stopping."""
+        self.serving_stopped = True
 
     async def drain(self) -> None:
         """Wait until the request being handled (if any) is answered; used at shutdown."""

@@ -1,7 +1,8 @@
 """Controlled shutdown: before stopping, a cluster member asks the controller to move its leaderships.
 
 As Kafka's KafkaServer.controlledShutdown: ControlledShutdown v3 (with the broker epoch) to the
-controller's inter-broker endpoint, as the metadata cache knows it; an attempt fails when no
+controller's inter-broker endpoint, as the metadata cache knows it (with the inter-broker listener's TLS
+and SASL); an attempt fails when no
 controller is known, the connection fails, the controller answers an error, or partitions remain
 led here. After a failed attempt the broker waits controlled.shutdown.retry.backoff.ms and asks again
 (the controller may have moved), at most controlled.shutdown.max.retries times; then it stops anyway.
@@ -14,6 +15,11 @@ import logging
 import struct
 from typing import Any
 
+from odradek.cluster.inter_broker_connection import (
+    PLAINTEXT,
+    InterBrokerSecurity,
+    open_inter_broker_connection,
+)
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.config.broker import BrokerConfig
 from odradek.protocol.codec_error import CodecError
@@ -30,13 +36,17 @@ ATTEMPT_TIMEOUT_S = 30.0
 
 
 async def controlled_shutdown(
-    config: BrokerConfig, cluster: ClusterMetadata, node_id: int, broker_epoch: int
+    config: BrokerConfig,
+    cluster: ClusterMetadata,
+    node_id: int,
+    broker_epoch: int,
+    security: InterBrokerSecurity = PLAINTEXT,
 ) -> bool:
     """Ask the controller until it has moved every leadership; True when it did."""
     listener = config.inter_broker_listener_name or config.security_inter_broker_protocol
     attempts = max(config.controlled_shutdown_max_retries, 1)
     for attempt in range(1, attempts + 1):
-        outcome = await _attempt(cluster, listener, node_id, broker_epoch)
+        outcome = await _attempt(cluster, listener, node_id, broker_epoch, security)
         if outcome is None:
             log.info("controlled shutdown of broker %d succeeded", node_id)
             return True
@@ -49,7 +59,9 @@ async def controlled_shutdown(
     return False
 
 
-async def _attempt(cluster: ClusterMetadata, listener: str, node_id: int, broker_epoch: int) -> str | None:
+async def _attempt(
+    cluster: ClusterMetadata, listener: str, node_id: int, broker_epoch: int, security: InterBrokerSecurity
+) -> str | None:
     """None when the controller moved everything, else why this attempt failed."""
     controller = cluster.live_brokers.get(cluster.controller_id)
     endpoint = controller.endpoints.get(listener) if controller is not None else None
@@ -58,7 +70,9 @@ async def _attempt(cluster: ClusterMetadata, listener: str, node_id: int, broker
     request = ControlledShutdownRequest(broker_id=node_id, broker_epoch=broker_epoch)
     try:
         response = await asyncio.wait_for(
-            _exchange(endpoint.host, endpoint.port, request, f"broker-{node_id}-controlled-shutdown"),
+            _exchange(
+                endpoint.host, endpoint.port, security, request, f"broker-{node_id}-controlled-shutdown"
+            ),
             ATTEMPT_TIMEOUT_S,
         )
     except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
@@ -71,8 +85,10 @@ async def _attempt(cluster: ClusterMetadata, listener: str, node_id: int, broker
     return None
 
 
-async def _exchange(host: str, port: int, request: ControlledShutdownRequest, client_id: str) -> Any:
-    reader, writer = await asyncio.open_connection(host, port)
+async def _exchange(
+    host: str, port: int, security: InterBrokerSecurity, request: ControlledShutdownRequest, client_id: str
+) -> Any:
+    reader, writer = await open_inter_broker_connection(host, port, security, client_id)
     try:
         writer.write(encode_request(request, VERSION, 1, client_id))
         await writer.drain()

@@ -2,7 +2,8 @@
 
 Kafka's KafkaServer.startup in ZooKeeper mode, in the same order: connect (the chroot is created),
 agree on the cluster id with /cluster/id and meta.properties, register /brokers/ids/<id> (its czxid is
-the broker epoch), then start the controller, which runs for controller as soon as it starts. When the
+the broker epoch) and start the AlterPartition sender that leaders hand ISR changes to, then start the
+controller, which runs for controller as soon as it starts. When the
 session expires the registration is gone with it: on the new session the broker registers again and
 takes the new epoch, as Kafka's session-expiration handler does (the controller re-elects by itself).
 
@@ -17,8 +18,10 @@ import time
 
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.controller import KafkaController
+from odradek.cluster.inter_broker_connection import InterBrokerSecurity, inter_broker_security
 from odradek.cluster.metadata import BrokerEndpoint
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.replication.alter_partition import AlterPartitionManager
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
 from odradek.cluster.zookeeper.brokers import register_broker
 from odradek.cluster.zookeeper.client import ZooKeeperClient
@@ -31,13 +34,18 @@ log = logging.getLogger("odradek.cluster.member")
 class ZooKeeperMember:
     """This broker in the cluster: its ZooKeeper session, its registration and its controller."""
 
-    def __init__(self, config: BrokerConfig, node_id: int) -> None:
+    def __init__(
+        self, config: BrokerConfig, node_id: int, security: InterBrokerSecurity | None = None
+    ) -> None:
         self.config = config
         self.node_id = node_id
+        #: How this broker connects to the others (raises ConfigError at start-up when it cannot).
+        self.inter_broker_security = security if security is not None else inter_broker_security(config)
         self.zk: ZooKeeperClient | None = None
         self.controller: KafkaController | None = None
         self.replicas: ReplicaManager | None = None
         self.registration: BrokerRegistration | None = None
+        self.alter_partition: AlterPartitionManager | None = None
         self._session_lost = False
         self._closing = False
         self._reregistering: asyncio.Task[None] | None = None
@@ -83,6 +91,17 @@ class ZooKeeperMember:
         replicas.broker_epoch = await asyncio.to_thread(register_broker, self.zk, self.registration)
         log.info("registered in ZooKeeper as broker %d, epoch %d", self.node_id, replicas.broker_epoch)
         self.zk.watch_session(self._on_session_state, asyncio.get_running_loop())
+        config = self.config
+        self.alter_partition = AlterPartitionManager(
+            self.node_id,
+            replicas.cluster,
+            config.inter_broker_listener_name or config.security_inter_broker_protocol,
+            lambda: replicas.broker_epoch,
+            request_timeout_s=config.controller_socket_timeout_ms / 1000,
+            security=self.inter_broker_security,
+        )
+        self.alter_partition.start()
+        replicas.isr_updater = self.alter_partition
 
     async def start_controller(self) -> KafkaController:
         """Start the controller elector (after registering, as Kafka: the controller reads brokers)."""
@@ -98,6 +117,7 @@ class ZooKeeperMember:
                 auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
                 leader_imbalance_check_interval_seconds=float(config.leader_imbalance_check_interval_seconds),
                 leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
+                inter_broker_security=self.inter_broker_security,
             ),
         )
         await self.controller.start()
@@ -108,6 +128,8 @@ class ZooKeeperMember:
         self._closing = True  # kazoo reports the session it closes as LOST: not an expiry
         if self._reregistering is not None:
             self._reregistering.cancel()
+        if self.alter_partition is not None:
+            await self.alter_partition.stop()  # ISR changes waiting fail: the leaders stop too
         if self.controller is not None:
             try:
                 await self.controller.stop()

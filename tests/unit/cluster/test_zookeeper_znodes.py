@@ -230,3 +230,17 @@ def test_connect_string_chroot_is_what_follows_the_first_slash(
     connect_string: str, hosts: str, chroot: str
 ) -> None:
     assert split_chroot(connect_string) == (hosts, chroot)
+
+
+def test_reassign_partitions_plan_is_kafkas_legacy_partition_assignment() -> None:
+    from odradek.cluster.zookeeper.reassign_znode import parse_plan, serialize_plan
+
+    # Kafka's ReassignPartitionsZNode.encode (LegacyPartitionAssignment), field for field
+    data = serialize_plan({("orders", 1): [3, 2], ("orders", 0): [2]})
+    assert data == (
+        b'{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[2]},'
+        b'{"topic":"orders","partition":1,"replicas":[3,2]}]}'
+    )
+    assert parse_plan(data) == {("orders", 0): [2], ("orders", 1): [3, 2]}
+    with pytest.raises(MalformedZnodeError):
+        parse_plan(b'{"version":1}')

@@ -23,10 +23,8 @@ def _startup_error(settings: dict[str, str]) -> ConfigError:
     ("name", "value"),
     [
         ("ssl.cipher.suites", "TLS_AES_128_GCM_SHA256"),
-        ("sasl.mechanism.inter.broker.protocol", "PLAIN"),
         ("principal.builder.class", "com.example.Builder"),
         ("zookeeper.set.acl", "true"),
-        ("security.inter.broker.protocol", "SSL"),
         ("compression.type", "gzip"),
         ("create.topic.policy.class.name", "com.example.Policy"),
         ("remote.log.storage.system.enable", "true"),

@@ -13,6 +13,7 @@ from odradek.handlers.registry import REGISTRY
 from odradek.protocol.error_response import error_response
 from odradek.protocol.frames import decode_response, encode_response
 from odradek.protocol.messages import REQUESTS
+from odradek.protocol.messages.alter_client_quotas import AlterClientQuotasRequest, EntityData, EntryData
 from odradek.protocol.messages.alter_user_scram_credentials import (
     AlterUserScramCredentialsRequest,
     ScramCredentialDeletion,
@@ -109,3 +110,11 @@ def test_results_answered_by_position_or_under_another_field_name() -> None:
     request = AlterUserScramCredentialsRequest(deletions=[ScramCredentialDeletion(name="alice", mechanism=1)])
     answer = error_response(request, 0, CODE)
     assert [(r.user, r.error_code) for r in answer.results] == [("alice", CODE)]
+
+
+def test_an_entity_named_by_nested_names_is_echoed_with_the_error() -> None:
+    entity = [EntityData(entity_type="user", entity_name="alice")]
+    answer = error_response(AlterClientQuotasRequest(entries=[EntryData(entity=entity, ops=[])]), 1, CODE)
+    [entry] = answer.entries
+    assert entry.error_code == CODE
+    assert [(e.entity_type, e.entity_name) for e in entry.entity] == [("user", "alice")]

@@ -1,4 +1,5 @@
-"""Kafka's ControllerChannelManager: one connection per live broker, to its inter-broker listener.
+"""Kafka's ControllerChannelManager: one connection per live broker, to its inter-broker listener
+(with its TLS and SASL: cluster/inter_broker_connection.py).
 
 Each broker has its own queue and sender task (Kafka's RequestSendThread): requests go in the order
 they were queued, one in flight at a time; a broker that cannot be reached keeps its queue while the
@@ -16,6 +17,12 @@ from typing import Any
 
 from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.controller.requests import BrokerRequest
+from odradek.cluster.inter_broker_connection import (
+    PLAINTEXT,
+    InterBrokerAuthenticationError,
+    InterBrokerSecurity,
+    open_inter_broker_connection,
+)
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.frames import decode_response, encode_request
 
@@ -33,11 +40,15 @@ REQUEST_TIMEOUT_S = 30.0
 class BrokerChannel:
     """The queue and sender task of one broker."""
 
-    def __init__(self, broker_id: int, host: str, port: int, client_id: str) -> None:
+    def __init__(
+        self, broker_id: int, host: str, port: int, client_id: str, security: InterBrokerSecurity = PLAINTEXT
+    ) -> None:
         self.broker_id = broker_id
         self.host = host
         self.port = port
         self.client_id = client_id
+        #: The inter-broker listener's TLS and SASL (a refused login is retried like a failed connection).
+        self.security = security
         self.queue: asyncio.Queue[BrokerRequest] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._correlation_id = 0
@@ -69,7 +80,7 @@ class BrokerChannel:
                 while True:  # the same request until it is answered
                     try:
                         if writer is None or reader is None:
-                            reader, writer = await asyncio.open_connection(self.host, self.port)
+                            reader, writer = await self._connect()
                         response = await asyncio.wait_for(
                             self._exchange(reader, writer, item), REQUEST_TIMEOUT_S
                         )
@@ -83,7 +94,11 @@ class BrokerChannel:
                             # stop() cancelled the wait just as the connection failed: wait_for then
                             # raises the connection's error and the cancellation would be lost.
                             raise asyncio.CancelledError from error
-                        logger.info(
+                        # a refused login or certificate is a misconfiguration, not a passing outage
+                        logger.log(
+                            logging.WARNING
+                            if isinstance(error, InterBrokerAuthenticationError)
+                            else logging.INFO,
                             "Controller's connection to broker %d (%s:%d) failed (%s); retrying in %.2fs",
                             self.broker_id,
                             self.host,
@@ -99,6 +114,12 @@ class BrokerChannel:
         finally:
             if writer is not None:
                 writer.close()
+
+    async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        return await asyncio.wait_for(
+            open_inter_broker_connection(self.host, self.port, self.security, self.client_id),
+            REQUEST_TIMEOUT_S,
+        )
 
     async def _exchange(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, item: BrokerRequest
@@ -116,8 +137,9 @@ class BrokerChannel:
 
 
 class ControllerChannelManager:
-    def __init__(self, controller_id: int) -> None:
+    def __init__(self, controller_id: int, security: InterBrokerSecurity = PLAINTEXT) -> None:
         self.client_id = f"controller-{controller_id}"
+        self.security = security
         self.channels: dict[int, BrokerChannel] = {}
 
     def add_broker(self, broker_id: int, host: str, port: int) -> None:
@@ -127,7 +149,7 @@ class ControllerChannelManager:
             return
         if old is not None:
             self._drop(broker_id)
-        channel = BrokerChannel(broker_id, host, port, self.client_id)
+        channel = BrokerChannel(broker_id, host, port, self.client_id, self.security)
         self.channels[broker_id] = channel
         channel.start()
 

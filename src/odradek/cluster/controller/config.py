@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from odradek.cluster.inter_broker_connection import InterBrokerSecurity
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,6 +17,8 @@ class ControllerConfig:
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_seconds: float = 300.0
     leader_imbalance_per_broker_percentage: int = 10
+    #: How the controller's channels connect to the brokers (the inter-broker listener's TLS and SASL).
+    inter_broker_security: InterBrokerSecurity = field(default_factory=InterBrokerSecurity)
 
     @property
     def inter_broker_listener(self) -> str:

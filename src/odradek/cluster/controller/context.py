@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from odradek.cluster.controller.replica_assignment import ReplicaAssignment
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
 
@@ -56,6 +57,9 @@ class ControllerContext:
     #: Brokers that asked for a controlled shutdown: never elected leader again while they stay.
     shutting_down: set[int] = field(default_factory=set)
     topics_being_deleted: set[str] = field(default_factory=set)
+    #: Partitions being reassigned, with their replicas being added and removed (`assignments` holds
+    #: their full replica set RS meanwhile).
+    reassigning: dict[TopicPartition, ReplicaAssignment] = field(default_factory=dict)
 
     def live_broker_ids(self) -> set[int]:
         return set(self.live_brokers)
@@ -69,6 +73,17 @@ class ControllerContext:
 
     def replicas(self, tp: TopicPartition) -> list[int]:
         return self.assignments.get(tp.topic, {}).get(tp.partition, [])
+
+    def full_assignment(self, tp: TopicPartition) -> ReplicaAssignment:
+        """The partition's replicas with those being added and removed (none when it is not moving)."""
+        return self.reassigning.get(tp) or ReplicaAssignment.of(self.replicas(tp))
+
+    def set_full_assignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
+        self.assignments.setdefault(tp.topic, {})[tp.partition] = list(assignment.replicas)
+        if assignment.is_being_reassigned:
+            self.reassigning[tp] = assignment
+        else:
+            self.reassigning.pop(tp, None)
 
     def all_partitions(self) -> Iterator[TopicPartition]:
         for topic, partitions in sorted(self.assignments.items()):
@@ -98,6 +113,7 @@ class ControllerContext:
     def remove_topic(self, topic: str) -> None:
         for tp in self.partitions_of(topic):
             self.states.pop(tp, None)
+            self.reassigning.pop(tp, None)
         self.assignments.pop(topic, None)
         self.topic_ids.pop(topic, None)
         self.topics_being_deleted.discard(topic)

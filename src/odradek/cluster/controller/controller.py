@@ -13,16 +13,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
+from collections.abc import Callable, Mapping, Sequence
 
 from kazoo.exceptions import KazooException
 from kazoo.protocol.states import ZnodeStat
 
-from odradek.cluster.controller import broker_changes, events, leader_elections, topic_changes, zk_state
+from odradek.cluster.controller import (
+    alter_partition,
+    broker_changes,
+    events,
+    leader_elections,
+    reassignment,
+    topic_changes,
+    unclean,
+    zk_state,
+)
 from odradek.cluster.controller.channel import ControllerChannelManager
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import ControllerContext, TopicPartition
 from odradek.cluster.controller.event_manager import ControllerEventManager
+from odradek.cluster.controller.replica_assignment import ReassignmentError, ReplicaAssignment
 from odradek.cluster.controller.term import ControllerTerm
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
@@ -83,6 +95,7 @@ class KafkaController:
         self.zk.watch_children(paths.BROKER_IDS, self._on_broker_ids, loop)
         self.zk.watch_children(paths.TOPICS, lambda _: put(events.TopicChange()), loop)
         self.zk.watch_children(paths.DELETE_TOPICS, lambda _: put(events.TopicDeletion()), loop)
+        self.zk.watch_data(paths.REASSIGN_PARTITIONS, self._on_reassign_partitions(), loop)
         self.zk.watch_session(self._on_session_state, loop)
         put(events.Startup())
 
@@ -122,6 +135,85 @@ class KafkaController:
         done: asyncio.Future[dict[TopicPartition, ErrorCode]] = asyncio.get_running_loop().create_future()
         self.events.put(events.ElectLeaders(election_type, partitions, done))
         return await asyncio.wait_for(asyncio.shield(done), timeout)
+
+    async def alter_partition_reassignments(
+        self,
+        reassignments: Mapping[TopicPartition, Sequence[int] | None],
+        allow_replication_factor_change: bool = True,
+        timeout: float = 60.0,
+    ) -> dict[TopicPartition, ReassignmentError]:
+        """AlterPartitionReassignments (key 45): an answer per partition once its reassignment started
+        (or was cancelled). Raises NotControllerError when this broker is not controller."""
+        done: asyncio.Future[dict[TopicPartition, ReassignmentError]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self.events.put(
+            events.AlterPartitionReassignments(reassignments, allow_replication_factor_change, done)
+        )
+        return await asyncio.wait_for(asyncio.shield(done), timeout)
+
+    async def list_partition_reassignments(
+        self, partitions: list[TopicPartition] | None, timeout: float = 60.0
+    ) -> dict[TopicPartition, ReplicaAssignment]:
+        """ListPartitionReassignments (key 46). Raises NotControllerError when not controller."""
+        done: asyncio.Future[dict[TopicPartition, ReplicaAssignment]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self.events.put(events.ListPartitionReassignments(partitions, done))
+        return await asyncio.wait_for(asyncio.shield(done), timeout)
+
+    def isr_changed(self, topic: str, partition: int) -> None:
+        """Queue a check of `topic`-`partition`'s reassignment after its ISR changed elsewhere than on
+        the event task (on it, call reassignment.on_isr_change directly)."""
+        self.events.put(events.PartitionReassignmentIsrChange(TopicPartition(topic, partition)))
+
+    def _on_reassign_partitions(self) -> Callable[[bytes | None], None]:
+        """ZkPartitionReassignment when the plan znode appears (as Kafka's handler, not when the
+        controller rewrites it as partitions complete)."""
+        existed = False
+
+        def changed(data: bytes | None) -> None:
+            nonlocal existed
+            if data is not None and not existed:
+                self.events.put(events.ZkPartitionReassignment())
+            existed = data is not None
+
+        return changed
+
+    async def alter_partition(
+        self,
+        broker_id: int,
+        broker_epoch: int,
+        changes: list[alter_partition.IsrChangeRequest],
+        timeout: float = 30.0,
+    ) -> alter_partition.AlterPartitionResult:
+        """AlterPartition (key 56) on the controller: NOT_CONTROLLER (top level) when this broker is
+        not (or stops being) controller, REQUEST_TIMED_OUT when the event queue is too slow."""
+        done: asyncio.Future[alter_partition.AlterPartitionResult] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self.events.put(events.AlterPartition(broker_id, broker_epoch, changes, done))
+        try:
+            return await asyncio.wait_for(asyncio.shield(done), timeout)
+        except TimeoutError:
+            return alter_partition.AlterPartitionResult(ErrorCode.REQUEST_TIMED_OUT, [])
+
+    def set_unclean_leader_election_enable(self, enabled: bool) -> None:
+        """The broker's unclean.leader.election.enable changed at run time (AlterConfigs); turned on,
+        the offline partitions are elected again (KafkaController.enableDefaultUncleanLeaderElection)."""
+        if enabled == self.config.unclean_leader_election_enable:
+            return
+        self.config = dataclasses.replace(self.config, unclean_leader_election_enable=enabled)
+        if self.term is not None:
+            self.term.config = self.config
+        if enabled:
+            self.events.put(events.UncleanLeaderElectionEnable())
+
+    def topic_configs_changed(self, topic: str, configs: Mapping[str, str]) -> None:
+        """A topic's configs changed (/config/changes): if they turn unclean election on, its offline
+        partitions are elected again (KafkaController.enableTopicUncleanLeaderElection)."""
+        if unclean.enabled_in(configs) and self.is_active:
+            self.events.put(events.TopicUncleanLeaderElectionEnable(topic))
 
     def _on_session_state(self, state: str) -> None:
         if state == "LOST":
@@ -173,11 +265,34 @@ class KafkaController:
             errors = await leader_elections.on_elect_leaders(term, event.election_type, event.partitions)
             if not event.done.done():
                 event.done.set_result(errors)
+        elif isinstance(event, events.UncleanLeaderElectionEnable):
+            await leader_elections.online_partitions(term, term.context.partitions_without_live_leader())
+        elif isinstance(event, events.TopicUncleanLeaderElectionEnable):
+            offline = term.context.partitions_without_live_leader()
+            await leader_elections.online_partitions(term, [tp for tp in offline if tp.topic == event.topic])
         elif isinstance(event, events.AutoPreferredReplicaLeaderElection):
             await leader_elections.on_auto_rebalance(term)
+        elif isinstance(event, events.AlterPartitionReassignments):
+            results = await reassignment.on_alter_reassignments(
+                term, event.reassignments, event.allow_replication_factor_change
+            )
+            if not event.done.done():
+                event.done.set_result(results)
+        elif isinstance(event, events.ListPartitionReassignments):
+            if not event.done.done():
+                event.done.set_result(reassignment.list_reassignments(term, event.partitions))
+        elif isinstance(event, events.ZkPartitionReassignment):
+            await reassignment.on_zk_reassignment(term)
+        elif isinstance(event, events.PartitionReassignmentIsrChange):
+            await reassignment.on_isr_change(term, *event.partition)
+        elif isinstance(event, events.AlterPartition):
+            answer = await alter_partition.on_alter_partition(
+                term, event.broker_id, event.broker_epoch, event.changes
+            )
+            if not event.done.done():
+                event.done.set_result(answer)
         else:
-            # AlterPartition comes with replication (the leaders' ISR changes): not handled yet
-            logger.warning("Controller %d does not handle %s yet", self.broker_id, event.name)
+            logger.warning("Controller %d does not handle %s", self.broker_id, event.name)
 
     # -- election and failover (reference §2) ------------------------------------------------------
 
@@ -209,7 +324,7 @@ class KafkaController:
 
     async def _on_controller_failover(self, fence: ControllerFence) -> None:
         context = await asyncio.to_thread(zk_state.load_context, self.zk, fence.epoch, fence.epoch_zk_version)
-        channel = ControllerChannelManager(self.broker_id)
+        channel = ControllerChannelManager(self.broker_id, self.config.inter_broker_security)
         self.term = term = ControllerTerm(
             self.zk, self.config, fence, context, channel, self._watch_topic, self._watched_topics.discard
         )
@@ -221,6 +336,9 @@ class KafkaController:
         term.send_update_metadata(context.live_broker_ids(), list(context.all_partitions()))
         await leader_elections.online_partitions(term, context.partitions_without_live_leader())
         await topic_changes.on_topic_deletion(term)
+        # reassignments a previous controller left half-way (KafkaController.initializePartitionReassignments)
+        started = await reassignment.on_zk_reassignment(term)
+        await reassignment.resume_reassignments(term, skip=started)
         if self.config.auto_leader_rebalance_enable:
             self._rebalance_timer = asyncio.get_running_loop().create_task(
                 self._rebalance_every_interval(), name="controller-auto-rebalance"
@@ -291,7 +409,15 @@ def _answer_not_controller(event: events.ControllerEvent) -> None:
     controller, and the broker that asked must find the new one (KafkaApis answers NOT_CONTROLLER)."""
     if isinstance(event, events.ControlledShutdown) and not event.done.done():
         event.done.set_result(events.ControlledShutdownResult(ErrorCode.NOT_CONTROLLER, []))
-    elif isinstance(event, events.ElectLeaders) and not event.done.done():
+    elif isinstance(event, events.AlterPartition) and not event.done.done():
+        event.done.set_result(alter_partition.AlterPartitionResult(ErrorCode.NOT_CONTROLLER, []))
+    elif (
+        isinstance(
+            event,
+            events.ElectLeaders | events.AlterPartitionReassignments | events.ListPartitionReassignments,
+        )
+        and not event.done.done()
+    ):
         event.done.set_exception(NotControllerError(f"not the controller (event {event.name})"))
 
 

@@ -7,9 +7,12 @@ work happens when the event task takes them off it, one at a time.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from odradek.cluster.controller.alter_partition import AlterPartitionResult, IsrChangeRequest
 from odradek.cluster.controller.context import TopicPartition
+from odradek.cluster.controller.replica_assignment import ReassignmentError, ReplicaAssignment
 from odradek.protocol.error_codes import ErrorCode
 
 
@@ -66,6 +69,18 @@ class TopicDeletion(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class UncleanLeaderElectionEnable(ControllerEvent):
+    """The broker's unclean.leader.election.enable was turned on: elect the offline partitions."""
+
+
+@dataclass(frozen=True)
+class TopicUncleanLeaderElectionEnable(ControllerEvent):
+    """A topic's unclean.leader.election.enable was turned on: elect its offline partitions."""
+
+    topic: str
+
+
+@dataclass(frozen=True)
 class Expire(ControllerEvent):
     """Our ZooKeeper session expired: resign now (a new session elects again)."""
 
@@ -105,16 +120,44 @@ class ElectLeaders(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class AlterPartitionReassignments(ControllerEvent):
+    """AlterPartitionReassignments (key 45): a target replica list per partition, None to cancel."""
+
+    reassignments: Mapping[TopicPartition, Sequence[int] | None]
+    allow_replication_factor_change: bool
+    done: asyncio.Future[dict[TopicPartition, ReassignmentError]] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class ListPartitionReassignments(ControllerEvent):
+    """ListPartitionReassignments (key 46): the given partitions (None: all) that are being moved."""
+
+    partitions: list[TopicPartition] | None
+    done: asyncio.Future[dict[TopicPartition, ReplicaAssignment]] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class ZkPartitionReassignment(ControllerEvent):
+    """/admin/reassign_partitions was created: a plan of reassignments to start."""
+
+
+@dataclass(frozen=True)
+class PartitionReassignmentIsrChange(ControllerEvent):
+    """A partition's ISR changed: a reassignment waiting for its target replicas may complete."""
+
+    partition: TopicPartition
+
+
+@dataclass(frozen=True)
 class AutoPreferredReplicaLeaderElection(ControllerEvent):
     """auto.leader.rebalance.enable: every leader.imbalance.check.interval.seconds, check the imbalance."""
 
 
-# -- hooks for later events: the event task dispatches them; the controller logs them for now --------
-
-
 @dataclass(frozen=True)
 class AlterPartition(ControllerEvent):
-    """A leader asks for an ISR change (AlterPartition, key 56): handled by the replication step."""
+    """A leader asks for ISR changes (AlterPartition, key 56); answered through `done`."""
 
     broker_id: int
     broker_epoch: int
+    changes: list[IsrChangeRequest]
+    done: asyncio.Future[AlterPartitionResult] = field(compare=False)

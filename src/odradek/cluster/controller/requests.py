@@ -77,6 +77,7 @@ def leader_and_isr(
         state = context.states.get(tp)
         if state is None:
             continue
+        moving = context.full_assignment(tp)
         by_topic.setdefault(tp.topic, []).append(
             LeaderAndIsrPartitionStateData(
                 partition_index=tp.partition,
@@ -85,9 +86,9 @@ def leader_and_isr(
                 leader_epoch=state.znode.leader_epoch,
                 isr=list(state.isr),
                 partition_epoch=state.partition_epoch,
-                replicas=context.replicas(tp),
-                adding_replicas=[],
-                removing_replicas=[],
+                replicas=list(moving.replicas),
+                adding_replicas=list(moving.adding),
+                removing_replicas=list(moving.removing),
                 is_new=tp in is_new,
                 leader_recovery_state=state.znode.leader_recovery_state,
             )
@@ -193,13 +194,17 @@ def stop_replica(
     target: int,
     partitions: Iterable[TopicPartition],
     delete: bool,
+    topic_deleted: bool = True,
 ) -> BrokerRequest:
-    """StopReplica for `target`; deleting partitions carry leader epoch -2 (EpochDuringDelete), others
-    their current leader epoch."""
+    """StopReplica for `target`; partitions of a deleted topic carry leader epoch -2 (EpochDuringDelete),
+    others (a replica a reassignment removes, `topic_deleted` False) their current leader epoch."""
     by_topic: dict[str, list[StopReplicaPartitionState]] = {}
     for tp in sorted(set(partitions)):
         state = context.states.get(tp)
-        epoch = EPOCH_DURING_DELETE if delete else (state.znode.leader_epoch if state else -1)
+        if delete and topic_deleted:
+            epoch = EPOCH_DURING_DELETE
+        else:
+            epoch = state.znode.leader_epoch if state else -1
         by_topic.setdefault(tp.topic, []).append(
             StopReplicaPartitionState(
                 partition_index=tp.partition, leader_epoch=epoch, delete_partition=delete

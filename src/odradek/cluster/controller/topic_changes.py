@@ -78,6 +78,17 @@ async def delete_topic(term: ControllerTerm, topic: str) -> None:
     deletion"), the znodes stay, with the marker, until that broker is back (on_broker_startup tries
     again); meanwhile no leader is elected for the topic."""
     context = term.context
+    moving = sorted(tp.partition for tp in context.reassigning if tp.topic == topic)
+    if moving and topic not in context.topics_being_deleted:
+        # as Kafka's TopicDeletionManager: ineligible while a reassignment is in progress; the
+        # marker stays, and the deletion starts once the last one completes (or is cancelled)
+        logger.info(
+            "Controller %d: deletion of topic %s waits for the reassignment of partitions %s",
+            term.controller_id,
+            topic,
+            moving,
+        )
+        return
     context.topics_being_deleted.add(topic)
     partitions = context.partitions_of(topic)
     topic_id = context.topic_ids.get(topic, requests.NO_TOPIC_ID)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from odradek.cluster.controller.context import ControllerContext, LiveBroker, PartitionState, TopicPartition
+from odradek.cluster.controller.replica_assignment import ReplicaAssignment
 from odradek.cluster.zookeeper import brokers, topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode
@@ -20,6 +21,18 @@ def read_live_brokers(zk: ZooKeeperClient) -> dict[int, LiveBroker]:
         if found is not None:
             live[broker_id] = LiveBroker(*found)
     return live
+
+
+def topic_assignment_znode(context: ControllerContext, topic: str) -> TopicAssignmentZnode:
+    """/brokers/topics/<topic> as the context has it: replicas, and those being added and removed."""
+    partitions = context.assignments.get(topic, {})
+    moving = {p: context.reassigning.get(TopicPartition(topic, p)) for p in partitions}
+    return TopicAssignmentZnode(
+        partitions={p: list(r) for p, r in partitions.items()},
+        topic_id=context.topic_ids.get(topic),
+        adding_replicas={p: list(m.adding) for p, m in moving.items() if m is not None},
+        removing_replicas={p: list(m.removing) for p, m in moving.items() if m is not None},
+    )
 
 
 def read_topic(zk: ZooKeeperClient, topic: str) -> TopicAssignmentZnode | None:
@@ -39,8 +52,17 @@ def add_topic(
     context.assignments[topic] = {p: list(r) for p, r in assignment.partitions.items()}
     if assignment.topic_id is not None:
         context.topic_ids[topic] = assignment.topic_id
-    for partition in assignment.partitions:
+    for partition, replicas in assignment.partitions.items():
         tp = TopicPartition(topic, partition)
+        # a reassignment a previous controller started: resumed once the context is loaded
+        context.set_full_assignment(
+            tp,
+            ReplicaAssignment.of(
+                replicas,
+                assignment.adding_replicas.get(partition, ()),
+                assignment.removing_replicas.get(partition, ()),
+            ),
+        )
         state = read_partition_state(zk, tp)
         if state is not None:
             context.states[tp] = state
@@ -56,10 +78,12 @@ def load_context(zk: ZooKeeperClient, epoch: int, epoch_zk_version: int) -> Cont
         if assignment is not None:
             add_topic(zk, context, topic, assignment)
     logger.info(
-        "Controller context loaded: epoch %d, live brokers %s, %d topics, %d partition states",
+        "Controller context loaded: epoch %d, live brokers %s, %d topics, %d partition states, "
+        "%d partitions being reassigned",
         epoch,
         sorted(context.live_brokers),
         len(context.assignments),
         len(context.states),
+        len(context.reassigning),
     )
     return context

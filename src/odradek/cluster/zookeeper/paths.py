@@ -15,6 +15,8 @@ CONFIG_CHANGES: Final = "/config/changes"
 #: The prefix of the sequential znodes under /config/changes (ZooKeeper appends a 10-digit number).
 CONFIG_CHANGE_PREFIX: Final = "config_change_"
 DELETE_TOPICS: Final = "/admin/delete_topics"
+#: Reassignments asked for by writing a plan (kafka-reassign-partitions before KIP-455; still read).
+REASSIGN_PARTITIONS: Final = "/admin/reassign_partitions"
 LATEST_PRODUCER_ID_BLOCK: Final = "/latest_producer_id_block"
 ISR_CHANGE_NOTIFICATION: Final = "/isr_change_notification"
 LOG_DIR_EVENT_NOTIFICATION: Final = "/log_dir_event_notification"

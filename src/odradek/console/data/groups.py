@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from odradek.cli.client import Admin
-from odradek.cli.errors import CliError, kafka_error_message
+from odradek.cli.errors import CliError
 from odradek.cli.group_offsets import Partition, apply_reset, committed_offsets, plan_reset
 from odradek.console.data.cluster import BrokerMemory, cluster_state
 from odradek.console.data.offsets import log_end_offsets
@@ -74,10 +74,7 @@ def list_groups(admin: Admin) -> list[GroupListing]:
     librdkafka 2.16 aborted the console's process (an assertion in rd_kafka_enq_once) when that broker
     came back. A broker that is down is not in DescribeCluster's answer and is not asked: its groups
     have no coordinator until it, or another leader of their __consumer_offsets partition, is back.
-    Over TLS or SASL (which odradek's own client does not speak) librdkafka's call is kept.
     """
-    if str(admin.config.get("security.protocol", "plaintext")).lower() != "plaintext":
-        return _list_groups_with_librdkafka(admin)
     description: Any = admin.wait(admin.client.describe_cluster(**admin.options), "DescribeCluster")
     brokers = {node.id: f"{node.host}:{node.port}" for node in description.nodes}
     with ThreadPoolExecutor(max_workers=max(1, len(brokers))) as pool:
@@ -115,25 +112,6 @@ def _groups_of_broker(admin: Admin, address: str) -> list[ListedGroup]:
             if error.kafka_code not in _RETRIABLE or time.monotonic() >= deadline:
                 raise
         time.sleep(0.2)
-
-
-def _list_groups_with_librdkafka(admin: Admin) -> list[GroupListing]:
-    result: Any = admin.wait(admin.client.list_consumer_groups(**admin.options), "ListGroups")
-    if result.errors:
-        error = result.errors[0]
-        cause = error if hasattr(error, "code") else (error.args[0] if getattr(error, "args", None) else None)
-        raise CliError(kafka_error_message(cause, admin.bootstrap, "ListGroups") if cause else str(error))
-    return sorted(
-        (
-            GroupListing(
-                listing.group_id,
-                state_name(listing.state),
-                "consumer" if not listing.is_simple_consumer_group else "simple",
-            )
-            for listing in result.valid or []
-        ),
-        key=lambda listing: listing.group_id,
-    )
 
 
 def describe_group(admin: Admin, group: str) -> GroupDetail | None:

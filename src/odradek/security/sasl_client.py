@@ -1,0 +1,67 @@
+"""The client side of Kafka's SASL exchange, sans-io, for every client odradek has: the command-line
+wire client (cli/wire_security.py) and the brokers' own connections to each other
+(cluster/inter_broker_connection.py).
+
+`sasl_exchange` is a generator: it yields the requests to send (SaslHandshake v1, then the mechanism's
+tokens in SaslAuthenticate) and is sent each answer; it returns when the broker accepted the login and
+raises SaslLoginError (with Kafka's error code) when it did not. PLAIN sends one token; SCRAM-SHA-256/
+512 (RFC 5802) two, and checks the server's signature in the last answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any, Final
+
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from odradek.protocol.messages.sasl_handshake import SaslHandshakeRequest
+
+MECHANISMS: Final = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+SaslRequest = SaslHandshakeRequest | SaslAuthenticateRequest
+SaslSteps = Generator[SaslRequest, Any, None]
+
+
+class SaslLoginError(Exception):
+    """The broker refused the login (or the server's proof was wrong); `code` is Kafka's error."""
+
+    def __init__(self, message: str, code: int = ErrorCode.SASL_AUTHENTICATION_FAILED) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def sasl_exchange(mechanism: str, username: str, password: str) -> SaslSteps:
+    """The requests of one login as `username` with `mechanism` (one of MECHANISMS)."""
+    if mechanism not in MECHANISMS:
+        raise SaslLoginError(
+            f"SASL mechanism {mechanism} is not supported here ({', '.join(MECHANISMS)})",
+            ErrorCode.UNSUPPORTED_SASL_MECHANISM,
+        )
+    handshake = yield SaslHandshakeRequest(mechanism=mechanism)
+    _check(handshake.error_code, None, "SaslHandshake")
+    if mechanism == "PLAIN":
+        yield from _token(b"\0" + username.encode() + b"\0" + password.encode())
+        return
+    from scramp import ScramClient, ScramException
+
+    client = ScramClient([mechanism], username, password)
+    try:
+        server_first = yield from _token(client.get_client_first().encode())
+        client.set_server_first(server_first.decode())
+        server_final = yield from _token(client.get_client_final().encode())
+        client.set_server_final(server_final.decode())
+    except ScramException as error:
+        raise SaslLoginError(f"SASL {mechanism} authentication failed: {error}") from None
+
+
+def _token(token: bytes) -> Generator[SaslRequest, Any, bytes]:
+    answer = yield SaslAuthenticateRequest(auth_bytes=token)
+    _check(answer.error_code, answer.error_message, "SaslAuthenticate")
+    return bytes(answer.auth_bytes)
+
+
+def _check(code: int, message: str | None, api: str) -> None:
+    if code:
+        error = ErrorCode.for_code(code)
+        raise SaslLoginError(f"{api} failed: {message or error.message.rstrip('.')} ({error.name})", code)
