@@ -1,8 +1,10 @@
 """What librdkafka cannot ask for, sent with odradek's own codec: the cluster-wide broker default, one
-broker's log directories (librdkafka has no DescribeLogDirs; the console shows sizes with it), and the
-transaction admin APIs (librdkafka has no ListTransactions, DescribeTransactions, DescribeProducers
-nor WriteTxnMarkers: `odradek transactions` sends them with `call`), and the client quota APIs
-(`odradek quotas`: librdkafka has no DescribeClientQuotas nor AlterClientQuotas).
+broker's log directories (librdkafka has no DescribeLogDirs; the console shows sizes with it), one
+broker's groups (the console's ListGroups: librdkafka's fan-out waits on a broker that is down, and has
+aborted the process when that broker came back), the transaction admin APIs (librdkafka has no
+ListTransactions, DescribeTransactions, DescribeProducers nor WriteTxnMarkers: `odradek transactions`
+sends them with `call`), and the client quota APIs (`odradek quotas`: librdkafka has no
+DescribeClientQuotas nor AlterClientQuotas).
 
 Kafka names the default of all brokers as the BROKER resource with an empty name; librdkafka refuses
 an empty resource name (`ConfigResource(BROKER, "")` is "invalid"), so `configs --entity-default`
@@ -33,6 +35,7 @@ from odradek.protocol.messages.incremental_alter_configs import (
     AlterConfigsResource,
     IncrementalAlterConfigsRequest,
 )
+from odradek.protocol.messages.list_groups import ListedGroup, ListGroupsRequest
 
 BROKER_RESOURCE = 4
 SET, DELETE = 0, 1
@@ -99,6 +102,16 @@ def describe_log_dirs(config: ClientConfig, broker: str, timeout: float) -> list
     _check(getattr(response, "error_code", 0), None, "DescribeLogDirs")
     results: list[DescribeLogDirsResult] = response.results
     return results
+
+
+def list_groups(config: ClientConfig, broker: str, timeout: float) -> list[ListedGroup]:
+    """The groups the broker at `broker` (host:port) coordinates: ListGroups answers for its own."""
+    what = "ListGroups is sent to each broker without librdkafka"
+    with _Connection({**config, "bootstrap.servers": broker}, timeout, what) as connection:
+        response = connection.call(ListGroupsRequest())
+    _check(response.error_code, None, "ListGroups")
+    groups: list[ListedGroup] = response.groups
+    return groups
 
 
 def call(config: ClientConfig, timeout: float, request: Any, what: str) -> Any:

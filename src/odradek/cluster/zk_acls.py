@@ -13,7 +13,6 @@ Every ZooKeeper call blocks: the store's reads run at start-up or in worker thre
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
@@ -39,6 +38,7 @@ from odradek.cluster.zookeeper.acl_znodes import (
 )
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.errors import ZooKeeperError
+from odradek.cluster.zookeeper.notifications import CHANGE_EXPIRATION_MS, purge_expired_notifications
 from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
 from odradek.security.acl import AccessControlEntry, ResourcePattern
 from odradek.security.acl_store import AclChange, AclsByPattern, AclStoreError
@@ -48,8 +48,6 @@ log = logging.getLogger(__name__)
 
 #: Kafka's AclAuthorizer: attempts of one compare-and-set update before giving up.
 MAX_UPDATE_RETRIES: Final = 10
-#: Kafka's ZkNodeChangeNotificationListener.changeExpirationMs: notifications older are deleted.
-CHANGE_EXPIRATION_MS: Final = 15 * 60 * 1000
 
 
 class ZkAclStore:
@@ -179,7 +177,9 @@ class AclChangeListener:
                     await self.authorizer.reload(patterns, self.store.read)
                     log.info("ACLs reloaded after a change of %s", ", ".join(sorted(map(_show, patterns))))
                 if names:
-                    await asyncio.to_thread(self._purge, root, names)
+                    await asyncio.to_thread(
+                        purge_expired_notifications, self.zk, root, names, self.change_expiration_ms
+                    )
             except (ZooKeeperError, MalformedZnodeError) as error:
                 log.error("ACL change notifications under %s not processed: %s", root, error)
 
@@ -202,15 +202,6 @@ class AclChangeListener:
             except MalformedZnodeError as error:  # as Kafka: logged, and the others still apply
                 log.error("ACL change notification skipped: %s", error)
         return changes, newest, names
-
-    def _purge(self, root: str, names: list[str]) -> None:
-        now_ms = time.time() * 1000
-        for name in names:
-            path = f"{root}/{name}"
-            found = self.zk.read(path)
-            if found is not None and now_ms - found[1].ctime > self.change_expiration_ms:
-                with contextlib.suppress(NoNodeError):  # another broker purged it first
-                    self.zk.write(self.zk.kazoo.delete_async, path)
 
 
 def _show(pattern: ResourcePattern) -> str:

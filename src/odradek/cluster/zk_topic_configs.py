@@ -8,7 +8,8 @@ segment size, cleanup policy...). Logs created later by a LeaderAndIsr take them
 manager reports the new replicas (`apply_known`), as do cache entries an UpdateMetadata creates.
 Notifications of other entity types go to whoever follows that type (`follow`): the SCRAM credential
 store follows `users`, the dynamic broker configs (cluster/zk_broker_configs.py) `brokers`. Those
-nobody follows are logged and not applied.
+nobody follows are logged and not applied. After each round, notifications older than 15 minutes are
+deleted, as Kafka's brokers do (ZkConfigManager).
 `on_change` hears of each topic whose configs a notification changed (the controller elects offline
 partitions again when a topic turns unclean election on).
 """
@@ -24,14 +25,23 @@ from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.configs import config_changes_after, entity_config
+from odradek.cluster.zookeeper.errors import ZooKeeperError
+from odradek.cluster.zookeeper.notifications import CHANGE_EXPIRATION_MS, purge_expired_notifications
 from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger(__name__)
 
 
 class TopicConfigSync:
-    def __init__(self, zk: ZooKeeperClient, cluster: ClusterMetadata, logs: LogManager) -> None:
+    def __init__(
+        self,
+        zk: ZooKeeperClient,
+        cluster: ClusterMetadata,
+        logs: LogManager,
+        change_expiration_ms: int = CHANGE_EXPIRATION_MS,
+    ) -> None:
         self.zk = zk
+        self.change_expiration_ms = change_expiration_ms
         self.cluster = cluster
         self.logs = logs
         #: Each topic's overrides as last read from /config/topics.
@@ -99,6 +109,12 @@ class TopicConfigSync:
                 log.warning(
                     "config change of %s not applied: nothing follows its entity type", change.entity_path
                 )
+        try:
+            await asyncio.to_thread(
+                purge_expired_notifications, self.zk, paths.CONFIG_CHANGES, None, self.change_expiration_ms
+            )
+        except ZooKeeperError as error:  # the next notification tries again
+            log.warning("expired config change notifications not purged: %s", error)
 
     def _apply_to_logs(self, name: str, configs: dict[str, str]) -> None:
         try:

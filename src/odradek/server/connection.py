@@ -27,10 +27,13 @@ from collections.abc import Callable
 from typing import Any, Final, cast
 
 from odradek.handlers.context import ANONYMOUS_PRINCIPAL, CloseConnection, RequestContext
+from odradek.handlers.errors import error_code_for
 from odradek.handlers.registry import registration_for
 from odradek.handlers.services import Services
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.error_response import error_response
 from odradek.protocol.frames import (
     UnsupportedRequestError,
     decode_request,
@@ -272,37 +275,72 @@ class Connection(asyncio.BufferedProtocol):
             principal=self.principal,
             sasl=sasl,
         )
-        quotas = self.services.client_quotas
-        measured = quotas.active  # read once: the first AlterClientQuotas turns it on while it runs
-        if measured:
-            user, client_id = quotas.user_of(context.principal), header.client_id or ""
-            version = header.request_api_version
-            before_handling(quotas, header.request_api_key, version, request, user, client_id)
-            delayed_seconds.set(0.0)
-            started = time.perf_counter()
-        response = await registration.handler(request, context)
-        if measured:
-            throttle_ms = throttle_time_ms(
-                quotas,
-                header.request_api_key,
-                header.request_api_version,
-                request,
-                response,
-                len(frame),
-                time.perf_counter() - started - delayed_seconds.get(),
-                user,
-                client_id,
-            )
-            if throttle_ms > 0:
-                self._mute(throttle_ms)  # from after the response (queued below) is written
-        if response is None or self.closed:
-            return  # acks=0 produce: Kafka sends nothing back
-        assert self.writer is not None
-        out = self.writer.new_output()
-        encode_response_into(out, response, header.request_api_version, header.correlation_id)
+        try:
+            quotas = self.services.client_quotas
+            measured = quotas.active  # read once: the first AlterClientQuotas turns it on while it runs
+            if measured:
+                user, client_id = quotas.user_of(context.principal), header.client_id or ""
+                version = header.request_api_version
+                before_handling(quotas, header.request_api_key, version, request, user, client_id)
+                delayed_seconds.set(0.0)
+                started = time.perf_counter()
+            response = await registration.handler(request, context)
+            if measured:
+                throttle_ms = throttle_time_ms(
+                    quotas,
+                    header.request_api_key,
+                    header.request_api_version,
+                    request,
+                    response,
+                    len(frame),
+                    time.perf_counter() - started - delayed_seconds.get(),
+                    user,
+                    client_id,
+                )
+                if throttle_ms > 0:
+                    self._mute(throttle_ms)  # from after the response (queued below) is written
+            if response is None or self.closed:
+                return  # acks=0 produce: Kafka sends nothing back
+            assert self.writer is not None
+            out = self.writer.new_output()
+            encode_response_into(out, response, header.request_api_version, header.correlation_id)
+        except CloseConnection:
+            raise
+        except Exception as error:
+            self._answer_failure(header, request, error)
+            return
         await self.writer.send(out)
         if sasl is not None and header.request_api_key in _SASL_APIS:
             self._after_sasl_step(sasl, getattr(response, "error_message", None))
+
+    def _answer_failure(self, header: RequestHeader, request: Any, error: Exception) -> None:
+        """As Kafka's `handleError`: a request whose handling failed is answered with the error code in
+        its response's shape (UNKNOWN_SERVER_ERROR for the unexpected, counted and logged once with its
+        traceback) and the connection serves the next one. An acks=0 Produce has no answer to carry the
+        error and a failed SASL step leaves authentication undecided: those close, as in Kafka."""
+        code = error_code_for(error)
+        api = ApiKey(header.request_api_key)
+        if code is ErrorCode.UNKNOWN_SERVER_ERROR:
+            self.services.unexpected_errors[int(api)] += 1
+            log.error(
+                "unexpected error handling %s (v%d) from %s:%d; answered UNKNOWN_SERVER_ERROR",
+                api.name,
+                header.request_api_version,
+                *self.peer,
+                exc_info=error,
+            )
+        else:
+            log.info("%s from %s:%d failed: %s (%s)", api.name, *self.peer, code.name, error)
+        no_answer = api is ApiKey.PRODUCE and getattr(request, "acks", 1) == 0
+        if no_answer or self.closed or self.writer is None:
+            self.close()
+            return
+        out = self.writer.new_output()
+        answer = error_response(request, header.request_api_version, code)
+        encode_response_into(out, answer, header.request_api_version, header.correlation_id)
+        self.writer.write_now(out)
+        if api in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
+            self.close()  # the answer goes out first
 
     def _sasl_may_send(self, sasl: SaslAuthenticator, frame: bytearray) -> bool:
         """Before authentication (or once the session has expired) only ApiVersions and the SASL APIs."""

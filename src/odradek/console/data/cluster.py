@@ -86,6 +86,12 @@ class BrokerMemory:
         self._seen: dict[int, tuple[str, int, str | None]] = {}
         self._lock = threading.Lock()
 
+    def address_of(self, broker_id: int) -> str | None:
+        """host:port of a broker seen before (None if never seen)."""
+        with self._lock:
+            seen = self._seen.get(broker_id)
+        return f"{seen[0]}:{seen[1]}" if seen is not None and seen[0] else None
+
     def brokers(self, live: list[Broker], replica_ids: set[int], controller_id: int | None) -> list[Broker]:
         """`live` and, marked down, every broker remembered or named as a replica that is not in it."""
         with self._lock:

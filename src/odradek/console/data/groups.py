@@ -5,14 +5,18 @@ offset reset (the CLI's plan and commit: kafka-consumer-groups' rules, refused w
 from __future__ import annotations
 
 import argparse
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from odradek.cli.client import Admin
-from odradek.cli.errors import CliError, kafka_error_message
+from odradek.cli.errors import CliError
 from odradek.cli.group_offsets import Partition, apply_reset, committed_offsets, plan_reset
 from odradek.console.data.cluster import BrokerMemory, cluster_state
 from odradek.console.data.offsets import log_end_offsets
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.list_groups import ListedGroup
 
 RESET_TARGETS = ("earliest", "latest", "timestamp")
 
@@ -63,22 +67,51 @@ class GroupDetail:
 
 
 def list_groups(admin: Admin) -> list[GroupListing]:
-    result: Any = admin.wait(admin.client.list_consumer_groups(**admin.options), "ListGroups")
-    if result.errors:
-        error = result.errors[0]
-        cause = error if hasattr(error, "code") else (error.args[0] if getattr(error, "args", None) else None)
-        raise CliError(kafka_error_message(cause, admin.bootstrap, "ListGroups") if cause else str(error))
-    return sorted(
-        (
-            GroupListing(
-                listing.group_id,
-                state_name(listing.state),
-                "consumer" if not listing.is_simple_consumer_group else "simple",
-            )
-            for listing in result.valid or []
-        ),
-        key=lambda listing: listing.group_id,
-    )
+    """Every group, from ListGroups sent to each live broker (each answers for the groups it
+    coordinates), in parallel and each bounded by the request timeout.
+
+    Not librdkafka's ListConsumerGroups: with a broker down it waits past its request timeout, and
+    librdkafka 2.16 aborted the console's process (an assertion in rd_kafka_enq_once) when that broker
+    came back. A broker that is down is not in DescribeCluster's answer and is not asked: its groups
+    have no coordinator until it, or another leader of their __consumer_offsets partition, is back.
+    """
+    description: Any = admin.wait(admin.client.describe_cluster(**admin.options), "DescribeCluster")
+    brokers = {node.id: f"{node.host}:{node.port}" for node in description.nodes}
+    with ThreadPoolExecutor(max_workers=max(1, len(brokers))) as pool:
+        answers = {
+            broker_id: pool.submit(_groups_of_broker, admin, address)
+            for broker_id, address in brokers.items()
+        }
+    listings: dict[str, GroupListing] = {}
+    for broker_id, answer in sorted(answers.items()):
+        try:
+            listed = answer.result()
+        except CliError as error:
+            raise CliError(
+                f"ListGroups to broker {broker_id} ({brokers[broker_id]}) failed: {error.message}"
+            ) from None
+        for group in listed:
+            kind = "consumer" if group.protocol_type else "simple"
+            listings[group.group_id] = GroupListing(group.group_id, group.group_state or "Unknown", kind)
+    return sorted(listings.values(), key=lambda listing: listing.group_id)
+
+
+#: ListGroups errors asked again within the request timeout, as Kafka's admin client does: a broker
+#: just (re)started is still loading its __consumer_offsets partitions.
+_RETRIABLE = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE})
+
+
+def _groups_of_broker(admin: Admin, address: str) -> list[ListedGroup]:
+    from odradek.cli.wire import list_groups as ask
+
+    deadline = time.monotonic() + admin.timeout
+    while True:
+        try:
+            return ask(admin.config, address, max(0.1, deadline - time.monotonic()))
+        except CliError as error:
+            if error.kafka_code not in _RETRIABLE or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.2)
 
 
 def describe_group(admin: Admin, group: str) -> GroupDetail | None:

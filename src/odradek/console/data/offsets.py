@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from odradek.cli.client import Admin
-from odradek.cli.errors import CliError
+from odradek.cli.errors import CliError, kafka_error_message
 from odradek.cli.group_offsets import Partition
 
 
@@ -52,6 +52,7 @@ def log_offsets(admin: Admin, partitions: list[Partition], spec: Any) -> dict[Pa
     """One ListOffsets answer per partition; a partition answered with a Kafka error is left out."""
     from confluent_kafka import TopicPartition
 
+    partitions = _with_leader(admin, partitions)
     if not partitions:
         return {}
     wanted = {TopicPartition(topic, partition): spec for topic, partition in partitions}
@@ -64,3 +65,31 @@ def log_offsets(admin: Admin, partitions: list[Partition], spec: Any) -> dict[Pa
             if error.kafka_code is None:  # a timeout, not the partition's own answer
                 raise
     return found
+
+
+def _with_leader(admin: Admin, partitions: list[Partition]) -> list[Partition]:
+    """The partitions that have a leader now (one Metadata request for their topics).
+
+    A partition without one is not asked: librdkafka's ListOffsets waits for its leader past the request
+    timeout, and when the leader's broker came back while it waited, librdkafka 2.16 aborted the whole
+    console process (an assertion in rd_kafka_enq_once_del_source_return; twice in a reproduction).
+    """
+    from confluent_kafka import KafkaException
+
+    if not partitions:
+        return []
+    topics = {topic for topic, _ in partitions}
+    only = next(iter(topics)) if len(topics) == 1 else None  # else one request for every topic
+    try:
+        metadata = admin.client.list_topics(only, timeout=admin.timeout)
+    except KafkaException as exception:
+        raise CliError(kafka_error_message(exception.args[0], admin.bootstrap, "Metadata")) from None
+    live = set(metadata.brokers)
+    led = {
+        (topic, number)
+        for topic in topics
+        if topic in metadata.topics
+        for number, partition in metadata.topics[topic].partitions.items()
+        if partition.leader >= 0 and partition.leader in live
+    }
+    return [partition for partition in partitions if partition in led]

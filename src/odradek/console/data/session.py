@@ -21,11 +21,19 @@ T = TypeVar("T")
 class ClusterError(Exception):
     """The cluster could not answer, or refused: `message` is a sentence for a person."""
 
-    def __init__(self, message: str, unreachable: bool = False, kafka_code: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        unreachable: bool = False,
+        kafka_code: int | None = None,
+        brokers: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.unreachable = unreachable
         self.kafka_code = kafka_code
+        #: The broker(s) that do not answer when the others do (a group's coordinator), for the page.
+        self.brokers = brokers
 
 
 class Session:
@@ -57,8 +65,21 @@ class Session:
             return self._admin
 
     def run(self, operation: Callable[[Admin], T]) -> T:
-        """`operation(admin)`, its CliError turned into a ClusterError."""
-        return call(lambda: operation(self.admin()))
+        """`operation(admin)`, its CliError turned into a ClusterError.
+
+        A call that times out drops the admin client, so that the next call makes a new one: after a
+        broker restarted, librdkafka's client kept timing out on the group coordinator's requests
+        (OffsetFetch, DescribeGroups) for over a minute while the broker answered them at once.
+        """
+        admin = self.admin()
+        try:
+            return call(lambda: operation(admin))
+        except ClusterError as error:
+            if error.unreachable:
+                with self._lock:
+                    if self._admin is admin:
+                        self._admin = None
+            raise
 
 
 def call(operation: Callable[[], T]) -> T:

@@ -17,6 +17,7 @@ from odradek.cli.arguments import timestamp_ms
 from odradek.cli.client import Admin
 from odradek.cli.group_offsets import Partition
 from odradek.console import sampler
+from odradek.console.data.coordinator import coordinator_trouble
 from odradek.console.data.groups import (
     RESET_TARGETS,
     GroupDetail,
@@ -129,6 +130,11 @@ def _lag_of(group_id: str) -> Callable[[Admin], list[PartitionLag]]:
 
 
 async def _detail(request: Request, group_id: str) -> GroupDetail:
+    # The coordinator is checked first: when its broker is down DescribeGroups would only time out.
+    memory = console(request).memory
+    trouble = await cluster(request, lambda admin: coordinator_trouble(admin, group_id, memory))
+    if trouble is not None:
+        raise ClusterError(trouble.message, unreachable=True, brokers=trouble.brokers)
     detail = await cluster(request, lambda admin: describe_group(admin, group_id))
     if detail is None:
         raise HTTPException(404, f"consumer group '{group_id}' does not exist")
