@@ -62,7 +62,7 @@ def describe_log_dirs(admin: Admin, brokers: tuple[Broker, ...] | list[Broker]) 
         try:
             results = ask(admin.config, broker.address, admin.timeout)
         except CliError as error:
-            errors[broker.id] = _reason(error.message)
+            errors[broker.id] = error.message
             continue
         for result in results:
             sizes = {
@@ -82,9 +82,3 @@ def describe_log_dirs(admin: Admin, brokers: tuple[Broker, ...] | list[Broker]) 
                 )
             )
     return LogDirReport(dirs, errors)
-
-
-def _reason(message: str) -> str:
-    if "PLAINTEXT" in message:
-        return "sizes are asked with DescribeLogDirs, which the console sends over PLAINTEXT listeners only"
-    return message
