@@ -144,3 +144,26 @@ def test_exactly_once_needs_a_transactional_id_prefix(spark: Any, broker: Broker
             .mode("append")
             .save()
         )
+
+
+@pytest.mark.parametrize(
+    ("options", "refusal"),
+    [
+        ({"transactionalIdPrefix": "q"}, "apply only with exactlyOnce=true"),
+        ({"exactlyOnce": "true", "transactionalIdPrefix": "q", "batchId": "x"}, "Invalid value 'x'"),
+        ({"exactlyOnce": "yes", "transactionalIdPrefix": "q"}, "must be true or false"),
+        (
+            {"exactlyOnce": "true", "transactionalIdPrefix": "q", "kafka.security.protocol": "SASL_SSL"},
+            "PLAINTEXT listeners only",
+        ),
+        (
+            {"exactlyOnce": "true", "transactionalIdPrefix": "q", "kafka.transactional.id": "t"},
+            "set by the sink",
+        ),
+    ],
+)
+def test_exactly_once_options_are_checked(options: dict[str, str], refusal: str) -> None:
+    from odradek.spark.options import parse_sink_options
+
+    with pytest.raises(ValueError, match=refusal):
+        parse_sink_options({"kafka.bootstrap.servers": "127.0.0.1:9092", "topic": "t", **options})

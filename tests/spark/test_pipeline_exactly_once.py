@@ -1,0 +1,205 @@
+"""Acceptance (issue 19): `odradek pipeline` in exactly-once mode, its whole process group (Python
+driver, Spark JVM, Python workers) SIGKILLed at random moments and restarted, then run to the end: the
+output topic, read with read_committed, holds every aggregate once.
+
+"Every aggregate" is what Spark computed: the job also appends each micro-batch to Parquet, which a
+replayed batch appends again (with the same batch id and the same rows), so the Parquet rows without
+their repeats are the aggregates, each with the one value it must have in the topic.
+
+ODRADEK_EOS_KILLS sets the number of kills (default 10, the acceptance criterion); ODRADEK_EOS_SEED
+the random moments (printed on failure).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from odradek.client.two_phase_commit import open_transactions
+from tests.support.broker_process import REPO, BrokerProcess
+from tests.support.txn_reader import read_committed_values
+
+KILLS = int(os.environ.get("ODRADEK_EOS_KILLS", "10"))
+SEED = int(os.environ.get("ODRADEK_EOS_SEED", str(time.time_ns() % 100_000)))
+PARTITIONS = 3
+pytestmark = pytest.mark.timeout(300 + 90 * KILLS)
+Aggregate = tuple[str, int, str | None]  # metric, window start (ms), page
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[BrokerProcess]:
+    settings = {
+        "num.partitions": str(PARTITIONS),
+        "offsets.topic.num.partitions": "3",
+        "transaction.state.log.num.partitions": "3",
+        "transaction.two.phase.commit.enable": "true",
+    }
+    process = BrokerProcess(tmp_path / "broker", settings).start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+def pipeline(broker: BrokerProcess, work: Path, log: Path, *extra: str) -> subprocess.Popen[bytes]:
+    command = [
+        sys.executable,
+        *("-m", "odradek.cli.main", "pipeline", "--bootstrap-server", broker.bootstrap),
+        *("--output-dir", str(work / "out"), "--checkpoint-dir", str(work / "checkpoint")),
+        *("--delivery", "exactly-once", "--max-offsets-per-trigger", "300"),
+        *extra,
+    ]
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            command,
+            cwd=work,
+            env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: the kill takes Spark's JVM and workers too
+        )
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the pipeline's process group, then every process it left (Spark's Python daemon is in
+    a group of its own) and wait until all are gone."""
+    left = _descendants(process.pid)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(30)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while any(_alive(pid) for pid in left):
+        assert time.monotonic() < deadline, f"still running after SIGKILL: {left}"
+        time.sleep(0.2)
+
+
+def test_pipeline_killed_and_restarted_writes_every_aggregate_exactly_once(
+    broker: BrokerProcess, tmp_path: Path
+) -> None:
+    chance = random.Random(SEED)
+    log = tmp_path / "pipeline.log"
+    batches_seen_at_kill = []
+    for kill in range(KILLS):
+        process = pipeline(
+            broker, tmp_path, log, "--events", "3000", "--rate", "200", "--trigger", "1 second"
+        )
+        try:
+            moment, batches = _random_moment(process, log, chance, during_startup=kill % 3 == 2)
+            batches_seen_at_kill.append(batches)
+        finally:
+            if process.poll() is None:
+                kill_group(process)
+        with open(log, "a") as out:
+            out.write(
+                f"\n===== kill {kill + 1} at {moment:.1f} s, {batches} batch lines (seed {SEED}) =====\n"
+            )
+    final = pipeline(broker, tmp_path, log, "--events", "600", "--rate", "0", "--trigger", "available-now")
+    try:
+        assert final.wait(600) == 0, log.read_text(errors="replace")[-5000:]
+    finally:
+        if final.poll() is None:
+            kill_group(final)
+    text = log.read_text(errors="replace")
+    assert sum(1 for n in batches_seen_at_kill if n > 0) >= KILLS // 2, f"kills missed the batches: {text}"
+
+    # Every aggregate Spark computed, from Parquet without a replay's repeats: one value each.
+    computed: dict[Aggregate, int] = {}
+    for row in _parquet_rows(tmp_path / "out"):
+        key = (row["metric"], _ms(row["window_start"]), row["page"])
+        assert computed.setdefault(key, row["value"]) == row["value"], f"{key}: two values (seed {SEED})"
+    # The output topic as a read_committed consumer sees it: each aggregate once, with that value.
+    written = Counter[Aggregate]()
+    values: dict[Aggregate, int] = {}
+    for partition in read_committed_values(broker.bootstrap, "page-stats", PARTITIONS, 60).values():
+        for raw in partition:
+            message = json.loads(raw)
+            key = (message["metric"], _ms(message["window_start"]), message.get("page"))
+            written[key] += 1
+            values[key] = message["value"]
+    duplicates = {k: n for k, n in written.items() if n > 1}
+    assert not duplicates, f"written more than once (seed {SEED}): {duplicates}"
+    assert values == computed, f"seed {SEED}"
+    assert len(computed) > 20
+    assert not [t for t in open_transactions(broker.bootstrap) if t.startswith("odradek-pipeline-")]
+
+
+def _random_moment(
+    process: subprocess.Popen[bytes], log: Path, chance: random.Random, during_startup: bool
+) -> tuple[float, int]:
+    """Wait for a random moment to kill the run at: during its start (Spark starting, the run aborting
+    what the last one left, its first batch), or once micro-batches run, anywhere in the next few
+    (tasks preparing, the driver committing, Spark writing its commit log, Parquet being appended).
+    Returns the moment (s after the start) and how many progress lines named a batch by then."""
+    started, before = time.monotonic(), _batch_lines(log)
+    if during_startup:
+        _wait(process, lambda: False, chance.uniform(3.0, 20.0))
+    else:
+        _wait(process, lambda: _batch_lines(log) > before, 120)
+        _wait(process, lambda: False, chance.uniform(0.0, 6.0))
+    return time.monotonic() - started, _batch_lines(log) - before
+
+
+def _batch_lines(log: Path) -> int:
+    return log.read_text(errors="replace").count("page_stats: batch")
+
+
+def _wait(process: subprocess.Popen[bytes], done: Callable[[], bool], at_most_s: float = 180.0) -> None:
+    """Until `done()` holds, the process ends, or `at_most_s` passes."""
+    deadline = time.monotonic() + at_most_s
+    while not done() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def _parquet_rows(output_dir: Path) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    rows: list[dict[str, Any]] = pq.read_table(output_dir).to_pylist()
+    return rows
+
+
+def _ms(value: Any) -> int:
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return int(value.timestamp() * 1000)
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, pending = [], list(children.get(pid, []))
+    while pending:
+        child = pending.pop()
+        found.append(child)
+        pending += children.get(child, [])
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        fields = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z"
