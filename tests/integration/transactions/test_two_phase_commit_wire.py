@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.describe_acls import DescribeAclsRequest
 from odradek.protocol.messages.describe_transactions import DescribeTransactionsRequest
+from odradek.security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
+from tests.support.acls import grant, sasl_client, start_acl_broker
 from tests.support.broker_process import BrokerProcess
 from tests.support.raw_client import RawClient
 from tests.support.txn_wire import (
@@ -171,4 +174,45 @@ def test_two_phase_commit_is_refused_unless_the_broker_enables_it(tmp_path: Path
             assert init_2pc(client, "no-2pc", keep_prepared=True, enable_2pc=False).error_code == E.NONE
             assert init_2pc(client, "no-2pc", keep_prepared=False, enable_2pc=False).error_code == E.NONE
     finally:
+        broker.stop()
+
+
+def test_two_phase_commit_needs_the_two_phase_commit_acl_on_the_transactional_id(tmp_path: Path) -> None:
+    extra = {"transaction.state.log.num.partitions": "3", "transaction.two.phase.commit.enable": "true"}
+    broker, port = start_acl_broker(tmp_path / "data", extra)
+    admin, alice = sasl_client(port, "admin"), sasl_client(port, "alice")
+    try:
+        grant(admin, "User:alice", ResourceType.TRANSACTIONAL_ID, "acl-2pc", AclOperation.WRITE)
+        assert (
+            init_2pc(alice, "acl-2pc", keep_prepared=False).error_code
+            == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        )
+        assert init_2pc(alice, "acl-2pc", keep_prepared=False, enable_2pc=False).error_code == E.NONE
+        grant(admin, "User:alice", ResourceType.TRANSACTIONAL_ID, "acl-2pc", AclOperation.TWO_PHASE_COMMIT)
+        described = admin.request(
+            DescribeAclsRequest(
+                resource_type_filter=ResourceType.TRANSACTIONAL_ID,
+                resource_name_filter="acl-2pc",
+                pattern_type_filter=PatternType.LITERAL,
+                principal_filter="User:alice",
+                host_filter=None,
+                operation=AclOperation.TWO_PHASE_COMMIT,
+                permission_type=AclPermissionType.ALLOW,
+            ),
+            3,
+        )
+        assert [a.operation for r in described.resources for a in r.acls] == [
+            AclOperation.TWO_PHASE_COMMIT
+        ], described
+        assert init_2pc(alice, "acl-2pc", keep_prepared=False).error_code == E.NONE
+        # TWO_PHASE_COMMIT alone, without WRITE, is not enough.
+        grant(admin, "User:bob", ResourceType.TRANSACTIONAL_ID, "acl-2pc", AclOperation.TWO_PHASE_COMMIT)
+        with sasl_client(port, "bob") as bob:
+            assert (
+                init_2pc(bob, "acl-2pc", keep_prepared=False).error_code
+                == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            )
+    finally:
+        admin.close()
+        alice.close()
         broker.stop()
