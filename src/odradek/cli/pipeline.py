@@ -113,17 +113,17 @@ def run(args: argparse.Namespace) -> int:
     if client_settings and not args.bootstrap_server:
         print("odradek pipeline: --command-config and -X need --bootstrap-server", file=sys.stderr)
         return 2
+    secured = client_settings.get("security.protocol", "PLAINTEXT").upper() != "PLAINTEXT"
+    if args.delivery == "exactly-once" and secured:
+        print("odradek pipeline: --delivery exactly-once needs a PLAINTEXT listener", file=sys.stderr)
+        return 2
+    exactly_once = args.delivery == "exactly-once" or (args.delivery is None and not secured)
     if args.bootstrap_server:
         try:
             check_reachable(args.bootstrap_server, timeout=5.0)
         except CliError as error:
             print(f"odradek pipeline: {error}", file=sys.stderr)
             return 1
-    secured = client_settings.get("security.protocol", "PLAINTEXT").upper() != "PLAINTEXT"
-    if args.delivery == "exactly-once" and secured:
-        print("odradek pipeline: --delivery exactly-once needs a PLAINTEXT listener", file=sys.stderr)
-        return 2
-    exactly_once = args.delivery == "exactly-once" or (args.delivery is None and not secured)
     output_dir = Path(args.output_dir).resolve()
     checkpoint_dir = (
         Path(args.checkpoint_dir).resolve() if args.checkpoint_dir else output_dir / "_checkpoints"
