@@ -13,6 +13,9 @@
   crash between prepare and commit), then reads its marker: a partition already committed for this
   batch (the driver died after committing, before Spark recorded the batch) is not written again.
 
+Nothing happens when the writer is made: Spark makes it again for the commit step, after the tasks
+have prepared.
+
 Spark replays a micro-batch from its offset log with the state of the batch before, so a replay's
 partition holds the same rows as the first attempt's: rewriting an uncommitted partition, and skipping
 a committed one, gives every row exactly once whatever the moment of a crash.
