@@ -218,3 +218,29 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return fields[0] != "Z"
+
+
+def test_exactly_once_on_a_broker_without_two_phase_commit_fails_saying_what_to_change(
+    spark: Any, tmp_path: Path
+) -> None:
+    from odradek.pipelines import JobSettings, PipelineError, PipelineRun, run_pipeline
+
+    broker = BrokerProcess(tmp_path / "broker", {"num.partitions": str(PARTITIONS)}).start()
+    try:
+        settings = JobSettings(
+            bootstrap=broker.bootstrap,
+            input_topic="no-2pc-views",
+            output_topic="no-2pc-stats",
+            output_dir=str(tmp_path / "out"),
+            checkpoint_dir=str(tmp_path / "checkpoint"),
+            trigger="available-now",
+            exactly_once=True,
+        )
+        run = PipelineRun(settings, events=600, rate=None, seed=5, events_per_second=15.0)
+        with pytest.raises(PipelineError) as failed:
+            run_pipeline(run, spark, say=lambda _: None)
+        assert "TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in str(failed.value)
+        assert "transaction.two.phase.commit.enable=true" in str(failed.value)
+        assert "--delivery at-least-once" in str(failed.value)
+    finally:
+        broker.stop()

@@ -159,7 +159,10 @@ def _run(run: PipelineRun, session: Any, stop: _StopRequest, say: Callable[[str]
         settled = {q.id: 0 for q in queries}
         while any(q.isActive for q in queries) and not stop.requested.is_set():
             for query in queries:
-                query.awaitTermination(max(1, round(run.progress_every_s / len(queries))))
+                try:
+                    query.awaitTermination(max(1, round(run.progress_every_s / len(queries))))
+                except Exception as failure:  # the query failed (StreamingQueryException)
+                    raise PipelineError(_failure(query.name, failure)) from failure
                 if stop.requested.is_set():
                     break
             else:
@@ -178,7 +181,7 @@ def _run(run: PipelineRun, session: Any, stop: _StopRequest, say: Callable[[str]
         else:
             for query in queries:
                 if query.exception() is not None:
-                    raise PipelineError(f"query {query.name} failed: {query.exception()}{_hint(query)}")
+                    raise PipelineError(_failure(query.name, query.exception()))
     finally:
         stop.requested.set()  # ends the generator too
         generator.join()
@@ -199,13 +202,16 @@ def _finish_prepared(settings: JobSettings, say: Callable[[str], None]) -> None:
         )
 
 
-def _hint(query: Any) -> str:
-    if "TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in str(query.exception()):
+def _failure(name: str, failure: object) -> str:
+    if "TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in str(failure):
+        # One line instead of Spark's and the task's tracebacks: the broker refused two-phase commit.
         return (
-            " (exactly-once needs transaction.two.phase.commit.enable=true on the broker and, with ACLs, "
-            "TWO_PHASE_COMMIT on the transactional ids; or run with --delivery at-least-once)"
+            f"query {name} failed: the broker refused the exactly-once sink's two-phase commit "
+            "(TRANSACTIONAL_ID_AUTHORIZATION_FAILED): it needs transaction.two.phase.commit.enable=true "
+            "on the broker and, with ACLs, TWO_PHASE_COMMIT and WRITE on the transactional ids "
+            "odradek-pipeline-*; or run with --delivery at-least-once"
         )
-    return ""
+    return f"query {name} failed: {failure}"
 
 
 def _starting_at(start_ms: int | None) -> dict[str, int]:
