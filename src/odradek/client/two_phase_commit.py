@@ -154,7 +154,7 @@ class _Cluster:
 
 
 def _retrying(
-    what: str, timeout_s: float, attempt: Callable[[], ErrorCode | tuple[ErrorCode, T]]
+    cluster: _Cluster, what: str, timeout_s: float, attempt: Callable[[], ErrorCode | tuple[ErrorCode, T]]
 ) -> T | None:
     """Run `attempt` until its error is not retriable (or `timeout_s` passes); raise a final error."""
     deadline = time.monotonic() + timeout_s
@@ -162,6 +162,7 @@ def _retrying(
         try:
             outcome = attempt()
         except OSError as failure:  # a broker restarting: reconnect on the next attempt
+            cluster.close()
             if time.monotonic() > deadline:
                 raise ConnectionError(f"{what}: {failure}") from failure
             time.sleep(_RETRY_PAUSE_S * 4)
@@ -242,7 +243,9 @@ class TwoPhaseProducer:
                 found = self.cluster.metadata([topic]).topics[0]
                 return ErrorCode(found.error_code), len(found.partitions)
 
-            self._partition_counts[topic] = _retrying(f"Metadata for {topic}", self.timeout_s, attempt) or 0
+            self._partition_counts[topic] = (
+                _retrying(self.cluster, f"Metadata for {topic}", self.timeout_s, attempt) or 0
+            )
         return self._partition_counts[topic]
 
     def _add_partitions(self, partitions: list[tuple[str, int]]) -> None:
@@ -267,9 +270,10 @@ class TwoPhaseProducer:
             }
             errors.discard(E.NONE)
             errors.discard(E.OPERATION_NOT_ATTEMPTED)
-            return min(errors, key=lambda e: e not in RETRIABLE) if errors else E.NONE
+            # A final error wins over retriable ones (OPERATION_NOT_ATTEMPTED only echoes another).
+            return max(errors, key=lambda e: e not in RETRIABLE) if errors else E.NONE
 
-        _retrying(f"AddPartitionsToTxn of {self.transactional_id}", self.timeout_s, attempt)
+        _retrying(self.cluster, f"AddPartitionsToTxn of {self.transactional_id}", self.timeout_s, attempt)
 
     def _produce(self, partitions: list[tuple[str, int]]) -> None:
         response = self.cluster.metadata(sorted({t for t, _ in partitions}))
@@ -333,7 +337,7 @@ class TwoPhaseProducer:
                 state["leader"] = -1
             return error
 
-        _retrying(f"Produce to {topic}-{partition}", self.timeout_s, attempt)
+        _retrying(self.cluster, f"Produce to {topic}-{partition}", self.timeout_s, attempt)
 
     def _commit_marker(self, marker: OffsetMarker) -> None:
         add = AddOffsetsToTxnRequest(
@@ -343,6 +347,7 @@ class TwoPhaseProducer:
             group_id=marker.group_id,
         )
         _retrying(
+            self.cluster,
             f"AddOffsetsToTxn of {self.transactional_id}",
             self.timeout_s,
             lambda: ErrorCode(
@@ -372,7 +377,7 @@ class TwoPhaseProducer:
             answer = self.cluster.coordinator(marker.group_id, GROUP_KEY).request(commit, 3)
             return ErrorCode(answer.topics[0].partitions[0].error_code)
 
-        _retrying(f"TxnOffsetCommit of {self.transactional_id}", self.timeout_s, attempt)
+        _retrying(self.cluster, f"TxnOffsetCommit of {self.transactional_id}", self.timeout_s, attempt)
 
 
 # ----- the second phase, from any process ---------------------------------------------------------
@@ -395,7 +400,7 @@ def _init(
         answers.append(answer)
         return ErrorCode(answer.error_code)
 
-    _retrying(f"InitProducerId (two-phase commit) of {transactional_id}", timeout_s, attempt)
+    _retrying(cluster, f"InitProducerId (two-phase commit) of {transactional_id}", timeout_s, attempt)
     return answers[-1]
 
 
@@ -428,6 +433,7 @@ def finish(
             committed=commit,
         )
         _retrying(
+            cluster,
             f"EndTxn ({'commit' if commit else 'abort'}) of {transactional_id}",
             timeout_s,
             lambda: ErrorCode(
@@ -476,7 +482,7 @@ def committed_offset(
             found = answer.topics[0].partitions[0]
             return ErrorCode(found.error_code), found.committed_offset
 
-        offset = _retrying(f"OffsetFetch of {group_id}", timeout_s, attempt)
+        offset = _retrying(cluster, f"OffsetFetch of {group_id}", timeout_s, attempt)
         return -1 if offset is None else offset
     finally:
         cluster.close()

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
@@ -127,3 +128,23 @@ def test_keyed_records_land_where_librdkafkas_murmur2_partitioner_puts_them(brok
         )
     assert producer.flush(30) == 0
     assert placed == {key: partition_for_key(key, 3) for key in placed} and len(placed) == 50
+
+
+def test_the_producer_reconnects_when_its_broker_restarts_mid_transaction(tmp_path: Path) -> None:
+    broker = BrokerProcess(tmp_path / "data", SETTINGS).start()
+    try:
+        with TwoPhaseProducer(broker.bootstrap, "sink-bounced-0") as producer:
+            producer.begin()
+            producer.send("bounced", b"before")
+            producer.prepare()  # connections open to the broker, a transaction open on it
+            broker.restart()
+            # The open transaction survived: a new begin() on the same producer aborts it, and the
+            # next one is prepared over new connections.
+            producer.begin()
+            producer.send("bounced", b"after")
+            prepared = producer.prepare()
+        assert finish(broker.bootstrap, "sink-bounced-0", True, expected=prepared) == prepared
+        values = read_committed_values(broker.bootstrap, "bounced", 3)
+        assert [v for part in values.values() for v in part] == [b"after"]
+    finally:
+        broker.stop()
