@@ -30,12 +30,19 @@ from typing import Any
 import pytest
 
 from odradek.client.two_phase_commit import open_transactions
+from odradek.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsTopic,
+)
 from tests.support.broker_process import REPO, BrokerProcess
+from tests.support.raw_client import RawClient
 from tests.support.txn_reader import read_committed_values
 
 KILLS = int(os.environ.get("ODRADEK_EOS_KILLS", "3"))
 SEED = int(os.environ.get("ODRADEK_EOS_SEED", str(time.time_ns() % 100_000)))
 PARTITIONS = 3
+OUTPUT_TOPIC = "page-stats"
 pytestmark = pytest.mark.timeout(300 + 90 * KILLS)
 Aggregate = tuple[str, int, str | None]  # metric, window start (ms), page
 
@@ -100,7 +107,7 @@ def test_pipeline_killed_and_restarted_writes_every_aggregate_exactly_once(
             broker, tmp_path, log, "--events", "3000", "--rate", "200", "--trigger", "1 second"
         )
         try:
-            moment, batches = _random_moment(process, broker, log, chance, kind=kill % 3)
+            moment, batches = _random_moment(process, broker, log, chance, kind=kill % 4)
             batches_seen_at_kill.append(batches)
         finally:
             if process.poll() is None:
@@ -128,7 +135,7 @@ def test_pipeline_killed_and_restarted_writes_every_aggregate_exactly_once(
     # The output topic as a read_committed consumer sees it: each aggregate once, with that value.
     written = Counter[Aggregate]()
     values: dict[Aggregate, int] = {}
-    for partition in read_committed_values(broker.bootstrap, "page-stats", PARTITIONS, 60).values():
+    for partition in read_committed_values(broker.bootstrap, OUTPUT_TOPIC, PARTITIONS, 60).values():
         for raw in partition:
             message = json.loads(raw)
             key = (message["metric"], _ms(message["window_start"]), message.get("page"))
@@ -144,13 +151,15 @@ def test_pipeline_killed_and_restarted_writes_every_aggregate_exactly_once(
 def _random_moment(
     process: subprocess.Popen[bytes], broker: BrokerProcess, log: Path, chance: random.Random, kind: int
 ) -> tuple[float, int]:
-    """Wait for a random moment to kill the run at, of one of three kinds:
+    """Wait for a random moment to kill the run at, of one of four kinds:
 
     0. while a transaction of the pipeline is open (tasks preparing, or the driver committing), within
-       0.2 s of it being seen;
-    1. once micro-batches run, anywhere in the next few (also Spark writing its commit log, Parquet
-       being appended, batches without output);
-    2. during the start (Spark starting, the run aborting what the last one left, its first batch).
+       0.2 s of it being seen: the next run aborts it and the batch is written again;
+    1. as soon as a micro-batch's output is committed in the topic, before Spark records the batch
+       (the Parquet append comes in between): the next run replays the batch, whose output must not
+       be written twice;
+    2. once micro-batches run, anywhere in the next few seconds;
+    3. during the start (Spark starting, the run aborting what the last one left, its first batch).
 
     Returns the moment (s after the start) and how many progress lines named a batch by then."""
     started, before = time.monotonic(), _batch_lines(log)
@@ -158,11 +167,34 @@ def _random_moment(
         _wait(process, lambda: _pipeline_transaction_open(broker), 120)
         _wait(process, lambda: False, chance.uniform(0.0, 0.2))
     elif kind == 1:
+        # From the first batch on: the run's start moves the offsets too, with the ABORT markers of
+        # what the last run left prepared.
+        _wait(process, lambda: _batch_lines(log) > before, 120)
+        output = _committed_output_end(broker)
+        _wait(process, lambda: _committed_output_end(broker) > output, 120)
+    elif kind == 2:
         _wait(process, lambda: _batch_lines(log) > before, 120)
         _wait(process, lambda: False, chance.uniform(0.0, 6.0))
     else:
         _wait(process, lambda: False, chance.uniform(3.0, 20.0))
     return time.monotonic() - started, _batch_lines(log) - before
+
+
+def _committed_output_end(broker: BrokerProcess) -> int:
+    """The output topic's offsets a read_committed reader reaches (the sum of its partitions' LSOs)."""
+    request = ListOffsetsRequest(
+        replica_id=-1,
+        isolation_level=1,
+        topics=[
+            ListOffsetsTopic(
+                name=OUTPUT_TOPIC,
+                partitions=[ListOffsetsPartition(partition_index=p, timestamp=-1) for p in range(PARTITIONS)],
+            )
+        ],
+    )
+    with RawClient(broker.port) as client:
+        answer = client.request(request, 5).topics[0].partitions
+    return sum(max(p.offset, 0) for p in answer)
 
 
 def _pipeline_transaction_open(broker: BrokerProcess) -> bool:
