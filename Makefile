@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest -q
 
-.PHONY: console-screenshots run test test-fast lint typecheck unit regressions bench clean
+.PHONY: console-screenshots eos-acceptance run test test-fast lint typecheck unit regressions bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,3 +52,9 @@ clean:
 console-screenshots: $(STAMP)
 	@bash scripts/install-system-deps.sh
 	ODRADEK_SCREENSHOTS=docs/console $(BIN)/python -m pytest -q tests/console
+
+# Issue 19's exactly-once acceptance run: `odradek pipeline` SIGKILLed at random moments and restarted
+# 10 times (the suite runs 3 kills); about 7 minutes. See docs/pipeline.md.
+eos-acceptance: $(STAMP)
+	@bash scripts/install-system-deps.sh
+	ODRADEK_EOS_KILLS=10 $(PYTEST) tests/spark/test_pipeline_exactly_once.py

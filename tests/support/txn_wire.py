@@ -12,7 +12,7 @@ from odradek.protocol.messages.add_partitions_to_txn import (
 )
 from odradek.protocol.messages.end_txn import EndTxnRequest
 from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic, PartitionData
-from odradek.protocol.messages.init_producer_id import InitProducerIdRequest
+from odradek.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from odradek.protocol.records import Record, build_record_batch, iter_record_batches
@@ -125,3 +125,25 @@ def committed_values(partition: PartitionData) -> list[bytes]:
             continue
         values += [r.value for r in batch.records if r.value is not None]
     return values
+
+
+def init_2pc(
+    client: RawClient,
+    txn_id: str,
+    keep_prepared: bool,
+    enable_2pc: bool = True,
+    timeout_ms: int = 60000,
+) -> InitProducerIdResponse:
+    """InitProducerId v6 (KIP-939), retrying CONCURRENT_TRANSACTIONS as clients do."""
+    request = InitProducerIdRequest(
+        transactional_id=txn_id,
+        transaction_timeout_ms=timeout_ms,
+        enable2_pc=enable_2pc,
+        keep_prepared_txn=keep_prepared,
+    )
+    for _ in range(50):
+        response: InitProducerIdResponse = client.request(request, 6)
+        if response.error_code != ErrorCode.CONCURRENT_TRANSACTIONS:
+            return response
+        time.sleep(0.05)
+    raise AssertionError("CONCURRENT_TRANSACTIONS did not clear")

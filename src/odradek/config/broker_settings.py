@@ -197,6 +197,7 @@ class BrokerSettings:
     transaction_state_log_min_isr = Setting[int]("transaction.state.log.min.isr")
     transaction_state_log_load_buffer_size = Setting[int]("transaction.state.log.load.buffer.size")
     transaction_partition_verification_enable = Setting[bool]("transaction.partition.verification.enable")
+    transaction_two_phase_commit_enable = Setting[bool]("transaction.two.phase.commit.enable")
     producer_id_expiration_ms = Setting[int]("producer.id.expiration.ms")
     producer_id_expiration_check_interval_ms = Setting[int]("producer.id.expiration.check.interval.ms")
 

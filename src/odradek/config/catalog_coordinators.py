@@ -292,6 +292,14 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(1),
     ),
     ConfigKey(
+        "transaction.two.phase.commit.enable",
+        ConfigType.BOOLEAN,
+        False,
+        LOW,
+        "Allow producers to take part in two-phase commit (KIP-939): InitProducerId with enable2Pc, "
+        "whose transactions are never aborted by a timeout.",
+    ),
+    ConfigKey(
         "transaction.partition.verification.enable",
         ConfigType.BOOLEAN,
         True,

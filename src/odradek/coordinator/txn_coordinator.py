@@ -15,6 +15,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
@@ -24,13 +25,29 @@ from odradek.coordinator.runtime import partition_for
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_marker_channel import PendingMarkers, TxnMarkerChannel
 from odradek.coordinator.txn_markers import MarkerWriter
-from odradek.coordinator.txn_metadata import MAX_EPOCH, TransactionMetadata, TxnState
+from odradek.coordinator.txn_metadata import (
+    MAX_EPOCH,
+    TWO_PHASE_COMMIT_TIMEOUT_MS,
+    TransactionMetadata,
+    TxnState,
+)
 from odradek.coordinator.txn_records import TransactionLogValue, TxnLogRecord
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC, TxnStateLog
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 log = logging.getLogger("odradek.coordinator.transactions")
 E = ErrorCode
+
+
+@dataclass(frozen=True, slots=True)
+class InitAnswer:
+    """InitProducerId's answer: the producer's id and epoch and, when KIP-939's keepPreparedTxn kept
+    an ongoing transaction, the id and epoch that transaction had (-1 when there was none)."""
+
+    producer_id: int
+    producer_epoch: int
+    ongoing_txn_producer_id: int = -1
+    ongoing_txn_producer_epoch: int = -1
 
 
 class TransactionCoordinator:
@@ -211,10 +228,50 @@ class TransactionCoordinator:
     # ----- InitProducerId -------------------------------------------------------------------------
 
     async def init_producer_id(
-        self, transactional_id: str, timeout_ms: int, producer_id: int, producer_epoch: int
+        self,
+        transactional_id: str,
+        timeout_ms: int,
+        producer_id: int,
+        producer_epoch: int,
+        *,
+        two_phase_commit: bool = False,
     ) -> tuple[int, int]:
-        """(producer id, epoch) for a transactional producer; KafkaError for the client's error."""
-        if timeout_ms <= 0 or timeout_ms > self.config.transaction_max_timeout_ms:
+        """(producer id, epoch) for a transactional producer; KafkaError for the client's error. An
+        unfinished transaction of an earlier instance is aborted first (CONCURRENT_TRANSACTIONS)."""
+        answer = await self._init(transactional_id, timeout_ms, producer_id, producer_epoch, two_phase_commit)
+        return answer.producer_id, answer.producer_epoch
+
+    async def init_keeping_prepared_txn(
+        self,
+        transactional_id: str,
+        timeout_ms: int,
+        producer_id: int,
+        producer_epoch: int,
+        *,
+        two_phase_commit: bool = False,
+    ) -> InitAnswer:
+        """KIP-939's keepPreparedTxn: an ongoing transaction is kept, not aborted. The epoch is bumped
+        (fencing the process that prepared it) and the transaction now belongs to the new epoch, so the
+        caller can commit or abort it with EndTxn; the answer also names the producer id and epoch the
+        transaction had, for the caller to match against what its external coordinator recorded."""
+        return await self._init(
+            transactional_id, timeout_ms, producer_id, producer_epoch, two_phase_commit, keep_prepared=True
+        )
+
+    async def _init(
+        self,
+        transactional_id: str,
+        timeout_ms: int,
+        producer_id: int,
+        producer_epoch: int,
+        two_phase_commit: bool,
+        keep_prepared: bool = False,
+    ) -> InitAnswer:
+        if two_phase_commit:
+            # KIP-939: the external coordinator decides when the transaction ends, so no timeout (and
+            # no transaction.max.timeout.ms bound); stored as Kafka stores it.
+            timeout_ms = TWO_PHASE_COMMIT_TIMEOUT_MS
+        elif timeout_ms <= 0 or timeout_ms > self.config.transaction_max_timeout_ms:
             raise KafkaError(E.INVALID_TRANSACTION_TIMEOUT)
         self.state_log.check_coordinator(transactional_id)
         metadata = self.state_log.txns.get(transactional_id)
@@ -225,7 +282,7 @@ class TransactionCoordinator:
             if transactional_id not in self.state_log.txns:
                 value = TransactionMetadata(transactional_id, new_id, 0, timeout_ms).next_value(now)
                 self._write(transactional_id, value)
-                return new_id, 0
+                return InitAnswer(new_id, 0)
             metadata = self.state_log.txns[transactional_id]
         if producer_id >= 0:
             # KIP-360: a producer re-initialising names its id and epoch. The current pair gets the next
@@ -235,11 +292,13 @@ class TransactionCoordinator:
                 raise KafkaError(E.PRODUCER_FENCED)
             if producer_epoch != metadata.producer_epoch:
                 if producer_epoch == metadata.last_producer_epoch and metadata.state.is_complete:
-                    return metadata.producer_id, metadata.producer_epoch
+                    return InitAnswer(metadata.producer_id, metadata.producer_epoch)
                 raise KafkaError(E.PRODUCER_FENCED)
         if metadata.state.is_prepared:
             self._complete(metadata)
             raise KafkaError(E.CONCURRENT_TRANSACTIONS)
+        if metadata.state is TxnState.ONGOING and keep_prepared:
+            return self._take_over_ongoing(metadata, timeout_ms, now)
         if metadata.state is TxnState.ONGOING:
             # A new instance takes over: the old one's transaction is aborted with a bumped epoch
             # (which fences it); the client retries and then gets its own epoch.
@@ -263,7 +322,25 @@ class TransactionCoordinator:
         # given) or a new producer id leaves nothing to retry.
         same_producer = producer_id >= 0 and next_id == producer_id
         metadata.last_producer_epoch = previous_epoch if same_producer else -1
-        return next_id, next_epoch
+        return InitAnswer(next_id, next_epoch)
+
+    def _take_over_ongoing(self, metadata: TransactionMetadata, timeout_ms: int, now: int) -> InitAnswer:
+        """The ongoing transaction stays open, under the next epoch. The producer id stays: the
+        transaction's batches carry it, and its markers must too. At the last epoch nothing can be
+        bumped, and the transaction is handed over as it is."""
+        ongoing = metadata.producer_id, metadata.producer_epoch
+        epoch = min(metadata.producer_epoch + 1, MAX_EPOCH)
+        value = metadata.next_value(now, producer_epoch=epoch, timeout_ms=timeout_ms)
+        self._write(metadata.transactional_id, value)
+        metadata.last_producer_epoch = -1
+        log.info(
+            "%s: ongoing transaction of producer %d epoch %d kept for its two-phase commit (now epoch %d)",
+            metadata.transactional_id,
+            ongoing[0],
+            ongoing[1],
+            epoch,
+        )
+        return InitAnswer(metadata.producer_id, epoch, *ongoing)
 
     # ----- AddPartitionsToTxn / AddOffsetsToTxn ---------------------------------------------------
 

@@ -14,6 +14,9 @@ from odradek.coordinator.txn_records import TransactionLogPartitions, Transactio
 
 #: The epoch after which a producer id is exhausted: Kafka bumps to a new producer id instead.
 MAX_EPOCH = 32767 - 1
+#: The timeout a two-phase-commit transaction is stored with (KIP-939, as Kafka stores it): such a
+#: transaction waits for its external coordinator and is never aborted for its age.
+TWO_PHASE_COMMIT_TIMEOUT_MS = 2**31 - 1
 
 
 class TxnState(enum.IntEnum):
@@ -110,5 +113,11 @@ class TransactionMetadata:
             transaction_start_timestamp_ms=start,
         )
 
+    @property
+    def two_phase_commit(self) -> bool:
+        return self.timeout_ms == TWO_PHASE_COMMIT_TIMEOUT_MS
+
     def timed_out(self, now_ms: int) -> bool:
+        if self.two_phase_commit:
+            return False
         return self.state is TxnState.ONGOING and now_ms - self.start_ms > self.timeout_ms

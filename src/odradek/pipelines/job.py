@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
+QUERY_NAME = "page_stats"
 EVENT_SCHEMA = (
     "kind STRING, event_id LONG, user_id STRING, session_id STRING, page STRING, referrer STRING, "
     "ts LONG, duration_ms LONG"
@@ -41,6 +42,9 @@ class JobSettings:
     # Kafka client settings for a secured broker (security.protocol, sasl.*, ssl.*), Java or librdkafka
     # names, without the `kafka.` prefix: given to the source, the sink, the generator and the topic admin.
     client_settings: Mapping[str, str] = field(default_factory=dict)
+    # The output topic written exactly once (the sink's two-phase-commit mode; the broker must enable
+    # transaction.two.phase.commit.enable), or at least once.
+    exactly_once: bool = False
 
     def kafka_options(self) -> dict[str, str]:
         """The client settings as the odradek source and sink take them (`kafka.` + name)."""
@@ -142,7 +146,7 @@ def start(
     of final windows goes to the output topic and to Parquet."""
     events = page_view_events(spark, settings)
     aggregates = views_per_page(events, settings).unionByName(active_users(events, settings))
-    return [_start_query(aggregates, "page_stats", settings, tally or OutputTally())]
+    return [_start_query(aggregates, QUERY_NAME, settings, tally or OutputTally())]
 
 
 def _start_query(
@@ -178,7 +182,7 @@ class _BatchOutput:
             rows = batch.count()
             if rows == 0:
                 return
-            (
+            writer = (
                 batch.select(
                     F.concat_ws("|", "metric", F.col("window_start").cast("string"), "page").alias("key"),
                     F.to_json(F.struct(*batch.columns)).alias("value"),
@@ -188,14 +192,55 @@ class _BatchOutput:
                 .options(**self.settings.kafka_options())
                 .option("topic", self.settings.output_topic)
                 .mode("append")
-                .save()
             )
+            if self.settings.exactly_once:
+                writer = (
+                    writer.option("exactlyOnce", "true")
+                    .option("transactionalIdPrefix", transactional_id_prefix(self.settings, self.name))
+                    .option("batchId", str(batch_id))
+                )
+            writer.save()
             batch.withColumn("batch_id", F.lit(batch_id)).write.mode("append").partitionBy("metric").parquet(
                 self.settings.output_dir
             )
             self.tally.add(rows)
         finally:
             batch.unpersist()
+
+
+def transactional_id_prefix(settings: JobSettings, name: str) -> str | None:
+    """The exactly-once sink's prefix for the query: named after Spark's query id (kept in the
+    checkpoint, so the same across restarts; a fresh checkpoint is a new query, whose batch ids start
+    over, and gets new transactional ids and batch markers). None before the query's first start."""
+    import json
+    from pathlib import Path
+
+    metadata = Path(settings.checkpoint_dir) / name / "metadata"
+    try:
+        query_id = json.loads(metadata.read_text().splitlines()[0])["id"]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+    return f"odradek-pipeline-{query_id}"
+
+
+def abort_prepared_transactions(settings: JobSettings) -> list[str]:
+    """Before a resumed query starts: abort what its last micro-batch left prepared (that batch was not
+    recorded by Spark, whose commit step finishes every transaction first, and is replayed)."""
+    from odradek.spark.exactly_once import abort_leftovers
+    from odradek.spark.options import parse_sink_options
+
+    prefix = transactional_id_prefix(settings, QUERY_NAME)
+    if prefix is None:
+        return []
+    options = parse_sink_options(
+        {
+            "kafka.bootstrap.servers": settings.bootstrap,
+            **settings.kafka_options(),
+            "exactlyOnce": "true",
+            "transactionalIdPrefix": prefix,
+        }
+    )
+    return abort_leftovers(options)
 
 
 def progress_line(query: Any) -> str:

@@ -30,7 +30,13 @@ from odradek.pipelines.checkpoint import claim_checkpoint, next_event_time, reco
 from odradek.pipelines.errors import PipelineError
 from odradek.pipelines.events import page_views, produce_page_views
 from odradek.pipelines.input_topic import ensure_input_topic
-from odradek.pipelines.job import JobSettings, OutputTally, progress_line, start
+from odradek.pipelines.job import (
+    JobSettings,
+    OutputTally,
+    abort_prepared_transactions,
+    progress_line,
+    start,
+)
 
 #: How long a stop request waits for the running micro-batch to end before stopping inside it.
 STOP_GRACE_S = 10.0
@@ -147,11 +153,16 @@ def _run(run: PipelineRun, session: Any, stop: _StopRequest, say: Callable[[str]
             while generator.is_alive() and not stop.requested.is_set():
                 generator.join(0.2)  # available-now reads what is there when it starts
             say(f"generator done: {sent[0]} page views")
+        if settings.exactly_once:
+            _finish_prepared(settings, say)
         queries = [] if stop.requested.is_set() else start(session, settings, tally)
         settled = {q.id: 0 for q in queries}
         while any(q.isActive for q in queries) and not stop.requested.is_set():
             for query in queries:
-                query.awaitTermination(max(1, round(run.progress_every_s / len(queries))))
+                try:
+                    query.awaitTermination(max(1, round(run.progress_every_s / len(queries))))
+                except Exception as failure:  # the query failed (StreamingQueryException)
+                    raise PipelineError(_failure(query.name, failure)) from failure
                 if stop.requested.is_set():
                     break
             else:
@@ -170,13 +181,37 @@ def _run(run: PipelineRun, session: Any, stop: _StopRequest, say: Callable[[str]
         else:
             for query in queries:
                 if query.exception() is not None:
-                    raise PipelineError(f"query {query.name} failed: {query.exception()}")
+                    raise PipelineError(_failure(query.name, query.exception()))
     finally:
         stop.requested.set()  # ends the generator too
         generator.join()
     result = PipelineResult(sent[0], tally.batches, tally.rows, stop.signal)
     say(_summary(run, result))
     return result
+
+
+def _finish_prepared(settings: JobSettings, say: Callable[[str], None]) -> None:
+    say(
+        f"writing aggregates to {settings.output_topic} exactly once (two-phase-commit transactions, "
+        "one per task and micro-batch: read it with isolation.level=read_committed)"
+    )
+    aborted = abort_prepared_transactions(settings)
+    if aborted:
+        say(
+            f"aborted {len(aborted)} transaction(s) the last run left prepared; their micro-batch is replayed"
+        )
+
+
+def _failure(name: str, failure: object) -> str:
+    if "TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in str(failure):
+        # One line instead of Spark's and the task's tracebacks: the broker refused two-phase commit.
+        return (
+            f"query {name} failed: the broker refused the exactly-once sink's two-phase commit "
+            "(TRANSACTIONAL_ID_AUTHORIZATION_FAILED): it needs transaction.two.phase.commit.enable=true "
+            "on the broker and, with ACLs, TWO_PHASE_COMMIT and WRITE on the transactional ids "
+            "odradek-pipeline-*; or run with --delivery at-least-once"
+        )
+    return f"query {name} failed: {failure}"
 
 
 def _starting_at(start_ms: int | None) -> dict[str, int]:
@@ -308,6 +343,8 @@ def local_broker(partitions: int = 3) -> Iterator[str]:
             "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
             "log.dirs": str(Path(data) / "logs"),
             "num.partitions": str(partitions),
+            # The exactly-once sink's two-phase commit (KIP-939), off by default as in Kafka.
+            "transaction.two.phase.commit.enable": "true",
         }
         command = [sys.executable, "-m", "odradek.cli.main", "broker", "--log-level", "WARNING"]
         for key, value in overrides.items():

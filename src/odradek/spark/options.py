@@ -49,7 +49,7 @@ _SOURCE_KEYS = {
     "fetchoffset.retryintervalms",
     "reader",
 }
-_SINK_KEYS = {"topic", "includeheaders"}
+_SINK_KEYS = {"topic", "includeheaders", "exactlyonce", "transactionalidprefix", "batchid"}
 # Set by Spark itself on some code paths; never the user's typo.
 _SPARK_KEYS = {"path", "checkpointlocation", "queryname"}
 
@@ -133,6 +133,16 @@ class SinkOptions:
 
     kafka_params: dict[str, str]
     topic: str | None
+    #: Exactly-once mode (two-phase commit transactions): the prefix of the tasks' transactional ids,
+    #: None in the default at-least-once mode.
+    transactional_id_prefix: str | None = None
+    #: The micro-batch a batch write belongs to (foreachBatch's batch id), so that a replayed
+    #: micro-batch is recognised; streaming writes learn it from Spark.
+    batch_id: int | None = None
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.transactional_id_prefix is not None
 
     def producer_config(self) -> dict[str, Any]:
         # murmur2 is the Java client's partitioner: a key lands where Spark's connector would put it.
@@ -205,8 +215,27 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     params = {key.lower(): value for key, value in options.items()}
     _reject_unknown(params, _SINK_KEYS)
     topic = params.get("topic")
+    kafka_params = _kafka_params(params, for_producer=True)
+    prefix = params.get("transactionalidprefix", "").strip() or None
+    exactly_once = _boolean(params, "exactlyonce", False)
+    batch_id = params.get("batchid")
+    if exactly_once and prefix is None:
+        raise ValueError("exactlyOnce=true needs the option 'transactionalIdPrefix' (one per query)")
+    if not exactly_once and (prefix is not None or batch_id is not None):
+        raise ValueError("options 'transactionalIdPrefix' and 'batchId' apply only with exactlyOnce=true")
+    if exactly_once and is_secured(kafka_params):
+        raise ValueError(
+            "exactlyOnce=true writes over PLAINTEXT listeners only (its two-phase commit client)"
+        )
+    if exactly_once and "transactional.id" in kafka_params:
+        raise ValueError("Kafka option 'transactional.id' is set by the sink in exactlyOnce mode")
+    if batch_id is not None and not batch_id.strip().isdigit():
+        raise ValueError(f"Invalid value '{batch_id}' for option 'batchId', must be a batch id (0 or more)")
     return SinkOptions(
-        kafka_params=_kafka_params(params, for_producer=True), topic=topic.strip() if topic else None
+        kafka_params=kafka_params,
+        topic=topic.strip() if topic else None,
+        transactional_id_prefix=prefix if exactly_once else None,
+        batch_id=int(batch_id) if batch_id is not None else None,
     )
 
 

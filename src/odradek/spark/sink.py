@@ -5,6 +5,9 @@ Rows carry `value` (required, string or binary) and optionally `key`, `topic`, `
 confluent-kafka producer and flushes before `write()` returns: every message is acknowledged by the
 broker (per the producer's `acks`), or the task fails with the broker's error and Spark aborts the job
 or micro-batch. Guarantee: at least once (a retried task or a replayed micro-batch writes again).
+
+With `exactlyOnce=true` (and `transactionalIdPrefix`) each task writes in a two-phase-commit
+transaction that the driver's commit step commits: exactly once (odradek/spark/exactly_once.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
+from odradek.spark import exactly_once
 from odradek.spark.options import SinkOptions
 from odradek.spark.schema import HEADER_TYPE
 from odradek.spark.security import check_connection, is_secured
@@ -75,7 +79,18 @@ class BatchWriter(DataSourceArrowWriter):
         self.columns = columns
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        if self.options.exactly_once:
+            rows = _all_rows(iterator, self.options.topic, self.columns)
+            return exactly_once.write_partition(rows, self.options, self.options.batch_id)
         return ProducedMessages(produce_batches(iterator, self.options, self.columns))
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        if self.options.exactly_once:
+            exactly_once.commit_all(self.options, messages)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        if self.options.exactly_once:
+            exactly_once.abort_all(self.options, messages)
 
 
 class StreamWriter(DataSourceStreamArrowWriter):
@@ -84,13 +99,29 @@ class StreamWriter(DataSourceStreamArrowWriter):
         self.columns = columns
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        if self.options.exactly_once:
+            rows = _all_rows(iterator, self.options.topic, self.columns)
+            return exactly_once.write_partition(rows, self.options, None)  # Spark names the batch
         return ProducedMessages(produce_batches(iterator, self.options, self.columns))
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Every message was acknowledged before its task's write() returned: nothing is left to do."""
+        """At least once: every message was acknowledged before its task's write() returned, nothing is
+        left to do. Exactly once: the tasks' prepared transactions are committed."""
+        if self.options.exactly_once:
+            exactly_once.commit_all(self.options, messages)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Messages already acknowledged stay in their topics: Kafka has no rollback outside transactions."""
+        """At least once: messages already acknowledged stay in their topics. Exactly once: the tasks'
+        prepared transactions are aborted."""
+        if self.options.exactly_once:
+            exactly_once.abort_all(self.options, messages)
+
+
+def _all_rows(
+    batches: Iterator[pa.RecordBatch], topic_option: str | None, columns: WriteColumns
+) -> Iterator[tuple[Any, Any, Any, int, Any]]:
+    for batch in batches:
+        yield from _rows(batch, topic_option, columns)
 
 
 def produce_batches(batches: Iterator[pa.RecordBatch], options: SinkOptions, columns: WriteColumns) -> int:

@@ -1,0 +1,148 @@
+"""The sink's exactly-once mode (`exactlyOnce=true`): each micro-batch is written by two-phase commit
+(KIP-939), through odradek's own transactional producer (odradek/client/two_phase_commit.py).
+
+- A task writes its partition of the batch in one transaction, transactional id
+  `<transactionalIdPrefix>-<task partition>` (stable across attempts and restarts), and prepares it:
+  every record acknowledged by the broker, nothing committed. With the transaction it commits an
+  offset for group `<transactionalIdPrefix>`, topic `spark-batches`, partition = its task partition,
+  offset = batch id + 1: the marker that this partition of this batch is in Kafka, visible exactly when
+  the data is. Its commit message carries the transaction (id, producer id, epoch).
+- The driver's commit step commits them all (any open transaction of the prefix that no task of this
+  batch wrote, an earlier attempt's, is aborted first); Spark's abort step aborts them.
+- A task starts by taking its transactional id, which aborts what an earlier attempt left open (a
+  crash between prepare and commit), then reads its marker: a partition already committed for this
+  batch (the driver died after committing, before Spark recorded the batch) is not written again.
+
+Nothing happens when the writer is made: Spark makes it again for the commit step, after the tasks
+have prepared.
+
+Spark replays a micro-batch from its offset log with the state of the batch before, so a replay's
+partition holds the same rows as the first attempt's: rewriting an uncommitted partition, and skipping
+a committed one, gives every row exactly once whatever the moment of a crash.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import WriterCommitMessage
+
+from odradek.client.two_phase_commit import (
+    OffsetMarker,
+    PreparedTransaction,
+    TwoPhaseProducer,
+    committed_offset,
+    finish,
+    open_transactions,
+)
+from odradek.spark.options import SinkOptions
+
+log = logging.getLogger("odradek.spark.exactly_once")
+MARKER_TOPIC = "spark-batches"
+#: Spark's local property with the running micro-batch's id (MicroBatchExecution.BATCH_ID_KEY).
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+Row = tuple[Any, Any, Any, int, Any]
+
+
+@dataclass
+class PreparedPartition(WriterCommitMessage):
+    """What one task did: its prepared transaction (None when it had no rows, or when this partition of
+    the batch was already committed by an earlier attempt) and how many rows it wrote."""
+
+    partition: int
+    count: int
+    transaction: PreparedTransaction | None
+    already_committed: bool = False
+
+
+def transactional_id(prefix: str, partition: int) -> str:
+    return f"{prefix}-{partition}"
+
+
+def write_partition(
+    row_source: Iterator[Row], options: SinkOptions, batch_id: int | None
+) -> PreparedPartition:
+    """A task's first phase, for its rows (topic, key, value, partition or -1, headers)."""
+    from pyspark import TaskContext
+
+    assert options.transactional_id_prefix is not None
+    context = TaskContext.get()
+    partition = context.partitionId() if context is not None else 0
+    if batch_id is None and context is not None:
+        property_value = context.getLocalProperty(BATCH_ID_PROPERTY)
+        batch_id = int(property_value) if property_value is not None else None
+    rows = list(row_source)
+    if not rows:
+        return PreparedPartition(partition, 0, None)
+    bootstrap = options.kafka_params["bootstrap.servers"]
+    prefix = options.transactional_id_prefix
+    with TwoPhaseProducer(bootstrap, transactional_id(prefix, partition)) as producer:
+        producer.begin()  # aborts what an earlier attempt of this partition left open
+        if batch_id is not None and committed_offset(bootstrap, prefix, MARKER_TOPIC, partition) > batch_id:
+            return PreparedPartition(partition, 0, None, already_committed=True)
+        for topic, key, value, target, headers in rows:
+            if topic is None:
+                raise ValueError("null topic present in the data. Use the topic option for setting a topic.")
+            producer.send(topic, _bytes(value), _bytes(key), target, _headers(headers))
+        marker = None
+        if batch_id is not None:
+            marker = OffsetMarker(prefix, MARKER_TOPIC, partition, batch_id + 1, f"batch {batch_id}")
+        return PreparedPartition(partition, len(rows), producer.prepare(marker))
+
+
+def commit_all(options: SinkOptions, messages: list[WriterCommitMessage | None]) -> int:
+    """The second phase: every task's transaction committed (leftovers of earlier attempts aborted
+    first). Returns the rows committed."""
+    bootstrap = options.kafka_params["bootstrap.servers"]
+    prepared = _prepared(messages)
+    abort_leftovers(options, keep={t.transactional_id for t in prepared})
+    for transaction in prepared:
+        finish(bootstrap, transaction.transactional_id, True, expected=transaction)
+    return sum(m.count for m in messages if isinstance(m, PreparedPartition))
+
+
+def abort_all(options: SinkOptions, messages: list[WriterCommitMessage | None]) -> None:
+    bootstrap = options.kafka_params["bootstrap.servers"]
+    for transaction in _prepared(messages):
+        try:
+            finish(bootstrap, transaction.transactional_id, False, expected=transaction)
+        except Exception:  # Spark is already failing the batch; the next attempt aborts what is left
+            log.exception("aborting %s failed", transaction.transactional_id)
+
+
+def abort_leftovers(options: SinkOptions, keep: Collection[str] = ()) -> list[str]:
+    """Abort the open transactions of this sink's prefix (other than `keep`): what tasks of a batch
+    that was never committed left prepared. None of them is a committed batch's: the commit step
+    finishes every transaction of a batch before Spark records it."""
+    assert options.transactional_id_prefix is not None
+    bootstrap = options.kafka_params["bootstrap.servers"]
+    ours = re.compile(re.escape(options.transactional_id_prefix) + r"-\d+")
+    aborted = []
+    for txn_id in open_transactions(bootstrap):
+        if ours.fullmatch(txn_id) and txn_id not in keep and finish(bootstrap, txn_id, False) is not None:
+            aborted.append(txn_id)
+    if aborted:
+        log.info("aborted transactions an earlier attempt left prepared: %s", ", ".join(aborted))
+    return aborted
+
+
+def _prepared(messages: list[WriterCommitMessage | None]) -> list[PreparedTransaction]:
+    return [m.transaction for m in messages if isinstance(m, PreparedPartition) and m.transaction is not None]
+
+
+def _bytes(value: object) -> bytes | None:
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    return bytes(value)  # type: ignore[call-overload,no-any-return]
+
+
+def _headers(headers: object) -> list[tuple[str, bytes | None]]:
+    if not headers:
+        return []
+    return [(str(k), _bytes(v)) for k, v in headers]  # type: ignore[attr-defined]
