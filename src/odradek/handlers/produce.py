@@ -18,8 +18,10 @@ Version notes:
   keys the request by topic partition).
 - acks=0 gets no response at all, unless a partition failed: then the connection is closed, as Kafka
   closes it, so that the producer notices and refreshes its metadata (the other partitions are still
-  appended). acks=-1 waits for the in-sync replicas (on a single node, itself), and fails with
-  NOT_ENOUGH_REPLICAS when the ISR is smaller than `min.insync.replicas`.
+  appended). acks=-1 fails with NOT_ENOUGH_REPLICAS (nothing appended) when the ISR is smaller than
+  `min.insync.replicas`; else it appends and waits for the in-sync replicas (on a single node, itself)
+  up to timeout_ms: see delayed_produce.py. The connection handles one request at a time, as Kafka's
+  muted channel does, so the responses stay in request order.
 - With an authorizer: a transactional Produce needs WRITE on its transactional id, else every partition
   is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (as Kafka's KafkaApis); then WRITE on each topic (one check
   per topic), else TOPIC_AUTHORIZATION_FAILED for its partitions, before its existence is looked at. As
@@ -37,6 +39,7 @@ import asyncio
 
 from odradek.handlers.authorization import authorize
 from odradek.handlers.context import CloseConnection, RequestContext
+from odradek.handlers.delayed_produce import AwaitingReplicas, wait_for_replicas
 from odradek.handlers.errors import error_code_for, error_message_for
 from odradek.handlers.leadership import leader_endpoints, refusal
 from odradek.handlers.registry import handles
@@ -75,6 +78,7 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
     services = context.services
     responses = []
     appended: list[Log] = []
+    awaiting: list[AwaitingReplicas] = []
     transactional_allowed = request.transactional_id is None or authorize(
         context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id
     )
@@ -101,11 +105,13 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
             elif name is None:
                 partitions.append(_failed(data.index, missing))
             else:
-                partitions.append(_append(name, data, request, context, appended))
+                partitions.append(_append(name, data, request, context, appended, awaiting))
         responses.append(
             TopicProduceResponse(name=topic.name, topic_id=topic.topic_id, partition_responses=partitions)
         )
     await _flush_if_due(appended)
+    if awaiting:
+        await wait_for_replicas(awaiting, request.timeout_ms, context)
     if request.acks == 0:
         _close_if_failed(responses)
         return None
@@ -182,6 +188,7 @@ def _append(
     request: ProduceRequest,
     context: RequestContext,
     appended: list[Log],
+    awaiting: list[AwaitingReplicas],
 ) -> PartitionProduceResponse:
     services = context.services
     tp = TopicPartition(topic, data.index)
@@ -211,7 +218,10 @@ def _append(
         return _failed(
             data.index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"cannot produce to internal topic {topic}"
         )
-    if request.acks == -1 and len(partition.isr) < services.topics.min_insync_replicas(topic):
+    isr = (
+        partition.isr if services.replicas is None else services.replicas.in_sync_replicas(topic, data.index)
+    )
+    if request.acks == -1 and len(isr or ()) < services.topics.min_insync_replicas(topic):
         return _failed(data.index, ErrorCode.NOT_ENOUGH_REPLICAS)
     assert records is not None  # checked above for every version
     try:
@@ -237,13 +247,18 @@ def _append(
     appended.append(log)
     if services.traffic is not None:
         services.traffic.produced(topic, len(batches), result.records_count)
-    return PartitionProduceResponse(
+    response = PartitionProduceResponse(
         index=data.index,
         error_code=ErrorCode.NONE,
         base_offset=result.base_offset,
         log_append_time_ms=result.log_append_time,
         log_start_offset=result.log_start_offset,
     )
+    if request.acks == -1 and log.high_watermark <= result.last_offset and services.replicas is not None:
+        hosted = services.replicas.leading.get((topic, data.index))
+        epoch = hosted.leader_epoch if hosted is not None else partition.leader_epoch
+        awaiting.append(AwaitingReplicas(tp, log, result.last_offset + 1, epoch, response))
+    return response
 
 
 def _validate_records(records: bytes | memoryview | None, api_version: int) -> None:

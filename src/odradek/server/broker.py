@@ -21,13 +21,15 @@ import socket
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
+from odradek.cluster.replication.isr_updates import IsrUpdater
 from odradek.cluster.topics import TopicAdmin
 from odradek.cluster.zk_producer_ids import ZkProducerIdManager
 from odradek.cluster.zk_topic_configs import TopicConfigSync
@@ -60,6 +62,7 @@ from odradek.server.controlled_shutdown import controlled_shutdown
 from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.server.memory_pool import memory_pool_for
+from odradek.server.replica_fetchers import replica_fetchers
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import StorageError
@@ -81,6 +84,11 @@ class ListenerBindError(Exception):
 
 
 class Broker:
+    #: Builds the sender of ISR changes (AlterPartition to the controller) when the broker joins a
+    #: cluster: the wiring point of alter_partition.AlterPartitionManager. None: leaders propose no
+    #: ISR change (an ISR then only changes by the controller's own decisions).
+    isr_updater_factory: ClassVar[Callable[[ZooKeeperMember, Services], IsrUpdater] | None] = None
+
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.services: Services | None = None
@@ -124,6 +132,7 @@ class Broker:
         self.console: ConsoleProcess | None = None
         #: Set with zookeeper.connect: this broker's session, registration and controller elector.
         self.member = ZooKeeperMember(config, self.node_id) if config.zookeeper_connect else None
+        self.fetchers: ReplicaFetcherManager | None = None
 
     # ----- lifecycle ---------------------------------------------------------------------------------
 
@@ -229,6 +238,13 @@ class Broker:
         """Register in ZooKeeper and run for controller, once the listeners serve (the controller
         sends LeaderAndIsr and UpdateMetadata to the endpoints registered)."""
         replicas = ReplicaManager(self.node_id, services.cluster, self.logs)
+        replicas.replica_lag_time_max_ms = self.config.replica_lag_time_max_ms
+        replicas.on_high_watermark = services.appends.notify
+        self.fetchers = replica_fetchers(self.config, self._live_config, services, self.logs, replicas)
+        replicas.fetchers = self.fetchers
+        if Broker.isr_updater_factory is not None:
+            replicas.isr_updater = Broker.isr_updater_factory(member, services)
+        self.tasks.append(asyncio.get_running_loop().create_task(replicas.run_isr_shrinks()))
         assert member.zk is not None
         topic_configs = TopicConfigSync(member.zk, services.cluster, self.logs)
 
@@ -358,6 +374,10 @@ class Broker:
         for connection in list(self.connections):
             connection.close()
         await asyncio.gather(*(cancel_and_wait(task) for task in self.tasks))
+        if self.fetchers is not None:
+            await self.fetchers.shutdown()  # before the logs close: no append may come after
+        if self.member is not None and self.member.replicas is not None:
+            await self.member.replicas.close()
         if self.services is not None:
             await self.services.topics.drain()  # a topic creation under way finishes its files first
         if self.member is not None:
