@@ -70,3 +70,22 @@ def _outcome(entry: AwaitingReplicas, context: RequestContext) -> ErrorCode | No
     if len(hosted.isr) < context.services.topics.min_insync_replicas(entry.partition.topic):
         return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
     return ErrorCode.NONE
+
+
+async def wait_for_high_watermark(
+    partition: TopicPartition, log: Log, required_offset: int, timeout_ms: int, context: RequestContext
+) -> bool:
+    """Wait (on the same notifications) until the log's HW reaches `required_offset`; False when the
+    timeout ran out first. For the coordinators' own writes (an offset commit waits as acks=all)."""
+    if log.high_watermark >= required_offset:
+        return True
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(timeout_ms, 0) / 1000
+    with context.services.appends.waiting_on([partition]) as waiter:
+        while log.high_watermark < required_offset:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            waiter.rearm()
+            await waiter.wait(remaining)
+    return True

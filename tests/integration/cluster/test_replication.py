@@ -39,6 +39,8 @@ BROKER_IDS = (1, 2, 3)
 #: ZooKeeper would expire its session and the controller act.
 SESSION_TIMEOUT_MS = 20_000
 LAG_TIME_MAX_MS = 3000
+#: Below the lag time: a commit whose followers are paused times out before they leave the ISR.
+COMMIT_TIMEOUT_MS = 1500
 #: Bounds of the waits on a loaded machine: the checks pass as soon as they hold.
 PATIENCE_S = 60
 
@@ -65,6 +67,7 @@ class Cluster:
                     "group.initial.rebalance.delay.ms": "0",
                     "auto.leader.rebalance.enable": "false",
                     "unclean.leader.election.enable": "false",
+                    "offsets.commit.timeout.ms": str(COMMIT_TIMEOUT_MS),
                 },
                 host=f"127.0.0.{node + 1}",
                 module="tests.support.zk_isr_writer",
@@ -470,3 +473,61 @@ def test_committed_offsets_survive_the_loss_of_the_group_coordinator(cluster: Cl
 def _node_of(coordinator: object) -> int:
     """kafka-python names a group coordinator's connection `coordinator-<broker id>`."""
     return int(str(coordinator).rsplit("-", 1)[-1])
+
+
+def test_an_offset_commit_waits_for_the_in_sync_replicas_of_its_offsets_partition(cluster: Cluster) -> None:
+    from odradek.coordinator.runtime import partition_for
+    from odradek.protocol.messages.offset_commit import (
+        OffsetCommitRequest,
+        OffsetCommitRequestPartition,
+        OffsetCommitRequestTopic,
+        OffsetCommitResponse,
+    )
+
+    cluster.create("committed")
+    group = "waits-for-replicas"
+    offsets_state = f"__consumer_offsets-{partition_for(group, 3)}"
+    topic, partition = offsets_state.rsplit("-", 1)
+    wait_until(
+        lambda: len(_state_of(cluster, topic, int(partition))["isr"]) == 3, PATIENCE_S, "offsets ISR", 0.1
+    )
+    coordinator = int(_state_of(cluster, topic, int(partition))["leader"])
+    followers = [n for n in BROKER_IDS if n != coordinator]
+
+    def commit(offset: int) -> int:
+        broker = cluster.brokers[coordinator]
+        request = OffsetCommitRequest(
+            group_id=group,
+            generation_id_or_member_epoch=-1,
+            member_id="",
+            topics=[
+                OffsetCommitRequestTopic(
+                    name="committed",
+                    partitions=[
+                        OffsetCommitRequestPartition(
+                            partition_index=0, committed_offset=offset, committed_metadata=""
+                        )
+                    ],
+                )
+            ],
+        )
+        with RawClient(broker.port, timeout=30, host=broker.host) as client:
+            response: OffsetCommitResponse = client.request(request, 2)
+        return int(response.topics[0].partitions[0].error_code)
+
+    deadline = time.monotonic() + PATIENCE_S
+    while commit(1) != 0 and time.monotonic() < deadline:  # the coordinator may still be loading
+        time.sleep(0.5)
+    for node in followers:
+        cluster.pause(node)
+    try:
+        assert commit(2) == 15  # COORDINATOR_NOT_AVAILABLE: not replicated within the timeout
+    finally:
+        for node in followers:
+            cluster.resume(node)
+    wait_until(lambda: commit(3) == 0, PATIENCE_S, "a replicated commit", 0.2)
+
+
+def _state_of(cluster: Cluster, topic: str, partition: int) -> dict[str, Any]:
+    found: dict[str, Any] = cluster.state(topic, partition)  # type: ignore[attr-defined]
+    return found
