@@ -92,17 +92,20 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
     keys = [TopicPartition(p.topic, p.partition) for p in plan.partitions]
+    replica_id = _replica_id(request, context)
+    follower = replica_id >= 0 and context.services.replicas is not None
     with context.services.appends.waiting_on(keys) as waiter:
         while True:
             results, size, errors = _read_all(plan.partitions, request, isolation, context, denied)
+            if follower:
+                # As Kafka: the leader learns the follower's position when the fetch arrives, not when
+                # it is answered (a follower at the log end waits; its position moves the HW now).
+                _record_follower_fetches(plan.partitions, results, replica_id, context)
             remaining = deadline - loop.time()
             if size >= request.min_bytes or errors or remaining <= 0 or not readable:
                 break
             waiter.rearm()
             await waiter.wait(remaining)
-    replica_id = _replica_id(request, context)
-    if replica_id >= 0 and context.services.replicas is not None:
-        _record_follower_fetches(plan.partitions, results, replica_id, context)
     return _respond(plan, results, context)
 
 

@@ -47,12 +47,12 @@ async def _leading(broker: HandlerBroker, isr: list[int] | None = None) -> Handl
 
 
 async def _follower_fetch(
-    broker: HandlerBroker, replica: int, offset: int, last_fetched_epoch: int = -1
+    broker: HandlerBroker, replica: int, offset: int, last_fetched_epoch: int = -1, max_wait_ms: int = 0
 ) -> PartitionData:
     request = FetchRequest(
         replica_state=ReplicaState(replica_id=replica, replica_epoch=1),
-        max_wait_ms=0,
-        min_bytes=0,
+        max_wait_ms=max_wait_ms,
+        min_bytes=1 if max_wait_ms else 0,
         max_bytes=1 << 20,
         session_id=0,
         session_epoch=-1,
@@ -94,6 +94,20 @@ async def test_the_high_watermark_waits_for_every_in_sync_follower(cluster_membe
     second = await _follower_fetch(broker, 1, 1)
     assert second.high_watermark == 1
     assert broker.log(TOPIC).high_watermark == 1
+
+
+async def test_a_follower_fetch_waiting_at_the_log_end_moves_the_high_watermark_when_it_arrives(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    await _produce(broker, acks=1)
+    await _follower_fetch(broker, 3, 1)
+    waiting = asyncio.ensure_future(_follower_fetch(broker, 1, 1, max_wait_ms=5000))
+    await asyncio.sleep(0.1)
+    assert not waiting.done()  # nothing new to send: the fetch waits
+    assert broker.log(TOPIC).high_watermark == 1  # but its position counted at once
+    await _produce(broker, acks=1)
+    assert (await asyncio.wait_for(waiting, 5)).records
 
 
 async def test_the_high_watermark_never_moves_backwards(cluster_member: HandlerBroker) -> None:
