@@ -35,6 +35,7 @@ from odradek.cluster.control_requests import (
     PartitionLeadership,
     StopReplicaPartition,
 )
+from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.metadata import ClusterMetadata, LiveBroker, PartitionState
 from odradek.cluster.metadata_update import apply_partition_changes, apply_update_metadata
 from odradek.cluster.replication.isr_updates import CommittedIsr, IsrUpdateFailed, IsrUpdater, ProposedIsr
@@ -230,8 +231,6 @@ class ReplicaManager:
 
     async def close(self) -> None:
         """Stop the ISR changes in flight (broker shutdown)."""
-        from odradek.cluster.controller.cancelling import cancel_and_wait
-
         await asyncio.gather(*(cancel_and_wait(task) for task in list(self._isr_changes)))
 
     def _propose_isr(self, hosted: HostedPartition, new_isr: tuple[int, ...]) -> None:
@@ -490,9 +489,14 @@ class ReplicaManager:
             # high watermark follows its log end after every append. With followers in the ISR it
             # moves only as they catch up (replication), never on this broker's appends alone.
             # (A LogManager of single-node logs, as in handler tests, keeps its own rule.)
+            state_before = self.leading[key].leader_state if key in self.leading else None
             hosted.leader_state = LeaderState.on_become_leader(
                 self.node_id, hosted.replicas, hosted.isr, self.clock_ms()
             )
+            if state_before is not None:
+                # Still the leader (a new epoch, another ISR): as Kafka, what the followers' last
+                # fetches said stays known, so the high watermark need not wait for them again.
+                hosted.leader_state.keep_progress_of(state_before)
             self._refresh_high_watermark_rule(hosted)
             self.leading[key] = hosted
         else:

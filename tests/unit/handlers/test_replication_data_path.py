@@ -47,7 +47,12 @@ async def _leading(broker: HandlerBroker, isr: list[int] | None = None) -> Handl
 
 
 async def _follower_fetch(
-    broker: HandlerBroker, replica: int, offset: int, last_fetched_epoch: int = -1, max_wait_ms: int = 0
+    broker: HandlerBroker,
+    replica: int,
+    offset: int,
+    last_fetched_epoch: int = -1,
+    max_wait_ms: int = 0,
+    leader_epoch: int = 3,
 ) -> PartitionData:
     request = FetchRequest(
         replica_state=ReplicaState(replica_id=replica, replica_epoch=1),
@@ -62,7 +67,7 @@ async def _follower_fetch(
                 partitions=[
                     FetchPartition(
                         partition=0,
-                        current_leader_epoch=3,
+                        current_leader_epoch=leader_epoch,
                         fetch_offset=offset,
                         last_fetched_epoch=last_fetched_epoch,
                         partition_max_bytes=1 << 20,
@@ -261,4 +266,20 @@ async def test_a_caught_up_follower_is_proposed_back_and_holds_the_high_watermar
     await asyncio.sleep(0.05)
     assert replicas.in_sync_replicas(TOPIC, 0) == [2, 3, 1]
     await _follower_fetch(broker, 1, 2)
+    assert broker.log(TOPIC).high_watermark == 2
+
+
+async def test_a_leader_keeps_its_followers_positions_across_its_own_new_epoch(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    await _produce(broker, acks=1)
+    await _produce(broker, acks=1)
+    await _follower_fetch(broker, 1, 2)
+    await _follower_fetch(broker, 3, 1)
+    assert broker.log(TOPIC).high_watermark == 1
+    again = Partition(TOPIC, 0, leader=2, leader_epoch=4, replicas=[2, 3, 1], partition_epoch=1)
+    await broker.call(leader_and_isr([again], {TOPIC: TOPIC_ID}), 7)
+    answer = await _follower_fetch(broker, 3, 2, leader_epoch=4)  # broker 1 said 2 in epoch 3: it counts
+    assert answer.error_code == ErrorCode.NONE
     assert broker.log(TOPIC).high_watermark == 2

@@ -63,6 +63,18 @@ class LeaderState:
         }
         return cls(node_id=node_id, isr=tuple(isr), followers=followers)
 
+    def keep_progress_of(self, earlier: LeaderState) -> None:
+        """Carry the followers' log ends over from this leader's earlier epoch (their catch-up times
+        too, for followers that were out of the ISR; those in it start caught up now)."""
+        for replica, progress in self.followers.items():
+            before = earlier.followers.get(replica)
+            if before is None:
+                continue
+            progress.log_end_offset = before.log_end_offset
+            progress.last_fetch_leader_end = before.last_fetch_leader_end
+            progress.last_fetch_ms = before.last_fetch_ms
+            progress.last_caught_up_ms = max(progress.last_caught_up_ms, before.last_caught_up_ms)
+
     @property
     def maximal_isr(self) -> tuple[int, ...]:
         """The ISR the high watermark waits for: a pending expansion counts already, a pending shrink
