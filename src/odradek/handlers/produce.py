@@ -231,14 +231,17 @@ def _append(
             return _failed(data.index, unverified)
         result = log.append(batches, leader_epoch=partition.leader_epoch)
     except storage_errors.DuplicateSequenceError as duplicate:
-        # An idempotent retry of a batch already in the log: success, with the offsets it got then.
-        return PartitionProduceResponse(
+        # An idempotent retry of a batch already in the log: success, with the offsets it got then;
+        # with acks=all only once the ISR has it (the first attempt may have timed out waiting).
+        response = PartitionProduceResponse(
             index=data.index,
             error_code=ErrorCode.NONE,
             base_offset=duplicate.base_offset,
             log_append_time_ms=-1,
             log_start_offset=duplicate.log_start_offset,
         )
+        _await_replicas_if_needed(tp, log, duplicate.last_offset, request, context, awaiting, response)
+        return response
     except (storage_errors.StorageError, CodecError) as error:
         failed = _failed(data.index, error_code_for(error), error_message_for(error))
         failed.record_errors = _record_errors(error)
@@ -254,11 +257,26 @@ def _append(
         log_append_time_ms=result.log_append_time,
         log_start_offset=result.log_start_offset,
     )
-    if request.acks == -1 and log.high_watermark <= result.last_offset and services.replicas is not None:
-        hosted = services.replicas.leading.get((topic, data.index))
-        epoch = hosted.leader_epoch if hosted is not None else partition.leader_epoch
-        awaiting.append(AwaitingReplicas(tp, log, result.last_offset + 1, epoch, response))
+    _await_replicas_if_needed(tp, log, result.last_offset, request, context, awaiting, response)
     return response
+
+
+def _await_replicas_if_needed(
+    tp: TopicPartition,
+    log: Log,
+    last_offset: int,
+    request: ProduceRequest,
+    context: RequestContext,
+    awaiting: list[AwaitingReplicas],
+    response: PartitionProduceResponse,
+) -> None:
+    """acks=all in a cluster: the answer waits until the high watermark passes `last_offset`."""
+    replicas = context.services.replicas
+    if request.acks != -1 or replicas is None or log.high_watermark > last_offset:
+        return
+    hosted = replicas.leading.get((tp.topic, tp.partition))
+    if hosted is not None:
+        awaiting.append(AwaitingReplicas(tp, log, last_offset + 1, hosted.leader_epoch, response))
 
 
 def _validate_records(records: bytes | memoryview | None, api_version: int) -> None:

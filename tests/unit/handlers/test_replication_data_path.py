@@ -283,3 +283,37 @@ async def test_a_leader_keeps_its_followers_positions_across_its_own_new_epoch(
     answer = await _follower_fetch(broker, 3, 2, leader_epoch=4)  # broker 1 said 2 in epoch 3: it counts
     assert answer.error_code == ErrorCode.NONE
     assert broker.log(TOPIC).high_watermark == 2
+
+
+async def test_an_idempotent_retry_of_a_timed_out_acks_all_batch_waits_for_the_isr_too(
+    cluster_member: HandlerBroker,
+) -> None:
+    from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+    from odradek.protocol.records import RecordBatchBuilder
+
+    broker = await _leading(cluster_member)
+
+    async def produce_idempotent(timeout_ms: int) -> tuple[int, int]:
+        builder = RecordBatchBuilder(0, producer_id=4000, producer_epoch=0, base_sequence=0)
+        builder.append(1_700_000_000_000, None, b"once")
+        request = ProduceRequest(
+            acks=-1,
+            timeout_ms=timeout_ms,
+            topic_data=[
+                TopicProduceData(
+                    name=TOPIC, partition_data=[PartitionProduceData(index=0, records=builder.build())]
+                )
+            ],
+        )
+        response: ProduceResponse = await broker.call(request, 9)
+        answer = response.responses[0].partition_responses[0]
+        return int(answer.error_code), int(answer.base_offset)
+
+    assert await produce_idempotent(100) == (ErrorCode.REQUEST_TIMED_OUT, -1)
+    retried = asyncio.ensure_future(produce_idempotent(5000))
+    await asyncio.sleep(0.2)
+    assert not retried.done()  # a duplicate, but not yet on the followers: no acknowledgement
+    await _follower_fetch(broker, 3, 1)
+    await _follower_fetch(broker, 1, 1)
+    assert await asyncio.wait_for(retried, 5) == (ErrorCode.NONE, 0)
+    assert broker.log(TOPIC).log_end_offset == 1  # appended once
