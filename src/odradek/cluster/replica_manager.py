@@ -206,6 +206,8 @@ class ReplicaManager:
     def shrink_isrs(self) -> None:
         """Kafka's maybeShrinkIsr (every replica.lag.time.max.ms / 2): propose an ISR without the
         followers that have not caught up within the lag."""
+        if self.isr_updater is None:
+            return  # nobody to propose to: the ISR changes only by the controller's decisions
         now = self.clock_ms()
         for hosted in list(self.leading.values()):
             state = hosted.leader_state
