@@ -531,3 +531,20 @@ def test_an_offset_commit_waits_for_the_in_sync_replicas_of_its_offsets_partitio
 def _state_of(cluster: Cluster, topic: str, partition: int) -> dict[str, Any]:
     found: dict[str, Any] = cluster.state(topic, partition)  # type: ignore[attr-defined]
     return found
+
+
+def test_a_follower_stops_cleanly_while_fetching_and_catches_up_after_its_restart(cluster: Cluster) -> None:
+    cluster.create("restarted")
+    _produce_all(cluster, "restarted", [b"before"])
+    follower = _followers(cluster, "restarted")[0]
+    broker = cluster.brokers[follower]
+    assert broker.stop() == 0  # SIGTERM: its fetchers end with it, nothing hangs
+    assert "broker stopped" in broker.log_text()
+    try:
+        _produce_all(cluster, "restarted", [f"while-down-{i}".encode() for i in range(100)])
+    finally:
+        broker.start()
+    wait_until(
+        lambda: len(_state(cluster, "restarted")["isr"]) == 3, PATIENCE_S, "the follower back in sync", 0.1
+    )
+    wait_until(_same_logs(cluster, "restarted"), PATIENCE_S, "the same segment bytes", 0.2)
