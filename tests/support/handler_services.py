@@ -81,7 +81,7 @@ class HandlerBroker:
         self.replicas: ReplicaManager | None = None
         if zookeeper_mode:
             self.replicas = ReplicaManager(node_id, cluster, self.logs)
-            self.replicas.on_high_watermark = self.services.appends.notify  # as Broker._join_cluster
+            self.replicas.leaders.on_high_watermark = self.services.appends.notify  # as Broker._join_cluster
             self.services.join_zookeeper_cluster(self.replicas)
 
     async def create_topic(

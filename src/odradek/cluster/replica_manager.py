@@ -1,7 +1,7 @@
 """The replica manager: which partitions this broker hosts, and which of them it leads (ZooKeeper mode).
 
 The leadership half of Kafka's ReplicaManager (becomeLeaderOrFollower, stopReplicas,
-maybeUpdateMetadataCache); fetching from leaders comes with replication. Every control request is
+maybeUpdateMetadataCache). Every control request is
 fenced first: a controller epoch older than the newest seen is STALE_CONTROLLER_EPOCH, a broker epoch
 older than this broker's registration (its /brokers/ids znode's czxid) STALE_BROKER_EPOCH, both for the
 whole request. Then each partition's state applies only when its leader epoch is newer than the one
@@ -11,17 +11,15 @@ deletion wait in worker threads, and two requests must not interleave around the
 The data path asks `leader_refusal` once per partition: a hit in `leading` (one dictionary lookup) is
 the whole cost of leading the partition at the epoch the client knows.
 
-Replication (Kafka's Partition): a led partition keeps a `LeaderState` of its followers, fed by their
-fetches (`record_follower_fetch`); the high watermark follows the lowest log end over the maximal ISR
-and never moves backwards. ISR changes go to the controller through `isr_updater` (AlterPartition),
-one in flight per partition. Followed partitions are handed to `fetchers` (the replica fetchers).
+Replication: a led partition keeps a `LeaderState` of its followers, which `leaders`
+(replication/leader_replication.py) feeds from their fetches, moving the high watermark and proposing
+ISR changes through `isr_updater`; followed partitions are handed to `fetchers` (the replica fetchers).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -35,16 +33,15 @@ from odradek.cluster.control_requests import (
     PartitionLeadership,
     StopReplicaPartition,
 )
-from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.metadata import ClusterMetadata, LiveBroker, PartitionState
 from odradek.cluster.metadata_update import apply_partition_changes, apply_update_metadata
-from odradek.cluster.replication.isr_updates import CommittedIsr, IsrUpdateFailed, IsrUpdater, ProposedIsr
+from odradek.cluster.replication.isr_updates import IsrUpdater
+from odradek.cluster.replication.leader_replication import LeaderReplication
 from odradek.cluster.replication.leader_state import LeaderState
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.errors import StorageError
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
-from odradek.storage.partition import TopicPartition
 
 log = logging.getLogger("odradek.cluster.replicas")
 
@@ -118,17 +115,10 @@ class ReplicaManager:
         #: Called after an UpdateMetadata changed the cache (the wiring gives new cache entries the
         #: topic configs it read from ZooKeeper).
         self.on_metadata_update: Callable[[], None] | None = None
-        #: Sends ISR changes to the controller (AlterPartition): the wiring point of
-        #: alter_partition.AlterPartitionManager. None: this broker proposes no ISR change.
-        self.isr_updater: IsrUpdater | None = None
         #: The replica fetchers that follow the partitions led elsewhere (None: nothing is fetched).
         self.fetchers: FollowerFetchers | None = None
-        #: Called when a led partition's high watermark moved (wakes delayed fetches and acks=all waits).
-        self.on_high_watermark: Callable[[TopicPartition], None] | None = None
-        #: `replica.lag.time.max.ms`: how long a follower may go without catching up and stay in the ISR.
-        self.replica_lag_time_max_ms = 30_000
-        self.clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)
-        self._isr_changes: set[asyncio.Task[None]] = set()
+        #: The leader's half of replication (followers' positions, high watermark, ISR changes).
+        self.leaders = LeaderReplication(node_id, cluster, logs.single_node, self.leading)
         self._state_change = asyncio.Lock()
 
     # ----- the data path -----------------------------------------------------------------------------
@@ -163,159 +153,15 @@ class ReplicaManager:
         hosted = self.leading.get((topic, partition))
         return list(hosted.isr) if hosted is not None else None
 
-    # ----- replication: the leader's side ------------------------------------------------------------
+    @property
+    def isr_updater(self) -> IsrUpdater | None:
+        """The sender of ISR changes (AlterPartition to the controller): the wiring point of
+        alter_partition.AlterPartitionManager. None: leaders propose no ISR change."""
+        return self.leaders.isr_updater
 
-    def is_replica(self, topic: str, partition: int, replica_id: int) -> bool:
-        """Whether `replica_id` may fetch the partition from this leader as a follower."""
-        hosted = self.leading.get((topic, partition))
-        return hosted is not None and replica_id in hosted.replicas and replica_id != self.node_id
-
-    def record_follower_fetch(self, topic: str, partition: int, replica_id: int, fetch_offset: int) -> None:
-        """A follower fetched the partition from `fetch_offset` (its log end): Kafka's
-        updateFollowerFetchState, then maybeExpandIsr and maybeIncrementLeaderHW."""
-        hosted = self.leading.get((topic, partition))
-        if hosted is None or hosted.leader_state is None:
-            return
-        state = hosted.leader_state
-        progress = state.followers.get(replica_id)
-        if progress is None:
-            return
-        progress.record_fetch(fetch_offset, hosted.log.log_end_offset, self.clock_ms())
-        self.maybe_advance_high_watermark(hosted)
-        epoch_start = _epoch_start_offset(hosted)
-        if state.pending_isr is None and state.may_join_isr(
-            replica_id, hosted.log.high_watermark, epoch_start
-        ):
-            self._propose_isr(hosted, (*hosted.isr, replica_id))
-
-    def maybe_advance_high_watermark(self, hosted: HostedPartition) -> bool:
-        """Move the HW up to the lowest log end over the maximal ISR; True (and the waiters woken) when
-        it moved. A leader alone in its ISR lets its log do this on every append."""
-        state = hosted.leader_state
-        if state is None:
-            return False
-        replica_log = hosted.log
-        candidate = state.high_watermark(replica_log.log_end_offset)
-        if candidate <= replica_log.high_watermark:
-            return False
-        replica_log.update_high_watermark(candidate)
-        if self.on_high_watermark is not None:
-            self.on_high_watermark(TopicPartition(hosted.topic, hosted.partition))
-        return True
-
-    def shrink_isrs(self) -> None:
-        """Kafka's maybeShrinkIsr (every replica.lag.time.max.ms / 2): propose an ISR without the
-        followers that have not caught up within the lag."""
-        if self.isr_updater is None:
-            return  # nobody to propose to: the ISR changes only by the controller's decisions
-        now = self.clock_ms()
-        for hosted in list(self.leading.values()):
-            state = hosted.leader_state
-            if state is None or state.pending_isr is not None:
-                continue
-            lagging = state.out_of_sync(now, self.replica_lag_time_max_ms)
-            if lagging:
-                log.info(
-                    "shrinking the ISR of %s-%d from %s: %s not caught up within %d ms",
-                    hosted.topic,
-                    hosted.partition,
-                    hosted.isr,
-                    lagging,
-                    self.replica_lag_time_max_ms,
-                )
-                self._propose_isr(hosted, tuple(r for r in hosted.isr if r not in lagging))
-
-    async def run_isr_shrinks(self) -> None:
-        """The periodic ISR check, until cancelled."""
-        while True:
-            await asyncio.sleep(max(self.replica_lag_time_max_ms, 2) / 2000)
-            self.shrink_isrs()
-
-    async def close(self) -> None:
-        """Stop the ISR changes in flight (broker shutdown)."""
-        await asyncio.gather(*(cancel_and_wait(task) for task in list(self._isr_changes)))
-
-    def _propose_isr(self, hosted: HostedPartition, new_isr: tuple[int, ...]) -> None:
-        state = hosted.leader_state
-        if self.isr_updater is None or state is None or state.pending_isr is not None:
-            return
-        proposal = ProposedIsr(
-            topic=hosted.topic,
-            topic_id=hosted.topic_id,
-            partition=hosted.partition,
-            leader_epoch=hosted.leader_epoch,
-            new_isr=new_isr,
-            partition_epoch=hosted.partition_epoch,
-        )
-        state.pending_isr = new_isr
-        self._refresh_high_watermark_rule(hosted)
-        task = asyncio.get_running_loop().create_task(
-            self._submit(hosted, state, proposal), name=f"isr-{hosted.topic}-{hosted.partition}"
-        )
-        self._isr_changes.add(task)
-        task.add_done_callback(self._isr_changes.discard)
-
-    async def _submit(self, hosted: HostedPartition, state: LeaderState, proposal: ProposedIsr) -> None:
-        assert self.isr_updater is not None
-        try:
-            committed = await self.isr_updater.submit(proposal)
-        except IsrUpdateFailed as error:
-            log.info(
-                "ISR change of %s-%d to %s refused: %s",
-                proposal.topic,
-                proposal.partition,
-                list(proposal.new_isr),
-                error.error_code.name,
-            )
-            committed = None
-        except Exception as error:
-            log.warning("ISR change of %s-%d failed", proposal.topic, proposal.partition, exc_info=error)
-            committed = None
-        finally:
-            state.pending_isr = None
-        if (
-            hosted.leader_state is not state
-            or self.leading.get((hosted.topic, hosted.partition)) is not hosted
-        ):
-            return  # a LeaderAndIsr has moved the partition on meanwhile
-        if committed is not None:
-            self._apply_committed_isr(hosted, committed)
-        self._refresh_high_watermark_rule(hosted)
-        self.maybe_advance_high_watermark(hosted)
-
-    def _apply_committed_isr(self, hosted: HostedPartition, committed: CommittedIsr) -> None:
-        if (
-            committed.leader_epoch != hosted.leader_epoch
-            or committed.partition_epoch < hosted.partition_epoch
-        ):
-            return
-        hosted.isr = list(committed.isr)
-        hosted.partition_epoch = committed.partition_epoch
-        assert hosted.leader_state is not None
-        hosted.leader_state.isr = tuple(committed.isr)
-        log.info("ISR of %s-%d is now %s", hosted.topic, hosted.partition, hosted.isr)
-        cached = self.cluster.partition(hosted.topic, hosted.partition)
-        if cached is not None and cached.leader_epoch <= hosted.leader_epoch:
-            update = PartitionState(
-                partition=hosted.partition,
-                leader_id=hosted.leader,
-                leader_epoch=hosted.leader_epoch,
-                replicas=list(hosted.replicas),
-                isr=list(hosted.isr),
-                offline_replicas=list(cached.offline_replicas),
-            )
-            apply_partition_changes(self.cluster, hosted.topic, {hosted.partition: update}, hosted.topic_id)
-
-    def _refresh_high_watermark_rule(self, hosted: HostedPartition) -> None:
-        """A leader whose maximal ISR is itself alone moves its HW with every append (its log does);
-        otherwise the followers' fetches move it."""
-        state = hosted.leader_state
-        alone = state is not None and state.maximal_isr == (self.node_id,)
-        hosted.log.auto_high_watermark = alone or self.logs.single_node
-        if alone and hosted.log.high_watermark < hosted.log.log_end_offset:
-            hosted.log.update_high_watermark(hosted.log.log_end_offset)
-            if self.on_high_watermark is not None:
-                self.on_high_watermark(TopicPartition(hosted.topic, hosted.partition))
+    @isr_updater.setter
+    def isr_updater(self, updater: IsrUpdater | None) -> None:
+        self.leaders.isr_updater = updater
 
     # ----- control requests --------------------------------------------------------------------------
 
@@ -491,15 +337,8 @@ class ReplicaManager:
             # high watermark follows its log end after every append. With followers in the ISR it
             # moves only as they catch up (replication), never on this broker's appends alone.
             # (A LogManager of single-node logs, as in handler tests, keeps its own rule.)
-            state_before = self.leading[key].leader_state if key in self.leading else None
-            hosted.leader_state = LeaderState.on_become_leader(
-                self.node_id, hosted.replicas, hosted.isr, self.clock_ms()
-            )
-            if state_before is not None:
-                # Still the leader (a new epoch, another ISR): as Kafka, what the followers' last
-                # fetches said stays known, so the high watermark need not wait for them again.
-                hosted.leader_state.keep_progress_of(state_before)
-            self._refresh_high_watermark_rule(hosted)
+            before = self.leading[key].leader_state if key in self.leading else None
+            self.leaders.on_become_leader(hosted, before)
             self.leading[key] = hosted
         else:
             replica_log.auto_high_watermark = self.logs.single_node
@@ -532,14 +371,6 @@ class ReplicaManager:
         failed = [replica_log.topic_partition.partition for replica_log in job.logs]
         self.logs.complete_partition_deletion(job)
         return failed
-
-
-def _epoch_start_offset(hosted: HostedPartition) -> int:
-    """Where the leader's current epoch began in its log (assigned when it became leader)."""
-    for entry in reversed(hosted.log.leader_epoch_cache.entries):
-        if entry.epoch <= hosted.leader_epoch:
-            return entry.start_offset
-    return hosted.log.log_end_offset
 
 
 def _leadership(hosted: HostedPartition) -> PartitionLeadership:

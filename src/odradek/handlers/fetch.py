@@ -120,7 +120,7 @@ def _record_follower_fetches(
     for entry, data in zip(partitions, results, strict=True):
         if data.error_code != ErrorCode.NONE or _diverging(data):
             continue
-        replicas.record_follower_fetch(entry.topic, entry.partition, replica_id, entry.fetch_offset)
+        replicas.leaders.record_follower_fetch(entry.topic, entry.partition, replica_id, entry.fetch_offset)
         log = context.services.logs.get_log(entry.topic, entry.partition)
         if log is not None:
             data.high_watermark = log.high_watermark
@@ -278,7 +278,7 @@ def _read_partition(
     if (
         replica_id >= 0
         and replicas is not None
-        and not replicas.is_replica(entry.topic, entry.partition, replica_id)
+        and not replicas.leaders.is_replica(entry.topic, entry.partition, replica_id)
     ):
         return _error(entry, ErrorCode.NOT_LEADER_OR_FOLLOWER), 0
     if context.api_version >= 12 and entry.last_fetched_epoch >= 0:

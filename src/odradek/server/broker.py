@@ -238,13 +238,13 @@ class Broker:
         """Register in ZooKeeper and run for controller, once the listeners serve (the controller
         sends LeaderAndIsr and UpdateMetadata to the endpoints registered)."""
         replicas = ReplicaManager(self.node_id, services.cluster, self.logs)
-        replicas.replica_lag_time_max_ms = self.config.replica_lag_time_max_ms
-        replicas.on_high_watermark = services.appends.notify
+        replicas.leaders.replica_lag_time_max_ms = self.config.replica_lag_time_max_ms
+        replicas.leaders.on_high_watermark = services.appends.notify
         self.fetchers = replica_fetchers(self.config, self._live_config, services, self.logs, replicas)
         replicas.fetchers = self.fetchers
         if Broker.isr_updater_factory is not None:
             replicas.isr_updater = Broker.isr_updater_factory(member, services)
-        self.tasks.append(asyncio.get_running_loop().create_task(replicas.run_isr_shrinks()))
+        self.tasks.append(asyncio.get_running_loop().create_task(replicas.leaders.run_isr_shrinks()))
         assert member.zk is not None
         topic_configs = TopicConfigSync(member.zk, services.cluster, self.logs)
 
@@ -377,7 +377,7 @@ class Broker:
         if self.fetchers is not None:
             await self.fetchers.shutdown()  # before the logs close: no append may come after
         if self.member is not None and self.member.replicas is not None:
-            await self.member.replicas.close()
+            await self.member.replicas.leaders.close()
         if self.services is not None:
             await self.services.topics.drain()  # a topic creation under way finishes its files first
         if self.member is not None:

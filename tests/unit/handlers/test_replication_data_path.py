@@ -216,10 +216,10 @@ async def test_acks_all_after_the_isr_shrank_below_min_insync_is_not_enough_repl
         replicas.isr_updater = controller
         produced = asyncio.ensure_future(_produce(broker, acks=-1))
         await asyncio.sleep(0.05)
-        now = replicas.clock_ms()
-        replicas.clock_ms = lambda: now + replicas.replica_lag_time_max_ms + 1  # time passes
+        now = replicas.leaders.clock_ms()
+        replicas.leaders.clock_ms = lambda: now + replicas.leaders.replica_lag_time_max_ms + 1  # time passes
         await _follower_fetch(broker, 1, 1)  # broker 1 caught up; broker 3 never fetched
-        replicas.shrink_isrs()
+        replicas.leaders.shrink_isrs()
         answer = await asyncio.wait_for(produced, 5)
         assert [p.new_isr for p in controller.proposals] == [(2, 1)]
         assert answer == (ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, -1)
