@@ -148,10 +148,18 @@ class ReplicaManager:
             return Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, hosted.leader, hosted.leader_epoch)
         return Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, known.leader_id, known.leader_epoch)
 
-    def in_sync_replicas(self, topic: str, partition: int) -> list[int] | None:
-        """The ISR of a partition led here (None when it is not led here)."""
+    def under_min_isr(
+        self, topic: str, partition: int, min_insync_replicas: int, maximal: bool = False
+    ) -> bool:
+        """Whether a partition led here has fewer in-sync replicas than Kafka's effective minimum,
+        min(min.insync.replicas, replication factor) (Partition.effectiveMinIsr); `maximal` counts a
+        pending ISR expansion, as the check of a waiting acks=all does. Not led here: True."""
         hosted = self.leading.get((topic, partition))
-        return list(hosted.isr) if hosted is not None else None
+        if hosted is None:
+            return True
+        state = hosted.leader_state
+        isr = state.maximal_isr if maximal and state is not None else hosted.isr
+        return len(isr) < min(min_insync_replicas, len(hosted.replicas))
 
     @property
     def isr_updater(self) -> IsrUpdater | None:

@@ -4,7 +4,8 @@ After the leader's append, each partition waits until its high watermark passes 
 offset. The wait is the same delayed operation that fetches use: the high watermark's moves notify the
 partition (as appends do), and the waiter re-checks. The answer per partition is as Kafka's
 checkEnoughReplicasReachOffset: NONE when the HW passed and the ISR still has min.insync.replicas,
-NOT_ENOUGH_REPLICAS_AFTER_APPEND when it passed but the ISR has shrunk below that by then,
+NOT_ENOUGH_REPLICAS_AFTER_APPEND when it passed but the (maximal) ISR has shrunk below Kafka's effective
+minimum, min(min.insync.replicas, replication factor), by then,
 NOT_LEADER_OR_FOLLOWER when the leadership moved away meanwhile, REQUEST_TIMED_OUT after timeout_ms.
 On a single node (and for a leader alone in its ISR) the HW is the log end after the append: no wait.
 """
@@ -67,7 +68,8 @@ def _outcome(entry: AwaitingReplicas, context: RequestContext) -> ErrorCode | No
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
     if entry.log.high_watermark < entry.required_offset:
         return None
-    if len(hosted.isr) < context.services.topics.min_insync_replicas(entry.partition.topic):
+    topic, index = entry.partition
+    if replicas.under_min_isr(topic, index, context.services.topics.min_insync_replicas(topic), maximal=True):
         return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
     return ErrorCode.NONE
 

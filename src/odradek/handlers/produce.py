@@ -19,7 +19,8 @@ Version notes:
 - acks=0 gets no response at all, unless a partition failed: then the connection is closed, as Kafka
   closes it, so that the producer notices and refreshes its metadata (the other partitions are still
   appended). acks=-1 fails with NOT_ENOUGH_REPLICAS (nothing appended) when the ISR is smaller than
-  `min.insync.replicas`; else it appends and waits for the in-sync replicas (on a single node, itself)
+  `min.insync.replicas` (in a cluster, than Kafka's min(min.insync.replicas, replication factor)); else
+  it appends and waits for the in-sync replicas (on a single node, itself)
   up to timeout_ms: see delayed_produce.py. The connection handles one request at a time, as Kafka's
   muted channel does, so the responses stay in request order.
 - With an authorizer: a transactional Produce needs WRITE on its transactional id, else every partition
@@ -218,10 +219,7 @@ def _append(
         return _failed(
             data.index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"cannot produce to internal topic {topic}"
         )
-    isr = (
-        partition.isr if services.replicas is None else services.replicas.in_sync_replicas(topic, data.index)
-    )
-    if request.acks == -1 and len(isr or ()) < services.topics.min_insync_replicas(topic):
+    if request.acks == -1 and _under_min_isr(topic, data.index, partition.isr, context):
         return _failed(data.index, ErrorCode.NOT_ENOUGH_REPLICAS)
     assert records is not None  # checked above for every version
     try:
@@ -259,6 +257,16 @@ def _append(
     )
     _await_replicas_if_needed(tp, log, result.last_offset, request, context, awaiting, response)
     return response
+
+
+def _under_min_isr(topic: str, index: int, cached_isr: list[int], context: RequestContext) -> bool:
+    """acks=all's refusal: in a cluster, Kafka's effective minimum min(min.insync.replicas, replication
+    factor) over the leader's ISR; on a single node, min.insync.replicas over the one replica."""
+    min_insync = context.services.topics.min_insync_replicas(topic)
+    replicas = context.services.replicas
+    if replicas is None:
+        return len(cached_isr) < min_insync
+    return replicas.under_min_isr(topic, index, min_insync)
 
 
 def _await_replicas_if_needed(

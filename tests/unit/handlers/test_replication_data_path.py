@@ -191,6 +191,22 @@ async def test_acks_all_with_the_isr_below_min_insync_appends_nothing(tmp_path: 
         broker.close()
 
 
+async def test_acks_all_on_fewer_replicas_than_min_insync_needs_only_all_of_them(tmp_path: Path) -> None:
+    broker = HandlerBroker(
+        tmp_path / "member", node_id=2, zookeeper_mode=True, replicated=True, **{"min.insync.replicas": "3"}
+    )
+    try:
+        led = Partition(TOPIC, 0, leader=2, leader_epoch=3, replicas=[2, 3], isr=[2, 3])
+        await broker.call(update_metadata(BROKERS, [led], {TOPIC: TOPIC_ID}), 8)
+        await broker.call(leader_and_isr([led], {TOPIC: TOPIC_ID}), 7)
+        produced = asyncio.ensure_future(_produce(broker, acks=-1))  # Kafka's min(3, RF 2) = 2: both
+        await asyncio.sleep(0.05)
+        await _follower_fetch(broker, 3, 1)
+        assert await asyncio.wait_for(produced, 5) == (ErrorCode.NONE, 0)
+    finally:
+        broker.close()
+
+
 class _Controller:
     """An IsrUpdater that commits every proposal at the next partition epoch."""
 
@@ -264,7 +280,7 @@ async def test_a_caught_up_follower_is_proposed_back_and_holds_the_high_watermar
     assert len(controller.proposals) == 1  # one change in flight per partition
     controller.answer.set_result(None)
     await asyncio.sleep(0.05)
-    assert replicas.in_sync_replicas(TOPIC, 0) == [2, 3, 1]
+    assert replicas.leading[(TOPIC, 0)].isr == [2, 3, 1]
     await _follower_fetch(broker, 1, 2)
     assert broker.log(TOPIC).high_watermark == 2
 
