@@ -81,7 +81,10 @@ class HandlerBroker:
         self.replicas: ReplicaManager | None = None
         if zookeeper_mode:
             self.replicas = ReplicaManager(node_id, cluster, self.logs)
-            self.replicas.leaders.on_high_watermark = self.services.appends.notify  # as Broker._join_cluster
+            # as Broker._join_cluster
+            self.replicas.leaders.on_high_watermark = self.services.appends.wake
+            self.replicas.leaders.min_insync_replicas = self.services.topics.min_insync_replicas
+            self.services.appends.on_append = self.replicas.leaders.on_append
             self.services.join_zookeeper_cluster(self.replicas)
 
     async def create_topic(

@@ -148,18 +148,12 @@ class ReplicaManager:
             return Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, hosted.leader, hosted.leader_epoch)
         return Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, known.leader_id, known.leader_epoch)
 
-    def under_min_isr(
-        self, topic: str, partition: int, min_insync_replicas: int, maximal: bool = False
-    ) -> bool:
+    def under_min_isr(self, topic: str, partition: int, maximal: bool = False) -> bool:
         """Whether a partition led here has fewer in-sync replicas than Kafka's effective minimum,
-        min(min.insync.replicas, replication factor) (Partition.effectiveMinIsr); `maximal` counts a
-        pending ISR expansion, as the check of a waiting acks=all does. Not led here: True."""
+        min(min.insync.replicas, replication factor); `maximal` counts a pending ISR expansion, as the
+        check of a waiting acks=all does. Not led here: True."""
         hosted = self.leading.get((topic, partition))
-        if hosted is None:
-            return True
-        state = hosted.leader_state
-        isr = state.maximal_isr if maximal and state is not None else hosted.isr
-        return len(isr) < min(min_insync_replicas, len(hosted.replicas))
+        return hosted is None or self.leaders.under_min_isr(hosted, maximal)
 
     @property
     def isr_updater(self) -> IsrUpdater | None:

@@ -69,7 +69,7 @@ def _outcome(entry: AwaitingReplicas, context: RequestContext) -> ErrorCode | No
     if entry.log.high_watermark < entry.required_offset:
         return None
     topic, index = entry.partition
-    if replicas.under_min_isr(topic, index, context.services.topics.min_insync_replicas(topic), maximal=True):
+    if replicas.under_min_isr(topic, index, maximal=True):
         return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
     return ErrorCode.NONE
 

@@ -266,7 +266,7 @@ def _under_min_isr(topic: str, index: int, cached_isr: list[int], context: Reque
     replicas = context.services.replicas
     if replicas is None:
         return len(cached_isr) < min_insync
-    return replicas.under_min_isr(topic, index, min_insync)
+    return replicas.under_min_isr(topic, index)
 
 
 def _await_replicas_if_needed(

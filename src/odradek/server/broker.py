@@ -239,7 +239,9 @@ class Broker:
         sends LeaderAndIsr and UpdateMetadata to the endpoints registered)."""
         replicas = ReplicaManager(self.node_id, services.cluster, self.logs)
         replicas.leaders.replica_lag_time_max_ms = self.config.replica_lag_time_max_ms
-        replicas.leaders.on_high_watermark = services.appends.notify
+        replicas.leaders.on_high_watermark = services.appends.wake
+        replicas.leaders.min_insync_replicas = services.topics.min_insync_replicas
+        services.appends.on_append = replicas.leaders.on_append
         self.fetchers = replica_fetchers(self.config, self._live_config, services, self.logs, replicas)
         replicas.fetchers = self.fetchers
         if Broker.isr_updater_factory is not None:

@@ -25,14 +25,23 @@ def test_a_follower_reaching_the_previous_leader_end_was_caught_up_at_the_previo
 
 def test_the_high_watermark_is_the_lowest_end_over_the_maximal_isr() -> None:
     state = LeaderState.on_become_leader(1, [1, 2, 3], [1, 2], now_ms=0)
-    assert state.high_watermark(10) == UNKNOWN_OFFSET  # broker 2 not heard from yet
+    assert state.high_watermark(10, now_ms=100_000, lag_time_max_ms=10) == UNKNOWN_OFFSET  # 2 unheard
     state.followers[2].record_fetch(7, 10, 1)
     state.followers[3].record_fetch(3, 10, 1)
-    assert state.high_watermark(10) == 7  # broker 3 is not in the ISR
+    assert state.high_watermark(10, 100_000, 10) == 7  # broker 3 is neither in the ISR nor caught up
     state.pending_isr = (1, 2, 3)
-    assert state.high_watermark(10) == 3  # a pending expansion counts already
+    assert state.high_watermark(10, 100_000, 10) == 3  # a pending expansion counts already
     state.pending_isr = (1,)
-    assert state.high_watermark(10) == 7  # a pending shrink does not yet
+    assert state.high_watermark(10, 100_000, 10) == 7  # a pending shrink does not yet
+
+
+def test_a_caught_up_follower_outside_the_isr_holds_the_high_watermark_so_it_can_join() -> None:
+    state = LeaderState.on_become_leader(1, [1, 2, 3], [1, 2], now_ms=0)
+    state.followers[3].record_fetch(10, 10, 1000)  # caught up at 1000
+    state.followers[3].record_fetch(10, 14, 1500)  # the leader has appended since
+    state.followers[2].record_fetch(14, 14, 1500)
+    assert state.high_watermark(14, now_ms=2000, lag_time_max_ms=3000) == 10  # broker 3 may join soon
+    assert state.high_watermark(14, now_ms=9000, lag_time_max_ms=3000) == 14  # no longer caught up
 
 
 def test_followers_not_caught_up_within_the_lag_are_out_of_sync() -> None:

@@ -49,6 +49,8 @@ class LeaderReplication:
         self.on_high_watermark: Callable[[TopicPartition], None] | None = None
         #: `replica.lag.time.max.ms`: how long a follower may go without catching up and stay in the ISR.
         self.replica_lag_time_max_ms = 30_000
+        #: A topic's `min.insync.replicas` (the broker's topic configs).
+        self.min_insync_replicas: Callable[[str], int] = lambda _topic: 1
         self.clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)
         self._isr_changes: set[asyncio.Task[None]] = set()
 
@@ -86,14 +88,31 @@ class LeaderReplication:
         ):
             self._propose_isr(hosted, (*hosted.isr, replica_id))
 
+    def on_append(self, partition: object) -> None:
+        """After an append to a partition led here: Kafka's maybeIncrementLeaderHW."""
+        if isinstance(partition, TopicPartition):
+            hosted = self.leading.get((partition.topic, partition.partition))
+            if hosted is not None:
+                self.maybe_advance_high_watermark(hosted)
+
+    def under_min_isr(self, hosted: HostedPartition, maximal: bool = False) -> bool:
+        """Fewer in-sync replicas than Kafka's effective minimum, min(min.insync.replicas, replication
+        factor) (Partition.effectiveMinIsr); `maximal` counts a pending expansion."""
+        state = hosted.leader_state
+        isr = state.maximal_isr if maximal and state is not None else hosted.isr
+        return len(isr) < min(self.min_insync_replicas(hosted.topic), len(hosted.replicas))
+
     def maybe_advance_high_watermark(self, hosted: HostedPartition) -> bool:
         """Move the HW up to the lowest log end over the maximal ISR; True (and the waiters woken) when
-        it moved. A leader alone in its ISR lets its log do this on every append."""
+        it moved. As Kafka 3.7+, not while the ISR is under its minimum: what only fewer replicas hold
+        stays invisible. A partition without followers lets its log do this on every append."""
         state = hosted.leader_state
-        if state is None:
+        if state is None or self.under_min_isr(hosted):
             return False
         replica_log = hosted.log
-        candidate = state.high_watermark(replica_log.log_end_offset)
+        candidate = state.high_watermark(
+            replica_log.log_end_offset, self.clock_ms(), self.replica_lag_time_max_ms
+        )
         if candidate <= replica_log.high_watermark:
             return False
         replica_log.update_high_watermark(candidate)
@@ -205,15 +224,16 @@ class LeaderReplication:
             apply_partition_changes(self.cluster, hosted.topic, {hosted.partition: update}, hosted.topic_id)
 
     def _refresh_high_watermark_rule(self, hosted: HostedPartition) -> None:
-        """A leader whose maximal ISR is itself alone moves its HW with every append (its log does);
-        otherwise the followers' fetches move it."""
-        state = hosted.leader_state
-        alone = state is not None and state.maximal_isr == (self.node_id,)
+        """A partition with no follower moves its HW with every append (its log does); otherwise the
+        leader's appends, its followers' fetches and ISR changes move it (`maybe_advance_...`)."""
+        alone = hosted.replicas == [self.node_id]
         hosted.log.auto_high_watermark = alone or self.single_node
         if alone and hosted.log.high_watermark < hosted.log.log_end_offset:
             hosted.log.update_high_watermark(hosted.log.log_end_offset)
             if self.on_high_watermark is not None:
                 self.on_high_watermark(TopicPartition(hosted.topic, hosted.partition))
+        else:
+            self.maybe_advance_high_watermark(hosted)
 
 
 def _epoch_start_offset(hosted: HostedPartition) -> int:

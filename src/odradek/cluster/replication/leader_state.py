@@ -32,6 +32,10 @@ class FollowerProgress:
     last_fetch_leader_end: int = UNKNOWN_OFFSET
     last_fetch_ms: int = 0
 
+    def is_caught_up(self, leader_end: int, now_ms: int, lag_time_max_ms: int) -> bool:
+        """Kafka's Replica.isCaughtUp: at the leader's end, or caught up within the lag."""
+        return self.log_end_offset == leader_end or now_ms - self.last_caught_up_ms <= lag_time_max_ms
+
     def record_fetch(self, fetch_offset: int, leader_end: int, now_ms: int) -> None:
         if fetch_offset >= leader_end:
             self.last_caught_up_ms = max(self.last_caught_up_ms, now_ms)
@@ -83,14 +87,19 @@ class LeaderState:
             return self.isr
         return tuple(dict.fromkeys((*self.isr, *self.pending_isr)))
 
-    def high_watermark(self, leader_end: int) -> int:
+    def high_watermark(self, leader_end: int, now_ms: int, lag_time_max_ms: int) -> int:
         """The lowest log end over the leader and the maximal ISR (a follower not heard from yet holds
-        it at UNKNOWN_OFFSET, below any real offset)."""
+        it at UNKNOWN_OFFSET, below any real offset), and over the followers outside it that are caught
+        up (Kafka's shouldWaitForReplicaToJoinIsr: under steady appends a follower could otherwise never
+        reach the high watermark to rejoin)."""
         ends = [leader_end]
-        for replica in self.maximal_isr:
-            if replica != self.node_id:
-                progress = self.followers.get(replica)
-                ends.append(progress.log_end_offset if progress is not None else UNKNOWN_OFFSET)
+        maximal = self.maximal_isr
+        for replica in maximal:
+            if replica != self.node_id and replica not in self.followers:
+                ends.append(UNKNOWN_OFFSET)
+        for replica, progress in self.followers.items():
+            if replica in maximal or progress.is_caught_up(leader_end, now_ms, lag_time_max_ms):
+                ends.append(progress.log_end_offset)
         return min(ends)
 
     def out_of_sync(self, now_ms: int, lag_time_max_ms: int) -> list[int]:
