@@ -43,9 +43,9 @@ def start_acl_broker(data_dir: Path, extra: dict[str, str] | None = None) -> tup
     return BrokerProcess(data_dir, settings, port=plain).start(), sasl
 
 
-def sasl_client(port: int, user: str) -> RawClient:
+def sasl_client(port: int, user: str, host: str = "127.0.0.1") -> RawClient:
     """A raw client authenticated with SASL PLAIN (SaslHandshake v1, then SaslAuthenticate v2)."""
-    client = RawClient(port, client_id=f"{user}-client")
+    client = RawClient(port, client_id=f"{user}-client", host=host)
     handshake = client.request(SaslHandshakeRequest(mechanism="PLAIN"), 1)
     assert handshake.error_code == ErrorCode.NONE, handshake
     token = b"\0" + user.encode() + b"\0" + USERS[user].encode()

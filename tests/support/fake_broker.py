@@ -3,7 +3,8 @@
 answers success. Register it in ZooKeeper with `registration()` so the controller connects to it.
 
 Reusable by the wiring step: `FakeBroker(broker_id)`, `await start()`, `requests_of(api_key)`,
-`await wait_for(predicate)`, `await stop()`.
+`await wait_for(predicate)`, `await stop()`. A test that plays the controller (AlterPartition) gives a
+`responder`: it returns the response to send, or None to leave the request unanswered.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import asyncio
 import contextlib
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +37,15 @@ class Received:
 
 
 class FakeBroker:
-    def __init__(self, broker_id: int, listener: str = "PLAINTEXT", host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        listener: str = "PLAINTEXT",
+        host: str = "127.0.0.1",
+        responder: Callable[[Received], Awaitable[Any]] | None = None,
+    ) -> None:
         self.broker_id = broker_id
+        self.responder = responder
         self.listener = listener
         self.host = host
         self.port = 0
@@ -96,9 +104,15 @@ class FakeBroker:
             while True:
                 (size,) = _SIZE.unpack(await reader.readexactly(4))
                 header, body = decode_request(await reader.readexactly(size))
-                self.received.append(Received(header, body))
-                # every field of a response has a default meaning success (error_code 0, no errors)
-                response = RESPONSES[header.request_api_key](error_code=0)
+                received = Received(header, body)
+                self.received.append(received)
+                if self.responder is not None:
+                    response = await self.responder(received)
+                    if response is None:
+                        continue
+                else:
+                    # every field of a response has a default meaning success (error_code 0, no errors)
+                    response = RESPONSES[header.request_api_key](error_code=0)
                 writer.write(encode_response(response, header.request_api_version, header.correlation_id))
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):

@@ -1,7 +1,8 @@
 """Golden znode contents, written from what Kafka 3.9 writes (core/src/main/scala/kafka/zk/ZkData.scala:
 the encode methods of ClusterIdZNode, BrokerIdZNode, TopicZNode, TopicPartitionStateZNode,
 ControllerZNode, ControllerEpochZNode, ConfigEntityZNode, ConfigEntityChangeNotificationSequenceZNode,
-ProducerIdBlockZNode), and a comparison that tells 1 from "1" and from true.
+ProducerIdBlockZNode, ResourceZNode and the ACL change stores; ScramCredentialUtils for the SCRAM
+values in /config/users), and a comparison that tells 1 from "1" and from true.
 """
 
 from __future__ import annotations
@@ -35,6 +36,21 @@ CONTROLLER_ZNODE = '{"version":2,"brokerid":1,"timestamp":"1700000000000","kraft
 CONTROLLER_EPOCH_ZNODE = b"5"
 TOPIC_CONFIG_ZNODE = '{"version":1,"config":{"retention.ms":"60000","cleanup.policy":"compact"}}'
 CONFIG_CHANGE_ZNODE = '{"version":2,"entity_path":"topics/orders"}'
+#: ResourceZNode.encode (AclEntry.toJsonCompatibleMap): one object per ACL, Kafka's PascalCase names.
+ACL_ZNODE = (
+    '{"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow","operation":"Read","host":"*"}]}'
+)
+#: LiteralAclChangeStore.encode: Java's ResourceType.toString (the enum name), ':' and the name.
+LITERAL_ACL_CHANGE = b"TOPIC:orders"
+#: ExtendedAclChangeStore.encode: an ExtendedAclChangeEvent.
+EXTENDED_ACL_CHANGE = '{"version":1,"resourceType":"GROUP","name":"team-","patternType":"PREFIXED"}'
+#: ConfigEntityZNode of a user with a SCRAM credential (ScramCredentialUtils.credentialToString) and a
+#: quota another tool wrote, kept when the credential changes.
+SCRAM_USER_CONFIG_TEMPLATE = (
+    '{{"version":1,"config":{{"producer_byte_rate":"1024","SCRAM-SHA-256":'
+    '"salt={salt},stored_key={stored_key},server_key={server_key},iterations=4096"}}}}'
+)
+USER_CONFIG_CHANGE_ZNODE = '{"version":2,"entity_path":"users/alice"}'
 PRODUCER_ID_BLOCK_ZNODE = '{"version":1,"broker":1,"block_start":"0","block_end":"999"}'
 
 

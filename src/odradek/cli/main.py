@@ -15,6 +15,7 @@ from odradek.cli import (
     groups,
     pipeline,
     produce,
+    quotas,
     topics,
     transactions,
     users,
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     acls.add_parser(subcommands)
     transactions.add_parser(subcommands)
     users.add_parser(subcommands)
+    quotas.add_parser(subcommands)
     pipeline.add_parser(subcommands)
     console.add_parser(subcommands)
     share_examples(parser)

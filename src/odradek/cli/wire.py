@@ -1,13 +1,14 @@
 """What librdkafka cannot ask for, sent with odradek's own codec: the cluster-wide broker default, one
 broker's log directories (librdkafka has no DescribeLogDirs; the console shows sizes with it), and the
 transaction admin APIs (librdkafka has no ListTransactions, DescribeTransactions, DescribeProducers
-nor WriteTxnMarkers: `odradek transactions` sends them with `call`).
+nor WriteTxnMarkers: `odradek transactions` sends them with `call`), and the client quota APIs
+(`odradek quotas`: librdkafka has no DescribeClientQuotas nor AlterClientQuotas).
 
 Kafka names the default of all brokers as the BROKER resource with an empty name; librdkafka refuses
 an empty resource name (`ConfigResource(BROKER, "")` is "invalid"), so `configs --entity-default`
 sends DescribeConfigs / IncrementalAlterConfigs itself, over a plain connection, at the highest
-version both sides know (from ApiVersions). It does not speak TLS or SASL; that is said plainly when
-the client settings ask for them.
+version both sides know (from ApiVersions). TLS and SASL follow the client settings
+(wire_security.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from odradek.cli.client import ClientConfig, split_host_port
 from odradek.cli.configs import ConfigRow
 from odradek.cli.errors import CliError
+from odradek.cli.wire_security import authenticate, security_protocol, wrap_tls
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.frames import decode_response, encode_request
@@ -114,9 +116,8 @@ class _Connection:
         timeout: float,
         what: str = "--entity-default is sent without librdkafka (which cannot name the broker default)",
     ) -> None:
-        protocol = str(config.get("security.protocol", "plaintext")).lower()
-        if protocol != "plaintext":
-            raise CliError(f"{what} and so only over a PLAINTEXT listener, not {protocol.upper()}")
+        self.config = config
+        self.protocol = security_protocol(config, what)
         self.bootstrap = str(config["bootstrap.servers"])
         self.timeout = timeout
         self.correlation_id = 0
@@ -126,15 +127,20 @@ class _Connection:
     def __enter__(self) -> _Connection:
         last_error: OSError | None = None
         for server in self.bootstrap.split(","):
+            host, port = split_host_port(server.strip())
             try:
-                self.sock = socket.create_connection(split_host_port(server.strip()), timeout=self.timeout)
+                self.sock = socket.create_connection((host, port), timeout=self.timeout)
                 break
             except OSError as error:
                 last_error = error
         if self.sock is None:
             raise CliError(f"cannot reach broker at {self.bootstrap} ({last_error})")
+        if self.protocol in ("ssl", "sasl_ssl"):
+            self.sock = wrap_tls(self.sock, self.config, host)
         answer = self._exchange(ApiVersionsRequest(), 0)
         self.versions = {api.api_key: (api.min_version, api.max_version) for api in answer.api_keys}
+        if self.protocol.startswith("sasl"):
+            authenticate(self.call, self.config)
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -117,7 +117,8 @@ class ReplicaManager:
         self.on_metadata_update: Callable[[], None] | None = None
         #: The replica fetchers that follow the partitions led elsewhere (None: nothing is fetched).
         self.fetchers: FollowerFetchers | None = None
-        #: The leader's half of replication (followers' positions, high watermark, ISR changes).
+        #: The leader's half of replication (followers' positions, high watermark, ISR changes); its
+        #: `isr_updater` (also `self.isr_updater`) is where a leader sends ISR changes, set by the wiring.
         self.leaders = LeaderReplication(node_id, cluster, logs.single_node, self.leading)
         self._state_change = asyncio.Lock()
 

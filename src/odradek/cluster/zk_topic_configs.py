@@ -6,14 +6,17 @@ topic appears under /brokers/topics, and again whenever a /config/changes notifi
 metadata cache (DescribeConfigs, Metadata) and into the topic's logs on this broker (retention,
 segment size, cleanup policy...). Logs created later by a LeaderAndIsr take them when the replica
 manager reports the new replicas (`apply_known`), as do cache entries an UpdateMetadata creates.
-Broker config notifications (`brokers/<id>`, `brokers/<default>`) are logged and not applied yet.
+Notifications of other entity types go to whoever follows that type (`follow`): the SCRAM credential
+store follows `users`. Those nobody follows (`brokers/<id>`...) are logged and not applied.
+`on_change` hears of each topic whose configs a notification changed (the controller elects offline
+partitions again when a topic turns unclean election on).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from odradek.cluster.metadata import ClusterMetadata
@@ -35,6 +38,15 @@ class TopicConfigSync:
         #: The newest /config/changes notification handled (-1: none yet).
         self.sequence = -1
         self._reading: set[asyncio.Task[None]] = set()
+        #: Who else reads a changed entity, by entity type (`users`: the SCRAM credential store).
+        self._followers: dict[str, list[Callable[[str], Awaitable[None]]]] = {}
+        #: Called with a topic and its new overrides after a notification changed them.
+        self.on_change: Callable[[str, dict[str, str]], None] | None = None
+
+    def follow(self, entity_type: str, on_change: Callable[[str], Awaitable[None]]) -> None:
+        """Call `on_change(entity name)` for each notification naming an entity of `entity_type`
+        (the name as in the notification: sanitized, possibly `<user>/clients/<client>`)."""
+        self._followers.setdefault(entity_type, []).append(on_change)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self.zk.watch_children(paths.TOPICS, self._on_topics, loop)
@@ -76,9 +88,15 @@ class TopicConfigSync:
             if entity_type == paths.TOPIC_CONFIG:
                 await self._read(name)
                 log.info("configs of topic %s changed: %s", name, self.known.get(name))
-            else:
+                if self.on_change is not None:
+                    self.on_change(name, self.known.get(name, {}))
+            elif entity_type in self._followers:
+                for on_change in self._followers[entity_type]:
+                    await on_change(name)
+            elif entity_type not in (paths.USER_CONFIG, paths.CLIENT_CONFIG, paths.IP_CONFIG):
+                # (quotas: cluster/zk_client_quotas.py follows these notifications itself)
                 log.warning(
-                    "config change of %s not applied: only topic configs are followed", change.entity_path
+                    "config change of %s not applied: nothing follows its entity type", change.entity_path
                 )
 
     def _apply_to_logs(self, name: str, configs: dict[str, str]) -> None:

@@ -54,6 +54,19 @@ class BrokerSettings:
     leader_imbalance_check_interval_seconds = Setting[int]("leader.imbalance.check.interval.seconds")
     controller_socket_timeout_ms = Setting[int]("controller.socket.timeout.ms")
 
+    # client quotas
+    quota_window_num = Setting[int]("quota.window.num")
+    quota_window_size_seconds = Setting[int]("quota.window.size.seconds")
+    replication_quota_window_num = Setting[int]("replication.quota.window.num")
+    replication_quota_window_size_seconds = Setting[int]("replication.quota.window.size.seconds")
+    alter_log_dirs_replication_quota_window_num = Setting[int]("alter.log.dirs.replication.quota.window.num")
+    alter_log_dirs_replication_quota_window_size_seconds = Setting[int](
+        "alter.log.dirs.replication.quota.window.size.seconds"
+    )
+    controller_quota_window_num = Setting[int]("controller.quota.window.num")
+    controller_quota_window_size_seconds = Setting[int]("controller.quota.window.size.seconds")
+    client_quota_callback_class = Setting[str | None]("client.quota.callback.class")
+
     # listeners, sockets, threads
     metrics_port = Setting[int | None]("metrics.port")
     console_port = Setting[int | None]("console.port")

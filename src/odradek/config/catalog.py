@@ -7,6 +7,7 @@ from odradek.config.catalog_cluster import CLUSTER_CONFIG_KEYS
 from odradek.config.catalog_coordinators import COORDINATOR_CONFIG_KEYS
 from odradek.config.catalog_log import LOG_CONFIG_KEYS
 from odradek.config.catalog_network import NETWORK_CONFIG_KEYS
+from odradek.config.catalog_quotas import QUOTA_CONFIG_KEYS
 from odradek.config.catalog_security import SECURITY_CONFIG_KEYS
 from odradek.config.topic_catalog import TOPIC_CONFIGS, TOPIC_SYNONYMS
 from odradek.config.types import ConfigKey
@@ -32,6 +33,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = _index(
     CLEANER_CONFIG_KEYS,
     COORDINATOR_CONFIG_KEYS,
     SECURITY_CONFIG_KEYS,
+    QUOTA_CONFIG_KEYS,
 )
 
 

@@ -33,7 +33,8 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "",
         LOW,
         "Authorizer of every request: kafka.security.authorizer.AclAuthorizer or "
-        "org.apache.kafka.metadata.authorizer.StandardAuthorizer (both ACLs in the log dir); empty means "
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer (both: ACLs in the log dir, in ZooKeeper's "
+        "/kafka-acl with zookeeper.connect); empty means "
         "no authorization: every client may do everything.",
         Check(
             lambda value: value in ("", *AUTHORIZER_CLASS_NAMES),

@@ -17,11 +17,11 @@ from odradek.coordinator import classic_join, classic_members, group_admin, offs
 from odradek.coordinator.classic_join import JoinContext
 from odradek.coordinator.consumer_describe import describe_consumer_group
 from odradek.coordinator.group_admin import ListedGroup
+from odradek.coordinator.group_runtime import GroupRuntime
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem, TopicPartition
 from odradek.coordinator.offsets import OffsetAndMetadata
 from odradek.coordinator.records import offset_commit_record
 from odradek.coordinator.result import CoordinatorResult
-from odradek.coordinator.runtime import CoordinatorRuntime
 from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.consumer_group_describe import DescribedGroup as ConsumerDescribedGroup
@@ -55,12 +55,9 @@ class GroupCoordinator:
         self.cluster = cluster
         self.topics = topics
         self.node_id = node_id
-        #: `clock` and `timer_factory` may be given for tests (see CoordinatorRuntime).
-        self.runtime = CoordinatorRuntime(
-            self.settings, logs, cluster, node_id, notify_append, **runtime_options
-        )
+        #: `clock` and `timer_factory` may be given for tests (see GroupRuntime).
+        self.runtime = GroupRuntime(self.settings, logs, cluster, node_id, notify_append, **runtime_options)
         self._expiry: asyncio.TimerHandle | None = None
-        self._offsets_creation: asyncio.Task[bool] | None = None
         self.started = False
 
     # ----- lifecycle -------------------------------------------------------------------------------
@@ -90,44 +87,21 @@ class GroupCoordinator:
 
     def _offsets_topic_creation(self) -> asyncio.Task[bool]:
         """The creation of `__consumer_offsets` under way, started if there is none."""
-        if self._offsets_creation is None or self._offsets_creation.done():
-            self._offsets_creation = asyncio.get_running_loop().create_task(self._create_offsets_topic())
-        return self._offsets_creation
+        return self.runtime.topic_creation(self._create_offsets_topic)
 
     async def _create_offsets_topic(self) -> bool:
-        brokers = max(len(self.cluster.brokers), 1)
+        configs = {
+            "cleanup.policy": "compact",
+            "compression.type": "producer",
+            "segment.bytes": str(self.settings.offsets_topic_segment_bytes),
+        }
         replication = self.settings.offsets_topic_replication_factor
-        if replication > brokers:
-            if not self.settings.single_node:
-                log.warning(
-                    "not creating %s: %d brokers, replication factor %d", OFFSETS_TOPIC, brokers, replication
-                )
-                return False
-            replication = brokers  # a single node is the whole cluster
-        try:
-            await self.topics.create_topic(
-                OFFSETS_TOPIC,
-                self.settings.offsets_topic_num_partitions,
-                replication,
-                configs={
-                    "cleanup.policy": "compact",
-                    "compression.type": "producer",
-                    "segment.bytes": str(self.settings.offsets_topic_segment_bytes),
-                },
-                internal=True,
-            )
-        except KafkaError as error:
-            if error.error_code is not ErrorCode.TOPIC_ALREADY_EXISTS:
-                log.warning("creating %s failed: %s", OFFSETS_TOPIC, error)
-                return False
-        except Exception:
-            log.exception("creating %s failed", OFFSETS_TOPIC)
-            return False
-        else:
-            log.debug("created %s", OFFSETS_TOPIC)  # TopicAdmin logs the creation, with its settings
-        if self.started:
+        created = await self.runtime.create_topic(
+            self.topics, replication, configs, self.settings.single_node
+        )
+        if created and self.started:
             self.refresh_leadership()
-        return self.cluster.topic(OFFSETS_TOPIC) is not None
+        return created
 
     def refresh_leadership(self) -> None:
         """Load the partitions of `__consumer_offsets` this broker leads; drop the ones it no longer does."""
@@ -320,6 +294,11 @@ class GroupCoordinator:
         if group is not None and member_id is not None:
             shard.validate_offset_fetch(group, member_id, member_epoch)
         return offset_requests.fetch_offsets(shard, group_id, wanted)
+
+    def unstable_offsets(self, group_id: str) -> set[TopicPartition]:
+        """Partitions of the group with a pending transactional offset commit (OffsetFetch's
+        require_stable answers them UNSTABLE_OFFSET_COMMIT until the transaction ends)."""
+        return self.runtime.shard_for(group_id).pending_offsets(group_id)
 
     def delete_offsets(
         self, group_id: str, wanted: list[tuple[str, list[int]]]

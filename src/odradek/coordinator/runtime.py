@@ -1,18 +1,15 @@
-"""The coordinator runtime: `__consumer_offsets` partitions as shards, loaded by replay, written by append.
+"""The coordinator runtime: the partitions of an internal topic as shards, loaded by replay, written by
+append; both coordinators run on it (groups over `__consumer_offsets`, transactions over
+`__transaction_state`).
 
-Like Kafka's CoordinatorRuntime, every coordinator step returns a CoordinatorResult; `write` appends
-its records to the shard's partition (one atomic append of RecordBatch v2 batches built with the
-records module) and only then replays them and runs the step's callback, so the state a client is
-told about is always in the log. Appends are synchronous on the broker's loop, so a step and its
-write are never interleaved with another step.
-
-A partition is LOADING from when this broker becomes its leader until its records are replayed;
-requests for its groups meanwhile get COORDINATOR_LOAD_IN_PROGRESS. Groups of partitions another
-broker leads get NOT_COORDINATOR.
-
-TxnOffsetCommit records are appended in a transactional batch of the producer (`write_transactional`)
-and held in the shard per producer id; the COMMIT or ABORT marker the transaction coordinator writes
-to the partition applies or drops them, on the live path and again on replay.
+Like Kafka's CoordinatorRuntime, a partition is the shard of the keys (group ids, transactional ids)
+hashing to it: loaded when this broker becomes its leader (its records replayed, newest last), dropped
+when it stops leading it. A partition is LOADING until its records are replayed; requests for its keys
+meanwhile get COORDINATOR_LOAD_IN_PROGRESS, keys of partitions another broker leads NOT_COORDINATOR.
+Appends are synchronous on the broker's loop, so a coordinator step and its write are never
+interleaved with another step; the state a client is told about is always in the log first.
+The records are the coordinator's own (group_runtime.py, txn_state_log.py say which); the runtime
+builds RecordBatch v2 batches of them, and hands transaction markers found on replay to the shard.
 """
 
 from __future__ import annotations
@@ -21,14 +18,9 @@ import asyncio
 import enum
 import logging
 import time
-from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Hashable, Sequence
+from typing import Any, Generic, Protocol, TypeVar
 
-from odradek.coordinator.records import CoordinatorRecord, UnknownRecordType, decode_record
-from odradek.coordinator.result import CoordinatorResult
-from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
-from odradek.coordinator.shard import GroupShard
-from odradek.coordinator.timer import CoordinatorTimer, Operation, Runner
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import (
@@ -48,7 +40,6 @@ from odradek.storage.producer_state import AppendOrigin
 
 log = logging.getLogger("odradek.coordinator")
 
-T = TypeVar("T")
 #: Most bytes of records per batch (the topic's max.message.bytes is about 1 MB).
 _BATCH_BYTES = 512 * 1024
 
@@ -74,102 +65,193 @@ def partition_for(group_id: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
+class CoordinatorShard(Protocol):
+    """What the runtime needs of a shard: replay of its partition's records and markers, and the
+    moments it becomes active and stops being so."""
+
+    partition: int
+
+    def replay_log_record(
+        self, key: bytes | None, value: bytes | None, offset: int, producer_id: int | None
+    ) -> bool:
+        """Replay one record (of a transactional batch of `producer_id`, if given); False when it was
+        not one of the shard's (skipped)."""
+        ...
+
+    def replay_marker(self, producer_id: int, committed: bool) -> None: ...
+
+    def on_loaded(self) -> None: ...
+
+    def unload(self) -> None: ...
+
+    def loaded_keys(self) -> int:
+        """How many groups / transactional ids the shard holds (for the loading log line)."""
+        ...
+
+
+class LogRecord(Protocol):
+    def encode(self) -> tuple[bytes, bytes | None]: ...
+
+
 class _LoadingRound:
     """Partitions loaded together (all 50 at startup, say), summed up in one log line when the last
     one is done rather than a line per partition."""
 
-    def __init__(self) -> None:
+    def __init__(self, topic: str, keys: str) -> None:
+        self.topic = topic
+        self.keys = keys
         self.started = time.monotonic()
         self.partitions = 0
         self.failed = 0
-        self.groups = 0
+        self.loaded = 0
         self.records = 0
 
-    def add(self, records: int, groups: int) -> None:
+    def add(self, records: int, loaded: int) -> None:
         self.partitions += 1
         self.records += records
-        self.groups += groups
+        self.loaded += loaded
 
     def report(self) -> None:
         if not self.partitions and not self.failed:
             return
         log.info(
-            "loaded %d %s partitions in %.3fs: %d groups, %d records replayed%s",
+            "loaded %d %s partitions in %.3fs: %d %s, %d records replayed%s",
             self.partitions,
-            OFFSETS_TOPIC,
+            self.topic,
             time.monotonic() - self.started,
-            self.groups,
+            self.loaded,
+            self.keys,
             self.records,
             f", {self.failed} failed (logged above)" if self.failed else "",
         )
 
 
-class CoordinatorRuntime:
+ShardT = TypeVar("ShardT", bound=CoordinatorShard)
+
+
+class CoordinatorRuntime(Generic[ShardT]):
+    """The shards of one internal topic on this broker. Subclasses say how a shard is made."""
+
     def __init__(
         self,
-        settings: GroupSettings,
+        topic: str,
+        keys: str,
+        default_partitions: int,
+        load_buffer_size: int,
+        compression: Compression,
         logs: Any,
         cluster: Any,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
-        timer_factory: Callable[[Runner], CoordinatorTimer] = CoordinatorTimer,
     ) -> None:
-        self.settings = settings
+        self.topic = topic
+        self.keys = keys
+        self.default_partitions = default_partitions
+        self.load_buffer_size = load_buffer_size
+        self.compression = compression
         self.logs = logs
         self.cluster = cluster
         self.node_id = node_id
         self.notify_append = notify_append
         self.clock = clock
-        self.timer_factory = timer_factory
-        self.shards: dict[int, GroupShard] = {}
+        self.shards: dict[int, ShardT] = {}
         self.states: dict[int, PartitionState] = {}
         self.loads: dict[int, asyncio.Task[None]] = {}
-        self._loading = _LoadingRound()
+        #: The leader epoch each shard was made at: its coordinator epoch.
+        self.leader_epochs: dict[int, int] = {}
+        self._loading = _LoadingRound(topic, keys)
+        self._creation: asyncio.Task[bool] | None = None
+
+    def new_shard(self, partition: int) -> ShardT:
+        raise NotImplementedError
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
 
     @property
     def num_partitions(self) -> int:
-        topic = self.cluster.topic(OFFSETS_TOPIC)
+        topic = self.cluster.topic(self.topic)
         if topic is not None:
             return len(topic.partitions)
-        return self.settings.offsets_topic_num_partitions
+        return self.default_partitions
 
-    def partition_for(self, group_id: str) -> int:
-        return partition_for(group_id, self.num_partitions)
+    def partition_for(self, key: str) -> int:
+        return partition_for(key, self.num_partitions)
+
+    # ----- the topic -------------------------------------------------------------------------------
+
+    def topic_creation(self, create: Callable[[], Coroutine[Any, Any, bool]]) -> asyncio.Task[bool]:
+        """The creation of the topic under way (`create` started if there is none): concurrent
+        callers share one."""
+        if self._creation is None or self._creation.done():
+            self._creation = asyncio.get_running_loop().create_task(create())
+        return self._creation
+
+    async def create_topic(
+        self, topics: Any, replication: int, configs: dict[str, str], single_node: bool
+    ) -> bool:
+        """Create the topic (internal, `default_partitions`); True if it exists now. More replicas than
+        brokers is refused in a cluster (tried again on the next request, as Kafka waits for enough
+        brokers) and cut to the brokers on a single node, which is the whole cluster."""
+        brokers = max(len(self.cluster.brokers), 1)
+        if replication > brokers:
+            if not single_node:
+                log.warning(
+                    "not creating %s: %d brokers, replication factor %d", self.topic, brokers, replication
+                )
+                return False
+            replication = brokers
+            if "min.insync.replicas" in configs:
+                min_isr = min(int(configs["min.insync.replicas"]), brokers)
+                configs = {**configs, "min.insync.replicas": str(min_isr)}
+        try:
+            await topics.create_topic(
+                self.topic, self.default_partitions, replication, configs=configs, internal=True
+            )
+        except KafkaError as error:
+            if error.error_code is not ErrorCode.TOPIC_ALREADY_EXISTS:
+                log.warning("creating %s failed: %s", self.topic, error)
+                return False
+        except Exception:
+            log.exception("creating %s failed", self.topic)
+            return False
+        return self.cluster.topic(self.topic) is not None
 
     # ----- shards ----------------------------------------------------------------------------------
 
-    def shard_for(self, group_id: str) -> GroupShard:
-        """The active shard holding `group_id`, or the error a client should retry on."""
-        partition = self.partition_for(group_id)
+    def shard_for(self, key: str) -> ShardT:
+        """The active shard holding `key`, or the error a client should retry on."""
+        partition = self.partition_for(key)
         state = self.states.get(partition)
         if state is PartitionState.ACTIVE:
             return self.shards[partition]
         if state is PartitionState.LOADING:
             raise KafkaError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
-        if self.cluster.topic(OFFSETS_TOPIC) is None:
+        if self.cluster.topic(self.topic) is None:
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
         raise KafkaError(ErrorCode.NOT_COORDINATOR)
 
-    def active_shards(self) -> list[GroupShard]:
+    def active_shards(self) -> list[ShardT]:
         return [self.shards[p] for p, s in sorted(self.states.items()) if s is PartitionState.ACTIVE]
 
     def all_loaded(self) -> bool:
         return all(state is not PartitionState.LOADING for state in self.states.values())
+
+    def leader_epoch(self, partition: int) -> int:
+        state = self.cluster.partition(self.topic, partition)
+        return int(state.leader_epoch) if state is not None else 0
 
     def become_leader(self, partition: int) -> None:
         """Start loading `partition` (this broker now leads it); a no-op if it is loaded or loading."""
         if partition in self.states and self.states[partition] is not PartitionState.FAILED:
             return
         if not self.loads:
-            self._loading = _LoadingRound()
-        timer = self.timer_factory(lambda key, operation: self.run_timer(partition, key, operation))
-        shard = GroupShard(partition, self.settings, timer, self.now_ms, self.cluster)
+            self._loading = _LoadingRound(self.topic, self.keys)
+        shard = self.new_shard(partition)
         self.shards[partition] = shard
         self.states[partition] = PartitionState.LOADING
+        self.leader_epochs[partition] = self.leader_epoch(partition)
         self.loads[partition] = asyncio.get_running_loop().create_task(self._load(partition, shard))
 
     def resign(self, partition: int) -> None:
@@ -179,30 +261,32 @@ class CoordinatorRuntime:
             task.cancel()
         shard = self.shards.pop(partition, None)
         self.states.pop(partition, None)
+        self.leader_epochs.pop(partition, None)
         if shard is not None:
             shard.unload()
 
     async def wait_loaded(self) -> None:
         await asyncio.gather(*self.loads.values(), return_exceptions=True)
 
-    async def _load(self, partition: int, shard: GroupShard) -> None:
+    async def _load(self, partition: int, shard: ShardT) -> None:
         started = time.monotonic()
         try:
             count = await self._replay_partition(partition, shard)
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("loading __consumer_offsets partition %d failed", partition)
+            log.exception("loading %s partition %d failed", self.topic, partition)
             self.states[partition] = PartitionState.FAILED
             self._loading.failed += 1
         else:
             if self.shards.get(partition) is shard:
                 self.states[partition] = PartitionState.ACTIVE
                 shard.on_loaded()
-                self._loading.add(count, len(shard.groups))
+                self._loading.add(count, shard.loaded_keys())
                 log.debug(
-                    "replayed %d records of __consumer_offsets-%d in %.3fs",
+                    "replayed %d records of %s-%d in %.3fs",
                     count,
+                    self.topic,
                     partition,
                     time.monotonic() - started,
                 )
@@ -210,18 +294,19 @@ class CoordinatorRuntime:
             self.loads.pop(partition, None)
             if not self.loads:
                 self._loading.report()
-                self._loading = _LoadingRound()
+                self._loading = _LoadingRound(self.topic, self.keys)
 
-    async def _replay_partition(self, partition: int, shard: GroupShard) -> int:
-        log_ = self.logs.get_log(OFFSETS_TOPIC, partition)
+    async def _replay_partition(self, partition: int, shard: ShardT) -> int:
+        log_ = self.logs.get_log(self.topic, partition)
         if log_ is None:
             return 0
-        buffer_size = self.settings.offsets_load_buffer_size
         offset = log_.log_start_offset
         end = log_.log_end_offset
         count = 0
         while offset < end:
-            info = log_.read(offset, buffer_size, isolation=FetchIsolation.LOG_END, min_one_message=True)
+            info = log_.read(
+                offset, self.load_buffer_size, isolation=FetchIsolation.LOG_END, min_one_message=True
+            )
             if not info.regions:
                 break
             data = await asyncio.to_thread(info.read_bytes)
@@ -236,107 +321,46 @@ class CoordinatorRuntime:
                 for record in batch.records:
                     if record.offset < offset:
                         continue
-                    count += self._replay_one(
-                        shard, partition, record.key, record.value, record.offset, producer_id
-                    )
+                    try:
+                        count += shard.replay_log_record(record.key, record.value, record.offset, producer_id)
+                    except (CodecError, ValueError) as error:
+                        log.warning(
+                            "skipping unreadable record at %s-%d offset %d: %s",
+                            self.topic,
+                            partition,
+                            record.offset,
+                            error,
+                        )
             if next_offset <= offset:
                 break
             offset = next_offset
         return count
 
     @staticmethod
-    def _replay_marker(shard: GroupShard, batch: RecordBatch) -> None:
+    def _replay_marker(shard: ShardT, batch: RecordBatch) -> None:
         try:
             marker = read_end_transaction_marker(batch)
         except (CodecError, ValueError):
-            return  # not a transaction marker: nothing for the groups
-        shard.complete_transaction(batch.producer_id, marker.control_type is ControlRecordType.COMMIT)
+            return  # not a transaction marker
+        shard.replay_marker(batch.producer_id, marker.control_type is ControlRecordType.COMMIT)
 
-    def _replay_one(
-        self,
-        shard: GroupShard,
-        partition: int,
-        key: bytes | None,
-        value: bytes | None,
-        at: int,
-        producer_id: int | None = None,
-    ) -> int:
-        try:
-            record = decode_record(key, value)
-            if producer_id is None:
-                shard.replay(record)
-            else:
-                shard.replay_transactional(producer_id, record)
-        except UnknownRecordType:
-            return 0
-        except (CodecError, ValueError) as error:
-            log.warning(
-                "skipping unreadable record at __consumer_offsets-%d offset %d: %s", partition, at, error
-            )
-            return 0
-        return 1
+    # ----- appends ---------------------------------------------------------------------------------
 
-    # ----- writes ----------------------------------------------------------------------------------
-
-    def write(self, shard: GroupShard, result: CoordinatorResult[T] | None) -> ErrorCode | None:
-        """Append `result`'s records; on success replay them (if asked); tell its callback either way."""
-        if result is None:
-            return None
-        error: ErrorCode | None = None
-        if result.records:
-            try:
-                self._append(shard.partition, result.records)
-            except Exception as failure:
-                error = append_error_code(failure)
-                log.warning(
-                    "writing %d records to __consumer_offsets-%d failed: %s",
-                    len(result.records),
-                    shard.partition,
-                    failure,
-                )
-            if error is None and result.replay:
-                for record in result.records:
-                    shard.replay(record)
-        if result.on_appended is not None:
-            result.on_appended(error)
-        return error
-
-    def write_transactional(
-        self, shard: GroupShard, records: list[CoordinatorRecord], producer_id: int, producer_epoch: int
-    ) -> ErrorCode | None:
-        """Append TxnOffsetCommit records in a transactional batch of the producer; they wait in the
-        shard until the transaction's marker is written to this partition."""
-        try:
-            self._append(shard.partition, records, producer_id, producer_epoch)
-        except Exception as failure:
-            log.warning(
-                "writing transactional offsets to __consumer_offsets-%d failed: %s", shard.partition, failure
-            )
-            return append_error_code(failure)
-        for record in records:
-            shard.replay_transactional(producer_id, record)
-        return None
-
-    def run_timer(self, partition: int, key: str, operation: Operation) -> None:
-        shard = self.shards.get(partition)
-        if shard is None or self.states.get(partition) is not PartitionState.ACTIVE:
-            return
-        self.write(shard, operation())
-
-    def _append(
+    def append_records(
         self,
         partition: int,
-        records: list[CoordinatorRecord],
+        records: Sequence[LogRecord],
         producer_id: int = NO_PRODUCER_ID,
         producer_epoch: int = NO_PRODUCER_EPOCH,
     ) -> None:
-        log_ = self.logs.get_log(OFFSETS_TOPIC, partition)
-        state = self.cluster.partition(OFFSETS_TOPIC, partition)
+        """Append `records` to `partition` (this broker must lead it) in as few batches as fit; raises
+        what the log raises (`append_error_code` says what a client is told)."""
+        log_ = self.logs.get_log(self.topic, partition)
+        state = self.cluster.partition(self.topic, partition)
         if log_ is None or state is None:
             raise KafkaError(ErrorCode.NOT_COORDINATOR)
         if state.leader_id != self.node_id:
             raise KafkaError(ErrorCode.NOT_COORDINATOR)
-        compression = Compression(self.settings.offsets_topic_compression_codec)
         now = self.now_ms()
         batches = bytearray()
         transactional = producer_id != NO_PRODUCER_ID
@@ -344,7 +368,7 @@ class CoordinatorRuntime:
         def new_builder() -> RecordBatchBuilder:
             return RecordBatchBuilder(
                 0,
-                compression=compression,
+                compression=self.compression,
                 producer_id=producer_id,
                 producer_epoch=producer_epoch,
                 is_transactional=transactional,
@@ -360,7 +384,7 @@ class CoordinatorRuntime:
         batches += builder.build()
         log_.append(batches, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR)
         if self.notify_append is not None:
-            self.notify_append(TopicPartition(OFFSETS_TOPIC, partition))
+            self.notify_append(TopicPartition(self.topic, partition))
 
 
 def append_error_code(error: BaseException) -> ErrorCode:

@@ -23,6 +23,8 @@ from odradek.coordinator.records import (
     GroupMetadataValue,
     OffsetCommitKey,
     OffsetCommitValue,
+    UnknownRecordType,
+    decode_record,
 )
 from odradek.coordinator.settings import GroupSettings
 from odradek.coordinator.timer import CoordinatorTimer
@@ -64,10 +66,40 @@ class GroupShard:
 
     # ----- replay --------------------------------------------------------------------------------
 
+    def replay_log_record(
+        self, key: bytes | None, value: bytes | None, offset: int, producer_id: int | None
+    ) -> bool:
+        """One record of `__consumer_offsets` on load (of a transactional batch of `producer_id`: a
+        TxnOffsetCommit, pending until its marker); False for a type this broker does not know."""
+        try:
+            record = decode_record(key, value)
+        except UnknownRecordType:
+            return False
+        if producer_id is None:
+            self.replay(record)
+        else:
+            self.replay_transactional(producer_id, record)
+        return True
+
+    def replay_marker(self, producer_id: int, committed: bool) -> None:
+        self.complete_transaction(producer_id, committed)
+
+    def loaded_keys(self) -> int:
+        return len(self.groups)
+
     def replay_transactional(self, producer_id: int, record: CoordinatorRecord) -> None:
         """A TxnOffsetCommit record: held until its transaction's marker."""
         if record.record_type in (OFFSET_COMMIT, OFFSET_COMMIT_LEGACY):
             self.pending_txn_offsets.setdefault(producer_id, []).append(record)
+
+    def pending_offsets(self, group_id: str) -> set[tuple[str, int]]:
+        """The group's partitions with a transactional offset commit waiting for its marker."""
+        return {
+            (record.key.topic, record.key.partition)
+            for records in self.pending_txn_offsets.values()
+            for record in records
+            if isinstance(record.key, OffsetCommitKey) and record.key.group == group_id
+        }
 
     def complete_transaction(self, producer_id: int, committed: bool) -> None:
         """The transaction marker of `producer_id`: its pending offsets become committed, or vanish."""

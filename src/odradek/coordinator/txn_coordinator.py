@@ -21,6 +21,7 @@ from odradek.config.broker import BrokerConfig
 from odradek.coordinator.producer_ids import ProducerIdSource
 from odradek.coordinator.runtime import partition_for
 from odradek.coordinator.settings import OFFSETS_TOPIC
+from odradek.coordinator.txn_marker_channel import PendingMarkers, TxnMarkerChannel
 from odradek.coordinator.txn_markers import MarkerWriter
 from odradek.coordinator.txn_metadata import MAX_EPOCH, TransactionMetadata, TxnState
 from odradek.coordinator.txn_records import TransactionLogValue, TxnLogRecord
@@ -51,8 +52,20 @@ class TransactionCoordinator:
         self.groups = groups
         self.clock = clock
         self.state_log = TxnStateLog(config, cluster, topics, logs, node_id, notify_append, clock)
+        self.state_log.on_partition_loaded = self._loaded
         self.markers = MarkerWriter(logs, cluster, node_id, groups, notify_append, clock)
+        self.channel = TxnMarkerChannel(
+            config,
+            cluster,
+            node_id,
+            write_local=self._write_marker_here,
+            still_wanted=lambda txn: self._current(txn) is not None,
+            on_complete=self._markers_written,
+        )
         self._tasks: list[asyncio.Task[None]] = []
+        #: One leadership refresh at a time: a partition's load and unload must not interleave.
+        self._refreshing = asyncio.Lock()
+        self._refreshes: set[asyncio.Task[None]] = set()
         self.started = False
         self.single_node = True
 
@@ -88,34 +101,47 @@ class TransactionCoordinator:
         for task in self._tasks:
             task.cancel()
         self._tasks = []
-        for partition in list(self.state_log.states):
-            self.state_log.unload(partition)
+        for task in self._refreshes:
+            task.cancel()
+        self.channel.stop()
+        for partition in list(self.state_log.shards):
+            self.state_log.resign(partition)
+
+    def leadership_changed(self) -> None:
+        """Cluster mode's hook (LeaderAndIsr, StopReplica): the coordinator follows the leadership of
+        `__transaction_state` partitions, as the group coordinator follows `__consumer_offsets`."""
+        if self.started:
+            task = asyncio.get_running_loop().create_task(self.refresh_leadership())
+            self._refreshes.add(task)
+            task.add_done_callback(self._refreshes.discard)
 
     async def refresh_leadership(self) -> None:
-        """Load the `__transaction_state` partitions this broker leads, drop the others (the hook
-        cluster mode calls on leadership changes, as for the group coordinator)."""
+        """Load the `__transaction_state` partitions this broker leads, drop the others."""
+        async with self._refreshing:
+            await self._refresh_leadership()
+
+    async def _refresh_leadership(self) -> None:
         topic = self.cluster.topic(TRANSACTION_STATE_TOPIC)
         if topic is None:
             return
-        started, partitions, loaded, completed = time.monotonic(), 0, 0, 0
+        runtime = self.state_log
         for state in topic.partitions:
-            if state.leader_id == self.node_id and state.partition not in self.state_log.states:
-                partitions += 1
-                for metadata in await self.state_log.load(state.partition):
-                    loaded += 1
-                    if metadata.state.is_prepared:  # the previous leader died between prepare and complete
-                        completed += self._complete(metadata)
-            elif state.leader_id != self.node_id and state.partition in self.state_log.states:
-                self.state_log.unload(state.partition)
-        if partitions:
-            log.info(
-                "loaded %d %s partitions in %.3fs: %d transactional ids, %d prepared transactions completed",
-                partitions,
-                TRANSACTION_STATE_TOPIC,
-                time.monotonic() - started,
-                loaded,
-                completed,
-            )
+            if state.leader_id == self.node_id:
+                if runtime.leader_epochs.get(state.partition, state.leader_epoch) != state.leader_epoch:
+                    # Led here again at a newer epoch (it moved away and back between two hooks):
+                    # reload, so markers carry the new coordinator epoch.
+                    runtime.resign(state.partition)
+                runtime.become_leader(state.partition)
+            elif state.partition in runtime.shards:
+                runtime.resign(state.partition)
+        await runtime.wait_loaded()
+
+    def _loaded(self, transactions: list[TransactionMetadata]) -> None:
+        """A partition's transactions, just loaded: those the previous leader left prepared (it died
+        between the prepare and the complete record) get their markers now."""
+        completed = sum(self._complete(m) for m in transactions if m.state.is_prepared)
+        if completed:
+            log.info("completed %d prepared transactions found on loading", completed)
 
     def coordinator_node(self, transactional_id: str) -> int | None:
         if not self.started:
@@ -321,10 +347,20 @@ class TransactionCoordinator:
         raise KafkaError(E.INVALID_TXN_STATE)
 
     def _complete(self, metadata: TransactionMetadata) -> bool:
-        """Write the markers of a prepared transaction, then its Complete* record; False if a marker
-        failed (the transaction stays prepared and is retried by the periodic check)."""
+        """Write the markers of a prepared transaction, then its Complete* record. The partitions this
+        broker leads get theirs directly; those led elsewhere through the marker channel, which writes
+        the Complete* record once the last is written. True when completed now; False when markers are
+        under way or one failed here (retried by the periodic check)."""
+        transactional_id = metadata.transactional_id
+        if self.channel.under_way(transactional_id):
+            return False
         committed = metadata.state is TxnState.PREPARE_COMMIT
+        elsewhere: set[tuple[str, int]] = set()
         for topic, partition in sorted(metadata.partitions):
+            state = self.cluster.partition(topic, partition)
+            if state is not None and state.leader_id != self.node_id and not self.single_node:
+                elsewhere.add((topic, partition))
+                continue
             error = self.markers.write(
                 topic,
                 partition,
@@ -333,16 +369,34 @@ class TransactionCoordinator:
                 committed,
                 metadata.coordinator_epoch,
             )
-            if error not in (E.NONE, E.UNKNOWN_TOPIC_OR_PARTITION):
+            if error is E.NOT_LEADER_OR_FOLLOWER and not self.single_node:
+                elsewhere.add((topic, partition))  # leadership moved since the cache was read
+            elif error not in (E.NONE, E.UNKNOWN_TOPIC_OR_PARTITION):
                 log.warning(
                     "%s marker for %s to %s-%d failed: %s",
                     "COMMIT" if committed else "ABORT",
-                    metadata.transactional_id,
+                    transactional_id,
                     topic,
                     partition,
                     error.name,
                 )
                 return False
+        if elsewhere:
+            self.channel.send(
+                PendingMarkers(
+                    transactional_id,
+                    metadata.producer_id,
+                    metadata.producer_epoch,
+                    committed,
+                    metadata.coordinator_epoch,
+                    elsewhere,
+                )
+            )
+            return False
+        return self._write_complete(metadata)
+
+    def _write_complete(self, metadata: TransactionMetadata) -> bool:
+        committed = metadata.state is TxnState.PREPARE_COMMIT
         done = TxnState.COMPLETE_COMMIT if committed else TxnState.COMPLETE_ABORT
         try:
             self._write(
@@ -351,6 +405,32 @@ class TransactionCoordinator:
         except KafkaError:
             return False
         return True
+
+    # ----- the marker channel's callbacks (cluster mode) -------------------------------------------
+
+    def _current(self, txn: PendingMarkers) -> TransactionMetadata | None:
+        """The transaction's metadata if this broker still coordinates it in the state the markers
+        were sent for (same producer, epoch and coordinator epoch, still prepared)."""
+        metadata = self.state_log.txns.get(txn.transactional_id)
+        if (
+            metadata is None
+            or not metadata.state.is_prepared
+            or (metadata.state is TxnState.PREPARE_COMMIT) != txn.committed
+            or (metadata.producer_id, metadata.producer_epoch) != (txn.producer_id, txn.producer_epoch)
+            or metadata.coordinator_epoch != txn.coordinator_epoch
+        ):
+            return None
+        return metadata
+
+    def _write_marker_here(self, txn: PendingMarkers, tp: tuple[str, int]) -> ErrorCode:
+        return self.markers.write(
+            *tp, txn.producer_id, txn.producer_epoch, txn.committed, txn.coordinator_epoch
+        )
+
+    def _markers_written(self, txn: PendingMarkers) -> None:
+        metadata = self._current(txn)
+        if metadata is not None:
+            self._write_complete(metadata)
 
     def _abort_fencing(self, metadata: TransactionMetadata) -> None:
         """Abort an ongoing transaction with the epoch bumped, so its producer is fenced (Kafka's

@@ -1,10 +1,11 @@
-"""`__transaction_state`: its creation, the loading of the partitions this broker leads (replay of
-TransactionLog records, newest record of a transactional id wins, a tombstone removes it), and the
-appends of the transaction coordinator.
+"""`__transaction_state` on the coordinator runtime: its creation, its shards (the transactional ids
+hashing to a partition, rebuilt by replaying TransactionLog records: the newest record of an id wins,
+a tombstone removes it) and the transaction coordinator's appends.
 
-It follows the group coordinator's `__consumer_offsets` (runtime.py): a partition is the shard of the
-transactional ids hashing to it (Java's String.hashCode, as Kafka), loaded when this broker becomes
-its leader, dropped when it stops leading it, so cluster mode can drive it from its leadership hooks.
+A partition is loaded when this broker becomes its leader and dropped when it stops leading it
+(runtime.py), as the group coordinator's `__consumer_offsets`; cluster mode drives both from the
+replica manager's leadership hook. The loaded ids of every shard are also indexed here, by id and by
+current producer id (every transactional Produce looks its producer up).
 """
 
 from __future__ import annotations
@@ -16,21 +17,53 @@ from collections.abc import Callable, Hashable
 from typing import Any, Final
 
 from odradek.config.broker import BrokerConfig
-from odradek.coordinator.runtime import PartitionState, append_error_code, partition_for
+from odradek.coordinator.runtime import CoordinatorRuntime, append_error_code
 from odradek.coordinator.txn_metadata import TransactionMetadata
-from odradek.coordinator.txn_records import TxnLogRecord, UnreadableTxnRecord, decode_txn_record
-from odradek.protocol.codec_error import CodecError
-from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.protocol.records import Compression, RecordBatchBuilder, iter_record_batches
-from odradek.storage.fetch import FetchIsolation
-from odradek.storage.partition import TopicPartition
-from odradek.storage.producer_state import AppendOrigin
+from odradek.coordinator.txn_records import TxnLogRecord, decode_txn_record
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.records import Compression
 
 TRANSACTION_STATE_TOPIC: Final = "__transaction_state"
 log = logging.getLogger("odradek.coordinator.transactions")
 
 
-class TxnStateLog:
+class TxnShard:
+    """One `__transaction_state` partition's transactional ids."""
+
+    def __init__(self, partition: int, index: TxnStateLog) -> None:
+        self.partition = partition
+        self.index = index
+        #: What replay found; handed to the index once loaded.
+        self.loaded: dict[str, TransactionMetadata] = {}
+        self._count = 0
+
+    def replay_log_record(
+        self, key: bytes | None, value: bytes | None, offset: int, producer_id: int | None
+    ) -> bool:
+        record = decode_txn_record(key, value)  # an unreadable one is logged and skipped by the runtime
+        if record.value is None:
+            self.loaded.pop(record.transactional_id, None)
+        else:
+            self.loaded[record.transactional_id] = TransactionMetadata.from_value(
+                record.transactional_id, record.value
+            )
+        return True
+
+    def replay_marker(self, producer_id: int, committed: bool) -> None:
+        pass  # the coordinator writes no transactional batches to its own log
+
+    def loaded_keys(self) -> int:
+        return self._count
+
+    def on_loaded(self) -> None:
+        self._count = len(self.loaded)
+        self.index.loaded(self)
+
+    def unload(self) -> None:
+        self.index.unloaded(self.partition)
+
+
+class TxnStateLog(CoordinatorRuntime[TxnShard]):
     def __init__(
         self,
         config: BrokerConfig,
@@ -41,118 +74,75 @@ class TxnStateLog:
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        super().__init__(
+            TRANSACTION_STATE_TOPIC,
+            "transactional ids",
+            config.transaction_state_log_num_partitions,
+            config.transaction_state_log_load_buffer_size,
+            Compression.NONE,
+            logs,
+            cluster,
+            node_id,
+            notify_append,
+            clock,
+        )
         self.config = config
-        self.cluster = cluster
         self.topics = topics
-        self.logs = logs
-        self.node_id = node_id
-        self.notify_append = notify_append
-        self.clock = clock
-        self.states: dict[int, PartitionState] = {}
         #: Transactional ids of the loaded partitions (all partitions share one map: ids are unique).
         self.txns: dict[str, TransactionMetadata] = {}
         #: The same, by current producer id: every transactional Produce looks its producer up here.
         self.by_producer: dict[int, TransactionMetadata] = {}
-        self._creation: asyncio.Task[bool] | None = None
+        #: Told of each partition's transactions once it is loaded (the coordinator completes the
+        #: prepared ones, as Kafka's coordinator does when it takes over).
+        self.on_partition_loaded: Callable[[list[TransactionMetadata]], None] | None = None
+
+    def new_shard(self, partition: int) -> TxnShard:
+        return TxnShard(partition, self)
 
     # ----- the topic ------------------------------------------------------------------------------
 
-    @property
-    def num_partitions(self) -> int:
-        topic = self.cluster.topic(TRANSACTION_STATE_TOPIC)
-        if topic is not None:
-            return len(topic.partitions)
-        return self.config.transaction_state_log_num_partitions
-
-    def partition_for(self, transactional_id: str) -> int:
-        return partition_for(transactional_id, self.num_partitions)
-
     async def ensure_topic(self, single_node: bool) -> bool:
+        """Create `__transaction_state` if it is missing; True if it exists now."""
         if self.cluster.topic(TRANSACTION_STATE_TOPIC) is not None:
             return True
-        if self._creation is None or self._creation.done():
-            self._creation = asyncio.get_running_loop().create_task(self._create_topic(single_node))
-        return await asyncio.shield(self._creation)
+        return await asyncio.shield(self.topic_creation(lambda: self._create_topic(single_node)))
 
     async def _create_topic(self, single_node: bool) -> bool:
-        brokers = max(len(self.cluster.brokers), 1)
+        configs = {
+            "cleanup.policy": "compact",
+            "compression.type": "producer",  # the coordinator writes uncompressed batches
+            "unclean.leader.election.enable": "false",
+            "min.insync.replicas": str(self.config.transaction_state_log_min_isr),
+            "segment.bytes": str(self.config.transaction_state_log_segment_bytes),
+        }
         replication = self.config.transaction_state_log_replication_factor
-        min_isr = self.config.transaction_state_log_min_isr
-        if replication > brokers:
-            if not single_node:
-                log.warning(
-                    "not creating %s: %d brokers, replication factor %d",
-                    TRANSACTION_STATE_TOPIC,
-                    brokers,
-                    replication,
-                )
-                return False
-            replication = brokers  # a single node is the whole cluster
-            min_isr = min(min_isr, brokers)
-        try:
-            await self.topics.create_topic(
-                TRANSACTION_STATE_TOPIC,
-                self.config.transaction_state_log_num_partitions,
-                replication,
-                configs={
-                    "cleanup.policy": "compact",
-                    "compression.type": "producer",  # the coordinator writes uncompressed batches
-                    "unclean.leader.election.enable": "false",
-                    "min.insync.replicas": str(min_isr),
-                    "segment.bytes": str(self.config.transaction_state_log_segment_bytes),
-                },
-                internal=True,
-            )
-        except KafkaError as error:
-            if error.error_code is not ErrorCode.TOPIC_ALREADY_EXISTS:
-                log.warning("creating %s failed: %s", TRANSACTION_STATE_TOPIC, error)
-                return False
-        except Exception:
-            log.exception("creating %s failed", TRANSACTION_STATE_TOPIC)
-            return False
-        return self.cluster.topic(TRANSACTION_STATE_TOPIC) is not None
+        return await self.create_topic(self.topics, replication, configs, single_node)
 
-    # ----- leadership and loading -----------------------------------------------------------------
+    # ----- shards -----------------------------------------------------------------------------------
 
     def check_coordinator(self, transactional_id: str) -> int:
-        """The partition of `transactional_id`, if this broker coordinates it and has loaded it."""
-        partition = self.partition_for(transactional_id)
-        state = self.states.get(partition)
-        if state is PartitionState.ACTIVE:
-            return partition
-        if state is PartitionState.LOADING:
-            raise KafkaError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
-        if self.cluster.topic(TRANSACTION_STATE_TOPIC) is None:
-            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        raise KafkaError(ErrorCode.NOT_COORDINATOR)
+        """The partition of `transactional_id`, if this broker coordinates it and has loaded it (else
+        the KafkaError a client retries on)."""
+        return self.shard_for(transactional_id).partition
 
     def coordinator_epoch(self, partition: int) -> int:
-        state = self.cluster.partition(TRANSACTION_STATE_TOPIC, partition)
-        return int(state.leader_epoch) if state is not None else 0
+        return self.leader_epochs.get(partition, self.leader_epoch(partition))
 
-    async def load(self, partition: int) -> list[TransactionMetadata]:
-        """Replay `partition` (this broker now leads it); the transactions it holds, loaded."""
-        self.states[partition] = PartitionState.LOADING
-        try:
-            loaded = await self._replay(partition)
-        except Exception:
-            log.exception("loading %s-%d failed", TRANSACTION_STATE_TOPIC, partition)
-            self.states[partition] = PartitionState.FAILED
-            return []
-        epoch = self.coordinator_epoch(partition)
-        for metadata in loaded.values():
+    def loaded(self, shard: TxnShard) -> None:
+        epoch = self.coordinator_epoch(shard.partition)
+        for metadata in shard.loaded.values():
             metadata.coordinator_epoch = epoch
             self.put(metadata)
-        self.states[partition] = PartitionState.ACTIVE
-        return list(loaded.values())
+        found, shard.loaded = list(shard.loaded.values()), {}
+        if self.on_partition_loaded is not None:
+            self.on_partition_loaded(found)
 
-    def unload(self, partition: int) -> None:
-        self.states.pop(partition, None)
+    def unloaded(self, partition: int) -> None:
         for transactional_id in [t for t in self.txns if self.partition_for(t) == partition]:
             self.remove(transactional_id)
 
     def put(self, metadata: TransactionMetadata, old_producer_id: int | None = None) -> None:
-        """Index `metadata` (again, after a replay that may have changed its producer id)."""
+        """Index `metadata` (again, after a write that may have changed its producer id)."""
         if old_producer_id is not None and self.by_producer.get(old_producer_id) is metadata:
             del self.by_producer[old_producer_id]
         self.txns[metadata.transactional_id] = metadata
@@ -163,79 +153,15 @@ class TxnStateLog:
         if metadata is not None and self.by_producer.get(metadata.producer_id) is metadata:
             del self.by_producer[metadata.producer_id]
 
-    async def _replay(self, partition: int) -> dict[str, TransactionMetadata]:
-        loaded: dict[str, TransactionMetadata] = {}
-        log_ = self.logs.get_log(TRANSACTION_STATE_TOPIC, partition)
-        if log_ is None:
-            return loaded
-        offset, end = log_.log_start_offset, log_.log_end_offset
-        while offset < end:
-            info = log_.read(
-                offset,
-                self.config.transaction_state_log_load_buffer_size,
-                isolation=FetchIsolation.LOG_END,
-                min_one_message=True,
-            )
-            if not info.regions:
-                break
-            data = await asyncio.to_thread(info.read_bytes)
-            next_offset = offset
-            for batch in iter_record_batches(data):
-                next_offset = batch.next_offset
-                for record in batch.records:
-                    if record.offset >= offset:
-                        self._replay_one(loaded, partition, record.key, record.value, record.offset)
-            if next_offset <= offset:
-                break
-            offset = next_offset
-        return loaded
-
-    @staticmethod
-    def _replay_one(
-        loaded: dict[str, TransactionMetadata],
-        partition: int,
-        key: bytes | None,
-        value: bytes | None,
-        at: int,
-    ) -> None:
-        try:
-            record = decode_txn_record(key, value)
-        except (UnreadableTxnRecord, CodecError) as error:
-            log.warning(
-                "skipping unreadable record at %s-%d offset %d: %s",
-                TRANSACTION_STATE_TOPIC,
-                partition,
-                at,
-                error,
-            )
-            return
-        if record.value is None:
-            loaded.pop(record.transactional_id, None)
-        else:
-            loaded[record.transactional_id] = TransactionMetadata.from_value(
-                record.transactional_id, record.value
-            )
-
-    # ----- appends --------------------------------------------------------------------------------
+    # ----- appends ----------------------------------------------------------------------------------
 
     def append(self, record: TxnLogRecord) -> ErrorCode | None:
         """Append one record to the transactional id's partition; the error a client is told, if any.
-        The caller replays it into the metadata only once this returns None."""
+        The caller applies it to the metadata only once this returns None."""
         partition = self.partition_for(record.transactional_id)
-        log_ = self.logs.get_log(TRANSACTION_STATE_TOPIC, partition)
-        state = self.cluster.partition(TRANSACTION_STATE_TOPIC, partition)
-        if log_ is None or state is None or state.leader_id != self.node_id:
-            return ErrorCode.NOT_COORDINATOR
-        key, value = record.encode()
-        builder = RecordBatchBuilder(0, compression=Compression.NONE)
-        builder.append(int(self.clock() * 1000), key, value)
         try:
-            log_.append(
-                bytearray(builder.build()), leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR
-            )
+            self.append_records(partition, [record])
         except Exception as failure:
             log.warning("writing to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, partition, failure)
             return append_error_code(failure)
-        if self.notify_append is not None:
-            self.notify_append(TopicPartition(TRANSACTION_STATE_TOPIC, partition))
         return None

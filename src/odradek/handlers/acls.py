@@ -7,12 +7,17 @@ Version notes:
   Create and Delete need ALTER on it (CLUSTER_AUTHORIZATION_FAILED), as Kafka's AclApis.
 - A filter or ACL with UNKNOWN codes, an ANY or MATCH pattern in a creation, or a malformed principal
   is INVALID_REQUEST with the reason; the other creations and filters of the request still apply.
-- Changes are persisted (the log dir on a single node) before the answer.
+- A store that cannot be written (ZooKeeper unreachable) answers UNKNOWN_SERVER_ERROR with the reason
+  for each creation or filter that would have changed it, as Kafka.
+- Changes are persisted before the answer: the log dir on a single node; ZooKeeper's /kafka-acl layout
+  in a cluster, with a change notification that every broker follows (DescribeAcls and decisions on
+  another broker see the change once it has read the notification).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 
 from odradek.handlers.authorization import authorize_cluster
 from odradek.handlers.context import RequestContext
@@ -49,6 +54,7 @@ from odradek.security.acl import (
     ResourcePattern,
     ResourceType,
 )
+from odradek.security.acl_store import AclStoreError
 
 _NO_AUTHORIZER = "No Authorizer is configured on the broker"
 
@@ -106,14 +112,18 @@ async def handle_create_acls(request: CreateAclsRequest, context: RequestContext
     for creation in request.creations:
         try:
             binding = _binding(creation)
-            binding.validate()
+            authorizer.validate(binding)
         except (InvalidAclError, ValueError) as error:
             results.append(AclCreationResult(error_code=ErrorCode.INVALID_REQUEST, error_message=str(error)))
             continue
         valid.append(binding)
         results.append(AclCreationResult(error_code=ErrorCode.NONE, error_message=None))
     if valid:
-        authorizer.create_acls(valid)
+        try:
+            await authorizer.create_acls(valid)
+        except AclStoreError as error:  # ZooKeeper unreachable: as Kafka, each creation gets the error
+            failed = AclCreationResult(error_code=ErrorCode.UNKNOWN_SERVER_ERROR, error_message=str(error))
+            results = [failed if r.error_code == ErrorCode.NONE else r for r in results]
     return CreateAclsResponse(throttle_time_ms=0, results=results)
 
 
@@ -128,23 +138,26 @@ async def handle_delete_acls(request: DeleteAclsRequest, context: RequestContext
             for _ in request.filters
         ]
         return DeleteAclsResponse(throttle_time_ms=0, filter_results=failed)
-    filters: list[AclBindingFilter | str] = []
+    filters: list[AclBindingFilter | tuple[ErrorCode, str]] = []
     for wire in request.filters:
         try:
             acl_filter = _filter(wire)
             acl_filter.validate()
             filters.append(acl_filter)
         except (InvalidAclError, ValueError) as error:
-            filters.append(str(error))
-    deleted = iter(authorizer.delete_acls([f for f in filters if isinstance(f, AclBindingFilter)]))
+            filters.append((ErrorCode.INVALID_REQUEST, str(error)))
+    valid = [f for f in filters if isinstance(f, AclBindingFilter)]
+    deleted: Iterator[list[AclBinding]] = iter([])
+    try:
+        deleted = iter(await authorizer.delete_acls(valid))
+    except AclStoreError as error:  # ZooKeeper unreachable: as Kafka, each valid filter gets the error
+        unwritten = (ErrorCode.UNKNOWN_SERVER_ERROR, str(error))
+        filters = [unwritten if isinstance(f, AclBindingFilter) else f for f in filters]
     results = []
     for parsed in filters:
-        if isinstance(parsed, str):
-            results.append(
-                DeleteAclsFilterResult(
-                    error_code=ErrorCode.INVALID_REQUEST, error_message=parsed, matching_acls=[]
-                )
-            )
+        if isinstance(parsed, tuple):
+            code, message = parsed
+            results.append(DeleteAclsFilterResult(error_code=code, error_message=message, matching_acls=[]))
             continue
         matching = sorted(next(deleted), key=lambda b: (_pattern_order(b.pattern), _entry_order(b.entry)))
         results.append(

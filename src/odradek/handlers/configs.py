@@ -281,6 +281,8 @@ def _reconfigure(services: Services, config: BrokerConfig) -> None:
     """Make a new broker configuration the one every service reads."""
     services.config = config
     services.topics.broker_config = config
+    if services.controller is not None:  # read by elections, whether this broker is controller now or later
+        services.controller.set_unclean_leader_election_enable(config.unclean_leader_election_enable)
     apply_log_defaults(services.logs, config)
     if services.tls is not None:
         services.tls.apply(config)

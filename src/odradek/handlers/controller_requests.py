@@ -1,15 +1,24 @@
-"""Requests the controller serves: ControlledShutdown (key 7, v0-3) and ElectLeaders (key 43, v0-2).
+"""Requests the controller serves: ControlledShutdown (key 7, v0-3), ElectLeaders (key 43, v0-2) and
+AlterPartition (key 56, v0-3).
 
 ZooKeeper mode only. Each broker runs a controller elector; only the active controller answers, every
 other broker says NOT_CONTROLLER (clients and shutting-down brokers then look for the controller in
 Metadata). ControlledShutdown v0-1 carry no broker epoch (-1 is never stale), v2+ do; the controller
 checks it. With an authorizer, ControlledShutdown needs CLUSTER_ACTION and ElectLeaders ALTER on the
 cluster, as in Kafka. ElectLeaders v0 has no election type (preferred); a null topic list means every
-partition.
+partition. AlterPartition, from partition leaders, needs CLUSTER_ACTION too; v0-1 name topics, v2+
+give their ids (UNKNOWN_TOPIC_ID for one the controller does not know), v3 gives each new ISR member's
+broker epoch; the checks are in cluster/controller/alter_partition.py.
 """
 
 from __future__ import annotations
 
+from odradek.cluster.controller.alter_partition import (
+    UNKNOWN_BROKER_EPOCH,
+    AlterPartitionResult,
+    IsrChangeOutcome,
+    IsrChangeRequest,
+)
 from odradek.cluster.controller.context import TopicPartition
 from odradek.cluster.controller.controller import KafkaController, NotControllerError
 from odradek.cluster.metadata import BrokerMode
@@ -18,6 +27,14 @@ from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.alter_partition import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    PartitionData,
+    PartitionDataResult,
+    TopicData,
+    TopicDataResult,
+)
 from odradek.protocol.messages.controlled_shutdown import (
     ControlledShutdownRequest,
     ControlledShutdownResponse,
@@ -95,4 +112,82 @@ def _elect_response(error: ErrorCode, outcome: dict[TopicPartition, ErrorCode]) 
             ReplicaElectionResult(topic=topic, partition_result=results)
             for topic, results in by_topic.items()
         ],
+    )
+
+
+@handles(ApiKey.ALTER_PARTITION, 0, 3, modes=CLUSTER_ONLY)
+async def handle_alter_partition(
+    request: AlterPartitionRequest, context: RequestContext
+) -> AlterPartitionResponse:
+    version = context.api_version
+    if not authorize_cluster(context, AclOperation.CLUSTER_ACTION):
+        return _alter_partition_response(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    controller = _active(context)
+    if controller is None:
+        return _alter_partition_response(ErrorCode.NOT_CONTROLLER)
+    changes = [
+        _isr_change(topic, partition, version) for topic in request.topics for partition in topic.partitions
+    ]
+    result = await controller.alter_partition(request.broker_id, request.broker_epoch, changes)
+    if result.error != ErrorCode.NONE:
+        return _alter_partition_response(result.error)
+    return _alter_partition_response(ErrorCode.NONE, request.topics, result, version)
+
+
+def _isr_change(topic: TopicData, partition: PartitionData, version: int) -> IsrChangeRequest:
+    if version >= 3:
+        isr = tuple(member.broker_id for member in partition.new_isr_with_epochs)
+        epochs = tuple(member.broker_epoch for member in partition.new_isr_with_epochs)
+    else:
+        isr = tuple(partition.new_isr)
+        epochs = (UNKNOWN_BROKER_EPOCH,) * len(isr)
+    return IsrChangeRequest(
+        topic=topic.topic_name if version < 2 else None,
+        topic_id=topic.topic_id if version >= 2 else None,
+        partition=partition.partition_index,
+        leader_epoch=partition.leader_epoch,
+        new_isr=isr,
+        member_epochs=epochs,
+        leader_recovery_state=partition.leader_recovery_state,
+        partition_epoch=partition.partition_epoch,
+    )
+
+
+def _alter_partition_response(
+    error: ErrorCode,
+    asked: list[TopicData] | None = None,
+    result: AlterPartitionResult | None = None,
+    version: int = 0,
+) -> AlterPartitionResponse:
+    topics: list[TopicDataResult] = []
+    outcomes = iter(result.outcomes if result is not None else [])
+    for topic in asked or []:
+        answered = [_partition_result(p.partition_index, next(outcomes), version) for p in topic.partitions]
+        topics.append(
+            TopicDataResult(
+                topic_name=topic.topic_name if version < 2 else "",
+                topic_id=topic.topic_id,
+                partitions=answered,
+            )
+        )
+    return AlterPartitionResponse(throttle_time_ms=0, error_code=error, topics=topics)
+
+
+def _partition_result(partition: int, outcome: IsrChangeOutcome, version: int) -> PartitionDataResult:
+    state = outcome.state
+    if outcome.error != ErrorCode.NONE or state is None:
+        error = outcome.error
+        if error == ErrorCode.INELIGIBLE_REPLICA and version < 2:
+            error = ErrorCode.OPERATION_NOT_ATTEMPTED  # as Kafka: INELIGIBLE_REPLICA came with v2 (KIP-841)
+        return PartitionDataResult(
+            partition_index=partition, error_code=error, leader_id=-1, leader_epoch=-1, isr=[]
+        )
+    return PartitionDataResult(
+        partition_index=partition,
+        error_code=ErrorCode.NONE,
+        leader_id=state.leader,
+        leader_epoch=state.znode.leader_epoch,
+        isr=list(state.isr),
+        leader_recovery_state=state.znode.leader_recovery_state,
+        partition_epoch=state.partition_epoch,
     )

@@ -11,7 +11,8 @@ Version notes:
   then COORDINATOR_NOT_AVAILABLE (Kafka's answer for a commit whose replication timed out).
 - OffsetFetch v0-1 name topics (group errors on each partition); v2 a null topic list means every
   committed offset, plus a top-level error; v3 throttle time; v5 leader epochs; v6 flexible; v7
-  `require_stable` (no transactional offsets are ever pending here, so it changes nothing); v8 several
+  `require_stable`: a partition with a transactional offset commit not yet ended by its transaction's
+  marker is UNSTABLE_OFFSET_COMMIT (the client retries; read_committed consumers ask it); v8 several
   groups per request; v9 member id and epoch, checked for KIP-848 groups; v10 topic ids. A partition
   without a committed offset reads -1 with empty metadata.
 - OffsetDelete v0: only offsets of topics the group does not subscribe to (GROUP_SUBSCRIBED_TO_TOPIC);
@@ -177,6 +178,7 @@ async def handle_offset_fetch(request: OffsetFetchRequest, context: RequestConte
                 else [(t.name, t.topic_id, list(t.partition_indexes)) for t in group.topics],
                 group.member_id,
                 group.member_epoch,
+                request.require_stable,
             )
             for group in request.groups
         ]
@@ -186,7 +188,7 @@ async def handle_offset_fetch(request: OffsetFetchRequest, context: RequestConte
         if request.topics is None
         else [(t.name, ZERO_UUID, list(t.partition_indexes)) for t in request.topics]
     )
-    answer = _fetch_group(context, request.group_id, wanted, None, -1)
+    answer = _fetch_group(context, request.group_id, wanted, None, -1, request.require_stable)
     topics = [
         OffsetFetchResponseTopic(
             name=t.name,
@@ -223,6 +225,7 @@ def _fetch_group(
     wanted: list[tuple[str, uuid.UUID, list[int]]] | None,
     member_id: str | None,
     member_epoch: int,
+    require_stable: bool = False,
 ) -> OffsetFetchResponseGroup:
     by_id = context.api_version >= 10
     cluster = context.services.cluster
@@ -247,6 +250,7 @@ def _fetch_group(
         coordinator = group_coordinator(context)
         query = None if wanted is None else _group_by_topic(resolved)
         fetched = coordinator.fetch_offsets(group_id, query, member_id, member_epoch)
+        unstable = coordinator.unstable_offsets(group_id) if require_stable else set()
     except KafkaError as failure:
         return OffsetFetchResponseGroup(group_id=group_id, error_code=failure.error_code)
     topics = []
@@ -260,7 +264,12 @@ def _fetch_group(
             OffsetFetchResponseTopics(
                 name=name,
                 topic_id=state.topic_id if state is not None else ZERO_UUID,
-                partitions=[_partition_answer(p, offset) for p, offset in offsets],
+                partitions=[
+                    _no_offset(p, ErrorCode.UNSTABLE_OFFSET_COMMIT, OffsetFetchResponsePartitions)
+                    if (name, p) in unstable
+                    else _partition_answer(p, offset)
+                    for p, offset in offsets
+                ],
             )
         )
     for name, topic_id, partitions in denied:

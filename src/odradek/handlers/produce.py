@@ -45,6 +45,7 @@ from odradek.handlers.errors import error_code_for, error_message_for
 from odradek.handlers.leadership import leader_endpoints, refusal
 from odradek.handlers.registry import handles
 from odradek.handlers.transactions import verify_transactional_produce
+from odradek.handlers.txn_verification import Verdicts
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
@@ -83,6 +84,10 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
     transactional_allowed = request.transactional_id is None or authorize(
         context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id
     )
+    # In a cluster, transactional partitions whose coordinator is another broker are verified there
+    # first (KIP-890 part 1), for the whole request at once.
+    verifier = services.txn_verifier
+    verdicts = await verifier.verify(request, context) if verifier is not None else None
     for topic in _last_records_per_partition(request.topic_data, context.api_version):
         if context.api_version >= 13:
             state = services.cluster.topic_by_id(topic.topic_id)
@@ -106,7 +111,7 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
             elif name is None:
                 partitions.append(_failed(data.index, missing))
             else:
-                partitions.append(_append(name, data, request, context, appended, awaiting))
+                partitions.append(_append(name, data, request, context, appended, awaiting, verdicts))
         responses.append(
             TopicProduceResponse(name=topic.name, topic_id=topic.topic_id, partition_responses=partitions)
         )
@@ -190,6 +195,7 @@ def _append(
     context: RequestContext,
     appended: list[Log],
     awaiting: list[AwaitingReplicas],
+    verdicts: Verdicts | None = None,
 ) -> PartitionProduceResponse:
     services = context.services
     tp = TopicPartition(topic, data.index)
@@ -224,7 +230,7 @@ def _append(
     assert records is not None  # checked above for every version
     try:
         batches = _as_record_batches(records, context.api_version)
-        unverified = verify_transactional_produce(context, topic, data.index, batches)
+        unverified = verify_transactional_produce(context, topic, data.index, batches, verdicts)
         if unverified is not ErrorCode.NONE:
             return _failed(data.index, unverified)
         result = log.append(batches, leader_epoch=partition.leader_epoch)

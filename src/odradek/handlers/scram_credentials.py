@@ -8,7 +8,8 @@ Version notes:
   error and none of its changes; the same (user, mechanism) twice is DUPLICATE_RESOURCE; an unknown
   mechanism UNSUPPORTED_SASL_MECHANISM; iterations outside 4096..16384 or an empty name
   UNACCEPTABLE_CREDENTIAL; deleting what does not exist RESOURCE_NOT_FOUND.
-- The store is the broker's own (single node): written to the log dir before the answer.
+- The store is the log dir on a single node, /config/users/<user> in a ZooKeeper cluster (with a
+  /config/changes notification, so every broker's SASL exchange sees it): written before the answer.
 - With an authorizer (as Kafka): Describe needs DESCRIBE on the cluster, Alter ALTER on it; else
   CLUSTER_AUTHORIZATION_FAILED (Describe: top level; Alter: every user's result).
 """
@@ -39,6 +40,7 @@ from odradek.security.scram_credentials import (
     MECHANISM_BY_TYPE,
     MECHANISMS,
     MIN_ITERATIONS,
+    CredentialError,
     ScramCredential,
     credential_from_salted_password,
 )
@@ -56,12 +58,21 @@ async def handle_describe_user_scram_credentials(
         return DescribeUserScramCredentialsResponse(
             throttle_time_ms=0, error_code=denied, error_message=denied.message, results=[]
         )
-    known = store.users() if store is not None else []
-    asked = [user.name for user in request.users] if request.users else known
+    named = [user.name for user in request.users] if request.users else None
+    try:
+        stored = await store.describe(None if named is None else set(named)) if store is not None else {}
+    except CredentialError as error:  # ZooKeeper unreachable
+        return DescribeUserScramCredentialsResponse(
+            throttle_time_ms=0,
+            error_code=ErrorCode.UNKNOWN_SERVER_ERROR,
+            error_message=str(error),
+            results=[],
+        )
+    asked = named if named is not None else sorted(stored)
     counts = Counter(asked)
     results = []
     for user in dict.fromkeys(asked):
-        mechanisms = store.mechanisms(user) if store is not None else {}
+        mechanisms = stored.get(user, {})
         if counts[user] > 1:
             code, message = (
                 ErrorCode.DUPLICATE_RESOURCE,
@@ -121,11 +132,18 @@ async def handle_alter_user_scram_credentials(
                     "A user credential cannot be altered twice in the same request",
                 ),
             )
+    deleted_users = {d.name for d in request.deletions}
+    # what is stored now (in a cluster: ZooKeeper, which another broker may have just changed)
+    try:
+        stored = await store.describe(deleted_users) if store is not None and deleted_users else {}
+    except CredentialError as unread:
+        stored = {}
+        errors.update({user: (ErrorCode.UNKNOWN_SERVER_ERROR, str(unread)) for user in deleted_users})
     deletions: set[tuple[str, str]] = set()
     for deletion in request.deletions:
         error = _check_name_and_mechanism(deletion.name, deletion.mechanism)
         mechanism = MECHANISM_BY_TYPE.get(deletion.mechanism, "")
-        if error is None and (store is None or store.get(deletion.name, mechanism) is None):
+        if error is None and mechanism not in stored.get(deletion.name, {}):
             error = (ErrorCode.RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist")
         if error is not None:
             errors.setdefault(deletion.name, error)
@@ -153,7 +171,11 @@ async def handle_alter_user_scram_credentials(
         upserts = {key: value for key, value in upserts.items() if key[0] not in errors}
         deletions = {key for key in deletions if key[0] not in errors}
         if upserts or deletions:
-            store.apply(upserts, deletions)
+            try:
+                await store.alter(upserts, deletions)
+            except CredentialError as unwritten:  # ZooKeeper: as Kafka, the users not written get it
+                failed = {user for user, _ in [*upserts, *deletions]}
+                errors.update({user: (ErrorCode.UNKNOWN_SERVER_ERROR, str(unwritten)) for user in failed})
     results = []
     for user in users:
         code, message = errors.get(user, (ErrorCode.NONE, None))

@@ -10,6 +10,7 @@ from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, ClusterMetadata
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
+from odradek.security.client_quotas import ClientQuotas
 
 if TYPE_CHECKING:
     from odradek.cluster.controller.controller import KafkaController
@@ -19,8 +20,9 @@ if TYPE_CHECKING:
     from odradek.cluster.zk_producer_ids import ZkProducerIdManager
     from odradek.coordinator.group_coordinator import GroupCoordinator
     from odradek.coordinator.txn_coordinator import TransactionCoordinator
+    from odradek.handlers.txn_verification import RemoteVerifier
     from odradek.security.authorizer import AclAuthorizer
-    from odradek.security.scram_credentials import ScramCredential, ScramCredentialStore
+    from odradek.security.scram_credentials import CredentialStore, ScramCredential
     from odradek.security.tls_reload import TlsReloader
     from odradek.server.delayed import AppendNotifier
     from odradek.storage.log_manager import LogManager
@@ -62,23 +64,30 @@ class Services:
     #: ZooKeeper mode only: this broker's controller elector, which serves ControlledShutdown and
     #: ElectLeaders while it is the active controller.
     controller: KafkaController | None = None
+    #: ZooKeeper mode only: a leader's AddPartitionsToTxn verification with other brokers' coordinators.
+    txn_verifier: RemoteVerifier | None = None
 
     def join_zookeeper_cluster(self, replicas: ReplicaManager) -> None:
         """Make this broker a member of a ZooKeeper cluster: from now on its metadata cache and its
         leaderships are the controller's (LeaderAndIsr, UpdateMetadata, StopReplica are served)."""
+        from odradek.handlers.txn_verification import RemoteVerifier
+
         self.cluster.mode = BrokerMode.ZOOKEEPER
         self.replicas = replicas
+        self.txn_verifier = RemoteVerifier(self.node_id)
 
     @property
     def mode(self) -> BrokerMode:
         return self.cluster.mode
 
-    #: SCRAM users (AlterUserScramCredentials), persisted in the log dir; None: SCRAM is not served.
-    scram_credentials: ScramCredentialStore | None = None
+    #: SCRAM users (AlterUserScramCredentials), in the log dir or ZooKeeper; None: SCRAM is not served.
+    scram_credentials: CredentialStore | None = None
     #: Checks TLS and SASL settings of an AlterConfigs change, and rebuilds the TLS listeners' contexts.
     tls: TlsReloader | None = None
     #: ACL authorization (authorizer.class.name); None: every request is allowed and nothing is checked.
     authorizer: AclAuthorizer | None = None
+    #: Client quotas (DescribeClientQuotas / AlterClientQuotas) and their enforcement on every request.
+    client_quotas: ClientQuotas = field(default_factory=lambda: ClientQuotas(11, 1))
 
     def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         """A SCRAM user's credential, for the SASL exchange (None: no such user)."""

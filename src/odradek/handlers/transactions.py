@@ -21,8 +21,6 @@ Version notes:
 
 from __future__ import annotations
 
-import struct
-
 from odradek.coordinator.offset_requests import OffsetCommitItem
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
@@ -31,6 +29,7 @@ from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import group_coordinator
 from odradek.handlers.leadership import refusal
 from odradek.handlers.registry import handles
+from odradek.handlers.txn_verification import Verdicts, transactional_producer
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
@@ -58,8 +57,6 @@ from odradek.protocol.messages.write_txn_markers import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
-from odradek.protocol.records.attributes import TRANSACTIONAL_FLAG_MASK
-from odradek.protocol.records.header import ATTRIBUTES_OFFSET
 from odradek.security.acl import AclOperation, ResourceType
 
 
@@ -140,6 +137,9 @@ def _add_partitions_batched(
         try:
             coordinator = transaction_coordinator(context)
             if txn.verify_only:
+                # Asked by a partition leader: only the id's own coordinator may answer (else the
+                # leader's NOT_COORDINATOR, retried once it knows the new one).
+                coordinator.state_log.check_coordinator(txn.transactional_id)
                 errors = {
                     tp: coordinator.verify_partition(txn.producer_id, txn.producer_epoch, *tp)
                     for tp in wanted
@@ -213,12 +213,12 @@ async def handle_txn_offset_commit(
         for t in request.topics
         if not authorize(context, AclOperation.READ, ResourceType.TOPIC, t.name)
     }
-    errors = _txn_offset_commit(request, [t for t in request.topics if t.name not in denied], context)
+    errors = await _txn_offset_commit(request, [t for t in request.topics if t.name not in denied], context)
     errors.update({tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in wanted if tp[0] in denied})
     return _txn_offset_commit_response({tp: errors[tp] for tp in wanted if tp in errors}, context)
 
 
-def _txn_offset_commit(
+async def _txn_offset_commit(
     request: TxnOffsetCommitRequest, topics: list[TxnOffsetCommitRequestTopic], context: RequestContext
 ) -> dict[tuple[str, int], ErrorCode]:
     wanted = [(t.name, p.partition_index) for t in topics for p in t.partitions]
@@ -227,14 +227,9 @@ def _txn_offset_commit(
     try:
         # The group's offsets partition must be in the producer's ongoing transaction (AddOffsetsToTxn),
         # or no marker would ever reach it and the offsets would stay pending for good.
-        coordinator = transaction_coordinator(context)
         groups = group_coordinator(context)
         offsets_partition = groups.runtime.partition_for(request.group_id)
-        unverified = coordinator.check_producer(request.producer_id, request.producer_epoch)
-        if unverified is ErrorCode.NONE:
-            unverified = coordinator.verify_partition(
-                request.producer_id, request.producer_epoch, OFFSETS_TOPIC, offsets_partition
-            )
+        unverified = await _verify_offsets_partition(request, offsets_partition, context)
         if unverified is not ErrorCode.NONE:
             raise KafkaError(unverified)
         items = [
@@ -255,6 +250,28 @@ def _txn_offset_commit(
     except KafkaError as failure:
         errors = dict.fromkeys(wanted, failure.error_code)
     return dict(errors)
+
+
+async def _verify_offsets_partition(
+    request: TxnOffsetCommitRequest, offsets_partition: int, context: RequestContext
+) -> ErrorCode:
+    """Whether the producer's ongoing transaction holds the group's offsets partition, asked of its
+    transaction coordinator: this broker's, or in a cluster another broker's (KIP-890 part 1)."""
+    coordinator = transaction_coordinator(context)
+    pid, epoch = request.producer_id, request.producer_epoch
+    verifier = context.services.txn_verifier
+    if verifier is not None:
+        node = coordinator.coordinator_node(request.transactional_id)
+        if node != context.services.node_id:
+            tp = (OFFSETS_TOPIC, offsets_partition)
+            asked = await verifier.ask(context, node, request.transactional_id, pid, epoch, [tp])
+            error = asked[tp]
+            # The coordinator answers as to a leader; a TxnOffsetCommit client is told it is fenced.
+            return ErrorCode.PRODUCER_FENCED if error is ErrorCode.INVALID_PRODUCER_EPOCH else error
+    unverified = coordinator.check_producer(pid, epoch)
+    if unverified is ErrorCode.NONE:
+        unverified = coordinator.verify_partition(pid, epoch, OFFSETS_TOPIC, offsets_partition)
+    return unverified
 
 
 def _txn_offset_commit_response(
@@ -327,26 +344,22 @@ def _markers_refused(request: WriteTxnMarkersRequest, error: ErrorCode) -> Write
 
 
 def verify_transactional_produce(
-    context: RequestContext, topic: str, partition: int, batches: bytearray | memoryview
+    context: RequestContext,
+    topic: str,
+    partition: int,
+    batches: bytearray | memoryview,
+    verdicts: Verdicts | None = None,
 ) -> ErrorCode:
     """NONE for a non-transactional batch; for a transactional one, whether its producer's ongoing
     transaction holds the partition (Kafka 3.x's INVALID_TXN_STATE otherwise), so no stray batch can
-    pin the last stable offset. Only the header's attributes, producer id and epoch are read."""
-    if len(batches) <= _EPOCH_OFFSET + 2 or not _ATTRIBUTES.unpack_from(batches, ATTRIBUTES_OFFSET)[0] & (
-        TRANSACTIONAL_FLAG_MASK
-    ):
+    pin the last stable offset. Only the header's attributes, producer id and epoch are read. In a
+    cluster, `verdicts` holds what other brokers' coordinators answered (txn_verification.py)."""
+    producer = transactional_producer(batches)
+    if producer is None:
         return ErrorCode.NONE
-    (producer_id,) = _PRODUCER_ID.unpack_from(batches, _PRODUCER_ID_OFFSET)
-    (producer_epoch,) = _ATTRIBUTES.unpack_from(batches, _EPOCH_OFFSET)
+    if verdicts is not None and (topic, partition) in verdicts:
+        return verdicts[(topic, partition)]
     coordinator = context.services.transactions
     if coordinator is None:
         return ErrorCode.INVALID_TXN_STATE
-    return coordinator.verify_partition(producer_id, producer_epoch, topic, partition)
-
-
-_ATTRIBUTES = struct.Struct(">h")
-_PRODUCER_ID = struct.Struct(">q")
-#: Batch header: base offset 8, length 4, leader epoch 4, magic 1, crc 4, attributes 2, last offset
-#: delta 4, base timestamp 8, max timestamp 8, then the producer id 8 and epoch 2.
-_PRODUCER_ID_OFFSET = 43
-_EPOCH_OFFSET = 51
+    return coordinator.verify_partition(*producer, topic, partition)

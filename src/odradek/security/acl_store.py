@@ -2,8 +2,11 @@
 
 The interface is per resource pattern, as Kafka's ZooKeeper layout is (one znode per pattern under
 ``/kafka-acl/<Type>/<name>`` or ``/kafka-acl-extended/prefixed/<Type>/<prefix>``, holding that
-pattern's entries), so a ZooKeeper store with change notifications can implement it later. Each entry
-is stored in Kafka's own JSON shape (``{"principal","permissionType","operation","host"}``).
+pattern's entries); the ZooKeeper store (odradek.cluster.zk_acls) implements it with compare-and-set
+writes and change notifications. A change is a function of the entries as stored now, so a store
+shared by several brokers applies it to what another broker may just have written (Kafka's
+AclAuthorizer.updateResourceAcls). Each entry is stored in Kafka's own JSON shape
+(``{"principal","permissionType","operation","host"}``).
 
 On a single node the ACLs live in ``<first log dir>/__odradek_acls.json``, replaced atomically on each
 change; a file that cannot be read stops the start-up with one line naming it.
@@ -14,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final, Protocol
 
@@ -44,13 +47,22 @@ class AclStoreError(Exception):
     pass
 
 
+#: A change of one pattern's entries: the stored entries in, the entries to store out.
+AclChange = Callable[[frozenset[AccessControlEntry]], frozenset[AccessControlEntry]]
+
+
 class AclStore(Protocol):
     """Durable ACLs, one entry set per resource pattern."""
 
     def load(self) -> AclsByPattern: ...
 
-    def write(self, changed: Mapping[ResourcePattern, frozenset[AccessControlEntry]]) -> None:
-        """Persist the new entry sets of the changed patterns (an empty set removes the pattern)."""
+    def check(self, pattern: ResourcePattern) -> None:
+        """Raise InvalidAclError for a pattern this store cannot hold."""
+        ...
+
+    async def update(self, changes: Mapping[ResourcePattern, AclChange]) -> AclsByPattern:
+        """Apply each change to its pattern's stored entries and persist the result before returning;
+        the new entry set of every changed pattern (an empty set: the pattern is gone)."""
         ...
 
 
@@ -99,6 +111,16 @@ class FileAclStore:
             raise AclStoreError(f"{self.path}: malformed ACL entry: {error!r}") from None
         self._acls = dict(acls)
         return acls
+
+    def check(self, pattern: ResourcePattern) -> None:
+        pass  # a JSON file holds any name
+
+    async def update(self, changes: Mapping[ResourcePattern, AclChange]) -> AclsByPattern:
+        changed = {
+            pattern: change(self._acls.get(pattern, frozenset())) for pattern, change in changes.items()
+        }
+        self.write(changed)
+        return changed
 
     def write(self, changed: Mapping[ResourcePattern, frozenset[AccessControlEntry]]) -> None:
         for pattern, entries in changed.items():

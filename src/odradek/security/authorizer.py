@@ -6,12 +6,18 @@ entry does. An entry matches on principal (or ``User:*``), host (or ``*``) and o
 ALLOW of READ, WRITE, DELETE or ALTER also allows DESCRIBE, and ALTER_CONFIGS allows DESCRIBE_CONFIGS
 (a DENY denies only what it names). The ACLs that apply to a resource are those of its literal name,
 of the literal ``*`` and of every PREFIXED pattern the name starts with.
+
+Decisions read an in-memory copy of the store's ACLs. Changes go through the store first (durable,
+or in ZooKeeper for every broker) and then into the copy; in a cluster, other brokers' changes come
+in through `reload` (their change notifications). One lock orders both, so the copy never goes back
+to an older state of a pattern than one already applied.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -28,7 +34,7 @@ from odradek.security.acl import (
     ResourcePattern,
     ResourceType,
 )
-from odradek.security.acl_store import AclsByPattern, AclStore, FileAclStore
+from odradek.security.acl_store import AclChange, AclsByPattern, AclStore, FileAclStore
 
 if TYPE_CHECKING:
     from odradek.config.broker import BrokerConfig
@@ -51,6 +57,7 @@ class AclAuthorizer:
         self.super_users = frozenset(super_users)
         self.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found
         self._acls: AclsByPattern = store.load()
+        self._updating = asyncio.Lock()
         self._literal: dict[tuple[ResourceType, str], frozenset[AccessControlEntry]] = {}
         self._prefixed: dict[ResourceType, list[tuple[str, frozenset[AccessControlEntry]]]] = {}
         self._reindex()
@@ -131,30 +138,46 @@ class AclAuthorizer:
     def acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
         return [binding for binding in self._bindings() if acl_filter.matches(binding)]
 
-    def create_acls(self, bindings: Sequence[AclBinding]) -> None:
+    def validate(self, binding: AclBinding) -> None:
+        """Raise InvalidAclError for a binding CreateAcls must refuse (Kafka's rules, then the store's)."""
+        binding.validate()
+        self.store.check(binding.pattern)
+
+    async def create_acls(self, bindings: Sequence[AclBinding]) -> None:
         """Add the (already validated) bindings and persist them before returning."""
-        changed: AclsByPattern = {}
+        added: dict[ResourcePattern, set[AccessControlEntry]] = {}
         for binding in bindings:
-            current = changed.get(binding.pattern, self._acls.get(binding.pattern, frozenset()))
-            changed[binding.pattern] = current | {binding.entry}
-        self._apply(changed)
+            added.setdefault(binding.pattern, set()).add(binding.entry)
+        await self._apply({pattern: _adding(frozenset(entries)) for pattern, entries in added.items()})
         for binding in bindings:
             log.info("ACL created: %s", _describe(binding))
 
-    def delete_acls(self, filters: Sequence[AclBindingFilter]) -> list[list[AclBinding]]:
+    async def delete_acls(self, filters: Sequence[AclBindingFilter]) -> list[list[AclBinding]]:
         """Remove what each filter matches (one list per filter, as DeleteAcls answers)."""
         bindings = self._bindings()
         matched = [[b for b in bindings if acl_filter.matches(b)] for acl_filter in filters]
-        changed: AclsByPattern = {}
+        removed: dict[ResourcePattern, set[AccessControlEntry]] = {}
         for binding in {b for found in matched for b in found}:
-            current = changed.get(binding.pattern, self._acls.get(binding.pattern, frozenset()))
-            changed[binding.pattern] = current - {binding.entry}
-        if changed:
-            self._apply(changed)
+            removed.setdefault(binding.pattern, set()).add(binding.entry)
+        if removed:
+            await self._apply(
+                {pattern: _removing(frozenset(entries)) for pattern, entries in removed.items()}
+            )
             for found in matched:
                 for binding in found:
                     log.info("ACL deleted: %s", _describe(binding))
         return matched
+
+    async def reload(
+        self,
+        patterns: Collection[ResourcePattern],
+        read: Callable[[Collection[ResourcePattern]], AclsByPattern],
+    ) -> None:
+        """Take the patterns' entries as `read` (a blocking read of the store, run in a thread)
+        finds them now: how a broker follows the changes other brokers make."""
+        async with self._updating:
+            fresh = await asyncio.to_thread(read, patterns)
+            self._replace(fresh)
 
     # ----- helpers ---------------------------------------------------------------------------------
 
@@ -172,8 +195,12 @@ class AclAuthorizer:
     def _bindings(self) -> list[AclBinding]:
         return [AclBinding(pattern, entry) for pattern, entries in self._acls.items() for entry in entries]
 
-    def _apply(self, changed: AclsByPattern) -> None:
-        self.store.write(changed)  # durable first: an ACL the client was told about survives a crash
+    async def _apply(self, changes: Mapping[ResourcePattern, AclChange]) -> None:
+        async with self._updating:
+            # durable first: an ACL the client was told about survives a crash
+            self._replace(await self.store.update(changes))
+
+    def _replace(self, changed: AclsByPattern) -> None:
         for pattern, entries in changed.items():
             if entries:
                 self._acls[pattern] = entries
@@ -189,6 +216,14 @@ class AclAuthorizer:
                 self._prefixed.setdefault(pattern.resource_type, []).append((pattern.name, entries))
             else:
                 self._literal[(pattern.resource_type, pattern.name)] = entries
+
+
+def _adding(entries: frozenset[AccessControlEntry]) -> AclChange:
+    return lambda stored: stored | entries
+
+
+def _removing(entries: frozenset[AccessControlEntry]) -> AclChange:
+    return lambda stored: stored - entries
 
 
 def _covered(pattern: ResourcePattern, denied: list[ResourcePattern]) -> bool:
@@ -215,13 +250,16 @@ def _describe(binding: AclBinding) -> str:
     )
 
 
-def authorizer_from_config(config: BrokerConfig, log_dir: Path) -> AclAuthorizer | None:
+def authorizer_from_config(
+    config: BrokerConfig, log_dir: Path, store: AclStore | None = None
+) -> AclAuthorizer | None:
     """The broker's authorizer, or None when ``authorizer.class.name`` is empty (everything allowed;
-    the catalog refuses any class name but Kafka's ACL authorizers)."""
+    the catalog refuses any class name but Kafka's ACL authorizers). Its ACLs are `store`'s (a
+    cluster's ZooKeeper), else the log dir's."""
     if not config.authorizer_class_name:
         return None
     return AclAuthorizer(
-        FileAclStore(log_dir),
+        store if store is not None else FileAclStore(log_dir),
         parse_super_users(config.super_users),
         config.allow_everyone_if_no_acl_found,
     )

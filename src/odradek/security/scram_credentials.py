@@ -4,7 +4,9 @@ A credential is never the password: Kafka (ScramFormatter) keeps the salt, the i
 keys derived from the salted password (RFC 5802): ``stored_key = H(HMAC(salted, "Client Key"))`` and
 ``server_key = HMAC(salted, "Server Key")``. AlterUserScramCredentials sends the salted password, so the
 broker never sees the password either. On a single node the credentials live in
-``<first log dir>/__odradek_scram_credentials.json`` (owner-only, replaced atomically on each change).
+``<first log dir>/__odradek_scram_credentials.json`` (owner-only, replaced atomically on each change);
+in a ZooKeeper cluster in ``/config/users/<user>`` (odradek.cluster.zk_scram_credentials), both behind
+`CredentialStore`.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import hmac
 import json
 import logging
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 from odradek.storage.files import fsync_dir, write_all
 
@@ -31,6 +34,7 @@ MECHANISMS: Final = {"SCRAM-SHA-256": (1, "sha256"), "SCRAM-SHA-512": (2, "sha51
 MECHANISM_BY_TYPE: Final = {wire: name for name, (wire, _) in MECHANISMS.items()}
 MIN_ITERATIONS: Final = 4096
 MAX_ITERATIONS: Final = 16384
+_NOT_A_CREDENTIAL: Final = "SCRAM credential is not salt=...,stored_key=...,server_key=...,iterations=..."
 
 
 class CredentialError(Exception):
@@ -67,6 +71,38 @@ class ScramCredential:
         )
 
 
+def credential_to_string(credential: ScramCredential) -> str:
+    """Kafka's ScramCredentialUtils form, the value of a mechanism in /config/users/<user>."""
+    encode = base64.b64encode
+    return (
+        f"salt={encode(credential.salt).decode()},stored_key={encode(credential.stored_key).decode()},"
+        f"server_key={encode(credential.server_key).decode()},iterations={credential.iterations}"
+    )
+
+
+def credential_from_string(text: str) -> ScramCredential:
+    """The inverse of `credential_to_string` (CredentialError unless exactly its four fields)."""
+    fields: dict[str, str] = {}
+    for token in text.split(","):
+        name, separator, value = token.partition("=")
+        if not separator or not name:
+            raise CredentialError(
+                "SCRAM credential is not salt=...,stored_key=...,server_key=...,iterations=..."
+            )
+        fields[name] = value
+    if set(fields) != {"salt", "stored_key", "server_key", "iterations"}:
+        raise CredentialError(_NOT_A_CREDENTIAL)
+    try:
+        return ScramCredential(
+            base64.b64decode(fields["salt"], validate=True),
+            base64.b64decode(fields["stored_key"], validate=True),
+            base64.b64decode(fields["server_key"], validate=True),
+            int(fields["iterations"]),
+        )
+    except ValueError as error:
+        raise CredentialError(f"SCRAM credential has a bad field: {error}") from None
+
+
 def credential_from_salted_password(
     mechanism: str, salt: bytes, salted_password: bytes, iterations: int
 ) -> ScramCredential:
@@ -86,6 +122,28 @@ def credential_from_password(mechanism: str, password: str, iterations: int) -> 
     return credential_from_salted_password(
         mechanism, salt, salted_password(mechanism, password, salt, iterations), iterations
     )
+
+
+#: Credentials by user, then by mechanism name ("SCRAM-SHA-256").
+UserCredentials = dict[str, dict[str, ScramCredential]]
+
+
+class CredentialStore(Protocol):
+    """Where SCRAM credentials live: the log dir on a single node, /config/users in a cluster."""
+
+    def get(self, user: str, mechanism: str) -> ScramCredential | None:
+        """What the SASL exchange checks (in memory: never waits)."""
+        ...
+
+    async def describe(self, users: Collection[str] | None) -> UserCredentials:
+        """The users named (None: every user) that have a credential, as stored now."""
+        ...
+
+    async def alter(
+        self, upserts: dict[tuple[str, str], ScramCredential], deletions: set[tuple[str, str]]
+    ) -> None:
+        """Apply one AlterUserScramCredentials change, durably, before returning."""
+        ...
 
 
 class ScramCredentialStore:
@@ -123,6 +181,15 @@ class ScramCredentialStore:
 
     def mechanisms(self, user: str) -> dict[str, ScramCredential]:
         return dict(self.credentials.get(user, {}))
+
+    async def describe(self, users: Collection[str] | None) -> UserCredentials:
+        named = self.users() if users is None else users
+        return {user: self.mechanisms(user) for user in named if self.credentials.get(user)}
+
+    async def alter(
+        self, upserts: dict[tuple[str, str], ScramCredential], deletions: set[tuple[str, str]]
+    ) -> None:
+        self.apply(upserts, deletions)
 
     def apply(self, upserts: dict[tuple[str, str], ScramCredential], deletions: set[tuple[str, str]]) -> None:
         """Apply one AlterUserScramCredentials change and persist it before returning."""

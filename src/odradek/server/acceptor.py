@@ -46,6 +46,8 @@ class Acceptor:
         self.task: asyncio.Task[None] | None = None
         self.ssl_context = ssl_context
         self.handshakes: set[asyncio.Task[None]] = set()
+        #: Connections over their IP's connection rate, closed when their throttle time is over.
+        self.throttled: dict[socket.socket, asyncio.TimerHandle] = {}
 
     @property
     def port(self) -> int:
@@ -60,6 +62,10 @@ class Acceptor:
             self.task.cancel()
         for handshake in self.handshakes:
             handshake.cancel()
+        for client, timer in list(self.throttled.items()):
+            timer.cancel()
+            client.close()
+        self.throttled.clear()
         self.socket.close()
 
     async def _accept_forever(self) -> None:
@@ -74,6 +80,11 @@ class Acceptor:
             await self.quotas.wait_for_slot(self.listener)
             await self.quotas.wait_for_creation_rate(self.listener)
             address = str(peer[0])
+            throttle_ms = self.quotas.ip_throttle_ms(address)
+            if throttle_ms > 0:  # as Kafka's acceptor: closed later, so the client backs off
+                log.debug("throttling connection from %s for %d ms", address, throttle_ms)
+                self.throttled[client] = loop.call_later(throttle_ms / 1000, self._close_throttled, client)
+                continue
             if not self.quotas.admit(self.listener, address):
                 client.close()
                 continue
@@ -83,6 +94,10 @@ class Acceptor:
                 handshake = loop.create_task(self._serve(loop, client, address))
                 self.handshakes.add(handshake)
                 handshake.add_done_callback(self.handshakes.discard)
+
+    def _close_throttled(self, client: socket.socket) -> None:
+        self.throttled.pop(client, None)
+        client.close()
 
     async def _serve(self, loop: asyncio.AbstractEventLoop, client: socket.socket, address: str) -> None:
         released = False

@@ -19,9 +19,9 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.controller.cancelling import cancel_and_wait
@@ -29,12 +29,15 @@ from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
-from odradek.cluster.replication.isr_updates import IsrUpdater
 from odradek.cluster.topics import TopicAdmin
+from odradek.cluster.zk_acls import AclChangeListener, ZkAclStore
+from odradek.cluster.zk_client_quotas import ZkClientQuotas
 from odradek.cluster.zk_producer_ids import ZkProducerIdManager
+from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zk_topic_configs import TopicConfigSync
 from odradek.cluster.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper.errors import ZooKeeperError
+from odradek.cluster.zookeeper.paths import USER_CONFIG
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.topic import resolve_topic_config
@@ -46,8 +49,11 @@ from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
 from odradek.security.authorizer import authorizer_from_config
+from odradek.security.client_quotas import ClientQuotas
 from odradek.security.listener_security import ListenerSecurity, listener_security
-from odradek.security.scram_credentials import CredentialError, ScramCredentialStore
+from odradek.security.quota_entities import QuotaEntity
+from odradek.security.quota_store import LocalQuotaStore, QuotaStoreError
+from odradek.security.scram_credentials import CredentialError, CredentialStore, ScramCredentialStore
 from odradek.security.tls_reload import TlsReloader
 from odradek.server import metrics
 from odradek.server.acceptor import Acceptor, bind_sockets
@@ -84,11 +90,6 @@ class ListenerBindError(Exception):
 
 
 class Broker:
-    #: Builds the sender of ISR changes (AlterPartition to the controller) when the broker joins a
-    #: cluster: the wiring point of alter_partition.AlterPartitionManager. None: leaders propose no
-    #: ISR change (an ISR then only changes by the controller's own decisions).
-    isr_updater_factory: ClassVar[Callable[[ZooKeeperMember, Services], IsrUpdater] | None] = None
-
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.services: Services | None = None
@@ -158,11 +159,19 @@ class Broker:
         appends = AppendNotifier()
         groups = GroupCoordinator(self.config, cluster, topics, self.logs, self.node_id, appends.notify)
         producer_ids: ProducerIdManager | ZkProducerIdManager
+        credentials: CredentialStore
         if member is None:
             producer_ids = ProducerIdManager(self.logs.log_dirs[0])
+            credentials = ScramCredentialStore.load(self.logs.log_dirs[0])
+            authorizer = authorizer_from_config(self.config, self.logs.log_dirs[0])
         else:
             assert member.zk is not None
             producer_ids = ZkProducerIdManager(member.zk, self.node_id)
+            # In a cluster, credentials and ACLs are ZooKeeper's (/config/users, /kafka-acl), shared
+            credentials = await asyncio.to_thread(ZkScramCredentialStore(member.zk).load)
+            authorizer = await asyncio.to_thread(
+                authorizer_from_config, self.config, self.logs.log_dirs[0], ZkAclStore(member.zk)
+            )
         self.services = Services(
             node_id=self.node_id,
             config=self.config,
@@ -174,9 +183,14 @@ class Broker:
             producer_ids=producer_ids,
             dynamic_configs=self.dynamic_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
-            scram_credentials=ScramCredentialStore.load(self.logs.log_dirs[0]),
-            authorizer=authorizer_from_config(self.config, self.logs.log_dirs[0]),
+            scram_credentials=credentials,
+            authorizer=authorizer,
+            client_quotas=self._client_quotas(member is None),
         )
+        self.quotas.ip_throttle = self.services.client_quotas.connection_throttle_ms
+        if member is not None:  # every quota read, and changes written there, before a client is served
+            assert member.zk is not None
+            await ZkClientQuotas(member.zk, self.services.client_quotas).start()
         transactions = TransactionCoordinator(
             self.config,
             cluster,
@@ -232,6 +246,23 @@ class Broker:
             },
         )
 
+    def _client_quotas(self, single_node: bool) -> ClientQuotas:
+        """Client quotas over Kafka's windows; a single node keeps them in its log dir (a cluster
+        member's are in ZooKeeper: zk_client_quotas)."""
+        config = self.config
+        quotas = ClientQuotas(config.quota_window_num, config.quota_window_size_seconds)
+        if single_node:
+            store = LocalQuotaStore(self.logs.log_dirs[0])
+            for entity, values in store.load().items():
+                quotas.apply(entity, values)
+
+            async def persist(entity: QuotaEntity, values: Mapping[str, float]) -> None:
+                await asyncio.to_thread(store.write, entity, values)
+                quotas.apply(entity, values)
+
+            quotas.persist = persist
+        return quotas
+
     async def _join_cluster(
         self, member: ZooKeeperMember, services: Services, groups: GroupCoordinator
     ) -> None:
@@ -244,8 +275,6 @@ class Broker:
         services.appends.on_append = replicas.leaders.on_append
         self.fetchers = replica_fetchers(self.config, self._live_config, services, self.logs, replicas)
         replicas.fetchers = self.fetchers
-        if Broker.isr_updater_factory is not None:
-            replicas.isr_updater = Broker.isr_updater_factory(member, services)
         self.tasks.append(asyncio.get_running_loop().create_task(replicas.leaders.run_isr_shrinks()))
         assert member.zk is not None
         topic_configs = TopicConfigSync(member.zk, services.cluster, self.logs)
@@ -254,13 +283,23 @@ class Broker:
             topic_configs.apply_known()  # new replicas' logs take their topic's configs
             # The group coordinators live where __consumer_offsets partitions are led, and move with them.
             groups.refresh_leadership()
+            # So does the transaction coordinator, with __transaction_state.
+            if services.transactions is not None:
+                services.transactions.leadership_changed()
 
         replicas.on_leadership_change = leadership_changed
         replicas.on_metadata_update = topic_configs.apply_known
-        topic_configs.start(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        if isinstance(services.scram_credentials, ZkScramCredentialStore):
+            topic_configs.follow(USER_CONFIG, services.scram_credentials.user_changed)
+        topic_configs.start(loop)
+        authorizer = services.authorizer
+        if authorizer is not None and isinstance(authorizer.store, ZkAclStore):
+            AclChangeListener(member.zk, authorizer.store, authorizer).start(loop)
         services.join_zookeeper_cluster(replicas)
         await member.register(services.advertised, replicas)
         services.controller = await member.start_controller()
+        topic_configs.on_change = services.controller.topic_configs_changed
 
     async def _listen(self) -> None:
         """Bind every listener (serving starts in `start`), under the connection quotas and memory pool."""
@@ -371,6 +410,8 @@ class Broker:
                 self.services.groups.stop()
             if self.services.transactions is not None:
                 self.services.transactions.stop()
+            if self.services.txn_verifier is not None:
+                self.services.txn_verifier.close()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):
@@ -477,7 +518,8 @@ def _bind_error(what: str, host: str, port: int, error: OSError) -> ListenerBind
 
 #: What stops a start-up with a clear message of its own: a bad setting, a log dir that cannot be used
 #: (locked, unwritable, another broker's or another cluster's), an unusable listener address, a corrupt
-#: producer-id block, unusable SCRAM credentials or ACLs, a console asked for but not installed, ZooKeeper.
+#: producer-id block, unusable SCRAM credentials, ACLs or client quotas, a console asked for but not
+#: installed, ZooKeeper.
 _STARTUP_FAILURES = (
     ConfigError,
     StorageError,
@@ -486,6 +528,7 @@ _STARTUP_FAILURES = (
     ConsoleUnavailableError,
     CredentialError,
     AclStoreError,
+    QuotaStoreError,
     ZooKeeperError,  # ZooKeeper unreachable in time, broker id already registered
 )
 

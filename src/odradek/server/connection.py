@@ -19,6 +19,7 @@ v0 handshake's raw token frames itself, and keeps frames to `sasl.server.max.rec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import deque
@@ -41,6 +42,8 @@ from odradek.security.authenticator import SaslAuthenticator, SaslState
 from odradek.security.listener_security import ListenerSecurity
 from odradek.security.principal_mapping import PrincipalMappingError, rfc2253_name
 from odradek.server import metrics
+from odradek.server.client_throttling import before_handling, throttle_time_ms
+from odradek.server.delayed import delayed_seconds
 from odradek.server.framing import FrameReader, FrameSizeError, ReadScratch
 from odradek.server.memory_pool import MemoryPool
 from odradek.server.output import ResponseWriter
@@ -79,6 +82,8 @@ class Connection(asyncio.BufferedProtocol):
         self.reading_paused = False
         self.paused_for_queue = False
         self.paused_for_memory = False
+        #: KIP-219: after a throttled response the connection reads and handles nothing until then.
+        self.muted_until = 0.0
         self.wakeup = asyncio.Event()
         self.closed = False
         self.last_active = time.monotonic()
@@ -201,6 +206,9 @@ class Connection(asyncio.BufferedProtocol):
     async def _serve(self) -> None:
         frames = self.frames
         while not self.closed:
+            if self.muted_until:
+                await self._stay_muted()
+                continue
             if not frames:
                 self.wakeup.clear()
                 await self.wakeup.wait()
@@ -262,7 +270,29 @@ class Connection(asyncio.BufferedProtocol):
             principal=self.principal,
             sasl=sasl,
         )
+        quotas = self.services.client_quotas
+        measured = quotas.active  # read once: the first AlterClientQuotas turns it on while it runs
+        if measured:
+            user, client_id = quotas.user_of(context.principal), header.client_id or ""
+            version = header.request_api_version
+            before_handling(quotas, header.request_api_key, version, request, user, client_id)
+            delayed_seconds.set(0.0)
+            started = time.perf_counter()
         response = await registration.handler(request, context)
+        if measured:
+            throttle_ms = throttle_time_ms(
+                quotas,
+                header.request_api_key,
+                header.request_api_version,
+                request,
+                response,
+                len(frame),
+                time.perf_counter() - started - delayed_seconds.get(),
+                user,
+                client_id,
+            )
+            if throttle_ms > 0:
+                self._mute(throttle_ms)  # from after the response (queued below) is written
         if response is None or self.closed:
             return  # acks=0 produce: Kafka sends nothing back
         assert self.writer is not None
@@ -351,8 +381,24 @@ class Connection(asyncio.BufferedProtocol):
 
     # ----- control -----------------------------------------------------------------------------
 
+    def _mute(self, throttle_ms: int) -> None:
+        """Stop reading and handling for `throttle_ms` (Kafka mutes a throttled client's channel)."""
+        self.muted_until = max(self.muted_until, time.monotonic() + throttle_ms / 1000)
+        self._update_reading()
+
+    async def _stay_muted(self) -> None:
+        remaining = self.muted_until - time.monotonic()
+        if remaining > 0:
+            self.wakeup.clear()
+            with contextlib.suppress(TimeoutError):  # close() sets wakeup: closing stops the wait
+                await asyncio.wait_for(self.wakeup.wait(), remaining)
+            if time.monotonic() < self.muted_until:
+                return
+        self.muted_until = 0.0
+        self._update_reading()
+
     def _update_reading(self) -> None:
-        paused = self.paused_for_queue or self.paused_for_memory
+        paused = self.paused_for_queue or self.paused_for_memory or self.muted_until > 0
         if paused == self.reading_paused or self.transport is None or self.closed:
             return
         self.reading_paused = paused

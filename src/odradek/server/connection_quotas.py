@@ -8,6 +8,8 @@ connection is closed at once. Over the creation rate (counted over the last seco
 waits before admitting the next. When the broker has more than one listener, the inter-broker listener
 is exempt from the broker-wide limits (Kafka protects it so replication is never locked out). Limits
 are read from the live configuration, so AlterConfigs changes them for the next connection.
+Over its IP's `connection_creation_rate` client quota (KIP-612, set with AlterClientQuotas), a new
+connection is held unserved for the throttle time, then closed, and not counted.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class ConnectionQuotas:
         self._slot_freed = asyncio.Event()
         self._overrides_text: str | None = None
         self._overrides: dict[str, int] = {}
+        #: The client quotas' check of an address's connection_creation_rate (the broker sets it).
+        self.ip_throttle: Callable[[str, int], int] | None = None
         config = current_config()
         self._per_address_overrides(config, strict=True)  # a bad override refuses start-up
         for listener in listeners:
@@ -81,6 +85,12 @@ class ConnectionQuotas:
                 wait = created[len(created) - rate] + 1.0 - now if rate > 0 else _RECHECK_SECONDS
                 delay = max(delay, wait)
         return delay
+
+    def ip_throttle_ms(self, address: str) -> int:
+        """How long to hold, then close, a new connection from `address` (0: admit it)."""
+        if self.ip_throttle is None:
+            return 0
+        return self.ip_throttle(_normalized(address), int(time.monotonic() * 1000))
 
     def slot_available(self, listener: str) -> bool:
         config = self.current_config()

@@ -9,8 +9,15 @@ move the high watermark first (Kafka's maybeIncrementLeaderHW after each append)
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
+
+#: Seconds the request being handled (in this connection's task) has waited in delayed operations:
+#: the request quota counts handling time without them, as Kafka's request-thread time leaves out the
+#: time a fetch spends in purgatory.
+delayed_seconds: ContextVar[float] = ContextVar("delayed_seconds", default=0.0)
 
 
 class AppendWaiter:
@@ -32,10 +39,13 @@ class AppendWaiter:
         """True when woken by an append, False when the timeout ran out first."""
         if timeout <= 0:
             return self.future.done()
+        started = time.monotonic()
         try:
             await asyncio.wait_for(asyncio.shield(self.future), timeout)
         except TimeoutError:
             return False
+        finally:
+            delayed_seconds.set(delayed_seconds.get() + time.monotonic() - started)
         return True
 
 

@@ -30,6 +30,7 @@ from prometheus_client.core import (
 )
 
 from odradek.protocol.api_keys import ApiKey
+from odradek.security.client_quotas import now_ms
 
 if TYPE_CHECKING:
     from odradek.config.broker import BrokerConfig
@@ -114,6 +115,7 @@ class BrokerMetrics:
         yield from self._traffic()
         yield from self._requests()
         yield from self._state()
+        yield from self._client_quotas()
 
     def _traffic(self) -> Iterator[Metric]:
         for name, documentation, values in (
@@ -177,6 +179,40 @@ class BrokerMetrics:
             yield GaugeMetricFamily(
                 "odradek_groups", "Consumer groups this broker coordinates", value=len(listed)
             )
+
+    def _client_quotas(self) -> Iterator[Metric]:
+        """Per quota type and metric tags (Kafka's byte-rate / request-time and throttle-time sensors):
+        the rate measured now, and the throttle time given. As Kafka, every client is measured while some
+        quota of that type exists; a client silent for an hour is forgotten."""
+        labels = ["quota", "user", "client_id"]
+        rate = GaugeMetricFamily(
+            "odradek_client_quota_rate",
+            "A client's measured rate against its quota: bytes/s (produce, fetch) or % of a second (request)",
+            labels=labels,
+        )
+        throttle = CounterMetricFamily(
+            "odradek_client_quota_throttle_time_ms",
+            "Throttle time given to clients over a quota",
+            labels=labels,
+        )
+        throttled = CounterMetricFamily(
+            "odradek_client_quota_throttled_responses", "Responses throttled for a quota", labels=labels
+        )
+        quotas = self.services.client_quotas
+        now = now_ms()
+        for name, manager in (
+            ("produce", quotas.produce),
+            ("fetch", quotas.fetch),
+            ("request", quotas.request),
+        ):
+            for (user, client_id), sensor in sorted(manager.sensors.items()):
+                values = [name, user, client_id]
+                rate.add_metric(values, sensor.rate.measure(now))
+                throttle.add_metric(values, sensor.throttle_ms_total)
+                throttled.add_metric(values, sensor.throttled)
+        yield rate
+        yield throttle
+        yield throttled
 
 
 class MetricsEndpoint:

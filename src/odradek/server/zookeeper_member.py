@@ -2,7 +2,8 @@
 
 Kafka's KafkaServer.startup in ZooKeeper mode, in the same order: connect (the chroot is created),
 agree on the cluster id with /cluster/id and meta.properties, register /brokers/ids/<id> (its czxid is
-the broker epoch), then start the controller, which runs for controller as soon as it starts. When the
+the broker epoch) and start the AlterPartition sender that leaders hand ISR changes to, then start the
+controller, which runs for controller as soon as it starts. When the
 session expires the registration is gone with it: on the new session the broker registers again and
 takes the new epoch, as Kafka's session-expiration handler does (the controller re-elects by itself).
 
@@ -19,6 +20,7 @@ from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.controller import KafkaController
 from odradek.cluster.metadata import BrokerEndpoint
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.replication.alter_partition import AlterPartitionManager
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
 from odradek.cluster.zookeeper.brokers import register_broker
 from odradek.cluster.zookeeper.client import ZooKeeperClient
@@ -38,6 +40,7 @@ class ZooKeeperMember:
         self.controller: KafkaController | None = None
         self.replicas: ReplicaManager | None = None
         self.registration: BrokerRegistration | None = None
+        self.alter_partition: AlterPartitionManager | None = None
         self._session_lost = False
         self._closing = False
         self._reregistering: asyncio.Task[None] | None = None
@@ -83,6 +86,16 @@ class ZooKeeperMember:
         replicas.broker_epoch = await asyncio.to_thread(register_broker, self.zk, self.registration)
         log.info("registered in ZooKeeper as broker %d, epoch %d", self.node_id, replicas.broker_epoch)
         self.zk.watch_session(self._on_session_state, asyncio.get_running_loop())
+        config = self.config
+        self.alter_partition = AlterPartitionManager(
+            self.node_id,
+            replicas.cluster,
+            config.inter_broker_listener_name or config.security_inter_broker_protocol,
+            lambda: replicas.broker_epoch,
+            request_timeout_s=config.controller_socket_timeout_ms / 1000,
+        )
+        self.alter_partition.start()
+        replicas.isr_updater = self.alter_partition
 
     async def start_controller(self) -> KafkaController:
         """Start the controller elector (after registering, as Kafka: the controller reads brokers)."""
@@ -108,6 +121,8 @@ class ZooKeeperMember:
         self._closing = True  # kazoo reports the session it closes as LOST: not an expiry
         if self._reregistering is not None:
             self._reregistering.cancel()
+        if self.alter_partition is not None:
+            await self.alter_partition.stop()  # ISR changes waiting fail: the leaders stop too
         if self.controller is not None:
             try:
                 await self.controller.stop()

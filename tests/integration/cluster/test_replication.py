@@ -1,11 +1,10 @@
 """Replication, end to end: a real ZooKeeper, three broker processes, RF=3, min.insync.replicas=2,
 driven by kafka-python and confluent-kafka.
 
-The brokers run with tests/support/zk_isr_writer.py's IsrUpdater (the leader writes the ISR into the
-partition's state znode itself) until the AlterPartition sender is wired into the broker; every check
-here holds with either. One cluster for the module; the tests that stop or kill brokers leave three
-live brokers behind them. Followers are paused with SIGSTOP (a broker that cannot fetch), for less
-than the ZooKeeper session, so that only the leader's own ISR decisions act on them.
+Leaders change the ISR through AlterPartition to the controller. One cluster for the module; the
+tests that stop or kill brokers leave three live brokers behind them. Followers are paused with
+SIGSTOP (a broker that cannot fetch), for less than the ZooKeeper session, so that only the leader's
+own ISR decisions act on them.
 """
 
 from __future__ import annotations
@@ -70,7 +69,6 @@ class Cluster:
                     "offsets.commit.timeout.ms": str(COMMIT_TIMEOUT_MS),
                 },
                 host=f"127.0.0.{node + 1}",
-                module="tests.support.zk_isr_writer",
             )
             for node in BROKER_IDS
         }
@@ -388,12 +386,6 @@ def test_a_divergent_tail_is_truncated_when_its_broker_rejoins(cluster: Cluster)
     ]
 
 
-@pytest.mark.xfail(
-    reason="the controller learns the restarted broker's return to the ISR from AlterPartition; the "
-    "test IsrUpdater writes the znode behind its back (remove this mark once AlterPartitionManager is "
-    "the broker's isr_updater)",
-    strict=False,
-)
 def test_a_restarted_broker_gets_its_preferred_leadership_back(cluster: Cluster) -> None:
     from confluent_kafka import ElectionType, TopicPartition
     from confluent_kafka.admin import AdminClient

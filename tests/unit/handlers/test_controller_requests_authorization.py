@@ -1,5 +1,5 @@
 """With an authorizer, the controller's client-facing requests need Kafka's cluster permissions:
-ControlledShutdown CLUSTER_ACTION, ElectLeaders ALTER (both answered by a cluster member)."""
+ControlledShutdown and AlterPartition CLUSTER_ACTION, ElectLeaders ALTER (answered by a cluster member)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.alter_partition import AlterPartitionRequest, PartitionData, TopicData
 from odradek.protocol.messages.controlled_shutdown import ControlledShutdownRequest
 from odradek.protocol.messages.elect_leaders import ElectLeadersRequest, TopicPartitions
 from odradek.security.authorizer import authorizer_from_config
@@ -44,5 +45,11 @@ async def test_controller_requests_need_their_cluster_permission(tmp_path: Path,
         assert {p.error_code for r in elect.replica_election_results for p in r.partition_result} == {
             expected
         }
+        partition = PartitionData(partition_index=0, leader_epoch=0, new_isr=[2], partition_epoch=0)
+        alter = AlterPartitionRequest(
+            broker_id=2, broker_epoch=5, topics=[TopicData(topic_name="orders", partitions=[partition])]
+        )
+        altered = await broker.call(alter, 1)
+        assert (altered.error_code, altered.topics) == (expected, [])
     finally:
         broker.close()

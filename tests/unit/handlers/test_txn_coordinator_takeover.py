@@ -4,15 +4,27 @@ markers and completes it, as Kafka's coordinator does when it takes over a parti
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from odradek.cluster.metadata import BrokerEndpoint, LiveBroker
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_metadata import MAX_EPOCH, TxnState
 from odradek.coordinator.txn_records import TxnLogRecord
+from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.write_txn_markers import (
+    WritableTxnMarkerPartitionResult,
+    WritableTxnMarkerResult,
+    WritableTxnMarkerTopicResult,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
 from odradek.protocol.records import Record, build_record_batch, iter_record_batches
 from odradek.protocol.records.control import read_end_transaction_marker
 from odradek.storage.fetch import FetchIsolation
+from tests.support.fake_broker import FakeBroker, Received
 from tests.support.handler_services import HandlerBroker
 
 pytestmark = pytest.mark.timeout(30)
@@ -88,3 +100,64 @@ async def test_an_exhausted_epoch_gets_a_new_producer_id(handler_broker: Handler
         assert coordinator.by_producer_id(pid) is None
     finally:
         coordinator.stop()
+
+
+async def test_a_coordinator_taking_over_sends_the_markers_of_partitions_led_elsewhere(
+    handler_broker: HandlerBroker,
+) -> None:
+    """Cluster mode: the prepared transaction's partition is led by broker 2, so the new coordinator
+    sends it WriteTxnMarkers and writes CompleteCommit only once broker 2 has answered."""
+    await handler_broker.create_topic("remote")
+    first = _coordinator(handler_broker)
+    await first.start(single_node=True)
+    pid, epoch = await first.init_producer_id("spread", 60000, -1, -1)
+    first.add_partitions("spread", pid, epoch, [("remote", 0)])
+    metadata = first.state_log.txns["spread"]
+    value = metadata.next_value(first.now_ms(), state=TxnState.PREPARE_COMMIT)
+    assert first.state_log.append(TxnLogRecord("spread", value)) is None
+    first.stop()
+
+    answers: list[ErrorCode] = [ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NONE]
+    fake = await FakeBroker(2).start()
+
+    async def respond(received: Received) -> WriteTxnMarkersResponse:
+        request: WriteTxnMarkersRequest = received.body
+        (marker,) = request.markers
+        error = answers.pop(0)
+        return WriteTxnMarkersResponse(
+            markers=[
+                WritableTxnMarkerResult(
+                    producer_id=marker.producer_id,
+                    topics=[
+                        WritableTxnMarkerTopicResult(
+                            name="remote",
+                            partitions=[
+                                WritableTxnMarkerPartitionResult(partition_index=0, error_code=error)
+                            ],
+                        )
+                    ],
+                )
+            ]
+        )
+
+    fake.responder = respond
+    cluster = handler_broker.services.cluster
+    cluster.live_brokers = {2: LiveBroker(2, {"PLAINTEXT": BrokerEndpoint(2, fake.host, fake.port)})}
+    partition = cluster.partition("remote", 0)
+    assert partition is not None
+    partition.leader_id = 2
+    second = _coordinator(handler_broker)
+    await second.start(single_node=False)
+    try:
+        await fake.wait_for(lambda b: len(b.requests_of(ApiKey.WRITE_TXN_MARKERS)) == 2)
+        for _ in range(100):
+            if second.state_log.txns["spread"].state is TxnState.COMPLETE_COMMIT:
+                break
+            await asyncio.sleep(0.02)
+        assert second.state_log.txns["spread"].state is TxnState.COMPLETE_COMMIT
+        sent = fake.requests_of(ApiKey.WRITE_TXN_MARKERS)[-1].markers[0]
+        assert (sent.producer_id, sent.producer_epoch, sent.transaction_result) == (pid, epoch, True)
+        assert handler_broker.log("remote").log_end_offset == 0  # nothing written here
+    finally:
+        second.stop()
+        await fake.stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -28,14 +29,14 @@ PREFIXED = ResourcePattern(ResourceType.GROUP, "app-", PatternType.PREFIXED)
 
 def test_acls_survive_a_reload(tmp_path: Path) -> None:
     first = AclAuthorizer(FileAclStore(tmp_path), (), False)
-    first.create_acls([AclBinding(LITERAL, READ), AclBinding(PREFIXED, WRITE_DENY)])
+    asyncio.run(first.create_acls([AclBinding(LITERAL, READ), AclBinding(PREFIXED, WRITE_DENY)]))
     again = AclAuthorizer(FileAclStore(tmp_path), (), False)
     assert again.authorize("User:alice", "h", AclOperation.READ, ResourceType.TOPIC, "orders")
     everything = AclBindingFilter(
         ResourceType.ANY, None, PatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
     )
     assert set(again.acls(everything)) == {AclBinding(LITERAL, READ), AclBinding(PREFIXED, WRITE_DENY)}
-    again.delete_acls([everything])
+    asyncio.run(again.delete_acls([everything]))
     assert AclAuthorizer(FileAclStore(tmp_path), (), False).acls(everything) == []
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 
 import pytest
@@ -19,7 +20,7 @@ from odradek.security.acl import (
     ResourcePattern,
     ResourceType,
 )
-from odradek.security.acl_store import AclsByPattern
+from odradek.security.acl_store import AclChange, AclsByPattern
 from odradek.security.authorizer import AclAuthorizer, parse_super_users
 
 Op, Type, Pattern = AclOperation, ResourceType, PatternType
@@ -36,13 +37,20 @@ class MemoryStore:
     def load(self) -> AclsByPattern:
         return dict(self.acls)
 
-    def write(self, changed: Mapping[ResourcePattern, frozenset[AccessControlEntry]]) -> None:
+    def check(self, pattern: ResourcePattern) -> None:
+        pass
+
+    async def update(self, changes: Mapping[ResourcePattern, AclChange]) -> AclsByPattern:
         self.writes += 1
+        changed = {
+            pattern: change(self.acls.get(pattern, frozenset())) for pattern, change in changes.items()
+        }
         for pattern, entries in changed.items():
             if entries:
                 self.acls[pattern] = entries
             else:
                 self.acls.pop(pattern, None)
+        return changed
 
 
 def acl(
@@ -65,7 +73,7 @@ def authorizer(
 ) -> AclAuthorizer:
     result = AclAuthorizer(MemoryStore(), super_users, everyone)
     if bindings:
-        result.create_acls(list(bindings))
+        asyncio.run(result.create_acls(list(bindings)))
     return result
 
 
@@ -184,7 +192,7 @@ def test_filters_match_as_kafka_and_delete_removes_only_matches() -> None:
     assert select("ord", Pattern.PREFIXED) == {prefixed}
     assert select(None, Pattern.ANY, BOB) == {other}
     bob = AclBindingFilter(Type.TOPIC, None, Pattern.ANY, BOB, None, Op.ANY, AclPermissionType.ANY)
-    assert auth.delete_acls([bob]) == [[other]]
+    assert asyncio.run(auth.delete_acls([bob])) == [[other]]
     assert select(None, Pattern.ANY) == {literal, prefixed}
 
 

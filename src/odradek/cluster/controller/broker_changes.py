@@ -11,6 +11,7 @@ from collections.abc import Collection
 from odradek.cluster.controller import election, leader_elections, requests, topic_changes, zk_state
 from odradek.cluster.controller.context import PartitionState, TopicPartition
 from odradek.cluster.controller.term import ControllerTerm
+from odradek.cluster.controller.unclean import unclean_allowed, warn_if_unclean
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
 
 logger = logging.getLogger(__name__)
@@ -93,7 +94,8 @@ async def on_broker_failure(term: ControllerTerm, failed: Collection[int]) -> No
         if state is None or tp.topic in context.topics_being_deleted:
             continue
         if state.leader in failed or any(r in failed for r in state.isr):
-            written = await term.update_state(tp, functools.partial(after_failure, term, failed, tp))
+            unclean = await unclean_allowed(term, tp, state)
+            written = await term.update_state(tp, functools.partial(after_failure, term, failed, tp, unclean))
             if written is not None:
                 changed.append(tp)
     term.send_leader_and_isr(changed)
@@ -101,7 +103,7 @@ async def on_broker_failure(term: ControllerTerm, failed: Collection[int]) -> No
 
 
 def after_failure(
-    term: ControllerTerm, failed: Collection[int], tp: TopicPartition, state: PartitionState
+    term: ControllerTerm, failed: Collection[int], tp: TopicPartition, unclean: bool, state: PartitionState
 ) -> PartitionStateZnode | None:
     context = term.context
     live = context.live_broker_ids()
@@ -109,12 +111,10 @@ def after_failure(
     if znode.leader not in live:
         # OfflinePartition → OnlinePartition with the offline election
         elected = election.offline_partition_leader(
-            context.replicas(tp),
-            znode.isr,
-            context.eligible_broker_ids(),
-            term.config.unclean_leader_election_enable,
+            context.replicas(tp), znode.isr, context.eligible_broker_ids(), unclean
         )
         if elected is not None:
+            warn_if_unclean(term, tp, znode.isr, elected.leader, "unclean.leader.election.enable")
             return term.next_state(znode, elected.leader, elected.isr)
     # OfflineReplica: out of the ISR (never the last member), leaderless if it led
     leader, isr = znode.leader, list(znode.isr)

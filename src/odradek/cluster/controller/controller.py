@@ -13,12 +13,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
+from collections.abc import Mapping
 
 from kazoo.exceptions import KazooException
 from kazoo.protocol.states import ZnodeStat
 
-from odradek.cluster.controller import broker_changes, events, leader_elections, topic_changes, zk_state
+from odradek.cluster.controller import (
+    alter_partition,
+    broker_changes,
+    events,
+    leader_elections,
+    topic_changes,
+    unclean,
+    zk_state,
+)
 from odradek.cluster.controller.channel import ControllerChannelManager
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import ControllerContext, TopicPartition
@@ -123,6 +133,41 @@ class KafkaController:
         self.events.put(events.ElectLeaders(election_type, partitions, done))
         return await asyncio.wait_for(asyncio.shield(done), timeout)
 
+    async def alter_partition(
+        self,
+        broker_id: int,
+        broker_epoch: int,
+        changes: list[alter_partition.IsrChangeRequest],
+        timeout: float = 30.0,
+    ) -> alter_partition.AlterPartitionResult:
+        """AlterPartition (key 56) on the controller: NOT_CONTROLLER (top level) when this broker is
+        not (or stops being) controller, REQUEST_TIMED_OUT when the event queue is too slow."""
+        done: asyncio.Future[alter_partition.AlterPartitionResult] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self.events.put(events.AlterPartition(broker_id, broker_epoch, changes, done))
+        try:
+            return await asyncio.wait_for(asyncio.shield(done), timeout)
+        except TimeoutError:
+            return alter_partition.AlterPartitionResult(ErrorCode.REQUEST_TIMED_OUT, [])
+
+    def set_unclean_leader_election_enable(self, enabled: bool) -> None:
+        """The broker's unclean.leader.election.enable changed at run time (AlterConfigs); turned on,
+        the offline partitions are elected again (KafkaController.enableDefaultUncleanLeaderElection)."""
+        if enabled == self.config.unclean_leader_election_enable:
+            return
+        self.config = dataclasses.replace(self.config, unclean_leader_election_enable=enabled)
+        if self.term is not None:
+            self.term.config = self.config
+        if enabled:
+            self.events.put(events.UncleanLeaderElectionEnable())
+
+    def topic_configs_changed(self, topic: str, configs: Mapping[str, str]) -> None:
+        """A topic's configs changed (/config/changes): if they turn unclean election on, its offline
+        partitions are elected again (KafkaController.enableTopicUncleanLeaderElection)."""
+        if unclean.enabled_in(configs) and self.is_active:
+            self.events.put(events.TopicUncleanLeaderElectionEnable(topic))
+
     def _on_session_state(self, state: str) -> None:
         if state == "LOST":
             self.events.put(events.Expire())
@@ -173,11 +218,21 @@ class KafkaController:
             errors = await leader_elections.on_elect_leaders(term, event.election_type, event.partitions)
             if not event.done.done():
                 event.done.set_result(errors)
+        elif isinstance(event, events.UncleanLeaderElectionEnable):
+            await leader_elections.online_partitions(term, term.context.partitions_without_live_leader())
+        elif isinstance(event, events.TopicUncleanLeaderElectionEnable):
+            offline = term.context.partitions_without_live_leader()
+            await leader_elections.online_partitions(term, [tp for tp in offline if tp.topic == event.topic])
         elif isinstance(event, events.AutoPreferredReplicaLeaderElection):
             await leader_elections.on_auto_rebalance(term)
+        elif isinstance(event, events.AlterPartition):
+            answer = await alter_partition.on_alter_partition(
+                term, event.broker_id, event.broker_epoch, event.changes
+            )
+            if not event.done.done():
+                event.done.set_result(answer)
         else:
-            # AlterPartition comes with replication (the leaders' ISR changes): not handled yet
-            logger.warning("Controller %d does not handle %s yet", self.broker_id, event.name)
+            logger.warning("Controller %d does not handle %s", self.broker_id, event.name)
 
     # -- election and failover (reference §2) ------------------------------------------------------
 
@@ -291,6 +346,8 @@ def _answer_not_controller(event: events.ControllerEvent) -> None:
     controller, and the broker that asked must find the new one (KafkaApis answers NOT_CONTROLLER)."""
     if isinstance(event, events.ControlledShutdown) and not event.done.done():
         event.done.set_result(events.ControlledShutdownResult(ErrorCode.NOT_CONTROLLER, []))
+    elif isinstance(event, events.AlterPartition) and not event.done.done():
+        event.done.set_result(alter_partition.AlterPartitionResult(ErrorCode.NOT_CONTROLLER, []))
     elif isinstance(event, events.ElectLeaders) and not event.done.done():
         event.done.set_exception(NotControllerError(f"not the controller (event {event.name})"))
 

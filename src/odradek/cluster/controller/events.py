@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from odradek.cluster.controller.alter_partition import AlterPartitionResult, IsrChangeRequest
 from odradek.cluster.controller.context import TopicPartition
 from odradek.protocol.error_codes import ErrorCode
 
@@ -66,6 +67,18 @@ class TopicDeletion(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class UncleanLeaderElectionEnable(ControllerEvent):
+    """The broker's unclean.leader.election.enable was turned on: elect the offline partitions."""
+
+
+@dataclass(frozen=True)
+class TopicUncleanLeaderElectionEnable(ControllerEvent):
+    """A topic's unclean.leader.election.enable was turned on: elect its offline partitions."""
+
+    topic: str
+
+
+@dataclass(frozen=True)
 class Expire(ControllerEvent):
     """Our ZooKeeper session expired: resign now (a new session elects again)."""
 
@@ -109,12 +122,11 @@ class AutoPreferredReplicaLeaderElection(ControllerEvent):
     """auto.leader.rebalance.enable: every leader.imbalance.check.interval.seconds, check the imbalance."""
 
 
-# -- hooks for later events: the event task dispatches them; the controller logs them for now --------
-
-
 @dataclass(frozen=True)
 class AlterPartition(ControllerEvent):
-    """A leader asks for an ISR change (AlterPartition, key 56): handled by the replication step."""
+    """A leader asks for ISR changes (AlterPartition, key 56); answered through `done`."""
 
     broker_id: int
     broker_epoch: int
+    changes: list[IsrChangeRequest]
+    done: asyncio.Future[AlterPartitionResult] = field(compare=False)

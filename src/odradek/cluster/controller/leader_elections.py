@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from odradek.cluster.controller import election, events, rebalance, requests
 from odradek.cluster.controller.context import PartitionState, TopicPartition
 from odradek.cluster.controller.term import ControllerTerm
+from odradek.cluster.controller.unclean import unclean_allowed, warn_if_unclean
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
 from odradek.protocol.error_codes import ErrorCode
 
@@ -36,7 +37,8 @@ async def online_partitions(term: ControllerTerm, partitions: Iterable[TopicPart
                 continue
             if tp not in context.states:
                 continue  # no live replica: stays a new partition until one comes
-        written = await term.update_state(tp, functools.partial(offline_election, term, tp))
+        unclean = await unclean_allowed(term, tp, context.states[tp])
+        written = await term.update_state(tp, functools.partial(offline_election, term, tp, unclean))
         if written is not None:
             elected.append(tp)
     changed = created + elected
@@ -47,16 +49,13 @@ async def online_partitions(term: ControllerTerm, partitions: Iterable[TopicPart
 
 
 def offline_election(
-    term: ControllerTerm, tp: TopicPartition, state: PartitionState
+    term: ControllerTerm, tp: TopicPartition, unclean: bool, state: PartitionState
 ) -> PartitionStateZnode | None:
     context = term.context
     if context.is_live(state.leader):
         return None  # someone else (a previous try) already elected one
     chosen = election.offline_partition_leader(
-        context.replicas(tp),
-        state.isr,
-        context.eligible_broker_ids(),
-        term.config.unclean_leader_election_enable,
+        context.replicas(tp), state.isr, context.eligible_broker_ids(), unclean
     )
     if chosen is None:
         logger.warning(
@@ -67,6 +66,7 @@ def offline_election(
             list(state.isr),
         )
         return None
+    warn_if_unclean(term, tp, state.isr, chosen.leader, "unclean.leader.election.enable")
     return term.next_state(state.znode, chosen.leader, chosen.isr)
 
 
@@ -214,4 +214,7 @@ def unclean_election(
     chosen = election.offline_partition_leader(
         context.replicas(tp), state.isr, context.eligible_broker_ids(), unclean=True
     )
-    return None if chosen is None else term.next_state(state.znode, chosen.leader, chosen.isr)
+    if chosen is None:
+        return None
+    warn_if_unclean(term, tp, state.isr, chosen.leader, "ElectLeaders UNCLEAN")
+    return term.next_state(state.znode, chosen.leader, chosen.isr)

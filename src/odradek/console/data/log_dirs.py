@@ -1,7 +1,7 @@
 """Log directories and partition sizes, from DescribeLogDirs sent to each live broker.
 
-librdkafka has no DescribeLogDirs, so this goes through odradek's own codec (`odradek.cli.wire`), which
-speaks PLAINTEXT only: on a TLS or SASL listener sizes are shown as unknown, with the reason.
+librdkafka has no DescribeLogDirs, so this goes through odradek's own codec (`odradek.cli.wire`), with
+the client's TLS and SASL settings; where it cannot ask, sizes are shown as unknown, with the reason.
 """
 
 from __future__ import annotations

@@ -1,0 +1,196 @@
+"""AlterPartition on the controller: a leader's ISR change (KafkaController.processAlterPartition).
+
+The leader that sends it must be the broker the controller knows, at the epoch it registered with
+(else STALE_BROKER_EPOCH for the whole request). Each partition is then checked against the
+controller's context, in Kafka's order: unknown partition; a leader or partition epoch newer than
+the controller's (this controller is probably stale: NOT_CONTROLLER, the leader looks for the new
+one); an older leader epoch (FENCED_LEADER_EPOCH); a sender that does not lead it
+(NOT_LEADER_OR_FOLLOWER); a request that repeats the current state is answered with it, before the
+partition epoch is looked at, so that a retried request is idempotent; another partition epoch
+(INVALID_UPDATE_VERSION); an ISR that is empty, repeats a member or lacks the leader
+(INVALID_REQUEST); members outside the assignment, not live, shutting down or registered with
+another epoch (INELIGIBLE_REPLICA, KIP-841). What passes is written with a compare-and-set on the
+state znode's version, fenced by the controller epoch; an ISR-only change keeps the leader epoch.
+Every live broker then gets UpdateMetadata for the partitions changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from odradek.cluster.controller import reassignment_hooks
+from odradek.cluster.controller.context import ControllerContext, PartitionState, TopicPartition
+from odradek.cluster.controller.term import ControllerTerm
+from odradek.cluster.zookeeper.topic_znodes import RECOVERED, PartitionStateZnode
+from odradek.protocol.error_codes import ErrorCode
+
+logger = logging.getLogger(__name__)
+
+#: A member's broker epoch that the sender does not know (ZooKeeper-mode brokers send -1): not checked.
+UNKNOWN_BROKER_EPOCH = -1
+
+
+@dataclass(frozen=True, slots=True)
+class IsrChangeRequest:
+    """One partition of an AlterPartition request; `topic` is None when the request names topics by
+    id (v2+) and `topic_id` is then set."""
+
+    topic: str | None
+    topic_id: uuid.UUID | None
+    partition: int
+    leader_epoch: int
+    new_isr: tuple[int, ...]
+    #: The broker epoch of each new ISR member (v3), or UNKNOWN_BROKER_EPOCH.
+    member_epochs: tuple[int, ...]
+    leader_recovery_state: int
+    partition_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class IsrChangeOutcome:
+    """The answer for one partition: an error, or NONE with the partition's state as it now is."""
+
+    error: ErrorCode
+    state: PartitionState | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AlterPartitionResult:
+    """A top-level error (NONE, STALE_BROKER_EPOCH, NOT_CONTROLLER) and one outcome per partition asked,
+    in the order asked."""
+
+    error: ErrorCode
+    outcomes: list[IsrChangeOutcome]
+
+
+async def on_alter_partition(
+    term: ControllerTerm, broker_id: int, broker_epoch: int, changes: Sequence[IsrChangeRequest]
+) -> AlterPartitionResult:
+    """Check every change, write those that pass, tell every live broker."""
+    context = term.context
+    known = context.live_brokers.get(broker_id)
+    if known is None or known.epoch != broker_epoch:
+        logger.info(
+            "Controller %d ignores AlterPartition from broker %d at epoch %d (known epoch %s)",
+            term.controller_id,
+            broker_id,
+            broker_epoch,
+            None if known is None else known.epoch,
+        )
+        return AlterPartitionResult(ErrorCode.STALE_BROKER_EPOCH, [])
+    outcomes: list[IsrChangeOutcome] = []
+    changed: list[TopicPartition] = []
+    accepted: list[TopicPartition] = []
+    for change in changes:
+        outcome, tp, written = await _apply(term, broker_id, change)
+        outcomes.append(outcome)
+        if tp is not None and outcome.error == ErrorCode.NONE:
+            accepted.append(tp)
+            if written:
+                changed.append(tp)
+    if changed:
+        term.send_update_metadata(context.live_broker_ids(), changed)
+    # as Kafka's processAlterPartition: any successful answer may complete a reassignment
+    for tp in accepted:
+        await reassignment_hooks.on_isr_change(term, tp.topic, tp.partition)
+    return AlterPartitionResult(ErrorCode.NONE, outcomes)
+
+
+async def _apply(
+    term: ControllerTerm, broker_id: int, change: IsrChangeRequest
+) -> tuple[IsrChangeOutcome, TopicPartition | None, bool]:
+    """The outcome for one partition, the partition (when known), and whether its znode was written."""
+    context = term.context
+    topic = change.topic if change.topic is not None else _topic_named(context, change.topic_id)
+    if topic is None:
+        return IsrChangeOutcome(ErrorCode.UNKNOWN_TOPIC_ID), None, False
+    tp = TopicPartition(topic, change.partition)
+    state = context.states.get(tp)
+    if state is None or topic in context.topics_being_deleted:
+        return IsrChangeOutcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), None, False
+    refused = check_change(context, tp, state, broker_id, change)
+    if refused is not None:
+        if refused == ErrorCode.NONE:  # the state asked for is the current one
+            return IsrChangeOutcome(ErrorCode.NONE, state), tp, False
+        logger.info(
+            "Controller %d refuses broker %d's ISR %s for %s-%d: %s",
+            term.controller_id,
+            broker_id,
+            list(change.new_isr),
+            tp.topic,
+            tp.partition,
+            refused.name,
+        )
+        return IsrChangeOutcome(refused), tp, False
+    expected = change.partition_epoch
+
+    def decide(current: PartitionState) -> PartitionStateZnode | None:
+        # one compare-and-set: if another writer moved the znode on, the proposal is out of date
+        if current.partition_epoch != expected:
+            return None
+        znode = current.znode
+        return PartitionStateZnode(znode.leader, znode.leader_epoch, list(change.new_isr), context.epoch)
+
+    written = await term.update_state(tp, decide)
+    if written is None:
+        return IsrChangeOutcome(ErrorCode.INVALID_UPDATE_VERSION), tp, False
+    logger.info(
+        "Controller %d: ISR of %s-%d is now %s (partition epoch %d)",
+        term.controller_id,
+        tp.topic,
+        tp.partition,
+        list(written.isr),
+        written.partition_epoch,
+    )
+    return IsrChangeOutcome(ErrorCode.NONE, written), tp, True
+
+
+def check_change(
+    context: ControllerContext,
+    tp: TopicPartition,
+    state: PartitionState,
+    broker_id: int,
+    change: IsrChangeRequest,
+) -> ErrorCode | None:
+    """None when the change may be written; NONE when it asks for the current state (answered as it
+    is); otherwise the partition's error."""
+    current = state.znode
+    if change.leader_epoch > current.leader_epoch or change.partition_epoch > state.partition_epoch:
+        return ErrorCode.NOT_CONTROLLER
+    if change.leader_epoch < current.leader_epoch:
+        return ErrorCode.FENCED_LEADER_EPOCH
+    if current.leader != broker_id:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    if (
+        list(change.new_isr) == list(current.isr)
+        and change.leader_recovery_state == current.leader_recovery_state
+    ):
+        return ErrorCode.NONE
+    if change.partition_epoch != state.partition_epoch:
+        return ErrorCode.INVALID_UPDATE_VERSION
+    if change.leader_recovery_state != RECOVERED:
+        return ErrorCode.INVALID_REQUEST  # ZooKeeper mode never recovers a leader (no unclean recovery)
+    isr = change.new_isr
+    if not isr or broker_id not in isr or len(set(isr)) != len(isr):
+        return ErrorCode.INVALID_REQUEST
+    replicas = context.replicas(tp)
+    for member, epoch in zip(isr, change.member_epochs, strict=True):
+        if member not in replicas:
+            return ErrorCode.INELIGIBLE_REPLICA
+        if member == broker_id:
+            continue  # the leader itself: checked above (it may be shutting down with nowhere to go)
+        live = context.live_brokers.get(member)
+        if live is None or member in context.shutting_down:
+            return ErrorCode.INELIGIBLE_REPLICA
+        if epoch != UNKNOWN_BROKER_EPOCH and epoch != live.epoch:
+            return ErrorCode.INELIGIBLE_REPLICA
+    return None
+
+
+def _topic_named(context: ControllerContext, topic_id: uuid.UUID | None) -> str | None:
+    if topic_id is None:
+        return None
+    return next((name for name, known in context.topic_ids.items() if known == topic_id), None)

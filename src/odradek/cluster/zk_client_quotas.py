@@ -1,0 +1,141 @@
+"""Client quotas in a ZooKeeper cluster: /config/users, /config/clients and /config/ips, as Kafka 3.9
+keeps them.
+
+```
+/config/users/<user>                    {"version":1,"config":{"producer_byte_rate":"1024"}}
+/config/users/<user>/clients/<client>   (the same shape; <default> for either default)
+/config/clients/<client>
+/config/ips/<ip>                        {"version":1,"config":{"connection_creation_rate":"10"}}
+/config/changes/config_change_<n>       {"version":2,"entity_path":"users/<user>/clients/<client>"}
+```
+Names are sanitized as Kafka's Sanitizer does (URL-encoded). A change rewrites the entity's znode
+keeping every key that is not a quota (/config/users/<user> also holds the user's SCRAM credentials),
+then notifies; every broker (this one too) re-reads the entities its notifications name, as Kafka's
+ZkConfigManager with its UserConfigHandler and ClientIdConfigHandler. All quotas are read at start.
+ZooKeeper calls block: they run in worker threads, and what they read is applied on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+
+from odradek.cluster.zookeeper import paths
+from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.configs import (
+    config_changes_after,
+    create_config_change_notification,
+    entity_config,
+    set_entity_config,
+)
+from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
+from odradek.security.client_quotas import ClientQuotas
+from odradek.security.quota_entities import (
+    QuotaEntity,
+    QuotaRequestError,
+    config_string,
+    desanitize,
+    entity_from_zk_path,
+    quota_values,
+    zk_entity_path,
+)
+
+log = logging.getLogger(__name__)
+
+_CLIENTS = "clients"
+
+
+class ZkClientQuotas:
+    def __init__(self, zk: ZooKeeperClient, quotas: ClientQuotas) -> None:
+        self.zk = zk
+        self.quotas = quotas
+        #: The newest /config/changes notification handled (-1: none yet).
+        self.sequence = -1
+        self._following: asyncio.Task[None] | None = None
+        self._again = False
+
+    async def start(self) -> None:
+        """Read every quota, then follow the change notifications."""
+        loop = asyncio.get_running_loop()
+        self.sequence, found = await asyncio.to_thread(self._read_everything)
+        for entity, values in found.items():
+            self.quotas.apply(entity, values)
+        self.quotas.persist = self.write
+        self.zk.watch_children(paths.CONFIG_CHANGES, lambda _: self._follow(), loop)
+
+    async def write(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
+        await asyncio.to_thread(self._write, entity, values)
+        self.quotas.apply(entity, values)  # at once here; the other brokers by the notification
+
+    # ----- in worker threads --------------------------------------------------------------------
+
+    def _write(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
+        config_type, name = zk_entity_path(entity)
+        current = entity_config(self.zk, config_type, name)
+        config = {key: value for key, value in current.items() if key not in entity.keys}
+        config.update({key: config_string(key, value) for key, value in values.items()})
+        set_entity_config(self.zk, config_type, name, config)
+        create_config_change_notification(self.zk, f"{config_type}/{name}")
+
+    def _read_everything(self) -> tuple[int, dict[QuotaEntity, dict[str, float]]]:
+        numbers = [
+            paths.config_change_sequence(child)
+            for child in self.zk.children(paths.CONFIG_CHANGES)
+            if child.startswith(paths.CONFIG_CHANGE_PREFIX)
+        ]
+        found: dict[QuotaEntity, dict[str, float]] = {}
+        for user in self.zk.children(f"{paths.CONFIG}/{paths.USER_CONFIG}"):
+            self._read_into(found, QuotaEntity(user=desanitize(user)))
+            user_path = f"{paths.CONFIG}/{paths.USER_CONFIG}/{user}/{_CLIENTS}"
+            for client in self.zk.children(user_path):
+                self._read_into(found, QuotaEntity(desanitize(user), desanitize(client)))
+        for client in self.zk.children(f"{paths.CONFIG}/{paths.CLIENT_CONFIG}"):
+            self._read_into(found, QuotaEntity(client_id=desanitize(client)))
+        for ip in self.zk.children(f"{paths.CONFIG}/{paths.IP_CONFIG}"):
+            self._read_into(found, QuotaEntity(ip=desanitize(ip)))
+        return max(numbers, default=-1), found
+
+    def _read_into(self, found: dict[QuotaEntity, dict[str, float]], entity: QuotaEntity) -> None:
+        values = self._read_entity(entity)
+        if values:
+            found[entity] = values
+
+    def _read_entity(self, entity: QuotaEntity) -> dict[str, float]:
+        config_type, name = zk_entity_path(entity)
+        try:
+            config = entity_config(self.zk, config_type, name)
+            return quota_values(entity, config, f"/config/{config_type}/{name}")
+        except (MalformedZnodeError, QuotaRequestError) as error:  # written by another tool: skipped
+            log.error("client quotas of %s not applied: %s", entity, error)
+            return {}
+
+    def _changed_entities(self) -> list[QuotaEntity]:
+        changed = []
+        for sequence, change in config_changes_after(self.zk, self.sequence):
+            self.sequence = max(self.sequence, sequence)
+            entity = entity_from_zk_path(change.entity_path)
+            if entity is not None:
+                changed.append(entity)
+        return changed
+
+    # ----- on the loop ----------------------------------------------------------------------------
+
+    def _follow(self) -> None:
+        if self._following is not None and not self._following.done():
+            self._again = True  # one more pass once this one is done
+            return
+        self._following = asyncio.get_running_loop().create_task(self._read_changes())
+
+    async def _read_changes(self) -> None:
+        while True:
+            self._again = False
+            try:
+                entities = await asyncio.to_thread(self._changed_entities)
+                for entity in dict.fromkeys(entities):
+                    values = await asyncio.to_thread(self._read_entity, entity)
+                    self.quotas.apply(entity, values)
+            except Exception:  # ZooKeeper unreachable for long: the next notification reads again
+                log.exception("reading client quota changes failed")
+            if not self._again:
+                return

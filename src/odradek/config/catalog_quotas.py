@@ -1,0 +1,98 @@
+"""Broker configs of quotas: the windows client quotas are measured over (odradek.security.client_quotas).
+
+Client quotas are built (user / client-id byte rates and request percentages, set with
+AlterClientQuotas): their window settings are read once at start-up, as Kafka reads them. Replication
+quotas, controller mutation quotas and custom quota callbacks are not built: their settings are
+refused unless left at their default.
+"""
+
+from __future__ import annotations
+
+from odradek.config.types import ConfigKey, ConfigType, Importance
+from odradek.config.validators import at_least
+
+LOW = Importance.LOW
+REPLICATION = "replication quotas (throttled replicas and their rates) are not built in odradek."
+CONTROLLER = "controller mutation quotas (KIP-599) are not built in odradek."
+CALLBACK = "odradek cannot load Java classes: quotas follow Kafka's default user/client-id precedence."
+
+QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "quota.window.num",
+        ConfigType.INT,
+        11,
+        LOW,
+        "Samples kept in memory for client quotas: a client's rate is measured over this many windows.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "quota.window.size.seconds",
+        ConfigType.INT,
+        1,
+        LOW,
+        "Length of one client quota sample window, in seconds (also the longest request-quota throttle).",
+        at_least(1),
+    ),
+    ConfigKey(
+        "replication.quota.window.num",
+        ConfigType.INT,
+        11,
+        LOW,
+        "Samples kept in memory for replication quotas.",
+        at_least(1),
+        refused=REPLICATION,
+    ),
+    ConfigKey(
+        "replication.quota.window.size.seconds",
+        ConfigType.INT,
+        1,
+        LOW,
+        "Length of one replication quota sample window, in seconds.",
+        at_least(1),
+        refused=REPLICATION,
+    ),
+    ConfigKey(
+        "alter.log.dirs.replication.quota.window.num",
+        ConfigType.INT,
+        11,
+        LOW,
+        "Samples kept in memory for alter-log-dirs replication quotas.",
+        at_least(1),
+        refused=REPLICATION,
+    ),
+    ConfigKey(
+        "alter.log.dirs.replication.quota.window.size.seconds",
+        ConfigType.INT,
+        1,
+        LOW,
+        "Length of one alter-log-dirs replication quota sample window, in seconds.",
+        at_least(1),
+        refused=REPLICATION,
+    ),
+    ConfigKey(
+        "controller.quota.window.num",
+        ConfigType.INT,
+        11,
+        LOW,
+        "Samples kept in memory for controller mutation quotas.",
+        at_least(1),
+        refused=CONTROLLER,
+    ),
+    ConfigKey(
+        "controller.quota.window.size.seconds",
+        ConfigType.INT,
+        1,
+        LOW,
+        "Length of one controller mutation quota sample window, in seconds.",
+        at_least(1),
+        refused=CONTROLLER,
+    ),
+    ConfigKey(
+        "client.quota.callback.class",
+        ConfigType.CLASS,
+        None,
+        LOW,
+        "A ClientQuotaCallback class replacing the default user/client-id quota lookup.",
+        refused=CALLBACK,
+    ),
+)

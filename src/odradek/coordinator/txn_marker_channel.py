@@ -1,0 +1,244 @@
+"""Kafka's TransactionMarkerChannelManager: the COMMIT / ABORT markers of prepared transactions, sent to
+the leaders of their partitions when those are other brokers (cluster mode).
+
+One queue and one sender task per destination broker; everything queued for a broker when its sender
+wakes goes in one WriteTxnMarkers (v1) request, a marker per transaction. A partition answered NONE (or
+UNKNOWN_TOPIC_OR_PARTITION: deleted, nothing left to close) is done; any other error, or a failed
+connection, sends it again after a backoff to whoever leads it then (the metadata cache is the
+controller's view, refreshed by its UpdateMetadata), which may be this broker itself (written directly).
+A partition without a leader waits for one. A transaction is complete when every partition's marker
+is written; a transaction the coordinator no longer owns (its `__transaction_state` partition moved,
+or a newer epoch) is dropped, the new coordinator sends its markers again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from odradek.cluster.broker_client import BrokerConnections, BrokerUnreachable, inter_broker_endpoint
+from odradek.cluster.metadata import ClusterMetadata
+from odradek.config.broker import BrokerConfig
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.write_txn_markers import (
+    WritableTxnMarker,
+    WritableTxnMarkerTopic,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
+
+log = logging.getLogger("odradek.coordinator.transactions")
+
+VERSION = 1
+#: Pause before a partition's marker is sent again (Kafka retries after its metadata refresh backoff).
+RETRY_BACKOFF_S = 0.1
+TopicPartition = tuple[str, int]
+
+
+@dataclass(eq=False)
+class PendingMarkers:
+    """The markers of one prepared transaction still to be written."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    committed: bool
+    coordinator_epoch: int
+    remaining: set[TopicPartition] = field(default_factory=set)
+
+
+class TxnMarkerChannel:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        cluster: ClusterMetadata,
+        node_id: int,
+        write_local: Callable[[PendingMarkers, TopicPartition], ErrorCode],
+        still_wanted: Callable[[PendingMarkers], bool],
+        on_complete: Callable[[PendingMarkers], None],
+    ) -> None:
+        self.config = config
+        self.cluster = cluster
+        self.node_id = node_id
+        self.write_local = write_local
+        self.still_wanted = still_wanted
+        self.on_complete = on_complete
+        #: Transactions whose markers are under way, by transactional id.
+        self.pending: dict[str, PendingMarkers] = {}
+        self._queues: dict[int, list[tuple[PendingMarkers, TopicPartition]]] = {}
+        self._wakeups: dict[int, asyncio.Event] = {}
+        self._senders: dict[int, asyncio.Task[None]] = {}
+        self._retries: set[asyncio.TimerHandle] = set()
+        self._unreachable: set[int] = set()
+        self._connections = BrokerConnections(f"broker-{node_id}-txn-markers")
+
+    def send(self, txn: PendingMarkers) -> None:
+        """Write `txn`'s remaining markers wherever their partitions are led; `on_complete` when all are."""
+        self.pending[txn.transactional_id] = txn
+        for tp in sorted(txn.remaining):
+            self._route(txn, tp)
+        self._maybe_done(txn)
+
+    def under_way(self, transactional_id: str) -> bool:
+        return transactional_id in self.pending
+
+    def drop(self, transactional_id: str) -> None:
+        """Stop sending the transaction's markers (its coordinator moved): queued entries are skipped."""
+        self.pending.pop(transactional_id, None)
+
+    def stop(self) -> None:
+        for task in self._senders.values():
+            task.cancel()
+        for handle in self._retries:
+            handle.cancel()
+        self._senders.clear()
+        self._retries.clear()
+        self._queues.clear()
+        self.pending.clear()
+        self._connections.close()
+
+    # ----- routing ------------------------------------------------------------------------------------
+
+    def _live(self, txn: PendingMarkers) -> bool:
+        if self.pending.get(txn.transactional_id) is not txn:
+            return False
+        if not self.still_wanted(txn):
+            self.pending.pop(txn.transactional_id, None)
+            return False
+        return True
+
+    def _route(self, txn: PendingMarkers, tp: TopicPartition) -> None:
+        if not self._live(txn) or tp not in txn.remaining:
+            return
+        state = self.cluster.partition(*tp)
+        if state is None:
+            txn.remaining.discard(tp)  # deleted meanwhile: no marker to write
+            return
+        leader = state.leader_id
+        if leader == self.node_id:
+            error = self.write_local(txn, tp)
+            if error in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+                txn.remaining.discard(tp)
+            else:
+                self._retry_later(txn, tp)
+            return
+        if leader < 0 or inter_broker_endpoint(self.config, self.cluster, leader) is None:
+            self._retry_later(txn, tp)  # no leader yet: wait for the controller to elect one
+            return
+        self._queues.setdefault(leader, []).append((txn, tp))
+        self._wake(leader)
+
+    def _retry_later(self, txn: PendingMarkers, tp: TopicPartition) -> None:
+        def again() -> None:
+            self._retries.discard(handle)
+            self._route(txn, tp)
+            self._maybe_done(txn)
+
+        handle = asyncio.get_running_loop().call_later(RETRY_BACKOFF_S, again)
+        self._retries.add(handle)
+
+    def _maybe_done(self, txn: PendingMarkers) -> None:
+        if not txn.remaining and self.pending.get(txn.transactional_id) is txn:
+            del self.pending[txn.transactional_id]
+            self.on_complete(txn)
+
+    # ----- senders ------------------------------------------------------------------------------------
+
+    def _wake(self, broker: int) -> None:
+        event = self._wakeups.setdefault(broker, asyncio.Event())
+        event.set()
+        task = self._senders.get(broker)
+        if task is None or task.done():
+            self._senders[broker] = asyncio.get_running_loop().create_task(
+                self._sender(broker, event), name=f"txn-markers-to-{broker}"
+            )
+
+    async def _sender(self, broker: int, wakeup: asyncio.Event) -> None:
+        while True:
+            await wakeup.wait()
+            wakeup.clear()
+            batch = [(txn, tp) for txn, tp in self._queues.pop(broker, []) if self._live(txn)]
+            if batch:
+                try:
+                    await self._send(broker, batch)
+                except Exception:
+                    log.exception("sending transaction markers to broker %d failed", broker)
+                    for txn, tp in batch:
+                        self._retry_later(txn, tp)
+
+    async def _send(self, broker: int, batch: list[tuple[PendingMarkers, TopicPartition]]) -> None:
+        endpoint = inter_broker_endpoint(self.config, self.cluster, broker)
+        if endpoint is None:  # it left the cluster since: its partitions get other leaders
+            for txn, tp in batch:
+                self._retry_later(txn, tp)
+            return
+        by_txn: dict[int, tuple[PendingMarkers, dict[str, list[int]]]] = {}
+        for txn, tp in batch:
+            topics = by_txn.setdefault(id(txn), (txn, {}))[1]
+            topics.setdefault(tp[0], []).append(tp[1])
+        request = WriteTxnMarkersRequest(
+            markers=[
+                WritableTxnMarker(
+                    producer_id=txn.producer_id,
+                    producer_epoch=txn.producer_epoch,
+                    transaction_result=txn.committed,
+                    topics=[
+                        WritableTxnMarkerTopic(name=topic, partition_indexes=sorted(set(indexes)))
+                        for topic, indexes in topics.items()
+                    ],
+                    coordinator_epoch=txn.coordinator_epoch,
+                )
+                for txn, topics in by_txn.values()
+            ]
+        )
+        try:
+            response: WriteTxnMarkersResponse = await self._connections.to(broker, endpoint).request(
+                request, VERSION
+            )
+        except BrokerUnreachable as unreachable:
+            # Said once per outage: the retries run every RETRY_BACKOFF_S until it answers or leaves.
+            level = logging.DEBUG if broker in self._unreachable else logging.INFO
+            self._unreachable.add(broker)
+            log.log(level, "transaction markers to broker %d not sent (%s): retrying", broker, unreachable)
+            for txn, tp in batch:
+                self._retry_later(txn, tp)
+            return
+        self._unreachable.discard(broker)
+        answered: dict[tuple[int, str, int], ErrorCode] = {}
+        for result in response.markers:
+            for topic in result.topics:
+                for partition in topic.partitions:
+                    answered[(result.producer_id, topic.name, partition.partition_index)] = ErrorCode(
+                        partition.error_code
+                    )
+        for txn, tp in batch:
+            error = answered.get((txn.producer_id, *tp), ErrorCode.UNKNOWN_SERVER_ERROR)
+            self._answered(broker, txn, tp, error)
+
+    def _answered(self, broker: int, txn: PendingMarkers, tp: TopicPartition, error: ErrorCode) -> None:
+        if error in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+            txn.remaining.discard(tp)
+            self._maybe_done(txn)
+        elif error in (ErrorCode.TRANSACTION_COORDINATOR_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH):
+            # A newer coordinator (or producer epoch) owns the transaction: Kafka stops here too.
+            log.warning(
+                "%s marker of %s refused by broker %d for %s-%d: %s; left to the newer coordinator",
+                "COMMIT" if txn.committed else "ABORT",
+                txn.transactional_id,
+                broker,
+                *tp,
+                error.name,
+            )
+            self.drop(txn.transactional_id)
+        else:
+            log.debug(
+                "%s marker of %s to %s-%d on broker %d: %s; sending again",
+                "COMMIT" if txn.committed else "ABORT",
+                txn.transactional_id,
+                *tp,
+                broker,
+                error.name,
+            )
+            self._retry_later(txn, tp)

@@ -1,0 +1,84 @@
+"""Client quotas of a single node, persisted in `<first log dir>/__odradek_client_quotas.json`.
+
+Each entity is kept with its quota keys as Kafka writes them in ZooKeeper (strings: whole numbers for
+the byte rates), and the file is replaced atomically (written, fsynced, renamed) on every change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from odradek.security.quota_entities import (
+    DEFAULT,
+    QuotaEntity,
+    QuotaRequestError,
+    config_string,
+    entity_from_wire,
+    quota_values,
+)
+from odradek.storage.files import fsync_dir, write_all
+
+FILE_NAME: Final = "__odradek_client_quotas.json"
+_VERSION: Final = 1
+
+
+class QuotaStoreError(Exception):
+    pass
+
+
+class LocalQuotaStore:
+    def __init__(self, log_dir: Path) -> None:
+        self.path = log_dir / FILE_NAME
+        self._entities: dict[QuotaEntity, dict[str, float]] = {}
+
+    def load(self) -> dict[QuotaEntity, dict[str, float]]:
+        try:
+            doc = json.loads(self.path.read_text("utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as error:
+            raise QuotaStoreError(f"cannot read client quotas {self.path}: {error}") from None
+        if not isinstance(doc, dict) or doc.get("version") != _VERSION:
+            raise QuotaStoreError(f"{self.path}: unsupported client quota file version")
+        try:
+            for item in doc["quotas"]:
+                entity = entity_from_wire([(str(kind), name) for kind, name in item["entity"]])
+                self._entities[entity] = quota_values(entity, item["config"], str(self.path))
+        except (KeyError, TypeError, ValueError, QuotaRequestError) as error:
+            raise QuotaStoreError(f"{self.path}: malformed client quota entry: {error}") from None
+        return dict(self._entities)
+
+    def write(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
+        if values:
+            self._entities[entity] = dict(values)
+        else:
+            self._entities.pop(entity, None)
+        quotas = [
+            {
+                "entity": entity.parts(),
+                "config": {key: config_string(key, value) for key, value in sorted(values.items())},
+            }
+            for entity, values in sorted(self._entities.items(), key=lambda item: _order(item[0]))
+        ]
+        payload = (json.dumps({"version": _VERSION, "quotas": quotas}, indent=1) + "\n").encode()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            write_all(fd, payload, 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)
+        fsync_dir(self.path.parent)
+
+
+def _order(entity: QuotaEntity) -> tuple[str, str]:
+    def name(part: object) -> str:
+        return "" if part is None else "<default>" if part is DEFAULT else f"={part}"
+
+    return name(entity.user), name(entity.client_id)
