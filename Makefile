@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/run_broker_bench.py
 	$(BIN)/python bench/txn_bench.py
 	$(BIN)/python bench/security_bench.py
+	$(BIN)/python bench/replication_bench.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -39,8 +39,12 @@ class BrokerProcess:
         overrides: dict[str, str] | None = None,
         port: int | None = None,
         host: str = "127.0.0.1",
+        module: str = "odradek.cli.main",
     ) -> None:
         self.data_dir = data_dir
+        #: The module run as `python -m` with the odradek command's arguments (a test's own launcher
+        #: may wire something in first).
+        self.module = module
         #: A cluster's brokers each take their own loopback address (127.0.0.2...), as separate hosts.
         self.host = host
         self.port = port or free_port()
@@ -61,7 +65,7 @@ class BrokerProcess:
             "num.partitions": "1",
             **self.overrides,
         }
-        command = [sys.executable, "-m", "odradek.cli.main", "broker"]
+        command = [sys.executable, "-m", self.module, "broker"]
         for key, value in settings.items():
             command += ["--override", f"{key}={value}"]
         log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the child's lifetime

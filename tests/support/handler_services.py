@@ -42,7 +42,13 @@ class HandlerBroker:
     """One node's Services on the log directory `log_dir`; `overrides` are broker configs by Kafka name."""
 
     def __init__(
-        self, log_dir: Path, *, node_id: int = NODE_ID, zookeeper_mode: bool = False, **overrides: str
+        self,
+        log_dir: Path,
+        *,
+        node_id: int = NODE_ID,
+        zookeeper_mode: bool = False,
+        replicated: bool = False,
+        **overrides: str,
     ) -> None:
         settings = {"node.id": str(node_id), "log.dirs": str(log_dir), **overrides}
         self.config = BrokerConfig(settings, warn_unknown=False)
@@ -50,6 +56,9 @@ class HandlerBroker:
             [log_dir],
             LogConfig.from_mapping(dict(resolve_topic_config({}, self.config))),
             producer_id_expiration_ms=self.config.producer_id_expiration_ms,
+            # replicated=True: as the broker in a cluster, the high watermark is the replica manager's
+            # (followers' fetches move it); else every append moves it, which most tests assume.
+            single_node=not replicated,
         )
         self.logs.startup()
         meta = self.logs.ensure_meta_properties(node_id)
@@ -72,6 +81,10 @@ class HandlerBroker:
         self.replicas: ReplicaManager | None = None
         if zookeeper_mode:
             self.replicas = ReplicaManager(node_id, cluster, self.logs)
+            # as Broker._join_cluster
+            self.replicas.leaders.on_high_watermark = self.services.appends.wake
+            self.replicas.leaders.min_insync_replicas = self.services.topics.min_insync_replicas
+            self.services.appends.on_append = self.replicas.leaders.on_append
             self.services.join_zookeeper_cluster(self.replicas)
 
     async def create_topic(

@@ -19,6 +19,7 @@ paths treat it as a connection that failed (and log why).
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 import struct
 from dataclasses import dataclass, field
@@ -136,18 +137,29 @@ def _sasl_login(config: BrokerConfig, settings: ListenerSettings) -> SaslLogin:
 
 
 async def open_inter_broker_connection(
-    host: str, port: int, security: InterBrokerSecurity, client_id: str
+    host: str,
+    port: int,
+    security: InterBrokerSecurity,
+    client_id: str,
+    sock: socket.socket | None = None,
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A connection to the broker at `host`:`port` (its endpoint for the inter-broker listener),
     through TLS and authenticated as `security` says, ready for requests.
 
     Raises InterBrokerAuthenticationError when the peer refuses the TLS handshake or the login, and
     OSError, asyncio.IncompleteReadError or CodecError when the connection fails; the caller bounds
-    the time (asyncio.wait_for) as it bounds its requests."""
+    the time (asyncio.wait_for) as it bounds its requests. `sock`: a socket the caller already connected
+    to `host`:`port` (a replica fetcher sets its buffers and source address first)."""
+    server_hostname = host if security.tls is not None else None
     try:
-        reader, writer = await asyncio.open_connection(
-            host, port, ssl=security.tls, server_hostname=host if security.tls is not None else None
-        )
+        if sock is not None:
+            reader, writer = await asyncio.open_connection(
+                sock=sock, ssl=security.tls, server_hostname=server_hostname
+            )
+        else:
+            reader, writer = await asyncio.open_connection(
+                host, port, ssl=security.tls, server_hostname=server_hostname
+            )
     except ssl.SSLError as error:
         reason = getattr(error, "reason", None) or str(error)
         raise InterBrokerAuthenticationError(

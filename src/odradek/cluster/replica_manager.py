@@ -1,7 +1,7 @@
 """The replica manager: which partitions this broker hosts, and which of them it leads (ZooKeeper mode).
 
 The leadership half of Kafka's ReplicaManager (becomeLeaderOrFollower, stopReplicas,
-maybeUpdateMetadataCache); fetching from leaders comes with replication. Every control request is
+maybeUpdateMetadataCache). Every control request is
 fenced first: a controller epoch older than the newest seen is STALE_CONTROLLER_EPOCH, a broker epoch
 older than this broker's registration (its /brokers/ids znode's czxid) STALE_BROKER_EPOCH, both for the
 whole request. Then each partition's state applies only when its leader epoch is newer than the one
@@ -10,6 +10,10 @@ deletion wait in worker threads, and two requests must not interleave around the
 
 The data path asks `leader_refusal` once per partition: a hit in `leading` (one dictionary lookup) is
 the whole cost of leading the partition at the epoch the client knows.
+
+Replication: a led partition keeps a `LeaderState` of its followers, which `leaders`
+(replication/leader_replication.py) feeds from their fetches, moving the high watermark and proposing
+ISR changes through `isr_updater`; followed partitions are handed to `fetchers` (the replica fetchers).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from odradek.cluster.control_requests import (
     EPOCH_DURING_DELETE,
@@ -31,6 +36,8 @@ from odradek.cluster.control_requests import (
 from odradek.cluster.metadata import ClusterMetadata, LiveBroker, PartitionState
 from odradek.cluster.metadata_update import apply_partition_changes, apply_update_metadata
 from odradek.cluster.replication.isr_updates import IsrUpdater
+from odradek.cluster.replication.leader_replication import LeaderReplication
+from odradek.cluster.replication.leader_state import LeaderState
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.errors import StorageError
 from odradek.storage.log import Log
@@ -60,6 +67,16 @@ class HostedPartition:
     replicas: list[int]
     isr: list[int]
     log: Log
+    #: Set while this broker leads the partition: its followers' progress and the ISR change in flight.
+    leader_state: LeaderState | None = field(default=None)
+
+
+class FollowerFetchers(Protocol):
+    """The replica fetchers (cluster/replication/fetcher_manager.py): what the replica manager asks."""
+
+    def add_partitions(self, partitions: list[HostedPartition]) -> None: ...
+
+    def remove_partitions(self, keys: Iterable[PartitionKey]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +115,11 @@ class ReplicaManager:
         #: Called after an UpdateMetadata changed the cache (the wiring gives new cache entries the
         #: topic configs it read from ZooKeeper).
         self.on_metadata_update: Callable[[], None] | None = None
-        #: Where a leader sends its ISR changes (AlterPartition to the controller); set by the wiring.
-        self.isr_updater: IsrUpdater | None = None
+        #: The replica fetchers that follow the partitions led elsewhere (None: nothing is fetched).
+        self.fetchers: FollowerFetchers | None = None
+        #: The leader's half of replication (followers' positions, high watermark, ISR changes); its
+        #: `isr_updater` (also `self.isr_updater`) is where a leader sends ISR changes, set by the wiring.
+        self.leaders = LeaderReplication(node_id, cluster, logs.single_node, self.leading)
         self._state_change = asyncio.Lock()
 
     # ----- the data path -----------------------------------------------------------------------------
@@ -128,6 +148,23 @@ class ReplicaManager:
             hosted = self.hosted[(topic, partition)]
             return Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, hosted.leader, hosted.leader_epoch)
         return Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, known.leader_id, known.leader_epoch)
+
+    def under_min_isr(self, topic: str, partition: int, maximal: bool = False) -> bool:
+        """Whether a partition led here has fewer in-sync replicas than Kafka's effective minimum,
+        min(min.insync.replicas, replication factor); `maximal` counts a pending ISR expansion, as the
+        check of a waiting acks=all does. Not led here: True."""
+        hosted = self.leading.get((topic, partition))
+        return hosted is None or self.leaders.under_min_isr(hosted, maximal)
+
+    @property
+    def isr_updater(self) -> IsrUpdater | None:
+        """The sender of ISR changes (AlterPartition to the controller): the wiring point of
+        alter_partition.AlterPartitionManager. None: leaders propose no ISR change."""
+        return self.leaders.isr_updater
+
+    @isr_updater.setter
+    def isr_updater(self, updater: IsrUpdater | None) -> None:
+        self.leaders.isr_updater = updater
 
     # ----- control requests --------------------------------------------------------------------------
 
@@ -174,6 +211,13 @@ class ReplicaManager:
                     continue
                 self._apply(state, replica_log)
                 (leaders if state.leader == self.node_id else followers).append(key)
+            if self.fetchers is not None:
+                # Kafka's makeLeaders / makeFollowers: a new leader stops fetching; a follower
+                # fetches from its (new) leader at the new epoch.
+                self.fetchers.remove_partitions([*leaders, *followers])
+                self.fetchers.add_partitions(
+                    [self.hosted[key] for key in followers if self.hosted[key].leader >= 0]
+                )
             self._leadership_changed(leaders, followers)
             return outcome
 
@@ -200,6 +244,10 @@ class ReplicaManager:
                     outcome[key] = ErrorCode.FENCED_LEADER_EPOCH
                     continue
                 outcome[key] = ErrorCode.NONE
+                if self.fetchers is not None:
+                    self.fetchers.remove_partitions([key])
+                if hosted is not None:
+                    hosted.leader_state = None
                 if self.leading.pop(key, None) is not None:
                     stopped.append(key)
                 if stop.delete:
@@ -292,10 +340,8 @@ class ReplicaManager:
             # high watermark follows its log end after every append. With followers in the ISR it
             # moves only as they catch up (replication), never on this broker's appends alone.
             # (A LogManager of single-node logs, as in handler tests, keeps its own rule.)
-            alone = list(state.isr) == [self.node_id]
-            replica_log.auto_high_watermark = alone or self.logs.single_node
-            if alone:
-                replica_log.update_high_watermark(replica_log.log_end_offset)
+            before = self.leading[key].leader_state if key in self.leading else None
+            self.leaders.on_become_leader(hosted, before)
             self.leading[key] = hosted
         else:
             replica_log.auto_high_watermark = self.logs.single_node

@@ -179,7 +179,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         30000,
         HIGH,
         "A follower that has not caught up for this long leaves the ISR.",
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.socket.timeout.ms",
@@ -187,7 +186,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         30000,
         HIGH,
         "Socket timeout of replica fetchers.",
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.socket.receive.buffer.bytes",
@@ -195,7 +193,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         64 * 1024,
         HIGH,
         "SO_RCVBUF of replica fetcher sockets.",
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.fetch.max.bytes",
@@ -204,7 +201,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Bytes a follower asks for per partition.",
         at_least(0),
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.fetch.wait.max.ms",
@@ -212,7 +208,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         500,
         HIGH,
         "How long a follower's fetch may wait for data; below replica.lag.time.max.ms.",
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.fetch.min.bytes",
@@ -220,7 +215,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         1,
         HIGH,
         "Bytes a follower's fetch waits for.",
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.fetch.backoff.ms",
@@ -229,7 +223,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Pause after a failed replica fetch.",
         at_least(0),
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.fetch.response.max.bytes",
@@ -238,7 +231,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Most bytes of one replica Fetch response.",
         at_least(0),
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "num.replica.fetchers",
@@ -247,7 +239,6 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Fetcher tasks per source broker.",
         dynamic=CLUSTER_WIDE,
-        inert=SINGLE_NODE,
     ),
     ConfigKey(
         "replica.high.watermark.checkpoint.interval.ms",

@@ -209,7 +209,6 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "How long an offset commit waits for the write to __consumer_offsets.",
         at_least(1),
-        inert="on a single node an offset commit is a local append that waits on no replica.",
     ),
     ConfigKey(
         "offsets.commit.required.acks",

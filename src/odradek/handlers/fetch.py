@@ -14,6 +14,11 @@ Version notes:
   set is cut at that many bytes, so a message larger than the limit arrives partial and the client
   reports it as too large (or retries with a larger limit) instead of getting more than it asked for.
 - The wait is a delayed operation woken by appends to the partitions being fetched, never by polling.
+- A follower's fetch (replica_id >= 0, ZooKeeper mode) reads up to the log end, gets DivergingEpoch
+  when its last fetched epoch ends earlier in the leader's log (v12+, KIP-595's truncation), and
+  tells the leader how far the follower has got: its fetch offset moves the high watermark and the
+  ISR, and the answer carries the high watermark that fetch allowed. Only replicas of the partition
+  may fetch as followers (NOT_LEADER_OR_FOLLOWER otherwise).
 - With an authorizer (as Kafka): a follower's fetch needs CLUSTER_ACTION on the cluster, a consumer's
   READ on each topic; the partitions of the others are answered TOPIC_AUTHORIZATION_FAILED, checked
   once per request and topic, and a fetch of nothing readable does not wait.
@@ -45,6 +50,7 @@ from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.fetch import (
     AbortedTransaction,
+    EpochEndOffset,
     FetchableTopicResponse,
     FetchRequest,
     FetchResponse,
@@ -56,6 +62,7 @@ from odradek.protocol.records import down_convert_batches
 from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage.errors import OffsetOutOfRangeError, StorageError
 from odradek.storage.fetch import FetchDataInfo, FetchIsolation
+from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
 
 #: Below this many bytes a fetch copies the data into the response (one write) instead of sendfile.
@@ -85,15 +92,44 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
     keys = [TopicPartition(p.topic, p.partition) for p in plan.partitions]
+    replica_id = _replica_id(request, context)
+    follower = replica_id >= 0 and context.services.replicas is not None
     with context.services.appends.waiting_on(keys) as waiter:
         while True:
             results, size, errors = _read_all(plan.partitions, request, isolation, context, denied)
+            if follower:
+                # As Kafka: the leader learns the follower's position when the fetch arrives, not when
+                # it is answered (a follower at the log end waits; its position moves the HW now).
+                _record_follower_fetches(plan.partitions, results, replica_id, context)
             remaining = deadline - loop.time()
             if size >= request.min_bytes or errors or remaining <= 0 or not readable:
                 break
             waiter.rearm()
             await waiter.wait(remaining)
     return _respond(plan, results, context)
+
+
+def _record_follower_fetches(
+    partitions: list[CachedPartition], results: list[PartitionData], replica_id: int, context: RequestContext
+) -> None:
+    """The leader learns each follower's log end from its fetch offset (Kafka's updateFollowerFetchState,
+    after the read, and not for a fetch answered with DivergingEpoch); the answer then carries the high
+    watermark as that fetch left it."""
+    replicas = context.services.replicas
+    assert replicas is not None
+    for entry, data in zip(partitions, results, strict=True):
+        if data.error_code != ErrorCode.NONE or _diverging(data):
+            continue
+        replicas.leaders.record_follower_fetch(entry.topic, entry.partition, replica_id, entry.fetch_offset)
+        log = context.services.logs.get_log(entry.topic, entry.partition)
+        if log is not None:
+            data.high_watermark = log.high_watermark
+            data.last_stable_offset = log.last_stable_offset
+
+
+def _diverging(data: PartitionData) -> bool:
+    diverging = data.diverging_epoch
+    return diverging is not None and (diverging.epoch >= 0 or diverging.end_offset >= 0)
 
 
 def _unauthorized_topics(
@@ -204,7 +240,9 @@ def _read_all(
             results.append(_error(entry, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             continue
         limit = min(entry.max_bytes, budget - total)
-        data, size = _read_partition(entry, max(limit, 0), total == 0 or hard_limit, isolation, context)
+        data, size = _read_partition(
+            entry, max(limit, 0), total == 0 or hard_limit, isolation, context, _replica_id(request, context)
+        )
         results.append(data)
         total += size
         errors = errors or data.error_code != ErrorCode.NONE
@@ -212,7 +250,12 @@ def _read_all(
 
 
 def _read_partition(
-    entry: CachedPartition, limit: int, first: bool, isolation: FetchIsolation, context: RequestContext
+    entry: CachedPartition,
+    limit: int,
+    first: bool,
+    isolation: FetchIsolation,
+    context: RequestContext,
+    replica_id: int,
 ) -> tuple[PartitionData, int]:
     services = context.services
     refused = refusal(context, entry.topic, entry.partition, entry.current_leader_epoch)
@@ -231,6 +274,17 @@ def _read_partition(
     if entry.current_leader_epoch >= 0 and entry.current_leader_epoch != partition.leader_epoch:
         fenced = entry.current_leader_epoch < partition.leader_epoch
         return _error(entry, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH), 0
+    replicas = services.replicas
+    if (
+        replica_id >= 0
+        and replicas is not None
+        and not replicas.leaders.is_replica(entry.topic, entry.partition, replica_id)
+    ):
+        return _error(entry, ErrorCode.NOT_LEADER_OR_FOLLOWER), 0
+    if context.api_version >= 12 and entry.last_fetched_epoch >= 0:
+        diverging = _diverging_epoch(log, entry)
+        if diverging is not None:
+            return _with_offsets(_error(entry, ErrorCode.NONE), log, diverging), 0
     try:
         info = log.read(entry.fetch_offset, limit, isolation=isolation, min_one_message=first)
         records = _records(info, entry, context.api_version)
@@ -254,6 +308,15 @@ def _read_partition(
         records=records,
     )
     return data, len(records)
+
+
+def _diverging_epoch(log: Log, entry: CachedPartition) -> EpochEndOffset | None:
+    """Kafka's Partition.readRecords: where the fetcher's last fetched epoch ends in this log, when
+    that is before its fetch offset (or the epoch is unknown here): the fetcher truncates there."""
+    epoch, end_offset = log.end_offset_for_epoch(entry.last_fetched_epoch)
+    if end_offset < entry.fetch_offset or epoch < entry.last_fetched_epoch:
+        return EpochEndOffset(epoch=epoch, end_offset=end_offset)
+    return None
 
 
 def _records(info: FetchDataInfo, entry: CachedPartition, api_version: int) -> bytes | FileRecords:
@@ -282,10 +345,12 @@ def _error(entry: CachedPartition, code: ErrorCode) -> PartitionData:
     )
 
 
-def _with_offsets(data: PartitionData, log: object) -> PartitionData:
+def _with_offsets(data: PartitionData, log: object, diverging: EpochEndOffset | None = None) -> PartitionData:
     data.high_watermark = getattr(log, "high_watermark", -1)
     data.last_stable_offset = getattr(log, "last_stable_offset", -1)
     data.log_start_offset = getattr(log, "log_start_offset", -1)
+    if diverging is not None:
+        data.diverging_epoch = diverging
     return data
 
 

@@ -6,7 +6,9 @@ Version notes:
   OffsetCommitValue v1); v5 drops it; v6 the leader epoch; v7 group.instance.id; v8 flexible; v9
   GROUP_ID_NOT_FOUND for an unknown group (ILLEGAL_GENERATION before) and KIP-848 member epochs;
   v10 topic ids instead of names (UNKNOWN_TOPIC_ID). A topic the broker does not know gets
-  UNKNOWN_TOPIC_OR_PARTITION. The answer waits until the commit is appended to `__consumer_offsets`.
+  UNKNOWN_TOPIC_OR_PARTITION. The answer waits until the commit is appended to `__consumer_offsets`,
+  and in a cluster until its in-sync replicas have it (as acks=all), at most offsets.commit.timeout.ms:
+  then COORDINATOR_NOT_AVAILABLE (Kafka's answer for a commit whose replication timed out).
 - OffsetFetch v0-1 name topics (group errors on each partition); v2 a null topic list means every
   committed offset, plus a top-level error; v3 throttle time; v5 leader epochs; v6 flexible; v7
   `require_stable`: a partition with a transactional offset commit not yet ended by its transaction's
@@ -29,8 +31,10 @@ from typing import TypeVar
 
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem
 from odradek.coordinator.offsets import OffsetAndMetadata
+from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.handlers.authorization import authorize, authorize_group, require_group
 from odradek.handlers.context import RequestContext
+from odradek.handlers.delayed_produce import wait_for_high_watermark
 from odradek.handlers.groups import group_coordinator
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
@@ -58,6 +62,7 @@ from odradek.protocol.messages.offset_fetch import (
 )
 from odradek.protocol.schema import ZERO_UUID
 from odradek.security.acl import AclOperation, ResourceType
+from odradek.storage.partition import TopicPartition
 
 _READ, _DESCRIBE, _TOPIC = AclOperation.READ, AclOperation.DESCRIBE, ResourceType.TOPIC
 _TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
@@ -115,6 +120,8 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
     try:
         require_group(context, request.group_id)
         errors = group_coordinator(context).commit_offsets(commit, items) if items else {}
+        if items and context.services.replicas is not None:
+            group_error = await _replicated(request.group_id, context)
     except KafkaError as failure:
         group_error = failure.error_code
     unknown = ErrorCode.UNKNOWN_TOPIC_ID if version >= 10 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -142,6 +149,20 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
             OffsetCommitResponseTopic(name=topic.name, topic_id=topic.topic_id, partitions=partitions)
         )
     return OffsetCommitResponse(topics=topics)
+
+
+async def _replicated(group_id: str, context: RequestContext) -> ErrorCode | None:
+    """None once the group's `__consumer_offsets` partition has its commit on every in-sync replica;
+    else the error the commit is answered with."""
+    partition = group_coordinator(context).runtime.partition_for(group_id)
+    log = context.services.logs.get_log(OFFSETS_TOPIC, partition)
+    if log is None:
+        return ErrorCode.NOT_COORDINATOR
+    tp = TopicPartition(OFFSETS_TOPIC, partition)
+    timeout_ms = context.services.config.offsets_commit_timeout_ms
+    if await wait_for_high_watermark(tp, log, log.log_end_offset, timeout_ms, context):
+        return None
+    return ErrorCode.COORDINATOR_NOT_AVAILABLE
 
 
 @handles(ApiKey.OFFSET_FETCH, 0, 10)

@@ -18,8 +18,11 @@ Version notes:
   keys the request by topic partition).
 - acks=0 gets no response at all, unless a partition failed: then the connection is closed, as Kafka
   closes it, so that the producer notices and refreshes its metadata (the other partitions are still
-  appended). acks=-1 waits for the in-sync replicas (on a single node, itself), and fails with
-  NOT_ENOUGH_REPLICAS when the ISR is smaller than `min.insync.replicas`.
+  appended). acks=-1 fails with NOT_ENOUGH_REPLICAS (nothing appended) when the ISR is smaller than
+  `min.insync.replicas` (in a cluster, than Kafka's min(min.insync.replicas, replication factor)); else
+  it appends and waits for the in-sync replicas (on a single node, itself)
+  up to timeout_ms: see delayed_produce.py. The connection handles one request at a time, as Kafka's
+  muted channel does, so the responses stay in request order.
 - With an authorizer: a transactional Produce needs WRITE on its transactional id, else every partition
   is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (as Kafka's KafkaApis); then WRITE on each topic (one check
   per topic), else TOPIC_AUTHORIZATION_FAILED for its partitions, before its existence is looked at. As
@@ -37,6 +40,7 @@ import asyncio
 
 from odradek.handlers.authorization import authorize
 from odradek.handlers.context import CloseConnection, RequestContext
+from odradek.handlers.delayed_produce import AwaitingReplicas, wait_for_replicas
 from odradek.handlers.errors import error_code_for, error_message_for
 from odradek.handlers.leadership import leader_endpoints, refusal
 from odradek.handlers.registry import handles
@@ -76,6 +80,7 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
     services = context.services
     responses = []
     appended: list[Log] = []
+    awaiting: list[AwaitingReplicas] = []
     transactional_allowed = request.transactional_id is None or authorize(
         context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id
     )
@@ -106,11 +111,13 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
             elif name is None:
                 partitions.append(_failed(data.index, missing))
             else:
-                partitions.append(_append(name, data, request, context, appended, verdicts))
+                partitions.append(_append(name, data, request, context, appended, awaiting, verdicts))
         responses.append(
             TopicProduceResponse(name=topic.name, topic_id=topic.topic_id, partition_responses=partitions)
         )
     await _flush_if_due(appended)
+    if awaiting:
+        await wait_for_replicas(awaiting, request.timeout_ms, context)
     if request.acks == 0:
         _close_if_failed(responses)
         return None
@@ -187,6 +194,7 @@ def _append(
     request: ProduceRequest,
     context: RequestContext,
     appended: list[Log],
+    awaiting: list[AwaitingReplicas],
     verdicts: Verdicts | None = None,
 ) -> PartitionProduceResponse:
     services = context.services
@@ -217,7 +225,7 @@ def _append(
         return _failed(
             data.index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"cannot produce to internal topic {topic}"
         )
-    if request.acks == -1 and len(partition.isr) < services.topics.min_insync_replicas(topic):
+    if request.acks == -1 and _under_min_isr(topic, data.index, partition.isr, context):
         return _failed(data.index, ErrorCode.NOT_ENOUGH_REPLICAS)
     assert records is not None  # checked above for every version
     try:
@@ -227,14 +235,17 @@ def _append(
             return _failed(data.index, unverified)
         result = log.append(batches, leader_epoch=partition.leader_epoch)
     except storage_errors.DuplicateSequenceError as duplicate:
-        # An idempotent retry of a batch already in the log: success, with the offsets it got then.
-        return PartitionProduceResponse(
+        # An idempotent retry of a batch already in the log: success, with the offsets it got then;
+        # with acks=all only once the ISR has it (the first attempt may have timed out waiting).
+        response = PartitionProduceResponse(
             index=data.index,
             error_code=ErrorCode.NONE,
             base_offset=duplicate.base_offset,
             log_append_time_ms=-1,
             log_start_offset=duplicate.log_start_offset,
         )
+        _await_replicas_if_needed(tp, log, duplicate.last_offset, request, context, awaiting, response)
+        return response
     except (storage_errors.StorageError, CodecError) as error:
         failed = _failed(data.index, error_code_for(error), error_message_for(error))
         failed.record_errors = _record_errors(error)
@@ -243,13 +254,43 @@ def _append(
     appended.append(log)
     if services.traffic is not None:
         services.traffic.produced(topic, len(batches), result.records_count)
-    return PartitionProduceResponse(
+    response = PartitionProduceResponse(
         index=data.index,
         error_code=ErrorCode.NONE,
         base_offset=result.base_offset,
         log_append_time_ms=result.log_append_time,
         log_start_offset=result.log_start_offset,
     )
+    _await_replicas_if_needed(tp, log, result.last_offset, request, context, awaiting, response)
+    return response
+
+
+def _under_min_isr(topic: str, index: int, cached_isr: list[int], context: RequestContext) -> bool:
+    """acks=all's refusal: in a cluster, Kafka's effective minimum min(min.insync.replicas, replication
+    factor) over the leader's ISR; on a single node, min.insync.replicas over the one replica."""
+    min_insync = context.services.topics.min_insync_replicas(topic)
+    replicas = context.services.replicas
+    if replicas is None:
+        return len(cached_isr) < min_insync
+    return replicas.under_min_isr(topic, index)
+
+
+def _await_replicas_if_needed(
+    tp: TopicPartition,
+    log: Log,
+    last_offset: int,
+    request: ProduceRequest,
+    context: RequestContext,
+    awaiting: list[AwaitingReplicas],
+    response: PartitionProduceResponse,
+) -> None:
+    """acks=all in a cluster: the answer waits until the high watermark passes `last_offset`."""
+    replicas = context.services.replicas
+    if request.acks != -1 or replicas is None or log.high_watermark > last_offset:
+        return
+    hosted = replicas.leading.get((tp.topic, tp.partition))
+    if hosted is not None:
+        awaiting.append(AwaitingReplicas(tp, log, last_offset + 1, hosted.leader_epoch, response))
 
 
 def _validate_records(records: bytes | memoryview | None, api_version: int) -> None:

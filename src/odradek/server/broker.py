@@ -30,6 +30,7 @@ from odradek.cluster.dynamic_configs import FILE_NAME, DynamicBrokerConfigs, app
 from odradek.cluster.inter_broker_connection import inter_broker_security
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
 from odradek.cluster.topics import TopicAdmin
 from odradek.cluster.zk_acls import AclChangeListener, ZkAclStore
 from odradek.cluster.zk_broker_configs import ZkBrokerConfigs
@@ -71,6 +72,7 @@ from odradek.server.controlled_shutdown import controlled_shutdown
 from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.server.memory_pool import memory_pool_for
+from odradek.server.replica_fetchers import replica_fetchers
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import StorageError
@@ -144,6 +146,7 @@ class Broker:
             if config.zookeeper_connect
             else None
         )
+        self.fetchers: ReplicaFetcherManager | None = None
 
     # ----- lifecycle ---------------------------------------------------------------------------------
 
@@ -289,6 +292,15 @@ class Broker:
         """Register in ZooKeeper and run for controller, once the listeners serve (the controller
         sends LeaderAndIsr and UpdateMetadata to the endpoints registered)."""
         replicas = ReplicaManager(self.node_id, services.cluster, self.logs)
+        replicas.leaders.replica_lag_time_max_ms = self.config.replica_lag_time_max_ms
+        replicas.leaders.on_high_watermark = services.appends.wake
+        replicas.leaders.min_insync_replicas = services.topics.min_insync_replicas
+        services.appends.on_append = replicas.leaders.on_append
+        self.fetchers = replica_fetchers(
+            self.config, self._live_config, services, self.logs, replicas, self.inter_broker_security
+        )
+        replicas.fetchers = self.fetchers
+        self.tasks.append(asyncio.get_running_loop().create_task(replicas.leaders.run_isr_shrinks()))
         assert member.zk is not None
         topic_configs = TopicConfigSync(member.zk, services.cluster, self.logs)
         if services.zk_broker_configs is not None:
@@ -443,6 +455,10 @@ class Broker:
         for connection in list(self.connections):
             connection.close()
         await asyncio.gather(*(cancel_and_wait(task) for task in self.tasks))
+        if self.fetchers is not None:
+            await self.fetchers.shutdown()  # before the logs close: no append may come after
+        if self.member is not None and self.member.replicas is not None:
+            await self.member.replicas.leaders.close()
         if self.services is not None:
             await self.services.topics.drain()  # a topic creation under way finishes its files first
         if self.member is not None:

@@ -1,15 +1,16 @@
 """Delayed operations: fetches that wait for data are woken by appends, never by polling.
 
-A waiting fetch registers interest in its partitions; every append (and every high-watermark move)
-calls `notify` for its partition, which wakes the waiters of that partition so they re-read. A waiter
-that hears nothing sleeps until its own deadline.
+A waiting fetch registers interest in its partitions; every append calls `notify` for its partition,
+which wakes the waiters of that partition so they re-read (and every high-watermark move calls `wake`).
+A waiter that hears nothing sleeps until its own deadline. In a cluster, `on_append` lets the leader
+move the high watermark first (Kafka's maybeIncrementLeaderHW after each append).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -51,6 +52,8 @@ class AppendWaiter:
 class AppendNotifier:
     def __init__(self) -> None:
         self.waiters: dict[Hashable, set[AppendWaiter]] = {}
+        #: Called with the partition of every append before its waiters wake.
+        self.on_append: Callable[[Hashable], None] | None = None
 
     @contextmanager
     def waiting_on(self, partitions: Iterable[Hashable]) -> Iterator[AppendWaiter]:
@@ -69,6 +72,13 @@ class AppendNotifier:
                         del self.waiters[key]
 
     def notify(self, partition: Hashable) -> None:
+        """Data was appended to `partition`."""
+        if self.on_append is not None:
+            self.on_append(partition)
+        self.wake(partition)
+
+    def wake(self, partition: Hashable) -> None:
+        """Wake the waiters of `partition` (its high watermark moved)."""
         waiting = self.waiters.get(partition)
         if waiting:
             for waiter in list(waiting):

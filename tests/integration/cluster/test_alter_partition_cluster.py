@@ -250,12 +250,13 @@ def alter_configs(endpoint: tuple[str, int], resource_type: int, name: str, conf
 
 
 async def wait_for_new_leader(endpoints: list[tuple[str, int]], topic: str) -> int:
-    """The leader every broker names once the partition is back, alone in its ISR."""
+    """The leader every broker names once the partition is back, in its ISR (elected alone in it; the
+    other live replica may have caught up from it and rejoined by then)."""
     leaders: set[int] = set()
 
     def check(answer: MetadataResponse) -> bool:
         found = [p for t in answer.topics if t.name == topic for p in t.partitions]
-        if len(found) == 1 and found[0].leader_id >= 0 and list(found[0].isr_nodes) == [found[0].leader_id]:
+        if len(found) == 1 and found[0].leader_id >= 0 and found[0].leader_id in found[0].isr_nodes:
             leaders.add(found[0].leader_id)
             return True
         return False

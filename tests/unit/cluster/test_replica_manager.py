@@ -7,6 +7,7 @@ import asyncio
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -178,3 +179,38 @@ def test_a_deletion_the_disk_refuses_is_a_storage_error_and_keeps_the_log(
     monkeypatch.setattr(Log, "rename_dir", original)
     assert asyncio.run(replicas.stop_replicas(stamp, stops[:1])) == {("t", 0): ErrorCode.NONE}
     assert logs.get_log("t", 0) is None
+
+
+class _Fetchers:
+    """Records what the replica manager asks of the replica fetchers."""
+
+    def __init__(self) -> None:
+        self.followed: dict[tuple[str, int], int] = {}
+
+    def add_partitions(self, partitions: list[Any]) -> None:
+        for hosted in partitions:
+            self.followed[(hosted.topic, hosted.partition)] = hosted.leader
+
+    def remove_partitions(self, keys: Any) -> None:
+        for key in keys:
+            self.followed.pop(key, None)
+
+
+def test_followed_partitions_go_to_the_fetchers_and_leave_them_on_leadership_or_stop_replica(
+    logs: LogManager,
+) -> None:
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
+    fetchers = _Fetchers()
+    replicas.fetchers = fetchers
+
+    async def run() -> None:
+        await replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, 1, 1), _state(1, 1, 1)])
+        assert fetchers.followed == {("t", 0): 1, ("t", 1): 1}
+        await replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, 3, 2)])
+        assert fetchers.followed == {("t", 0): 3, ("t", 1): 1}  # the new leader, at the new epoch
+        await replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, NODE, 3)])
+        assert fetchers.followed == {("t", 1): 1}  # a leader fetches from nobody
+        await replicas.stop_replicas(ControllerStamp(1, 1), [StopReplicaPartition("t", 1, delete=False)])
+        assert fetchers.followed == {}
+
+    asyncio.run(run())

@@ -1,0 +1,244 @@
+"""The leader's half of replication for every partition led here (Kafka's Partition): followers'
+positions from their fetches, the high watermark over the maximal ISR (never backwards), and ISR
+changes proposed through the `IsrUpdater` (AlterPartition), one in flight per partition.
+
+The replica manager owns the led partitions (`leading`) and calls `on_become_leader` as it applies a
+LeaderAndIsr; the fetch handler calls `is_replica` and `record_follower_fetch`; the broker runs
+`run_isr_shrinks` and wires `isr_updater` and `on_high_watermark`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from odradek.cluster.controller.cancelling import cancel_and_wait
+from odradek.cluster.metadata import ClusterMetadata, PartitionState
+from odradek.cluster.metadata_update import apply_partition_changes
+from odradek.cluster.replication.isr_updates import CommittedIsr, IsrUpdateFailed, IsrUpdater, ProposedIsr
+from odradek.cluster.replication.leader_state import LeaderState
+from odradek.storage.partition import TopicPartition
+
+if TYPE_CHECKING:
+    from odradek.cluster.replica_manager import HostedPartition
+
+log = logging.getLogger("odradek.cluster.replicas")
+
+PartitionKey = tuple[str, int]
+
+
+class LeaderReplication:
+    def __init__(
+        self,
+        node_id: int,
+        cluster: ClusterMetadata,
+        single_node: bool,
+        leading: Mapping[PartitionKey, HostedPartition],
+    ) -> None:
+        self.node_id = node_id
+        self.cluster = cluster
+        #: Logs of a single node (handler tests) keep their own high-watermark rule.
+        self.single_node = single_node
+        self.leading = leading
+        #: Sends ISR changes to the controller (AlterPartition). None: no ISR change is proposed.
+        self.isr_updater: IsrUpdater | None = None
+        #: Called when a led partition's high watermark moved (wakes delayed fetches and acks=all waits).
+        self.on_high_watermark: Callable[[TopicPartition], None] | None = None
+        #: `replica.lag.time.max.ms`: how long a follower may go without catching up and stay in the ISR.
+        self.replica_lag_time_max_ms = 30_000
+        #: A topic's `min.insync.replicas` (the broker's topic configs).
+        self.min_insync_replicas: Callable[[str], int] = lambda _topic: 1
+        self.clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)
+        self._isr_changes: set[asyncio.Task[None]] = set()
+
+    def on_become_leader(self, hosted: HostedPartition, before: LeaderState | None) -> None:
+        """Kafka's makeLeader: followers in the ISR count as caught up now. A leader that was leader
+        already (a new epoch, another ISR) keeps what the followers' last fetches said, so the high
+        watermark need not wait for them again."""
+        hosted.leader_state = LeaderState.on_become_leader(
+            self.node_id, hosted.replicas, hosted.isr, self.clock_ms()
+        )
+        if before is not None:
+            hosted.leader_state.keep_progress_of(before)
+        self._refresh_high_watermark_rule(hosted)
+
+    def is_replica(self, topic: str, partition: int, replica_id: int) -> bool:
+        """Whether `replica_id` may fetch the partition from this leader as a follower."""
+        hosted = self.leading.get((topic, partition))
+        return hosted is not None and replica_id in hosted.replicas and replica_id != self.node_id
+
+    def record_follower_fetch(self, topic: str, partition: int, replica_id: int, fetch_offset: int) -> None:
+        """A follower fetched the partition from `fetch_offset` (its log end): Kafka's
+        updateFollowerFetchState, then maybeExpandIsr and maybeIncrementLeaderHW."""
+        hosted = self.leading.get((topic, partition))
+        if hosted is None or hosted.leader_state is None:
+            return
+        state = hosted.leader_state
+        progress = state.followers.get(replica_id)
+        if progress is None:
+            return
+        progress.record_fetch(fetch_offset, hosted.log.log_end_offset, self.clock_ms())
+        self.maybe_advance_high_watermark(hosted)
+        epoch_start = _epoch_start_offset(hosted)
+        if state.pending_isr is None and state.may_join_isr(
+            replica_id, hosted.log.high_watermark, epoch_start
+        ):
+            self._propose_isr(hosted, (*hosted.isr, replica_id))
+
+    def on_append(self, partition: object) -> None:
+        """After an append to a partition led here: Kafka's maybeIncrementLeaderHW."""
+        if isinstance(partition, TopicPartition):
+            hosted = self.leading.get((partition.topic, partition.partition))
+            if hosted is not None:
+                self.maybe_advance_high_watermark(hosted)
+
+    def under_min_isr(self, hosted: HostedPartition, maximal: bool = False) -> bool:
+        """Fewer in-sync replicas than Kafka's effective minimum, min(min.insync.replicas, replication
+        factor) (Partition.effectiveMinIsr); `maximal` counts a pending expansion."""
+        state = hosted.leader_state
+        isr = state.maximal_isr if maximal and state is not None else hosted.isr
+        return len(isr) < min(self.min_insync_replicas(hosted.topic), len(hosted.replicas))
+
+    def maybe_advance_high_watermark(self, hosted: HostedPartition) -> bool:
+        """Move the HW up to the lowest log end over the maximal ISR; True (and the waiters woken) when
+        it moved. As Kafka 3.7+, not while the ISR is under its minimum: what only fewer replicas hold
+        stays invisible. A partition without followers lets its log do this on every append."""
+        state = hosted.leader_state
+        if state is None or self.under_min_isr(hosted):
+            return False
+        replica_log = hosted.log
+        candidate = state.high_watermark(
+            replica_log.log_end_offset, self.clock_ms(), self.replica_lag_time_max_ms
+        )
+        if candidate <= replica_log.high_watermark:
+            return False
+        replica_log.update_high_watermark(candidate)
+        if self.on_high_watermark is not None:
+            self.on_high_watermark(TopicPartition(hosted.topic, hosted.partition))
+        return True
+
+    def shrink_isrs(self) -> None:
+        """Kafka's maybeShrinkIsr (every replica.lag.time.max.ms / 2): propose an ISR without the
+        followers that have not caught up within the lag."""
+        if self.isr_updater is None:
+            return  # nobody to propose to: the ISR changes only by the controller's decisions
+        now = self.clock_ms()
+        for hosted in list(self.leading.values()):
+            state = hosted.leader_state
+            if state is None or state.pending_isr is not None:
+                continue
+            lagging = state.out_of_sync(now, self.replica_lag_time_max_ms)
+            if lagging:
+                log.info(
+                    "shrinking the ISR of %s-%d from %s: %s not caught up within %d ms",
+                    hosted.topic,
+                    hosted.partition,
+                    hosted.isr,
+                    lagging,
+                    self.replica_lag_time_max_ms,
+                )
+                self._propose_isr(hosted, tuple(r for r in hosted.isr if r not in lagging))
+
+    async def run_isr_shrinks(self) -> None:
+        """The periodic ISR check, until cancelled."""
+        while True:
+            await asyncio.sleep(max(self.replica_lag_time_max_ms, 2) / 2000)
+            self.shrink_isrs()
+
+    async def close(self) -> None:
+        """Stop the ISR changes in flight (broker shutdown)."""
+        await asyncio.gather(*(cancel_and_wait(task) for task in list(self._isr_changes)))
+
+    def _propose_isr(self, hosted: HostedPartition, new_isr: tuple[int, ...]) -> None:
+        state = hosted.leader_state
+        if self.isr_updater is None or state is None or state.pending_isr is not None:
+            return
+        proposal = ProposedIsr(
+            topic=hosted.topic,
+            topic_id=hosted.topic_id,
+            partition=hosted.partition,
+            leader_epoch=hosted.leader_epoch,
+            new_isr=new_isr,
+            partition_epoch=hosted.partition_epoch,
+        )
+        state.pending_isr = new_isr
+        self._refresh_high_watermark_rule(hosted)
+        task = asyncio.get_running_loop().create_task(
+            self._submit(hosted, state, proposal), name=f"isr-{hosted.topic}-{hosted.partition}"
+        )
+        self._isr_changes.add(task)
+        task.add_done_callback(self._isr_changes.discard)
+
+    async def _submit(self, hosted: HostedPartition, state: LeaderState, proposal: ProposedIsr) -> None:
+        assert self.isr_updater is not None
+        try:
+            committed = await self.isr_updater.submit(proposal)
+        except IsrUpdateFailed as error:
+            log.info(
+                "ISR change of %s-%d to %s refused: %s",
+                proposal.topic,
+                proposal.partition,
+                list(proposal.new_isr),
+                error.error_code.name,
+            )
+            committed = None
+        except Exception as error:
+            log.warning("ISR change of %s-%d failed", proposal.topic, proposal.partition, exc_info=error)
+            committed = None
+        finally:
+            state.pending_isr = None
+        if (
+            hosted.leader_state is not state
+            or self.leading.get((hosted.topic, hosted.partition)) is not hosted
+        ):
+            return  # a LeaderAndIsr has moved the partition on meanwhile
+        if committed is not None:
+            self._apply_committed_isr(hosted, committed)
+        self._refresh_high_watermark_rule(hosted)
+        self.maybe_advance_high_watermark(hosted)
+
+    def _apply_committed_isr(self, hosted: HostedPartition, committed: CommittedIsr) -> None:
+        if (
+            committed.leader_epoch != hosted.leader_epoch
+            or committed.partition_epoch < hosted.partition_epoch
+        ):
+            return
+        hosted.isr = list(committed.isr)
+        hosted.partition_epoch = committed.partition_epoch
+        assert hosted.leader_state is not None
+        hosted.leader_state.isr = tuple(committed.isr)
+        log.info("ISR of %s-%d is now %s", hosted.topic, hosted.partition, hosted.isr)
+        cached = self.cluster.partition(hosted.topic, hosted.partition)
+        if cached is not None and cached.leader_epoch <= hosted.leader_epoch:
+            update = PartitionState(
+                partition=hosted.partition,
+                leader_id=hosted.leader,
+                leader_epoch=hosted.leader_epoch,
+                replicas=list(hosted.replicas),
+                isr=list(hosted.isr),
+                offline_replicas=list(cached.offline_replicas),
+            )
+            apply_partition_changes(self.cluster, hosted.topic, {hosted.partition: update}, hosted.topic_id)
+
+    def _refresh_high_watermark_rule(self, hosted: HostedPartition) -> None:
+        """A partition with no follower moves its HW with every append (its log does); otherwise the
+        leader's appends, its followers' fetches and ISR changes move it (`maybe_advance_...`)."""
+        alone = hosted.replicas == [self.node_id]
+        hosted.log.auto_high_watermark = alone or self.single_node
+        if alone and hosted.log.high_watermark < hosted.log.log_end_offset:
+            hosted.log.update_high_watermark(hosted.log.log_end_offset)
+            if self.on_high_watermark is not None:
+                self.on_high_watermark(TopicPartition(hosted.topic, hosted.partition))
+        else:
+            self.maybe_advance_high_watermark(hosted)
+
+
+def _epoch_start_offset(hosted: HostedPartition) -> int:
+    """Where the leader's current epoch began in its log (assigned when it became leader)."""
+    for entry in reversed(hosted.log.leader_epoch_cache.entries):
+        if entry.epoch <= hosted.leader_epoch:
+            return entry.start_offset
+    return hosted.log.log_end_offset

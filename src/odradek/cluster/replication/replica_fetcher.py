@@ -1,0 +1,385 @@
+"""One replica fetcher: a task that fetches a set of partitions from one leader (Kafka's
+AbstractFetcherThread and ReplicaFetcherThread).
+
+Each round sends one Fetch (replica_id and broker epoch in replica_state, each partition's current
+leader epoch and last fetched epoch) and applies the answer partition by partition:
+- records are appended as they are (`Log.append_as_follower`: offsets, leader epochs, producer state
+  kept; the epoch cache learns each new epoch), then the follower's high watermark becomes
+  min(leader's HW, own log end) and its log start follows the leader's;
+- DivergingEpoch truncates the log where it stops agreeing with the leader (KIP-101/279), then the
+  fetch goes on from the new log end;
+- OFFSET_OUT_OF_RANGE: ask the leader's log end (ListOffsets as a replica); below ours, truncate to
+  it (an unclean leader); else, when the leader's log start is past our end, start over empty there;
+- other partition errors (a leadership on the move) retry that partition after
+  `replica.fetch.backoff.ms`; a lost connection backs off the whole fetcher as long.
+A partition removed (or moved to a new epoch) while its fetch is in flight ignores that fetch's answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
+from odradek.cluster.replication.leader_connection import LeaderConnection
+from odradek.protocol.codec_error import CodecError
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.fetch import (
+    FetchPartition,
+    FetchRequest,
+    FetchResponse,
+    FetchTopic,
+    PartitionData,
+    ReplicaState,
+)
+from odradek.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopic,
+)
+from odradek.protocol.records.framing import split_complete_batches
+from odradek.storage.errors import StorageError
+from odradek.storage.log import Log
+from odradek.storage.partition import TopicPartition
+from odradek.storage.segment import LogSegment
+
+log = logging.getLogger("odradek.cluster.replication.fetcher")
+
+#: Fetch v17 is Kafka 3.9's inter-broker version (topic ids, replica_state with the broker epoch).
+FETCH_VERSION = 17
+#: Before v13 a Fetch names topics (for a partition whose topic id this broker does not know).
+FETCH_VERSION_BY_NAME = 12
+LIST_OFFSETS_VERSION = 7
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+#: Kafka's FetchRequest.FINAL_EPOCH: a fetch outside any fetch session.
+SESSIONLESS_EPOCH = -1
+
+PartitionKey = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class FetcherSettings:
+    """The replica.* settings a fetcher works with."""
+
+    fetch_max_bytes: int
+    fetch_min_bytes: int
+    fetch_wait_max_ms: int
+    fetch_response_max_bytes: int
+    fetch_backoff_ms: int
+    socket_timeout_ms: int
+    socket_receive_buffer_bytes: int
+
+
+@dataclass(slots=True)
+class FetchState:
+    """One followed partition: where the next fetch starts, at which leader epoch."""
+
+    topic: str
+    partition: int
+    topic_id: uuid.UUID | None
+    leader_epoch: int
+    log: Log
+    #: Monotonic time before which the partition is not fetched (after an error).
+    delayed_until: float = 0.0
+
+    @property
+    def key(self) -> PartitionKey:
+        return (self.topic, self.partition)
+
+
+@dataclass(frozen=True, slots=True)
+class FetcherContext:
+    """What a fetcher needs from its broker."""
+
+    node_id: int
+    broker_epoch: Callable[[], int]
+    #: The leader's inter-broker (host, port), or None while no live broker has that id.
+    endpoint: Callable[[int], tuple[str, int] | None]
+    local_host: str | None
+    #: Called after an append or HW change (wakes what waits on the partition).
+    on_appended: Callable[[TopicPartition], None]
+    #: Segments a truncation took out of a log, for deletion after file.delete.delay.ms.
+    schedule_deletion: Callable[[list[LogSegment], int], None]
+    #: The inter-broker listener's TLS and SASL.
+    security: InterBrokerSecurity = PLAINTEXT
+
+
+class ReplicaFetcher:
+    def __init__(self, name: str, leader_id: int, settings: FetcherSettings, context: FetcherContext) -> None:
+        self.name = name
+        self.leader_id = leader_id
+        self.settings = settings
+        self.context = context
+        self.partitions: dict[PartitionKey, FetchState] = {}
+        self._changed = asyncio.Event()
+        self._connection: LeaderConnection | None = None
+        self.task: asyncio.Task[None] = asyncio.get_running_loop().create_task(self._run(), name=name)
+
+    def add(self, state: FetchState) -> None:
+        self.partitions[state.key] = state
+        self._changed.set()
+
+    def remove(self, key: PartitionKey) -> FetchState | None:
+        return self.partitions.pop(key, None)
+
+    def close_connection(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    # ----- the loop -----------------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                ready = self._ready()
+                if not ready:
+                    await self._idle()
+                    continue
+                try:
+                    await self._fetch_once(ready)
+                except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
+                    log.info("%s: fetch from broker %d failed: %s", self.name, self.leader_id, error)
+                    self.close_connection()
+                    await asyncio.sleep(self.settings.fetch_backoff_ms / 1000)
+        finally:
+            self.close_connection()
+
+    def _ready(self) -> list[FetchState]:
+        now = time.monotonic()
+        return [s for s in self.partitions.values() if s.delayed_until <= now]
+
+    async def _idle(self) -> None:
+        """Wait for a partition to be added or for the earliest backoff to end."""
+        self._changed.clear()
+        delays = [s.delayed_until for s in self.partitions.values()]
+        timeout = max(min(delays) - time.monotonic(), 0.0) if delays else None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
+
+    async def _connect(self) -> LeaderConnection:
+        if self._connection is not None and self._connection.connected:
+            return self._connection
+        endpoint = self.context.endpoint(self.leader_id)
+        if endpoint is None:
+            raise ConnectionError(f"broker {self.leader_id} is not live")
+        connection = LeaderConnection(
+            endpoint[0],
+            endpoint[1],
+            f"broker-{self.context.node_id}-{self.name}",
+            self.settings.socket_timeout_ms,
+            self.settings.socket_receive_buffer_bytes,
+            self.context.local_host,
+            self.context.security,
+        )
+        await connection.connect()
+        self._connection = connection
+        return connection
+
+    async def _fetch_once(self, ready: list[FetchState]) -> None:
+        connection = await self._connect()
+        version = FETCH_VERSION if all(s.topic_id is not None for s in ready) else FETCH_VERSION_BY_NAME
+        sent = {s.key: (s, s.leader_epoch, s.log.log_end_offset) for s in ready}
+        request = self._request(ready, version)
+        response: FetchResponse = await connection.send(request, version)
+        if response.error_code != ErrorCode.NONE:
+            raise ConnectionError(f"leader answered {ErrorCode(response.error_code).name}")
+        names = {s.topic_id: s.topic for s in ready}
+        for topic in response.responses:
+            name = topic.topic if version < 13 else names.get(topic.topic_id, "")
+            for data in topic.partitions:
+                entry = sent.get((name, data.partition_index))
+                if entry is None:
+                    continue
+                state, epoch, offset = entry
+                current = self.partitions.get(state.key)
+                if current is not state or state.leader_epoch != epoch or state.log.log_end_offset != offset:
+                    continue  # removed, moved to another epoch, or truncated meanwhile
+                await self._apply(connection, state, data)
+
+    def _request(self, ready: list[FetchState], version: int) -> FetchRequest:
+        topics: dict[str, FetchTopic] = {}
+        for state in ready:
+            topic = topics.get(state.topic)
+            if topic is None:
+                topic = FetchTopic(topic=state.topic, partitions=[])
+                if state.topic_id is not None:
+                    topic.topic_id = state.topic_id
+                topics[state.topic] = topic
+            latest = state.log.latest_epoch
+            topic.partitions.append(
+                FetchPartition(
+                    partition=state.partition,
+                    current_leader_epoch=state.leader_epoch,
+                    fetch_offset=state.log.log_end_offset,
+                    last_fetched_epoch=latest if latest is not None else -1,
+                    log_start_offset=state.log.log_start_offset,
+                    partition_max_bytes=self.settings.fetch_max_bytes,
+                )
+            )
+        return FetchRequest(
+            replica_id=self.context.node_id,
+            replica_state=ReplicaState(
+                replica_id=self.context.node_id, replica_epoch=self.context.broker_epoch()
+            ),
+            max_wait_ms=self.settings.fetch_wait_max_ms,
+            min_bytes=self.settings.fetch_min_bytes,
+            max_bytes=self.settings.fetch_response_max_bytes,
+            isolation_level=0,
+            session_id=0,
+            session_epoch=SESSIONLESS_EPOCH,
+            topics=list(topics.values()),
+            forgotten_topics_data=[],
+        )
+
+    # ----- one partition's answer ---------------------------------------------------------------------
+
+    async def _apply(self, connection: LeaderConnection, state: FetchState, data: PartitionData) -> None:
+        code = data.error_code
+        try:
+            if code == ErrorCode.NONE:
+                diverging = data.diverging_epoch
+                if diverging is not None and (diverging.epoch >= 0 or diverging.end_offset >= 0):
+                    self._truncate_on_divergence(state, diverging.epoch, diverging.end_offset)
+                else:
+                    await self._append(state, data)
+            elif code == ErrorCode.OFFSET_OUT_OF_RANGE:
+                await self._handle_out_of_range(connection, state)
+            else:
+                log.info(
+                    "%s: %s-%d answered %s by broker %d: retrying after %d ms",
+                    self.name,
+                    state.topic,
+                    state.partition,
+                    ErrorCode(code).name,
+                    self.leader_id,
+                    self.settings.fetch_backoff_ms,
+                )
+                self._delay(state)
+        except StorageError as error:
+            log.error("%s: %s-%d: storage failed", self.name, state.topic, state.partition, exc_info=error)
+            self._delay(state)
+
+    async def _append(self, state: FetchState, data: PartitionData) -> None:
+        replica_log = state.log
+        records = data.records
+        # Only a partial batch may come (replica.fetch.max.bytes below a batch's size, on a partition
+        # after the first): nothing to append then, the next fetch asks again.
+        records = records if records and split_complete_batches(records)[0] else None
+        if records:
+            replica_log.append_as_follower(records)
+            if replica_log.flush_needed():
+                job = replica_log.prepare_flush()
+                if job is not None:
+                    await asyncio.to_thread(job.run)
+                    replica_log.complete_flush(job)
+        if data.log_start_offset > replica_log.log_start_offset:
+            replica_log.increment_log_start_offset(min(data.log_start_offset, replica_log.log_end_offset))
+        high_watermark = min(data.high_watermark, replica_log.log_end_offset)
+        if high_watermark > replica_log.high_watermark or records:
+            replica_log.update_high_watermark(high_watermark)
+            self.context.on_appended(TopicPartition(state.topic, state.partition))
+
+    def _truncate_on_divergence(self, state: FetchState, leader_epoch: int, leader_end: int) -> None:
+        """Kafka's getOffsetTruncationState, for the leader's DivergingEpoch answer."""
+        replica_log = state.log
+        own_end = replica_log.log_end_offset
+        if leader_end < 0:
+            offset = min(replica_log.high_watermark, own_end)
+        elif leader_epoch < 0:
+            offset = min(leader_end, own_end)
+        else:
+            epoch, end = replica_log.end_offset_for_epoch(leader_epoch)
+            if epoch < 0:
+                offset = min(leader_end, own_end)
+            elif epoch != leader_epoch:
+                offset = min(end, own_end)  # the next fetch asks about the earlier epoch
+            else:
+                offset = min(leader_end, end)
+        self._truncate(state, offset, f"diverging at epoch {leader_epoch}, leader's end {leader_end}")
+
+    async def _handle_out_of_range(self, connection: LeaderConnection, state: FetchState) -> None:
+        """Kafka's fetchOffsetAndTruncate."""
+        replica_log = state.log
+        leader_end = await self._leader_offset(connection, state, LATEST_TIMESTAMP)
+        if leader_end is None:
+            self._delay(state)
+            return
+        if leader_end < replica_log.log_end_offset:
+            self._truncate(state, leader_end, f"out of range: the leader's log ends at {leader_end}")
+            return
+        leader_start = await self._leader_offset(connection, state, EARLIEST_TIMESTAMP)
+        if leader_start is None:
+            self._delay(state)
+            return
+        if leader_start > replica_log.log_end_offset:
+            log.warning(
+                "%s: %s-%d: the leader's log starts at %d, past this log's end %d: starting over there",
+                self.name,
+                state.topic,
+                state.partition,
+                leader_start,
+                replica_log.log_end_offset,
+            )
+            removed = replica_log.truncate_fully_and_start_at(leader_start)
+            self.context.schedule_deletion(removed, replica_log.config.file_delete_delay_ms)
+
+    async def _leader_offset(
+        self, connection: LeaderConnection, state: FetchState, timestamp: int
+    ) -> int | None:
+        request = ListOffsetsRequest(
+            replica_id=self.context.node_id,
+            isolation_level=0,
+            topics=[
+                ListOffsetsTopic(
+                    name=state.topic,
+                    partitions=[
+                        ListOffsetsPartition(
+                            partition_index=state.partition,
+                            current_leader_epoch=state.leader_epoch,
+                            timestamp=timestamp,
+                        )
+                    ],
+                )
+            ],
+        )
+        response: ListOffsetsResponse = await connection.send(request, LIST_OFFSETS_VERSION)
+        for topic in response.topics:
+            for partition in topic.partitions:
+                if partition.error_code == ErrorCode.NONE:
+                    return int(partition.offset)
+                log.info(
+                    "%s: %s-%d: ListOffsets answered %s",
+                    self.name,
+                    state.topic,
+                    state.partition,
+                    ErrorCode(partition.error_code).name,
+                )
+        return None
+
+    def _truncate(self, state: FetchState, offset: int, why: str) -> None:
+        replica_log = state.log
+        if offset >= replica_log.log_end_offset:
+            replica_log.truncate_to(offset)  # drops epochs assigned past the end, if any
+            return
+        log.info(
+            "%s: truncating %s-%d from %d to %d (%s)",
+            self.name,
+            state.topic,
+            state.partition,
+            replica_log.log_end_offset,
+            offset,
+            why,
+        )
+        removed = replica_log.truncate_to(offset)
+        self.context.schedule_deletion(removed, replica_log.config.file_delete_delay_ms)
+
+    def _delay(self, state: FetchState) -> None:
+        state.delayed_until = time.monotonic() + self.settings.fetch_backoff_ms / 1000

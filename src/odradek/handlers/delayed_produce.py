@@ -1,0 +1,93 @@
+"""acks=all: a Produce answered once the in-sync replicas hold its records (Kafka's DelayedProduce).
+
+After the leader's append, each partition waits until its high watermark passes the batch's last
+offset. The wait is the same delayed operation that fetches use: the high watermark's moves notify the
+partition (as appends do), and the waiter re-checks. The answer per partition is as Kafka's
+checkEnoughReplicasReachOffset: NONE when the HW passed and the ISR still has min.insync.replicas,
+NOT_ENOUGH_REPLICAS_AFTER_APPEND when it passed but the (maximal) ISR has shrunk below Kafka's effective
+minimum, min(min.insync.replicas, replication factor), by then,
+NOT_LEADER_OR_FOLLOWER when the leadership moved away meanwhile, REQUEST_TIMED_OUT after timeout_ms.
+On a single node (and for a leader alone in its ISR) the HW is the log end after the append: no wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from odradek.handlers.context import RequestContext
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.produce import PartitionProduceResponse
+from odradek.storage.log import Log
+from odradek.storage.partition import TopicPartition
+
+
+@dataclass(slots=True)
+class AwaitingReplicas:
+    """One partition's append waiting for the ISR."""
+
+    partition: TopicPartition
+    log: Log
+    #: The HW that acknowledges the append: its last offset + 1.
+    required_offset: int
+    leader_epoch: int
+    response: PartitionProduceResponse
+
+
+async def wait_for_replicas(
+    awaiting: list[AwaitingReplicas], timeout_ms: int, context: RequestContext
+) -> None:
+    """Wait until every partition is decided (or the timeout), then set each one's answer."""
+    undecided = [a for a in awaiting if _outcome(a, context) is None]
+    if undecided:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(timeout_ms, 0) / 1000
+        with context.services.appends.waiting_on([a.partition for a in undecided]) as waiter:
+            while undecided:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                waiter.rearm()
+                await waiter.wait(remaining)
+                undecided = [a for a in undecided if _outcome(a, context) is None]
+    for entry in awaiting:
+        outcome = _outcome(entry, context)
+        entry.response.error_code = ErrorCode.REQUEST_TIMED_OUT if outcome is None else outcome
+        if entry.response.error_code != ErrorCode.NONE:
+            entry.response.base_offset = -1
+            entry.response.log_append_time_ms = -1
+
+
+def _outcome(entry: AwaitingReplicas, context: RequestContext) -> ErrorCode | None:
+    """The partition's answer once decided; None while it still waits."""
+    replicas = context.services.replicas
+    if replicas is None:  # a single node: the append itself moved the HW
+        return ErrorCode.NONE
+    hosted = replicas.leading.get((entry.partition.topic, entry.partition.partition))
+    if hosted is None or hosted.leader_epoch != entry.leader_epoch:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    if entry.log.high_watermark < entry.required_offset:
+        return None
+    topic, index = entry.partition
+    if replicas.under_min_isr(topic, index, maximal=True):
+        return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    return ErrorCode.NONE
+
+
+async def wait_for_high_watermark(
+    partition: TopicPartition, log: Log, required_offset: int, timeout_ms: int, context: RequestContext
+) -> bool:
+    """Wait (on the same notifications) until the log's HW reaches `required_offset`; False when the
+    timeout ran out first. For the coordinators' own writes (an offset commit waits as acks=all)."""
+    if log.high_watermark >= required_offset:
+        return True
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(timeout_ms, 0) / 1000
+    with context.services.appends.waiting_on([partition]) as waiter:
+        while log.high_watermark < required_offset:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            waiter.rearm()
+            await waiter.wait(remaining)
+    return True

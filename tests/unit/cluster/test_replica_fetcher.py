@@ -1,0 +1,171 @@
+"""A follower's handling of its leader's answers (Kafka's AbstractFetcherThread), on a real log with
+the leader's answers given by the test: records appended as they are, the follower's high watermark
+min(leader's HW, own end), truncation on DivergingEpoch, and Kafka's out-of-range rules."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from odradek.cluster.replication.replica_fetcher import (
+    FetcherContext,
+    FetcherSettings,
+    FetchState,
+    ReplicaFetcher,
+)
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.fetch import EpochEndOffset, PartitionData
+from odradek.protocol.messages.list_offsets import (
+    ListOffsetsPartitionResponse,
+    ListOffsetsResponse,
+    ListOffsetsTopicResponse,
+)
+from odradek.protocol.records import RecordBatchBuilder
+from odradek.storage.config import LogConfig
+from odradek.storage.log import Log
+from odradek.storage.log_manager import LogManager
+from odradek.storage.partition import TopicPartition
+
+SETTINGS = FetcherSettings(
+    fetch_max_bytes=1 << 20,
+    fetch_min_bytes=1,
+    fetch_wait_max_ms=100,
+    fetch_response_max_bytes=1 << 20,
+    fetch_backoff_ms=100,
+    socket_timeout_ms=1000,
+    socket_receive_buffer_bytes=-1,
+)
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Iterator[LogManager]:
+    manager = LogManager([tmp_path / "logs"], LogConfig.from_mapping({}), single_node=False)
+    manager.startup()
+    try:
+        yield manager
+    finally:
+        manager.shutdown()
+
+
+def _batches(base_offset: int, epoch: int, values: list[bytes]) -> bytes:
+    """Batches as a leader stores them: one record each, offsets and epoch stamped."""
+    out = bytearray()
+    for i, value in enumerate(values):
+        builder = RecordBatchBuilder(base_offset + i, partition_leader_epoch=epoch)
+        builder.append(1_700_000_000_000, None, value)
+        out += builder.build()
+    return bytes(out)
+
+
+class _Leader:
+    """Answers the ListOffsets a fetcher sends while resolving OFFSET_OUT_OF_RANGE."""
+
+    def __init__(self, latest: int, earliest: int) -> None:
+        self.offsets = {-1: latest, -2: earliest}
+
+    async def send(self, request: Any, version: int) -> Any:
+        timestamp = request.topics[0].partitions[0].timestamp
+        partition = ListOffsetsPartitionResponse(
+            partition_index=0, error_code=0, offset=self.offsets[timestamp]
+        )
+        return ListOffsetsResponse(topics=[ListOffsetsTopicResponse(name="t", partitions=[partition])])
+
+
+def _fetcher(notified: list[TopicPartition]) -> ReplicaFetcher:
+    context = FetcherContext(
+        node_id=2,
+        broker_epoch=lambda: 7,
+        endpoint=lambda _: None,
+        local_host=None,
+        on_appended=notified.append,
+        schedule_deletion=lambda segments, delay: None,
+    )
+    return ReplicaFetcher("test-fetcher", 1, SETTINGS, context)
+
+
+def _answer(
+    records: bytes = b"", high_watermark: int = 0, diverging: tuple[int, int] = (-1, -1)
+) -> PartitionData:
+    return PartitionData(
+        partition_index=0,
+        error_code=ErrorCode.NONE,
+        high_watermark=high_watermark,
+        last_stable_offset=high_watermark,
+        log_start_offset=0,
+        diverging_epoch=EpochEndOffset(epoch=diverging[0], end_offset=diverging[1]),
+        records=records,
+    )
+
+
+async def _apply(log: Log, data: PartitionData, leader: Any = None) -> list[TopicPartition]:
+    notified: list[TopicPartition] = []
+    fetcher = _fetcher(notified)
+    try:
+        state = FetchState("t", 0, None, leader_epoch=5, log=log)
+        await fetcher._apply(leader or _Leader(0, 0), state, data)
+    finally:
+        fetcher.task.cancel()
+        await asyncio.gather(fetcher.task, return_exceptions=True)
+    return notified
+
+
+def test_fetched_batches_are_appended_as_they_are_and_the_hw_follows_the_leader(logs: LogManager) -> None:
+    log = logs.get_or_create_log("t", 0)
+    fetched = _batches(0, 3, [b"a", b"b", b"c"])
+    notified = asyncio.run(_apply(log, _answer(fetched, high_watermark=2)))
+    assert log.log_end_offset == 3
+    assert log.high_watermark == 2
+    assert log.leader_epoch_cache.latest_epoch == 3
+    assert log.read(0, 1 << 20, min_one_message=True, isolation=_log_end()).read_bytes() == fetched
+    assert notified == [TopicPartition("t", 0)]
+    asyncio.run(_apply(log, _answer(high_watermark=9)))
+    assert log.high_watermark == 3  # never past its own log end
+
+
+def test_a_divergent_tail_is_truncated_where_the_leaders_epoch_ends(logs: LogManager) -> None:
+    log = logs.get_or_create_log("t", 0)
+    log.append_as_follower(bytearray(_batches(0, 1, [b"a", b"b"]) + _batches(2, 2, [b"x", b"y", b"z"])))
+    # The leader's epoch 2 ended at 3: offsets 3 and 4 here were never committed.
+    asyncio.run(_apply(log, _answer(diverging=(2, 3))))
+    assert log.log_end_offset == 3
+    assert log.leader_epoch_cache.latest_epoch == 2
+
+
+def test_an_epoch_the_leader_does_not_know_truncates_to_where_the_followers_earlier_epoch_ends(
+    logs: LogManager,
+) -> None:
+    log = logs.get_or_create_log("t", 0)
+    log.append_as_follower(bytearray(_batches(0, 1, [b"a", b"b"]) + _batches(2, 3, [b"x", b"y"])))
+    # The leader answers with its epoch 2 (it never had 3), ending at 6: this log has no epoch 2, so
+    # it cuts back to the end of its own largest epoch below (1, ending at 2) and asks again.
+    asyncio.run(_apply(log, _answer(diverging=(2, 6))))
+    assert log.log_end_offset == 2
+    assert log.leader_epoch_cache.latest_epoch == 1
+
+
+def test_out_of_range_below_the_followers_end_truncates_to_the_leaders_end(logs: LogManager) -> None:
+    log = logs.get_or_create_log("t", 0)
+    log.append_as_follower(bytearray(_batches(0, 1, [b"a", b"b", b"c", b"d"])))
+    out_of_range = _answer()
+    out_of_range.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
+    asyncio.run(_apply(log, out_of_range, _Leader(latest=2, earliest=0)))
+    assert log.log_end_offset == 2
+
+
+def test_out_of_range_behind_the_leaders_start_starts_over_empty_there(logs: LogManager) -> None:
+    log = logs.get_or_create_log("t", 0)
+    log.append_as_follower(bytearray(_batches(0, 1, [b"a", b"b"])))
+    out_of_range = _answer()
+    out_of_range.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
+    asyncio.run(_apply(log, out_of_range, _Leader(latest=100, earliest=40)))
+    assert (log.log_start_offset, log.log_end_offset) == (40, 40)
+
+
+def _log_end() -> Any:
+    from odradek.storage.fetch import FetchIsolation
+
+    return FetchIsolation.LOG_END

@@ -1,0 +1,89 @@
+"""The replica fetchers' bookkeeping (Kafka's AbstractFetcherManager): partitions grouped by leader and
+fetcher id, at most `num.replica.fetchers` per leader, a fetcher stopped once it has no partition, a
+new `num.replica.fetchers` redistributing, and shutdown ending every task (a leader nobody can reach
+leaves its fetcher backing off, never crashing)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from odradek.cluster.metadata import ClusterMetadata
+from odradek.cluster.replica_manager import HostedPartition
+from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager, fetcher_index
+from odradek.cluster.replication.replica_fetcher import FetcherContext
+from odradek.config.broker import BrokerConfig
+from odradek.storage.config import LogConfig
+from odradek.storage.log_manager import LogManager
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Iterator[LogManager]:
+    manager = LogManager([tmp_path / "logs"], LogConfig.from_mapping({}), single_node=False)
+    manager.startup()
+    try:
+        yield manager
+    finally:
+        manager.shutdown()
+
+
+def _hosted(logs: LogManager, topic: str, partition: int, leader: int) -> HostedPartition:
+    return HostedPartition(
+        topic=topic,
+        partition=partition,
+        topic_id=None,
+        leader=leader,
+        leader_epoch=1,
+        partition_epoch=0,
+        replicas=[leader, 2],
+        isr=[leader, 2],
+        log=logs.get_or_create_log(topic, partition),
+    )
+
+
+def _manager(config: list[BrokerConfig]) -> ReplicaFetcherManager:
+    context = FetcherContext(
+        node_id=2,
+        broker_epoch=lambda: 1,
+        endpoint=lambda _: None,  # no leader reachable: fetchers back off
+        local_host=None,
+        on_appended=lambda _: None,
+        schedule_deletion=lambda segments, delay: None,
+    )
+    return ReplicaFetcherManager(lambda: config[0], ClusterMetadata("c", -1, []), context)
+
+
+def _config(fetchers: int) -> BrokerConfig:
+    return BrokerConfig(
+        {"num.replica.fetchers": str(fetchers), "replica.fetch.backoff.ms": "10"}, warn_unknown=False
+    )
+
+
+def test_partitions_are_grouped_by_leader_and_fetcher_id(logs: LogManager) -> None:
+    async def run() -> None:
+        config = [_config(2)]
+        manager = _manager(config)
+        partitions = [_hosted(logs, "t", p, leader=1 + p % 2 * 2) for p in range(6)]
+        manager.add_partitions(partitions)
+        expected = {(h.leader, fetcher_index("t", h.partition, 2)) for h in partitions}
+        assert set(manager.fetchers) == expected
+        assert all(leader in (1, 3) and index in (0, 1) for leader, index in manager.fetchers)
+        await asyncio.sleep(0.05)  # the fetchers run, find no leader, back off
+        assert not any(f.task.done() for f in manager.fetchers.values())
+
+        config[0] = _config(1)
+        manager.add_partitions([])
+        assert set(manager.fetchers) == {(1, 0), (3, 0)}
+        assert manager.followed() == {("t", p): 1 + p % 2 * 2 for p in range(6)}
+
+        manager.remove_partitions([("t", p) for p in range(0, 6, 2)])  # every partition led by 1
+        assert set(manager.fetchers) == {(3, 0)}
+        tasks = [f.task for f in manager.fetchers.values()]
+        await manager.shutdown()
+        assert all(task.done() for task in tasks)
+        assert manager.fetchers == {}
+
+    asyncio.run(run())

@@ -1,0 +1,351 @@
+"""The leader's side of replication through the handlers: followers' fetches move the high watermark
+(and only replicas may fetch as followers), DivergingEpoch for a follower whose last epoch ends
+earlier, and acks=all answered once the ISR has the records, or with the error Kafka gives."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from odradek.cluster.replication.isr_updates import CommittedIsr, ProposedIsr
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.fetch import (
+    FetchPartition,
+    FetchRequest,
+    FetchResponse,
+    FetchTopic,
+    PartitionData,
+    ReplicaState,
+)
+from odradek.protocol.messages.produce import ProduceResponse
+from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
+from tests.support.handler_services import HandlerBroker
+from tests.unit.handlers.cluster_member import BROKERS, TOPIC, TOPIC_ID, produce_request
+
+FETCH_VERSION = 17
+
+
+@pytest.fixture
+def cluster_member(tmp_path: Path) -> Iterator[HandlerBroker]:
+    """Broker 2 of a cluster whose high watermark follows its followers (unlike the shared fixture's)."""
+    broker = HandlerBroker(tmp_path / "member", node_id=2, zookeeper_mode=True, replicated=True)
+    try:
+        yield broker
+    finally:
+        broker.close()
+
+
+async def _leading(broker: HandlerBroker, isr: list[int] | None = None) -> HandlerBroker:
+    """Broker 2 leads orders-0 at epoch 3, replicas [2, 3, 1], with `isr` (default: all three)."""
+    led = Partition(TOPIC, 0, leader=2, leader_epoch=3, replicas=[2, 3, 1], isr=isr)
+    await broker.call(update_metadata(BROKERS, [led], {TOPIC: TOPIC_ID}), 8)
+    await broker.call(leader_and_isr([led], {TOPIC: TOPIC_ID}), 7)
+    return broker
+
+
+async def _follower_fetch(
+    broker: HandlerBroker,
+    replica: int,
+    offset: int,
+    last_fetched_epoch: int = -1,
+    max_wait_ms: int = 0,
+    leader_epoch: int = 3,
+) -> PartitionData:
+    request = FetchRequest(
+        replica_state=ReplicaState(replica_id=replica, replica_epoch=1),
+        max_wait_ms=max_wait_ms,
+        min_bytes=1 if max_wait_ms else 0,
+        max_bytes=1 << 20,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            FetchTopic(
+                topic_id=TOPIC_ID,
+                partitions=[
+                    FetchPartition(
+                        partition=0,
+                        current_leader_epoch=leader_epoch,
+                        fetch_offset=offset,
+                        last_fetched_epoch=last_fetched_epoch,
+                        partition_max_bytes=1 << 20,
+                    )
+                ],
+            )
+        ],
+    )
+    response: FetchResponse = await broker.call(request, FETCH_VERSION)
+    data: PartitionData = response.responses[0].partitions[0]
+    return data
+
+
+async def _produce(broker: HandlerBroker, acks: int, timeout_ms: int = 5000) -> tuple[int, int]:
+    request = produce_request(0)
+    request.acks = acks
+    request.timeout_ms = timeout_ms
+    response: ProduceResponse = await broker.call(request, 9)
+    answer = response.responses[0].partition_responses[0]
+    return int(answer.error_code), int(answer.base_offset)
+
+
+async def test_the_high_watermark_waits_for_every_in_sync_follower(cluster_member: HandlerBroker) -> None:
+    broker = await _leading(cluster_member)
+    await _produce(broker, acks=1)
+    assert broker.log(TOPIC).high_watermark == 0
+    first = await _follower_fetch(broker, 3, 1)
+    assert (first.error_code, first.high_watermark) == (ErrorCode.NONE, 0)  # broker 1 has nothing yet
+    second = await _follower_fetch(broker, 1, 1)
+    assert second.high_watermark == 1
+    assert broker.log(TOPIC).high_watermark == 1
+
+
+async def test_a_follower_fetch_waiting_at_the_log_end_moves_the_high_watermark_when_it_arrives(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    await _produce(broker, acks=1)
+    await _follower_fetch(broker, 3, 1)
+    waiting = asyncio.ensure_future(_follower_fetch(broker, 1, 1, max_wait_ms=5000))
+    await asyncio.sleep(0.1)
+    assert not waiting.done()  # nothing new to send: the fetch waits
+    assert broker.log(TOPIC).high_watermark == 1  # but its position counted at once
+    await _produce(broker, acks=1)
+    assert (await asyncio.wait_for(waiting, 5)).records
+
+
+async def test_the_high_watermark_never_moves_backwards(cluster_member: HandlerBroker) -> None:
+    broker = await _leading(cluster_member)
+    await _produce(broker, acks=1)
+    await _follower_fetch(broker, 3, 1)
+    await _follower_fetch(broker, 1, 1)
+    await _follower_fetch(broker, 1, 0)  # a follower that truncated and fetches again
+    assert broker.log(TOPIC).high_watermark == 1
+
+
+async def test_a_broker_that_is_not_a_replica_cannot_fetch_as_a_follower(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    data = await _follower_fetch(broker, 5, 0)
+    assert data.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+async def test_a_follower_whose_last_epoch_ends_earlier_gets_the_diverging_epoch(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    for _ in range(3):
+        await _produce(broker, acks=1)
+    # The follower believes epoch 2 went on to offset 5; here epoch 3 began at 0.
+    data = await _follower_fetch(broker, 3, 5, last_fetched_epoch=2)
+    assert data.error_code == ErrorCode.NONE
+    assert (data.diverging_epoch.epoch, data.diverging_epoch.end_offset) == (2, 0)
+    assert not data.records
+    agreeing = await _follower_fetch(broker, 3, 3, last_fetched_epoch=3)
+    assert agreeing.diverging_epoch.epoch == -1 and agreeing.diverging_epoch.end_offset == -1
+
+
+async def test_acks_all_is_answered_once_the_in_sync_followers_have_the_records(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    produced = asyncio.ensure_future(_produce(broker, acks=-1))
+    await asyncio.sleep(0.2)
+    assert not produced.done()
+    await _follower_fetch(broker, 3, 1)
+    await asyncio.sleep(0.05)
+    assert not produced.done()  # broker 1 is in the ISR too
+    await _follower_fetch(broker, 1, 1)
+    assert await asyncio.wait_for(produced, 5) == (ErrorCode.NONE, 0)
+
+
+async def test_acks_all_times_out_with_request_timed_out(cluster_member: HandlerBroker) -> None:
+    broker = await _leading(cluster_member)
+    assert await _produce(broker, acks=-1, timeout_ms=200) == (ErrorCode.REQUEST_TIMED_OUT, -1)
+    assert broker.log(TOPIC).log_end_offset == 1  # appended all the same, as Kafka
+
+
+async def test_acks_all_waiting_when_the_leadership_moves_is_not_leader(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    produced = asyncio.ensure_future(_produce(broker, acks=-1))
+    await asyncio.sleep(0.1)
+    moved = Partition(TOPIC, 0, leader=1, leader_epoch=4, replicas=[2, 3, 1])
+    await broker.call(leader_and_isr([moved], {TOPIC: TOPIC_ID}), 7)
+    assert await asyncio.wait_for(produced, 5) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
+
+
+async def test_acks_all_with_the_isr_below_min_insync_appends_nothing(tmp_path: Path) -> None:
+    broker = HandlerBroker(
+        tmp_path / "member", node_id=2, zookeeper_mode=True, replicated=True, **{"min.insync.replicas": "2"}
+    )
+    try:
+        await _leading(broker, isr=[2])
+        assert await _produce(broker, acks=-1) == (ErrorCode.NOT_ENOUGH_REPLICAS, -1)
+        assert broker.log(TOPIC).log_end_offset == 0
+        assert await _produce(broker, acks=1) == (ErrorCode.NONE, 0)
+    finally:
+        broker.close()
+
+
+async def test_acks_all_on_fewer_replicas_than_min_insync_needs_only_all_of_them(tmp_path: Path) -> None:
+    broker = HandlerBroker(
+        tmp_path / "member", node_id=2, zookeeper_mode=True, replicated=True, **{"min.insync.replicas": "3"}
+    )
+    try:
+        led = Partition(TOPIC, 0, leader=2, leader_epoch=3, replicas=[2, 3], isr=[2, 3])
+        await broker.call(update_metadata(BROKERS, [led], {TOPIC: TOPIC_ID}), 8)
+        await broker.call(leader_and_isr([led], {TOPIC: TOPIC_ID}), 7)
+        produced = asyncio.ensure_future(_produce(broker, acks=-1))  # Kafka's min(3, RF 2) = 2: both
+        await asyncio.sleep(0.05)
+        await _follower_fetch(broker, 3, 1)
+        assert await asyncio.wait_for(produced, 5) == (ErrorCode.NONE, 0)
+    finally:
+        broker.close()
+
+
+class _Controller:
+    """An IsrUpdater that commits every proposal at the next partition epoch."""
+
+    def __init__(self) -> None:
+        self.proposals: list[ProposedIsr] = []
+
+    async def submit(self, proposal: ProposedIsr) -> CommittedIsr:
+        self.proposals.append(proposal)
+        return CommittedIsr(2, proposal.leader_epoch, proposal.new_isr, proposal.partition_epoch + 1)
+
+
+async def test_acks_all_whose_isr_shrank_below_min_insync_as_the_hw_passed_is_not_enough_after_append(
+    tmp_path: Path,
+) -> None:
+    broker = HandlerBroker(
+        tmp_path / "member", node_id=2, zookeeper_mode=True, replicated=True, **{"min.insync.replicas": "2"}
+    )
+    try:
+        await _leading(broker)
+        replicas = broker.replicas
+        assert replicas is not None
+        produced = asyncio.ensure_future(_produce(broker, acks=-1))
+        await asyncio.sleep(0.05)
+        await _follower_fetch(broker, 3, 1)
+        await _follower_fetch(broker, 1, 1)  # the HW passes the batch: the waiting produce is woken...
+        hosted = replicas.leading[(TOPIC, 0)]
+        # ...and before it runs, the commit of an ISR shrink to the leader alone arrives (AlterPartition)
+        replicas.leaders._apply_committed_isr(hosted, CommittedIsr(2, 3, (2,), 1))
+        assert await asyncio.wait_for(produced, 5) == (ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, -1)
+    finally:
+        broker.close()
+
+
+async def test_the_high_watermark_stays_while_the_isr_is_under_min_insync(tmp_path: Path) -> None:
+    broker = HandlerBroker(
+        tmp_path / "member", node_id=2, zookeeper_mode=True, replicated=True, **{"min.insync.replicas": "2"}
+    )
+    try:
+        await _leading(broker, isr=[2])
+        replicas = broker.replicas
+        assert replicas is not None
+        replicas.isr_updater = _Controller()
+        assert await _produce(broker, acks=1) == (ErrorCode.NONE, 0)
+        assert broker.log(TOPIC).high_watermark == 0  # only the leader has it: not visible (Kafka 3.7+)
+        await _follower_fetch(broker, 3, 1)  # caught up: proposed into the ISR, committed
+        await asyncio.sleep(0.05)
+        assert replicas.leading[(TOPIC, 0)].isr == [2, 3]
+        assert broker.log(TOPIC).high_watermark == 1
+    finally:
+        broker.close()
+
+
+class _SlowController:
+    """An IsrUpdater whose answers the test releases."""
+
+    def __init__(self) -> None:
+        self.proposals: list[ProposedIsr] = []
+        self.answer: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def submit(self, proposal: ProposedIsr) -> CommittedIsr:
+        self.proposals.append(proposal)
+        await self.answer
+        return CommittedIsr(2, proposal.leader_epoch, proposal.new_isr, proposal.partition_epoch + 1)
+
+
+async def test_a_caught_up_follower_is_proposed_back_and_holds_the_high_watermark_meanwhile(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member, isr=[2, 3])
+    replicas = broker.replicas
+    assert replicas is not None
+    controller = _SlowController()
+    replicas.isr_updater = controller
+    await _produce(broker, acks=1)
+    await _follower_fetch(broker, 3, 1)
+    assert broker.log(TOPIC).high_watermark == 1
+    await _follower_fetch(broker, 1, 0)
+    assert controller.proposals == []  # below the high watermark: not in sync yet
+    await _follower_fetch(broker, 1, 1)
+    await asyncio.sleep(0.01)  # the proposal goes out in a task of its own
+    assert [p.new_isr for p in controller.proposals] == [(2, 3, 1)]
+    await _produce(broker, acks=1)
+    await _follower_fetch(broker, 3, 2)
+    assert broker.log(TOPIC).high_watermark == 1  # the pending expansion counts: broker 1 is at 1
+    await _follower_fetch(broker, 1, 1)
+    await asyncio.sleep(0.01)
+    assert len(controller.proposals) == 1  # one change in flight per partition
+    controller.answer.set_result(None)
+    await asyncio.sleep(0.05)
+    assert replicas.leading[(TOPIC, 0)].isr == [2, 3, 1]
+    await _follower_fetch(broker, 1, 2)
+    assert broker.log(TOPIC).high_watermark == 2
+
+
+async def test_a_leader_keeps_its_followers_positions_across_its_own_new_epoch(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    await _produce(broker, acks=1)
+    await _produce(broker, acks=1)
+    await _follower_fetch(broker, 1, 2)
+    await _follower_fetch(broker, 3, 1)
+    assert broker.log(TOPIC).high_watermark == 1
+    again = Partition(TOPIC, 0, leader=2, leader_epoch=4, replicas=[2, 3, 1], partition_epoch=1)
+    await broker.call(leader_and_isr([again], {TOPIC: TOPIC_ID}), 7)
+    answer = await _follower_fetch(broker, 3, 2, leader_epoch=4)  # broker 1 said 2 in epoch 3: it counts
+    assert answer.error_code == ErrorCode.NONE
+    assert broker.log(TOPIC).high_watermark == 2
+
+
+async def test_an_idempotent_retry_of_a_timed_out_acks_all_batch_waits_for_the_isr_too(
+    cluster_member: HandlerBroker,
+) -> None:
+    from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+    from odradek.protocol.records import RecordBatchBuilder
+
+    broker = await _leading(cluster_member)
+
+    async def produce_idempotent(timeout_ms: int) -> tuple[int, int]:
+        builder = RecordBatchBuilder(0, producer_id=4000, producer_epoch=0, base_sequence=0)
+        builder.append(1_700_000_000_000, None, b"once")
+        request = ProduceRequest(
+            acks=-1,
+            timeout_ms=timeout_ms,
+            topic_data=[
+                TopicProduceData(
+                    name=TOPIC, partition_data=[PartitionProduceData(index=0, records=builder.build())]
+                )
+            ],
+        )
+        response: ProduceResponse = await broker.call(request, 9)
+        answer = response.responses[0].partition_responses[0]
+        return int(answer.error_code), int(answer.base_offset)
+
+    assert await produce_idempotent(100) == (ErrorCode.REQUEST_TIMED_OUT, -1)
+    retried = asyncio.ensure_future(produce_idempotent(5000))
+    await asyncio.sleep(0.2)
+    assert not retried.done()  # a duplicate, but not yet on the followers: no acknowledgement
+    await _follower_fetch(broker, 3, 1)
+    await _follower_fetch(broker, 1, 1)
+    assert await asyncio.wait_for(retried, 5) == (ErrorCode.NONE, 0)
+    assert broker.log(TOPIC).log_end_offset == 1  # appended once
