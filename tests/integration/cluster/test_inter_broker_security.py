@@ -278,6 +278,36 @@ def test_transaction_markers_cross_to_every_broker_over_the_secured_listener(
     assert values == {p: [f"r0-{p}".encode(), f"r2-{p}".encode()] for p in range(6)}
 
 
+def test_followers_replicate_over_the_secured_listener(cluster: SecuredCluster) -> None:
+    # acks=all is answered once both followers fetched the records: their fetches go over INTERNAL
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    cluster.create("secured-replicated", partitions=3, replication=3)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap(1), acks="all", request_timeout_ms=20_000)
+    futures = [producer.send("secured-replicated", f"v-{i}".encode(), partition=i % 3) for i in range(30)]
+    producer.flush(60)
+    producer.close()
+    assert all(future.get(0) for future in futures)
+    # every replica in the ISR of every partition, as each broker sees it
+    wait_until(
+        lambda: cluster.all_know(
+            lambda node: all(
+                sorted(p.isr_nodes) == [1, 2, 3]
+                for p in cluster.metadata(node, ["secured-replicated"]).topics[0].partitions
+            )
+        ),
+        WAIT_S,
+        "a full ISR on every broker",
+        interval=0.2,
+    )
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap(2), consumer_timeout_ms=10_000)
+    consumer.assign([TopicPartition("secured-replicated", p) for p in range(3)])
+    consumer.seek_to_beginning()
+    got = sorted(m.value for m in consumer)
+    consumer.close()
+    assert got == sorted(f"v-{i}".encode() for i in range(30))
+
+
 def test_anonymous_client_is_refused_cluster_action(cluster: SecuredCluster) -> None:
     # what the brokers send each other is authorized as User:broker; the clients' principal may not
     broker = cluster.brokers[2]

@@ -23,9 +23,9 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
+from odradek.cluster.inter_broker_connection import InterBrokerSecurity
 from odradek.cluster.replication.leader_connection import LeaderConnection
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
@@ -108,7 +108,7 @@ class FetcherContext:
     #: Segments a truncation took out of a log, for deletion after file.delete.delay.ms.
     schedule_deletion: Callable[[list[LogSegment], int], None]
     #: The inter-broker listener's TLS and SASL.
-    security: InterBrokerSecurity = PLAINTEXT
+    security: InterBrokerSecurity = field(default_factory=InterBrokerSecurity)
 
 
 class ReplicaFetcher:
