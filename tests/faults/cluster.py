@@ -43,6 +43,7 @@ class FaultCluster:
         self.paused: set[int] = set()
         self.chroot = f"/odradek-faults-{uuid.uuid4().hex[:8]}"
         self._admin: Any = None
+        self._kazoo: Any = None
 
     # ----- life cycle ----------------------------------------------------------------------------
 
@@ -75,6 +76,10 @@ class FaultCluster:
             with contextlib.suppress(Exception):
                 broker.stop(timeout=10)
         self.proxies.close()
+        if self._kazoo is not None:
+            with contextlib.suppress(Exception):
+                self._kazoo.stop()
+                self._kazoo.close()
         self.zookeeper.stop()
 
     def _broker(self, node: int) -> BrokerProcess:
@@ -127,6 +132,16 @@ class FaultCluster:
         with contextlib.suppress(Exception):
             return set(self.metadata().brokers)
         return set()
+
+    def registered_in_zookeeper(self, node: int) -> bool:
+        """Whether `/brokers/ids/<node>` exists, asked of ZooKeeper directly (not through any proxy):
+        it goes when the broker's session expires."""
+        from kazoo.client import KazooClient
+
+        if self._kazoo is None:
+            self._kazoo = KazooClient(hosts=f"{self.zookeeper.connect_string}{self.chroot}", timeout=10)
+            self._kazoo.start(30)
+        return self._kazoo.exists(f"/brokers/ids/{node}") is not None
 
     def controller(self) -> int:
         return int(self.metadata().controller_id)

@@ -77,9 +77,11 @@ def pause(cluster: FaultCluster, rng: random.Random) -> dict[str, Any]:
     """SIGSTOP a leader past the ZooKeeper session timeout, then SIGCONT: it must find itself fenced."""
     partition, leader = _random_leader(cluster, rng)
     cluster.pause(leader)
-    time.sleep(PAST_SESSION_TIMEOUT_S)
-    cluster.resume(leader)
-    return {"broker": leader, "partition": partition, "seconds": PAST_SESSION_TIMEOUT_S}
+    try:
+        expired = _session_expiry(cluster, leader)
+    finally:
+        cluster.resume(leader)
+    return {"broker": leader, "partition": partition, "session_expired_after_s": expired}
 
 
 def isolate(cluster: FaultCluster, rng: random.Random) -> dict[str, Any]:
@@ -87,10 +89,10 @@ def isolate(cluster: FaultCluster, rng: random.Random) -> dict[str, Any]:
     partition, leader = _random_leader(cluster, rng)
     cluster.proxies.isolate(leader)
     try:
-        time.sleep(PAST_SESSION_TIMEOUT_S)
+        expired = _session_expiry(cluster, leader)
     finally:
         cluster.proxies.heal()
-    return {"broker": leader, "partition": partition, "seconds": PAST_SESSION_TIMEOUT_S}
+    return {"broker": leader, "partition": partition, "session_expired_after_s": expired}
 
 
 def lose_follower_tail(cluster: FaultCluster, rng: random.Random) -> dict[str, Any]:
@@ -130,6 +132,18 @@ def _random_leader(cluster: FaultCluster, rng: random.Random) -> tuple[int, int]
         raise RuntimeError("no partition has a leader")
     partition = rng.choice(sorted(led))
     return partition, led[partition]
+
+
+def _session_expiry(cluster: FaultCluster, broker: int) -> float | None:
+    """Wait out PAST_SESSION_TIMEOUT_S; the seconds until ZooKeeper dropped the broker's registration
+    (the fault took hold), None if it never did."""
+    started = time.monotonic()
+    expired: float | None = None
+    while (elapsed := time.monotonic() - started) < PAST_SESSION_TIMEOUT_S:
+        if expired is None and not cluster.registered_in_zookeeper(broker):
+            expired = round(elapsed, 1)
+        time.sleep(0.25)
+    return expired
 
 
 def truncate_newest_segment(partition_dir: Path, rng: random.Random) -> int:

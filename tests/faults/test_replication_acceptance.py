@@ -1,7 +1,8 @@
 """Replication acceptance (issue 17): a short fault schedule on a real 3-broker cluster loses nothing.
 
 One run for the module (ZooKeeper, three broker processes, idempotent acks=all writers, readers;
-seven faults, one of every kind and one more, on a fixed seed; about two to three minutes here),
+six faults, one of every kind, on a fixed seed; about four minutes here before replication, most of it
+waiting for replicas that never catch up),
 then two promises checked on its report:
 - the checker finds no anomaly: no acknowledged value lost, none duplicated, no record a consumer saw
   gone at the end, no inconsistent offsets, gaps, or consumers going back;
@@ -24,7 +25,7 @@ from tests.support.requirements import missing, require_module
 from tests.support.zookeeper import zookeeper_command
 
 SEED = 17
-FAULTS = 7
+FAULTS = 6  # one of every kind
 
 REPLICATION_LANDS_IN_PARALLEL = pytest.mark.xfail(
     strict=False, reason="replication lands in parallel (issue 17): until then a leader's loss loses records"
@@ -54,6 +55,9 @@ def test_the_short_schedule_injected_every_kind_of_fault(short_run: dict[str, An
         "lose-follower-tail",
     }
     assert [fault for fault in short_run["faults"] if "error" in fault] == []
+    # a pause or a cut past the session timeout took hold: ZooKeeper dropped the broker's registration
+    held = [f for f in short_run["faults"] if f["kind"] in ("pause", "isolate")]
+    assert held and all(f["session_expired_after_s"] is not None for f in held), held
     assert short_run["summary"]["acknowledged"] > 0
 
 
@@ -66,7 +70,7 @@ def test_no_acknowledged_record_is_lost_duplicated_or_vanishes_under_faults(
     assert anomalies["clean"], json.dumps(anomalies, indent=1)[:4000]
 
 
-@REPLICATION_LANDS_IN_PARALLEL
+# holds before replication already (the controller takes a stopped broker out of the ISR): not xfail
 @pytest.mark.timeout(600)
 def test_acks_all_writes_are_refused_with_one_replica_in_sync(short_run: dict[str, Any]) -> None:
     probe = short_run["not_enough_replicas"]
