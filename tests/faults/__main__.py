@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     # `kill -USR1 <pid>` prints every thread's stack: where a long run is waiting
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     base = Path(tempfile.mkdtemp(prefix="odradek-faults-"))
+    print(f"brokers' data and logs in {base}", file=sys.stderr, flush=True)
     try:
         report = run(
             base, args.brokers, args.faults, args.seed, log=lambda line: print(line, file=sys.stderr)
