@@ -90,9 +90,15 @@ def isolate(cluster: FaultCluster, rng: random.Random) -> dict[str, Any]:
     cluster.proxies.isolate(leader)
     try:
         expired = _session_expiry(cluster, leader)
+        reached = _answers_clients(cluster, leader)
     finally:
         cluster.proxies.heal()
-    return {"broker": leader, "partition": partition, "session_expired_after_s": expired}
+    return {
+        "broker": leader,
+        "partition": partition,
+        "session_expired_after_s": expired,
+        "clients_reach_it": reached,
+    }
 
 
 def lose_follower_tail(cluster: FaultCluster, rng: random.Random) -> dict[str, Any]:
@@ -132,6 +138,20 @@ def _random_leader(cluster: FaultCluster, rng: random.Random) -> tuple[int, int]
         raise RuntimeError("no partition has a leader")
     partition = rng.choice(sorted(led))
     return partition, led[partition]
+
+
+def _answers_clients(cluster: FaultCluster, broker: int) -> bool:
+    """Whether the broker answers a client's ApiVersions on its client listener."""
+    from odradek.protocol.messages.api_versions import ApiVersionsRequest
+    from tests.support.raw_client import RawClient
+
+    process = cluster.brokers[broker]
+    try:
+        with RawClient(process.port, timeout=5, host=process.host) as client:
+            client.request(ApiVersionsRequest(client_software_name="faults", client_software_version="1"), 3)
+    except Exception:
+        return False
+    return True
 
 
 def _session_expiry(cluster: FaultCluster, broker: int) -> float | None:

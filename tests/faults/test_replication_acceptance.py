@@ -58,6 +58,8 @@ def test_the_short_schedule_injected_every_kind_of_fault(short_run: dict[str, An
     # a pause or a cut past the session timeout took hold: ZooKeeper dropped the broker's registration
     held = [f for f in short_run["faults"] if f["kind"] in ("pause", "isolate")]
     assert held and all(f["session_expired_after_s"] is not None for f in held), held
+    # ... and a cut broker still answered clients
+    assert all(f["clients_reach_it"] for f in held if f["kind"] == "isolate"), held
     assert short_run["summary"]["acknowledged"] > 0
 
 
