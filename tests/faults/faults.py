@@ -133,9 +133,12 @@ FAULTS = {
 
 
 def _random_leader(cluster: FaultCluster, rng: random.Random) -> tuple[int, int]:
-    led = {p: m.leader for p, m in cluster.partitions().items() if m.leader >= 0}
-    if not led:
-        raise RuntimeError("no partition has a leader")
+    # the metadata asked may lag behind the last recovery for a moment: ask again, up to 30 s
+    deadline = time.monotonic() + 30
+    while not (led := {p: m.leader for p, m in cluster.partitions().items() if m.leader >= 0}):
+        if time.monotonic() > deadline:
+            raise RuntimeError("no partition has a leader")
+        time.sleep(0.5)
     partition = rng.choice(sorted(led))
     return partition, led[partition]
 
