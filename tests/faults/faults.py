@@ -135,7 +135,7 @@ FAULTS = {
 def _random_leader(cluster: FaultCluster, rng: random.Random) -> tuple[int, int]:
     # the metadata asked may lag behind the last recovery for a moment: ask again, up to 30 s
     deadline = time.monotonic() + 30
-    while not (led := {p: m.leader for p, m in cluster.partitions().items() if m.leader >= 0}):
+    while not (led := _leaders(cluster)):
         if time.monotonic() > deadline:
             raise RuntimeError("no partition has a leader")
         time.sleep(0.5)
@@ -155,6 +155,14 @@ def _answers_clients(cluster: FaultCluster, broker: int) -> bool:
     except Exception:
         return False
     return True
+
+
+def _leaders(cluster: FaultCluster) -> dict[int, int]:
+    """Partition -> leader of the partitions that have one ({} while metadata cannot be had)."""
+    try:
+        return {p: m.leader for p, m in cluster.partitions().items() if m.leader >= 0}
+    except Exception:
+        return {}
 
 
 def _session_expiry(cluster: FaultCluster, broker: int) -> float | None:
