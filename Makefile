@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest -q
 
-.PHONY: console-screenshots eos-acceptance run test test-fast lint typecheck unit regressions bench clean
+.PHONY: console-screenshots eos-acceptance run test test-fast lint typecheck unit regressions bench clean faults
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,15 @@ bench: $(STAMP)
 	$(BIN)/python bench/txn_bench.py
 	$(BIN)/python bench/security_bench.py
 	$(BIN)/python bench/replication_bench.py
+
+# The fault-injection harness's long run (tests/faults; docs/testing.md): 50 faults on 3 brokers, its raw
+# report to docs/bench/faults-report.json. FAULTS, BROKERS and SEED override the defaults.
+FAULTS ?= 50
+BROKERS ?= 3
+SEED ?= 1
+faults: $(STAMP)
+	@bash scripts/install-system-deps.sh
+	$(BIN)/python -m tests.faults --brokers $(BROKERS) --faults $(FAULTS) --seed $(SEED) --report docs/bench/faults-report.json
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
