@@ -27,11 +27,6 @@ from tests.support.zookeeper import zookeeper_command
 SEED = 17
 FAULTS = 6  # one of every kind
 
-REPLICATION_LANDS_IN_PARALLEL = pytest.mark.xfail(
-    strict=False, reason="replication lands in parallel (issue 17): until then a leader's loss loses records"
-)
-
-
 @pytest.fixture(scope="module")
 def short_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     require_module("confluent_kafka")
@@ -63,7 +58,6 @@ def test_the_short_schedule_injected_every_kind_of_fault(short_run: dict[str, An
     assert short_run["summary"]["acknowledged"] > 0
 
 
-@REPLICATION_LANDS_IN_PARALLEL
 @pytest.mark.timeout(600)
 def test_no_acknowledged_record_is_lost_duplicated_or_vanishes_under_faults(
     short_run: dict[str, Any],
