@@ -132,7 +132,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         "JKS",
         MEDIUM,
-        "Key store format; odradek reads PEM only (a TLS listener with JKS or PKCS12 fails to start).",
+        "Key store format: JKS, PKCS12 or PEM.",
         dynamic=PER_BROKER,
     ),
     ConfigKey(
@@ -140,7 +140,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         None,
         MEDIUM,
-        "Path of the PEM key store: the private key and the certificate chain in one file.",
+        "Path of the key store (for PEM: the private key and the certificate chain in one file).",
         dynamic=PER_BROKER,
     ),
     ConfigKey(
@@ -148,7 +148,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.PASSWORD,
         None,
         MEDIUM,
-        "Password of the key store; a PEM key store has none (only ssl.key.password).",
+        "Password of a JKS or PKCS12 key store (required with one); a PEM key store has none.",
         dynamic=PER_BROKER,
     ),
     ConfigKey(
@@ -156,7 +156,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.PASSWORD,
         None,
         MEDIUM,
-        "Password of the private key.",
+        "Password of the private key; the key store's password when not set.",
         dynamic=PER_BROKER,
     ),
     ConfigKey(
@@ -180,7 +180,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         "JKS",
         MEDIUM,
-        "Trust store format; odradek reads PEM only (a trust store of another type fails the start).",
+        "Trust store format: JKS, PKCS12 or PEM.",
         dynamic=PER_BROKER,
     ),
     ConfigKey(
@@ -196,7 +196,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.PASSWORD,
         None,
         MEDIUM,
-        "Password of the trust store; a PEM trust store has none.",
+        "Password of a JKS or PKCS12 trust store (required with one); a PEM trust store has none.",
         dynamic=PER_BROKER,
     ),
     ConfigKey(
