@@ -102,7 +102,7 @@ def _load_key_store(context: ssl.SSLContext, settings: ListenerSettings) -> None
         if location:
             context.load_cert_chain(location, password=key_password)
         elif key and chain:
-            _load_inline_key(context, key, chain, key_password)
+            load_inline_key(context, key, chain, key_password)
         else:
             raise ConfigError(
                 f"listener {settings.listener_name} is a TLS listener: set ssl.keystore.location (a PEM "
@@ -139,14 +139,14 @@ def _load_binary_key_store(context: ssl.SSLContext, settings: ListenerSettings, 
         )
     try:
         material = read_key_store(location, store_type, password, _secret(settings.get("ssl.key.password")))
-        _load_inline_key(context, material.key_pem, material.chain_pem, None)
+        load_inline_key(context, material.key_pem, material.chain_pem, None)
     except (StoreError, OSError, ssl.SSLError) as error:
         name = settings.source("ssl.keystore.location")
         reason = getattr(error, "reason", None) or str(error)
         raise ConfigError(f"{name}: the {store_type} key store cannot be loaded: {reason}", name) from None
 
 
-def _load_inline_key(context: ssl.SSLContext, key: str, chain: str, password: str | None) -> None:
+def load_inline_key(context: ssl.SSLContext, key: str, chain: str, password: str | None) -> None:
     # load_cert_chain reads files only: a private directory, removed as soon as the context holds the key.
     with tempfile.TemporaryDirectory(prefix="odradek-tls-") as directory:
         path = os.path.join(directory, "keystore.pem")

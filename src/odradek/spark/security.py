@@ -90,6 +90,16 @@ def librdkafka_security(params: Mapping[str, str]) -> dict[str, str]:
     return config
 
 
+def translate_java_stores(config: dict[str, str]) -> None:
+    """Java's trust store settings, and a key store given a Java type (or named `.jks`), turned into
+    librdkafka's in place; librdkafka's own `ssl.keystore.location` with `ssl.keystore.password` (a
+    PKCS12 file, which librdkafka reads itself) is left as it is."""
+    _store(config, "truststore", {"location": "ssl.ca.location", "certificates": "ssl.ca.pem"})
+    location = config.get("ssl.keystore.location", "").lower()
+    if "ssl.keystore.type" in config or location.endswith((".jks", ".keystore")):
+        _store(config, "keystore", {"key": "ssl.key.pem", "certificate.chain": "ssl.certificate.pem"})
+
+
 def parse_jaas_login(text: str, mechanism: str) -> tuple[str, str]:
     """Username and password from a Java `sasl.jaas.config` line for PLAIN or SCRAM."""
     match = _JAAS.match(text)
