@@ -6,7 +6,8 @@ Key store: ``ssl.keystore.type`` JKS or PKCS12 (``ssl.keystore.location`` with
 ``ssl.keystore.certificate.chain`` given inline; an encrypted key is opened with ``ssl.key.password``.
 Trust store (for client certificates): JKS or PKCS12 with its password, or PEM,
 ``ssl.truststore.location`` or ``ssl.truststore.certificates``. ``ssl.client.auth``
-none/requested/required; ``ssl.enabled.protocols`` TLSv1.2 and TLSv1.3, capped by ``ssl.protocol``.
+none/requested/required; ``ssl.enabled.protocols`` TLSv1.2 and TLSv1.3, capped by ``ssl.protocol``;
+``ssl.cipher.suites`` as security/cipher_suites.py allows.
 Every problem is a ConfigError naming the setting.
 """
 
@@ -18,6 +19,7 @@ import tempfile
 from dataclasses import dataclass
 
 from odradek.config.types import ConfigError, ConfigValue, Password
+from odradek.security.cipher_suites import apply_cipher_suites
 from odradek.security.key_stores import STORE_TYPES, StoreError, read_key_store, read_trust_store
 from odradek.security.listener_settings import ListenerSettings
 from odradek.security.principal_mapping import PrincipalMapper, PrincipalMappingError
@@ -39,6 +41,7 @@ def listener_tls(settings: ListenerSettings) -> ListenerTls:
     _load_key_store(context, settings)
     minimum, maximum = _versions(settings)
     context.minimum_version, context.maximum_version = minimum, maximum
+    apply_cipher_suites(context, settings.strings("ssl.cipher.suites"), settings.source("ssl.cipher.suites"))
     client_auth = str(settings.get("ssl.client.auth")).lower()
     context.verify_mode = _CLIENT_AUTH[client_auth]
     if client_auth != "none" and not _load_trust_store(context, settings):
@@ -66,6 +69,7 @@ def client_tls(settings: ListenerSettings) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     _load_key_store(context, settings)
     context.minimum_version, context.maximum_version = _versions(settings)
+    apply_cipher_suites(context, settings.strings("ssl.cipher.suites"), settings.source("ssl.cipher.suites"))
     if not _load_trust_store(context, settings):
         context.load_default_certs(ssl.Purpose.SERVER_AUTH)
     identification = str(settings.get("ssl.endpoint.identification.algorithm") or "").lower()
