@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import ssl
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,9 @@ import trustme
 
 from odradek.config import BrokerConfig
 from odradek.config.types import ConfigError
+from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.security.listener_security import listener_security
+from odradek.security.tls_reload import TlsReloader
 from tests.support.java_stores import key_store, trust_store
 
 STORE_TYPES = ("JKS", "PKCS12")
@@ -130,3 +133,40 @@ def test_a_store_that_cannot_be_read_is_refused_in_one_line(
 def test_a_jks_store_read_as_pkcs12_is_refused(tmp_path: Path, ca: trustme.CA) -> None:
     settings = {**_settings(tmp_path, ca, "JKS"), "ssl.keystore.type": "PKCS12"}
     assert "PKCS12 key store cannot be loaded" in str(_error(settings))
+
+
+@dataclass
+class _Acceptor:
+    listener: str
+    ssl_context: ssl.SSLContext | None
+
+
+def test_alter_configs_with_a_wrong_store_password_is_invalid_config_and_changes_nothing(
+    tmp_path: Path, ca: trustme.CA
+) -> None:
+    settings = _settings(tmp_path, ca, "JKS")
+    config = BrokerConfig(settings, warn_unknown=False)
+    acceptor = _Acceptor("SSL", listener_security(config)["SSL"].tls.context)  # type: ignore[union-attr]
+    before = acceptor.ssl_context
+    reloader = TlsReloader([acceptor], config)
+    wrong = BrokerConfig(
+        {**settings, "listener.name.ssl.ssl.keystore.password": "wrong-pw"}, warn_unknown=False
+    )
+    with pytest.raises(KafkaError) as caught:
+        reloader.apply(wrong)
+    assert caught.value.error_code is ErrorCode.INVALID_CONFIG
+    message = str(caught.value.error_message)
+    assert "ssl.keystore.location" in message and "store password is wrong" in message
+    assert "wrong-pw" not in message
+    assert acceptor.ssl_context is before
+    # a new PKCS12 store under the same listener is taken
+    pkcs12 = key_store(ca.issue_cert("localhost"), tmp_path / "new.p12", "PKCS12", "new-store-pw")
+    changed = {
+        **settings,
+        "listener.name.ssl.ssl.keystore.type": "PKCS12",
+        "listener.name.ssl.ssl.keystore.location": str(pkcs12),
+        "listener.name.ssl.ssl.keystore.password": "new-store-pw",
+    }
+    reloader.apply(BrokerConfig(changed, warn_unknown=False))
+    assert acceptor.ssl_context is not before and acceptor.ssl_context is not None
+    _handshake(acceptor.ssl_context, ca, None)
