@@ -17,6 +17,7 @@ import pytest
 from odradek.spark.security import SecurityConfigError, librdkafka_security, parse_jaas_login
 from tests.spark.kafka_helpers import consume_all, produce
 from tests.support.broker_process import REPO
+from tests.support.java_stores import key_store, trust_store
 from tests.support.security import SCRAM_USERS, SecureBroker, start_secure_broker
 
 SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="{}" password="{}";'
@@ -96,9 +97,18 @@ def test_java_names_translate_to_librdkafka() -> None:
     ("params", "message"),
     [
         ({"sasl.mechanism": "GSSAPI"}, "GSSAPI and OAUTHBEARER are not supported"),
-        ({"ssl.truststore.type": "JKS", "ssl.truststore.location": "/t.jks"}, "JKS is not supported"),
-        ({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": "/k.p12"}, "PKCS12 is not supported"),
-        ({"ssl.truststore.location": "/etc/kafka/client.truststore.jks"}, "JKS is not supported"),
+        ({"ssl.truststore.type": "JKS", "ssl.truststore.location": "/t.jks"}, "set ssl.truststore.password"),
+        ({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": "/k.p12"}, "set ssl.keystore.password"),
+        ({"ssl.truststore.location": "/etc/kafka/client.truststore.jks"}, "a JKS store: set ssl.truststore"),
+        (
+            {
+                "ssl.truststore.type": "JKS",
+                "ssl.truststore.location": "/t.jks",
+                "ssl.truststore.password": "p",
+            },
+            "JKS store cannot be read: No such file",
+        ),
+        ({"ssl.keystore.type": "BCFKS", "ssl.keystore.location": "/k.bcfks"}, "use JKS, PKCS12 or PEM"),
         ({"sasl.kerberos.service.name": "kafka"}, "Kerberos"),
         ({"security.protocol": "SASL_KERBEROS"}, "Unsupported security.protocol"),
         (
@@ -135,6 +145,29 @@ def test_batch_read_over_ssl_with_a_client_certificate(spark: Any, secure_broker
     assert read_values(spark, "sec-read-ssl", ssl_options(secure_broker, "MTLS")) == sorted(
         f"v{i}" for i in range(120)
     )
+
+
+@pytest.mark.parametrize("store_type", ["JKS", "PKCS12"])
+def test_batch_read_over_mutual_tls_with_keytool_stores(
+    spark: Any, secure_broker: SecureBroker, tmp_path: Path, store_type: str
+) -> None:
+    certificates = secure_broker.certificates
+    client = certificates.ca.issue_cert("client@example.com", common_name="client-app")
+    topic = f"sec-read-{store_type.lower()}"
+    produce(secure_broker.bootstrap("PLAINTEXT"), topic, 50)
+    options = {
+        "kafka.bootstrap.servers": secure_broker.bootstrap("MTLS"),
+        "kafka.security.protocol": "SSL",
+        "kafka.ssl.truststore.type": store_type,
+        "kafka.ssl.truststore.location": str(
+            trust_store(certificates.ca, tmp_path / "t", store_type, "trust-pw")
+        ),
+        "kafka.ssl.truststore.password": "trust-pw",
+        "kafka.ssl.keystore.type": store_type,
+        "kafka.ssl.keystore.location": str(key_store(client, tmp_path / "k", store_type, "store-pw")),
+        "kafka.ssl.keystore.password": "store-pw",
+    }
+    assert read_values(spark, topic, options) == sorted(f"v{i}" for i in range(50))
 
 
 @pytest.mark.parametrize("listener", ["SASL_SSL", "SSL"])
@@ -225,11 +258,11 @@ def test_pipeline_with_a_wrong_password_stops_with_a_clear_error(
     assert time.monotonic() - started < 60
 
 
-def test_pipeline_refuses_a_jks_truststore_before_starting(tmp_path: Path) -> None:
+def test_pipeline_refuses_a_jks_truststore_without_password_before_starting(tmp_path: Path) -> None:
     properties = tmp_path / "client.properties"
     properties.write_text("security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location=/t.jks\n")
     completed = run_pipeline_command(
         tmp_path, "--bootstrap-server", "127.0.0.1:1", "--command-config", str(properties), timeout=60
     )
     assert completed.returncode == 2
-    assert "ssl.truststore.type JKS is not supported" in completed.stderr
+    assert "ssl.truststore.location is a JKS store: set ssl.truststore.password" in completed.stderr

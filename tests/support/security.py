@@ -36,7 +36,7 @@ class Certificates:
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        server = self.ca.issue_cert("127.0.0.1", "localhost")
+        server = self.server = self.ca.issue_cert("127.0.0.1", "localhost")
         client = self.ca.issue_cert(
             "client@example.com", common_name="client-app", organization_name="Example"
         )
@@ -63,8 +63,33 @@ class SecureBroker:
         return f"127.0.0.1:{self.ports[listener]}"
 
 
-def start_secure_broker(directory: Path, extra: dict[str, str] | None = None) -> SecureBroker:
+def start_secure_broker(
+    directory: Path, extra: dict[str, str] | None = None, store_type: str = "PEM"
+) -> SecureBroker:
+    """The broker's key and trust stores are PEM files, or JKS/PKCS12 stores made with keytool."""
     certificates = Certificates(directory / "certs")
+    stores = {
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": str(certificates.broker_keystore),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(certificates.ca_file),
+    }
+    if store_type != "PEM":
+        from tests.support.java_stores import key_store, trust_store
+
+        folder = certificates.directory
+        stores = {
+            "ssl.keystore.type": store_type,
+            "ssl.keystore.location": str(
+                key_store(certificates.server, folder / "broker.ks", store_type, "keystore-pw")
+            ),
+            "ssl.keystore.password": "keystore-pw",
+            "ssl.truststore.type": store_type,
+            "ssl.truststore.location": str(
+                trust_store(certificates.ca, folder / "trust.ks", store_type, "truststore-pw")
+            ),
+            "ssl.truststore.password": "truststore-pw",
+        }
     ports = {name: free_port() for name in LISTENERS}
     listeners = ",".join(f"{name}://127.0.0.1:{port}" for name, port in ports.items())
     settings = {
@@ -74,10 +99,7 @@ def start_secure_broker(directory: Path, extra: dict[str, str] | None = None) ->
         "SASL_SSL:SASL_SSL,MTLS:SSL",
         "inter.broker.listener.name": "PLAINTEXT",
         "offsets.topic.num.partitions": "1",
-        "ssl.keystore.type": "PEM",
-        "ssl.keystore.location": str(certificates.broker_keystore),
-        "ssl.truststore.type": "PEM",
-        "ssl.truststore.location": str(certificates.ca_file),
+        **stores,
         "listener.name.mtls.ssl.client.auth": "required",
         "listener.name.mtls.ssl.principal.mapping.rules": "RULE:^CN=([^,]*),.*$/$1/U",
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",

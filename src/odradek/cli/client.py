@@ -44,7 +44,23 @@ def client_config(args: argparse.Namespace, **settings: str | int | float | bool
         except ConfigError as error:
             raise CliError(f"--command-config {args.command_config}: {error}") from None
     config.update(dict(args.client_properties))
-    return config
+    return _java_stores(config)
+
+
+def _java_stores(config: ClientConfig) -> ClientConfig:
+    """Java's JKS/PKCS12 store settings read here and given to librdkafka (and to the commands that
+    speak the protocol themselves) as PEM: librdkafka knows no trust store and no JKS."""
+    if not any(str(key).startswith(("ssl.truststore.", "ssl.keystore.type")) for key in config):
+        return config
+    from odradek.spark.security import SecurityConfigError, translate_java_stores
+
+    settings = {key: str(value) for key, value in config.items()}
+    try:
+        translate_java_stores(settings)
+    except SecurityConfigError as error:
+        raise CliError(str(error)) from None
+    others = {key: value for key, value in config.items() if key in settings}
+    return {**settings, **others}
 
 
 def check_reachable(bootstrap: str, timeout: float) -> None:

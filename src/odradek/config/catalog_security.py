@@ -6,8 +6,10 @@ AlterConfigs on the broker, listener-prefixed only (as Kafka's SslFactory reconf
 new connections then use them. Every other TLS and SASL setting is read once at start-up and is
 read-only. ACLs are built too (odradek.security.authorizer): the authorizer settings are read once at
 start-up. The inter-broker SASL mechanism is read at start-up by the brokers' own client
-(cluster/inter_broker_connection.py). The principal builder and the cipher-suite list are refused
-(start-up or AlterConfigs fails naming them) unless left at their default, also when listener-scoped.
+(cluster/inter_broker_connection.py). The principal builder is refused
+(start-up or AlterConfigs fails naming it) unless left at its default, also when listener-scoped.
+``ssl.cipher.suites`` is reloaded as the stores are (security/cipher_suites.py says which lists can be
+honoured).
 Passwords are PASSWORD configs: never logged,
 described with no value.
 """
@@ -19,7 +21,6 @@ from odradek.config.validators import Check, one_of
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER = DynamicUpdateMode.PER_BROKER
-CIPHERS = "the standard library cannot restrict TLS 1.3 cipher suites; OpenSSL's defaults apply."
 PRINCIPALS = "odradek builds principals itself (User:<SASL name> or the mapped certificate name)."
 #: Kafka's ACL authorizers (ZooKeeper mode, KRaft mode): odradek answers both with AclAuthorizer semantics.
 AUTHORIZER_CLASS_NAMES = (
@@ -123,16 +124,16 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.LIST,
         [],
         MEDIUM,
-        "Cipher suites accepted; empty means the TLS library's defaults.",
+        "Cipher suites accepted (IANA names); empty means OpenSSL's defaults. TLS 1.3 suites cannot be "
+        "narrowed: with TLSv1.3 enabled the list must name all three.",
         dynamic=PER_BROKER,
-        refused=CIPHERS,
     ),
     ConfigKey(
         "ssl.keystore.type",
         ConfigType.STRING,
         "JKS",
         MEDIUM,
-        "Key store format; odradek reads PEM only (a TLS listener with JKS or PKCS12 fails to start).",
+        "Key store format: JKS, PKCS12 or PEM.",
         dynamic=PER_BROKER,
     ),
     ConfigKey(
@@ -140,7 +141,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         None,
         MEDIUM,
-        "Path of the PEM key store: the private key and the certificate chain in one file.",
+        "Path of the key store (for PEM: the private key and the certificate chain in one file).",
         dynamic=PER_BROKER,
     ),
     ConfigKey(
@@ -148,7 +149,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.PASSWORD,
         None,
         MEDIUM,
-        "Password of the key store; a PEM key store has none (only ssl.key.password).",
+        "Password of a JKS or PKCS12 key store (required with one); a PEM key store has none.",
         dynamic=PER_BROKER,
     ),
     ConfigKey(
@@ -156,7 +157,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.PASSWORD,
         None,
         MEDIUM,
-        "Password of the private key.",
+        "Password of the private key; the key store's password when not set.",
         dynamic=PER_BROKER,
     ),
     ConfigKey(
@@ -180,7 +181,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.STRING,
         "JKS",
         MEDIUM,
-        "Trust store format; odradek reads PEM only (a trust store of another type fails the start).",
+        "Trust store format: JKS, PKCS12 or PEM.",
         dynamic=PER_BROKER,
     ),
     ConfigKey(
@@ -196,7 +197,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.PASSWORD,
         None,
         MEDIUM,
-        "Password of the trust store; a PEM trust store has none.",
+        "Password of a JKS or PKCS12 trust store (required with one); a PEM trust store has none.",
         dynamic=PER_BROKER,
     ),
     ConfigKey(

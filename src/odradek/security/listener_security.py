@@ -20,7 +20,7 @@ from odradek.security.tls import ListenerTls, listener_tls
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 #: Settings that only a TLS (or SASL) listener reads.
-_TLS_ONLY = tuple(name for name in BROKER_CONFIGS if name.startswith("ssl.") and name != "ssl.cipher.suites")
+_TLS_ONLY = tuple(name for name in BROKER_CONFIGS if name.startswith("ssl."))
 _SASL_ONLY = (
     "sasl.enabled.mechanisms",
     "sasl.jaas.config",

@@ -39,6 +39,8 @@ RELOADABLE = (
     "ssl.truststore.location",
     "ssl.truststore.password",
     "ssl.truststore.certificates",
+    # per-broker dynamic in Kafka too; a new list applies to the listener's new connections
+    "ssl.cipher.suites",
 )
 Signature = tuple[object, ...]
 

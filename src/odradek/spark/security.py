@@ -11,7 +11,8 @@ and sink here connect through confluent-kafka (librdkafka), so the Java names ar
   `ssl.certificate.pem`; `ssl.key.password` stays
 - `ssl.endpoint.identification.algorithm` empty -> `none`
 
-JKS and PKCS12 stores are refused with a message saying to convert them to PEM. librdkafka's own names
+JKS and PKCS12 stores (`ssl.*.type`, or a location named `.jks`/`.p12` with no type, Java's default being
+JKS) are read here with their passwords and passed as inline PEM. librdkafka's own names
 (`sasl.username`, `ssl.ca.location`, ...) pass through unchanged, so either style works.
 """
 
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+
+from odradek.security.key_stores import STORE_TYPES, StoreError, read_key_store, read_trust_store
 
 SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -87,6 +90,16 @@ def librdkafka_security(params: Mapping[str, str]) -> dict[str, str]:
     return config
 
 
+def translate_java_stores(config: dict[str, str]) -> None:
+    """Java's trust store settings, and a key store given a Java type (or named `.jks`), turned into
+    librdkafka's in place; librdkafka's own `ssl.keystore.location` with `ssl.keystore.password` (a
+    PKCS12 file, which librdkafka reads itself) is left as it is."""
+    _store(config, "truststore", {"location": "ssl.ca.location", "certificates": "ssl.ca.pem"})
+    location = config.get("ssl.keystore.location", "").lower()
+    if "ssl.keystore.type" in config or location.endswith((".jks", ".keystore")):
+        _store(config, "keystore", {"key": "ssl.key.pem", "certificate.chain": "ssl.certificate.pem"})
+
+
 def parse_jaas_login(text: str, mechanism: str) -> tuple[str, str]:
     """Username and password from a Java `sasl.jaas.config` line for PLAIN or SCRAM."""
     match = _JAAS.match(text)
@@ -131,12 +144,11 @@ def _store(config: dict[str, str], store: str, pem_names: dict[str, str]) -> Non
     if given is None and store_file.endswith((".jks", ".p12", ".pfx", ".keystore", ".truststore")):
         given = "PKCS12" if store_file.endswith((".p12", ".pfx")) else "JKS"
     kind = (given or "PEM").strip().upper()
+    if kind in STORE_TYPES and kind != "PEM":
+        _binary_store(config, store, kind)
+        return
     if kind != "PEM":
-        raise SecurityConfigError(
-            f"ssl.{store}.type {kind} is not supported: convert the store to PEM "
-            f"(e.g. keytool -importkeystore ... -deststoretype PKCS12, then openssl pkcs12 -nodes) "
-            f"and set ssl.{store}.type=PEM"
-        )
+        raise SecurityConfigError(f"ssl.{store}.type {kind} is not supported: use JKS, PKCS12 or PEM")
     for suffix, target in pem_names.items():
         value = config.pop(prefix + suffix, None)
         if value is not None:
@@ -155,6 +167,31 @@ def _store(config: dict[str, str], store: str, pem_names: dict[str, str]) -> Non
         raise SecurityConfigError(
             f"Kafka option(s) {', '.join(sorted(leftover))} not supported with PEM stores"
         )
+
+
+def _binary_store(config: dict[str, str], store: str, kind: str) -> None:
+    """A JKS or PKCS12 store read here and handed to librdkafka as inline PEM (`ssl.ca.pem`, or
+    `ssl.key.pem` with `ssl.certificate.pem`): librdkafka reads no JKS, and no trust store in PKCS12."""
+    prefix = f"ssl.{store}."
+    location = config.pop(f"{prefix}location", None)
+    password = config.pop(f"{prefix}password", None)
+    if not location:
+        raise SecurityConfigError(f"ssl.{store}.type {kind} needs ssl.{store}.location")
+    if password is None:
+        raise SecurityConfigError(f"ssl.{store}.location is a {kind} store: set ssl.{store}.password")
+    leftover = [k for k in config if k.startswith(prefix)]
+    if leftover:
+        raise SecurityConfigError(f"Kafka option(s) {', '.join(sorted(leftover))} need ssl.{store}.type=PEM")
+    try:
+        if store == "truststore":
+            config["ssl.ca.pem"] = read_trust_store(location, kind, password)
+            return
+        material = read_key_store(location, kind, password, config.pop("ssl.key.password", None))
+    except StoreError as error:
+        raise SecurityConfigError(
+            f"ssl.{store}.location {location}: the {kind} store cannot be read: {error}"
+        ) from None
+    config["ssl.key.pem"], config["ssl.certificate.pem"] = material.key_pem, material.chain_pem
 
 
 class KafkaAuthenticationError(RuntimeError):

@@ -358,10 +358,10 @@ def test_incremental_alter_configs_errors(wire: Wire) -> None:
 
 def test_described_documentation_says_what_odradek_does_not_do(wire: Wire) -> None:
     make_topic(wire, "documented", {"message.format.version": "0.10.0"})
-    broker = configs_of(wire, BROKER, "1", ["ssl.cipher.suites", "num.io.threads", "listeners"])
-    assert broker["ssl.cipher.suites"].documentation.endswith(
-        "Refused unless left at its default: the standard library cannot restrict TLS 1.3 cipher suites; "
-        "OpenSSL's defaults apply."
+    broker = configs_of(wire, BROKER, "1", ["principal.builder.class", "num.io.threads", "listeners"])
+    assert broker["principal.builder.class"].documentation.endswith(
+        "Refused unless left at its default: odradek builds principals itself (User:<SASL name> or the "
+        "mapped certificate name)."
     )
     assert "Accepted without effect: " in broker["num.io.threads"].documentation
     assert broker["listeners"].read_only

@@ -22,7 +22,6 @@ def _startup_error(settings: dict[str, str]) -> ConfigError:
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        ("ssl.cipher.suites", "TLS_AES_128_GCM_SHA256"),
         ("principal.builder.class", "com.example.Builder"),
         ("zookeeper.set.acl", "true"),
         ("compression.type", "gzip"),
@@ -51,15 +50,15 @@ def test_setting_not_built_yet_is_accepted_at_its_default() -> None:
 
 
 def test_listener_scoped_setting_not_built_yet_refuses_to_start() -> None:
-    name = "listener.name.ssl.ssl.cipher.suites"
-    error = _startup_error({name: "TLS_AES_128_GCM_SHA256"})
+    name = "listener.name.ssl.principal.builder.class"
+    error = _startup_error({name: "com.example.Builder"})
     assert error.name == name
-    assert str(error).startswith(f"odradek cannot honour {name}: the standard library cannot restrict")
+    assert str(error).startswith(f"odradek cannot honour {name}: odradek builds principals itself")
 
 
 def test_alter_configs_of_setting_not_built_yet_is_invalid_config() -> None:
     for configs in (
-        {"listener.name.ssl.ssl.cipher.suites": "TLS_AES_128_GCM_SHA256"},
+        {"listener.name.ssl.principal.builder.class": "com.example.Builder"},
         {"log.cleaner.io.max.bytes.per.second": "1000000"},
         {"compression.type": "zstd"},
     ):
@@ -124,8 +123,8 @@ def test_message_format_version_is_accepted_without_effect_as_kafka_3() -> None:
 
 
 def test_documentation_served_says_what_odradek_does_not_do() -> None:
-    assert "standard library cannot restrict" in BROKER_CONFIGS["ssl.cipher.suites"].documentation
-    assert "PEM only" in BROKER_CONFIGS["ssl.keystore.type"].documentation
+    assert "TLS 1.3 suites cannot be narrowed" in BROKER_CONFIGS["ssl.cipher.suites"].documentation
+    assert "JKS, PKCS12 or PEM" in BROKER_CONFIGS["ssl.keystore.type"].documentation
     assert "one asyncio loop" in BROKER_CONFIGS["num.io.threads"].documentation
     for key in BROKER_CONFIGS.values():
         assert "odradek's ACL authorizer" not in key.documentation

@@ -91,13 +91,17 @@ def test_listener_prefixed_settings_win(keystore: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("more", "name", "words"),
     [
-        ({"ssl.keystore.type": "JKS"}, "ssl.keystore.type", "reads PEM stores only"),
-        ({"ssl.keystore.type": "PKCS12"}, "ssl.keystore.type", "reads PEM stores only"),
+        ({"ssl.keystore.type": "JKS"}, "ssl.keystore.password", "password (ssl.keystore.password) is not"),
+        ({"ssl.keystore.type": "PKCS12"}, "ssl.keystore.password", "password (ssl.keystore.password) is not"),
         ({"ssl.keystore.password": "s3cret"}, "ssl.keystore.password", "cannot be specified with PEM"),
         ({"ssl.enabled.protocols": "TLSv1.1,TLSv1.2"}, "ssl.enabled.protocols", "not TLSv1.1"),
         ({"ssl.protocol": "SSLv3"}, "ssl.protocol", "knows TLS, TLSv1.2 and TLSv1.3"),
         ({"ssl.principal.mapping.rules": "RULE:x"}, "ssl.principal.mapping.rules", "Invalid rule"),
-        ({"ssl.truststore.location": "/nonexistent/ca.pem"}, "ssl.truststore.type", "reads PEM stores only"),
+        (
+            {"ssl.truststore.location": "/nonexistent/ca.jks"},
+            "ssl.truststore.password",
+            "needs ssl.truststore",
+        ),
     ],
 )
 def test_tls_settings_that_cannot_be_honoured(
