@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -39,7 +38,7 @@ from odradek.config.topic import resolve_topic_config
 from odradek.config.types import ConfigError, ConfigKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.config import LogConfig
-from odradek.storage.files import fsync_dir, write_all
+from odradek.storage.files import atomic_write
 from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger(__name__)
@@ -182,15 +181,7 @@ class DynamicBrokerConfigs:
             "brokers": {str(self.node_id): dict(sorted(self.per_broker.items()))} if self.per_broker else {},
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            write_all(fd, (json.dumps(doc, indent=1) + "\n").encode(), 0)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        fsync_dir(self.path.parent)
+        atomic_write(self.path, (json.dumps(doc, indent=1) + "\n").encode(), mode=0o600)
 
 
 def apply_log_defaults(logs: LogManager, config: BrokerConfig) -> None:

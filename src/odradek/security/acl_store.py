@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final, Protocol
@@ -29,7 +28,7 @@ from odradek.security.acl import (
     PatternType,
     ResourcePattern,
 )
-from odradek.storage.files import fsync_dir, write_all
+from odradek.storage.files import atomic_write
 
 log = logging.getLogger("odradek.security")
 
@@ -140,15 +139,7 @@ class FileAclStore:
             )
         payload = (json.dumps({"version": _VERSION, "acls": doc}, indent=1) + "\n").encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            write_all(fd, payload, 0)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        fsync_dir(self.path.parent)
+        atomic_write(self.path, payload, mode=0o600)
 
 
 def _sort_key(pattern: ResourcePattern) -> tuple[int, int, str]:

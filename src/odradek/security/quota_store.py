@@ -7,7 +7,6 @@ the byte rates), and the file is replaced atomically (written, fsynced, renamed)
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -20,7 +19,7 @@ from odradek.security.quota_entities import (
     entity_from_wire,
     quota_values,
 )
-from odradek.storage.files import fsync_dir, write_all
+from odradek.storage.files import atomic_write
 
 FILE_NAME: Final = "__odradek_client_quotas.json"
 _VERSION: Final = 1
@@ -66,15 +65,7 @@ class LocalQuotaStore:
         ]
         payload = (json.dumps({"version": _VERSION, "quotas": quotas}, indent=1) + "\n").encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            write_all(fd, payload, 0)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        fsync_dir(self.path.parent)
+        atomic_write(self.path, payload, mode=0o600)
 
 
 def _order(entity: QuotaEntity) -> tuple[str, str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
-from odradek.storage.files import fsync_dir, write_all
+from odradek.storage.files import atomic_write
 
 log = logging.getLogger("odradek.security")
 
@@ -213,12 +213,4 @@ class ScramCredentialStore:
             },
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            write_all(fd, (json.dumps(doc, indent=1) + "\n").encode(), 0)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        fsync_dir(self.path.parent)
+        atomic_write(self.path, (json.dumps(doc, indent=1) + "\n").encode(), mode=0o600)

@@ -68,16 +68,19 @@ def without_suffix(path: Path, suffix: str) -> Path:
     return path.with_name(path.name[: -len(suffix)])
 
 
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True, sync_directory: bool = True) -> None:
+def atomic_write(
+    path: Path, data: bytes, *, fsync: bool = True, sync_directory: bool = True, mode: int = 0o644
+) -> None:
     """Replace ``path`` with ``data`` so that a crash leaves either the old or the new file whole.
 
     Written to ``<path>.tmp``, fsynced, renamed over ``path``, then the directory is fsynced so the rename
     itself survives power loss (as Kafka's checkpoint files are written). ``sync_directory=False`` leaves
     that last fsync to the caller, who writes several files of one directory and fsyncs it once after
     the last rename: a directory fsync persists every entry created or renamed in it before the call.
+    ``mode``: the new file's permissions (0o600 for what holds secrets or access rules).
     """
     tmp = with_suffix(path, TEMP_SUFFIX)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         write_all(fd, data, 0)
         if fsync:
