@@ -36,7 +36,9 @@ async def _member(cluster_member: HandlerBroker) -> HandlerBroker:
     return cluster_member
 
 
-def _fetch(version: int, partition: int, current_leader_epoch: int = -1) -> FetchRequest:
+def _fetch(
+    version: int, partition: int, current_leader_epoch: int = -1, fetch_offset: int = 0
+) -> FetchRequest:
     return FetchRequest(
         replica_id=-1,
         max_wait_ms=0,
@@ -51,7 +53,7 @@ def _fetch(version: int, partition: int, current_leader_epoch: int = -1) -> Fetc
                 partitions=[
                     FetchPartition(
                         partition=partition,
-                        fetch_offset=0,
+                        fetch_offset=fetch_offset,
                         partition_max_bytes=1 << 20,
                         current_leader_epoch=current_leader_epoch,
                     )
@@ -99,14 +101,34 @@ async def test_produce_to_a_partition_without_a_replica_here(cluster_member: Han
 async def test_fetch_versions_name_the_leader_from_v12_and_its_endpoint_from_v16(
     cluster_member: HandlerBroker,
 ) -> None:
+    """orders-2 has no replica here (from v11 a consumer may read any replica, KIP-392)."""
     member = await _member(cluster_member)
-    for version, leader, endpoints in ((11, (-1, -1), False), (12, (1, 7), False), (16, (1, 7), True)):
-        response = await member.call_over_wire(_fetch(version, 1), version)
+    for version, leader, endpoints in ((11, (-1, -1), False), (12, (3, 4), False), (16, (3, 4), True)):
+        response = await member.call_over_wire(_fetch(version, 2), version, "INTERNAL")
         data = response.responses[0].partitions[0]
         assert data.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER, version
         assert (data.current_leader.leader_id, data.current_leader.leader_epoch) == leader, version
-        expected = [(1, "b1.example", 9092)] if endpoints else []
-        assert [(n.node_id, n.host, n.port) for n in response.node_endpoints] == expected, version
+        expected = [(3, "b3.internal")] if endpoints else []
+        assert [(n.node_id, n.host) for n in response.node_endpoints] == expected, version
+
+
+async def test_a_follower_serves_consumer_fetches_from_v11_only_and_up_to_its_log_end(
+    cluster_member: HandlerBroker,
+) -> None:
+    member = await _member(cluster_member)
+    older = (await member.call_over_wire(_fetch(10, 1), 10)).responses[0].partitions[0]
+    assert older.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    served = (
+        (await member.call_over_wire(_fetch(11, 1, current_leader_epoch=7), 11)).responses[0].partitions[0]
+    )
+    assert served.error_code == ErrorCode.NONE and served.preferred_read_replica == -1
+    assert served.high_watermark == member.log(TOPIC, 1).high_watermark
+    fenced = (
+        (await member.call_over_wire(_fetch(12, 1, current_leader_epoch=6), 12)).responses[0].partitions[0]
+    )
+    assert fenced.error_code == ErrorCode.FENCED_LEADER_EPOCH
+    past_end = (await member.call_over_wire(_fetch(12, 1, fetch_offset=5), 12)).responses[0].partitions[0]
+    assert past_end.error_code == ErrorCode.OFFSET_OUT_OF_RANGE
 
 
 async def test_fetch_from_the_leader_checks_the_clients_leader_epoch(cluster_member: HandlerBroker) -> None:

@@ -20,6 +20,11 @@ from odradek.cluster.metadata import ClusterMetadata, PartitionState
 from odradek.cluster.metadata_update import apply_partition_changes
 from odradek.cluster.replication.isr_updates import CommittedIsr, IsrUpdateFailed, IsrUpdater, ProposedIsr
 from odradek.cluster.replication.leader_state import LeaderState
+from odradek.cluster.replication.replica_selector import (
+    NO_PREFERRED_REPLICA,
+    ReplicaView,
+    select_read_replica,
+)
 from odradek.storage.partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -52,6 +57,8 @@ class LeaderReplication:
         #: A topic's `min.insync.replicas` (the broker's topic configs).
         self.min_insync_replicas: Callable[[str], int] = lambda _topic: 1
         self.clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)
+        #: `replica.selector.class` (KIP-392): None or LeaderSelector keep consumers on the leader.
+        self.replica_selector_class: str | None = None
         self._isr_changes: set[asyncio.Task[None]] = set()
 
     def on_become_leader(self, hosted: HostedPartition, before: LeaderState | None) -> None:
@@ -87,6 +94,33 @@ class LeaderReplication:
             replica_id, hosted.log.high_watermark, epoch_start
         ):
             self._propose_isr(hosted, (*hosted.isr, replica_id))
+
+    def preferred_read_replica(
+        self, topic: str, partition: int, client_rack: str, listener: str, fetch_offset: int
+    ) -> int:
+        """Kafka's findPreferredReadReplica for a consumer's fetch of a partition led here: the in-sync
+        follower the selector picks among those holding `fetch_offset` and reachable on the client's
+        listener, or NO_PREFERRED_REPLICA."""
+        hosted = self.leading.get((topic, partition))
+        if hosted is None or hosted.leader_state is None or self.replica_selector_class is None:
+            return NO_PREFERRED_REPLICA
+        now = self.clock_ms()
+        live = self.cluster.live_brokers
+        followers = []
+        for replica, progress in hosted.leader_state.followers.items():
+            broker = live.get(replica)
+            if (
+                broker is None
+                or listener not in broker.endpoints
+                or replica not in hosted.isr
+                or progress.log_end_offset < fetch_offset
+            ):
+                continue
+            since = now - progress.last_caught_up_ms
+            followers.append(ReplicaView(replica, broker.rack, progress.log_end_offset, since))
+        me = live.get(self.node_id)
+        leader = ReplicaView(self.node_id, me.rack if me else None, hosted.log.log_end_offset, 0)
+        return select_read_replica(self.replica_selector_class, client_rack, leader, followers)
 
     def on_append(self, partition: object) -> None:
         """After an append to a partition led here: Kafka's maybeIncrementLeaderHW."""
