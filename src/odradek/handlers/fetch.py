@@ -113,7 +113,7 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
                 break
             waiter.rearm()
             await waiter.wait(remaining)
-    return _respond(plan, results, context)
+    return _respond(plan, results, context, replica_id >= 0)
 
 
 def _record_follower_fetches(
@@ -375,7 +375,9 @@ def _with_offsets(data: PartitionData, log: object, diverging: EpochEndOffset | 
     return data
 
 
-def _respond(plan: _Plan, results: list[PartitionData], context: RequestContext) -> FetchResponse:
+def _respond(
+    plan: _Plan, results: list[PartitionData], context: RequestContext, replica_fetch: bool
+) -> FetchResponse:
     version = context.api_version
     topics: dict[tuple[str, object], FetchableTopicResponse] = {}
     for entry, data in zip(plan.partitions, results, strict=True):
@@ -396,7 +398,8 @@ def _respond(plan: _Plan, results: list[PartitionData], context: RequestContext)
                 topic.topic_id = entry.topic_id
             topics[key] = topic
         topic.partitions.append(data)
-        if data.records and context.services.traffic is not None:
+        # As Kafka's BytesOutPerSec: bytes to clients only (a follower's fetch is replication traffic).
+        if data.records and not replica_fetch and context.services.traffic is not None:
             context.services.traffic.fetched(entry.topic, len(data.records))
     return FetchResponse(
         error_code=ErrorCode.NONE,
