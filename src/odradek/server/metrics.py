@@ -6,8 +6,7 @@ bytes out to clients (one call per fetched partition; as Kafka's BytesOutPerSec,
 and per API request latencies (one call per request, into a fixed-bucket histogram). Everything
 else — log sizes, under-replicated partitions, group count, open connections, unexpected errors
 counted by the handlers — is read from the broker's state at scrape time. The HTTP endpoint is
-served on the broker's own event loop, so a scrape sees a
-consistent state and needs no locks.
+served on the broker's own event loop, so a scrape sees a consistent state and needs no locks.
 
 Hooks call through `active`, the recorder of the broker running in this process (None while no
 endpoint is configured, which costs the hooks one attribute lookup).
