@@ -5,6 +5,8 @@ UNKNOWN_LEADER_EPOCH (KIP-320), a partition nobody knows with UNKNOWN_TOPIC_OR_P
 
 from __future__ import annotations
 
+import time
+
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.delete_records import (
     DeleteRecordsPartition,
@@ -205,3 +207,54 @@ async def test_delete_records_is_the_leaders(cluster_member: HandlerBroker) -> N
     assert (await member.call(request(1), 2)).topics[0].partitions[
         0
     ].error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+def _rack_fetch(version: int, rack: str, session_epoch: int = -1, session_id: int = 0) -> FetchRequest:
+    request = _fetch(version, 0)
+    request.rack_id = rack
+    request.max_wait_ms, request.min_bytes = 5000, 1
+    request.session_epoch, request.session_id = session_epoch, session_id
+    return request
+
+
+async def _rack_aware_leader(cluster_member: HandlerBroker) -> HandlerBroker:
+    """Broker 2 leads orders-0 with the rack-aware selector; follower 1 (rack r1) has fetched to its end."""
+    member = await _member(cluster_member)
+    assert member.replicas is not None
+    member.replicas.leaders.replica_selector_class = (
+        "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+    )
+    member.replicas.leaders.record_follower_fetch(TOPIC, 0, 1, 0)
+    return member
+
+
+async def test_the_leader_sends_a_consumer_to_the_follower_in_its_rack_at_once_and_without_records(
+    cluster_member: HandlerBroker,
+) -> None:
+    member = await _rack_aware_leader(cluster_member)
+    started = time.monotonic()
+    response = await member.call_over_wire(_rack_fetch(11, "r1"), 11)
+    assert time.monotonic() - started < 4  # not the 5 s long poll
+    data = response.responses[0].partitions[0]
+    assert (data.error_code, data.preferred_read_replica, bytes(data.records or b"")) == (
+        ErrorCode.NONE,
+        1,
+        b"",
+    )
+    # Follower 3 (rack r3) has no PLAINTEXT endpoint and has not fetched: the consumer stays here.
+    request = _rack_fetch(11, "r3")
+    request.max_wait_ms = 0
+    stays = (await member.call_over_wire(request, 11)).responses[0].partitions[0]
+    assert stays.preferred_read_replica == -1
+
+
+async def test_an_incremental_fetch_session_repeats_the_preferred_read_replica(
+    cluster_member: HandlerBroker,
+) -> None:
+    member = await _rack_aware_leader(cluster_member)
+    first = await member.call_over_wire(_rack_fetch(12, "r1", session_epoch=0), 12)
+    assert first.responses[0].partitions[0].preferred_read_replica == 1
+    again = _rack_fetch(12, "r1", session_epoch=1, session_id=first.session_id)
+    again.topics = []
+    answer = await member.call_over_wire(again, 12)
+    assert [p.preferred_read_replica for t in answer.responses for p in t.partitions] == [1]
