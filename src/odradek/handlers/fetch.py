@@ -127,7 +127,9 @@ def _record_follower_fetches(
     for entry, data in zip(partitions, results, strict=True):
         if data.error_code != ErrorCode.NONE or _diverging(data):
             continue
-        replicas.leaders.record_follower_fetch(entry.topic, entry.partition, replica_id, entry.fetch_offset)
+        replicas.leaders.record_follower_fetch(
+            entry.topic, entry.partition, replica_id, entry.fetch_offset, entry.log_start_offset
+        )
         log = context.services.logs.get_log(entry.topic, entry.partition)
         if log is not None:
             data.high_watermark = log.high_watermark
@@ -186,6 +188,7 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
             cached.max_bytes = entry.max_bytes
             cached.current_leader_epoch = entry.current_leader_epoch
             cached.last_fetched_epoch = entry.last_fetched_epoch
+            cached.log_start_offset = entry.log_start_offset
     return _Plan(list(session.partitions.values()), session, True, session.session_id)
 
 
@@ -202,6 +205,7 @@ def _requested(request: FetchRequest, context: RequestContext) -> Iterable[Cache
                 max_bytes=p.partition_max_bytes,
                 current_leader_epoch=p.current_leader_epoch,
                 last_fetched_epoch=p.last_fetched_epoch,
+                log_start_offset=p.log_start_offset,
             )
 
 

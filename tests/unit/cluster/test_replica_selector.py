@@ -102,3 +102,11 @@ def test_a_follower_out_of_the_isr_or_not_alive_is_never_named(logs: LogManager)
     gone = _leader_of_t0(logs, [1, 2, 3], [_live(1, "a"), _live(3, "c")])
     gone.leaders.record_follower_fetch("t", 0, 2, 0)
     assert gone.leaders.preferred_read_replica("t", 0, "b", "PLAINTEXT", 0) == NO_PREFERRED_REPLICA
+
+
+def test_a_follower_whose_log_starts_after_the_fetch_offset_is_never_named(logs: LogManager) -> None:
+    replicas = _leader_of_t0(logs, [1, 2, 3], [_live(1, "a"), _live(2, "b"), _live(3, "c")])
+    replicas.leaders.record_follower_fetch("t", 0, 2, 0, log_start_offset=0)
+    assert replicas.leaders.preferred_read_replica("t", 0, "b", "PLAINTEXT", 0) == 2
+    replicas.leaders.record_follower_fetch("t", 0, 2, 0, log_start_offset=1)
+    assert replicas.leaders.preferred_read_replica("t", 0, "b", "PLAINTEXT", 0) == NO_PREFERRED_REPLICA

@@ -77,7 +77,9 @@ class LeaderReplication:
         hosted = self.leading.get((topic, partition))
         return hosted is not None and replica_id in hosted.replicas and replica_id != self.node_id
 
-    def record_follower_fetch(self, topic: str, partition: int, replica_id: int, fetch_offset: int) -> None:
+    def record_follower_fetch(
+        self, topic: str, partition: int, replica_id: int, fetch_offset: int, log_start_offset: int = -1
+    ) -> None:
         """A follower fetched the partition from `fetch_offset` (its log end): Kafka's
         updateFollowerFetchState, then maybeExpandIsr and maybeIncrementLeaderHW."""
         hosted = self.leading.get((topic, partition))
@@ -87,7 +89,7 @@ class LeaderReplication:
         progress = state.followers.get(replica_id)
         if progress is None:
             return
-        progress.record_fetch(fetch_offset, hosted.log.log_end_offset, self.clock_ms())
+        progress.record_fetch(fetch_offset, hosted.log.log_end_offset, self.clock_ms(), log_start_offset)
         self.maybe_advance_high_watermark(hosted)
         epoch_start = _epoch_start_offset(hosted)
         if state.pending_isr is None and state.may_join_isr(
@@ -99,8 +101,8 @@ class LeaderReplication:
         self, topic: str, partition: int, client_rack: str, listener: str, fetch_offset: int
     ) -> int:
         """Kafka's findPreferredReadReplica for a consumer's fetch of a partition led here: the in-sync
-        follower the selector picks among those holding `fetch_offset` and reachable on the client's
-        listener, or NO_PREFERRED_REPLICA."""
+        follower the selector picks among those holding `fetch_offset` (between their log start and
+        end) and reachable on the client's listener, or NO_PREFERRED_REPLICA."""
         hosted = self.leading.get((topic, partition))
         if hosted is None or hosted.leader_state is None or self.replica_selector_class is None:
             return NO_PREFERRED_REPLICA
@@ -114,6 +116,7 @@ class LeaderReplication:
                 or listener not in broker.endpoints
                 or replica not in hosted.isr
                 or progress.log_end_offset < fetch_offset
+                or progress.log_start_offset > fetch_offset
             ):
                 continue
             since = now - progress.last_caught_up_ms
