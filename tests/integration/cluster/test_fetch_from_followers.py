@@ -51,6 +51,7 @@ class Cluster:
                     "default.replication.factor": "3",
                     "offsets.topic.replication.factor": "3",
                     "offsets.topic.num.partitions": "1",
+                    "transaction.state.log.num.partitions": "1",
                     "controlled.shutdown.retry.backoff.ms": "500",
                     "auto.leader.rebalance.enable": "false",
                 },
@@ -126,7 +127,9 @@ def _values(topic: str, start: int, count: int) -> list[bytes]:
 class _Consumer:
     """A confluent-kafka consumer of partition 0 from the beginning, with or without a rack."""
 
-    def __init__(self, cluster: Cluster, topic: str, rack: str | None) -> None:
+    def __init__(
+        self, cluster: Cluster, topic: str, rack: str | None, isolation_level: str = "read_uncommitted"
+    ) -> None:
         import confluent_kafka
 
         settings = {
@@ -134,14 +137,16 @@ class _Consumer:
             "group.id": f"g-{uuid.uuid4().hex[:6]}",
             "enable.auto.commit": False,
             "topic.metadata.refresh.interval.ms": 1000,
+            "isolation.level": isolation_level,
             **({"client.rack": rack} if rack else {}),
         }
         self.consumer = confluent_kafka.Consumer(settings)
         self.consumer.assign([confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)])
         self.got: list[bytes] = []
 
-    def read(self, expected: int) -> list[bytes]:
-        deadline = time.monotonic() + PATIENCE_S
+    def read(self, expected: int, patience_s: float = PATIENCE_S) -> list[bytes]:
+        """What the consumer has got, once it has `expected` records or `patience_s` passed."""
+        deadline = time.monotonic() + patience_s
         while len(self.got) < expected and time.monotonic() < deadline:
             message = self.consumer.poll(0.5)
             if message is not None and message.error() is None:
@@ -204,6 +209,40 @@ def test_kafka_python_with_client_rack_b_reads_from_the_follower_in_rack_b(clust
         consumer.close()
     assert got == values
     assert cluster.bytes_out(2, topic) >= sum(map(len, values))
+    assert (cluster.bytes_out(1, topic), cluster.bytes_out(3, topic)) == (0, 0)
+
+
+def test_a_read_committed_consumer_in_rack_b_gets_only_committed_records_from_the_follower(
+    cluster: Cluster,
+) -> None:
+    """The follower's last stable offset and aborted transactions, kept from the replicated batches."""
+    import confluent_kafka
+
+    topic = "near-transactions"
+    cluster.create(topic, [3, 2, 1])
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": cluster.bootstrap(), "transactional.id": f"t-{uuid.uuid4().hex[:6]}"}
+    )
+    producer.init_transactions(PATIENCE_S)
+    committed: list[bytes] = []
+    for number, commit in enumerate((True, False, True)):
+        producer.begin_transaction()
+        values = _values(topic, number * 10, 10)
+        for value in values:
+            producer.produce(topic, value, partition=0)
+        if commit:
+            producer.commit_transaction(PATIENCE_S)
+            committed += values
+        else:
+            producer.abort_transaction(PATIENCE_S)
+    consumer = _Consumer(cluster, topic, rack="b", isolation_level="read_committed")
+    try:
+        assert consumer.read(len(committed)) == committed
+        # Nothing more comes: the aborted records stay hidden (the consumer reads past them).
+        assert consumer.read(len(committed) + 1, patience_s=3) == committed
+    finally:
+        consumer.close()
+    assert cluster.bytes_out(2, topic) > 0
     assert (cluster.bytes_out(1, topic), cluster.bytes_out(3, topic)) == (0, 0)
 
 
