@@ -3,7 +3,8 @@ positions from their fetches, the high watermark over the maximal ISR (never bac
 changes proposed through the `IsrUpdater` (AlterPartition), one in flight per partition.
 
 The replica manager owns the led partitions (`leading`) and calls `on_become_leader` as it applies a
-LeaderAndIsr; the fetch handler calls `is_replica` and `record_follower_fetch`; the broker runs
+LeaderAndIsr; the fetch handler calls `is_replica` and `record_follower_fetch`, and for consumers
+`preferred_read_replica` (KIP-392, `replica.selector.class`); the broker runs
 `run_isr_shrinks` and wires `isr_updater` and `on_high_watermark`.
 """
 
