@@ -26,6 +26,7 @@ from odradek.cluster.replication.replica_selector import (
     ReplicaView,
     select_read_replica,
 )
+from odradek.config.catalog_cluster import RACK_AWARE_SELECTOR
 from odradek.storage.partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -104,8 +105,10 @@ class LeaderReplication:
         """Kafka's findPreferredReadReplica for a consumer's fetch of a partition led here: the in-sync
         follower the selector picks among those holding `fetch_offset` (between their log start and
         end) and reachable on the client's listener, or NO_PREFERRED_REPLICA."""
+        if self.replica_selector_class != RACK_AWARE_SELECTOR or not client_rack:
+            return NO_PREFERRED_REPLICA  # the common case costs one comparison per partition
         hosted = self.leading.get((topic, partition))
-        if hosted is None or hosted.leader_state is None or self.replica_selector_class is None:
+        if hosted is None or hosted.leader_state is None:
             return NO_PREFERRED_REPLICA
         now = self.clock_ms()
         live = self.cluster.live_brokers
