@@ -20,6 +20,7 @@ from odradek.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderPartition,
     OffsetForLeaderTopic,
 )
+from odradek.protocol.records import RecordBatchBuilder
 from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
 from tests.support.handler_services import HandlerBroker
 from tests.unit.handlers.cluster_member import BROKERS, TOPIC, TOPIC_ID, led_by_1, led_here, produce_request
@@ -131,6 +132,27 @@ async def test_a_follower_serves_consumer_fetches_from_v11_only_and_up_to_its_lo
     assert fenced.error_code == ErrorCode.FENCED_LEADER_EPOCH
     past_end = (await member.call_over_wire(_fetch(12, 1, fetch_offset=5), 12)).responses[0].partitions[0]
     assert past_end.error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+async def test_a_follower_shows_consumers_only_what_is_below_its_high_watermark(
+    cluster_member: HandlerBroker,
+) -> None:
+    member = await _member(cluster_member)
+    follower_log = member.log(TOPIC, 1)
+    follower_log.auto_high_watermark = False  # as on a real cluster member: the leader's fetches move it
+    builder = RecordBatchBuilder(0)
+    builder.append(1_700_000_000_000, None, b"replicated")
+    follower_log.append_as_follower(builder.build())
+    assert (follower_log.log_end_offset, follower_log.high_watermark) == (1, 0)
+    hidden = (await member.call_over_wire(_fetch(11, 1), 11)).responses[0].partitions[0]
+    assert (hidden.error_code, bytes(hidden.records or b""), hidden.high_watermark) == (
+        ErrorCode.NONE,
+        b"",
+        0,
+    )
+    follower_log.update_high_watermark(1)
+    shown = (await member.call_over_wire(_fetch(11, 1), 11)).responses[0].partitions[0]
+    assert b"replicated" in bytes(shown.records) and shown.high_watermark == 1
 
 
 async def test_fetch_from_the_leader_checks_the_clients_leader_epoch(cluster_member: HandlerBroker) -> None:
