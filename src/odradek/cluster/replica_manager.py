@@ -9,7 +9,8 @@ known. State changes run one request at a time (Kafka's replicaStateChangeLock):
 deletion wait in worker threads, and two requests must not interleave around them.
 
 The data path asks `leader_refusal` once per partition: a hit in `leading` (one dictionary lookup) is
-the whole cost of leading the partition at the epoch the client knows.
+the whole cost of leading the partition at the epoch the client knows. A consumer's Fetch (v11+) asks
+`replica_refusal` instead: followers serve consumers too (KIP-392).
 
 Replication: a led partition keeps a `LeaderState` of its followers, which `leaders`
 (replication/leader_replication.py) feeds from their fetches, moving the high watermark and proposing
@@ -137,6 +138,22 @@ class ReplicaManager:
             code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
             return Refusal(code, hosted.leader, hosted.leader_epoch)
         return self._not_leader(topic, partition)
+
+    def replica_refusal(
+        self, topic: str, partition: int, current_leader_epoch: int = NO_EPOCH
+    ) -> Refusal | None:
+        """As `leader_refusal`, but a follower's replica serves too (KIP-392: a consumer's Fetch v11+
+        may read from any replica, up to that replica's high watermark): None when this broker hosts
+        the partition at `current_leader_epoch` (if the client gave one), as Kafka's
+        localLogWithEpochOrThrow without requireLeader."""
+        hosted = self.leading.get((topic, partition)) or self.hosted.get((topic, partition))
+        if hosted is None:
+            return self._not_leader(topic, partition)
+        if current_leader_epoch < 0 or current_leader_epoch == hosted.leader_epoch:
+            return None
+        fenced = current_leader_epoch < hosted.leader_epoch
+        code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
+        return Refusal(code, hosted.leader, hosted.leader_epoch)
 
     def _not_leader(self, topic: str, partition: int) -> Refusal:
         # As Kafka's getPartitionOrError: a partition the cluster knows is NOT_LEADER_OR_FOLLOWER (the

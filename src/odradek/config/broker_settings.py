@@ -33,6 +33,7 @@ class BrokerSettings:
     inter_broker_protocol_version = Setting[str]("inter.broker.protocol.version")
     default_replication_factor = Setting[int]("default.replication.factor")
     replica_lag_time_max_ms = Setting[int]("replica.lag.time.max.ms")
+    replica_selector_class = Setting[str | None]("replica.selector.class")
     replica_socket_timeout_ms = Setting[int]("replica.socket.timeout.ms")
     replica_socket_receive_buffer_bytes = Setting[int]("replica.socket.receive.buffer.bytes")
     replica_fetch_max_bytes = Setting[int]("replica.fetch.max.bytes")

@@ -16,6 +16,11 @@ CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
 ZOOKEEPER = "odradek's ZooKeeper client does not offer this yet."
 NO_ID_GENERATION = "odradek does not generate broker ids through ZooKeeper: a broker without one takes 1."
 SINGLE_NODE = "odradek runs as a single node: it leads every partition and has no replicas to fetch for."
+#: Kafka's replica selectors (KIP-392): the leader only, or a same-rack in-sync replica for a client that
+#: names its rack. Empty (Kafka's default, null) selects no preferred read replica, as LeaderSelector.
+LEADER_SELECTOR = "org.apache.kafka.common.replica.LeaderSelector"
+RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+REPLICA_SELECTOR_CLASS_NAMES = (LEADER_SELECTOR, RACK_AWARE_SELECTOR)
 NO_WAITING_LIST_PURGE = "odradek drops a waiting request from its list as soon as it completes."
 
 
@@ -179,6 +184,20 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         30000,
         HIGH,
         "A follower that has not caught up for this long leaves the ISR.",
+    ),
+    ConfigKey(
+        "replica.selector.class",
+        ConfigType.CLASS,
+        None,
+        MEDIUM,
+        "Which replica a consumer that sends its client.rack is told to fetch from (KIP-392): "
+        "RackAwareReplicaSelector picks an in-sync replica in the consumer's rack; LeaderSelector or "
+        "unset keeps consumers on the leader.",
+        Check(
+            lambda value: value in ("", *REPLICA_SELECTOR_CLASS_NAMES),
+            f"empty or one of {', '.join(REPLICA_SELECTOR_CLASS_NAMES)}",
+            "odradek cannot load Java classes; set " + " or ".join(REPLICA_SELECTOR_CLASS_NAMES),
+        ),
     ),
     ConfigKey(
         "replica.socket.timeout.ms",

@@ -5,7 +5,7 @@ Version notes:
   batches (and so copied); v4+ get the stored bytes as they are, straight from the segment files.
 - v3 adds the response-level max_bytes, v4 isolation_level (read_committed stops at the last stable
   offset and lists aborted transactions), v5 log start offsets, v7 fetch sessions (KIP-227), v9 the
-  current leader epoch (fencing), v11 rack id (no follower fetching: preferred read replica is -1),
+  current leader epoch (fencing), v11 rack id and fetching from followers (below),
   v12 flexible with diverging epochs (replication only), v13 topic ids, v15 replica state, v16+ node
   endpoints (sent only with leader changes, never on a single node).
 - A fetch from the middle of a batch returns the whole batch. From v3 (KIP-74) the first partition
@@ -19,6 +19,12 @@ Version notes:
   tells the leader how far the follower has got: its fetch offset moves the high watermark and the
   ISR, and the answer carries the high watermark that fetch allowed. Only replicas of the partition
   may fetch as followers (NOT_LEADER_OR_FOLLOWER otherwise).
+- Fetching from followers (KIP-392, ZooKeeper mode): a consumer's fetch from v11 may be served by any
+  replica of the partition, a follower reading up to its own high watermark (OFFSET_OUT_OF_RANGE past
+  its log end, NOT_LEADER_OR_FOLLOWER on a broker with no replica); the leader, with
+  `replica.selector.class` RackAwareReplicaSelector, answers a consumer in another rack with the
+  `preferred_read_replica` an in-sync follower in its rack is (no records, and at once, as Kafka), and
+  the consumer moves there. ListOffsets and older fetches stay on the leader.
 - With an authorizer (as Kafka): a follower's fetch needs CLUSTER_ACTION on the cluster, a consumer's
   READ on each topic; the partitions of the others are answered TOPIC_AUTHORIZATION_FAILED, checked
   once per request and topic, and a fetch of nothing readable does not wait.
@@ -43,7 +49,7 @@ from odradek.handlers.fetch_sessions import (
     next_epoch,
 )
 from odradek.handlers.file_records import FileRecords
-from odradek.handlers.leadership import POINTS_TO_LEADER, leader_endpoints, refusal
+from odradek.handlers.leadership import POINTS_TO_LEADER, leader_endpoints, refusal, replica_refusal
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
@@ -102,11 +108,12 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
                 # it is answered (a follower at the log end waits; its position moves the HW now).
                 _record_follower_fetches(plan.partitions, results, replica_id, context)
             remaining = deadline - loop.time()
+            # `errors` also counts a redirect to a preferred read replica: answered at once, as Kafka.
             if size >= request.min_bytes or errors or remaining <= 0 or not readable:
                 break
             waiter.rearm()
             await waiter.wait(remaining)
-    return _respond(plan, results, context)
+    return _respond(plan, results, context, replica_id >= 0)
 
 
 def _record_follower_fetches(
@@ -120,7 +127,9 @@ def _record_follower_fetches(
     for entry, data in zip(partitions, results, strict=True):
         if data.error_code != ErrorCode.NONE or _diverging(data):
             continue
-        replicas.leaders.record_follower_fetch(entry.topic, entry.partition, replica_id, entry.fetch_offset)
+        replicas.leaders.record_follower_fetch(
+            entry.topic, entry.partition, replica_id, entry.fetch_offset, entry.log_start_offset
+        )
         log = context.services.logs.get_log(entry.topic, entry.partition)
         if log is not None:
             data.high_watermark = log.high_watermark
@@ -179,6 +188,7 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
             cached.max_bytes = entry.max_bytes
             cached.current_leader_epoch = entry.current_leader_epoch
             cached.last_fetched_epoch = entry.last_fetched_epoch
+            cached.log_start_offset = entry.log_start_offset
     return _Plan(list(session.partitions.values()), session, True, session.session_id)
 
 
@@ -195,6 +205,7 @@ def _requested(request: FetchRequest, context: RequestContext) -> Iterable[Cache
                 max_bytes=p.partition_max_bytes,
                 current_leader_epoch=p.current_leader_epoch,
                 last_fetched_epoch=p.last_fetched_epoch,
+                log_start_offset=p.log_start_offset,
             )
 
 
@@ -241,11 +252,11 @@ def _read_all(
             continue
         limit = min(entry.max_bytes, budget - total)
         data, size = _read_partition(
-            entry, max(limit, 0), total == 0 or hard_limit, isolation, context, _replica_id(request, context)
+            entry, max(limit, 0), total == 0 or hard_limit, isolation, context, request
         )
         results.append(data)
         total += size
-        errors = errors or data.error_code != ErrorCode.NONE
+        errors = errors or data.error_code != ErrorCode.NONE or data.preferred_read_replica >= 0
     return results, total, errors
 
 
@@ -255,12 +266,17 @@ def _read_partition(
     first: bool,
     isolation: FetchIsolation,
     context: RequestContext,
-    replica_id: int,
+    request: FetchRequest,
 ) -> tuple[PartitionData, int]:
     services = context.services
-    refused = refusal(context, entry.topic, entry.partition, entry.current_leader_epoch)
+    replica_id = _replica_id(request, context)
+    # KIP-392: a consumer that may be sent elsewhere (v11+) may read from a follower; followers fetch
+    # from the leader only, as do older consumers.
+    from_any_replica = replica_id < 0 and context.api_version >= 11
+    check = replica_refusal if from_any_replica else refusal
+    refused = check(context, entry.topic, entry.partition, entry.current_leader_epoch)
     if refused is not None and refused.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-        data = _error(entry, refused.error_code)  # ZooKeeper mode: only the leader serves
+        data = _error(entry, refused.error_code)  # ZooKeeper mode: only a replica serves
         if refused.error_code in POINTS_TO_LEADER:
             data.current_leader = LeaderIdAndEpoch(
                 leader_id=refused.leader_id, leader_epoch=refused.leader_epoch
@@ -281,6 +297,15 @@ def _read_partition(
         and not replicas.leaders.is_replica(entry.topic, entry.partition, replica_id)
     ):
         return _error(entry, ErrorCode.NOT_LEADER_OR_FOLLOWER), 0
+    if from_any_replica and replicas is not None:
+        preferred = replicas.leaders.preferred_read_replica(
+            entry.topic, entry.partition, request.rack_id, context.listener, entry.fetch_offset
+        )
+        if preferred >= 0:
+            # Kafka's readFromLog: the redirect replaces the read; the offsets still go along.
+            data = _with_offsets(_error(entry, ErrorCode.NONE), log)
+            data.preferred_read_replica = preferred
+            return data, 0
     if context.api_version >= 12 and entry.last_fetched_epoch >= 0:
         diverging = _diverging_epoch(log, entry)
         if diverging is not None:
@@ -354,7 +379,9 @@ def _with_offsets(data: PartitionData, log: object, diverging: EpochEndOffset | 
     return data
 
 
-def _respond(plan: _Plan, results: list[PartitionData], context: RequestContext) -> FetchResponse:
+def _respond(
+    plan: _Plan, results: list[PartitionData], context: RequestContext, replica_fetch: bool
+) -> FetchResponse:
     version = context.api_version
     topics: dict[tuple[str, object], FetchableTopicResponse] = {}
     for entry, data in zip(plan.partitions, results, strict=True):
@@ -375,7 +402,8 @@ def _respond(plan: _Plan, results: list[PartitionData], context: RequestContext)
                 topic.topic_id = entry.topic_id
             topics[key] = topic
         topic.partitions.append(data)
-        if data.records and context.services.traffic is not None:
+        # As Kafka's BytesOutPerSec: bytes to clients only (a follower's fetch is replication traffic).
+        if data.records and not replica_fetch and context.services.traffic is not None:
             context.services.traffic.fetched(entry.topic, len(data.records))
     return FetchResponse(
         error_code=ErrorCode.NONE,
@@ -401,6 +429,7 @@ def _must_send(entry: CachedPartition, data: PartitionData) -> bool:
     return bool(
         data.records
         or data.error_code != ErrorCode.NONE
+        or data.preferred_read_replica >= 0
         or data.high_watermark != entry.sent_high_watermark
         or data.last_stable_offset != entry.sent_last_stable_offset
         or data.log_start_offset != entry.sent_log_start_offset

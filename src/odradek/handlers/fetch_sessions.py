@@ -48,6 +48,8 @@ class CachedPartition:
     max_bytes: int
     current_leader_epoch: int = -1
     last_fetched_epoch: int = -1
+    #: The fetcher's own log start (a follower's, v5+; -1 unknown).
+    log_start_offset: int = -1
     # What the client was last told; -1 means never, so the first answer always includes the partition.
     sent_high_watermark: int = -1
     sent_last_stable_offset: int = -1

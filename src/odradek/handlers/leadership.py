@@ -32,6 +32,16 @@ def refusal(
     return replicas.leader_refusal(topic, partition, current_leader_epoch)
 
 
+def replica_refusal(
+    context: RequestContext, topic: str, partition: int, current_leader_epoch: int = -1
+) -> Refusal | None:
+    """As `refusal`, but a follower's replica may serve (a consumer's Fetch v11+, KIP-392)."""
+    replicas = context.services.replicas
+    if replicas is None:
+        return None
+    return replicas.replica_refusal(topic, partition, current_leader_epoch)
+
+
 def leader_endpoints(context: RequestContext, leader_ids: Iterable[int]) -> list[BrokerEndpoint]:
     """The endpoints, on the client's listener, of the leaders an answer named (live ones only)."""
     wanted = {leader for leader in leader_ids if leader >= 0}

@@ -295,6 +295,7 @@ class Broker:
         replicas.leaders.replica_lag_time_max_ms = self.config.replica_lag_time_max_ms
         replicas.leaders.on_high_watermark = services.appends.wake
         replicas.leaders.min_insync_replicas = services.topics.min_insync_replicas
+        replicas.leaders.replica_selector_class = self.config.replica_selector_class or None
         services.appends.on_append = replicas.leaders.on_append
         self.fetchers = replica_fetchers(
             self.config, self._live_config, services, self.logs, replicas, self.inter_broker_security

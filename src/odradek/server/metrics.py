@@ -2,11 +2,11 @@
 
 The hot path only bumps plain counters owned by the event loop: per topic bytes and messages in
 (one call per appended partition, counting records from the batch headers storage already read),
-bytes out (one call per fetched partition) and per API request latencies (one call per request, into
-a fixed-bucket histogram). Everything else — log sizes, under-replicated partitions, group count,
-open connections, unexpected errors counted by the handlers — is read from the broker's state at
-scrape time. The HTTP endpoint is served on the broker's own event loop, so a scrape sees a
-consistent state and needs no locks.
+bytes out to clients (one call per fetched partition; as Kafka's BytesOutPerSec, not to followers)
+and per API request latencies (one call per request, into a fixed-bucket histogram). Everything
+else — log sizes, under-replicated partitions, group count, open connections, unexpected errors
+counted by the handlers — is read from the broker's state at scrape time. The HTTP endpoint is
+served on the broker's own event loop, so a scrape sees a consistent state and needs no locks.
 
 Hooks call through `active`, the recorder of the broker running in this process (None while no
 endpoint is configured, which costs the hooks one attribute lookup).
@@ -121,7 +121,11 @@ class BrokerMetrics:
         for name, documentation, values in (
             ("odradek_topic_bytes_in", "Record batch bytes appended by Produce, per topic", self.bytes_in),
             ("odradek_topic_messages_in", "Records appended by Produce, per topic", self.messages_in),
-            ("odradek_topic_bytes_out", "Record bytes returned by Fetch, per topic", self.bytes_out),
+            (
+                "odradek_topic_bytes_out",
+                "Record bytes Fetch returned to clients (not followers), per topic",
+                self.bytes_out,
+            ),
         ):
             family = CounterMetricFamily(name, documentation, labels=["topic"])
             for topic, value in sorted(values.items()):

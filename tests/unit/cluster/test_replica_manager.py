@@ -214,3 +214,20 @@ def test_followed_partitions_go_to_the_fetchers_and_leave_them_on_leadership_or_
         assert fetchers.followed == {}
 
     asyncio.run(run())
+
+
+def test_a_follower_serves_consumers_of_its_replicas_only_at_their_epoch(logs: LogManager) -> None:
+    """KIP-392: replica_refusal lets a follower serve (a consumer's Fetch v11+), leader_refusal not."""
+    cluster = ClusterMetadata("c", -1, [])
+    replicas = ReplicaManager(NODE, cluster, logs)
+    asyncio.run(replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, 1, 4)]))
+    assert replicas.leader_refusal("t", 0) == Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, 1, 4)
+    assert replicas.replica_refusal("t", 0) is None
+    assert replicas.replica_refusal("t", 0, 4) is None
+    assert replicas.replica_refusal("t", 0, 3) == Refusal(ErrorCode.FENCED_LEADER_EPOCH, 1, 4)
+    assert replicas.replica_refusal("t", 0, 5) == Refusal(ErrorCode.UNKNOWN_LEADER_EPOCH, 1, 4)
+    # A partition the cluster knows but this broker holds no replica of: NOT_LEADER_OR_FOLLOWER.
+    apply_update_metadata(cluster, 1, [_broker(1), _broker(3)], [_state(1, 1, 1), _state(0, 1, 4)])
+    cluster.partition("t", 1).replicas = [1, 3]  # type: ignore[union-attr]
+    assert replicas.replica_refusal("t", 1).error_code is ErrorCode.NOT_LEADER_OR_FOLLOWER  # type: ignore[union-attr]
+    assert replicas.replica_refusal("other", 0) == Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

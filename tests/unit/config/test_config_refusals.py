@@ -133,3 +133,15 @@ def test_documentation_served_says_what_odradek_does_not_do() -> None:
 def test_listeners_cannot_be_updated_dynamically() -> None:
     for name in ("listeners", "advertised.listeners", "listener.security.protocol.map"):
         assert BROKER_CONFIGS[name].read_only, name
+
+
+def test_replica_selector_class_takes_kafkas_two_selectors_and_refuses_any_other_in_one_line() -> None:
+    for name in (
+        "org.apache.kafka.common.replica.LeaderSelector",
+        "org.apache.kafka.common.replica.RackAwareReplicaSelector",
+    ):
+        assert BrokerConfig({"replica.selector.class": name}).replica_selector_class == name
+    assert BrokerConfig({}).replica_selector_class is None
+    error = _startup_error({"replica.selector.class": "com.example.NearestSelector"})
+    assert "replica.selector.class" in str(error)
+    assert "\n" not in str(error)

@@ -3,7 +3,8 @@ positions from their fetches, the high watermark over the maximal ISR (never bac
 changes proposed through the `IsrUpdater` (AlterPartition), one in flight per partition.
 
 The replica manager owns the led partitions (`leading`) and calls `on_become_leader` as it applies a
-LeaderAndIsr; the fetch handler calls `is_replica` and `record_follower_fetch`; the broker runs
+LeaderAndIsr; the fetch handler calls `is_replica` and `record_follower_fetch`, and for consumers
+`preferred_read_replica` (KIP-392, `replica.selector.class`); the broker runs
 `run_isr_shrinks` and wires `isr_updater` and `on_high_watermark`.
 """
 
@@ -20,6 +21,12 @@ from odradek.cluster.metadata import ClusterMetadata, PartitionState
 from odradek.cluster.metadata_update import apply_partition_changes
 from odradek.cluster.replication.isr_updates import CommittedIsr, IsrUpdateFailed, IsrUpdater, ProposedIsr
 from odradek.cluster.replication.leader_state import LeaderState
+from odradek.cluster.replication.replica_selector import (
+    NO_PREFERRED_REPLICA,
+    ReplicaView,
+    select_read_replica,
+)
+from odradek.config.catalog_cluster import RACK_AWARE_SELECTOR
 from odradek.storage.partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -52,6 +59,8 @@ class LeaderReplication:
         #: A topic's `min.insync.replicas` (the broker's topic configs).
         self.min_insync_replicas: Callable[[str], int] = lambda _topic: 1
         self.clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)
+        #: `replica.selector.class` (KIP-392): None or LeaderSelector keep consumers on the leader.
+        self.replica_selector_class: str | None = None
         self._isr_changes: set[asyncio.Task[None]] = set()
 
     def on_become_leader(self, hosted: HostedPartition, before: LeaderState | None) -> None:
@@ -70,7 +79,9 @@ class LeaderReplication:
         hosted = self.leading.get((topic, partition))
         return hosted is not None and replica_id in hosted.replicas and replica_id != self.node_id
 
-    def record_follower_fetch(self, topic: str, partition: int, replica_id: int, fetch_offset: int) -> None:
+    def record_follower_fetch(
+        self, topic: str, partition: int, replica_id: int, fetch_offset: int, log_start_offset: int = -1
+    ) -> None:
         """A follower fetched the partition from `fetch_offset` (its log end): Kafka's
         updateFollowerFetchState, then maybeExpandIsr and maybeIncrementLeaderHW."""
         hosted = self.leading.get((topic, partition))
@@ -80,13 +91,43 @@ class LeaderReplication:
         progress = state.followers.get(replica_id)
         if progress is None:
             return
-        progress.record_fetch(fetch_offset, hosted.log.log_end_offset, self.clock_ms())
+        progress.record_fetch(fetch_offset, hosted.log.log_end_offset, self.clock_ms(), log_start_offset)
         self.maybe_advance_high_watermark(hosted)
         epoch_start = _epoch_start_offset(hosted)
         if state.pending_isr is None and state.may_join_isr(
             replica_id, hosted.log.high_watermark, epoch_start
         ):
             self._propose_isr(hosted, (*hosted.isr, replica_id))
+
+    def preferred_read_replica(
+        self, topic: str, partition: int, client_rack: str, listener: str, fetch_offset: int
+    ) -> int:
+        """Kafka's findPreferredReadReplica for a consumer's fetch of a partition led here: the in-sync
+        follower the selector picks among those holding `fetch_offset` (between their log start and
+        end) and reachable on the client's listener, or NO_PREFERRED_REPLICA."""
+        if self.replica_selector_class != RACK_AWARE_SELECTOR or not client_rack:
+            return NO_PREFERRED_REPLICA  # the common case costs one comparison per partition
+        hosted = self.leading.get((topic, partition))
+        if hosted is None or hosted.leader_state is None:
+            return NO_PREFERRED_REPLICA
+        now = self.clock_ms()
+        live = self.cluster.live_brokers
+        followers = []
+        for replica, progress in hosted.leader_state.followers.items():
+            broker = live.get(replica)
+            if (
+                broker is None
+                or listener not in broker.endpoints
+                or replica not in hosted.isr
+                or progress.log_end_offset < fetch_offset
+                or progress.log_start_offset > fetch_offset
+            ):
+                continue
+            since = now - progress.last_caught_up_ms
+            followers.append(ReplicaView(replica, broker.rack, progress.log_end_offset, since))
+        me = live.get(self.node_id)
+        leader = ReplicaView(self.node_id, me.rack if me else None, hosted.log.log_end_offset, 0)
+        return select_read_replica(self.replica_selector_class, client_rack, leader, followers)
 
     def on_append(self, partition: object) -> None:
         """After an append to a partition led here: Kafka's maybeIncrementLeaderHW."""

@@ -27,6 +27,8 @@ class FollowerProgress:
     """What a leader knows of one follower since it became leader (Kafka's Replica state)."""
 
     log_end_offset: int = UNKNOWN_OFFSET
+    #: The follower's log start, from its fetches (v5+): a consumer is sent there only above it.
+    log_start_offset: int = UNKNOWN_OFFSET
     #: When the follower last fetched up to the leader's log end; 0 for one not in sync.
     last_caught_up_ms: int = 0
     last_fetch_leader_end: int = UNKNOWN_OFFSET
@@ -36,12 +38,15 @@ class FollowerProgress:
         """Kafka's Replica.isCaughtUp: at the leader's end, or caught up within the lag."""
         return self.log_end_offset == leader_end or now_ms - self.last_caught_up_ms <= lag_time_max_ms
 
-    def record_fetch(self, fetch_offset: int, leader_end: int, now_ms: int) -> None:
+    def record_fetch(
+        self, fetch_offset: int, leader_end: int, now_ms: int, log_start_offset: int = UNKNOWN_OFFSET
+    ) -> None:
         if fetch_offset >= leader_end:
             self.last_caught_up_ms = max(self.last_caught_up_ms, now_ms)
         elif fetch_offset >= self.last_fetch_leader_end:
             self.last_caught_up_ms = max(self.last_caught_up_ms, self.last_fetch_ms)
         self.log_end_offset = fetch_offset
+        self.log_start_offset = log_start_offset
         self.last_fetch_leader_end = leader_end
         self.last_fetch_ms = now_ms
 
@@ -75,6 +80,7 @@ class LeaderState:
             if before is None:
                 continue
             progress.log_end_offset = before.log_end_offset
+            progress.log_start_offset = before.log_start_offset
             progress.last_fetch_leader_end = before.last_fetch_leader_end
             progress.last_fetch_ms = before.last_fetch_ms
             progress.last_caught_up_ms = max(progress.last_caught_up_ms, before.last_caught_up_ms)
