@@ -39,13 +39,13 @@ def init(
 
 
 def add_partitions(
-    client: RawClient, txn_id: str, pid: int, epoch: int, topic: str, version: int = 3
+    client: RawClient, txn_id: str, pid: int, epoch: int, topic: str, version: int = 3, partition: int = 0
 ) -> ErrorCode:
     request = AddPartitionsToTxnRequest(
         v3_and_below_transactional_id=txn_id,
         v3_and_below_producer_id=pid,
         v3_and_below_producer_epoch=epoch,
-        v3_and_below_topics=[AddPartitionsToTxnTopicData(name=topic, partitions=[0])],
+        v3_and_below_topics=[AddPartitionsToTxnTopicData(name=topic, partitions=[partition])],
     )
     response = client.request(request, version)
     return ErrorCode(response.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code)
@@ -69,6 +69,7 @@ def produce(
     sequence: int = 0,
     transactional: bool = False,
     txn_id: str | None = None,
+    partition: int = 0,
 ) -> tuple[ErrorCode, int]:
     now = int(time.time() * 1000)
     records = [Record(offset=i, timestamp=now, key=None, value=v) for i, v in enumerate(values)]
@@ -87,7 +88,9 @@ def produce(
         acks=-1,
         timeout_ms=5000,
         topic_data=[
-            TopicProduceData(name=topic, partition_data=[PartitionProduceData(index=0, records=batch)])
+            TopicProduceData(
+                name=topic, partition_data=[PartitionProduceData(index=partition, records=batch)]
+            )
         ],
     )
     answer = client.request(request, 9).responses[0].partition_responses[0]

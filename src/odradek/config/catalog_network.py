@@ -250,7 +250,8 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         30000,
         HIGH,
-        "How long the broker waits for answers to its own requests.",
+        "How long the broker waits for answers to its own requests, and the transaction coordinator "
+        "for its writes to reach the ISR.",
         inert=SINGLE_NODE,
     ),
     ConfigKey(

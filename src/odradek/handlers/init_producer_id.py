@@ -21,6 +21,8 @@ Version notes:
 - With an authorizer (Kafka 3.x, KIP-679): an idempotent producer needs IDEMPOTENT_WRITE on the
   cluster or WRITE on at least one topic, else CLUSTER_AUTHORIZATION_FAILED; a transactional id needs
   WRITE on it, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+- In a cluster the answer waits until the coordinator's `__transaction_state` record is on the ISR
+  (handlers/txn_log_replication.py).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
 from odradek.handlers.transactions import for_version, transaction_coordinator
+from odradek.handlers.txn_log_replication import txn_log_replicated
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
@@ -56,6 +59,9 @@ async def handle_init_producer_id(
                     request.producer_epoch,
                     two_phase_commit=request.enable2_pc,
                 )
+                unreplicated = await txn_log_replicated(coordinator, request.transactional_id, context)
+                if unreplicated is not None:
+                    raise KafkaError(unreplicated)
                 return InitProducerIdResponse(
                     error_code=ErrorCode.NONE,
                     producer_id=answer.producer_id,
@@ -70,6 +76,9 @@ async def handle_init_producer_id(
                 request.producer_epoch,
                 two_phase_commit=request.enable2_pc,
             )
+            unreplicated = await txn_log_replicated(coordinator, request.transactional_id, context)
+            if unreplicated is not None:
+                raise KafkaError(unreplicated)
         except KafkaError as error:
             code = for_version(error.error_code, context.api_version, 4)
             return InitProducerIdResponse(error_code=code, producer_id=-1, producer_epoch=-1)

@@ -121,7 +121,7 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
         require_group(context, request.group_id)
         errors = group_coordinator(context).commit_offsets(commit, items) if items else {}
         if items and context.services.replicas is not None:
-            group_error = await _replicated(request.group_id, context)
+            group_error = await offsets_replicated(request.group_id, context)
     except KafkaError as failure:
         group_error = failure.error_code
     unknown = ErrorCode.UNKNOWN_TOPIC_ID if version >= 10 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -151,7 +151,7 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
     return OffsetCommitResponse(topics=topics)
 
 
-async def _replicated(group_id: str, context: RequestContext) -> ErrorCode | None:
+async def offsets_replicated(group_id: str, context: RequestContext) -> ErrorCode | None:
     """None once the group's `__consumer_offsets` partition has its commit on every in-sync replica;
     else the error the commit is answered with."""
     partition = group_coordinator(context).runtime.partition_for(group_id)

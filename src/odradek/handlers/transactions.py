@@ -17,6 +17,9 @@ Version notes:
   READ on the group (GROUP_AUTHORIZATION_FAILED); TxnOffsetCommit the same plus READ on each topic
   (TOPIC_AUTHORIZATION_FAILED for its partitions, the others committed); EndTxn WRITE on the
   transactional id; WriteTxnMarkers CLUSTER_ACTION (CLUSTER_AUTHORIZATION_FAILED for every partition).
+- In a cluster AddPartitionsToTxn, AddOffsetsToTxn and EndTxn are answered once the coordinator's
+  `__transaction_state` record is on the ISR (handlers/txn_log_replication.py), TxnOffsetCommit once
+  the group's `__consumer_offsets` partition has the commit, as Kafka's acks=-1 appends.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from odradek.handlers.authorization import authorize, authorize_cluster, authori
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import group_coordinator
 from odradek.handlers.leadership import refusal
+from odradek.handlers.offsets import offsets_replicated
 from odradek.handlers.registry import handles
+from odradek.handlers.txn_log_replication import txn_log_replicated
 from odradek.handlers.txn_verification import Verdicts, transactional_producer
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -89,7 +94,7 @@ async def handle_add_partitions_to_txn(
     if context.api_version >= 4:
         if not authorize_cluster(context, AclOperation.CLUSTER_ACTION):
             return AddPartitionsToTxnResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
-        return _add_partitions_batched(request, context)
+        return await _add_partitions_batched(request, context)
     wanted = [(t.name, p) for t in request.v3_and_below_topics for p in t.partitions]
     errors: dict[tuple[str, int], ErrorCode]
     if not may_write_transactional_id(context, request.v3_and_below_transactional_id):
@@ -105,12 +110,19 @@ async def handle_add_partitions_to_txn(
         }
     else:
         try:
-            errors = transaction_coordinator(context).add_partitions(
+            coordinator = transaction_coordinator(context)
+            errors = coordinator.add_partitions(
                 request.v3_and_below_transactional_id,
                 request.v3_and_below_producer_id,
                 request.v3_and_below_producer_epoch,
                 wanted,
             )
+            if all(e is ErrorCode.NONE for e in errors.values()):
+                unreplicated = await txn_log_replicated(
+                    coordinator, request.v3_and_below_transactional_id, context
+                )
+                if unreplicated is not None:
+                    errors = dict.fromkeys(wanted, unreplicated)
         except KafkaError as error:
             errors = {tp: error.error_code for tp in wanted}
     by_topic: dict[str, list[AddPartitionsToTxnPartitionResultResult]] = {}
@@ -128,7 +140,7 @@ async def handle_add_partitions_to_txn(
     )
 
 
-def _add_partitions_batched(
+async def _add_partitions_batched(
     request: AddPartitionsToTxnRequest, context: RequestContext
 ) -> AddPartitionsToTxnResponse:
     results = []
@@ -148,6 +160,10 @@ def _add_partitions_batched(
                 errors = coordinator.add_partitions(
                     txn.transactional_id, txn.producer_id, txn.producer_epoch, wanted
                 )
+                if all(e is ErrorCode.NONE for e in errors.values()):
+                    unreplicated = await txn_log_replicated(coordinator, txn.transactional_id, context)
+                    if unreplicated is not None:
+                        errors = dict.fromkeys(wanted, unreplicated)
         except KafkaError as error:
             errors = {tp: error.error_code for tp in wanted}
         by_topic: dict[str, list[AddPartitionsToTxnPartitionResult]] = {}
@@ -175,9 +191,12 @@ async def handle_add_offsets_to_txn(
     if not authorize_group(context, request.group_id):
         return AddOffsetsToTxnResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     try:
-        error = transaction_coordinator(context).add_offsets(
+        coordinator = transaction_coordinator(context)
+        error = coordinator.add_offsets(
             request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
         )
+        if error is ErrorCode.NONE:
+            error = await txn_log_replicated(coordinator, request.transactional_id, context) or error
     except KafkaError as failure:
         error = failure.error_code
     return AddOffsetsToTxnResponse(error_code=for_version(error, context.api_version, 2))
@@ -188,12 +207,15 @@ async def handle_end_txn(request: EndTxnRequest, context: RequestContext) -> End
     if not may_write_transactional_id(context, request.transactional_id):
         return EndTxnResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     try:
-        transaction_coordinator(context).end_txn(
+        coordinator = transaction_coordinator(context)
+        coordinator.end_txn(
             request.transactional_id, request.producer_id, request.producer_epoch, request.committed
         )
+        # Answered once the Prepare* record is on the ISR: a successor coordinator then finishes it.
+        error = await txn_log_replicated(coordinator, request.transactional_id, context)
     except KafkaError as failure:
-        return EndTxnResponse(error_code=for_version(failure.error_code, context.api_version, 2))
-    return EndTxnResponse(error_code=ErrorCode.NONE)
+        error = failure.error_code
+    return EndTxnResponse(error_code=for_version(error or ErrorCode.NONE, context.api_version, 2))
 
 
 @handles(ApiKey.TXN_OFFSET_COMMIT, 0, 4)
@@ -247,6 +269,10 @@ async def _txn_offset_commit(
             request.generation_id,
             items,
         )
+        if context.services.replicas is not None and any(e is ErrorCode.NONE for e in errors.values()):
+            unreplicated = await offsets_replicated(request.group_id, context)
+            if unreplicated is not None:
+                errors = {tp: unreplicated if e is ErrorCode.NONE else e for tp, e in errors.items()}
     except KafkaError as failure:
         errors = dict.fromkeys(wanted, failure.error_code)
     return dict(errors)

@@ -2,8 +2,9 @@
 transaction coordinator on the leader of the transactional id's `__transaction_state` partition, its
 markers sent to the other brokers' partitions with WriteTxnMarkers, and real clients.
 
-Replicated logs come with replication (another share): every topic here has REPLICATION replicas, 1
-for now, so a stopped broker's partitions wait for it to come back; the checks hold at 3 as well.
+Every topic here has REPLICATION replicas, 1, so a stopped broker's partitions wait for it to come
+back (the coordinator's successor is the same broker, from its log); test_cluster_transactions_rf3.py
+runs the same kinds of checks at replication factor 3 with brokers lost for good.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ import pytest
 
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
-from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
-from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
 from odradek.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
 from odradek.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequest,
@@ -36,111 +35,25 @@ from odradek.protocol.messages.write_txn_markers import (
     WritableTxnMarkerTopic,
     WriteTxnMarkersRequest,
 )
-from tests.support.broker_process import REPO, BrokerProcess
+from tests.support.broker_process import REPO
 from tests.support.interop import wait_until
 from tests.support.raw_client import RawClient
 from tests.support.requirements import require_module
+from tests.support.txn_cluster import BROKER_IDS, CLEANUP_INTERVAL_MS, Cluster
 from tests.support.txn_reader import read_committed_values
 from tests.support.txn_wire import add_partitions, committed_values, end_txn, init, produce, read_committed
 from tests.support.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.timeout(400)
-BROKER_IDS = (1, 2, 3)
 REPLICATION = 1
 PARTITIONS = 6
-#: The coordinator's proactive abort check (Kafka's default is 10 s; short here so the test is too).
-CLEANUP_INTERVAL_MS = 1000
-
-
-class Cluster:
-    def __init__(self, base: Path, connect: str) -> None:
-        self.brokers = {
-            node: BrokerProcess(
-                base / f"broker-{node}",
-                {
-                    "node.id": str(node),
-                    "zookeeper.connect": connect,
-                    "zookeeper.session.timeout.ms": "3000",
-                    "offsets.topic.replication.factor": str(REPLICATION),
-                    "offsets.topic.num.partitions": "3",
-                    "transaction.state.log.replication.factor": str(REPLICATION),
-                    "transaction.state.log.min.isr": "1",
-                    "transaction.state.log.num.partitions": "3",
-                    "transaction.abort.timed.out.transaction.cleanup.interval.ms": str(CLEANUP_INTERVAL_MS),
-                    "controlled.shutdown.retry.backoff.ms": "500",
-                    "group.initial.rebalance.delay.ms": "0",
-                    "auto.leader.rebalance.enable": "false",
-                },
-                host=f"127.0.0.{node + 1}",
-            )
-            for node in BROKER_IDS
-        }
-
-    def bootstrap(self, *nodes: int) -> str:
-        return ",".join(self.brokers[n].bootstrap for n in nodes or BROKER_IDS)
-
-    def running(self) -> list[int]:
-        return [n for n, b in self.brokers.items() if b.process is not None and b.process.poll() is None]
-
-    def metadata(self, asked: int, topics: list[str] | None) -> MetadataResponse:
-        broker = self.brokers[asked]
-        with RawClient(broker.port, timeout=2, host=broker.host) as client:
-            wanted = None if topics is None else [MetadataRequestTopic(name=t) for t in topics]
-            response: MetadataResponse = client.request(
-                MetadataRequest(topics=wanted, allow_auto_topic_creation=False), 12
-            )
-            return response
-
-    def leaders(self, topic: str, asked: int) -> dict[int, int]:
-        (described,) = self.metadata(asked, [topic]).topics
-        return {p.partition_index: p.leader_id for p in described.partitions}
-
-    def all_led(self, topic: str, partitions: int) -> bool:
-        try:
-            return all(
-                len(leaders := self.leaders(topic, node)) == partitions
-                and all(leader >= 0 for leader in leaders.values())
-                for node in self.running()
-            )
-        except Exception:
-            return False
-
-    def create(self, topic: str, partitions: int = PARTITIONS) -> None:
-        from confluent_kafka.admin import AdminClient, NewTopic
-
-        admin = AdminClient({"bootstrap.servers": self.bootstrap()})
-        for future in admin.create_topics([NewTopic(topic, partitions, REPLICATION)]).values():
-            future.result(20)
-        wait_until(lambda: self.all_led(topic, partitions), 30, f"leaders for {topic}", interval=0.1)
-
-    def coordinator(self, key: str, asked: int = 1, key_type: int = 1) -> int:
-        """The node FindCoordinator names for a transactional id (or a group, key type 0), waiting
-        while there is none yet."""
-        found: list[int] = []
-
-        def answered() -> bool:
-            broker = self.brokers[asked]
-            try:
-                with RawClient(broker.port, timeout=2, host=broker.host) as client:
-                    response: FindCoordinatorResponse = client.request(
-                        FindCoordinatorRequest(key=key, key_type=key_type), 2
-                    )
-            except Exception:
-                return False
-            if response.error_code != 0:
-                return False
-            found.append(response.node_id)
-            return True
-
-        wait_until(answered, 60, f"a coordinator for {key}", interval=0.2)
-        return found[-1]
 
 
 @pytest.fixture(scope="module")
 def cluster(zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     require_module("confluent_kafka")
     connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
-    made = Cluster(tmp_path_factory.mktemp("txn-cluster"), connect)
+    made = Cluster(tmp_path_factory.mktemp("txn-cluster"), connect, REPLICATION)
     try:
         for broker in made.brokers.values():
             broker.start()

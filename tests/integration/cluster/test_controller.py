@@ -635,3 +635,24 @@ def test_a_topic_with_a_replica_down_is_deleted_once_that_broker_is_back(
         assert await asyncio.to_thread(c.zk.read, paths.topic("gone")) is None
 
     run(connect_zk, [1, 2, 3], scenario)
+
+
+def test_a_new_controller_takes_the_replicas_of_brokers_that_died_with_the_old_one_out_of_the_isrs(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        await c.create_topic("t", {0: [1, 2, 3], 1: [3, 1, 2]})
+        old = await c.controller(3)
+        await c.wait_state("t", 0, lambda s: s.leader == 1 and s.isr == [1, 2, 3])
+        await c.wait_state("t", 1, lambda s: s.leader == 3)
+        # Broker 3 dies with its controller: the next controller finds it gone from the start, as
+        # Kafka's replica state machine does on failover (OfflineReplica): out of every ISR, so no
+        # leader waits for it, and leadership moves where it led.
+        await old.stop()
+        old.zk.close()
+        await c.leave(3)
+        await c.controller(2)
+        await c.wait_state("t", 0, lambda s: s.leader == 1 and s.isr == [1, 2])
+        await c.wait_state("t", 1, lambda s: s.leader in (1, 2) and 3 not in s.isr)
+
+    run(connect_zk, [1, 2, 3], scenario)

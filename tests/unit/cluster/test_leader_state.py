@@ -44,6 +44,15 @@ def test_a_caught_up_follower_outside_the_isr_holds_the_high_watermark_so_it_can
     assert state.high_watermark(14, now_ms=9000, lag_time_max_ms=3000) == 14  # no longer caught up
 
 
+def test_a_dead_brokers_caught_up_replica_outside_the_isr_does_not_hold_the_high_watermark() -> None:
+    # The controller removed broker 3 (dead) from the ISR: its last fetch was recent, but no leader
+    # waits for a broker that is not alive (acks=all and the coordinators' writes would stall).
+    state = LeaderState.on_become_leader(1, [1, 2, 3], [1, 2], now_ms=0)
+    state.followers[3].record_fetch(10, 10, 1000)
+    state.followers[2].record_fetch(14, 14, 1500)
+    assert state.high_watermark(14, 2000, 3000, eligible=lambda replica: replica != 3) == 14
+
+
 def test_followers_not_caught_up_within_the_lag_are_out_of_sync() -> None:
     state = LeaderState.on_become_leader(1, [1, 2, 3], [1, 2, 3], now_ms=1000)
     state.followers[2].record_fetch(4, 4, 5000)

@@ -335,6 +335,12 @@ class KafkaController:
         # UpdateMetadata to every live broker before any LeaderAndIsr (KafkaController.onControllerFailover)
         term.send_update_metadata(context.live_broker_ids(), list(context.all_partitions()))
         await leader_elections.online_partitions(term, context.partitions_without_live_leader())
+        # Kafka's replicaStateMachine.startup: replicas on brokers that are not alive go OfflineReplica,
+        # out of every ISR, so no leader waits for a broker that died with the previous controller.
+        live = context.live_broker_ids()
+        dead = {r for tp in context.all_partitions() for r in context.replicas(tp) if r not in live}
+        if dead:
+            await broker_changes.on_broker_failure(term, dead)
         await topic_changes.on_topic_deletion(term)
         # reassignments a previous controller left half-way (KafkaController.initializePartitionReassignments)
         started = await reassignment.on_zk_reassignment(term)

@@ -74,6 +74,11 @@ class LeaderReplication:
             hosted.leader_state.keep_progress_of(before)
         self._refresh_high_watermark_rule(hosted)
 
+    def _alive(self, replica: int) -> bool:
+        """Whether the controller reports the replica's broker alive (Kafka's isReplicaIsrEligible in
+        ZooKeeper mode); without a controller every replica counts."""
+        return not self.cluster.zookeeper_mode or replica in self.cluster.live_brokers
+
     def is_replica(self, topic: str, partition: int, replica_id: int) -> bool:
         """Whether `replica_id` may fetch the partition from this leader as a follower."""
         hosted = self.leading.get((topic, partition))
@@ -152,7 +157,7 @@ class LeaderReplication:
             return False
         replica_log = hosted.log
         candidate = state.high_watermark(
-            replica_log.log_end_offset, self.clock_ms(), self.replica_lag_time_max_ms
+            replica_log.log_end_offset, self.clock_ms(), self.replica_lag_time_max_ms, self._alive
         )
         if candidate <= replica_log.high_watermark:
             return False

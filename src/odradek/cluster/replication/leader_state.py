@@ -16,6 +16,7 @@ Kafka's rules (3.9, ZooKeeper mode):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 #: A follower whose log end the leader has not learnt yet (Kafka's UnifiedLog.UnknownOffset).
@@ -93,18 +94,27 @@ class LeaderState:
             return self.isr
         return tuple(dict.fromkeys((*self.isr, *self.pending_isr)))
 
-    def high_watermark(self, leader_end: int, now_ms: int, lag_time_max_ms: int) -> int:
+    def high_watermark(
+        self,
+        leader_end: int,
+        now_ms: int,
+        lag_time_max_ms: int,
+        eligible: Callable[[int], bool] = lambda _replica: True,
+    ) -> int:
         """The lowest log end over the leader and the maximal ISR (a follower not heard from yet holds
         it at UNKNOWN_OFFSET, below any real offset), and over the followers outside it that are caught
-        up (Kafka's shouldWaitForReplicaToJoinIsr: under steady appends a follower could otherwise never
-        reach the high watermark to rejoin)."""
+        up and `eligible` to join it (Kafka's shouldWaitForReplicaToJoinIsr: under steady appends a
+        follower could otherwise never reach the high watermark to rejoin; isReplicaIsrEligible: a
+        dead broker's replica, just removed from the ISR by the controller, is not waited for)."""
         ends = [leader_end]
         maximal = self.maximal_isr
         for replica in maximal:
             if replica != self.node_id and replica not in self.followers:
                 ends.append(UNKNOWN_OFFSET)
         for replica, progress in self.followers.items():
-            if replica in maximal or progress.is_caught_up(leader_end, now_ms, lag_time_max_ms):
+            if replica in maximal or (
+                progress.is_caught_up(leader_end, now_ms, lag_time_max_ms) and eligible(replica)
+            ):
                 ends.append(progress.log_end_offset)
         return min(ends)
 

@@ -1,0 +1,102 @@
+"""Three brokers of a cluster for the transaction tests (127.0.0.2-4, one ZooKeeper), with the
+replication of their topics and internal topics chosen by the test module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
+from tests.support.broker_process import BrokerProcess
+from tests.support.interop import wait_until
+from tests.support.raw_client import RawClient
+
+BROKER_IDS = (1, 2, 3)
+PARTITIONS = 6
+#: The coordinator's proactive abort check (Kafka's default is 10 s; short here so the tests are too).
+CLEANUP_INTERVAL_MS = 1000
+
+
+class Cluster:
+    def __init__(self, base: Path, connect: str, replication: int, min_isr: int = 1) -> None:
+        self.replication = replication
+        self.brokers = {
+            node: BrokerProcess(
+                base / f"broker-{node}",
+                {
+                    "node.id": str(node),
+                    "zookeeper.connect": connect,
+                    "zookeeper.session.timeout.ms": "3000",
+                    "offsets.topic.replication.factor": str(replication),
+                    "offsets.topic.num.partitions": "3",
+                    "transaction.state.log.replication.factor": str(replication),
+                    "transaction.state.log.min.isr": str(min_isr),
+                    "transaction.state.log.num.partitions": "3",
+                    "transaction.abort.timed.out.transaction.cleanup.interval.ms": str(CLEANUP_INTERVAL_MS),
+                    "controlled.shutdown.retry.backoff.ms": "500",
+                    "group.initial.rebalance.delay.ms": "0",
+                    "auto.leader.rebalance.enable": "false",
+                },
+                host=f"127.0.0.{node + 1}",
+            )
+            for node in BROKER_IDS
+        }
+
+    def bootstrap(self, *nodes: int) -> str:
+        return ",".join(self.brokers[n].bootstrap for n in nodes or BROKER_IDS)
+
+    def running(self) -> list[int]:
+        return [n for n, b in self.brokers.items() if b.process is not None and b.process.poll() is None]
+
+    def metadata(self, asked: int, topics: list[str] | None) -> MetadataResponse:
+        broker = self.brokers[asked]
+        with RawClient(broker.port, timeout=2, host=broker.host) as client:
+            wanted = None if topics is None else [MetadataRequestTopic(name=t) for t in topics]
+            response: MetadataResponse = client.request(
+                MetadataRequest(topics=wanted, allow_auto_topic_creation=False), 12
+            )
+            return response
+
+    def leaders(self, topic: str, asked: int) -> dict[int, int]:
+        (described,) = self.metadata(asked, [topic]).topics
+        return {p.partition_index: p.leader_id for p in described.partitions}
+
+    def all_led(self, topic: str, partitions: int) -> bool:
+        try:
+            return all(
+                len(leaders := self.leaders(topic, node)) == partitions
+                and all(leader >= 0 for leader in leaders.values())
+                for node in self.running()
+            )
+        except Exception:
+            return False
+
+    def create(self, topic: str, partitions: int = PARTITIONS) -> None:
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap()})
+        for future in admin.create_topics([NewTopic(topic, partitions, self.replication)]).values():
+            future.result(20)
+        wait_until(lambda: self.all_led(topic, partitions), 30, f"leaders for {topic}", interval=0.1)
+
+    def coordinator(self, key: str, asked: int = 1, key_type: int = 1) -> int:
+        """The node FindCoordinator names for a transactional id (or a group, key type 0), waiting
+        while there is none yet."""
+        found: list[int] = []
+
+        def answered() -> bool:
+            broker = self.brokers[asked]
+            try:
+                with RawClient(broker.port, timeout=2, host=broker.host) as client:
+                    response: FindCoordinatorResponse = client.request(
+                        FindCoordinatorRequest(key=key, key_type=key_type), 2
+                    )
+            except Exception:
+                return False
+            if response.error_code != 0:
+                return False
+            found.append(response.node_id)
+            return True
+
+        wait_until(answered, 60, f"a coordinator for {key}", interval=0.2)
+        return found[-1]
