@@ -27,6 +27,7 @@ from tests.support.zookeeper import zookeeper_command
 SEED = 17
 FAULTS = 6  # one of every kind
 
+
 @pytest.fixture(scope="module")
 def short_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     require_module("confluent_kafka")
