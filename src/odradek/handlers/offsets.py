@@ -8,7 +8,10 @@ Version notes:
   v10 topic ids instead of names (UNKNOWN_TOPIC_ID). A topic the broker does not know gets
   UNKNOWN_TOPIC_OR_PARTITION. The answer waits until the commit is appended to `__consumer_offsets`,
   and in a cluster until its in-sync replicas have it (as acks=all), at most offsets.commit.timeout.ms:
-  then COORDINATOR_NOT_AVAILABLE (Kafka's answer for a commit whose replication timed out).
+  then REQUEST_TIMED_OUT, as the group coordinator of a ZooKeeper-mode Kafka answers (it passes the
+  timed-out append's error through). Clients retry it against the same coordinator; answering
+  COORDINATOR_NOT_AVAILABLE (KRaft's coordinator does) makes them drop and look up a coordinator
+  that did not move, and librdkafka 2.0 (Debian's kcat) can then stall, committing nothing more.
 - OffsetFetch v0-1 name topics (group errors on each partition); v2 a null topic list means every
   committed offset, plus a top-level error; v3 throttle time; v5 leader epochs; v6 flexible; v7
   `require_stable`: a partition with a transactional offset commit not yet ended by its transaction's
@@ -162,7 +165,7 @@ async def offsets_replicated(group_id: str, context: RequestContext) -> ErrorCod
     timeout_ms = context.services.config.offsets_commit_timeout_ms
     if await wait_for_high_watermark(tp, log, log.log_end_offset, timeout_ms, context):
         return None
-    return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    return ErrorCode.REQUEST_TIMED_OUT
 
 
 @handles(ApiKey.OFFSET_FETCH, 0, 10)
