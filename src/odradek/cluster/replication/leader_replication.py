@@ -54,6 +54,13 @@ class LeaderReplication:
         self.clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)
         self._isr_changes: set[asyncio.Task[None]] = set()
 
+    def on_resign(self, topic: str, partition: int) -> None:
+        """This broker no longer leads the partition: as Kafka's makeFollower, its delayed acks=all
+        produces and fetches are completed now (NOT_LEADER_OR_FOLLOWER) rather than at their timeout,
+        so clients move to the new leader at once instead of after request.timeout.ms."""
+        if self.on_high_watermark is not None:
+            self.on_high_watermark(TopicPartition(topic, partition))
+
     def on_become_leader(self, hosted: HostedPartition, before: LeaderState | None) -> None:
         """Kafka's makeLeader: followers in the ISR count as caught up now. A leader that was leader
         already (a new epoch, another ISR) keeps what the followers' last fetches said, so the high
