@@ -71,6 +71,11 @@ class LeaderReplication:
         if before is not None:
             hosted.leader_state.keep_progress_of(before)
         self._refresh_high_watermark_rule(hosted)
+        if before is not None:
+            # A new ISR without a dead follower (the controller took it out) may let the HW move now,
+            # and the acks=all produces waiting on it answer (Kafka's makeLeader: maybeIncrementLeaderHW);
+            # else they wait for the next append or their timeout.
+            self.maybe_advance_high_watermark(hosted)
 
     def is_replica(self, topic: str, partition: int, replica_id: int) -> bool:
         """Whether `replica_id` may fetch the partition from this leader as a follower."""
@@ -118,7 +123,10 @@ class LeaderReplication:
             return False
         replica_log = hosted.log
         candidate = state.high_watermark(
-            replica_log.log_end_offset, self.clock_ms(), self.replica_lag_time_max_ms
+            replica_log.log_end_offset,
+            self.clock_ms(),
+            self.replica_lag_time_max_ms,
+            alive=lambda broker: broker in self.cluster.live_brokers,
         )
         if candidate <= replica_log.high_watermark:
             return False

@@ -16,6 +16,7 @@ Kafka's rules (3.9, ZooKeeper mode):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 #: A follower whose log end the leader has not learnt yet (Kafka's UnifiedLog.UnknownOffset).
@@ -87,18 +88,27 @@ class LeaderState:
             return self.isr
         return tuple(dict.fromkeys((*self.isr, *self.pending_isr)))
 
-    def high_watermark(self, leader_end: int, now_ms: int, lag_time_max_ms: int) -> int:
+    def high_watermark(
+        self,
+        leader_end: int,
+        now_ms: int,
+        lag_time_max_ms: int,
+        alive: Callable[[int], bool] = lambda _broker: True,
+    ) -> int:
         """The lowest log end over the leader and the maximal ISR (a follower not heard from yet holds
         it at UNKNOWN_OFFSET, below any real offset), and over the followers outside it that are caught
         up (Kafka's shouldWaitForReplicaToJoinIsr: under steady appends a follower could otherwise never
-        reach the high watermark to rejoin)."""
+        reach the high watermark to rejoin); only live brokers, as Kafka's isReplicaIsrEligible: a dead
+        follower the controller took out of the ISR must not hold it for replica.lag.time.max.ms)."""
         ends = [leader_end]
         maximal = self.maximal_isr
         for replica in maximal:
             if replica != self.node_id and replica not in self.followers:
                 ends.append(UNKNOWN_OFFSET)
         for replica, progress in self.followers.items():
-            if replica in maximal or progress.is_caught_up(leader_end, now_ms, lag_time_max_ms):
+            if replica in maximal or (
+                progress.is_caught_up(leader_end, now_ms, lag_time_max_ms) and alive(replica)
+            ):
                 ends.append(progress.log_end_offset)
         return min(ends)
 
