@@ -327,6 +327,25 @@ def percentile(values: list[float], pct: float) -> float:
     return round(statistics.quantiles(values, n=100, method="inclusive")[int(pct) - 1], 3)
 
 
+def write_report(
+    args: argparse.Namespace, acks: Acks, results: dict[str, list[dict[str, Any]]], started: float
+) -> dict[str, Any]:
+    report = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "zookeeper_session_timeout_ms": args.session_timeout_ms,
+        "partitions": args.partitions,
+        "producer": PRODUCER,
+        "produce_interval_ms": PRODUCE_INTERVAL_S * 1000,
+        "delivery_errors": len(acks.errors),
+        "delivery_error_examples": acks.errors[:20],
+        "run_seconds": round(time.monotonic() - started),
+        "summary": {name: summary(events) for name, events in results.items()},
+        "events": results,
+    }
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -369,6 +388,7 @@ def main() -> int:
                 for index in range(args.kills):
                     event = run_event(cluster, admin, loop, consumer, watch, how, index, args.partitions)
                     results[name].append(event)
+                    write_report(args, loop.acks, results, started)  # a run cut short keeps its figures
                     worst = max(s["seconds"] for s in event["partitions"])
                     print(
                         f"{name} {index + 1}/{args.kills}: broker {event['victim']}, worst {worst} s",
@@ -383,18 +403,7 @@ def main() -> int:
                 args.keep_logs.mkdir(parents=True, exist_ok=True)
                 for broker in cluster.brokers.values():
                     shutil.copy(broker.log_path, args.keep_logs / broker.log_path.name)
-    report = {
-        "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "zookeeper_session_timeout_ms": args.session_timeout_ms,
-        "partitions": args.partitions,
-        "producer": PRODUCER,
-        "produce_interval_ms": PRODUCE_INTERVAL_S * 1000,
-        "delivery_errors": loop.acks.errors[:20],
-        "run_seconds": round(time.monotonic() - started),
-        "summary": {name: summary(events) for name, events in results.items()},
-        "events": results,
-    }
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    report = write_report(args, loop.acks, results, started)
     print(f"failover bench: {args.kills} of each, session timeout {args.session_timeout_ms} ms")
     print(
         "| event | samples | p50 s | p99 s | max s | znode gone p50 | leader written p50 | written→ack p50 |"
