@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,13 +23,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.bench_cluster import bench_cluster
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.support.broker_process import BrokerProcess
-from tests.support.zookeeper import ZooKeeperServer
-
-BROKERS = (1, 2, 3)
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "bench" / "replication.json"
 
 
@@ -70,55 +66,32 @@ def main() -> int:
     args = parser.parse_args()
     value = b"r" * args.value_bytes
     count = int(args.megabytes * 1_000_000 / args.value_bytes)
-    with tempfile.TemporaryDirectory(prefix="odradek-replication-bench-") as base:
-        zookeeper = ZooKeeperServer(Path(base)).start()
-        brokers = {
-            node: BrokerProcess(
-                Path(base) / f"broker-{node}",
-                {
-                    "node.id": str(node),
-                    "zookeeper.connect": f"{zookeeper.connect_string}/bench",
-                    "offsets.topic.replication.factor": "1",
-                    "min.insync.replicas": "2",
-                    "auto.leader.rebalance.enable": "false",
-                },
-                host=f"127.0.0.{node + 1}",
-            )
-            for node in BROKERS
-        }
-        try:
-            for broker in brokers.values():
-                broker.start()
-            bootstrap = ",".join(b.bootstrap for b in brokers.values())
-            admin = AdminClient({"bootstrap.servers": bootstrap})
-            topics = [
-                NewTopic("rf3", num_partitions=1, replica_assignment=[[1, 2, 3]]),
-                NewTopic(
-                    "rf1", num_partitions=1, replica_assignment=[[1]], config={"min.insync.replicas": "1"}
-                ),
-            ]
-            for future in admin.create_topics(topics, operation_timeout=30).values():
-                future.result(60)
-            time.sleep(2)  # leaders elected and followers connected
-            produce(bootstrap, "rf3", 1000, value)  # warm-up: connections, metadata
-            produce(bootstrap, "rf1", 1000, value)
-            results: dict[str, Any] = {}
-            for topic in ("rf1", "rf3"):
-                pids = {node: b.process.pid for node, b in brokers.items() if b.process is not None}
-                before = {node: cpu_seconds(pid) for node, pid in pids.items()}
-                seconds = produce(bootstrap, topic, count, value)
-                time.sleep(1)  # followers finish the last fetches
-                cpu = {node: cpu_seconds(pid) - before[node] for node, pid in pids.items()}
-                megabytes = count * len(value) / 1_000_000
-                results[topic] = {
-                    "seconds": round(seconds, 2),
-                    "mb_per_s": round(megabytes / seconds, 2),
-                    "cpu_s_per_mb": {str(node): round(c / megabytes, 4) for node, c in cpu.items()},
-                }
-        finally:
-            for broker in brokers.values():
-                broker.stop()
-            zookeeper.stop()
+    with bench_cluster("odradek-replication-bench-") as cluster:
+        brokers = cluster.brokers
+        bootstrap = cluster.bootstrap
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        topics = [
+            NewTopic("rf3", num_partitions=1, replica_assignment=[[1, 2, 3]]),
+            NewTopic("rf1", num_partitions=1, replica_assignment=[[1]], config={"min.insync.replicas": "1"}),
+        ]
+        for future in admin.create_topics(topics, operation_timeout=30).values():
+            future.result(60)
+        time.sleep(2)  # leaders elected and followers connected
+        produce(bootstrap, "rf3", 1000, value)  # warm-up: connections, metadata
+        produce(bootstrap, "rf1", 1000, value)
+        results: dict[str, Any] = {}
+        for topic in ("rf1", "rf3"):
+            pids = {node: b.process.pid for node, b in brokers.items() if b.process is not None}
+            before = {node: cpu_seconds(pid) for node, pid in pids.items()}
+            seconds = produce(bootstrap, topic, count, value)
+            time.sleep(1)  # followers finish the last fetches
+            cpu = {node: cpu_seconds(pid) - before[node] for node, pid in pids.items()}
+            megabytes = count * len(value) / 1_000_000
+            results[topic] = {
+                "seconds": round(seconds, 2),
+                "mb_per_s": round(megabytes / seconds, 2),
+                "cpu_s_per_mb": {str(node): round(c / megabytes, 4) for node, c in cpu.items()},
+            }
     report = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "records": count,

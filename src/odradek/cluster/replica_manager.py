@@ -267,6 +267,7 @@ class ReplicaManager:
                     hosted.leader_state = None
                 if self.leading.pop(key, None) is not None:
                     stopped.append(key)
+                    self.leaders.on_resign(*key)
                 if stop.delete:
                     self.hosted.pop(key, None)
                     # Also a log this broker no longer hosts: a topic deleted while it was down.
@@ -362,7 +363,8 @@ class ReplicaManager:
             self.leading[key] = hosted
         else:
             replica_log.auto_high_watermark = self.logs.single_node
-            self.leading.pop(key, None)
+            if self.leading.pop(key, None) is not None:
+                self.leaders.on_resign(*key)
         self._cache(state)
 
     def _cache(self, state: PartitionLeadership) -> None:

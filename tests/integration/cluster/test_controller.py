@@ -211,6 +211,30 @@ def test_a_new_topic_gets_partition_states_and_its_replicas_are_told(
     run(connect_zk, [1, 2, 3], scenario)
 
 
+def test_a_new_controller_takes_brokers_that_died_meanwhile_out_of_every_isr(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(1)
+        await c.create_topic("t", {0: [1, 2, 3], 1: [2, 3, 1]})
+        await c.wait_state("t", 1, lambda s: True)
+        await controller.wait_idle()
+        # broker 1, the controller, dies: nobody is controller when its registration goes
+        await controller.stop()
+        controller.zk.close()
+        await c.leave(1)
+
+        await c.controller(2)
+        s0, _ = await c.wait_state("t", 0, lambda s: s.leader_epoch == 1)
+        assert (s0.leader, list(s0.isr)) == (2, [2, 3])
+        # broker 1 only followed partition 1: it leaves the ISR all the same, or acks=all would wait
+        # replica.lag.time.max.ms for it
+        s1, _ = await c.wait_state("t", 1, lambda s: s.leader_epoch == 1)
+        assert (s1.leader, list(s1.isr)) == (2, [2, 3])
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
 def test_a_broker_leaving_moves_leadership_along_the_isr_then_the_partition_goes_offline(
     connect_zk: Callable[[], ZooKeeperClient],
 ) -> None:

@@ -21,7 +21,7 @@ from odradek.protocol.messages.fetch import (
     ReplicaState,
 )
 from odradek.protocol.messages.produce import ProduceResponse
-from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
+from tests.support.controller_requests import Partition, leader_and_isr, stop_replica, update_metadata
 from tests.support.handler_services import HandlerBroker
 from tests.unit.handlers.cluster_member import BROKERS, TOPIC, TOPIC_ID, produce_request
 
@@ -176,6 +176,48 @@ async def test_acks_all_waiting_when_the_leadership_moves_is_not_leader(
     moved = Partition(TOPIC, 0, leader=1, leader_epoch=4, replicas=[2, 3, 1])
     await broker.call(leader_and_isr([moved], {TOPIC: TOPIC_ID}), 7)
     assert await asyncio.wait_for(produced, 5) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
+
+
+async def test_acks_all_waiting_when_the_leadership_moves_is_answered_at_once_not_at_its_timeout(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    produced = asyncio.ensure_future(_produce(broker, acks=-1, timeout_ms=30_000))
+    await asyncio.sleep(0.1)
+    moved = Partition(TOPIC, 0, leader=1, leader_epoch=4, replicas=[2, 3, 1])
+    await broker.call(leader_and_isr([moved], {TOPIC: TOPIC_ID}), 7)
+    # well before the 30 s timeout: a client retries on the new leader instead of waiting it out
+    assert await asyncio.wait_for(produced, 3) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
+
+
+async def test_acks_all_waiting_on_a_dead_follower_is_answered_once_the_controller_takes_it_out_of_the_isr(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    produced = asyncio.ensure_future(_produce(broker, acks=-1, timeout_ms=30_000))
+    await asyncio.sleep(0.1)
+    await _follower_fetch(broker, 3, 1)  # broker 3 has the record; broker 1 is dead and never fetches
+    assert not produced.done()
+    # the controller after broker 1's failure: UpdateMetadata without it, then LeaderAndIsr with the
+    # same leader, a new epoch and an ISR without broker 1
+    shrunk = Partition(TOPIC, 0, leader=2, leader_epoch=4, replicas=[2, 3, 1], isr=[2, 3])
+    live = [b for b in BROKERS if b.node_id != 1]
+    await broker.call(update_metadata(live, [shrunk], {TOPIC: TOPIC_ID}), 8)
+    await broker.call(leader_and_isr([shrunk], {TOPIC: TOPIC_ID}), 7)
+    # answered at once, not after 30 s: the record is committed (the HW passed it) and the waiting
+    # produce, of an earlier leader epoch, is told to retry, which the client's idempotent retry does
+    assert await asyncio.wait_for(produced, 3) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
+    assert broker.log(TOPIC).high_watermark == 1
+
+
+async def test_acks_all_waiting_when_the_replica_is_stopped_is_answered_at_once(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    produced = asyncio.ensure_future(_produce(broker, acks=-1, timeout_ms=30_000))
+    await asyncio.sleep(0.1)
+    await broker.call(stop_replica([(TOPIC, 0)], delete=False, leader_epoch=4), 4)
+    assert await asyncio.wait_for(produced, 3) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
 
 
 async def test_acks_all_with_the_isr_below_min_insync_appends_nothing(tmp_path: Path) -> None:

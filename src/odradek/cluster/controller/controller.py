@@ -334,13 +334,15 @@ class KafkaController:
             self._watch_topic(topic)
         # UpdateMetadata to every live broker before any LeaderAndIsr (KafkaController.onControllerFailover)
         term.send_update_metadata(context.live_broker_ids(), list(context.all_partitions()))
-        await leader_elections.online_partitions(term, context.partitions_without_live_leader())
-        # Kafka's replicaStateMachine.startup: replicas on brokers that are not alive go OfflineReplica,
-        # out of every ISR, so no leader waits for a broker that died with the previous controller.
-        live = context.live_broker_ids()
-        dead = {r for tp in context.all_partitions() for r in context.replicas(tp) if r not in live}
+        # Brokers that died while no controller watched (the last controller among them) leave the ISRs
+        # now, before partitions without a leader are elected, as Kafka's ReplicaStateMachine.startup
+        # moves their replicas to OfflineReplica ahead of PartitionStateMachine.startup: else an acks=all
+        # produce waits replica.lag.time.max.ms for a dead follower.
+        assigned = {r for tp in context.all_partitions() for r in context.replicas(tp)}
+        dead = assigned - context.live_broker_ids()
         if dead:
             await broker_changes.on_broker_failure(term, dead)
+        await leader_elections.online_partitions(term, context.partitions_without_live_leader())
         await topic_changes.on_topic_deletion(term)
         # reassignments a previous controller left half-way (KafkaController.initializePartitionReassignments)
         started = await reassignment.on_zk_reassignment(term)

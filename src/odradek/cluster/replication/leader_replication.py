@@ -63,6 +63,13 @@ class LeaderReplication:
         self.replica_selector_class: str | None = None
         self._isr_changes: set[asyncio.Task[None]] = set()
 
+    def on_resign(self, topic: str, partition: int) -> None:
+        """This broker no longer leads the partition: as Kafka's makeFollower, its delayed acks=all
+        produces and fetches are completed now (NOT_LEADER_OR_FOLLOWER) rather than at their timeout,
+        so clients move to the new leader at once instead of after request.timeout.ms."""
+        if self.on_high_watermark is not None:
+            self.on_high_watermark(TopicPartition(topic, partition))
+
     def on_become_leader(self, hosted: HostedPartition, before: LeaderState | None) -> None:
         """Kafka's makeLeader: followers in the ISR count as caught up now. A leader that was leader
         already (a new epoch, another ISR) keeps what the followers' last fetches said, so the high
@@ -73,6 +80,11 @@ class LeaderReplication:
         if before is not None:
             hosted.leader_state.keep_progress_of(before)
         self._refresh_high_watermark_rule(hosted)
+        if before is not None:
+            # A new ISR without a dead follower (the controller took it out) may let the HW move now,
+            # and the acks=all produces waiting on it answer (Kafka's makeLeader: maybeIncrementLeaderHW);
+            # else they wait for the next append or their timeout.
+            self.maybe_advance_high_watermark(hosted)
 
     def _alive(self, replica: int) -> bool:
         """Whether the controller reports the replica's broker alive (Kafka's isReplicaIsrEligible in
