@@ -112,6 +112,13 @@ def abort_all(options: SinkOptions, messages: list[WriterCommitMessage | None]) 
             finish(bootstrap, transaction.transactional_id, False, expected=transaction)
         except Exception:  # Spark is already failing the batch; the next attempt aborts what is left
             log.exception("aborting %s failed", transaction.transactional_id)
+    # A task Spark killed when the job failed sent no message, but its transaction is open, and a
+    # two-phase transaction never times out: it would hold its partitions' last stable offset (and
+    # read_committed readers) until a later run of the same prefix. Abort it now.
+    try:
+        abort_leftovers(options)
+    except Exception:
+        log.exception("aborting the open transactions of %s failed", options.transactional_id_prefix)
 
 
 def abort_leftovers(options: SinkOptions, keep: Collection[str] = ()) -> list[str]:
