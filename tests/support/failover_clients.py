@@ -14,6 +14,7 @@ import re
 import subprocess
 import threading
 import time
+from abc import ABC, abstractmethod
 from typing import Any
 
 #: Between two produce calls: a few hundred records a second per client, enough to be sure records
@@ -23,7 +24,7 @@ PRODUCE_INTERVAL_S = 0.01
 FLUSH_TIMEOUT_S = 90.0
 
 
-class FailoverClient:
+class FailoverClient(ABC):
     """What a test reads off every pair; subclasses drive one client library."""
 
     name = ""
@@ -89,16 +90,17 @@ class FailoverClient:
 
     # lifecycle ------------------------------------------------------------------------------------
 
+    @abstractmethod
     def start(self) -> None:
-        raise NotImplementedError
+        """Start the producer and the consumer group in their own threads or process."""
 
+    @abstractmethod
     def stop_producing(self) -> None:
         """Stop sending and wait until every record sent is acknowledged or has failed."""
-        raise NotImplementedError
 
+    @abstractmethod
     def stop_consuming(self) -> None:
         """Stop the consumer, which commits what it consumed as it leaves its group."""
-        raise NotImplementedError
 
     def abandon(self) -> None:
         """A failed test's cleanup: the client's threads end on their own once told to."""

@@ -18,6 +18,7 @@ import asyncio
 import enum
 import logging
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Hashable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -129,7 +130,7 @@ class _LoadingRound:
 ShardT = TypeVar("ShardT", bound=CoordinatorShard)
 
 
-class CoordinatorRuntime(Generic[ShardT]):
+class CoordinatorRuntime(ABC, Generic[ShardT]):
     """The shards of one internal topic on this broker. Subclasses say how a shard is made."""
 
     def __init__(
@@ -163,8 +164,9 @@ class CoordinatorRuntime(Generic[ShardT]):
         self._loading = _LoadingRound(topic, keys)
         self._creation: asyncio.Task[bool] | None = None
 
+    @abstractmethod
     def new_shard(self, partition: int) -> ShardT:
-        raise NotImplementedError
+        """The empty state of one partition's coordinator (a group or transaction shard)."""
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
