@@ -11,11 +11,8 @@ must ride out as Kafka's do (retries, not errors).
 
 from __future__ import annotations
 
-import os
-import signal
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,7 +20,7 @@ import pytest
 
 from odradek.coordinator.runtime import partition_for
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
-from tests.integration.cluster.test_three_brokers import BROKER_IDS, Cluster, _all_known
+from tests.integration.cluster.test_three_brokers import BROKER_IDS, Cluster, _all_known, running_cluster
 from tests.support.interop import wait_until
 from tests.support.raw_client import RawClient
 from tests.support.requirements import require_module
@@ -38,19 +35,8 @@ PARTITIONS = 6
 
 @pytest.fixture(scope="module")
 def cluster(zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    require_module("kafka")
-    connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
-    made = Cluster(tmp_path_factory.mktemp("controlled-shutdown"), connect)
-    try:
-        for broker in made.brokers.values():
-            broker.start()
-        wait_until(lambda: _all_known(made), 60, "three brokers in Metadata", interval=0.1)
+    with running_cluster(zookeeper_server, tmp_path_factory.mktemp("controlled-shutdown")) as made:
         yield made
-    finally:
-        for broker in made.brokers.values():
-            if broker.process is not None:
-                os.kill(broker.process.pid, signal.SIGCONT)
-            broker.stop()
 
 
 class Clients:

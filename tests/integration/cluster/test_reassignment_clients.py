@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,10 +21,9 @@ from odradek.protocol.messages.alter_partition_reassignments import (
     ReassignablePartition,
     ReassignableTopic,
 )
-from tests.integration.cluster.test_three_brokers import BROKER_IDS, Cluster, _all_known
+from tests.integration.cluster.test_three_brokers import BROKER_IDS, Cluster, running_cluster
 from tests.support.interop import wait_until
 from tests.support.raw_client import RawClient
-from tests.support.requirements import require_module
 from tests.support.zookeeper import ZooKeeperServer
 
 TOPIC = "moving"
@@ -33,19 +31,8 @@ TOPIC = "moving"
 
 @pytest.fixture(scope="module")
 def cluster(zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    require_module("kafka")
-    connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
-    made = Cluster(tmp_path_factory.mktemp("reassignment"), connect)
-    try:
-        for broker in made.brokers.values():
-            broker.start()
-        wait_until(lambda: _all_known(made), 60, "three brokers in Metadata", interval=0.1)
+    with running_cluster(zookeeper_server, tmp_path_factory.mktemp("reassignment")) as made:
         yield made
-    finally:
-        for broker in made.brokers.values():
-            if broker.process is not None:
-                os.kill(broker.process.pid, signal.SIGCONT)
-            broker.stop()
 
 
 def _admin(cluster: Cluster, node: int) -> Any:

@@ -15,6 +15,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -113,21 +114,29 @@ class Cluster:
         return len(leaders) == partitions and all(leader >= 0 for leader in leaders.values())
 
 
-@pytest.fixture(scope="module")
-def cluster(zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+@contextmanager
+def running_cluster(zookeeper_server: ZooKeeperServer, base: Path, wait_s: float = 60) -> Iterator[Cluster]:
+    """Three broker processes on their own chroot of `zookeeper_server`, all in every broker's Metadata;
+    stopped (resumed first, if a test paused one) on the way out."""
     require_module("kafka")
     connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
-    made = Cluster(tmp_path_factory.mktemp("three-brokers"), connect)
+    made = Cluster(base, connect)
     try:
         for broker in made.brokers.values():
             broker.start()
-        wait_until(lambda: _all_known(made), 20, "three brokers in Metadata", interval=0.1)
+        wait_until(lambda: _all_known(made), wait_s, "three brokers in Metadata", interval=0.1)
         yield made
     finally:
         for broker in made.brokers.values():
             if broker.process is not None:
                 os.kill(broker.process.pid, signal.SIGCONT)
             broker.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster(zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with running_cluster(zookeeper_server, tmp_path_factory.mktemp("three-brokers"), wait_s=20) as made:
+        yield made
 
 
 def _all_known(cluster: Cluster) -> bool:
