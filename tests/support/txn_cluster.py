@@ -4,6 +4,7 @@ replication of their topics and internal topics chosen by the test module."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
@@ -100,3 +101,21 @@ class Cluster:
 
         wait_until(answered, 60, f"a coordinator for {key}", interval=0.2)
         return found[-1]
+
+
+def transactional_producer(cluster: Cluster, transactional_id: str, **extra: Any) -> Any:
+    """A confluent-kafka transactional producer bootstrapped on every broker, transactions initialised."""
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {"bootstrap.servers": cluster.bootstrap(), "transactional.id": transactional_id, **extra}
+    )
+    producer.init_transactions(60)
+    return producer
+
+
+def send_to_every_partition(producer: Any, topic: str, tag: str, partitions: int = PARTITIONS) -> None:
+    """One value `<tag>-<partition>` to each partition of `topic`, flushed."""
+    for partition in range(partitions):
+        producer.produce(topic, value=f"{tag}-{partition}".encode(), partition=partition)
+    producer.flush(60)

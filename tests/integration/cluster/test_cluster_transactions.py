@@ -18,7 +18,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -39,14 +38,20 @@ from tests.support.broker_process import REPO
 from tests.support.interop import wait_until
 from tests.support.raw_client import RawClient
 from tests.support.requirements import require_module
-from tests.support.txn_cluster import BROKER_IDS, CLEANUP_INTERVAL_MS, Cluster
+from tests.support.txn_cluster import (
+    BROKER_IDS,
+    CLEANUP_INTERVAL_MS,
+    PARTITIONS,
+    Cluster,
+    send_to_every_partition,
+    transactional_producer,
+)
 from tests.support.txn_reader import read_committed_values
 from tests.support.txn_wire import add_partitions, committed_values, end_txn, init, produce, read_committed
 from tests.support.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.timeout(400)
 REPLICATION = 1
-PARTITIONS = 6
 
 
 @pytest.fixture(scope="module")
@@ -73,32 +78,16 @@ def _all_known(cluster: Cluster) -> bool:
         return False
 
 
-def _producer(cluster: Cluster, transactional_id: str, **extra: Any) -> Any:
-    from confluent_kafka import Producer
-
-    producer = Producer(
-        {"bootstrap.servers": cluster.bootstrap(), "transactional.id": transactional_id, **extra}
-    )
-    producer.init_transactions(60)
-    return producer
-
-
-def _send_to_every_partition(producer: Any, topic: str, tag: str) -> None:
-    for partition in range(PARTITIONS):
-        producer.produce(topic, value=f"{tag}-{partition}".encode(), partition=partition)
-    producer.flush(60)
-
-
 def test_confluent_transactions_commit_and_abort_on_partitions_of_all_three_brokers(cluster: Cluster) -> None:
     cluster.create("txn-spread")
     leaders = cluster.leaders("txn-spread", asked=1)
     assert set(leaders.values()) == set(BROKER_IDS), leaders  # every broker leads some partition
-    producer = _producer(cluster, "spread-producer")
+    producer = transactional_producer(cluster, "spread-producer")
     coordinator = cluster.coordinator("spread-producer")
     assert {n for n in leaders.values() if n != coordinator}, "markers must cross to other brokers"
     for round_, committed in enumerate((True, False, True)):
         producer.begin_transaction()
-        _send_to_every_partition(producer, "txn-spread", f"r{round_}")
+        send_to_every_partition(producer, "txn-spread", f"r{round_}")
         if committed:
             producer.commit_transaction(60)
         else:
@@ -165,12 +154,12 @@ def test_a_killed_coordinators_open_transaction_is_aborted_by_its_successor(clus
 
     timeout_ms = 6000
     cluster.create("txn-orphan")
-    producer = _producer(cluster, "orphan-producer", **{"transaction.timeout.ms": timeout_ms})
+    producer = transactional_producer(cluster, "orphan-producer", **{"transaction.timeout.ms": timeout_ms})
     coordinator = cluster.coordinator("orphan-producer")
     leaders = cluster.leaders("txn-orphan", asked=1)
     elsewhere = [p for p, node in leaders.items() if node != coordinator]
     producer.begin_transaction()
-    _send_to_every_partition(producer, "txn-orphan", "orphan")
+    send_to_every_partition(producer, "txn-orphan", "orphan")
     began = time.monotonic()
     cluster.brokers[coordinator].kill()  # SIGKILL: the transaction is left open, its producer too
     # Readers of partitions on the other brokers see nothing past the open transaction meanwhile.

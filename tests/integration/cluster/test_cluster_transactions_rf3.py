@@ -16,7 +16,6 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,7 +24,13 @@ from tests.support.broker_process import REPO
 from tests.support.interop import wait_until
 from tests.support.raw_client import RawClient
 from tests.support.requirements import require_module
-from tests.support.txn_cluster import BROKER_IDS, PARTITIONS, Cluster
+from tests.support.txn_cluster import (
+    BROKER_IDS,
+    PARTITIONS,
+    Cluster,
+    send_to_every_partition,
+    transactional_producer,
+)
 from tests.support.txn_reader import read_committed_values
 from tests.support.txn_wire import add_partitions, end_txn, init, produce
 from tests.support.zookeeper import ZooKeeperServer
@@ -85,28 +90,12 @@ def _txn_state_partition(cluster: Cluster, transactional_id: str) -> int:
     return partition_for(transactional_id, len(topic.partitions))
 
 
-def _producer(cluster: Cluster, transactional_id: str, **extra: Any) -> Any:
-    from confluent_kafka import Producer
-
-    producer = Producer(
-        {"bootstrap.servers": cluster.bootstrap(), "transactional.id": transactional_id, **extra}
-    )
-    producer.init_transactions(60)
-    return producer
-
-
-def _send(producer: Any, topic: str, tag: str) -> None:
-    for partition in range(PARTITIONS):
-        producer.produce(topic, value=f"{tag}-{partition}".encode(), partition=partition)
-    producer.flush(60)
-
-
 def test_commit_and_abort_with_every_log_replicated_three_times(cluster: Cluster) -> None:
     cluster.create("rf3-spread")
-    producer = _producer(cluster, "rf3-spread-producer")
+    producer = transactional_producer(cluster, "rf3-spread-producer")
     for round_, committed in enumerate((True, False, True)):
         producer.begin_transaction()
-        _send(producer, "rf3-spread", f"r{round_}")
+        send_to_every_partition(producer, "rf3-spread", f"r{round_}")
         if committed:
             producer.commit_transaction(60)
         else:
@@ -161,10 +150,10 @@ def test_a_lost_coordinators_open_transaction_is_finished_by_the_next_leader_of_
     _everyone_back(cluster)
     cluster.create("rf3-orphan")
     txn_id = "rf3-orphan-producer"
-    producer = _producer(cluster, txn_id, **{"transaction.timeout.ms": 20000})
+    producer = transactional_producer(cluster, txn_id, **{"transaction.timeout.ms": 20000})
     coordinator = cluster.coordinator(txn_id)
     producer.begin_transaction()
-    _send(producer, "rf3-orphan", "first")
+    send_to_every_partition(producer, "rf3-orphan", "first")
     cluster.brokers[coordinator].kill()  # for good: not restarted in this test
     survivor = next(n for n in BROKER_IDS if n != coordinator)
     # The kill is noticed once its ZooKeeper session expires; then the partition's next leader.
@@ -183,9 +172,9 @@ def test_a_lost_coordinators_open_transaction_is_finished_by_the_next_leader_of_
         if error.txn_requires_abort():
             producer.abort_transaction(60)
         else:
-            producer = _producer(cluster, txn_id)  # fatal: a new instance takes over the id
+            producer = transactional_producer(cluster, txn_id)  # fatal: a new instance takes over the id
     producer.begin_transaction()
-    _send(producer, "rf3-orphan", "second")
+    send_to_every_partition(producer, "rf3-orphan", "second")
     producer.commit_transaction(60)
     values = read_committed_values(cluster.bootstrap(survivor), "rf3-orphan", PARTITIONS, timeout_s=60)
     expected_tags = ["first", "second"] if first_committed else ["second"]
@@ -200,14 +189,15 @@ def test_a_new_producer_takes_over_after_the_coordinator_is_lost_and_the_old_one
     _everyone_back(cluster)
     cluster.create("rf3-takeover")
     txn_id = "rf3-takeover-producer"
-    old = _producer(cluster, txn_id)
+    old = transactional_producer(cluster, txn_id)
     coordinator = cluster.coordinator(txn_id)
     old.begin_transaction()
-    _send(old, "rf3-takeover", "old")
+    send_to_every_partition(old, "rf3-takeover", "old")
     cluster.brokers[coordinator].kill()  # not restarted
-    new = _producer(cluster, txn_id)  # the successor aborts the open transaction, bumping the epoch
+    # the successor aborts the open transaction, bumping the epoch
+    new = transactional_producer(cluster, txn_id)
     new.begin_transaction()
-    _send(new, "rf3-takeover", "new")
+    send_to_every_partition(new, "rf3-takeover", "new")
     new.commit_transaction(60)
     with pytest.raises(KafkaException):
         old.commit_transaction(30)  # fenced
