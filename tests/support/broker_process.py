@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.support.ports import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -22,12 +24,6 @@ def _die_with_parent() -> None:
 
 
 _PR_SET_PDEATHSIG = 1
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class BrokerProcess:

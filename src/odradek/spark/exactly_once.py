@@ -23,8 +23,10 @@ a committed one, gives every row exactly once whatever the moment of a crash.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
+import time
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +47,10 @@ log = logging.getLogger("odradek.spark.exactly_once")
 MARKER_TOPIC = "spark-batches"
 #: Spark's local property with the running micro-batch's id (MicroBatchExecution.BATCH_ID_KEY).
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
+NULL_TOPIC = "null topic present in the data. Use the topic option for setting a topic."
+#: How long a killed task may still run: Spark's spark.python.task.killTimeout (2 s) and the delivery
+#: of the kill.
+KILLED_TASKS_GRACE_S = 5.0
 Row = tuple[Any, Any, Any, int, Any]
 
 
@@ -84,10 +90,16 @@ def write_partition(
         producer.begin()  # aborts what an earlier attempt of this partition left open
         if batch_id is not None and committed_offset(bootstrap, prefix, MARKER_TOPIC, partition) > batch_id:
             return PreparedPartition(partition, 0, None, already_committed=True)
-        for topic, key, value, target, headers in rows:
-            if topic is None:
-                raise ValueError("null topic present in the data. Use the topic option for setting a topic.")
-            producer.send(topic, _bytes(value), _bytes(key), target, _headers(headers))
+        try:
+            for topic, key, value, target, headers in rows:
+                if topic is None:
+                    raise ValueError(NULL_TOPIC)
+                producer.send(topic, _bytes(value), _bytes(key), target, _headers(headers))
+        except Exception:
+            # What this attempt sent is aborted now rather than held open until the next attempt.
+            with contextlib.suppress(Exception):
+                finish(bootstrap, transactional_id(prefix, partition), False)
+            raise
         marker = None
         if batch_id is not None:
             marker = OffsetMarker(prefix, MARKER_TOPIC, partition, batch_id + 1, f"batch {batch_id}")
@@ -114,11 +126,19 @@ def abort_all(options: SinkOptions, messages: list[WriterCommitMessage | None]) 
             log.exception("aborting %s failed", transaction.transactional_id)
     # A task Spark killed when the job failed sent no message, but its transaction is open, and a
     # two-phase transaction never times out: it would hold its partitions' last stable offset (and
-    # read_committed readers) until a later run of the same prefix. Abort it now.
-    try:
-        abort_leftovers(options)
-    except Exception:
-        log.exception("aborting the open transactions of %s failed", options.transactional_id_prefix)
+    # read_committed readers) until a later run of the same prefix. Spark calls abort without waiting
+    # for the tasks it kills: their Python workers go on until spark.python.task.killTimeout (2 s) after
+    # the kill, and one may still prepare. So abort the prefix's leftovers until that time has passed.
+    if any(not isinstance(m, PreparedPartition) for m in messages):
+        deadline = time.monotonic() + KILLED_TASKS_GRACE_S
+        while True:
+            try:
+                abort_leftovers(options)
+            except Exception:
+                log.exception("aborting the open transactions of %s failed", options.transactional_id_prefix)
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.5)
 
 
 def abort_leftovers(options: SinkOptions, keep: Collection[str] = ()) -> list[str]:

@@ -144,9 +144,7 @@ def produce_batches(batches: Iterator[pa.RecordBatch], options: SinkOptions, col
             rows = _rows(batch, options.topic, columns)
             for topic, key, value, partition, headers in rows:
                 if topic is None:
-                    raise ValueError(
-                        "null topic present in the data. Use the topic option for setting a topic."
-                    )
+                    raise ValueError(exactly_once.NULL_TOPIC)
                 while True:
                     try:
                         producer.produce(topic, value, key, partition, on_delivery=delivered, headers=headers)
