@@ -6,6 +6,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest -q
+# `make test` spreads the suite over this many pytest-xdist workers: most tests wait on brokers, ZooKeeper
+# and clients in other processes, so more workers than the 2 cores pay off. Each test module stays on one
+# worker (tests/conftest.py). TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 3
 
 .PHONY: console-screenshots eos-acceptance run test test-fast lint typecheck unit regressions bench clean faults
 
@@ -35,7 +39,7 @@ test-fast: $(STAMP) lint typecheck
 
 test: $(STAMP) lint typecheck
 	@bash scripts/install-system-deps.sh
-	$(PYTEST)
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup --durations=25
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'

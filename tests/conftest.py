@@ -9,6 +9,19 @@ import pytest
 
 from tests.support.broker_process import BrokerProcess
 
+#: Folders whose modules must share one pytest-xdist worker: the Spark tests share one session-wide
+#: SparkSession (a JVM each worker would otherwise start again).
+_ONE_WORKER_FOLDERS = ("tests/spark/",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under `-n N --dist loadgroup` (make test), a module's tests stay on one worker, so its module-scoped
+    brokers and clusters start once; the folders above go to one worker together."""
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        group = next((folder for folder in _ONE_WORKER_FOLDERS if path.startswith(folder)), path)
+        item.add_marker(pytest.mark.xdist_group(group))
+
 
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[BrokerProcess]:
