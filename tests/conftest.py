@@ -9,18 +9,37 @@ import pytest
 
 from tests.support.broker_process import BrokerProcess
 
-#: Folders whose modules must share one pytest-xdist worker: the Spark tests share one session-wide
-#: SparkSession (a JVM each worker would otherwise start again).
-_ONE_WORKER_FOLDERS = ("tests/spark/",)
+#: Tests using the session-wide SparkSession (the `spark` fixture) share one pytest-xdist worker, so
+#: one JVM serves them all.
+SPARK_SESSION_GROUP = "spark-session"
+#: The longest-running modules and groups, scheduled first so that none of them starts near the end of a
+#: run and keeps one worker busy while the others are idle (prefixes of test ids).
+LONGEST_FIRST = (
+    "tests/spark/test_pipeline_exactly_once.py",
+    "tests/spark/test_pipeline.py",
+    SPARK_SESSION_GROUP,
+    "tests/faults/",
+    "tests/integration/cluster/",
+    "tests/spark/",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under `-n N --dist loadgroup` (make test), a module's tests stay on one worker, so its module-scoped
-    brokers and clusters start once; the folders above go to one worker together."""
+    """Under `--numprocesses N --dist loadgroup` (make test) a module's tests stay on one worker, so its
+    module-scoped brokers and clusters start once; and the slowest groups go first."""
+    groups: dict[str, str] = {}
     for item in items:
-        path = item.nodeid.split("::", 1)[0]
-        group = next((folder for folder in _ONE_WORKER_FOLDERS if path.startswith(folder)), path)
+        module = item.nodeid.split("::", 1)[0]
+        group = SPARK_SESSION_GROUP if "spark" in getattr(item, "fixturenames", ()) else module
+        groups[item.nodeid] = group
         item.add_marker(pytest.mark.xdist_group(group))
+
+    def rank(item: pytest.Item) -> int:
+        group = groups[item.nodeid]
+        ranks = (i for i, prefix in enumerate(LONGEST_FIRST) if group.startswith(prefix))
+        return next(ranks, len(LONGEST_FIRST))
+
+    items.sort(key=rank)  # stable: a module's tests keep their order
 
 
 @pytest.fixture

@@ -282,6 +282,11 @@ def stop_spark(session: Any, timeout_s: float = 30.0) -> None:
     from pyspark import SparkContext
 
     gateway = SparkContext._gateway
+    # PySpark's accumulator server prints an EOFError traceback when the JVM closes its connection
+    # before the server is shut down, a race of every stop (SparkContext.stop stops the JVM first).
+    server = getattr(session.sparkContext, "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = lambda request, client_address: None
     session.stop()
     process: subprocess.Popen[bytes] | None = getattr(gateway, "proc", None)
     if gateway is None or process is None:
