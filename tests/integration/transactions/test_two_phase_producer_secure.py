@@ -10,9 +10,11 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from odradek.cli.main import main as odradek
 from odradek.client.security import ClientSecurityError, client_security
 from odradek.client.two_phase_commit import (
     PreparedTransaction,
@@ -30,6 +32,7 @@ pytestmark = pytest.mark.timeout(180)
 
 PREPARE = """
 import json, sys
+from odradek.cli.main import main as odradek
 from odradek.client.security import client_security
 from odradek.client.two_phase_commit import OffsetMarker, TwoPhaseProducer
 
@@ -148,3 +151,21 @@ def test_a_broker_certificate_from_an_untrusted_ca_is_refused_at_once(broker: Se
     with pytest.raises(ClientSecurityError, match="CERTIFICATE_VERIFY_FAILED"):
         finish(broker.bootstrap("SASL_SSL"), "secure-untrusted-0", True, security=security)
     assert time.monotonic() - started < 20
+
+
+def test_force_terminate_from_the_command_line_over_sasl_ssl(
+    broker: SecureBroker, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`odradek transactions force-terminate --command-config` finds the coordinator on the SASL_SSL
+    listener and aborts a transaction prepared over it."""
+    bootstrap, settings = broker.bootstrap("SASL_SSL"), sasl_ssl(broker, "SCRAM-SHA-256")
+    prepare_in_another_process(bootstrap, "secure-cli-0", "secure-cli", settings)
+    properties = tmp_path / "client.properties"
+    properties.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
+    command = ["transactions", "force-terminate", "--transactional-id", "secure-cli-0"]
+    assert odradek([*command, "--bootstrap-server", bootstrap, "--command-config", str(properties)]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("aborted the open transaction of secure-cli-0 on "), said
+    assert "secure-cli-0,secure-cli-1,secure-cli-2;" in said  # and the marker's __consumer_offsets
+    assert "secure-cli-0" not in open_transactions(bootstrap, security=client_security(settings))
+    assert read_committed_values(broker.bootstrap("PLAINTEXT"), "secure-cli", 3) == {0: [], 1: [], 2: []}
