@@ -1,4 +1,4 @@
-"""A confluent-kafka consumer over its consumer_byte_rate, watched on the wire (KIP-219).
+"""confluent-kafka and kafka-python consumers over their consumer_byte_rate, watched on the wire (KIP-219).
 
 Kafka answers a Fetch that takes the consumer over its quota at once with throttle_time_ms and no
 records (they would push it further over), and reads nothing more from the connection for that long.
@@ -107,6 +107,32 @@ def _load(bootstrap: str, topic: str) -> None:
     assert producer.flush(60) == 0
 
 
+def _consume_with_kafka_python(bootstrap: str, topic: str, client_id: str) -> None:
+    """Read the topic to its end with kafka-python (fetch sessions, KIP-219 aware)."""
+    require_module("kafka")
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        client_id=client_id,
+        group_id=f"g-{uuid.uuid4().hex[:6]}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        max_partition_fetch_bytes=16 * 1024,
+        consumer_timeout_ms=DEADLINE * 1000,
+    )
+    try:
+        received = 0
+        for _ in consumer:
+            received += 1
+            if received == MESSAGES:
+                break
+        assert received == MESSAGES
+    finally:
+        consumer.close()
+
+
 def _consume(bootstrap: str, topic: str, client_id: str) -> list[float]:
     """Read the topic to its end; the throttle times librdkafka reported."""
     from confluent_kafka import Consumer
@@ -137,8 +163,9 @@ def _consume(bootstrap: str, topic: str, client_id: str) -> list[float]:
         consumer.close()
 
 
+@pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python"])
 def test_a_consumer_over_its_byte_rate_gets_throttled_answers_without_records_and_the_quota_rate(
-    proxied: tuple[BrokerProcess, FrameProxy, FetchWatcher],
+    proxied: tuple[BrokerProcess, FrameProxy, FetchWatcher], client: str
 ) -> None:
     broker, proxy, watcher = proxied
     bootstrap = f"127.0.0.1:{proxy.port}"
@@ -148,14 +175,17 @@ def test_a_consumer_over_its_byte_rate_gets_throttled_answers_without_records_an
     assert odradek([*command, "--bootstrap-server", broker.bootstrap]) == 0
     watcher.answers.clear()  # the producer's fetches: none; only the consumer's count
 
-    throttles = _consume(bootstrap, topic, "slow-consumer")
+    if client == "confluent-kafka":
+        throttles = _consume(bootstrap, topic, "slow-consumer")
+        assert throttles and max(throttles) > 0, "librdkafka was told of no throttle"
+    else:
+        _consume_with_kafka_python(bootstrap, topic, "slow-consumer")
 
     assert not proxy.errors and not watcher.errors, proxy.errors + watcher.errors
     answers = watcher.snapshot()
     throttled = [a for a in answers if a.throttle_time_ms > 0]
     with_records = [a for a in answers if a.record_bytes > 0]
     assert throttled, "the broker never throttled the consumer"
-    assert throttles and max(throttles) > 0, "librdkafka was told of no throttle"
     # KIP-219: an answer that throttles carries nothing (Kafka's getThrottledResponse).
     assert [a for a in throttled if a.record_bytes] == []
     # The records came at about the quota: from the first answer with records to the last.
