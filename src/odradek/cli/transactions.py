@@ -46,8 +46,8 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     parser = subcommands.add_parser(
         "transactions",
         help="list, describe and abort transactions",
-        description="List and describe transactions, abort a hanging one, end a transactional id's "
-        "(like kafka-transactions).",
+        description="List and describe transactions, abort a hanging one, or end a transactional id's "
+        "open transaction (like kafka-transactions).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
