@@ -14,18 +14,23 @@ from typing import Any
 
 import pytest
 
+from odradek.client.two_phase_commit import committed_offset, open_transactions
+from odradek.spark.exactly_once import MARKER_TOPIC
 from odradek.spark.security import SecurityConfigError, librdkafka_security, parse_jaas_login
 from tests.spark.kafka_helpers import consume_all, produce
 from tests.support.broker_process import REPO
 from tests.support.java_stores import key_store, trust_store
 from tests.support.security import SCRAM_USERS, SecureBroker, start_secure_broker
+from tests.support.txn_reader import read_committed_values
 
 SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="{}" password="{}";'
 
 
 @pytest.fixture(scope="module")
 def secure_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureBroker]:
-    broker = start_secure_broker(tmp_path_factory.mktemp("spark-security"), {"num.partitions": "3"})
+    # Two-phase commit on: the sink's exactly-once mode, and the pipeline's by default.
+    extra = {"num.partitions": "3", "transaction.two.phase.commit.enable": "true"}
+    broker = start_secure_broker(tmp_path_factory.mktemp("spark-security"), extra)
     try:
         yield broker
     finally:
@@ -180,6 +185,51 @@ def test_sink_over_secured_listeners(spark: Any, secure_broker: SecureBroker, li
     assert sorted((m.value or b"").decode() for m in landed) == sorted(f"w{i}" for i in range(200))
 
 
+@pytest.mark.parametrize("listener", ["SASL_SSL", "SSL"])
+def test_exactly_once_sink_over_secured_listeners(
+    spark: Any, secure_broker: SecureBroker, listener: str
+) -> None:
+    """The two-phase-commit client connects as the at-least-once producer does (Java option names):
+    every row once for read_committed readers, no transaction left open, the batch marker committed."""
+    topic, prefix = f"sec-eos-{listener.lower()}", f"sec-eos-query-{listener.lower()}"
+    options = (
+        sasl_ssl_options(secure_broker) if listener == "SASL_SSL" else ssl_options(secure_broker, "MTLS")
+    )
+    frame = spark.range(300).selectExpr("concat('k', id) AS key", "concat('e', id) AS value").repartition(3)
+    (
+        frame.write.format("odradek")
+        .options(**options)
+        .option("topic", topic)
+        .option("exactlyOnce", "true")
+        .option("transactionalIdPrefix", prefix)
+        .option("batchId", "0")
+        .mode("append")
+        .save()
+    )
+    plaintext = secure_broker.bootstrap("PLAINTEXT")
+    values = read_committed_values(plaintext, topic, 3)
+    assert sorted(v for part in values.values() for v in part) == sorted(f"e{i}".encode() for i in range(300))
+    assert not [t for t in open_transactions(plaintext) if t.startswith(prefix)]
+    assert [committed_offset(plaintext, prefix, MARKER_TOPIC, p) for p in range(3)] == [1, 1, 1]
+
+
+def test_exactly_once_sink_with_a_wrong_password_fails_fast(spark: Any, secure_broker: SecureBroker) -> None:
+    options = sasl_ssl_options(secure_broker, password="not-the-password")
+    frame = spark.range(3).selectExpr("concat('x', id) AS value")
+    started = time.monotonic()
+    with pytest.raises(Exception, match="login as carol refused"):
+        (
+            frame.write.format("odradek")
+            .options(**options)
+            .option("topic", "sec-eos-denied")
+            .option("exactlyOnce", "true")
+            .option("transactionalIdPrefix", "sec-eos-denied-query")
+            .mode("append")
+            .save()
+        )
+    assert time.monotonic() - started < 60, "the refusal must not wait out a timeout"
+
+
 def test_wrong_password_fails_fast_with_a_clear_error(spark: Any, secure_broker: SecureBroker) -> None:
     produce(secure_broker.bootstrap("PLAINTEXT"), "sec-denied", 10)
     options = sasl_ssl_options(secure_broker, password="not-the-password")
@@ -221,7 +271,8 @@ def run_pipeline_command(
 
 def test_pipeline_runs_against_a_sasl_ssl_listener(secure_broker: SecureBroker, tmp_path: Path) -> None:
     """`odradek pipeline --command-config client.properties` end to end on SASL_SSL (SCRAM-SHA-512): every
-    page view is counted in the Parquet output and in the output topic, which it wrote through the sink."""
+    page view is counted in the Parquet output and in the output topic, which it wrote through the sink
+    in its exactly-once mode (the default, on secured listeners too)."""
     import pyarrow.parquet as pq
 
     events = 600
@@ -233,6 +284,7 @@ def test_pipeline_runs_against_a_sasl_ssl_listener(secure_broker: SecureBroker, 
         *("--input-topic", "sec-views", "--output-topic", "sec-stats", "--output-dir", str(tmp_path / "out")),
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "exactly once (two-phase-commit transactions" in completed.stdout + completed.stderr
     rows = pq.read_table(tmp_path / "out").to_pylist()
     assert rows and sum(r["value"] for r in rows if r["metric"] == "views_per_page") == events
     messages = [

@@ -153,8 +153,8 @@ def test_exactly_once_needs_a_transactional_id_prefix(spark: Any, broker: Broker
         ({"exactlyOnce": "true", "transactionalIdPrefix": "q", "batchId": "x"}, "Invalid value 'x'"),
         ({"exactlyOnce": "yes", "transactionalIdPrefix": "q"}, "must be true or false"),
         (
-            {"exactlyOnce": "true", "transactionalIdPrefix": "q", "kafka.security.protocol": "SASL_SSL"},
-            "PLAINTEXT listeners only",
+            {"exactlyOnce": "true", "transactionalIdPrefix": "q", "kafka.ssl.crl.location": "/x.pem"},
+            "ssl.crl.location not supported with exactlyOnce=true",
         ),
         (
             {"exactlyOnce": "true", "transactionalIdPrefix": "q", "kafka.transactional.id": "t"},

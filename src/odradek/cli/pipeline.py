@@ -78,9 +78,9 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     parser.add_argument(
         "--delivery",
         choices=("exactly-once", "at-least-once"),
-        help="how the output topic is written: exactly-once (the default on PLAINTEXT: two-phase-commit "
+        help="how the output topic is written: exactly-once (the default: two-phase-commit "
         "transactions, needs transaction.two.phase.commit.enable=true on a given broker) or "
-        "at-least-once (the default, and the only choice, with --command-config security settings)",
+        "at-least-once",
     )
     parser.set_defaults(run=run)
 
@@ -113,11 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if client_settings and not args.bootstrap_server:
         print("odradek pipeline: --command-config and -X need --bootstrap-server", file=sys.stderr)
         return 2
-    secured = client_settings.get("security.protocol", "PLAINTEXT").upper() != "PLAINTEXT"
-    if args.delivery == "exactly-once" and secured:
-        print("odradek pipeline: --delivery exactly-once needs a PLAINTEXT listener", file=sys.stderr)
-        return 2
-    exactly_once = args.delivery == "exactly-once" or (args.delivery is None and not secured)
+    exactly_once = args.delivery != "at-least-once"
     if args.bootstrap_server:
         try:
             check_reachable(args.bootstrap_server, timeout=5.0)

@@ -1,4 +1,5 @@
-"""A blocking connection to one broker that speaks odradek's codec (PLAINTEXT only)."""
+"""A blocking connection to one broker that speaks odradek's codec, under TLS and SASL as the client's
+settings say (client/security.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import socket
 import struct
 from typing import Any
 
+from odradek.client.security import PLAINTEXT, ClientSecurity, authenticate, secure
 from odradek.protocol.codec import decode_from
 from odradek.protocol.frames import encode_request, response_header_version
 from odradek.protocol.messages import RESPONSES
@@ -13,14 +15,24 @@ from odradek.protocol.messages.response_header import ResponseHeader
 
 _SIZE = struct.Struct(">i")
 CLIENT_ID = "odradek-2pc"
+#: SaslHandshake v1 (the tokens then go in SaslAuthenticate) and SaslAuthenticate v1, as Kafka's clients.
+_SASL_VERSION = 1
 
 
 class BrokerConnection:
-    def __init__(self, host: str, port: int, timeout_s: float) -> None:
+    def __init__(self, host: str, port: int, timeout_s: float, security: ClientSecurity = PLAINTEXT) -> None:
+        """Connected, through TLS and logged in when `security` asks; raises OSError when the broker
+        cannot be reached, ClientSecurityError when it refuses the handshake or the login."""
         self.address = f"{host}:{port}"
-        self.sock = socket.create_connection((host, port), timeout=timeout_s)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock = socket.create_connection((host, port), timeout=timeout_s)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock = secure(sock, security, host)
         self.correlation_id = 0
+        try:
+            authenticate(lambda request: self.request(request, _SASL_VERSION), security)
+        except BaseException:
+            self.sock.close()
+            raise
 
     def request(self, body: Any, version: int) -> Any:
         self.correlation_id += 1

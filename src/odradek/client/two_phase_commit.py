@@ -12,8 +12,10 @@ one speaks the requests itself:
 - `finish()`, from any process: InitProducerId v6 with keepPreparedTxn takes the open transaction over
   (fencing the process that prepared it) and EndTxn commits or aborts it.
 
-PLAINTEXT listeners only. Errors a client would retry (coordinator moving or loading, concurrent
-transactions, leaders moving) are retried until `timeout_s`; any other is raised as `TwoPhaseError`.
+Every entry point takes the connection's `security` (client/security.py: TLS and SASL PLAIN/SCRAM
+from librdkafka's client settings; PLAINTEXT by default). Errors a client would retry (coordinator
+moving or loading, concurrent transactions, leaders moving) are retried until `timeout_s`; any other
+is raised as `TwoPhaseError`, and a refused TLS handshake or login at once as `ClientSecurityError`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any, TypeVar
 
 from odradek.client.connection import BrokerConnection, parse_bootstrap
 from odradek.client.partitioner import partition_for_key
+from odradek.client.security import PLAINTEXT, ClientSecurity
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
 from odradek.protocol.messages.add_partitions_to_txn import (
@@ -98,8 +101,9 @@ class OffsetMarker:
 class _Cluster:
     """Connections by node, the coordinator of a key, partition leaders."""
 
-    def __init__(self, bootstrap: str, timeout_s: float) -> None:
+    def __init__(self, bootstrap: str, timeout_s: float, security: ClientSecurity) -> None:
         self.timeout_s = timeout_s
+        self.security = security
         self.bootstrap = parse_bootstrap(bootstrap)
         self.connections: dict[tuple[str, int], BrokerConnection] = {}
         self.nodes: dict[int, tuple[str, int]] = {}
@@ -116,7 +120,7 @@ class _Cluster:
     def to(self, address: tuple[str, int]) -> BrokerConnection:
         connection = self.connections.get(address)
         if connection is None:
-            connection = BrokerConnection(*address, self.timeout_s)
+            connection = BrokerConnection(*address, self.timeout_s, self.security)
             self.connections[address] = connection
         return connection
 
@@ -176,10 +180,16 @@ def _retrying(
 
 
 class TwoPhaseProducer:
-    def __init__(self, bootstrap: str, transactional_id: str, timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        transactional_id: str,
+        timeout_s: float = 60.0,
+        security: ClientSecurity = PLAINTEXT,
+    ) -> None:
         self.transactional_id = transactional_id
         self.timeout_s = timeout_s
-        self.cluster = _Cluster(bootstrap, timeout_s)
+        self.cluster = _Cluster(bootstrap, timeout_s, security)
         self.producer_id = -1
         self.producer_epoch = -1
         self._pending: dict[
@@ -410,11 +420,12 @@ def finish(
     commit: bool,
     expected: PreparedTransaction | None = None,
     timeout_s: float = 60.0,
+    security: ClientSecurity = PLAINTEXT,
 ) -> PreparedTransaction | None:
     """The second phase: commit (or abort) the transaction open on `transactional_id`, whoever prepared
     it. With `expected`, only that transaction (a different one open raises `TwoPhaseError` with
     INVALID_TXN_STATE). Returns the transaction finished, None when none was open."""
-    cluster = _Cluster(bootstrap, timeout_s)
+    cluster = _Cluster(bootstrap, timeout_s, security)
     try:
         answer = _init(cluster, transactional_id, keep_prepared=True, timeout_s=timeout_s)
         ongoing = PreparedTransaction(
@@ -445,9 +456,11 @@ def finish(
         cluster.close()
 
 
-def open_transactions(bootstrap: str, timeout_s: float = 60.0) -> list[str]:
+def open_transactions(
+    bootstrap: str, timeout_s: float = 60.0, security: ClientSecurity = PLAINTEXT
+) -> list[str]:
     """The transactional ids with an open transaction, on every broker (ListTransactions)."""
-    cluster = _Cluster(bootstrap, timeout_s)
+    cluster = _Cluster(bootstrap, timeout_s, security)
     try:
         cluster.metadata([])
         found: set[str] = set()
@@ -463,13 +476,18 @@ def open_transactions(bootstrap: str, timeout_s: float = 60.0) -> list[str]:
 
 
 def committed_offset(
-    bootstrap: str, group_id: str, topic: str, partition: int, timeout_s: float = 60.0
+    bootstrap: str,
+    group_id: str,
+    topic: str,
+    partition: int,
+    timeout_s: float = 60.0,
+    security: ClientSecurity = PLAINTEXT,
 ) -> int:
     """The group's committed offset of the partition, -1 when none: offsets of an open transaction do not
     count. Not `require_stable`: a prepared two-phase transaction holding a newer marker stays open until
     its coordinator finishes it, and meanwhile the broker would answer UNSTABLE_OFFSET_COMMIT; without it
     the answer is the last committed offset, which is the one wanted."""
-    cluster = _Cluster(bootstrap, timeout_s)
+    cluster = _Cluster(bootstrap, timeout_s, security)
     request = OffsetFetchRequest(
         group_id=group_id,
         topics=[OffsetFetchRequestTopic(name=topic, partition_indexes=[partition])],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,9 @@ class RequestContext:
     principal: str = ANONYMOUS_PRINCIPAL
     #: The connection's SASL exchange, on SASL listeners (SaslHandshake and SaslAuthenticate drive it).
     sasl: SaslAuthenticator | None = None
+    #: A consumer's Fetch while client quotas are in force: records the answer's record bytes (and the
+    #: handling time so far) on the client's quotas and returns the throttle time, 0 if none (KIP-219).
+    fetch_quota: Callable[[int], int] | None = None
 
     @property
     def client_id(self) -> str | None:

@@ -28,6 +28,8 @@ Version notes:
 - With an authorizer (as Kafka): a follower's fetch needs CLUSTER_ACTION on the cluster, a consumer's
   READ on each topic; the partitions of the others are answered TOPIC_AUTHORIZATION_FAILED, checked
   once per request and topic, and a fetch of nothing readable does not wait.
+- A consumer over its client quotas (KIP-219; the connection's check, `context.fetch_quota`) is
+  answered, once the read is done, with throttle_time_ms and no partitions (see `_throttled`).
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ class _Plan:
     session: FetchSession | None
     incremental: bool
     session_id: int
+    #: A full fetch asking for a new session: opened when answered, and not by a throttled answer.
+    opens_session: bool = False
 
 
 @handles(ApiKey.FETCH, 0, 18)
@@ -113,7 +117,35 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
                 break
             waiter.rearm()
             await waiter.wait(remaining)
+    throttle_ms = context.fetch_quota(size) if context.fetch_quota is not None else 0
+    if throttle_ms > 0:
+        return _throttled(plan, results, throttle_ms)
+    if plan.opens_session:
+        _open_session(plan, replica_id >= 0, context)
     return _respond(plan, results, context, replica_id >= 0)
+
+
+def _throttled(plan: _Plan, results: list[PartitionData], throttle_ms: int) -> FetchResponse:
+    """A consumer over its quota (KIP-219, Kafka's getThrottledResponse): answered at once with the
+    throttle time and no partitions, since the records would take it further over. No session is
+    opened, and an incremental session's partitions keep what was last sent, so the next answer
+    carries what this one left out."""
+    for data in results:
+        if isinstance(data.records, FileRecords):
+            data.records.close()
+    return FetchResponse(
+        error_code=ErrorCode.NONE, throttle_time_ms=throttle_ms, session_id=plan.session_id, responses=[]
+    )
+
+
+def _open_session(plan: _Plan, privileged: bool, context: RequestContext) -> None:
+    """The session a full fetch asked for (none when the cache keeps its sessions: answered with id 0)."""
+    session = context.services.fetch_sessions.create(len(plan.partitions), privileged=privileged)
+    if session is None:
+        return
+    for entry in plan.partitions:
+        session.partitions[_key(entry)] = entry
+    plan.session, plan.session_id = session, session.session_id
 
 
 def _record_follower_fetches(
@@ -167,12 +199,7 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
     if request.session_epoch == INITIAL_EPOCH:
         if request.session_id:
             cache.close(request.session_id)
-        session = cache.create(len(requested), privileged=_replica_id(request, context) >= 0)
-        if session is None:
-            return _Plan(requested, None, False, 0)
-        for entry in requested:
-            session.partitions[_key(entry)] = entry
-        return _Plan(requested, session, False, session.session_id)
+        return _Plan(requested, None, False, 0, opens_session=True)
     session = cache.lookup(request.session_id, request.session_epoch)
     session.epoch = next_epoch(session.epoch)
     for forgotten in request.forgotten_topics_data:

@@ -53,6 +53,11 @@ class FileRecords:
     def __len__(self) -> int:
         return self.length
 
+    def close(self) -> None:
+        """Release the regions of records that will not be sent (a throttled fetch's)."""
+        for region in self.regions:
+            region.close()
+
     def append_to(self, out: Any) -> None:
         for region in self.regions:
             out.add_region(region)

@@ -4,7 +4,8 @@ As Kafka's ClientQuotaManager and ClientRequestQuotaManager: each quota type kee
 metric tags (who shares the quota, see quota_entities); a request records its bytes (the Produce
 request's size, the Fetch response's record bytes) or its handling time as a percentage of one second,
 and a rate above the bound gets a throttle time (quota_rate). The connection then puts that time in
-the response's throttle_time_ms and stops reading from the client for as long (KIP-219).
+the response's throttle_time_ms and stops reading from the client for as long (KIP-219); a throttled
+Fetch is answered without records, which are taken back off the rate.
 
 The request quota's throttle is capped at one window, as Kafka's; the byte quotas' are not. An IP's
 connection_creation_rate is checked by the acceptor for each new connection (`connection_throttle_ms`).
@@ -85,6 +86,14 @@ class ClientQuotaManager:
             sensor.throttle_ms_total += throttle
             sensor.throttled += 1
         return throttle
+
+    def unrecord(self, user: str, client_id: str, value: float, now_ms: int) -> None:
+        """Take back what was recorded (a throttled fetch's bytes, which were not sent), as Kafka's
+        unrecordQuotaSensor."""
+        tags, _ = self.configs.lookup(self.key, user, client_id)
+        sensor = self.sensors.get(tags)
+        if sensor is not None:
+            sensor.rate.record(-value, now_ms)
 
     def _expire_inactive(self, now_ms: int) -> None:
         self._last_sweep_ms = now_ms

@@ -6,17 +6,21 @@ quota, a consumer's Fetch its response's record bytes on the consumer quota (and
 one quota window may carry), every request its handling time on the request quota; the longest of the
 throttle times is the answer's throttle_time_ms and how long the connection stays muted.
 
-Kafka answers a throttled Fetch with no data (and takes its bytes back off the rate); odradek sends
-the data it read and holds the client back by the mute, which keeps the rate at the bound the same way.
+A consumer's Fetch is checked by the handler once it has read (`ConsumerFetchQuota`, as Kafka's
+handleFetchRequest): over either quota, it is answered with no records and its bytes are taken back
+off the rate, since the client did not get them.
 """
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
 from typing import Any, Final
 
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.messages.fetch import FetchRequest, FetchResponse
 from odradek.security.client_quotas import ClientQuotas, now_ms
+from odradek.server.delayed import delayed_seconds
 
 #: Requests between brokers (Kafka's ClusterAction APIs) and the SASL exchange: never throttled.
 EXEMPT: Final = frozenset(
@@ -36,15 +40,46 @@ EXEMPT: Final = frozenset(
 _PERCENT_PER_SECOND: Final = 100.0
 
 
+@dataclass(slots=True)
+class ConsumerFetchQuota:
+    """The quota check of one consumer Fetch, called by its handler with the record bytes it read."""
+
+    quotas: ClientQuotas
+    user: str
+    client_id: str
+    #: When handling began (time.perf_counter()), for the request quota.
+    started: float
+    #: The throttle time the check gave; None until the handler has called it.
+    throttle_ms: int | None = None
+
+    def __call__(self, record_bytes: int) -> int:
+        quotas, user, client_id = self.quotas, self.user, self.client_id
+        now = now_ms()
+        throttle = 0
+        if quotas.request.enabled:
+            handling = time.perf_counter() - self.started - delayed_seconds.get()
+            percent = max(handling, 0.0) * _PERCENT_PER_SECOND
+            throttle = quotas.request.record_and_throttle_ms(user, client_id, percent, now)
+        if quotas.fetch.enabled:
+            throttle = max(throttle, quotas.fetch.record_and_throttle_ms(user, client_id, record_bytes, now))
+            if throttle > 0:  # answered empty (by either quota): the bytes were not taken
+                quotas.fetch.unrecord(user, client_id, record_bytes, now)
+        self.throttle_ms = throttle
+        return throttle
+
+
 def before_handling(
     quotas: ClientQuotas, api_key: int, version: int, request: Any, user: str, client_id: str
-) -> None:
-    """Cap a consumer's fetch at what one quota window allows (KafkaApis.handleFetchRequest)."""
-    if api_key != ApiKey.FETCH or not quotas.fetch.enabled or _from_follower(request, version):
-        return
-    most = quotas.fetch.max_value_in_window(user, client_id)
-    if most is not None and isinstance(request, FetchRequest):
-        request.max_bytes = min(request.max_bytes, max(int(most), 1))
+) -> ConsumerFetchQuota | None:
+    """For a consumer's fetch: cap it at what one quota window allows (KafkaApis.handleFetchRequest)
+    and return the check its handler makes once it has read."""
+    if api_key != ApiKey.FETCH or not isinstance(request, FetchRequest) or _from_follower(request, version):
+        return None
+    if quotas.fetch.enabled:
+        most = quotas.fetch.max_value_in_window(user, client_id)
+        if most is not None:
+            request.max_bytes = min(request.max_bytes, max(int(most), 1))
+    return ConsumerFetchQuota(quotas, user, client_id, time.perf_counter())
 
 
 def throttle_time_ms(
@@ -57,11 +92,14 @@ def throttle_time_ms(
     handling_seconds: float,
     user: str,
     client_id: str,
+    fetch_quota: ConsumerFetchQuota | None = None,
 ) -> int:
     """Record this request on its client's quotas; the throttle time (0: none) is also written into the
     response's throttle_time_ms."""
     if api_key in EXEMPT or (api_key == ApiKey.FETCH and _from_follower(request, version)):
         return 0
+    if fetch_quota is not None and fetch_quota.throttle_ms is not None:
+        return fetch_quota.throttle_ms  # recorded, and put in the answer, by the fetch handler
     now = now_ms()
     throttle = 0
     if api_key == ApiKey.PRODUCE and quotas.produce.enabled:

@@ -281,9 +281,12 @@ class Connection(asyncio.BufferedProtocol):
             if measured:
                 user, client_id = quotas.user_of(context.principal), header.client_id or ""
                 version = header.request_api_version
-                before_handling(quotas, header.request_api_key, version, request, user, client_id)
                 delayed_seconds.set(0.0)
                 started = time.perf_counter()
+                fetch_quota = before_handling(
+                    quotas, header.request_api_key, version, request, user, client_id
+                )
+                context.fetch_quota = fetch_quota
             response = await registration.handler(request, context)
             if measured:
                 throttle_ms = throttle_time_ms(
@@ -296,6 +299,7 @@ class Connection(asyncio.BufferedProtocol):
                     time.perf_counter() - started - delayed_seconds.get(),
                     user,
                     client_id,
+                    fetch_quota,
                 )
                 if throttle_ms > 0:
                     self._mute(throttle_ms)  # from after the response (queued below) is written

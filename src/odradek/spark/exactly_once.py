@@ -13,6 +13,9 @@
   crash between prepare and commit), then reads its marker: a partition already committed for this
   batch (the driver died after committing, before Spark recorded the batch) is not written again.
 
+The tasks and the driver connect as the sink's Kafka options say: TLS and SASL (PLAIN, SCRAM) from
+`kafka.security.protocol`, `kafka.ssl.*` and `kafka.sasl.*`, as the at-least-once mode's producer.
+
 Nothing happens when the writer is made: Spark makes it again for the commit step, after the tasks
 have prepared.
 
@@ -33,6 +36,7 @@ from typing import Any
 
 from pyspark.sql.datasource import WriterCommitMessage
 
+from odradek.client.security import ClientSecurity, client_security
 from odradek.client.two_phase_commit import (
     OffsetMarker,
     PreparedTransaction,
@@ -86,9 +90,11 @@ def write_partition(
         return PreparedPartition(partition, 0, None)
     bootstrap = options.kafka_params["bootstrap.servers"]
     prefix = options.transactional_id_prefix
-    with TwoPhaseProducer(bootstrap, transactional_id(prefix, partition)) as producer:
+    security = _security(options)
+    with TwoPhaseProducer(bootstrap, transactional_id(prefix, partition), security=security) as producer:
         producer.begin()  # aborts what an earlier attempt of this partition left open
-        if batch_id is not None and committed_offset(bootstrap, prefix, MARKER_TOPIC, partition) > batch_id:
+        committed = committed_offset(bootstrap, prefix, MARKER_TOPIC, partition, security=security)
+        if batch_id is not None and committed > batch_id:
             return PreparedPartition(partition, 0, None, already_committed=True)
         try:
             for topic, key, value, target, headers in rows:
@@ -98,7 +104,7 @@ def write_partition(
         except Exception:
             # What this attempt sent is aborted now rather than held open until the next attempt.
             with contextlib.suppress(Exception):
-                finish(bootstrap, transactional_id(prefix, partition), False)
+                finish(bootstrap, transactional_id(prefix, partition), False, security=security)
             raise
         marker = None
         if batch_id is not None:
@@ -110,18 +116,20 @@ def commit_all(options: SinkOptions, messages: list[WriterCommitMessage | None])
     """The second phase: every task's transaction committed (leftovers of earlier attempts aborted
     first). Returns the rows committed."""
     bootstrap = options.kafka_params["bootstrap.servers"]
+    security = _security(options)
     prepared = _prepared(messages)
-    abort_leftovers(options, keep={t.transactional_id for t in prepared})
+    abort_leftovers(options, keep={t.transactional_id for t in prepared}, security=security)
     for transaction in prepared:
-        finish(bootstrap, transaction.transactional_id, True, expected=transaction)
+        finish(bootstrap, transaction.transactional_id, True, expected=transaction, security=security)
     return sum(m.count for m in messages if isinstance(m, PreparedPartition))
 
 
 def abort_all(options: SinkOptions, messages: list[WriterCommitMessage | None]) -> None:
     bootstrap = options.kafka_params["bootstrap.servers"]
+    security = _security(options)
     for transaction in _prepared(messages):
         try:
-            finish(bootstrap, transaction.transactional_id, False, expected=transaction)
+            finish(bootstrap, transaction.transactional_id, False, expected=transaction, security=security)
         except Exception:  # Spark is already failing the batch; the next attempt aborts what is left
             log.exception("aborting %s failed", transaction.transactional_id)
     # A task Spark killed when the job failed sent no message, but its transaction is open, and a
@@ -133,7 +141,7 @@ def abort_all(options: SinkOptions, messages: list[WriterCommitMessage | None]) 
         deadline = time.monotonic() + KILLED_TASKS_GRACE_S
         while True:
             try:
-                abort_leftovers(options)
+                abort_leftovers(options, security=security)
             except Exception:
                 log.exception("aborting the open transactions of %s failed", options.transactional_id_prefix)
             if time.monotonic() >= deadline:
@@ -141,20 +149,33 @@ def abort_all(options: SinkOptions, messages: list[WriterCommitMessage | None]) 
             time.sleep(0.5)
 
 
-def abort_leftovers(options: SinkOptions, keep: Collection[str] = ()) -> list[str]:
+def abort_leftovers(
+    options: SinkOptions, keep: Collection[str] = (), security: ClientSecurity | None = None
+) -> list[str]:
     """Abort the open transactions of this sink's prefix (other than `keep`): what tasks of a batch
     that was never committed left prepared. None of them is a committed batch's: the commit step
     finishes every transaction of a batch before Spark records it."""
     assert options.transactional_id_prefix is not None
     bootstrap = options.kafka_params["bootstrap.servers"]
+    security = security or _security(options)
     ours = re.compile(re.escape(options.transactional_id_prefix) + r"-\d+")
     aborted = []
-    for txn_id in open_transactions(bootstrap):
-        if ours.fullmatch(txn_id) and txn_id not in keep and finish(bootstrap, txn_id, False) is not None:
+    for txn_id in open_transactions(bootstrap, security=security):
+        if (
+            ours.fullmatch(txn_id)
+            and txn_id not in keep
+            and finish(bootstrap, txn_id, False, security=security) is not None
+        ):
             aborted.append(txn_id)
     if aborted:
         log.info("aborted transactions an earlier attempt left prepared: %s", ", ".join(aborted))
     return aborted
+
+
+def _security(options: SinkOptions) -> ClientSecurity:
+    """The connections' TLS and SASL, from the sink's Kafka options (made where used: an SSL context
+    does not travel to the executors)."""
+    return client_security(options.kafka_params)
 
 
 def _prepared(messages: list[WriterCommitMessage | None]) -> list[PreparedTransaction]:

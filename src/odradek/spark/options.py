@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from odradek.client.security import unsupported_settings
 from odradek.spark.offsets import (
     EARLIEST,
     LATEST,
@@ -223,9 +224,12 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
         raise ValueError("exactlyOnce=true needs the option 'transactionalIdPrefix' (one per query)")
     if not exactly_once and (prefix is not None or batch_id is not None):
         raise ValueError("options 'transactionalIdPrefix' and 'batchId' apply only with exactlyOnce=true")
-    if exactly_once and is_secured(kafka_params):
+    unsupported = unsupported_settings(kafka_params) if exactly_once else []
+    if unsupported:
         raise ValueError(
-            "exactlyOnce=true writes over PLAINTEXT listeners only (its two-phase commit client)"
+            f"Kafka option(s) {', '.join(unsupported)} not supported with exactlyOnce=true (its "
+            "two-phase commit client reads security.protocol, the TLS key and trust settings, "
+            "ssl.endpoint.identification.algorithm, ssl.cipher.suites and sasl.mechanism/username/password)"
         )
     if exactly_once and "transactional.id" in kafka_params:
         raise ValueError("Kafka option 'transactional.id' is set by the sink in exactlyOnce mode")

@@ -17,17 +17,3 @@ def test_pipeline_with_an_unreachable_broker_says_so_in_one_line(
     assert capsys.readouterr().err == (
         f"odradek pipeline: cannot reach broker at 127.0.0.1:{port} (connection refused)\n"
     )
-
-
-def test_exactly_once_delivery_on_a_secured_listener_is_refused_in_one_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: object
-) -> None:
-    port = free_port()
-    code = main(
-        [
-            *("pipeline", "--bootstrap-server", f"127.0.0.1:{port}", "--output-dir", str(tmp_path)),
-            *("-X", "security.protocol=SASL_PLAINTEXT", "--delivery", "exactly-once"),
-        ]
-    )
-    assert code == 2
-    assert capsys.readouterr().err == "odradek pipeline: --delivery exactly-once needs a PLAINTEXT listener\n"

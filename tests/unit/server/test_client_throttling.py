@@ -12,7 +12,7 @@ from odradek.protocol.messages.fetch import (
 )
 from odradek.protocol.messages.metadata import MetadataResponse
 from odradek.protocol.messages.produce import ProduceResponse
-from odradek.security.client_quotas import ClientQuotas
+from odradek.security.client_quotas import ClientQuotas, now_ms
 from odradek.security.quota_entities import DEFAULT, QuotaEntity
 from odradek.server.client_throttling import before_handling, throttle_time_ms
 
@@ -77,3 +77,32 @@ def test_the_request_quota_counts_handling_time_and_caps_the_throttle_at_one_win
 def test_inter_broker_requests_are_exempt() -> None:
     quotas = _quotas(request_percentage=1.0)
     assert throttle_time_ms(quotas, ApiKey.LEADER_AND_ISR, 5, None, None, 0, 2.0, "A", "c") == 0
+
+
+def test_a_throttled_consumer_fetch_takes_its_bytes_back_off_the_rate() -> None:
+    # KIP-219: the throttled answer carries no records, so its bytes must not count against the client.
+    quotas = _quotas(consumer_byte_rate=100.0)
+    check = before_handling(quotas, ApiKey.FETCH, 12, FetchRequest(replica_id=-1), "A", "c")
+    assert check is not None
+    assert check(3000) == 20_000  # 3000 B over 10 s against 100 B/s: (300 - 100) / 100 * 10 s
+    response = FetchResponse(throttle_time_ms=20_000)
+    assert throttle_time_ms(quotas, ApiKey.FETCH, 12, None, response, 0, 0.0, "A", "c", check) == 20_000
+    # The 3000 bytes were taken back: 900 more are within the rate (90 B/s).
+    again = before_handling(quotas, ApiKey.FETCH, 12, FetchRequest(replica_id=-1), "A", "c")
+    assert again is not None and again(900) == 0
+
+
+def test_a_consumer_fetch_over_the_request_quota_is_answered_empty_too() -> None:
+    quotas = _quotas(request_percentage=1.0, consumer_byte_rate=1e9)
+    check = before_handling(quotas, ApiKey.FETCH, 12, FetchRequest(replica_id=-1), "A", "c")
+    assert check is not None
+    check.started -= 2.0  # 2 s of handling: 200 % against 1 %, throttled for the 1 s window
+    assert check(5000) == 1000
+    # Within its byte rate, but answered empty all the same: the bytes are not counted.
+    assert all(sensor.rate.measure(now_ms()) == 0 for sensor in quotas.fetch.sensors.values())
+
+
+def test_a_follower_fetch_gets_no_quota_check() -> None:
+    quotas = _quotas(consumer_byte_rate=100.0)
+    follower = FetchRequest(replica_state=ReplicaState(replica_id=2))
+    assert before_handling(quotas, ApiKey.FETCH, 15, follower, "A", "c") is None
