@@ -5,8 +5,12 @@ offset. The wait is the same delayed operation that fetches use: the high waterm
 partition (as appends do), and the waiter re-checks. The answer per partition is as Kafka's
 checkEnoughReplicasReachOffset: NONE when the HW passed and the ISR still has min.insync.replicas,
 NOT_ENOUGH_REPLICAS_AFTER_APPEND when it passed but the (maximal) ISR has shrunk below Kafka's effective
-minimum, min(min.insync.replicas, replication factor), by then,
-NOT_LEADER_OR_FOLLOWER when the leadership moved away meanwhile, REQUEST_TIMED_OUT after timeout_ms.
+minimum, min(min.insync.replicas, replication factor), by then, REQUEST_TIMED_OUT after timeout_ms, and
+NOT_LEADER_OR_FOLLOWER when the leadership moved away meanwhile: this broker became a follower or
+stopped hosting the partition (even if it leads it again by now: its log may have been truncated).
+A new leader epoch that keeps this broker leader (an ISR change, a reassignment, a preferred election
+back here) is no reason to answer: as after Kafka's makeLeader, the append stays in the log and its
+wait goes on (a spurious retriable error would make a producer that is not idempotent write twice).
 On a single node (and for a leader alone in its ISR) the HW is the log end after the append: no wait.
 """
 
@@ -30,6 +34,7 @@ class AwaitingReplicas:
     log: Log
     #: The HW that acknowledges the append: its last offset + 1.
     required_offset: int
+    #: The leader epoch of the append.
     leader_epoch: int
     response: PartitionProduceResponse
 
@@ -63,8 +68,7 @@ def _outcome(entry: AwaitingReplicas, context: RequestContext) -> ErrorCode | No
     replicas = context.services.replicas
     if replicas is None:  # a single node: the append itself moved the HW
         return ErrorCode.NONE
-    hosted = replicas.leading.get((entry.partition.topic, entry.partition.partition))
-    if hosted is None or hosted.leader_epoch != entry.leader_epoch:
+    if not replicas.still_leading_since(entry.partition.topic, entry.partition.partition, entry.leader_epoch):
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
     if entry.log.high_watermark < entry.required_offset:
         return None

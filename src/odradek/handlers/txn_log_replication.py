@@ -40,9 +40,8 @@ async def txn_log_replicated(
     tp = TopicPartition(TRANSACTION_STATE_TOPIC, partition)
     timeout_ms = context.services.config.request_timeout_ms
     reached = await wait_for_high_watermark(tp, log, log.log_end_offset, timeout_ms, context)
-    now = replicas.leading.get((TRANSACTION_STATE_TOPIC, partition))
-    if now is None or now.leader_epoch != epoch:
-        return ErrorCode.NOT_COORDINATOR
+    if not replicas.still_leading_since(TRANSACTION_STATE_TOPIC, partition, epoch):
+        return ErrorCode.NOT_COORDINATOR  # a new epoch that kept this broker leader is no reason
     if not reached or replicas.under_min_isr(TRANSACTION_STATE_TOPIC, partition, maximal=True):
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     return None
