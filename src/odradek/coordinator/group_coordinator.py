@@ -277,9 +277,7 @@ class GroupCoordinator:
 
     def complete_transaction(self, partition: int, producer_id: int, committed: bool) -> None:
         """A transaction marker was appended to `__consumer_offsets-<partition>`."""
-        shard = self.runtime.shards.get(partition)
-        if shard is not None:
-            shard.complete_transaction(producer_id, committed)
+        self.runtime.complete_transaction(partition, producer_id, committed)
 
     def fetch_offsets(
         self,

@@ -17,9 +17,10 @@ from collections.abc import Callable, Hashable
 from typing import Any, Final
 
 from odradek.config.broker import BrokerConfig
-from odradek.coordinator.runtime import CoordinatorRuntime, append_error_code
+from odradek.coordinator.runtime import CoordinatorRuntime
 from odradek.coordinator.txn_metadata import TransactionMetadata
 from odradek.coordinator.txn_records import TxnLogRecord, decode_txn_record
+from odradek.coordinator.write_errors import append_failure, transaction_log_error
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.records import Compression
 
@@ -163,5 +164,5 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
             self.append_records(partition, [record])
         except Exception as failure:
             log.warning("writing to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, partition, failure)
-            return append_error_code(failure)
+            return transaction_log_error(append_failure(failure))
         return None

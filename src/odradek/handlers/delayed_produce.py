@@ -78,20 +78,20 @@ def _outcome(entry: AwaitingReplicas, context: RequestContext) -> ErrorCode | No
     return ErrorCode.NONE
 
 
-async def wait_for_high_watermark(
+async def replication_outcome(
     partition: TopicPartition, log: Log, required_offset: int, timeout_ms: int, context: RequestContext
-) -> bool:
-    """Wait (on the same notifications) until the log's HW reaches `required_offset`; False when the
-    timeout ran out first. For the coordinators' own writes (an offset commit waits as acks=all)."""
-    if log.high_watermark >= required_offset:
-        return True
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + max(timeout_ms, 0) / 1000
-    with context.services.appends.waiting_on([partition]) as waiter:
-        while log.high_watermark < required_offset:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return False
-            waiter.rearm()
-            await waiter.wait(remaining)
-    return True
+) -> ErrorCode:
+    """A coordinator's own write (an acks=all append to its internal topic, just made, up to
+    `required_offset`): waited for as a Produce's, and answered with the same append errors (NONE,
+    REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER), which the coordinator
+    maps for its client (coordinator/write_errors.py)."""
+    replicas = context.services.replicas
+    if replicas is None:
+        return ErrorCode.NONE  # a single node: the append itself moved the HW
+    hosted = replicas.leading.get((partition.topic, partition.partition))
+    if hosted is None:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    answer = PartitionProduceResponse(index=partition.partition)
+    entry = AwaitingReplicas(partition, log, required_offset, hosted.leader_epoch, answer)
+    await wait_for_replicas([entry], timeout_ms, context)
+    return ErrorCode(answer.error_code)

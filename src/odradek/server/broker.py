@@ -47,7 +47,9 @@ from odradek.config.topic import resolve_topic_config
 from odradek.config.types import ConfigError
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, ProducerIdManager
+from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
+from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.handlers.configs import reconfigure
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
@@ -297,6 +299,11 @@ class Broker:
         replicas.leaders.min_insync_replicas = services.topics.min_insync_replicas
         replicas.leaders.replica_selector_class = self.config.replica_selector_class or None
         services.appends.on_append = replicas.leaders.on_append
+        # The coordinators' writes are acks=all appends: refused under min.insync.replicas.
+        groups.runtime.under_min_isr = functools.partial(replicas.under_min_isr, OFFSETS_TOPIC)
+        if services.transactions is not None:
+            state_log = services.transactions.state_log
+            state_log.under_min_isr = functools.partial(replicas.under_min_isr, TRANSACTION_STATE_TOPIC)
         self.fetchers = replica_fetchers(
             self.config, self._live_config, services, self.logs, replicas, self.inter_broker_security
         )
