@@ -170,7 +170,7 @@ async def offsets_replicated(group_id: str, context: RequestContext) -> ErrorCod
         return ErrorCode.NOT_COORDINATOR
     tp = TopicPartition(OFFSETS_TOPIC, partition)
     timeout_ms = context.services.config.offsets_commit_timeout_ms
-    outcome = await replication_outcome(tp, log, log.log_end_offset, timeout_ms, context)
+    outcome = await replication_outcome(tp, log.log_end_offset, timeout_ms, context.services)
     return None if outcome is ErrorCode.NONE else offset_commit_error(outcome)
 
 

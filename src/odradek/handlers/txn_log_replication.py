@@ -42,5 +42,5 @@ async def txn_log_replicated(
         return transaction_log_error(ErrorCode.NOT_ENOUGH_REPLICAS)
     tp = TopicPartition(TRANSACTION_STATE_TOPIC, partition)
     timeout_ms = context.services.config.request_timeout_ms
-    outcome = await replication_outcome(tp, log, log.log_end_offset, timeout_ms, context)
+    outcome = await replication_outcome(tp, log.log_end_offset, timeout_ms, context.services)
     return None if outcome is ErrorCode.NONE else transaction_log_error(outcome)

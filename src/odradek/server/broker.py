@@ -51,6 +51,7 @@ from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.handlers.configs import reconfigure
+from odradek.handlers.delayed_produce import coordinator_write_waiter
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
@@ -304,6 +305,10 @@ class Broker:
         if services.transactions is not None:
             state_log = services.transactions.state_log
             state_log.under_min_isr = functools.partial(replicas.under_min_isr, TRANSACTION_STATE_TOPIC)
+            # ... and applied to the coordinator's memory once the ISR holds them (Kafka's acks=-1).
+            state_log.replicated = coordinator_write_waiter(
+                TRANSACTION_STATE_TOPIC, lambda: services.config.request_timeout_ms, services
+            )
         self.fetchers = replica_fetchers(
             self.config, self._live_config, services, self.logs, replicas, self.inter_broker_security
         )
