@@ -75,6 +75,7 @@ class GroupCoordinator:
         if self._expiry is not None:
             self._expiry.cancel()
             self._expiry = None
+        self.runtime.stop_waiting()
         for partition in list(self.runtime.shards):
             self.runtime.resign(partition)
 

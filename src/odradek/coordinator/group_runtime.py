@@ -15,9 +15,10 @@ to the partition applies (once replicated) or drops them, on the live path and a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
 from odradek.coordinator.records import (
@@ -72,6 +73,10 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         )
         self.settings = settings
         self.timer_factory = timer_factory
+        #: Waits until a partition's in-sync replicas hold a write (the offset after it): the append's
+        #: outcome. Wired in cluster mode; None: the append itself commits the write (a single node).
+        self.replicated: Callable[[int, int], Awaitable[ErrorCode]] | None = None
+        self._waits: set[asyncio.Task[None]] = set()
 
     def new_shard(self, partition: int) -> GroupShard:
         timer = self.timer_factory(lambda key, operation: self.run_timer(partition, key, operation))
@@ -117,9 +122,40 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
                 if result.replay:
                     shard.replay_appended(result.records, committed_at)
                     self.catch_up(shard)
+                if result.on_appended is not None and self.replicated is not None:
+                    self._tell_once_replicated(shard, result.records, committed_at, result.on_appended)
+                    return None
         if result.on_appended is not None:
             result.on_appended(error)
         return error
+
+    def stop_waiting(self) -> None:
+        """Drop the writes still waiting for the ISR (the coordinator stops)."""
+        for task in self._waits:
+            task.cancel()
+
+    def _tell_once_replicated(
+        self,
+        shard: GroupShard,
+        records: list[CoordinatorRecord],
+        committed_at: int,
+        callback: Callable[[ErrorCode | None], None],
+    ) -> None:
+        """Kafka's storeGroup: the members hear how the GroupMetadata write went once the in-sync
+        replicas hold it (or it failed), never before: a SyncGroup answered with an assignment a
+        failover would lose would let two generations consume at once."""
+        assert self.replicated is not None
+        waiting = self.replicated(shard.partition, committed_at)
+
+        async def tell() -> None:
+            outcome = await waiting
+            if self.shards.get(shard.partition) is not shard:
+                return  # unloaded meanwhile: its members were told NOT_COORDINATOR then
+            callback(None if outcome is ErrorCode.NONE else _client_error(records, outcome))
+
+        task = asyncio.get_running_loop().create_task(tell())
+        self._waits.add(task)
+        task.add_done_callback(self._waits.discard)
 
     def write_transactional(
         self, shard: GroupShard, records: list[CoordinatorRecord], producer_id: int, producer_epoch: int

@@ -302,6 +302,9 @@ class Broker:
         services.appends.on_append = replicas.leaders.on_append
         # The coordinators' writes are acks=all appends: refused under min.insync.replicas.
         groups.runtime.under_min_isr = functools.partial(replicas.under_min_isr, OFFSETS_TOPIC)
+        groups.runtime.replicated = coordinator_write_waiter(
+            OFFSETS_TOPIC, lambda: services.config.offsets_commit_timeout_ms, services
+        )
         if services.transactions is not None:
             state_log = services.transactions.state_log
             state_log.under_min_isr = functools.partial(replicas.under_min_isr, TRANSACTION_STATE_TOPIC)

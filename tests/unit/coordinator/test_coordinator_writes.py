@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem
 from odradek.coordinator.settings import OFFSETS_TOPIC
@@ -156,3 +157,52 @@ def test_transaction_log_errors_are_mapped_as_kafkas_transaction_state_manager_m
     assert transaction_log_error(E.KAFKA_STORAGE_ERROR) is E.NOT_COORDINATOR
     assert transaction_log_error(E.RECORD_LIST_TOO_LARGE) is E.UNKNOWN_SERVER_ERROR
     assert transaction_log_error(E.CONCURRENT_TRANSACTIONS) is E.CONCURRENT_TRANSACTIONS
+
+
+class Followers:
+    """The ISR as the runtime sees it: each write waits until the test answers it."""
+
+    def __init__(self) -> None:
+        self.waiting: list[asyncio.Future[ErrorCode]] = []
+
+    async def replicated(self, _partition: int, _required_offset: int) -> ErrorCode:
+        future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
+        self.waiting.append(future)
+        return await future
+
+
+async def _sync_leader_alone(h: Harness, followers: Followers) -> asyncio.Task[Any]:
+    answer = (await join_new_member(h, "g", session_ms=1_800_000)).result()
+    h.coordinator.runtime.replicated = followers.replicated
+    request = SyncGroupRequest(
+        group_id="g",
+        generation_id=answer.generation_id,
+        member_id=answer.member_id,
+        assignments=[SyncGroupRequestAssignment(member_id=answer.member_id, assignment=b"a")],
+    )
+    synced = start(h.coordinator.sync_group(request))
+    await settle()
+    return synced
+
+
+def test_a_sync_group_is_answered_only_once_the_isr_holds_the_assignment(tmp_path: Path) -> None:
+    async def scenario(h: Harness) -> None:
+        followers = Followers()
+        synced = await _sync_leader_alone(h, followers)
+        assert not synced.done()  # appended, not yet on the followers
+        followers.waiting.pop(0).set_result(E.NONE)
+        await settle()
+        assert synced.result().error_code == E.NONE and synced.result().assignment == b"a"
+
+    run(tmp_path, scenario)
+
+
+def test_a_sync_group_whose_assignment_times_out_is_rebalance_in_progress(tmp_path: Path) -> None:
+    async def scenario(h: Harness) -> None:
+        followers = Followers()
+        synced = await _sync_leader_alone(h, followers)
+        followers.waiting.pop(0).set_result(E.REQUEST_TIMED_OUT)
+        await settle()
+        assert synced.result().error_code == E.REBALANCE_IN_PROGRESS  # as Kafka's storeGroup
+
+    run(tmp_path, scenario)
