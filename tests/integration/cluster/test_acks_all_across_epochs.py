@@ -79,8 +79,8 @@ def test_an_acks_all_produce_waiting_on_a_dead_follower_is_acknowledged_when_the
         assert outcome, "no answer to the produce"
         error, message = outcome[0]
         assert error is None, error  # acknowledged, not NOT_LEADER_OR_FOLLOWER
-        # written once: answered NOT_LEADER_OR_FOLLOWER, librdkafka sends the batch again even with
-        # retries=0 (a leader change is not counted as a retry) and it lands a second time, at offset 1
+        # written once: answered NOT_LEADER_OR_FOLLOWER (before the fix), librdkafka was seen to send
+        # the batch again even with retries=0, and it landed a second time, at offset 1
         assert message.offset() == 0
         after = _partition(cluster, topic, controller)
         assert after.leader_id == controller and after.leader_epoch > epoch_before
