@@ -132,6 +132,14 @@ class GroupShard:
             else:
                 self.replay(record)
 
+    def unreplicated_partitions(self, group_id: str) -> set[tuple[str, int]]:
+        """The group's partitions with an offset commit not yet on the in-sync replicas."""
+        return {
+            (record.key.topic, record.key.partition)
+            for _, record in self.unreplicated_offsets
+            if isinstance(record.key, OffsetCommitKey) and record.key.group == group_id and record.value
+        }
+
     def apply_replicated(self, high_watermark: int) -> None:
         """Apply the offset commits the in-sync replicas now hold, in log order."""
         waiting = self.unreplicated_offsets

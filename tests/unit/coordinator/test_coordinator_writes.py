@@ -206,3 +206,17 @@ def test_a_sync_group_whose_assignment_times_out_is_rebalance_in_progress(tmp_pa
         assert synced.result().error_code == E.REBALANCE_IN_PROGRESS  # as Kafka's storeGroup
 
     run(tmp_path, scenario)
+
+
+def test_an_offset_with_a_newer_commit_on_its_way_to_the_isr_does_not_expire(tmp_path: Path) -> None:
+    async def scenario(h: Harness) -> None:
+        log = offsets_log(h)
+        commit(h, "g", 5)
+        log.update_high_watermark(log.log_end_offset)
+        h.clock.now_ms += h.coordinator.settings.offsets_retention_ms + 1
+        commit(h, "g", 9)  # not on the followers yet
+        assert h.coordinator.expire_offsets() == 0
+        log.update_high_watermark(log.log_end_offset)
+        assert fetched(h, "g") == {("t", 0): 9}
+
+    run(tmp_path, scenario)
