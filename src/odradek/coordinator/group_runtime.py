@@ -129,6 +129,19 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
             result.on_appended(error)
         return error
 
+    async def committed(self, partition: int, log_end_before: int) -> ErrorCode | None:
+        """After a step's write: None once the in-sync replicas hold what was appended to `partition`
+        since `log_end_before` (at once if nothing was), else the error its client is told."""
+        end = self.log_end(partition)
+        if self.replicated is None or end <= log_end_before:
+            return None
+        outcome = await self.replicated(partition, end)
+        return None if outcome is ErrorCode.NONE else transaction_log_error(outcome)
+
+    def log_end(self, partition: int) -> int:
+        partition_log = self.logs.get_log(self.topic, partition)
+        return int(partition_log.log_end_offset) if partition_log is not None else 0
+
     def stop_waiting(self) -> None:
         """Drop the writes still waiting for the ISR (the coordinator stops)."""
         for task in self._waits:

@@ -17,6 +17,7 @@ from odradek.coordinator.write_errors import (
     transaction_log_error,
 )
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from odradek.protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from odradek.storage.log import Log
 from tests.unit.coordinator.harness import Harness, join_new_member, settle, start
@@ -218,5 +219,46 @@ def test_an_offset_with_a_newer_commit_on_its_way_to_the_isr_does_not_expire(tmp
         assert h.coordinator.expire_offsets() == 0
         log.update_high_watermark(log.log_end_offset)
         assert fetched(h, "g") == {("t", 0): 9}
+
+    run(tmp_path, scenario)
+
+
+def _joining_heartbeat() -> ConsumerGroupHeartbeatRequest:
+    return ConsumerGroupHeartbeatRequest(
+        group_id="kip848",
+        member_id="m1",
+        member_epoch=0,
+        rebalance_timeout_ms=5000,
+        subscribed_topic_names=["t"],
+        topic_partitions=[],
+    )
+
+
+def test_a_consumer_group_heartbeat_is_answered_once_the_isr_holds_what_it_wrote(tmp_path: Path) -> None:
+    async def scenario(h: Harness) -> None:
+        followers = Followers()
+        h.coordinator.runtime.replicated = followers.replicated
+        beating = start(h.coordinator.consumer_group_heartbeat_committed(_joining_heartbeat(), 1, "c", "/h"))
+        await settle()
+        assert not beating.done()  # the member's epoch and assignment are appended, not yet replicated
+        followers.waiting.pop(0).set_result(E.NONE)
+        await settle()
+        answer = beating.result()
+        assert answer.error_code == E.NONE and answer.member_epoch == 1
+
+    run(tmp_path, scenario)
+
+
+def test_a_consumer_group_heartbeat_whose_write_times_out_is_coordinator_not_available(
+    tmp_path: Path,
+) -> None:
+    async def scenario(h: Harness) -> None:
+        followers = Followers()
+        h.coordinator.runtime.replicated = followers.replicated
+        beating = start(h.coordinator.consumer_group_heartbeat_committed(_joining_heartbeat(), 1, "c", "/h"))
+        await settle()
+        followers.waiting.pop(0).set_result(E.REQUEST_TIMED_OUT)
+        await settle()
+        assert beating.result().error_code == E.COORDINATOR_NOT_AVAILABLE
 
     run(tmp_path, scenario)
