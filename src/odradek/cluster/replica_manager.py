@@ -178,6 +178,12 @@ class ReplicaManager:
         hosted = self.leading.get((topic, partition))
         return hosted is not None and hosted.leader_since_epoch <= leader_epoch
 
+    def leader_since_epoch(self, topic: str, partition: int) -> int | None:
+        """The leader epoch this broker's uninterrupted leadership of the partition began at; None when
+        it does not lead it."""
+        hosted = self.leading.get((topic, partition))
+        return hosted.leader_since_epoch if hosted is not None else None
+
     def under_min_isr(self, topic: str, partition: int, maximal: bool = False) -> bool:
         """Whether a partition led here has fewer in-sync replicas than Kafka's effective minimum,
         min(min.insync.replicas, replication factor); `maximal` counts a pending ISR expansion, as the

@@ -87,6 +87,9 @@ class TransactionCoordinator:
             security=inter_broker_security,
         )
         self._tasks: list[asyncio.Task[None]] = []
+        #: The leader epoch this broker's uninterrupted leadership of a `__transaction_state` partition
+        #: began at (None: not led); the replica manager's answer, wired in cluster mode.
+        self.leader_since_epoch: Callable[[int], int | None] | None = None
         #: Transactional ids whose write waits for the in-sync replicas (Kafka's pendingState).
         self._writing: set[str] = set()
         #: Completions of prepared transactions under way in the background.
@@ -157,14 +160,25 @@ class TransactionCoordinator:
         runtime = self.state_log
         for state in topic.partitions:
             if state.leader_id == self.node_id:
-                if runtime.leader_epochs.get(state.partition, state.leader_epoch) != state.leader_epoch:
+                loaded_at = runtime.leader_epochs.get(state.partition, state.leader_epoch)
+                if loaded_at != state.leader_epoch and self._led_anew_since(state.partition, loaded_at):
                     # Led here again at a newer epoch (it moved away and back between two hooks):
-                    # reload, so markers carry the new coordinator epoch.
+                    # reload, so markers carry the new coordinator epoch. A new epoch that kept this
+                    # broker leader (an ISR change, a reassignment) is no new election: as Kafka's
+                    # onElection, which only a new leader hears, the loaded state and its writes stay.
                     runtime.resign(state.partition)
                 runtime.become_leader(state.partition)
             elif state.partition in runtime.shards:
                 runtime.resign(state.partition)
         await runtime.wait_loaded()
+
+    def _led_anew_since(self, partition: int, epoch: int) -> bool:
+        """Whether this broker's leadership of the partition began after `epoch` (it stopped leading
+        it meanwhile); without the replica manager's word, any newer epoch counts as such."""
+        if self.leader_since_epoch is None:
+            return True
+        since = self.leader_since_epoch(partition)
+        return since is None or since > epoch
 
     def _loaded(self, transactions: list[TransactionMetadata]) -> None:
         """A partition's transactions, just loaded: those the previous leader left prepared (it died

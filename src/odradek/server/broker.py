@@ -309,6 +309,9 @@ class Broker:
             state_log = services.transactions.state_log
             state_log.under_min_isr = functools.partial(replicas.under_min_isr, TRANSACTION_STATE_TOPIC)
             # ... and applied to the coordinator's memory once the ISR holds them (Kafka's acks=-1).
+            services.transactions.leader_since_epoch = functools.partial(
+                replicas.leader_since_epoch, TRANSACTION_STATE_TOPIC
+            )
             state_log.replicated = coordinator_write_waiter(
                 TRANSACTION_STATE_TOPIC, lambda: services.config.request_timeout_ms, services
             )

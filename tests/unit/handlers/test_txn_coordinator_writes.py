@@ -139,3 +139,25 @@ async def test_a_transaction_write_under_min_insync_replicas_appends_nothing(
         }
         assert _state_log_end(handler_broker, coordinator) == before
         assert coordinator.state_log.txns[TXN].partitions == {("data", 0)}
+
+
+async def test_a_new_leader_epoch_that_keeps_this_broker_leader_does_not_reload_the_transactions(
+    handler_broker: HandlerBroker,
+) -> None:
+    async with running(handler_broker) as coordinator:
+        pid, epoch = await _ongoing(coordinator)
+        partition = coordinator.state_log.partition_for(TXN)
+        shard = coordinator.state_log.shards[partition]
+        state = handler_broker.services.cluster.partition(TRANSACTION_STATE_TOPIC, partition)
+        assert state is not None
+        loaded_at = state.leader_epoch
+        state.leader_epoch += 1  # the controller's LeaderAndIsr: same leader, a new ISR
+        coordinator.leader_since_epoch = lambda _partition: loaded_at
+        await coordinator.refresh_leadership()
+        assert coordinator.state_log.shards[partition] is shard  # no reload, no NOT_COORDINATOR
+        assert await coordinator.add_partitions(TXN, pid, epoch, [("data", 1)]) == {("data", 1): E.NONE}
+        # led anew (it was a follower in between): loaded again, at the new coordinator epoch
+        coordinator.leader_since_epoch = lambda _partition: loaded_at + 1
+        await coordinator.refresh_leadership()
+        assert coordinator.state_log.shards[partition] is not shard
+        assert coordinator.state_log.coordinator_epoch(partition) == loaded_at + 1
