@@ -70,6 +70,11 @@ class HostedPartition:
     log: Log
     #: Set while this broker leads the partition: its followers' progress and the ISR change in flight.
     leader_state: LeaderState | None = field(default=None)
+    #: While this broker leads the partition: the leader epoch its uninterrupted leadership began at. A
+    #: new epoch that keeps it leader (an ISR change, a reassignment, a preferred election back here)
+    #: keeps it, so an append made at any epoch since is still this leader's to acknowledge (its log
+    #: was never truncated meanwhile); -1 for a follower.
+    leader_since_epoch: int = -1
 
 
 class FollowerFetchers(Protocol):
@@ -165,6 +170,19 @@ class ReplicaManager:
             hosted = self.hosted[(topic, partition)]
             return Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, hosted.leader, hosted.leader_epoch)
         return Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, known.leader_id, known.leader_epoch)
+
+    def still_leading_since(self, topic: str, partition: int, leader_epoch: int) -> bool:
+        """Whether this broker has led the partition without a break since `leader_epoch` (the epoch an
+        append was made at): what keeps an acks=all wait going, as in Kafka, where only a partition that
+        became a follower (or was removed) completes its delayed produces with NOT_LEADER_OR_FOLLOWER."""
+        hosted = self.leading.get((topic, partition))
+        return hosted is not None and hosted.leader_since_epoch <= leader_epoch
+
+    def leader_since_epoch(self, topic: str, partition: int) -> int | None:
+        """The leader epoch this broker's uninterrupted leadership of the partition began at; None when
+        it does not lead it."""
+        hosted = self.leading.get((topic, partition))
+        return hosted.leader_since_epoch if hosted is not None else None
 
     def under_min_isr(self, topic: str, partition: int, maximal: bool = False) -> bool:
         """Whether a partition led here has fewer in-sync replicas than Kafka's effective minimum,
@@ -358,7 +376,11 @@ class ReplicaManager:
             # high watermark follows its log end after every append. With followers in the ISR it
             # moves only as they catch up (replication), never on this broker's appends alone.
             # (A LogManager of single-node logs, as in handler tests, keeps its own rule.)
-            before = self.leading[key].leader_state if key in self.leading else None
+            earlier = self.leading.get(key)
+            before = earlier.leader_state if earlier is not None else None
+            hosted.leader_since_epoch = (
+                earlier.leader_since_epoch if earlier is not None else state.leader_epoch
+            )
             self.leaders.on_become_leader(hosted, before)
             self.leading[key] = hosted
         else:

@@ -75,6 +75,7 @@ class GroupCoordinator:
         if self._expiry is not None:
             self._expiry.cancel()
             self._expiry = None
+        self.runtime.stop_waiting()
         for partition in list(self.runtime.shards):
             self.runtime.resign(partition)
 
@@ -188,6 +189,23 @@ class GroupCoordinator:
 
     # ----- consumer groups (KIP-848) ---------------------------------------------------------------
 
+    async def consumer_group_heartbeat_committed(
+        self, request: ConsumerGroupHeartbeatRequest, api_version: int, client_id: str, client_host: str
+    ) -> ConsumerGroupHeartbeatResponse:
+        """A heartbeat answered once what it wrote is on the in-sync replicas (the new coordinator's
+        runtime completes a write's response only when it is committed): a member is never told an
+        epoch or assignment a failover would take back. The error, if not: COORDINATOR_NOT_AVAILABLE
+        (timed out, ISR too small) or NOT_COORDINATOR."""
+        partition = self.runtime.partition_for(request.group_id)
+        before = self.runtime.log_end(partition)
+        response = self.consumer_group_heartbeat(request, api_version, client_id, client_host)
+        if response.error_code != ErrorCode.NONE:
+            return response
+        error = await self.runtime.committed(partition, before)
+        if error is not None:
+            return ConsumerGroupHeartbeatResponse(error_code=error, error_message=error.message)
+        return response
+
     def consumer_group_heartbeat(
         self, request: ConsumerGroupHeartbeatRequest, api_version: int, client_id: str, client_host: str
     ) -> ConsumerGroupHeartbeatResponse:
@@ -277,9 +295,7 @@ class GroupCoordinator:
 
     def complete_transaction(self, partition: int, producer_id: int, committed: bool) -> None:
         """A transaction marker was appended to `__consumer_offsets-<partition>`."""
-        shard = self.runtime.shards.get(partition)
-        if shard is not None:
-            shard.complete_transaction(producer_id, committed)
+        self.runtime.complete_transaction(partition, producer_id, committed)
 
     def fetch_offsets(
         self,

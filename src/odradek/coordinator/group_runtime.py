@@ -3,25 +3,41 @@ through CoordinatorResults.
 
 Like Kafka's CoordinatorRuntime, every group step returns a CoordinatorResult; `write` appends its
 records to the shard's partition (one atomic append) and only then replays them and runs the step's
-callback, so the state a client is told about is always in the log. TxnOffsetCommit records are
-appended in a transactional batch of the producer (`write_transactional`) and held in the shard per
-producer id; the COMMIT or ABORT marker the transaction coordinator writes to the partition applies or
-drops them, on the live path and again on replay.
+callback, so the state a client is told about is always in the log. Offset commits are applied only
+once the in-sync replicas hold them (the high watermark passed them): a commit that fails (refused
+under min.insync.replicas, timed out, leadership lost) is never returned by OffsetFetch, which reads
+what a coordinator elected from the ISR would read. Every shard lookup applies what has been
+replicated since (`catch_up`), so readers never see less than the ISR holds either.
+TxnOffsetCommit records are appended in a transactional batch of the producer (`write_transactional`)
+and held in the shard per producer id; the COMMIT or ABORT marker the transaction coordinator writes
+to the partition applies (once replicated) or drops them, on the live path and again on replay.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
-from odradek.coordinator.records import CoordinatorRecord
+from odradek.coordinator.records import (
+    GROUP_METADATA,
+    OFFSET_COMMIT,
+    OFFSET_COMMIT_LEGACY,
+    CoordinatorRecord,
+)
 from odradek.coordinator.result import CoordinatorResult
-from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState, append_error_code
+from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState
 from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
 from odradek.coordinator.shard import GroupShard
 from odradek.coordinator.timer import CoordinatorTimer, Operation, Runner
+from odradek.coordinator.write_errors import (
+    append_failure,
+    group_metadata_error,
+    offset_commit_error,
+    transaction_log_error,
+)
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.records import Compression
 
@@ -57,21 +73,44 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         )
         self.settings = settings
         self.timer_factory = timer_factory
+        #: Waits until a partition's in-sync replicas hold a write (the offset after it): the append's
+        #: outcome. Wired in cluster mode; None: the append itself commits the write (a single node).
+        self.replicated: Callable[[int, int], Awaitable[ErrorCode]] | None = None
+        self._waits: set[asyncio.Task[None]] = set()
 
     def new_shard(self, partition: int) -> GroupShard:
         timer = self.timer_factory(lambda key, operation: self.run_timer(partition, key, operation))
         return GroupShard(partition, self.settings, timer, self.now_ms, self.cluster)
 
+    def shard_for(self, key: str) -> GroupShard:
+        shard = super().shard_for(key)
+        self.catch_up(shard)
+        return shard
+
+    def active_shards(self) -> list[GroupShard]:
+        shards = super().active_shards()
+        for shard in shards:
+            self.catch_up(shard)
+        return shards
+
+    def catch_up(self, shard: GroupShard) -> None:
+        """Apply the shard's offset commits that its partition's high watermark has passed since."""
+        if shard.unreplicated_offsets:
+            partition_log = self.logs.get_log(self.topic, shard.partition)
+            if partition_log is not None:
+                shard.apply_replicated(partition_log.high_watermark)
+
     def write(self, shard: GroupShard, result: CoordinatorResult[T] | None) -> ErrorCode | None:
-        """Append `result`'s records; on success replay them (if asked); tell its callback either way."""
+        """Append `result`'s records; on success replay them (if asked: offset commits once replicated);
+        tell its callback either way."""
         if result is None:
             return None
         error: ErrorCode | None = None
         if result.records:
             try:
-                self.append_records(shard.partition, result.records)
+                committed_at = self.append_records(shard.partition, result.records)
             except Exception as failure:
-                error = append_error_code(failure)
+                error = _client_error(result.records, append_failure(failure))
                 log.warning(
                     "writing %d records to %s-%d failed: %s",
                     len(result.records),
@@ -79,12 +118,57 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
                     shard.partition,
                     failure,
                 )
-            if error is None and result.replay:
-                for record in result.records:
-                    shard.replay(record)
+            else:
+                if result.replay:
+                    shard.replay_appended(result.records, committed_at)
+                    self.catch_up(shard)
+                if result.on_appended is not None and self.replicated is not None:
+                    self._tell_once_replicated(shard, result.records, committed_at, result.on_appended)
+                    return None
         if result.on_appended is not None:
             result.on_appended(error)
         return error
+
+    async def committed(self, partition: int, log_end_before: int) -> ErrorCode | None:
+        """After a step's write: None once the in-sync replicas hold what was appended to `partition`
+        since `log_end_before` (at once if nothing was), else the error its client is told."""
+        end = self.log_end(partition)
+        if self.replicated is None or end <= log_end_before:
+            return None
+        outcome = await self.replicated(partition, end)
+        return None if outcome is ErrorCode.NONE else transaction_log_error(outcome)
+
+    def log_end(self, partition: int) -> int:
+        partition_log = self.logs.get_log(self.topic, partition)
+        return int(partition_log.log_end_offset) if partition_log is not None else 0
+
+    def stop_waiting(self) -> None:
+        """Drop the writes still waiting for the ISR (the coordinator stops)."""
+        for task in self._waits:
+            task.cancel()
+
+    def _tell_once_replicated(
+        self,
+        shard: GroupShard,
+        records: list[CoordinatorRecord],
+        committed_at: int,
+        callback: Callable[[ErrorCode | None], None],
+    ) -> None:
+        """Kafka's storeGroup: the members hear how the GroupMetadata write went once the in-sync
+        replicas hold it (or it failed), never before: a SyncGroup answered with an assignment a
+        failover would lose would let two generations consume at once."""
+        assert self.replicated is not None
+        waiting = self.replicated(shard.partition, committed_at)
+
+        async def tell() -> None:
+            outcome = await waiting
+            if self.shards.get(shard.partition) is not shard:
+                return  # unloaded meanwhile: its members were told NOT_COORDINATOR then
+            callback(None if outcome is ErrorCode.NONE else _client_error(records, outcome))
+
+        task = asyncio.get_running_loop().create_task(tell())
+        self._waits.add(task)
+        task.add_done_callback(self._waits.discard)
 
     def write_transactional(
         self, shard: GroupShard, records: list[CoordinatorRecord], producer_id: int, producer_epoch: int
@@ -97,13 +181,34 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
             log.warning(
                 "writing transactional offsets to %s-%d failed: %s", OFFSETS_TOPIC, shard.partition, failure
             )
-            return append_error_code(failure)
+            return offset_commit_error(append_failure(failure))
         for record in records:
             shard.replay_transactional(producer_id, record)
         return None
+
+    def complete_transaction(self, partition: int, producer_id: int, committed: bool) -> None:
+        """A transaction marker was just appended to the partition: the producer's offsets are
+        committed once the marker is on the in-sync replicas (or dropped, for an abort)."""
+        shard = self.shards.get(partition)
+        partition_log = self.logs.get_log(self.topic, partition)
+        if shard is None or partition_log is None:
+            return
+        shard.complete_transaction(producer_id, committed, committed_at=partition_log.log_end_offset)
+        self.catch_up(shard)
 
     def run_timer(self, partition: int, key: str, operation: Operation) -> None:
         shard = self.shards.get(partition)
         if shard is None or self.states.get(partition) is not PartitionState.ACTIVE:
             return
+        self.catch_up(shard)
         self.write(shard, operation())
+
+
+def _client_error(records: list[CoordinatorRecord], append_error: ErrorCode) -> ErrorCode:
+    """A failed write's error as the coordinator Kafka writes such records with answers it."""
+    types = {record.record_type for record in records}
+    if types <= {OFFSET_COMMIT, OFFSET_COMMIT_LEGACY}:
+        return offset_commit_error(append_error)
+    if GROUP_METADATA in types:
+        return group_metadata_error(append_error)
+    return transaction_log_error(append_error)  # KIP-848 groups: the new coordinator's mapping

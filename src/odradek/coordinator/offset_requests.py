@@ -165,5 +165,8 @@ def expire_offsets(shard: GroupShard, group_id: str) -> tuple[list[CoordinatorRe
         shard.now_ms(),
         shard.settings.offsets_retention_ms,
     )
-    remaining = len(shard.offsets.partitions(group_id)) - len(expired)
+    # A commit still on its way to the ISR is the partition's newest: its older offset is not expired.
+    awaiting = shard.unreplicated_partitions(group_id)
+    expired = [tp for tp in expired if tp not in awaiting]
+    remaining = len(set(shard.offsets.partitions(group_id)) | awaiting) - len(expired)
     return [offset_commit_tombstone(group_id, t, p) for t, p in expired], remaining == 0

@@ -34,7 +34,6 @@ from odradek.protocol.records import (
     iter_record_batches,
 )
 from odradek.protocol.records.control import read_end_transaction_marker
-from odradek.storage import errors as storage_errors
 from odradek.storage.fetch import FetchIsolation
 from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
@@ -161,6 +160,10 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         self.loads: dict[int, asyncio.Task[None]] = {}
         #: The leader epoch each shard was made at: its coordinator epoch.
         self.leader_epochs: dict[int, int] = {}
+        #: Whether a partition led here has fewer in-sync replicas than its min.insync.replicas (the
+        #: replica manager's answer, wired in cluster mode): a coordinator's write is an acks=all append,
+        #: refused then with nothing appended, as Kafka's appendRecordsToLeader refuses it.
+        self.under_min_isr: Callable[[int], bool] = lambda _partition: False
         self._loading = _LoadingRound(topic, keys)
         self._creation: asyncio.Task[bool] | None = None
 
@@ -354,15 +357,21 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         records: Sequence[LogRecord],
         producer_id: int = NO_PRODUCER_ID,
         producer_epoch: int = NO_PRODUCER_EPOCH,
-    ) -> None:
-        """Append `records` to `partition` (this broker must lead it) in as few batches as fit; raises
-        what the log raises (`append_error_code` says what a client is told)."""
+    ) -> int:
+        """Append `records` to `partition` (this broker must lead it) in as few batches as fit, and
+        return the offset after them (the high watermark that makes the write committed). Raises
+        KafkaError(NOT_ENOUGH_REPLICAS) with nothing appended when the ISR is under min.insync.replicas,
+        else what the log raises (write_errors.py says what a client is told)."""
         log_ = self.logs.get_log(self.topic, partition)
         state = self.cluster.partition(self.topic, partition)
         if log_ is None or state is None:
             raise KafkaError(ErrorCode.NOT_COORDINATOR)
         if state.leader_id != self.node_id:
             raise KafkaError(ErrorCode.NOT_COORDINATOR)
+        if self.under_min_isr(partition):
+            raise KafkaError(
+                ErrorCode.NOT_ENOUGH_REPLICAS, f"{self.topic}-{partition}: fewer in-sync replicas than needed"
+            )
         now = self.now_ms()
         batches = bytearray()
         transactional = producer_id != NO_PRODUCER_ID
@@ -384,29 +393,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
                 builder = new_builder()
             builder.append(now, key, value)
         batches += builder.build()
-        log_.append(batches, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR)
+        result = log_.append(batches, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR)
         if self.notify_append is not None:
             self.notify_append(TopicPartition(self.topic, partition))
-
-
-def append_error_code(error: BaseException) -> ErrorCode:
-    """Kafka's mapping of a failed coordinator write to what the client is told."""
-    if isinstance(error, KafkaError):
-        code = error.error_code
-    elif isinstance(error, storage_errors.RecordTooLargeError):
-        return ErrorCode.UNKNOWN_SERVER_ERROR
-    elif isinstance(error, storage_errors.LogStorageError | OSError):
-        return ErrorCode.NOT_COORDINATOR
-    else:
-        return ErrorCode.UNKNOWN_SERVER_ERROR
-    if code in (
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.NOT_ENOUGH_REPLICAS,
-        ErrorCode.REQUEST_TIMED_OUT,
-    ):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
-        return ErrorCode.NOT_COORDINATOR
-    if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
-        return ErrorCode.UNKNOWN_SERVER_ERROR
-    return code
+        return int(result.last_offset) + 1

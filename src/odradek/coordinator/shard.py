@@ -8,7 +8,8 @@ partition's records (`replay`), then `on_loaded` starts the members' session tim
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from odradek.coordinator.classic_group import ClassicGroup, ClassicGroupState, ClassicMember
@@ -58,6 +59,10 @@ class GroupShard:
         #: Offset commits of open transactions, by producer id: applied at the COMMIT marker, dropped at
         #: ABORT (Kafka's pending transactional offsets), so read_committed readers of the input agree.
         self.pending_txn_offsets: dict[int, list[CoordinatorRecord]] = {}
+        #: Offset commits (and their tombstones) appended but not yet on the in-sync replicas, oldest
+        #: first, each with the high watermark that commits it (Kafka's pending offset commits): what
+        #: OffsetFetch returns is only what a new coordinator elected from the ISR would replay too.
+        self.unreplicated_offsets: deque[tuple[int, CoordinatorRecord]] = deque()
         self.timer = timer
         self.rebalancer = ClassicRebalancer(self.groups, self.timer, settings, now_ms)
         from odradek.coordinator.consumer_protocol import ConsumerGroupManager
@@ -101,11 +106,45 @@ class GroupShard:
             if isinstance(record.key, OffsetCommitKey) and record.key.group == group_id
         }
 
-    def complete_transaction(self, producer_id: int, committed: bool) -> None:
-        """The transaction marker of `producer_id`: its pending offsets become committed, or vanish."""
-        for record in self.pending_txn_offsets.pop(producer_id, []):
-            if committed:
+    def complete_transaction(
+        self, producer_id: int, committed: bool, committed_at: int | None = None
+    ) -> None:
+        """The transaction marker of `producer_id`: its pending offsets become committed, or vanish. On
+        the live path (`committed_at`: the offset after the marker) they wait for the marker to be on the
+        in-sync replicas, behind the offset commits appended before it."""
+        records = self.pending_txn_offsets.pop(producer_id, [])
+        if not committed:
+            return
+        if committed_at is None:
+            for record in records:
                 self.replay(record)
+        else:
+            self.replay_appended(records, committed_at)
+
+    def replay_appended(self, records: Iterable[CoordinatorRecord], committed_at: int) -> None:
+        """Records just appended, committed once the high watermark reaches `committed_at`: offset
+        commits wait for that (`apply_replicated`), group records apply now (the next step of the
+        group's protocol builds on them, as Kafka's uncommitted timeline; a failed write unloads the
+        partition or answers the members with the error)."""
+        for record in records:
+            if record.record_type in (OFFSET_COMMIT, OFFSET_COMMIT_LEGACY):
+                self.unreplicated_offsets.append((committed_at, record))
+            else:
+                self.replay(record)
+
+    def unreplicated_partitions(self, group_id: str) -> set[tuple[str, int]]:
+        """The group's partitions with an offset commit not yet on the in-sync replicas."""
+        return {
+            (record.key.topic, record.key.partition)
+            for _, record in self.unreplicated_offsets
+            if isinstance(record.key, OffsetCommitKey) and record.key.group == group_id and record.value
+        }
+
+    def apply_replicated(self, high_watermark: int) -> None:
+        """Apply the offset commits the in-sync replicas now hold, in log order."""
+        waiting = self.unreplicated_offsets
+        while waiting and waiting[0][0] <= high_watermark:
+            self.replay(waiting.popleft()[1])
 
     def replay(self, record: CoordinatorRecord) -> None:
         if record.record_type in (OFFSET_COMMIT, OFFSET_COMMIT_LEGACY):
@@ -170,6 +209,7 @@ class GroupShard:
     def unload(self) -> None:
         """Stop coordinating this partition: waiting members are told to find the new coordinator."""
         self.timer.cancel_all()
+        self.unreplicated_offsets.clear()
         for group in self.groups.values():
             if isinstance(group, ClassicGroup):
                 group.complete_all_with_error(ErrorCode.NOT_COORDINATOR)

@@ -1,12 +1,16 @@
 """The transaction coordinator (Kafka's TransactionCoordinator), over `__transaction_state`.
 
 Every step checks the request against the transactional id's metadata, appends the next
-TransactionLogValue and only then applies it, so the state is what the log says. Appends are synchronous
-on the broker's loop, so one step is never interleaved with another. Ending a transaction writes
-PrepareCommit/PrepareAbort, then the markers (directly, through the local WriteTxnMarkers path: on a
-single node this broker leads every partition), then CompleteCommit/CompleteAbort. A transaction found
-prepared (the broker died between the two, or a marker could not be written) is completed when its
-partition is loaded and by the periodic check, as Kafka's coordinator re-sends markers on takeover.
+TransactionLogValue, waits until the in-sync replicas hold it and only then applies it (Kafka's
+pendingState and completeTransitionTo): the state in memory is what a coordinator elected from the ISR
+would find in the log, and a write that fails (refused under `transaction.state.log.min.isr`, timed
+out, leadership lost) leaves no trace. While an id's write waits, other steps for it are answered
+CONCURRENT_TRANSACTIONS, as Kafka does while its pending state is set. Ending a transaction writes
+PrepareCommit/PrepareAbort, then (once it is on the ISR) the markers (directly, through the local
+WriteTxnMarkers path: on a single node this broker leads every partition), then
+CompleteCommit/CompleteAbort. A transaction found prepared (the broker died between the two, or a
+marker could not be written) is completed when its partition is loaded and by the periodic check, as
+Kafka's coordinator re-sends markers on takeover.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +87,13 @@ class TransactionCoordinator:
             security=inter_broker_security,
         )
         self._tasks: list[asyncio.Task[None]] = []
+        #: The leader epoch this broker's uninterrupted leadership of a `__transaction_state` partition
+        #: began at (None: not led); the replica manager's answer, wired in cluster mode.
+        self.leader_since_epoch: Callable[[int], int | None] | None = None
+        #: Transactional ids whose write waits for the in-sync replicas (Kafka's pendingState).
+        self._writing: set[str] = set()
+        #: Completions of prepared transactions under way in the background.
+        self._completions: set[asyncio.Task[bool]] = set()
         #: One leadership refresh at a time: a partition's load and unload must not interleave.
         self._refreshing = asyncio.Lock()
         self._refreshes: set[asyncio.Task[None]] = set()
@@ -123,6 +134,8 @@ class TransactionCoordinator:
         self._tasks = []
         for task in self._refreshes:
             task.cancel()
+        for completion in self._completions:
+            completion.cancel()
         self.channel.stop()
         for partition in list(self.state_log.shards):
             self.state_log.resign(partition)
@@ -147,21 +160,34 @@ class TransactionCoordinator:
         runtime = self.state_log
         for state in topic.partitions:
             if state.leader_id == self.node_id:
-                if runtime.leader_epochs.get(state.partition, state.leader_epoch) != state.leader_epoch:
+                loaded_at = runtime.leader_epochs.get(state.partition, state.leader_epoch)
+                if loaded_at != state.leader_epoch and self._led_anew_since(state.partition, loaded_at):
                     # Led here again at a newer epoch (it moved away and back between two hooks):
-                    # reload, so markers carry the new coordinator epoch.
+                    # reload, so markers carry the new coordinator epoch. A new epoch that kept this
+                    # broker leader (an ISR change, a reassignment) is no new election: as Kafka's
+                    # onElection, which only a new leader hears, the loaded state and its writes stay.
                     runtime.resign(state.partition)
                 runtime.become_leader(state.partition)
             elif state.partition in runtime.shards:
                 runtime.resign(state.partition)
         await runtime.wait_loaded()
 
+    def _led_anew_since(self, partition: int, epoch: int) -> bool:
+        """Whether this broker's leadership of the partition began after `epoch` (it stopped leading
+        it meanwhile); without the replica manager's word, any newer epoch counts as such."""
+        if self.leader_since_epoch is None:
+            return True
+        since = self.leader_since_epoch(partition)
+        return since is None or since > epoch
+
     def _loaded(self, transactions: list[TransactionMetadata]) -> None:
         """A partition's transactions, just loaded: those the previous leader left prepared (it died
         between the prepare and the complete record) get their markers now."""
-        completed = sum(self._complete(m) for m in transactions if m.state.is_prepared)
-        if completed:
-            log.info("completed %d prepared transactions found on loading", completed)
+        prepared = [m for m in transactions if m.state.is_prepared]
+        for metadata in prepared:
+            self._complete_later(metadata)
+        if prepared:
+            log.info("completing %d prepared transactions found on loading", len(prepared))
 
     def coordinator_node(self, transactional_id: str) -> int | None:
         if not self.started:
@@ -181,11 +207,11 @@ class TransactionCoordinator:
         if await self.state_log.ensure_topic(self.single_node):
             await self.refresh_leadership()
 
-    async def _every(self, interval_ms: int, job: Callable[[], None]) -> None:
+    async def _every(self, interval_ms: int, job: Callable[[], Awaitable[None]]) -> None:
         while True:
             await asyncio.sleep(interval_ms / 1000)
             try:
-                job()
+                await job()
             except Exception:
                 log.exception("transaction coordinator housekeeping failed")
 
@@ -203,12 +229,22 @@ class TransactionCoordinator:
         metadata = self.state_log.txns.get(transactional_id)
         if metadata is None or metadata.producer_id != producer_id:
             raise KafkaError(E.INVALID_PRODUCER_ID_MAPPING)
+        if transactional_id in self._writing:
+            raise KafkaError(E.CONCURRENT_TRANSACTIONS)
         if metadata.producer_epoch != producer_epoch:
             raise KafkaError(E.PRODUCER_FENCED)
         return metadata
 
-    def _write(self, transactional_id: str, value: TransactionLogValue | None) -> None:
-        error = self.state_log.append(TxnLogRecord(transactional_id, value))
+    async def _write(self, transactional_id: str, value: TransactionLogValue | None) -> None:
+        """Append `value` (None: a tombstone), wait for the ISR, then apply it; KafkaError (nothing
+        applied) when the write failed, or while another write of the id waits."""
+        if transactional_id in self._writing:
+            raise KafkaError(E.CONCURRENT_TRANSACTIONS)
+        self._writing.add(transactional_id)
+        try:
+            error = await self.state_log.append(TxnLogRecord(transactional_id, value))
+        finally:
+            self._writing.discard(transactional_id)
         if error is not None:
             raise KafkaError(error)
         metadata = self.state_log.txns.get(transactional_id)
@@ -281,9 +317,11 @@ class TransactionCoordinator:
             # Re-check: another InitProducerId for this id may have run while the id block was written.
             if transactional_id not in self.state_log.txns:
                 value = TransactionMetadata(transactional_id, new_id, 0, timeout_ms).next_value(now)
-                self._write(transactional_id, value)
+                await self._write(transactional_id, value)
                 return InitAnswer(new_id, 0)
             metadata = self.state_log.txns[transactional_id]
+        if transactional_id in self._writing:
+            raise KafkaError(E.CONCURRENT_TRANSACTIONS)
         if producer_id >= 0:
             # KIP-360: a producer re-initialising names its id and epoch. The current pair gets the next
             # epoch; the pair it had before its last such bump is a retry whose answer was lost (the
@@ -295,14 +333,14 @@ class TransactionCoordinator:
                     return InitAnswer(metadata.producer_id, metadata.producer_epoch)
                 raise KafkaError(E.PRODUCER_FENCED)
         if metadata.state.is_prepared:
-            self._complete(metadata)
+            self._complete_later(metadata)
             raise KafkaError(E.CONCURRENT_TRANSACTIONS)
         if metadata.state is TxnState.ONGOING and keep_prepared:
-            return self._take_over_ongoing(metadata, timeout_ms, now)
+            return await self._take_over_ongoing(metadata, timeout_ms, now)
         if metadata.state is TxnState.ONGOING:
             # A new instance takes over: the old one's transaction is aborted with a bumped epoch
             # (which fences it); the client retries and then gets its own epoch.
-            self._abort_fencing(metadata)
+            await self._abort_fencing(metadata)
             raise KafkaError(E.CONCURRENT_TRANSACTIONS)
         if metadata.producer_epoch >= MAX_EPOCH:
             next_id, next_epoch = await self.producer_ids.generate(), 0  # epoch exhausted: a new id
@@ -317,21 +355,23 @@ class TransactionCoordinator:
             partitions=set(),
         )
         previous_epoch = metadata.producer_epoch
-        self._write(transactional_id, value)
+        await self._write(transactional_id, value)
         # Only the producer that asked with its own epoch may retry with it; a new instance (no id
         # given) or a new producer id leaves nothing to retry.
         same_producer = producer_id >= 0 and next_id == producer_id
         metadata.last_producer_epoch = previous_epoch if same_producer else -1
         return InitAnswer(next_id, next_epoch)
 
-    def _take_over_ongoing(self, metadata: TransactionMetadata, timeout_ms: int, now: int) -> InitAnswer:
+    async def _take_over_ongoing(
+        self, metadata: TransactionMetadata, timeout_ms: int, now: int
+    ) -> InitAnswer:
         """The ongoing transaction stays open, under the next epoch. The producer id stays: the
         transaction's batches carry it, and its markers must too. At the last epoch nothing can be
         bumped, and the transaction is handed over as it is."""
         ongoing = metadata.producer_id, metadata.producer_epoch
         epoch = min(metadata.producer_epoch + 1, MAX_EPOCH)
         value = metadata.next_value(now, producer_epoch=epoch, timeout_ms=timeout_ms)
-        self._write(metadata.transactional_id, value)
+        await self._write(metadata.transactional_id, value)
         metadata.last_producer_epoch = -1
         log.info(
             "%s: ongoing transaction of producer %d epoch %d kept for its two-phase commit (now epoch %d)",
@@ -344,7 +384,7 @@ class TransactionCoordinator:
 
     # ----- AddPartitionsToTxn / AddOffsetsToTxn ---------------------------------------------------
 
-    def add_partitions(
+    async def add_partitions(
         self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[tuple[str, int]]
     ) -> dict[tuple[str, int], ErrorCode]:
         try:
@@ -365,19 +405,19 @@ class TransactionCoordinator:
         if metadata.state is not TxnState.ONGOING or wanted != metadata.partitions:
             value = metadata.next_value(self.now_ms(), state=TxnState.ONGOING, partitions=wanted)
             try:
-                self._write(transactional_id, value)
+                await self._write(transactional_id, value)
             except KafkaError as error:
                 return {tp: error.error_code for tp in partitions}
         return {tp: E.NONE for tp in partitions}
 
-    def add_offsets(
+    async def add_offsets(
         self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str
     ) -> ErrorCode:
         topic = self.cluster.topic(OFFSETS_TOPIC)
         if topic is None:
             return E.COORDINATOR_NOT_AVAILABLE
         tp = (OFFSETS_TOPIC, partition_for(group_id, len(topic.partitions)))
-        return self.add_partitions(transactional_id, producer_id, producer_epoch, [tp])[tp]
+        return (await self.add_partitions(transactional_id, producer_id, producer_epoch, [tp]))[tp]
 
     def check_producer(self, producer_id: int, producer_epoch: int) -> ErrorCode:
         """TxnOffsetCommit and transactional Produce: the producer's transaction must be ongoing, with
@@ -409,30 +449,40 @@ class TransactionCoordinator:
 
     # ----- EndTxn and completion ------------------------------------------------------------------
 
-    def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, committed: bool) -> None:
+    async def end_txn(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, committed: bool
+    ) -> None:
         metadata = self._metadata(transactional_id, producer_id, producer_epoch)
         state = metadata.state
         if state is TxnState.ONGOING:
             target = TxnState.PREPARE_COMMIT if committed else TxnState.PREPARE_ABORT
-            self._write(transactional_id, metadata.next_value(self.now_ms(), state=target))
-            self._complete(metadata)
+            await self._write(transactional_id, metadata.next_value(self.now_ms(), state=target))
+            # On the ISR now: the markers may go out (never before, or a lost Prepare* record could
+            # leave a transaction committed on some partitions and aborted on the others).
+            await self._complete(metadata)
             return
         if (state, committed) in ((TxnState.COMPLETE_COMMIT, True), (TxnState.COMPLETE_ABORT, False)):
             return  # a retry of an EndTxn that already completed
         if state.is_prepared:
-            self._complete(metadata)
+            self._complete_later(metadata)
             if (state is TxnState.PREPARE_COMMIT) == committed:
                 return
             raise KafkaError(E.INVALID_TXN_STATE)
         raise KafkaError(E.INVALID_TXN_STATE)
 
-    def _complete(self, metadata: TransactionMetadata) -> bool:
+    def _complete_later(self, metadata: TransactionMetadata) -> None:
+        """Complete a prepared transaction in the background (a step that finds one answers at once)."""
+        task = asyncio.get_running_loop().create_task(self._complete(metadata))
+        self._completions.add(task)
+        task.add_done_callback(self._completions.discard)
+
+    async def _complete(self, metadata: TransactionMetadata) -> bool:
         """Write the markers of a prepared transaction, then its Complete* record. The partitions this
         broker leads get theirs directly; those led elsewhere through the marker channel, which writes
         the Complete* record once the last is written. True when completed now; False when markers are
         under way or one failed here (retried by the periodic check)."""
         transactional_id = metadata.transactional_id
-        if self.channel.under_way(transactional_id):
+        if self.channel.under_way(transactional_id) or transactional_id in self._writing:
             return False
         committed = metadata.state is TxnState.PREPARE_COMMIT
         elsewhere: set[tuple[str, int]] = set()
@@ -473,17 +523,17 @@ class TransactionCoordinator:
                 )
             )
             return False
-        return self._write_complete(metadata)
+        return await self._write_complete(metadata)
 
-    def _write_complete(self, metadata: TransactionMetadata) -> bool:
+    async def _write_complete(self, metadata: TransactionMetadata) -> bool:
         committed = metadata.state is TxnState.PREPARE_COMMIT
         done = TxnState.COMPLETE_COMMIT if committed else TxnState.COMPLETE_ABORT
         try:
-            self._write(
+            await self._write(
                 metadata.transactional_id, metadata.next_value(self.now_ms(), state=done, partitions=set())
             )
         except KafkaError:
-            return False
+            return False  # retried by the periodic check
         return True
 
     # ----- the marker channel's callbacks (cluster mode) -------------------------------------------
@@ -510,23 +560,27 @@ class TransactionCoordinator:
     def _markers_written(self, txn: PendingMarkers) -> None:
         metadata = self._current(txn)
         if metadata is not None:
-            self._write_complete(metadata)
+            task = asyncio.get_running_loop().create_task(self._write_complete(metadata))
+            self._completions.add(task)
+            task.add_done_callback(self._completions.discard)
 
-    def _abort_fencing(self, metadata: TransactionMetadata) -> None:
+    async def _abort_fencing(self, metadata: TransactionMetadata) -> None:
         """Abort an ongoing transaction with the epoch bumped, so its producer is fenced (Kafka's
         PrepareEpochFence, then PrepareAbort)."""
         epoch = (
             metadata.producer_epoch + 1 if metadata.producer_epoch < MAX_EPOCH else metadata.producer_epoch
         )
         value = metadata.next_value(self.now_ms(), state=TxnState.PREPARE_ABORT, producer_epoch=epoch)
-        self._write(metadata.transactional_id, value)
+        await self._write(metadata.transactional_id, value)
         metadata.last_producer_epoch = -1  # the fenced epoch may not come back as a "retry"
-        self._complete(metadata)
+        await self._complete(metadata)
 
-    def abort_timed_out(self) -> None:
+    async def abort_timed_out(self) -> None:
         """Proactive aborts of transactions open longer than their timeout; prepared ones retried."""
         now = self.now_ms()
         for metadata in self.transactions():
+            if metadata.transactional_id in self._writing:
+                continue  # its write is still waiting for the ISR
             try:
                 if metadata.timed_out(now):
                     log.info(
@@ -534,19 +588,19 @@ class TransactionCoordinator:
                         metadata.transactional_id,
                         metadata.timeout_ms,
                     )
-                    self._abort_fencing(metadata)
+                    await self._abort_fencing(metadata)
                 elif metadata.state.is_prepared:
-                    self._complete(metadata)
+                    await self._complete(metadata)
             except KafkaError as error:
                 log.warning("aborting %s failed: %s", metadata.transactional_id, error)
 
-    def remove_expired(self) -> None:
+    async def remove_expired(self) -> None:
         """Forget transactional ids idle for `transactional.id.expiration.ms` (a tombstone)."""
         now = self.now_ms()
         expiry = self.config.transactional_id_expiration_ms
         for metadata in self.transactions():
             if metadata.state.is_complete and now - metadata.last_update_ms >= expiry:
                 try:
-                    self._write(metadata.transactional_id, None)
+                    await self._write(metadata.transactional_id, None)
                 except KafkaError as error:
                     log.warning("expiring %s failed: %s", metadata.transactional_id, error)

@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Final
 
 from odradek.config.broker import BrokerConfig
-from odradek.coordinator.runtime import CoordinatorRuntime, append_error_code
+from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState
 from odradek.coordinator.txn_metadata import TransactionMetadata
 from odradek.coordinator.txn_records import TxnLogRecord, decode_txn_record
+from odradek.coordinator.write_errors import append_failure, transaction_log_error
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.records import Compression
 
@@ -95,6 +96,10 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
         #: Told of each partition's transactions once it is loaded (the coordinator completes the
         #: prepared ones, as Kafka's coordinator does when it takes over).
         self.on_partition_loaded: Callable[[list[TransactionMetadata]], None] | None = None
+        #: Waits until a partition's in-sync replicas hold a write (the offset after it) and says how
+        #: that went (NONE, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER);
+        #: wired in cluster mode. None: the append itself commits the write (a single node).
+        self.replicated: Callable[[int, int], Awaitable[ErrorCode]] | None = None
 
     def new_shard(self, partition: int) -> TxnShard:
         return TxnShard(partition, self)
@@ -155,13 +160,32 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
 
     # ----- appends ----------------------------------------------------------------------------------
 
-    def append(self, record: TxnLogRecord) -> ErrorCode | None:
-        """Append one record to the transactional id's partition; the error a client is told, if any.
-        The caller applies it to the metadata only once this returns None."""
+    async def append(self, record: TxnLogRecord) -> ErrorCode | None:
+        """Append one record to the transactional id's partition and wait until its in-sync replicas
+        hold it (Kafka's appendTransactionToLog, acks=-1); the error a client is told, if any. The
+        caller applies it to the metadata only once this returns None, so the coordinator's memory
+        never holds a state a coordinator elected from the ISR would not find in the log."""
         partition = self.partition_for(record.transactional_id)
+        epoch = self.leader_epochs.get(partition)
         try:
-            self.append_records(partition, [record])
+            committed_at = self.append_records(partition, [record])
         except Exception as failure:
             log.warning("writing to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, partition, failure)
-            return append_error_code(failure)
+            return transaction_log_error(append_failure(failure))
+        if self.replicated is not None:
+            outcome = await self.replicated(partition, committed_at)
+            if outcome is not ErrorCode.NONE:
+                log.info(
+                    "%s: its write to %s-%d did not reach the in-sync replicas (%s); not applied",
+                    record.transactional_id,
+                    TRANSACTION_STATE_TOPIC,
+                    partition,
+                    outcome.name,
+                )
+                return transaction_log_error(outcome)
+        if (
+            self.leader_epochs.get(partition) != epoch
+            or self.states.get(partition) is not PartitionState.ACTIVE
+        ):
+            return ErrorCode.NOT_COORDINATOR  # unloaded (and maybe loaded again) meanwhile: as Kafka
         return None

@@ -53,7 +53,7 @@ async def handle_consumer_group_heartbeat(
             error_code=ErrorCode.UNSUPPORTED_VERSION,
             error_message="The consumer group protocol is disabled (group.coordinator.rebalance.protocols).",
         )
-    return coordinator.consumer_group_heartbeat(
+    return await coordinator.consumer_group_heartbeat_committed(
         request, context.api_version, context.client_id or "", client_host(context)
     )
 

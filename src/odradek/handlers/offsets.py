@@ -12,6 +12,9 @@ Version notes:
   timed-out append's error through). Clients retry it against the same coordinator; answering
   COORDINATOR_NOT_AVAILABLE (KRaft's coordinator does) makes them drop and look up a coordinator
   that did not move, and librdkafka 2.0 (Debian's kcat) can then stall, committing nothing more.
+  With the partition's ISR under min.insync.replicas nothing is appended (COORDINATOR_NOT_AVAILABLE,
+  as an ISR that shrank below it while waiting); leadership lost meanwhile is NOT_COORDINATOR. A
+  commit is returned by OffsetFetch only once the in-sync replicas hold it.
 - OffsetFetch v0-1 name topics (group errors on each partition); v2 a null topic list means every
   committed offset, plus a top-level error; v3 throttle time; v5 leader epochs; v6 flexible; v7
   `require_stable`: a partition with a transactional offset commit not yet ended by its transaction's
@@ -35,9 +38,10 @@ from typing import TypeVar
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem
 from odradek.coordinator.offsets import OffsetAndMetadata
 from odradek.coordinator.settings import OFFSETS_TOPIC
+from odradek.coordinator.write_errors import offset_commit_error
 from odradek.handlers.authorization import authorize, authorize_group, require_group
 from odradek.handlers.context import RequestContext
-from odradek.handlers.delayed_produce import wait_for_high_watermark
+from odradek.handlers.delayed_produce import replication_outcome
 from odradek.handlers.groups import group_coordinator
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
@@ -123,7 +127,7 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
     try:
         require_group(context, request.group_id)
         errors = group_coordinator(context).commit_offsets(commit, items) if items else {}
-        if items and context.services.replicas is not None:
+        if any(code is ErrorCode.NONE for code in errors.values()):
             group_error = await offsets_replicated(request.group_id, context)
     except KafkaError as failure:
         group_error = failure.error_code
@@ -155,17 +159,19 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
 
 
 async def offsets_replicated(group_id: str, context: RequestContext) -> ErrorCode | None:
-    """None once the group's `__consumer_offsets` partition has its commit on every in-sync replica;
-    else the error the commit is answered with."""
+    """None once the group's `__consumer_offsets` partition has its commit on every in-sync replica
+    (at once on a single node); else the error the commit is answered with, as Kafka's group
+    coordinator maps the append's (coordinator/write_errors.py)."""
+    if context.services.replicas is None:
+        return None
     partition = group_coordinator(context).runtime.partition_for(group_id)
     log = context.services.logs.get_log(OFFSETS_TOPIC, partition)
     if log is None:
         return ErrorCode.NOT_COORDINATOR
     tp = TopicPartition(OFFSETS_TOPIC, partition)
     timeout_ms = context.services.config.offsets_commit_timeout_ms
-    if await wait_for_high_watermark(tp, log, log.log_end_offset, timeout_ms, context):
-        return None
-    return ErrorCode.REQUEST_TIMED_OUT
+    outcome = await replication_outcome(tp, log.log_end_offset, timeout_ms, context.services)
+    return None if outcome is ErrorCode.NONE else offset_commit_error(outcome)
 
 
 @handles(ApiKey.OFFSET_FETCH, 0, 10)

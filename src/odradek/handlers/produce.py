@@ -117,7 +117,7 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
         )
     await _flush_if_due(appended)
     if awaiting:
-        await wait_for_replicas(awaiting, request.timeout_ms, context)
+        await wait_for_replicas(awaiting, request.timeout_ms, context.services)
     if request.acks == 0:
         _close_if_failed(responses)
         return None

@@ -111,7 +111,7 @@ async def handle_add_partitions_to_txn(
     else:
         try:
             coordinator = transaction_coordinator(context)
-            errors = coordinator.add_partitions(
+            errors = await coordinator.add_partitions(
                 request.v3_and_below_transactional_id,
                 request.v3_and_below_producer_id,
                 request.v3_and_below_producer_epoch,
@@ -157,7 +157,7 @@ async def _add_partitions_batched(
                     for tp in wanted
                 }
             else:
-                errors = coordinator.add_partitions(
+                errors = await coordinator.add_partitions(
                     txn.transactional_id, txn.producer_id, txn.producer_epoch, wanted
                 )
                 if all(e is ErrorCode.NONE for e in errors.values()):
@@ -192,7 +192,7 @@ async def handle_add_offsets_to_txn(
         return AddOffsetsToTxnResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     try:
         coordinator = transaction_coordinator(context)
-        error = coordinator.add_offsets(
+        error = await coordinator.add_offsets(
             request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
         )
         if error is ErrorCode.NONE:
@@ -208,7 +208,7 @@ async def handle_end_txn(request: EndTxnRequest, context: RequestContext) -> End
         return EndTxnResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     try:
         coordinator = transaction_coordinator(context)
-        coordinator.end_txn(
+        await coordinator.end_txn(
             request.transactional_id, request.producer_id, request.producer_epoch, request.committed
         )
         # Answered once the Prepare* record is on the ISR: a successor coordinator then finishes it.

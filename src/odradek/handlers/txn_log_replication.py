@@ -5,18 +5,20 @@ the record, so a coordinator that takes over (the partition's next leader, elect
 every state a client was told about: an EndTxn answered NONE is a PrepareCommit that survives the
 coordinator's loss. The coordinator here appends synchronously (one step is never interleaved with
 another); the handlers then wait here before answering, up to the broker's `request.timeout.ms` (as
-Kafka's TransactionStateManager). A timed-out wait, or an ISR under `transaction.state.log.min.isr`,
-is COORDINATOR_NOT_AVAILABLE, leadership lost meanwhile NOT_COORDINATOR (Kafka's mapping of the
-append's errors); the client retries, and a retried EndTxn of a prepared transaction is answered once
-it is replicated. On a single node the append itself moves the high watermark.
+Kafka's TransactionStateManager). A timed-out wait, or an ISR under `transaction.state.log.min.isr`
+(the coordinator's append is refused then, nothing appended), is COORDINATOR_NOT_AVAILABLE, leadership
+lost meanwhile NOT_COORDINATOR (Kafka's mapping of the append's errors, coordinator/write_errors.py);
+the client retries, and a retried EndTxn of a prepared transaction is answered once it is replicated.
+On a single node the append itself moves the high watermark.
 """
 
 from __future__ import annotations
 
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
+from odradek.coordinator.write_errors import transaction_log_error
 from odradek.handlers.context import RequestContext
-from odradek.handlers.delayed_produce import wait_for_high_watermark
+from odradek.handlers.delayed_produce import replication_outcome
 from odradek.protocol.error_codes import ErrorCode
 from odradek.storage.partition import TopicPartition
 
@@ -26,23 +28,19 @@ async def txn_log_replicated(
 ) -> ErrorCode | None:
     """None once everything appended so far to the transactional id's `__transaction_state`
     partition is on its in-sync replicas; else the error the client is answered with."""
-    replicas = context.services.replicas
-    if replicas is None:
+    if context.services.replicas is None:
         return None
     partition = coordinator.state_log.partition_for(transactional_id)
     log = context.services.logs.get_log(TRANSACTION_STATE_TOPIC, partition)
-    hosted = replicas.leading.get((TRANSACTION_STATE_TOPIC, partition))
-    if log is None or hosted is None:
+    if log is None:
         return ErrorCode.NOT_COORDINATOR
-    if replicas.under_min_isr(TRANSACTION_STATE_TOPIC, partition):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE  # the HW cannot move: no point waiting
-    epoch = hosted.leader_epoch
+    if log.high_watermark < log.log_end_offset and context.services.replicas.under_min_isr(
+        TRANSACTION_STATE_TOPIC, partition
+    ):
+        # A retried step whose record is appended already: as Kafka's append of it again would be,
+        # refused at once (NOT_ENOUGH_REPLICAS) rather than after a wait the HW cannot end.
+        return transaction_log_error(ErrorCode.NOT_ENOUGH_REPLICAS)
     tp = TopicPartition(TRANSACTION_STATE_TOPIC, partition)
     timeout_ms = context.services.config.request_timeout_ms
-    reached = await wait_for_high_watermark(tp, log, log.log_end_offset, timeout_ms, context)
-    now = replicas.leading.get((TRANSACTION_STATE_TOPIC, partition))
-    if now is None or now.leader_epoch != epoch:
-        return ErrorCode.NOT_COORDINATOR
-    if not reached or replicas.under_min_isr(TRANSACTION_STATE_TOPIC, partition, maximal=True):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    return None
+    outcome = await replication_outcome(tp, log.log_end_offset, timeout_ms, context.services)
+    return None if outcome is ErrorCode.NONE else transaction_log_error(outcome)

@@ -47,8 +47,11 @@ from odradek.config.topic import resolve_topic_config
 from odradek.config.types import ConfigError
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, ProducerIdManager
+from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
+from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.handlers.configs import reconfigure
+from odradek.handlers.delayed_produce import coordinator_write_waiter
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
@@ -297,6 +300,21 @@ class Broker:
         replicas.leaders.min_insync_replicas = services.topics.min_insync_replicas
         replicas.leaders.replica_selector_class = self.config.replica_selector_class or None
         services.appends.on_append = replicas.leaders.on_append
+        # The coordinators' writes are acks=all appends: refused under min.insync.replicas.
+        groups.runtime.under_min_isr = functools.partial(replicas.under_min_isr, OFFSETS_TOPIC)
+        groups.runtime.replicated = coordinator_write_waiter(
+            OFFSETS_TOPIC, lambda: services.config.offsets_commit_timeout_ms, services
+        )
+        if services.transactions is not None:
+            state_log = services.transactions.state_log
+            state_log.under_min_isr = functools.partial(replicas.under_min_isr, TRANSACTION_STATE_TOPIC)
+            # ... and applied to the coordinator's memory once the ISR holds them (Kafka's acks=-1).
+            services.transactions.leader_since_epoch = functools.partial(
+                replicas.leader_since_epoch, TRANSACTION_STATE_TOPIC
+            )
+            state_log.replicated = coordinator_write_waiter(
+                TRANSACTION_STATE_TOPIC, lambda: services.config.request_timeout_ms, services
+            )
         self.fetchers = replica_fetchers(
             self.config, self._live_config, services, self.logs, replicas, self.inter_broker_security
         )

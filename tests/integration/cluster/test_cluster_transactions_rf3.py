@@ -110,13 +110,16 @@ def test_end_txn_is_answered_only_once_its_prepare_record_is_on_every_in_sync_re
     cluster.create("rf3-prepare", partitions=1)
     txn_id = "rf3-prepare-txn"
     coordinator = cluster.coordinator(txn_id)
-    follower = next(n for n in BROKER_IDS if n != coordinator)
+    data_leader = cluster.leaders("rf3-prepare", asked=coordinator)[0]
+    # a follower of the coordinator's partition that does not lead the data partition: the marker
+    # could be written there at once
+    follower = next(n for n in BROKER_IDS if n not in (coordinator, data_leader))
     at = cluster.brokers[coordinator]
     with RawClient(at.port, timeout=30, host=at.host) as client:
         pid, error, epoch = init(client, txn_id)
         assert error is ErrorCode.NONE
         assert add_partitions(client, txn_id, pid, epoch, "rf3-prepare") is ErrorCode.NONE
-        leader = cluster.brokers[cluster.leaders("rf3-prepare", asked=coordinator)[0]]
+        leader = cluster.brokers[data_leader]
         with RawClient(leader.port, timeout=30, host=leader.host) as to_leader:
             batch = {"pid": pid, "epoch": epoch, "transactional": True, "txn_id": txn_id}
             assert produce(to_leader, "rf3-prepare", [b"v"], **batch)[0] is ErrorCode.NONE
@@ -133,10 +136,14 @@ def test_end_txn_is_answered_only_once_its_prepare_record_is_on_every_in_sync_re
             asking.start()
             asking.join(1.5)
             answered_while_stalled = list(answers)
+            markers_while_stalled = _control_batches(leader.data_dir / "rf3-prepare-0")
         finally:
             os.kill(follower_process.pid, signal.SIGCONT)
         asking.join(60)
     assert answered_while_stalled == []
+    # nor is the COMMIT marker written before the PrepareCommit is on the ISR: were that record lost
+    # with the coordinator, its successor would abort a transaction already committed there
+    assert markers_while_stalled == 0
     assert answers == [ErrorCode.NONE]
     values = read_committed_values(cluster.bootstrap(), "rf3-prepare", 1, timeout_s=60)
     assert values == {0: [b"v"]}
@@ -301,3 +308,14 @@ def test_transactional_copy_with_the_busiest_leader_killed_and_restarted(
     output = read_committed_values(cluster.bootstrap(), "rf3-copy-out", PARTITIONS, timeout_s=60)
     assert {p: len(v) for p, v in output.items()} == {p: len(v) for p, v in expected.items()}
     assert output == expected  # nothing lost, nothing twice, in order per partition
+
+
+def _control_batches(partition_dir: Path) -> int:
+    """How many control batches (transaction markers) a partition's log on disk holds."""
+    from odradek.protocol.records import iter_record_batches
+
+    return sum(
+        batch.is_control
+        for segment in sorted(partition_dir.glob("*.log"))
+        for batch in iter_record_batches(segment.read_bytes())
+    )

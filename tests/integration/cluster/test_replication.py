@@ -573,3 +573,109 @@ def test_a_follower_stops_cleanly_while_fetching_and_catches_up_after_its_restar
         lambda: len(_state(cluster, "restarted")["isr"]) == 3, PATIENCE_S, "the follower back in sync", 0.1
     )
     wait_until(_same_logs(cluster, "restarted"), PATIENCE_S, "the same segment bytes", 0.2)
+
+
+def test_an_offset_commit_answered_with_an_error_is_not_returned_by_offset_fetch(cluster: Cluster) -> None:
+    from odradek.coordinator.runtime import partition_for
+    from odradek.protocol.messages.offset_fetch import (
+        OffsetFetchRequest,
+        OffsetFetchRequestTopic,
+        OffsetFetchResponse,
+    )
+
+    cluster.create("uncommitted")
+    controller = cluster.controller()
+    _ensure_offsets_topic(cluster)
+    # a group coordinated by the controller: its ISR can then shrink to the coordinator alone (the
+    # controller writes the change) while both followers are paused
+    groups = (f"fails-{i}" for i in range(1000))
+    group = next(
+        g
+        for g in groups
+        if _state_of(cluster, "__consumer_offsets", partition_for(g, 3))["leader"] == controller
+    )
+    partition = partition_for(group, 3)
+    wait_until(
+        lambda: len(_state_of(cluster, "__consumer_offsets", partition)["isr"]) == 3,
+        PATIENCE_S,
+        "offsets ISR",
+        0.1,
+    )
+    coordinator = cluster.brokers[controller]
+
+    def commit(offset: int) -> int:
+        return _commit_raw(coordinator, group, "uncommitted", offset)
+
+    def fetch() -> int:
+        request = OffsetFetchRequest(
+            group_id=group, topics=[OffsetFetchRequestTopic(name="uncommitted", partition_indexes=[0])]
+        )
+        with RawClient(coordinator.port, timeout=30, host=coordinator.host) as client:
+            response: OffsetFetchResponse = client.request(request, 1)
+        (answer,) = response.topics[0].partitions
+        assert answer.error_code == 0, answer.error_code
+        return int(answer.committed_offset)
+
+    wait_until(lambda: commit(1) == 0, PATIENCE_S, "a first commit", 0.5)
+    followers = [n for n in BROKER_IDS if n != controller]
+    for node in followers:
+        cluster.pause(node)
+    try:
+        assert commit(2) == 7  # REQUEST_TIMED_OUT: the followers do not have it
+        assert fetch() == 1  # nor does the coordinator's memory: a failover now would not have it
+        wait_until(
+            lambda: _state_of(cluster, "__consumer_offsets", partition)["isr"] == [controller],
+            PATIENCE_S,
+            "the coordinator alone in the ISR",
+            0.1,
+        )
+        assert commit(3) == 15  # COORDINATOR_NOT_AVAILABLE: under min.insync.replicas, not appended
+        assert fetch() == 1
+    finally:
+        for node in followers:
+            cluster.resume(node)
+    wait_until(lambda: commit(4) == 0, PATIENCE_S, "a replicated commit", 0.2)
+    assert fetch() == 4
+
+
+def _commit_raw(broker: BrokerProcess, group: str, topic: str, offset: int) -> int:
+    """OffsetCommit v2 of partition 0 outside any generation, sent to `broker`: its error code."""
+    from odradek.protocol.messages.offset_commit import (
+        OffsetCommitRequest,
+        OffsetCommitRequestPartition,
+        OffsetCommitRequestTopic,
+        OffsetCommitResponse,
+    )
+
+    request = OffsetCommitRequest(
+        group_id=group,
+        generation_id_or_member_epoch=-1,
+        member_id="",
+        topics=[
+            OffsetCommitRequestTopic(
+                name=topic,
+                partitions=[
+                    OffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=offset, committed_metadata=""
+                    )
+                ],
+            )
+        ],
+    )
+    with RawClient(broker.port, timeout=30, host=broker.host) as client:
+        response: OffsetCommitResponse = client.request(request, 2)
+    return int(response.topics[0].partitions[0].error_code)
+
+
+def _ensure_offsets_topic(cluster: Cluster) -> None:
+    """`__consumer_offsets` with a leader for each of its three partitions (a FindCoordinator makes
+    the controller create it)."""
+    from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+
+    def created() -> bool:
+        broker = cluster.brokers[cluster.running()[0]]
+        with RawClient(broker.port, timeout=10, host=broker.host) as client:
+            _answer: FindCoordinatorResponse = client.request(FindCoordinatorRequest(key="any"), 1)
+        return all(_state_of(cluster, "__consumer_offsets", p)["leader"] >= 0 for p in range(3))
+
+    wait_until(created, PATIENCE_S, "__consumer_offsets", 0.5)

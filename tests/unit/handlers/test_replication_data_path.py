@@ -190,7 +190,7 @@ async def test_acks_all_waiting_when_the_leadership_moves_is_answered_at_once_no
     assert await asyncio.wait_for(produced, 3) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
 
 
-async def test_acks_all_waiting_on_a_dead_follower_is_answered_once_the_controller_takes_it_out_of_the_isr(
+async def test_acks_all_waiting_on_a_dead_follower_is_acknowledged_once_the_controller_drops_it_from_the_isr(
     cluster_member: HandlerBroker,
 ) -> None:
     broker = await _leading(cluster_member)
@@ -204,10 +204,45 @@ async def test_acks_all_waiting_on_a_dead_follower_is_answered_once_the_controll
     live = [b for b in BROKERS if b.node_id != 1]
     await broker.call(update_metadata(live, [shrunk], {TOPIC: TOPIC_ID}), 8)
     await broker.call(leader_and_isr([shrunk], {TOPIC: TOPIC_ID}), 7)
-    # answered at once, not after 30 s: the record is committed (the HW passed it) and the waiting
-    # produce, of an earlier leader epoch, is told to retry, which the client's idempotent retry does
-    assert await asyncio.wait_for(produced, 3) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
+    # answered at once, not after 30 s, and acknowledged: the new ISR holds the record (the HW passed
+    # it) and this broker stayed the leader, so its log kept the batch (Kafka's makeLeader)
+    assert await asyncio.wait_for(produced, 3) == (ErrorCode.NONE, 0)
     assert broker.log(TOPIC).high_watermark == 1
+
+
+async def test_acks_all_waiting_across_a_new_epoch_that_keeps_this_leader_is_acknowledged_not_refused(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    produced = asyncio.ensure_future(_produce(broker, acks=-1, timeout_ms=30_000))
+    await asyncio.sleep(0.1)
+    # a preferred election back here, a reassignment step: the same leader at a new epoch
+    again = Partition(TOPIC, 0, leader=2, leader_epoch=4, replicas=[2, 3, 1], partition_epoch=1)
+    await broker.call(leader_and_isr([again], {TOPIC: TOPIC_ID}), 7)
+    await asyncio.sleep(0.1)
+    assert not produced.done()  # still waiting for the ISR, not NOT_LEADER_OR_FOLLOWER
+    await _follower_fetch(broker, 3, 1, leader_epoch=4)
+    await _follower_fetch(broker, 1, 1, leader_epoch=4)
+    assert await asyncio.wait_for(produced, 5) == (ErrorCode.NONE, 0)
+    assert broker.log(TOPIC).log_end_offset == 1  # nothing for a retry to write twice
+
+
+async def test_acks_all_waiting_while_this_broker_was_a_follower_and_leads_again_is_not_leader(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    replicas = broker.services.replicas
+    assert replicas is not None
+    await _produce(broker, acks=-1, timeout_ms=50)  # appended at epoch 3, not acknowledged
+    follower = Partition(TOPIC, 0, leader=1, leader_epoch=4, replicas=[2, 3, 1])
+    await broker.call(leader_and_isr([follower], {TOPIC: TOPIC_ID}), 7)
+    leader_again = Partition(TOPIC, 0, leader=2, leader_epoch=5, replicas=[2, 3, 1])
+    await broker.call(leader_and_isr([leader_again], {TOPIC: TOPIC_ID}), 7)
+    # an append of epoch 3 is no longer this leader's to acknowledge (as a follower its log could
+    # have been truncated); one of epoch 5 is
+    assert not replicas.still_leading_since(TOPIC, 0, 3)
+    assert replicas.still_leading_since(TOPIC, 0, 5)
+    assert replicas.leading[(TOPIC, 0)].leader_since_epoch == 5
 
 
 async def test_acks_all_waiting_when_the_replica_is_stopped_is_answered_at_once(

@@ -51,7 +51,7 @@ async def test_a_prepared_transaction_is_completed_when_its_partition_is_loaded(
     first = _coordinator(handler_broker)
     await first.start(single_node=True)
     pid, epoch = await first.init_producer_id("prepared", 60000, -1, -1)
-    assert first.add_partitions("prepared", pid, epoch, [("data", 0)]) == {("data", 0): ErrorCode.NONE}
+    assert await first.add_partitions("prepared", pid, epoch, [("data", 0)]) == {("data", 0): ErrorCode.NONE}
     record = Record(offset=0, timestamp=1_700_000_000_000, key=None, value=b"in the transaction")
     batch = build_record_batch(
         [record], producer_id=pid, producer_epoch=epoch, base_sequence=0, is_transactional=True
@@ -60,10 +60,8 @@ async def test_a_prepared_transaction_is_completed_when_its_partition_is_loaded(
     # The broker "dies" right after writing PrepareCommit/PrepareAbort: no marker, no Complete*.
     metadata = first.state_log.txns["prepared"]
     prepared = TxnState.PREPARE_COMMIT if committed else TxnState.PREPARE_ABORT
-    assert (
-        first.state_log.append(TxnLogRecord("prepared", metadata.next_value(first.now_ms(), state=prepared)))
-        is None
-    )
+    value = metadata.next_value(first.now_ms(), state=prepared)
+    assert await first.state_log.append(TxnLogRecord("prepared", value)) is None
     first.stop()
     assert handler_broker.log("data").last_stable_offset == 0  # still open in the partition
 
@@ -71,6 +69,10 @@ async def test_a_prepared_transaction_is_completed_when_its_partition_is_loaded(
     await second.start(single_node=True)
     try:
         log = handler_broker.log("data")
+        for _ in range(100):  # completed in the background, as soon as the partition is loaded
+            if log.last_stable_offset == 2:
+                break
+            await asyncio.sleep(0.01)
         assert log.last_stable_offset == log.log_end_offset == 2
         info = log.read(1, 1 << 20, isolation=FetchIsolation.LOG_END, min_one_message=True)
         [marker_batch] = list(iter_record_batches(info.read_bytes()))
@@ -92,7 +94,8 @@ async def test_an_exhausted_epoch_gets_a_new_producer_id(handler_broker: Handler
     try:
         pid, _ = await coordinator.init_producer_id("old", 60000, -1, -1)
         metadata = coordinator.state_log.txns["old"]
-        coordinator._write("old", metadata.next_value(coordinator.now_ms(), producer_epoch=MAX_EPOCH - 1))
+        last_epoch = metadata.next_value(coordinator.now_ms(), producer_epoch=MAX_EPOCH - 1)
+        await coordinator._write("old", last_epoch)
         assert await coordinator.init_producer_id("old", 60000, -1, -1) == (pid, MAX_EPOCH)
         new_pid, epoch = await coordinator.init_producer_id("old", 60000, -1, -1)
         assert new_pid != pid and epoch == 0
@@ -111,10 +114,10 @@ async def test_a_coordinator_taking_over_sends_the_markers_of_partitions_led_els
     first = _coordinator(handler_broker)
     await first.start(single_node=True)
     pid, epoch = await first.init_producer_id("spread", 60000, -1, -1)
-    first.add_partitions("spread", pid, epoch, [("remote", 0)])
+    await first.add_partitions("spread", pid, epoch, [("remote", 0)])
     metadata = first.state_log.txns["spread"]
     value = metadata.next_value(first.now_ms(), state=TxnState.PREPARE_COMMIT)
-    assert first.state_log.append(TxnLogRecord("spread", value)) is None
+    assert await first.state_log.append(TxnLogRecord("spread", value)) is None
     first.stop()
 
     answers: list[ErrorCode] = [ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NONE]
