@@ -133,13 +133,16 @@ def encode_response(body: Response, api_version: int, correlation_id: int) -> by
 
 
 def decode_response(frame: bytes | bytearray | memoryview, api_key: int, api_version: int) -> tuple[int, Any]:
-    """Decode a response frame (without its size prefix): returns (correlation id, body)."""
-    if not isinstance(frame, bytes):
+    """Decode a response frame (without its size prefix): returns (correlation id, body).
+
+    As for requests, bytes and bytearray frames are read in place: a bytearray's records fields come
+    back as views of it (a replica fetcher appends them without a copy)."""
+    if frame.__class__ is not bytes and frame.__class__ is not bytearray:
         frame = bytes(frame)
     response = RESPONSES.get(api_key)
     if response is None:
         raise CodecError(f"unknown api key {api_key}")
     header: ResponseHeader
     header, offset = decode_from(ResponseHeader, frame, 0, response_header_version(api_key, api_version))
-    body = decode_body(response, memoryview(frame)[offset:], api_version)
+    body = decode_body(response, frame, api_version, start=offset)
     return header.correlation_id, body

@@ -5,6 +5,7 @@ min(leader's HW, own end), truncation on DivergingEpoch, and Kafka's out-of-rang
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,19 +18,29 @@ from odradek.cluster.replication.replica_fetcher import (
     FetchState,
     ReplicaFetcher,
 )
+from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
-from odradek.protocol.messages.fetch import EpochEndOffset, PartitionData
+from odradek.protocol.frames import decode_response, encode_response
+from odradek.protocol.messages.fetch import (
+    EpochEndOffset,
+    FetchableTopicResponse,
+    FetchResponse,
+    PartitionData,
+)
 from odradek.protocol.messages.list_offsets import (
     ListOffsetsPartitionResponse,
     ListOffsetsResponse,
     ListOffsetsTopicResponse,
 )
-from odradek.protocol.records import RecordBatchBuilder
+from odradek.protocol.records import RecordBatch, RecordBatchBuilder
+from odradek.protocol.records import record as record_module
 from odradek.storage.config import LogConfig
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
+from odradek.storage.segment import LogSegment
 
+TOPIC_ID = uuid.UUID(int=7)
 SETTINGS = FetcherSettings(
     fetch_max_bytes=1 << 20,
     fetch_min_bytes=1,
@@ -124,6 +135,38 @@ def test_fetched_batches_are_appended_as_they_are_and_the_hw_follows_the_leader(
     assert notified == [TopicPartition("t", 0)]
     asyncio.run(_apply(log, _answer(high_watermark=9)))
     assert log.high_watermark == 3  # never past its own log end
+
+
+def test_fetched_batches_go_from_the_received_frame_to_the_segment_undecoded_and_uncopied(
+    logs: LogManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The follower's hot path: the frame the socket filled is decoded in place, and the segment is
+    written from a view of it; no record is decoded on the way (Kafka's appendAsFollower)."""
+    log = logs.get_or_create_log("t", 0)
+    fetched = _batches(0, 3, [b"a" * 100, b"b" * 100, b"c" * 100])
+    response = FetchResponse(
+        responses=[FetchableTopicResponse(topic_id=TOPIC_ID, partitions=[_answer(fetched, high_watermark=3)])]
+    )
+    frame = bytearray(encode_response(response, 17, correlation_id=1)[4:])  # as the socket left it
+    data = decode_response(frame, ApiKey.FETCH, 17)[1].responses[0].partitions[0]
+
+    def no_decoding(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a record batch was decoded on the follower's append path")
+
+    monkeypatch.setattr(RecordBatch, "decode", no_decoding)
+    monkeypatch.setattr(record_module, "decode_records", no_decoding)
+    written: list[Any] = []
+    append = LogSegment.append
+
+    def spy(segment: LogSegment, largest: int, timestamp: int, offset: int, data: Any) -> None:
+        written.append(data)
+        append(segment, largest, timestamp, offset, data)
+
+    monkeypatch.setattr(LogSegment, "append", spy)
+    asyncio.run(_apply(log, data))
+    assert log.log_end_offset == 3
+    assert [view.obj for view in written] == [frame]  # one write, from the frame itself
+    assert log.read(0, 1 << 20, min_one_message=True, isolation=_log_end()).read_bytes() == fetched
 
 
 def test_a_divergent_tail_is_truncated_where_the_leaders_epoch_ends(logs: LogManager) -> None:

@@ -22,6 +22,7 @@ from odradek.protocol.frames import (
 from odradek.protocol.messages import REQUESTS, RESPONSES
 from odradek.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from odradek.protocol.messages.controlled_shutdown import ControlledShutdownRequest
+from odradek.protocol.messages.fetch import FetchableTopicResponse, FetchResponse, PartitionData
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
 from odradek.protocol.messages.request_header import RequestHeader
 from odradek.protocol.schema import Message
@@ -171,6 +172,21 @@ def test_response_frame_round_trip(cls: type[Message], version: int) -> None:
     frame = encode_response(cls(), version, correlation_id=2**31 - 1)  # type: ignore[arg-type]
     assert struct.unpack_from(">i", frame) == (len(frame) - 4,)
     assert decode_response(memoryview(frame)[4:], cls.API_KEY, version) == (2**31 - 1, cls())
+
+
+def test_a_response_frame_in_a_bytearray_keeps_its_records_in_place() -> None:
+    """A replica fetcher's frame: its records become a view of it, not a copy (bytes frames copy once)."""
+    records = b"\x00" * 8 + struct.pack(">i", 61) + b"\x02" * 61  # opaque to the codec
+    body = FetchResponse(
+        responses=[FetchableTopicResponse(topic="t", partitions=[PartitionData(records=records)])]
+    )
+    frame = bytearray(encode_response(body, 11, correlation_id=5)[4:])
+    _, decoded = decode_response(frame, ApiKey.FETCH, 11)
+    in_place = decoded.responses[0].partitions[0].records
+    assert isinstance(in_place, memoryview) and in_place.obj is frame
+    assert in_place == records
+    _, copied = decode_response(bytes(frame), ApiKey.FETCH, 11)
+    assert copied.responses[0].partitions[0].records == records
 
 
 def test_several_responses_share_one_buffer() -> None:
