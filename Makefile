@@ -39,7 +39,7 @@ test-fast: $(STAMP) lint typecheck
 
 test: $(STAMP) lint typecheck
 	@bash scripts/install-system-deps.sh
-	$(PYTEST) --numprocesses=$(TEST_WORKERS) --dist=loadgroup --durations=25
+	$(PYTEST) --numprocesses=$(TEST_WORKERS) --dist=loadfile --durations=25
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'

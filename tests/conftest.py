@@ -9,15 +9,12 @@ import pytest
 
 from tests.support.broker_process import BrokerProcess
 
-#: Tests using the session-wide SparkSession (the `spark` fixture) share one pytest-xdist worker, so
-#: one JVM serves them all.
-SPARK_SESSION_GROUP = "spark-session"
-#: The longest-running modules and groups, scheduled first so that none of them starts near the end of a
-#: run and keeps one worker busy while the others are idle (prefixes of test ids).
+#: The longest-running modules, scheduled first under `--numprocesses N --dist loadfile` (make test: a
+#: module's tests stay on one worker, so its module-scoped brokers and clusters start once), so that none
+#: of them starts near the end of a run and keeps one worker busy while the others are idle.
 LONGEST_FIRST = (
     "tests/spark/test_pipeline_exactly_once.py",
     "tests/spark/test_pipeline.py",
-    SPARK_SESSION_GROUP,
     "tests/faults/",
     "tests/integration/cluster/",
     "tests/spark/",
@@ -25,21 +22,13 @@ LONGEST_FIRST = (
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under `--numprocesses N --dist loadgroup` (make test) a module's tests stay on one worker, so its
-    module-scoped brokers and clusters start once; and the slowest groups go first."""
-    groups: dict[str, str] = {}
-    for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        group = SPARK_SESSION_GROUP if "spark" in getattr(item, "fixturenames", ()) else module
-        groups[item.nodeid] = group
-        item.add_marker(pytest.mark.xdist_group(group))
+    """The slowest modules go first (a stable sort: a module's tests keep their order)."""
 
     def rank(item: pytest.Item) -> int:
-        group = groups[item.nodeid]
-        ranks = (i for i, prefix in enumerate(LONGEST_FIRST) if group.startswith(prefix))
+        ranks = (i for i, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix))
         return next(ranks, len(LONGEST_FIRST))
 
-    items.sort(key=rank)  # stable: a module's tests keep their order
+    items.sort(key=rank)
 
 
 @pytest.fixture
