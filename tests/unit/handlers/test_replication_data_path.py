@@ -210,6 +210,24 @@ async def test_acks_all_waiting_on_a_dead_follower_is_answered_once_the_controll
     assert broker.log(TOPIC).high_watermark == 1
 
 
+async def test_a_follower_fetch_parked_at_an_earlier_epoch_is_answered_fenced_at_the_new_epoch(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    await _produce(broker, acks=1)
+    await _follower_fetch(broker, 3, 1)
+    await _follower_fetch(broker, 1, 1)
+    parked = asyncio.ensure_future(_follower_fetch(broker, 3, 1, max_wait_ms=10_000))
+    await asyncio.sleep(0.1)
+    assert not parked.done()  # nothing new: it waits for data
+    # the controller bumps the epoch (an ISR change elsewhere, same leader): the parked fetch cannot
+    # be answered at epoch 4, and the follower should not wait out its max_wait_ms to find out
+    again = Partition(TOPIC, 0, leader=2, leader_epoch=4, replicas=[2, 3, 1], partition_epoch=1)
+    await broker.call(leader_and_isr([again], {TOPIC: TOPIC_ID}), 7)
+    answer = await asyncio.wait_for(parked, 2)
+    assert answer.error_code == ErrorCode.FENCED_LEADER_EPOCH
+
+
 async def test_acks_all_waiting_on_a_follower_in_controlled_shutdown_is_decided_when_it_leaves_the_isr(
     cluster_member: HandlerBroker,
 ) -> None:

@@ -70,6 +70,15 @@ class LeaderReplication:
         if self.on_high_watermark is not None:
             self.on_high_watermark(TopicPartition(topic, partition))
 
+    def on_new_epoch(self, topic: str, partition: int) -> None:
+        """A LeaderAndIsr moved the partition to a new leader epoch here: what waits on it checks
+        again now (Kafka's completeDelayedFetchOrProduceRequests and DelayedFetch's fenced-epoch case).
+        A follower's fetch parked at the earlier epoch is answered FENCED_LEADER_EPOCH at once, so the
+        follower fetches again at the new epoch instead of after replica.fetch.wait.max.ms; the high
+        watermark, and the acks=all produces waiting on it, need that fetch."""
+        if self.on_high_watermark is not None:
+            self.on_high_watermark(TopicPartition(topic, partition))
+
     def on_become_leader(self, hosted: HostedPartition, before: LeaderState | None) -> None:
         """Kafka's makeLeader: followers in the ISR count as caught up now. A leader that was leader
         already (a new epoch, another ISR) keeps the log ends the followers' last fetches said, so the
