@@ -174,6 +174,32 @@ def test_failover_sends_update_metadata_before_leader_and_isr(
     run(connect_zk, [1, 2, 3], scenario)
 
 
+def test_a_new_controller_tells_every_live_replica_its_partitions_leadership(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        # The previous controller may stop with decisions written but not delivered (its own
+        # controlled shutdown): the next one repeats every leadership to the replicas, after the
+        # UpdateMetadata, as Kafka's ReplicaStateMachine.startup.
+        await c.create_topic("t", {0: [1, 2], 1: [2, 3], 2: [3, 1]})
+        controller = await c.controller(1)
+        await c.controller(2)
+        for fake in c.brokers.values():
+            await fake.wait_for(lambda f: LAI in f.api_keys())
+            fake.clear()
+        await controller.stop()
+        controller.zk.close()
+        hosted = {1: {("t", 0), ("t", 2)}, 2: {("t", 0), ("t", 1)}, 3: {("t", 1), ("t", 2)}}
+        for broker_id, fake in c.brokers.items():
+            wanted = hosted[broker_id]
+            await fake.wait_for(lambda f, wanted=wanted: partitions_in(f.requests_of(LAI)) == wanted, 30)
+            keys = fake.api_keys()
+            assert keys.index(UM) < keys.index(LAI), keys
+            assert all(r.controller_id == 2 for r in fake.requests_of(LAI))
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
 def test_a_new_topic_gets_partition_states_and_its_replicas_are_told(
     connect_zk: Callable[[], ZooKeeperClient],
 ) -> None:

@@ -24,6 +24,7 @@ from odradek.cluster.inter_broker_connection import (
     open_inter_broker_connection,
 )
 from odradek.protocol.codec_error import CodecError
+from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.frames import decode_response, encode_request
 
 logger = logging.getLogger(__name__)
@@ -184,7 +185,9 @@ def _log_errors(broker_id: int, item: BrokerRequest, response: Any) -> None:
         getattr(response, "partition_errors", []),
         *(t.partition_errors for t in getattr(response, "topics", [])),
     ):
-        codes += [p.error_code for p in errors]
+        # A partition already at that leader epoch answers STALE_CONTROLLER_EPOCH: a new controller
+        # repeats every leadership on purpose, and Kafka's controller ignores these answers too.
+        codes += [p.error_code for p in errors if p.error_code != ErrorCode.STALE_CONTROLLER_EPOCH]
     failed = [c for c in codes if c]
     if failed:
         logger.warning(

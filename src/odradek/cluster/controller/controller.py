@@ -334,6 +334,11 @@ class KafkaController:
             self._watch_topic(topic)
         # UpdateMetadata to every live broker before any LeaderAndIsr (KafkaController.onControllerFailover)
         term.send_update_metadata(context.live_broker_ids(), list(context.all_partitions()))
+        # Then LeaderAndIsr to every live replica of every partition with a live leader (Kafka's
+        # ReplicaStateMachine.startup): decisions the previous controller wrote but never delivered
+        # (it stopped with them queued, as in its own controlled shutdown) reach the brokers now, else
+        # a leader stays at an old epoch and refuses its followers' fetches at the new one.
+        term.send_leader_and_isr(context.partitions_with_live_leader())
         # Brokers that died while no controller watched (the last controller among them) leave the ISRs
         # now, before partitions without a leader are elected, as Kafka's ReplicaStateMachine.startup
         # moves their replicas to OfflineReplica ahead of PartitionStateMachine.startup: else an acks=all
