@@ -8,6 +8,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -23,9 +24,10 @@ from odradek.cluster.zookeeper.controller_election import active_controller, ele
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode, TopicAssignmentZnode
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages import RESPONSES
 from odradek.protocol.messages.stop_replica import StopReplicaRequest
 from tests.support.broker_process import free_port
-from tests.support.fake_broker import FakeBroker
+from tests.support.fake_broker import FakeBroker, Received
 from tests.support.zookeeper import ZooKeeperServer, expire_session
 
 LAI, UM, SR = ApiKey.LEADER_AND_ISR, ApiKey.UPDATE_METADATA, ApiKey.STOP_REPLICA
@@ -471,6 +473,34 @@ def test_the_channel_queues_while_a_broker_is_unreachable_and_sends_in_order() -
             await fake.stop()
 
     asyncio.run(main())
+
+
+def test_a_controller_stopping_delivers_what_it_queued_for_other_brokers_first(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        # Its own controlled shutdown's ISR changes are the last thing a controller decides: the other
+        # brokers should have them before the channels close, not only when the next controller repeats
+        # them (meanwhile a leader and its follower disagree on the epoch and the follower backs off).
+        await c.create_topic("t", {0: [1, 2, 3]})
+        controller = await c.controller(1)
+        await controller.wait_idle()
+        await c.brokers[2].wait_for(lambda f: LAI in f.api_keys())
+        c.brokers[2].clear()
+
+        async def slowly(received: Received) -> Any:  # a broker slow to answer
+            await asyncio.sleep(0.3)
+            return RESPONSES[received.header.request_api_key](error_code=0)
+
+        c.brokers[2].responder = slowly
+        assert controller.term is not None
+        for epoch in range(3):
+            request = StopReplicaRequest(controller_id=1, controller_epoch=epoch)
+            controller.term.send(2, requests.BrokerRequest(request, 4))
+        await controller.stop()
+        assert [r.controller_epoch for r in c.brokers[2].requests_of(SR)] == [0, 1, 2]
+
+    run(connect_zk, [1, 2], scenario)
 
 
 def test_controlled_shutdown_moves_leaderships_away_and_leaves_the_isrs(

@@ -46,6 +46,9 @@ from odradek.protocol.error_codes import ErrorCode
 
 logger = logging.getLogger(__name__)
 
+#: How long a stopping controller waits for the other brokers to answer what it had queued for them.
+DELIVER_ON_STOP_S = 2.0
+
 
 class KafkaController:
     def __init__(self, zk: ZooKeeperClient, config: ControllerConfig) -> None:
@@ -105,6 +108,10 @@ class KafkaController:
         await self.events.stop()
         for event in self.events.drain():
             _answer_not_controller(event)
+        if self.term is not None:
+            # the other brokers get what was decided (a controlled shutdown's ISR changes) before the
+            # channels close; this broker has stopped serving and needs nothing more
+            await self.term.channel.deliver_queued(DELIVER_ON_STOP_S, skip=self.broker_id)
         await self._resign()
 
     async def wait_idle(self, timeout: float = 10.0) -> None:
