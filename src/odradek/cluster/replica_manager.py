@@ -253,6 +253,8 @@ class ReplicaManager:
                 self.fetchers.add_partitions(
                     [self.hosted[key] for key in followers if self.hosted[key].leader >= 0]
                 )
+            for key in (*leaders, *followers):
+                self.leaders.on_new_epoch(*key)
             self._leadership_changed(leaders, followers)
             return outcome
 

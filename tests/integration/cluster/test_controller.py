@@ -8,6 +8,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -23,9 +24,10 @@ from odradek.cluster.zookeeper.controller_election import active_controller, ele
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode, TopicAssignmentZnode
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages import RESPONSES
 from odradek.protocol.messages.stop_replica import StopReplicaRequest
 from tests.support.broker_process import free_port
-from tests.support.fake_broker import FakeBroker
+from tests.support.fake_broker import FakeBroker, Received
 from tests.support.zookeeper import ZooKeeperServer, expire_session
 
 LAI, UM, SR = ApiKey.LEADER_AND_ISR, ApiKey.UPDATE_METADATA, ApiKey.STOP_REPLICA
@@ -170,6 +172,32 @@ def test_failover_sends_update_metadata_before_leader_and_isr(
             assert partitions_in([first.body]) == {("t", 0), ("t", 1), ("t", 2)}
             assert first.body.controller_epoch == standby.fence.epoch  # type: ignore[union-attr]
             assert {b.id for b in first.body.live_brokers} == {1, 2, 3}
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
+def test_a_new_controller_tells_every_live_replica_its_partitions_leadership(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        # The previous controller may stop with decisions written but not delivered (its own
+        # controlled shutdown): the next one repeats every leadership to the replicas, after the
+        # UpdateMetadata, as Kafka's ReplicaStateMachine.startup.
+        await c.create_topic("t", {0: [1, 2], 1: [2, 3], 2: [3, 1]})
+        controller = await c.controller(1)
+        await c.controller(2)
+        for fake in c.brokers.values():
+            await fake.wait_for(lambda f: LAI in f.api_keys())
+            fake.clear()
+        await controller.stop()
+        controller.zk.close()
+        hosted = {1: {("t", 0), ("t", 2)}, 2: {("t", 0), ("t", 1)}, 3: {("t", 1), ("t", 2)}}
+        for broker_id, fake in c.brokers.items():
+            wanted = hosted[broker_id]
+            await fake.wait_for(lambda f, wanted=wanted: partitions_in(f.requests_of(LAI)) == wanted, 30)
+            keys = fake.api_keys()
+            assert keys.index(UM) < keys.index(LAI), keys
+            assert all(r.controller_id == 2 for r in fake.requests_of(LAI))
 
     run(connect_zk, [1, 2, 3], scenario)
 
@@ -445,6 +473,34 @@ def test_the_channel_queues_while_a_broker_is_unreachable_and_sends_in_order() -
             await fake.stop()
 
     asyncio.run(main())
+
+
+def test_a_controller_stopping_delivers_what_it_queued_for_other_brokers_first(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    async def scenario(c: Cluster) -> None:
+        # Its own controlled shutdown's ISR changes are the last thing a controller decides: the other
+        # brokers should have them before the channels close, not only when the next controller repeats
+        # them (meanwhile a leader and its follower disagree on the epoch and the follower backs off).
+        await c.create_topic("t", {0: [1, 2, 3]})
+        controller = await c.controller(1)
+        await controller.wait_idle()
+        await c.brokers[2].wait_for(lambda f: LAI in f.api_keys())
+        c.brokers[2].clear()
+
+        async def slowly(received: Received) -> Any:  # a broker slow to answer
+            await asyncio.sleep(0.3)
+            return RESPONSES[received.header.request_api_key](error_code=0)
+
+        c.brokers[2].responder = slowly
+        assert controller.term is not None
+        for epoch in range(3):
+            request = StopReplicaRequest(controller_id=1, controller_epoch=epoch)
+            controller.term.send(2, requests.BrokerRequest(request, 4))
+        await controller.stop()
+        assert [r.controller_epoch for r in c.brokers[2].requests_of(SR)] == [0, 1, 2]
+
+    run(connect_zk, [1, 2], scenario)
 
 
 def test_controlled_shutdown_moves_leaderships_away_and_leaves_the_isrs(

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 
+import pytest
+
 from odradek.cluster.controller import requests
+from odradek.cluster.controller.channel import _log_errors
 from odradek.cluster.controller.context import ControllerContext, LiveBroker, PartitionState, TopicPartition
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
+from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.frames import decode_request, encode_request
+from odradek.protocol.messages.leader_and_isr import (
+    LeaderAndIsrPartitionErrorResult,
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    LeaderAndIsrTopicError,
+)
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 TOPIC_ID = uuid.UUID("0b5f3b43-3c8f-4bd0-9a52-1a4fbd2c6a11")
@@ -92,3 +103,32 @@ def test_the_inter_broker_endpoint_is_the_listener_named_by_the_config() -> None
     assert endpoint is not None and (endpoint.host, endpoint.port) == ("10.0.1.1", 9093)
     assert requests.inter_broker_endpoint(c, 2, "CLIENT") is None
     assert requests.inter_broker_endpoint(c, 9, "REPL") is None
+
+
+def test_the_controller_logs_leader_and_isr_errors_but_not_the_repeats_a_failover_sends(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # After a failover every leadership is sent again: partitions already at that epoch answer
+    # STALE_CONTROLLER_EPOCH, which is expected and not worth a warning per broker.
+    item = requests.BrokerRequest(LeaderAndIsrRequest(controller_id=1, controller_epoch=2, broker_epoch=1), 7)
+    repeats = LeaderAndIsrResponse(
+        topics=[
+            LeaderAndIsrTopicError(
+                topic_id=uuid.uuid4(),
+                partition_errors=[
+                    LeaderAndIsrPartitionErrorResult(
+                        partition_index=0, error_code=ErrorCode.STALE_CONTROLLER_EPOCH
+                    ),
+                    LeaderAndIsrPartitionErrorResult(partition_index=1, error_code=ErrorCode.NONE),
+                ],
+            )
+        ]
+    )
+    with caplog.at_level(logging.WARNING, logger="odradek.cluster.controller.channel"):
+        _log_errors(2, item, repeats)
+        assert not caplog.records
+        repeats.topics[0].partition_errors[1].error_code = ErrorCode.KAFKA_STORAGE_ERROR
+        _log_errors(2, item, repeats)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Broker 2 answered LeaderAndIsrRequest with errors [{ErrorCode.KAFKA_STORAGE_ERROR!r}]"
+    ]

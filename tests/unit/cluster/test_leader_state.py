@@ -53,6 +53,21 @@ def test_a_dead_brokers_caught_up_replica_outside_the_isr_does_not_hold_the_high
     assert state.high_watermark(14, 2000, 3000, eligible=lambda replica: replica != 3) == 14
 
 
+def test_a_re_elected_leader_keeps_log_ends_but_not_catch_up_times_of_followers_outside_the_new_isr() -> None:
+    # Kafka's resetReplicaState: the follower the controller took out of the ISR (a broker in
+    # controlled shutdown, still alive) caught up recently, but no longer holds the high watermark.
+    t = 1_700_000_000_000  # wall-clock milliseconds, as the leader's clock gives
+    before = LeaderState.on_become_leader(1, [1, 2, 3], [1, 2, 3], now_ms=t)
+    before.followers[2].record_fetch(14, 14, t + 500)
+    before.followers[3].record_fetch(10, 10, t + 400)
+    again = LeaderState.on_become_leader(1, [1, 2, 3], [1, 2], now_ms=t + 600)
+    again.keep_progress_of(before, leader_end=14, now_ms=t + 600)
+    assert [again.followers[r].log_end_offset for r in (2, 3)] == [14, 10]
+    assert (again.followers[2].last_caught_up_ms, again.followers[3].last_caught_up_ms) == (t + 600, 0)
+    assert again.high_watermark(14, now_ms=t + 700, lag_time_max_ms=30_000) == 14
+    assert before.high_watermark(14, now_ms=t + 700, lag_time_max_ms=30_000) == 10  # as it was
+
+
 def test_followers_not_caught_up_within_the_lag_are_out_of_sync() -> None:
     state = LeaderState.on_become_leader(1, [1, 2, 3], [1, 2, 3], now_ms=1000)
     state.followers[2].record_fetch(4, 4, 5000)

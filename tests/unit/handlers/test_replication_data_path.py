@@ -210,6 +210,44 @@ async def test_acks_all_waiting_on_a_dead_follower_is_acknowledged_once_the_cont
     assert broker.log(TOPIC).high_watermark == 1
 
 
+async def test_a_follower_fetch_parked_at_an_earlier_epoch_is_answered_fenced_at_the_new_epoch(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    await _produce(broker, acks=1)
+    await _follower_fetch(broker, 3, 1)
+    await _follower_fetch(broker, 1, 1)
+    parked = asyncio.ensure_future(_follower_fetch(broker, 3, 1, max_wait_ms=10_000))
+    await asyncio.sleep(0.1)
+    assert not parked.done()  # nothing new: it waits for data
+    # the controller bumps the epoch (an ISR change elsewhere, same leader): the parked fetch cannot
+    # be answered at epoch 4, and the follower should not wait out its max_wait_ms to find out
+    again = Partition(TOPIC, 0, leader=2, leader_epoch=4, replicas=[2, 3, 1], partition_epoch=1)
+    await broker.call(leader_and_isr([again], {TOPIC: TOPIC_ID}), 7)
+    answer = await asyncio.wait_for(parked, 2)
+    assert answer.error_code == ErrorCode.FENCED_LEADER_EPOCH
+
+
+async def test_acks_all_waiting_on_a_follower_in_controlled_shutdown_is_decided_when_it_leaves_the_isr(
+    cluster_member: HandlerBroker,
+) -> None:
+    broker = await _leading(cluster_member)
+    produced = asyncio.ensure_future(_produce(broker, acks=-1, timeout_ms=30_000))
+    await asyncio.sleep(0.1)
+    await _follower_fetch(broker, 3, 1)  # broker 3 has the record; broker 1 stopped fetching
+    assert not produced.done()
+    # A controlled shutdown of broker 1: still alive (registered) while it shuts down, but the
+    # controller takes it out of the ISR at a new leader epoch. As Kafka's resetReplicaState, a
+    # follower outside the new ISR no longer counts as caught up, so it does not hold the HW.
+    shrunk = Partition(TOPIC, 0, leader=2, leader_epoch=4, replicas=[2, 3, 1], isr=[2, 3])
+    await broker.call(update_metadata(BROKERS, [shrunk], {TOPIC: TOPIC_ID}), 8)
+    await broker.call(leader_and_isr([shrunk], {TOPIC: TOPIC_ID}), 7)
+    assert broker.log(TOPIC).high_watermark == 1
+    # decided at once (how a produce of the earlier epoch is answered is the purgatory's rule)
+    code, _ = await asyncio.wait_for(produced, 3)
+    assert code != ErrorCode.REQUEST_TIMED_OUT
+
+
 async def test_acks_all_waiting_across_a_new_epoch_that_keeps_this_leader_is_acknowledged_not_refused(
     cluster_member: HandlerBroker,
 ) -> None:

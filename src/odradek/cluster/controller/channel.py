@@ -24,6 +24,7 @@ from odradek.cluster.inter_broker_connection import (
     open_inter_broker_connection,
 )
 from odradek.protocol.codec_error import CodecError
+from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.frames import decode_response, encode_request
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,13 @@ class BrokerChannel:
         self._correlation_id = 0
         #: How many requests were answered (for logs and tests).
         self.sent = 0
+        #: A request taken from the queue is being sent or waits for its answer.
+        self.in_flight = False
+
+    @property
+    def idle(self) -> bool:
+        """Everything queued so far was answered."""
+        return self.queue.empty() and not self.in_flight
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(
@@ -77,6 +85,7 @@ class BrokerChannel:
         try:
             while True:
                 item = await self.queue.get()
+                self.in_flight = True
                 while True:  # the same request until it is answered
                     try:
                         if writer is None or reader is None:
@@ -86,6 +95,7 @@ class BrokerChannel:
                         )
                         backoff = RECONNECT_BACKOFF_S
                         self.sent += 1
+                        self.in_flight = False
                         _log_errors(self.broker_id, item, response)
                         break
                     except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
@@ -166,6 +176,17 @@ class ControllerChannelManager:
             return
         channel.queue.put_nowait(item)
 
+    async def deliver_queued(self, timeout: float, skip: int | None = None) -> None:
+        """Wait (at most `timeout` seconds) until every broker but `skip` has answered what was queued
+        for it: a controller stepping down with its broker's orderly shutdown hands over decisions it
+        wrote rather than leaving brokers on different epochs until the next controller repeats them
+        (Kafka's controller, stopped near the end of its broker's shutdown, keeps sending meanwhile)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while any(not c.idle for b, c in self.channels.items() if b != skip):
+            if asyncio.get_running_loop().time() >= deadline:
+                return
+            await asyncio.sleep(0.005)
+
     async def close(self) -> None:
         """Stop every sender and drop what they had queued (on resignation: nothing more is sent)."""
         channels, self.channels = self.channels, {}
@@ -184,7 +205,9 @@ def _log_errors(broker_id: int, item: BrokerRequest, response: Any) -> None:
         getattr(response, "partition_errors", []),
         *(t.partition_errors for t in getattr(response, "topics", [])),
     ):
-        codes += [p.error_code for p in errors]
+        # A partition already at that leader epoch answers STALE_CONTROLLER_EPOCH: a new controller
+        # repeats every leadership on purpose, and Kafka's controller ignores these answers too.
+        codes += [p.error_code for p in errors if p.error_code != ErrorCode.STALE_CONTROLLER_EPOCH]
     failed = [c for c in codes if c]
     if failed:
         logger.warning(

@@ -101,6 +101,16 @@ class ControllerContext:
         ids = set(broker_ids)
         return [tp for tp, state in sorted(self.states.items()) if state.leader in ids]
 
+    def partitions_with_live_leader(self) -> list[TopicPartition]:
+        """The partitions a live broker leads (topics being deleted aside)."""
+        return [
+            tp
+            for tp in self.all_partitions()
+            if tp.topic not in self.topics_being_deleted
+            and (state := self.states.get(tp)) is not None
+            and self.is_live(state.leader)
+        ]
+
     def partitions_without_live_leader(self) -> list[TopicPartition]:
         """New partitions (no state yet) and offline ones (no leader, or a leader that is gone)."""
         return [

@@ -46,6 +46,9 @@ from odradek.protocol.error_codes import ErrorCode
 
 logger = logging.getLogger(__name__)
 
+#: How long a stopping controller waits for the other brokers to answer what it had queued for them.
+DELIVER_ON_STOP_S = 2.0
+
 
 class KafkaController:
     def __init__(self, zk: ZooKeeperClient, config: ControllerConfig) -> None:
@@ -105,6 +108,10 @@ class KafkaController:
         await self.events.stop()
         for event in self.events.drain():
             _answer_not_controller(event)
+        if self.term is not None:
+            # the other brokers get what was decided (a controlled shutdown's ISR changes) before the
+            # channels close; this broker has stopped serving and needs nothing more
+            await self.term.channel.deliver_queued(DELIVER_ON_STOP_S, skip=self.broker_id)
         await self._resign()
 
     async def wait_idle(self, timeout: float = 10.0) -> None:
@@ -334,6 +341,11 @@ class KafkaController:
             self._watch_topic(topic)
         # UpdateMetadata to every live broker before any LeaderAndIsr (KafkaController.onControllerFailover)
         term.send_update_metadata(context.live_broker_ids(), list(context.all_partitions()))
+        # Then LeaderAndIsr to every live replica of every partition with a live leader (Kafka's
+        # ReplicaStateMachine.startup): decisions the previous controller wrote but never delivered
+        # (it stopped with them queued, as in its own controlled shutdown) reach the brokers now, else
+        # a leader stays at an old epoch and refuses its followers' fetches at the new one.
+        term.send_leader_and_isr(context.partitions_with_live_leader())
         # Brokers that died while no controller watched (the last controller among them) leave the ISRs
         # now, before partitions without a leader are elected, as Kafka's ReplicaStateMachine.startup
         # moves their replicas to OfflineReplica ahead of PartitionStateMachine.startup: else an acks=all

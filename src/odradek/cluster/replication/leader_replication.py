@@ -70,15 +70,23 @@ class LeaderReplication:
         if self.on_high_watermark is not None:
             self.on_high_watermark(TopicPartition(topic, partition))
 
+    def on_new_epoch(self, topic: str, partition: int) -> None:
+        """A LeaderAndIsr moved the partition to a new leader epoch here: what waits on it checks
+        again now (Kafka's completeDelayedFetchOrProduceRequests and DelayedFetch's fenced-epoch case).
+        A follower's fetch parked at the earlier epoch is answered FENCED_LEADER_EPOCH at once, so the
+        follower fetches again at the new epoch instead of after replica.fetch.wait.max.ms; the high
+        watermark, and the acks=all produces waiting on it, need that fetch."""
+        if self.on_high_watermark is not None:
+            self.on_high_watermark(TopicPartition(topic, partition))
+
     def on_become_leader(self, hosted: HostedPartition, before: LeaderState | None) -> None:
         """Kafka's makeLeader: followers in the ISR count as caught up now. A leader that was leader
-        already (a new epoch, another ISR) keeps what the followers' last fetches said, so the high
-        watermark need not wait for them again."""
-        hosted.leader_state = LeaderState.on_become_leader(
-            self.node_id, hosted.replicas, hosted.isr, self.clock_ms()
-        )
+        already (a new epoch, another ISR) keeps the log ends the followers' last fetches said, so the
+        high watermark need not wait for them again."""
+        now_ms = self.clock_ms()
+        hosted.leader_state = LeaderState.on_become_leader(self.node_id, hosted.replicas, hosted.isr, now_ms)
         if before is not None:
-            hosted.leader_state.keep_progress_of(before)
+            hosted.leader_state.keep_progress_of(before, hosted.log.log_end_offset, now_ms)
         self._refresh_high_watermark_rule(hosted)
         if before is not None:
             # A new ISR without a dead follower (the controller took it out) may let the HW move now,

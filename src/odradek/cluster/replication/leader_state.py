@@ -73,18 +73,21 @@ class LeaderState:
         }
         return cls(node_id=node_id, isr=tuple(isr), followers=followers)
 
-    def keep_progress_of(self, earlier: LeaderState) -> None:
-        """Carry the followers' log ends over from this leader's earlier epoch (their catch-up times
-        too, for followers that were out of the ISR; those in it start caught up now)."""
+    def keep_progress_of(self, earlier: LeaderState, leader_end: int, now_ms: int) -> None:
+        """Kafka's Replica.resetReplicaState for a leader re-elected at a new epoch: the followers'
+        log ends carry over from the earlier epoch, but only those in the new ISR count as caught up
+        (now). A follower the controller has taken out of the ISR (a broker in controlled shutdown)
+        does not hold the high watermark back with a catch-up time from before."""
         for replica, progress in self.followers.items():
             before = earlier.followers.get(replica)
             if before is None:
                 continue
+            in_sync = replica in self.isr
             progress.log_end_offset = before.log_end_offset
             progress.log_start_offset = before.log_start_offset
-            progress.last_fetch_leader_end = before.last_fetch_leader_end
-            progress.last_fetch_ms = before.last_fetch_ms
-            progress.last_caught_up_ms = max(progress.last_caught_up_ms, before.last_caught_up_ms)
+            progress.last_fetch_leader_end = leader_end
+            progress.last_fetch_ms = now_ms if in_sync else 0
+            progress.last_caught_up_ms = now_ms if in_sync else 0
 
     @property
     def maximal_isr(self) -> tuple[int, ...]:
