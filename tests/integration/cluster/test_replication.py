@@ -502,12 +502,6 @@ def _node_of(coordinator: object) -> int:
 
 def test_an_offset_commit_waits_for_the_in_sync_replicas_of_its_offsets_partition(cluster: Cluster) -> None:
     from odradek.coordinator.runtime import partition_for
-    from odradek.protocol.messages.offset_commit import (
-        OffsetCommitRequest,
-        OffsetCommitRequestPartition,
-        OffsetCommitRequestTopic,
-        OffsetCommitResponse,
-    )
 
     cluster.create("committed")
     group = "waits-for-replicas"
@@ -520,25 +514,7 @@ def test_an_offset_commit_waits_for_the_in_sync_replicas_of_its_offsets_partitio
     followers = [n for n in BROKER_IDS if n != coordinator]
 
     def commit(offset: int) -> int:
-        broker = cluster.brokers[coordinator]
-        request = OffsetCommitRequest(
-            group_id=group,
-            generation_id_or_member_epoch=-1,
-            member_id="",
-            topics=[
-                OffsetCommitRequestTopic(
-                    name="committed",
-                    partitions=[
-                        OffsetCommitRequestPartition(
-                            partition_index=0, committed_offset=offset, committed_metadata=""
-                        )
-                    ],
-                )
-            ],
-        )
-        with RawClient(broker.port, timeout=30, host=broker.host) as client:
-            response: OffsetCommitResponse = client.request(request, 2)
-        return int(response.topics[0].partitions[0].error_code)
+        return _commit_raw(cluster.brokers[coordinator], group, "committed", offset)
 
     deadline = time.monotonic() + PATIENCE_S
     while commit(1) != 0 and time.monotonic() < deadline:  # the coordinator may still be loading
