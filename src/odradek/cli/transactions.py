@@ -3,8 +3,9 @@
 APIs used, through odradek's own wire client (cli/wire.py: librdkafka's AdminClient has none of them):
 ListTransactions (list), DescribeTransactions (describe), DescribeProducers then WriteTxnMarkers
 (abort: as Kafka's tool, for a hanging transaction found by its partition and first offset, an ABORT
-marker is written straight to the partition with the producer's id and epoch). The requests go to the
-bootstrap server, which on a single node is every transactional id's coordinator.
+marker is written straight to the partition with the producer's id and epoch). As Kafka's Admin client
+does: list asks every broker (each answers for the transactional ids it coordinates), describe asks the
+id's coordinator (FindCoordinator), abort asks the partition's leader (Metadata).
 
 force-terminate (Kafka 4.x's forceTerminateTransaction, KIP-939) asks the transactional id's
 coordinator (FindCoordinator) for a new epoch with InitProducerId, keepPreparedTxn=false, as
@@ -31,6 +32,7 @@ from odradek.protocol.messages.describe_transactions import DescribeTransactions
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
 from odradek.protocol.messages.init_producer_id import InitProducerIdRequest
 from odradek.protocol.messages.list_transactions import ListTransactionsRequest
+from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 
 EXAMPLES = """examples:
   odradek transactions list
@@ -104,9 +106,25 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     terminate.set_defaults(run=run_force_terminate)
 
 
-def _call(args: argparse.Namespace, request: Any) -> Any:
-    check_reachable(args.bootstrap_server, args.request_timeout)
-    return call(client_config(args), args.request_timeout, request, WHAT)
+def _brokers(args: argparse.Namespace, config: ClientConfig) -> list[str]:
+    """host:port of every broker of the cluster, from the bootstrap server's Metadata."""
+    answer = call(config, args.request_timeout, MetadataRequest(topics=[]), WHAT)
+    return [f"{b.host}:{b.port}" for b in sorted(answer.brokers, key=lambda b: b.node_id)]
+
+
+def _leader(args: argparse.Namespace, config: ClientConfig, topic: str, partition: int) -> ClientConfig:
+    """The client settings with the partition's leader as the server to ask."""
+    request = MetadataRequest(topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False)
+    answer = call(config, args.request_timeout, request, WHAT)
+    [found] = answer.topics
+    _check(found.error_code, "Metadata")
+    leader = next((p.leader_id for p in found.partitions if p.partition_index == partition), None)
+    if leader is None:
+        raise CliError(f"{topic} has no partition {partition}")
+    address = next((f"{b.host}:{b.port}" for b in answer.brokers if b.node_id == leader), None)
+    if address is None:
+        raise CliError(f"{topic}-{partition} has no leader now", kafka_code=ErrorCode.LEADER_NOT_AVAILABLE)
+    return {**config, "bootstrap.servers": address}
 
 
 def _check(code: int, api: str) -> None:
@@ -122,26 +140,26 @@ def run_list(args: argparse.Namespace) -> int:
         producer_id_filters=args.producer_id,
         duration_filter=-1 if args.duration is None else args.duration,
     )
-    response = _call(args, request)
-    _check(response.error_code, "ListTransactions")
-    if response.unknown_state_filters:
-        raise CliError(f"unknown state(s): {', '.join(response.unknown_state_filters)}")
-    rows = sorted(
-        (t.transactional_id, t.producer_id, t.transaction_state) for t in response.transaction_states
-    )
+    check_reachable(args.bootstrap_server, args.request_timeout)
+    config = client_config(args)
+    rows = []
+    for broker in _brokers(args, config):
+        response = call({**config, "bootstrap.servers": broker}, args.request_timeout, request, WHAT)
+        _check(response.error_code, "ListTransactions")
+        if response.unknown_state_filters:
+            raise CliError(f"unknown state(s): {', '.join(response.unknown_state_filters)}")
+        rows += [
+            (t.transactional_id, t.producer_id, t.transaction_state) for t in response.transaction_states
+        ]
+    rows.sort()
     print(table(("TransactionalId", "ProducerId", "TransactionState"), rows))  # kafka-transactions' names
     return 0
 
 
 @command("transactions describe")
 def run_describe(args: argparse.Namespace) -> int:
-    response = _call(args, DescribeTransactionsRequest(transactional_ids=[args.transactional_id]))
-    [state] = response.transaction_states
-    if state.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND:
-        raise CliError(
-            f"transactional id '{args.transactional_id}' does not exist", kafka_code=state.error_code
-        )
-    _check(state.error_code, "DescribeTransactions")
+    check_reachable(args.bootstrap_server, args.request_timeout)
+    state = _describe_at_coordinator(args, client_config(args), args.transactional_id)
     partitions = ",".join(f"{t.topic}-{p}" for t in state.topics for p in t.partitions) or "-"
     headers = (  # kafka-transactions' column names
         "TransactionalId",
@@ -169,7 +187,9 @@ def run_describe(args: argparse.Namespace) -> int:
 def run_abort(args: argparse.Namespace) -> int:
     topic, partition = args.topic, args.partition
     request = dp.DescribeProducersRequest(topics=[dp.TopicRequest(name=topic, partition_indexes=[partition])])
-    answer = _call(args, request).topics[0].partitions[0]
+    check_reachable(args.bootstrap_server, args.request_timeout)
+    leader = _leader(args, client_config(args), topic, partition)
+    answer = call(leader, args.request_timeout, request, WHAT).topics[0].partitions[0]
     _check(answer.error_code, "DescribeProducers")
     producer = next(
         (p for p in answer.active_producers if p.current_txn_start_offset == args.start_offset), None
@@ -183,7 +203,7 @@ def run_abort(args: argparse.Namespace) -> int:
         topics=[wtm.WritableTxnMarkerTopic(name=topic, partition_indexes=[partition])],
         coordinator_epoch=max(producer.coordinator_epoch, 0),
     )
-    result = _call(args, wtm.WriteTxnMarkersRequest(markers=[marker]))
+    result = call(leader, args.request_timeout, wtm.WriteTxnMarkersRequest(markers=[marker]), WHAT)
     _check(result.markers[0].topics[0].partitions[0].error_code, "WriteTxnMarkers")
     where = f"{topic}-{partition} offset {args.start_offset}"
     print(f"aborted the transaction of producer {producer.producer_id} at {where}")

@@ -297,3 +297,68 @@ def test_write_txn_markers_answers_per_partition_on_the_broker_that_leads_it(clu
         p: ErrorCode.NONE if leader == 1 else ErrorCode.NOT_LEADER_OR_FOLLOWER
         for p, leader in leaders.items()
     }
+
+
+def test_the_transactions_command_reaches_every_coordinator_and_leader_from_one_bootstrap_broker(
+    cluster: Cluster,
+) -> None:
+    from tests.compat.cli.cli_support import odradek, table_rows
+
+    cluster.create("txn-cli")
+    leaders = cluster.leaders("txn-cli", asked=1)
+    # open transactions until one is coordinated by a broker other than the bootstrap one (broker 1)
+    hanging: dict[str, int] = {}
+    producers = []
+    for n in range(12):
+        txn_id = f"cli-hanging-{n}"
+        producer = transactional_producer(cluster, txn_id, **{"transaction.timeout.ms": 600000})
+        producer.begin_transaction()
+        send_to_every_partition(producer, "txn-cli", txn_id)
+        producers.append(producer)
+        hanging[txn_id] = cluster.coordinator(txn_id)
+        if {c for c in hanging.values() if c != 1}:
+            break
+    elsewhere = next(t for t, c in hanging.items() if c != 1)
+    bootstrap = cluster.brokers[1].bootstrap
+
+    listed = odradek("transactions", "list", "--state", "Ongoing", bootstrap=bootstrap)
+    assert listed.code == 0, listed.stderr
+    assert {r["TransactionalId"] for r in table_rows(listed.stdout, "TransactionalId")} >= set(hanging)
+
+    described = odradek("transactions", "describe", "--transactional-id", elsewhere, bootstrap=bootstrap)
+    assert described.code == 0, described.stderr
+    [row] = table_rows(described.stdout, "TransactionalId")
+    assert row["TransactionState"] == "Ongoing"
+
+    # a hanging transaction's partition led by another broker than the bootstrap one
+    partition = next(p for p, leader in leaders.items() if leader != 1)
+    start = min(_open_transaction_starts(cluster, "txn-cli", partition, leaders[partition]))
+    aborted = odradek(
+        "transactions",
+        "abort",
+        "--topic",
+        "txn-cli",
+        "--partition",
+        str(partition),
+        "--start-offset",
+        str(start),
+        bootstrap=bootstrap,
+    )
+    assert aborted.code == 0, aborted.stderr
+    assert start not in _open_transaction_starts(cluster, "txn-cli", partition, leaders[partition])
+    for txn_id in hanging:
+        assert (
+            odradek("transactions", "force-terminate", "--transactional-id", txn_id, bootstrap=bootstrap).code
+            == 0
+        )
+
+
+def _open_transaction_starts(cluster: Cluster, topic: str, partition: int, leader: int) -> list[int]:
+    from odradek.protocol.messages import describe_producers as dp
+
+    broker = cluster.brokers[leader]
+    request = dp.DescribeProducersRequest(topics=[dp.TopicRequest(name=topic, partition_indexes=[partition])])
+    with RawClient(broker.port, timeout=10, host=broker.host) as client:
+        answer = client.request(request, 0).topics[0].partitions[0]
+    assert answer.error_code == 0
+    return [p.current_txn_start_offset for p in answer.active_producers if p.current_txn_start_offset >= 0]
