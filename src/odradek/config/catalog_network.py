@@ -2,8 +2,8 @@
 odradek's metrics endpoint and web console (``metrics.port``, ``console.port``, odradek-specific).
 
 odradek runs every connection on one asyncio loop, so Kafka's thread-pool sizes are accepted and
-validated but size nothing (``inert``). Listeners speak PLAINTEXT only: a listener of another security
-protocol is refused at startup (see BrokerConfig).
+validated but size nothing (``inert``). Listeners speak PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+(security/, docs/security.md).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         HIGH,
         "Listener reserved for controller-to-broker requests (ZooKeeper mode).",
-        refused="cluster mode (ZooKeeper, a controller) is not built yet.",
+        refused="the controller's requests share the inter-broker listener; one of their own is not built.",
     ),
     ConfigKey(
         "socket.send.buffer.bytes",
