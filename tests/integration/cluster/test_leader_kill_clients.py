@@ -62,6 +62,20 @@ def _progressed(clients: list[FailoverClient], acked: dict[str, int], consumed: 
     )
 
 
+def _wait_for_progress(
+    clients: list[FailoverClient], since: tuple[dict[str, int], dict[str, int]], what: str, interval: float
+) -> None:
+    """Until every client has acknowledged and consumed PROGRESS more records; a timeout says who lags."""
+    try:
+        wait_until(lambda: _progressed(clients, *since), PATIENCE_S, what, interval)
+    except AssertionError as timed_out:
+        lagging = {
+            c.name: {"acked": c.acked_count(), "consumed": c.consumed_count(), "errors": c.errors[-5:]}
+            for c in clients
+        }
+        raise AssertionError(f"{timed_out}; since {since}: {lagging}") from None
+
+
 def _counts(clients: list[FailoverClient]) -> tuple[dict[str, int], dict[str, int]]:
     return {c.name: c.acked_count() for c in clients}, {c.name: c.consumed_count() for c in clients}
 
@@ -84,7 +98,7 @@ def _ride_out_a_leader_kill(replicated: Cluster, clients: list[FailoverClient], 
     for client in clients:
         client.start()
     nothing = {c.name: 0 for c in clients}
-    wait_until(lambda: _progressed(clients, nothing, nothing), PATIENCE_S, "every client under way", 0.1)
+    _wait_for_progress(clients, (nothing, nothing), "every client under way", 0.1)
 
     replicated.brokers[leader].kill()
     before_kill = _counts(clients)
@@ -95,7 +109,7 @@ def _ride_out_a_leader_kill(replicated: Cluster, clients: list[FailoverClient], 
         0.1,
     )
     # the same client objects and processes, never restarted, go on with the new leader
-    wait_until(lambda: _progressed(clients, *before_kill), PATIENCE_S, "every client past the kill", 0.2)
+    _wait_for_progress(clients, before_kill, "every client past the kill", 0.2)
 
     replicated.brokers[leader].start()
     wait_until(
@@ -105,7 +119,7 @@ def _ride_out_a_leader_kill(replicated: Cluster, clients: list[FailoverClient], 
         0.1,
     )
     after_restart = _counts(clients)
-    wait_until(lambda: _progressed(clients, *after_restart), PATIENCE_S, "every client with it back", 0.2)
+    _wait_for_progress(clients, after_restart, "every client with it back", 0.2)
 
     for client in clients:
         client.stop_producing()

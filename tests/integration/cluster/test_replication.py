@@ -113,6 +113,23 @@ class Cluster:
         )
         futures[topic].result(30)
         wait_until(lambda: self.state(topic)["leader"] >= 0, PATIENCE_S, f"a leader for {topic}", 0.1)
+        # CreateTopics answers once the broker asked knows the leader; a client asking another broker
+        # first could find no topic, and kafka-python's group leader then assigns nothing until its next
+        # metadata refresh (metadata.max.age.ms, 5 minutes)
+        wait_until(lambda: self.known_everywhere(topic), PATIENCE_S, f"{topic} in all metadata", 0.1)
+
+    def known_everywhere(self, topic: str) -> bool:
+        from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
+
+        request = MetadataRequest(topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False)
+        for node in self.running():
+            broker = self.brokers[node]
+            with RawClient(broker.port, timeout=5, host=broker.host) as client:
+                response: MetadataResponse = client.request(request, 12)
+            [found] = response.topics
+            if found.error_code != 0 or any(p.leader_id < 0 for p in found.partitions):
+                return False
+        return True
 
     def controller(self) -> int:
         """The active controller, as a running broker's Metadata names it."""
