@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from odradek.cluster.controller import channel as channel_module
 from odradek.cluster.controller import events, requests
 from odradek.cluster.controller.channel import ControllerChannelManager
 from odradek.cluster.controller.config import ControllerConfig
@@ -550,87 +549,6 @@ def test_controlled_shutdown_moves_leaderships_away_and_leaves_the_isrs(
         assert (s0.leader, list(s0.isr)) == (-1, [3])
 
     run(connect_zk, [1, 2, 3], scenario)
-
-
-def _answer_leader_and_isr_after(delay: float, answered: list[float]) -> Callable[[Received], Awaitable[Any]]:
-    """A broker slow to apply LeaderAndIsr (its logs, its fetchers): it answers `delay` seconds late,
-    noting when; a negative delay never answers LeaderAndIsr."""
-
-    async def respond(received: Received) -> Any:
-        if received.api_key == LAI:
-            if delay < 0:
-                return None
-            await asyncio.sleep(delay)
-            answered.append(time.monotonic())
-        return RESPONSES[received.header.request_api_key](error_code=0)
-
-    return respond
-
-
-def _note_leader_and_isr(arrived: list[float]) -> Callable[[Received], Awaitable[Any]]:
-    async def respond(received: Received) -> Any:
-        if received.api_key == LAI:
-            arrived.append(time.monotonic())
-        return RESPONSES[received.header.request_api_key](error_code=0)
-
-    return respond
-
-
-def test_controlled_shutdown_tells_the_new_leader_before_its_followers(
-    connect_zk: Callable[[], ZooKeeperClient],
-) -> None:
-    async def scenario(c: Cluster) -> None:
-        # A follower told first fetches from a leader still at the old epoch, is refused and backs off
-        # replica.fetch.backoff.ms (1 s): the new leader's high watermark and acks=all wait that long.
-        controller = await c.controller(1)
-        await c.create_topic("t", {0: [2, 3, 4]})
-        await c.wait_state("t", 0, lambda s: list(s.isr) == [2, 3, 4])
-        await controller.wait_idle()
-        epoch = controller.context.live_brokers[2].epoch  # type: ignore[union-attr]
-        leader_answered: list[float] = []
-        follower_told: list[float] = []
-        c.brokers[3].responder = _answer_leader_and_isr_after(0.5, leader_answered)
-        c.brokers[4].responder = _note_leader_and_isr(follower_told)
-        for fake in c.brokers.values():
-            fake.clear()
-
-        result = await controller.controlled_shutdown(2, epoch)
-        assert result.error == ErrorCode.NONE
-        s0, _ = await c.wait_state("t", 0, lambda s: s.leader_epoch == 1)
-        assert s0.leader == 3
-        await c.brokers[4].wait_for(lambda f: ("t", 0) in partitions_in(f.requests_of(LAI)))
-        assert len(leader_answered) == 1 and len(follower_told) == 1
-        assert follower_told[0] >= leader_answered[0]
-        # the shutting-down broker, a follower now, is told after the leader answered too
-        await c.brokers[2].wait_for(lambda f: ("t", 0) in partitions_in(f.requests_of(LAI)))
-
-    run(connect_zk, [1, 2, 3, 4], scenario)
-
-
-def test_a_new_leader_that_never_answers_delays_its_followers_only_up_to_the_request_timeout(
-    connect_zk: Callable[[], ZooKeeperClient], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(channel_module, "REQUEST_TIMEOUT_S", 1.0)
-
-    async def scenario(c: Cluster) -> None:
-        controller = await c.controller(1)
-        await c.create_topic("t", {0: [2, 3, 4]})
-        await c.wait_state("t", 0, lambda s: list(s.isr) == [2, 3, 4])
-        await controller.wait_idle()
-        epoch = controller.context.live_brokers[2].epoch  # type: ignore[union-attr]
-        c.brokers[3].responder = _answer_leader_and_isr_after(-1, [])
-        follower_told: list[float] = []
-        c.brokers[4].responder = _note_leader_and_isr(follower_told)
-        for fake in c.brokers.values():
-            fake.clear()
-
-        started = time.monotonic()
-        result = await controller.controlled_shutdown(2, epoch)
-        assert result.error == ErrorCode.NONE
-        await c.brokers[4].wait_for(lambda f: ("t", 0) in partitions_in(f.requests_of(LAI)), timeout=30)
-        assert follower_told[0] - started >= 1.0
-
-    run(connect_zk, [1, 2, 3, 4], scenario)
 
 
 def test_a_controller_that_is_not_answers_not_controller(connect_zk: Callable[[], ZooKeeperClient]) -> None:

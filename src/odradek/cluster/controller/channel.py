@@ -6,9 +6,6 @@ they were queued, one in flight at a time; a broker that cannot be reached keeps
 sender reconnects with backoff (the request is sent again on the new connection, as Kafka does), and
 everything queued for a broker is dropped when it leaves the cluster. Errors in responses are logged:
 the controller does not wait on them (a broker that refuses is fenced, or will be told again).
-A request may wait, at the head of its broker's queue, for other brokers' answers (`after`): the
-followers' LeaderAndIsr waits for the new leaders' (at most REQUEST_TIMEOUT_S; a request dropped with
-its broker's channel counts as answered).
 """
 
 from __future__ import annotations
@@ -85,14 +82,10 @@ class BrokerChannel:
         backoff = RECONNECT_BACKOFF_S
         writer: asyncio.StreamWriter | None = None
         reader: asyncio.StreamReader | None = None
-        item: BrokerRequest | None = None
         try:
             while True:
                 item = await self.queue.get()
                 self.in_flight = True
-                if item.after:
-                    # bounded: a leader that never answers delays its followers, never blocks them
-                    await asyncio.wait(item.after, timeout=REQUEST_TIMEOUT_S)
                 while True:  # the same request until it is answered
                     try:
                         if writer is None or reader is None:
@@ -103,7 +96,6 @@ class BrokerChannel:
                         backoff = RECONNECT_BACKOFF_S
                         self.sent += 1
                         self.in_flight = False
-                        item.release()
                         _log_errors(self.broker_id, item, response)
                         break
                     except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
@@ -132,12 +124,6 @@ class BrokerChannel:
         finally:
             if writer is not None:
                 writer.close()
-            # what is dropped with the channel (its broker left, the controller resigned) must not
-            # hold requests to other brokers that wait for its answer
-            if self.in_flight and item is not None:
-                item.release()
-            while not self.queue.empty():
-                self.queue.get_nowait().release()
 
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         return await asyncio.wait_for(
@@ -187,7 +173,6 @@ class ControllerChannelManager:
             logger.warning(
                 "Controller has no channel to broker %d: %s dropped", broker_id, type(item.request).__name__
             )
-            item.release()
             return
         channel.queue.put_nowait(item)
 

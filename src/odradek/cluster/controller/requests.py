@@ -4,7 +4,6 @@ ControllerBrokerRequestBatch), at the versions a Kafka 3.9 ZooKeeper-mode contro
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -51,16 +50,6 @@ class BrokerRequest:
 
     request: Request
     version: int
-    #: Done once the broker answered (or the request was dropped with its broker's channel).
-    answered: asyncio.Future[None] | None = None
-    #: Sent only once these are done, or after the channel's request timeout: a new leader's
-    #: LeaderAndIsr answered before its followers are told to fetch from it.
-    after: tuple[asyncio.Future[None], ...] = ()
-
-    def release(self) -> None:
-        """Whoever waits on this request's answer waits no more."""
-        if self.answered is not None and not self.answered.done():
-            self.answered.set_result(None)
 
 
 def inter_broker_endpoint(

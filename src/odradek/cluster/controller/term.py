@@ -6,7 +6,6 @@ context (Kafka's ControllerBrokerRequestBatch). Dropped whole when the controlle
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Callable, Collection, Iterable
 
@@ -121,33 +120,20 @@ class ControllerTerm:
         is_new: Collection[TopicPartition] = (),
         exclude: Collection[int] = (),
     ) -> None:
-        """LeaderAndIsr to every live replica of `partitions` but `exclude`: first to each partition's
-        leader (one request per broker), then to the followers (one request per broker), sent once
-        every leader answered (bounded by the channel's request timeout). A follower told first would
-        fetch from a leader still at the old epoch, be refused and back off replica.fetch.backoff.ms,
-        holding the high watermark and every acks=all produce of a moved partition that long."""
+        """LeaderAndIsr to every live replica of `partitions` but `exclude` (one request per broker)."""
         context = self.context
-        leading: dict[int, list[TopicPartition]] = {}
-        following: dict[int, list[TopicPartition]] = {}
+        by_broker: dict[int, list[TopicPartition]] = {}
         for tp in partitions:
-            state = context.states.get(tp)
             for replica in context.replicas(tp):
                 if context.is_live(replica) and replica not in exclude:
-                    led = state is not None and state.leader == replica
-                    (leading if led else following).setdefault(replica, []).append(tp)
-        answered: list[asyncio.Future[None]] = []
-        for broker_id, theirs in sorted(leading.items()):
-            request = requests.leader_and_isr(
-                context, self.controller_id, broker_id, theirs, self.listener, is_new
+                    by_broker.setdefault(replica, []).append(tp)
+        for broker_id, theirs in sorted(by_broker.items()):
+            self.send(
+                broker_id,
+                requests.leader_and_isr(
+                    context, self.controller_id, broker_id, theirs, self.listener, is_new
+                ),
             )
-            done = asyncio.get_running_loop().create_future()
-            answered.append(done)
-            self.send(broker_id, dataclasses.replace(request, answered=done))
-        for broker_id, theirs in sorted(following.items()):
-            request = requests.leader_and_isr(
-                context, self.controller_id, broker_id, theirs, self.listener, is_new
-            )
-            self.send(broker_id, dataclasses.replace(request, after=tuple(answered)))
 
     def send_update_metadata(self, broker_ids: Iterable[int], partitions: list[TopicPartition]) -> None:
         context = self.context
