@@ -15,6 +15,7 @@ import subprocess
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 #: Between two produce calls: a few hundred records a second per client, enough to be sure records
@@ -69,6 +70,18 @@ class FailoverClient(ABC):
 
     def unexpected_errors(self) -> list[str]:
         return [error for error, retriable in self.errors if not retriable]
+
+    def run_threads(self, **targets: Callable[[], None]) -> None:
+        """Mark the pair producing and consuming, then run each target on a daemon thread of its name
+        (the first is the producer's: stop_producing joins it)."""
+        self.producing.set()
+        self.consuming.set()
+        self.threads = [
+            threading.Thread(target=target, name=f"{self.name}-{name}", daemon=True)
+            for name, target in targets.items()
+        ]
+        for thread in self.threads:
+            thread.start()
 
     # recording, from the clients' threads ---------------------------------------------------------
 
@@ -158,14 +171,7 @@ class ConfluentClient(FailoverClient):
             }
         )
         self.consumer.subscribe([self.topic])
-        self.producing.set()
-        self.consuming.set()
-        self.threads = [
-            threading.Thread(target=self._produce, name="confluent-producer", daemon=True),
-            threading.Thread(target=self._consume, name="confluent-consumer", daemon=True),
-        ]
-        for thread in self.threads:
-            thread.start()
+        self.run_threads(producer=self._produce, consumer=self._consume)
 
     def _produce(self) -> None:
         while self.producing.is_set():
@@ -231,14 +237,7 @@ class KafkaPythonClient(FailoverClient):
             enable_auto_commit=True,
             auto_commit_interval_ms=500,
         )
-        self.producing.set()
-        self.consuming.set()
-        self.threads = [
-            threading.Thread(target=self._produce, name="kafka-python-producer", daemon=True),
-            threading.Thread(target=self._consume, name="kafka-python-consumer", daemon=True),
-        ]
-        for thread in self.threads:
-            thread.start()
+        self.run_threads(producer=self._produce, consumer=self._consume)
 
     def _produce(self) -> None:
         while self.producing.is_set():
@@ -427,16 +426,12 @@ class KcatClient(FailoverClient):
         self.delivered_offsets: list[int] = []
         #: every line both processes wrote on stderr (bar delivery reports), for a failure's message
         self.stderr: list[str] = []
-        self.producing.set()
-        self.consuming.set()
-        self.threads = [
-            threading.Thread(target=self._produce, name="kcat-producer", daemon=True),
-            threading.Thread(target=self._read_reports, name="kcat-reports", daemon=True),
-            threading.Thread(target=self._read_consumed, name="kcat-consumed", daemon=True),
-            threading.Thread(target=self._read_consumer_errors, name="kcat-consumer-errors", daemon=True),
-        ]
-        for thread in self.threads:
-            thread.start()
+        self.run_threads(
+            producer=self._produce,
+            reports=self._read_reports,
+            consumed=self._read_consumed,
+            consumer_errors=self._read_consumer_errors,
+        )
 
     def _produce(self) -> None:
         assert self.producer.stdin is not None
