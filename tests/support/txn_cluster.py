@@ -119,3 +119,19 @@ def send_to_every_partition(producer: Any, topic: str, tag: str, partitions: int
     for partition in range(partitions):
         producer.produce(topic, value=f"{tag}-{partition}".encode(), partition=partition)
     producer.flush(60)
+
+
+def commit_abort_commit(producer: Any, topic: str, partitions: int = PARTITIONS) -> None:
+    """Three transactions over every partition of `topic`: r0 committed, r1 aborted, r2 committed; a
+    read_committed reader must then see exactly expected_after_rounds(partitions)."""
+    for round_, committed in enumerate((True, False, True)):
+        producer.begin_transaction()
+        send_to_every_partition(producer, topic, f"r{round_}", partitions)
+        if committed:
+            producer.commit_transaction(60)
+        else:
+            producer.abort_transaction(60)
+
+
+def expected_after_rounds(partitions: int = PARTITIONS) -> dict[int, list[bytes]]:
+    return {p: [f"r0-{p}".encode(), f"r2-{p}".encode()] for p in range(partitions)}

@@ -43,6 +43,8 @@ from tests.support.txn_cluster import (
     CLEANUP_INTERVAL_MS,
     PARTITIONS,
     Cluster,
+    commit_abort_commit,
+    expected_after_rounds,
     send_to_every_partition,
     transactional_producer,
 )
@@ -85,15 +87,9 @@ def test_confluent_transactions_commit_and_abort_on_partitions_of_all_three_brok
     producer = transactional_producer(cluster, "spread-producer")
     coordinator = cluster.coordinator("spread-producer")
     assert {n for n in leaders.values() if n != coordinator}, "markers must cross to other brokers"
-    for round_, committed in enumerate((True, False, True)):
-        producer.begin_transaction()
-        send_to_every_partition(producer, "txn-spread", f"r{round_}")
-        if committed:
-            producer.commit_transaction(60)
-        else:
-            producer.abort_transaction(60)
+    commit_abort_commit(producer, "txn-spread")
     values = read_committed_values(cluster.bootstrap(), "txn-spread", PARTITIONS, timeout_s=60)
-    assert values == {p: [f"r0-{p}".encode(), f"r2-{p}".encode()] for p in range(PARTITIONS)}
+    assert values == expected_after_rounds()
 
 
 def _copier(cluster: Cluster, errors: Path) -> subprocess.Popen[bytes]:

@@ -28,6 +28,8 @@ from tests.support.txn_cluster import (
     BROKER_IDS,
     PARTITIONS,
     Cluster,
+    commit_abort_commit,
+    expected_after_rounds,
     send_to_every_partition,
     transactional_producer,
 )
@@ -93,15 +95,9 @@ def _txn_state_partition(cluster: Cluster, transactional_id: str) -> int:
 def test_commit_and_abort_with_every_log_replicated_three_times(cluster: Cluster) -> None:
     cluster.create("rf3-spread")
     producer = transactional_producer(cluster, "rf3-spread-producer")
-    for round_, committed in enumerate((True, False, True)):
-        producer.begin_transaction()
-        send_to_every_partition(producer, "rf3-spread", f"r{round_}")
-        if committed:
-            producer.commit_transaction(60)
-        else:
-            producer.abort_transaction(60)
+    commit_abort_commit(producer, "rf3-spread")
     values = read_committed_values(cluster.bootstrap(), "rf3-spread", PARTITIONS, timeout_s=60)
-    assert values == {p: [f"r0-{p}".encode(), f"r2-{p}".encode()] for p in range(PARTITIONS)}
+    assert values == expected_after_rounds()
 
 
 def test_end_txn_is_answered_only_once_its_prepare_record_is_on_every_in_sync_replica(
