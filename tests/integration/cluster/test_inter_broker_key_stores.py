@@ -11,9 +11,8 @@ from collections.abc import Iterator
 import pytest
 import trustme
 
-from tests.integration.cluster.test_inter_broker_security import WAIT_S, SecuredCluster
+from tests.integration.cluster.test_inter_broker_security import SecuredCluster
 from tests.support.broker_process import BrokerProcess
-from tests.support.interop import wait_until
 from tests.support.java_stores import key_store, trust_store
 from tests.support.requirements import require_module
 from tests.support.zookeeper import ZooKeeperServer
@@ -50,14 +49,7 @@ def cluster(
     connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
     made = Pkcs12Cluster(tmp_path_factory.mktemp("inter-broker-pkcs12"), connect, "SSL")
     try:
-        for broker in made.brokers.values():
-            broker.start()
-        wait_until(
-            lambda: made.all_know(lambda node: len(made.metadata(node, []).brokers) == 3),
-            WAIT_S,
-            "three brokers in every broker's Metadata (UpdateMetadata over INTERNAL)",
-            interval=0.2,
-        )
+        made.start_all()
         yield made
     finally:
         for broker in made.brokers.values():

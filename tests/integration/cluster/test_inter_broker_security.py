@@ -154,6 +154,17 @@ class SecuredCluster:
     def controller(self, node: int) -> int:
         return int(self.metadata(node, []).controller_id)
 
+    def start_all(self) -> None:
+        """Every broker started, and known to every broker's Metadata (UpdateMetadata over INTERNAL)."""
+        for broker in self.brokers.values():
+            broker.start()
+        wait_until(
+            lambda: self.all_know(lambda node: len(self.metadata(node, []).brokers) == 3),
+            WAIT_S,
+            "three brokers in every broker's Metadata (UpdateMetadata over INTERNAL)",
+            interval=0.2,
+        )
+
     def all_know(self, check: Any) -> bool:
         try:
             return all(check(node) for node in self.running())
@@ -209,14 +220,7 @@ def cluster(
         _add_broker_user(connect)
     made = SecuredCluster(tmp_path_factory.mktemp(f"inter-broker-{internal.lower()}"), connect, internal)
     try:
-        for broker in made.brokers.values():
-            broker.start()
-        wait_until(
-            lambda: made.all_know(lambda node: len(made.metadata(node, []).brokers) == 3),
-            WAIT_S,
-            "three brokers in every broker's Metadata (UpdateMetadata over INTERNAL)",
-            interval=0.2,
-        )
+        made.start_all()
         with RawClient(made.brokers[1].port, host=made.brokers[1].host) as anonymous:
             grant(
                 anonymous, "User:ANONYMOUS", ResourceType.CLUSTER, "kafka-cluster", *CLIENT_CLUSTER_OPERATIONS
