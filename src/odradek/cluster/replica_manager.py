@@ -142,6 +142,15 @@ class ReplicaManager:
             fenced = current_leader_epoch < hosted.leader_epoch
             code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
             return Refusal(code, hosted.leader, hosted.leader_epoch)
+        # As Kafka's Partition.getLocalLog: a replica hosted here is checked against the epoch first, so
+        # a fetch at an epoch this follower has not applied yet (it is about to lead) is
+        # UNKNOWN_LEADER_EPOCH, an older one FENCED_LEADER_EPOCH; only at its own epoch is it "not leader".
+        follower = self.hosted.get((topic, partition))
+        epoch = follower.leader_epoch if follower is not None else current_leader_epoch
+        if current_leader_epoch >= 0 and current_leader_epoch != epoch and follower is not None:
+            fenced = current_leader_epoch < epoch
+            code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
+            return Refusal(code, follower.leader, epoch)
         return self._not_leader(topic, partition)
 
     def replica_refusal(

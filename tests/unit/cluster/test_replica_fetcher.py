@@ -212,3 +212,45 @@ def _log_end() -> Any:
     from odradek.storage.fetch import FetchIsolation
 
     return FetchIsolation.LOG_END
+
+
+def test_a_partition_added_while_a_fetch_is_parked_at_the_leader_is_fetched_at_once(
+    logs: LogManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A LeaderAndIsr that makes this broker follow another partition of the same leader must not wait
+    for the fetch in flight, parked there up to replica.fetch.wait.max.ms: the new leader's high
+    watermark, and its acks=all produces, need this follower's fetch of that partition."""
+    asked: list[set[int]] = []
+
+    class ParkedLeader:
+        connected = True
+
+        async def send(self, request: Any, version: int) -> Any:
+            asked.append({p.partition for t in request.topics for p in t.partitions})
+            await asyncio.Event().wait()  # nothing new to answer with
+
+        def close(self) -> None:
+            pass
+
+    async def main() -> None:
+        fetcher = _fetcher([])
+        leader = ParkedLeader()
+
+        async def connect() -> Any:
+            return leader
+
+        monkeypatch.setattr(fetcher, "_connect", connect)
+        try:
+            fetcher.add(FetchState("t", 0, None, leader_epoch=5, log=logs.get_or_create_log("t", 0)))
+            while not asked:
+                await asyncio.sleep(0.01)
+            fetcher.add(FetchState("t", 1, None, leader_epoch=5, log=logs.get_or_create_log("t", 1)))
+            async with asyncio.timeout(5):
+                while len(asked) < 2:
+                    await asyncio.sleep(0.01)
+            assert asked == [{0}, {0, 1}]
+        finally:
+            fetcher.task.cancel()
+            await asyncio.gather(fetcher.task, return_exceptions=True)
+
+    asyncio.run(main())

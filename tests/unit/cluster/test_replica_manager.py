@@ -216,6 +216,18 @@ def test_followed_partitions_go_to_the_fetchers_and_leave_them_on_leadership_or_
     asyncio.run(run())
 
 
+def test_a_follower_refuses_a_leader_fetch_by_epoch_before_saying_it_is_not_leader(logs: LogManager) -> None:
+    """As Kafka's Partition.getLocalLog: the epoch is checked before leadership, so a follower fetching
+    at the epoch this replica is about to lead hears UNKNOWN_LEADER_EPOCH (not NOT_LEADER_OR_FOLLOWER),
+    one at an older epoch FENCED_LEADER_EPOCH."""
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
+    asyncio.run(replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, 1, 4)]))
+    assert replicas.leader_refusal("t", 0, 5) == Refusal(ErrorCode.UNKNOWN_LEADER_EPOCH, 1, 4)
+    assert replicas.leader_refusal("t", 0, 3) == Refusal(ErrorCode.FENCED_LEADER_EPOCH, 1, 4)
+    assert replicas.leader_refusal("t", 0, 4) == Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, 1, 4)
+    assert replicas.leader_refusal("t", 0) == Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, 1, 4)
+
+
 def test_a_follower_serves_consumers_of_its_replicas_only_at_their_epoch(logs: LogManager) -> None:
     """KIP-392: replica_refusal lets a follower serve (a consumer's Fetch v11+), leader_refusal not."""
     cluster = ClusterMetadata("c", -1, [])

@@ -119,12 +119,21 @@ class ReplicaFetcher:
         self.context = context
         self.partitions: dict[PartitionKey, FetchState] = {}
         self._changed = asyncio.Event()
+        #: The partitions of the fetch in flight, and what abandons it (see `add`).
+        self._in_flight: dict[PartitionKey, FetchState] = {}
+        self._abandon: asyncio.Future[None] | None = None
         self._connection: LeaderConnection | None = None
         self.task: asyncio.Task[None] = asyncio.get_running_loop().create_task(self._run(), name=name)
 
     def add(self, state: FetchState) -> None:
         self.partitions[state.key] = state
         self._changed.set()
+        abandon = self._abandon
+        if abandon is not None and not abandon.done() and self._in_flight.get(state.key) is not state:
+            # The fetch in flight does not ask for this partition (or asks at its old epoch) and may be
+            # parked at the leader for replica.fetch.wait.max.ms while the partition's high watermark,
+            # and the acks=all produces behind it, wait for this follower: fetch again at once.
+            abandon.set_result(None)
 
     def remove(self, key: PartitionKey) -> FetchState | None:
         return self.partitions.pop(key, None)
@@ -188,7 +197,9 @@ class ReplicaFetcher:
         version = FETCH_VERSION if all(s.topic_id is not None for s in ready) else FETCH_VERSION_BY_NAME
         sent = {s.key: (s, s.leader_epoch, s.log.log_end_offset) for s in ready}
         request = self._request(ready, version)
-        response: FetchResponse = await connection.send(request, version)
+        response = await self._send_unless_abandoned(connection, request, version, sent)
+        if response is None:
+            return
         if response.error_code != ErrorCode.NONE:
             raise ConnectionError(f"leader answered {ErrorCode(response.error_code).name}")
         names = {s.topic_id: s.topic for s in ready}
@@ -203,6 +214,33 @@ class ReplicaFetcher:
                 if current is not state or state.leader_epoch != epoch or state.log.log_end_offset != offset:
                     continue  # removed, moved to another epoch, or truncated meanwhile
                 await self._apply(connection, state, data)
+
+    async def _send_unless_abandoned(
+        self,
+        connection: LeaderConnection,
+        request: FetchRequest,
+        version: int,
+        sent: dict[PartitionKey, tuple[FetchState, int, int]],
+    ) -> FetchResponse | None:
+        """The leader's answer, or None when a partition added meanwhile abandoned the fetch (its
+        connection is closed: the answer may be half read; nothing of it was applied)."""
+        abandon = self._abandon = asyncio.get_running_loop().create_future()
+        self._in_flight = {key: entry[0] for key, entry in sent.items()}
+        send = asyncio.ensure_future(connection.send(request, version))
+        try:
+            await asyncio.wait((send, abandon), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._abandon, self._in_flight = None, {}
+            if not send.done():
+                send.cancel()
+        if send.done() and not send.cancelled():
+            response: FetchResponse = send.result()
+            return response
+        log.debug(
+            "%s: fetch from broker %d abandoned for partitions added meanwhile", self.name, self.leader_id
+        )
+        self.close_connection()
+        return None
 
     def _request(self, ready: list[FetchState], version: int) -> FetchRequest:
         topics: dict[str, FetchTopic] = {}
