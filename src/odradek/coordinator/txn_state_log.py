@@ -96,10 +96,18 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
         #: Told of each partition's transactions once it is loaded (the coordinator completes the
         #: prepared ones, as Kafka's coordinator does when it takes over).
         self.on_partition_loaded: Callable[[list[TransactionMetadata]], None] | None = None
-        #: Waits until a partition's in-sync replicas hold a write (the offset after it) and says how
-        #: that went (NONE, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER);
-        #: wired in cluster mode. None: the append itself commits the write (a single node).
-        self.replicated: Callable[[int, int], Awaitable[ErrorCode]] | None = None
+        #: Waits until a partition's in-sync replicas hold a write (the offset after it), at most the
+        #: given ms, and says how that went (NONE, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        #: NOT_LEADER_OR_FOLLOWER); wired in cluster mode. None: the append itself commits the write
+        #: (a single node).
+        self.replicated: Callable[[int, int, int], Awaitable[ErrorCode]] | None = None
+
+    def write_timeout_ms(self, record: TxnLogRecord) -> int:
+        """How long a write waits for the in-sync replicas: as Kafka's TransactionStateManager, a
+        state change the transaction's own timeout, an expired id's tombstone request.timeout.ms."""
+        if record.value is None:
+            return self.config.request_timeout_ms
+        return record.value.transaction_timeout_ms
 
     def new_shard(self, partition: int) -> TxnShard:
         return TxnShard(partition, self)
@@ -173,7 +181,7 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
             log.warning("writing to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, partition, failure)
             return transaction_log_error(append_failure(failure))
         if self.replicated is not None:
-            outcome = await self.replicated(partition, committed_at)
+            outcome = await self.replicated(partition, committed_at, self.write_timeout_ms(record))
             if outcome is not ErrorCode.NONE:
                 log.info(
                     "%s: its write to %s-%d did not reach the in-sync replicas (%s); not applied",

@@ -108,3 +108,14 @@ def coordinator_write_waiter(
         return await replication_outcome(tp, required_offset, timeout_ms(), services)
 
     return replicated
+
+
+def timed_write_waiter(topic: str, services: Services) -> Callable[[int, int, int], Awaitable[ErrorCode]]:
+    """As `coordinator_write_waiter`, for a runtime whose writes each say how long they may wait
+    (partition, offset after the write, timeout in ms)."""
+
+    async def replicated(partition: int, required_offset: int, timeout_ms: int) -> ErrorCode:
+        tp = TopicPartition(topic, partition)
+        return await replication_outcome(tp, required_offset, timeout_ms, services)
+
+    return replicated

@@ -1,15 +1,15 @@
 """The transaction coordinator's writes to `__transaction_state` wait for the ISR, as acks=all.
 
-Kafka's coordinator appends with acks=-1 and answers its client only once the in-sync replicas hold
-the record, so a coordinator that takes over (the partition's next leader, elected from the ISR) finds
-every state a client was told about: an EndTxn answered NONE is a PrepareCommit that survives the
+Kafka's coordinator appends with acks=-1 and answers its client only once the in-sync replicas hold the
+record, so a coordinator that takes over (the partition's next leader, elected from the ISR) finds every
+state a client was told about: an EndTxn answered NONE is a PrepareCommit that survives the
 coordinator's loss. The coordinator here appends synchronously (one step is never interleaved with
-another); the handlers then wait here before answering, up to the broker's `request.timeout.ms` (as
-Kafka's TransactionStateManager). A timed-out wait, or an ISR under `transaction.state.log.min.isr`
-(the coordinator's append is refused then, nothing appended), is COORDINATOR_NOT_AVAILABLE, leadership
-lost meanwhile NOT_COORDINATOR (Kafka's mapping of the append's errors, coordinator/write_errors.py);
-the client retries, and a retried EndTxn of a prepared transaction is answered once it is replicated.
-On a single node the append itself moves the high watermark.
+another); the handlers then wait here before answering, up to the transaction's timeout (as Kafka's
+TransactionStateManager waits for its appends). A timed-out wait, or an ISR under
+`transaction.state.log.min.isr` (the coordinator's append is refused then, nothing appended), is
+COORDINATOR_NOT_AVAILABLE, leadership lost meanwhile NOT_COORDINATOR (Kafka's mapping of the append's
+errors, coordinator/write_errors.py); the client retries, and a retried EndTxn of a prepared transaction
+is answered once it is replicated. On a single node the append itself moves the high watermark.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ async def txn_log_replicated(
         # refused at once (NOT_ENOUGH_REPLICAS) rather than after a wait the HW cannot end.
         return transaction_log_error(ErrorCode.NOT_ENOUGH_REPLICAS)
     tp = TopicPartition(TRANSACTION_STATE_TOPIC, partition)
-    timeout_ms = context.services.config.request_timeout_ms
+    metadata = coordinator.state_log.txns.get(transactional_id)
+    timeout_ms = metadata.timeout_ms if metadata is not None else context.services.config.request_timeout_ms
     outcome = await replication_outcome(tp, log.log_end_offset, timeout_ms, context.services)
     return None if outcome is ErrorCode.NONE else transaction_log_error(outcome)

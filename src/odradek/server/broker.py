@@ -51,7 +51,7 @@ from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.handlers.configs import reconfigure
-from odradek.handlers.delayed_produce import coordinator_write_waiter
+from odradek.handlers.delayed_produce import coordinator_write_waiter, timed_write_waiter
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
@@ -312,9 +312,7 @@ class Broker:
             services.transactions.leader_since_epoch = functools.partial(
                 replicas.leader_since_epoch, TRANSACTION_STATE_TOPIC
             )
-            state_log.replicated = coordinator_write_waiter(
-                TRANSACTION_STATE_TOPIC, lambda: services.config.request_timeout_ms, services
-            )
+            state_log.replicated = timed_write_waiter(TRANSACTION_STATE_TOPIC, services)
         self.fetchers = replica_fetchers(
             self.config, self._live_config, services, self.logs, replicas, self.inter_broker_security
         )

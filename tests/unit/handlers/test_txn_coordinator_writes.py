@@ -28,8 +28,11 @@ class Replication:
 
     def __init__(self) -> None:
         self.waiting: list[asyncio.Future[ErrorCode]] = []
+        #: How long each write was allowed to wait, in ms.
+        self.timeouts: list[int] = []
 
-    async def replicated(self, _partition: int, _required_offset: int) -> ErrorCode:
+    async def replicated(self, _partition: int, _required_offset: int, timeout_ms: int) -> ErrorCode:
+        self.timeouts.append(timeout_ms)
         future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
         self.waiting.append(future)
         return await future
@@ -125,6 +128,22 @@ async def test_no_marker_is_written_before_the_prepare_record_is_on_the_isr(
         await coordinator.end_txn(TXN, pid, epoch, committed=True)
         assert handler_broker.log("data").log_end_offset == 1
         assert coordinator.state_log.txns[TXN].state is TxnState.COMPLETE_COMMIT
+
+
+async def test_a_transaction_write_waits_for_the_isr_as_long_as_the_transactions_own_timeout(
+    handler_broker: HandlerBroker,
+) -> None:
+    """As Kafka's TransactionStateManager: a state change's append waits the transaction's timeout
+    (here 60 s), not the broker's request.timeout.ms."""
+    async with running(handler_broker) as coordinator:
+        assert handler_broker.services.config.request_timeout_ms != 60000
+        pid, epoch = await _ongoing(coordinator)
+        followers = Replication()
+        coordinator.state_log.replicated = followers.replicated
+        adding = asyncio.ensure_future(coordinator.add_partitions(TXN, pid, epoch, [("data", 1)]))
+        await followers.answer(E.NONE)
+        assert await adding == {("data", 1): E.NONE}
+        assert followers.timeouts == [60000]
 
 
 async def test_a_transaction_write_under_min_insync_replicas_appends_nothing(
