@@ -10,21 +10,19 @@ the same request (the requests sent here are safe to repeat); other failures sur
 from __future__ import annotations
 
 import asyncio
-import struct
 from typing import Any
 
 from odradek.cluster.inter_broker_connection import (
     PLAINTEXT,
     InterBrokerSecurity,
     open_inter_broker_connection,
+    round_trip,
 )
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.config.broker import BrokerConfig
 from odradek.protocol.codec_error import CodecError
-from odradek.protocol.frames import decode_response, encode_request
 from odradek.protocol.schema import Request
 
-_SIZE = struct.Struct(">i")
 #: Kafka's request.timeout.ms default for inter-broker clients.
 REQUEST_TIMEOUT_S = 30.0
 
@@ -83,14 +81,9 @@ class BrokerConnection:
                 self.host, self.port, self.security, self.client_id
             )
         self._correlation_id += 1
-        correlation_id = self._correlation_id
-        self._writer.write(encode_request(request, version, correlation_id, self.client_id))
-        await self._writer.drain()
-        (size,) = _SIZE.unpack(await self._reader.readexactly(4))
-        answered_id, body = decode_response(await self._reader.readexactly(size), request.API_KEY, version)
-        if answered_id != correlation_id:
-            raise CodecError(f"response for correlation id {answered_id}, expected {correlation_id}")
-        return body
+        return await round_trip(
+            self._reader, self._writer, request, version, self._correlation_id, self.client_id
+        )
 
     def close(self) -> None:
         if self._writer is not None:

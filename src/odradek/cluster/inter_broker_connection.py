@@ -169,7 +169,7 @@ async def open_inter_broker_connection(
         if security.tls is not None:
             # TLS 1.3 servers refuse a client certificate after the handshake: the first answer
             # tells whether the peer accepted this broker's (Kafka's clients start with ApiVersions too)
-            await _round_trip(reader, writer, ApiVersionsRequest(), 0, 1, client_id)
+            await round_trip(reader, writer, ApiVersionsRequest(), 0, 1, client_id)
     except (OSError, asyncio.IncompleteReadError) as error:
         writer.close()
         raise InterBrokerAuthenticationError(
@@ -204,13 +204,13 @@ async def _authenticate(
             version = (
                 _AUTHENTICATE_VERSION if isinstance(request, SaslAuthenticateRequest) else _HANDSHAKE_VERSION
             )
-            body = await _round_trip(reader, writer, request, version, correlation_id, client_id)
+            body = await round_trip(reader, writer, request, version, correlation_id, client_id)
             request = steps.send(body)
     except StopIteration:
         return
 
 
-async def _round_trip(
+async def round_trip(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     request: Any,
@@ -218,6 +218,8 @@ async def _round_trip(
     correlation_id: int,
     client_id: str,
 ) -> Any:
+    """One request sent on an inter-broker connection and its response read and decoded; CodecError
+    when the answer is for another request (the connection is then no use)."""
     writer.write(encode_request(request, version, correlation_id, client_id))
     await writer.drain()
     (size,) = _SIZE.unpack(await reader.readexactly(4))

@@ -12,25 +12,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import struct
 from typing import Any
 
 from odradek.cluster.inter_broker_connection import (
     PLAINTEXT,
     InterBrokerSecurity,
     open_inter_broker_connection,
+    round_trip,
 )
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.config.broker import BrokerConfig
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
-from odradek.protocol.frames import decode_response, encode_request
 from odradek.protocol.messages.controlled_shutdown import ControlledShutdownRequest
 
 log = logging.getLogger("odradek.broker")
 
 VERSION = 3
-_SIZE = struct.Struct(">i")
 #: One attempt's bound: the controller answers once its leaderships are moved (its own timeout is 30 s).
 ATTEMPT_TIMEOUT_S = 30.0
 
@@ -90,10 +88,6 @@ async def _exchange(
 ) -> Any:
     reader, writer = await open_inter_broker_connection(host, port, security, client_id)
     try:
-        writer.write(encode_request(request, VERSION, 1, client_id))
-        await writer.drain()
-        (size,) = _SIZE.unpack(await reader.readexactly(4))
-        _, body = decode_response(await reader.readexactly(size), request.API_KEY, VERSION)
-        return body
+        return await round_trip(reader, writer, request, VERSION, 1, client_id)
     finally:
         writer.close()

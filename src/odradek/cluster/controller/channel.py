@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import struct
 from typing import Any
 
 from odradek.cluster.controller.cancelling import cancel_and_wait
@@ -22,14 +21,13 @@ from odradek.cluster.inter_broker_connection import (
     InterBrokerAuthenticationError,
     InterBrokerSecurity,
     open_inter_broker_connection,
+    round_trip,
 )
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
-from odradek.protocol.frames import decode_response, encode_request
 
 logger = logging.getLogger(__name__)
 
-_SIZE = struct.Struct(">i")
 #: Kafka's reconnect.backoff.ms and reconnect.backoff.max.ms defaults (a little lower at the start,
 #: so a broker starting a moment after the controller is reached quickly).
 RECONNECT_BACKOFF_S = 0.05
@@ -135,15 +133,9 @@ class BrokerChannel:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, item: BrokerRequest
     ) -> Any:
         self._correlation_id += 1
-        correlation_id = self._correlation_id
-        writer.write(encode_request(item.request, item.version, correlation_id, self.client_id))
-        await writer.drain()
-        (size,) = _SIZE.unpack(await reader.readexactly(4))
-        frame = await reader.readexactly(size)
-        answered_id, body = decode_response(frame, item.request.API_KEY, item.version)
-        if answered_id != correlation_id:
-            raise CodecError(f"response for correlation id {answered_id}, expected {correlation_id}")
-        return body
+        return await round_trip(
+            reader, writer, item.request, item.version, self._correlation_id, self.client_id
+        )
 
 
 class ControllerChannelManager:

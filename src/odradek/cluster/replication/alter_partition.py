@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import struct
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from odradek.cluster.inter_broker_connection import (
     InterBrokerAuthenticationError,
     InterBrokerSecurity,
     open_inter_broker_connection,
+    round_trip,
 )
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.replication.isr_updates import (
@@ -42,7 +42,6 @@ from odradek.cluster.replication.isr_updates import (
 )
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
-from odradek.protocol.frames import decode_response, encode_request
 from odradek.protocol.messages.alter_partition import (
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -63,7 +62,6 @@ RETRY_BACKOFF_S = 0.05
 #: How often a request waiting for its answer looks whether the controller changed meanwhile.
 CONTROLLER_CHECK_S = 0.1
 RETRY_BACKOFF_MAX_S = 1.0
-_SIZE = struct.Struct(">i")
 
 PartitionKey = tuple[str, int]
 
@@ -285,16 +283,10 @@ class AlterPartitionManager:
             self._connection = connection = (*endpoint, reader, writer)
         _, _, reader, writer = connection
         self._correlation_id += 1
-        correlation_id = self._correlation_id
-        writer.write(
-            encode_request(request, version, correlation_id, f"broker-{self.broker_id}-alter-partition")
+        client_id = f"broker-{self.broker_id}-alter-partition"
+        response: AlterPartitionResponse = await round_trip(
+            reader, writer, request, version, self._correlation_id, client_id
         )
-        await writer.drain()
-        (size,) = _SIZE.unpack(await reader.readexactly(4))
-        answered_id, body = decode_response(await reader.readexactly(size), request.API_KEY, version)
-        if answered_id != correlation_id:
-            raise CodecError(f"response for correlation id {answered_id}, expected {correlation_id}")
-        response: AlterPartitionResponse = body
         return response
 
     def _disconnect(self) -> None:
