@@ -14,7 +14,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from tests.support.broker_process import REPO, free_port
 from tests.support.requirements import require_executable
 
-SERVED_WITHIN_SECONDS = 10.0
+#: "Within seconds", with room for a loaded machine (the suite runs three workers on two cores).
+SERVED_WITHIN_SECONDS = 30.0
 
 
 def test_make_run_broker_serves_kcat_and_confluent_kafka(tmp_path: Path) -> None:
