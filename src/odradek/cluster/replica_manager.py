@@ -169,6 +169,14 @@ class ReplicaManager:
         code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
         return Refusal(code, hosted.leader, hosted.leader_epoch)
 
+    def awaits_leader_epoch(self, topic: str, partition: int, leader_epoch: int) -> bool:
+        """Whether the partition is hosted here at an epoch older than `leader_epoch`: a replica
+        fetching at that epoch learned of a LeaderAndIsr this broker has not applied yet (one that
+        makes it leader, or leader at a newer epoch). The fetch handler holds such a follower fetch
+        until it has (handlers/fetch.py)."""
+        hosted = self.hosted.get((topic, partition))
+        return hosted is not None and leader_epoch > hosted.leader_epoch
+
     def _not_leader(self, topic: str, partition: int) -> Refusal:
         # As Kafka's getPartitionOrError: a partition the cluster knows is NOT_LEADER_OR_FOLLOWER (the
         # client refreshes its metadata and follows the leader), one nobody knows is unknown.

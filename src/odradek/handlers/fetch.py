@@ -18,7 +18,10 @@ Version notes:
   when its last fetched epoch ends earlier in the leader's log (v12+, KIP-595's truncation), and
   tells the leader how far the follower has got: its fetch offset moves the high watermark and the
   ISR, and the answer carries the high watermark that fetch allowed. Only replicas of the partition
-  may fetch as followers (NOT_LEADER_OR_FOLLOWER otherwise).
+  may fetch as followers (NOT_LEADER_OR_FOLLOWER otherwise). A follower's fetch naming a partition at
+  an epoch newer than the one this broker hosts it at (its LeaderAndIsr is still on the way) is held,
+  whole, until that LeaderAndIsr is applied or max_wait_ms passes (then UNKNOWN_LEADER_EPOCH), where
+  Kafka answers at once and the follower backs off (see `_hold_for_epochs`).
 - Fetching from followers (KIP-392, ZooKeeper mode): a consumer's fetch from v11 may be served by any
   replica of the partition, a follower reading up to its own high watermark (OFFSET_OUT_OF_RANGE past
   its log end, NOT_LEADER_OR_FOLLOWER on a broker with no replica); the leader, with
@@ -38,6 +41,7 @@ import asyncio
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
@@ -72,6 +76,9 @@ from odradek.storage.errors import OffsetOutOfRangeError, StorageError
 from odradek.storage.fetch import FetchDataInfo, FetchIsolation
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
+
+if TYPE_CHECKING:
+    from odradek.server.delayed import AppendWaiter
 
 #: Below this many bytes a fetch copies the data into the response (one write) instead of sendfile.
 SENDFILE_THRESHOLD = 64 * 1024
@@ -112,6 +119,11 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
                 # it is answered (a follower at the log end waits; its position moves the HW now).
                 _record_follower_fetches(plan.partitions, results, replica_id, context)
             remaining = deadline - loop.time()
+            held = _awaiting_epochs(plan.partitions, results, context) if follower and remaining > 0 else []
+            if held:
+                _release(results)
+                await _hold_for_epochs(waiter, held, context, deadline)
+                continue
             # `errors` also counts a redirect to a preferred read replica: answered at once, as Kafka.
             if size >= request.min_bytes or errors or remaining <= 0 or not readable:
                 break
@@ -125,14 +137,57 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     return _respond(plan, results, context, replica_id >= 0)
 
 
+def _awaiting_epochs(
+    partitions: list[CachedPartition], results: list[PartitionData], context: RequestContext
+) -> list[CachedPartition]:
+    """The partitions a follower fetches at an epoch this broker hosts them at but has not applied yet."""
+    replicas = context.services.replicas
+    assert replicas is not None
+    return [
+        entry
+        for entry, data in zip(partitions, results, strict=True)
+        if data.error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
+        and replicas.awaits_leader_epoch(entry.topic, entry.partition, entry.current_leader_epoch)
+    ]
+
+
+async def _hold_for_epochs(
+    waiter: AppendWaiter, held: list[CachedPartition], context: RequestContext, deadline: float
+) -> None:
+    """Hold a follower's fetch until this broker has applied the leader epochs it names, or until its
+    max_wait_ms has passed (the caller then answers UNKNOWN_LEADER_EPOCH for what is still unknown).
+
+    The controller sends a moved partition's LeaderAndIsr to its new leader and its followers at
+    once, and a follower often applies it first. Kafka answers that follower's fetch at once with
+    UNKNOWN_LEADER_EPOCH, and the follower backs the partition off for replica.fetch.backoff.ms
+    (1 s), holding the new leader's high watermark and every acks=all produce of the partition that
+    long. Held here, the fetch is answered as soon as the LeaderAndIsr (which wakes the partition's
+    waiters) arrives. The whole fetch waits, even when its other partitions have data: answering
+    those would hand the moved one its error and the backoff. Nothing waits past max_wait_ms."""
+    replicas = context.services.replicas
+    assert replicas is not None
+    loop = asyncio.get_running_loop()
+    while any(replicas.awaits_leader_epoch(p.topic, p.partition, p.current_leader_epoch) for p in held):
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return
+        waiter.rearm()
+        await waiter.wait(remaining)
+
+
+def _release(results: list[PartitionData]) -> None:
+    """Close the files of records read but not sent."""
+    for data in results:
+        if isinstance(data.records, FileRecords):
+            data.records.close()
+
+
 def _throttled(plan: _Plan, results: list[PartitionData], throttle_ms: int) -> FetchResponse:
     """A consumer over its quota (KIP-219, Kafka's getThrottledResponse): answered at once with the
     throttle time and no partitions, since the records would take it further over. No session is
     opened, and an incremental session's partitions keep what was last sent, so the next answer
     carries what this one left out."""
-    for data in results:
-        if isinstance(data.records, FileRecords):
-            data.records.close()
+    _release(results)
     return FetchResponse(
         error_code=ErrorCode.NONE, throttle_time_ms=throttle_ms, session_id=plan.session_id, responses=[]
     )

@@ -228,6 +228,24 @@ def test_a_follower_refuses_a_leader_fetch_by_epoch_before_saying_it_is_not_lead
     assert replicas.leader_refusal("t", 0) == Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, 1, 4)
 
 
+def test_a_fetch_at_an_epoch_newer_than_the_hosted_one_awaits_this_brokers_leader_and_isr(
+    logs: LogManager,
+) -> None:
+    """What the fetch handler holds a follower's fetch for: an epoch newer than the one this broker hosts
+    the partition at (followed or led); not its own or an older epoch, nor a partition not hosted here."""
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
+    asyncio.run(
+        replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, 1, 4), _state(1, NODE, 7)])
+    )
+    assert replicas.awaits_leader_epoch("t", 0, 5)
+    assert replicas.awaits_leader_epoch("t", 1, 8)
+    assert not replicas.awaits_leader_epoch("t", 0, 4)
+    assert not replicas.awaits_leader_epoch("t", 1, 6)
+    assert not replicas.awaits_leader_epoch("t", 2, 5)
+    asyncio.run(replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, NODE, 5)]))
+    assert not replicas.awaits_leader_epoch("t", 0, 5)
+
+
 def test_a_follower_serves_consumers_of_its_replicas_only_at_their_epoch(logs: LogManager) -> None:
     """KIP-392: replica_refusal lets a follower serve (a consumer's Fetch v11+), leader_refusal not."""
     cluster = ClusterMetadata("c", -1, [])
