@@ -123,6 +123,8 @@ class ReplicaManager:
         self.on_metadata_update: Callable[[], None] | None = None
         #: The replica fetchers that follow the partitions led elsewhere (None: nothing is fetched).
         self.fetchers: FollowerFetchers | None = None
+        #: Set once this broker asked the controller for its controlled shutdown (see `_fetches`).
+        self.leaving = False
         #: The leader's half of replication (followers' positions, high watermark, ISR changes); its
         #: `isr_updater` (also `self.isr_updater`) is where a leader sends ISR changes, set by the wiring.
         self.leaders = LeaderReplication(node_id, cluster, logs.single_node, self.leading)
@@ -267,13 +269,21 @@ class ReplicaManager:
                 # Kafka's makeLeaders / makeFollowers: a new leader stops fetching; a follower
                 # fetches from its (new) leader at the new epoch.
                 self.fetchers.remove_partitions([*leaders, *followers])
-                self.fetchers.add_partitions(
-                    [self.hosted[key] for key in followers if self.hosted[key].leader >= 0]
-                )
+                self.fetchers.add_partitions([self.hosted[key] for key in followers if self._fetches(key)])
             for key in (*leaders, *followers):
                 self.leaders.on_new_epoch(*key)
             self._leadership_changed(leaders, followers)
             return outcome
+
+    def _fetches(self, key: PartitionKey) -> bool:
+        """Whether this follower fetches the partition from its leader. Not while it has no leader; nor,
+        once this broker asked for its controlled shutdown, a partition whose ISR it is out of (the
+        leaderships the controller moved away from it): its fetches would only make the new leader
+        propose it back into the ISR, and the controller refuses a broker that is shutting down, but
+        while that proposal is pending the high watermark counts this broker, which is about to stop
+        fetching (Kafka's ZooKeeper-mode leader proposes it too; its KRaft leader checks first)."""
+        hosted = self.hosted[key]
+        return hosted.leader >= 0 and not (self.leaving and self.node_id not in hosted.isr)
 
     async def stop_replicas(
         self, stamp: ControllerStamp, partitions: Iterable[StopReplicaPartition]

@@ -437,6 +437,7 @@ class Broker:
             and self.config.controlled_shutdown_enable
         ):
             # As Kafka: leaderships move away while this broker still serves, then it stops.
+            member.replicas.leaving = True
             await controlled_shutdown(
                 self.config,
                 services.cluster,

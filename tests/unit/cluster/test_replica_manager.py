@@ -4,6 +4,7 @@ order, state changes taking turns, and partial metadata updates."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -212,6 +213,32 @@ def test_followed_partitions_go_to_the_fetchers_and_leave_them_on_leadership_or_
         assert fetchers.followed == {("t", 1): 1}  # a leader fetches from nobody
         await replicas.stop_replicas(ControllerStamp(1, 1), [StopReplicaPartition("t", 1, delete=False)])
         assert fetchers.followed == {}
+
+    asyncio.run(run())
+
+
+def test_a_broker_in_controlled_shutdown_does_not_fetch_the_partitions_it_was_moved_out_of(
+    logs: LogManager,
+) -> None:
+    """Once it asked for its controlled shutdown, a broker told to follow a partition whose ISR it is not
+    in (a leadership the controller moved away from it) does not fetch it: the new leader would propose
+    it back into the ISR and count it in the high watermark while the controller refuses. A partition
+    whose ISR it is still in is fetched, or its high watermark would wait for a follower that stopped."""
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
+    fetchers = _Fetchers()
+    replicas.fetchers = fetchers
+    moved = dataclasses.replace(_state(0, 1, 5), isr=[1])
+    in_sync = dataclasses.replace(_state(1, 1, 5), isr=[1, NODE])
+
+    async def run() -> None:
+        await replicas.become_leader_or_follower(ControllerStamp(1, 1), [moved, in_sync])
+        assert fetchers.followed == {("t", 0): 1, ("t", 1): 1}  # not leaving: both fetched
+        replicas.leaving = True
+        await replicas.become_leader_or_follower(
+            ControllerStamp(1, 1),
+            [dataclasses.replace(moved, leader_epoch=6), dataclasses.replace(in_sync, leader_epoch=6)],
+        )
+        assert fetchers.followed == {("t", 1): 1}
 
     asyncio.run(run())
 
