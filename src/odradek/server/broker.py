@@ -253,6 +253,8 @@ class Broker:
         self._every("log.retention.check.interval.ms", self._retention)
         self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
         self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
+        if member is not None:  # a single node's high watermark is its log end, checkpointed just above
+            self._every("replica.high.watermark.checkpoint.interval.ms", self._checkpoint_high_watermarks)
         if self.config.log_cleaner_enable:  # as Kafka: when false no cleaner runs, nothing is compacted
             self._every("log.cleaner.backoff.ms", self._compaction)
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
@@ -529,6 +531,10 @@ class Broker:
 
     async def _checkpoint(self) -> None:
         job = self.logs.prepare_checkpoint()
+        await asyncio.to_thread(job.run)
+
+    async def _checkpoint_high_watermarks(self) -> None:
+        job = self.logs.prepare_high_watermark_checkpoint()
         await asyncio.to_thread(job.run)
 
     async def _compaction(self) -> None:
