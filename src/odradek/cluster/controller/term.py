@@ -141,8 +141,10 @@ class ControllerTerm:
             self.send(broker_id, requests.update_metadata(context, self.controller_id, broker_id, partitions))
 
     def send(self, broker_id: int, item: requests.BrokerRequest) -> None:
+        """Queue `item` for `broker_id` at inter.broker.protocol.version's version of its request."""
         if self.channel is not None:
-            self.channel.send(broker_id, item)
+            version = self.config.inter_broker_versions.controller_request(item.request.API_KEY)
+            self.channel.send(broker_id, requests.BrokerRequest(item.request, version))
 
     def open_channel(self, broker_id: int) -> None:
         context = self.context
