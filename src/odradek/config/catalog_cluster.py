@@ -15,7 +15,10 @@ from odradek.config.validators import Check, at_least
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
 ZOOKEEPER = "odradek's ZooKeeper client does not offer this yet."
-NO_ID_GENERATION = "odradek does not generate broker ids through ZooKeeper: a broker without one takes 1."
+NO_ID_GENERATION = (
+    "odradek does not generate broker ids through ZooKeeper: a single node without one takes 1, a "
+    "cluster member without one refuses to start."
+)
 #: Why a replication or leadership setting does nothing without zookeeper.connect.
 NOTHING_REPLICATES = "a single node leads every partition and has no replicas to fetch for."
 NO_CONTROLLER = "a single node has no controller and no other broker to move leaderships to."
@@ -64,8 +67,9 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.BOOLEAN,
         True,
         MEDIUM,
-        "Let a broker with no node.id configured or stored take one (odradek: 1); when false, such a "
-        "broker refuses to start.",
+        "Let a broker with no node.id configured or stored take one (odradek: 1, on a single node; a "
+        "cluster member, which Kafka gives a unique id from ZooKeeper, refuses to start); when false, "
+        "such a broker refuses to start.",
     ),
     ConfigKey(
         "reserved.broker.max.id",
@@ -89,7 +93,8 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         MEDIUM,
         "Cluster id (22 characters of URL-safe base64); if unset, one is generated on first start and "
-        "kept in meta.properties.",
+        "kept in meta.properties. In a cluster it is ZooKeeper's /cluster/id (the first broker writes "
+        "this one there); a broker configured with another one refuses to start.",
         Check(is_cluster_id, "22-character URL-safe base64 of 16 bytes", "Not a valid cluster id"),
         odradek_specific=True,
     ),

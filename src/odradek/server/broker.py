@@ -115,7 +115,12 @@ class Broker:
         # Before anything reads or writes the dirs: a second broker on them stops here, untouched.
         self.log_dir_locks = LogDirLocks.acquire(log_dirs)
         try:
-            self.node_id = resolve_node_id(log_dirs, config.node_id, config.broker_id_generation_enable)
+            self.node_id = resolve_node_id(
+                log_dirs,
+                config.node_id,
+                config.broker_id_generation_enable,
+                cluster=bool(config.zookeeper_connect),
+            )
             if config.zookeeper_connect:  # a cluster member's dynamic configs are in ZooKeeper
                 self.dynamic_configs = DynamicBrokerConfigs(log_dirs[0] / FILE_NAME, self.node_id, config)
             else:
@@ -168,6 +173,12 @@ class Broker:
             # As Kafka: the cluster's id is /cluster/id; meta.properties must agree (a log dir of
             # another cluster stops the start-up in one line).
             cluster_id = await member.cluster_id(self.config.cluster_id or generate_cluster_id())
+            if self.config.cluster_id and self.config.cluster_id != cluster_id:
+                raise ConfigError(
+                    f"cluster.id {self.config.cluster_id} is not this cluster's id {cluster_id} "
+                    "(ZooKeeper's /cluster/id): remove it or set that one",
+                    "cluster.id",
+                )
             meta = self.logs.ensure_meta_properties(self.node_id, cluster_id)
             assert member.zk is not None
             # the dynamic broker configs /config/brokers holds, before anything reads the configuration
