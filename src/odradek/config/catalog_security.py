@@ -83,6 +83,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "SASL mechanism brokers log in to each other with when the inter-broker listener uses SASL: "
         "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (GSSAPI, the default, and OAUTHBEARER are refused then).",
+        cluster_only="a single node logs in to no other broker (the mechanism is still checked).",
     ),
     ConfigKey(
         "sasl.jaas.config",
