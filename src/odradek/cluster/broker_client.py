@@ -25,7 +25,7 @@ from odradek.protocol.frames import decode_response, encode_request
 from odradek.protocol.schema import Request
 
 _SIZE = struct.Struct(">i")
-#: Kafka's request.timeout.ms default for inter-broker clients.
+#: request.timeout.ms's default: how long Kafka's inter-broker clients wait for an answer.
 REQUEST_TIMEOUT_S = 30.0
 
 
@@ -101,9 +101,13 @@ class BrokerConnection:
 class BrokerConnections:
     """The connections of one sender, by destination broker (replaced when its endpoint changes)."""
 
-    def __init__(self, client_id: str, security: InterBrokerSecurity = PLAINTEXT) -> None:
+    def __init__(
+        self, client_id: str, security: InterBrokerSecurity = PLAINTEXT, timeout_s: float = REQUEST_TIMEOUT_S
+    ) -> None:
         self.client_id = client_id
         self.security = security
+        #: request.timeout.ms, as Kafka's inter-broker network clients (markers, verification) use it.
+        self.timeout_s = timeout_s
         self._by_node: dict[int, BrokerConnection] = {}
 
     def to(self, node_id: int, endpoint: BrokerEndpoint) -> BrokerConnection:
@@ -112,7 +116,9 @@ class BrokerConnections:
             return existing
         if existing is not None:
             existing.close()
-        connection = BrokerConnection(endpoint.host, endpoint.port, self.client_id, self.security)
+        connection = BrokerConnection(
+            endpoint.host, endpoint.port, self.client_id, self.security, self.timeout_s
+        )
         self._by_node[node_id] = connection
         return connection
 
