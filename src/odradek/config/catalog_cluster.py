@@ -351,8 +351,9 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         30000,
         MEDIUM,
-        "How long the controller waits for a broker to answer its requests, and a broker for the "
-        "controller to answer its AlterPartition, before connecting again and resending.",
+        "How long the controller waits for a connection to a broker (request.timeout.ms bounds the "
+        "broker's answer), and a broker for the controller to answer its AlterPartition, before "
+        "connecting again and resending.",
         cluster_only=NO_CONTROLLER,
     ),
 )

@@ -121,7 +121,8 @@ class ZooKeeperMember:
                 leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
                 inter_broker_security=self.inter_broker_security,
                 inter_broker_versions=InterBrokerVersions.at(config.inter_broker_protocol_version),
-                request_timeout_s=config.controller_socket_timeout_ms / 1000,
+                connect_timeout_s=config.controller_socket_timeout_ms / 1000,
+                request_timeout_s=config.request_timeout_ms / 1000,
             ),
         )
         await self.controller.start()

@@ -34,7 +34,9 @@ _SIZE = struct.Struct(">i")
 #: so a broker starting a moment after the controller is reached quickly).
 RECONNECT_BACKOFF_S = 0.05
 RECONNECT_BACKOFF_MAX_S = 1.0
-#: How long to wait for an answer before reconnecting: controller.socket.timeout.ms's default.
+#: How long to wait for a connection (controller.socket.timeout.ms) and for an answer before
+#: reconnecting (request.timeout.ms): their defaults.
+CONNECT_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 30.0
 
 
@@ -49,6 +51,7 @@ class BrokerChannel:
         client_id: str,
         security: InterBrokerSecurity = PLAINTEXT,
         request_timeout_s: float = REQUEST_TIMEOUT_S,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
     ) -> None:
         self.broker_id = broker_id
         self.host = host
@@ -57,6 +60,7 @@ class BrokerChannel:
         #: The inter-broker listener's TLS and SASL (a refused login is retried like a failed connection).
         self.security = security
         self.request_timeout_s = request_timeout_s
+        self.connect_timeout_s = connect_timeout_s
         self.queue: asyncio.Queue[BrokerRequest] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._correlation_id = 0
@@ -135,7 +139,7 @@ class BrokerChannel:
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         return await asyncio.wait_for(
             open_inter_broker_connection(self.host, self.port, self.security, self.client_id),
-            self.request_timeout_s,
+            self.connect_timeout_s,
         )
 
     async def _exchange(
@@ -159,10 +163,12 @@ class ControllerChannelManager:
         controller_id: int,
         security: InterBrokerSecurity = PLAINTEXT,
         request_timeout_s: float = REQUEST_TIMEOUT_S,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
     ) -> None:
         self.client_id = f"controller-{controller_id}"
         self.security = security
         self.request_timeout_s = request_timeout_s
+        self.connect_timeout_s = connect_timeout_s
         self.channels: dict[int, BrokerChannel] = {}
 
     def add_broker(self, broker_id: int, host: str, port: int) -> None:
@@ -172,7 +178,15 @@ class ControllerChannelManager:
             return
         if old is not None:
             self._drop(broker_id)
-        channel = BrokerChannel(broker_id, host, port, self.client_id, self.security, self.request_timeout_s)
+        channel = BrokerChannel(
+            broker_id,
+            host,
+            port,
+            self.client_id,
+            self.security,
+            self.request_timeout_s,
+            self.connect_timeout_s,
+        )
         self.channels[broker_id] = channel
         channel.start()
 

@@ -22,7 +22,9 @@ class ControllerConfig:
     inter_broker_security: InterBrokerSecurity = field(default_factory=InterBrokerSecurity)
     #: inter.broker.protocol.version's LeaderAndIsr, UpdateMetadata and StopReplica versions.
     inter_broker_versions: InterBrokerVersions = LATEST_VERSIONS
-    #: controller.socket.timeout.ms: how long a broker has to answer before the request is sent again.
+    #: As Kafka's ControllerChannelManager: controller.socket.timeout.ms bounds connecting to a broker,
+    #: request.timeout.ms its answer (then the controller connects again and resends).
+    connect_timeout_s: float = 30.0
     request_timeout_s: float = 30.0
 
     @property
