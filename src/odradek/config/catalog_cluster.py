@@ -15,6 +15,7 @@ from odradek.config.validators import Check, at_least
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
 ZOOKEEPER = "odradek's ZooKeeper client does not offer this yet."
+ZOOKEEPER_TLS = "odradek connects to ZooKeeper without TLS: TLS to ZooKeeper is not built yet."
 NO_ID_GENERATION = (
     "odradek does not generate broker ids through ZooKeeper: a single node without one takes 1, a "
     "cluster member without one refuses to start."
@@ -176,6 +177,97 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Most unanswered requests to ZooKeeper.",
         at_least(1),
         refused=ZOOKEEPER,
+    ),
+    *(
+        ConfigKey(name, config_type, default, importance, doc, refused=ZOOKEEPER_TLS)
+        for name, config_type, default, importance, doc in (
+            (
+                "zookeeper.ssl.client.enable",
+                ConfigType.BOOLEAN,
+                False,
+                MEDIUM,
+                "Connect to ZooKeeper over TLS.",
+            ),
+            (
+                "zookeeper.clientCnxnSocket",
+                ConfigType.STRING,
+                None,
+                MEDIUM,
+                "ZooKeeper client socket class (TLS needs Netty's).",
+            ),
+            (
+                "zookeeper.ssl.keystore.location",
+                ConfigType.STRING,
+                None,
+                MEDIUM,
+                "Key store for TLS to ZooKeeper.",
+            ),
+            (
+                "zookeeper.ssl.keystore.password",
+                ConfigType.PASSWORD,
+                None,
+                MEDIUM,
+                "Password of zookeeper.ssl.keystore.location.",
+            ),
+            (
+                "zookeeper.ssl.keystore.type",
+                ConfigType.STRING,
+                None,
+                MEDIUM,
+                "Type of zookeeper.ssl.keystore.location.",
+            ),
+            (
+                "zookeeper.ssl.truststore.location",
+                ConfigType.STRING,
+                None,
+                MEDIUM,
+                "Trust store for TLS to ZooKeeper.",
+            ),
+            (
+                "zookeeper.ssl.truststore.password",
+                ConfigType.PASSWORD,
+                None,
+                MEDIUM,
+                "Password of zookeeper.ssl.truststore.location.",
+            ),
+            (
+                "zookeeper.ssl.truststore.type",
+                ConfigType.STRING,
+                None,
+                MEDIUM,
+                "Type of zookeeper.ssl.truststore.location.",
+            ),
+            ("zookeeper.ssl.protocol", ConfigType.STRING, "TLSv1.2", LOW, "TLS protocol to ZooKeeper."),
+            (
+                "zookeeper.ssl.enabled.protocols",
+                ConfigType.LIST,
+                None,
+                LOW,
+                "TLS protocols enabled to ZooKeeper.",
+            ),
+            (
+                "zookeeper.ssl.cipher.suites",
+                ConfigType.LIST,
+                None,
+                LOW,
+                "Cipher suites enabled to ZooKeeper.",
+            ),
+            (
+                "zookeeper.ssl.endpoint.identification.algorithm",
+                ConfigType.STRING,
+                "HTTPS",
+                LOW,
+                "Host name verification of ZooKeeper's certificate.",
+            ),
+            (
+                "zookeeper.ssl.crl.enable",
+                ConfigType.BOOLEAN,
+                False,
+                LOW,
+                "Check certificate revocation lists.",
+            ),
+            ("zookeeper.ssl.ocsp.enable", ConfigType.BOOLEAN, False, LOW, "Check certificates with OCSP."),
+        )
     ),
     ConfigKey(
         "inter.broker.protocol.version",

@@ -145,3 +145,28 @@ def test_replica_selector_class_takes_kafkas_two_selectors_and_refuses_any_other
     error = _startup_error({"replica.selector.class": "com.example.NearestSelector"})
     assert "replica.selector.class" in str(error)
     assert "\n" not in str(error)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("zookeeper.ssl.client.enable", "true"),
+        ("zookeeper.clientCnxnSocket", "org.apache.zookeeper.ClientCnxnSocketNetty"),
+        ("zookeeper.ssl.truststore.location", "/etc/zk/truststore.jks"),
+        ("zookeeper.ssl.keystore.password", "s3cret"),
+    ],
+)
+def test_tls_to_zookeeper_refuses_to_start_naming_it_instead_of_connecting_in_the_clear(
+    name: str, value: str
+) -> None:
+    """These were unknown names, logged and ignored: a broker asked for TLS to ZooKeeper connected
+    without it."""
+    error = _startup_error({name: value})
+    assert error.name == name
+    assert str(error).startswith(f"odradek cannot honour {name}: ") and "TLS to ZooKeeper" in str(error)
+    assert "s3cret" not in str(error)
+
+
+def test_tls_to_zookeeper_left_at_its_defaults_is_accepted() -> None:
+    config = BrokerConfig({"zookeeper.ssl.client.enable": "false", "zookeeper.ssl.protocol": "TLSv1.2"})
+    assert config.zookeeper_ssl_client_enable is False and not config.unknown
