@@ -16,6 +16,10 @@ HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
 ZOOKEEPER = "odradek's ZooKeeper client does not offer this yet."
 ZOOKEEPER_TLS = "odradek connects to ZooKeeper without TLS: TLS to ZooKeeper is not built yet."
+NO_KRAFT = (
+    "odradek is a ZooKeeper-mode broker (a single node without zookeeper.connect): KRaft's roles, "
+    "quorum and metadata migration are not built."
+)
 NO_ID_GENERATION = (
     "odradek does not generate broker ids through ZooKeeper: a single node without one takes 1, a "
     "cluster member without one refuses to start."
@@ -268,6 +272,31 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
             ),
             ("zookeeper.ssl.ocsp.enable", ConfigType.BOOLEAN, False, LOW, "Check certificates with OCSP."),
         )
+    ),
+    ConfigKey(
+        "process.roles",
+        ConfigType.LIST,
+        [],
+        HIGH,
+        "KRaft roles (broker, controller); empty for a ZooKeeper-mode broker.",
+        refused=NO_KRAFT,
+    ),
+    ConfigKey(
+        "zookeeper.metadata.migration.enable",
+        ConfigType.BOOLEAN,
+        False,
+        HIGH,
+        "Migrate the cluster's metadata from ZooKeeper to KRaft controllers.",
+        refused=NO_KRAFT,
+    ),
+    ConfigKey(
+        "zookeeper.metadata.migration.min.batch.size",
+        ConfigType.INT,
+        200,
+        MEDIUM,
+        "Records per batch of a ZooKeeper to KRaft migration.",
+        at_least(1),
+        refused=NO_KRAFT,
     ),
     ConfigKey(
         "inter.broker.protocol.version",

@@ -170,3 +170,22 @@ def test_tls_to_zookeeper_refuses_to_start_naming_it_instead_of_connecting_in_th
 def test_tls_to_zookeeper_left_at_its_defaults_is_accepted() -> None:
     config = BrokerConfig({"zookeeper.ssl.client.enable": "false", "zookeeper.ssl.protocol": "TLSv1.2"})
     assert config.zookeeper_ssl_client_enable is False and not config.unknown
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("process.roles", "broker,controller"), ("zookeeper.metadata.migration.enable", "true")],
+)
+def test_kraft_settings_refuse_to_start_naming_them_instead_of_running_another_mode(
+    name: str, value: str
+) -> None:
+    """Unknown names before, logged and ignored: a KRaft server.properties ran as a single node."""
+    error = _startup_error({name: value})
+    assert error.name == name and "KRaft" in str(error)
+
+
+def test_kraft_settings_left_empty_are_accepted() -> None:
+    assert (
+        BrokerConfig({"process.roles": "", "zookeeper.metadata.migration.enable": "false"}).process_roles
+        == []
+    )
