@@ -20,10 +20,6 @@ NO_KRAFT = (
     "odradek is a ZooKeeper-mode broker (a single node without zookeeper.connect): KRaft's roles, "
     "quorum and metadata migration are not built."
 )
-NO_ID_GENERATION = (
-    "odradek does not generate broker ids through ZooKeeper: a single node without one takes 1, a "
-    "cluster member without one refuses to start."
-)
 #: Why a replication or leadership setting does nothing without zookeeper.connect.
 NOTHING_REPLICATES = "a single node leads every partition and has no replicas to fetch for."
 NO_CONTROLLER = "a single node has no controller and no other broker to move leaderships to."
@@ -81,9 +77,11 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         1000,
         MEDIUM,
-        "Highest id a configured broker.id may have; generated ids start above it.",
+        "Highest id a configured broker.id may have in a cluster while broker.id.generation.enable is "
+        "true (Kafka's generated ids start above it; odradek generates none in a cluster, where a broker "
+        "needs its broker.id).",
         at_least(0),
-        refused=NO_ID_GENERATION,
+        cluster_only="a single node runs as any node.id it is given, or 1.",
     ),
     ConfigKey(
         "broker.rack",

@@ -189,3 +189,15 @@ def test_kraft_settings_left_empty_are_accepted() -> None:
         BrokerConfig({"process.roles": "", "zookeeper.metadata.migration.enable": "false"}).process_roles
         == []
     )
+
+
+def test_a_cluster_member_s_broker_id_above_reserved_broker_max_id_refuses_to_start_as_in_kafka() -> None:
+    cluster = {"zookeeper.connect": "127.0.0.1:2181"}
+    error = _startup_error({**cluster, "broker.id": "1001"})
+    assert error.name == "broker.id" and "reserved.broker.max.id (1000)" in str(error)
+    assert BrokerConfig({**cluster, "broker.id": "1001", "reserved.broker.max.id": "2000"}).broker_id == 1001
+    assert (
+        BrokerConfig({**cluster, "broker.id": "1001", "broker.id.generation.enable": "false"}).broker_id
+        == 1001
+    )
+    assert BrokerConfig({"broker.id": "1001"}).broker_id == 1001  # a single node: no ids are reserved
