@@ -43,6 +43,11 @@ class InterBrokerVersions:
             alter_partition=_first((("3.5-IV0", 3), ("3.3-IV0", 2), ("3.2-IV0", 1)), ibp, 0),
         )
 
+    @property
+    def leader_recovery(self) -> bool:
+        """KIP-704, from 3.2-IV0 (with LeaderAndIsr v6): an unclean election marks its leader RECOVERING."""
+        return self.leader_and_isr >= 6
+
     def controller_request(self, api_key: int) -> int:
         """The version of a controller-to-broker request (LeaderAndIsr, UpdateMetadata, StopReplica)."""
         by_key = {
