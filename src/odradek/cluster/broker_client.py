@@ -25,7 +25,7 @@ from odradek.protocol.frames import decode_response, encode_request
 from odradek.protocol.schema import Request
 
 _SIZE = struct.Struct(">i")
-#: request.timeout.ms's default: how long Kafka's inter-broker clients wait for an answer.
+#: Kafka's request.timeout.ms default for inter-broker clients.
 REQUEST_TIMEOUT_S = 30.0
 
 
