@@ -504,13 +504,12 @@ class Broker:
     def _every(
         self, config_name: str, job: Callable[[], Awaitable[None]], fallback_ms: int = 300_000
     ) -> None:
-        value = self.config[config_name]  # the caller names the interval setting
-        interval_ms = value if isinstance(value, int) else fallback_ms
-        interval = max(interval_ms, 10) / 1000
-
         async def loop() -> None:
             while True:
-                await asyncio.sleep(interval)
+                # read each time: a dynamic interval (log.cleaner.backoff.ms) applies from the next wait
+                value = self._live_config()[config_name]  # the caller names the interval setting
+                interval_ms = value if isinstance(value, int) else fallback_ms
+                await asyncio.sleep(max(interval_ms, 10) / 1000)
                 try:
                     await job()
                 except Exception:

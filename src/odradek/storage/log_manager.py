@@ -458,6 +458,12 @@ class LogManager:
             return
         self.schedule_deletion(install_cleaning(log, result), log.config.file_delete_delay_ms)
 
+    def set_producer_id_expiration_ms(self, expiration_ms: int) -> None:
+        """producer.id.expiration.ms changed at run time: every log, and the ones made from now on."""
+        self.producer_id_expiration_ms = expiration_ms
+        for log in self._logs.values():
+            log.producer_state.producer_id_expiration_ms = expiration_ms
+
     def remove_expired_producers(self) -> int:
         """``producer.id.expiration.check.interval.ms``: forget idle producers everywhere."""
         return sum(len(log.remove_expired_producers()) for log in self._logs.values())
