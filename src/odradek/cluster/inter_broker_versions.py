@@ -6,6 +6,7 @@ AlterPartition is the one Kafka does not tie to the IBP (its brokers take the co
 from ApiVersions); odradek asks no ApiVersions between brokers, so it sends the highest that every
 broker of a cluster at that IBP serves: the one of the IBP's release (3.0 and 3.1: v0, 3.2: v1, 3.3
 and 3.4: v2, 3.5 on: v3). ControlledShutdown (v3) and WriteTxnMarkers (v1) do not change from 3.0-IV1 on.
+One behaviour goes with them: from 3.2-IV0 an uncleanly elected leader is RECOVERING (KIP-704).
 """
 
 from __future__ import annotations
