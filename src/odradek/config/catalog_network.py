@@ -135,6 +135,22 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(1),
     ),
     ConfigKey(
+        "unstable.api.versions.enable",
+        ConfigType.BOOLEAN,
+        False,
+        LOW,
+        "Advertise API versions Kafka has not released yet (for testing).",
+        refused="odradek advertises released API versions only.",
+    ),
+    ConfigKey(
+        "unstable.feature.versions.enable",
+        ConfigType.BOOLEAN,
+        False,
+        LOW,
+        "Allow feature versions Kafka has not released yet (for testing).",
+        refused="odradek advertises released feature versions only.",
+    ),
+    ConfigKey(
         "socket.listen.backlog.size",
         ConfigType.INT,
         50,
