@@ -195,3 +195,15 @@ def _without_root_file_permission_override() -> None:
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
     for capability in (_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH):
         libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)  # if refused, the test skips (see above)
+
+
+@pytest.mark.parametrize("version", ["2.8", "0.10.2", "4.0-IV0"])
+def test_an_inter_broker_protocol_version_odradek_cannot_speak_refuses_to_start_in_one_line(
+    tmp_path: Path, version: str
+) -> None:
+    result = run_broker(*minimal(tmp_path / "data"), "--override", f"inter.broker.protocol.version={version}")
+    line = assert_refused_in_one_line(
+        result, f"odradek cannot honour inter.broker.protocol.version={version}"
+    )
+    assert line.startswith("odradek broker: ")
+    assert not (tmp_path / "data").exists()  # refused before anything was written

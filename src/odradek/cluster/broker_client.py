@@ -94,9 +94,13 @@ class BrokerConnection:
 class BrokerConnections:
     """The connections of one sender, by destination broker (replaced when its endpoint changes)."""
 
-    def __init__(self, client_id: str, security: InterBrokerSecurity = PLAINTEXT) -> None:
+    def __init__(
+        self, client_id: str, security: InterBrokerSecurity = PLAINTEXT, timeout_s: float = REQUEST_TIMEOUT_S
+    ) -> None:
         self.client_id = client_id
         self.security = security
+        #: request.timeout.ms, as Kafka's inter-broker network clients (markers, verification) use it.
+        self.timeout_s = timeout_s
         self._by_node: dict[int, BrokerConnection] = {}
 
     def to(self, node_id: int, endpoint: BrokerEndpoint) -> BrokerConnection:
@@ -105,7 +109,9 @@ class BrokerConnections:
             return existing
         if existing is not None:
             existing.close()
-        connection = BrokerConnection(endpoint.host, endpoint.port, self.client_id, self.security)
+        connection = BrokerConnection(
+            endpoint.host, endpoint.port, self.client_id, self.security, self.timeout_s
+        )
         self._by_node[node_id] = connection
         return connection
 

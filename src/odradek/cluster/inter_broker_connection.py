@@ -83,7 +83,7 @@ def inter_broker_security(config: BrokerConfig) -> InterBrokerSecurity:
     endpoints = {endpoint.listener_name: endpoint for endpoint in config.advertised_endpoints()}
     endpoint = endpoints.get(name)
     if endpoint is None:
-        if name == "PLAINTEXT":
+        if name == "PLAINTEXT" and not config.zookeeper_connect:
             return PLAINTEXT  # no PLAINTEXT listener on a single node: nothing to connect to
         raise ConfigError(
             f"the inter-broker listener {name} is not in advertised.listeners "

@@ -316,6 +316,7 @@ def _check_relations(config: BrokerConfig) -> None:
                 name,
             )
     _check_inter_broker_listener(config)
+    _check_reserved_broker_ids(config)
     _require_order(config, "group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms")
     _require_order(config, "group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms")
     _require_order(config, "group.consumer.min.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms")
@@ -349,6 +350,20 @@ def _check_listener_scoped(name: str, raw: str) -> None:
             key.check_supported(key.parse(raw))
         except ConfigError as error:
             raise ConfigError(str(error).replace(key.name, name, 1), name) from None
+
+
+def _check_reserved_broker_ids(config: BrokerConfig) -> None:
+    """As a Kafka ZooKeeper-mode broker: with id generation on, configured ids stay at or below
+    reserved.broker.max.id (the ids above it are the generated ones)."""
+    if not config.zookeeper_connect or not config.broker_id_generation_enable:
+        return
+    broker_id = _ids(config)[0]
+    if broker_id > _int(config["reserved.broker.max.id"]):
+        raise ConfigError(
+            f"broker.id ({broker_id}) must be greater than or equal to -1 and not greater than "
+            f"reserved.broker.max.id ({config['reserved.broker.max.id']})",
+            "broker.id",
+        )
 
 
 def _check_inter_broker_listener(config: BrokerConfig) -> None:

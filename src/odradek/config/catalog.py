@@ -9,6 +9,7 @@ from odradek.config.catalog_log import LOG_CONFIG_KEYS
 from odradek.config.catalog_network import NETWORK_CONFIG_KEYS
 from odradek.config.catalog_quotas import QUOTA_CONFIG_KEYS
 from odradek.config.catalog_security import SECURITY_CONFIG_KEYS
+from odradek.config.catalog_zookeeper import ZOOKEEPER_CONFIG_KEYS
 from odradek.config.topic_catalog import TOPIC_CONFIGS, TOPIC_SYNONYMS
 from odradek.config.types import ConfigKey
 
@@ -28,6 +29,7 @@ def _index(*groups: tuple[ConfigKey, ...]) -> dict[str, ConfigKey]:
 
 BROKER_CONFIGS: dict[str, ConfigKey] = _index(
     CLUSTER_CONFIG_KEYS,
+    ZOOKEEPER_CONFIG_KEYS,
     NETWORK_CONFIG_KEYS,
     LOG_CONFIG_KEYS,
     CLEANER_CONFIG_KEYS,

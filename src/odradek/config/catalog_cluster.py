@@ -1,5 +1,6 @@
 """Broker configs about the broker's identity and cluster: broker/node id, rack, cluster id
-(odradek-specific, for single-node mode), ZooKeeper, replication, leader balance and controlled shutdown.
+(odradek-specific, for single-node mode), the inter-broker protocol, replication, leader balance and
+controlled shutdown (ZooKeeper's own: catalog_zookeeper.py).
 """
 
 from __future__ import annotations
@@ -8,14 +9,15 @@ import base64
 import re
 import uuid
 
+from odradek.config.inter_broker_protocol import INTER_BROKER_PROTOCOL, LATEST
 from odradek.config.types import ConfigKey, ConfigType, ConfigValue, DynamicUpdateMode, Importance
 from odradek.config.validators import Check, at_least
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
-ZOOKEEPER = "odradek's ZooKeeper client does not offer this yet."
-NO_ID_GENERATION = "odradek does not generate broker ids through ZooKeeper: a broker without one takes 1."
-SINGLE_NODE = "odradek runs as a single node: it leads every partition and has no replicas to fetch for."
+#: Why a replication or leadership setting does nothing without zookeeper.connect.
+NOTHING_REPLICATES = "a single node leads every partition and has no replicas to fetch for."
+NO_CONTROLLER = "a single node has no controller and no other broker to move leaderships to."
 #: Kafka's replica selectors (KIP-392): the leader only, or a same-rack in-sync replica for a client that
 #: names its rack. Empty (Kafka's default, null) selects no preferred read replica, as LeaderSelector.
 LEADER_SELECTOR = "org.apache.kafka.common.replica.LeaderSelector"
@@ -60,17 +62,20 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.BOOLEAN,
         True,
         MEDIUM,
-        "Let a broker with no node.id configured or stored take one (odradek: 1); when false, such a "
-        "broker refuses to start.",
+        "Let a broker with no node.id configured or stored take one (odradek: 1, on a single node; a "
+        "cluster member, which Kafka gives a unique id from ZooKeeper, refuses to start); when false, "
+        "such a broker refuses to start.",
     ),
     ConfigKey(
         "reserved.broker.max.id",
         ConfigType.INT,
         1000,
         MEDIUM,
-        "Highest id a configured broker.id may have; generated ids start above it.",
+        "Highest id a configured broker.id may have in a cluster while broker.id.generation.enable is "
+        "true (Kafka's generated ids start above it; odradek generates none in a cluster, where a broker "
+        "needs its broker.id).",
         at_least(0),
-        refused=NO_ID_GENERATION,
+        cluster_only="a single node runs as any node.id it is given, or 1.",
     ),
     ConfigKey(
         "broker.rack",
@@ -85,7 +90,8 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         MEDIUM,
         "Cluster id (22 characters of URL-safe base64); if unset, one is generated on first start and "
-        "kept in meta.properties.",
+        "kept in meta.properties. In a cluster it is ZooKeeper's /cluster/id (the first broker writes "
+        "this one there); a broker configured with another one refuses to start.",
         Check(is_cluster_id, "22-character URL-safe base64 of 16 bytes", "Not a valid cluster id"),
         odradek_specific=True,
     ),
@@ -110,6 +116,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         True,
         MEDIUM,
         "Move leadership away before shutting down.",
+        cluster_only=NO_CONTROLLER,
     ),
     ConfigKey(
         "controlled.shutdown.max.retries",
@@ -117,6 +124,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         3,
         MEDIUM,
         "Attempts of a controlled shutdown before shutting down anyway.",
+        cluster_only=NO_CONTROLLER,
     ),
     ConfigKey(
         "controlled.shutdown.retry.backoff.ms",
@@ -124,52 +132,18 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         5000,
         MEDIUM,
         "Pause between controlled-shutdown attempts.",
-    ),
-    ConfigKey(
-        "zookeeper.connect",
-        ConfigType.STRING,
-        None,
-        HIGH,
-        "ZooKeeper ensemble as host:port,...[/chroot]; unset runs a single node without ZooKeeper.",
-    ),
-    ConfigKey(
-        "zookeeper.session.timeout.ms",
-        ConfigType.INT,
-        18000,
-        HIGH,
-        "ZooKeeper session timeout.",
-    ),
-    ConfigKey(
-        "zookeeper.connection.timeout.ms",
-        ConfigType.INT,
-        None,
-        HIGH,
-        "How long to wait for a ZooKeeper connection; defaults to zookeeper.session.timeout.ms.",
-    ),
-    ConfigKey(
-        "zookeeper.set.acl",
-        ConfigType.BOOLEAN,
-        False,
-        HIGH,
-        "Protect the broker's znodes with ACLs.",
-        refused=ZOOKEEPER,
-    ),
-    ConfigKey(
-        "zookeeper.max.in.flight.requests",
-        ConfigType.INT,
-        10,
-        HIGH,
-        "Most unanswered requests to ZooKeeper.",
-        at_least(1),
-        refused=ZOOKEEPER,
+        cluster_only=NO_CONTROLLER,
     ),
     ConfigKey(
         "inter.broker.protocol.version",
         ConfigType.STRING,
-        "3.9-IV0",
+        LATEST,
         MEDIUM,
-        "Protocol version brokers use with each other (ZooKeeper mode).",
-        inert=SINGLE_NODE,
+        "The request versions brokers use with each other (LeaderAndIsr, UpdateMetadata, StopReplica, "
+        "Fetch, ListOffsets, AlterPartition), as Kafka's brokers at that version; lower it while a "
+        "cluster is upgraded from older brokers.",
+        INTER_BROKER_PROTOCOL,
+        cluster_only="a single node has no other broker to speak to (the version is still checked).",
     ),
     ConfigKey(
         "default.replication.factor",
@@ -184,6 +158,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         30000,
         HIGH,
         "A follower that has not caught up for this long leaves the ISR.",
+        cluster_only=NOTHING_REPLICATES,
     ),
     ConfigKey(
         "replica.selector.class",
@@ -198,6 +173,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
             f"empty or one of {', '.join(REPLICA_SELECTOR_CLASS_NAMES)}",
             "odradek cannot load Java classes; set " + " or ".join(REPLICA_SELECTOR_CLASS_NAMES),
         ),
+        cluster_only=NOTHING_REPLICATES,
     ),
     ConfigKey(
         "replica.socket.timeout.ms",
@@ -205,6 +181,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         30000,
         HIGH,
         "Socket timeout of replica fetchers.",
+        cluster_only=NOTHING_REPLICATES,
     ),
     ConfigKey(
         "replica.socket.receive.buffer.bytes",
@@ -212,6 +189,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         64 * 1024,
         HIGH,
         "SO_RCVBUF of replica fetcher sockets.",
+        cluster_only=NOTHING_REPLICATES,
     ),
     ConfigKey(
         "replica.fetch.max.bytes",
@@ -220,6 +198,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Bytes a follower asks for per partition.",
         at_least(0),
+        cluster_only=NOTHING_REPLICATES,
     ),
     ConfigKey(
         "replica.fetch.wait.max.ms",
@@ -227,6 +206,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         500,
         HIGH,
         "How long a follower's fetch may wait for data; below replica.lag.time.max.ms.",
+        cluster_only=NOTHING_REPLICATES,
     ),
     ConfigKey(
         "replica.fetch.min.bytes",
@@ -234,6 +214,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         1,
         HIGH,
         "Bytes a follower's fetch waits for.",
+        cluster_only=NOTHING_REPLICATES,
     ),
     ConfigKey(
         "replica.fetch.backoff.ms",
@@ -242,6 +223,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Pause after a failed replica fetch.",
         at_least(0),
+        cluster_only=NOTHING_REPLICATES,
     ),
     ConfigKey(
         "replica.fetch.response.max.bytes",
@@ -250,6 +232,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Most bytes of one replica Fetch response.",
         at_least(0),
+        cluster_only=NOTHING_REPLICATES,
     ),
     ConfigKey(
         "num.replica.fetchers",
@@ -258,6 +241,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Fetcher tasks per source broker.",
         dynamic=CLUSTER_WIDE,
+        cluster_only=NOTHING_REPLICATES,
     ),
     ConfigKey(
         "replica.high.watermark.checkpoint.interval.ms",
@@ -265,9 +249,9 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         5000,
         HIGH,
         "How often high watermarks are checkpointed to disk.",
-        inert=(
-            "on a single node the high watermark is the log end offset; it is checkpointed with the "
-            "recovery points, every log.flush.offset.checkpoint.interval.ms."
+        cluster_only=(
+            "a single node's high watermark is its log end offset, checkpointed with the recovery "
+            "points every log.flush.offset.checkpoint.interval.ms."
         ),
     ),
     ConfigKey(
@@ -300,6 +284,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         True,
         HIGH,
         "Move leadership back to preferred replicas in the background.",
+        cluster_only=NO_CONTROLLER,
     ),
     ConfigKey(
         "leader.imbalance.per.broker.percentage",
@@ -307,6 +292,7 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         10,
         HIGH,
         "Imbalance per broker, in percent, that triggers a leader rebalance.",
+        cluster_only=NO_CONTROLLER,
     ),
     ConfigKey(
         "leader.imbalance.check.interval.seconds",
@@ -315,13 +301,16 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "How often the controller checks leader balance.",
         at_least(1),
+        cluster_only=NO_CONTROLLER,
     ),
     ConfigKey(
         "controller.socket.timeout.ms",
         ConfigType.INT,
         30000,
         MEDIUM,
-        "Socket timeout of controller-to-broker channels.",
-        inert=SINGLE_NODE,
+        "How long the controller waits for a connection to a broker (request.timeout.ms bounds the "
+        "broker's answer), and a broker for the controller to answer its AlterPartition, before "
+        "connecting again and resending.",
+        cluster_only=NO_CONTROLLER,
     ),
 )

@@ -9,6 +9,12 @@ from odradek.config.validators import at_least, list_of, one_of
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
 MINUTE_MS = 60 * 1000
+#: Why a coordinator topic's replication settings do nothing without zookeeper.connect.
+WHOLE_CLUSTER = (
+    "a single node is the whole cluster: the topic gets one replica (and needs one in sync) "
+    "whatever this says."
+)
+WRITES_IN_THE_ISR = "a single node's writes are on its whole ISR (itself) as soon as they are appended."
 
 COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
@@ -161,7 +167,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Replication factor of __consumer_offsets; creation waits until this many brokers are up.",
         at_least(1),
-        inert="odradek runs as a single node: __consumer_offsets gets one replica whatever this says.",
+        cluster_only=WHOLE_CLUSTER,
     ),
     ConfigKey(
         "offsets.topic.num.partitions",
@@ -209,6 +215,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "How long an offset commit waits for the write to __consumer_offsets.",
         at_least(1),
+        cluster_only=WRITES_IN_THE_ISR,
     ),
     ConfigKey(
         "offsets.commit.required.acks",
@@ -273,6 +280,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Replication factor of __transaction_state.",
         at_least(1),
+        cluster_only=WHOLE_CLUSTER,
     ),
     ConfigKey(
         "transaction.state.log.min.isr",
@@ -281,6 +289,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "min.insync.replicas of __transaction_state.",
         at_least(1),
+        cluster_only=WHOLE_CLUSTER,
     ),
     ConfigKey(
         "transaction.state.log.load.buffer.size",

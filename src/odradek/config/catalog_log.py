@@ -310,7 +310,7 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Default unclean.leader.election.enable.",
         dynamic=CLUSTER_WIDE,
-        inert="odradek runs as a single node: the leader of every partition is this broker.",
+        cluster_only="a single node leads every partition itself: there is no leader to elect.",
     ),
     ConfigKey(
         "log.message.format.version",

@@ -20,7 +20,6 @@ from odradek.config.validators import Check, at_least, between, one_of
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER, CLUSTER_WIDE = DynamicUpdateMode.PER_BROKER, DynamicUpdateMode.CLUSTER_WIDE
 ONE_LOOP = "odradek serves every connection from one asyncio loop, so there is no thread pool to size."
-SINGLE_NODE = "odradek runs as a single node, so there is no inter-broker or controller traffic."
 NOT_BUILT = "odradek does not have this limit yet."
 
 LISTENER_LIST = Check(
@@ -134,6 +133,22 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Largest request the broker reads; a bigger size prefix closes the connection.",
         at_least(1),
+    ),
+    ConfigKey(
+        "unstable.api.versions.enable",
+        ConfigType.BOOLEAN,
+        False,
+        LOW,
+        "Advertise API versions Kafka has not released yet (for testing).",
+        refused="odradek advertises released API versions only.",
+    ),
+    ConfigKey(
+        "unstable.feature.versions.enable",
+        ConfigType.BOOLEAN,
+        False,
+        LOW,
+        "Allow feature versions Kafka has not released yet (for testing).",
+        refused="odradek advertises released feature versions only.",
     ),
     ConfigKey(
         "socket.listen.backlog.size",
@@ -252,7 +267,9 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "How long the broker waits for answers to its own requests, and the transaction coordinator "
         "for its writes to reach the ISR.",
-        inert=SINGLE_NODE,
+        cluster_only=(
+            "a single node sends no requests to other brokers, and its writes are in the ISR at once."
+        ),
     ),
     ConfigKey(
         "fetch.max.bytes",

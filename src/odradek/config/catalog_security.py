@@ -22,6 +22,7 @@ from odradek.config.validators import Check, one_of
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER = DynamicUpdateMode.PER_BROKER
 PRINCIPALS = "odradek builds principals itself (User:<SASL name> or the mapped certificate name)."
+NO_DELEGATION_TOKENS = "delegation tokens are not built (the token APIs are not served)."
 #: Kafka's ACL authorizers (ZooKeeper mode, KRaft mode): odradek answers both with AclAuthorizer semantics.
 AUTHORIZER_CLASS_NAMES = (
     "kafka.security.authorizer.AclAuthorizer",
@@ -83,6 +84,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "SASL mechanism brokers log in to each other with when the inter-broker listener uses SASL: "
         "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (GSSAPI, the default, and OAUTHBEARER are refused then).",
+        cluster_only="a single node logs in to no other broker (the mechanism is still checked).",
     ),
     ConfigKey(
         "sasl.jaas.config",
@@ -97,6 +99,41 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         524288,
         MEDIUM,
         "Largest SASL token accepted before authentication completes.",
+    ),
+    *(
+        ConfigKey(name, config_type, default, MEDIUM, doc, refused=NO_DELEGATION_TOKENS)
+        for name, config_type, default, doc in (
+            (
+                "delegation.token.secret.key",
+                ConfigType.PASSWORD,
+                None,
+                "Secret that signs delegation tokens.",
+            ),
+            (
+                "delegation.token.master.key",
+                ConfigType.PASSWORD,
+                None,
+                "Deprecated delegation.token.secret.key.",
+            ),
+            (
+                "delegation.token.max.lifetime.ms",
+                ConfigType.LONG,
+                7 * 24 * 3600 * 1000,
+                "A token's longest life.",
+            ),
+            (
+                "delegation.token.expiry.time.ms",
+                ConfigType.LONG,
+                24 * 3600 * 1000,
+                "How long a token lives unrenewed.",
+            ),
+            (
+                "delegation.token.expiry.check.interval.ms",
+                ConfigType.LONG,
+                3600 * 1000,
+                "How often expired tokens go.",
+            ),
+        )
     ),
     ConfigKey(
         "connections.max.reauth.ms",

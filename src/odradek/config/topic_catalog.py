@@ -37,7 +37,11 @@ FORMAT_VERSION_IGNORED = "deprecated in Kafka 3.x and ignored from 3.0 on; odrad
 NO_DOWNCONVERSION_REFUSAL = (
     "odradek always converts batches down for Fetch v0-3; refusing those fetches is not built yet."
 )
-SINGLE_NODE = "odradek runs as a single node: this broker leads every partition and nothing replicates."
+NO_REPLICATION_THROTTLE = (
+    "replication throttling is not built: its rates (leader.replication.throttled.rate, "
+    "follower.replication.throttled.rate) are refused, and without a rate Kafka throttles no replica either."
+)
+NO_ELECTION = "a single node leads every partition itself: there is no leader to elect."
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +62,19 @@ def _topic(
     *,
     refused: str = "",
     inert: str = "",
+    cluster_only: str = "",
 ) -> ConfigKey:
-    return ConfigKey(name, config_type, default, importance, doc, validator, refused=refused, inert=inert)
+    return ConfigKey(
+        name,
+        config_type,
+        default,
+        importance,
+        doc,
+        validator,
+        refused=refused,
+        inert=inert,
+        cluster_only=cluster_only,
+    )
 
 
 TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
@@ -139,7 +154,7 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Replicas whose replication is throttled on the follower side, as PartitionId:BrokerId "
         "pairs, or '*' for all.",
         THROTTLED_REPLICAS,
-        inert=SINGLE_NODE,
+        inert=NO_REPLICATION_THROTTLE,
     ),
     _topic(
         "index.interval.bytes",
@@ -155,7 +170,7 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Replicas whose replication is throttled on the leader side, as PartitionId:BrokerId pairs, "
         "or '*' for all.",
         THROTTLED_REPLICAS,
-        inert=SINGLE_NODE,
+        inert=NO_REPLICATION_THROTTLE,
     ),
     _topic(
         "local.retention.bytes",
@@ -314,7 +329,7 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.BOOLEAN,
         False,
         "Allow a replica outside the ISR to become leader, at the risk of losing data.",
-        inert=SINGLE_NODE,
+        cluster_only=NO_ELECTION,
     ),
 )
 

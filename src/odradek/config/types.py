@@ -133,10 +133,13 @@ class ConfigKey:
     # inert: why this config, accepted and validated, has nothing to act on in odradek (e.g. a
     # thread count on one event loop, a replication setting on a single node).
     inert: str = ""
+    # cluster_only: why this config, real in a cluster (with zookeeper.connect), has nothing to act on
+    # in a single node (e.g. a replica fetcher's setting where nothing replicates).
+    cluster_only: str = ""
 
     def __post_init__(self) -> None:
-        if self.refused and self.inert:
-            raise ValueError(f"config {self.name} cannot be both refused and inert")
+        if sum(bool(reason) for reason in (self.refused, self.inert, self.cluster_only)) > 1:
+            raise ValueError(f"config {self.name} is only one of refused, inert and cluster-only")
 
     @property
     def sensitive(self) -> bool:
@@ -159,6 +162,8 @@ class ConfigKey:
             return f"{self.doc} Refused unless left at its default: {self.refused}"
         if self.inert:
             return f"{self.doc} Accepted without effect: {self.inert}"
+        if self.cluster_only:
+            return f"{self.doc} Without zookeeper.connect it has no effect: {self.cluster_only}"
         return self.doc
 
     def check_supported(self, value: ConfigValue) -> None:

@@ -74,7 +74,9 @@ class TxnMarkerChannel:
         self._senders: dict[int, asyncio.Task[None]] = {}
         self._retries: set[asyncio.TimerHandle] = set()
         self._unreachable: set[int] = set()
-        self._connections = BrokerConnections(f"broker-{node_id}-txn-markers", security)
+        self._connections = BrokerConnections(
+            f"broker-{node_id}-txn-markers", security, config.request_timeout_ms / 1000
+        )
 
     def send(self, txn: PendingMarkers) -> None:
         """Write `txn`'s remaining markers wherever their partitions are led; `on_complete` when all are."""

@@ -80,7 +80,7 @@ class Services:
 
         self.cluster.mode = BrokerMode.ZOOKEEPER
         self.replicas = replicas
-        self.txn_verifier = RemoteVerifier(self.node_id, security)
+        self.txn_verifier = RemoteVerifier(self.node_id, security, self.config.request_timeout_ms / 1000)
 
     @property
     def mode(self) -> BrokerMode:

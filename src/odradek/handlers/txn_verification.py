@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import struct
 
-from odradek.cluster.broker_client import BrokerConnections, BrokerUnreachable, inter_broker_endpoint
+from odradek.cluster.broker_client import (
+    REQUEST_TIMEOUT_S,
+    BrokerConnections,
+    BrokerUnreachable,
+    inter_broker_endpoint,
+)
 from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
 from odradek.handlers.context import RequestContext
 from odradek.handlers.leadership import refusal
@@ -59,8 +64,10 @@ def transactional_producer(batches: bytes | bytearray | memoryview) -> tuple[int
 class RemoteVerifier:
     """The connections a leader verifies through (one per coordinator broker)."""
 
-    def __init__(self, node_id: int, security: InterBrokerSecurity = PLAINTEXT) -> None:
-        self.connections = BrokerConnections(f"broker-{node_id}-txn-verification", security)
+    def __init__(
+        self, node_id: int, security: InterBrokerSecurity = PLAINTEXT, timeout_s: float = REQUEST_TIMEOUT_S
+    ) -> None:
+        self.connections = BrokerConnections(f"broker-{node_id}-txn-verification", security, timeout_s)
 
     async def verify(self, request: ProduceRequest, context: RequestContext) -> Verdicts:
         """The verdicts for the request's transactional partitions whose coordinator is another broker

@@ -115,7 +115,12 @@ class Broker:
         # Before anything reads or writes the dirs: a second broker on them stops here, untouched.
         self.log_dir_locks = LogDirLocks.acquire(log_dirs)
         try:
-            self.node_id = resolve_node_id(log_dirs, config.node_id, config.broker_id_generation_enable)
+            self.node_id = resolve_node_id(
+                log_dirs,
+                config.node_id,
+                config.broker_id_generation_enable,
+                cluster=bool(config.zookeeper_connect),
+            )
             if config.zookeeper_connect:  # a cluster member's dynamic configs are in ZooKeeper
                 self.dynamic_configs = DynamicBrokerConfigs(log_dirs[0] / FILE_NAME, self.node_id, config)
             else:
@@ -168,6 +173,12 @@ class Broker:
             # As Kafka: the cluster's id is /cluster/id; meta.properties must agree (a log dir of
             # another cluster stops the start-up in one line).
             cluster_id = await member.cluster_id(self.config.cluster_id or generate_cluster_id())
+            if self.config.cluster_id and self.config.cluster_id != cluster_id:
+                raise ConfigError(
+                    f"cluster.id {self.config.cluster_id} is not this cluster's id {cluster_id} "
+                    "(ZooKeeper's /cluster/id): remove it or set that one",
+                    "cluster.id",
+                )
             meta = self.logs.ensure_meta_properties(self.node_id, cluster_id)
             assert member.zk is not None
             # the dynamic broker configs /config/brokers holds, before anything reads the configuration
@@ -253,6 +264,8 @@ class Broker:
         self._every("log.retention.check.interval.ms", self._retention)
         self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)
         self._every("log.flush.offset.checkpoint.interval.ms", self._checkpoint)
+        if member is not None:  # a single node's high watermark is its log end, checkpointed just above
+            self._every("replica.high.watermark.checkpoint.interval.ms", self._checkpoint_high_watermarks)
         if self.config.log_cleaner_enable:  # as Kafka: when false no cleaner runs, nothing is compacted
             self._every("log.cleaner.backoff.ms", self._compaction)
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
@@ -490,13 +503,12 @@ class Broker:
     def _every(
         self, config_name: str, job: Callable[[], Awaitable[None]], fallback_ms: int = 300_000
     ) -> None:
-        value = self.config[config_name]  # the caller names the interval setting
-        interval_ms = value if isinstance(value, int) else fallback_ms
-        interval = max(interval_ms, 10) / 1000
-
         async def loop() -> None:
             while True:
-                await asyncio.sleep(interval)
+                # read each time: a dynamic interval (log.cleaner.backoff.ms) applies from the next wait
+                value = self._live_config()[config_name]  # the caller names the interval setting
+                interval_ms = value if isinstance(value, int) else fallback_ms
+                await asyncio.sleep(max(interval_ms, 10) / 1000)
                 try:
                     await job()
                 except Exception:
@@ -528,6 +540,10 @@ class Broker:
 
     async def _checkpoint(self) -> None:
         job = self.logs.prepare_checkpoint()
+        await asyncio.to_thread(job.run)
+
+    async def _checkpoint_high_watermarks(self) -> None:
+        job = self.logs.prepare_high_watermark_checkpoint()
         await asyncio.to_thread(job.run)
 
     async def _compaction(self) -> None:

@@ -19,6 +19,7 @@ import time
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.controller import KafkaController
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity, inter_broker_security
+from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.metadata import BrokerEndpoint
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.alter_partition import AlterPartitionManager
@@ -99,6 +100,7 @@ class ZooKeeperMember:
             lambda: replicas.broker_epoch,
             request_timeout_s=config.controller_socket_timeout_ms / 1000,
             security=self.inter_broker_security,
+            max_version=InterBrokerVersions.at(config.inter_broker_protocol_version).alter_partition,
         )
         self.alter_partition.start()
         replicas.isr_updater = self.alter_partition
@@ -118,6 +120,9 @@ class ZooKeeperMember:
                 leader_imbalance_check_interval_seconds=float(config.leader_imbalance_check_interval_seconds),
                 leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
                 inter_broker_security=self.inter_broker_security,
+                inter_broker_versions=InterBrokerVersions.at(config.inter_broker_protocol_version),
+                connect_timeout_s=config.controller_socket_timeout_ms / 1000,
+                request_timeout_s=config.request_timeout_ms / 1000,
             ),
         )
         await self.controller.start()

@@ -419,6 +419,19 @@ class LogManager:
         self._checkpoints.captured += 1
         return CheckpointJob(files, self._checkpoints.captured, self._checkpoints)
 
+    def prepare_high_watermark_checkpoint(self) -> CheckpointJob:
+        """Only the high watermarks, per log dir: a cluster member's followers and leaders advance them
+        apart from the log ends (``replica.high.watermark.checkpoint.interval.ms``, Kafka's 5 s)."""
+        files = [
+            (
+                log_dir / REPLICATION_OFFSET_CHECKPOINT,
+                {tp: log.high_watermark for tp, log in self._logs.items() if log.dir.parent == log_dir},
+            )
+            for log_dir in self.log_dirs
+        ]
+        self._checkpoints.captured += 1
+        return CheckpointJob(files, self._checkpoints.captured, self._checkpoints)
+
     def prepare_flushes(self) -> list[tuple[Log, FlushJob]]:
         """Flush jobs for the logs whose ``flush.ms``/``flush.messages`` is due."""
         jobs = []
@@ -444,6 +457,12 @@ class LogManager:
                 group.new.delete_files()
             return
         self.schedule_deletion(install_cleaning(log, result), log.config.file_delete_delay_ms)
+
+    def set_producer_id_expiration_ms(self, expiration_ms: int) -> None:
+        """producer.id.expiration.ms changed at run time: every log, and the ones made from now on."""
+        self.producer_id_expiration_ms = expiration_ms
+        for log in self._logs.values():
+            log.producer_state.producer_id_expiration_ms = expiration_ms
 
     def remove_expired_producers(self) -> int:
         """``producer.id.expiration.check.interval.ms``: forget idle producers everywhere."""

@@ -4,7 +4,9 @@ A single node needs no ``node.id`` (nor ``broker.id``): the id stored in ``meta.
 ``DEFAULT_NODE_ID`` on a first start (``LogManager.ensure_meta_properties`` then stores it), so the
 broker never runs as -1, which no client can use. A configured id must match the stored one: data
 written as one broker is never served as another (Kafka's InconsistentBrokerIdException). With
-``broker.id.generation.enable=false`` no id is made up: a first start then needs a configured one.
+``broker.id.generation.enable=false`` no id is made up: a first start then needs a configured one. Nor
+in a cluster, where Kafka takes a unique id above ``reserved.broker.max.id`` from ZooKeeper's
+``/brokers/seqid``: odradek does not, so a cluster member's first start needs one too.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ class InconsistentNodeIdError(LogStorageError):
     """The configured node id and the one in meta.properties (or two log dirs' ones) disagree."""
 
 
-def resolve_node_id(log_dirs: Sequence[Path], configured: int, generation_enabled: bool = True) -> int:
+def resolve_node_id(
+    log_dirs: Sequence[Path], configured: int, generation_enabled: bool = True, cluster: bool = False
+) -> int:
     """The id to run as: ``configured`` if set (>= 0), else the stored one, else ``DEFAULT_NODE_ID``
-    (if ``generation_enabled``)."""
+    (if ``generation_enabled`` and not for a ``cluster`` member)."""
     stored: dict[Path, int] = {}
     for log_dir in log_dirs:
         try:
@@ -51,6 +55,11 @@ def resolve_node_id(log_dirs: Sequence[Path], configured: int, generation_enable
         return configured
     if stored_id is not None:
         return stored_id
+    if cluster:
+        raise InconsistentNodeIdError(
+            f"No node id in meta.properties of {', '.join(str(d) for d in log_dirs)}: a cluster member "
+            "needs broker.id (or node.id), odradek does not generate ids through ZooKeeper's /brokers/seqid"
+        )
     if not generation_enabled:
         raise InconsistentNodeIdError(
             f"No node id in meta.properties of {', '.join(str(d) for d in log_dirs)} and "

@@ -22,6 +22,7 @@ from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import TopicPartition
 from odradek.cluster.controller.controller import KafkaController
 from odradek.cluster.controller.leader_elections import PREFERRED_ELECTION, UNCLEAN_ELECTION
+from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.zookeeper import brokers, paths, topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode, TopicAssignmentZnode
@@ -49,7 +50,10 @@ class Setup:
     connect: Callable[[], ZooKeeperClient]
 
     async def state(self, partition: int = 0) -> tuple[PartitionStateZnode, int]:
-        found = await asyncio.to_thread(topics.partition_state, self.zk, "t", partition)
+        return await self.state_of("t", partition)
+
+    async def state_of(self, topic: str, partition: int = 0) -> tuple[PartitionStateZnode, int]:
+        found = await asyncio.to_thread(topics.partition_state, self.zk, topic, partition)
         assert found is not None
         return found
 
@@ -511,3 +515,51 @@ def test_with_unclean_election_a_partition_whose_isr_is_gone_comes_back_with_the
 
     caplog.set_level(logging.INFO)
     run(connect_zk, scenario)
+
+
+@pytest.mark.parametrize(("ibp", "recovering"), [("3.9-IV0", True), ("3.2-IV0", True), ("3.1", False)])
+def test_an_unclean_leader_is_recovering_from_inter_broker_protocol_3_2_until_its_alter_partition(
+    connect_zk: Callable[[], ZooKeeperClient], ibp: str, recovering: bool
+) -> None:
+    """KIP-704, as Kafka's ZooKeeper controller (Election.leaderForOffline): from 3.2-IV0 a leader
+    elected from outside the ISR is written and told RECOVERING; its first AlterPartition (RECOVERED)
+    ends it, and a recovered partition never goes back. Before 3.2-IV0 nothing is marked."""
+    LAI = ApiKey.LEADER_AND_ISR
+
+    async def scenario(s: Setup) -> None:
+        await create(s, "dirty", {"unclean.leader.election.enable": "true"})
+        assert await s.alter(replace(change((1,), 0), topic="dirty")) == (ErrorCode.NONE, [ErrorCode.NONE])
+        s.fakes[2].clear()
+        await leave(s, 1)
+        dirty = await wait_state(s, lambda z: z.leader == 2, "dirty")
+        assert dirty.leader_recovery_state == (1 if recovering else 0)
+        raw, _ = await asyncio.to_thread(s.zk.kazoo.get, paths.partition_state("dirty", 0))
+        assert ('"leader_recovery_state"' in raw.decode()) is recovering
+        await s.fakes[2].wait_for(
+            lambda f: any(t.topic_name == "dirty" for r in f.requests_of(LAI) for t in r.topic_states)
+        )
+        told = [
+            p.leader_recovery_state
+            for r in s.fakes[2].requests_of(LAI)
+            for t in r.topic_states
+            if t.topic_name == "dirty"
+            for p in t.partition_states
+        ]
+        assert told[-1] == (1 if recovering else 0)
+        _, partition_epoch = await s.state_of("dirty")
+        if recovering:  # a recovering leader may not add followers while it says it is recovering
+            still = replace(
+                change((2, 1), partition_epoch, leader_epoch=1), topic="dirty", leader_recovery_state=1
+            )
+            assert await s.alter(still, broker_id=2) == (ErrorCode.NONE, [ErrorCode.INVALID_REQUEST])
+        recovered = replace(
+            change((2,), partition_epoch, leader_epoch=1), topic="dirty", leader_recovery_state=0
+        )
+        assert (await s.alter(recovered, broker_id=2))[1] == [ErrorCode.NONE]
+        dirty = await wait_state(s, lambda z: z.leader_recovery_state == 0, "dirty")
+        _, partition_epoch = await s.state_of("dirty")
+        back = replace(change((2,), partition_epoch, leader_epoch=1), topic="dirty", leader_recovery_state=1)
+        assert await s.alter(back, broker_id=2) == (ErrorCode.NONE, [ErrorCode.INVALID_REQUEST])
+
+    config = ControllerConfig(broker_id=1, inter_broker_versions=InterBrokerVersions.at(ibp))
+    run(connect_zk, scenario, config)

@@ -74,3 +74,36 @@ def test_a_broker_id_registered_twice_and_a_log_dir_of_another_cluster_stop_the_
     with pytest.raises(RuntimeError, match="exited with 1"):
         other.start()
     assert "meta.properties belongs to cluster" in other.log_text()
+
+
+def test_a_member_speaks_and_waits_as_its_inter_broker_settings_say(
+    zookeeper_connect: str, tmp_path: Path
+) -> None:
+    """inter.broker.protocol.version reaches the controller's requests and the AlterPartition sender;
+    controller.socket.timeout.ms and request.timeout.ms reach the controller's channel."""
+
+    async def main() -> None:
+        config = BrokerConfig(
+            {
+                "node.id": "1",
+                "zookeeper.connect": zookeeper_connect,
+                "zookeeper.session.timeout.ms": "3000",
+                "inter.broker.protocol.version": "3.2",
+                "controller.socket.timeout.ms": "1500",
+                "request.timeout.ms": "2500",
+            }
+        )
+        member = ZooKeeperMember(config, 1)
+        await member.connect()
+        try:
+            replicas = ReplicaManager(1, ClusterMetadata("c", -1, []), LogManager([tmp_path]))
+            await member.register({"PLAINTEXT": [BrokerEndpoint(1, "127.0.0.2", 9092, None)]}, replicas)
+            assert member.alter_partition is not None
+            assert (member.alter_partition.max_version, member.alter_partition.request_timeout_s) == (1, 1.5)
+            controller = (await member.start_controller()).config
+            assert controller.inter_broker_versions.leader_and_isr == 6
+            assert (controller.connect_timeout_s, controller.request_timeout_s) == (1.5, 2.5)
+        finally:
+            await member.close()
+
+    asyncio.run(main())

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker
 from odradek.cluster.replication.alter_partition import AlterPartitionManager
 from odradek.cluster.replication.isr_updates import CommittedIsr, IsrUpdateFailed, ProposedIsr
@@ -83,7 +84,10 @@ async def accept(received: Received) -> Any:
 
 @asynccontextmanager
 async def sender(
-    *responders: Responder, request_timeout_s: float = 30.0, epoch: list[int] | None = None
+    *responders: Responder,
+    request_timeout_s: float = 30.0,
+    epoch: list[int] | None = None,
+    max_version: int = 3,
 ) -> AsyncIterator[tuple[AlterPartitionManager, ClusterMetadata, list[FakeBroker]]]:
     """Fake controllers 1.. with these responders; broker 1's metadata names controller 1."""
     fakes = [await FakeBroker(i + 1, responder=r).start() for i, r in enumerate(responders)]
@@ -92,7 +96,9 @@ async def sender(
         [LiveBroker(f.broker_id, {"PLAINTEXT": BrokerEndpoint(f.broker_id, f.host, f.port)}) for f in fakes]
     )
     epochs = epoch if epoch is not None else [42]
-    manager = AlterPartitionManager(9, cluster, "PLAINTEXT", lambda: epochs[0], request_timeout_s)
+    manager = AlterPartitionManager(
+        9, cluster, "PLAINTEXT", lambda: epochs[0], request_timeout_s, max_version=max_version
+    )
     manager.retry_backoff_s = manager.retry_backoff_max_s = 0.05
     manager.start()
     try:
@@ -165,6 +171,22 @@ async def test_version_3_carries_topic_ids_and_member_epochs_and_version_1_names
         assert with_names.header.request_api_version == 1
         (topic,) = with_names.body.topics
         assert (topic.topic_name, topic.partitions[0].new_isr) == ("t", [1, 3])
+
+
+@pytest.mark.parametrize(("ibp", "expected"), [("3.0-IV1", 0), ("3.2", 1), ("3.4", 2), ("3.9", 3)])
+def test_the_version_is_the_highest_the_inter_broker_protocol_version_allows(ibp: str, expected: int) -> None:
+    async def run() -> None:
+        versions = InterBrokerVersions.at(ibp)
+        async with sender(accept, max_version=versions.alter_partition) as (manager, _, (controller,)):
+            assert (await manager.submit(proposal(0))).isr == (1, 2)
+            assert (await manager.submit(proposal(1, (1, 3), topic_id=None))).isr == (1, 3)
+            with_ids, with_names = controller.received
+            assert with_ids.header.request_api_version == expected
+            assert with_names.header.request_api_version == min(expected, 1)
+            if expected < 2:  # topics by name: the answer is matched by name too
+                assert with_ids.body.topics[0].topic_name == "t"
+
+    asyncio.run(asyncio.wait_for(run(), 60))
 
 
 @in_loop

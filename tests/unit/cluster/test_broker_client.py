@@ -4,10 +4,15 @@ previous process (restarted on the same port) is replaced within the request, no
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
 from odradek.cluster.broker_client import BrokerConnection, BrokerUnreachable
+from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
+from odradek.config.broker import BrokerConfig
+from odradek.coordinator.txn_marker_channel import TxnMarkerChannel
+from odradek.handlers.txn_verification import RemoteVerifier
 from odradek.protocol.messages.write_txn_markers import WriteTxnMarkersRequest, WriteTxnMarkersResponse
 from tests.support.fake_broker import FakeBroker, Received
 
@@ -34,6 +39,35 @@ def test_a_connection_kept_from_a_restarted_broker_is_replaced_within_the_reques
                 await connection.request(WriteTxnMarkersRequest(markers=[]), 1)
         finally:
             connection.close()
+            await fake.stop()
+
+    asyncio.run(main())
+
+
+def test_a_broker_that_does_not_answer_is_given_up_after_request_timeout_ms() -> None:
+    """The transaction coordinator's markers and a leader's verification wait request.timeout.ms, as
+    Kafka's inter-broker network clients do (it was a fixed 30 s)."""
+
+    async def main() -> None:
+        fake = await FakeBroker(2).start()
+
+        async def silent(received: Received) -> WriteTxnMarkersResponse:
+            await asyncio.Event().wait()
+            raise AssertionError("never answered")
+
+        fake.responder = silent
+        config = BrokerConfig({"request.timeout.ms": "300"}, warn_unknown=False)
+        verifier = RemoteVerifier(1, timeout_s=config.request_timeout_ms / 1000)
+        markers = TxnMarkerChannel(config, ClusterMetadata("c", 1, []), 1, None, None, None)  # type: ignore[arg-type]
+        assert markers._connections.timeout_s == verifier.connections.timeout_s == 0.3
+        connection = verifier.connections.to(2, BrokerEndpoint(2, fake.host, fake.port))
+        started = time.monotonic()
+        try:
+            with pytest.raises(BrokerUnreachable):
+                await connection.request(WriteTxnMarkersRequest(markers=[]), 1)
+            assert time.monotonic() - started < 10
+        finally:
+            verifier.connections.close()
             await fake.stop()
 
     asyncio.run(main())

@@ -9,7 +9,10 @@ import pytest
 
 from odradek.cluster.controller import requests
 from odradek.cluster.controller.channel import _log_errors
+from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import ControllerContext, LiveBroker, PartitionState, TopicPartition
+from odradek.cluster.controller.term import ControllerTerm
+from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
 from odradek.protocol.error_codes import ErrorCode
@@ -132,3 +135,46 @@ def test_the_controller_logs_leader_and_isr_errors_but_not_the_repeats_a_failove
     assert [r.getMessage() for r in caplog.records] == [
         f"Broker 2 answered LeaderAndIsrRequest with errors [{ErrorCode.KAFKA_STORAGE_ERROR!r}]"
     ]
+
+
+class RecordingChannel:
+    """Stands for the ControllerChannelManager: what the term queues, by broker."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[int, requests.BrokerRequest]] = []
+
+    def send(self, broker_id: int, item: requests.BrokerRequest) -> None:
+        self.sent.append((broker_id, item))
+
+
+@pytest.mark.parametrize(
+    ("ibp", "leader_and_isr", "update_metadata", "stop_replica"),
+    [
+        ("3.0-IV1", 5, 7, 3),
+        ("3.1", 5, 7, 3),
+        ("3.2-IV0", 6, 7, 3),
+        ("3.3", 6, 7, 3),
+        ("3.4", 7, 8, 4),
+        ("3.9", 7, 8, 4),
+    ],
+)
+def test_the_controller_sends_at_the_inter_broker_protocol_version_s_request_versions(
+    ibp: str, leader_and_isr: int, update_metadata: int, stop_replica: int
+) -> None:
+    channel = RecordingChannel()
+    config = ControllerConfig(1, "REPL", inter_broker_versions=InterBrokerVersions.at(ibp))
+    term = ControllerTerm(None, config, None, context(), channel, print, print)  # type: ignore[arg-type]
+    term.send_leader_and_isr([T0])
+    term.send_update_metadata([2], [T0])
+    term.send(2, requests.stop_replica(term.context, 1, 2, [T0], delete=False))
+    versions = {type(item.request).__name__: item.version for _, item in channel.sent}
+    assert versions == {
+        "LeaderAndIsrRequest": leader_and_isr,
+        "UpdateMetadataRequest": update_metadata,
+        "StopReplicaRequest": stop_replica,
+    }
+    for _, item in channel.sent:  # what an older broker reads keeps the partition and its topic id
+        body = round_trip(item)
+        if isinstance(body, LeaderAndIsrRequest):
+            (topic,) = body.topic_states
+            assert (topic.topic_id, topic.partition_states[0].leader_epoch) == (TOPIC_ID, 4)

@@ -181,3 +181,15 @@ def test_inter_broker_protocol_without_such_listener_is_refused() -> None:
     with pytest.raises(ConfigError) as caught:
         inter_broker_security(config)
     assert caught.value.name == "security.inter.broker.protocol"
+
+
+def test_a_cluster_member_with_no_listener_for_the_default_plaintext_inter_broker_protocol_is_refused() -> (
+    None
+):
+    """A single node has no one to connect to; a cluster member whose brokers cannot reach each other
+    (no PLAINTEXT listener and none named for them) stops at start-up, as Kafka's, naming the setting."""
+    message = _error({"zookeeper.connect": "127.0.0.1:2181"})
+    assert "PLAINTEXT is not in advertised.listeners" in message
+    with pytest.raises(ConfigError) as caught:
+        inter_broker_security(_config({"zookeeper.connect": "127.0.0.1:2181"}))
+    assert caught.value.name == "security.inter.broker.protocol"

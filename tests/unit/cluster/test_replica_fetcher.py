@@ -5,6 +5,7 @@ min(leader's HW, own end), truncation on DivergingEpoch, and Kafka's out-of-rang
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.replication.replica_fetcher import (
     FetcherContext,
     FetcherSettings,
@@ -24,6 +26,7 @@ from odradek.protocol.frames import decode_response, encode_response
 from odradek.protocol.messages.fetch import (
     EpochEndOffset,
     FetchableTopicResponse,
+    FetchRequest,
     FetchResponse,
     PartitionData,
 )
@@ -86,7 +89,7 @@ class _Leader:
         return ListOffsetsResponse(topics=[ListOffsetsTopicResponse(name="t", partitions=[partition])])
 
 
-def _fetcher(notified: list[TopicPartition]) -> ReplicaFetcher:
+def _fetcher(notified: list[TopicPartition], settings: FetcherSettings = SETTINGS) -> ReplicaFetcher:
     context = FetcherContext(
         node_id=2,
         broker_epoch=lambda: 7,
@@ -95,7 +98,7 @@ def _fetcher(notified: list[TopicPartition]) -> ReplicaFetcher:
         on_appended=notified.append,
         schedule_deletion=lambda segments, delay: None,
     )
-    return ReplicaFetcher("test-fetcher", 1, SETTINGS, context)
+    return ReplicaFetcher("test-fetcher", 1, settings, context)
 
 
 def _answer(
@@ -252,5 +255,63 @@ def test_a_partition_added_while_a_fetch_is_parked_at_the_leader_is_fetched_at_o
         finally:
             fetcher.task.cancel()
             await asyncio.gather(fetcher.task, return_exceptions=True)
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    ("ibp", "fetch", "list_offsets"),
+    [("3.0-IV1", 12, 7), ("3.1", 13, 7), ("3.5-IV0", 14, 8), ("3.5", 15, 8), ("3.8", 16, 8), ("3.9", 17, 9)],
+)
+def test_a_follower_fetches_and_lists_offsets_at_the_inter_broker_protocol_version_s_versions(
+    logs: LogManager, monkeypatch: pytest.MonkeyPatch, ibp: str, fetch: int, list_offsets: int
+) -> None:
+    versions = InterBrokerVersions.at(ibp)
+    settings = dataclasses.replace(
+        SETTINGS, fetch_version=versions.fetch, list_offsets_version=versions.list_offsets
+    )
+    sent: list[tuple[str, int]] = []
+
+    class OutOfRangeLeader:
+        """Answers the first Fetch OFFSET_OUT_OF_RANGE (so the follower asks ListOffsets), then parks."""
+
+        connected = True
+
+        async def send(self, request: Any, version: int) -> Any:
+            sent.append((type(request).__name__, version))
+            if isinstance(request, FetchRequest) and len(sent) == 1:
+                topic = request.topics[0]
+                data = _answer()
+                data.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
+                return FetchResponse(
+                    error_code=0,
+                    responses=[
+                        FetchableTopicResponse(topic=topic.topic, topic_id=topic.topic_id, partitions=[data])
+                    ],
+                )
+            if isinstance(request, FetchRequest):
+                await asyncio.Event().wait()
+            return await _Leader(0, 0).send(request, version)
+
+        def close(self) -> None:
+            pass
+
+    async def main() -> None:
+        fetcher = _fetcher([], settings)
+        leader = OutOfRangeLeader()
+
+        async def connect() -> Any:
+            return leader
+
+        monkeypatch.setattr(fetcher, "_connect", connect)
+        try:
+            fetcher.add(FetchState("t", 0, TOPIC_ID, leader_epoch=5, log=logs.get_or_create_log("t", 0)))
+            async with asyncio.timeout(10):
+                while [name for name, _ in sent].count("FetchRequest") < 2:
+                    await asyncio.sleep(0.01)
+        finally:
+            fetcher.task.cancel()
+            await asyncio.gather(fetcher.task, return_exceptions=True)
+        assert set(sent) == {("FetchRequest", fetch), ("ListOffsetsRequest", list_offsets)}
 
     asyncio.run(main())

@@ -87,3 +87,17 @@ def test_partitions_are_grouped_by_leader_and_fetcher_id(logs: LogManager) -> No
         assert manager.fetchers == {}
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    ("ibp", "fetch", "list_offsets"), [("3.0", 12, 7), ("3.4", 13, 7), ("3.9-IV0", 17, 9)]
+)
+def test_fetchers_take_their_request_versions_from_inter_broker_protocol_version(
+    ibp: str, fetch: int, list_offsets: int
+) -> None:
+    async def run() -> None:
+        config = BrokerConfig({"inter.broker.protocol.version": ibp}, warn_unknown=False)
+        settings = _manager([config]).settings()
+        assert (settings.fetch_version, settings.list_offsets_version) == (fetch, list_offsets)
+
+    asyncio.run(run())

@@ -67,9 +67,45 @@ def test_a_config_nothing_reads_is_caught() -> None:
 
 @pytest.mark.parametrize("key", [*BROKER_CONFIGS.values(), *TOPIC_CONFIGS.values()], ids=lambda key: key.name)
 def test_refused_and_inert_configs_say_why_in_their_documentation(key: ConfigKey) -> None:
-    reason = key.refused or key.inert
+    reason = key.refused or key.inert or key.cluster_only
     if reason:
         assert key.documentation.startswith(key.doc)
         assert key.documentation.endswith(reason)
     else:
         assert key.documentation == key.doc
+
+
+def _inert_for_a_single_node(key: ConfigKey) -> bool:
+    return "single node" in key.inert or "single-node" in key.inert
+
+
+@pytest.mark.parametrize("key", [*BROKER_CONFIGS.values(), *TOPIC_CONFIGS.values()], ids=lambda key: key.name)
+def test_no_config_is_called_inert_for_being_on_a_single_node(key: ConfigKey) -> None:
+    """A cluster has replicas, a controller and other brokers: a config inert only on a single node is
+    cluster-only (real with zookeeper.connect, and read by the code), never inert everywhere."""
+    assert not _inert_for_a_single_node(key), f"{key.name}: mark it cluster_only and act on it in a cluster"
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        [
+            "controller.socket.timeout.ms",
+            "inter.broker.protocol.version",
+            "offsets.topic.replication.factor",
+            "replica.high.watermark.checkpoint.interval.ms",
+            "request.timeout.ms",
+            "unclean.leader.election.enable",
+        ]
+    ),
+)
+def test_configs_that_were_inert_on_a_single_node_are_real_in_a_cluster(name: str) -> None:
+    key = BROKER_CONFIGS[name]
+    assert key.cluster_only and not key.inert and not key.refused
+    assert "Without zookeeper.connect it has no effect" in key.documentation
+    assert _is_read(name)
+
+
+def test_a_topic_s_unclean_leader_election_is_real_in_a_cluster() -> None:
+    key = TOPIC_CONFIGS["unclean.leader.election.enable"]
+    assert key.cluster_only and not key.inert

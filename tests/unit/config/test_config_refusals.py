@@ -145,3 +145,76 @@ def test_replica_selector_class_takes_kafkas_two_selectors_and_refuses_any_other
     error = _startup_error({"replica.selector.class": "com.example.NearestSelector"})
     assert "replica.selector.class" in str(error)
     assert "\n" not in str(error)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("zookeeper.ssl.client.enable", "true"),
+        ("zookeeper.clientCnxnSocket", "org.apache.zookeeper.ClientCnxnSocketNetty"),
+        ("zookeeper.ssl.truststore.location", "/etc/zk/truststore.jks"),
+        ("zookeeper.ssl.keystore.password", "s3cret"),
+    ],
+)
+def test_tls_to_zookeeper_refuses_to_start_naming_it_instead_of_connecting_in_the_clear(
+    name: str, value: str
+) -> None:
+    """These were unknown names, logged and ignored: a broker asked for TLS to ZooKeeper connected
+    without it."""
+    error = _startup_error({name: value})
+    assert error.name == name
+    assert str(error).startswith(f"odradek cannot honour {name}: ") and "TLS to ZooKeeper" in str(error)
+    assert "s3cret" not in str(error)
+
+
+def test_tls_to_zookeeper_left_at_its_defaults_is_accepted() -> None:
+    config = BrokerConfig({"zookeeper.ssl.client.enable": "false", "zookeeper.ssl.protocol": "TLSv1.2"})
+    assert config.zookeeper_ssl_client_enable is False and not config.unknown
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("process.roles", "broker,controller"), ("zookeeper.metadata.migration.enable", "true")],
+)
+def test_kraft_settings_refuse_to_start_naming_them_instead_of_running_another_mode(
+    name: str, value: str
+) -> None:
+    """Unknown names before, logged and ignored: a KRaft server.properties ran as a single node."""
+    error = _startup_error({name: value})
+    assert error.name == name and "KRaft" in str(error)
+
+
+def test_kraft_settings_left_empty_are_accepted() -> None:
+    assert (
+        BrokerConfig({"process.roles": "", "zookeeper.metadata.migration.enable": "false"}).process_roles
+        == []
+    )
+
+
+def test_a_cluster_member_s_broker_id_above_reserved_broker_max_id_refuses_to_start_as_in_kafka() -> None:
+    cluster = {"zookeeper.connect": "127.0.0.1:2181"}
+    error = _startup_error({**cluster, "broker.id": "1001"})
+    assert error.name == "broker.id" and "reserved.broker.max.id (1000)" in str(error)
+    assert BrokerConfig({**cluster, "broker.id": "1001", "reserved.broker.max.id": "2000"}).broker_id == 1001
+    assert (
+        BrokerConfig({**cluster, "broker.id": "1001", "broker.id.generation.enable": "false"}).broker_id
+        == 1001
+    )
+    assert BrokerConfig({"broker.id": "1001"}).broker_id == 1001  # a single node: no ids are reserved
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "why"),
+    [
+        ("delegation.token.secret.key", "s3cret", "delegation tokens are not built"),
+        ("delegation.token.max.lifetime.ms", "1000", "delegation tokens are not built"),
+        ("unstable.api.versions.enable", "true", "released API versions only"),
+    ],
+)
+def test_kafka_settings_that_were_unknown_names_refuse_to_start_naming_them(
+    name: str, value: str, why: str
+) -> None:
+    """Logged and ignored before: a broker asked to sign delegation tokens, or to advertise unreleased
+    API versions, ran without doing so."""
+    error = _startup_error({name: value})
+    assert error.name == name and why in str(error) and "s3cret" not in str(error)

@@ -157,3 +157,27 @@ def test_meta_properties(tmp_path: Path) -> None:
     with pytest.raises(LogStorageError):
         LogManager([tmp_path / "a"]).ensure_meta_properties(8)
     assert os.path.getsize(tmp_path / "a" / "meta.properties") > 0
+
+
+def test_a_cluster_member_checkpoints_high_watermarks_alone_as_they_move(tmp_path: Path) -> None:
+    """replica.high.watermark.checkpoint.interval.ms writes replication-offset-checkpoint only: a
+    follower's high watermark lags its log end, and the recovery points keep their own interval."""
+    manager = LogManager(
+        [tmp_path / "d1", tmp_path / "d2"], LogConfig(), clock=FakeClock(), single_node=False
+    )
+    manager.startup()
+    try:
+        first, second = manager.get_or_create_log("t", 0), manager.get_or_create_log("t", 1)
+        for _ in range(5):
+            first.append(batch())
+            second.append(batch())
+        first.update_high_watermark(3)
+        second.update_high_watermark(4)
+        manager.prepare_high_watermark_checkpoint().run()
+        for log, high_watermark in ((first, 3), (second, 4)):
+            root = log.dir.parent
+            expected = {log.topic_partition: high_watermark}
+            assert read_offset_checkpoint(root / "replication-offset-checkpoint") == expected
+            assert not (root / "recovery-point-offset-checkpoint").exists()
+    finally:
+        manager.shutdown()

@@ -55,3 +55,31 @@ def test_no_node_id_anywhere_with_generation_disabled_is_refused(tmp_path: Path)
         resolve_node_id([tmp_path / "new"], -1, generation_enabled=False)
     assert resolve_node_id([_stored(tmp_path / "a", 6)], -1, generation_enabled=False) == 6
     assert resolve_node_id([tmp_path / "new"], 2, generation_enabled=False) == 2
+
+
+def test_a_cluster_member_with_no_id_configured_or_stored_refuses_to_start_rather_than_take_1(
+    tmp_path: Path,
+) -> None:
+    """Kafka gives it a unique id from ZooKeeper's /brokers/seqid; taking 1 would collide with broker 1."""
+    with pytest.raises(InconsistentNodeIdError, match=r"a cluster member needs broker\.id \(or node\.id\)"):
+        resolve_node_id([tmp_path / "new"], -1, cluster=True)
+    assert resolve_node_id([_stored(tmp_path / "a", 7)], -1, cluster=True) == 7
+    assert resolve_node_id([tmp_path / "b"], 4, cluster=True) == 4
+
+
+def test_a_broker_with_zookeeper_connect_and_no_id_stops_in_one_line_before_touching_zookeeper(
+    tmp_path: Path,
+) -> None:
+    from odradek.config.broker import BrokerConfig
+    from odradek.server.broker import Broker
+
+    config = BrokerConfig(
+        {
+            "zookeeper.connect": "127.0.0.1:1",
+            "log.dirs": str(tmp_path / "d"),
+            "listeners": "PLAINTEXT://127.0.0.1:0",
+        }
+    )
+    with pytest.raises(InconsistentNodeIdError) as caught:
+        Broker(config)
+    assert "\n" not in str(caught.value) and "/brokers/seqid" in str(caught.value)

@@ -7,7 +7,8 @@ the controller's (this controller is probably stale: NOT_CONTROLLER, the leader 
 one); an older leader epoch (FENCED_LEADER_EPOCH); a sender that does not lead it
 (NOT_LEADER_OR_FOLLOWER); a request that repeats the current state is answered with it, before the
 partition epoch is looked at, so that a retried request is idempotent; another partition epoch
-(INVALID_UPDATE_VERSION); an ISR that is empty, repeats a member or lacks the leader
+(INVALID_UPDATE_VERSION); a RECOVERING leader (KIP-704) with others in its ISR, or a recovered one
+going back to RECOVERING (INVALID_REQUEST); an ISR that is empty, repeats a member or lacks the leader
 (INVALID_REQUEST); members outside the assignment, not live, shutting down or registered with
 another epoch (INELIGIBLE_REPLICA, KIP-841). What passes is written with a compare-and-set on the
 state znode's version, fenced by the controller epoch; an ISR-only change keeps the leader epoch.
@@ -132,7 +133,13 @@ async def _apply(
         if current.partition_epoch != expected:
             return None
         znode = current.znode
-        return PartitionStateZnode(znode.leader, znode.leader_epoch, list(change.new_isr), context.epoch)
+        return PartitionStateZnode(
+            znode.leader,
+            znode.leader_epoch,
+            list(change.new_isr),
+            context.epoch,
+            change.leader_recovery_state,
+        )
 
     written = await term.update_state(tp, decide)
     if written is None:
@@ -171,9 +178,12 @@ def check_change(
         return ErrorCode.NONE
     if change.partition_epoch != state.partition_epoch:
         return ErrorCode.INVALID_UPDATE_VERSION
-    if change.leader_recovery_state != RECOVERED:
-        return ErrorCode.INVALID_REQUEST  # ZooKeeper mode never recovers a leader (no unclean recovery)
     isr = change.new_isr
+    if change.leader_recovery_state != RECOVERED and (
+        len(isr) > 1 or current.leader_recovery_state == RECOVERED
+    ):
+        # KIP-704: a recovering leader stays alone in its ISR, and a recovered one never goes back
+        return ErrorCode.INVALID_REQUEST
     if not isr or broker_id not in isr or len(set(isr)) != len(isr):
         return ErrorCode.INVALID_REQUEST
     replicas = context.replicas(tp)

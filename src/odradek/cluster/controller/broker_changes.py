@@ -124,7 +124,7 @@ def after_failure(
         )
         if elected is not None:
             warn_if_unclean(term, tp, znode.isr, elected.leader, "unclean.leader.election.enable")
-            return term.next_state(znode, elected.leader, elected.isr)
+            return term.offline_state(znode, elected.leader, elected.isr)
     # OfflineReplica: out of the ISR (never the last member), leaderless if it led
     leader, isr = znode.leader, list(znode.isr)
     for replica in sorted(failed):

@@ -32,7 +32,9 @@ logger = logging.getLogger(__name__)
 #: so a broker starting a moment after the controller is reached quickly).
 RECONNECT_BACKOFF_S = 0.05
 RECONNECT_BACKOFF_MAX_S = 1.0
-#: How long to wait for an answer before reconnecting (Kafka's request.timeout.ms is 30 s).
+#: How long to wait for a connection (controller.socket.timeout.ms) and for an answer before
+#: reconnecting (request.timeout.ms): their defaults.
+CONNECT_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 30.0
 
 
@@ -40,7 +42,14 @@ class BrokerChannel:
     """The queue and sender task of one broker."""
 
     def __init__(
-        self, broker_id: int, host: str, port: int, client_id: str, security: InterBrokerSecurity = PLAINTEXT
+        self,
+        broker_id: int,
+        host: str,
+        port: int,
+        client_id: str,
+        security: InterBrokerSecurity = PLAINTEXT,
+        request_timeout_s: float = REQUEST_TIMEOUT_S,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
     ) -> None:
         self.broker_id = broker_id
         self.host = host
@@ -48,6 +57,8 @@ class BrokerChannel:
         self.client_id = client_id
         #: The inter-broker listener's TLS and SASL (a refused login is retried like a failed connection).
         self.security = security
+        self.request_timeout_s = request_timeout_s
+        self.connect_timeout_s = connect_timeout_s
         self.queue: asyncio.Queue[BrokerRequest] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._correlation_id = 0
@@ -89,7 +100,7 @@ class BrokerChannel:
                         if writer is None or reader is None:
                             reader, writer = await self._connect()
                         response = await asyncio.wait_for(
-                            self._exchange(reader, writer, item), REQUEST_TIMEOUT_S
+                            self._exchange(reader, writer, item), self.request_timeout_s
                         )
                         backoff = RECONNECT_BACKOFF_S
                         self.sent += 1
@@ -126,7 +137,7 @@ class BrokerChannel:
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         return await asyncio.wait_for(
             open_inter_broker_connection(self.host, self.port, self.security, self.client_id),
-            REQUEST_TIMEOUT_S,
+            self.connect_timeout_s,
         )
 
     async def _exchange(
@@ -139,9 +150,17 @@ class BrokerChannel:
 
 
 class ControllerChannelManager:
-    def __init__(self, controller_id: int, security: InterBrokerSecurity = PLAINTEXT) -> None:
+    def __init__(
+        self,
+        controller_id: int,
+        security: InterBrokerSecurity = PLAINTEXT,
+        request_timeout_s: float = REQUEST_TIMEOUT_S,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    ) -> None:
         self.client_id = f"controller-{controller_id}"
         self.security = security
+        self.request_timeout_s = request_timeout_s
+        self.connect_timeout_s = connect_timeout_s
         self.channels: dict[int, BrokerChannel] = {}
 
     def add_broker(self, broker_id: int, host: str, port: int) -> None:
@@ -151,7 +170,15 @@ class ControllerChannelManager:
             return
         if old is not None:
             self._drop(broker_id)
-        channel = BrokerChannel(broker_id, host, port, self.client_id, self.security)
+        channel = BrokerChannel(
+            broker_id,
+            host,
+            port,
+            self.client_id,
+            self.security,
+            self.request_timeout_s,
+            self.connect_timeout_s,
+        )
         self.channels[broker_id] = channel
         channel.start()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
+from odradek.cluster.inter_broker_versions import LATEST_VERSIONS, InterBrokerVersions
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +20,12 @@ class ControllerConfig:
     leader_imbalance_per_broker_percentage: int = 10
     #: How the controller's channels connect to the brokers (the inter-broker listener's TLS and SASL).
     inter_broker_security: InterBrokerSecurity = field(default_factory=InterBrokerSecurity)
+    #: inter.broker.protocol.version's LeaderAndIsr, UpdateMetadata and StopReplica versions.
+    inter_broker_versions: InterBrokerVersions = LATEST_VERSIONS
+    #: As Kafka's ControllerChannelManager: controller.socket.timeout.ms bounds connecting to a broker,
+    #: request.timeout.ms its answer (then the controller connects again and resends).
+    connect_timeout_s: float = 30.0
+    request_timeout_s: float = 30.0
 
     @property
     def inter_broker_listener(self) -> str:

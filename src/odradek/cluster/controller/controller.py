@@ -331,7 +331,12 @@ class KafkaController:
 
     async def _on_controller_failover(self, fence: ControllerFence) -> None:
         context = await asyncio.to_thread(zk_state.load_context, self.zk, fence.epoch, fence.epoch_zk_version)
-        channel = ControllerChannelManager(self.broker_id, self.config.inter_broker_security)
+        channel = ControllerChannelManager(
+            self.broker_id,
+            self.config.inter_broker_security,
+            self.config.request_timeout_s,
+            self.config.connect_timeout_s,
+        )
         self.term = term = ControllerTerm(
             self.zk, self.config, fence, context, channel, self._watch_topic, self._watched_topics.discard
         )

@@ -67,7 +67,7 @@ def offline_election(
         )
         return None
     warn_if_unclean(term, tp, state.isr, chosen.leader, "unclean.leader.election.enable")
-    return term.next_state(state.znode, chosen.leader, chosen.isr)
+    return term.offline_state(state.znode, chosen.leader, chosen.isr)
 
 
 async def on_controlled_shutdown(
@@ -217,4 +217,4 @@ def unclean_election(
     if chosen is None:
         return None
     warn_if_unclean(term, tp, state.isr, chosen.leader, "ElectLeaders UNCLEAN")
-    return term.next_state(state.znode, chosen.leader, chosen.isr)
+    return term.offline_state(state.znode, chosen.leader, chosen.isr)

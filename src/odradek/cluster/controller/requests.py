@@ -1,6 +1,8 @@
 """LeaderAndIsr, UpdateMetadata and StopReplica built from the controller's context (Kafka's
 ControllerBrokerRequestBatch), at the versions a Kafka 3.9 ZooKeeper-mode controller sends (reference
-§4: LeaderAndIsr v7, UpdateMetadata v8, StopReplica v4; the highest odradek's codec knows)."""
+§4: LeaderAndIsr v7, UpdateMetadata v8, StopReplica v4; the highest odradek's codec knows).
+ControllerTerm.send sends them at inter.broker.protocol.version's versions instead (older ones, down
+to LeaderAndIsr v5, UpdateMetadata v7 and StopReplica v3 at 3.0-IV1, only leave fields out)."""
 
 from __future__ import annotations
 

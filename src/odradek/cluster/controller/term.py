@@ -6,6 +6,7 @@ context (Kafka's ControllerBrokerRequestBatch). Dropped whole when the controlle
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Collection, Iterable
 
@@ -18,7 +19,7 @@ from odradek.cluster.controller.context import ControllerContext, PartitionState
 from odradek.cluster.zookeeper import topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.controller_fence import ControllerFence
-from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
+from odradek.cluster.zookeeper.topic_znodes import RECOVERING, PartitionStateZnode
 
 logger = logging.getLogger(__name__)
 
@@ -111,8 +112,19 @@ class ControllerTerm:
         return True
 
     def next_state(self, znode: PartitionStateZnode, leader: int, isr: list[int]) -> PartitionStateZnode:
-        # every change the controller makes bumps the leader epoch (LeaderAndIsr.newLeaderAndIsr)
-        return PartitionStateZnode(leader, znode.leader_epoch + 1, isr, self.context.epoch)
+        # every change the controller makes bumps the leader epoch and keeps the leader recovery state
+        # (LeaderAndIsr.newLeaderAndIsr): only the leader's AlterPartition marks a partition recovered
+        return PartitionStateZnode(
+            leader, znode.leader_epoch + 1, isr, self.context.epoch, znode.leader_recovery_state
+        )
+
+    def offline_state(self, znode: PartitionStateZnode, leader: int, isr: list[int]) -> PartitionStateZnode:
+        """An offline partition's new leader (Election.leaderForOffline): one from outside the ISR (an
+        unclean election) is RECOVERING when inter.broker.protocol.version has KIP-704 (3.2-IV0 on)."""
+        state = self.next_state(znode, leader, isr)
+        if leader not in znode.isr and self.config.inter_broker_versions.leader_recovery:
+            return dataclasses.replace(state, leader_recovery_state=RECOVERING)
+        return state
 
     def send_leader_and_isr(
         self,
@@ -141,8 +153,10 @@ class ControllerTerm:
             self.send(broker_id, requests.update_metadata(context, self.controller_id, broker_id, partitions))
 
     def send(self, broker_id: int, item: requests.BrokerRequest) -> None:
+        """Queue `item` for `broker_id` at inter.broker.protocol.version's version of its request."""
         if self.channel is not None:
-            self.channel.send(broker_id, item)
+            version = self.config.inter_broker_versions.controller_request(item.request.API_KEY)
+            self.channel.send(broker_id, requests.BrokerRequest(item.request, version))
 
     def open_channel(self, broker_id: int) -> None:
         context = self.context

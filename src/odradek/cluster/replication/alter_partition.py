@@ -3,9 +3,10 @@ partition leaders submit their ISR proposals to.
 
 Proposals wait in one queue, at most one per partition; a sender task sends every waiting proposal in
 one AlterPartition request, one request at a time, to the active controller's inter-broker endpoint
-as this broker's metadata cache knows it (UpdateMetadata names the controller). Version 3 (topic ids,
+as this broker's metadata cache knows it (UpdateMetadata names the controller). At the version
+inter.broker.protocol.version allows (cluster/inter_broker_versions.py): up to version 3 (topic ids,
 each new ISR member with a broker epoch, -1 in ZooKeeper mode as Kafka's ZooKeeper brokers send) when
-every proposal has a topic id, else version 1 (topic names).
+every proposal has a topic id, else up to version 1 (topic names).
 
 What cannot be answered now is sent again after a backoff, doubling up to a second, to whichever
 broker is controller by then: no controller known, a connection that fails, no answer within
@@ -53,7 +54,8 @@ from odradek.protocol.messages.alter_partition import (
 
 log = logging.getLogger("odradek.cluster.alter_partition")
 
-#: Version 3 needs a topic id for every partition; version 1 names topics (and has the recovery state).
+#: From version 2 on every partition needs a topic id; up to version 1 topics are named (version 1
+#: adds the recovery state).
 VERSION_WITH_TOPIC_IDS = 3
 VERSION_WITH_NAMES = 1
 #: A broker epoch this broker does not know: ZooKeeper-mode brokers learn no one else's.
@@ -87,6 +89,7 @@ class AlterPartitionManager:
         broker_epoch: Callable[[], int],
         request_timeout_s: float = 30.0,
         security: InterBrokerSecurity = PLAINTEXT,
+        max_version: int = VERSION_WITH_TOPIC_IDS,
     ) -> None:
         self.broker_id = broker_id
         self.cluster = cluster
@@ -97,6 +100,8 @@ class AlterPartitionManager:
         self.request_timeout_s = request_timeout_s
         #: The inter-broker listener's TLS and SASL.
         self.security = security
+        #: The highest version inter.broker.protocol.version allows.
+        self.max_version = max_version
         self.retry_backoff_s = RETRY_BACKOFF_S
         self.retry_backoff_max_s = RETRY_BACKOFF_MAX_S
         #: The proposals not answered yet, by partition: waiting, or in the request in flight.
@@ -174,7 +179,8 @@ class AlterPartitionManager:
         if endpoint is None:
             log.info("no controller known on listener %s: ISR changes wait", self.listener)
             return False
-        version = VERSION_WITH_TOPIC_IDS if all(i.proposal.topic_id for i in batch) else VERSION_WITH_NAMES
+        highest = VERSION_WITH_TOPIC_IDS if all(i.proposal.topic_id for i in batch) else VERSION_WITH_NAMES
+        version = min(highest, self.max_version)
         request = _request(self.broker_id, self.broker_epoch(), [i.proposal for i in batch], version)
         try:
             response = await self._answer(endpoint, request, version)

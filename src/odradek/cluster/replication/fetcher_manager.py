@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from odradek.cluster.controller.cancelling import cancel_and_wait
+from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.replication.replica_fetcher import (
     FetcherContext,
@@ -89,6 +90,7 @@ class ReplicaFetcherManager:
 
     def settings(self) -> FetcherSettings:
         config = self.config()
+        versions = InterBrokerVersions.at(config.inter_broker_protocol_version)
         return FetcherSettings(
             fetch_max_bytes=config.replica_fetch_max_bytes,
             fetch_min_bytes=config.replica_fetch_min_bytes,
@@ -97,6 +99,8 @@ class ReplicaFetcherManager:
             fetch_backoff_ms=config.replica_fetch_backoff_ms,
             socket_timeout_ms=config.replica_socket_timeout_ms,
             socket_receive_buffer_bytes=config.replica_socket_receive_buffer_bytes,
+            fetch_version=versions.fetch,
+            list_offsets_version=versions.list_offsets,
         )
 
     def _place(self, leader: int, state: FetchState) -> None:

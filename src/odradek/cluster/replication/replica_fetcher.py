@@ -51,11 +51,12 @@ from odradek.storage.segment import LogSegment
 
 log = logging.getLogger("odradek.cluster.replication.fetcher")
 
-#: Fetch v17 is Kafka 3.9's inter-broker version (topic ids, replica_state with the broker epoch).
+#: Fetch v17 is Kafka 3.9's inter-broker version (topic ids, replica_state with the broker epoch); a
+#: lower inter.broker.protocol.version lowers it (FetcherSettings.fetch_version).
 FETCH_VERSION = 17
 #: Before v13 a Fetch names topics (for a partition whose topic id this broker does not know).
 FETCH_VERSION_BY_NAME = 12
-LIST_OFFSETS_VERSION = 7
+LIST_OFFSETS_VERSION = 9
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
 #: Kafka's FetchRequest.FINAL_EPOCH: a fetch outside any fetch session.
@@ -75,6 +76,9 @@ class FetcherSettings:
     fetch_backoff_ms: int
     socket_timeout_ms: int
     socket_receive_buffer_bytes: int
+    #: inter.broker.protocol.version's Fetch and ListOffsets versions.
+    fetch_version: int = FETCH_VERSION
+    list_offsets_version: int = LIST_OFFSETS_VERSION
 
 
 @dataclass(slots=True)
@@ -194,7 +198,10 @@ class ReplicaFetcher:
 
     async def _fetch_once(self, ready: list[FetchState]) -> None:
         connection = await self._connect()
-        version = FETCH_VERSION if all(s.topic_id is not None for s in ready) else FETCH_VERSION_BY_NAME
+        by_id = self.settings.fetch_version > FETCH_VERSION_BY_NAME and all(
+            s.topic_id is not None for s in ready
+        )
+        version = self.settings.fetch_version if by_id else FETCH_VERSION_BY_NAME
         sent = {s.key: (s, s.leader_epoch, s.log.log_end_offset) for s in ready}
         request = self._request(ready, version)
         response = await self._send_unless_abandoned(connection, request, version, sent)
@@ -388,7 +395,7 @@ class ReplicaFetcher:
                 )
             ],
         )
-        response: ListOffsetsResponse = await connection.send(request, LIST_OFFSETS_VERSION)
+        response: ListOffsetsResponse = await connection.send(request, self.settings.list_offsets_version)
         for topic in response.topics:
             for partition in topic.partitions:
                 if partition.error_code == ErrorCode.NONE:

@@ -34,8 +34,10 @@ TOPIC_ASSIGNMENT_VERSION = 3
 PARTITION_STATE_VERSION = 1
 #: `leader` when no replica leads (the partition is offline).
 NO_LEADER = -1
-#: LeaderRecoveryState.RECOVERED, the value Kafka leaves out of the JSON.
+#: LeaderRecoveryState.RECOVERED, the value Kafka leaves out of the JSON; RECOVERING marks a leader
+#: elected uncleanly (from inter.broker.protocol.version 3.2-IV0, KIP-704) until its next ISR change.
 RECOVERED = 0
+RECOVERING = 1
 
 
 @dataclass(frozen=True, slots=True)
