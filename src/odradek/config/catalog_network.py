@@ -266,7 +266,8 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         30000,
         HIGH,
         "How long the broker waits for answers to its own requests, and the transaction coordinator "
-        "for its writes to reach the ISR.",
+        "for an expired transactional id's removal to reach the ISR (its other writes wait the "
+        "transaction's own timeout).",
         cluster_only=(
             "a single node sends no requests to other brokers, and its writes are in the ISR at once."
         ),
