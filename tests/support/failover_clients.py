@@ -23,6 +23,8 @@ from typing import Any
 PRODUCE_INTERVAL_S = 0.01
 #: How long a producer's close/flush may take to deliver what it still holds.
 FLUSH_TIMEOUT_S = 90.0
+#: kafka-python's poll timeout (see KafkaPythonClient._consume: its rebalances must fit in one poll).
+KAFKA_PYTHON_POLL_MS = 3000
 
 
 class FailoverClient(ABC):
@@ -260,7 +262,12 @@ class KafkaPythonClient(FailoverClient):
     def _consume(self) -> None:
         while self.consuming.is_set():
             try:
-                batches = self.consumer.poll(timeout_ms=200)
+                # kafka-python 3.0.12 forgets a rebalance that outlasts one poll when only its metadata
+                # snapshot asked for it (the first join often precedes the topic's metadata): the join
+                # finishes after the poll gave up, need_rejoin() is then False and the assignment is
+                # never applied (no partitions, heartbeats off). A poll long enough for a join and sync
+                # on a loaded machine; it returns as soon as records arrive.
+                batches = self.consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS)
             except Exception as error:
                 self.record_error("poll", error, kafka_errors_retriable(error))
                 time.sleep(0.1)

@@ -253,17 +253,23 @@ class ReplicaManager:
                 outcome[key] = code
                 if code is ErrorCode.NONE:
                     accepted.append(state)
-            leaders: list[PartitionKey] = []
-            followers: list[PartitionKey] = []
+            # Every log first (new ones are created in worker threads, so other requests are served
+            # meanwhile), then every state at once: the cache names this broker leader of a partition
+            # only in the same turn as the coordinators hear of it, so FindCoordinator never names a
+            # broker whose coordinator would answer NOT_COORDINATOR for it.
+            local_logs: list[tuple[PartitionLeadership, Log]] = []
             for state in accepted:
                 key = (state.topic, state.partition)
                 try:
-                    replica_log = await self._local_log(state)
+                    local_logs.append((state, await self._local_log(state)))
                 except (OSError, StorageError) as error:  # one partition's disk failure is its own answer
                     log.error("creating the log of %s-%d failed", *key, exc_info=error)
                     outcome[key] = ErrorCode.KAFKA_STORAGE_ERROR
-                    continue
+            leaders: list[PartitionKey] = []
+            followers: list[PartitionKey] = []
+            for state, replica_log in local_logs:
                 self._apply(state, replica_log)
+                key = (state.topic, state.partition)
                 (leaders if state.leader == self.node_id else followers).append(key)
             if self.fetchers is not None:
                 # Kafka's makeLeaders / makeFollowers: a new leader stops fetching; a follower

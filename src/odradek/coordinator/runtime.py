@@ -5,7 +5,8 @@ append; both coordinators run on it (groups over `__consumer_offsets`, transacti
 Like Kafka's CoordinatorRuntime, a partition is the shard of the keys (group ids, transactional ids)
 hashing to it: loaded when this broker becomes its leader (its records replayed, newest last), dropped
 when it stops leading it. A partition is LOADING until its records are replayed; requests for its keys
-meanwhile get COORDINATOR_LOAD_IN_PROGRESS, keys of partitions another broker leads NOT_COORDINATOR.
+meanwhile get COORDINATOR_LOAD_IN_PROGRESS (so do those of a partition this broker's metadata says it
+leads before its load started), keys of partitions another broker leads NOT_COORDINATOR.
 Appends are synchronous on the broker's loop, so a coordinator step and its write are never
 interleaved with another step; the state a client is told about is always in the log first.
 The records are the coordinator's own (group_runtime.py, txn_state_log.py say which); the runtime
@@ -235,6 +236,13 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
             raise KafkaError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
         if self.cluster.topic(self.topic) is None:
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        cached = self.cluster.partition(self.topic, partition)
+        if state is None and cached is not None and cached.leader_id == self.node_id:
+            # FindCoordinator names this broker (its metadata says it leads the partition) and the
+            # leadership hook has yet to start the load (the transaction coordinator's runs after the
+            # LeaderAndIsr): the client is to retry here. NOT_COORDINATOR would send it back to
+            # FindCoordinator, and librdkafka never retries an OffsetFetch answered so.
+            raise KafkaError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
         raise KafkaError(ErrorCode.NOT_COORDINATOR)
 
     def active_shards(self) -> list[ShardT]:

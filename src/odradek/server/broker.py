@@ -3,7 +3,8 @@
 One asyncio loop owns all broker state. Slow file work (recovery at start-up, fsync, retention deletes,
 compaction, checkpoints, new partitions) runs in worker threads via `asyncio.to_thread`, with storage's
 prepare/run/complete split keeping every state change on the loop. The listeners serve once the topics
-are loaded and, on a first start, `__consumer_offsets` is created.
+are loaded and, on a first start, `__consumer_offsets` is created; a cluster member's once it is also
+registered in ZooKeeper (a broker id a live broker holds stops the start-up before anything serves).
 
 Start-up takes the `.lock` of every log dir before anything else touches them, then settles the node id
 (configured, or kept in meta.properties). A broker that cannot start raises `StartupError`, one line
@@ -253,10 +254,10 @@ class Broker:
         topics.load()
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
         await transactions.start(groups.settings.single_node)  # and __transaction_state, then replays it
-        for acceptor in self.acceptors:
-            acceptor.start()
-        if member is not None:
-            await self._join_cluster(member, services, groups)
+        if member is None:
+            self._serve()
+        else:
+            await self._join_cluster(member, services, groups)  # serves once registered
         if self.config.console_port is not None:
             host, port = next(iter(self.bound.values()))
             self.console = ConsoleProcess(self.config.console_port, f"{host or '127.0.0.1'}:{port}")
@@ -305,8 +306,8 @@ class Broker:
     async def _join_cluster(
         self, member: ZooKeeperMember, services: Services, groups: GroupCoordinator
     ) -> None:
-        """Register in ZooKeeper and run for controller, once the listeners serve (the controller
-        sends LeaderAndIsr and UpdateMetadata to the endpoints registered)."""
+        """Register in ZooKeeper, serve, then run for controller (the controller sends LeaderAndIsr
+        and UpdateMetadata to the endpoints registered; its channel reconnects until they listen)."""
         replicas = ReplicaManager(self.node_id, services.cluster, self.logs)
         replicas.leaders.replica_lag_time_max_ms = self.config.replica_lag_time_max_ms
         replicas.leaders.on_high_watermark = services.appends.wake
@@ -355,8 +356,16 @@ class Broker:
             AclChangeListener(member.zk, authorizer.store, authorizer).start(loop)
         services.join_zookeeper_cluster(replicas, self.inter_broker_security)
         await member.register(services.advertised, replicas)
+        # As Kafka, only a registered broker processes requests: one whose id a live broker holds
+        # has exited above, before any client reached it (its listeners were bound, not listening).
+        self._serve()
         services.controller = await member.start_controller()
         topic_configs.on_change = services.controller.topic_configs_changed
+
+    def _serve(self) -> None:
+        """Listen and accept on every bound listener."""
+        for acceptor in self.acceptors:
+            acceptor.start()
 
     async def _listen(self) -> None:
         """Bind every listener (serving starts in `start`), under the connection quotas and memory pool."""

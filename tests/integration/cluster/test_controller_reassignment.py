@@ -15,7 +15,7 @@ import pytest
 
 from odradek.cluster.controller.context import TopicPartition
 from odradek.cluster.controller.controller import KafkaController, NotControllerError
-from odradek.cluster.zookeeper import paths, topics
+from odradek.cluster.zookeeper import paths, reassign_znode, topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode, TopicAssignmentZnode
 from odradek.protocol.api_keys import ApiKey
@@ -284,9 +284,14 @@ def test_a_topic_being_reassigned_is_deleted_once_its_reassignment_ends(
     run(connect_zk, [1, 2, 3], scenario)
 
 
+@pytest.mark.parametrize("write_delay", [0.0, 0.3], ids=["zookeeper", "slow-zookeeper-writes"])
 def test_a_plan_in_admin_reassign_partitions_is_started_and_removed_as_partitions_complete(
-    connect_zk: Callable[[], ZooKeeperClient],
+    connect_zk: Callable[[], ZooKeeperClient], monkeypatch: pytest.MonkeyPatch, write_delay: float
 ) -> None:
+    # Slow writes, as on a loaded machine, widen the windows between the controller's steps.
+    for module, name in ((topics, "set_topic_assignment"), (reassign_znode, "write_plan")):
+        monkeypatch.setattr(module, name, _delayed(getattr(module, name), write_delay))
+
     async def scenario(c: Cluster) -> None:
         controller = await c.controller(3)
         await c.create_topic("t", {0: [1], 1: [1]})
@@ -302,14 +307,17 @@ def test_a_plan_in_admin_reassign_partitions_is_started_and_removed_as_partition
         }
         # as kafka-reassign-partitions wrote it before KIP-455
         await asyncio.to_thread(c.zk.kazoo.create, paths.REASSIGN_PARTITIONS, json.dumps(plan).encode())
-        moving = await wait_assignment(c, lambda a: bool(a.adding_replicas))
+        # As Kafka's controller: each partition starts with a write of its own (the first can be seen
+        # alone), and the partitions that cannot be reassigned leave the plan after the others started.
+        moving = await wait_assignment(c, lambda a: a.adding_replicas.keys() == {0, 1})
         assert (moving.partitions, moving.adding_replicas) == ({0: [2, 1], 1: [3, 1]}, {0: [2], 1: [3]})
         # what cannot be reassigned leaves the plan; the rest stays until it completes
-        assert _plan(await asyncio.to_thread(c.zk.read, paths.REASSIGN_PARTITIONS)) == {("t", 0), ("t", 1)}
+        assert await wait_plan(c, lambda p: ("absent", 0) not in p) == {("t", 0), ("t", 1)}
 
         await expand_isr(c, controller, 0, [1, 2])
-        await wait_assignment(c, lambda a: a.partitions[0] == [2])
-        assert _plan(await asyncio.to_thread(c.zk.read, paths.REASSIGN_PARTITIONS)) == {("t", 1)}
+        # a completed partition leaves the plan after its final assignment is written
+        assert await wait_plan(c, lambda p: ("t", 0) not in p) == {("t", 1)}
+        assert (await assignment(c)).partitions[0] == [2]
         # the API's reassignment replaces the plan's: the znode goes with its last partition
         await controller.alter_partition_reassignments({TopicPartition("t", 1): None})
         assert await asyncio.to_thread(c.zk.read, paths.REASSIGN_PARTITIONS) is None
@@ -317,6 +325,25 @@ def test_a_plan_in_admin_reassign_partitions_is_started_and_removed_as_partition
         assert (done.partitions, done.adding_replicas) == ({0: [2], 1: [1]}, {})
 
     run(connect_zk, [1, 2, 3], scenario)
+
+
+async def wait_plan(
+    c: Cluster, check: Callable[[set[tuple[str, int]]], bool], timeout: float = 30.0
+) -> set[tuple[str, int]]:
+    """The partitions of /admin/reassign_partitions once `check` holds for them."""
+    deadline = time.monotonic() + timeout
+    while not check(found := _plan(await asyncio.to_thread(c.zk.read, paths.REASSIGN_PARTITIONS))):
+        assert time.monotonic() < deadline, f"the plan holds {sorted(found)}"
+        await asyncio.sleep(0.05)
+    return found
+
+
+def _delayed(write: Callable[..., Any], seconds: float) -> Callable[..., Any]:
+    def delayed(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(seconds)  # in the controller's worker thread, as a slow ZooKeeper round trip
+        return write(*args, **kwargs)
+
+    return delayed
 
 
 def _plan(found: tuple[bytes, Any] | None) -> set[tuple[str, int]]:

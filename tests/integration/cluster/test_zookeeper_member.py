@@ -4,6 +4,7 @@ epoch after the session expires, and the start-up errors an operator sees in one
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 
 import pytest
@@ -11,10 +12,12 @@ import pytest
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.zookeeper.brokers import broker_registration
+from odradek.cluster.zookeeper.errors import BrokerIdAlreadyRegisteredError
 from odradek.config.broker import BrokerConfig
+from odradek.server.broker import Broker
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.log_manager import LogManager
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_process import BrokerProcess, free_port
 from tests.support.zookeeper import ZooKeeperServer, expire_session
 
 
@@ -107,3 +110,54 @@ def test_a_member_speaks_and_waits_as_its_inter_broker_settings_say(
             await member.close()
 
     asyncio.run(main())
+
+
+def test_a_broker_whose_id_a_live_broker_holds_never_accepts_a_connection(
+    zookeeper_connect: str, tmp_path: Path
+) -> None:
+    """Kafka registers /brokers/ids/<id> before it processes requests; a twin used to serve clients
+    (and let the test support's start() return) until its registration failed."""
+    settings = {"zookeeper.connect": zookeeper_connect, "zookeeper.session.timeout.ms": "3000"}
+    first = BrokerProcess(tmp_path / "a", {**settings, "node.id": "1"}, host="127.0.0.2").start()
+    port = free_port()
+    twin = Broker(
+        BrokerConfig(
+            {
+                **settings,
+                "node.id": "1",
+                "listeners": f"PLAINTEXT://127.0.0.3:{port}",
+                "log.dirs": str(tmp_path / "b"),
+            }
+        )
+    )
+    reached_while_registering: list[bool] = []
+
+    async def main() -> None:
+        member = twin.member
+        assert member is not None
+        register = member.register
+
+        async def register_after_probing(*args: object) -> None:
+            reached_while_registering.append(await asyncio.to_thread(_accepts, "127.0.0.3", port))
+            await register(*args)  # type: ignore[arg-type]
+
+        member.register = register_after_probing  # type: ignore[method-assign]
+        try:
+            with pytest.raises(BrokerIdAlreadyRegisteredError):
+                await twin.start()
+        finally:
+            await twin.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        first.stop()
+    assert reached_while_registering == [False]
+
+
+def _accepts(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return True
+    except OSError:
+        return False

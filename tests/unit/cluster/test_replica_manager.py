@@ -156,6 +156,38 @@ def test_leadership_changes_are_reported_once_applied(logs: LogManager) -> None:
     assert seen == [([("t", 0)], [("t", 1)]), ([], [("t", 0)])]
 
 
+def test_the_cache_names_this_broker_leader_only_once_the_leadership_hook_heard_of_it(
+    logs: LogManager,
+) -> None:
+    """New partitions' logs are created in worker threads, when other requests are served: the cache
+    (which FindCoordinator answers from) named this broker leader of the first while the coordinators
+    had not heard of it, and its coordinator answered NOT_COORDINATOR."""
+    cluster = ClusterMetadata("c", -1, [])
+    replicas = ReplicaManager(NODE, cluster, logs)
+    told: set[tuple[str, int]] = set()
+    replicas.on_leadership_change = lambda leaders, _others: told.update(leaders)
+    named_before_told: set[tuple[str, int]] = set()
+
+    async def main() -> None:
+        change = asyncio.ensure_future(
+            replicas.become_leader_or_follower(
+                ControllerStamp(1, 1), [_state(p, NODE, 1, topic="__consumer_offsets") for p in range(3)]
+            )
+        )
+        while not change.done():  # what a request served meanwhile sees
+            topic = cluster.topic("__consumer_offsets")
+            for state in topic.partitions if topic is not None else []:
+                key = ("__consumer_offsets", state.partition)
+                if state.leader_id == NODE and key not in told:
+                    named_before_told.add(key)
+            await asyncio.sleep(0)
+        await change
+
+    asyncio.run(main())
+    assert named_before_told == set()
+    assert told == {("__consumer_offsets", p) for p in range(3)}
+
+
 def test_a_deletion_the_disk_refuses_is_a_storage_error_and_keeps_the_log(
     logs: LogManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
