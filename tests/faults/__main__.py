@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
         report = run(
             base, args.brokers, args.faults, args.seed, log=lambda line: print(line, file=sys.stderr)
         )
+    except Exception:
+        _print_log_tails(base)  # a failed run's data is removed below: say what the brokers said
+        raise
     finally:
         if not args.keep:
             import shutil
@@ -51,6 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     # a run in which nothing was acknowledged proves nothing
     kept = anomalies["clean"] and report["not_enough_replicas"]["holds"]
     return 0 if kept and report["summary"]["acknowledged"] > 0 else 1
+
+
+def _print_log_tails(base: Path, lines: int = 30) -> None:
+    for broker_log in sorted(base.glob("*.log")):
+        tail = broker_log.read_text(errors="replace").splitlines()[-lines:]
+        print(f"--- last {len(tail)} lines of {broker_log.name}", file=sys.stderr)
+        print("\n".join(tail), file=sys.stderr)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

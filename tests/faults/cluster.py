@@ -55,6 +55,10 @@ class FaultCluster:
         for broker in self.brokers.values():
             broker.start(timeout=60)
         self.wait_for(lambda: self.registered() == set(self.ids), 60, "every broker registered")
+        # A broker answers Metadata before the controller's first UpdateMetadata reaches it (no other
+        # broker, no controller; Kafka's too), and librdkafka's admin client, told of no controller,
+        # holds its CreateTopics until its request timeout (60 s, seen once under load).
+        self.wait_for(self.every_broker_knows_the_cluster, 60, "every broker's metadata of the cluster")
         return self
 
     def heal_all(self) -> None:
@@ -160,6 +164,19 @@ class FaultCluster:
         if set(metadata.brokers) != set(self.ids) or not partitions:
             return False
         return all(p.leader >= 0 and sorted(p.isrs) == sorted(p.replicas) for p in partitions.values())
+
+    def every_broker_knows_the_cluster(self) -> bool:
+        """Each broker's own Metadata names every broker and a controller."""
+        from confluent_kafka.admin import AdminClient
+
+        for node in self.ids:
+            try:
+                seen = AdminClient({"bootstrap.servers": self.brokers[node].bootstrap}).list_topics(timeout=5)
+            except Exception:
+                return False
+            if set(seen.brokers) != set(self.ids) or seen.controller_id < 0:
+                return False
+        return True
 
     def led(self, topic: str = TOPIC) -> bool:
         """Every partition has a leader (the ISR may still be short)."""

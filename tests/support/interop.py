@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
@@ -118,6 +118,33 @@ def wait_until(predicate: Callable[[], bool], timeout: float, what: str, interva
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
+
+
+def produce_acknowledged(
+    bootstrap: str, topic: str, values: list[bytes], timeout: float, **settings: Any
+) -> list[int]:
+    """confluent-kafka, acks=all, idempotent, to partition 0: the offsets the broker acknowledged, in
+    the order acknowledged (an AssertionError names any delivery error)."""
+    import confluent_kafka
+
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, **settings}
+    )
+    offsets: list[int] = []
+    errors: list[Any] = []
+
+    def delivered(error: Any, message: Any) -> None:
+        if error is not None:
+            errors.append(error)
+        else:
+            offsets.append(message.offset())
+
+    for value in values:
+        producer.produce(topic, value, partition=0, on_delivery=delivered)
+        producer.poll(0)
+    assert producer.flush(timeout) == 0
+    assert not errors, errors
+    return offsets
 
 
 def create_topic(

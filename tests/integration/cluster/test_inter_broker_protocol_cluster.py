@@ -23,7 +23,7 @@ from kazoo.client import KazooClient
 from odradek.storage.checkpoints import read_offset_checkpoint
 from odradek.storage.partition import TopicPartition
 from tests.support.broker_process import BrokerProcess
-from tests.support.interop import wait_until
+from tests.support.interop import produce_acknowledged, wait_until
 from tests.support.requirements import require_module
 from tests.support.zookeeper import ZooKeeperServer
 
@@ -133,27 +133,7 @@ def test_a_cluster_at_inter_broker_protocol_3_0_replicates_and_changes_its_isr_f
 
 
 def _produce(bootstrap: str, values: list[bytes]) -> list[int]:
-    """confluent-kafka, acks=all, idempotent: the offsets acknowledged (raises on a failure)."""
-    import confluent_kafka
-
-    producer = confluent_kafka.Producer(
-        {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True}
-    )
-    offsets: list[int] = []
-    errors: list[Any] = []
-
-    def delivered(error: Any, message: Any) -> None:
-        if error is not None:
-            errors.append(error)
-        else:
-            offsets.append(message.offset())
-
-    for value in values:
-        producer.produce(TOPIC, value, partition=0, on_delivery=delivered)
-        producer.poll(0)
-    assert producer.flush(PATIENCE_S) == 0
-    assert not errors, errors
-    return sorted(offsets)
+    return sorted(produce_acknowledged(bootstrap, TOPIC, values, PATIENCE_S))
 
 
 def _consume(bootstrap: str, expected: int) -> list[bytes]:

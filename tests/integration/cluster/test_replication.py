@@ -28,7 +28,7 @@ from odradek.protocol.messages.list_offsets import (
     ListOffsetsTopic,
 )
 from tests.support.broker_process import BrokerProcess
-from tests.support.interop import wait_until
+from tests.support.interop import produce_acknowledged, wait_until
 from tests.support.raw_client import RawClient
 from tests.support.requirements import require_module
 from tests.support.zookeeper import ZooKeeperServer
@@ -210,27 +210,7 @@ def _state(cluster: Cluster, topic: str) -> dict[str, Any]:
 
 
 def _produce_all(cluster: Cluster, topic: str, values: list[bytes], **settings: Any) -> list[int]:
-    """confluent-kafka, acks=all, idempotent: the offsets the broker acknowledged (raises on a failure)."""
-    import confluent_kafka
-
-    producer = confluent_kafka.Producer(
-        {"bootstrap.servers": cluster.bootstrap(), "acks": "all", "enable.idempotence": True, **settings}
-    )
-    offsets: list[int] = []
-    errors: list[Any] = []
-
-    def delivered(error: Any, message: Any) -> None:
-        if error is not None:
-            errors.append(error)
-        else:
-            offsets.append(message.offset())
-
-    for value in values:
-        producer.produce(topic, value, partition=0, on_delivery=delivered)
-        producer.poll(0)
-    assert producer.flush(PATIENCE_S) == 0
-    assert not errors, errors
-    return offsets
+    return produce_acknowledged(cluster.bootstrap(), topic, values, PATIENCE_S, **settings)
 
 
 def _consume_all(cluster: Cluster, topic: str, expected: int) -> list[bytes]:
