@@ -29,15 +29,18 @@ def main(argv: list[str] | None = None) -> int:
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     base = Path(tempfile.mkdtemp(prefix="odradek-faults-"))
     print(f"brokers' data and logs in {base}", file=sys.stderr, flush=True)
+    keep = args.keep
     try:
         report = run(
             base, args.brokers, args.faults, args.seed, log=lambda line: print(line, file=sys.stderr)
         )
+        # a run that lost, duplicated or reordered anything keeps its brokers' logs to find out why
+        keep = keep or not report["anomalies"]["clean"]
     except Exception:
         _print_log_tails(base)  # a failed run's data is removed below: say what the brokers said
         raise
     finally:
-        if not args.keep:
+        if not keep:
             import shutil
 
             shutil.rmtree(base, ignore_errors=True)
