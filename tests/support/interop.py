@@ -147,6 +147,27 @@ def produce_acknowledged(
     return offsets
 
 
+def consume_partition_zero(bootstrap: str, topic: str, expected: int, timeout: float) -> list[bytes]:
+    """kafka-python, from the beginning of partition 0: the values read once `expected` have come (or
+    what came within `timeout`)."""
+    from kafka import KafkaConsumer
+    from kafka import TopicPartition as ClientPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=3000)
+    try:
+        tp = ClientPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        got: list[bytes] = []
+        deadline = time.monotonic() + timeout
+        while len(got) < expected and time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=500).values():
+                got.extend(r.value for r in records)
+        return got
+    finally:
+        consumer.close()
+
+
 def create_topic(
     bootstrap: str, name: str, partitions: int = 1, configs: dict[str, str] | None = None
 ) -> None:

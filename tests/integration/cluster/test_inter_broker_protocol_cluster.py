@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +22,7 @@ from kazoo.client import KazooClient
 from odradek.storage.checkpoints import read_offset_checkpoint
 from odradek.storage.partition import TopicPartition
 from tests.support.broker_process import BrokerProcess
-from tests.support.interop import produce_acknowledged, wait_until
+from tests.support.interop import consume_partition_zero, produce_acknowledged, wait_until
 from tests.support.requirements import require_module
 from tests.support.zookeeper import ZooKeeperServer
 
@@ -137,19 +136,4 @@ def _produce(bootstrap: str, values: list[bytes]) -> list[int]:
 
 
 def _consume(bootstrap: str, expected: int) -> list[bytes]:
-    from kafka import KafkaConsumer
-    from kafka import TopicPartition as ClientPartition
-
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=3000)
-    try:
-        tp = ClientPartition(TOPIC, 0)
-        consumer.assign([tp])
-        consumer.seek_to_beginning(tp)
-        got: list[bytes] = []
-        deadline = time.monotonic() + PATIENCE_S
-        while len(got) < expected and time.monotonic() < deadline:
-            for records in consumer.poll(timeout_ms=500).values():
-                got.extend(r.value for r in records)
-        return got
-    finally:
-        consumer.close()
+    return consume_partition_zero(bootstrap, TOPIC, expected, PATIENCE_S)

@@ -28,7 +28,7 @@ from odradek.protocol.messages.list_offsets import (
     ListOffsetsTopic,
 )
 from tests.support.broker_process import BrokerProcess
-from tests.support.interop import produce_acknowledged, wait_until
+from tests.support.interop import consume_partition_zero, produce_acknowledged, wait_until
 from tests.support.raw_client import RawClient
 from tests.support.requirements import require_module
 from tests.support.zookeeper import ZooKeeperServer
@@ -214,21 +214,7 @@ def _produce_all(cluster: Cluster, topic: str, values: list[bytes], **settings: 
 
 
 def _consume_all(cluster: Cluster, topic: str, expected: int) -> list[bytes]:
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap(), consumer_timeout_ms=3000)
-    try:
-        tp = TopicPartition(topic, 0)
-        consumer.assign([tp])
-        consumer.seek_to_beginning(tp)
-        got: list[bytes] = []
-        deadline = time.monotonic() + PATIENCE_S
-        while len(got) < expected and time.monotonic() < deadline:
-            for records in consumer.poll(timeout_ms=500).values():
-                got.extend(r.value for r in records)
-        return got
-    finally:
-        consumer.close()
+    return consume_partition_zero(cluster.bootstrap(), topic, expected, PATIENCE_S)
 
 
 def _latest_offset(cluster: Cluster, node: int, topic: str) -> int:
