@@ -16,7 +16,7 @@ from odradek.cluster.controller import (
     topic_changes,
     zk_state,
 )
-from odradek.cluster.controller.context import PartitionState, TopicPartition
+from odradek.cluster.controller.context import UNKNOWN_ZXID, ControllerContext, PartitionState, TopicPartition
 from odradek.cluster.controller.term import ControllerTerm
 from odradek.cluster.controller.unclean import unclean_allowed, warn_if_unclean
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
@@ -135,3 +135,69 @@ def after_failure(
     if (leader, isr) == (znode.leader, list(znode.isr)):
         return None
     return term.next_state(znode, leader, isr)
+
+
+async def on_restarts_no_controller_saw(term: ControllerTerm) -> None:
+    """At failover, before any LeaderAndIsr: the replicas that registered again after their partition's
+    state was written (their broker epoch, a czxid, is newer than the state's mzxid) leave its ISR,
+    and lose its leadership, when a replica that stayed registered since is in the ISR.
+
+    A broker that died and came back while no controller watched (it was the controller, or the
+    controller changed meanwhile) is live to the new controller, which never saw it bounce. Named
+    leader or in the ISR by a state from its previous life, it would lead with the log its crash left
+    (the unflushed tail gone) at the same epoch, and the followers would truncate to it: acknowledged
+    records lost. Kafka's ZooKeeper-mode controller has this gap (its KRaft one fences a broker until
+    it registers again). When every ISR member restarted, none is known to be better: the state stays.
+    """
+    context = term.context
+    for tp, state in list(context.states.items()):
+        if tp.topic in context.topics_being_deleted or not _restarted_since(context, state):
+            continue
+        written = await term.update_state(tp, functools.partial(_without_restarted, term, tp))
+        if written is not None:
+            logger.warning(
+                "Controller %d: %s-%d names brokers that restarted unseen since its state was written "
+                "(leader %d, ISR %s); now leader %d, ISR %s",
+                term.controller_id,
+                tp.topic,
+                tp.partition,
+                state.leader,
+                list(state.isr),
+                written.leader,
+                list(written.isr),
+            )
+
+
+def _restarted_since(context: ControllerContext, state: PartitionState) -> set[int]:
+    """The live leader and ISR members registered after `state` was written."""
+    if state.written_zxid == UNKNOWN_ZXID:
+        return set()
+    named = {state.leader, *state.isr}
+    live = context.live_brokers
+    return {r for r in named if r in live and live[r].epoch > state.written_zxid}
+
+
+def _without_restarted(
+    term: ControllerTerm, tp: TopicPartition, state: PartitionState
+) -> PartitionStateZnode | None:
+    decided = leader_and_isr_without_restarted(term.context, tp, state)
+    return None if decided is None else term.next_state(state.znode, *decided)
+
+
+def leader_and_isr_without_restarted(
+    context: ControllerContext, tp: TopicPartition, state: PartitionState
+) -> tuple[int, list[int]] | None:
+    """The leader and ISR without the replicas that restarted since `state` was written, or None to
+    leave it (none restarted, or no ISR member stayed registered to take their place)."""
+    restarted = _restarted_since(context, state)
+    stayed = [r for r in state.isr if context.is_live(r) and r not in restarted]
+    if not restarted or not stayed:
+        return None
+    isr = [r for r in state.isr if r not in restarted]
+    leader = state.leader
+    if leader in restarted or not context.is_live(leader):
+        elected = election.offline_partition_leader(
+            context.replicas(tp), isr, context.eligible_broker_ids() - restarted
+        )
+        leader = -1 if elected is None else elected.leader
+    return leader, isr

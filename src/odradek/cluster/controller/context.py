@@ -13,6 +13,9 @@ from odradek.cluster.controller.replica_assignment import ReplicaAssignment
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
 
+#: The written_zxid of a partition state this controller wrote itself (it watches the brokers since).
+UNKNOWN_ZXID = -1
+
 
 class TopicPartition(NamedTuple):
     topic: str
@@ -36,6 +39,9 @@ class PartitionState:
 
     znode: PartitionStateZnode
     partition_epoch: int
+    #: The zxid of the write a state read from ZooKeeper came from (its mzxid), to compare with the
+    #: brokers' epochs (their registrations' czxids); UNKNOWN_ZXID for a state this controller wrote.
+    written_zxid: int = UNKNOWN_ZXID
 
     @property
     def leader(self) -> int:

@@ -344,6 +344,9 @@ class KafkaController:
             term.open_channel(broker_id)
         for topic in context.assignments:
             self._watch_topic(topic)
+        # Brokers that restarted while no controller watched lead nothing and leave the ISRs they were in
+        # before they are sent anything (they may have lost their unflushed tails)
+        await broker_changes.on_restarts_no_controller_saw(term)
         # UpdateMetadata to every live broker before any LeaderAndIsr (KafkaController.onControllerFailover)
         term.send_update_metadata(context.live_broker_ids(), list(context.all_partitions()))
         # Then LeaderAndIsr to every live replica of every partition with a live leader (Kafka's

@@ -41,7 +41,7 @@ def read_topic(zk: ZooKeeperClient, topic: str) -> TopicAssignmentZnode | None:
 
 
 def read_partition_state(zk: ZooKeeperClient, tp: TopicPartition) -> PartitionState | None:
-    found = topics.partition_state(zk, tp.topic, tp.partition)
+    found = topics.partition_state_and_zxid(zk, tp.topic, tp.partition)
     return None if found is None else PartitionState(*found)
 
 

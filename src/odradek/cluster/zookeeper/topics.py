@@ -86,11 +86,20 @@ def partition_state(
     zk: ZooKeeperClient, topic: str, partition: int
 ) -> tuple[PartitionStateZnode, int] | None:
     """A partition's state and partition epoch (its znode's zkVersion), or None if it has none."""
+    found = partition_state_and_zxid(zk, topic, partition)
+    return None if found is None else found[:2]
+
+
+def partition_state_and_zxid(
+    zk: ZooKeeperClient, topic: str, partition: int
+) -> tuple[PartitionStateZnode, int, int] | None:
+    """A partition's state, partition epoch and the zxid of the write that made it (its mzxid: a
+    broker whose registration is newer has restarted since the state was decided), or None."""
     found = zk.read(paths.partition_state(topic, partition))
     if found is None:
         return None
     data, stat = found
-    return PartitionStateZnode.parse(topic, partition, data), int(stat.version)
+    return PartitionStateZnode.parse(topic, partition, data), int(stat.version), int(stat.mzxid)
 
 
 def update_partition_state(
