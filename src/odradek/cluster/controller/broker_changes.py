@@ -146,8 +146,9 @@ async def on_restarts_no_controller_saw(term: ControllerTerm) -> None:
     controller changed meanwhile) is live to the new controller, which never saw it bounce. Named
     leader or in the ISR by a state from its previous life, it would lead with the log its crash left
     (the unflushed tail gone) at the same epoch, and the followers would truncate to it: acknowledged
-    records lost. Kafka's ZooKeeper-mode controller has this gap (its KRaft one fences a broker until
-    it registers again). When every ISR member restarted, none is known to be better: the state stays.
+    records lost. Kafka 3.9's ZooKeeper-mode failover (initializeControllerContext) reads only which
+    brokers are live, so it has this gap. When every ISR member restarted, none is known to be better:
+    the state stays, as in Kafka.
     """
     context = term.context
     for tp, state in list(context.states.items()):
