@@ -309,8 +309,9 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         30000,
         MEDIUM,
         "How long the controller waits for a connection to a broker (request.timeout.ms bounds the "
-        "broker's answer), and a broker for the controller to answer its AlterPartition, before "
-        "connecting again and resending.",
+        "broker's answer), a broker for the controller to answer its AlterPartition, before "
+        "connecting again and resending, and a broker in controlled shutdown for its connection to "
+        "the controller (request.timeout.ms bounds the answer).",
         cluster_only=NO_CONTROLLER,
     ),
 )

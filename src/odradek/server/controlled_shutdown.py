@@ -6,6 +6,8 @@ and SASL); an attempt fails when no
 controller is known, the connection fails, the controller answers an error, or partitions remain
 led here. After a failed attempt the broker waits controlled.shutdown.retry.backoff.ms and asks again
 (the controller may have moved), at most controlled.shutdown.max.retries times; then it stops anyway.
+As Kafka, connecting to the controller is bounded by controller.socket.timeout.ms and its answer by
+request.timeout.ms.
 """
 
 from __future__ import annotations
@@ -29,8 +31,6 @@ from odradek.protocol.messages.controlled_shutdown import ControlledShutdownRequ
 log = logging.getLogger("odradek.broker")
 
 VERSION = 3
-#: One attempt's bound: the controller answers once its leaderships are moved (its own timeout is 30 s).
-ATTEMPT_TIMEOUT_S = 30.0
 
 
 async def controlled_shutdown(
@@ -44,7 +44,7 @@ async def controlled_shutdown(
     listener = config.inter_broker_listener_name or config.security_inter_broker_protocol
     attempts = max(config.controlled_shutdown_max_retries, 1)
     for attempt in range(1, attempts + 1):
-        outcome = await _attempt(cluster, listener, node_id, broker_epoch, security)
+        outcome = await _attempt(config, cluster, listener, node_id, broker_epoch, security)
         if outcome is None:
             log.info("controlled shutdown of broker %d succeeded", node_id)
             return True
@@ -58,7 +58,12 @@ async def controlled_shutdown(
 
 
 async def _attempt(
-    cluster: ClusterMetadata, listener: str, node_id: int, broker_epoch: int, security: InterBrokerSecurity
+    config: BrokerConfig,
+    cluster: ClusterMetadata,
+    listener: str,
+    node_id: int,
+    broker_epoch: int,
+    security: InterBrokerSecurity,
 ) -> str | None:
     """None when the controller moved everything, else why this attempt failed."""
     controller = cluster.live_brokers.get(cluster.controller_id)
@@ -66,28 +71,28 @@ async def _attempt(
     if endpoint is None:
         return f"no controller known on listener {listener} (controller id {cluster.controller_id})"
     request = ControlledShutdownRequest(broker_id=node_id, broker_epoch=broker_epoch)
+    client_id = f"broker-{node_id}-controlled-shutdown"
+    where = f"controller {cluster.controller_id} at {endpoint.host}:{endpoint.port}"
     try:
-        response = await asyncio.wait_for(
-            _exchange(
-                endpoint.host, endpoint.port, security, request, f"broker-{node_id}-controlled-shutdown"
-            ),
-            ATTEMPT_TIMEOUT_S,
+        reader, writer = await asyncio.wait_for(
+            open_inter_broker_connection(endpoint.host, endpoint.port, security, client_id),
+            config.controller_socket_timeout_ms / 1000,
         )
-    except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
-        return f"controller {cluster.controller_id} at {endpoint.host}:{endpoint.port} unreachable ({error})"
+    except (OSError, TimeoutError) as error:
+        return f"{where} unreachable ({error or 'controller.socket.timeout.ms passed'})"
+    try:
+        response: Any = await asyncio.wait_for(
+            round_trip(reader, writer, request, VERSION, 1, client_id), config.request_timeout_ms / 1000
+        )
+    except TimeoutError:
+        return f"{where} did not answer within request.timeout.ms ({config.request_timeout_ms} ms)"
+    except (OSError, asyncio.IncompleteReadError, CodecError) as error:
+        return f"{where} unreachable ({error})"
+    finally:
+        writer.close()
     if response.error_code != ErrorCode.NONE:
         return f"controller {cluster.controller_id} answered {ErrorCode(response.error_code).name}"
     if response.remaining_partitions:
         remaining = ", ".join(f"{p.topic_name}-{p.partition_index}" for p in response.remaining_partitions)
         return f"partitions still led here: {remaining}"
     return None
-
-
-async def _exchange(
-    host: str, port: int, security: InterBrokerSecurity, request: ControlledShutdownRequest, client_id: str
-) -> Any:
-    reader, writer = await open_inter_broker_connection(host, port, security, client_id)
-    try:
-        return await round_trip(reader, writer, request, VERSION, 1, client_id)
-    finally:
-        writer.close()
