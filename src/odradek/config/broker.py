@@ -316,6 +316,7 @@ def _check_relations(config: BrokerConfig) -> None:
                 name,
             )
     _check_inter_broker_listener(config)
+    _check_early_start_listeners(config)
     _check_reserved_broker_ids(config)
     _require_order(config, "group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms")
     _require_order(config, "group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms")
@@ -380,6 +381,20 @@ def _check_inter_broker_listener(config: BrokerConfig) -> None:
             "inter.broker.listener.name must be a listener name defined in advertised.listeners",
             "inter.broker.listener.name",
         )
+
+
+def _check_early_start_listeners(config: BrokerConfig) -> None:
+    """As Kafka's KafkaConfig.earlyStartListeners: every name given is one of the listeners."""
+    names = config.early_start_listeners
+    if names is None:
+        return
+    listeners = {endpoint.listener_name for endpoint in config.listener_endpoints()}
+    for name in (part.strip() for part in names.split(",")):
+        if name and name.upper() not in listeners:
+            raise ConfigError(
+                f"early.start.listeners contains listener {name}, but this is not contained in listeners",
+                "early.start.listeners",
+            )
 
 
 def _require_order(config: BrokerConfig, smaller: str, larger: str, strict: bool = False) -> None:

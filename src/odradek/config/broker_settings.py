@@ -94,6 +94,7 @@ class BrokerSettings:
     advertised_listeners = Setting[str]("advertised.listeners")
     listener_security_protocol_map = Setting[str]("listener.security.protocol.map")
     inter_broker_listener_name = Setting[str | None]("inter.broker.listener.name")
+    early_start_listeners = Setting[str | None]("early.start.listeners")
     security_inter_broker_protocol = Setting[str]("security.inter.broker.protocol")
     control_plane_listener_name = Setting[str | None]("control.plane.listener.name")
     socket_send_buffer_bytes = Setting[int]("socket.send.buffer.bytes")

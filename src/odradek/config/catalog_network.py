@@ -103,6 +103,16 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         one_of(*SECURITY_PROTOCOLS),
     ),
     ConfigKey(
+        "early.start.listeners",
+        ConfigType.STRING,
+        None,
+        HIGH,
+        "Listeners that may serve before the authorizer has loaded its ACLs; each must be a listener "
+        "name in listeners.",
+        inert="Every listener starts once the authorizer has its ACLs (as a Kafka broker with "
+        "ZooKeeper, whose ACL authorizer is ready at start), so only the names are checked.",
+    ),
+    ConfigKey(
         "control.plane.listener.name",
         ConfigType.STRING,
         None,

@@ -150,6 +150,22 @@ def test_listener_rules() -> None:
         BrokerConfig({"listeners": "localhost:9092"})
 
 
+def test_early_start_listeners_must_name_listeners() -> None:
+    listeners = {
+        "listeners": "INTERNAL://:9093,EXTERNAL://:9092",
+        "listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
+        "inter.broker.listener.name": "INTERNAL",
+    }
+    config = BrokerConfig({**listeners, "early.start.listeners": "INTERNAL, external"})
+    assert config.early_start_listeners == "INTERNAL, external"
+    assert "early.start.listeners" not in config.unknown
+    with pytest.raises(
+        ConfigError, match=re.escape("early.start.listeners contains listener OTHER")
+    ) as caught:
+        BrokerConfig({**listeners, "early.start.listeners": "INTERNAL,OTHER"})
+    assert caught.value.name == "early.start.listeners"
+
+
 def test_relations_between_configs() -> None:
     with pytest.raises(ConfigError, match=r"group.consumer.heartbeat.interval.ms \(5000\) must be less than"):
         BrokerConfig(
