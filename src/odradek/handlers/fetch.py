@@ -117,7 +117,9 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
             if follower:
                 # As Kafka: the leader learns the follower's position when the fetch arrives, not when
                 # it is answered (a follower at the log end waits; its position moves the HW now).
-                _record_follower_fetches(plan.partitions, results, replica_id, context)
+                _record_follower_fetches(
+                    plan.partitions, results, replica_id, _replica_epoch(request, context), context
+                )
             remaining = deadline - loop.time()
             held = _awaiting_epochs(plan.partitions, results, context) if follower and remaining > 0 else []
             if held:
@@ -204,18 +206,27 @@ def _open_session(plan: _Plan, privileged: bool, context: RequestContext) -> Non
 
 
 def _record_follower_fetches(
-    partitions: list[CachedPartition], results: list[PartitionData], replica_id: int, context: RequestContext
+    partitions: list[CachedPartition],
+    results: list[PartitionData],
+    replica_id: int,
+    replica_epoch: int,
+    context: RequestContext,
 ) -> None:
-    """The leader learns each follower's log end from its fetch offset (Kafka's updateFollowerFetchState,
-    after the read, and not for a fetch answered with DivergingEpoch); the answer then carries the high
-    watermark as that fetch left it."""
+    """The leader learns each follower's log end from its fetch offset, and its broker epoch (Kafka's
+    updateFollowerFetchState, after the read, and not for a fetch answered with DivergingEpoch); the
+    answer then carries the high watermark as that fetch left it."""
     replicas = context.services.replicas
     assert replicas is not None
     for entry, data in zip(partitions, results, strict=True):
         if data.error_code != ErrorCode.NONE or _diverging(data):
             continue
         replicas.leaders.record_follower_fetch(
-            entry.topic, entry.partition, replica_id, entry.fetch_offset, entry.log_start_offset
+            entry.topic,
+            entry.partition,
+            replica_id,
+            entry.fetch_offset,
+            entry.log_start_offset,
+            replica_epoch,
         )
         log = context.services.logs.get_log(entry.topic, entry.partition)
         if log is not None:
@@ -305,6 +316,11 @@ def _key(entry: CachedPartition) -> PartitionKey:
 def _replica_id(request: FetchRequest, context: RequestContext) -> int:
     """The fetching follower's broker id; -1 for a consumer."""
     return request.replica_state.replica_id if context.api_version >= 15 else request.replica_id
+
+
+def _replica_epoch(request: FetchRequest, context: RequestContext) -> int:
+    """The fetching follower's broker epoch (Fetch v15+, KIP-903); -1 when the version has none."""
+    return request.replica_state.replica_epoch if context.api_version >= 15 else -1
 
 
 def _isolation(request: FetchRequest, context: RequestContext) -> FetchIsolation:

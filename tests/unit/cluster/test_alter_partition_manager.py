@@ -5,6 +5,7 @@ answers, and retries through failures and controller moves."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -158,15 +159,16 @@ async def test_a_second_proposal_for_a_partition_in_flight_is_not_attempted() ->
 @in_loop
 async def test_version_3_carries_topic_ids_and_member_epochs_and_version_1_names_topics() -> None:
     async with sender(accept) as (manager, _, (controller,)):
-        assert (await manager.submit(proposal(0))).isr == (1, 2)
+        with_epochs = dataclasses.replace(proposal(0), member_epochs={2: 33})
+        assert (await manager.submit(with_epochs)).isr == (1, 2)
         assert (await manager.submit(proposal(1, (1, 3), topic_id=None))).isr == (1, 3)
         with_ids, with_names = controller.received
         assert with_ids.header.request_api_version == 3
         (topic,) = with_ids.body.topics
         assert topic.topic_id == TOPIC_ID
         assert [(m.broker_id, m.broker_epoch) for m in topic.partitions[0].new_isr_with_epochs] == [
-            (1, -1),
-            (2, -1),
+            (1, -1),  # the leader: the request's own broker epoch stands for it
+            (2, 33),
         ]
         assert with_names.header.request_api_version == 1
         (topic,) = with_names.body.topics

@@ -53,9 +53,10 @@ async def _follower_fetch(
     last_fetched_epoch: int = -1,
     max_wait_ms: int = 0,
     leader_epoch: int = 3,
+    broker_epoch: int = 1,
 ) -> PartitionData:
     request = FetchRequest(
-        replica_state=ReplicaState(replica_id=replica, replica_epoch=1),
+        replica_state=ReplicaState(replica_id=replica, replica_epoch=broker_epoch),
         max_wait_ms=max_wait_ms,
         min_bytes=1 if max_wait_ms else 0,
         max_bytes=1 << 20,
@@ -414,6 +415,26 @@ async def test_a_caught_up_follower_is_proposed_back_and_holds_the_high_watermar
     assert replicas.leading[(TOPIC, 0)].isr == [2, 3, 1]
     await _follower_fetch(broker, 1, 2)
     assert broker.log(TOPIC).high_watermark == 2
+
+
+async def test_an_isr_proposal_carries_the_broker_epoch_each_follower_last_fetched_as(
+    cluster_member: HandlerBroker,
+) -> None:
+    # KIP-903: the controller refuses a member whose registration is newer than the epoch the leader
+    # saw it fetch with (it restarted since, maybe without its unflushed tail)
+    broker = await _leading(cluster_member, isr=[2, 3])
+    replicas = broker.replicas
+    assert replicas is not None
+    controller = _Controller()
+    replicas.isr_updater = controller
+    await _produce(broker, acks=1)
+    await _follower_fetch(broker, 3, 1, broker_epoch=17)
+    await _follower_fetch(broker, 1, 0, broker_epoch=40)
+    await _follower_fetch(broker, 1, 1, broker_epoch=41)
+    await asyncio.sleep(0.01)
+    [proposal] = controller.proposals
+    assert proposal.new_isr == (2, 3, 1)
+    assert dict(proposal.member_epochs) == {3: 17, 1: 41}
 
 
 async def test_a_leader_keeps_its_followers_positions_across_its_own_new_epoch(

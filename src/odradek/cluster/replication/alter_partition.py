@@ -315,7 +315,8 @@ def _request(
                 leader_epoch=p.leader_epoch,
                 new_isr=list(p.new_isr),
                 new_isr_with_epochs=[
-                    BrokerState(broker_id=b, broker_epoch=UNKNOWN_BROKER_EPOCH) for b in p.new_isr
+                    BrokerState(broker_id=b, broker_epoch=p.member_epochs.get(b, UNKNOWN_BROKER_EPOCH))
+                    for b in p.new_isr
                 ],
                 leader_recovery_state=LEADER_RECOVERED,
                 partition_epoch=p.partition_epoch,

@@ -10,7 +10,8 @@ and resolves each proposal with the state the controller committed, or with the 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from odradek.protocol.error_codes import ErrorCode
@@ -32,6 +33,9 @@ class ProposedIsr:
     #: The partition epoch (the state znode's version) the proposal is based on: the controller
     #: answers INVALID_UPDATE_VERSION when the znode has moved on since.
     partition_epoch: int
+    #: KIP-903: the broker epoch each member of `new_isr` fetched with (-1 when not known), sent in
+    #: AlterPartition v3; the controller refuses a member whose registration is newer (it restarted).
+    member_epochs: Mapping[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,10 +105,17 @@ class LeaderReplication:
         return hosted is not None and replica_id in hosted.replicas and replica_id != self.node_id
 
     def record_follower_fetch(
-        self, topic: str, partition: int, replica_id: int, fetch_offset: int, log_start_offset: int = -1
+        self,
+        topic: str,
+        partition: int,
+        replica_id: int,
+        fetch_offset: int,
+        log_start_offset: int = -1,
+        broker_epoch: int = -1,
     ) -> None:
-        """A follower fetched the partition from `fetch_offset` (its log end): Kafka's
-        updateFollowerFetchState, then maybeExpandIsr and maybeIncrementLeaderHW."""
+        """A follower fetched the partition from `fetch_offset` (its log end), as the broker
+        `broker_epoch` (-1 before Fetch v15): Kafka's updateFollowerFetchState, then maybeExpandIsr
+        and maybeIncrementLeaderHW."""
         hosted = self.leading.get((topic, partition))
         if hosted is None or hosted.leader_state is None:
             return
@@ -116,7 +123,9 @@ class LeaderReplication:
         progress = state.followers.get(replica_id)
         if progress is None:
             return
-        progress.record_fetch(fetch_offset, hosted.log.log_end_offset, self.clock_ms(), log_start_offset)
+        progress.record_fetch(
+            fetch_offset, hosted.log.log_end_offset, self.clock_ms(), log_start_offset, broker_epoch
+        )
         self.maybe_advance_high_watermark(hosted)
         epoch_start = _epoch_start_offset(hosted)
         if state.pending_isr is None and state.may_join_isr(
@@ -229,6 +238,9 @@ class LeaderReplication:
             leader_epoch=hosted.leader_epoch,
             new_isr=new_isr,
             partition_epoch=hosted.partition_epoch,
+            # Kafka's addBrokerEpochToIsr: what each follower last fetched as (this broker's own is
+            # the request's); a member that restarted since is refused by the controller (KIP-903)
+            member_epochs={r: p.broker_epoch for r, p in state.followers.items() if r in new_isr},
         )
         state.pending_isr = new_isr
         self._refresh_high_watermark_rule(hosted)

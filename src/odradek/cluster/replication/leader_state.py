@@ -34,13 +34,20 @@ class FollowerProgress:
     last_caught_up_ms: int = 0
     last_fetch_leader_end: int = UNKNOWN_OFFSET
     last_fetch_ms: int = 0
+    #: The broker epoch the follower's last fetch carried (Fetch v15+, KIP-903), else UNKNOWN_OFFSET.
+    broker_epoch: int = UNKNOWN_OFFSET
 
     def is_caught_up(self, leader_end: int, now_ms: int, lag_time_max_ms: int) -> bool:
         """Kafka's Replica.isCaughtUp: at the leader's end, or caught up within the lag."""
         return self.log_end_offset == leader_end or now_ms - self.last_caught_up_ms <= lag_time_max_ms
 
     def record_fetch(
-        self, fetch_offset: int, leader_end: int, now_ms: int, log_start_offset: int = UNKNOWN_OFFSET
+        self,
+        fetch_offset: int,
+        leader_end: int,
+        now_ms: int,
+        log_start_offset: int = UNKNOWN_OFFSET,
+        broker_epoch: int = UNKNOWN_OFFSET,
     ) -> None:
         if fetch_offset >= leader_end:
             self.last_caught_up_ms = max(self.last_caught_up_ms, now_ms)
@@ -50,6 +57,7 @@ class FollowerProgress:
         self.log_start_offset = log_start_offset
         self.last_fetch_leader_end = leader_end
         self.last_fetch_ms = now_ms
+        self.broker_epoch = broker_epoch
 
 
 @dataclass(slots=True)
@@ -85,6 +93,7 @@ class LeaderState:
             in_sync = replica in self.isr
             progress.log_end_offset = before.log_end_offset
             progress.log_start_offset = before.log_start_offset
+            progress.broker_epoch = before.broker_epoch
             progress.last_fetch_leader_end = leader_end
             progress.last_fetch_ms = now_ms if in_sync else 0
             progress.last_caught_up_ms = now_ms if in_sync else 0
