@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 
+from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic, ReplicaState
 from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from odradek.protocol.records import RecordBatchBuilder
 from tests.support.controller_requests import Broker, Partition
@@ -45,3 +46,23 @@ def produce_request(index: int, value: bytes = b"v") -> ProduceRequest:
 async def produce_code(broker: HandlerBroker, index: int, version: int = 9) -> int:
     response = await broker.call(produce_request(index), version)
     return int(response.responses[0].partition_responses[0].error_code)
+
+
+def follower_fetch_request(
+    replica: int,
+    partitions: list[FetchPartition],
+    max_wait_ms: int,
+    min_bytes: int = 1,
+    broker_epoch: int = 1,
+) -> FetchRequest:
+    """A Fetch (v15+) of orders' `partitions` by broker `replica` as the broker `broker_epoch`; a
+    consumer's when `replica` is -1."""
+    return FetchRequest(
+        replica_state=ReplicaState(replica_id=replica, replica_epoch=broker_epoch if replica >= 0 else -1),
+        max_wait_ms=max_wait_ms,
+        min_bytes=min_bytes,
+        max_bytes=1 << 20,
+        session_id=0,
+        session_epoch=-1,
+        topics=[FetchTopic(topic_id=TOPIC_ID, partitions=partitions)],
+    )

@@ -43,3 +43,13 @@ def cluster_member(tmp_path: Path) -> Iterator[HandlerBroker]:
         yield broker
     finally:
         broker.close()
+
+
+@pytest.fixture
+def replicated_member(tmp_path: Path) -> Iterator[HandlerBroker]:
+    """Broker 2 of that cluster whose high watermark follows its followers' fetches (replication)."""
+    broker = HandlerBroker(tmp_path / "member", node_id=2, zookeeper_mode=True, replicated=True)
+    try:
+        yield broker
+    finally:
+        broker.close()

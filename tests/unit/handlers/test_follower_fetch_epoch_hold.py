@@ -6,35 +6,25 @@ max_wait_ms it is answered UNKNOWN_LEADER_EPOCH. Consumers' fetches are answered
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import (
     FetchPartition,
-    FetchRequest,
     FetchResponse,
-    FetchTopic,
     PartitionData,
-    ReplicaState,
 )
 from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
 from tests.support.handler_services import HandlerBroker
-from tests.unit.handlers.cluster_member import BROKERS, TOPIC, TOPIC_ID, produce_request
+from tests.unit.handlers.cluster_member import (
+    BROKERS,
+    TOPIC,
+    TOPIC_ID,
+    follower_fetch_request,
+    produce_request,
+)
 
 FETCH_VERSION = 17
 REPLICAS = [2, 3, 1]
-
-
-@pytest.fixture
-def cluster_member(tmp_path: Path) -> Iterator[HandlerBroker]:
-    broker = HandlerBroker(tmp_path / "member", node_id=2, zookeeper_mode=True, replicated=True)
-    try:
-        yield broker
-    finally:
-        broker.close()
 
 
 async def _apply(broker: HandlerBroker, *partitions: Partition) -> None:
@@ -59,36 +49,21 @@ async def _fetch(
 ) -> dict[int, PartitionData]:
     """A fetch of orders' partitions (index -> current leader epoch) from offset 0; a consumer's
     when `replica` is -1."""
-    request = FetchRequest(
-        replica_state=ReplicaState(replica_id=replica, replica_epoch=1 if replica >= 0 else -1),
-        max_wait_ms=max_wait_ms,
-        min_bytes=1,
-        max_bytes=1 << 20,
-        session_id=0,
-        session_epoch=-1,
-        topics=[
-            FetchTopic(
-                topic_id=TOPIC_ID,
-                partitions=[
-                    FetchPartition(
-                        partition=index,
-                        current_leader_epoch=epoch,
-                        fetch_offset=0,
-                        partition_max_bytes=1 << 20,
-                    )
-                    for index, epoch in epochs.items()
-                ],
-            )
-        ],
-    )
+    partitions = [
+        FetchPartition(
+            partition=index, current_leader_epoch=epoch, fetch_offset=0, partition_max_bytes=1 << 20
+        )
+        for index, epoch in epochs.items()
+    ]
+    request = follower_fetch_request(replica, partitions, max_wait_ms)
     response: FetchResponse = await broker.call(request, FETCH_VERSION)
     return {data.partition_index: data for data in response.responses[0].partitions}
 
 
 async def test_a_follower_fetch_at_an_epoch_not_applied_yet_is_held_until_the_leader_and_isr_then_served(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _moving_away(cluster_member)
+    broker = await _moving_away(replicated_member)
     # Broker 3 applied the controller's move of orders-0 back here at epoch 5 first; orders-1 has data
     # for it, yet the whole fetch waits (answering now would give orders-0 UNKNOWN_LEADER_EPOCH).
     held = asyncio.ensure_future(_fetch(broker, {0: 5, 1: 3}, max_wait_ms=10_000))
@@ -101,9 +76,9 @@ async def test_a_follower_fetch_at_an_epoch_not_applied_yet_is_held_until_the_le
 
 
 async def test_a_held_follower_fetch_is_answered_unknown_leader_epoch_after_its_max_wait(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _moving_away(cluster_member)
+    broker = await _moving_away(replicated_member)
     loop = asyncio.get_running_loop()
     started = loop.time()
     answer = await asyncio.wait_for(_fetch(broker, {0: 5, 1: 3}, max_wait_ms=400), 5)
@@ -113,9 +88,9 @@ async def test_a_held_follower_fetch_is_answered_unknown_leader_epoch_after_its_
 
 
 async def test_a_held_follower_fetch_whose_partition_moves_elsewhere_is_answered_fenced(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _moving_away(cluster_member)
+    broker = await _moving_away(replicated_member)
     held = asyncio.ensure_future(_fetch(broker, {0: 5}, max_wait_ms=10_000))
     await asyncio.sleep(0.2)
     assert not held.done()
@@ -126,8 +101,8 @@ async def test_a_held_follower_fetch_whose_partition_moves_elsewhere_is_answered
 
 
 async def test_a_consumer_fetch_at_an_unknown_epoch_is_still_answered_at_once(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _moving_away(cluster_member)
+    broker = await _moving_away(replicated_member)
     answer = await asyncio.wait_for(_fetch(broker, {1: 4}, max_wait_ms=10_000, replica=-1), 2)
     assert answer[1].error_code == ErrorCode.UNKNOWN_LEADER_EPOCH

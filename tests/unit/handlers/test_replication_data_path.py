@@ -5,37 +5,27 @@ earlier, and acks=all answered once the ISR has the records, or with the error K
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from odradek.cluster.replication.isr_updates import CommittedIsr, ProposedIsr
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import (
     FetchPartition,
-    FetchRequest,
     FetchResponse,
-    FetchTopic,
     PartitionData,
-    ReplicaState,
 )
 from odradek.protocol.messages.produce import ProduceResponse
 from tests.support.controller_requests import Partition, leader_and_isr, stop_replica, update_metadata
 from tests.support.handler_services import HandlerBroker
-from tests.unit.handlers.cluster_member import BROKERS, TOPIC, TOPIC_ID, produce_request
+from tests.unit.handlers.cluster_member import (
+    BROKERS,
+    TOPIC,
+    TOPIC_ID,
+    follower_fetch_request,
+    produce_request,
+)
 
 FETCH_VERSION = 17
-
-
-@pytest.fixture
-def cluster_member(tmp_path: Path) -> Iterator[HandlerBroker]:
-    """Broker 2 of a cluster whose high watermark follows its followers (unlike the shared fixture's)."""
-    broker = HandlerBroker(tmp_path / "member", node_id=2, zookeeper_mode=True, replicated=True)
-    try:
-        yield broker
-    finally:
-        broker.close()
 
 
 async def _leading(broker: HandlerBroker, isr: list[int] | None = None) -> HandlerBroker:
@@ -55,27 +45,15 @@ async def _follower_fetch(
     leader_epoch: int = 3,
     broker_epoch: int = 1,
 ) -> PartitionData:
-    request = FetchRequest(
-        replica_state=ReplicaState(replica_id=replica, replica_epoch=broker_epoch),
-        max_wait_ms=max_wait_ms,
-        min_bytes=1 if max_wait_ms else 0,
-        max_bytes=1 << 20,
-        session_id=0,
-        session_epoch=-1,
-        topics=[
-            FetchTopic(
-                topic_id=TOPIC_ID,
-                partitions=[
-                    FetchPartition(
-                        partition=0,
-                        current_leader_epoch=leader_epoch,
-                        fetch_offset=offset,
-                        last_fetched_epoch=last_fetched_epoch,
-                        partition_max_bytes=1 << 20,
-                    )
-                ],
-            )
-        ],
+    partition = FetchPartition(
+        partition=0,
+        current_leader_epoch=leader_epoch,
+        fetch_offset=offset,
+        last_fetched_epoch=last_fetched_epoch,
+        partition_max_bytes=1 << 20,
+    )
+    request = follower_fetch_request(
+        replica, [partition], max_wait_ms, min_bytes=1 if max_wait_ms else 0, broker_epoch=broker_epoch
     )
     response: FetchResponse = await broker.call(request, FETCH_VERSION)
     data: PartitionData = response.responses[0].partitions[0]
@@ -91,8 +69,8 @@ async def _produce(broker: HandlerBroker, acks: int, timeout_ms: int = 5000) -> 
     return int(answer.error_code), int(answer.base_offset)
 
 
-async def test_the_high_watermark_waits_for_every_in_sync_follower(cluster_member: HandlerBroker) -> None:
-    broker = await _leading(cluster_member)
+async def test_the_high_watermark_waits_for_every_in_sync_follower(replicated_member: HandlerBroker) -> None:
+    broker = await _leading(replicated_member)
     await _produce(broker, acks=1)
     assert broker.log(TOPIC).high_watermark == 0
     first = await _follower_fetch(broker, 3, 1)
@@ -103,9 +81,9 @@ async def test_the_high_watermark_waits_for_every_in_sync_follower(cluster_membe
 
 
 async def test_a_follower_fetch_waiting_at_the_log_end_moves_the_high_watermark_when_it_arrives(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     await _produce(broker, acks=1)
     await _follower_fetch(broker, 3, 1)
     waiting = asyncio.ensure_future(_follower_fetch(broker, 1, 1, max_wait_ms=5000))
@@ -116,8 +94,8 @@ async def test_a_follower_fetch_waiting_at_the_log_end_moves_the_high_watermark_
     assert (await asyncio.wait_for(waiting, 5)).records
 
 
-async def test_the_high_watermark_never_moves_backwards(cluster_member: HandlerBroker) -> None:
-    broker = await _leading(cluster_member)
+async def test_the_high_watermark_never_moves_backwards(replicated_member: HandlerBroker) -> None:
+    broker = await _leading(replicated_member)
     await _produce(broker, acks=1)
     await _follower_fetch(broker, 3, 1)
     await _follower_fetch(broker, 1, 1)
@@ -126,17 +104,17 @@ async def test_the_high_watermark_never_moves_backwards(cluster_member: HandlerB
 
 
 async def test_a_broker_that_is_not_a_replica_cannot_fetch_as_a_follower(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     data = await _follower_fetch(broker, 5, 0)
     assert data.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
 async def test_a_follower_whose_last_epoch_ends_earlier_gets_the_diverging_epoch(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     for _ in range(3):
         await _produce(broker, acks=1)
     # The follower believes epoch 2 went on to offset 5; here epoch 3 began at 0.
@@ -149,9 +127,9 @@ async def test_a_follower_whose_last_epoch_ends_earlier_gets_the_diverging_epoch
 
 
 async def test_acks_all_is_answered_once_the_in_sync_followers_have_the_records(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     produced = asyncio.ensure_future(_produce(broker, acks=-1))
     await asyncio.sleep(0.2)
     assert not produced.done()
@@ -162,16 +140,16 @@ async def test_acks_all_is_answered_once_the_in_sync_followers_have_the_records(
     assert await asyncio.wait_for(produced, 5) == (ErrorCode.NONE, 0)
 
 
-async def test_acks_all_times_out_with_request_timed_out(cluster_member: HandlerBroker) -> None:
-    broker = await _leading(cluster_member)
+async def test_acks_all_times_out_with_request_timed_out(replicated_member: HandlerBroker) -> None:
+    broker = await _leading(replicated_member)
     assert await _produce(broker, acks=-1, timeout_ms=200) == (ErrorCode.REQUEST_TIMED_OUT, -1)
     assert broker.log(TOPIC).log_end_offset == 1  # appended all the same, as Kafka
 
 
 async def test_acks_all_waiting_when_the_leadership_moves_is_not_leader(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     produced = asyncio.ensure_future(_produce(broker, acks=-1))
     await asyncio.sleep(0.1)
     moved = Partition(TOPIC, 0, leader=1, leader_epoch=4, replicas=[2, 3, 1])
@@ -180,9 +158,9 @@ async def test_acks_all_waiting_when_the_leadership_moves_is_not_leader(
 
 
 async def test_acks_all_waiting_when_the_leadership_moves_is_answered_at_once_not_at_its_timeout(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     produced = asyncio.ensure_future(_produce(broker, acks=-1, timeout_ms=30_000))
     await asyncio.sleep(0.1)
     moved = Partition(TOPIC, 0, leader=1, leader_epoch=4, replicas=[2, 3, 1])
@@ -192,9 +170,9 @@ async def test_acks_all_waiting_when_the_leadership_moves_is_answered_at_once_no
 
 
 async def test_acks_all_waiting_on_a_dead_follower_is_acknowledged_once_the_controller_drops_it_from_the_isr(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     produced = asyncio.ensure_future(_produce(broker, acks=-1, timeout_ms=30_000))
     await asyncio.sleep(0.1)
     await _follower_fetch(broker, 3, 1)  # broker 3 has the record; broker 1 is dead and never fetches
@@ -212,9 +190,9 @@ async def test_acks_all_waiting_on_a_dead_follower_is_acknowledged_once_the_cont
 
 
 async def test_a_follower_fetch_parked_at_an_earlier_epoch_is_answered_fenced_at_the_new_epoch(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     await _produce(broker, acks=1)
     await _follower_fetch(broker, 3, 1)
     await _follower_fetch(broker, 1, 1)
@@ -230,9 +208,9 @@ async def test_a_follower_fetch_parked_at_an_earlier_epoch_is_answered_fenced_at
 
 
 async def test_acks_all_waiting_on_a_follower_in_controlled_shutdown_is_decided_when_it_leaves_the_isr(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     produced = asyncio.ensure_future(_produce(broker, acks=-1, timeout_ms=30_000))
     await asyncio.sleep(0.1)
     await _follower_fetch(broker, 3, 1)  # broker 3 has the record; broker 1 stopped fetching
@@ -250,9 +228,9 @@ async def test_acks_all_waiting_on_a_follower_in_controlled_shutdown_is_decided_
 
 
 async def test_acks_all_waiting_across_a_new_epoch_that_keeps_this_leader_is_acknowledged_not_refused(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     produced = asyncio.ensure_future(_produce(broker, acks=-1, timeout_ms=30_000))
     await asyncio.sleep(0.1)
     # a preferred election back here, a reassignment step: the same leader at a new epoch
@@ -267,9 +245,9 @@ async def test_acks_all_waiting_across_a_new_epoch_that_keeps_this_leader_is_ack
 
 
 async def test_acks_all_waiting_while_this_broker_was_a_follower_and_leads_again_is_not_leader(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     replicas = broker.services.replicas
     assert replicas is not None
     await _produce(broker, acks=-1, timeout_ms=50)  # appended at epoch 3, not acknowledged
@@ -285,9 +263,9 @@ async def test_acks_all_waiting_while_this_broker_was_a_follower_and_leads_again
 
 
 async def test_acks_all_waiting_when_the_replica_is_stopped_is_answered_at_once(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     produced = asyncio.ensure_future(_produce(broker, acks=-1, timeout_ms=30_000))
     await asyncio.sleep(0.1)
     await broker.call(stop_replica([(TOPIC, 0)], delete=False, leader_epoch=4), 4)
@@ -389,9 +367,9 @@ class _SlowController:
 
 
 async def test_a_caught_up_follower_is_proposed_back_and_holds_the_high_watermark_meanwhile(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member, isr=[2, 3])
+    broker = await _leading(replicated_member, isr=[2, 3])
     replicas = broker.replicas
     assert replicas is not None
     controller = _SlowController()
@@ -418,11 +396,11 @@ async def test_a_caught_up_follower_is_proposed_back_and_holds_the_high_watermar
 
 
 async def test_an_isr_proposal_carries_the_broker_epoch_each_follower_last_fetched_as(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
     # KIP-903: the controller refuses a member whose registration is newer than the epoch the leader
     # saw it fetch with (it restarted since, maybe without its unflushed tail)
-    broker = await _leading(cluster_member, isr=[2, 3])
+    broker = await _leading(replicated_member, isr=[2, 3])
     replicas = broker.replicas
     assert replicas is not None
     controller = _Controller()
@@ -438,9 +416,9 @@ async def test_an_isr_proposal_carries_the_broker_epoch_each_follower_last_fetch
 
 
 async def test_a_leader_keeps_its_followers_positions_across_its_own_new_epoch(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
     await _produce(broker, acks=1)
     await _produce(broker, acks=1)
     await _follower_fetch(broker, 1, 2)
@@ -454,12 +432,12 @@ async def test_a_leader_keeps_its_followers_positions_across_its_own_new_epoch(
 
 
 async def test_an_idempotent_retry_of_a_timed_out_acks_all_batch_waits_for_the_isr_too(
-    cluster_member: HandlerBroker,
+    replicated_member: HandlerBroker,
 ) -> None:
     from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
     from odradek.protocol.records import RecordBatchBuilder
 
-    broker = await _leading(cluster_member)
+    broker = await _leading(replicated_member)
 
     async def produce_idempotent(timeout_ms: int) -> tuple[int, int]:
         builder = RecordBatchBuilder(0, producer_id=4000, producer_epoch=0, base_sequence=0)
