@@ -147,13 +147,15 @@ def produce_acknowledged(
     return offsets
 
 
-def consume_partition_zero(bootstrap: str, topic: str, expected: int, timeout: float) -> list[bytes]:
-    """kafka-python, from the beginning of partition 0: the values read once `expected` have come (or
-    what came within `timeout`)."""
+def consume_partition_zero(
+    bootstrap: str, topic: str, expected: int, timeout: float, **settings: Any
+) -> list[bytes]:
+    """kafka-python (with `settings`, e.g. client_rack), from the beginning of partition 0: the values
+    read once `expected` have come (or what came within `timeout`)."""
     from kafka import KafkaConsumer
     from kafka import TopicPartition as ClientPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=3000)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=3000, **settings)
     try:
         tp = ClientPartition(topic, 0)
         consumer.assign([tp])

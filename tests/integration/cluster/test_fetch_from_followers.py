@@ -20,7 +20,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from tests.support.broker_process import BrokerProcess, free_port
-from tests.support.interop import wait_until
+from tests.support.interop import consume_partition_zero, wait_until
 from tests.support.requirements import require_module
 from tests.support.zookeeper import ZooKeeperServer
 
@@ -189,24 +189,11 @@ def test_with_the_default_leader_selector_a_consumer_in_rack_b_reads_from_the_le
 
 def test_kafka_python_with_client_rack_b_reads_from_the_follower_in_rack_b(cluster: Cluster) -> None:
     require_module("kafka")
-    from kafka import KafkaConsumer, TopicPartition
-
     topic = "near-kafka-python"
     cluster.create(topic, [3, 2, 1])
     values = _values(topic, 0, RECORDS)
     _produce(cluster, topic, values)
-    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap(), client_rack="b")
-    try:
-        tp = TopicPartition(topic, 0)
-        consumer.assign([tp])
-        consumer.seek_to_beginning(tp)
-        got: list[bytes] = []
-        deadline = time.monotonic() + PATIENCE_S
-        while len(got) < RECORDS and time.monotonic() < deadline:
-            for records in consumer.poll(timeout_ms=500).values():
-                got.extend(r.value for r in records)
-    finally:
-        consumer.close()
+    got = consume_partition_zero(cluster.bootstrap(), topic, RECORDS, PATIENCE_S, client_rack="b")
     assert got == values
     assert cluster.bytes_out(2, topic) >= sum(map(len, values))
     assert (cluster.bytes_out(1, topic), cluster.bytes_out(3, topic)) == (0, 0)
