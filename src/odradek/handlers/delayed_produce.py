@@ -97,25 +97,25 @@ async def replication_outcome(
     return ErrorCode(answer.error_code)
 
 
-def coordinator_write_waiter(
-    topic: str, timeout_ms: Callable[[], int], services: Services
-) -> Callable[[int, int], Awaitable[ErrorCode]]:
-    """For a coordinator's runtime: wait until a partition of its internal `topic` has a write on its
-    in-sync replicas (the offset after it), at most `timeout_ms()`; the append's outcome."""
-
-    async def replicated(partition: int, required_offset: int) -> ErrorCode:
-        tp = TopicPartition(topic, partition)
-        return await replication_outcome(tp, required_offset, timeout_ms(), services)
-
-    return replicated
-
-
 def timed_write_waiter(topic: str, services: Services) -> Callable[[int, int, int], Awaitable[ErrorCode]]:
-    """As `coordinator_write_waiter`, for a runtime whose writes each say how long they may wait
-    (partition, offset after the write, timeout in ms)."""
+    """For a coordinator's runtime: wait until a partition of its internal `topic` has a write on its
+    in-sync replicas (partition, the offset after the write, how long it may wait in ms); the append's
+    outcome."""
 
     async def replicated(partition: int, required_offset: int, timeout_ms: int) -> ErrorCode:
         tp = TopicPartition(topic, partition)
         return await replication_outcome(tp, required_offset, timeout_ms, services)
+
+    return replicated
+
+
+def coordinator_write_waiter(
+    topic: str, timeout_ms: Callable[[], int], services: Services
+) -> Callable[[int, int], Awaitable[ErrorCode]]:
+    """As `timed_write_waiter`, for a runtime whose writes all wait `timeout_ms()` (read at each write)."""
+    timed = timed_write_waiter(topic, services)
+
+    async def replicated(partition: int, required_offset: int) -> ErrorCode:
+        return await timed(partition, required_offset, timeout_ms())
 
     return replicated
