@@ -11,6 +11,7 @@ state. Handlers read it the same way in both modes.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import uuid
 from dataclasses import dataclass, field
@@ -73,6 +74,9 @@ class ClusterMetadata:
         self.mode = BrokerMode.SINGLE_NODE
         #: ZooKeeper mode: the live brokers as the last UpdateMetadata listed them, by id.
         self.live_brokers: dict[int, LiveBroker] = {}
+        #: ZooKeeper mode: set by the controller's first UpdateMetadata. Until then this broker knows no
+        #: live broker, controller or topic (registered and serving, it waits for the controller).
+        self.first_update = asyncio.Event()
 
     @property
     def zookeeper_mode(self) -> bool:

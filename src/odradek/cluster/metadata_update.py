@@ -39,6 +39,7 @@ def apply_update_metadata(
     for topic, updates in changed.items():
         deleted.extend((topic, index) for index, state in updates.items() if state is None)
         apply_partition_changes(cache, topic, updates, topic_ids.get(topic))
+    cache.first_update.set()
     return deleted
 
 

@@ -51,6 +51,7 @@ async def handle_describe_cluster(
             cluster_id="",
             brokers=[],
         )
+    await services.await_first_metadata()
     brokers = [
         DescribeClusterBroker(broker_id=b.node_id, host=b.host, port=b.port, rack=b.rack, is_fenced=False)
         for b in services.advertised_brokers(context.listener)

@@ -46,6 +46,7 @@ from odradek.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 @handles(ApiKey.METADATA, 0, 13)
 async def handle_metadata(request: MetadataRequest, context: RequestContext) -> MetadataResponse:
     services = context.services
+    await services.await_first_metadata()
     cluster = services.cluster
     version = context.api_version
     wanted = request.topics

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -28,6 +30,11 @@ if TYPE_CHECKING:
     from odradek.security.tls_reload import TlsReloader
     from odradek.server.delayed import AppendNotifier
     from odradek.storage.log_manager import LogManager
+
+
+#: The longest a Metadata or DescribeCluster request waits for a starting cluster member's first
+#: UpdateMetadata (clients' request timeouts are 30 s and more).
+FIRST_METADATA_WAIT_S = 10.0
 
 
 class TrafficRecorder(Protocol):
@@ -103,6 +110,16 @@ class Services:
     @property
     def auto_create_topics(self) -> bool:
         return self.config.auto_create_topics_enable
+
+    async def await_first_metadata(self) -> None:
+        """ZooKeeper mode: a broker serves once registered, before the controller's first UpdateMetadata
+        reaches it; a Metadata or DescribeCluster answered in between names no broker and no controller,
+        which librdkafka's admin client never looks up again (its request then hangs to its timeout).
+        Such a request waits for that UpdateMetadata, at most FIRST_METADATA_WAIT_S (no controller:
+        answered with what this broker knows), as a KRaft broker serves only once it has the metadata."""
+        if self.cluster.zookeeper_mode and not self.cluster.first_update.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.cluster.first_update.wait(), FIRST_METADATA_WAIT_S)
 
     def advertised_brokers(self, listener: str) -> list[BrokerEndpoint]:
         """The brokers as a client on `listener` should reach them (Kafka answers per listener)."""

@@ -34,6 +34,7 @@ from odradek.cluster.zookeeper import paths as zk_paths
 from odradek.cluster.zookeeper import topics as zk_topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.config import BrokerConfig
+from odradek.handlers.services import FIRST_METADATA_WAIT_S
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.controlled_shutdown import ControlledShutdownRequest
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
@@ -140,7 +141,8 @@ class SecuredCluster:
 
     def metadata(self, node: int, topics: list[str] | None) -> MetadataResponse:
         broker = self.brokers[node]
-        with RawClient(broker.port, timeout=3, host=broker.host) as client:
+        # a broker the controller cannot reach waits FIRST_METADATA_WAIT_S before it answers
+        with RawClient(broker.port, timeout=FIRST_METADATA_WAIT_S + 5, host=broker.host) as client:
             wanted = None if topics is None else [MetadataRequestTopic(name=t) for t in topics]
             response: MetadataResponse = client.request(
                 MetadataRequest(topics=wanted, allow_auto_topic_creation=False), 12

@@ -4,10 +4,15 @@ the real controller, partitions without a reachable leader as LEADER_NOT_AVAILAB
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
+
+import pytest
 
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.settings import OFFSETS_TOPIC
+from odradek.handlers import services as services_module
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.describe_cluster import DescribeClusterRequest
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
@@ -167,3 +172,29 @@ async def test_find_coordinator_names_the_leader_of_the_groups_offsets_partition
     finally:
         groups.stop()
     assert services.logs.get_log(OFFSETS_TOPIC, 0) is None
+
+
+async def test_metadata_and_describe_cluster_wait_for_the_first_update_metadata(
+    cluster_member: HandlerBroker,
+) -> None:
+    """Answered before the controller's first UpdateMetadata, they would name no broker and no
+    controller, and librdkafka's admin client would never ask again."""
+    metadata = asyncio.ensure_future(_metadata(cluster_member, "PLAINTEXT"))
+    described = asyncio.ensure_future(cluster_member.call(DescribeClusterRequest(), 1, "PLAINTEXT"))
+    await asyncio.sleep(0.2)
+    assert not metadata.done() and not described.done()
+    await cluster_member.call(update_metadata(BROKERS, PICTURE, {TOPIC: TOPIC_ID}), 8)
+    answered = await asyncio.wait_for(metadata, 1)
+    assert answered.controller_id == 1  # type: ignore[attr-defined]
+    assert [b.node_id for b in answered.brokers] == [1, 2]  # type: ignore[attr-defined]
+    assert (await asyncio.wait_for(described, 1)).controller_id == 1
+
+
+async def test_without_a_controller_metadata_answers_what_it_knows_after_a_bounded_wait(
+    cluster_member: HandlerBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(services_module, "FIRST_METADATA_WAIT_S", 0.3)
+    started = time.monotonic()
+    answered = await _metadata(cluster_member, "PLAINTEXT")
+    assert 0.3 <= time.monotonic() - started < 5
+    assert answered.brokers == []  # type: ignore[attr-defined]
