@@ -52,7 +52,8 @@ class BrokerProcess:
     def bootstrap(self) -> str:
         return f"{self.host}:{self.port}"
 
-    def start(self, timeout: float = 30.0) -> BrokerProcess:
+    def start(self, timeout: float = 30.0, wait: bool = True) -> BrokerProcess:
+        """Launch the broker and, with `wait`, return once its port accepts connections."""
         settings = {
             "node.id": "1",
             "listeners": f"PLAINTEXT://{self.host}:{self.port}",
@@ -70,6 +71,8 @@ class BrokerProcess:
             command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO, preexec_fn=_die_with_parent
         )
         log.close()
+        if not wait:
+            return self
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -112,6 +112,7 @@ class Broker:
         self.bound: dict[str, tuple[str, int]] = {}
         self.tasks: list[asyncio.Task[None]] = []
         self.stopping = asyncio.Event()
+        self.started = False
         log_dirs = [Path(d.strip()) for d in config.log_dirs if d.strip()]
         # Before anything reads or writes the dirs: a second broker on them stops here, untouched.
         self.log_dir_locks = LogDirLocks.acquire(log_dirs)
@@ -285,6 +286,7 @@ class Broker:
                 }
             },
         )
+        self.started = True
 
     def _client_quotas(self, single_node: bool) -> ClientQuotas:
         """Client quotas over Kafka's windows; a single node keeps them in its log dir (a cluster
@@ -440,11 +442,25 @@ class Broker:
         assert self.services is not None
         return next(iter(self.services.advertised.values()))[0]
 
-    async def run_until_stopped(self) -> None:
+    def catch_stop_signals(self) -> None:
+        """SIGTERM and SIGINT stop the broker gracefully, also when they come during its start: a cluster
+        member serves (and is known to clients and the controller) before its start ends, so the start
+        completes, bounded by its own timeouts, then the broker stops as usual (with a controlled
+        shutdown). A second one during the start exits at once."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, self.stopping.set)
+                loop.add_signal_handler(sig, self._stop_requested, sig)
+
+    def _stop_requested(self, sig: signal.Signals) -> None:
+        if not self.started:
+            if self.stopping.is_set():
+                log.warning(f"{sig.name} again during start-up: exiting now")
+                os._exit(128 + sig)
+            log.info(f"{sig.name} during start-up: stopping once started ({sig.name} again exits now)")
+        self.stopping.set()
+
+    async def run_until_stopped(self) -> None:
         await self.stopping.wait()
         await self.stop()
 
@@ -620,6 +636,7 @@ async def serve(config: BrokerConfig) -> None:
         broker = Broker(config)
     except _STARTUP_FAILURES as error:
         raise StartupError(str(error)) from error
+    broker.catch_stop_signals()
     try:
         await broker.start()
     except BaseException as error:
