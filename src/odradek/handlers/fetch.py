@@ -528,6 +528,7 @@ def _must_send(entry: CachedPartition, data: PartitionData) -> bool:
         data.records
         or data.error_code != ErrorCode.NONE
         or data.preferred_read_replica >= 0
+        or _diverging(data)  # a fetcher whose log parted from the leader's must hear where, as Kafka
         or data.high_watermark != entry.sent_high_watermark
         or data.last_stable_offset != entry.sent_last_stable_offset
         or data.log_start_offset != entry.sent_log_start_offset

@@ -463,3 +463,35 @@ async def test_an_idempotent_retry_of_a_timed_out_acks_all_batch_waits_for_the_i
     await _follower_fetch(broker, 1, 1)
     assert await asyncio.wait_for(retried, 5) == (ErrorCode.NONE, 0)
     assert broker.log(TOPIC).log_end_offset == 1  # appended once
+
+
+async def test_an_incremental_fetch_session_answers_the_diverging_epoch(
+    replicated_member: HandlerBroker,
+) -> None:
+    """In a session the leader answers only partitions with news: a divergence is news even when the
+    high watermark has not moved (Kafka's CachedPartition.maybeUpdateResponseData)."""
+    broker = await _leading(replicated_member)
+    for _ in range(3):
+        await _produce(broker, acks=1)
+
+    async def fetch(offset: int, last_fetched_epoch: int, session_id: int, epoch: int) -> FetchResponse:
+        partition = FetchPartition(
+            partition=0,
+            current_leader_epoch=3,
+            fetch_offset=offset,
+            last_fetched_epoch=last_fetched_epoch,
+            partition_max_bytes=1 << 20,
+        )
+        request = follower_fetch_request(3, [partition], 0, min_bytes=0)
+        request.session_id, request.session_epoch = session_id, epoch
+        response: FetchResponse = await broker.call(request, FETCH_VERSION)
+        return response
+
+    opened = await fetch(3, 3, 0, 0)
+    assert opened.session_id > 0 and opened.responses[0].partitions[0].high_watermark == 0
+    quiet = await fetch(3, 3, opened.session_id, 1)
+    assert quiet.responses == []  # nothing new
+    # the follower's log now says epoch 2 went on to offset 5 (as after an unclean election)
+    diverged = await fetch(5, 2, opened.session_id, 2)
+    (data,) = diverged.responses[0].partitions
+    assert (data.diverging_epoch.epoch, data.diverging_epoch.end_offset) == (2, 0)
