@@ -13,6 +13,8 @@ leader epoch and last fetched epoch) and applies the answer partition by partiti
 - other partition errors (a leadership on the move) retry that partition after
   `replica.fetch.backoff.ms`; a lost connection backs off the whole fetcher as long.
 A partition removed (or moved to a new epoch) while its fetch is in flight ignores that fetch's answer.
+Fetches run in a fetch session with the leader (fetch_session.py, KIP-227): after a full one, each
+names only the partitions whose position moved, and the leader answers only those with news.
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
+from odradek.cluster.replication.fetch_session import (
+    SESSION_ERRORS,
+    FetchPlan,
+    FollowerFetchSession,
+    Position,
+)
 from odradek.cluster.replication.leader_connection import LeaderConnection
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
@@ -59,9 +67,6 @@ FETCH_VERSION_BY_NAME = 12
 LIST_OFFSETS_VERSION = 9
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
-#: Kafka's FetchRequest.FINAL_EPOCH: a fetch outside any fetch session.
-SESSIONLESS_EPOCH = -1
-
 PartitionKey = tuple[str, int]
 
 
@@ -98,6 +103,12 @@ class FetchState:
         return (self.topic, self.partition)
 
 
+def _position(state: FetchState) -> Position:
+    """Where the partition's next fetch starts, as a fetch session compares it."""
+    latest = state.log.latest_epoch
+    return (state.log.log_end_offset, state.log.log_start_offset, latest if latest is not None else -1)
+
+
 @dataclass(frozen=True, slots=True)
 class FetcherContext:
     """What a fetcher needs from its broker."""
@@ -127,6 +138,8 @@ class ReplicaFetcher:
         self._in_flight: dict[PartitionKey, FetchState] = {}
         self._abandon: asyncio.Future[None] | None = None
         self._connection: LeaderConnection | None = None
+        #: This fetcher's fetch session with the leader (KIP-227).
+        self.session: FollowerFetchSession[FetchState] = FollowerFetchSession()
         self.task: asyncio.Task[None] = asyncio.get_running_loop().create_task(self._run(), name=name)
 
     def add(self, state: FetchState) -> None:
@@ -143,6 +156,7 @@ class ReplicaFetcher:
         return self.partitions.pop(key, None)
 
     def close_connection(self) -> None:
+        self.session.restart()
         if self._connection is not None:
             self._connection.close()
             self._connection = None
@@ -203,9 +217,24 @@ class ReplicaFetcher:
         )
         version = self.settings.fetch_version if by_id else FETCH_VERSION_BY_NAME
         sent = {s.key: (s, s.leader_epoch, s.log.log_end_offset) for s in ready}
-        request = self._request(ready, version)
-        response = await self._send_unless_abandoned(connection, request, version, sent)
+        plan = self.session.plan([(s, _position(s)) for s in ready], version)
+        request = self._request(plan, version)
+        try:
+            response = await self._send_unless_abandoned(connection, request, version, sent)
+        except BaseException:
+            self.session.restart()  # the leader may or may not have taken this epoch
+            raise
         if response is None:
+            self.session.restart()
+            return
+        self.session.answered(plan, response.error_code, response.session_id)
+        if response.error_code in SESSION_ERRORS:
+            log.info(
+                "%s: broker %d answered %s: fetching in a new session",
+                self.name,
+                self.leader_id,
+                ErrorCode(response.error_code).name,
+            )
             return
         if response.error_code != ErrorCode.NONE:
             raise ConnectionError(f"leader answered {ErrorCode(response.error_code).name}")
@@ -219,7 +248,10 @@ class ReplicaFetcher:
                 state, epoch, offset = entry
                 current = self.partitions.get(state.key)
                 if current is not state or state.leader_epoch != epoch or state.log.log_end_offset != offset:
-                    continue  # removed, moved to another epoch, or truncated meanwhile
+                    # removed, moved to another epoch, or truncated meanwhile: what the leader's session
+                    # believes it sent is not what this log has, so start a new one
+                    self.session.restart()
+                    continue
                 await self._apply(connection, state, data)
 
     async def _send_unless_abandoned(
@@ -249,9 +281,9 @@ class ReplicaFetcher:
         self.close_connection()
         return None
 
-    def _request(self, ready: list[FetchState], version: int) -> FetchRequest:
+    def _request(self, plan: FetchPlan[FetchState], version: int) -> FetchRequest:
         topics: dict[str, FetchTopic] = {}
-        for state in ready:
+        for state in plan.named:
             topic = topics.get(state.topic)
             if topic is None:
                 topic = FetchTopic(topic=state.topic, partitions=[])
@@ -278,8 +310,8 @@ class ReplicaFetcher:
             min_bytes=self.settings.fetch_min_bytes,
             max_bytes=self.settings.fetch_response_max_bytes,
             isolation_level=0,
-            session_id=0,
-            session_epoch=SESSIONLESS_EPOCH,
+            session_id=plan.session_id,
+            session_epoch=plan.epoch,
             topics=list(topics.values()),
             forgotten_topics_data=[],
         )
