@@ -295,7 +295,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         1000,
         MEDIUM,
-        "Most incremental fetch sessions kept.",
+        "Most incremental fetch sessions kept (consumers' and followers'; 0: none, every fetch is full).",
         at_least(0),
     ),
     ConfigKey(
