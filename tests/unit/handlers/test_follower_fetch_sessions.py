@@ -6,7 +6,9 @@ watermarks still arrive whole; a session the leader lost, or a partition added, 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Iterator
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,29 +16,17 @@ from typing import Any
 import pytest
 
 from odradek.cluster.replication.fetch_session import FollowerFetchSession
-from odradek.cluster.replication.replica_fetcher import (
-    FetcherContext,
-    FetcherSettings,
-    FetchState,
-    ReplicaFetcher,
-)
+from odradek.cluster.replication.replica_fetcher import FetcherContext, FetchState, ReplicaFetcher
 from odradek.protocol.messages.fetch import FetchRequest
 from odradek.storage.config import LogConfig
 from odradek.storage.log_manager import LogManager
 from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
 from tests.support.handler_services import HandlerBroker
+from tests.unit.cluster.test_replica_fetcher import SETTINGS as FETCHER_SETTINGS
 from tests.unit.handlers.cluster_member import BROKERS, TOPIC, TOPIC_ID, produce_request
 
 PARTITIONS = 4
-SETTINGS = FetcherSettings(
-    fetch_max_bytes=1 << 20,
-    fetch_min_bytes=1,
-    fetch_wait_max_ms=50,
-    fetch_response_max_bytes=1 << 20,
-    fetch_backoff_ms=50,
-    socket_timeout_ms=5000,
-    socket_receive_buffer_bytes=-1,
-)
+SETTINGS = dataclasses.replace(FETCHER_SETTINGS, fetch_wait_max_ms=50, fetch_backoff_ms=50)
 
 
 @dataclass
@@ -112,7 +102,11 @@ def _caught_up(leader: HandlerBroker, logs: LogManager, indexes: Iterable[int]) 
     return True
 
 
-def _fetcher(connection: InProcessLeader, monkeypatch: pytest.MonkeyPatch) -> ReplicaFetcher:
+@contextlib.asynccontextmanager
+async def _following(
+    connection: InProcessLeader, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[ReplicaFetcher]:
+    """Broker 3's fetcher from broker 2 over `connection`, stopped on the way out."""
     context = FetcherContext(
         node_id=3,
         broker_epoch=lambda: 1,
@@ -127,7 +121,11 @@ def _fetcher(connection: InProcessLeader, monkeypatch: pytest.MonkeyPatch) -> Re
         return connection
 
     monkeypatch.setattr(fetcher, "_connect", connect)
-    return fetcher
+    try:
+        yield fetcher
+    finally:
+        fetcher.task.cancel()
+        await asyncio.gather(fetcher.task, return_exceptions=True)
 
 
 async def test_after_one_full_fetch_a_follower_names_only_the_partitions_that_moved(
@@ -138,8 +136,7 @@ async def test_after_one_full_fetch_a_follower_names_only_the_partitions_that_mo
     await _produce(leader, 0, 3)
     await _produce(leader, 2, 2)
     connection = InProcessLeader(leader)
-    fetcher = _fetcher(connection, monkeypatch)
-    try:
+    async with _following(connection, monkeypatch) as fetcher:
         for index in range(PARTITIONS):
             fetcher.add(_follow(follower_logs, index))
         await _until(lambda: _caught_up(leader, follower_logs, range(PARTITIONS)), "the follower caught up")
@@ -151,7 +148,8 @@ async def test_after_one_full_fetch_a_follower_names_only_the_partitions_that_mo
         assert incremental and all(s.session_id == session.session_id for s in incremental)
         # the fetches after the records came name only partitions 0 and 2, then none
         assert all(s.named <= {0, 2} for s in incremental)
-        assert incremental[-1].named == set()
+        await _until(lambda: connection.sent[-1].named == set(), "an idle fetch naming no partition")
+        assert connection.sent[-1].session_id == session.session_id
 
         before = len(connection.sent)
         await _produce(leader, 1, 4)
@@ -159,9 +157,6 @@ async def test_after_one_full_fetch_a_follower_names_only_the_partitions_that_mo
         later = connection.sent[before:]
         assert all(s.epoch > 0 and s.named <= {1} for s in later)
         assert any(s.named == {1} for s in later)
-    finally:
-        fetcher.task.cancel()
-        await asyncio.gather(fetcher.task, return_exceptions=True)
 
 
 async def test_a_session_the_leader_lost_or_a_partition_added_starts_a_new_session(
@@ -171,8 +166,7 @@ async def test_a_session_the_leader_lost_or_a_partition_added_starts_a_new_sessi
     await _lead(leader)
     await _produce(leader, 0, 2)
     connection = InProcessLeader(leader)
-    fetcher = _fetcher(connection, monkeypatch)
-    try:
+    async with _following(connection, monkeypatch) as fetcher:
         fetcher.add(_follow(follower_logs, 0))
         await _until(lambda: _caught_up(leader, follower_logs, range(1)), "partition 0 replicated")
         (first,) = leader.services.fetch_sessions.sessions
@@ -190,9 +184,6 @@ async def test_a_session_the_leader_lost_or_a_partition_added_starts_a_new_sessi
         (third,) = leader.services.fetch_sessions.sessions.values()
         assert set(key[2] for key in third.partitions) == {0, 3}
         assert connection.sent[-1].session_id == third.session_id
-    finally:
-        fetcher.task.cancel()
-        await asyncio.gather(fetcher.task, return_exceptions=True)
 
 
 def test_a_new_session_starts_whenever_the_partitions_or_the_version_change() -> None:
