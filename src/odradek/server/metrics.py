@@ -177,6 +177,7 @@ class BrokerMetrics:
         for tp, partition_log in sorted(services.logs.logs.items()):
             sizes.add_metric([tp.topic, str(tp.partition)], partition_log.size_in_bytes)
         yield sizes
+        yield from _fetch_sessions(services)
         groups = getattr(services, "groups", None)
         if groups is not None:
             _, listed = groups.list_groups(set(), set())
@@ -309,3 +310,22 @@ class _Histogram:
             running += count
             buckets.append(("+Inf" if bound == float("inf") else repr(bound), float(running)))
         return buckets
+
+
+def _fetch_sessions(services: Services) -> Iterator[Metric]:
+    """Kafka's FetchSessionCache NumIncrementalFetchSessions and NumIncrementalFetchPartitionsCached,
+    by who fetches (followers' sessions are privileged)."""
+    sessions = GaugeMetricFamily(
+        "odradek_incremental_fetch_sessions", "Incremental fetch sessions kept", labels=["fetcher"]
+    )
+    partitions = GaugeMetricFamily(
+        "odradek_incremental_fetch_partitions_cached",
+        "Partitions held in incremental fetch sessions",
+        labels=["fetcher"],
+    )
+    for fetcher, privileged in (("follower", True), ("consumer", False)):
+        kept = [s for s in services.fetch_sessions.sessions.values() if s.privileged is privileged]
+        sessions.add_metric([fetcher], len(kept))
+        partitions.add_metric([fetcher], sum(len(s.partitions) for s in kept))
+    yield sessions
+    yield partitions

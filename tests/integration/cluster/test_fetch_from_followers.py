@@ -74,11 +74,15 @@ class Cluster:
 
     def bytes_out(self, node: int, topic: str) -> float:
         """What broker `node` returned to clients of `topic` (0 when it served none)."""
+        return self.metric(node, f'odradek_topic_bytes_out_total{{topic="{topic}"}}')
+
+    def metric(self, node: int, series: str) -> float:
+        """One series of broker `node`'s metrics endpoint (0 when it has none)."""
         broker = self.brokers[node]
         url = f"http://{broker.host}:{broker.overrides['metrics.port']}/metrics"
         with urllib.request.urlopen(url, timeout=10) as scraped:
             for line in scraped.read().decode().splitlines():
-                if line.startswith(f'odradek_topic_bytes_out_total{{topic="{topic}"}}'):
+                if line.startswith(f"{series} "):
                     return float(line.rsplit(" ", 1)[1])
         return 0.0
 
@@ -257,3 +261,20 @@ def test_a_consumer_in_rack_b_reads_from_the_follower_in_rack_b_and_goes_back_to
     finally:
         consumer.close()
         cluster.brokers[2].start()
+
+
+def test_followers_fetch_from_their_leader_in_incremental_fetch_sessions(cluster: Cluster) -> None:
+    """KIP-227 between brokers: each follower of a partition led by broker 1 holds a session there."""
+    cluster.create("sessions", [1, 2, 3])
+    _produce(cluster, "sessions", _values("sessions", 0, 20))
+    wait_until(
+        lambda: cluster.metric(1, 'odradek_incremental_fetch_sessions{fetcher="follower"}') >= 2,
+        PATIENCE_S,
+        "brokers 2 and 3 in fetch sessions at broker 1",
+    )
+    assert cluster.metric(1, 'odradek_incremental_fetch_partitions_cached{fetcher="follower"}') >= 2
+    consumer = _Consumer(cluster, "sessions", None)
+    try:
+        assert consumer.read(20) == _values("sessions", 0, 20)
+    finally:
+        consumer.close()
