@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/txn_bench.py
 	$(BIN)/python bench/security_bench.py
 	$(BIN)/python bench/replication_bench.py
+	$(BIN)/python bench/fetch_session_bench.py
 	$(BIN)/python bench/failover_bench.py
 
 # The fault-injection harness's long run (tests/faults; docs/testing.md): 50 faults on 3 brokers, its raw

@@ -82,7 +82,7 @@ def main() -> int:
     )
     parser.add_argument("--partitions", type=int, default=600)
     parser.add_argument("--seconds", type=float, default=30)
-    parser.add_argument("--rate", type=int, default=200)
+    parser.add_argument("--rate", type=int, default=20)
     args = parser.parse_args()
     results: dict[str, Any] = {}
     for name, slots in (("without sessions", "0"), ("with sessions", "1000")):
