@@ -126,10 +126,14 @@ class LeaderReplication:
         progress.record_fetch(
             fetch_offset, hosted.log.log_end_offset, self.clock_ms(), log_start_offset, broker_epoch
         )
-        self.maybe_advance_high_watermark(hosted)
-        epoch_start = _epoch_start_offset(hosted)
-        if state.pending_isr is None and state.may_join_isr(
-            replica_id, hosted.log.high_watermark, epoch_start
+        # The HW never passes the log end: at it there is nothing to recompute (a fetch session's
+        # idle partitions, recorded on every fetch, cost no more than this comparison).
+        if hosted.log.high_watermark < hosted.log.log_end_offset:
+            self.maybe_advance_high_watermark(hosted)
+        if (
+            state.pending_isr is None
+            and replica_id not in state.isr
+            and state.may_join_isr(replica_id, hosted.log.high_watermark, _epoch_start_offset(hosted))
         ):
             self._propose_isr(hosted, (*hosted.isr, replica_id))
 
