@@ -211,3 +211,19 @@ def test_a_new_session_starts_whenever_the_partitions_or_the_version_change() ->
     session.answered(by_name, 0, 0)  # the leader keeps no session for us: ask again next time
     again = session.plan([(a, (5, 0, 3)), (replaced, (0, 0, -1))], 12)
     assert (again.full, again.session_id, again.epoch) == (True, 0, 0)
+
+
+async def test_a_partition_refused_before_its_leader_knew_it_is_fetched_once_it_does(
+    replicated_member: HandlerBroker, follower_logs: LogManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A follower often gets its LeaderAndIsr before the leader has the topic: its first fetch is
+    refused (UNKNOWN_TOPIC_ID) and backed off. The next must not be an incremental fetch of the
+    session that remembered the refusal: the follower would be refused forever, and leave the ISR."""
+    leader = replicated_member
+    connection = InProcessLeader(leader)
+    async with _following(connection, monkeypatch) as fetcher:
+        fetcher.add(_follow(follower_logs, 0))
+        await _until(lambda: len(connection.sent) >= 1, "a first fetch, refused")
+        await _lead(leader)
+        await _produce(leader, 0, 3)
+        await _until(lambda: _caught_up(leader, follower_logs, (0,)), "partition 0 replicated")

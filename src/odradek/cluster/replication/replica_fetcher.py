@@ -460,3 +460,7 @@ class ReplicaFetcher:
 
     def _delay(self, state: FetchState) -> None:
         state.delayed_until = time.monotonic() + self.settings.fetch_backoff_ms / 1000
+        # The leader's session keeps the partition as it failed (a topic id it did not know yet, say):
+        # the next fetch of it is a full one. Without other partitions to fetch meanwhile, the session
+        # would otherwise look unchanged and ask it again incrementally, for the same error.
+        self.session.restart()
