@@ -268,6 +268,8 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
         return _Plan(requested, None, False, 0, opens_session=True)
     session = cache.lookup(request.session_id, request.session_epoch)
     session.epoch = next_epoch(session.epoch)
+    if version >= 13:
+        _resolve_unknown_names(session, context)
     for forgotten in request.forgotten_topics_data:
         topic = _topic_name(forgotten.topic, forgotten.topic_id, context) or ""
         for partition in forgotten.partitions:
@@ -283,6 +285,19 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
             cached.last_fetched_epoch = entry.last_fetched_epoch
             cached.log_start_offset = entry.log_start_offset
     return _Plan(list(session.partitions.values()), session, True, session.session_id)
+
+
+def _resolve_unknown_names(session: FetchSession, context: RequestContext) -> None:
+    """A partition whose topic id was unknown when it joined the session (answered UNKNOWN_TOPIC_ID)
+    gets its topic's name once this broker knows the id, as Kafka's maybeResolveUnknownName: else the
+    session would answer it UNKNOWN_TOPIC_ID for as long as the session lives."""
+    unknown = [key for key in session.partitions if not key[0]]
+    for key in unknown:
+        name = _topic_name("", key[1], context)
+        if name:
+            entry = session.partitions.pop(key)
+            entry.topic = name
+            session.partitions[_key(entry)] = entry
 
 
 def _requested(request: FetchRequest, context: RequestContext) -> Iterable[CachedPartition]:

@@ -9,7 +9,10 @@ import pytest
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic
+from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
 from tests.support.handler_services import HandlerBroker
+from tests.unit.handlers.cluster_member import BROKERS, TOPIC_ID, produce_request
+from tests.unit.handlers.cluster_member import TOPIC as MEMBER_TOPIC
 
 from .fetching import FETCH_VERSION, answered, consumed, fetch_request, produce
 
@@ -305,3 +308,25 @@ async def test_incremental_fetch_serves_partitions_in_turn_under_max_bytes(
     # As in Kafka's sessions, a partition that got records in an incremental fetch goes to the back
     # (the full fetch keeps the request's order): busy partition 0 does not starve partition 1.
     assert served == [P0, P1, P0, P1]
+
+
+async def test_a_topic_id_unknown_when_it_joined_the_session_is_read_once_known(
+    cluster_member: HandlerBroker,
+) -> None:
+    """As Kafka's maybeResolveUnknownName: the session answers UNKNOWN_TOPIC_ID only while the id is
+    unknown here, not for as long as the session lives."""
+    request = fetch_request({(MEMBER_TOPIC, 0): 0}, session_epoch=0)
+    request.topics[0].topic_id = TOPIC_ID
+    opened = await cluster_member.call(request, 13)
+    assert opened.session_id > 0
+    assert opened.responses[0].partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_ID
+    led = [Partition(MEMBER_TOPIC, 0, leader=2, leader_epoch=3, replicas=[2])]
+    await cluster_member.call(update_metadata(BROKERS, led, {MEMBER_TOPIC: TOPIC_ID}), 8)
+    await cluster_member.call(leader_and_isr(led, {MEMBER_TOPIC: TOPIC_ID}), 7)
+    await cluster_member.call(produce_request(0), 9)
+    incremental = await cluster_member.call(
+        fetch_request({}, session_id=opened.session_id, session_epoch=1), 13
+    )
+    (partition,) = incremental.responses[0].partitions
+    assert (partition.error_code, partition.high_watermark) == (ErrorCode.NONE, 1)
+    assert partition.records
