@@ -46,20 +46,14 @@ from typing import TYPE_CHECKING
 from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for
-from odradek.handlers.fetch_sessions import (
-    FINAL_EPOCH,
-    INITIAL_EPOCH,
-    CachedPartition,
-    FetchSession,
-    PartitionKey,
-    next_epoch,
-)
+from odradek.handlers.fetch_sessions import CachedPartition, FetchSession, PartitionKey
 from odradek.handlers.file_records import FileRecords
 from odradek.handlers.leadership import POINTS_TO_LEADER, leader_endpoints, refusal, replica_refusal
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.fetch_session_epochs import FINAL_EPOCH, INITIAL_EPOCH, next_epoch
 from odradek.protocol.messages.fetch import (
     AbortedTransaction,
     EpochEndOffset,

@@ -24,19 +24,11 @@ from typing import Final
 
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
-INITIAL_EPOCH: Final = 0
-FINAL_EPOCH: Final = -1
-_MAX_EPOCH: Final = 0x7FFFFFFF
 #: Kafka's fetch session eviction time (not configurable there either): younger sessions are kept.
 EVICTION_SECONDS: Final = 120.0
 
 #: A partition in a session: the name (or "" before v13) and the topic id identify it.
 PartitionKey = tuple[str, object, int]
-
-
-def next_epoch(epoch: int) -> int:
-    """The epoch after `epoch` (Kafka's FetchMetadata.nextEpoch): past Int32 max clients go on at 1."""
-    return 1 if epoch >= _MAX_EPOCH else epoch + 1
 
 
 @dataclass(slots=True)

@@ -20,10 +20,8 @@ from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.fetch_session_epochs import INITIAL_EPOCH, next_epoch
 
-#: Kafka's FetchMetadata epochs: 0 opens a session (a full fetch); -1 fetches outside any session.
-INITIAL_EPOCH = 0
-_MAX_EPOCH = 0x7FFFFFFF
 #: The leader's answers that end the session at its side: the next fetch is full.
 SESSION_ERRORS = frozenset({ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ErrorCode.INVALID_FETCH_SESSION_EPOCH})
 
@@ -100,7 +98,7 @@ class FollowerFetchSession(Generic[S]):
             # with the next full fetch.
             self.session_id, self.epoch, self.held = session_id, 1 if session_id else INITIAL_EPOCH, {}
         else:
-            self.epoch = 1 if self.epoch >= _MAX_EPOCH else self.epoch + 1
+            self.epoch = next_epoch(self.epoch)
         self.held.update(plan.positions)
 
     def restart(self) -> None:
