@@ -156,6 +156,7 @@ class ReplicaFetcher:
         return self.partitions.pop(key, None)
 
     def close_connection(self) -> None:
+        # Also after a failed or abandoned fetch: the leader may or may not have taken its epoch.
         self.session.restart()
         if self._connection is not None:
             self._connection.close()
@@ -219,13 +220,8 @@ class ReplicaFetcher:
         sent = {s.key: (s, s.leader_epoch, s.log.log_end_offset) for s in ready}
         plan = self.session.plan([(s, _position(s)) for s in ready], version)
         request = self._request(plan, version)
-        try:
-            response = await self._send_unless_abandoned(connection, request, version, sent)
-        except BaseException:
-            self.session.restart()  # the leader may or may not have taken this epoch
-            raise
+        response = await self._send_unless_abandoned(connection, request, version, sent)
         if response is None:
-            self.session.restart()
             return
         self.session.answered(plan, response.error_code, response.session_id)
         if response.error_code in SESSION_ERRORS:
