@@ -195,7 +195,7 @@ def _open_session(plan: _Plan, privileged: bool, context: RequestContext) -> Non
     if session is None:
         return
     for entry in plan.partitions:
-        session.partitions[_key(entry)] = entry
+        session.add(_key(entry), entry)
     plan.session, plan.session_id = session, session.session_id
 
 
@@ -271,7 +271,7 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
     for entry in requested:
         cached = session.partitions.get(_key(entry))
         if cached is None:
-            session.partitions[_key(entry)] = entry
+            session.add(_key(entry), entry)
         else:
             cached.fetch_offset = entry.fetch_offset
             cached.max_bytes = entry.max_bytes
@@ -285,13 +285,13 @@ def _resolve_unknown_names(session: FetchSession, context: RequestContext) -> No
     """A partition whose topic id was unknown when it joined the session (answered UNKNOWN_TOPIC_ID)
     gets its topic's name once this broker knows the id, as Kafka's maybeResolveUnknownName: else the
     session would answer it UNKNOWN_TOPIC_ID for as long as the session lives."""
-    unknown = [key for key in session.partitions if not key[0]]
-    for key in unknown:
-        name = _topic_name("", key[1], context)
-        if name:
-            entry = session.partitions.pop(key)
-            entry.topic = name
-            session.partitions[_key(entry)] = entry
+    if not session.unknown_names:
+        return  # the common case: one flag looked at per fetch
+    session.unknown_names = False
+    for key in [key for key in session.partitions if not key[0]]:
+        entry = session.partitions.pop(key)
+        entry.topic = _topic_name("", key[1], context) or ""
+        session.add(_key(entry), entry)
 
 
 def _requested(request: FetchRequest, context: RequestContext) -> Iterable[CachedPartition]:

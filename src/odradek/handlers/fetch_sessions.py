@@ -55,6 +55,12 @@ class FetchSession:
     partitions: OrderedDict[PartitionKey, CachedPartition] = field(default_factory=OrderedDict)
     privileged: bool = False  # a follower's (replica) session
     created: float = 0.0  # on the cache's clock, seconds
+    #: Whether a partition joined under a topic id this broker did not know (its name is "").
+    unknown_names: bool = False
+
+    def add(self, key: PartitionKey, entry: CachedPartition) -> None:
+        self.partitions[key] = entry
+        self.unknown_names = self.unknown_names or not key[0]
 
     def value(self) -> tuple[bool, int, int]:
         """What eviction weighs, least valuable first (Kafka's EvictableKey)."""
