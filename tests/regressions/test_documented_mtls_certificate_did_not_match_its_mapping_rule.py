@@ -31,8 +31,17 @@ SECRETS = "/etc/odradek/secrets"
 pytestmark = pytest.mark.timeout(60)
 
 
-def test_the_documented_client_certificate_maps_to_the_documented_principal(tmp_path: Path) -> None:
-    secrets = _run_step_1(tmp_path)
+@pytest.fixture(scope="module")
+def secrets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Step 1's commands as written (they make `secrets/` and work there)."""
+    require_executable("openssl")
+    commands = _section_block("### 1. A certificate authority", "sh")
+    base = tmp_path_factory.mktemp("security-doc")
+    subprocess.run(["bash", "-e", "-c", commands], cwd=base, check=True, capture_output=True, timeout=60)
+    return base / "secrets"
+
+
+def test_the_documented_client_certificate_maps_to_the_documented_principal(secrets: Path) -> None:
     tls = _step_2_listener(secrets, "SSL")
     documented = re.search(
         r"client certificate of step 1 \(`([^`]+)`\) connects to the SSL\s+listener as `User:([^`]+)`",
@@ -46,9 +55,8 @@ def test_the_documented_client_certificate_maps_to_the_documented_principal(tmp_
 
 
 def test_the_documented_broker_rule_maps_a_broker_certificate_to_the_documented_principal(
-    tmp_path: Path,
+    secrets: Path,
 ) -> None:
-    secrets = _run_step_1(tmp_path)
     found = re.search(
         r"`ssl\.principal\.mapping\.rules=([^`]+)` and\s+certificates with `([^`]+)` make it `User:([^`]+)`",
         _doc(),
@@ -75,14 +83,6 @@ def _section_block(heading: str, language: str) -> str:
     block = re.compile(rf"```{language}\n(.*?)```", re.S).search(text, start)
     assert block is not None, f"no {language} block after {heading!r}"
     return block.group(1)
-
-
-def _run_step_1(tmp_path: Path) -> Path:
-    """Step 1's commands as written (they make `secrets/` and work there)."""
-    require_executable("openssl")
-    commands = _section_block("### 1. A certificate authority", "sh")
-    subprocess.run(["bash", "-e", "-c", commands], cwd=tmp_path, check=True, capture_output=True, timeout=60)
-    return tmp_path / "secrets"
 
 
 def _step_2_listener(secrets: Path, listener: str) -> ListenerTls:
