@@ -1,24 +1,28 @@
-"""Writes docs/compatibility.md from the codec's registry of messages.
+"""Writes docs/compatibility.md from the codec's registry of messages and the broker's handler registry.
 
     .venv/bin/python tools/write_compatibility.py          # rewrite docs/compatibility.md
     .venv/bin/python tools/write_compatibility.py --check  # exit 1 if the file is out of date
 
 Every API key with the versions the codec covers, the first flexible version and the versions Kafka
 marks unstable, from `odradek.protocol.messages`, and the versions the broker serves, from its handler
-registry (the same registry ApiVersions is answered from).
+registry (the same registry ApiVersions is answered from); and the introduction's account of what is
+served, by area (AREAS: every API key in one), from that registry too, so it cannot drift from the code.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.metadata import BrokerMode
-from odradek.handlers.registry import REGISTRY
+from odradek.handlers.registry import REGISTRY, Registration
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.messages import OTHER_SCHEMAS, REQUESTS, RESPONSES
 from odradek.protocol.schema import Message, Versions
@@ -45,13 +49,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def render() -> str:
-    return "\n".join([INTRODUCTION, *_api_table(), OTHER_SCHEMAS_TEXT, *_other_schemas(), RECORD_FORMATS])
+    return "\n".join([introduction(), *_api_table(), OTHER_SCHEMAS_TEXT, *_other_schemas(), RECORD_FORMATS])
 
 
-INTRODUCTION = f"""\
+INTRODUCTION_HEAD = f"""\
 # Compatibility
 
-<!-- Written by tools/write_compatibility.py from odradek.protocol.messages; do not edit. -->
+<!-- Written by tools/write_compatibility.py from the codec and the handler registry; do not edit. -->
 
 ## API keys
 
@@ -64,17 +68,191 @@ marks as not yet released; a broker must not advertise them.
 **served** is what the broker answers, from its handler registry: each handler registers its API
 key and version range, and ApiVersions is answered from that same registry, so nothing is advertised
 that is not served. "{NOT_SERVED}" means the broker does not serve that API: a request for it closes the
-connection, as Apache Kafka does for an API it does not know. "(cluster member only)" marks the
-controller's requests to brokers (LeaderAndIsr, StopReplica, UpdateMetadata): served, and listed in
-ApiVersions, only by a broker in a ZooKeeper cluster; a single node treats them as unknown.
-Not served today: the KRaft controller
-and quorum APIs (odradek's cluster mode is ZooKeeper-based), share groups, streams groups, client
-telemetry, delegation tokens, ACL administration and transactions: InitProducerId answers
-idempotent producers, while a transactional id (FindCoordinator key type 1, InitProducerId) and a
-Produce carrying a transactional batch get TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients
-report at once as fatal (as against a Kafka whose authorizer grants no transactional id); nothing
-transactional is appended.
+connection, as Apache Kafka does for an API it does not know.
 """
+
+
+@dataclass(frozen=True)
+class Area:
+    """APIs that together make one thing a broker offers, named as Kafka's documentation names it."""
+
+    name: str
+    api_keys: tuple[ApiKey, ...]
+    #: Why the area is not served, said only while none of it is.
+    why_not: str = ""
+
+
+K = ApiKey
+#: Every API key in one area: the introduction says, from the registry, which areas are served.
+AREAS = (
+    Area(
+        "producing and fetching",
+        (
+            K.PRODUCE,
+            K.FETCH,
+            K.LIST_OFFSETS,
+            K.METADATA,
+            K.OFFSET_FOR_LEADER_EPOCH,
+            K.DELETE_RECORDS,
+            K.DESCRIBE_PRODUCERS,
+        ),
+    ),
+    Area("ApiVersions and SASL authentication", (K.API_VERSIONS, K.SASL_HANDSHAKE, K.SASL_AUTHENTICATE)),
+    Area(
+        "consumer groups and committed offsets (classic and KIP-848)",
+        (
+            K.FIND_COORDINATOR,
+            K.JOIN_GROUP,
+            K.HEARTBEAT,
+            K.LEAVE_GROUP,
+            K.SYNC_GROUP,
+            K.DESCRIBE_GROUPS,
+            K.LIST_GROUPS,
+            K.DELETE_GROUPS,
+            K.OFFSET_COMMIT,
+            K.OFFSET_FETCH,
+            K.OFFSET_DELETE,
+            K.CONSUMER_GROUP_HEARTBEAT,
+            K.CONSUMER_GROUP_DESCRIBE,
+        ),
+    ),
+    Area(
+        "transactions",
+        (
+            K.INIT_PRODUCER_ID,
+            K.ADD_PARTITIONS_TO_TXN,
+            K.ADD_OFFSETS_TO_TXN,
+            K.END_TXN,
+            K.WRITE_TXN_MARKERS,
+            K.TXN_OFFSET_COMMIT,
+            K.DESCRIBE_TRANSACTIONS,
+            K.LIST_TRANSACTIONS,
+        ),
+    ),
+    Area(
+        "topic administration",
+        (K.CREATE_TOPICS, K.DELETE_TOPICS, K.CREATE_PARTITIONS, K.DESCRIBE_TOPIC_PARTITIONS),
+    ),
+    Area(
+        "configs",
+        (K.DESCRIBE_CONFIGS, K.ALTER_CONFIGS, K.INCREMENTAL_ALTER_CONFIGS, K.LIST_CONFIG_RESOURCES),
+    ),
+    Area("log directories", (K.DESCRIBE_LOG_DIRS, K.ALTER_REPLICA_LOG_DIRS)),
+    Area("ACL administration", (K.DESCRIBE_ACLS, K.CREATE_ACLS, K.DELETE_ACLS)),
+    Area("SCRAM users", (K.DESCRIBE_USER_SCRAM_CREDENTIALS, K.ALTER_USER_SCRAM_CREDENTIALS)),
+    Area("client quotas", (K.DESCRIBE_CLIENT_QUOTAS, K.ALTER_CLIENT_QUOTAS)),
+    Area("cluster description", (K.DESCRIBE_CLUSTER,)),
+    Area(
+        "the ZooKeeper-mode controller and brokers' requests to each other",
+        (
+            K.LEADER_AND_ISR,
+            K.STOP_REPLICA,
+            K.UPDATE_METADATA,
+            K.CONTROLLED_SHUTDOWN,
+            K.ALTER_PARTITION,
+        ),
+    ),
+    Area(
+        "producer id blocks from the controller (KIP-730)",
+        (K.ALLOCATE_PRODUCER_IDS,),
+        why_not="brokers take their blocks from ZooKeeper themselves",
+    ),
+    Area(
+        "leader elections and partition reassignment",
+        (K.ELECT_LEADERS, K.ALTER_PARTITION_REASSIGNMENTS, K.LIST_PARTITION_REASSIGNMENTS),
+    ),
+    Area("feature flags", (K.UPDATE_FEATURES,)),
+    Area(
+        "the KRaft controller and quorum",
+        (
+            K.VOTE,
+            K.BEGIN_QUORUM_EPOCH,
+            K.END_QUORUM_EPOCH,
+            K.DESCRIBE_QUORUM,
+            K.ENVELOPE,
+            K.FETCH_SNAPSHOT,
+            K.BROKER_REGISTRATION,
+            K.BROKER_HEARTBEAT,
+            K.UNREGISTER_BROKER,
+            K.CONTROLLER_REGISTRATION,
+            K.ASSIGN_REPLICAS_TO_DIRS,
+            K.ADD_RAFT_VOTER,
+            K.REMOVE_RAFT_VOTER,
+            K.UPDATE_RAFT_VOTER,
+        ),
+        why_not="odradek's cluster mode is ZooKeeper-based",
+    ),
+    Area(
+        "delegation tokens",
+        (
+            K.CREATE_DELEGATION_TOKEN,
+            K.RENEW_DELEGATION_TOKEN,
+            K.EXPIRE_DELEGATION_TOKEN,
+            K.DESCRIBE_DELEGATION_TOKEN,
+        ),
+    ),
+    Area("client telemetry (KIP-714)", (K.GET_TELEMETRY_SUBSCRIPTIONS, K.PUSH_TELEMETRY)),
+    Area(
+        "share groups (KIP-932)",
+        (
+            K.SHARE_GROUP_HEARTBEAT,
+            K.SHARE_GROUP_DESCRIBE,
+            K.SHARE_FETCH,
+            K.SHARE_ACKNOWLEDGE,
+            K.INITIALIZE_SHARE_GROUP_STATE,
+            K.READ_SHARE_GROUP_STATE,
+            K.WRITE_SHARE_GROUP_STATE,
+            K.DELETE_SHARE_GROUP_STATE,
+            K.READ_SHARE_GROUP_STATE_SUMMARY,
+            K.DESCRIBE_SHARE_GROUP_OFFSETS,
+            K.ALTER_SHARE_GROUP_OFFSETS,
+            K.DELETE_SHARE_GROUP_OFFSETS,
+        ),
+    ),
+    Area("streams groups (KIP-1071)", (K.STREAMS_GROUP_HEARTBEAT, K.STREAMS_GROUP_DESCRIBE)),
+)
+
+
+def introduction(registry: Mapping[int, Registration] = REGISTRY) -> str:
+    """The head, then what is served by area and what only a cluster member serves, from `registry`."""
+    served: list[str] = []
+    partly: list[str] = []
+    not_served: list[str] = []
+    for area in AREAS:
+        missing = [key for key in area.api_keys if key not in registry]
+        if not missing:
+            served.append(area.name)
+        elif len(missing) == len(area.api_keys):
+            not_served.append(f"{area.name}, as {area.why_not}" if area.why_not else area.name)
+        else:
+            partly.append(f"{area.name} (all but {_names(missing)})")
+    unplaced = sorted(
+        key for key in set(REQUESTS) | set(RESPONSES) if not any(key in a.api_keys for a in AREAS)
+    )
+    if unplaced:
+        raise ValueError(f"API keys in no area of tools/write_compatibility.py: {unplaced}")
+    cluster_only = [
+        key
+        for key, registration in sorted(registry.items())
+        if not registration.served_in(BrokerMode.SINGLE_NODE)
+    ]
+    paragraphs = [
+        f"**Served**, by area: {_listing(served)}."
+        + (f" **Partly served**: {_listing(partly)}." if partly else "")
+        + (f" **Not served**: {_listing(not_served)}." if not_served else ""),
+        '"(cluster member only)" marks what a broker serves, and lists in ApiVersions, only as a member of'
+        f" a ZooKeeper cluster ({_names(cluster_only)}); a single node treats them as unknown.",
+    ]
+    return INTRODUCTION_HEAD + "".join("\n" + textwrap.fill(p, 100) + "\n" for p in paragraphs)
+
+
+def _names(api_keys: Sequence[int]) -> str:
+    return ", ".join(_api_name(key, REQUESTS.get(key) or RESPONSES.get(key)) for key in api_keys)
+
+
+def _listing(items: list[str]) -> str:
+    return "; ".join(items)
+
 
 OTHER_SCHEMAS_TEXT = """\
 ## Headers and other schemas

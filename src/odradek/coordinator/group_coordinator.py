@@ -312,8 +312,9 @@ class GroupCoordinator:
         return offset_requests.fetch_offsets(shard, group_id, wanted)
 
     def unstable_offsets(self, group_id: str) -> set[TopicPartition]:
-        """Partitions of the group with a pending transactional offset commit (OffsetFetch's
-        require_stable answers them UNSTABLE_OFFSET_COMMIT until the transaction ends)."""
+        """Partitions of the group with an offset commit not settled yet: a transaction's before its
+        COMMIT or ABORT marker, any commit before the in-sync replicas hold it (OffsetFetch's
+        require_stable answers them UNSTABLE_OFFSET_COMMIT meanwhile)."""
         return self.runtime.shard_for(group_id).pending_offsets(group_id)
 
     def delete_offsets(

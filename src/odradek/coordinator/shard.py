@@ -98,13 +98,18 @@ class GroupShard:
             self.pending_txn_offsets.setdefault(producer_id, []).append(record)
 
     def pending_offsets(self, group_id: str) -> set[tuple[str, int]]:
-        """The group's partitions with a transactional offset commit waiting for its marker."""
-        return {
+        """The group's partitions whose committed offset is about to change (Kafka's
+        hasPendingOffsetCommitsForTopicPartition): a transactional offset commit waiting for its
+        marker, or an offset commit (a transaction's, its COMMIT marker appended) not yet on the
+        in-sync replicas. Between the marker's append and its replication the previous offset is what
+        OffsetFetch returns: a `require_stable` reader must wait that out too."""
+        pending = {
             (record.key.topic, record.key.partition)
             for records in self.pending_txn_offsets.values()
             for record in records
             if isinstance(record.key, OffsetCommitKey) and record.key.group == group_id
         }
+        return pending | self.unreplicated_partitions(group_id)
 
     def complete_transaction(
         self, producer_id: int, committed: bool, committed_at: int | None = None

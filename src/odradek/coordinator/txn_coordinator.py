@@ -7,10 +7,11 @@ would find in the log, and a write that fails (refused under `transaction.state.
 out, leadership lost) leaves no trace. While an id's write waits, other steps for it are answered
 CONCURRENT_TRANSACTIONS, as Kafka does while its pending state is set. Ending a transaction writes
 PrepareCommit/PrepareAbort, then (once it is on the ISR) the markers (directly, through the local
-WriteTxnMarkers path: on a single node this broker leads every partition), then
-CompleteCommit/CompleteAbort. A transaction found prepared (the broker died between the two, or a
-marker could not be written) is completed when its partition is loaded and by the periodic check, as
-Kafka's coordinator re-sends markers on takeover.
+WriteTxnMarkers path: on a single node this broker leads every partition), each written once the
+partition's in-sync replicas hold it (Kafka's acks=-1 marker appends), then CompleteCommit/
+CompleteAbort. A transaction found prepared (the broker died between the two, or a marker could not
+be written) is completed when its partition is loaded and by the periodic check, as Kafka's
+coordinator re-sends markers on takeover.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class TransactionCoordinator:
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
         inter_broker_security: InterBrokerSecurity = PLAINTEXT,
+        marker_replicated: Callable[[str, int, int], Awaitable[ErrorCode]] | None = None,
     ) -> None:
         self.config = config
         self.cluster = cluster
@@ -76,7 +78,7 @@ class TransactionCoordinator:
         self.clock = clock
         self.state_log = TxnStateLog(config, cluster, topics, logs, node_id, notify_append, clock)
         self.state_log.on_partition_loaded = self._loaded
-        self.markers = MarkerWriter(logs, cluster, node_id, groups, notify_append, clock)
+        self.markers = MarkerWriter(logs, cluster, node_id, groups, notify_append, clock, marker_replicated)
         self.channel = TxnMarkerChannel(
             config,
             cluster,
@@ -94,6 +96,8 @@ class TransactionCoordinator:
         self._writing: set[str] = set()
         #: Completions of prepared transactions under way in the background.
         self._completions: set[asyncio.Task[bool]] = set()
+        #: Transactional ids whose markers this broker writes itself wait for their in-sync replicas.
+        self._writing_markers: set[str] = set()
         #: One leadership refresh at a time: a partition's load and unload must not interleave.
         self._refreshing = asyncio.Lock()
         self._refreshes: set[asyncio.Task[None]] = set()
@@ -482,23 +486,40 @@ class TransactionCoordinator:
         the Complete* record once the last is written. True when completed now; False when markers are
         under way or one failed here (retried by the periodic check)."""
         transactional_id = metadata.transactional_id
-        if self.channel.under_way(transactional_id) or transactional_id in self._writing:
+        if (
+            self.channel.under_way(transactional_id)
+            or transactional_id in self._writing
+            or transactional_id in self._writing_markers
+        ):
             return False
         committed = metadata.state is TxnState.PREPARE_COMMIT
         elsewhere: set[tuple[str, int]] = set()
+        here: list[tuple[str, int]] = []
         for topic, partition in sorted(metadata.partitions):
             state = self.cluster.partition(topic, partition)
             if state is not None and state.leader_id != self.node_id and not self.single_node:
                 elsewhere.add((topic, partition))
-                continue
-            error = self.markers.write(
-                topic,
-                partition,
-                metadata.producer_id,
-                metadata.producer_epoch,
-                committed,
-                metadata.coordinator_epoch,
+            else:
+                here.append((topic, partition))
+        self._writing_markers.add(transactional_id)
+        try:
+            errors = await asyncio.gather(
+                *(
+                    self.markers.write_replicated(
+                        topic,
+                        partition,
+                        metadata.producer_id,
+                        metadata.producer_epoch,
+                        committed,
+                        metadata.coordinator_epoch,
+                    )
+                    for topic, partition in here
+                )
             )
+        finally:
+            self._writing_markers.discard(transactional_id)
+        failed = False
+        for (topic, partition), error in zip(here, errors, strict=True):
             if error is E.NOT_LEADER_OR_FOLLOWER and not self.single_node:
                 elsewhere.add((topic, partition))  # leadership moved since the cache was read
             elif error not in (E.NONE, E.UNKNOWN_TOPIC_OR_PARTITION):
@@ -510,7 +531,11 @@ class TransactionCoordinator:
                     partition,
                     error.name,
                 )
-                return False
+                failed = True
+        if failed:
+            return False  # retried by the periodic check
+        if not self._still_prepared(metadata, committed):
+            return False  # its partition moved meanwhile: the next coordinator completes it
         if elsewhere:
             self.channel.send(
                 PendingMarkers(
@@ -524,6 +549,12 @@ class TransactionCoordinator:
             )
             return False
         return await self._write_complete(metadata)
+
+    def _still_prepared(self, metadata: TransactionMetadata, committed: bool) -> bool:
+        """After a wait: the transaction is still this coordinator's, prepared as it was."""
+        prepared = TxnState.PREPARE_COMMIT if committed else TxnState.PREPARE_ABORT
+        current = self.state_log.txns.get(metadata.transactional_id)
+        return current is metadata and metadata.state is prepared
 
     async def _write_complete(self, metadata: TransactionMetadata) -> bool:
         committed = metadata.state is TxnState.PREPARE_COMMIT
@@ -552,8 +583,8 @@ class TransactionCoordinator:
             return None
         return metadata
 
-    def _write_marker_here(self, txn: PendingMarkers, tp: tuple[str, int]) -> ErrorCode:
-        return self.markers.write(
+    async def _write_marker_here(self, txn: PendingMarkers, tp: tuple[str, int]) -> ErrorCode:
+        return await self.markers.write_replicated(
             *tp, txn.producer_id, txn.producer_epoch, txn.committed, txn.coordinator_epoch
         )
 

@@ -5,7 +5,8 @@ One queue and one sender task per destination broker; everything queued for a br
 wakes goes in one WriteTxnMarkers (v1) request, a marker per transaction. A partition answered NONE (or
 UNKNOWN_TOPIC_OR_PARTITION: deleted, nothing left to close) is done; any other error, or a failed
 connection, sends it again after a backoff to whoever leads it then (the metadata cache is the
-controller's view, refreshed by its UpdateMetadata), which may be this broker itself (written directly).
+controller's view, refreshed by its UpdateMetadata), which may be this broker itself (written directly,
+and done once its in-sync replicas hold it, as a leader elsewhere answers).
 A partition without a leader waits for one. A transaction is complete when every partition's marker
 is written; a transaction the coordinator no longer owns (its `__transaction_state` partition moved,
 or a newer epoch) is dropped, the new coordinator sends its markers again.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from odradek.cluster.broker_client import BrokerConnections, BrokerUnreachable, inter_broker_endpoint
@@ -56,7 +57,7 @@ class TxnMarkerChannel:
         config: BrokerConfig,
         cluster: ClusterMetadata,
         node_id: int,
-        write_local: Callable[[PendingMarkers, TopicPartition], ErrorCode],
+        write_local: Callable[[PendingMarkers, TopicPartition], Awaitable[ErrorCode]],
         still_wanted: Callable[[PendingMarkers], bool],
         on_complete: Callable[[PendingMarkers], None],
         security: InterBrokerSecurity = PLAINTEXT,
@@ -73,6 +74,7 @@ class TxnMarkerChannel:
         self._wakeups: dict[int, asyncio.Event] = {}
         self._senders: dict[int, asyncio.Task[None]] = {}
         self._retries: set[asyncio.TimerHandle] = set()
+        self._local_writes: set[asyncio.Task[None]] = set()
         self._unreachable: set[int] = set()
         self._connections = BrokerConnections(
             f"broker-{node_id}-txn-markers", security, config.request_timeout_ms / 1000
@@ -97,6 +99,9 @@ class TxnMarkerChannel:
             task.cancel()
         for handle in self._retries:
             handle.cancel()
+        for write in self._local_writes:
+            write.cancel()
+        self._local_writes.clear()
         self._senders.clear()
         self._retries.clear()
         self._queues.clear()
@@ -122,17 +127,23 @@ class TxnMarkerChannel:
             return
         leader = state.leader_id
         if leader == self.node_id:
-            error = self.write_local(txn, tp)
-            if error in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
-                txn.remaining.discard(tp)
-            else:
-                self._retry_later(txn, tp)
+            task = asyncio.get_running_loop().create_task(self._write_here(txn, tp))
+            self._local_writes.add(task)
+            task.add_done_callback(self._local_writes.discard)
             return
         if leader < 0 or inter_broker_endpoint(self.config, self.cluster, leader) is None:
             self._retry_later(txn, tp)  # no leader yet: wait for the controller to elect one
             return
         self._queues.setdefault(leader, []).append((txn, tp))
         self._wake(leader)
+
+    async def _write_here(self, txn: PendingMarkers, tp: TopicPartition) -> None:
+        error = await self.write_local(txn, tp)
+        if error in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+            txn.remaining.discard(tp)
+            self._maybe_done(txn)
+        else:
+            self._retry_later(txn, tp)
 
     def _retry_later(self, txn: PendingMarkers, tp: TopicPartition) -> None:
         def again() -> None:

@@ -7,13 +7,15 @@ sequence checks; an older coordinator epoch is refused by the producer state as
 TRANSACTION_COORDINATOR_FENCED). Appending it closes the producer's transaction in that partition,
 which moves the last stable offset and, for an abort, adds the transaction to the `.txnindex`
 (storage does both). A marker in `__consumer_offsets` also completes the producer's pending
-transactional offset commits.
+transactional offset commits. As Kafka's acks=-1 marker appends, a marker counts as written only once
+the partition's in-sync replicas hold it (`write_replicated`): a transaction completed on a marker its
+leader alone had would stay open in that partition for good if the leader were lost.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from odradek.coordinator.settings import OFFSETS_TOPIC
@@ -35,6 +37,7 @@ class MarkerWriter:
         groups: Any,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
+        replicated: Callable[[str, int, int], Awaitable[ErrorCode]] | None = None,
     ) -> None:
         self.logs = logs
         self.cluster = cluster
@@ -42,6 +45,27 @@ class MarkerWriter:
         self.groups = groups
         self.notify_append = notify_append
         self.clock = clock
+        #: Waits until a partition's in-sync replicas hold what was appended (topic, partition, the
+        #: offset after it): the append's outcome. None: the append itself is enough (a single node).
+        self.replicated = replicated
+
+    async def write_replicated(
+        self,
+        topic: str,
+        partition: int,
+        producer_id: int,
+        producer_epoch: int,
+        committed: bool,
+        coordinator_epoch: int,
+    ) -> ErrorCode:
+        """`write`, then wait for the in-sync replicas: NONE once they hold the marker, else the
+        append's error (REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER),
+        which the coordinator retries: a marker written again closes nothing twice."""
+        error = self.write(topic, partition, producer_id, producer_epoch, committed, coordinator_epoch)
+        log = self.logs.get_log(topic, partition)
+        if error is not ErrorCode.NONE or self.replicated is None or log is None:
+            return error
+        return await self.replicated(topic, partition, log.log_end_offset)
 
     def write(
         self,

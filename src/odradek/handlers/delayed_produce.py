@@ -119,3 +119,15 @@ def coordinator_write_waiter(
         return await timed(partition, required_offset, timeout_ms())
 
     return replicated
+
+
+def marker_write_waiter(services: Services) -> Callable[[str, int, int], Awaitable[ErrorCode]]:
+    """For transaction markers (Kafka appends them with acks=-1 and request.timeout.ms): wait until
+    the partition (topic, partition, the offset after the marker) has the marker on its in-sync
+    replicas; the append's outcome. At once NONE on a single node."""
+
+    async def replicated(topic: str, partition: int, required_offset: int) -> ErrorCode:
+        tp = TopicPartition(topic, partition)
+        return await replication_outcome(tp, required_offset, services.config.request_timeout_ms, services)
+
+    return replicated

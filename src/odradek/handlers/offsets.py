@@ -18,7 +18,9 @@ Version notes:
 - OffsetFetch v0-1 name topics (group errors on each partition); v2 a null topic list means every
   committed offset, plus a top-level error; v3 throttle time; v5 leader epochs; v6 flexible; v7
   `require_stable`: a partition with a transactional offset commit not yet ended by its transaction's
-  marker is UNSTABLE_OFFSET_COMMIT (the client retries; read_committed consumers ask it); v8 several
+  marker, or with a commit (a transaction's whose COMMIT marker is appended) not yet on the in-sync
+  replicas, is UNSTABLE_OFFSET_COMMIT, as Kafka's hasPendingOffsetCommitsForTopicPartition (the
+  client retries; read_committed consumers ask it); v8 several
   groups per request; v9 member id and epoch, checked for KIP-848 groups; v10 topic ids. A partition
   without a committed offset reads -1 with empty metadata.
 - OffsetDelete v0: only offsets of topics the group does not subscribe to (GROUP_SUBSCRIBED_TO_TOPIC);

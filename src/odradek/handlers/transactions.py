@@ -9,7 +9,10 @@ Version notes:
   (KIP-890 part 1), served too: `verify_only` answers whether each partition is already in the
   producer's ongoing transaction, without adding it.
 - WriteTxnMarkers is served for the partitions this broker leads (NOT_LEADER_OR_FOLLOWER for the
-  others); a single-node coordinator writes its markers through the same code without a request.
+  others); a single-node coordinator writes its markers through the same code without a request. As
+  Kafka's acks=-1 marker appends, each partition is answered once its in-sync replicas hold the
+  marker, at most request.timeout.ms (REQUEST_TIMED_OUT; NOT_LEADER_OR_FOLLOWER if the leadership
+  moved), and the coordinator sends it again until then.
 - With an authorizer, as Kafka's KafkaApis: AddPartitionsToTxn needs WRITE on the transactional id
   (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition) and WRITE on each topic (else
   TOPIC_AUTHORIZATION_FAILED for its partitions and OPERATION_NOT_ATTEMPTED for the others); v4+ (the
@@ -23,6 +26,9 @@ Version notes:
 """
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
 
 from odradek.coordinator.offset_requests import OffsetCommitItem
 from odradek.coordinator.settings import OFFSETS_TOPIC
@@ -323,16 +329,19 @@ async def handle_write_txn_markers(
         return _markers_refused(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     coordinator = transaction_coordinator(context)
     results = []
+    #: Each marker's append, waiting (together) for the in-sync replicas: answered once they hold them.
+    writes: list[tuple[WritableTxnMarkerPartitionResult, Awaitable[ErrorCode]]] = []
     for marker in request.markers:
         topics = []
         for topic in marker.topics:
             partitions = []
             for partition in topic.partition_indexes:
+                answer = WritableTxnMarkerPartitionResult(partition_index=partition)
                 refused = refusal(context, topic.name, partition)
                 if refused is not None:
-                    error = refused.error_code
+                    answer.error_code = refused.error_code
                 else:
-                    error = coordinator.markers.write(
+                    written = coordinator.markers.write_replicated(
                         topic.name,
                         partition,
                         marker.producer_id,
@@ -340,11 +349,13 @@ async def handle_write_txn_markers(
                         marker.transaction_result,
                         marker.coordinator_epoch,
                     )
-                partitions.append(
-                    WritableTxnMarkerPartitionResult(partition_index=partition, error_code=error)
-                )
+                    writes.append((answer, written))
+                partitions.append(answer)
             topics.append(WritableTxnMarkerTopicResult(name=topic.name, partitions=partitions))
         results.append(WritableTxnMarkerResult(producer_id=marker.producer_id, topics=topics))
+    outcomes = await asyncio.gather(*(written for _, written in writes))
+    for (answer, _), outcome in zip(writes, outcomes, strict=True):
+        answer.error_code = outcome
     return WriteTxnMarkersResponse(markers=results)
 
 

@@ -52,7 +52,7 @@ from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.handlers.configs import reconfigure
-from odradek.handlers.delayed_produce import coordinator_write_waiter, timed_write_waiter
+from odradek.handlers.delayed_produce import coordinator_write_waiter, marker_write_waiter, timed_write_waiter
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
@@ -237,6 +237,7 @@ class Broker:
             groups,
             appends.notify,
             inter_broker_security=self.inter_broker_security,
+            marker_replicated=marker_write_waiter(self.services),
         )
         self.services.transactions = transactions
         await self._listen()  # bound (the advertised ports are known), not serving yet

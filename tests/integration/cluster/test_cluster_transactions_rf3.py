@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
 from tests.support.broker_process import REPO
 from tests.support.interop import wait_until
 from tests.support.raw_client import RawClient
@@ -98,6 +99,69 @@ def test_commit_and_abort_with_every_log_replicated_three_times(cluster: Cluster
     commit_abort_commit(producer, "rf3-spread")
     values = read_committed_values(cluster.bootstrap(), "rf3-spread", PARTITIONS, timeout_s=60)
     assert values == expected_after_rounds()
+
+
+def test_offsets_of_a_committed_transaction_are_never_read_as_none_by_a_read_committed_consumer(
+    cluster: Cluster,
+) -> None:
+    """Issue 25 item 22: right after commit_transaction of a transaction that only sent offsets, its
+    COMMIT marker is in the group coordinator's log but not yet on the followers; OffsetFetch with
+    require_stable answered the previous offset (none: -1001) there instead of UNSTABLE_OFFSET_COMMIT,
+    and a consumer restarted after an exactly-once copy would read its input again."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    _everyone_back(cluster)
+    topic, group = "rf3-txn-offsets", "rf3-txn-offsets-group"
+    cluster.create(topic, partitions=1)
+    group_coordinator = cluster.coordinator(group, key_type=0)
+    # one producer whose coordinator is the group's (markers written locally), one whose is another
+    # broker's (markers sent with WriteTxnMarkers)
+    candidates = [f"rf3-txn-offsets-{i}" for i in range(40)]
+    by_coordinator = {cluster.coordinator(t): t for t in reversed(candidates)}
+    transactional_ids = [
+        by_coordinator[group_coordinator],
+        next(t for node, t in by_coordinator.items() if node != group_coordinator),
+    ]
+    reader = Consumer(
+        {"bootstrap.servers": cluster.bootstrap(), "group.id": group, "isolation.level": "read_committed"}
+    )
+    at = cluster.brokers[group_coordinator]
+    try:
+        metadata = reader.consumer_group_metadata()
+        offset = 0
+        for transactional_id in transactional_ids:
+            producer = transactional_producer(cluster, transactional_id)
+            for round_ in range(10):
+                offset += 1
+                producer.begin_transaction()
+                producer.send_offsets_to_transaction([TopicPartition(topic, 0, offset)], metadata, 60)
+                producer.commit_transaction(60)
+                if round_ % 2:
+                    (committed,) = reader.committed([TopicPartition(topic, 0)], 60)
+                    assert committed.offset == offset, (transactional_id, round_)
+                else:
+                    with RawClient(at.port, timeout=30, host=at.host) as client:
+                        assert _stable_offset(client, group, topic) == offset, (transactional_id, round_)
+    finally:
+        reader.close()
+
+
+def _stable_offset(client: RawClient, group: str, topic: str) -> int:
+    """Partition 0's committed offset as OffsetFetch v7 with require_stable answers it, asked again
+    (at once: as soon as possible after the commit) while it is UNSTABLE_OFFSET_COMMIT."""
+    request = OffsetFetchRequest(
+        group_id=group,
+        topics=[OffsetFetchRequestTopic(name=topic, partition_indexes=[0])],
+        require_stable=True,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        response = client.request(request, 7)
+        assert response.error_code == ErrorCode.NONE
+        (partition,) = response.topics[0].partitions
+        if partition.error_code != ErrorCode.UNSTABLE_OFFSET_COMMIT or time.monotonic() > deadline:
+            assert partition.error_code == ErrorCode.NONE
+            return int(partition.committed_offset)
 
 
 def test_end_txn_is_answered_only_once_its_prepare_record_is_on_every_in_sync_replica(

@@ -79,10 +79,14 @@ class Harness:
             BrokerConfig({"node.id": str(SELF)}, warn_unknown=False),
             self.cluster,
             SELF,
-            write_local=lambda txn, tp: self.local.append(tp) or ErrorCode.NONE,
+            write_local=self._write_local,
             still_wanted=lambda txn: self.wanted,
             on_complete=lambda txn: self.completed.append(txn.transactional_id),
         )
+
+    async def _write_local(self, txn: PendingMarkers, tp: tuple[str, int]) -> ErrorCode:
+        self.local.append(tp)
+        return ErrorCode.NONE
 
     def lead(self, partition: int, leader: int) -> None:
         state = self.cluster.partition("t", partition)

@@ -69,8 +69,9 @@ async def test_a_prepared_transaction_is_completed_when_its_partition_is_loaded(
     await second.start(single_node=True)
     try:
         log = handler_broker.log("data")
+        done = TxnState.COMPLETE_COMMIT if committed else TxnState.COMPLETE_ABORT
         for _ in range(100):  # completed in the background, as soon as the partition is loaded
-            if log.last_stable_offset == 2:
+            if second.state_log.txns["prepared"].state is done:
                 break
             await asyncio.sleep(0.01)
         assert log.last_stable_offset == log.log_end_offset == 2
@@ -81,7 +82,6 @@ async def test_a_prepared_transaction_is_completed_when_its_partition_is_loaded(
             "COMMIT" if committed else "ABORT",
             pid,
         )
-        done = TxnState.COMPLETE_COMMIT if committed else TxnState.COMPLETE_ABORT
         assert second.state_log.txns["prepared"].state is done
         assert second.state_log.txns["prepared"].partitions == set()
     finally:

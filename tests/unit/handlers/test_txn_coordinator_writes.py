@@ -180,3 +180,66 @@ async def test_a_new_leader_epoch_that_keeps_this_broker_leader_does_not_reload_
         await coordinator.refresh_leadership()
         assert coordinator.state_log.shards[partition] is not shard
         assert coordinator.state_log.coordinator_epoch(partition) == loaded_at + 1
+
+
+class MarkerReplication:
+    """The data partitions' followers: each marker this broker writes waits until the test lets it
+    through with an outcome (NONE: on the ISR now)."""
+
+    def __init__(self) -> None:
+        self.waiting: list[tuple[tuple[str, int, int], asyncio.Future[ErrorCode]]] = []
+
+    async def replicated(self, topic: str, partition: int, required_offset: int) -> ErrorCode:
+        future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
+        self.waiting.append(((topic, partition, required_offset), future))
+        return await future
+
+    async def answer(self, outcome: ErrorCode) -> tuple[str, int, int]:
+        for _ in range(100):
+            if self.waiting:
+                break
+            await asyncio.sleep(0.01)
+        marker, future = self.waiting.pop(0)
+        future.set_result(outcome)
+        return marker
+
+
+@contextlib.asynccontextmanager
+async def with_marker_followers(
+    handler_broker: HandlerBroker, followers: MarkerReplication
+) -> AsyncIterator[TransactionCoordinator]:
+    await handler_broker.create_topic("data", 2)
+    services = handler_broker.services
+    made = TransactionCoordinator(
+        services.config,
+        services.cluster,
+        services.topics,
+        services.logs,
+        services.node_id,
+        services.producer_ids,
+        None,
+        marker_replicated=followers.replicated,
+    )
+    await made.start(single_node=True)
+    try:
+        yield made
+    finally:
+        made.stop()
+
+
+async def test_a_transaction_completes_only_once_its_markers_are_on_the_in_sync_replicas(
+    handler_broker: HandlerBroker,
+) -> None:
+    """As Kafka's acks=-1 marker appends: a CompleteCommit written while a marker is on the leader only
+    would outlive that marker if the leader were lost, and no coordinator would send it again."""
+    followers = MarkerReplication()
+    async with with_marker_followers(handler_broker, followers) as coordinator:
+        pid, epoch = await _ongoing(coordinator)
+        ending = asyncio.ensure_future(coordinator.end_txn(TXN, pid, epoch, committed=True))
+        assert await followers.answer(E.REQUEST_TIMED_OUT) == ("data", 0, 1)  # the marker: offset 0
+        await ending  # the PrepareCommit is on the ISR: the commit stands, its markers are retried
+        assert coordinator.state_log.txns[TXN].state is TxnState.PREPARE_COMMIT
+        retrying = asyncio.ensure_future(coordinator.abort_timed_out())  # the periodic check
+        assert await followers.answer(E.NONE) == ("data", 0, 2)  # written again, replicated this time
+        await retrying
+        assert coordinator.state_log.txns[TXN].state is TxnState.COMPLETE_COMMIT
