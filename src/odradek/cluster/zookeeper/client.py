@@ -6,6 +6,9 @@ Every method blocks (kazoo is thread-based); see the package docstring for how t
 Reads are retried while the connection is lost; writes are not, since a write whose answer was lost
 may have happened: callers decide (the controller, by the epoch check). No call waits longer than the
 session timeout: then ZooKeeperConnectionError.
+
+The sessions are secured as `ZooKeeperSecurity` asks (TLS, a SASL login, ACLs on created znodes:
+session.py); a login ZooKeeper refuses is a ZooKeeperAuthenticationError, at once.
 """
 
 from __future__ import annotations
@@ -16,14 +19,22 @@ from collections.abc import Callable
 from typing import Any
 
 from kazoo.client import KazooClient, TransactionRequest
-from kazoo.exceptions import ConnectionLoss, NodeExistsError, NoNodeError, SessionExpiredError
+from kazoo.exceptions import (
+    AuthFailedError,
+    ConnectionClosedError,
+    ConnectionLoss,
+    NodeExistsError,
+    NoNodeError,
+    SessionExpiredError,
+)
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import KazooState, ZnodeStat
 
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.cluster_znodes import ClusterIdZnode
-from odradek.cluster.zookeeper.errors import ZooKeeperConnectionError
+from odradek.cluster.zookeeper.errors import ZooKeeperAuthenticationError, ZooKeeperConnectionError
 from odradek.cluster.zookeeper.loop_delivery import deliver_on_loop
+from odradek.cluster.zookeeper.session import ZooKeeperSecurity, last_tls_error, secured_kazoo
 
 #: Kafka's defaults for zookeeper.session.timeout.ms and zookeeper.connection.timeout.ms (which
 #: falls back to the session timeout).
@@ -45,37 +56,68 @@ class ZooKeeperClient:
         *,
         session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
         connection_timeout_ms: int | None = None,
+        security: ZooKeeperSecurity | None = None,
     ) -> ZooKeeperClient:
-        """Connect (creating the chroot if missing) or raise ZooKeeperConnectionError in time."""
+        """Connect (creating the chroot if missing) or raise ZooKeeperConnectionError in time
+        (ZooKeeperAuthenticationError when ZooKeeper refuses the SASL login)."""
         connection_timeout_ms = connection_timeout_ms or session_timeout_ms
+        security = security or ZooKeeperSecurity()
         hosts, chroot = split_chroot(connect_string)
         if chroot:
-            root = cls._start(hosts, connect_string, session_timeout_ms, connection_timeout_ms)
+            # as Kafka: the chroot (and any missing parent) gets the ACL of a znode at that path
+            root = cls._start(hosts, connect_string, session_timeout_ms, connection_timeout_ms, security)
             try:
                 if root.read(chroot) is None:
                     root.create_persistent_path(chroot)
             finally:
                 root.close()
-        return cls._start(connect_string, connect_string, session_timeout_ms, connection_timeout_ms)
+        return cls._start(connect_string, connect_string, session_timeout_ms, connection_timeout_ms, security)
 
     @classmethod
     def _start(
-        cls, hosts: str, connect_string: str, session_timeout_ms: int, connection_timeout_ms: int
+        cls,
+        hosts: str,
+        connect_string: str,
+        session_timeout_ms: int,
+        connection_timeout_ms: int,
+        security: ZooKeeperSecurity,
     ) -> ZooKeeperClient:
-        kazoo = KazooClient(
-            hosts=hosts,
+        kazoo = secured_kazoo(
+            hosts,
+            security,
             timeout=session_timeout_ms / 1000,
             # reconnect for as long as it takes, but never wait more than 2 s between attempts
             connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 2.0},
         )
         try:
             kazoo.start(timeout=connection_timeout_ms / 1000)
+            if security.sasl is not None:
+                # kazoo reports the session connected before its SASL login ends; a first request waits
+                # for the login and fails with it
+                kazoo.exists_async("/").get(timeout=connection_timeout_ms / 1000)
         except KazooTimeoutError:
             kazoo.stop()  # kazoo would go on trying in the background
             kazoo.close()
+            reason = last_tls_error(kazoo)
             raise ZooKeeperConnectionError(
                 f"Could not connect to ZooKeeper at {connect_string} within "
                 f"zookeeper.connection.timeout.ms={connection_timeout_ms}"
+                + (f" ({reason})" if reason else "")
+            ) from None
+        except AuthFailedError:
+            kazoo.stop()
+            kazoo.close()
+            assert security.sasl is not None  # only a login is refused so
+            raise ZooKeeperAuthenticationError(
+                f"ZooKeeper at {connect_string} refused the SASL login of user "
+                f"'{security.sasl.username}' (DIGEST-MD5, from the JAAS Client section): "
+                "wrong user name or password, or SASL is not enabled on the server"
+            ) from None
+        except (ConnectionLoss, ConnectionClosedError):
+            kazoo.stop()
+            kazoo.close()
+            raise ZooKeeperConnectionError(
+                f"Lost the connection to ZooKeeper at {connect_string} while logging in"
             ) from None
         return cls(kazoo, connect_string, session_timeout_ms)
 

@@ -11,6 +11,10 @@ class ZooKeeperConnectionError(ZooKeeperError):
     """ZooKeeper could not be reached within zookeeper.connection.timeout.ms, or the connection broke."""
 
 
+class ZooKeeperAuthenticationError(ZooKeeperError):
+    """ZooKeeper refused the broker's SASL login (wrong credentials, or no SASL on the server)."""
+
+
 class ControllerMovedError(ZooKeeperError):
     """Another broker became controller (/controller_epoch moved on): this one must resign."""
 
