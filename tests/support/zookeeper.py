@@ -151,6 +151,7 @@ class ZooKeeperServer:
             return ""
 
     def _start_once(self, timeout: float) -> bool:
+        self.base_dir.mkdir(parents=True, exist_ok=True)
         jvm_options: tuple[str, ...] = ()
         if self.sasl_users:
             jvm_options = (f"-Djava.security.auth.login.config={self._write_jaas()}",)

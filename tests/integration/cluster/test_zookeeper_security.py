@@ -11,6 +11,7 @@ paths), writable by no one else.
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import Iterator
@@ -22,6 +23,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError
 from kazoo.security import ACL, Id, Permissions
 
+from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.errors import ZooKeeperError
+from odradek.cluster.zookeeper.session import SaslLogin, ZooKeeperSecurity
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.alter_user_scram_credentials import (
     AlterUserScramCredentialsRequest,
@@ -385,3 +389,44 @@ def test_a_broker_that_does_not_trust_zookeepers_certificate_exits_with_one_line
     assert not any("Traceback" in line for line in lines), "\n".join(lines)
     assert lines[-1].startswith("odradek broker: Could not connect to ZooKeeper at 127.0.0.1:"), lines[-1]
     assert "certificate verify failed" in lines[-1], lines[-1]
+
+
+def test_a_session_whose_login_is_refused_on_a_reconnection_logs_in_again_once_zookeeper_takes_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kazoo gives up for good on a login refused after the first (a password changed on ZooKeeper,
+    then changed back): the broker's session would never come back. Kafka's client starts again."""
+    if zookeeper_command() is None:
+        missing("ZooKeeper is not installed (Debian's zookeeper and java are needed)")
+    server = ZooKeeperServer(tmp_path / "zk", sasl_users={USER: PASSWORD}).start()
+    security = ZooKeeperSecurity(sasl=SaslLogin(USER, PASSWORD), secure_acls=True)
+    client = ZooKeeperClient.connect(
+        f"{server.connect_string}/relogin",
+        session_timeout_ms=4000,
+        connection_timeout_ms=10_000,
+        security=security,
+    )
+    try:
+        first_session = client.session_id
+        with caplog.at_level(logging.WARNING, logger="odradek"):
+            server.stop()
+            server.sasl_users = {USER: "changed-on-the-server"}
+            server.start()
+            wait_until(lambda: "refused the SASL login" in caplog.text, 30, "the refused login", interval=0.1)
+            server.stop()
+            server.sasl_users = {USER: PASSWORD}
+            server.start()
+            wait_until(lambda: _reads(client), 30, "a session again", interval=0.1)
+        assert client.session_id != first_session  # a new session: its owner registers again
+        client.create_persistent_path("/written-again", b"x")
+        assert client.kazoo.get_acls("/written-again")[0] == [BROKER_ACL, WORLD_READ]
+    finally:
+        client.close()
+        server.stop()
+
+
+def _reads(client: ZooKeeperClient) -> bool:
+    try:
+        return client.read("/") is not None
+    except ZooKeeperError:  # not yet: the read waited out its session timeout
+        return False

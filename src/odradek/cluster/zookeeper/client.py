@@ -14,6 +14,8 @@ session.py); a login ZooKeeper refuses is a ZooKeeperAuthenticationError, at onc
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,13 +30,18 @@ from kazoo.exceptions import (
     SessionExpiredError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.states import KazooState, ZnodeStat
+from kazoo.protocol.states import KazooState, KeeperState, ZnodeStat
 
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.cluster_znodes import ClusterIdZnode
 from odradek.cluster.zookeeper.errors import ZooKeeperAuthenticationError, ZooKeeperConnectionError
 from odradek.cluster.zookeeper.loop_delivery import deliver_on_loop
 from odradek.cluster.zookeeper.session import ZooKeeperSecurity, last_tls_error, secured_kazoo
+
+log = logging.getLogger(__name__)
+
+#: How long after a refused login the session is started again (Kafka's ZooKeeperClient waits 1 s).
+RELOGIN_BACKOFF_S = 1.0
 
 #: Kafka's defaults for zookeeper.session.timeout.ms and zookeeper.connection.timeout.ms (which
 #: falls back to the session timeout).
@@ -44,10 +51,16 @@ DEFAULT_SESSION_TIMEOUT_MS = 18_000
 class ZooKeeperClient:
     """One ZooKeeper session, inside the connect string's chroot."""
 
-    def __init__(self, kazoo: KazooClient, connect_string: str, session_timeout_ms: int) -> None:
+    def __init__(
+        self, kazoo: KazooClient, connect_string: str, session_timeout_ms: int, sasl_user: str | None = None
+    ) -> None:
         self.kazoo = kazoo
         self.connect_string = connect_string
         self.session_timeout_ms = session_timeout_ms
+        self._closed = threading.Event()
+        self._restarting = threading.Lock()
+        if sasl_user is not None:
+            self._log_in_again_when_refused(sasl_user)
 
     @classmethod
     def connect(
@@ -119,12 +132,46 @@ class ZooKeeperClient:
             raise ZooKeeperConnectionError(
                 f"Lost the connection to ZooKeeper at {connect_string} while logging in"
             ) from None
-        return cls(kazoo, connect_string, session_timeout_ms)
+        return cls(
+            kazoo, connect_string, session_timeout_ms, security.sasl.username if security.sasl else None
+        )
 
     def close(self) -> None:
         """End the session (its ephemeral znodes go at once) and release kazoo's threads."""
+        with self._restarting:
+            self._closed.set()
         self.kazoo.stop()
         self.kazoo.close()
+
+    def _log_in_again_when_refused(self, user: str) -> None:
+        """kazoo stops for good when ZooKeeper refuses a login on a reconnection (a password changed on
+        the server): as Kafka's ZooKeeperClient (scheduleReinitialize on AuthFailed), start a new session
+        a second later, and again until ZooKeeper takes the login. Its owner sees the session LOST, then
+        CONNECTED, as after an expiry (the broker registers again, the controller is elected again)."""
+
+        def on_state(state: KazooState) -> None:
+            if state == KazooState.LOST and self.kazoo.client_state == KeeperState.AUTH_FAILED:
+                log.error(
+                    "ZooKeeper at %s refused the SASL login of user '%s': trying again in %.0f s",
+                    self.connect_string,
+                    user,
+                    RELOGIN_BACKOFF_S,
+                )
+                timer = threading.Timer(RELOGIN_BACKOFF_S, self._restart)
+                timer.daemon = True
+                timer.start()
+
+        self.kazoo.add_listener(on_state)
+
+    def _restart(self) -> None:
+        with self._restarting:  # never after close(), nor during it
+            if self._closed.is_set():
+                return
+            # kazoo's connection thread has ended (its state is CLOSED by now): start it again (not
+            # kazoo.stop() first, whose close request would wait in the queue and end the new session;
+            # not kazoo.start(), which closes the client for good on a timeout): it reconnects, with a
+            # new session, until it can.
+            self.kazoo.start_async()
 
     @property
     def session_id(self) -> int:
@@ -165,7 +212,8 @@ class ZooKeeperClient:
             remaining = deadline - time.monotonic()
             try:
                 return operation_async(*args).get(timeout=max(remaining, 0.001))
-            except (ConnectionLoss, SessionExpiredError):
+            except (ConnectionLoss, SessionExpiredError, AuthFailedError, ConnectionClosedError):
+                # (a refused login, or a client being started again after one: see _log_in_again_when_refused)
                 remaining = deadline - time.monotonic()
                 if remaining > 0:
                     time.sleep(min(pause, remaining))
@@ -184,7 +232,7 @@ class ZooKeeperClient:
         ZooKeeperConnectionError when there is no answer within zookeeper.session.timeout.ms."""
         try:
             return operation_async(*args, **kwargs).get(timeout=self.session_timeout_ms / 1000)
-        except (ConnectionLoss, KazooTimeoutError):
+        except (ConnectionLoss, KazooTimeoutError, AuthFailedError, ConnectionClosedError):
             raise ZooKeeperConnectionError(
                 f"No answer from ZooKeeper at {self.connect_string} to a write within "
                 f"zookeeper.session.timeout.ms={self.session_timeout_ms}: it may or may not have happened"
