@@ -65,7 +65,9 @@ def _server(base: Path, **security: object) -> Iterator[ZooKeeperServer]:
 @pytest.fixture(scope="module")
 def sasl_zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
     """SASL offered, not required: anyone may connect, and only ACLs keep them out."""
-    yield from _server(tmp_path_factory.mktemp("zk-sasl"), sasl_users={USER: PASSWORD})
+    yield from _server(
+        tmp_path_factory.mktemp("zk-sasl"), sasl_users={USER: PASSWORD, "other": "other-secret"}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -286,6 +288,31 @@ def test_a_broker_with_a_wrong_zookeeper_password_exits_with_one_line_naming_its
         assert not any("Traceback" in line for line in lines), "\n".join(lines)
         assert lines[-1].startswith("odradek broker: ZooKeeper at 127.0.0.1:"), lines[-1]
         assert "refused the SASL login of user 'kafka'" in lines[-1], lines[-1]
+
+
+def test_a_broker_logged_in_as_another_identity_gets_one_line_naming_the_refused_znode(
+    sasl_zookeeper: ZooKeeperServer,
+) -> None:
+    """All brokers must log in as the identity that owns the znodes; kazoo's NoAuthError went up as an
+    unexpected exception (a traceback at start-up)."""
+    connect = f"{sasl_zookeeper.connect_string}/owned-{uuid.uuid4().hex[:8]}"
+    owner = ZooKeeperClient.connect(
+        connect, security=ZooKeeperSecurity(sasl=SaslLogin(USER, PASSWORD), secure_acls=True)
+    )
+    other = ZooKeeperClient.connect(
+        connect, security=ZooKeeperSecurity(sasl=SaslLogin("other", "other-secret"), secure_acls=True)
+    )
+    try:
+        owner.ensure_persistent_paths()
+        with pytest.raises(ZooKeeperError) as caught:
+            other.ensure_persistent_paths()
+        message = str(caught.value)
+        assert "\n" not in message
+        # the first of them: creating even an existing znode needs CREATE on its parent, the chroot
+        assert message.startswith(f"ZooKeeper at {connect} refused to create /consumers: "), message
+    finally:
+        owner.close()
+        other.close()
 
 
 def test_with_zookeeper_set_acl_znodes_belong_to_the_brokers_and_strangers_read_only_what_kafka_leaves_open(

@@ -25,6 +25,7 @@ from kazoo.exceptions import (
     AuthFailedError,
     ConnectionClosedError,
     ConnectionLoss,
+    NoAuthError,
     NodeExistsError,
     NoNodeError,
     SessionExpiredError,
@@ -34,7 +35,11 @@ from kazoo.protocol.states import KazooState, KeeperState, ZnodeStat
 
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.cluster_znodes import ClusterIdZnode
-from odradek.cluster.zookeeper.errors import ZooKeeperAuthenticationError, ZooKeeperConnectionError
+from odradek.cluster.zookeeper.errors import (
+    ZooKeeperAuthenticationError,
+    ZooKeeperAuthorizationError,
+    ZooKeeperConnectionError,
+)
 from odradek.cluster.zookeeper.loop_delivery import deliver_on_loop
 from odradek.cluster.zookeeper.session import ZooKeeperSecurity, last_tls_error, secured_kazoo
 
@@ -221,6 +226,8 @@ class ZooKeeperClient:
                     continue
             except KazooTimeoutError:
                 pass
+            except NoAuthError:
+                raise self._refused(operation_async, args) from None
             raise ZooKeeperConnectionError(
                 f"Lost the connection to ZooKeeper at {self.connect_string} for longer than "
                 f"zookeeper.session.timeout.ms={self.session_timeout_ms}"
@@ -237,11 +244,30 @@ class ZooKeeperClient:
                 f"No answer from ZooKeeper at {self.connect_string} to a write within "
                 f"zookeeper.session.timeout.ms={self.session_timeout_ms}: it may or may not have happened"
             ) from None
+        except NoAuthError:
+            raise self._refused(operation_async, args) from None
 
     def commit(self, transaction: TransactionRequest) -> list[Any]:
         """Commit a multi; its results, one per op (an exception instance for a failed op)."""
         results: list[Any] = self.write(transaction.commit_async)
+        if any(isinstance(result, NoAuthError) for result in results):
+            raise self._refused(transaction.commit_async, ())
         return results
+
+    def _refused(
+        self, operation_async: Callable[..., Any], args: tuple[Any, ...]
+    ) -> ZooKeeperAuthorizationError:
+        """A znode's ACL refused this session (zookeeper.set.acl, by another identity): one line."""
+        operation = getattr(operation_async, "__name__", "").removesuffix("_async").replace("_", " ")
+        path = args[0] if args and isinstance(args[0], str) else "a znode"
+        verb = {"commit": "commit a multi-operation on"}.get(operation, f"{operation or 'an operation'} on")
+        if operation in ("create", "delete", "set", "get", "get children"):
+            verb = {"get": "read", "get children": "list", "set": "write"}.get(operation, operation)
+        return ZooKeeperAuthorizationError(
+            f"ZooKeeper at {self.connect_string} refused to {verb} {path}: its ACL does not allow this "
+            "broker's identity (every broker must log in to ZooKeeper as the identity owning the cluster's "
+            "znodes, with zookeeper.set.acl)"
+        )
 
     # -- Kafka's start-up znodes ------------------------------------------------------------------
 
