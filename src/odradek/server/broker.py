@@ -42,6 +42,7 @@ from odradek.cluster.zk_topic_configs import TopicConfigSync
 from odradek.cluster.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper.errors import ZooKeeperError
 from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
+from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
 from odradek.cluster.zookeeper_security import zookeeper_security
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
@@ -632,6 +633,7 @@ _STARTUP_FAILURES = (
     AclStoreError,
     QuotaStoreError,
     ZooKeeperError,  # ZooKeeper unreachable in time, broker id already registered
+    MalformedZnodeError,  # /cluster/id or /config/brokers written by something else than Kafka's tools
 )
 
 

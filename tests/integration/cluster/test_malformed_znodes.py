@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from odradek.cluster.zookeeper.config_znodes import EntityConfigZnode
 from odradek.cluster.zookeeper.configs import config_changes_after, create_config_change_notification
 from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode
 from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
+from tests.support.broker_process import BrokerProcess
 
 MALFORMED = [b"{not json", b'{"version":2,"partitions":"none"}', b"[]", b"\xff\xfe"]
 
@@ -98,3 +100,30 @@ def test_a_malformed_topic_config_is_skipped_and_the_changes_after_it_still_appl
     asyncio.run(sync._read_changes())
     assert sync.known == {"a": {"retention.ms": "5"}, "b": {"retention.ms": "1000"}}  # a kept as it was
     assert sync.sequence == last
+
+
+@pytest.mark.parametrize(
+    ("path", "data"),
+    [
+        (paths.CLUSTER_ID, b"{not json"),
+        (paths.config_entity(paths.BROKER_CONFIG, paths.DEFAULT_ENTITY), b"[]"),
+    ],
+)
+def test_a_broker_whose_start_up_znodes_are_malformed_exits_with_one_line_naming_the_znode(
+    zookeeper_connect: str, tmp_path: Path, path: str, data: bytes
+) -> None:
+    """Before: a traceback (MalformedZnodeError was not a start-up failure)."""
+    setup = ZooKeeperClient.connect(zookeeper_connect)
+    try:
+        setup.create_persistent_path(path, data)
+    finally:
+        setup.close()
+    broker = BrokerProcess(tmp_path / "broker", {"zookeeper.connect": zookeeper_connect})
+    broker.start(wait=False)
+    assert broker.process is not None
+    code = broker.process.wait(60)
+    broker.process = None
+    lines = broker.log_text().splitlines()
+    assert code == 1, lines
+    assert not any("Traceback" in line for line in lines), "\n".join(lines)
+    assert lines[-1].startswith(f"odradek broker: {path} "), lines[-1]
