@@ -48,6 +48,16 @@ log = logging.getLogger(__name__)
 #: How long after a refused login the session is started again (Kafka's ZooKeeperClient waits 1 s).
 RELOGIN_BACKOFF_S = 1.0
 
+#: What kazoo's operations do, for the one line of a refusal.
+_VERBS = {
+    "create": "create",
+    "delete": "delete",
+    "set": "write",
+    "get": "read",
+    "get_children": "list",
+    "commit": "commit a multi-operation on",
+}
+
 #: Kafka's defaults for zookeeper.session.timeout.ms and zookeeper.connection.timeout.ms (which
 #: falls back to the session timeout).
 DEFAULT_SESSION_TIMEOUT_MS = 18_000
@@ -258,11 +268,9 @@ class ZooKeeperClient:
         self, operation_async: Callable[..., Any], args: tuple[Any, ...]
     ) -> ZooKeeperAuthorizationError:
         """A znode's ACL refused this session (zookeeper.set.acl, by another identity): one line."""
-        operation = getattr(operation_async, "__name__", "").removesuffix("_async").replace("_", " ")
+        operation = getattr(operation_async, "__name__", "").removesuffix("_async")
+        verb = _VERBS.get(operation, "act on")
         path = args[0] if args and isinstance(args[0], str) else "a znode"
-        verb = {"commit": "commit a multi-operation on"}.get(operation, f"{operation or 'an operation'} on")
-        if operation in ("create", "delete", "set", "get", "get children"):
-            verb = {"get": "read", "get children": "list", "set": "write"}.get(operation, operation)
         return ZooKeeperAuthorizationError(
             f"ZooKeeper at {self.connect_string} refused to {verb} {path}: its ACL does not allow this "
             "broker's identity (every broker must log in to ZooKeeper as the identity owning the cluster's "
