@@ -36,8 +36,11 @@ class BrokerProcess:
         port: int | None = None,
         host: str = "127.0.0.1",
         module: str = "odradek.cli.main",
+        env: dict[str, str] | None = None,
     ) -> None:
         self.data_dir = data_dir
+        #: Environment variables set for the broker on top of the test's (e.g. KAFKA_OPTS).
+        self.env = dict(env or {})
         #: The module run as `python -m` with the odradek command's arguments (a test's own launcher
         #: may wire something in first).
         self.module = module
@@ -66,7 +69,7 @@ class BrokerProcess:
         for key, value in settings.items():
             command += ["--override", f"{key}={value}"]
         log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the child's lifetime
-        env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), **self.env}
         self.process = subprocess.Popen(
             command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO, preexec_fn=_die_with_parent
         )

@@ -5,6 +5,11 @@
 expire quickly; admin server off; only the `srvr` and `ruok` four-letter words) and runs
 `QuorumPeerMain` standalone until `srvr` answers that it serves.
 
+A test may ask for a secured server: `sasl_users` turns on SASL (DIGEST-MD5, users from a JAAS `Server`
+section), `require_sasl` refuses every unauthenticated session (ZooKeeper 3.8's `enforce.auth`), and
+`tls` serves a TLS-only port (Netty, no plaintext port; a client certificate is asked for, not
+required, and authenticates its session as `x509:<subject DN>`).
+
 Fixtures: `zookeeper_server` (one server for the session) and `zookeeper_connect` (a connect string
 with a fresh chroot per test, not yet created, so tests never see each other's znodes). Where Java or
 the jars are missing the tests skip, and fail under CI. `expire_session` ends a kazoo client's session
@@ -16,11 +21,13 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -37,22 +44,36 @@ ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 SLF4J_SIMPLE_JAR = Path("/usr/share/java/slf4j-simple.jar")
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 TICK_TIME_MS = 500
+#: Netty's codec jar, which its handler jar (TLS) needs but the server jar's manifest does not name.
+NETTY_CODEC_JAR = Path("/usr/share/java/netty-codec.jar")
 #: A small heap and the client JIT only: start-up time matters more than throughput on two shared cores.
 JVM_OPTIONS = ("-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 
 
-def zookeeper_command() -> list[str] | None:
+@dataclass(frozen=True)
+class ZooKeeperTls:
+    """The server's TLS: its key store and the trust store it checks client certificates with."""
+
+    key_store: Path
+    trust_store: Path
+    password: str
+    store_type: str = "PKCS12"
+
+
+def zookeeper_command(jvm_options: tuple[str, ...] = ()) -> list[str] | None:
     """The `java ... QuorumPeerMain` command without its zoo.cfg, or None where Java or the jar is missing."""
     java_home = os.environ.get("JAVA_HOME")
     java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
     if java is None or not Path(java).exists() or not ZOOKEEPER_JAR.exists():
         return None
     classpath = [str(ZOOKEEPER_JAR)]
-    if SLF4J_SIMPLE_JAR.exists():
-        classpath.append(str(SLF4J_SIMPLE_JAR))
+    for jar in (SLF4J_SIMPLE_JAR, NETTY_CODEC_JAR):
+        if jar.exists():
+            classpath.append(str(jar))
     return [
         java,
         *JVM_OPTIONS,
+        *jvm_options,
         "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
         "-cp",
         os.pathsep.join(classpath),
@@ -68,9 +89,20 @@ class ZooKeeperServer:
     again, it keeps its port and data, so sessions survive a restart shorter than their timeout.
     """
 
-    def __init__(self, base_dir: Path, port: int | None = None) -> None:
+    def __init__(
+        self,
+        base_dir: Path,
+        port: int | None = None,
+        *,
+        sasl_users: dict[str, str] | None = None,
+        require_sasl: bool = False,
+        tls: ZooKeeperTls | None = None,
+    ) -> None:
         self.base_dir = base_dir
         self.port = port or free_port()
+        self.sasl_users = dict(sasl_users or {})
+        self.require_sasl = require_sasl
+        self.tls = tls
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = base_dir / "zookeeper.log"
         #: Seconds from launching Java to `srvr` answering, for the record.
@@ -105,7 +137,12 @@ class ZooKeeperServer:
 
     def serves(self) -> bool:
         """Whether the server answers `srvr` as a standalone server that serves requests."""
-        return "Mode: standalone" in four_letter_word(self.connect_string, "srvr")
+        context = None
+        if self.tls is not None:  # the four-letter words are served on the TLS port too
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        return "Mode: standalone" in four_letter_word(self.connect_string, "srvr", context=context)
 
     def log_text(self) -> str:
         try:
@@ -114,7 +151,11 @@ class ZooKeeperServer:
             return ""
 
     def _start_once(self, timeout: float) -> bool:
-        command = zookeeper_command()
+        self.base_dir.mkdir(parents=True, exist_ok=True)
+        jvm_options: tuple[str, ...] = ()
+        if self.sasl_users:
+            jvm_options = (f"-Djava.security.auth.login.config={self._write_jaas()}",)
+        command = zookeeper_command(jvm_options)
         if command is None:
             raise RuntimeError("ZooKeeper cannot run here: Java or Debian's zookeeper jars are missing")
         config = self._write_config()
@@ -143,13 +184,32 @@ class ZooKeeperServer:
         data_dir = self.base_dir / f"data-{self.port}"
         data_dir.mkdir(parents=True, exist_ok=True)
         config = self.base_dir / "zoo.cfg"
+        if self.tls is None:
+            port = [f"clientPort={self.port}", "clientPortAddress=127.0.0.1"]
+        else:  # a TLS port only: nothing reaches this server in the clear
+            tls = self.tls
+            port = [
+                f"secureClientPort={self.port}",
+                "secureClientPortAddress=127.0.0.1",
+                "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+                f"ssl.keyStore.location={tls.key_store}",
+                f"ssl.keyStore.password={tls.password}",
+                f"ssl.keyStore.type={tls.store_type}",
+                f"ssl.trustStore.location={tls.trust_store}",
+                f"ssl.trustStore.password={tls.password}",
+                f"ssl.trustStore.type={tls.store_type}",
+                "ssl.clientAuth=want",
+            ]
+        if self.sasl_users:
+            port.append("authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider")
+        if self.require_sasl:
+            port += ["enforce.auth.enabled=true", "enforce.auth.schemes=sasl"]
         config.write_text(
             "\n".join(
                 [
                     f"tickTime={TICK_TIME_MS}",
                     f"dataDir={data_dir}",
-                    f"clientPort={self.port}",
-                    "clientPortAddress=127.0.0.1",
+                    *port,
                     "admin.enableServer=false",
                     "4lw.commands.whitelist=srvr,ruok",
                     # every test connects from 127.0.0.1: no per-address connection limit
@@ -163,12 +223,24 @@ class ZooKeeperServer:
         )
         return config
 
+    def _write_jaas(self) -> Path:
+        """The server's JAAS file: its `Server` section holds the users DIGEST-MD5 accepts."""
+        users = " ".join(f'user_{name}="{password}"' for name, password in self.sasl_users.items())
+        jaas = self.base_dir / "zookeeper-jaas.conf"
+        jaas.write_text(
+            f"Server {{\n  org.apache.zookeeper.server.auth.DigestLoginModule required {users};\n}};\n"
+        )
+        return jaas
 
-def four_letter_word(connect_string: str, word: str, timeout: float = 1.0) -> str:
+
+def four_letter_word(
+    connect_string: str, word: str, timeout: float = 1.0, context: ssl.SSLContext | None = None
+) -> str:
     """Send a four-letter word and return the answer ('' when the server does not answer)."""
     host, _, port = connect_string.partition("/")[0].rpartition(":")
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+        with socket.create_connection((host, int(port)), timeout=timeout) as plain:
+            sock = context.wrap_socket(plain, server_hostname=host) if context is not None else plain
             sock.sendall(word.encode("ascii"))
             chunks = []
             while chunk := sock.recv(4096):

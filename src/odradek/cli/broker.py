@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 
 EXAMPLES = """examples:
@@ -33,6 +34,7 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
 def run(args: argparse.Namespace) -> int:
     # Imported here so that the client commands do not pay for loading the broker's config catalog.
     from odradek.config.broker import BrokerConfig
+    from odradek.config.system_properties import KAFKA_OPTS, system_properties
     from odradek.config.types import ConfigError
     from odradek.logs import configure_logging
     from odradek.server.broker import StartupError, serve
@@ -46,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level)
     try:
         config = BrokerConfig.load(args.config, args.override)
+        # the JVM system properties Kafka's start scripts pass (the JAAS file of the ZooKeeper login)
+        properties = system_properties(os.environ.get(KAFKA_OPTS, ""))
     except OSError as error:
         print(f"odradek broker: cannot read the config file {args.config}: {error.strerror}", file=sys.stderr)
         return 2
@@ -55,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     # The standard asyncio loop, even where uvloop is installed: measured in docs/benchmarks.md ("Event
     # loop"), uvloop 0.23 cost more CPU per produced MB here and cannot sendfile, which Fetch relies on.
     try:
-        asyncio.run(serve(config))
+        asyncio.run(serve(config, properties))
     except StartupError as error:
         print(f"odradek broker: {error}", file=sys.stderr)
         return 1

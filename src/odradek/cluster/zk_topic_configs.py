@@ -27,6 +27,7 @@ from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.configs import config_changes_after, entity_config
 from odradek.cluster.zookeeper.errors import ZooKeeperError
 from odradek.cluster.zookeeper.notifications import CHANGE_EXPIRATION_MS, purge_expired_notifications
+from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
 from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,11 @@ class TopicConfigSync:
         task.add_done_callback(self._reading.discard)
 
     async def _read(self, name: str) -> None:
-        configs = await asyncio.to_thread(entity_config, self.zk, paths.TOPIC_CONFIG, name)
+        try:
+            configs = await asyncio.to_thread(entity_config, self.zk, paths.TOPIC_CONFIG, name)
+        except MalformedZnodeError as error:  # written by another tool: the configs read before stay
+            log.warning("configs of topic %s not read: %s", name, error)
+            return
         self.known[name] = dict(configs)
         state = self.cluster.topic(name)
         if state is not None:
@@ -103,7 +108,10 @@ class TopicConfigSync:
                     self.on_change(name, self.known.get(name, {}))
             elif entity_type in self._followers:
                 for on_change in self._followers[entity_type]:
-                    await on_change(name)
+                    try:
+                        await on_change(name)
+                    except MalformedZnodeError as error:  # it keeps what it had; later changes still apply
+                        log.warning("config change of %s not applied: %s", change.entity_path, error)
             elif entity_type not in (paths.USER_CONFIG, paths.CLIENT_CONFIG, paths.IP_CONFIG):
                 # (quotas: cluster/zk_client_quotas.py follows these notifications itself)
                 log.warning(

@@ -7,7 +7,9 @@ from odradek.config.validators import at_least
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 ZOOKEEPER = "odradek's ZooKeeper client does not offer this yet."
-ZOOKEEPER_TLS = "odradek connects to ZooKeeper without TLS: TLS to ZooKeeper is not built yet."
+ZOOKEEPER_REVOCATION = (
+    "odradek's TLS client (Python's ssl) fetches neither certificate revocation lists nor OCSP answers."
+)
 NO_ZOOKEEPER = "a single node does not use ZooKeeper."
 NO_KRAFT = (
     "odradek is a ZooKeeper-mode broker (a single node without zookeeper.connect): KRaft's roles, "
@@ -43,8 +45,10 @@ ZOOKEEPER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.BOOLEAN,
         False,
         HIGH,
-        "Protect the broker's znodes with ACLs.",
-        refused=ZOOKEEPER,
+        "Give the znodes the broker creates Kafka's ACLs: its own ZooKeeper identity (SASL login or "
+        "client certificate) may do all, the world only read, and nothing under /config/users or "
+        "/config/brokers.",
+        cluster_only=NO_ZOOKEEPER,
     ),
     ConfigKey(
         "zookeeper.max.in.flight.requests",
@@ -56,7 +60,7 @@ ZOOKEEPER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         refused=ZOOKEEPER,
     ),
     *(
-        ConfigKey(name, config_type, default, importance, doc, refused=ZOOKEEPER_TLS)
+        ConfigKey(name, config_type, default, importance, doc, cluster_only=NO_ZOOKEEPER)
         for name, config_type, default, importance, doc in (
             (
                 "zookeeper.ssl.client.enable",
@@ -70,7 +74,8 @@ ZOOKEEPER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
                 ConfigType.STRING,
                 None,
                 MEDIUM,
-                "ZooKeeper client socket class (TLS needs Netty's).",
+                "ZooKeeper's client socket class, a JVM's choice of I/O: ClientCnxnSocketNetty or "
+                "ClientCnxnSocketNIO, accepted and alike here (read with zookeeper.ssl.client.enable).",
             ),
             (
                 "zookeeper.ssl.keystore.location",
@@ -136,15 +141,23 @@ ZOOKEEPER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
                 LOW,
                 "Host name verification of ZooKeeper's certificate.",
             ),
-            (
-                "zookeeper.ssl.crl.enable",
-                ConfigType.BOOLEAN,
-                False,
-                LOW,
-                "Check certificate revocation lists.",
-            ),
-            ("zookeeper.ssl.ocsp.enable", ConfigType.BOOLEAN, False, LOW, "Check certificates with OCSP."),
         )
+    ),
+    ConfigKey(
+        "zookeeper.ssl.crl.enable",
+        ConfigType.BOOLEAN,
+        False,
+        LOW,
+        "Check certificate revocation lists.",
+        refused=ZOOKEEPER_REVOCATION,
+    ),
+    ConfigKey(
+        "zookeeper.ssl.ocsp.enable",
+        ConfigType.BOOLEAN,
+        False,
+        LOW,
+        "Check certificates with OCSP.",
+        refused=ZOOKEEPER_REVOCATION,
     ),
     ConfigKey(
         "process.roles",

@@ -4,6 +4,10 @@
 
 As Kafka's JaasConfig (a StreamTokenizer): words and double-quoted strings (backslash escapes), ``//``
 and ``/* */`` comments, and exactly one login module ending with ``;``.
+
+A JAAS file (`java.security.auth.login.config`) holds named sections of such modules, as Java's
+ConfigFile reads them: ``Client { org.apache.zookeeper.server.auth.DigestLoginModule required
+username="kafka" password="secret"; };`` (`parse_jaas_file`).
 """
 
 from __future__ import annotations
@@ -38,6 +42,26 @@ def parse_jaas_config(text: str) -> LoginModule:
     return modules[0]
 
 
+def parse_jaas_file(text: str) -> dict[str, tuple[LoginModule, ...]]:
+    """Every section of a JAAS file by name: ``Name { module flag key=value ...; ... };``."""
+    tokens = _tokens(text, _FILE_TOKEN)
+    sections: dict[str, tuple[LoginModule, ...]] = {}
+    index = 0
+    while index < len(tokens):
+        kind, name = tokens[index]
+        if kind != "word" or index + 1 >= len(tokens) or tokens[index + 1][0] != "{":
+            raise JaasConfigError("a JAAS file's sections must be written Name { module flag options; };")
+        end = next((i for i in range(index + 2, len(tokens)) if tokens[i][0] == "}"), None)
+        if end is None or end + 1 >= len(tokens) or tokens[end + 1][0] != ";":
+            raise JaasConfigError(f"JAAS section {name} must end with '}};'")
+        modules = _parse_all(tokens[index + 2 : end])
+        if not modules:
+            raise JaasConfigError(f"JAAS section {name} has no login module")
+        sections[name] = tuple(modules)
+        index = end + 2
+    return sections
+
+
 def plain_users(module: LoginModule) -> dict[str, str]:
     """PLAIN's users, from ``user_<name>="<password>"`` options as Kafka's PlainServerCallbackHandler."""
     return {name[len("user_") :]: value for name, value in module.options.items() if name.startswith("user_")}
@@ -49,11 +73,18 @@ _TOKEN = re.compile(
 )
 
 
-def _tokens(text: str) -> list[tuple[str, str]]:
+#: A JAAS file's tokens: braces, too, delimit its sections.
+_FILE_TOKEN = re.compile(
+    r"""\s+|//[^\n]*|/\*.*?\*/|(?P<quoted>"(?:\\.|[^"\\])*")|(?P<word>[^\s=;"{}]+)|(?P<punct>[=;{}])""",
+    re.DOTALL,
+)
+
+
+def _tokens(text: str, pattern: re.Pattern[str] = _TOKEN) -> list[tuple[str, str]]:
     tokens: list[tuple[str, str]] = []
     position = 0
     while position < len(text):
-        match = _TOKEN.match(text, position)
+        match = pattern.match(text, position)
         if match is None:
             raise JaasConfigError(f"unexpected character at position {position} of the JAAS config")
         position = match.end()

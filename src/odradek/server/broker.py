@@ -42,6 +42,8 @@ from odradek.cluster.zk_topic_configs import TopicConfigSync
 from odradek.cluster.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper.errors import ZooKeeperError
 from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
+from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
+from odradek.cluster.zookeeper_security import zookeeper_security
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.topic import resolve_topic_config
@@ -98,7 +100,7 @@ class ListenerBindError(Exception):
 
 
 class Broker:
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, system_properties: Mapping[str, str] | None = None) -> None:
         self.config = config
         self.services: Services | None = None
         # First, so that a limit that cannot be used stops the broker before it touches anything.
@@ -144,6 +146,10 @@ class Broker:
             self.listener_security: dict[str, ListenerSecurity] = listener_security(config)
             # how this broker connects to the others: their listener's TLS and SASL, checked now too
             self.inter_broker_security = inter_broker_security(config)
+            # and to ZooKeeper: TLS, its SASL login (a JAAS file from the system properties), ACLs
+            zk_security = (
+                zookeeper_security(config, system_properties or {}) if config.zookeeper_connect else None
+            )
         except BaseException:
             self.log_dir_locks.release()
             raise
@@ -152,8 +158,8 @@ class Broker:
         self.console: ConsoleProcess | None = None
         #: Set with zookeeper.connect: this broker's session, registration and controller elector.
         self.member = (
-            ZooKeeperMember(config, self.node_id, self.inter_broker_security)
-            if config.zookeeper_connect
+            ZooKeeperMember(config, self.node_id, self.inter_broker_security, zk_security)
+            if zk_security is not None
             else None
         )
         self.fetchers: ReplicaFetcherManager | None = None
@@ -628,13 +634,15 @@ _STARTUP_FAILURES = (
     AclStoreError,
     QuotaStoreError,
     ZooKeeperError,  # ZooKeeper unreachable in time, broker id already registered
+    MalformedZnodeError,  # /cluster/id or /config/brokers written by something else than Kafka's tools
 )
 
 
-async def serve(config: BrokerConfig) -> None:
-    """Run a broker until SIGTERM/SIGINT; raises StartupError if it cannot start."""
+async def serve(config: BrokerConfig, system_properties: Mapping[str, str] | None = None) -> None:
+    """Run a broker until SIGTERM/SIGINT; raises StartupError if it cannot start. `system_properties`
+    are the JVM properties a Kafka broker would have (config/system_properties.py)."""
     try:
-        broker = Broker(config)
+        broker = Broker(config, system_properties)
     except _STARTUP_FAILURES as error:
         raise StartupError(str(error)) from error
     broker.catch_stop_signals()

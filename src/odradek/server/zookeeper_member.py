@@ -27,6 +27,7 @@ from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerE
 from odradek.cluster.zookeeper.brokers import register_broker
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.errors import ZooKeeperError
+from odradek.cluster.zookeeper.session import ZooKeeperSecurity
 from odradek.config.broker import BrokerConfig
 
 log = logging.getLogger("odradek.cluster.member")
@@ -36,12 +37,18 @@ class ZooKeeperMember:
     """This broker in the cluster: its ZooKeeper session, its registration and its controller."""
 
     def __init__(
-        self, config: BrokerConfig, node_id: int, security: InterBrokerSecurity | None = None
+        self,
+        config: BrokerConfig,
+        node_id: int,
+        security: InterBrokerSecurity | None = None,
+        zk_security: ZooKeeperSecurity | None = None,
     ) -> None:
         self.config = config
         self.node_id = node_id
         #: How this broker connects to the others (raises ConfigError at start-up when it cannot).
         self.inter_broker_security = security if security is not None else inter_broker_security(config)
+        #: How its ZooKeeper sessions are secured (TLS, SASL login, zookeeper.set.acl).
+        self.zk_security = zk_security if zk_security is not None else ZooKeeperSecurity()
         self.zk: ZooKeeperClient | None = None
         self.controller: KafkaController | None = None
         self.replicas: ReplicaManager | None = None
@@ -65,6 +72,7 @@ class ZooKeeperMember:
             connect_string,
             session_timeout_ms=config.zookeeper_session_timeout_ms,
             connection_timeout_ms=config.zookeeper_connection_timeout_ms,
+            security=self.zk_security,
         )
         await asyncio.to_thread(self.zk.ensure_persistent_paths)
 

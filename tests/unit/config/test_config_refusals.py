@@ -23,7 +23,7 @@ def _startup_error(settings: dict[str, str]) -> ConfigError:
     ("name", "value"),
     [
         ("principal.builder.class", "com.example.Builder"),
-        ("zookeeper.set.acl", "true"),
+        ("zookeeper.max.in.flight.requests", "20"),
         ("compression.type", "gzip"),
         ("create.topic.policy.class.name", "com.example.Policy"),
         ("remote.log.storage.system.enable", "true"),
@@ -147,24 +147,12 @@ def test_replica_selector_class_takes_kafkas_two_selectors_and_refuses_any_other
     assert "\n" not in str(error)
 
 
-@pytest.mark.parametrize(
-    ("name", "value"),
-    [
-        ("zookeeper.ssl.client.enable", "true"),
-        ("zookeeper.clientCnxnSocket", "org.apache.zookeeper.ClientCnxnSocketNetty"),
-        ("zookeeper.ssl.truststore.location", "/etc/zk/truststore.jks"),
-        ("zookeeper.ssl.keystore.password", "s3cret"),
-    ],
-)
-def test_tls_to_zookeeper_refuses_to_start_naming_it_instead_of_connecting_in_the_clear(
-    name: str, value: str
-) -> None:
-    """These were unknown names, logged and ignored: a broker asked for TLS to ZooKeeper connected
-    without it."""
-    error = _startup_error({name: value})
+@pytest.mark.parametrize("name", ["zookeeper.ssl.crl.enable", "zookeeper.ssl.ocsp.enable"])
+def test_revocation_checks_to_zookeeper_refuse_to_start_naming_them(name: str) -> None:
+    """TLS to ZooKeeper is built (issue #25), but not revocation: asked for, it must not be skipped."""
+    error = _startup_error({name: "true", "zookeeper.ssl.client.enable": "true"})
     assert error.name == name
-    assert str(error).startswith(f"odradek cannot honour {name}: ") and "TLS to ZooKeeper" in str(error)
-    assert "s3cret" not in str(error)
+    assert str(error).startswith(f"odradek cannot honour {name}: ") and "revocation" in str(error)
 
 
 def test_tls_to_zookeeper_left_at_its_defaults_is_accepted() -> None:

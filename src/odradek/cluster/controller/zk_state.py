@@ -9,15 +9,21 @@ from odradek.cluster.controller.replica_assignment import ReplicaAssignment
 from odradek.cluster.zookeeper import brokers, topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode
+from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
 
 logger = logging.getLogger(__name__)
 
 
 def read_live_brokers(zk: ZooKeeperClient) -> dict[int, LiveBroker]:
-    """Every registered broker with its epoch (one that goes while being read is left out)."""
+    """Every registered broker with its epoch (one that goes while being read is left out, and so is a
+    registration the controller cannot read: logged, it must not stop the controller)."""
     live = {}
     for broker_id in brokers.live_broker_ids(zk):
-        found = brokers.broker_registration(zk, broker_id)
+        try:
+            found = brokers.broker_registration(zk, broker_id)
+        except MalformedZnodeError as error:
+            logger.warning("broker %d left out: its registration cannot be read: %s", broker_id, error)
+            continue
         if found is not None:
             live[broker_id] = LiveBroker(*found)
     return live
@@ -36,7 +42,14 @@ def topic_assignment_znode(context: ControllerContext, topic: str) -> TopicAssig
 
 
 def read_topic(zk: ZooKeeperClient, topic: str) -> TopicAssignmentZnode | None:
-    found = topics.topic_assignment(zk, topic)
+    """The topic's assignment, or None when it is gone, or cannot be read: as Kafka's TopicZNode.decode
+    takes unparseable JSON for a topic without partitions, such a topic is logged and skipped rather
+    than stopping the controller (which would keep /controller and control nothing)."""
+    try:
+        found = topics.topic_assignment(zk, topic)
+    except MalformedZnodeError as error:
+        logger.warning("topic %s skipped: its assignment cannot be read: %s", topic, error)
+        return None
     return None if found is None else found[0]
 
 

@@ -6,24 +6,57 @@ Every method blocks (kazoo is thread-based); see the package docstring for how t
 Reads are retried while the connection is lost; writes are not, since a write whose answer was lost
 may have happened: callers decide (the controller, by the epoch check). No call waits longer than the
 session timeout: then ZooKeeperConnectionError.
+
+The sessions are secured as `ZooKeeperSecurity` asks (TLS, a SASL login, ACLs on created znodes:
+session.py); a login ZooKeeper refuses is a ZooKeeperAuthenticationError, at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from kazoo.client import KazooClient, TransactionRequest
-from kazoo.exceptions import ConnectionLoss, NodeExistsError, NoNodeError, SessionExpiredError
+from kazoo.exceptions import (
+    AuthFailedError,
+    ConnectionClosedError,
+    ConnectionLoss,
+    NoAuthError,
+    NodeExistsError,
+    NoNodeError,
+    SessionExpiredError,
+)
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.states import KazooState, ZnodeStat
+from kazoo.protocol.states import KazooState, KeeperState, ZnodeStat
 
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.cluster_znodes import ClusterIdZnode
-from odradek.cluster.zookeeper.errors import ZooKeeperConnectionError
+from odradek.cluster.zookeeper.errors import (
+    ZooKeeperAuthenticationError,
+    ZooKeeperAuthorizationError,
+    ZooKeeperConnectionError,
+)
 from odradek.cluster.zookeeper.loop_delivery import deliver_on_loop
+from odradek.cluster.zookeeper.session import ZooKeeperSecurity, last_tls_error, secured_kazoo
+
+log = logging.getLogger(__name__)
+
+#: How long after a refused login the session is started again (Kafka's ZooKeeperClient waits 1 s).
+RELOGIN_BACKOFF_S = 1.0
+
+#: What kazoo's operations do, for the one line of a refusal.
+_VERBS = {
+    "create": "create",
+    "delete": "delete",
+    "set": "write",
+    "get": "read",
+    "get_children": "list",
+    "commit": "commit a multi-operation on",
+}
 
 #: Kafka's defaults for zookeeper.session.timeout.ms and zookeeper.connection.timeout.ms (which
 #: falls back to the session timeout).
@@ -33,10 +66,16 @@ DEFAULT_SESSION_TIMEOUT_MS = 18_000
 class ZooKeeperClient:
     """One ZooKeeper session, inside the connect string's chroot."""
 
-    def __init__(self, kazoo: KazooClient, connect_string: str, session_timeout_ms: int) -> None:
+    def __init__(
+        self, kazoo: KazooClient, connect_string: str, session_timeout_ms: int, sasl_user: str | None = None
+    ) -> None:
         self.kazoo = kazoo
         self.connect_string = connect_string
         self.session_timeout_ms = session_timeout_ms
+        self._closed = threading.Event()
+        self._restarting = threading.Lock()
+        if sasl_user is not None:
+            self._log_in_again_when_refused(sasl_user)
 
     @classmethod
     def connect(
@@ -45,44 +84,109 @@ class ZooKeeperClient:
         *,
         session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
         connection_timeout_ms: int | None = None,
+        security: ZooKeeperSecurity | None = None,
     ) -> ZooKeeperClient:
-        """Connect (creating the chroot if missing) or raise ZooKeeperConnectionError in time."""
+        """Connect (creating the chroot if missing) or raise ZooKeeperConnectionError in time
+        (ZooKeeperAuthenticationError when ZooKeeper refuses the SASL login)."""
         connection_timeout_ms = connection_timeout_ms or session_timeout_ms
+        security = security or ZooKeeperSecurity()
         hosts, chroot = split_chroot(connect_string)
         if chroot:
-            root = cls._start(hosts, connect_string, session_timeout_ms, connection_timeout_ms)
+            # as Kafka: the chroot (and any missing parent) gets the ACL of a znode at that path
+            root = cls._start(hosts, connect_string, session_timeout_ms, connection_timeout_ms, security)
             try:
                 if root.read(chroot) is None:
                     root.create_persistent_path(chroot)
             finally:
                 root.close()
-        return cls._start(connect_string, connect_string, session_timeout_ms, connection_timeout_ms)
+        return cls._start(connect_string, connect_string, session_timeout_ms, connection_timeout_ms, security)
 
     @classmethod
     def _start(
-        cls, hosts: str, connect_string: str, session_timeout_ms: int, connection_timeout_ms: int
+        cls,
+        hosts: str,
+        connect_string: str,
+        session_timeout_ms: int,
+        connection_timeout_ms: int,
+        security: ZooKeeperSecurity,
     ) -> ZooKeeperClient:
-        kazoo = KazooClient(
-            hosts=hosts,
+        kazoo = secured_kazoo(
+            hosts,
+            security,
             timeout=session_timeout_ms / 1000,
             # reconnect for as long as it takes, but never wait more than 2 s between attempts
             connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 2.0},
         )
         try:
             kazoo.start(timeout=connection_timeout_ms / 1000)
+            if security.sasl is not None:
+                # kazoo reports the session connected before its SASL login ends; a first request waits
+                # for the login and fails with it
+                kazoo.exists_async("/").get(timeout=connection_timeout_ms / 1000)
         except KazooTimeoutError:
             kazoo.stop()  # kazoo would go on trying in the background
             kazoo.close()
+            reason = last_tls_error(kazoo)
             raise ZooKeeperConnectionError(
                 f"Could not connect to ZooKeeper at {connect_string} within "
                 f"zookeeper.connection.timeout.ms={connection_timeout_ms}"
+                + (f" ({reason})" if reason else "")
             ) from None
-        return cls(kazoo, connect_string, session_timeout_ms)
+        except AuthFailedError:
+            kazoo.stop()
+            kazoo.close()
+            assert security.sasl is not None  # only a login is refused so
+            raise ZooKeeperAuthenticationError(
+                f"ZooKeeper at {connect_string} refused the SASL login of user "
+                f"'{security.sasl.username}' (DIGEST-MD5, from the JAAS Client section): "
+                "wrong user name or password, or SASL is not enabled on the server"
+            ) from None
+        except (ConnectionLoss, ConnectionClosedError):
+            kazoo.stop()
+            kazoo.close()
+            raise ZooKeeperConnectionError(
+                f"Lost the connection to ZooKeeper at {connect_string} while logging in"
+            ) from None
+        return cls(
+            kazoo, connect_string, session_timeout_ms, security.sasl.username if security.sasl else None
+        )
 
     def close(self) -> None:
         """End the session (its ephemeral znodes go at once) and release kazoo's threads."""
+        with self._restarting:
+            self._closed.set()
         self.kazoo.stop()
         self.kazoo.close()
+
+    def _log_in_again_when_refused(self, user: str) -> None:
+        """kazoo stops for good when ZooKeeper refuses a login on a reconnection (a password changed on
+        the server): as Kafka's ZooKeeperClient (scheduleReinitialize on AuthFailed), start a new session
+        a second later, and again until ZooKeeper takes the login. Its owner sees the session LOST, then
+        CONNECTED, as after an expiry (the broker registers again, the controller is elected again)."""
+
+        def on_state(state: KazooState) -> None:
+            if state == KazooState.LOST and self.kazoo.client_state == KeeperState.AUTH_FAILED:
+                log.error(
+                    "ZooKeeper at %s refused the SASL login of user '%s': trying again in %.0f s",
+                    self.connect_string,
+                    user,
+                    RELOGIN_BACKOFF_S,
+                )
+                timer = threading.Timer(RELOGIN_BACKOFF_S, self._restart)
+                timer.daemon = True
+                timer.start()
+
+        self.kazoo.add_listener(on_state)
+
+    def _restart(self) -> None:
+        with self._restarting:  # never after close(), nor during it
+            if self._closed.is_set():
+                return
+            # kazoo's connection thread has ended (its state is CLOSED by now): start it again (not
+            # kazoo.stop() first, whose close request would wait in the queue and end the new session;
+            # not kazoo.start(), which closes the client for good on a timeout): it reconnects, with a
+            # new session, until it can.
+            self.kazoo.start_async()
 
     @property
     def session_id(self) -> int:
@@ -123,7 +227,8 @@ class ZooKeeperClient:
             remaining = deadline - time.monotonic()
             try:
                 return operation_async(*args).get(timeout=max(remaining, 0.001))
-            except (ConnectionLoss, SessionExpiredError):
+            except (ConnectionLoss, SessionExpiredError, AuthFailedError, ConnectionClosedError):
+                # (a refused login, or a client being started again after one: see _log_in_again_when_refused)
                 remaining = deadline - time.monotonic()
                 if remaining > 0:
                     time.sleep(min(pause, remaining))
@@ -131,6 +236,8 @@ class ZooKeeperClient:
                     continue
             except KazooTimeoutError:
                 pass
+            except NoAuthError:
+                raise self._refused(operation_async, args) from None
             raise ZooKeeperConnectionError(
                 f"Lost the connection to ZooKeeper at {self.connect_string} for longer than "
                 f"zookeeper.session.timeout.ms={self.session_timeout_ms}"
@@ -142,16 +249,33 @@ class ZooKeeperClient:
         ZooKeeperConnectionError when there is no answer within zookeeper.session.timeout.ms."""
         try:
             return operation_async(*args, **kwargs).get(timeout=self.session_timeout_ms / 1000)
-        except (ConnectionLoss, KazooTimeoutError):
+        except (ConnectionLoss, KazooTimeoutError, AuthFailedError, ConnectionClosedError):
             raise ZooKeeperConnectionError(
                 f"No answer from ZooKeeper at {self.connect_string} to a write within "
                 f"zookeeper.session.timeout.ms={self.session_timeout_ms}: it may or may not have happened"
             ) from None
+        except NoAuthError:
+            raise self._refused(operation_async, args) from None
 
     def commit(self, transaction: TransactionRequest) -> list[Any]:
         """Commit a multi; its results, one per op (an exception instance for a failed op)."""
         results: list[Any] = self.write(transaction.commit_async)
+        if any(isinstance(result, NoAuthError) for result in results):
+            raise self._refused(transaction.commit_async, ())
         return results
+
+    def _refused(
+        self, operation_async: Callable[..., Any], args: tuple[Any, ...]
+    ) -> ZooKeeperAuthorizationError:
+        """A znode's ACL refused this session (zookeeper.set.acl, by another identity): one line."""
+        operation = getattr(operation_async, "__name__", "").removesuffix("_async")
+        verb = _VERBS.get(operation, "act on")
+        path = args[0] if args and isinstance(args[0], str) else "a znode"
+        return ZooKeeperAuthorizationError(
+            f"ZooKeeper at {self.connect_string} refused to {verb} {path}: its ACL does not allow this "
+            "broker's identity (every broker must log in to ZooKeeper as the identity owning the cluster's "
+            "znodes, with zookeeper.set.acl)"
+        )
 
     # -- Kafka's start-up znodes ------------------------------------------------------------------
 

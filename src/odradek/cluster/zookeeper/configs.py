@@ -8,6 +8,7 @@ last one it handled (ZkNodeChangeNotificationListener), in sequence order, and r
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 from kazoo.exceptions import NodeExistsError, NoNodeError
@@ -15,6 +16,9 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.config_znodes import ConfigChangeNotification, EntityConfigZnode
+from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
+
+log = logging.getLogger(__name__)
 
 
 def change_entity_config(
@@ -63,17 +67,26 @@ def config_changes_after(zk: ZooKeeperClient, sequence: int) -> list[tuple[int, 
     """The notifications with a sequence number above `sequence` (-1: all), in order.
 
     A notification deleted between listing and reading (Kafka purges those older than 15 minutes)
-    is skipped: the entity's current config is what a broker reads anyway.
+    is skipped: the entity's current config is what a broker reads anyway. So is one that cannot be
+    read (logged): it must not hide the changes after it.
     """
     changes = []
     for name in zk.children(paths.CONFIG_CHANGES):
         if not name.startswith(paths.CONFIG_CHANGE_PREFIX):
             continue
-        number = paths.config_change_sequence(name)
+        try:
+            number = paths.config_change_sequence(name)
+        except ValueError:
+            log.warning("config change notification %s skipped: no sequence number", name)
+            continue
         if number <= sequence:
             continue
         path = f"{paths.CONFIG_CHANGES}/{name}"
         found = zk.read(path)
-        if found is not None:
+        if found is None:
+            continue
+        try:
             changes.append((number, ConfigChangeNotification.parse(found[0], path)))
+        except MalformedZnodeError as error:
+            log.warning("config change notification skipped: %s", error)
     return sorted(changes, key=lambda change: change[0])

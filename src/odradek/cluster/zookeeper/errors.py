@@ -11,6 +11,14 @@ class ZooKeeperConnectionError(ZooKeeperError):
     """ZooKeeper could not be reached within zookeeper.connection.timeout.ms, or the connection broke."""
 
 
+class ZooKeeperAuthenticationError(ZooKeeperError):
+    """ZooKeeper refused the broker's SASL login (wrong credentials, or no SASL on the server)."""
+
+
+class ZooKeeperAuthorizationError(ZooKeeperError):
+    """A znode's ACL refused this session: the znode belongs to another ZooKeeper identity."""
+
+
 class ControllerMovedError(ZooKeeperError):
     """Another broker became controller (/controller_epoch moved on): this one must resign."""
 

@@ -69,6 +69,10 @@ def partition_state(topic_name: str, partition: int) -> str:
     return f"{TOPICS}/{topic_name}/partitions/{partition}/state"
 
 
+def config_entity_type(entity_type: str) -> str:
+    return f"{CONFIG}/{entity_type}"
+
+
 def config_entity(entity_type: str, entity_name: str) -> str:
     return f"{CONFIG}/{entity_type}/{entity_name}"
 
