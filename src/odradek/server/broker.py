@@ -113,6 +113,8 @@ class Broker:
         self.tasks: list[asyncio.Task[None]] = []
         self.stopping = asyncio.Event()
         self.started = False
+        #: Set when a log rolled a segment: its old segments are due a flush (`_flush_rolled_segments`).
+        self.rolled = asyncio.Event()
         log_dirs = [Path(d.strip()) for d in config.log_dirs if d.strip()]
         # Before anything reads or writes the dirs: a second broker on them stops here, untouched.
         self.log_dir_locks = LogDirLocks.acquire(log_dirs)
@@ -135,6 +137,7 @@ class Broker:
                 producer_id_expiration_ms=config.producer_id_expiration_ms,
                 # In a cluster the high watermark is the replica manager's, not every append's.
                 single_node=not config.zookeeper_connect,
+                on_roll=self.rolled.set,
             )
         except BaseException:
             self.log_dir_locks.release()
@@ -273,6 +276,7 @@ class Broker:
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
         self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
         self.tasks.append(asyncio.get_running_loop().create_task(self._delete_files_when_due()))
+        self.tasks.append(asyncio.get_running_loop().create_task(self._flush_rolled_segments()))
         log.info(
             "broker started",
             extra={
@@ -556,6 +560,22 @@ class Broker:
             job = self.logs.take_file_deletions()
             if not job.empty:
                 await asyncio.to_thread(job.run)  # logs its failures itself, never raises
+
+    async def _flush_rolled_segments(self) -> None:
+        """Kafka's flush at a roll: the segments below a new one are fsynced soon after it was made and
+        the recovery point moves up to it, whatever flush.ms and flush.messages say."""
+        while True:
+            await self.rolled.wait()
+            self.rolled.clear()
+            jobs = self.logs.take_roll_flushes()
+            if not jobs:
+                continue
+            try:
+                await asyncio.to_thread(_run_all, [job for _, job in jobs])
+            except OSError:
+                log.exception("flushing rolled segments failed")
+                continue
+            self.logs.complete_flushes(jobs)
 
     async def _flush(self) -> None:
         jobs = self.logs.prepare_flushes()

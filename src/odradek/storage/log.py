@@ -59,6 +59,7 @@ class Log:
         high_watermark: int | None = None,
         clock: Clock = system_clock,
         auto_high_watermark: bool = True,
+        on_roll: Callable[[Log], None] | None = None,
     ) -> None:
         self.dir = directory
         tp = TopicPartition.from_dir_name(directory.name)
@@ -77,6 +78,11 @@ class Log:
         self._high_watermark = log_start_offset
         self._last_flush_ms = clock()
         self._unflushed_files: list[Path] = []
+        self._on_roll = on_roll
+        #: The base offset of the newest segment rolled since the last roll flush was prepared.
+        self._roll_flush_offset: int | None = None
+        #: Counts truncations: a flush prepared before one may not move the recovery point.
+        self._truncations = 0
         self.cleaner_checkpoint: int | None = None
         """First dirty offset for compaction (``cleaner-offset-checkpoint``), kept by the LogManager."""
         self.latest_delete_horizon: int | None = None
@@ -100,9 +106,11 @@ class Log:
         had_clean_shutdown: bool = False,
         producer_id_expiration_ms: int = 86_400_000,
         auto_high_watermark: bool = True,
+        on_roll: Callable[[Log], None] | None = None,
     ) -> Log:
         """Open (creating if needed) the log in ``directory``, recovering it as ``log_loader`` describes.
-        Slow after an unclean shutdown: call it from a worker thread."""
+        Slow after an unclean shutdown: call it from a worker thread. ``on_roll(log)`` is called on
+        the loop after each roll: the old segments are then due a flush (``prepare_roll_flush``)."""
         loaded = load_log(
             directory,
             config,
@@ -123,6 +131,7 @@ class Log:
             high_watermark=high_watermark,
             clock=clock,
             auto_high_watermark=auto_high_watermark,
+            on_roll=on_roll,
         )
 
     # -- offsets ---------------------------------------------------------------------------------
@@ -238,9 +247,14 @@ class Log:
         segment = LogSegment.create(self.dir, new_base, self.config, self.clock())
         self._segments.append(segment)
         self._bases.append(new_base)
-        # A snapshot at the segment boundary lets recovery start from it (fsynced by the next flush).
+        # A snapshot at the segment boundary lets recovery start from it (fsynced by the roll flush).
         self.producer_state.map_end_offset = new_base
         self._unflushed_files.append(write_snapshot(self.dir, self.producer_state))
+        # As Kafka's UnifiedLog.roll: the segments below the new one are flushed off the loop soon, and
+        # the recovery point moves to the new segment, so a start after a crash recovers only that.
+        self._roll_flush_offset = new_base
+        if self._on_roll is not None:
+            self._on_roll(self)
         return segment
 
     # -- reading ---------------------------------------------------------------------------------
@@ -318,9 +332,10 @@ class Log:
         return truncate_fully_and_start_at(self, offset)
 
     def reset_offsets(self, *, log_start_offset: int, recovery_point: int) -> None:
-        """Set the log start offset and recovery point outright (truncation may move them down)."""
+        """Set the log start offset and recovery point outright (truncation moves them down)."""
         self._log_start_offset = log_start_offset
         self._recovery_point = recovery_point
+        self._truncations += 1
 
     def replace_all_segments(self, make_segment: Callable[[], LogSegment]) -> list[LogSegment]:
         """Rename every segment ``*.deleted`` (returned), then make ``make_segment()`` the only one
@@ -370,9 +385,19 @@ class Log:
         ]
         files = [*self._unflushed_files, self.leader_epoch_cache.path]
         self._unflushed_files = []
-        return FlushJob(offset, segments or [self._segments[-1]], files, self.dir)
+        return FlushJob(offset, segments or [self._segments[-1]], files, self.dir, self._truncations)
+
+    def prepare_roll_flush(self) -> FlushJob | None:
+        """The flush a roll asked for: everything below the newest rolled segment (None: done)."""
+        offset, self._roll_flush_offset = self._roll_flush_offset, None
+        return None if offset is None else self.prepare_flush(offset)
 
     def complete_flush(self, job: FlushJob) -> None:
+        if job.truncations != self._truncations:
+            # Truncated while the fsyncs ran: the offsets the job covered may now hold records it never
+            # saw (a follower appends the leader's at once), so it vouches for nothing. The records it
+            # did fsync below the truncation are covered by the next flush.
+            return
         self._recovery_point = max(self._recovery_point, min(job.flush_offset, self.log_end_offset))
         self._last_flush_ms = self.clock()
 

@@ -11,6 +11,9 @@ Order, as in Kafka's LogLoader:
    invalid byte and everything after it (including later segments) is removed.
 4. Producer state comes from the newest snapshot at or below where recovery starts, then the batch
    headers after it are replayed; recovered batches update it as they are validated.
+5. Leader epochs come from ``leader-epoch-checkpoint``, corrected by the recovered batches; a missing or
+   damaged checkpoint (see ``leader_epoch.py``) is rebuilt from the headers of the segments below the
+   recovery too.
 Everything here is file work for a worker thread: it runs before the Log exists on the event loop.
 """
 
@@ -88,6 +91,9 @@ def load_log(
         segments[start_index].base_offset if start_index < len(segments) else _end(segments, log_start)
     )
 
+    if epochs.lost:
+        rebuild_leader_epochs(segments[:start_index], epochs)  # recovery assigns the rest
+        epochs.lost = False
     replay_from = load_latest_snapshot(directory, state, recovery_start, log_start, now_ms)
     replay_producer_state(segments[:start_index], state, epochs, replay_from, recovery_start)
 
@@ -185,6 +191,14 @@ def _open_segments(directory: Path, config: LogConfig, now_ms: int) -> list[LogS
             segment.recover(keep_txn_index=True)
         segments.append(segment)
     return segments
+
+
+def rebuild_leader_epochs(segments: Sequence[LogSegment], epochs: LeaderEpochCache) -> None:
+    """Assign every epoch the batches of ``segments`` were stamped with, as Kafka's recovery does for
+    the batches it validates (header reads only)."""
+    for segment in segments:
+        for _, header in segment.batch_headers(0):
+            _assign_epoch(epochs, header)
 
 
 def replay_producer_state(

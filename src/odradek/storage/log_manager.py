@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from odradek.storage.checkpoint_jobs import CheckpointJob, CheckpointWriter
@@ -58,7 +58,10 @@ class LogManager:
         clock: Clock = system_clock,
         producer_id_expiration_ms: int = 86_400_000,
         single_node: bool = True,
+        on_roll: Callable[[], None] | None = None,
     ) -> None:
+        """``on_roll``: called on the loop when a log rolled a segment, so that whoever runs the
+        manager's jobs runs ``take_roll_flushes``'s soon (the broker wakes a task of its own)."""
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
         self.log_dirs = [Path(d) for d in log_dirs]
@@ -71,6 +74,8 @@ class LogManager:
         self._pending: list[tuple[int, FileDeletionJob]] = []
         self._topic_deletions: dict[str, TopicDeletionJob] = {}
         self._checkpoints = CheckpointWriter()
+        self._on_roll = on_roll
+        self._rolled: dict[int, Log] = {}
 
     # -- startup and shutdown (file work: run in a thread) ---------------------------------------
 
@@ -122,6 +127,7 @@ class LogManager:
                     had_clean_shutdown=clean,
                     producer_id_expiration_ms=self.producer_id_expiration_ms,
                     auto_high_watermark=self.single_node,
+                    on_roll=self._log_rolled,
                 )
                 log.cleaner_checkpoint = cleaner.get(tp)
                 self._logs[tp] = log
@@ -225,6 +231,7 @@ class LogManager:
             clock=self.clock,
             producer_id_expiration_ms=self.producer_id_expiration_ms,
             auto_high_watermark=self.single_node,
+            on_roll=self._log_rolled,
         )
 
     def _partition_counts(self) -> dict[Path, int]:
@@ -441,6 +448,21 @@ class LogManager:
                 if job is not None:
                     jobs.append((log, job))
         return jobs
+
+    def take_roll_flushes(self) -> list[tuple[Log, FlushJob]]:
+        """The flushes the logs' rolls asked for (Kafka's flush of the old segment at a roll): run each
+        job's ``run`` in a worker thread, then ``complete_flushes``. A log deleted meanwhile is skipped."""
+        rolled, self._rolled = self._rolled, {}
+        jobs = []
+        for log in rolled.values():
+            if self._logs.get(log.topic_partition) is log and (job := log.prepare_roll_flush()) is not None:
+                jobs.append((log, job))
+        return jobs
+
+    def _log_rolled(self, log: Log) -> None:
+        self._rolled[id(log)] = log
+        if self._on_roll is not None:
+            self._on_roll()
 
     def complete_flushes(self, jobs: Iterable[tuple[Log, FlushJob]]) -> None:
         for log, job in jobs:
