@@ -15,6 +15,7 @@ import os
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from odradek.protocol.records import (
     NO_TIMESTAMP,
@@ -43,6 +44,16 @@ from odradek.storage.truncation import truncate_fully_and_start_at, truncate_to
 _log = logging.getLogger(__name__)
 
 
+class LogEvents(Protocol):
+    """What a log tells its owner, on the loop, so that the file work they make due follows soon."""
+
+    def log_rolled(self, log: Log) -> None:
+        """A new segment: the ones below it are due a flush (``Log.prepare_roll_flush``)."""
+
+    def log_truncated(self, log: Log) -> None:
+        """The recovery point went down: the checkpoint on disk claims too much until rewritten."""
+
+
 class Log:
     """One partition's log. Build it with ``Log.open`` (or through ``LogManager``)."""
 
@@ -59,7 +70,7 @@ class Log:
         high_watermark: int | None = None,
         clock: Clock = system_clock,
         auto_high_watermark: bool = True,
-        on_roll: Callable[[Log], None] | None = None,
+        events: LogEvents | None = None,
     ) -> None:
         self.dir = directory
         tp = TopicPartition.from_dir_name(directory.name)
@@ -78,7 +89,7 @@ class Log:
         self._high_watermark = log_start_offset
         self._last_flush_ms = clock()
         self._unflushed_files: list[Path] = []
-        self._on_roll = on_roll
+        self._events = events
         #: The base offset of the newest segment rolled since the last roll flush was prepared.
         self._roll_flush_offset: int | None = None
         #: Counts truncations: a flush prepared before one may not move the recovery point.
@@ -106,11 +117,11 @@ class Log:
         had_clean_shutdown: bool = False,
         producer_id_expiration_ms: int = 86_400_000,
         auto_high_watermark: bool = True,
-        on_roll: Callable[[Log], None] | None = None,
+        events: LogEvents | None = None,
     ) -> Log:
         """Open (creating if needed) the log in ``directory``, recovering it as ``log_loader`` describes.
-        Slow after an unclean shutdown: call it from a worker thread. ``on_roll(log)`` is called on
-        the loop after each roll: the old segments are then due a flush (``prepare_roll_flush``)."""
+        Slow after an unclean shutdown: call it from a worker thread. ``events`` hears of the rolls and
+        truncations that make file work due (see ``LogEvents``)."""
         loaded = load_log(
             directory,
             config,
@@ -131,7 +142,7 @@ class Log:
             high_watermark=high_watermark,
             clock=clock,
             auto_high_watermark=auto_high_watermark,
-            on_roll=on_roll,
+            events=events,
         )
 
     # -- offsets ---------------------------------------------------------------------------------
@@ -253,8 +264,8 @@ class Log:
         # As Kafka's UnifiedLog.roll: the segments below the new one are flushed off the loop soon, and
         # the recovery point moves to the new segment, so a start after a crash recovers only that.
         self._roll_flush_offset = new_base
-        if self._on_roll is not None:
-            self._on_roll(self)
+        if self._events is not None:
+            self._events.log_rolled(self)
         return segment
 
     # -- reading ---------------------------------------------------------------------------------
@@ -336,6 +347,8 @@ class Log:
         self._log_start_offset = log_start_offset
         self._recovery_point = recovery_point
         self._truncations += 1
+        if self._events is not None:
+            self._events.log_truncated(self)
 
     def replace_all_segments(self, make_segment: Callable[[], LogSegment]) -> list[LogSegment]:
         """Rename every segment ``*.deleted`` (returned), then make ``make_segment()`` the only one

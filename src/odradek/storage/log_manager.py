@@ -58,10 +58,11 @@ class LogManager:
         clock: Clock = system_clock,
         producer_id_expiration_ms: int = 86_400_000,
         single_node: bool = True,
-        on_roll: Callable[[], None] | None = None,
+        on_work_due: Callable[[], None] | None = None,
     ) -> None:
-        """``on_roll``: called on the loop when a log rolled a segment, so that whoever runs the
-        manager's jobs runs ``take_roll_flushes``'s soon (the broker wakes a task of its own)."""
+        """``on_work_due``: called on the loop when a log rolled a segment or was truncated, so that
+        whoever runs the manager's jobs runs ``take_roll_flushes`` and ``take_due_checkpoint`` soon
+        (the broker wakes a task of its own)."""
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
         self.log_dirs = [Path(d) for d in log_dirs]
@@ -74,8 +75,9 @@ class LogManager:
         self._pending: list[tuple[int, FileDeletionJob]] = []
         self._topic_deletions: dict[str, TopicDeletionJob] = {}
         self._checkpoints = CheckpointWriter()
-        self._on_roll = on_roll
+        self._on_work_due = on_work_due
         self._rolled: dict[int, Log] = {}
+        self._checkpoint_due = False
 
     # -- startup and shutdown (file work: run in a thread) ---------------------------------------
 
@@ -127,7 +129,7 @@ class LogManager:
                     had_clean_shutdown=clean,
                     producer_id_expiration_ms=self.producer_id_expiration_ms,
                     auto_high_watermark=self.single_node,
-                    on_roll=self._log_rolled,
+                    events=self,
                 )
                 log.cleaner_checkpoint = cleaner.get(tp)
                 self._logs[tp] = log
@@ -231,7 +233,7 @@ class LogManager:
             clock=self.clock,
             producer_id_expiration_ms=self.producer_id_expiration_ms,
             auto_high_watermark=self.single_node,
-            on_roll=self._log_rolled,
+            events=self,
         )
 
     def _partition_counts(self) -> dict[Path, int]:
@@ -459,10 +461,26 @@ class LogManager:
                 jobs.append((log, job))
         return jobs
 
-    def _log_rolled(self, log: Log) -> None:
+    def take_due_checkpoint(self) -> CheckpointJob | None:
+        """The offset checkpoints, if a truncation lowered a recovery point since the last call: the
+        file must stop claiming the offsets above it before they are written again (Kafka rewrites it
+        in LogManager.truncateTo). Run it in a worker thread."""
+        if not self._checkpoint_due:
+            return None
+        self._checkpoint_due = False
+        return self.prepare_checkpoint()
+
+    def log_rolled(self, log: Log) -> None:
+        """``LogEvents``: the log's old segments are due a flush."""
         self._rolled[id(log)] = log
-        if self._on_roll is not None:
-            self._on_roll()
+        if self._on_work_due is not None:
+            self._on_work_due()
+
+    def log_truncated(self, log: Log) -> None:
+        """``LogEvents``: the recovery point checkpoint is due."""
+        self._checkpoint_due = True
+        if self._on_work_due is not None:
+            self._on_work_due()
 
     def complete_flushes(self, jobs: Iterable[tuple[Log, FlushJob]]) -> None:
         for log, job in jobs:

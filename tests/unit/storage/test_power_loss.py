@@ -37,7 +37,7 @@ def test_a_segment_roll_flushes_the_old_segment_and_advances_the_recovery_point(
     start after a crash recovered the whole log."""
     clock = FakeClock()
     rolled: list[bool] = []
-    manager = LogManager([tmp_path], CONFIG, clock=clock, on_roll=lambda: rolled.append(True))
+    manager = LogManager([tmp_path], CONFIG, clock=clock, on_work_due=lambda: rolled.append(True))
     log = manager.get_or_create_log("t", 0)
     for i in range(12):
         log.append(batch([b"value-%02d" % i]))
@@ -53,6 +53,35 @@ def test_a_segment_roll_flushes_the_old_segment_and_advances_the_recovery_point(
     manager.prepare_checkpoint().run()
     checkpoint = read_offset_checkpoint(tmp_path / RECOVERY_POINT_CHECKPOINT)
     assert checkpoint[TopicPartition("t", 0)] == log.active_segment.base_offset
+
+
+def test_a_truncation_has_the_recovery_point_checkpoint_rewritten_before_the_periodic_one(
+    tmp_path: Path,
+) -> None:
+    """Kafka's LogManager.truncateTo writes the recovery point checkpoint at once. Here the lowered
+    recovery point stayed in memory until log.flush.offset.checkpoint.interval.ms (a minute), so a power
+    loss meanwhile restarted with the old one, trusting, unvalidated, the offsets the follower had
+    written again after the truncation and never fsynced."""
+    clock = FakeClock()
+    due: list[bool] = []
+    manager = LogManager(
+        [tmp_path], CONFIG, clock=clock, single_node=False, on_work_due=lambda: due.append(True)
+    )
+    log = manager.get_or_create_log("t", 0)
+    for i in range(10):
+        log.append(batch([b"value-%02d" % i]))
+    log.flush()
+    manager.prepare_checkpoint().run()
+    path = tmp_path / RECOVERY_POINT_CHECKPOINT
+    assert read_offset_checkpoint(path)[TopicPartition("t", 0)] == 10
+    assert manager.take_due_checkpoint() is None  # nothing asked for one
+    log.truncate_to(4)
+    assert due
+    job = manager.take_due_checkpoint()
+    assert job is not None
+    job.run()
+    assert read_offset_checkpoint(path)[TopicPartition("t", 0)] == 4
+    assert manager.take_due_checkpoint() is None
 
 
 def test_a_flush_completing_after_a_truncation_claims_nothing_above_the_truncation(tmp_path: Path) -> None:
