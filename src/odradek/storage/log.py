@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,8 +26,9 @@ from odradek.protocol.records import (
     patch_partition_leader_epoch,
     split_complete_batches,
 )
+from odradek.storage.checkpoints import CheckpointFormatError, read_partition_metadata, unreadable_checkpoint
 from odradek.storage.config import LogConfig
-from odradek.storage.errors import InvalidRecordError, OffsetOutOfRangeError
+from odradek.storage.errors import InvalidRecordError, LogStorageError, OffsetOutOfRangeError
 from odradek.storage.fetch import FetchDataInfo, FetchIsolation, read_log
 from odradek.storage.files import DELETED_SUFFIX, Clock, system_clock
 from odradek.storage.flush import FlushJob
@@ -71,8 +73,11 @@ class Log:
         clock: Clock = system_clock,
         auto_high_watermark: bool = True,
         events: LogEvents | None = None,
+        topic_id: uuid.UUID | None = None,
     ) -> None:
         self.dir = directory
+        #: The topic id in ``partition.metadata`` (KIP-516); None for a log made without one.
+        self.topic_id = topic_id
         tp = TopicPartition.from_dir_name(directory.name)
         self.topic_partition = tp if tp is not None else TopicPartition(directory.name, 0)
         self.config = config
@@ -122,6 +127,10 @@ class Log:
         """Open (creating if needed) the log in ``directory``, recovering it as ``log_loader`` describes.
         Slow after an unclean shutdown: call it from a worker thread. ``events`` hears of the rolls and
         truncations that make file work due (see ``LogEvents``)."""
+        try:
+            topic_id = read_partition_metadata(directory)
+        except CheckpointFormatError as error:  # fsynced before its rename: not a crash's doing
+            raise LogStorageError(unreadable_checkpoint(error)) from error
         loaded = load_log(
             directory,
             config,
@@ -143,6 +152,7 @@ class Log:
             clock=clock,
             auto_high_watermark=auto_high_watermark,
             events=events,
+            topic_id=topic_id,
         )
 
     # -- offsets ---------------------------------------------------------------------------------
@@ -187,6 +197,11 @@ class Log:
     @property
     def latest_epoch(self) -> int | None:
         return self.leader_epoch_cache.latest_epoch
+
+    def matches_topic_id(self, topic_id: uuid.UUID | None) -> bool:
+        """Whether the log may serve as the partition of the topic with ``topic_id`` as it is: the ids
+        are equal, or ``topic_id`` is unknown. A log without an id must take it first."""
+        return topic_id is None or self.topic_id == topic_id
 
     def update_high_watermark(self, high_watermark: int) -> int:
         """Set the HW, clamped to [log start, log end]; returns the value set."""

@@ -20,6 +20,7 @@ from odradek.storage.checkpoints import (
     MetaProperties,
     read_meta_properties,
     read_offset_checkpoint,
+    read_partition_metadata,
     unreadable_checkpoint,
     write_meta_properties,
 )
@@ -32,6 +33,7 @@ from odradek.storage.files import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
+    TOPICS_FILE,
     Clock,
     atomic_write,
     delete_if_exists,
@@ -41,7 +43,14 @@ from odradek.storage.files import (
 from odradek.storage.flush import FlushJob
 from odradek.storage.log import Log
 from odradek.storage.log_deletion import FileDeletionJob, TopicDeletionJob, remove_directory
-from odradek.storage.partition import TopicPartition, delete_dir_name, is_delete_dir_name, topic_id_to_string
+from odradek.storage.partition import (
+    TopicPartition,
+    delete_dir_name,
+    is_delete_dir_name,
+    is_stray_dir_name,
+    stray_dir_name,
+    topic_id_to_string,
+)
 from odradek.storage.partition_creation import PartitionCreationJob
 from odradek.storage.segment import LogSegment
 from odradek.storage.topic_store import TopicRecord, TopicStore
@@ -84,6 +93,7 @@ class LogManager:
     def startup(self) -> None:
         """Create the log dirs, load (and after a crash recover) every partition log, finish pending
         partition deletions. Topic config overrides from the topic store apply to the loaded logs."""
+        self._check_topic_store_is_first()
         topics = self.topic_store.load_topics()
         deleting = self.topic_store.deleting()
         removed = False
@@ -102,6 +112,10 @@ class LogManager:
                     remove_directory(child)
                     removed = True
                     continue
+                if is_stray_dir_name(child.name):
+                    # As Kafka: kept, never served or removed, for the operator to look at or delete.
+                    _log.warning("stray partition directory %s: not served; remove it once not needed", child)
+                    continue
                 tp = TopicPartition.from_dir_name(child.name)
                 if tp is None:
                     # As Kafka's LogManager.loadLogs: whatever else lives here is not ours to guess about.
@@ -117,6 +131,13 @@ class LogManager:
                     os.rename(child, renamed)
                     fsync_dir(log_dir)
                     remove_directory(renamed)
+                    removed = True
+                    continue
+                if self.single_node and (reason := _stray_reason(child, tp, topics.get(tp.topic))):
+                    set_aside = log_dir / stray_dir_name(tp)
+                    os.rename(child, set_aside)
+                    fsync_dir(log_dir)
+                    _log.warning("partition directory %s set aside as %s: %s", child, set_aside.name, reason)
                     removed = True
                     continue
                 log = Log.open(
@@ -136,10 +157,22 @@ class LogManager:
             # The marker only vouches for the shutdown before this start.
             delete_if_exists(marker)
         if removed:
-            # Kafka too rewrites them: a topic created again under a deleted name must not inherit
-            # the old partitions' recovery points and log start offsets at the next start.
+            # Kafka too rewrites them: a topic created again under a deleted name (or a stray's) must
+            # not inherit the old partitions' recovery points and log start offsets at the next start.
             self.prepare_checkpoint().run()
         self.topic_store.forget_deleted(deleting)
+
+    def _check_topic_store_is_first(self) -> None:
+        """The topics file is the first log dir's: found in another, log.dirs changed order, and a
+        single node that knew no topic would set every partition aside as stray."""
+        if self.topic_store.path.exists():
+            return
+        for log_dir in self.log_dirs[1:]:
+            if (log_dir / TOPICS_FILE).exists():
+                raise LogStorageError(
+                    f"{log_dir / TOPICS_FILE} is not in the first of log.dirs ({self.log_dirs[0]}): the log "
+                    "dirs were given in another order; give them in the order they had"
+                )
 
     def shutdown(self) -> None:
         """Clean shutdown: fsync every log, snapshot producer state, write checkpoints and the clean
@@ -176,7 +209,7 @@ class LogManager:
         """The partition's log, created empty (in the log dir holding the fewest partitions) if absent.
         Creating is file work (fsyncs): the loop uses ``prepare_partitions`` instead."""
         log = self._logs.get(TopicPartition(topic, partition))
-        if log is not None:
+        if log is not None and log.matches_topic_id(topic_id):
             return log
         job = self.prepare_partitions(topic, [partition], topic_id=topic_id, config=config)
         job.run()
@@ -195,16 +228,32 @@ class LogManager:
         """Plan empty logs for those of ``partitions`` the topic does not have yet, each in the log dir
         holding the fewest partitions; with ``record``, the job stores it first (a new topic or a new
         partition count; its configs are validated here). Run the job's ``run`` in a worker thread,
-        then ``complete_partitions`` on the loop. One job per topic at a time."""
+        then ``complete_partitions`` on the loop. One job per topic at a time.
+
+        With ``topic_id``, an existing log of another topic id leaves the manager now (it is not the
+        partition asked for: never served again) and the job sets it aside before making a new one;
+        an existing log without an id takes ``topic_id`` (see partition_creation.py)."""
         if record is not None:
             config = LogConfig.from_mapping(record.configs, base=self.default_config)  # validates
         elif config is None:
             config = self.config_for(topic)
         counts = self._partition_counts()
         directories: dict[int, Path] = {}
+        strays: list[Log] = []
+        adopted: dict[int, Log] = {}
         for partition in partitions:
             tp = TopicPartition(topic, partition)
-            if tp in self._logs or partition in directories:
+            existing = self._logs.get(tp)
+            if existing is not None:
+                if existing.matches_topic_id(topic_id):
+                    continue
+                if existing.topic_id is None:
+                    adopted[partition] = existing
+                    continue
+                strays.append(self._logs.pop(tp))
+                directories[partition] = existing.dir  # the new log takes its place
+                continue
+            if partition in directories:
                 continue
             log_dir = min(self.log_dirs, key=lambda d: counts[d])
             counts[log_dir] += 1
@@ -218,11 +267,17 @@ class LogManager:
             self.topic_store,
             record,
             previous=self.topic_store.load_topics().get(topic) if record is not None else None,
+            strays=strays,
+            # captured once the strays are out: the files must not name their offsets again
+            checkpoint=self.prepare_checkpoint().run if strays else None,
+            adopted=adopted,
         )
 
     def complete_partitions(self, job: PartitionCreationJob) -> list[Log]:
         """Install the logs a finished ``PartitionCreationJob`` made; returns them."""
         for partition, log in job.logs.items():
+            if job.topic_id is not None:
+                log.topic_id = job.topic_id  # an adopted log's partition.metadata is written now
             self._logs[TopicPartition(job.topic, partition)] = log
         return list(job.logs.values())
 
@@ -526,6 +581,25 @@ class LogManager:
             return read_meta_properties(log_dir)
         except CheckpointFormatError as e:
             raise LogStorageError(str(e)) from e
+
+
+def _stray_reason(directory: Path, tp: TopicPartition, record: TopicRecord | None) -> str | None:
+    """Why a single node's partition directory is not the partition of a topic it knows (its topics
+    are all in the topic store, as a KRaft broker's are in the metadata image), or None."""
+    if record is None:
+        return f"no topic {tp.topic!r} is known to this broker"
+    if tp.partition >= record.partitions:
+        return f"topic {tp.topic!r} has {record.partitions} partitions"
+    try:
+        topic_id = read_partition_metadata(directory)
+    except CheckpointFormatError as error:
+        raise LogStorageError(unreadable_checkpoint(error)) from error
+    if topic_id is not None and topic_id != record.topic_id:
+        return (
+            f"it holds topic id {topic_id_to_string(topic_id)}, not the topic's "
+            f"{topic_id_to_string(record.topic_id)} (a topic deleted and made again under its name)"
+        )
+    return None
 
 
 def _new_cluster_id() -> str:

@@ -7,6 +7,7 @@ the flushes that decide what the recovery point may claim."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -179,7 +180,8 @@ def test_an_empty_offset_checkpoint_reads_as_no_entries_as_in_kafka(tmp_path: Pa
     before the first write); it stopped our start-up."""
     clock = FakeClock()
     manager = LogManager([tmp_path], CONFIG, clock=clock)
-    log = manager.get_or_create_log("t", 0)
+    manager.save_topic("t", uuid.UUID(int=1), 1)
+    log = manager.get_or_create_log("t", 0, topic_id=uuid.UUID(int=1))
     for i in range(5):
         log.append(batch([b"value-%d" % i]))
     (tmp_path / name).write_bytes(b"")
