@@ -5,7 +5,8 @@ Order, as in Kafka's LogLoader:
 1. Delete ``*.tmp``, ``*.deleted`` and ``*.cleaned`` files; complete compaction swaps (``*.swap``): the
    old segments overlapping a swap segment are deleted, then the swap files take their final names.
 2. Open every segment. A segment whose index files are missing or fail their sanity check is recovered
-   on its own (validated, indexes rebuilt).
+   on its own (validated, indexes rebuilt); one whose transaction index does not load is recovered
+   in step 3 with everything after it, since only replayed producer state rebuilds that index.
 3. Unless the log dir had a clean shutdown, recover the segments from the one holding the recovery point
    to the end: every batch is validated (header, CRC-32C, offsets), indexes are rebuilt, the first
    invalid byte and everything after it (including later segments) is removed.
@@ -87,6 +88,12 @@ def load_log(
         start_index = len(segments)
     else:
         start_index = max(bisect_right(bases, recovery_point) - 1, 0)
+    lost = next((i for i, segment in enumerate(segments) if segment.txn_index_lost), None)
+    if lost is not None and lost < start_index:
+        # Its aborted transactions come back only from producer state replayed up to it (Kafka's
+        # recoverSegment): recover from that segment on.
+        _log.warning("rebuilding the transaction index of %s: recovering from it", segments[lost].log_path)
+        start_index = lost
     recovery_start = (
         segments[start_index].base_offset if start_index < len(segments) else _end(segments, log_start)
     )

@@ -15,12 +15,14 @@ import pytest
 from odradek.protocol.records import patch_base_offset, patch_partition_leader_epoch
 from odradek.storage.checkpoints import EpochEntry, read_offset_checkpoint
 from odradek.storage.config import LogConfig
+from odradek.storage.fetch import FetchIsolation
 from odradek.storage.files import LEADER_EPOCH_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
+from odradek.storage.producer_state import AppendOrigin
 
-from .helpers import FakeClock, batch, read_records, values
+from .helpers import FakeClock, batch, marker, read_records, values
 
 CONFIG = LogConfig(segment_bytes=300)
 
@@ -196,3 +198,36 @@ def _at_offset(records: bytearray, offset: int, epoch: int) -> bytearray:
     patch_base_offset(records, 0, offset)
     patch_partition_leader_epoch(records, 0, epoch)
     return records
+
+
+@pytest.mark.parametrize("damage", ["partial entry", "wrong version"])
+def test_an_unreadable_transaction_index_below_the_recovery_point_is_rebuilt_not_emptied(
+    tmp_path: Path, damage: str
+) -> None:
+    """A segment whose .txnindex did not load had its indexes rebuilt without producer state, with the
+    transaction index left empty: the aborted transactions it held were forgotten, and read_committed
+    consumers got the aborted records. Kafka recovers such a segment with its producer state."""
+    clock = FakeClock()
+    log = Log.open(tmp_path / "t-0", CONFIG, clock=clock)
+    log.append(batch([b"aborted"], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True))
+    log.append(marker(commit=False, producer_id=7), origin=AppendOrigin.COORDINATOR)
+    for i in range(12):
+        log.append(batch([b"after-%d" % i]))
+    assert len(log.segments) >= 3
+    first = log.segments[0]
+    assert first.txn_index.entries
+    log.flush()
+    log.close()
+    with open(first.txn_index.path, "r+b") as index:
+        if damage == "partial entry":
+            index.seek(0, 2)
+            index.write(b"\x00\x00\x00")
+        else:
+            index.write(b"\x00\x07")
+    again = Log.open(
+        tmp_path / "t-0", CONFIG, clock=clock, recovery_point=log.log_end_offset, had_clean_shutdown=True
+    )
+    info = again.read(0, 1 << 20, isolation=FetchIsolation.TXN_COMMITTED)
+    assert info.aborted_transactions is not None
+    assert [txn.producer_id for txn in info.aborted_transactions] == [7]
+    assert again.log_end_offset == log.log_end_offset
