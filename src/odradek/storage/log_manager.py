@@ -154,8 +154,11 @@ class LogManager:
                 )
                 log.cleaner_checkpoint = cleaner.get(tp)
                 self._logs[tp] = log
-            # The marker only vouches for the shutdown before this start.
-            delete_if_exists(marker)
+            # The marker only vouches for the shutdown before this start, and must stay gone: back after
+            # a power loss, it would have the next start trust segments written from now on unchecked.
+            if clean:
+                delete_if_exists(marker)
+                fsync_dir(log_dir)
         if removed:
             # Kafka too rewrites them: a topic created again under a deleted name (or a stray's) must
             # not inherit the old partitions' recovery points and log start offsets at the next start.

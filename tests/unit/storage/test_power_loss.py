@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from odradek.protocol.records import patch_base_offset, patch_partition_leader_epoch
+from odradek.storage import log_manager as log_manager_module
 from odradek.storage.checkpoints import EpochEntry, read_offset_checkpoint
 from odradek.storage.config import LogConfig
 from odradek.storage.fetch import FetchIsolation
@@ -231,3 +232,23 @@ def test_an_unreadable_transaction_index_below_the_recovery_point_is_rebuilt_not
     assert info.aborted_transactions is not None
     assert [txn.producer_id for txn in info.aborted_transactions] == [7]
     assert again.log_end_offset == log.log_end_offset
+
+
+def test_the_clean_shutdown_marker_is_durably_gone_before_the_logs_are_written_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its removal at start was not fsynced: a power loss soon after could bring the marker back, and
+    the next start would trust, without recovery, segments written after it."""
+    clock = FakeClock()
+    manager = LogManager([tmp_path], CONFIG, clock=clock)
+    manager.startup()
+    manager.shutdown()
+    assert (tmp_path / ".kafka_cleanshutdown").exists()
+    synced: list[tuple[Path, bool]] = []
+
+    def record(directory: Path) -> None:
+        synced.append((directory, (tmp_path / ".kafka_cleanshutdown").exists()))
+
+    monkeypatch.setattr(log_manager_module, "fsync_dir", record)
+    LogManager([tmp_path], CONFIG, clock=clock).startup()
+    assert (tmp_path, False) in synced  # the log dir fsynced once the marker was gone
