@@ -20,7 +20,6 @@ from odradek.storage.checkpoints import (
     MetaProperties,
     read_meta_properties,
     read_offset_checkpoint,
-    read_partition_metadata,
     unreadable_checkpoint,
     write_meta_properties,
 )
@@ -33,7 +32,6 @@ from odradek.storage.files import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
-    TOPICS_FILE,
     Clock,
     atomic_write,
     delete_if_exists,
@@ -48,11 +46,11 @@ from odradek.storage.partition import (
     delete_dir_name,
     is_delete_dir_name,
     is_stray_dir_name,
-    stray_dir_name,
     topic_id_to_string,
 )
 from odradek.storage.partition_creation import PartitionCreationJob
 from odradek.storage.segment import LogSegment
+from odradek.storage.stray_logs import check_topic_store_is_first, set_aside, stray_reason
 from odradek.storage.topic_store import TopicRecord, TopicStore
 
 _log = logging.getLogger(__name__)
@@ -93,7 +91,8 @@ class LogManager:
     def startup(self) -> None:
         """Create the log dirs, load (and after a crash recover) every partition log, finish pending
         partition deletions. Topic config overrides from the topic store apply to the loaded logs."""
-        self._check_topic_store_is_first()
+        if self.single_node:
+            check_topic_store_is_first(self.log_dirs)
         topics = self.topic_store.load_topics()
         deleting = self.topic_store.deleting()
         removed = False
@@ -133,11 +132,8 @@ class LogManager:
                     remove_directory(renamed)
                     removed = True
                     continue
-                if self.single_node and (reason := _stray_reason(child, tp, topics.get(tp.topic))):
-                    set_aside = log_dir / stray_dir_name(tp)
-                    os.rename(child, set_aside)
-                    fsync_dir(log_dir)
-                    _log.warning("partition directory %s set aside as %s: %s", child, set_aside.name, reason)
+                if self.single_node and (reason := stray_reason(child, tp, topics.get(tp.topic))):
+                    set_aside(child, tp, reason)
                     removed = True
                     continue
                 log = Log.open(
@@ -164,18 +160,6 @@ class LogManager:
             # not inherit the old partitions' recovery points and log start offsets at the next start.
             self.prepare_checkpoint().run()
         self.topic_store.forget_deleted(deleting)
-
-    def _check_topic_store_is_first(self) -> None:
-        """The topics file is the first log dir's: found in another, log.dirs changed order, and a
-        single node that knew no topic would set every partition aside as stray."""
-        if self.topic_store.path.exists():
-            return
-        for log_dir in self.log_dirs[1:]:
-            if (log_dir / TOPICS_FILE).exists():
-                raise LogStorageError(
-                    f"{log_dir / TOPICS_FILE} is not in the first of log.dirs ({self.log_dirs[0]}): the log "
-                    "dirs were given in another order; give them in the order they had"
-                )
 
     def shutdown(self) -> None:
         """Clean shutdown: fsync every log, snapshot producer state, write checkpoints and the clean
@@ -584,25 +568,6 @@ class LogManager:
             return read_meta_properties(log_dir)
         except CheckpointFormatError as e:
             raise LogStorageError(str(e)) from e
-
-
-def _stray_reason(directory: Path, tp: TopicPartition, record: TopicRecord | None) -> str | None:
-    """Why a single node's partition directory is not the partition of a topic it knows (its topics
-    are all in the topic store, as a KRaft broker's are in the metadata image), or None."""
-    if record is None:
-        return f"no topic {tp.topic!r} is known to this broker"
-    if tp.partition >= record.partitions:
-        return f"topic {tp.topic!r} has {record.partitions} partitions"
-    try:
-        topic_id = read_partition_metadata(directory)
-    except CheckpointFormatError as error:
-        raise LogStorageError(unreadable_checkpoint(error)) from error
-    if topic_id is not None and topic_id != record.topic_id:
-        return (
-            f"it holds topic id {topic_id_to_string(topic_id)}, not the topic's "
-            f"{topic_id_to_string(record.topic_id)} (a topic deleted and made again under its name)"
-        )
-    return None
 
 
 def _new_cluster_id() -> str:
