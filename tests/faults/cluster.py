@@ -221,17 +221,9 @@ class FaultCluster:
         self.brokers[node].stop(timeout=60)
 
     def restart(self, node: int, timeout: float = 60.0) -> None:
-        """Start a stopped broker again; after a kill, as a supervisor would, until its old ZooKeeper
+        """Start a stopped broker again; after a kill it waits by itself until its old ZooKeeper
         session (and so its registration) has expired and it may register again."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                self.brokers[node].start(timeout=60)
-                return
-            except RuntimeError as error:
-                if "already registered" not in str(error) or time.monotonic() > deadline:
-                    raise
-                time.sleep(1.0)
+        self.brokers[node].start(timeout=timeout)
 
     def pause(self, node: int) -> None:
         process = self.brokers[node].process

@@ -11,6 +11,8 @@ import pytest
 from odradek.cluster.dynamic_configs import FILE_NAME as DYNAMIC_CONFIGS
 from odradek.storage.files import TOPICS_FILE
 from tests.support.broker_command import assert_refused_in_one_line, minimal_settings, run_broker
+from tests.support.broker_process import BrokerProcess
+from tests.support.interop import produce_acknowledged
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -43,7 +45,6 @@ CHECKPOINTS = [
     "log-start-offset-checkpoint",
     "replication-offset-checkpoint",
     "cleaner-offset-checkpoint",
-    "orders-0/leader-epoch-checkpoint",
 ]
 NOT_TEXT = b"\xff\xfe\x00\x01\x80"
 
@@ -57,15 +58,39 @@ def test_an_unreadable_checkpoint_refuses_start_up_in_one_line_naming_it(
     log dir. Before, these ended start-up in UnicodeDecodeError or ValueError tracebacks (and other
     malformed contents were ignored, though after a clean shutdown nothing rebuilt what they held)."""
     data = tmp_path / "data"
-    (data / "orders-0").mkdir(parents=True)
-    entry = b"x 5" if checkpoint.endswith("leader-epoch-checkpoint") else b"orders x 5"
+    data.mkdir()
     content, named = {
         "not text": (NOT_TEXT, "not a text file"),
-        "not a number": (b"0\n1\n" + entry + b"\n", "'x' is not a number"),
+        "not a number": (b"0\n1\norders x 5\n", "'x' is not a number"),
     }[corruption]
     (data / checkpoint).write_bytes(content)
     result = run_broker(*minimal_settings(data), "--override", "node.id=1")
     assert_refused_in_one_line(result, "Error while reading checkpoint file", str(data / checkpoint), named)
+
+
+def test_a_leader_epoch_checkpoint_a_power_loss_zeroed_is_rebuilt_and_the_broker_starts(
+    tmp_path: Path,
+) -> None:
+    """Unlike the checkpoints above (fsynced before their rename), the leader epoch checkpoint is
+    rewritten on the event loop without fsync, so a power loss can leave it zero-filled: the broker
+    rebuilds it from the epochs in the batches. It refused to start ("Error while reading checkpoint
+    file ... not a number")."""
+    data = tmp_path / "data"
+    broker = BrokerProcess(data).start()
+    try:
+        produce_acknowledged(broker.bootstrap, "orders", [b"a", b"b", b"c"], timeout=30)
+    finally:
+        broker.stop()
+    checkpoint = data / "orders-0" / "leader-epoch-checkpoint"
+    whole = checkpoint.read_bytes()
+    assert whole == b"0\n1\n0 0\n"
+    checkpoint.write_bytes(b"\x00" * len(whole))
+    broker.start()
+    try:
+        assert checkpoint.read_bytes() == whole
+        assert "rebuilding the leader epochs" in broker.log_text()
+    finally:
+        broker.stop()
 
 
 def test_meta_properties_that_is_not_text_refuses_start_up_in_one_line(tmp_path: Path) -> None:

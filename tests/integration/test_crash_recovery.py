@@ -18,8 +18,11 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, Message, Producer
 
+from odradek.storage.checkpoints import read_offset_checkpoint
+from odradek.storage.files import RECOVERY_POINT_CHECKPOINT
+from odradek.storage.partition import TopicPartition
 from tests.support.broker_process import BrokerProcess
-from tests.support.interop import stored_batches, wait_until
+from tests.support.interop import produce_acknowledged, stored_batches, wait_until
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -133,6 +136,31 @@ def test_acknowledged_messages_survive_twenty_sigkills_exactly_once(tmp_path: Pa
         )
     # The kills really did interrupt in-flight produce (acks=1 without retries loses those requests).
     assert at_most_once.failed > 0
+
+
+def test_a_rolled_segment_is_flushed_and_the_recovery_point_moves_to_the_new_one(tmp_path: Path) -> None:
+    """Kafka flushes the segments below a new one when it rolls, and moves the recovery point there;
+    with the default flush settings nothing was ever flushed, the recovery point stayed 0 and a start
+    after a crash (or a power loss) had to recover, or lost, the whole log."""
+    data = tmp_path / "data"
+    broker = BrokerProcess(
+        data, {"log.segment.bytes": str(1 << 20), "log.flush.offset.checkpoint.interval.ms": "100"}
+    ).start()
+    try:
+        values = [bytes([i]) * 100_000 for i in range(30)]  # about three 1 MiB segments
+        offsets = produce_acknowledged(broker.bootstrap, "rolled", values, timeout=30)
+        assert offsets == list(range(30))
+        segments = sorted((data / "rolled-0").glob("*.log"))
+        assert len(segments) >= 3
+        newest_base = int(segments[-1].name.split(".")[0])
+
+        def recovery_point() -> int:
+            points = read_offset_checkpoint(data / RECOVERY_POINT_CHECKPOINT)
+            return points.get(TopicPartition("rolled", 0), 0)
+
+        wait_until(lambda: recovery_point() >= newest_base, 10, "the recovery point at the newest segment")
+    finally:
+        broker.stop()
 
 
 def _check_log(broker: BrokerProcess, producer: SustainedProducer) -> None:

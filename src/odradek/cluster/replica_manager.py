@@ -378,9 +378,12 @@ class ReplicaManager:
         return ErrorCode.NONE
 
     async def _local_log(self, state: PartitionLeadership) -> Log:
-        """The partition's log, created (empty, off the loop) if this broker has none yet."""
+        """The partition's log, created (empty, off the loop) if this broker has none yet. A log of
+        another topic id (the topic was deleted and made again while this broker did not see it) is
+        set aside by storage and an empty one made, as KRaft Kafka's stray replicas; Kafka's ZooKeeper
+        mode answers INCONSISTENT_TOPIC_ID for ever, leaving the replica out of its partition."""
         existing = self.logs.get_log(state.topic, state.partition)
-        if existing is not None:
+        if existing is not None and existing.matches_topic_id(state.topic_id):
             return existing
         job = self.logs.prepare_partitions(state.topic, [state.partition], topic_id=state.topic_id)
         await asyncio.to_thread(job.run)

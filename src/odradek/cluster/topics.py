@@ -70,7 +70,7 @@ class TopicAdmin:
             job = self.logs.prepare_partitions(
                 record.name, range(record.partitions), topic_id=record.topic_id
             )
-            if job.directories:
+            if job.has_work:  # a partition a crash left unmade, or a log to take the topic's id
                 job.run()
                 self.logs.complete_partitions(job)
             self.cluster.add_topic(state)

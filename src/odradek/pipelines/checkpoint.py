@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from odradek.pipelines.errors import PipelineError
+from odradek.storage.files import atomic_write
 
 MARKER = "odradek-pipeline.json"
 
@@ -81,7 +82,7 @@ def record_next_event_time(checkpoint_dir: Path, event_time_ms: int) -> None:
     marker = checkpoint_dir / MARKER
     fields = json.loads(marker.read_text())
     fields["next_event_time_ms"] = event_time_ms
-    marker.write_text(json.dumps(fields, indent=2) + "\n")
+    _replace(marker, fields)
 
 
 def _has_content(directory: Path) -> bool:
@@ -98,7 +99,13 @@ def _read_marker(marker: Path) -> StreamIdentity | None:
 
 def _write_marker(marker: Path, identity: StreamIdentity) -> None:
     marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps(asdict(identity), indent=2) + "\n")
+    _replace(marker, asdict(identity))
+
+
+def _replace(marker: Path, fields: dict[str, object]) -> None:
+    """Written aside and renamed over: a crash leaves the old marker or the new one, never a torn one
+    (which the next run would refuse as not the pipeline's)."""
+    atomic_write(marker, (json.dumps(fields, indent=2) + "\n").encode())
 
 
 def _remove_parquet_output(output_dir: Path) -> None:

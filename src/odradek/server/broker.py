@@ -115,6 +115,8 @@ class Broker:
         self.tasks: list[asyncio.Task[None]] = []
         self.stopping = asyncio.Event()
         self.started = False
+        #: Set when a log rolled a segment or was truncated: file work is due (`_storage_work`).
+        self.storage_work_due = asyncio.Event()
         log_dirs = [Path(d.strip()) for d in config.log_dirs if d.strip()]
         # Before anything reads or writes the dirs: a second broker on them stops here, untouched.
         self.log_dir_locks = LogDirLocks.acquire(log_dirs)
@@ -137,6 +139,7 @@ class Broker:
                 producer_id_expiration_ms=config.producer_id_expiration_ms,
                 # In a cluster the high watermark is the replica manager's, not every append's.
                 single_node=not config.zookeeper_connect,
+                on_work_due=self.storage_work_due.set,
             )
         except BaseException:
             self.log_dir_locks.release()
@@ -280,6 +283,7 @@ class Broker:
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
         self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
         self.tasks.append(asyncio.get_running_loop().create_task(self._delete_files_when_due()))
+        self.tasks.append(asyncio.get_running_loop().create_task(self._storage_work()))
         log.info(
             "broker started",
             extra={
@@ -563,6 +567,24 @@ class Broker:
             job = self.logs.take_file_deletions()
             if not job.empty:
                 await asyncio.to_thread(job.run)  # logs its failures itself, never raises
+
+    async def _storage_work(self) -> None:
+        """Kafka's flush at a roll (the segments below a new one are fsynced soon after it was made and
+        the recovery point moves up to it, whatever flush.ms and flush.messages say), and its recovery
+        point checkpoint after a truncation."""
+        while True:
+            await self.storage_work_due.wait()
+            self.storage_work_due.clear()
+            checkpoint = self.logs.take_due_checkpoint()
+            jobs = self.logs.take_roll_flushes()
+            try:
+                if checkpoint is not None:
+                    await asyncio.to_thread(checkpoint.run)
+                if jobs:
+                    await asyncio.to_thread(_run_all, [job for _, job in jobs])
+                    self.logs.complete_flushes(jobs)
+            except OSError:
+                log.exception("flushing rolled segments or writing checkpoints failed")
 
     async def _flush(self) -> None:
         jobs = self.logs.prepare_flushes()

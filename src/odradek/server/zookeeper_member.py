@@ -33,6 +33,14 @@ from odradek.config.broker import BrokerConfig
 log = logging.getLogger("odradek.cluster.member")
 
 
+def registration_wait_s(config: BrokerConfig) -> float:
+    """How long a starting broker waits for another session's /brokers/ids/<id> to go: a predecessor
+    killed without closing its session holds it until ZooKeeper expires that session, at most a
+    session timeout and one server tick after its last heartbeat. The tick is unknown here; under
+    ZooKeeper's default minSessionTimeout (2 ticks) it is at most half a session timeout."""
+    return config.zookeeper_session_timeout_ms * 1.5 / 1000
+
+
 class ZooKeeperMember:
     """This broker in the cluster: its ZooKeeper session, its registration and its controller."""
 
@@ -82,8 +90,9 @@ class ZooKeeperMember:
         return await asyncio.to_thread(self.zk.get_or_create_cluster_id, proposed)
 
     async def register(self, advertised: dict[str, list[BrokerEndpoint]], replicas: ReplicaManager) -> None:
-        """Register /brokers/ids/<id> with every advertised listener (raises
-        BrokerIdAlreadyRegisteredError), set the broker epoch, and watch for session expiry."""
+        """Register /brokers/ids/<id> with every advertised listener (waiting out a killed
+        predecessor's session; raises BrokerIdAlreadyRegisteredError when a live broker holds it), set
+        the broker epoch, and watch for session expiry."""
         assert self.zk is not None
         protocols = self.config.protocol_map
         endpoints = tuple(
@@ -97,7 +106,9 @@ class ZooKeeperMember:
             rack=self.config.broker_rack,
         )
         self.replicas = replicas
-        replicas.broker_epoch = await asyncio.to_thread(register_broker, self.zk, self.registration)
+        replicas.broker_epoch = await asyncio.to_thread(
+            register_broker, self.zk, self.registration, wait_s=registration_wait_s(self.config)
+        )
         log.info("registered in ZooKeeper as broker %d, epoch %d", self.node_id, replicas.broker_epoch)
         self.zk.watch_session(self._on_session_state, asyncio.get_running_loop())
         config = self.config

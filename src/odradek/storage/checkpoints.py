@@ -11,7 +11,10 @@ Offset checkpoints (``recovery-point-offset-checkpoint``, ``log-start-offset-che
 ``leader-epoch-checkpoint`` (per partition)::  version 0, count, then ``epoch start_offset`` lines.
 ``partition.metadata`` (per partition)::       ``version: 0`` then ``topic_id: <base64 uuid>``.
 ``meta.properties`` (per log dir): Java properties with version, broker.id (or node.id) and cluster.id.
-All are replaced atomically (temp file, fsync, rename), as Kafka writes them.
+All are replaced atomically (temp file, rename), as Kafka writes them; every one but the leader epoch
+checkpoint is fsynced before its rename (see ``leader_epoch.py`` for why that one is not, and what a
+start-up does when a power loss damaged it). An empty file, or one cut before its entry count, reads as
+no entries, as Kafka's CheckpointFile reads it (Kafka creates its checkpoint files empty).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ def write_offset_checkpoint(path: Path, offsets: Mapping[TopicPartition, int], *
 def read_offset_checkpoint(path: Path) -> dict[TopicPartition, int]:
     """Entries of an offset checkpoint; {} if the file does not exist."""
     out: dict[TopicPartition, int] = {}
-    for topic, partition, offset in _read_entries(path, 3):
+    for topic, partition, offset in _read_entries(path, 3) or []:
         out[TopicPartition(topic, _integer(path, partition))] = _integer(path, offset)
     return out
 
@@ -71,10 +74,13 @@ def write_leader_epoch_checkpoint(
     atomic_write(path, ("\n".join(lines) + "\n").encode(), fsync=fsync, sync_directory=sync_directory)
 
 
-def read_leader_epoch_checkpoint(path: Path) -> list[EpochEntry]:
-    return [
-        EpochEntry(_integer(path, epoch), _integer(path, offset)) for epoch, offset in _read_entries(path, 2)
-    ]
+def read_leader_epoch_checkpoint(path: Path) -> list[EpochEntry] | None:
+    """The entries; None when there is no checkpoint to read (no file, an empty one, or one cut before
+    its entry count), which a caller must tell apart from a checkpoint of no entries."""
+    entries = _read_entries(path, 2)
+    if entries is None:
+        return None
+    return [EpochEntry(_integer(path, epoch), _integer(path, offset)) for epoch, offset in entries]
 
 
 def write_partition_metadata(
@@ -134,11 +140,14 @@ def read_meta_properties(log_dir: Path) -> MetaProperties | None:
         raise CheckpointFormatError(f"{path}: malformed meta.properties: {e}") from None
 
 
-def _read_entries(path: Path, width: int) -> list[list[str]]:
+def _read_entries(path: Path, width: int) -> list[list[str]] | None:
+    """The entries' fields; None for no file, an empty one or one holding only its version line."""
     text = _read_text(path)
     if text is None:
-        return []
+        return None
     lines = text.splitlines()
+    if len(lines) < 2 and all(line.strip() in ("", str(_VERSION)) for line in lines):
+        return None  # Kafka's CheckpointReadBuffer: no version or no count line is no entries
     try:
         if int(lines[0]) != _VERSION:
             raise CheckpointFormatError(f"{path}: unsupported version {lines[0]}")

@@ -43,6 +43,7 @@ META_PROPERTIES = "meta.properties"
 CLEAN_SHUTDOWN_MARKER = ".kafka_cleanshutdown"
 TOPICS_FILE = "__odradek_topics.json"
 DELETE_DIR_SUFFIX = "-delete"
+STRAY_DIR_SUFFIX = "-stray"
 
 
 def offset_file_name(offset: int, suffix: str) -> str:

@@ -24,6 +24,8 @@ class FlushJob:
     segments: list[LogSegment]
     files: list[Path] = field(default_factory=list)
     directory: Path | None = None
+    #: The log's truncation count when the job was prepared (``Log.complete_flush`` compares it).
+    truncations: int = 0
 
     def run(self) -> None:
         for segment in self.segments:

@@ -2,10 +2,24 @@
 
 It answers OffsetForLeaderEpoch (``end_offset_for``) so a follower or a consumer can detect a diverged
 log after a leader change. Entries are strictly increasing in both epoch and start offset.
+
+Durability. Every change rewrites the file (temp file and rename) on the event loop without fsync:
+Kafka fsyncs an epoch's assignment in the request thread, but an fsync on our one loop would stall
+every connection (a failover assigns an epoch to each partition a broker takes over). The file is
+fsynced by the next flush of the log, which always covers it, before the recovery point may move past
+a batch of the new epoch; the fsynced roll flush makes that prompt. A process crash loses nothing (the
+page cache survives it); a power loss may leave the previous file, or, the rename having reached the
+disk before the data, an empty, zero-filled or cut-short one. The previous file is what the recovery
+above the recovery point corrects (as after Kafka's asynchronous truncation writes); a damaged one is
+``lost``: ``load_log`` rebuilds the cache from the epochs stamped in the batches of the whole log, warns,
+and writes it back. Kafka takes the log dir offline for an unreadable checkpoint; here a damaged file
+is what our own crash leaves, and the batches hold everything it did, so refusing to start would only
+make an operator delete it by hand.
 """
 
 from __future__ import annotations
 
+import logging
 from bisect import bisect_left, bisect_right
 from pathlib import Path
 
@@ -13,29 +27,37 @@ from odradek.storage.checkpoints import (
     CheckpointFormatError,
     EpochEntry,
     read_leader_epoch_checkpoint,
-    unreadable_checkpoint,
     write_leader_epoch_checkpoint,
 )
-from odradek.storage.errors import LogStorageError
 from odradek.storage.files import LEADER_EPOCH_CHECKPOINT
 
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 
+_log = logging.getLogger(__name__)
+
 
 class LeaderEpochCache:
-    def __init__(self, partition_dir: Path, entries: list[EpochEntry] | None = None) -> None:
+    def __init__(
+        self, partition_dir: Path, entries: list[EpochEntry] | None = None, *, lost: bool = False
+    ) -> None:
         self.path = partition_dir / LEADER_EPOCH_CHECKPOINT
         self._entries: list[EpochEntry] = entries or []
+        #: The checkpoint was missing or damaged at load: the log's batches must rebuild the entries.
+        self.lost = lost
 
     @classmethod
     def load(cls, partition_dir: Path) -> LeaderEpochCache:
+        path = partition_dir / LEADER_EPOCH_CHECKPOINT
         try:
-            entries = read_leader_epoch_checkpoint(partition_dir / LEADER_EPOCH_CHECKPOINT)
+            entries = read_leader_epoch_checkpoint(path)
         except CheckpointFormatError as e:
-            # As Kafka (the log dir goes offline): after a clean shutdown nothing rebuilds the epochs,
-            # and OffsetForLeaderEpoch would answer from a history with holes.
-            raise LogStorageError(unreadable_checkpoint(e)) from e
+            _log.warning("rebuilding the leader epochs from the log's batches: %s (a power loss?)", e)
+            return cls(partition_dir, lost=True)
+        if entries is None:
+            if path.exists():
+                _log.warning("rebuilding the leader epochs from the log's batches: %s is empty", path)
+            return cls(partition_dir, lost=True)
         return cls(partition_dir, entries)
 
     @property
@@ -114,6 +136,5 @@ class LeaderEpochCache:
         self.write(fsync=False)
 
     def write(self, *, fsync: bool = True, sync_directory: bool = True) -> None:
-        # Written without fsync on the loop when it changes; Log.flush fsyncs it off the loop, and
-        # recovery re-derives epochs from batch headers above the recovery point anyway.
+        # Written without fsync on the loop when it changes (see the module's docstring).
         write_leader_epoch_checkpoint(self.path, self._entries, fsync=fsync, sync_directory=sync_directory)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from odradek.protocol.records import (
     NO_TIMESTAMP,
@@ -24,8 +26,9 @@ from odradek.protocol.records import (
     patch_partition_leader_epoch,
     split_complete_batches,
 )
+from odradek.storage.checkpoints import CheckpointFormatError, read_partition_metadata, unreadable_checkpoint
 from odradek.storage.config import LogConfig
-from odradek.storage.errors import InvalidRecordError, OffsetOutOfRangeError
+from odradek.storage.errors import InvalidRecordError, LogStorageError, OffsetOutOfRangeError
 from odradek.storage.fetch import FetchDataInfo, FetchIsolation, read_log
 from odradek.storage.files import DELETED_SUFFIX, Clock, system_clock
 from odradek.storage.flush import FlushJob
@@ -41,6 +44,16 @@ from odradek.storage.segment import LogSegment
 from odradek.storage.truncation import truncate_fully_and_start_at, truncate_to
 
 _log = logging.getLogger(__name__)
+
+
+class LogEvents(Protocol):
+    """What a log tells its owner, on the loop, so that the file work they make due follows soon."""
+
+    def log_rolled(self, log: Log) -> None:
+        """A new segment: the ones below it are due a flush (``Log.prepare_roll_flush``)."""
+
+    def log_truncated(self, log: Log) -> None:
+        """The recovery point went down: the checkpoint on disk claims too much until rewritten."""
 
 
 class Log:
@@ -59,8 +72,12 @@ class Log:
         high_watermark: int | None = None,
         clock: Clock = system_clock,
         auto_high_watermark: bool = True,
+        events: LogEvents | None = None,
+        topic_id: uuid.UUID | None = None,
     ) -> None:
         self.dir = directory
+        #: The topic id in ``partition.metadata`` (KIP-516); None for a log made without one.
+        self.topic_id = topic_id
         tp = TopicPartition.from_dir_name(directory.name)
         self.topic_partition = tp if tp is not None else TopicPartition(directory.name, 0)
         self.config = config
@@ -77,6 +94,11 @@ class Log:
         self._high_watermark = log_start_offset
         self._last_flush_ms = clock()
         self._unflushed_files: list[Path] = []
+        self._events = events
+        #: The base offset of the newest segment rolled since the last roll flush was prepared.
+        self._roll_flush_offset: int | None = None
+        #: Counts truncations: a flush prepared before one may not move the recovery point.
+        self._truncations = 0
         self.cleaner_checkpoint: int | None = None
         """First dirty offset for compaction (``cleaner-offset-checkpoint``), kept by the LogManager."""
         self.latest_delete_horizon: int | None = None
@@ -100,9 +122,15 @@ class Log:
         had_clean_shutdown: bool = False,
         producer_id_expiration_ms: int = 86_400_000,
         auto_high_watermark: bool = True,
+        events: LogEvents | None = None,
     ) -> Log:
         """Open (creating if needed) the log in ``directory``, recovering it as ``log_loader`` describes.
-        Slow after an unclean shutdown: call it from a worker thread."""
+        Slow after an unclean shutdown: call it from a worker thread. ``events`` hears of the rolls and
+        truncations that make file work due (see ``LogEvents``)."""
+        try:
+            topic_id = read_partition_metadata(directory)
+        except CheckpointFormatError as error:  # fsynced before its rename: not a crash's doing
+            raise LogStorageError(unreadable_checkpoint(error)) from error
         loaded = load_log(
             directory,
             config,
@@ -123,6 +151,8 @@ class Log:
             high_watermark=high_watermark,
             clock=clock,
             auto_high_watermark=auto_high_watermark,
+            events=events,
+            topic_id=topic_id,
         )
 
     # -- offsets ---------------------------------------------------------------------------------
@@ -167,6 +197,11 @@ class Log:
     @property
     def latest_epoch(self) -> int | None:
         return self.leader_epoch_cache.latest_epoch
+
+    def matches_topic_id(self, topic_id: uuid.UUID | None) -> bool:
+        """Whether the log may serve as the partition of the topic with ``topic_id`` as it is: the ids
+        are equal, or ``topic_id`` is unknown. A log without an id must take it first."""
+        return topic_id is None or self.topic_id == topic_id
 
     def update_high_watermark(self, high_watermark: int) -> int:
         """Set the HW, clamped to [log start, log end]; returns the value set."""
@@ -238,9 +273,14 @@ class Log:
         segment = LogSegment.create(self.dir, new_base, self.config, self.clock())
         self._segments.append(segment)
         self._bases.append(new_base)
-        # A snapshot at the segment boundary lets recovery start from it (fsynced by the next flush).
+        # A snapshot at the segment boundary lets recovery start from it (fsynced by the roll flush).
         self.producer_state.map_end_offset = new_base
         self._unflushed_files.append(write_snapshot(self.dir, self.producer_state))
+        # As Kafka's UnifiedLog.roll: the segments below the new one are flushed off the loop soon, and
+        # the recovery point moves to the new segment, so a start after a crash recovers only that.
+        self._roll_flush_offset = new_base
+        if self._events is not None:
+            self._events.log_rolled(self)
         return segment
 
     # -- reading ---------------------------------------------------------------------------------
@@ -318,9 +358,12 @@ class Log:
         return truncate_fully_and_start_at(self, offset)
 
     def reset_offsets(self, *, log_start_offset: int, recovery_point: int) -> None:
-        """Set the log start offset and recovery point outright (truncation may move them down)."""
+        """Set the log start offset and recovery point outright (truncation moves them down)."""
         self._log_start_offset = log_start_offset
         self._recovery_point = recovery_point
+        self._truncations += 1
+        if self._events is not None:
+            self._events.log_truncated(self)
 
     def replace_all_segments(self, make_segment: Callable[[], LogSegment]) -> list[LogSegment]:
         """Rename every segment ``*.deleted`` (returned), then make ``make_segment()`` the only one
@@ -370,9 +413,19 @@ class Log:
         ]
         files = [*self._unflushed_files, self.leader_epoch_cache.path]
         self._unflushed_files = []
-        return FlushJob(offset, segments or [self._segments[-1]], files, self.dir)
+        return FlushJob(offset, segments or [self._segments[-1]], files, self.dir, self._truncations)
+
+    def prepare_roll_flush(self) -> FlushJob | None:
+        """The flush a roll asked for: everything below the newest rolled segment (None: done)."""
+        offset, self._roll_flush_offset = self._roll_flush_offset, None
+        return None if offset is None else self.prepare_flush(offset)
 
     def complete_flush(self, job: FlushJob) -> None:
+        if job.truncations != self._truncations:
+            # Truncated while the fsyncs ran: the offsets the job covered may now hold records it never
+            # saw (a follower appends the leader's at once), so it vouches for nothing. The records it
+            # did fsync below the truncation are covered by the next flush.
+            return
         self._recovery_point = max(self._recovery_point, min(job.flush_offset, self.log_end_offset))
         self._last_flush_ms = self.clock()
 

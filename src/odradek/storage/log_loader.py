@@ -5,12 +5,16 @@ Order, as in Kafka's LogLoader:
 1. Delete ``*.tmp``, ``*.deleted`` and ``*.cleaned`` files; complete compaction swaps (``*.swap``): the
    old segments overlapping a swap segment are deleted, then the swap files take their final names.
 2. Open every segment. A segment whose index files are missing or fail their sanity check is recovered
-   on its own (validated, indexes rebuilt).
+   on its own (validated, indexes rebuilt); one whose transaction index does not load is recovered
+   in step 3 with everything after it, since only replayed producer state rebuilds that index.
 3. Unless the log dir had a clean shutdown, recover the segments from the one holding the recovery point
    to the end: every batch is validated (header, CRC-32C, offsets), indexes are rebuilt, the first
    invalid byte and everything after it (including later segments) is removed.
 4. Producer state comes from the newest snapshot at or below where recovery starts, then the batch
    headers after it are replayed; recovered batches update it as they are validated.
+5. Leader epochs come from ``leader-epoch-checkpoint``, corrected by the recovered batches; a missing or
+   damaged checkpoint (see ``leader_epoch.py``) is rebuilt from the headers of the segments below the
+   recovery too.
 Everything here is file work for a worker thread: it runs before the Log exists on the event loop.
 """
 
@@ -84,10 +88,19 @@ def load_log(
         start_index = len(segments)
     else:
         start_index = max(bisect_right(bases, recovery_point) - 1, 0)
+    lost = next((i for i, segment in enumerate(segments) if segment.txn_index_lost), None)
+    if lost is not None and lost < start_index:
+        # Its aborted transactions come back only from producer state replayed up to it (Kafka's
+        # recoverSegment): recover from that segment on.
+        _log.warning("rebuilding the transaction index of %s: recovering from it", segments[lost].log_path)
+        start_index = lost
     recovery_start = (
         segments[start_index].base_offset if start_index < len(segments) else _end(segments, log_start)
     )
 
+    if epochs.lost:
+        rebuild_leader_epochs(segments[:start_index], epochs)  # recovery assigns the rest
+        epochs.lost = False
     replay_from = load_latest_snapshot(directory, state, recovery_start, log_start, now_ms)
     replay_producer_state(segments[:start_index], state, epochs, replay_from, recovery_start)
 
@@ -185,6 +198,14 @@ def _open_segments(directory: Path, config: LogConfig, now_ms: int) -> list[LogS
             segment.recover(keep_txn_index=True)
         segments.append(segment)
     return segments
+
+
+def rebuild_leader_epochs(segments: Sequence[LogSegment], epochs: LeaderEpochCache) -> None:
+    """Assign every epoch the batches of ``segments`` were stamped with, as Kafka's recovery does for
+    the batches it validates (header reads only)."""
+    for segment in segments:
+        for _, header in segment.batch_headers(0):
+            _assign_epoch(epochs, header)
 
 
 def replay_producer_state(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from odradek.storage.checkpoint_jobs import CheckpointJob, CheckpointWriter
@@ -41,9 +41,16 @@ from odradek.storage.files import (
 from odradek.storage.flush import FlushJob
 from odradek.storage.log import Log
 from odradek.storage.log_deletion import FileDeletionJob, TopicDeletionJob, remove_directory
-from odradek.storage.partition import TopicPartition, delete_dir_name, is_delete_dir_name, topic_id_to_string
+from odradek.storage.partition import (
+    TopicPartition,
+    delete_dir_name,
+    is_delete_dir_name,
+    is_stray_dir_name,
+    topic_id_to_string,
+)
 from odradek.storage.partition_creation import PartitionCreationJob
 from odradek.storage.segment import LogSegment
+from odradek.storage.stray_logs import check_topic_store_is_first, set_aside, stray_reason
 from odradek.storage.topic_store import TopicRecord, TopicStore
 
 _log = logging.getLogger(__name__)
@@ -58,7 +65,11 @@ class LogManager:
         clock: Clock = system_clock,
         producer_id_expiration_ms: int = 86_400_000,
         single_node: bool = True,
+        on_work_due: Callable[[], None] | None = None,
     ) -> None:
+        """``on_work_due``: called on the loop when a log rolled a segment or was truncated, so that
+        whoever runs the manager's jobs runs ``take_roll_flushes`` and ``take_due_checkpoint`` soon
+        (the broker wakes a task of its own)."""
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
         self.log_dirs = [Path(d) for d in log_dirs]
@@ -71,12 +82,17 @@ class LogManager:
         self._pending: list[tuple[int, FileDeletionJob]] = []
         self._topic_deletions: dict[str, TopicDeletionJob] = {}
         self._checkpoints = CheckpointWriter()
+        self._on_work_due = on_work_due
+        self._rolled: dict[int, Log] = {}
+        self._checkpoint_due = False
 
     # -- startup and shutdown (file work: run in a thread) ---------------------------------------
 
     def startup(self) -> None:
         """Create the log dirs, load (and after a crash recover) every partition log, finish pending
         partition deletions. Topic config overrides from the topic store apply to the loaded logs."""
+        if self.single_node:
+            check_topic_store_is_first(self.log_dirs)
         topics = self.topic_store.load_topics()
         deleting = self.topic_store.deleting()
         removed = False
@@ -95,6 +111,10 @@ class LogManager:
                     remove_directory(child)
                     removed = True
                     continue
+                if is_stray_dir_name(child.name):
+                    # As Kafka: kept, never served or removed, for the operator to look at or delete.
+                    _log.warning("stray partition directory %s: not served; remove it once not needed", child)
+                    continue
                 tp = TopicPartition.from_dir_name(child.name)
                 if tp is None:
                     # As Kafka's LogManager.loadLogs: whatever else lives here is not ours to guess about.
@@ -112,6 +132,10 @@ class LogManager:
                     remove_directory(renamed)
                     removed = True
                     continue
+                if self.single_node and (reason := stray_reason(child, tp, topics.get(tp.topic))):
+                    set_aside(child, tp, reason)
+                    removed = True
+                    continue
                 log = Log.open(
                     child,
                     self.config_for(tp.topic, topics),
@@ -122,14 +146,18 @@ class LogManager:
                     had_clean_shutdown=clean,
                     producer_id_expiration_ms=self.producer_id_expiration_ms,
                     auto_high_watermark=self.single_node,
+                    events=self,
                 )
                 log.cleaner_checkpoint = cleaner.get(tp)
                 self._logs[tp] = log
-            # The marker only vouches for the shutdown before this start.
-            delete_if_exists(marker)
+            # The marker only vouches for the shutdown before this start, and must stay gone: back after
+            # a power loss, it would have the next start trust segments written from now on unchecked.
+            if clean:
+                delete_if_exists(marker)
+                fsync_dir(log_dir)
         if removed:
-            # Kafka too rewrites them: a topic created again under a deleted name must not inherit
-            # the old partitions' recovery points and log start offsets at the next start.
+            # Kafka too rewrites them: a topic created again under a deleted name (or a stray's) must
+            # not inherit the old partitions' recovery points and log start offsets at the next start.
             self.prepare_checkpoint().run()
         self.topic_store.forget_deleted(deleting)
 
@@ -168,7 +196,7 @@ class LogManager:
         """The partition's log, created empty (in the log dir holding the fewest partitions) if absent.
         Creating is file work (fsyncs): the loop uses ``prepare_partitions`` instead."""
         log = self._logs.get(TopicPartition(topic, partition))
-        if log is not None:
+        if log is not None and log.matches_topic_id(topic_id):
             return log
         job = self.prepare_partitions(topic, [partition], topic_id=topic_id, config=config)
         job.run()
@@ -187,16 +215,32 @@ class LogManager:
         """Plan empty logs for those of ``partitions`` the topic does not have yet, each in the log dir
         holding the fewest partitions; with ``record``, the job stores it first (a new topic or a new
         partition count; its configs are validated here). Run the job's ``run`` in a worker thread,
-        then ``complete_partitions`` on the loop. One job per topic at a time."""
+        then ``complete_partitions`` on the loop. One job per topic at a time.
+
+        With ``topic_id``, an existing log of another topic id leaves the manager now (it is not the
+        partition asked for: never served again) and the job sets it aside before making a new one;
+        an existing log without an id takes ``topic_id`` (see partition_creation.py)."""
         if record is not None:
             config = LogConfig.from_mapping(record.configs, base=self.default_config)  # validates
         elif config is None:
             config = self.config_for(topic)
         counts = self._partition_counts()
         directories: dict[int, Path] = {}
+        strays: list[Log] = []
+        adopted: dict[int, Log] = {}
         for partition in partitions:
             tp = TopicPartition(topic, partition)
-            if tp in self._logs or partition in directories:
+            existing = self._logs.get(tp)
+            if existing is not None:
+                if existing.matches_topic_id(topic_id):
+                    continue
+                if existing.topic_id is None:
+                    adopted[partition] = existing
+                    continue
+                strays.append(self._logs.pop(tp))
+                directories[partition] = existing.dir  # the new log takes its place
+                continue
+            if partition in directories:
                 continue
             log_dir = min(self.log_dirs, key=lambda d: counts[d])
             counts[log_dir] += 1
@@ -210,11 +254,17 @@ class LogManager:
             self.topic_store,
             record,
             previous=self.topic_store.load_topics().get(topic) if record is not None else None,
+            strays=strays,
+            # captured once the strays are out: the files must not name their offsets again
+            checkpoint=self.prepare_checkpoint().run if strays else None,
+            adopted=adopted,
         )
 
     def complete_partitions(self, job: PartitionCreationJob) -> list[Log]:
         """Install the logs a finished ``PartitionCreationJob`` made; returns them."""
         for partition, log in job.logs.items():
+            if job.topic_id is not None:
+                log.topic_id = job.topic_id  # an adopted log's partition.metadata is written now
             self._logs[TopicPartition(job.topic, partition)] = log
         return list(job.logs.values())
 
@@ -225,6 +275,7 @@ class LogManager:
             clock=self.clock,
             producer_id_expiration_ms=self.producer_id_expiration_ms,
             auto_high_watermark=self.single_node,
+            events=self,
         )
 
     def _partition_counts(self) -> dict[Path, int]:
@@ -441,6 +492,37 @@ class LogManager:
                 if job is not None:
                     jobs.append((log, job))
         return jobs
+
+    def take_roll_flushes(self) -> list[tuple[Log, FlushJob]]:
+        """The flushes the logs' rolls asked for (Kafka's flush of the old segment at a roll): run each
+        job's ``run`` in a worker thread, then ``complete_flushes``. A log deleted meanwhile is skipped."""
+        rolled, self._rolled = self._rolled, {}
+        jobs = []
+        for log in rolled.values():
+            if self._logs.get(log.topic_partition) is log and (job := log.prepare_roll_flush()) is not None:
+                jobs.append((log, job))
+        return jobs
+
+    def take_due_checkpoint(self) -> CheckpointJob | None:
+        """The offset checkpoints, if a truncation lowered a recovery point since the last call: the
+        file must stop claiming the offsets above it before they are written again (Kafka rewrites it
+        in LogManager.truncateTo). Run it in a worker thread."""
+        if not self._checkpoint_due:
+            return None
+        self._checkpoint_due = False
+        return self.prepare_checkpoint()
+
+    def log_rolled(self, log: Log) -> None:
+        """``LogEvents``: the log's old segments are due a flush."""
+        self._rolled[id(log)] = log
+        if self._on_work_due is not None:
+            self._on_work_due()
+
+    def log_truncated(self, log: Log) -> None:
+        """``LogEvents``: the recovery point checkpoint is due."""
+        self._checkpoint_due = True
+        if self._on_work_due is not None:
+            self._on_work_due()
 
     def complete_flushes(self, jobs: Iterable[tuple[Log, FlushJob]]) -> None:
         for log, job in jobs:

@@ -7,10 +7,12 @@ import re
 import uuid
 from typing import NamedTuple
 
-from odradek.storage.files import DELETE_DIR_SUFFIX
+from odradek.storage.files import DELETE_DIR_SUFFIX, STRAY_DIR_SUFFIX
 
-# Kafka: `<topic>-<partition>.<32 hex uuid>-delete` for a partition directory awaiting removal.
+# Kafka: `<topic>-<partition>.<32 hex uuid>-delete` for a partition directory awaiting removal, and
+# `-stray` for one set aside because it is not the topic it is named after (kept for the operator).
 _DELETE_DIR = re.compile(r"^(?P<tp>.+-\d+)\.(?P<uid>[0-9a-f]{32})-delete$")
+_STRAY_DIR = re.compile(r"^(?P<tp>.+-\d+)\.(?P<uid>[0-9a-f]{32})-stray$")
 #: The longest file name Linux file systems (ext4, xfs, tmpfs) take, in bytes.
 MAX_FILE_NAME_BYTES = 255
 
@@ -39,12 +41,25 @@ def delete_dir_name(tp: TopicPartition) -> str:
     """The name a partition directory is renamed to before it is removed, as Kafka names it: the topic
     is cut short so that the whole name fits 255 bytes (a 249-character topic's ``-0.<uuid>-delete``
     would not). Topic names are ASCII, so characters are bytes."""
-    suffix = f"-{tp.partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
-    return tp.topic[: MAX_FILE_NAME_BYTES - len(suffix)] + suffix
+    return _renamed_dir_name(tp, DELETE_DIR_SUFFIX)
+
+
+def stray_dir_name(tp: TopicPartition) -> str:
+    """The name a stray partition directory is set aside under (Kafka's ``logStrayDirName``)."""
+    return _renamed_dir_name(tp, STRAY_DIR_SUFFIX)
 
 
 def is_delete_dir_name(name: str) -> bool:
     return _DELETE_DIR.match(name) is not None
+
+
+def is_stray_dir_name(name: str) -> bool:
+    return _STRAY_DIR.match(name) is not None
+
+
+def _renamed_dir_name(tp: TopicPartition, suffix: str) -> str:
+    tail = f"-{tp.partition}.{uuid.uuid4().hex}{suffix}"
+    return tp.topic[: MAX_FILE_NAME_BYTES - len(tail)] + tail
 
 
 def topic_id_to_string(topic_id: uuid.UUID) -> str:

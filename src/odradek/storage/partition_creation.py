@@ -29,6 +29,13 @@ step 3 nothing depends on these files being durable: the topic is made visible t
 
 If ``run`` fails, the directories it made are removed and the topic record it replaced is restored (or
 removed), so a failed creation leaves nothing behind for a later attempt to trip over.
+
+A partition whose log exists already is made only when that log belongs to another topic id (a topic
+deleted and made again where this broker did not see it): the log left the manager when the job was
+planned, and ``run`` first sets it aside as ``<topic>-<partition>.<uuid>-stray`` (KRaft Kafka's name;
+kept for the operator, never served or removed), fsyncs the log dir and rewrites the offset checkpoints
+without it, so the new log inherits none of its offsets. A log without a topic id takes the job's
+(``partition.metadata`` written), keeping its records, as Kafka's ``UnifiedLog.assignTopicId``.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from odradek.storage.checkpoints import write_partition_metadata
 from odradek.storage.config import LogConfig
 from odradek.storage.files import fsync_dir
 from odradek.storage.log import Log
+from odradek.storage.partition import stray_dir_name
 from odradek.storage.topic_store import TopicRecord, TopicStore
 
 _log = logging.getLogger(__name__)
@@ -65,15 +73,31 @@ class PartitionCreationJob:
     record: TopicRecord | None = None
     #: The record ``record`` replaces, put back if the job fails.
     previous: TopicRecord | None = None
+    #: Logs of these partitions that belong to another topic id, already out of the manager.
+    strays: list[Log] = field(default_factory=list)
+    #: Rewrites the offset checkpoints without the strays (captured on the loop once they were out).
+    checkpoint: Callable[[], None] | None = None
+    #: Existing logs without a topic id, to take ``topic_id``.
+    adopted: dict[int, Log] = field(default_factory=dict)
     #: Filled by ``run``: partition -> its open log.
     logs: dict[int, Log] = field(default_factory=dict)
+
+    @property
+    def has_work(self) -> bool:
+        return bool(self.directories or self.adopted)
 
     def run(self) -> None:
         """Every file operation of the job; call it in a worker thread."""
         made: list[Path] = []
         try:
+            if self.strays:
+                self._set_strays_aside()
             if self.record is not None:
                 self.store.put_topic(self.record)
+            for partition, adopted in self.adopted.items():
+                assert self.topic_id is not None
+                write_partition_metadata(adopted.dir, self.topic_id)
+                self.logs[partition] = adopted
             for partition, directory in self.directories.items():
                 if not directory.exists():
                     directory.mkdir(parents=True)
@@ -87,8 +111,30 @@ class PartitionCreationJob:
             self._undo(made)
             raise
 
+    def _set_strays_aside(self) -> None:
+        for stray in self.strays:
+            target = stray.dir.parent / stray_dir_name(stray.topic_partition)
+            source = stray.dir
+            stray.rename_dir(target)
+            for segment in stray.segments:  # never served: no read in flight to wait for
+                with contextlib.suppress(OSError):
+                    segment.close()
+            _log.warning(
+                "log %s of topic id %s set aside as %s: the partition now belongs to topic id %s",
+                source,
+                stray.topic_id,
+                target.name,
+                self.topic_id,
+            )
+        for log_dir in sorted({stray.dir.parent for stray in self.strays}):
+            fsync_dir(log_dir)
+        if self.checkpoint is not None:
+            self.checkpoint()
+
     def _undo(self, made: list[Path]) -> None:
-        for log in self.logs.values():
+        for partition, log in self.logs.items():
+            if partition in self.adopted:
+                continue  # an existing log, still the manager's
             for segment in log.segments:  # not Log.close: no snapshot for a log being thrown away
                 with contextlib.suppress(OSError):
                     segment.close()

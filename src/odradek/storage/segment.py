@@ -87,6 +87,9 @@ class LogSegment:
         self.offset_index: OffsetIndex
         self.time_index: TimeIndex
         self.txn_index = TransactionIndex(self._path(TXN_INDEX_SUFFIX))
+        #: Set by ``open_for_recovery`` when the ``.txnindex`` did not load: only a recovery that
+        #: replays producer state can rebuild it (``recover(keep_txn_index=True)`` would keep it empty).
+        self.txn_index_lost = False
         self.bytes_since_last_index_entry = 0
         self.max_timestamp_and_offset = TimestampOffset(NO_TIMESTAMP, base_offset)
         self.next_offset = base_offset
@@ -158,8 +161,10 @@ class LogSegment:
         size = config.segment_index_bytes
         segment.offset_index = OffsetIndex(segment._path(INDEX_SUFFIX), base_offset, size)
         segment.time_index = TimeIndex(segment._path(TIME_INDEX_SUFFIX), base_offset, size)
-        with contextlib.suppress(CorruptIndexError):
+        try:
             segment.txn_index = TransactionIndex.load(segment._path(TXN_INDEX_SUFFIX))
+        except CorruptIndexError:
+            segment.txn_index_lost = True
         return segment
 
     # -- appending -------------------------------------------------------------------------------

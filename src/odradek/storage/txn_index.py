@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from odradek.storage.errors import CorruptIndexError
-from odradek.storage.files import delete_if_exists, write_all
+from odradek.storage.files import atomic_write, delete_if_exists, write_all
 
 _ENTRY = struct.Struct(">hqqqq")
 _VERSION = 0
@@ -95,4 +95,5 @@ class TransactionIndex:
         if not entries:
             delete_if_exists(self.path)
             return
-        self.path.write_bytes(b"".join(_ENTRY.pack(_VERSION, *t) for t in entries))
+        # Replaced whole (a crash mid-write left a cut file); fsynced by the segment's next flush.
+        atomic_write(self.path, b"".join(_ENTRY.pack(_VERSION, *t) for t in entries), fsync=False)

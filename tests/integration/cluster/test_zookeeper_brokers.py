@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -12,6 +14,7 @@ from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerE
 from odradek.cluster.zookeeper.brokers import broker_registration, live_broker_ids, register_broker
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.errors import BrokerIdAlreadyRegisteredError
+from tests.support.interop import wait_until
 from tests.support.zookeeper import ZooKeeperServer, expire_session
 
 
@@ -36,10 +39,46 @@ def test_a_second_broker_with_the_same_id_is_refused(connect_zk: Callable[[], Zo
     first, second = connect_zk(), connect_zk()
     first.ensure_persistent_paths()
     register_broker(first, registration(1))
-    with pytest.raises(BrokerIdAlreadyRegisteredError, match=r"Broker id 1 is already registered"):
-        register_broker(second, registration(1, port=9999))
+    with pytest.raises(BrokerIdAlreadyRegisteredError, match=r"Broker id 1 is already registered") as refused:
+        register_broker(second, registration(1, port=9999), wait_s=0.5)
+    # one line saying which broker holds it
+    assert "PLAINTEXT://127.0.0.2:9092" in str(refused.value) and "\n" not in str(refused.value)
+    assert f"0x{first.session_id:x}" in str(refused.value)
     found = broker_registration(second, 1)
     assert found is not None and found[0].endpoints[0].port == 9092  # the first one's, untouched
+
+
+def test_a_registration_left_by_a_session_that_ends_is_taken_once_it_goes(
+    connect_zk: Callable[[], ZooKeeperClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Beyond Kafka (which exits "already registered" at once, so every supervisor must retry): a
+    broker restarted while its killed predecessor's session still lives waits for the registration
+    to go, up to the wait given, then registers."""
+    predecessor, successor = connect_zk(), connect_zk()
+    predecessor.ensure_persistent_paths()
+    register_broker(predecessor, registration(1))
+    result: list[int | BaseException] = []
+
+    def register() -> None:
+        try:
+            result.append(register_broker(successor, registration(1, port=9999), wait_s=60))
+        except BaseException as error:  # handed to the test's thread
+            result.append(error)
+
+    with caplog.at_level(logging.INFO, "odradek.cluster"):
+        thread = threading.Thread(target=register)
+        thread.start()
+        wait_until(
+            lambda: "waiting up to" in caplog.text, 10, "the successor waiting for the old registration"
+        )
+        assert not result
+        predecessor.close()  # its session ends: the registration goes
+        thread.join(30)
+    assert len(result) == 1 and isinstance(result[0], int), result
+    found = successor.read(paths.broker(1))
+    assert found is not None and found[1].ephemeralOwner == successor.session_id
+    assert found[1].czxid == result[0]
+    assert "PLAINTEXT://127.0.0.2:9092" in caplog.text  # the waiting line said which broker held it
 
 
 def test_session_changes_are_delivered_on_the_event_loop(

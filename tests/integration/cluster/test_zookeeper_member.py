@@ -68,6 +68,8 @@ def test_a_broker_id_registered_twice_and_a_log_dir_of_another_cluster_stop_the_
         with pytest.raises(RuntimeError, match="exited with 1"):
             twin.start()
         assert "Broker id 1 is already registered in ZooKeeper" in twin.log_text()
+        # after waiting out a session timeout, one line naming the broker that still holds it
+        assert f"PLAINTEXT://127.0.0.2:{first.port}" in twin.log_text()
     finally:
         first.stop()
     # broker 1's log dir belongs to this cluster: under another chroot (another cluster) it cannot start
@@ -77,6 +79,23 @@ def test_a_broker_id_registered_twice_and_a_log_dir_of_another_cluster_stop_the_
     with pytest.raises(RuntimeError, match="exited with 1"):
         other.start()
     assert "meta.properties belongs to cluster" in other.log_text()
+
+
+def test_a_broker_restarted_at_once_after_a_sigkill_registers_once_its_old_session_expires(
+    zookeeper_connect: str, tmp_path: Path
+) -> None:
+    """Kafka 3.9 exits ("already registered") while the killed predecessor's session lives on, so
+    every supervisor must retry; here the successor waits for the old registration to go. (A session
+    timeout well above the successor's start-up time, so that it finds the registration still held.)"""
+    settings = {"zookeeper.connect": zookeeper_connect, "zookeeper.session.timeout.ms": "8000"}
+    broker = BrokerProcess(tmp_path / "a", {**settings, "node.id": "1"}, host="127.0.0.2").start()
+    try:
+        broker.kill()
+        broker.start(timeout=60)  # at once, on the same data: the old session still holds the id
+        assert "waiting up to" in broker.log_text()
+        assert "registered in ZooKeeper as broker 1" in broker.log_text()
+    finally:
+        broker.stop()
 
 
 def test_a_member_speaks_and_waits_as_its_inter_broker_settings_say(

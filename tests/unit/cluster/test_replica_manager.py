@@ -17,6 +17,7 @@ from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker
 from odradek.cluster.metadata_update import apply_update_metadata
 from odradek.cluster.replica_manager import Refusal, ReplicaManager
 from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.protocol.records import RecordBatchBuilder
 from odradek.storage.config import LogConfig
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
@@ -320,3 +321,29 @@ def test_a_follower_serves_consumers_of_its_replicas_only_at_their_epoch(logs: L
     cluster.partition("t", 1).replicas = [1, 3]  # type: ignore[union-attr]
     assert replicas.replica_refusal("t", 1).error_code is ErrorCode.NOT_LEADER_OR_FOLLOWER  # type: ignore[union-attr]
     assert replicas.replica_refusal("other", 0) == Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+def test_leader_and_isr_never_hands_a_log_of_another_topic_id_to_the_partition(tmp_path: Path) -> None:
+    """After a restart nothing is hosted, so the topic id check of hosted partitions saw nothing: the
+    log on disk, left from a topic deleted and made again while this broker was away, was served as
+    the new topic. It is set aside (`-stray`) and an empty log made, as KRaft Kafka does."""
+    log_dir = tmp_path / "logs"
+    first = LogManager([log_dir], LogConfig.from_mapping({}), single_node=False)
+    old_id, new_id = uuid.uuid4(), uuid.uuid4()
+    old = first.get_or_create_log("t", 0, topic_id=old_id)
+    builder = RecordBatchBuilder(0)
+    builder.append(0, None, b"old")
+    old.append(bytearray(builder.build()), leader_epoch=0)
+    first.shutdown()
+    logs = LogManager([log_dir], LogConfig.from_mapping({}), single_node=False)
+    logs.startup()
+    try:
+        replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
+        state = dataclasses.replace(_state(0, NODE, 1), topic_id=new_id)
+        outcome = asyncio.run(replicas.become_leader_or_follower(ControllerStamp(1, 1), [state]))
+        assert outcome == {("t", 0): ErrorCode.NONE}
+        hosted = replicas.hosted[("t", 0)].log
+        assert (hosted.topic_id, hosted.log_end_offset) == (new_id, 0)
+        assert [p.name.endswith("-stray") for p in log_dir.iterdir() if p.name.startswith("t-0.")] == [True]
+    finally:
+        logs.shutdown()

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from odradek.pipelines.checkpoint import MARKER, CheckpointMismatch, StreamIdentity, claim_checkpoint
+from odradek.pipelines.checkpoint import (
+    MARKER,
+    CheckpointMismatch,
+    StreamIdentity,
+    claim_checkpoint,
+    next_event_time,
+    record_next_event_time,
+)
 
 THIS = StreamIdentity("cluster-a", "page-views", "topic-1")
 
@@ -67,3 +74,14 @@ def test_checkpoint_not_written_by_the_pipeline_is_refused_even_where_the_run_ow
     with pytest.raises(CheckpointMismatch, match="not written by odradek pipeline"):
         claim_checkpoint(checkpoint, tmp_path, THIS, run_owns_checkpoint=True)
     assert (checkpoint / "offsets").is_dir()
+
+
+def test_the_marker_is_replaced_whole_so_a_crash_mid_write_cannot_leave_it_torn(tmp_path: Path) -> None:
+    """The marker was rewritten in place (truncated, then written) at every watermark: a crash in
+    between left it empty or cut, and the next run refused the checkpoint as not the pipeline's."""
+    checkpoint, output = _earlier_run(tmp_path, THIS)
+    with open(checkpoint / MARKER) as before:  # the file as a crash before the new one is whole leaves it
+        record_next_event_time(checkpoint, 1_700_000_000_000)
+        assert "next_event_time_ms" not in before.read()  # untouched: the new content is another file
+    assert next_event_time(checkpoint) == 1_700_000_000_000
+    assert claim_checkpoint(checkpoint, output, THIS, run_owns_checkpoint=False) == "resumed"

@@ -18,6 +18,8 @@ from odradek.storage.segment import LogSegment
 
 from .helpers import FakeClock, batch, read_records, values
 
+TOPIC_ID = uuid.UUID(int=7)
+
 
 def _manager(tmp_path: Path, clock: FakeClock, **config: object) -> LogManager:
     manager = LogManager([tmp_path / "d1", tmp_path / "d2"], LogConfig(**config), clock=clock)  # type: ignore[arg-type]
@@ -83,7 +85,8 @@ def test_checkpoints_are_kafka_files_and_clean_shutdown_skips_recovery(
 ) -> None:
     clock = FakeClock()
     manager = _manager(tmp_path, clock)
-    log = manager.get_or_create_log("t", 0)
+    manager.save_topic("t", TOPIC_ID, 1)  # a single node keeps only the logs of topics it knows
+    log = manager.get_or_create_log("t", 0, topic_id=TOPIC_ID)
     for _ in range(5):
         log.append(batch())
     log.delete_records(2)
@@ -109,7 +112,8 @@ def test_checkpoints_are_kafka_files_and_clean_shutdown_skips_recovery(
 def test_crash_recovery_through_the_manager(tmp_path: Path) -> None:
     clock = FakeClock()
     manager = _manager(tmp_path, clock, segment_bytes=300)
-    log = manager.get_or_create_log("t", 0)
+    manager.save_topic("t", TOPIC_ID, 1)
+    log = manager.get_or_create_log("t", 0, topic_id=TOPIC_ID)
     results = [log.append(batch([b"r%d" % i])) for i in range(30)]
     # no shutdown: the next start recovers from the (absent) recovery point
     again = _manager(tmp_path, clock, segment_bytes=300)

@@ -7,38 +7,106 @@ broker can refuse requests meant for an earlier incarnation of itself.
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
+from datetime import UTC, datetime
+
 from kazoo.exceptions import NodeExistsError
-from kazoo.protocol.states import ZnodeStat
+from kazoo.protocol.states import WatchedEvent, ZnodeStat
 
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.errors import BrokerIdAlreadyRegisteredError
+from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
+
+log = logging.getLogger("odradek.cluster.member")
 
 
-def register_broker(zk: ZooKeeperClient, registration: BrokerRegistration) -> int:
+def register_broker(zk: ZooKeeperClient, registration: BrokerRegistration, *, wait_s: float = 0.0) -> int:
     """Create /brokers/ids/<id> (ephemeral) and return the broker epoch (its czxid).
 
     As Kafka: one multi creates the znode and sets its data, the set's stat giving the czxid. A znode
-    already there is this session's own (a retry) or another broker's: that is refused.
+    already there is this session's own (a retry) or another session's. Beyond Kafka, which refuses
+    another session's at once: for up to ``wait_s`` it is watched until it goes (a predecessor killed
+    without closing its session holds it until ZooKeeper expires that session), then taken; still
+    held after that, it belongs to a live broker with the same id, and is refused in one line naming
+    it (BrokerIdAlreadyRegisteredError).
     """
     path = paths.broker(registration.broker_id)
+    deadline = time.monotonic() + wait_s
+    waited = False
+    while True:
+        epoch, holder = _create(zk, path, registration)
+        if epoch is not None:
+            if waited:
+                log.info("the old registration %s went: registering broker %d", path, registration.broker_id)
+            return epoch
+        if holder is None:
+            continue  # it went between the create and the read: try again
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise BrokerIdAlreadyRegisteredError(
+                f"Broker id {registration.broker_id} is already registered in ZooKeeper ({path}) by "
+                f"{_describe(registration.broker_id, holder)}"
+                + (f", still after waiting {wait_s:g} s for its session to expire" if wait_s > 0 else "")
+                + ": another broker runs with the same broker.id/node.id"
+            )
+        if not waited:
+            log.warning(
+                "broker id %d is registered in ZooKeeper by %s: waiting up to %g s for it to go (a broker "
+                "stopped without ending its session holds it until the session expires)",
+                registration.broker_id,
+                _describe(registration.broker_id, holder),
+                remaining,
+            )
+            waited = True
+        _wait_for_change(zk, path, remaining)
+
+
+def _create(
+    zk: ZooKeeperClient, path: str, registration: BrokerRegistration
+) -> tuple[int | None, tuple[bytes | None, ZnodeStat] | None]:
+    """(the broker epoch, None) once registered; (None, the holder's data and stat) when another
+    session holds the znode; (None, None) when it went meanwhile."""
     transaction = zk.kazoo.transaction()
     transaction.create(path, b"", ephemeral=True)
     transaction.set_data(path, registration.serialize(), version=0)
     results = zk.commit(transaction)
     if isinstance(results[1], ZnodeStat):
-        return int(results[1].czxid)
-    if isinstance(results[0], NodeExistsError):
-        found = zk.read(path)
-        if found is not None and found[1].ephemeralOwner == zk.session_id:
-            return int(found[1].czxid)
-        owner = f"session 0x{found[1].ephemeralOwner:x}" if found else "a session that just ended"
-        raise BrokerIdAlreadyRegisteredError(
-            f"Broker id {registration.broker_id} is already registered in ZooKeeper ({path}, by {owner}): "
-            "another broker runs with the same broker.id/node.id"
-        )
-    raise next(result for result in results if isinstance(result, Exception))
+        return int(results[1].czxid), None
+    if not isinstance(results[0], NodeExistsError):
+        raise next(result for result in results if isinstance(result, Exception))
+    found = zk.read(path)
+    if found is not None and found[1].ephemeralOwner == zk.session_id:
+        return int(found[1].czxid), None  # this session's own: a retry
+    return None, found
+
+
+def _wait_for_change(zk: ZooKeeperClient, path: str, timeout_s: float) -> None:
+    """Until the znode at ``path`` changes or goes, or ``timeout_s`` passes (a one-shot watch)."""
+    changed = threading.Event()
+
+    def on_event(_: WatchedEvent) -> None:
+        changed.set()
+
+    if zk.retry(zk.kazoo.exists_async, path, on_event) is None:
+        return
+    changed.wait(timeout_s)
+
+
+def _describe(broker_id: int, holder: tuple[bytes | None, ZnodeStat]) -> str:
+    """``PLAINTEXT://host:port,... (session 0x..., registered at ...)``: which broker holds the id."""
+    data, stat = holder
+    session = f"session 0x{stat.ephemeralOwner:x}"
+    try:
+        found = BrokerRegistration.parse(broker_id, data)
+    except MalformedZnodeError:
+        return f"{session} ({data!r:.200})"
+    endpoints = ",".join(endpoint.connection_string for endpoint in found.endpoints)
+    when = datetime.fromtimestamp(found.timestamp_ms / 1000, UTC).isoformat(timespec="seconds")
+    return f"{endpoints} ({session}, registered at {when})"
 
 
 def broker_registration(zk: ZooKeeperClient, broker_id: int) -> tuple[BrokerRegistration, int] | None:

@@ -1,0 +1,63 @@
+"""Stray logs (KIP-516): partition directories that are not the partition they are named after.
+
+Kafka reads the topic id in ``partition.metadata`` and, in KRaft mode, renames a log the metadata does
+not know (or knows under another topic id) ``<topic>-<partition>.<uuid>-stray``: never served, never
+removed, kept for the operator. A single-node ``LogManager`` knows every topic from its topic store, as
+a KRaft broker does from its metadata image, so its start-up sets such directories aside here, before
+opening them. A cluster member learns its topics from the controller: ``LogManager.prepare_partitions``
+sets aside a loaded log of another topic id when a LeaderAndIsr asks for the partition.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from odradek.storage.checkpoints import CheckpointFormatError, read_partition_metadata, unreadable_checkpoint
+from odradek.storage.errors import LogStorageError
+from odradek.storage.files import TOPICS_FILE, fsync_dir
+from odradek.storage.partition import TopicPartition, stray_dir_name, topic_id_to_string
+from odradek.storage.topic_store import TopicRecord
+
+_log = logging.getLogger(__name__)
+
+
+def stray_reason(directory: Path, tp: TopicPartition, record: TopicRecord | None) -> str | None:
+    """Why a single node's partition directory is not the partition of a topic it knows, or None."""
+    if record is None:
+        return f"no topic {tp.topic!r} is known to this broker"
+    if tp.partition >= record.partitions:
+        return f"topic {tp.topic!r} has {record.partitions} partitions"
+    try:
+        topic_id = read_partition_metadata(directory)
+    except CheckpointFormatError as error:
+        raise LogStorageError(unreadable_checkpoint(error)) from error
+    if topic_id is not None and topic_id != record.topic_id:
+        return (
+            f"it holds topic id {topic_id_to_string(topic_id)}, not the topic's "
+            f"{topic_id_to_string(record.topic_id)} (a topic deleted and made again under its name)"
+        )
+    return None
+
+
+def set_aside(directory: Path, tp: TopicPartition, reason: str) -> Path:
+    """Rename a partition directory not yet opened to its ``-stray`` name, durably; returns the name."""
+    target = directory.parent / stray_dir_name(tp)
+    os.rename(directory, target)
+    fsync_dir(directory.parent)
+    _log.warning("partition directory %s set aside as %s: %s", directory, target.name, reason)
+    return target
+
+
+def check_topic_store_is_first(log_dirs: list[Path]) -> None:
+    """The topics file is the first log dir's: found in another, log.dirs changed order, and a single
+    node that knew no topic would set every partition aside."""
+    if (log_dirs[0] / TOPICS_FILE).exists():
+        return
+    for log_dir in log_dirs[1:]:
+        if (log_dir / TOPICS_FILE).exists():
+            raise LogStorageError(
+                f"{log_dir / TOPICS_FILE} is not in the first of log.dirs ({log_dirs[0]}): the log dirs "
+                "were given in another order; give them in the order they had"
+            )

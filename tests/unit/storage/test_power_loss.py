@@ -1,0 +1,254 @@
+"""Power loss: what reaches the disk, and what a start-up does with the files a crash leaves.
+
+A process crash keeps everything written (the page cache survives it); a power loss keeps only what
+was fsynced, and a file replaced by a rename that was not fsynced may come back empty, zero-filled or
+cut short. These tests build the files as such a crash leaves them and open the log again, and drive
+the flushes that decide what the recovery point may claim."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from odradek.protocol.records import patch_base_offset, patch_partition_leader_epoch
+from odradek.storage import log_manager as log_manager_module
+from odradek.storage.checkpoints import EpochEntry, read_offset_checkpoint
+from odradek.storage.config import LogConfig
+from odradek.storage.fetch import FetchIsolation
+from odradek.storage.files import LEADER_EPOCH_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
+from odradek.storage.log import Log
+from odradek.storage.log_manager import LogManager
+from odradek.storage.partition import TopicPartition
+from odradek.storage.producer_state import AppendOrigin
+
+from .helpers import FakeClock, batch, marker, read_records, values
+
+CONFIG = LogConfig(segment_bytes=300)
+
+
+def _filled(directory: Path, clock: FakeClock, epochs: list[int]) -> Log:
+    log = Log.open(directory, CONFIG, clock=clock, auto_high_watermark=False)
+    for i, epoch in enumerate(epochs):
+        log.append(batch([b"value-%02d" % i]), leader_epoch=epoch)
+    return log
+
+
+def test_a_segment_roll_flushes_the_old_segment_and_advances_the_recovery_point(tmp_path: Path) -> None:
+    """Kafka's UnifiedLog.roll schedules a flush of everything below the new segment; here nothing
+    was flushed at a roll, so with the default flush settings the recovery point stayed at 0 and every
+    start after a crash recovered the whole log."""
+    clock = FakeClock()
+    rolled: list[bool] = []
+    manager = LogManager([tmp_path], CONFIG, clock=clock, on_work_due=lambda: rolled.append(True))
+    log = manager.get_or_create_log("t", 0)
+    for i in range(12):
+        log.append(batch([b"value-%02d" % i]))
+    assert len(log.segments) >= 3 and rolled  # the manager heard of the rolls
+    assert log.recovery_point == 0
+    jobs = manager.take_roll_flushes()
+    assert [flushed for flushed, _ in jobs] == [log]
+    for _, job in jobs:
+        job.run()
+    manager.complete_flushes(jobs)
+    assert log.recovery_point == log.active_segment.base_offset  # everything below the active segment
+    assert manager.take_roll_flushes() == []  # done once
+    manager.prepare_checkpoint().run()
+    checkpoint = read_offset_checkpoint(tmp_path / RECOVERY_POINT_CHECKPOINT)
+    assert checkpoint[TopicPartition("t", 0)] == log.active_segment.base_offset
+
+
+def test_a_truncation_has_the_recovery_point_checkpoint_rewritten_before_the_periodic_one(
+    tmp_path: Path,
+) -> None:
+    """Kafka's LogManager.truncateTo writes the recovery point checkpoint at once. Here the lowered
+    recovery point stayed in memory until log.flush.offset.checkpoint.interval.ms (a minute), so a power
+    loss meanwhile restarted with the old one, trusting, unvalidated, the offsets the follower had
+    written again after the truncation and never fsynced."""
+    clock = FakeClock()
+    due: list[bool] = []
+    manager = LogManager(
+        [tmp_path], CONFIG, clock=clock, single_node=False, on_work_due=lambda: due.append(True)
+    )
+    log = manager.get_or_create_log("t", 0)
+    for i in range(10):
+        log.append(batch([b"value-%02d" % i]))
+    log.flush()
+    manager.prepare_checkpoint().run()
+    path = tmp_path / RECOVERY_POINT_CHECKPOINT
+    assert read_offset_checkpoint(path)[TopicPartition("t", 0)] == 10
+    assert manager.take_due_checkpoint() is None  # nothing asked for one
+    log.truncate_to(4)
+    assert due
+    job = manager.take_due_checkpoint()
+    assert job is not None
+    job.run()
+    assert read_offset_checkpoint(path)[TopicPartition("t", 0)] == 4
+    assert manager.take_due_checkpoint() is None
+
+
+def test_a_flush_completing_after_a_truncation_claims_nothing_above_the_truncation(tmp_path: Path) -> None:
+    """The flush's fsyncs run in a worker thread; a follower truncating meanwhile and appending other
+    records at the same offsets must not find the recovery point moved over records nobody fsynced
+    (it was set to min(flush offset, log end), so the new records counted as flushed)."""
+    clock = FakeClock()
+    log = _filled(tmp_path / "t-0", clock, [0] * 10)
+    job = log.prepare_flush()
+    assert job is not None and job.flush_offset == 10
+    log.truncate_to(4)  # the follower diverged: offsets 4.. go
+    for i in range(6):  # and come again from the new leader, unflushed
+        log.append_as_follower(_at_offset(batch([b"new-%d" % i]), 4 + i, epoch=1))
+    job.run()
+    log.complete_flush(job)
+    assert log.log_end_offset == 10
+    assert log.recovery_point <= 4
+
+
+def test_a_flush_completing_after_a_full_truncation_keeps_the_new_start_as_recovery_point(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    log = _filled(tmp_path / "t-0", clock, [0] * 10)
+    job = log.prepare_flush()
+    assert job is not None
+    log.truncate_fully_and_start_at(3)
+    for i in range(7):
+        log.append_as_follower(_at_offset(batch([b"new-%d" % i]), 3 + i, epoch=1))
+    job.run()
+    log.complete_flush(job)
+    assert log.recovery_point == 3
+
+
+@pytest.mark.parametrize(
+    "crash_left",
+    ["empty", "zero-filled", "cut short", "only the version"],
+)
+@pytest.mark.parametrize("clean_shutdown", [True, False], ids=["after a clean shutdown", "after a crash"])
+def test_a_leader_epoch_checkpoint_a_power_loss_damaged_is_rebuilt_from_the_batches(
+    tmp_path: Path, crash_left: str, clean_shutdown: bool
+) -> None:
+    """The checkpoint is rewritten without fsync on the event loop (as Kafka's truncations write it
+    asynchronously), so power loss can leave it empty or zero-filled; start-up refused to open the
+    log ("Error while reading checkpoint file") and so stopped the broker."""
+    clock = FakeClock()
+    log = _filled(tmp_path / "t-0", clock, [0, 0, 0, 2, 2, 5, 5, 5])
+    expected = log.leader_epoch_cache.entries
+    assert expected == [EpochEntry(0, 0), EpochEntry(2, 3), EpochEntry(5, 5)]
+    if clean_shutdown:
+        log.flush()
+        log.close()
+    path = tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT
+    whole = path.read_bytes()
+    damaged = {
+        "empty": b"",
+        "zero-filled": b"\x00" * len(whole),
+        "cut short": whole[: len(whole) - 4],
+        "only the version": b"0\n",
+    }[crash_left]
+    path.write_bytes(damaged)
+    again = Log.open(
+        tmp_path / "t-0",
+        CONFIG,
+        clock=clock,
+        recovery_point=log.log_end_offset if clean_shutdown else 0,
+        had_clean_shutdown=clean_shutdown,
+        auto_high_watermark=False,
+    )
+    assert again.leader_epoch_cache.entries == expected
+    assert again.end_offset_for_epoch(2) == (2, 5)
+    assert path.read_text() == "0\n3\n0 0\n2 3\n5 5\n"  # and written back whole
+    again.update_high_watermark(again.log_end_offset)
+    assert len(values(read_records(again))) == 8
+
+
+def test_a_leader_epoch_checkpoint_damaged_below_the_recovery_point_is_rebuilt_from_every_segment(
+    tmp_path: Path,
+) -> None:
+    """Recovery re-derives epochs only above the recovery point: the rebuild must read the segments
+    below it too, or the epochs written there would be forgotten."""
+    clock = FakeClock()
+    log = _filled(tmp_path / "t-0", clock, [1] * 6 + [3] * 6 + [4] * 2)
+    log.flush()
+    recovery_point = log.recovery_point
+    assert len(log.segments) > 2 and recovery_point == 14
+    (tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT).write_bytes(b"")
+    again = Log.open(tmp_path / "t-0", CONFIG, clock=clock, recovery_point=recovery_point)
+    assert again.leader_epoch_cache.entries == [EpochEntry(1, 0), EpochEntry(3, 6), EpochEntry(4, 12)]
+
+
+@pytest.mark.parametrize("name", [RECOVERY_POINT_CHECKPOINT, "log-start-offset-checkpoint"])
+def test_an_empty_offset_checkpoint_reads_as_no_entries_as_in_kafka(tmp_path: Path, name: str) -> None:
+    """Kafka's CheckpointFile reads an empty file as no entries (it creates its checkpoint files empty
+    before the first write); it stopped our start-up."""
+    clock = FakeClock()
+    manager = LogManager([tmp_path], CONFIG, clock=clock)
+    manager.save_topic("t", uuid.UUID(int=1), 1)
+    log = manager.get_or_create_log("t", 0, topic_id=uuid.UUID(int=1))
+    for i in range(5):
+        log.append(batch([b"value-%d" % i]))
+    (tmp_path / name).write_bytes(b"")
+    again = LogManager([tmp_path], CONFIG, clock=clock)
+    again.startup()
+    reopened = again.get_log("t", 0)
+    assert reopened is not None and reopened.log_end_offset == 5
+
+
+def _at_offset(records: bytearray, offset: int, epoch: int) -> bytearray:
+    """A batch as a leader hands it to a follower: offset and leader epoch already assigned."""
+    patch_base_offset(records, 0, offset)
+    patch_partition_leader_epoch(records, 0, epoch)
+    return records
+
+
+@pytest.mark.parametrize("damage", ["partial entry", "wrong version"])
+def test_an_unreadable_transaction_index_below_the_recovery_point_is_rebuilt_not_emptied(
+    tmp_path: Path, damage: str
+) -> None:
+    """A segment whose .txnindex did not load had its indexes rebuilt without producer state, with the
+    transaction index left empty: the aborted transactions it held were forgotten, and read_committed
+    consumers got the aborted records. Kafka recovers such a segment with its producer state."""
+    clock = FakeClock()
+    log = Log.open(tmp_path / "t-0", CONFIG, clock=clock)
+    log.append(batch([b"aborted"], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True))
+    log.append(marker(commit=False, producer_id=7), origin=AppendOrigin.COORDINATOR)
+    for i in range(12):
+        log.append(batch([b"after-%d" % i]))
+    assert len(log.segments) >= 3
+    first = log.segments[0]
+    assert first.txn_index.entries
+    log.flush()
+    log.close()
+    with open(first.txn_index.path, "r+b") as index:
+        if damage == "partial entry":
+            index.seek(0, 2)
+            index.write(b"\x00\x00\x00")
+        else:
+            index.write(b"\x00\x07")
+    again = Log.open(
+        tmp_path / "t-0", CONFIG, clock=clock, recovery_point=log.log_end_offset, had_clean_shutdown=True
+    )
+    info = again.read(0, 1 << 20, isolation=FetchIsolation.TXN_COMMITTED)
+    assert info.aborted_transactions is not None
+    assert [txn.producer_id for txn in info.aborted_transactions] == [7]
+    assert again.log_end_offset == log.log_end_offset
+
+
+def test_the_clean_shutdown_marker_is_durably_gone_before_the_logs_are_written_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its removal at start was not fsynced: a power loss soon after could bring the marker back, and
+    the next start would trust, without recovery, segments written after it."""
+    clock = FakeClock()
+    manager = LogManager([tmp_path], CONFIG, clock=clock)
+    manager.startup()
+    manager.shutdown()
+    assert (tmp_path / ".kafka_cleanshutdown").exists()
+    synced: list[tuple[Path, bool]] = []
+
+    def record(directory: Path) -> None:
+        synced.append((directory, (tmp_path / ".kafka_cleanshutdown").exists()))
+
+    monkeypatch.setattr(log_manager_module, "fsync_dir", record)
+    LogManager([tmp_path], CONFIG, clock=clock).startup()
+    assert (tmp_path, False) in synced  # the log dir fsynced once the marker was gone
