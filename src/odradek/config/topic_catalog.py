@@ -29,7 +29,6 @@ WEEK_MS = 7 * 24 * HOUR_MS
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 CLEANUP_POLICIES = ("compact", "delete")
-NO_RECOMPRESSION = "odradek stores batches as the producer compressed them; recompression is not built yet."
 NO_TIERED_STORAGE = "odradek has no tiered storage."
 # Kafka 3.x: deprecated, and ignored from 3.0 on (every batch is written in format v2).
 FORMAT_VERSION_DEFAULT = "3.0-IV1"
@@ -92,7 +91,6 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         -1,
         "Level used when compression.type is gzip.",
         RangeOrValue(1, 9, -1),
-        refused=NO_RECOMPRESSION,
     ),
     _topic(
         "compression.lz4.level",
@@ -100,16 +98,15 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         9,
         "Level used when compression.type is lz4.",
         between(1, 17),
-        refused=NO_RECOMPRESSION,
     ),
     _topic(
         "compression.type",
         ConfigType.STRING,
         "producer",
         "Codec the log stores batches in; 'producer' keeps whatever the producer sent, "
-        "'uncompressed' stores them without compression.",
+        "'uncompressed' stores them without compression. A batch in another codec is rewritten in this "
+        "one as it is appended.",
         one_of(*COMPRESSION_TYPES),
-        refused=NO_RECOMPRESSION,
     ),
     _topic(
         "compression.zstd.level",
@@ -117,7 +114,6 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         3,
         "Level used when compression.type is zstd.",
         between(-131072, 22),
-        refused=NO_RECOMPRESSION,
     ),
     _topic(
         "delete.retention.ms",

@@ -24,7 +24,7 @@ def _startup_error(settings: dict[str, str]) -> ConfigError:
     [
         ("principal.builder.class", "com.example.Builder"),
         ("zookeeper.max.in.flight.requests", "20"),
-        ("compression.type", "gzip"),
+        ("log.initial.task.delay.ms", "0"),
         ("create.topic.policy.class.name", "com.example.Policy"),
         ("remote.log.storage.system.enable", "true"),
     ],
@@ -60,7 +60,7 @@ def test_alter_configs_of_setting_not_built_yet_is_invalid_config() -> None:
     for configs in (
         {"listener.name.ssl.principal.builder.class": "com.example.Builder"},
         {"log.cleaner.io.max.bytes.per.second": "1000000"},
-        {"compression.type": "zstd"},
+        {"log.cleaner.io.buffer.size": "1048576"},
     ):
         with pytest.raises(KafkaError) as caught:
             refuse_unsupported_broker_configs(configs)
@@ -93,8 +93,6 @@ def test_alter_configs_of_unknown_broker_config_is_invalid_config() -> None:
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        ("compression.type", "lz4"),
-        ("compression.zstd.level", "10"),
         ("message.downconversion.enable", "false"),
     ],
 )
