@@ -52,6 +52,17 @@ class RecompressedBatches:
     """Why the batches could not be rewritten (the append raises it instead of trying again)."""
 
 
+def needs_recompression(records: Buffer, config: LogConfig) -> bool:
+    """Whether appending ``records`` would rewrite a batch (header reads only: cheap on the loop)."""
+    target = config.compression
+    if target is None:
+        return False
+    try:
+        return any(_needs_rewrite(h, target) for h in iter_batch_headers(records))
+    except RecordsError:
+        return False  # not v2 batches: the append converts or refuses them
+
+
 def prepare_recompression(records: Buffer, config: LogConfig) -> RecompressedBatches | None:
     """The batches of ``records`` rewritten for ``config``'s codec, or None when none needs it or the
     bytes are not whole, CRC-valid v2 batches (the append refuses those itself). Reads ``records`` and
