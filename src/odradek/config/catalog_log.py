@@ -12,7 +12,6 @@ from odradek.config.topic_catalog import (
     COMPRESSION_TYPES,
     FORMAT_VERSION_DEFAULT,
     FORMAT_VERSION_IGNORED,
-    NO_DOWNCONVERSION_REFUSAL,
     NO_TIERED_STORAGE,
     TIMESTAMP_TYPES,
     WEEK_MS,
@@ -351,7 +350,6 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Default message.downconversion.enable (Kafka 3.x).",
         dynamic=CLUSTER_WIDE,
-        refused=NO_DOWNCONVERSION_REFUSAL,
     ),
     ConfigKey(
         "log.local.retention.ms",

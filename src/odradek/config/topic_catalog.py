@@ -33,9 +33,6 @@ NO_TIERED_STORAGE = "odradek has no tiered storage."
 # Kafka 3.x: deprecated, and ignored from 3.0 on (every batch is written in format v2).
 FORMAT_VERSION_DEFAULT = "3.0-IV1"
 FORMAT_VERSION_IGNORED = "deprecated in Kafka 3.x and ignored from 3.0 on; odradek writes message format v2."
-NO_DOWNCONVERSION_REFUSAL = (
-    "odradek always converts batches down for Fetch v0-3; refusing those fetches is not built yet."
-)
 NO_REPLICATION_THROTTLE = (
     "replication throttling is not built: its rates (leader.replication.throttled.rate, "
     "follower.replication.throttled.rate) are refused, and without a rate Kafka throttles no replica either."
@@ -205,7 +202,6 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Whether Fetch requests at versions that cannot read the stored format are served by "
         "converting batches down (Kafka 3.x).",
         importance=Importance.LOW,
-        refused=NO_DOWNCONVERSION_REFUSAL,
     ),
     _topic(
         "message.format.version",
