@@ -160,6 +160,14 @@ class LogConfig:
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == TIMESTAMP_TYPE_LOG_APPEND_TIME
 
+    @property
+    def max_segment_ms(self) -> int:
+        """How old the active segment may get (Kafka's LogConfig.maxSegmentMs): a compacted topic rolls
+        by ``max.compaction.lag.ms`` too, as the cleaner never cleans the active segment."""
+        if self.compact and self.max_compaction_lag_ms > 0:
+            return min(self.max_compaction_lag_ms, self.segment_ms)
+        return self.segment_ms
+
     def random_segment_jitter(self, rng: random.Random | None = None) -> int:
         """A segment's roll jitter in [0, min(segment.jitter.ms, segment.ms)), as Kafka picks it."""
         if self.segment_jitter_ms == 0:
