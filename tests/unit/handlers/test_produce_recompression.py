@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from odradek.handlers.configs import reconfigure
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from odradek.protocol.records import (
@@ -130,3 +131,18 @@ async def test_a_batch_too_large_once_uncompressed_is_message_too_large(
     assert answer.error_code == ErrorCode.MESSAGE_TOO_LARGE
     assert "max.message.bytes" in (answer.error_message or "")
     assert handler_broker.log(TOPIC).log_end_offset == 0
+
+
+async def test_the_broker_s_compression_type_changed_at_run_time_applies_to_existing_topics(
+    handler_broker: HandlerBroker,
+) -> None:
+    await handler_broker.create_topic(TOPIC, partitions=2)
+    await handler_broker.create_topic("own", configs={"compression.type": "producer"})
+    reconfigure(handler_broker.services, handler_broker.config.with_dynamic({}, {"compression.type": "gzip"}))
+    response = await handler_broker.call(_produce(_batch(b"a", compression=Compression.LZ4)), 9)
+    assert response.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+    assert _stored(handler_broker) == [(Compression.GZIP, [b"a"])]
+    own = handler_broker.log("own")
+    own.append(bytearray(_batch(b"b", compression=Compression.LZ4)))
+    data = own.read(0, 1 << 20, isolation=FetchIsolation.LOG_END).read_bytes()
+    assert [b.compression for b in iter_record_batches(data)] == [Compression.LZ4]
