@@ -140,11 +140,11 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
 async def _recompress_off_the_loop(
     topics: list[tuple[TopicProduceData, str | None, ErrorCode, bool]], context: RequestContext
 ) -> dict[tuple[str, int], RecompressedBatches]:
-    """The batches the log would rewrite in its topic's codec (compression.type), rewritten first in a
-    worker thread: compressing can take seconds (a large batch at a high zstd level), which on the event
-    loop would hold every connection. Only for topics the request may write; the append uses a result
-    only if it was made from the same batches for the codec and level the topic still has, and rewrites
-    them itself otherwise (or for a message set, converted up on the loop)."""
+    """The batches the log would rewrite in its topic's codec (compression.type), rewritten first by the
+    recompression workers: compressing can take seconds (a large batch at a high zstd level), which on
+    the event loop would hold every connection. Only for topics the request may write; the append uses
+    a result only if it was made from the same batches for the codec and level the topic still has, and
+    rewrites them itself otherwise (or for a message set, converted up on the loop)."""
     work: list[tuple[tuple[str, int], memoryview | bytes, LogConfig]] = []
     for topic, name, _, allowed in topics:
         if not allowed or name is None:
@@ -159,14 +159,7 @@ async def _recompress_off_the_loop(
                 work.append(((name, data.index), data.records, log.config))
     if not work:
         return {}
-
-    def rewrite() -> dict[tuple[str, int], RecompressedBatches]:
-        prepared = (
-            (key, recompression.prepare_recompression(records, config)) for key, records, config in work
-        )
-        return {key: result for key, result in prepared if result is not None}
-
-    return await asyncio.to_thread(rewrite)
+    return await asyncio.wrap_future(context.services.recompression.prepare(work))
 
 
 def _leaders_named(responses: list[TopicProduceResponse], context: RequestContext) -> list[NodeEndpoint]:

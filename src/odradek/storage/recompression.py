@@ -17,8 +17,10 @@ rewrites the batches itself.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from odradek.protocol.records import (
     Compression,
@@ -33,6 +35,12 @@ from odradek.storage.config import LogConfig
 from odradek.storage.errors import CorruptRecordError, RecordTooLargeError
 
 Buffer = bytes | bytearray | memoryview
+
+K = TypeVar("K", bound=Hashable)
+
+#: Threads rewriting batches at once: a bound on the memory they hold (up to MAX_DECOMPRESSED_BYTES
+#: each, and the result), and on the cores they take from the event loop.
+WORKERS = 2
 
 #: The most a batch may decompress to when the broker rewrites it (unless compression.type is
 #: uncompressed: then max.message.bytes). Kafka has no such bound; without one a small batch could hold
@@ -50,6 +58,27 @@ class RecompressedBatches:
     records: bytearray | None
     error: RecordsError | None = None
     """Why the batches could not be rewritten (the append raises it instead of trying again)."""
+
+
+class RecompressionWorkers:
+    """Threads of their own that rewrite batches ahead of their appends (``prepare_recompression``):
+    many large or slow rewrites at once then wait for one another, and never take the threads that
+    flushes, cleaning and ZooKeeper calls run in."""
+
+    def __init__(self, workers: int = WORKERS) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="odradek-recompress")
+
+    def prepare(self, work: Sequence[tuple[K, Buffer, LogConfig]]) -> Future[dict[K, RecompressedBatches]]:
+        """Each (key, records, config) prepared in a worker; the keys of those with something to use."""
+        return self._executor.submit(_prepare_each, work)
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _prepare_each(work: Sequence[tuple[K, Buffer, LogConfig]]) -> dict[K, RecompressedBatches]:
+    prepared = ((key, prepare_recompression(records, config)) for key, records, config in work)
+    return {key: result for key, result in prepared if result is not None}
 
 
 def needs_recompression(records: Buffer, config: LogConfig) -> bool:
