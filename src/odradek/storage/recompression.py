@@ -129,7 +129,8 @@ def recompress_for_append(
 
     Raises RecordTooLargeError for a rewritten batch over ``max.message.bytes``, a rewritten append
     over ``segment.bytes`` or a batch decompressing past the bound; CorruptRecordError for a payload
-    that does not decompress.
+    that does not decompress; UnsupportedCompressionError (UNSUPPORTED_COMPRESSION_TYPE) for a codec id
+    no codec has.
     """
     target = config.compression
     if target is None or not any(_needs_rewrite(h, target) for h in headers):

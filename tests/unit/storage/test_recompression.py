@@ -14,12 +14,13 @@ from odradek.protocol.records import (
     RecordBatch,
     RecordBatchHeader,
     TargetCompression,
+    UnsupportedCompressionError,
     compress,
     iter_batch_headers,
     iter_record_batches,
     recompress_batch,
 )
-from odradek.protocol.records.header import HEADER_SIZE
+from odradek.protocol.records.header import HEADER_SIZE, write_crc
 from odradek.storage import recompression
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import (
@@ -239,3 +240,15 @@ def test_a_codec_or_level_kafka_refuses_is_an_invalid_log_config(
 ) -> None:
     with pytest.raises(InvalidLogConfigError, match=named.replace(".", r"\.")):
         LogConfig(**settings)  # type: ignore[arg-type]
+
+
+def test_a_codec_id_no_codec_has_is_unsupported_compression_when_the_topic_would_rewrite_it(
+    tmp_path: Path,
+) -> None:
+    log = open_log(tmp_path / "t-0", FakeClock(), compression_type="zstd")
+    odd = batch([b"a"])
+    odd[22] |= 0x05  # attributes' codec bits: 5, which no Kafka codec has
+    write_crc(odd, 0, len(odd))
+    with pytest.raises(UnsupportedCompressionError):
+        log.append(odd)
+    assert log.log_end_offset == 0
