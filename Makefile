@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/protocol_ceiling.py
 	$(BIN)/python bench/run_broker_bench.py
 	$(BIN)/python bench/txn_bench.py
+	$(BIN)/python bench/compression_bench.py
 	$(BIN)/python bench/security_bench.py
 	$(BIN)/python bench/replication_bench.py
 	$(BIN)/python bench/fetch_session_bench.py

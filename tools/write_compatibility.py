@@ -277,7 +277,8 @@ them:
   epoch, log-append time), CRC-32C, records with headers, control batches and transaction markers;
 - **compression codecs**: gzip, snappy (raw and xerial-framed), lz4 (frame format, with the Kafka
   0.8/0.9 header-checksum quirk for magic 0) and zstd (RecordBatch v2 only), with bounded
-  decompression;
+  decompression, and KIP-390's levels; a v2 batch rewritten in another codec (a topic's
+  `compression.type`) keeps its header and records' bytes;
 - **conversion**: MessageSet v0/v1 up to RecordBatch v2 (old producers) and down again (old
   fetchers).
 """

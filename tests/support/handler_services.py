@@ -123,4 +123,5 @@ class HandlerBroker:
         return type(response).decode(response.encode(version), version)
 
     def close(self) -> None:
+        self.services.recompression.shutdown()
         self.logs.shutdown()

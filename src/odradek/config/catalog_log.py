@@ -12,8 +12,6 @@ from odradek.config.topic_catalog import (
     COMPRESSION_TYPES,
     FORMAT_VERSION_DEFAULT,
     FORMAT_VERSION_IGNORED,
-    NO_DOWNCONVERSION_REFUSAL,
-    NO_RECOMPRESSION,
     NO_TIERED_STORAGE,
     TIMESTAMP_TYPES,
     WEEK_MS,
@@ -271,7 +269,6 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Default compression.type.",
         one_of(*COMPRESSION_TYPES),
         dynamic=CLUSTER_WIDE,
-        refused=NO_RECOMPRESSION,
     ),
     ConfigKey(
         "compression.gzip.level",
@@ -281,7 +278,6 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Default compression.gzip.level.",
         RangeOrValue(1, 9, -1),
         dynamic=CLUSTER_WIDE,
-        refused=NO_RECOMPRESSION,
     ),
     ConfigKey(
         "compression.lz4.level",
@@ -291,7 +287,6 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Default compression.lz4.level.",
         between(1, 17),
         dynamic=CLUSTER_WIDE,
-        refused=NO_RECOMPRESSION,
     ),
     ConfigKey(
         "compression.zstd.level",
@@ -301,7 +296,6 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Default compression.zstd.level.",
         between(-131072, 22),
         dynamic=CLUSTER_WIDE,
-        refused=NO_RECOMPRESSION,
     ),
     ConfigKey(
         "unclean.leader.election.enable",
@@ -356,7 +350,6 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Default message.downconversion.enable (Kafka 3.x).",
         dynamic=CLUSTER_WIDE,
-        refused=NO_DOWNCONVERSION_REFUSAL,
     ),
     ConfigKey(
         "log.local.retention.ms",

@@ -29,14 +29,10 @@ WEEK_MS = 7 * 24 * HOUR_MS
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 CLEANUP_POLICIES = ("compact", "delete")
-NO_RECOMPRESSION = "odradek stores batches as the producer compressed them; recompression is not built yet."
 NO_TIERED_STORAGE = "odradek has no tiered storage."
 # Kafka 3.x: deprecated, and ignored from 3.0 on (every batch is written in format v2).
 FORMAT_VERSION_DEFAULT = "3.0-IV1"
 FORMAT_VERSION_IGNORED = "deprecated in Kafka 3.x and ignored from 3.0 on; odradek writes message format v2."
-NO_DOWNCONVERSION_REFUSAL = (
-    "odradek always converts batches down for Fetch v0-3; refusing those fetches is not built yet."
-)
 NO_REPLICATION_THROTTLE = (
     "replication throttling is not built: its rates (leader.replication.throttled.rate, "
     "follower.replication.throttled.rate) are refused, and without a rate Kafka throttles no replica either."
@@ -92,7 +88,6 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         -1,
         "Level used when compression.type is gzip.",
         RangeOrValue(1, 9, -1),
-        refused=NO_RECOMPRESSION,
     ),
     _topic(
         "compression.lz4.level",
@@ -100,16 +95,15 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         9,
         "Level used when compression.type is lz4.",
         between(1, 17),
-        refused=NO_RECOMPRESSION,
     ),
     _topic(
         "compression.type",
         ConfigType.STRING,
         "producer",
         "Codec the log stores batches in; 'producer' keeps whatever the producer sent, "
-        "'uncompressed' stores them without compression.",
+        "'uncompressed' stores them without compression. A batch in another codec is rewritten in this "
+        "one as it is appended.",
         one_of(*COMPRESSION_TYPES),
-        refused=NO_RECOMPRESSION,
     ),
     _topic(
         "compression.zstd.level",
@@ -117,7 +111,6 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         3,
         "Level used when compression.type is zstd.",
         between(-131072, 22),
-        refused=NO_RECOMPRESSION,
     ),
     _topic(
         "delete.retention.ms",
@@ -209,7 +202,6 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Whether Fetch requests at versions that cannot read the stored format are served by "
         "converting batches down (Kafka 3.x).",
         importance=Importance.LOW,
-        refused=NO_DOWNCONVERSION_REFUSAL,
     ),
     _topic(
         "message.format.version",

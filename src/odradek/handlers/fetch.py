@@ -3,6 +3,9 @@
 Version notes:
 - v0-3 read MessageSet v0 (v0-1) or v1 (v2-3): their data is converted down from the stored v2
   batches (and so copied); v4+ get the stored bytes as they are, straight from the segment files.
+  As Kafka 3.9: a consumer's v0-3 fetch of a topic with `message.downconversion.enable` false is
+  UNSUPPORTED_VERSION, and a fetch before v10 of a topic whose `compression.type` is zstd is
+  UNSUPPORTED_COMPRESSION_TYPE.
 - v3 adds the response-level max_bytes, v4 isolation_level (read_committed stops at the last stable
   offset and lists aborted transactions), v5 log start offsets, v7 fetch sessions (KIP-227), v9 the
   current leader epoch (fencing), v11 rack id and fetching from followers (below),
@@ -394,6 +397,9 @@ def _read_partition(
     if partition is None or log is None:
         unknown = ErrorCode.UNKNOWN_TOPIC_ID if context.api_version >= 13 and not entry.topic else None
         return _error(entry, unknown or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), 0
+    unreadable = _unreadable_format(log, replica_id, context.api_version)
+    if unreadable is not None:
+        return _error(entry, unreadable), 0
     if entry.current_leader_epoch >= 0 and entry.current_leader_epoch != partition.leader_epoch:
         fenced = entry.current_leader_epoch < partition.leader_epoch
         return _error(entry, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH), 0
@@ -440,6 +446,17 @@ def _read_partition(
         records=records,
     )
     return data, len(records)
+
+
+def _unreadable_format(log: Log, replica_id: int, api_version: int) -> ErrorCode | None:
+    """Kafka's KafkaApis.maybeConvertFetchedData: a zstd topic is not served before v10 (which those
+    clients cannot read), nor a consumer's v0-3 fetch (read by converting down) of a topic with
+    message.downconversion.enable false."""
+    if api_version < 10 and log.config.compression_type == "zstd":
+        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    if api_version <= 3 and replica_id < 0 and not log.config.message_downconversion_enable:
+        return ErrorCode.UNSUPPORTED_VERSION
+    return None
 
 
 def _diverging_epoch(log: Log, entry: CachedPartition) -> EpochEndOffset | None:

@@ -32,6 +32,9 @@ The batch is validated at batch level only (sizes, CRC-32C, header rules) and it
 patched in place by storage; no record is decoded on this path except for compacted topics' keys and,
 when `message.timestamp.before.max.ms` is set, CreateTime timestamps (the header's max timestamp
 checks `message.timestamp.after.max.ms`, one hour by default as in Kafka 4): INVALID_TIMESTAMP.
+A topic whose `compression.type` names a codec stores a batch in another codec rewritten in it (its
+records' bytes kept, the header too but for codec, length and CRC): the rewriting runs in a worker
+thread before the append, and a rewritten batch over `max.message.bytes` is MESSAGE_TOO_LARGE.
 """
 
 from __future__ import annotations
@@ -64,8 +67,11 @@ from odradek.protocol.records import Compression, UnsupportedCompressionError, u
 from odradek.protocol.records.attributes import LOG_OVERHEAD, compression_of
 from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage import errors as storage_errors
+from odradek.storage import recompression
+from odradek.storage.config import LogConfig
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
+from odradek.storage.recompression import RecompressedBatches
 
 _MAGIC_OFFSET = 16
 _LENGTH_OFFSET = 8
@@ -88,6 +94,7 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
     # first (KIP-890 part 1), for the whole request at once.
     verifier = services.txn_verifier
     verdicts = await verifier.verify(request, context) if verifier is not None else None
+    topics: list[tuple[TopicProduceData, str | None, ErrorCode, bool]] = []
     for topic in _last_records_per_partition(request.topic_data, context.api_version):
         if context.api_version >= 13:
             state = services.cluster.topic_by_id(topic.topic_id)
@@ -96,22 +103,28 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
         else:
             name = topic.name
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        partitions = []
         allowed = transactional_allowed and (
             name is None or authorize(context, AclOperation.WRITE, ResourceType.TOPIC, name)
         )
-        denied = (
-            ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            if transactional_allowed
-            else ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-        )
+        topics.append((topic, name, missing, allowed))
+    recompressed = await _recompress_off_the_loop(topics, context)
+    denied = (
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        if transactional_allowed
+        else ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    )
+    for topic, name, missing, allowed in topics:
+        partitions = []
         for data in topic.partition_data:
             if not allowed:
                 partitions.append(_failed(data.index, denied))
             elif name is None:
                 partitions.append(_failed(data.index, missing))
             else:
-                partitions.append(_append(name, data, request, context, appended, awaiting, verdicts))
+                prepared = recompressed.get((name, data.index))
+                partitions.append(
+                    _append(name, data, request, context, appended, awaiting, verdicts, prepared)
+                )
         responses.append(
             TopicProduceResponse(name=topic.name, topic_id=topic.topic_id, partition_responses=partitions)
         )
@@ -122,6 +135,31 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
         _close_if_failed(responses)
         return None
     return ProduceResponse(responses=responses, node_endpoints=_leaders_named(responses, context))
+
+
+async def _recompress_off_the_loop(
+    topics: list[tuple[TopicProduceData, str | None, ErrorCode, bool]], context: RequestContext
+) -> dict[tuple[str, int], RecompressedBatches]:
+    """The batches the log would rewrite in its topic's codec (compression.type), rewritten first by the
+    recompression workers: compressing can take seconds (a large batch at a high zstd level), which on
+    the event loop would hold every connection. Only for topics the request may write; the append uses
+    a result only if it was made from the same batches for the codec and level the topic still has, and
+    rewrites them itself otherwise (or for a message set, converted up on the loop)."""
+    work: list[tuple[tuple[str, int], memoryview | bytes, LogConfig]] = []
+    for topic, name, _, allowed in topics:
+        if not allowed or name is None:
+            continue
+        for data in topic.partition_data:
+            log = context.services.logs.get_log(name, data.index)
+            if (
+                log is not None
+                and data.records
+                and recompression.needs_recompression(data.records, log.config)
+            ):
+                work.append(((name, data.index), data.records, log.config))
+    if not work:
+        return {}
+    return await asyncio.wrap_future(context.services.recompression.prepare(work))
 
 
 def _leaders_named(responses: list[TopicProduceResponse], context: RequestContext) -> list[NodeEndpoint]:
@@ -196,6 +234,7 @@ def _append(
     appended: list[Log],
     awaiting: list[AwaitingReplicas],
     verdicts: Verdicts | None = None,
+    recompressed: RecompressedBatches | None = None,
 ) -> PartitionProduceResponse:
     services = context.services
     tp = TopicPartition(topic, data.index)
@@ -233,7 +272,7 @@ def _append(
         unverified = verify_transactional_produce(context, topic, data.index, batches, verdicts)
         if unverified is not ErrorCode.NONE:
             return _failed(data.index, unverified)
-        result = log.append(batches, leader_epoch=partition.leader_epoch)
+        result = log.append(batches, leader_epoch=partition.leader_epoch, recompressed=recompressed)
     except storage_errors.DuplicateSequenceError as duplicate:
         # An idempotent retry of a batch already in the log: success, with the offsets it got then;
         # with acks=all only once the ISR has it (the first attempt may have timed out waiting).

@@ -14,6 +14,7 @@ from odradek.config.broker import BrokerConfig
 from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.security.client_quotas import ClientQuotas
+from odradek.storage.recompression import RecompressionWorkers
 
 if TYPE_CHECKING:
     from odradek.cluster.controller.controller import KafkaController
@@ -77,6 +78,8 @@ class Services:
     controller: KafkaController | None = None
     #: ZooKeeper mode only: a leader's AddPartitionsToTxn verification with other brokers' coordinators.
     txn_verifier: RemoteVerifier | None = None
+    #: The threads that rewrite produced batches in their topic's compression.type before the append.
+    recompression: RecompressionWorkers = field(default_factory=RecompressionWorkers)
 
     def join_zookeeper_cluster(
         self, replicas: ReplicaManager, security: InterBrokerSecurity = PLAINTEXT

@@ -521,6 +521,8 @@ class Broker:
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):
             connection.close()
+        if self.services is not None:
+            self.services.recompression.shutdown()  # the requests are answered: no produce waits on it
         await asyncio.gather(*(cancel_and_wait(task) for task in self.tasks))
         if self.fetchers is not None:
             await self.fetchers.shutdown()  # before the logs close: no append may come after

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from odradek.protocol.records import Compression, TargetCompression
 from odradek.storage.errors import InvalidLogConfigError
 
 LONG_MAX = 2**63 - 1
@@ -23,6 +24,16 @@ TIMESTAMP_TYPE_CREATE_TIME = "CreateTime"
 TIMESTAMP_TYPE_LOG_APPEND_TIME = "LogAppendTime"
 
 ConfigValue = str | int | float | bool | None
+
+#: compression.type's values and the codec each stores batches in; ``producer`` keeps the producer's.
+COMPRESSION_TYPES: dict[str, Compression | None] = {
+    "uncompressed": Compression.NONE,
+    "zstd": Compression.ZSTD,
+    "lz4": Compression.LZ4,
+    "snappy": Compression.SNAPPY,
+    "gzip": Compression.GZIP,
+    "producer": None,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +62,13 @@ class LogConfig:
     message_timestamp_after_max_ms: int = 60 * 60 * 1000
     file_delete_delay_ms: int = 60_000
     preallocate: bool = False
+    compression_type: str = "producer"
+    #: KIP-390's levels: gzip 1-9 or -1 (zlib's default), lz4 1-17, zstd -131072..22.
+    compression_gzip_level: int = -1
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
+    #: Whether consumers' Fetch v0-3 are served by converting batches down (Kafka 3.x).
+    message_downconversion_enable: bool = True
 
     def __post_init__(self) -> None:
         if self.segment_bytes < 14:
@@ -80,6 +98,20 @@ class LogConfig:
             raise InvalidLogConfigError(f"max.message.bytes must be >= 0, got {self.max_message_bytes}")
         if self.flush_messages < 1 or self.flush_ms < 0:
             raise InvalidLogConfigError("flush.messages must be >= 1 and flush.ms >= 0")
+        if self.compression_type not in COMPRESSION_TYPES:
+            raise InvalidLogConfigError(f"unknown compression.type {self.compression_type!r}")
+        if not (1 <= self.compression_gzip_level <= 9 or self.compression_gzip_level == -1):
+            raise InvalidLogConfigError(
+                f"compression.gzip.level must be in [1, 9] or -1, got {self.compression_gzip_level}"
+            )
+        if not 1 <= self.compression_lz4_level <= 17:
+            raise InvalidLogConfigError(
+                f"compression.lz4.level must be in [1, 17], got {self.compression_lz4_level}"
+            )
+        if not -131072 <= self.compression_zstd_level <= 22:
+            raise InvalidLogConfigError(
+                f"compression.zstd.level must be in [-131072, 22], got {self.compression_zstd_level}"
+            )
 
     @classmethod
     def from_mapping(cls, m: Mapping[str, object], base: LogConfig | None = None) -> LogConfig:
@@ -112,8 +144,29 @@ class LogConfig:
         return CLEANUP_POLICY_DELETE in self.cleanup_policy
 
     @property
+    def compression(self) -> TargetCompression | None:
+        """The codec (at its level) batches are stored in; None for ``producer``: each batch as sent."""
+        codec = COMPRESSION_TYPES[self.compression_type]
+        if codec is None:
+            return None
+        level = {
+            Compression.GZIP: self.compression_gzip_level,
+            Compression.LZ4: self.compression_lz4_level,
+            Compression.ZSTD: self.compression_zstd_level,
+        }.get(codec)
+        return TargetCompression(codec, level)
+
+    @property
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == TIMESTAMP_TYPE_LOG_APPEND_TIME
+
+    @property
+    def max_segment_ms(self) -> int:
+        """How old the active segment may get (Kafka's LogConfig.maxSegmentMs): a compacted topic rolls
+        by ``max.compaction.lag.ms`` too, as the cleaner never cleans the active segment."""
+        if self.compact and self.max_compaction_lag_ms > 0:
+            return min(self.max_compaction_lag_ms, self.segment_ms)
+        return self.segment_ms
 
     def random_segment_jitter(self, rng: random.Random | None = None) -> int:
         """A segment's roll jitter in [0, min(segment.jitter.ms, segment.ms)), as Kafka picks it."""

@@ -74,8 +74,10 @@ class InvalidTimestampError(StorageError):
 class RecordTooLargeError(StorageError):
     """A batch larger than ``max.message.bytes`` or ``segment.bytes`` (MESSAGE_TOO_LARGE)."""
 
-    def __init__(self, batch_size: int, limit: int, what: str = "max.message.bytes") -> None:
-        super().__init__(f"record batch of {batch_size} bytes exceeds {what} ({limit})")
+    def __init__(
+        self, batch_size: int, limit: int, what: str = "max.message.bytes", message: str | None = None
+    ) -> None:
+        super().__init__(message or f"record batch of {batch_size} bytes exceeds {what} ({limit})")
         self.batch_size = batch_size
         self.limit = limit
 

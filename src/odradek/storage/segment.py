@@ -201,10 +201,11 @@ class LogSegment:
     def should_roll(
         self, config: LogConfig, messages_size: int, max_timestamp: int, max_offset: int, now_ms: int
     ) -> bool:
-        """Kafka's roll rules: size, age (``segment.ms`` minus this segment's jitter), full indexes,
-        or an offset that would not fit the 4-byte relative offsets of the indexes."""
+        """Kafka's roll rules: size, age (``segment.ms``, or ``max.compaction.lag.ms`` if a compacted
+        topic's is shorter, minus this segment's jitter), full indexes, or an offset that would not fit
+        the 4-byte relative offsets of the indexes."""
         reached_roll_ms = (
-            self.time_waited_for_roll(now_ms, max_timestamp) > config.segment_ms - self.roll_jitter_ms
+            self.time_waited_for_roll(now_ms, max_timestamp) > config.max_segment_ms - self.roll_jitter_ms
         )
         return (
             self.size > config.segment_bytes - messages_size

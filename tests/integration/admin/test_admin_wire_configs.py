@@ -365,11 +365,11 @@ def test_described_documentation_says_what_odradek_does_not_do(wire: Wire) -> No
     )
     assert "Accepted without effect: " in broker["num.io.threads"].documentation
     assert broker["listeners"].read_only
-    topic = configs_of(wire, TOPIC, "documented", ["message.format.version", "compression.type"])
+    topic = configs_of(wire, TOPIC, "documented", ["message.format.version", "remote.storage.enable"])
     version = topic["message.format.version"]
     assert (version.value, version.config_source) == ("0.10.0", DYNAMIC_TOPIC_CONFIG)
     assert "ignored from 3.0 on" in version.documentation
-    assert "recompression is not built yet" in topic["compression.type"].documentation
+    assert "odradek has no tiered storage" in topic["remote.storage.enable"].documentation
 
 
 def test_deleting_an_unknown_config_is_an_error_not_success(wire: Wire) -> None:
@@ -452,7 +452,7 @@ def test_stored_dynamic_configs_that_no_longer_validate_are_ignored(tmp_path: Pa
             "log.retention.ms": "7200000",
             "log.dirs": "/elsewhere",
             "message.max.bytes": "x",
-            "compression.type": "gzip",  # refused: odradek does not recompress
+            "log.cleaner.io.max.bytes.per.second": "1000",  # refused: the cleaner's I/O is not bounded
             "no.such.config": "1",
         },
         "brokers": {"1": {"log.cleaner.backoff.ms": "12345"}, "2": {"log.cleaner.backoff.ms": "1"}},
@@ -473,5 +473,8 @@ def test_stored_dynamic_configs_that_no_longer_validate_are_ignored(tmp_path: Pa
         broker.stop()
     logged = broker.log_path.read_text()
     assert "ignoring stored dynamic broker config log.dirs" in logged
-    assert "ignoring stored dynamic broker config compression.type: odradek cannot honour" in logged
+    assert (
+        "ignoring stored dynamic broker config log.cleaner.io.max.bytes.per.second: odradek cannot honour"
+        in logged
+    )
     assert "ignoring stored dynamic broker config no.such.config: Unknown broker config" in logged

@@ -262,6 +262,31 @@ def test_acks_all_records_land_byte_identical_on_every_replica(cluster: Cluster)
     assert _consume_all(cluster, "copies", 300) == values
 
 
+def test_batches_the_leader_recompressed_are_what_every_replica_stores(cluster: Cluster) -> None:
+    """compression.type other than producer: the leader rewrites a batch in the topic's codec as it
+    appends it, and followers copy the leader's bytes (they never rewrite)."""
+    require_module("confluent_kafka")
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from odradek.protocol.records import Compression, iter_record_batches
+
+    topic = "recompressed-copies"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap()})
+    created = admin.create_topics(
+        [NewTopic(topic, 1, replica_assignment=[list(BROKER_IDS)], config={"compression.type": "zstd"})],
+        operation_timeout=15,
+    )
+    created[topic].result(30)
+    wait_until(lambda: cluster.known_everywhere(topic), PATIENCE_S, f"{topic} in all metadata", 0.1)
+    values = [f"recompressed-{i} ".encode() * 20 for i in range(300)]
+    offsets = _produce_all(cluster, topic, values, **{"linger.ms": 5, "compression.type": "lz4"})
+    assert sorted(offsets) == list(range(300))
+    wait_until(_same_logs(cluster, topic), PATIENCE_S, "the same segment bytes on the three brokers", 0.2)
+    stored = b"".join(cluster.segment_bytes(1, topic).values())
+    assert {b.compression for b in iter_record_batches(stored)} == {Compression.ZSTD}
+    assert _consume_all(cluster, topic, 300) == values
+
+
 def test_consumers_see_a_record_only_once_the_followers_have_it(cluster: Cluster) -> None:
     import confluent_kafka
 

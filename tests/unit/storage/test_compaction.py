@@ -89,6 +89,43 @@ def test_dirty_ratio_gates_cleaning(tmp_path: Path) -> None:
     assert compact(log, force=True) is not None
 
 
+def test_max_compaction_lag_cleans_a_log_below_the_dirty_ratio(tmp_path: Path) -> None:
+    clock = FakeClock()
+    config = LogConfig(
+        segment_bytes=400,
+        cleanup_policy=("compact",),
+        min_cleanable_dirty_ratio=0.9,
+        max_compaction_lag_ms=60_000,
+    )
+    log = Log.open(tmp_path / "t-0", config, clock=clock)
+    _produce(log, [(b"k%d" % i, b"v") for i in range(20)], timestamp=clock.now)
+    log.roll()
+    compact(log)
+    _produce(log, [(b"k0", b"w")], timestamp=clock.now)
+    log.roll()
+    assert plan_cleaning(log) is None  # below the ratio, and not overdue yet
+    clock.advance(60_001)
+    assert plan_cleaning(log) is not None  # the oldest dirty record waited longer than the lag
+
+
+def test_max_compaction_lag_rolls_the_active_segment_of_a_compacted_topic(tmp_path: Path) -> None:
+    """Kafka's LogConfig.maxSegmentMs: a compacted topic rolls at min(max.compaction.lag.ms, segment.ms),
+    since the cleaner never cleans the active segment; it rolled at segment.ms only (a week by default),
+    keeping superseded records far past the lag the topic promises."""
+    clock = FakeClock()
+    config = LogConfig(cleanup_policy=("compact",), max_compaction_lag_ms=60_000)
+    log = Log.open(tmp_path / "t-0", config, clock=clock)
+    log.append(batch([(b"k", b"v1")], timestamp=clock.now))
+    clock.advance(60_001)
+    log.append(batch([(b"k", b"v2")], timestamp=clock.now))
+    assert [s.base_offset for s in log.segments] == [0, 1]
+    deleting = Log.open(tmp_path / "d-0", LogConfig(max_compaction_lag_ms=60_000), clock=clock)
+    deleting.append(batch([b"a"], timestamp=clock.now))
+    clock.advance(60_001)
+    deleting.append(batch([b"b"], timestamp=clock.now))
+    assert len(deleting.segments) == 1  # not compacted: the lag means nothing, segment.ms rules
+
+
 def test_aborted_transactions_are_removed_and_markers_kept(tmp_path: Path) -> None:
     log = Log.open(tmp_path / "t-0", COMPACT, clock=FakeClock())
     log.append(

@@ -169,3 +169,29 @@ def test_inactive_segments_keep_one_open_file(tmp_path: Path) -> None:
     files = open_files()
     assert len([f for f in files if f.endswith(".log")]) == len(log.segments)
     assert len([f for f in files if f.endswith((".index", ".timeindex"))]) <= 2
+
+
+def test_a_preallocated_segment_takes_segment_bytes_on_disk_until_it_rolls(tmp_path: Path) -> None:
+    clock = FakeClock()
+    log = open_log(tmp_path / "t-0", clock, segment_bytes=1 << 20, preallocate=True)
+    log.append(batch([b"a"]))
+    first = tmp_path / "t-0" / "00000000000000000000.log"
+    assert first.stat().st_size == 1 << 20  # Kafka's initFileSize
+    log.roll()
+    assert first.stat().st_size == log.segments[0].size  # trimmed to what it holds
+    log.append(batch([b"b"]))
+    assert values(read_records(log)) == [b"a", b"b"]
+
+
+def test_a_preallocated_segment_is_recovered_after_a_crash(tmp_path: Path) -> None:
+    clock = FakeClock()
+    config = LogConfig(segment_bytes=1 << 20, preallocate=True)
+    log = Log.open(tmp_path / "t-0", config, clock=clock)
+    log.append(batch([b"a"]))
+    log.append(batch([b"b"]))
+    # no close: the file still has its preallocated zeros past the records, as after a crash
+    again = Log.open(tmp_path / "t-0", config, clock=clock)
+    assert again.log_end_offset == 2
+    assert values(read_records(again)) == [b"a", b"b"]
+    again.append(batch([b"c"]))
+    assert values(read_records(again)) == [b"a", b"b", b"c"]

@@ -25,6 +25,7 @@ from odradek.protocol.records.batch import (
 )
 from odradek.protocol.records.compression import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
+    TargetCompression,
     check_codec_allowed,
     compress,
     decompress,
@@ -58,6 +59,7 @@ from odradek.protocol.records.header import (
     patch_partition_leader_epoch,
 )
 from odradek.protocol.records.legacy import LegacyBatch, MessageSet, build_message_set, decode_message_set
+from odradek.protocol.records.recompress import recompress_batch
 from odradek.protocol.records.record import Record, RecordHeader
 
 __all__ = [
@@ -86,6 +88,7 @@ __all__ = [
     "RecordHeader",
     "RecordsError",
     "RecordsTruncatedError",
+    "TargetCompression",
     "TimestampType",
     "UnsupportedCompressionError",
     "build_end_transaction_marker_batch",
@@ -106,6 +109,7 @@ __all__ = [
     "patch_log_append_time",
     "patch_partition_leader_epoch",
     "read_end_transaction_marker",
+    "recompress_batch",
     "split_complete_batches",
     "up_convert_message_set",
 ]

@@ -1,9 +1,10 @@
 """The LZ4 frame format as Kafka uses it: independent blocks, written with 64 KiB blocks and no checksums.
 
-Blocks go through cramjam's block codec; the frame around them is ours, because Kafka 0.8/0.9 wrote a
-frame descriptor checksum over the magic number as well (KAFKA-3160), which no standard lz4 library
-writes or accepts. Block and content checksums are skipped on read, as Kafka's own reader does: the
-batch CRC already covers the compressed bytes.
+Blocks go through cramjam's block codec (python-lz4's LZ4HC for a level other than the default); the
+frame around them is ours, because Kafka 0.8/0.9 wrote a frame descriptor checksum over the magic
+number as well (KAFKA-3160), which no standard lz4 library writes or accepts. Block and content
+checksums are skipped on read, as Kafka's own reader does: the batch CRC already covers the
+compressed bytes.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import struct
 
 import cramjam
+import lz4.block
 
 from odradek.protocol.records.errors import (
     CompressionError,
@@ -35,8 +37,10 @@ _UNCOMPRESSED_BLOCK_FLAG = 0x80000000
 _BLOCK_SIZE = struct.Struct("<I")
 
 
-def compress(data: Buffer, legacy_header_checksum: bool = False) -> bytes:
-    """One LZ4 frame holding ``data``; ``legacy_header_checksum`` writes the Kafka 0.8/0.9 checksum."""
+def compress(data: Buffer, legacy_header_checksum: bool = False, level: int | None = None) -> bytes:
+    """One LZ4 frame holding ``data``; ``legacy_header_checksum`` writes the Kafka 0.8/0.9 checksum.
+    ``level`` None uses the fast compressor; a level (1-17) the high-compression one, as Kafka's
+    Lz4BlockOutputStream does for any level but its default."""
     view = memoryview(data)
     flg = _FLG_VERSION_01 | _FLG_BLOCK_INDEPENDENCE
     bd = _WRITE_BD_CODE << 4
@@ -47,7 +51,10 @@ def compress(data: Buffer, legacy_header_checksum: bool = False) -> bytes:
     block_size = _BLOCK_MAX_SIZES[_WRITE_BD_CODE]
     for start in range(0, len(view), block_size):
         chunk = view[start : start + block_size]
-        block = bytes(cramjam.lz4.compress_block(chunk, store_size=False))
+        if level is None:
+            block = bytes(cramjam.lz4.compress_block(chunk, store_size=False))
+        else:  # cramjam's block codec has no high-compression mode (it ignores the level)
+            block = lz4.block.compress(chunk, mode="high_compression", compression=level, store_size=False)
         if len(block) >= len(chunk):
             # Incompressible input: store it, flagged as uncompressed, instead of growing it.
             out += _BLOCK_SIZE.pack(len(chunk) | _UNCOMPRESSED_BLOCK_FLAG)
