@@ -89,6 +89,7 @@ class BrokerSettings:
 
     # listeners, sockets, threads
     metrics_port = Setting[int | None]("metrics.port")
+    metrics_host = Setting[str]("metrics.host")
     console_port = Setting[int | None]("console.port")
     listeners = Setting[str]("listeners")
     advertised_listeners = Setting[str]("advertised.listeners")

@@ -1,5 +1,5 @@
 """Broker configs about listeners, sockets and connections, request handling threads and limits, and
-odradek's metrics endpoint and web console (``metrics.port``, ``console.port``, odradek-specific).
+odradek's metrics endpoint and web console (``metrics.*``, ``console.*``, odradek-specific).
 
 odradek runs every connection on one asyncio loop, so Kafka's thread-pool sizes are accepted and
 validated but size nothing (``inert``). Listeners speak PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
@@ -8,6 +8,7 @@ validated but size nothing (``inert``). Listeners speak PLAINTEXT, SSL, SASL_PLA
 
 from __future__ import annotations
 
+from odradek.config.hosts import BIND_HOST
 from odradek.config.listeners import (
     DEFAULT_PROTOCOL_MAP,
     SECURITY_PROTOCOLS,
@@ -46,6 +47,17 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Port of the HTTP endpoint serving metrics; unset (the default) means no endpoint.",
         between(0, 65535),
+        odradek_specific=True,
+    ),
+    ConfigKey(
+        "metrics.host",
+        ConfigType.STRING,
+        "127.0.0.1",
+        LOW,
+        "Address the metrics endpoint binds to: this machine only by default, since it answers without "
+        "authentication and names every topic, user and client id; 0.0.0.0 (or ::) exposes it on every "
+        "interface.",
+        BIND_HOST,
         odradek_specific=True,
     ),
     ConfigKey(

@@ -248,8 +248,9 @@ class Broker:
                 self.config, services, self._connection_count
             )
         except OSError as error:
-            host = self.config.listener_endpoints()[0].host
-            raise _bind_error("metrics.port", host, self.config.metrics_port or 0, error) from None
+            raise _bind_error(
+                "metrics.host, metrics.port", self.config.metrics_host, self.config.metrics_port or 0, error
+            ) from None
         if member is None:
             cluster.brokers = {self.node_id: self._own_endpoint()}
         topics.load()

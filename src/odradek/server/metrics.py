@@ -1,4 +1,5 @@
-"""The Prometheus endpoint (`metrics.port`, off by default): what the broker is doing, by topic and API.
+"""The Prometheus endpoint (`metrics.port`, off by default; on `metrics.host`, loopback by default):
+what the broker is doing, by topic and API.
 
 The hot path only bumps plain counters owned by the event loop: per topic bytes and messages in
 (one call per appended partition, counting records from the batch headers storage already read),
@@ -68,13 +69,14 @@ active: BrokerMetrics | None = None
 async def start_endpoint(
     config: BrokerConfig, services: Services, connection_count: Callable[[], int]
 ) -> MetricsEndpoint | None:
-    """The endpoint on `metrics.port` (bound to the first listener's host), or None when it is not set."""
+    """The endpoint on `metrics.host`:`metrics.port`, or None when no port is set.
+
+    Loopback unless `metrics.host` says otherwise: it answers anyone without authentication. (It was
+    bound to the first listener's host, often every interface.)"""
     port = config.metrics_port
     if port is None or port <= 0:
         return None
-    listeners = config.listener_endpoints()
-    host = listeners[0].host if listeners else None
-    return await MetricsEndpoint(BrokerMetrics(services, connection_count)).start(host, port)
+    return await MetricsEndpoint(BrokerMetrics(services, connection_count)).start(config.metrics_host, port)
 
 
 class BrokerMetrics:
@@ -235,12 +237,12 @@ class MetricsEndpoint:
         assert self.server is not None
         return int(self.server.sockets[0].getsockname()[1])
 
-    async def start(self, host: str | None, port: int) -> MetricsEndpoint:
+    async def start(self, host: str, port: int) -> MetricsEndpoint:
         global active
-        self.server = await asyncio.start_server(self._serve, host or None, port, reuse_address=True)
+        self.server = await asyncio.start_server(self._serve, host, port, reuse_address=True)
         active = self.metrics
         self.metrics.services.traffic = self.metrics
-        log.info("metrics endpoint listening", extra={"fields": {"host": host or "*", "port": self.port}})
+        log.info("metrics endpoint listening", extra={"fields": {"host": host, "port": self.port}})
         return self
 
     def close(self) -> None:

@@ -88,6 +88,15 @@ def test_roll_and_flush_fallbacks() -> None:
     assert BrokerConfig({}).value_and_source("log.roll.ms") == (None, ConfigSource.DEFAULT_CONFIG)
 
 
+def test_metrics_host_is_loopback_by_default_and_refuses_what_is_not_a_host() -> None:
+    assert BrokerConfig({}).metrics_host == "127.0.0.1"
+    for host in ("0.0.0.0", "::", "::1", "10.1.2.3", "metrics.example.com", "broker-1"):
+        assert BrokerConfig({"metrics.host": host}).metrics_host == host
+    for nonsense in ("", " ", "127.0.0.1:9100", "http://0.0.0.0", "[::1]", "a b", "-bad-", "host/path"):
+        with pytest.raises(ConfigError, match=r"metrics\.host.*Must be an IP address or a host name"):
+            BrokerConfig({"metrics.host": nonsense})
+
+
 def test_node_id_and_broker_id() -> None:
     assert BrokerConfig({"node.id": "5"}).broker_id == 5
     assert BrokerConfig({"broker.id": "5", "node.id": "5"}).node_id == 5
