@@ -55,6 +55,22 @@ SETTINGS: Final = frozenset(
     }
 )
 
+#: Client settings whose values are secrets (librdkafka's and Java's names): never on a command line, where
+#: every user of the machine reads them (ps, /proc/PID/cmdline), nor in a log.
+SECRET_SETTINGS: Final = frozenset(
+    {
+        "sasl.password",
+        "sasl.jaas.config",
+        "sasl.oauthbearer.client.secret",
+        "sasl.oauthbearer.config",
+        "ssl.key.password",
+        "ssl.key.pem",
+        "ssl.keystore.password",
+        "ssl.keystore.key",
+        "ssl.truststore.password",
+    }
+)
+
 Exchange = Callable[[SaslRequest], Any]
 
 
@@ -92,6 +108,12 @@ def client_security(config: Mapping[str, object]) -> ClientSecurity:
     tls = tls_context(config) if protocol in ("SSL", "SASL_SSL") else None
     sasl = _credentials(config) if protocol.startswith("SASL") else None
     return ClientSecurity(protocol, tls, sasl)
+
+
+def is_secret(setting: str) -> bool:
+    """Whether a client setting's value is a secret (a password, a private key, a JAAS login line)."""
+    name = setting.strip().lower()
+    return name in SECRET_SETTINGS or name.endswith((".password", ".secret"))
 
 
 def unsupported_settings(config: Mapping[str, object]) -> list[str]:
