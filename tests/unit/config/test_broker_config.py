@@ -97,6 +97,27 @@ def test_metrics_host_is_loopback_by_default_and_refuses_what_is_not_a_host() ->
             BrokerConfig({"metrics.host": nonsense})
 
 
+def test_the_brokers_console_beyond_loopback_without_basic_auth_refuses_to_start() -> None:
+    assert BrokerConfig({"console.port": "8080"}).console_host == "127.0.0.1"
+    assert BrokerConfig({"console.port": "8080", "console.host": "127.0.0.2"}).console_host == "127.0.0.2"
+    for host in ("0.0.0.0", "::", "10.0.0.5", "console.example"):
+        with pytest.raises(ConfigError) as caught:
+            BrokerConfig({"console.port": "8080", "console.host": host})
+        assert caught.value.name == "console.basic.auth.file"
+        assert str(caught.value) == (
+            f"console.host {host} serves the console beyond this machine: set console.basic.auth.file "
+            "(every request then needs a listed user and password), or serve 127.0.0.1"
+        )
+    exposed = {"console.port": "8080", "console.host": "0.0.0.0", "console.basic.auth.file": "/etc/users"}
+    assert BrokerConfig(exposed).console_basic_auth_file == "/etc/users"
+    with pytest.raises(ConfigError, match=r"console\.allowed\.hosts"):
+        BrokerConfig({"console.allowed.hosts": "ok.example,http://no.example"})
+    assert BrokerConfig({"console.allowed.hosts": "a.example, 10.0.0.5"}).console_allowed_hosts == [
+        "a.example",
+        "10.0.0.5",
+    ]
+
+
 def test_node_id_and_broker_id() -> None:
     assert BrokerConfig({"node.id": "5"}).broker_id == 5
     assert BrokerConfig({"broker.id": "5", "node.id": "5"}).node_id == 5
