@@ -32,6 +32,7 @@ from odradek.config.types import (
     ConfigSynonym,
     ConfigValue,
     DynamicUpdateMode,
+    Password,
 )
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
@@ -159,8 +160,15 @@ class BrokerConfig(BrokerSettings):
         return parse_endpoints(self.advertised_listeners, self.protocol_map)
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={self.value_and_source(name)[0]}" for name in sorted(self.originals))
+        shown = ", ".join(f"{name}={self._shown(name)}" for name in sorted(self.originals))
         return f"BrokerConfig({shown})"
+
+    def _shown(self, name: str) -> object:
+        """A catalog config's value (a Password shows as [hidden]); any other name's value may be a
+        secret (a listener-scoped JAAS line, a misspelt password config), so it is hidden."""
+        if name in BROKER_CONFIGS:
+            return self.value_and_source(name)[0]
+        return Password.HIDDEN
 
     # -- helpers ------------------------------------------------------------------------------------
 

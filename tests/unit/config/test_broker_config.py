@@ -17,6 +17,7 @@ from odradek.config import (
     is_cluster_id,
     validate_dynamic_broker_configs,
 )
+from odradek.config.catalog import is_sensitive
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 REPO = Path(__file__).resolve().parents[3]
@@ -116,6 +117,31 @@ def test_the_brokers_console_beyond_loopback_without_basic_auth_refuses_to_start
         "a.example",
         "10.0.0.5",
     ]
+
+
+def test_repr_hides_secrets_also_of_listener_scoped_and_unknown_names() -> None:
+    """It raised KeyError for a name outside the catalog (a listener-scoped JAAS line, a typo)."""
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="s3cret";'
+    config = BrokerConfig(
+        {
+            "sasl.jaas.config": jaas,
+            "listener.name.sasl_ssl.plain.sasl.jaas.config": jaas,
+            "sasl.jass.config": jaas,  # a typo: unknown, and maybe a secret
+            "num.partitions": "3",
+        }
+    )
+    assert repr(config) == (
+        "BrokerConfig(listener.name.sasl_ssl.plain.sasl.jaas.config=[hidden], num.partitions=3, "
+        "sasl.jaas.config=[hidden], sasl.jass.config=[hidden])"
+    )
+
+
+def test_secret_configs_are_known_also_listener_scoped() -> None:
+    assert is_sensitive("sasl.jaas.config")
+    assert is_sensitive("listener.name.sasl_ssl.plain.sasl.jaas.config")
+    assert is_sensitive("listener.name.external.ssl.keystore.password")
+    assert not is_sensitive("listener.name.external.ssl.keystore.location")
+    assert not is_sensitive("log.dirs")
 
 
 def test_node_id_and_broker_id() -> None:
