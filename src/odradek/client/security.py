@@ -19,6 +19,7 @@ runs Kafka's SASL exchange (security/sasl_client.py, shared with the brokers' ow
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 from collections.abc import Callable, Mapping
@@ -123,9 +124,13 @@ def unsupported_settings(config: Mapping[str, object]) -> list[str]:
 
 def tls_context(config: Mapping[str, object]) -> ssl.SSLContext:
     ca, ca_pem = config.get("ssl.ca.location"), config.get("ssl.ca.pem")
+    # librdkafka's ssl.ca.location is a file or a directory of hashed CA files (openssl rehash)
+    ca_directory = bool(ca) and os.path.isdir(str(ca))
     try:
         context = ssl.create_default_context(
-            cafile=str(ca) if ca else None, cadata=str(ca_pem) if ca_pem else None
+            cafile=str(ca) if ca and not ca_directory else None,
+            capath=str(ca) if ca_directory else None,
+            cadata=str(ca_pem) if ca_pem else None,
         )
         certificate = config.get("ssl.certificate.location")
         password = config.get("ssl.key.password")

@@ -6,6 +6,8 @@ quotas, transactions, and the console's DescribeLogDirs and ListGroups) over SAS
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from odradek.cli.client import client_config
 from odradek.cli.main import build_parser
 from odradek.cli.wire import describe_log_dirs, list_groups
 from tests.compat.cli.cli_support import odradek, table_rows
+from tests.support.requirements import require_executable
 from tests.support.security import SecureBroker
 
 pytestmark = pytest.mark.timeout(180)
@@ -133,6 +136,45 @@ def test_a_wrong_password_in_a_kafka_style_command_config_is_refused_by_name(
     )
     assert result.code != 0
     assert "SASL SCRAM-SHA-512 login as carol refused" in result.stderr
+
+
+def test_a_ca_directory_is_read_as_librdkafka_reads_it(secure_broker: SecureBroker, tmp_path: Path) -> None:
+    """librdkafka's ssl.ca.location may be a directory of hashed CA files; the wire client could only
+    open a file ("Is a directory")."""
+    require_executable("openssl")
+    directory = tmp_path / "cas"
+    directory.mkdir()
+    shutil.copy(secure_broker.certificates.ca_file, directory / "ca.pem")
+    subprocess.run(["openssl", "rehash", str(directory)], check=True, capture_output=True)
+    properties = _properties(secure_broker, tmp_path / "client.properties", "librdkafka")
+    properties.write_text(
+        properties.read_text().replace(str(secure_broker.certificates.ca_file), str(directory))
+    )
+    for command in (("topics", "list"), ("transactions", "list")):
+        result = odradek(
+            *command, "--command-config", str(properties), bootstrap=secure_broker.bootstrap("SASL_SSL")
+        )
+        assert result.code == 0, (command, result.stderr)
+
+
+def test_a_tls_setting_the_wire_client_cannot_honour_is_refused_not_ignored(
+    secure_broker: SecureBroker, tmp_path: Path
+) -> None:
+    """librdkafka checks revocation with ssl.crl.location; the wire client used to skip it silently."""
+    properties = _properties(secure_broker, tmp_path / "client.properties", "librdkafka")
+    properties.write_text(properties.read_text() + f"ssl.crl.location={tmp_path / 'revoked.pem'}\n")
+    result = odradek(
+        "transactions",
+        "list",
+        "--command-config",
+        str(properties),
+        bootstrap=secure_broker.bootstrap("SASL_SSL"),
+    )
+    assert result.code != 0
+    assert result.stderr.splitlines() == [
+        "odradek transactions list: odradek transactions sends its requests without librdkafka (which has "
+        "no transaction admin calls): it does not read ssl.crl.location; remove it to go on without it"
+    ]
 
 
 def _arguments(properties: str, bootstrap: str) -> argparse.Namespace:
