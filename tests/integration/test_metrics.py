@@ -92,6 +92,24 @@ def test_metrics_endpoint_binds_loopback_not_the_first_listeners_host(tmp_path: 
         broker.stop()
 
 
+def test_a_loopback_metrics_endpoint_refuses_a_request_naming_another_host(
+    metered_broker: tuple[BrokerProcess, int],
+) -> None:
+    """A web page whose name is rebound to 127.0.0.1 (DNS rebinding) reads what it fetches from its own
+    origin: only the Host header tells its request apart from a local scrape."""
+    _, metrics_port = metered_broker
+    for host, status in (("evil.example", 421), ("localhost", 200), ("127.0.0.1", 200), ("[::1]", 200)):
+        connection = http.client.HTTPConnection("127.0.0.1", metrics_port, timeout=10)
+        try:
+            connection.request("GET", "/metrics", headers={"Host": f"{host}:{metrics_port}"})
+            response = connection.getresponse()
+            body = response.read()
+        finally:
+            connection.close()
+        assert response.status == status, host
+        assert (b"odradek_active_connections" in body) is (status == 200)
+
+
 def test_metrics_host_binds_the_endpoint_where_told(tmp_path: Path) -> None:
     metrics_port = free_port()
     overrides = {"metrics.port": str(metrics_port), "metrics.host": "127.0.0.3"}

@@ -1,6 +1,6 @@
 """Addresses odradek's HTTP endpoints bind to (``metrics.host``, ``console.host``, ``odradek console
---host``) and the host names they answer to: what a host setting may hold, and what counts as this
-machine only (loopback).
+--host``) and the host names they answer to: what a host setting may hold, what counts as this
+machine only (loopback), and the name a request's Host header gives.
 """
 
 from __future__ import annotations
@@ -41,6 +41,14 @@ def is_loopback(host: str) -> bool:
     if address is not None:
         return address.is_loopback
     return host.lower().removesuffix(".") in LOOPBACK_NAMES
+
+
+def host_header_name(header: str) -> str:
+    """The name or address of an HTTP Host header, without its port: ``[::1]:8080`` -> ``::1``."""
+    header = header.strip()
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
 
 
 BIND_HOST = Check(

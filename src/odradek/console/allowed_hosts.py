@@ -16,7 +16,7 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from odradek.config.hosts import ip_address, is_loopback
+from odradek.config.hosts import host_header_name, ip_address, is_loopback
 
 #: Addresses that mean "every interface": not a name a request can carry.
 WILDCARDS = frozenset({"", "0.0.0.0", "::"})
@@ -29,7 +29,7 @@ class AllowedHosts:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
-            host = host_name(Headers(scope=scope).get("host", ""))
+            host = host_header_name(Headers(scope=scope).get("host", ""))
             if not self.allowed(host):
                 shown = host or "(none)"
                 response = PlainTextResponse(
@@ -43,14 +43,6 @@ class AllowedHosts:
 
     def allowed(self, host: str) -> bool:
         return bool(host) and (is_loopback(host) or _normal(host) in self.served)
-
-
-def host_name(header: str) -> str:
-    """The name or address of a Host header, without its port: ``[::1]:8080`` -> ``::1``."""
-    header = header.strip()
-    if header.startswith("["):
-        return header[1:].partition("]")[0]
-    return header.rpartition(":")[0] if header.count(":") == 1 else header
 
 
 def _normal(name: str) -> str:

@@ -30,6 +30,7 @@ from prometheus_client.core import (
     Metric,
 )
 
+from odradek.config.hosts import host_header_name, is_loopback
 from odradek.protocol.api_keys import ApiKey
 from odradek.security.client_quotas import now_ms
 
@@ -231,6 +232,7 @@ class MetricsEndpoint:
         self.registry.register(metrics)
         self.registry.register(ProcessCollector(registry=None))
         self.server: asyncio.Server | None = None
+        self.loopback_only = True
 
     @property
     def port(self) -> int:
@@ -239,11 +241,24 @@ class MetricsEndpoint:
 
     async def start(self, host: str, port: int) -> MetricsEndpoint:
         global active
+        self.loopback_only = is_loopback(host)
         self.server = await asyncio.start_server(self._serve, host, port, reuse_address=True)
         active = self.metrics
         self.metrics.services.traffic = self.metrics
         log.info("metrics endpoint listening", extra={"fields": {"host": host, "port": self.port}})
         return self
+
+    def _serves_host(self, head: bytes) -> bool:
+        """Bound to loopback, only requests naming a loopback host: a web page whose name an attacker
+        rebinds to 127.0.0.1 (DNS rebinding) reads what it fetches, and only its Host header gives it
+        away. Bound beyond loopback, it answers whoever reaches it, as the operator chose."""
+        if not self.loopback_only:
+            return True
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"host":
+                return is_loopback(host_header_name(value.decode("latin-1")))
+        return False
 
     def close(self) -> None:
         global active
@@ -259,7 +274,9 @@ class MetricsEndpoint:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _HTTP_TIMEOUT)
             request_line = head.split(b"\r\n", 1)[0].split()
-            if len(request_line) < 2 or request_line[0] not in (b"GET", b"HEAD"):
+            if not self._serves_host(head):
+                _answer(writer, b"421 Misdirected Request", b"text/plain", b"not a host served here\n")
+            elif len(request_line) < 2 or request_line[0] not in (b"GET", b"HEAD"):
                 _answer(writer, b"405 Method Not Allowed", b"text/plain", b"GET /metrics only\n")
             elif request_line[1].split(b"?", 1)[0] not in (b"/metrics", b"/"):
                 _answer(writer, b"404 Not Found", b"text/plain", b"see /metrics\n")

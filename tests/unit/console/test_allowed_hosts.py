@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from odradek.config.hosts import is_loopback
-from odradek.console.allowed_hosts import AllowedHosts, host_name
+from odradek.config.hosts import host_header_name, is_loopback
+from odradek.console.allowed_hosts import AllowedHosts
 
 
 async def _app(scope: object, receive: object, send: object) -> None:
@@ -13,11 +13,11 @@ async def _app(scope: object, receive: object, send: object) -> None:
 
 
 def test_the_host_header_is_read_without_its_port() -> None:
-    assert host_name("localhost:8080") == "localhost"
-    assert host_name("evil.example") == "evil.example"
-    assert host_name("[::1]:8080") == "::1"
-    assert host_name("[::1]") == "::1"
-    assert host_name("") == ""
+    assert host_header_name("localhost:8080") == "localhost"
+    assert host_header_name("evil.example") == "evil.example"
+    assert host_header_name("[::1]:8080") == "::1"
+    assert host_header_name("[::1]") == "::1"
+    assert host_header_name("") == ""
 
 
 def test_loopback_is_served_and_other_names_only_when_listed() -> None:
