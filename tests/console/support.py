@@ -99,8 +99,9 @@ def running_console(bootstrap: str, *extra: str, log_dir: Path) -> Iterator[Cons
         console.stop()
 
 
-def chromium() -> Any:
-    """A headless Debian Chromium driven through Debian's chromedriver; Selenium Manager is kept offline."""
+def chromium(*arguments: str) -> Any:
+    """A headless Debian Chromium driven through Debian's chromedriver, with these extra command-line
+    `arguments`; Selenium Manager is kept offline."""
     require_module("selenium")
     if not CHROMIUM.exists() or not CHROMEDRIVER.exists():
         missing(
@@ -112,7 +113,13 @@ def chromium() -> Any:
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+        *arguments,
+    ):
         options.add_argument(argument)
     return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
 

@@ -70,6 +70,23 @@ def test_metrics_port_in_use_refuses_to_start_in_one_line(tmp_path: Path) -> Non
     assert_refused_in_one_line(result, f"127.0.0.1:{port}", "metrics.port", "Address already in use")
 
 
+def test_a_console_beyond_loopback_without_users_refuses_to_start_in_one_line(tmp_path: Path) -> None:
+    console = ("--override", f"console.port={free_port()}", "--override", "console.host=0.0.0.0")
+    result = run_broker(*minimal(tmp_path / "data"), *console)
+    assert_refused_in_one_line(result, "console.host 0.0.0.0", "set console.basic.auth.file")
+
+
+def test_console_files_that_cannot_be_read_refuse_to_start_in_one_line(tmp_path: Path) -> None:
+    port = ("--override", f"console.port={free_port()}")
+    missing = tmp_path / "missing.txt"
+    result = run_broker(
+        *minimal(tmp_path / "data"), *port, "--override", f"console.basic.auth.file={missing}"
+    )
+    assert_refused_in_one_line(result, f"cannot read console.basic.auth.file {missing}")
+    result = run_broker(*minimal(tmp_path / "data"), *port, "--override", f"console.command.config={missing}")
+    assert_refused_in_one_line(result, f"console.command.config: cannot read {missing}")
+
+
 def test_unknown_log_level_refuses_to_start_in_one_line(tmp_path: Path) -> None:
     result = run_broker("--log-level", "LOUD", *minimal(tmp_path / "data"))
     assert_refused_in_one_line(result, "LOUD", "log-level")

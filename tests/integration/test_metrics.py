@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.broker_process import BrokerProcess, free_port
+from tests.support.listening import wait_listening
 from tests.support.requirements import require_module
 
 confluent_kafka = require_module("confluent_kafka", allow_module_level=True)
@@ -76,6 +77,51 @@ def test_metrics_endpoint_answers_only_get_metrics(metered_broker: tuple[BrokerP
     connection.close()
 
 
+def test_metrics_endpoint_binds_loopback_not_the_first_listeners_host(tmp_path: Path) -> None:
+    """It names every topic, user and client id without authentication: this machine only by default
+    (it used to bind to the first listener's host, often 0.0.0.0)."""
+    metrics_port = free_port()
+    broker = BrokerProcess(tmp_path / "data", {"metrics.port": str(metrics_port)}, host="127.0.0.2").start()
+    try:
+        assert broker.process is not None
+        assert wait_listening(broker.process.pid, metrics_port) == {"127.0.0.1"}
+        assert "odradek_active_connections" in _scrape(metrics_port)
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.2", metrics_port), timeout=5).close()
+    finally:
+        broker.stop()
+
+
+def test_a_loopback_metrics_endpoint_refuses_a_request_naming_another_host(
+    metered_broker: tuple[BrokerProcess, int],
+) -> None:
+    """A web page whose name is rebound to 127.0.0.1 (DNS rebinding) reads what it fetches from its own
+    origin: only the Host header tells its request apart from a local scrape."""
+    _, metrics_port = metered_broker
+    for host, status in (("evil.example", 421), ("localhost", 200), ("127.0.0.1", 200), ("[::1]", 200)):
+        connection = http.client.HTTPConnection("127.0.0.1", metrics_port, timeout=10)
+        try:
+            connection.request("GET", "/metrics", headers={"Host": f"{host}:{metrics_port}"})
+            response = connection.getresponse()
+            body = response.read()
+        finally:
+            connection.close()
+        assert response.status == status, host
+        assert (b"odradek_active_connections" in body) is (status == 200)
+
+
+def test_metrics_host_binds_the_endpoint_where_told(tmp_path: Path) -> None:
+    metrics_port = free_port()
+    overrides = {"metrics.port": str(metrics_port), "metrics.host": "127.0.0.3"}
+    broker = BrokerProcess(tmp_path / "data", overrides).start()
+    try:
+        assert broker.process is not None
+        assert wait_listening(broker.process.pid, metrics_port) == {"127.0.0.3"}
+        assert "odradek_active_connections" in _scrape(metrics_port, "127.0.0.3")
+    finally:
+        broker.stop()
+
+
 def test_no_endpoint_by_default(broker: BrokerProcess) -> None:
     """metrics.port is unset by default: the broker serves Kafka only."""
     assert "metrics endpoint listening" not in broker.log_text()
@@ -123,8 +169,8 @@ def _consume(bootstrap: str) -> int:
     return value_bytes
 
 
-def _scrape(port: int) -> str:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+def _scrape(port: int, host: str = "127.0.0.1") -> str:
+    connection = http.client.HTTPConnection(host, port, timeout=10)
     try:
         connection.request("GET", "/metrics")
         response = connection.getresponse()

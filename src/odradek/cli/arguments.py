@@ -10,6 +10,8 @@ import argparse
 import os
 from datetime import datetime
 
+from odradek.client.security import is_secret
+
 DEFAULT_BOOTSTRAP = "localhost:9092"
 BOOTSTRAP_ENV = "ODRADEK_BOOTSTRAP_SERVER"
 
@@ -36,7 +38,8 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         type=key_value,
         metavar="KEY=VALUE",
-        help="one client setting (librdkafka name); repeatable",
+        help="one client setting (librdkafka name); repeatable. Not for passwords: other users of this "
+        "machine can read a command line; put them in --command-config",
     )
     group.add_argument(
         "--request-timeout",
@@ -45,6 +48,12 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="how long to wait for the broker to answer (default: 30)",
     )
+
+
+def secrets_on_command_line(args: argparse.Namespace) -> list[str]:
+    """The `-X` settings of `args` whose values are secrets: every user of the machine can read a command
+    line (ps, /proc/PID/cmdline), so the command warns about each (a --command-config file is not)."""
+    return [key for key, _ in getattr(args, "client_properties", []) if is_secret(key)]
 
 
 def key_value(text: str) -> tuple[str, str]:

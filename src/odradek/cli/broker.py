@@ -34,6 +34,8 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
 def run(args: argparse.Namespace) -> int:
     # Imported here so that the client commands do not pay for loading the broker's config catalog.
     from odradek.config.broker import BrokerConfig
+    from odradek.config.catalog import is_sensitive
+    from odradek.config.properties import parse_override
     from odradek.config.system_properties import KAFKA_OPTS, system_properties
     from odradek.config.types import ConfigError
     from odradek.logs import configure_logging
@@ -56,6 +58,15 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as error:
         print(f"odradek broker: {error}", file=sys.stderr)
         return 2
+    # Kafka's --override takes secrets without a word; the command line is world-readable, the file need
+    # not be.
+    overridden = {parse_override(override)[0] for override in args.override}
+    for name in sorted(name for name in overridden if is_sensitive(name)):
+        logging.getLogger("odradek.broker").warning(
+            "%s given with --override is visible to every user of this machine (ps, /proc): put it in the "
+            "--config file",
+            name,
+        )
     # The standard asyncio loop, even where uvloop is installed: measured in docs/benchmarks.md ("Event
     # loop"), uvloop 0.23 cost more CPU per produced MB here and cannot sendfile, which Fetch relies on.
     try:

@@ -44,23 +44,32 @@ def client_config(args: argparse.Namespace, **settings: str | int | float | bool
         except ConfigError as error:
             raise CliError(f"--command-config {args.command_config}: {error}") from None
     config.update(dict(args.client_properties))
-    return _java_stores(config)
+    return _java_settings(config)
 
 
-def _java_stores(config: ClientConfig) -> ClientConfig:
-    """Java's JKS/PKCS12 store settings read here and given to librdkafka (and to the commands that
-    speak the protocol themselves) as PEM: librdkafka knows no trust store and no JKS."""
-    if not any(str(key).startswith(("ssl.truststore.", "ssl.keystore.type")) for key in config):
+#: Settings only Kafka's Java clients read, which a client.properties made for Kafka's tools holds.
+_JAVA_ONLY = ("ssl.truststore.", "ssl.keystore.type", "sasl.jaas.config")
+
+
+def _java_settings(config: ClientConfig) -> ClientConfig:
+    """A client.properties written for Kafka's own tools, in librdkafka's names, for librdkafka and for
+    the commands that speak the protocol themselves (wire.py), so both read the same settings: the JAAS
+    login as sasl.username/sasl.password, JKS/PKCS12/PEM trust and key stores as PEM (librdkafka knows
+    no trust store and no JKS), an empty ssl.endpoint.identification.algorithm as none."""
+    endpoint = config.get("ssl.endpoint.identification.algorithm")
+    empty_endpoint = isinstance(endpoint, str) and not endpoint.strip()
+    if not empty_endpoint and not any(str(key).startswith(_JAVA_ONLY) for key in config):
         return config
-    from odradek.spark.security import SecurityConfigError, translate_java_stores
+    from odradek.spark.security import SecurityConfigError, translate_java_client_settings
 
     settings = {key: str(value) for key, value in config.items()}
     try:
-        translate_java_stores(settings)
+        translate_java_client_settings(settings)
     except SecurityConfigError as error:
         raise CliError(str(error)) from None
-    others = {key: value for key, value in config.items() if key in settings}
-    return {**settings, **others}
+    # settings left as they were keep their types (numbers, booleans)
+    unchanged = {key: value for key, value in config.items() if settings.get(key) == str(value)}
+    return {**settings, **unchanged}
 
 
 def check_reachable(bootstrap: str, timeout: float) -> None:

@@ -21,6 +21,7 @@ from odradek.cli import (
     transactions,
     users,
 )
+from odradek.cli.arguments import secrets_on_command_line
 from odradek.cli.examples import share_examples
 from odradek.console import command as console
 
@@ -38,6 +39,13 @@ Each command answers --help, with examples of its own.
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    for setting in secrets_on_command_line(args):
+        print(
+            f"odradek {args.command}: warning: -X {setting} on the command line is visible to every user of "
+            "this machine (ps, /proc); put it in a --command-config file",
+            file=sys.stderr,
+            flush=True,
+        )
     result: int = args.run(args)
     return result
 

@@ -166,6 +166,12 @@ def _mechanism_name(mechanism: Any) -> str:
 
 def _password(args: argparse.Namespace) -> str:
     if args.password is not None:
+        print(
+            "odradek users add: warning: --password on the command line is visible to every user of this "
+            "machine (ps, /proc); use --password-file, or type it when asked",
+            file=sys.stderr,
+            flush=True,
+        )
         password = str(args.password)
     elif args.password_file:
         try:

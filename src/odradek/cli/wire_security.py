@@ -14,16 +14,29 @@ from typing import Any
 
 from odradek.cli.client import ClientConfig
 from odradek.cli.errors import CliError
-from odradek.client.security import PROTOCOLS, ClientSecurityError, client_security, secure
+from odradek.client.security import (
+    PROTOCOLS,
+    ClientSecurityError,
+    client_security,
+    secure,
+    unsupported_settings,
+)
 from odradek.client.security import authenticate as sasl_authenticate
 
 Exchange = Callable[[Any], Any]
 
 
 def security_protocol(config: ClientConfig, what: str) -> str:
+    """The connection's protocol; a TLS or SASL setting that applies to it and that this client does not
+    read is refused, not skipped (librdkafka's commands do honour it: ssl.crl.location, say)."""
     protocol = str(config.get("security.protocol", "plaintext")).lower()
     if protocol.upper() not in PROTOCOLS:
         raise CliError(f"{what}: security.protocol {protocol.upper()} is not one of PLAINTEXT, SSL, SASL_*")
+    families = (("ssl.", "ssl_") if "ssl" in protocol else ()) + (("sasl.",) if "sasl" in protocol else ())
+    unread = [name for name in unsupported_settings(config) if name.startswith(families)] if families else []
+    if unread:
+        them = "it" if len(unread) == 1 else "them"
+        raise CliError(f"{what}: it does not read {', '.join(unread)}; remove {them} to go on without {them}")
     return protocol
 
 

@@ -19,6 +19,7 @@ runs Kafka's SASL exchange (security/sasl_client.py, shared with the brokers' ow
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 from collections.abc import Callable, Mapping
@@ -52,6 +53,22 @@ SETTINGS: Final = frozenset(
         "sasl.mechanisms",
         "sasl.username",
         "sasl.password",
+    }
+)
+
+#: Client settings whose values are secrets (librdkafka's and Java's names): never on a command line, where
+#: every user of the machine reads them (ps, /proc/PID/cmdline), nor in a log.
+SECRET_SETTINGS: Final = frozenset(
+    {
+        "sasl.password",
+        "sasl.jaas.config",
+        "sasl.oauthbearer.client.secret",
+        "sasl.oauthbearer.config",
+        "ssl.key.password",
+        "ssl.key.pem",
+        "ssl.keystore.password",
+        "ssl.keystore.key",
+        "ssl.truststore.password",
     }
 )
 
@@ -94,6 +111,12 @@ def client_security(config: Mapping[str, object]) -> ClientSecurity:
     return ClientSecurity(protocol, tls, sasl)
 
 
+def is_secret(setting: str) -> bool:
+    """Whether a client setting's value is a secret (a password, a private key, a JAAS login line)."""
+    name = setting.strip().lower()
+    return name in SECRET_SETTINGS or name.endswith((".password", ".secret"))
+
+
 def unsupported_settings(config: Mapping[str, object]) -> list[str]:
     """The `ssl.` and `sasl.` settings in `config` that these clients do not read."""
     return sorted(k for k in config if k.startswith(("ssl.", "sasl.", "ssl_")) and k not in SETTINGS)
@@ -101,9 +124,13 @@ def unsupported_settings(config: Mapping[str, object]) -> list[str]:
 
 def tls_context(config: Mapping[str, object]) -> ssl.SSLContext:
     ca, ca_pem = config.get("ssl.ca.location"), config.get("ssl.ca.pem")
+    # librdkafka's ssl.ca.location is a file or a directory of hashed CA files (openssl rehash)
+    ca_directory = bool(ca) and os.path.isdir(str(ca))
     try:
         context = ssl.create_default_context(
-            cafile=str(ca) if ca else None, cadata=str(ca_pem) if ca_pem else None
+            cafile=str(ca) if ca and not ca_directory else None,
+            capath=str(ca) if ca_directory else None,
+            cadata=str(ca_pem) if ca_pem else None,
         )
         certificate = config.get("ssl.certificate.location")
         password = config.get("ssl.key.password")

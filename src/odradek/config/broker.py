@@ -22,6 +22,7 @@ from typing import TypeAlias
 
 from odradek.config.broker_settings import BrokerSettings
 from odradek.config.catalog import BROKER_CONFIGS, BROKER_SYNONYMS, LISTENER_PREFIX, listener_base
+from odradek.config.hosts import is_loopback
 from odradek.config.listeners import Endpoint, parse_endpoints, parse_protocol_map
 from odradek.config.properties import load_with_overrides
 from odradek.config.types import (
@@ -31,6 +32,7 @@ from odradek.config.types import (
     ConfigSynonym,
     ConfigValue,
     DynamicUpdateMode,
+    Password,
 )
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
@@ -158,8 +160,15 @@ class BrokerConfig(BrokerSettings):
         return parse_endpoints(self.advertised_listeners, self.protocol_map)
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={self.value_and_source(name)[0]}" for name in sorted(self.originals))
+        shown = ", ".join(f"{name}={self._shown(name)}" for name in sorted(self.originals))
         return f"BrokerConfig({shown})"
+
+    def _shown(self, name: str) -> object:
+        """A catalog config's value (a Password shows as [hidden]); any other name's value may be a
+        secret (a listener-scoped JAAS line, a misspelt password config), so it is hidden."""
+        if name in BROKER_CONFIGS:
+            return self.value_and_source(name)[0]
+        return Password.HIDDEN
 
     # -- helpers ------------------------------------------------------------------------------------
 
@@ -318,6 +327,7 @@ def _check_relations(config: BrokerConfig) -> None:
     _check_inter_broker_listener(config)
     _check_early_start_listeners(config)
     _check_reserved_broker_ids(config)
+    _check_console_exposure(config)
     _require_order(config, "group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms")
     _require_order(config, "group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms")
     _require_order(config, "group.consumer.min.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms")
@@ -351,6 +361,21 @@ def _check_listener_scoped(name: str, raw: str) -> None:
             key.check_supported(key.parse(raw))
         except ConfigError as error:
             raise ConfigError(str(error).replace(key.name, name, 1), name) from None
+
+
+def _check_console_exposure(config: BrokerConfig) -> None:
+    """The console shows every message and can delete topics: beyond loopback, never without users."""
+    host = str(config["console.host"])
+    if (
+        config["console.port"] is not None
+        and not is_loopback(host)
+        and config["console.basic.auth.file"] is None
+    ):
+        raise ConfigError(
+            f"console.host {host} serves the console beyond this machine: set console.basic.auth.file "
+            "(every request then needs a listed user and password), or serve 127.0.0.1",
+            "console.basic.auth.file",
+        )
 
 
 def _check_reserved_broker_ids(config: BrokerConfig) -> None:

@@ -89,7 +89,12 @@ class BrokerSettings:
 
     # listeners, sockets, threads
     metrics_port = Setting[int | None]("metrics.port")
+    metrics_host = Setting[str]("metrics.host")
     console_port = Setting[int | None]("console.port")
+    console_host = Setting[str]("console.host")
+    console_allowed_hosts = Setting[list[str]]("console.allowed.hosts")
+    console_basic_auth_file = Setting[str | None]("console.basic.auth.file")
+    console_command_config = Setting[str | None]("console.command.config")
     listeners = Setting[str]("listeners")
     advertised_listeners = Setting[str]("advertised.listeners")
     listener_security_protocol_map = Setting[str]("listener.security.protocol.map")

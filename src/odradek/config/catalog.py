@@ -70,6 +70,13 @@ def listener_base(name: str) -> str:
     return base
 
 
+def is_sensitive(name: str) -> bool:
+    """Whether a broker config's value is a secret (Kafka's PASSWORD type); a listener-scoped one is
+    its base config's. A name the catalog does not know is not taken for one."""
+    key = BROKER_CONFIGS.get(listener_base(name) if name.startswith(LISTENER_PREFIX) else name)
+    return key is not None and key.sensitive
+
+
 def pythonic_name(kafka_name: str) -> str:
     """``log.retention.ms`` -> ``log_retention_ms``."""
     return kafka_name.replace(".", "_").replace("-", "_").lower()
@@ -81,5 +88,6 @@ __all__ = [
     "LISTENER_PREFIX",
     "TOPIC_CONFIGS",
     "TOPIC_SYNONYMS",
+    "is_sensitive",
     "listener_base",
 ]

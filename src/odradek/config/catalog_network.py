@@ -1,5 +1,5 @@
 """Broker configs about listeners, sockets and connections, request handling threads and limits, and
-odradek's metrics endpoint and web console (``metrics.port``, ``console.port``, odradek-specific).
+odradek's metrics endpoint and web console (``metrics.*``, ``console.*``, odradek-specific).
 
 odradek runs every connection on one asyncio loop, so Kafka's thread-pool sizes are accepted and
 validated but size nothing (``inert``). Listeners speak PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
@@ -8,6 +8,7 @@ validated but size nothing (``inert``). Listeners speak PLAINTEXT, SSL, SASL_PLA
 
 from __future__ import annotations
 
+from odradek.config.hosts import BIND_HOST, HOST_NAMES
 from odradek.config.listeners import (
     DEFAULT_PROTOCOL_MAP,
     SECURITY_PROTOCOLS,
@@ -49,14 +50,64 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         odradek_specific=True,
     ),
     ConfigKey(
+        "metrics.host",
+        ConfigType.STRING,
+        "127.0.0.1",
+        LOW,
+        "Address the metrics endpoint binds to: this machine only by default, since it answers without "
+        "authentication and names every topic, user and client id; 0.0.0.0 (or ::) exposes it on every "
+        "interface.",
+        BIND_HOST,
+        odradek_specific=True,
+    ),
+    ConfigKey(
         "console.port",
         ConfigType.INT,
         None,
         LOW,
         "Port of the web console the broker runs beside itself (odradek console in a child process, on "
-        "127.0.0.1, talking to this broker's first listener); unset (the default) means no console. "
+        "console.host, talking to this broker's first listener); unset (the default) means no console. "
         "Needs the console extra.",
         between(1, 65535),
+        odradek_specific=True,
+    ),
+    ConfigKey(
+        "console.host",
+        ConfigType.STRING,
+        "127.0.0.1",
+        LOW,
+        "Address the broker's web console serves on: this machine only by default; any other (0.0.0.0 "
+        "or :: for every interface) needs console.basic.auth.file.",
+        BIND_HOST,
+        odradek_specific=True,
+    ),
+    ConfigKey(
+        "console.allowed.hosts",
+        ConfigType.LIST,
+        [],
+        LOW,
+        "Host names (or addresses) browsers may reach the broker's console by, besides loopback ones and "
+        "console.host; a request naming another host is refused (DNS rebinding).",
+        HOST_NAMES,
+        odradek_specific=True,
+    ),
+    ConfigKey(
+        "console.basic.auth.file",
+        ConfigType.STRING,
+        None,
+        LOW,
+        "File of user:password lines: every request to the broker's console then needs one of them "
+        "(HTTP basic auth). Required when console.host is not a loopback address.",
+        odradek_specific=True,
+    ),
+    ConfigKey(
+        "console.command.config",
+        ConfigType.STRING,
+        None,
+        LOW,
+        "Properties file of the client settings the broker's console uses to reach the broker's first "
+        "listener (security.protocol, sasl.*, ssl.*), as odradek console --command-config: secrets stay "
+        "in the file, out of the console process' command line.",
         odradek_specific=True,
     ),
     ConfigKey(

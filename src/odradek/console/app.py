@@ -1,5 +1,5 @@
-"""The console's Starlette application: routes of every page, basic auth, the error pages, and the
-sampler that feeds the charts (started and stopped with the app)."""
+"""The console's Starlette application: routes of every page, the Host check, basic auth, the error pages,
+and the sampler that feeds the charts (started and stopped with the app)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
+from odradek.console.allowed_hosts import AllowedHosts
 from odradek.console.auth import BasicAuth, load_users
 from odradek.console.data.cluster import BrokerMemory
 from odradek.console.data.config_cache import SummaryConfigCache
@@ -54,7 +55,11 @@ def create_app(settings: ConsoleSettings) -> Starlette:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    middleware = [Middleware(SameOriginChanges)]
+    # The Host check first: a request meant for another site (DNS rebinding) gets nothing further.
+    middleware = [
+        Middleware(AllowedHosts, served=(settings.host, *settings.allowed_hosts)),
+        Middleware(SameOriginChanges),
+    ]
     if settings.basic_auth_file is not None:
         middleware.append(Middleware(BasicAuth, users=load_users(settings.basic_auth_file)))
     routes = [

@@ -1,42 +1,19 @@
-"""Optional HTTP basic auth (`--basic-auth-file`): one `user:password` a line, `#` comments.
-
-The file holds the passwords themselves, as Kafka UI's and AKHQ's basic-auth settings do; keep it
-readable by the console's user only. Passwords are compared in constant time.
-"""
+"""Optional HTTP basic auth (`--basic-auth-file`, read by users_file.py). Passwords are compared in
+constant time."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import hmac
-from pathlib import Path
 
 from starlette.requests import HTTPConnection
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from odradek.console.users_file import AuthFileError, load_users
 
-class AuthFileError(Exception):
-    pass
-
-
-def load_users(path: Path) -> dict[str, str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise AuthFileError(f"cannot read --basic-auth-file {path}: {error.strerror}") from None
-    users: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        user, separator, password = line.partition(":")
-        if not separator or not user or not password:
-            raise AuthFileError(f"--basic-auth-file {path} line {number}: expected user:password")
-        users[user] = password
-    if not users:
-        raise AuthFileError(f"--basic-auth-file {path} names no user")
-    return users
+__all__ = ["AuthFileError", "BasicAuth", "load_users"]
 
 
 class BasicAuth:

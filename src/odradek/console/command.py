@@ -7,12 +7,14 @@ from pathlib import Path
 
 from odradek.cli.arguments import add_connection_arguments, positive_float
 from odradek.cli.client import client_config
-from odradek.cli.errors import CliError, command
+from odradek.cli.errors import USAGE, CliError, command
+from odradek.config.hosts import is_host, is_loopback
 
 EXAMPLES = """examples:
   odradek console --bootstrap-server localhost:9092                 # http://127.0.0.1:8080
   odradek console --bootstrap-server localhost:9092 --read-only --port 9000
-  odradek console --host 0.0.0.0 --basic-auth-file console-users.txt --command-config client.properties
+  odradek console --host 0.0.0.0 --allowed-host console.example.com --basic-auth-file console-users.txt \
+      --command-config client.properties
 """
 
 
@@ -27,7 +29,19 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     parser.add_argument("--port", type=int, default=8080, help="HTTP port (default: 8080)")
     parser.add_argument(
-        "--host", default="127.0.0.1", help="address to serve on (default: 127.0.0.1, this machine only)"
+        "--host",
+        default="127.0.0.1",
+        help="address to serve on (default: 127.0.0.1, this machine only; another needs --basic-auth-file)",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        dest="allowed_hosts",
+        action="append",
+        default=[],
+        type=host_argument,
+        metavar="NAME",
+        help="a host name (or address) browsers may reach the console by, besides loopback ones and "
+        "--host; repeatable. Requests naming another host are refused (DNS rebinding)",
     )
     parser.add_argument("--read-only", action="store_true", help="show everything, change nothing")
     parser.add_argument(
@@ -49,6 +63,12 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     parser.set_defaults(run=run)
 
 
+def host_argument(text: str) -> str:
+    if not is_host(text):
+        raise argparse.ArgumentTypeError(f"expected a host name or an IP address without port, got {text!r}")
+    return text
+
+
 @command("console")
 def run(args: argparse.Namespace) -> int:
     try:
@@ -61,10 +81,17 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(
             f"the console needs the console extra: pip install 'odradek[console]' ({error})"
         ) from None
+    if not is_loopback(args.host) and args.basic_auth_file is None:
+        raise CliError(
+            f"--host {args.host} serves beyond this machine: give --basic-auth-file (every request then "
+            "needs a listed user and password), or serve 127.0.0.1",
+            USAGE,
+        )
     client_config(args)  # a --command-config that cannot be read stops here, not on the first page
     settings = ConsoleSettings(
         bootstrap_server=args.bootstrap_server,
         host=args.host,
+        allowed_hosts=tuple(args.allowed_hosts),
         port=args.port,
         read_only=args.read_only,
         command_config=args.command_config,

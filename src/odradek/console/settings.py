@@ -10,6 +10,8 @@ from pathlib import Path
 class ConsoleSettings:
     bootstrap_server: str
     host: str = "127.0.0.1"
+    #: Host names (or addresses) requests may name besides loopback ones and `host` (AllowedHosts).
+    allowed_hosts: tuple[str, ...] = ()
     port: int = 8080
     read_only: bool = False
     command_config: str | None = None

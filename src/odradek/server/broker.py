@@ -70,8 +70,10 @@ from odradek.server.acceptor import Acceptor, bind_sockets
 from odradek.server.connection import Connection
 from odradek.server.connection_quotas import ConnectionQuotas
 from odradek.server.console_process import (
+    ConsoleOptions,
     ConsoleProcess,
     ConsoleUnavailableError,
+    check_console_files,
     check_console_installed,
 )
 from odradek.server.controlled_shutdown import controlled_shutdown
@@ -107,6 +109,7 @@ class Broker:
         self.memory_pool = memory_pool_for(config)
         if config.console_port is not None:
             check_console_installed()
+            check_console_files(config.console_basic_auth_file, config.console_command_config)
         listener_names = [e.listener_name for e in config.listener_endpoints()]
         self.quotas = ConnectionQuotas(self._live_config, listener_names)
         self.connections: set[Connection] = set()
@@ -258,8 +261,9 @@ class Broker:
                 self.config, services, self._connection_count
             )
         except OSError as error:
-            host = self.config.listener_endpoints()[0].host
-            raise _bind_error("metrics.port", host, self.config.metrics_port or 0, error) from None
+            raise _bind_error(
+                "metrics.host, metrics.port", self.config.metrics_host, self.config.metrics_port or 0, error
+            ) from None
         if member is None:
             cluster.brokers = {self.node_id: self._own_endpoint()}
         topics.load()
@@ -271,7 +275,14 @@ class Broker:
             await self._join_cluster(member, services, groups)  # serves once registered
         if self.config.console_port is not None:
             host, port = next(iter(self.bound.values()))
-            self.console = ConsoleProcess(self.config.console_port, f"{host or '127.0.0.1'}:{port}")
+            options = ConsoleOptions(
+                port=self.config.console_port,
+                host=self.config.console_host,
+                allowed_hosts=tuple(self.config.console_allowed_hosts),
+                basic_auth_file=self.config.console_basic_auth_file,
+                command_config=self.config.console_command_config,
+            )
+            self.console = ConsoleProcess(options, f"{host or '127.0.0.1'}:{port}")
             self.console.start()
         self._every("log.retention.check.interval.ms", self._retention)
         self._every("log.flush.scheduler.interval.ms", self._flush, fallback_ms=1000)

@@ -3,7 +3,11 @@ default): ``odradek console`` in a child process, pointed at this broker's own l
 
 A child process, not the broker's loop: the console's Kafka client (confluent-kafka) blocks in threads
 of its own and renders pages, work that must never delay a request. It talks to the broker only through
-the Kafka protocol, as it does to any cluster, and binds to 127.0.0.1 like the command.
+the Kafka protocol, as it does to any cluster, and serves on ``console.host`` (127.0.0.1 unless told).
+
+Its settings reach it as the command's options, and its secrets only as the names of files holding
+them (``console.basic.auth.file``, ``console.command.config``): every user of the machine can read a
+process' command line.
 """
 
 from __future__ import annotations
@@ -15,6 +19,13 @@ import logging
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from odradek.config.properties import load_properties
+from odradek.config.types import ConfigError
+from odradek.console.users_file import AuthFileError, load_users
 
 log = logging.getLogger("odradek.broker")
 
@@ -22,7 +33,8 @@ STOP_SECONDS = 5.0
 
 
 class ConsoleUnavailableError(Exception):
-    """``console.port`` is set but the console's packages (the `console` extra) are not installed."""
+    """``console.port`` is set but the console's packages (the `console` extra) are not installed, or
+    its users file or client settings cannot be used."""
 
 
 def check_console_installed() -> None:
@@ -35,21 +47,63 @@ def check_console_installed() -> None:
         )
 
 
-class ConsoleProcess:
-    """``odradek console`` for this broker on 127.0.0.1:``port``, stopped with the broker."""
+def check_console_files(basic_auth_file: str | None, command_config: str | None) -> None:
+    """Refuse at start-up, in one line, console files the console would refuse as it starts (it would
+    then be gone, with the broker running on as if it served)."""
+    if basic_auth_file is not None:
+        try:
+            load_users(Path(basic_auth_file), "console.basic.auth.file")
+        except AuthFileError as error:
+            raise ConsoleUnavailableError(str(error)) from None
+    if command_config is not None:
+        try:
+            load_properties(command_config)
+        except OSError as error:
+            raise ConsoleUnavailableError(
+                f"console.command.config: cannot read {command_config}: {error.strerror}"
+            ) from None
+        except ConfigError as error:
+            raise ConsoleUnavailableError(f"console.command.config {command_config}: {error}") from None
 
-    def __init__(self, port: int, bootstrap: str) -> None:
-        self.port = port
+
+@dataclass(frozen=True)
+class ConsoleOptions:
+    """What the broker's configs say of its console (the ``console.*`` settings)."""
+
+    port: int
+    host: str = "127.0.0.1"
+    allowed_hosts: Sequence[str] = field(default_factory=tuple)
+    basic_auth_file: str | None = None
+    command_config: str | None = None
+
+    def arguments(self) -> list[str]:
+        """``odradek console``'s options; files are named, their contents never put here."""
+        arguments = ["--host", self.host, "--port", str(self.port)]
+        for name in self.allowed_hosts:
+            arguments += ["--allowed-host", name]
+        if self.basic_auth_file is not None:
+            arguments += ["--basic-auth-file", self.basic_auth_file]
+        if self.command_config is not None:
+            arguments += ["--command-config", self.command_config]
+        return arguments
+
+
+class ConsoleProcess:
+    """``odradek console`` for this broker on ``console.host``:``console.port``, stopped with the broker."""
+
+    def __init__(self, options: ConsoleOptions, bootstrap: str) -> None:
+        self.options = options
         self.bootstrap = bootstrap
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        command = [sys.executable, "-m", "odradek.cli.main", "console"]
-        command += ["--bootstrap-server", self.bootstrap, "--port", str(self.port)]
+        command = [sys.executable, "-m", "odradek.cli.main", "console", "--bootstrap-server", self.bootstrap]
+        command += self.options.arguments()
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, preexec_fn=_end_with_broker)
+        host = f"[{self.options.host}]" if ":" in self.options.host else self.options.host
         log.info(
             "console started",
-            extra={"fields": {"url": f"http://127.0.0.1:{self.port}/", "pid": self.process.pid}},
+            extra={"fields": {"url": f"http://{host}:{self.options.port}/", "pid": self.process.pid}},
         )
 
     def stop(self) -> None:

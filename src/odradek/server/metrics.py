@@ -1,4 +1,5 @@
-"""The Prometheus endpoint (`metrics.port`, off by default): what the broker is doing, by topic and API.
+"""The Prometheus endpoint (`metrics.port`, off by default; on `metrics.host`, loopback by default):
+what the broker is doing, by topic and API.
 
 The hot path only bumps plain counters owned by the event loop: per topic bytes and messages in
 (one call per appended partition, counting records from the batch headers storage already read),
@@ -29,6 +30,7 @@ from prometheus_client.core import (
     Metric,
 )
 
+from odradek.config.hosts import host_header_name, is_loopback
 from odradek.protocol.api_keys import ApiKey
 from odradek.security.client_quotas import now_ms
 
@@ -68,13 +70,14 @@ active: BrokerMetrics | None = None
 async def start_endpoint(
     config: BrokerConfig, services: Services, connection_count: Callable[[], int]
 ) -> MetricsEndpoint | None:
-    """The endpoint on `metrics.port` (bound to the first listener's host), or None when it is not set."""
+    """The endpoint on `metrics.host`:`metrics.port`, or None when no port is set.
+
+    Loopback unless `metrics.host` says otherwise: it answers anyone without authentication. (It was
+    bound to the first listener's host, often every interface.)"""
     port = config.metrics_port
     if port is None or port <= 0:
         return None
-    listeners = config.listener_endpoints()
-    host = listeners[0].host if listeners else None
-    return await MetricsEndpoint(BrokerMetrics(services, connection_count)).start(host, port)
+    return await MetricsEndpoint(BrokerMetrics(services, connection_count)).start(config.metrics_host, port)
 
 
 class BrokerMetrics:
@@ -229,19 +232,33 @@ class MetricsEndpoint:
         self.registry.register(metrics)
         self.registry.register(ProcessCollector(registry=None))
         self.server: asyncio.Server | None = None
+        self.loopback_only = True
 
     @property
     def port(self) -> int:
         assert self.server is not None
         return int(self.server.sockets[0].getsockname()[1])
 
-    async def start(self, host: str | None, port: int) -> MetricsEndpoint:
+    async def start(self, host: str, port: int) -> MetricsEndpoint:
         global active
-        self.server = await asyncio.start_server(self._serve, host or None, port, reuse_address=True)
+        self.loopback_only = is_loopback(host)
+        self.server = await asyncio.start_server(self._serve, host, port, reuse_address=True)
         active = self.metrics
         self.metrics.services.traffic = self.metrics
-        log.info("metrics endpoint listening", extra={"fields": {"host": host or "*", "port": self.port}})
+        log.info("metrics endpoint listening", extra={"fields": {"host": host, "port": self.port}})
         return self
+
+    def _serves_host(self, head: bytes) -> bool:
+        """Bound to loopback, only requests naming a loopback host: a web page whose name an attacker
+        rebinds to 127.0.0.1 (DNS rebinding) reads what it fetches, and only its Host header gives it
+        away. Bound beyond loopback, it answers whoever reaches it, as the operator chose."""
+        if not self.loopback_only:
+            return True
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"host":
+                return is_loopback(host_header_name(value.decode("latin-1")))
+        return False
 
     def close(self) -> None:
         global active
@@ -257,7 +274,9 @@ class MetricsEndpoint:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _HTTP_TIMEOUT)
             request_line = head.split(b"\r\n", 1)[0].split()
-            if len(request_line) < 2 or request_line[0] not in (b"GET", b"HEAD"):
+            if not self._serves_host(head):
+                _answer(writer, b"421 Misdirected Request", b"text/plain", b"not a host served here\n")
+            elif len(request_line) < 2 or request_line[0] not in (b"GET", b"HEAD"):
                 _answer(writer, b"405 Method Not Allowed", b"text/plain", b"GET /metrics only\n")
             elif request_line[1].split(b"?", 1)[0] not in (b"/metrics", b"/"):
                 _answer(writer, b"404 Not Found", b"text/plain", b"see /metrics\n")

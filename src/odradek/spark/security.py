@@ -76,18 +76,32 @@ def librdkafka_security(params: Mapping[str, str]) -> dict[str, str]:
                 f"{', '.join(SUPPORTED_MECHANISMS)} (GSSAPI and OAUTHBEARER are not supported)"
             )
         config["sasl.mechanisms"] = value
-    jaas = config.pop("sasl.jaas.config", None)
-    if jaas is not None:
-        username, password = parse_jaas_login(jaas, config.get("sasl.mechanisms", "PLAIN"))
-        config.setdefault("sasl.username", username)
-        config.setdefault("sasl.password", password)
-
+    translate_java_login(config)
     _store(config, "truststore", {"location": "ssl.ca.location", "certificates": "ssl.ca.pem"})
     _store(config, "keystore", {"key": "ssl.key.pem", "certificate.chain": "ssl.certificate.pem"})
-    endpoint = config.get("ssl.endpoint.identification.algorithm")
-    if endpoint is not None and endpoint.strip() == "":
-        config["ssl.endpoint.identification.algorithm"] = "none"
+    _translate_endpoint_identification(config)
     return config
+
+
+def translate_java_client_settings(config: dict[str, str]) -> None:
+    """What Kafka's own tools read from a client properties file (`--command-config`) and librdkafka
+    does not, in librdkafka's names, in place: the JAAS login line, trust and key stores (as
+    `translate_java_stores`), and an empty `ssl.endpoint.identification.algorithm` (Java's "do not
+    check the host name"). librdkafka's own names, and settings it shares with Java, are left alone."""
+    translate_java_login(config)
+    translate_java_stores(config)
+    _translate_endpoint_identification(config)
+
+
+def translate_java_login(config: dict[str, str]) -> None:
+    """`sasl.jaas.config` (a PlainLoginModule or ScramLoginModule line) as `sasl.username` and
+    `sasl.password`, in place; those, when given too, win."""
+    jaas = config.pop("sasl.jaas.config", None)
+    if jaas is not None:
+        mechanism = config.get("sasl.mechanism", config.get("sasl.mechanisms", "PLAIN"))
+        username, password = parse_jaas_login(jaas, mechanism)
+        config.setdefault("sasl.username", username)
+        config.setdefault("sasl.password", password)
 
 
 def translate_java_stores(config: dict[str, str]) -> None:
@@ -130,6 +144,12 @@ def parse_jaas_login(text: str, mechanism: str) -> tuple[str, str]:
     if "username" not in options or "password" not in options:
         raise SecurityConfigError("sasl.jaas.config must give both username and password")
     return options["username"], options["password"]
+
+
+def _translate_endpoint_identification(config: dict[str, str]) -> None:
+    endpoint = config.get("ssl.endpoint.identification.algorithm")
+    if endpoint is not None and endpoint.strip() == "":
+        config["ssl.endpoint.identification.algorithm"] = "none"
 
 
 def _store(config: dict[str, str], store: str, pem_names: dict[str, str]) -> None:

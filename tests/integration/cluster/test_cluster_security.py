@@ -303,6 +303,44 @@ def test_odradek_acls_works_against_the_cluster(cluster: SecureCluster) -> None:
     )
 
 
+def test_odradek_reassign_over_sasl_with_a_command_config_written_for_kafkas_tools(
+    cluster: SecureCluster, tmp_path: Path
+) -> None:
+    """reassign speaks the protocol itself (cli/wire.py), topics through librdkafka: given the
+    client.properties Kafka's tools take (a JAAS login line), librdkafka refused it ("java JAAS
+    configuration is not supported") and the wire client asked for sasl.username and sasl.password."""
+    properties = tmp_path / "admin.properties"
+    properties.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'username="admin" password="admin-secret";\n'
+    )
+    sasl = f"{cluster.host(1)}:{cluster.sasl_ports[1]}"
+    config = ("--command-config", str(properties))
+    created = odradek(
+        "topics", "create", "--topic", "moved", "--replication-factor", "1", *config, bootstrap=sasl
+    )
+    assert created.code == 0, created.stderr
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"version":1,"partitions":[{"topic":"moved","partition":0,"replicas":[1,2]}]}')
+    executed = odradek(
+        "reassign", "--execute", "--reassignment-json-file", str(plan), *config, bootstrap=sasl
+    )
+    assert executed.code == 0, executed.stderr
+    assert "Successfully started partition reassignment for moved-0" in executed.stdout
+
+    def verified() -> bool:
+        result = odradek(
+            "reassign", "--verify", "--reassignment-json-file", str(plan), *config, bootstrap=sasl
+        )
+        assert "SASL" not in result.stderr, result.stderr
+        return "Reassignment of partition moved-0 is completed." in result.stdout
+
+    wait_until(verified, PROPAGATION_S, "the reassignment to complete")
+    listed = odradek("reassign", "--list", *config, bootstrap=sasl)
+    assert (listed.code, listed.stdout) == (0, "No partition reassignments found.\n"), listed.stderr
+
+
 def test_a_broker_started_later_loads_the_credentials_and_acls(cluster: SecureCluster) -> None:
     from confluent_kafka.admin import (
         AclBinding,

@@ -17,6 +17,7 @@ from odradek.config import (
     is_cluster_id,
     validate_dynamic_broker_configs,
 )
+from odradek.config.catalog import is_sensitive
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 REPO = Path(__file__).resolve().parents[3]
@@ -86,6 +87,61 @@ def test_roll_and_flush_fallbacks() -> None:
     assert config.log_flush_interval_ms == 7
     # The config's own value stays unset; only the effective one falls back.
     assert BrokerConfig({}).value_and_source("log.roll.ms") == (None, ConfigSource.DEFAULT_CONFIG)
+
+
+def test_metrics_host_is_loopback_by_default_and_refuses_what_is_not_a_host() -> None:
+    assert BrokerConfig({}).metrics_host == "127.0.0.1"
+    for host in ("0.0.0.0", "::", "::1", "10.1.2.3", "metrics.example.com", "broker-1"):
+        assert BrokerConfig({"metrics.host": host}).metrics_host == host
+    for nonsense in ("", " ", "127.0.0.1:9100", "http://0.0.0.0", "[::1]", "a b", "-bad-", "host/path"):
+        with pytest.raises(ConfigError, match=r"metrics\.host.*Must be an IP address or a host name"):
+            BrokerConfig({"metrics.host": nonsense})
+
+
+def test_the_brokers_console_beyond_loopback_without_basic_auth_refuses_to_start() -> None:
+    assert BrokerConfig({"console.port": "8080"}).console_host == "127.0.0.1"
+    assert BrokerConfig({"console.port": "8080", "console.host": "127.0.0.2"}).console_host == "127.0.0.2"
+    for host in ("0.0.0.0", "::", "10.0.0.5", "console.example"):
+        with pytest.raises(ConfigError) as caught:
+            BrokerConfig({"console.port": "8080", "console.host": host})
+        assert caught.value.name == "console.basic.auth.file"
+        assert str(caught.value) == (
+            f"console.host {host} serves the console beyond this machine: set console.basic.auth.file "
+            "(every request then needs a listed user and password), or serve 127.0.0.1"
+        )
+    exposed = {"console.port": "8080", "console.host": "0.0.0.0", "console.basic.auth.file": "/etc/users"}
+    assert BrokerConfig(exposed).console_basic_auth_file == "/etc/users"
+    with pytest.raises(ConfigError, match=r"console\.allowed\.hosts"):
+        BrokerConfig({"console.allowed.hosts": "ok.example,http://no.example"})
+    assert BrokerConfig({"console.allowed.hosts": "a.example, 10.0.0.5"}).console_allowed_hosts == [
+        "a.example",
+        "10.0.0.5",
+    ]
+
+
+def test_repr_hides_secrets_also_of_listener_scoped_and_unknown_names() -> None:
+    """It raised KeyError for a name outside the catalog (a listener-scoped JAAS line, a typo)."""
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="s3cret";'
+    config = BrokerConfig(
+        {
+            "sasl.jaas.config": jaas,
+            "listener.name.sasl_ssl.plain.sasl.jaas.config": jaas,
+            "sasl.jass.config": jaas,  # a typo: unknown, and maybe a secret
+            "num.partitions": "3",
+        }
+    )
+    assert repr(config) == (
+        "BrokerConfig(listener.name.sasl_ssl.plain.sasl.jaas.config=[hidden], num.partitions=3, "
+        "sasl.jaas.config=[hidden], sasl.jass.config=[hidden])"
+    )
+
+
+def test_secret_configs_are_known_also_listener_scoped() -> None:
+    assert is_sensitive("sasl.jaas.config")
+    assert is_sensitive("listener.name.sasl_ssl.plain.sasl.jaas.config")
+    assert is_sensitive("listener.name.external.ssl.keystore.password")
+    assert not is_sensitive("listener.name.external.ssl.keystore.location")
+    assert not is_sensitive("log.dirs")
 
 
 def test_node_id_and_broker_id() -> None:

@@ -191,8 +191,18 @@ def test_update_modes() -> None:
 
 def test_odradek_specific_configs_are_marked() -> None:
     specific = {name for name, key in BROKER_CONFIGS.items() if key.odradek_specific}
-    assert specific == {"metrics.port", "console.port", "cluster.id"}
+    assert specific == {
+        "metrics.port",
+        "metrics.host",
+        "console.port",
+        "console.host",
+        "console.allowed.hosts",
+        "console.basic.auth.file",
+        "console.command.config",
+        "cluster.id",
+    }
     assert BROKER_CONFIGS["metrics.port"].default is None
+    assert BROKER_CONFIGS["metrics.host"].default == "127.0.0.1"
     assert BROKER_CONFIGS["console.port"].default is None
 
 
