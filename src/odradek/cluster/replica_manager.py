@@ -10,7 +10,8 @@ deletion wait in worker threads, and two requests must not interleave around the
 
 The data path asks `leader_refusal` once per partition: a hit in `leading` (one dictionary lookup) is
 the whole cost of leading the partition at the epoch the client knows. A consumer's Fetch (v11+) asks
-`replica_refusal` instead: followers serve consumers too (KIP-392).
+`replica_refusal` instead: followers serve consumers too (KIP-392). Whatever appends as leader stamps
+`leader_epoch`, the epoch of the LeaderAndIsr applied, never the metadata cache's (cluster/leadership.py).
 
 Replication: a led partition keeps a `LeaderState` of its followers, which `leaders`
 (replication/leader_replication.py) feeds from their fetches, moving the high watermark and proposing
@@ -196,6 +197,12 @@ class ReplicaManager:
         became a follower (or was removed) completes its delayed produces with NOT_LEADER_OR_FOLLOWER."""
         hosted = self.leading.get((topic, partition))
         return hosted is not None and hosted.leader_since_epoch <= leader_epoch
+
+    def leader_epoch(self, topic: str, partition: int) -> int | None:
+        """The leader epoch of the last LeaderAndIsr that made this broker leader of the partition (what
+        an append as leader stamps, cluster/leadership.py); None when it does not lead it."""
+        hosted = self.leading.get((topic, partition))
+        return hosted.leader_epoch if hosted is not None else None
 
     def leader_since_epoch(self, topic: str, partition: int) -> int | None:
         """The leader epoch this broker's uninterrupted leadership of the partition began at; None when
