@@ -394,10 +394,16 @@ def _read_partition(
     if partition is None or log is None:
         unknown = ErrorCode.UNKNOWN_TOPIC_ID if context.api_version >= 13 and not entry.topic else None
         return _error(entry, unknown or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), 0
-    if entry.current_leader_epoch >= 0 and entry.current_leader_epoch != partition.leader_epoch:
+    replicas = services.replicas
+    # In a cluster the refusal above checked the epoch against the replica manager's (the last
+    # LeaderAndIsr applied); the cache's may already be the next leader's. A single node's is its own.
+    if (
+        replicas is None
+        and entry.current_leader_epoch >= 0
+        and entry.current_leader_epoch != partition.leader_epoch
+    ):
         fenced = entry.current_leader_epoch < partition.leader_epoch
         return _error(entry, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH), 0
-    replicas = services.replicas
     if (
         replica_id >= 0
         and replicas is not None

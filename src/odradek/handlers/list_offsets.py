@@ -17,7 +17,7 @@ from __future__ import annotations
 from odradek.handlers.authorization import authorize
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for
-from odradek.handlers.leadership import refusal
+from odradek.handlers.leadership import leader_epoch, refusal
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
@@ -72,12 +72,12 @@ def _lookup(
     refused = refusal(context, topic, index, request.current_leader_epoch)
     if refused is not None:  # ZooKeeper mode: offsets are the leader's to answer
         return _failed(index, refused.error_code)
-    state = context.services.cluster.partition(topic, index)
-    log = context.services.logs.get_log(topic, index) if state else None
-    if state is None or log is None:
+    epoch = leader_epoch(context, topic, index)  # the replica manager's in a cluster, not the cache's
+    log = context.services.logs.get_log(topic, index) if epoch is not None else None
+    if epoch is None or log is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    if request.current_leader_epoch >= 0 and request.current_leader_epoch != state.leader_epoch:
-        fenced = request.current_leader_epoch < state.leader_epoch
+    if request.current_leader_epoch >= 0 and request.current_leader_epoch != epoch:
+        fenced = request.current_leader_epoch < epoch
         return _failed(index, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH)
     timestamp = request.timestamp
     if context.api_version == 0:
