@@ -76,6 +76,9 @@ class HostedPartition:
     #: keeps it, so an append made at any epoch since is still this leader's to acknowledge (its log
     #: was never truncated meanwhile); -1 for a follower.
     leader_since_epoch: int = -1
+    #: While this broker leads the partition: its log end when it applied the current leader epoch
+    #: (Kafka's leaderEpochStartOffsetOpt); -1 for a follower.
+    leader_epoch_start_offset: int = -1
 
 
 class FollowerFetchers(Protocol):
@@ -203,6 +206,12 @@ class ReplicaManager:
         an append as leader stamps, cluster/leadership.py); None when it does not lead it."""
         hosted = self.leading.get((topic, partition))
         return hosted.leader_epoch if hosted is not None else None
+
+    def leader_epoch_start_offset(self, topic: str, partition: int) -> int | None:
+        """Where the epoch this broker leads the partition at began in its log; None when it does not
+        lead it. Until the high watermark reaches it, ListOffsets is OFFSET_NOT_AVAILABLE."""
+        hosted = self.leading.get((topic, partition))
+        return hosted.leader_epoch_start_offset if hosted is not None else None
 
     def leader_since_epoch(self, topic: str, partition: int) -> int | None:
         """The leader epoch this broker's uninterrupted leadership of the partition began at; None when
@@ -414,6 +423,7 @@ class ReplicaManager:
             # Kafka's Partition.makeLeader: the new epoch starts at the log end, so a follower of an
             # earlier epoch truncates to where this one began (KIP-101).
             replica_log.leader_epoch_cache.assign(state.leader_epoch, replica_log.log_end_offset)
+            hosted.leader_epoch_start_offset = replica_log.log_end_offset
             # Kafka's maybeIncrementLeaderHW: a leader alone in its ISR has nobody to wait for, so the
             # high watermark follows its log end after every append. With followers in the ISR it
             # moves only as they catch up (replication), never on this broker's appends alone.

@@ -54,6 +54,13 @@ def leader_epoch(context: RequestContext, topic: str, partition: int) -> int | N
     return state.leader_epoch if state is not None else None
 
 
+def leader_epoch_start_offset(context: RequestContext, topic: str, partition: int) -> int | None:
+    """Where the epoch this broker leads the partition at began in its log (Kafka's
+    leaderEpochStartOffsetOpt); None on a single node, whose high watermark never lags."""
+    replicas = context.services.replicas
+    return replicas.leader_epoch_start_offset(topic, partition) if replicas is not None else None
+
+
 def leader_endpoints(context: RequestContext, leader_ids: Iterable[int]) -> list[BrokerEndpoint]:
     """The endpoints, on the client's listener, of the leaders an answer named (live ones only)."""
     wanted = {leader for leader in leader_ids if leader >= 0}
