@@ -360,8 +360,9 @@ class ReplicaManager:
         deleted = apply_update_metadata(self.cluster, stamp.controller_id, live_brokers, states)
         self.controller_epoch = stamp.controller_epoch
         # As in Kafka the cache takes what it is told, but a replica hosted here at a newer leader epoch
-        # (a LeaderAndIsr overtook this update) keeps its epoch in the cache: the data path stamps
-        # appends and checks clients' epochs with it.
+        # (a LeaderAndIsr overtook this update) keeps its epoch in the cache, so Metadata does not send
+        # clients back to it. A newer epoch in the cache changes nothing here: what this broker leads,
+        # and at which epoch, is `leading`'s (cluster/leadership.py).
         for state in states:
             hosted = self.hosted.get((state.topic, state.partition))
             if hosted is not None and hosted.leader_epoch > state.leader_epoch:
