@@ -56,8 +56,9 @@ _AWAIT_LEADER_AND_ISR = frozenset(
         ErrorCode.BROKER_NOT_AVAILABLE,
     }
 )
-#: The pause before an ISR change refused with an unexpected error is sent again.
+#: The pause before an ISR change refused with an unexpected error is sent again, doubling up to the max.
 ISR_CHANGE_RETRY_S = 0.1
+ISR_CHANGE_RETRY_MAX_S = 1.0
 
 
 class LeaderReplication:
@@ -282,6 +283,7 @@ class LeaderReplication:
         controller committed it (or says it wrote nothing), kept otherwise until the next LeaderAndIsr
         (which makes a new LeaderState), and sent again after an unexpected error."""
         assert self.isr_updater is not None
+        pause = ISR_CHANGE_RETRY_S
         while True:
             try:
                 committed = await self.isr_updater.submit(proposal)
@@ -312,9 +314,10 @@ class LeaderReplication:
                 if self._current(hosted, state) and self._apply_committed_isr(hosted, committed):
                     self._drop_pending(hosted, state)
                 return  # an answer for another epoch or an older state: pending until LeaderAndIsr
-            # Kafka sends it again at once; after a pause here, so that a controller answering an
-            # unexpected error every time is not asked in a tight loop.
-            await asyncio.sleep(ISR_CHANGE_RETRY_S)
+            # Kafka sends it again at once; after a pause here (doubling, at most a second), so that
+            # a controller answering an unexpected error every time is not asked in a tight loop.
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, ISR_CHANGE_RETRY_MAX_S)
             if not self._current(hosted, state):
                 return
 
