@@ -39,8 +39,17 @@ FrameCallback = Callable[[Exchange], None]
 
 
 class FrameProxy:
-    def __init__(self, upstream_port: int, on_frame: FrameCallback, port: int | None = None) -> None:
+    def __init__(
+        self,
+        upstream_port: int,
+        on_frame: FrameCallback,
+        port: int | None = None,
+        upstream_host: str = "127.0.0.1",
+    ) -> None:
+        """`on_frame` runs on the pumping thread before the bytes that completed the frame are passed
+        on: a callback that blocks holds the rest of that connection's traffic in that direction."""
         self.upstream_port = upstream_port
+        self.upstream_host = upstream_host
         self.on_frame = on_frame
         self.port = port or free_port()
         self.errors: list[str] = []
@@ -88,7 +97,11 @@ class FrameProxy:
                 continue
             except OSError:
                 return
-            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            try:
+                upstream = socket.create_connection((self.upstream_host, self.upstream_port))
+            except OSError:  # the broker is down: the client sees its connection closed
+                client.close()
+                continue
             with self._lock:
                 self._connections += 1
                 number = self._connections

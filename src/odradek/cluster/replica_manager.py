@@ -10,7 +10,8 @@ deletion wait in worker threads, and two requests must not interleave around the
 
 The data path asks `leader_refusal` once per partition: a hit in `leading` (one dictionary lookup) is
 the whole cost of leading the partition at the epoch the client knows. A consumer's Fetch (v11+) asks
-`replica_refusal` instead: followers serve consumers too (KIP-392).
+`replica_refusal` instead: followers serve consumers too (KIP-392). Whatever appends as leader stamps
+`leader_epoch`, the epoch of the LeaderAndIsr applied, never the metadata cache's (cluster/leadership.py).
 
 Replication: a led partition keeps a `LeaderState` of its followers, which `leaders`
 (replication/leader_replication.py) feeds from their fetches, moving the high watermark and proposing
@@ -75,6 +76,9 @@ class HostedPartition:
     #: keeps it, so an append made at any epoch since is still this leader's to acknowledge (its log
     #: was never truncated meanwhile); -1 for a follower.
     leader_since_epoch: int = -1
+    #: While this broker leads the partition: its log end when it applied the current leader epoch
+    #: (Kafka's leaderEpochStartOffsetOpt); -1 for a follower.
+    leader_epoch_start_offset: int = -1
 
 
 class FollowerFetchers(Protocol):
@@ -196,6 +200,18 @@ class ReplicaManager:
         became a follower (or was removed) completes its delayed produces with NOT_LEADER_OR_FOLLOWER."""
         hosted = self.leading.get((topic, partition))
         return hosted is not None and hosted.leader_since_epoch <= leader_epoch
+
+    def leader_epoch(self, topic: str, partition: int) -> int | None:
+        """The leader epoch of the last LeaderAndIsr that made this broker leader of the partition (what
+        an append as leader stamps, cluster/leadership.py); None when it does not lead it."""
+        hosted = self.leading.get((topic, partition))
+        return hosted.leader_epoch if hosted is not None else None
+
+    def leader_epoch_start_offset(self, topic: str, partition: int) -> int | None:
+        """Where the epoch this broker leads the partition at began in its log; None when it does not
+        lead it. Until the high watermark reaches it, ListOffsets is OFFSET_NOT_AVAILABLE."""
+        hosted = self.leading.get((topic, partition))
+        return hosted.leader_epoch_start_offset if hosted is not None else None
 
     def leader_since_epoch(self, topic: str, partition: int) -> int | None:
         """The leader epoch this broker's uninterrupted leadership of the partition began at; None when
@@ -344,8 +360,9 @@ class ReplicaManager:
         deleted = apply_update_metadata(self.cluster, stamp.controller_id, live_brokers, states)
         self.controller_epoch = stamp.controller_epoch
         # As in Kafka the cache takes what it is told, but a replica hosted here at a newer leader epoch
-        # (a LeaderAndIsr overtook this update) keeps its epoch in the cache: the data path stamps
-        # appends and checks clients' epochs with it.
+        # (a LeaderAndIsr overtook this update) keeps its epoch in the cache, so Metadata does not send
+        # clients back to it. A newer epoch in the cache changes nothing here: what this broker leads,
+        # and at which epoch, is `leading`'s (cluster/leadership.py).
         for state in states:
             hosted = self.hosted.get((state.topic, state.partition))
             if hosted is not None and hosted.leader_epoch > state.leader_epoch:
@@ -410,6 +427,7 @@ class ReplicaManager:
             # Kafka's Partition.makeLeader: the new epoch starts at the log end, so a follower of an
             # earlier epoch truncates to where this one began (KIP-101).
             replica_log.leader_epoch_cache.assign(state.leader_epoch, replica_log.log_end_offset)
+            hosted.leader_epoch_start_offset = replica_log.log_end_offset
             # Kafka's maybeIncrementLeaderHW: a leader alone in its ISR has nobody to wait for, so the
             # high watermark follows its log end after every append. With followers in the ISR it
             # moves only as they catch up (replication), never on this broker's appends alone.

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from odradek.cluster.leadership import Leadership
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator import classic_join, classic_members, group_admin, offset_requests
 from odradek.coordinator.classic_join import JoinContext
@@ -49,6 +50,7 @@ class GroupCoordinator:
         logs: Any,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
+        leadership: Leadership | None = None,
         **runtime_options: Any,
     ) -> None:
         self.settings = GroupSettings(config)
@@ -56,7 +58,9 @@ class GroupCoordinator:
         self.topics = topics
         self.node_id = node_id
         #: `clock` and `timer_factory` may be given for tests (see GroupRuntime).
-        self.runtime = GroupRuntime(self.settings, logs, cluster, node_id, notify_append, **runtime_options)
+        self.runtime = GroupRuntime(
+            self.settings, logs, cluster, node_id, notify_append, leadership=leadership, **runtime_options
+        )
         self._expiry: asyncio.TimerHandle | None = None
         self.started = False
 
@@ -105,12 +109,13 @@ class GroupCoordinator:
         return created
 
     def refresh_leadership(self) -> None:
-        """Load the partitions of `__consumer_offsets` this broker leads; drop the ones it no longer does."""
+        """Load the partitions of `__consumer_offsets` this broker leads (as its replica manager says, not
+        its metadata cache); drop the ones it no longer does."""
         topic = self.cluster.topic(OFFSETS_TOPIC)
         if topic is None:
             return
         for state in topic.partitions:
-            if state.leader_id == self.node_id:
+            if self.runtime.leads(state.partition):
                 self.runtime.become_leader(state.partition)
             elif state.partition in self.runtime.shards:
                 self.runtime.resign(state.partition)

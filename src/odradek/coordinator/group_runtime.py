@@ -21,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
+from odradek.cluster.leadership import Leadership
 from odradek.coordinator.records import (
     GROUP_METADATA,
     OFFSET_COMMIT,
@@ -58,6 +59,7 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
         timer_factory: Callable[[Runner], CoordinatorTimer] = CoordinatorTimer,
+        leadership: Leadership | None = None,
     ) -> None:
         super().__init__(
             OFFSETS_TOPIC,
@@ -70,6 +72,7 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
             node_id,
             notify_append,
             clock,
+            leadership,
         )
         self.settings = settings
         self.timer_factory = timer_factory

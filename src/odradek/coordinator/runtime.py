@@ -23,6 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Hashable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
+from odradek.cluster.leadership import Leadership, SingleNodeLeadership
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import (
@@ -145,6 +146,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
+        leadership: Leadership | None = None,
     ) -> None:
         self.topic = topic
         self.keys = keys
@@ -156,6 +158,9 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         self.node_id = node_id
         self.notify_append = notify_append
         self.clock = clock
+        #: Which partitions this broker leads, at which epoch: the replica manager in a cluster, never
+        #: the metadata cache (which UpdateMetadata moves ahead of the LeaderAndIsr it announces).
+        self.leadership = leadership if leadership is not None else SingleNodeLeadership(cluster, node_id)
         self.shards: dict[int, ShardT] = {}
         self.states: dict[int, PartitionState] = {}
         self.loads: dict[int, asyncio.Task[None]] = {}
@@ -252,8 +257,12 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         return all(state is not PartitionState.LOADING for state in self.states.values())
 
     def leader_epoch(self, partition: int) -> int:
-        state = self.cluster.partition(self.topic, partition)
-        return int(state.leader_epoch) if state is not None else 0
+        epoch = self.leadership.leader_epoch(self.topic, partition)
+        return epoch if epoch is not None else 0
+
+    def leads(self, partition: int) -> bool:
+        """Whether this broker leads `partition` (its shard is to be loaded here)."""
+        return self.leadership.leader_epoch(self.topic, partition) is not None
 
     def become_leader(self, partition: int) -> None:
         """Start loading `partition` (this broker now leads it); a no-op if it is loaded or loading."""
@@ -371,10 +380,9 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         KafkaError(NOT_ENOUGH_REPLICAS) with nothing appended when the ISR is under min.insync.replicas,
         else what the log raises (write_errors.py says what a client is told)."""
         log_ = self.logs.get_log(self.topic, partition)
-        state = self.cluster.partition(self.topic, partition)
-        if log_ is None or state is None:
-            raise KafkaError(ErrorCode.NOT_COORDINATOR)
-        if state.leader_id != self.node_id:
+        # As Kafka's appendRecordsToLeader: led here at the epoch of the last LeaderAndIsr applied
+        epoch = self.leadership.leader_epoch(self.topic, partition)
+        if log_ is None or epoch is None:
             raise KafkaError(ErrorCode.NOT_COORDINATOR)
         if self.under_min_isr(partition):
             raise KafkaError(
@@ -401,7 +409,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
                 builder = new_builder()
             builder.append(now, key, value)
         batches += builder.build()
-        result = log_.append(batches, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR)
+        result = log_.append(batches, leader_epoch=epoch, origin=AppendOrigin.COORDINATOR)
         if self.notify_append is not None:
             self.notify_append(TopicPartition(self.topic, partition))
         return int(result.last_offset) + 1

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
+from odradek.cluster.leadership import Leadership
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.producer_ids import ProducerIdSource
 from odradek.coordinator.runtime import partition_for
@@ -69,6 +70,7 @@ class TransactionCoordinator:
         clock: Callable[[], float] = time.time,
         inter_broker_security: InterBrokerSecurity = PLAINTEXT,
         marker_replicated: Callable[[str, int, int], Awaitable[ErrorCode]] | None = None,
+        leadership: Leadership | None = None,
     ) -> None:
         self.config = config
         self.cluster = cluster
@@ -76,9 +78,11 @@ class TransactionCoordinator:
         self.producer_ids = producer_ids
         self.groups = groups
         self.clock = clock
-        self.state_log = TxnStateLog(config, cluster, topics, logs, node_id, notify_append, clock)
+        self.state_log = TxnStateLog(config, cluster, topics, logs, node_id, notify_append, clock, leadership)
         self.state_log.on_partition_loaded = self._loaded
-        self.markers = MarkerWriter(logs, cluster, node_id, groups, notify_append, clock, marker_replicated)
+        self.markers = MarkerWriter(
+            logs, self.state_log.leadership, groups, notify_append, clock, marker_replicated
+        )
         self.channel = TxnMarkerChannel(
             config,
             cluster,
@@ -163,9 +167,11 @@ class TransactionCoordinator:
             return
         runtime = self.state_log
         for state in topic.partitions:
-            if state.leader_id == self.node_id:
-                loaded_at = runtime.leader_epochs.get(state.partition, state.leader_epoch)
-                if loaded_at != state.leader_epoch and self._led_anew_since(state.partition, loaded_at):
+            # led here as the replica manager says, at its epoch (not the metadata cache's)
+            epoch = runtime.leadership.leader_epoch(TRANSACTION_STATE_TOPIC, state.partition)
+            if epoch is not None:
+                loaded_at = runtime.leader_epochs.get(state.partition, epoch)
+                if loaded_at != epoch and self._led_anew_since(state.partition, loaded_at):
                     # Led here again at a newer epoch (it moved away and back between two hooks):
                     # reload, so markers carry the new coordinator epoch. A new epoch that kept this
                     # broker leader (an ISR change, a reassignment) is no new election: as Kafka's

@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
+from odradek.cluster.leadership import Leadership
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.handlers.errors import error_code_for
 from odradek.protocol.error_codes import ErrorCode
@@ -32,16 +33,15 @@ class MarkerWriter:
     def __init__(
         self,
         logs: Any,
-        cluster: Any,
-        node_id: int,
+        leadership: Leadership,
         groups: Any,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
         replicated: Callable[[str, int, int], Awaitable[ErrorCode]] | None = None,
     ) -> None:
         self.logs = logs
-        self.cluster = cluster
-        self.node_id = node_id
+        #: Which partitions this broker leads, and at which epoch (cluster/leadership.py).
+        self.leadership = leadership
         self.groups = groups
         self.notify_append = notify_append
         self.clock = clock
@@ -77,13 +77,13 @@ class MarkerWriter:
         coordinator_epoch: int,
     ) -> ErrorCode:
         log = self.logs.get_log(topic, partition)
-        state = self.cluster.partition(topic, partition)
-        if log is None or state is None:
+        if log is None:
             # The partition was deleted meanwhile: Kafka's marker channel drops it, nothing to close.
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        if state.leader_id != self.node_id:
-            # Another broker leads it (cluster mode): its marker must go there, which this coordinator
-            # does not do yet; the transaction stays prepared rather than being completed without it.
+        # Stamped with the epoch of the last LeaderAndIsr this broker applied, never the cache's
+        epoch = self.leadership.leader_epoch(topic, partition)
+        if epoch is None:
+            # Another broker leads it: the marker goes there (the coordinator's marker channel).
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         control = ControlRecordType.COMMIT if committed else ControlRecordType.ABORT
         batch = bytearray(
@@ -96,7 +96,7 @@ class MarkerWriter:
             )
         )
         try:
-            log.append(batch, leader_epoch=state.leader_epoch, origin=AppendOrigin.COORDINATOR)
+            log.append(batch, leader_epoch=epoch, origin=AppendOrigin.COORDINATOR)
         except storage_errors.StorageError as error:
             return error_code_for(error)
         if topic == OFFSETS_TOPIC and self.groups is not None:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Final
 
+from odradek.cluster.leadership import Leadership
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState
 from odradek.coordinator.txn_metadata import TransactionMetadata
@@ -74,6 +75,7 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
+        leadership: Leadership | None = None,
     ) -> None:
         super().__init__(
             TRANSACTION_STATE_TOPIC,
@@ -86,6 +88,7 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
             node_id,
             notify_append,
             clock,
+            leadership,
         )
         self.config = config
         self.topics = topics

@@ -17,13 +17,14 @@ Version notes:
   set is cut at that many bytes, so a message larger than the limit arrives partial and the client
   reports it as too large (or retries with a larger limit) instead of getting more than it asked for.
 - The wait is a delayed operation woken by appends to the partitions being fetched, never by polling.
-- A follower's fetch (replica_id >= 0, ZooKeeper mode) reads up to the log end, gets DivergingEpoch
-  when its last fetched epoch ends earlier in the leader's log (v12+, KIP-595's truncation), and
-  tells the leader how far the follower has got: its fetch offset moves the high watermark and the
-  ISR, and the answer carries the high watermark that fetch allowed. Only replicas of the partition
-  may fetch as followers (NOT_LEADER_OR_FOLLOWER otherwise). A follower's fetch naming a partition at
-  an epoch newer than the one this broker hosts it at (its LeaderAndIsr is still on the way) is held,
-  whole, until that LeaderAndIsr is applied or max_wait_ms passes (then UNKNOWN_LEADER_EPOCH), where
+- A follower's fetch (replica_id >= 0, ZooKeeper mode) reads up to the log end, gets DivergingEpoch when its
+  last fetched epoch ends earlier in the leader's log (v12+, KIP-595's truncation), or OFFSET_OUT_OF_RANGE
+  when the leader cannot place that epoch or the fetch starts below its log start (Kafka's readRecords; such
+  a fetch counts for nothing), and tells the leader how far the follower has got: its fetch offset moves the
+  high watermark and the ISR, and the answer carries the high watermark that fetch allowed. Only replicas of
+  the partition may fetch as followers (NOT_LEADER_OR_FOLLOWER otherwise). A follower's fetch naming a
+  partition at an epoch newer than the one this broker hosts it at (its LeaderAndIsr is still on the way) is
+  held, whole, until that LeaderAndIsr is applied or max_wait_ms passes (then UNKNOWN_LEADER_EPOCH), where
   Kafka answers at once and the follower backs off (see `_hold_for_epochs`).
 - Fetching from followers (KIP-392, ZooKeeper mode): a consumer's fetch from v11 may be served by any
   replica of the partition, a follower reading up to its own high watermark (OFFSET_OUT_OF_RANGE past
@@ -400,10 +401,16 @@ def _read_partition(
     unreadable = _unreadable_format(log, replica_id, context.api_version)
     if unreadable is not None:
         return _error(entry, unreadable), 0
-    if entry.current_leader_epoch >= 0 and entry.current_leader_epoch != partition.leader_epoch:
+    replicas = services.replicas
+    # In a cluster the refusal above checked the epoch against the replica manager's (the last
+    # LeaderAndIsr applied); the cache's may already be the next leader's. A single node's is its own.
+    if (
+        replicas is None
+        and entry.current_leader_epoch >= 0
+        and entry.current_leader_epoch != partition.leader_epoch
+    ):
         fenced = entry.current_leader_epoch < partition.leader_epoch
         return _error(entry, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH), 0
-    replicas = services.replicas
     if (
         replica_id >= 0
         and replicas is not None
@@ -420,7 +427,10 @@ def _read_partition(
             data.preferred_read_replica = preferred
             return data, 0
     if context.api_version >= 12 and entry.last_fetched_epoch >= 0:
-        diverging = _diverging_epoch(log, entry)
+        try:
+            diverging = _diverging_epoch(log, entry)
+        except OffsetOutOfRangeError:
+            return _with_offsets(_error(entry, ErrorCode.OFFSET_OUT_OF_RANGE), log), 0
         if diverging is not None:
             return _with_offsets(_error(entry, ErrorCode.NONE), log, diverging), 0
     try:
@@ -461,8 +471,16 @@ def _unreadable_format(log: Log, replica_id: int, api_version: int) -> ErrorCode
 
 def _diverging_epoch(log: Log, entry: CachedPartition) -> EpochEndOffset | None:
     """Kafka's Partition.readRecords: where the fetcher's last fetched epoch ends in this log, when
-    that is before its fetch offset (or the epoch is unknown here): the fetcher truncates there."""
+    that is before its fetch offset (or the epoch is unknown here): the fetcher truncates there.
+
+    Raises OffsetOutOfRangeError when this log cannot place the epoch (newer than any here: UNDEFINED)
+    or the fetch starts below the log start: a DivergingEpoch of (-1, -1) would read, on the wire, as
+    none at all, and the fetch would count toward the high watermark and the ISR."""
     epoch, end_offset = log.end_offset_for_epoch(entry.last_fetched_epoch)
+    if epoch < 0 or end_offset < 0:
+        raise OffsetOutOfRangeError(entry.fetch_offset, log.log_start_offset, log.log_end_offset)
+    if entry.fetch_offset < log.log_start_offset:
+        raise OffsetOutOfRangeError(entry.fetch_offset, log.log_start_offset, log.log_end_offset)
     if end_offset < entry.fetch_offset or epoch < entry.last_fetched_epoch:
         return EpochEndOffset(epoch=epoch, end_offset=end_offset)
     return None

@@ -10,6 +10,10 @@ Version notes:
   same as earliest here), -5 latest tiered (v9+) and -6 earliest pending upload (v11): no tiered
   storage, so -1. v10 adds timeout_ms, which a single node never needs.
 - With an authorizer: DESCRIBE on the topic, else TOPIC_AUTHORIZATION_FAILED for its partitions.
+- A new leader whose high watermark has not reached the start of its epoch yet (Kafka's
+  Partition.fetchOffsetForTimestamp) answers a client (v1+, not a replica) OFFSET_NOT_AVAILABLE for
+  LATEST, and for a timestamp or max-timestamp lookup that finds nothing below the high watermark:
+  the previous leader may have answered a higher one, and LATEST must not go backwards.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 from odradek.handlers.authorization import authorize
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for
-from odradek.handlers.leadership import refusal
+from odradek.handlers.leadership import leader_epoch, leader_epoch_start_offset, refusal
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
@@ -31,6 +35,7 @@ from odradek.protocol.messages.list_offsets import (
 from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage.errors import StorageError
 from odradek.storage.fetch import FetchIsolation
+from odradek.storage.log import Log
 
 LATEST = -1
 EARLIEST = -2
@@ -72,12 +77,12 @@ def _lookup(
     refused = refusal(context, topic, index, request.current_leader_epoch)
     if refused is not None:  # ZooKeeper mode: offsets are the leader's to answer
         return _failed(index, refused.error_code)
-    state = context.services.cluster.partition(topic, index)
-    log = context.services.logs.get_log(topic, index) if state else None
-    if state is None or log is None:
+    epoch = leader_epoch(context, topic, index)  # the replica manager's in a cluster, not the cache's
+    log = context.services.logs.get_log(topic, index) if epoch is not None else None
+    if epoch is None or log is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    if request.current_leader_epoch >= 0 and request.current_leader_epoch != state.leader_epoch:
-        fenced = request.current_leader_epoch < state.leader_epoch
+    if request.current_leader_epoch >= 0 and request.current_leader_epoch != epoch:
+        fenced = request.current_leader_epoch < epoch
         return _failed(index, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH)
     timestamp = request.timestamp
     if context.api_version == 0:
@@ -88,12 +93,17 @@ def _lookup(
         )
     if timestamp == EARLIEST_LOCAL:
         timestamp = EARLIEST
+    lagging = isolation is not FetchIsolation.LOG_END and _high_watermark_lags(context, topic, index, log)
+    if timestamp == LATEST and lagging:
+        return _failed(index, ErrorCode.OFFSET_NOT_AVAILABLE)
     try:
         found = log.fetch_offset_by_timestamp(timestamp, isolation)
     except ValueError:
         return _failed(index, ErrorCode.INVALID_REQUEST)
     except StorageError as error:
         return _failed(index, error_code_for(error))
+    if found is None and lagging and timestamp != EARLIEST:
+        return _failed(index, ErrorCode.OFFSET_NOT_AVAILABLE)  # it may be past the lagging HW
     if found is None:
         return ListOffsetsPartitionResponse(
             partition_index=index, error_code=ErrorCode.NONE, timestamp=-1, offset=-1
@@ -107,13 +117,16 @@ def _lookup(
     )
 
 
+def _high_watermark_lags(context: RequestContext, topic: str, index: int, log: Log) -> bool:
+    """Whether this leader's high watermark is still below where its epoch began."""
+    epoch_start = leader_epoch_start_offset(context, topic, index)
+    return epoch_start is not None and epoch_start > log.high_watermark
+
+
 def _old_style(
-    index: int, log: object, timestamp: int, max_num_offsets: int, isolation: FetchIsolation
+    index: int, log: Log, timestamp: int, max_num_offsets: int, isolation: FetchIsolation
 ) -> ListOffsetsPartitionResponse:
     """v0: a list of offsets, newest first, as Kafka's fetchOffsetsBefore gave it."""
-    from odradek.storage.log import Log
-
-    assert isinstance(log, Log)
     bound = log.last_stable_offset if isolation is FetchIsolation.TXN_COMMITTED else log.high_watermark
     if timestamp == EARLIEST:
         offsets = [log.log_start_offset]

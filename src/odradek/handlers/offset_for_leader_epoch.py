@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
-from odradek.handlers.leadership import refusal
+from odradek.handlers.leadership import leader_epoch, refusal
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
@@ -63,18 +63,19 @@ def _end_offset(topic: str, request: OffsetForLeaderPartition, context: RequestC
     refused = refusal(context, topic, index, current)
     if refused is not None:  # ZooKeeper mode: followers ask the leader too, as consumers do
         return _failed(index, refused.error_code)
-    state = context.services.cluster.partition(topic, index)
-    log = context.services.logs.get_log(topic, index) if state is not None else None
-    if state is None or log is None:
+    # the epoch this broker leads at: the replica manager's in a cluster (the cache's may already be
+    # the next leader's, whose epoch must not be said to end here), a single node's own cache's
+    led_at = leader_epoch(context, topic, index)
+    log = context.services.logs.get_log(topic, index) if led_at is not None else None
+    if led_at is None or log is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    if current != NO_EPOCH and current != state.leader_epoch:
+    if current != NO_EPOCH and current != led_at:
         return _failed(
-            index,
-            ErrorCode.FENCED_LEADER_EPOCH if current < state.leader_epoch else ErrorCode.UNKNOWN_LEADER_EPOCH,
+            index, ErrorCode.FENCED_LEADER_EPOCH if current < led_at else ErrorCode.UNKNOWN_LEADER_EPOCH
         )
     latest = log.latest_epoch
-    if request.leader_epoch == state.leader_epoch and (latest is None or latest < state.leader_epoch):
-        epoch, end_offset = state.leader_epoch, log.log_end_offset
+    if request.leader_epoch == led_at and (latest is None or latest < led_at):
+        epoch, end_offset = led_at, log.log_end_offset
     else:
         epoch, end_offset = log.end_offset_for_epoch(request.leader_epoch)
     return EpochEndOffset(

@@ -45,7 +45,7 @@ from odradek.handlers.authorization import authorize
 from odradek.handlers.context import CloseConnection, RequestContext
 from odradek.handlers.delayed_produce import AwaitingReplicas, wait_for_replicas
 from odradek.handlers.errors import error_code_for, error_message_for
-from odradek.handlers.leadership import leader_endpoints, refusal
+from odradek.handlers.leadership import leader_endpoints, leader_epoch, refusal
 from odradek.handlers.registry import handles
 from odradek.handlers.transactions import verify_transactional_produce
 from odradek.handlers.txn_verification import Verdicts
@@ -247,7 +247,9 @@ def _append(
         return failed
     log = services.logs.get_log(topic, data.index)
     partition = services.cluster.partition(topic, data.index)
-    if log is None or partition is None:
+    # Stamped on the batches: the epoch this broker leads at, not the cache's (handlers/leadership.py)
+    epoch = leader_epoch(context, topic, data.index)
+    if log is None or partition is None or epoch is None:
         return _failed(data.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     records = data.records
     if context.api_version >= 3:
@@ -272,7 +274,7 @@ def _append(
         unverified = verify_transactional_produce(context, topic, data.index, batches, verdicts)
         if unverified is not ErrorCode.NONE:
             return _failed(data.index, unverified)
-        result = log.append(batches, leader_epoch=partition.leader_epoch, recompressed=recompressed)
+        result = log.append(batches, leader_epoch=epoch, recompressed=recompressed)
     except storage_errors.DuplicateSequenceError as duplicate:
         # An idempotent retry of a batch already in the log: success, with the offsets it got then;
         # with acks=all only once the ISR has it (the first attempt may have timed out waiting).

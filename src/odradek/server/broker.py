@@ -178,6 +178,7 @@ class Broker:
         self.logs_loaded = True
         member = self.member
         zk_broker_configs: ZkBrokerConfigs | None = None
+        replicas: ReplicaManager | None = None
         if member is None:
             meta = self.logs.ensure_meta_properties(self.node_id, self.config.cluster_id)
             cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
@@ -203,8 +204,12 @@ class Broker:
             topics = ZkTopicAdmin(self.config, cluster, self.logs, self.node_id)
             assert member.zk is not None
             topics.attach(member.zk)
+            # what this broker leads, at which epoch: the coordinators append as leaders too
+            replicas = ReplicaManager(self.node_id, cluster, self.logs)
         appends = AppendNotifier()
-        groups = GroupCoordinator(self.config, cluster, topics, self.logs, self.node_id, appends.notify)
+        groups = GroupCoordinator(
+            self.config, cluster, topics, self.logs, self.node_id, appends.notify, leadership=replicas
+        )
         producer_ids: ProducerIdManager | ZkProducerIdManager
         credentials: CredentialStore
         if member is None:
@@ -250,6 +255,7 @@ class Broker:
             appends.notify,
             inter_broker_security=self.inter_broker_security,
             marker_replicated=marker_write_waiter(self.services),
+            leadership=replicas,
         )
         self.services.transactions = transactions
         await self._listen()  # bound (the advertised ports are known), not serving yet
@@ -269,10 +275,10 @@ class Broker:
         topics.load()
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
         await transactions.start(groups.settings.single_node)  # and __transaction_state, then replays it
-        if member is None:
+        if member is None or replicas is None:
             self._serve()
         else:
-            await self._join_cluster(member, services, groups)  # serves once registered
+            await self._join_cluster(member, services, groups, replicas)  # serves once registered
         if self.config.console_port is not None:
             host, port = next(iter(self.bound.values()))
             options = ConsoleOptions(
@@ -328,11 +334,14 @@ class Broker:
         return quotas
 
     async def _join_cluster(
-        self, member: ZooKeeperMember, services: Services, groups: GroupCoordinator
+        self,
+        member: ZooKeeperMember,
+        services: Services,
+        groups: GroupCoordinator,
+        replicas: ReplicaManager,
     ) -> None:
         """Register in ZooKeeper, serve, then run for controller (the controller sends LeaderAndIsr
         and UpdateMetadata to the endpoints registered; its channel reconnects until they listen)."""
-        replicas = ReplicaManager(self.node_id, services.cluster, self.logs)
         replicas.leaders.replica_lag_time_max_ms = self.config.replica_lag_time_max_ms
         replicas.leaders.on_high_watermark = services.appends.wake
         replicas.leaders.min_insync_replicas = services.topics.min_insync_replicas

@@ -205,7 +205,9 @@ class Log:
         return topic_id is None or self.topic_id == topic_id
 
     def update_high_watermark(self, high_watermark: int) -> int:
-        """Set the HW, clamped to [log start, log end]; returns the value set."""
+        """Set the HW, clamped to [log start, log end]; returns the value set. It may go down (Kafka's
+        updateHighWatermark): a follower takes its leader's, which lags after a leader change; a
+        leader only ever raises its own (cluster/replication/leader_replication.py)."""
         self._high_watermark = min(max(high_watermark, self._log_start_offset), self.log_end_offset)
         self.producer_state.on_high_watermark_updated(self._high_watermark)
         return self._high_watermark

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from odradek.cluster.controller import events, requests
+from odradek.cluster.controller import alter_partition, events, requests
 from odradek.cluster.controller.channel import ControllerChannelManager
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import TopicPartition
@@ -547,6 +547,54 @@ def test_controlled_shutdown_moves_leaderships_away_and_leaves_the_isrs(
         await c.leave(3)
         s0, _ = await c.wait_state("t", 0, lambda s: s.leader_epoch == 2)
         assert (s0.leader, list(s0.isr)) == (-1, [3])
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
+def test_a_broker_that_shut_down_and_registered_again_unnoticed_is_no_longer_shutting_down(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    """A bounce (the controller finds a new registration where it knew the old one) is a failure, then
+    a start-up (Kafka's processBrokerChange): the failure forgets that the broker was shutting down
+    (onBrokerFailure), else its new incarnation could never rejoin an ISR or be elected."""
+
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(1)
+        await c.create_topic("t", {0: [2, 3]})
+        await c.wait_state("t", 0, lambda s: True)
+        await controller.wait_idle()
+        context = controller.context
+        assert context is not None
+        assert (
+            await controller.controlled_shutdown(2, context.live_brokers[2].epoch)
+        ).error == ErrorCode.NONE
+        assert 2 in context.shutting_down
+        # it stops and is back before the controller looks: one change of /brokers/ids
+        transaction = c.zk.kazoo.transaction()
+        transaction.delete(paths.broker(2))
+        transaction.create(paths.broker(2), c.brokers[2].registration().serialize(), ephemeral=True)
+        await asyncio.to_thread(transaction.commit)
+        new_epoch = await asyncio.to_thread(brokers.broker_epoch, c.zk, 2)
+        deadline = time.monotonic() + 10
+        while context.live_brokers[2].epoch != new_epoch:
+            assert time.monotonic() < deadline, "the bounce was not handled"
+            await asyncio.sleep(0.02)
+        await controller.wait_idle()
+        assert 2 not in context.shutting_down
+        # its leader may take it back into the ISR
+        znode, version = await c.wait_state("t", 0, lambda s: s.leader == 3)
+        back = alter_partition.IsrChangeRequest(
+            topic="t",
+            topic_id=None,
+            partition=0,
+            leader_epoch=znode.leader_epoch,
+            new_isr=(3, 2),
+            member_epochs=(-1, new_epoch),
+            leader_recovery_state=0,
+            partition_epoch=version,
+        )
+        result = await controller.alter_partition(3, context.live_brokers[3].epoch, [back])
+        assert [o.error for o in result.outcomes] == [ErrorCode.NONE]
 
     run(connect_zk, [1, 2, 3], scenario)
 

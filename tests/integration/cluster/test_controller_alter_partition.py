@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from odradek.cluster.controller import reassignment_hooks
+from odradek.cluster.controller import broker_changes, reassignment_hooks
 from odradek.cluster.controller.alter_partition import UNKNOWN_BROKER_EPOCH, IsrChangeRequest
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import TopicPartition
@@ -255,6 +255,41 @@ def test_each_refused_change_gets_its_error_code(connect_zk: Callable[[], ZooKee
             ErrorCode.NONE,
             [ErrorCode.FENCED_LEADER_EPOCH],
         )
+
+    run(connect_zk, scenario)
+
+
+def test_a_member_that_registered_again_before_the_controller_saw_it_bounce_is_refused(
+    connect_zk: Callable[[], ZooKeeperClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broker that restarted (a new registration, maybe without its unflushed tail) while the
+    controller still holds its previous registration: an ISR the controller wrote with it would carry a
+    mzxid newer than the new registration, and the next controller's check of unseen restarts
+    (broker_changes.on_restarts_no_controller_saw) would not see it. The controller reads each
+    member's registration before it writes: a registration that changed is INELIGIBLE_REPLICA (a
+    sender's own, STALE_BROKER_EPOCH)."""
+
+    async def scenario(s: Setup) -> None:
+        held: list[object] = []
+
+        async def not_handled_yet(term: object) -> None:
+            held.append(term)  # the bounce is on the controller's queue, not handled
+
+        monkeypatch.setattr(broker_changes, "on_broker_change", not_handled_yet)
+        await asyncio.to_thread(s.zk.kazoo.delete, paths.broker(2))
+        await asyncio.to_thread(brokers.register_broker, s.zk, s.fakes[2].registration())
+        await _until(lambda: len(held) > 0)
+        await s.controller.wait_idle()
+        assert s.controller.context.live_brokers[2].epoch == s.epochs[2]  # the old registration
+        # leader 1 keeps broker 2, which it last saw fetch as its old registration, and drops 3
+        kept = replace(change((1, 2), 0), member_epochs=(-1, s.epochs[2]))
+        assert await s.alter(kept) == (ErrorCode.NONE, [ErrorCode.INELIGIBLE_REPLICA])
+        assert (await s.state())[1] == 0  # nothing written
+        # the sender itself: a request its previous registration sent before it died
+        await asyncio.to_thread(s.zk.kazoo.delete, paths.broker(1))
+        await asyncio.to_thread(brokers.register_broker, s.zk, s.fakes[1].registration())
+        assert await s.alter(change((1, 3), 0)) == (ErrorCode.STALE_BROKER_EPOCH, [])
+        assert (await s.state())[1] == 0
 
     run(connect_zk, scenario)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,7 @@ from odradek.protocol.messages.list_offsets import (
 from odradek.protocol.records import RecordBatch, RecordBatchBuilder
 from odradek.protocol.records import record as record_module
 from odradek.storage.config import LogConfig
+from odradek.storage.flush import FlushJob
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
@@ -120,6 +122,7 @@ async def _apply(log: Log, data: PartitionData, leader: Any = None) -> list[Topi
     fetcher = _fetcher(notified)
     try:
         state = FetchState("t", 0, None, leader_epoch=5, log=log)
+        fetcher.partitions[state.key] = state  # followed by this fetcher, as the manager leaves it
         await fetcher._apply(leader or _Leader(0, 0), state, data)
     finally:
         fetcher.task.cancel()
@@ -209,6 +212,113 @@ def test_out_of_range_behind_the_leaders_start_starts_over_empty_there(logs: Log
     out_of_range.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
     asyncio.run(_apply(log, out_of_range, _Leader(latest=100, earliest=40)))
     assert (log.log_start_offset, log.log_end_offset) == (40, 40)
+
+
+def test_the_follower_takes_its_leaders_high_watermark_even_when_lower(logs: LogManager) -> None:
+    """Kafka's UnifiedLog.maybeUpdateHighWatermark: a follower's high watermark is its leader's, clamped
+    to its own log, backwards too (a new leader's lags until its epoch's records are replicated). The
+    leader's own never moves backwards (leader_replication.py)."""
+    log = logs.get_or_create_log("t", 0)
+    asyncio.run(_apply(log, _answer(_batches(0, 3, [b"a", b"b", b"c"]), high_watermark=3)))
+    assert log.high_watermark == 3
+    notified = asyncio.run(_apply(log, _answer(high_watermark=1)))
+    assert log.high_watermark == 1
+    assert notified == [TopicPartition("t", 0)]
+
+
+class _HeldFlush(FlushJob):
+    """A flush whose fsync waits (in its worker thread) until the test lets it go."""
+
+    gate: threading.Event
+
+    def run(self) -> None:
+        assert self.gate.wait(5)
+        FlushJob.run(self)
+
+
+def test_a_fetch_whose_partition_moved_on_during_its_flush_leaves_the_high_watermark_alone(
+    logs: LogManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kafka applies a fetch's answer under partitionMapLock; here the follower's flush awaits, and
+    meanwhile a LeaderAndIsr may have made this broker the partition's leader: the answer's high
+    watermark and log start are no longer this fetcher's to apply."""
+    log = logs.get_or_create_log("t", 0)
+    log.update_config(dataclasses.replace(log.config, flush_messages=1))
+    gate = threading.Event()
+    prepare = log.prepare_flush
+
+    def held(up_to_offset: int | None = None) -> FlushJob | None:
+        job = prepare(up_to_offset)
+        if job is None:
+            return None
+        holding = _HeldFlush(job.flush_offset, job.segments, job.files, job.directory)
+        holding.gate = gate
+        return holding
+
+    monkeypatch.setattr(log, "prepare_flush", held)
+
+    async def main() -> None:
+        fetcher = _fetcher([])
+        try:
+            state = FetchState("t", 0, None, leader_epoch=5, log=log)
+            fetcher.partitions[state.key] = state
+            answer = _answer(_batches(0, 5, [b"a", b"b", b"c"]), high_watermark=3)
+            answer.log_start_offset = 2
+            applying = asyncio.ensure_future(fetcher._apply(_Leader(0, 0), state, answer))
+            await asyncio.sleep(0.05)
+            assert not applying.done()  # in its flush
+            # a LeaderAndIsr: this broker leads now (the fetcher lets the partition go), and its own
+            # high watermark is 1 (a leader's moves only as its followers catch up)
+            fetcher.remove(state.key)
+            log.update_high_watermark(1)
+            gate.set()
+            await asyncio.wait_for(applying, 5)
+        finally:
+            gate.set()
+            fetcher.task.cancel()
+            await asyncio.gather(fetcher.task, return_exceptions=True)
+
+    asyncio.run(main())
+    assert log.high_watermark == 1
+    assert log.log_start_offset == 0
+
+
+def test_out_of_range_resolved_after_the_partition_moved_on_truncates_nothing(logs: LogManager) -> None:
+    """Its ListOffsets round trips await: a partition this fetcher no longer follows (this broker leads
+    it now, or follows it at a newer epoch) is not truncated by the old leader's answer."""
+    log = logs.get_or_create_log("t", 0)
+    log.append_as_follower(bytearray(_batches(0, 1, [b"a", b"b", b"c", b"d"])))
+
+    class SlowLeader(_Leader):
+        def __init__(self) -> None:
+            super().__init__(latest=2, earliest=0)
+            self.asked = asyncio.Event()
+            self.answer = asyncio.Event()
+
+        async def send(self, request: Any, version: int) -> Any:
+            self.asked.set()
+            await self.answer.wait()
+            return await super().send(request, version)
+
+    async def main() -> None:
+        fetcher = _fetcher([])
+        leader = SlowLeader()
+        try:
+            state = FetchState("t", 0, None, leader_epoch=5, log=log)
+            fetcher.partitions[state.key] = state
+            out_of_range = _answer()
+            out_of_range.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
+            applying = asyncio.ensure_future(fetcher._apply(leader, state, out_of_range))
+            await asyncio.wait_for(leader.asked.wait(), 5)
+            fetcher.remove(state.key)  # a LeaderAndIsr made this broker the leader meanwhile
+            leader.answer.set()
+            await asyncio.wait_for(applying, 5)
+        finally:
+            fetcher.task.cancel()
+            await asyncio.gather(fetcher.task, return_exceptions=True)
+
+    asyncio.run(main())
+    assert log.log_end_offset == 4
 
 
 def _log_end() -> Any:

@@ -126,6 +126,43 @@ async def test_a_follower_whose_last_epoch_ends_earlier_gets_the_diverging_epoch
     assert agreeing.diverging_epoch.epoch == -1 and agreeing.diverging_epoch.end_offset == -1
 
 
+async def test_a_follower_whose_last_fetched_epoch_the_leader_cannot_place_is_out_of_range_and_not_counted(
+    replicated_member: HandlerBroker,
+) -> None:
+    # Kafka's Partition.readRecords: an epoch newer than any here has no end offset (UNDEFINED):
+    # OFFSET_OUT_OF_RANGE (the follower asks where the leader's log ends and truncates), not a
+    # DivergingEpoch of (-1, -1), which on the wire means "none": such a fetch must not move the
+    # high watermark or the ISR
+    broker = await _leading(replicated_member)
+    replicas = broker.replicas
+    assert replicas is not None
+    controller = _Controller()
+    replicas.isr_updater = controller
+    await _produce(broker, acks=1)
+    await _follower_fetch(broker, 3, 1, last_fetched_epoch=3)
+    data = await _follower_fetch(broker, 1, 1, last_fetched_epoch=5)
+    assert data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+    assert broker.log(TOPIC).high_watermark == 0  # broker 1 is in the ISR and was not counted
+
+
+async def test_a_follower_below_the_leaders_log_start_is_out_of_range_even_when_its_epoch_diverges(
+    replicated_member: HandlerBroker,
+) -> None:
+    # Kafka's Partition.readRecords: a fetch below the log start is OFFSET_OUT_OF_RANGE before any
+    # DivergingEpoch (the follower then starts over at the leader's log start)
+    broker = await _leading(replicated_member)
+    for _ in range(3):
+        await _produce(broker, acks=1)
+    again = Partition(TOPIC, 0, leader=2, leader_epoch=5, replicas=[2, 3, 1], partition_epoch=1)
+    await broker.call(leader_and_isr([again], {TOPIC: TOPIC_ID}), 7)
+    await _follower_fetch(broker, 3, 3, leader_epoch=5)
+    await _follower_fetch(broker, 1, 3, leader_epoch=5)
+    broker.log(TOPIC).delete_records(2)
+    # epoch 4 never existed here: epoch 3 (ending at 3) diverges from it, but offset 1 is gone
+    data = await _follower_fetch(broker, 3, 1, last_fetched_epoch=4, leader_epoch=5)
+    assert data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+
+
 async def test_acks_all_is_answered_once_the_in_sync_followers_have_the_records(
     replicated_member: HandlerBroker,
 ) -> None:

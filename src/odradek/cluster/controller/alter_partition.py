@@ -13,10 +13,18 @@ going back to RECOVERING (INVALID_REQUEST); an ISR that is empty, repeats a memb
 another epoch (INELIGIBLE_REPLICA, KIP-841). What passes is written with a compare-and-set on the
 state znode's version, fenced by the controller epoch; an ISR-only change keeps the leader epoch.
 Every live broker then gets UpdateMetadata for the partitions changed.
+
+Beyond Kafka: before it writes, the controller reads the sender's and each member's registration
+from ZooKeeper. One that registered again since the controller's context saw it (it restarted, maybe
+without its unflushed tail, and the bounce waits on the controller's queue) is refused: the sender's
+STALE_BROKER_EPOCH, a member's INELIGIBLE_REPLICA. Written, such a state would be newer than the new
+registration, and the next controller's check of restarts no controller saw (broker_changes.py), which
+compares the two, would keep the restarted broker in the ISR.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Sequence
@@ -25,6 +33,7 @@ from dataclasses import dataclass
 from odradek.cluster.controller import reassignment_hooks
 from odradek.cluster.controller.context import ControllerContext, PartitionState, TopicPartition
 from odradek.cluster.controller.term import ControllerTerm
+from odradek.cluster.zookeeper import brokers
 from odradek.cluster.zookeeper.topic_znodes import RECOVERED, PartitionStateZnode
 from odradek.protocol.error_codes import ErrorCode
 
@@ -73,7 +82,8 @@ async def on_alter_partition(
     """Check every change, write those that pass, tell every live broker."""
     context = term.context
     known = context.live_brokers.get(broker_id)
-    if known is None or known.epoch != broker_epoch:
+    registered = _Registrations(term)
+    if known is None or known.epoch != broker_epoch or await registered.epoch(broker_id) != broker_epoch:
         logger.info(
             "Controller %d ignores AlterPartition from broker %d at epoch %d (known epoch %s)",
             term.controller_id,
@@ -86,7 +96,7 @@ async def on_alter_partition(
     changed: list[TopicPartition] = []
     accepted: list[TopicPartition] = []
     for change in changes:
-        outcome, tp, written = await _apply(term, broker_id, change)
+        outcome, tp, written = await _apply(term, broker_id, change, registered)
         outcomes.append(outcome)
         if tp is not None and outcome.error == ErrorCode.NONE:
             accepted.append(tp)
@@ -101,7 +111,7 @@ async def on_alter_partition(
 
 
 async def _apply(
-    term: ControllerTerm, broker_id: int, change: IsrChangeRequest
+    term: ControllerTerm, broker_id: int, change: IsrChangeRequest, registered: _Registrations
 ) -> tuple[IsrChangeOutcome, TopicPartition | None, bool]:
     """The outcome for one partition, the partition (when known), and whether its znode was written."""
     context = term.context
@@ -113,6 +123,8 @@ async def _apply(
     if state is None or topic in context.topics_being_deleted:
         return IsrChangeOutcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), None, False
     refused = check_change(context, tp, state, broker_id, change)
+    if refused is None and await registered.restarted_unseen(change.new_isr):
+        refused = ErrorCode.INELIGIBLE_REPLICA
     if refused is not None:
         if refused == ErrorCode.NONE:  # the state asked for is the current one
             return IsrChangeOutcome(ErrorCode.NONE, state), tp, False
@@ -198,6 +210,28 @@ def check_change(
         if epoch != UNKNOWN_BROKER_EPOCH and epoch != live.epoch:
             return ErrorCode.INELIGIBLE_REPLICA
     return None
+
+
+class _Registrations:
+    """The brokers' registrations as ZooKeeper has them now, read once each per request."""
+
+    def __init__(self, term: ControllerTerm) -> None:
+        self.term = term
+        self._epochs: dict[int, int | None] = {}
+
+    async def epoch(self, broker_id: int) -> int | None:
+        if broker_id not in self._epochs:
+            self._epochs[broker_id] = await asyncio.to_thread(brokers.broker_epoch, self.term.zk, broker_id)
+        return self._epochs[broker_id]
+
+    async def restarted_unseen(self, members: Sequence[int]) -> bool:
+        """Whether a member registered again (or went) since the controller's context saw it."""
+        live = self.term.context.live_brokers
+        for member in members:
+            known = live.get(member)
+            if known is None or await self.epoch(member) != known.epoch:
+                return True
+        return False
 
 
 def _topic_named(context: ControllerContext, topic_id: uuid.UUID | None) -> str | None:

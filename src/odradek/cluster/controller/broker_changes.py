@@ -58,7 +58,6 @@ async def on_broker_change(term: ControllerTerm) -> None:
     if dead:
         for broker_id in dead:
             del context.live_brokers[broker_id]
-            context.shutting_down.discard(broker_id)
             term.close_channel(broker_id)
         await on_broker_failure(term, dead)
     if modified:
@@ -94,9 +93,12 @@ async def on_broker_startup(term: ControllerTerm, started: list[int]) -> None:
 
 
 async def on_broker_failure(term: ControllerTerm, failed: Collection[int]) -> None:
-    """New leaders for what the failed brokers led, and the failed brokers out of every ISR."""
+    """New leaders for what the failed brokers led, and the failed brokers out of every ISR. A failed
+    broker is no longer shutting down (Kafka's onBrokerFailure): also one that bounced, whose new
+    incarnation would otherwise be refused every ISR and every election."""
     context = term.context
     failed = set(failed)
+    context.shutting_down.difference_update(failed)
     changed: list[TopicPartition] = []
     for tp in list(context.all_partitions()):
         state = context.states.get(tp)

@@ -50,8 +50,9 @@ class CommittedIsr:
 
 class IsrUpdateFailed(Exception):
     """The controller refused a proposal: FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
-    INELIGIBLE_REPLICA, NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, ... The leader drops the
-    proposal and waits for the controller's next LeaderAndIsr (or retries with fresh state)."""
+    INELIGIBLE_REPLICA, NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, ... As Kafka's leader, only
+    after OPERATION_NOT_ATTEMPTED and INELIGIBLE_REPLICA (nothing written) does it drop the proposal;
+    otherwise it keeps it pending until the controller's next LeaderAndIsr (leader_replication.py)."""
 
     def __init__(self, error_code: ErrorCode, message: str = "") -> None:
         super().__init__(message or error_code.name)

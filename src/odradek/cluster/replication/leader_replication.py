@@ -1,6 +1,8 @@
 """The leader's half of replication for every partition led here (Kafka's Partition): followers'
 positions from their fetches, the high watermark over the maximal ISR (never backwards), and ISR
-changes proposed through the `IsrUpdater` (AlterPartition), one in flight per partition.
+changes proposed through the `IsrUpdater` (AlterPartition), one in flight per partition. A refused
+change stays pending (the maximal ISR counts it) until the controller's next LeaderAndIsr, unless the
+controller says it wrote nothing (Kafka's handleAlterPartitionError).
 
 The replica manager owns the led partitions (`leading`) and calls `on_become_leader` as it applies a
 LeaderAndIsr; the fetch handler calls `is_replica` and `record_follower_fetch`, and for consumers
@@ -27,6 +29,7 @@ from odradek.cluster.replication.replica_selector import (
     select_read_replica,
 )
 from odradek.config.catalog_cluster import RACK_AWARE_SELECTOR
+from odradek.protocol.error_codes import ErrorCode
 from odradek.storage.partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -35,6 +38,27 @@ if TYPE_CHECKING:
 log = logging.getLogger("odradek.cluster.replicas")
 
 PartitionKey = tuple[str, int]
+
+#: The refusals that say a proposal was not written, and never will be by any controller (Kafka's
+#: handleAlterPartitionError): the leader goes back to its committed ISR.
+_NOT_WRITTEN = frozenset({ErrorCode.OPERATION_NOT_ATTEMPTED, ErrorCode.INELIGIBLE_REPLICA})
+#: The refusals after which the leader keeps its pending ISR until the controller's next LeaderAndIsr
+#: (Kafka's): the proposal may have been written by an attempt whose answer was lost. Any other error
+#: is sent again, until then. BROKER_NOT_AVAILABLE (ours): this broker is stopping.
+_AWAIT_LEADER_AND_ISR = frozenset(
+    {
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.INVALID_UPDATE_VERSION,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.UNKNOWN_TOPIC_ID,
+        ErrorCode.INVALID_REQUEST,
+        ErrorCode.NEW_LEADER_ELECTED,
+        ErrorCode.BROKER_NOT_AVAILABLE,
+    }
+)
+#: The pause before an ISR change refused with an unexpected error is sent again, doubling up to the max.
+ISR_CHANGE_RETRY_S = 0.1
+ISR_CHANGE_RETRY_MAX_S = 1.0
 
 
 class LeaderReplication:
@@ -255,39 +279,65 @@ class LeaderReplication:
         task.add_done_callback(self._isr_changes.discard)
 
     async def _submit(self, hosted: HostedPartition, state: LeaderState, proposal: ProposedIsr) -> None:
+        """Kafka's submitAlterPartition and its answer's handling: the pending ISR is dropped when the
+        controller committed it (or says it wrote nothing), kept otherwise until the next LeaderAndIsr
+        (which makes a new LeaderState), and sent again after an unexpected error."""
         assert self.isr_updater is not None
-        try:
-            committed = await self.isr_updater.submit(proposal)
-        except IsrUpdateFailed as error:
-            log.info(
-                "ISR change of %s-%d to %s refused: %s",
-                proposal.topic,
-                proposal.partition,
-                list(proposal.new_isr),
-                error.error_code.name,
-            )
-            committed = None
-        except Exception as error:
-            log.warning("ISR change of %s-%d failed", proposal.topic, proposal.partition, exc_info=error)
-            committed = None
-        finally:
-            state.pending_isr = None
-        if (
-            hosted.leader_state is not state
-            or self.leading.get((hosted.topic, hosted.partition)) is not hosted
-        ):
-            return  # a LeaderAndIsr has moved the partition on meanwhile
-        if committed is not None:
-            self._apply_committed_isr(hosted, committed)
+        pause = ISR_CHANGE_RETRY_S
+        while True:
+            try:
+                committed = await self.isr_updater.submit(proposal)
+            except IsrUpdateFailed as error:
+                if not self._current(hosted, state):
+                    return
+                code = error.error_code
+                log.info(
+                    "ISR change of %s-%d to %s refused: %s",
+                    proposal.topic,
+                    proposal.partition,
+                    list(proposal.new_isr),
+                    code.name,
+                )
+                if code in _NOT_WRITTEN:
+                    # The controller says the proposal was not (and can never be) written: as Kafka,
+                    # back to the committed ISR.
+                    self._drop_pending(hosted, state)
+                    return
+                if code in _AWAIT_LEADER_AND_ISR:
+                    # Maybe written by an earlier attempt whose answer was lost: the maximal ISR stays
+                    # (the high watermark keeps counting the replica it adds) until the controller's
+                    # next LeaderAndIsr replaces this state.
+                    return
+            except Exception as error:
+                log.warning("ISR change of %s-%d failed", proposal.topic, proposal.partition, exc_info=error)
+            else:
+                if self._current(hosted, state) and self._apply_committed_isr(hosted, committed):
+                    self._drop_pending(hosted, state)
+                return  # an answer for another epoch or an older state: pending until LeaderAndIsr
+            # Kafka sends it again at once; after a pause here (doubling, at most a second), so that
+            # a controller answering an unexpected error every time is not asked in a tight loop.
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, ISR_CHANGE_RETRY_MAX_S)
+            if not self._current(hosted, state):
+                return
+
+    def _current(self, hosted: HostedPartition, state: LeaderState) -> bool:
+        """Whether `state` is still the led partition's (no LeaderAndIsr moved it on meanwhile)."""
+        return hosted.leader_state is state and self.leading.get((hosted.topic, hosted.partition)) is hosted
+
+    def _drop_pending(self, hosted: HostedPartition, state: LeaderState) -> None:
+        state.pending_isr = None
         self._refresh_high_watermark_rule(hosted)
         self.maybe_advance_high_watermark(hosted)
 
-    def _apply_committed_isr(self, hosted: HostedPartition, committed: CommittedIsr) -> None:
+    def _apply_committed_isr(self, hosted: HostedPartition, committed: CommittedIsr) -> bool:
+        """Kafka's handleAlterPartitionUpdate: the committed ISR, unless the answer is for another
+        leader epoch or an older partition epoch (False then)."""
         if (
             committed.leader_epoch != hosted.leader_epoch
             or committed.partition_epoch < hosted.partition_epoch
         ):
-            return
+            return False
         hosted.isr = list(committed.isr)
         hosted.partition_epoch = committed.partition_epoch
         assert hosted.leader_state is not None
@@ -304,6 +354,7 @@ class LeaderReplication:
                 offline_replicas=list(cached.offline_replicas),
             )
             apply_partition_changes(self.cluster, hosted.topic, {hosted.partition: update}, hosted.topic_id)
+        return True
 
     def _refresh_high_watermark_rule(self, hosted: HostedPartition) -> None:
         """A partition with no follower moves its HW with every append (its log does); otherwise the

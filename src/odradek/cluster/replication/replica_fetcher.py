@@ -5,14 +5,17 @@ Each round sends one Fetch (replica_id and broker epoch in replica_state, each p
 leader epoch and last fetched epoch) and applies the answer partition by partition:
 - records are appended as they are (`Log.append_as_follower`: offsets, leader epochs, producer state
   kept; the epoch cache learns each new epoch), then the follower's high watermark becomes
-  min(leader's HW, own log end) and its log start follows the leader's;
+  min(leader's HW, own log end), lower than before too, as Kafka's (a new leader's lags), and its
+  log start follows the leader's;
 - DivergingEpoch truncates the log where it stops agreeing with the leader (KIP-101/279), then the
   fetch goes on from the new log end;
 - OFFSET_OUT_OF_RANGE: ask the leader's log end (ListOffsets as a replica); below ours, truncate to
   it (an unclean leader); else, when the leader's log start is past our end, start over empty there;
 - other partition errors (a leadership on the move) retry that partition after
   `replica.fetch.backoff.ms`; a lost connection backs off the whole fetcher as long.
-A partition removed (or moved to a new epoch) while its fetch is in flight ignores that fetch's answer.
+A partition removed (or moved to a new epoch) while its fetch is in flight ignores that fetch's answer,
+and so does one removed while that answer's handling waits (a flush, a ListOffsets): Kafka holds
+partitionMapLock across it, here the handling asks again after each wait (`_follows`).
 Fetches run in a fetch session with the leader (fetch_session.py, KIP-227): after a full one, each
 names only the partitions whose position moved, and the leader answers only those with news.
 """
@@ -154,6 +157,14 @@ class ReplicaFetcher:
 
     def remove(self, key: PartitionKey) -> FetchState | None:
         return self.partitions.pop(key, None)
+
+    def _follows(self, state: FetchState) -> bool:
+        """Whether this fetcher still follows the partition as `state` (same leader epoch: a
+        LeaderAndIsr replaces the FetchState, or takes it away when this broker leads). Kafka holds
+        partitionMapLock while it applies an answer; here the answer's handling awaits (a flush, the
+        ListOffsets of an out-of-range offset), so it asks again after each wait before it truncates
+        or moves the high watermark or the log start."""
+        return self.partitions.get(state.key) is state
 
     def close_connection(self) -> None:
         # Also after a failed or abandoned fetch: the leader may or may not have taken its epoch.
@@ -353,11 +364,14 @@ class ReplicaFetcher:
                 if job is not None:
                     await asyncio.to_thread(job.run)
                     replica_log.complete_flush(job)
+                    if not self._follows(state):
+                        return  # led here, or followed at a newer epoch, since: not this answer's
         if data.log_start_offset > replica_log.log_start_offset:
             replica_log.increment_log_start_offset(min(data.log_start_offset, replica_log.log_end_offset))
-        high_watermark = min(data.high_watermark, replica_log.log_end_offset)
-        if high_watermark > replica_log.high_watermark or records:
-            replica_log.update_high_watermark(high_watermark)
+        # Kafka's maybeUpdateHighWatermark: the leader's, clamped to this log, lower too (a new
+        # leader's lags until the records of its epoch are replicated); a leader's never goes back.
+        before = replica_log.high_watermark
+        if replica_log.update_high_watermark(data.high_watermark) != before or records:
             self.context.on_appended(TopicPartition(state.topic, state.partition))
 
     def _truncate_on_divergence(self, state: FetchState, leader_epoch: int, leader_end: int) -> None:
@@ -382,6 +396,8 @@ class ReplicaFetcher:
         """Kafka's fetchOffsetAndTruncate."""
         replica_log = state.log
         leader_end = await self._leader_offset(connection, state, LATEST_TIMESTAMP)
+        if not self._follows(state):
+            return  # led here, or followed at a newer epoch, since: nothing of the old one to act on
         if leader_end is None:
             self._delay(state)
             return
@@ -389,6 +405,8 @@ class ReplicaFetcher:
             self._truncate(state, leader_end, f"out of range: the leader's log ends at {leader_end}")
             return
         leader_start = await self._leader_offset(connection, state, EARLIEST_TIMESTAMP)
+        if not self._follows(state):
+            return
         if leader_start is None:
             self._delay(state)
             return

@@ -118,6 +118,12 @@ def broker_registration(zk: ZooKeeperClient, broker_id: int) -> tuple[BrokerRegi
     return BrokerRegistration.parse(broker_id, data), int(stat.czxid)
 
 
+def broker_epoch(zk: ZooKeeperClient, broker_id: int) -> int | None:
+    """A broker's epoch (its registration's czxid) as ZooKeeper has it now; None when not registered."""
+    found = zk.read(paths.broker(broker_id))
+    return None if found is None else int(found[1].czxid)
+
+
 def live_broker_ids(zk: ZooKeeperClient) -> list[int]:
     """The ids of the registered brokers, in order (non-numeric children, never Kafka's, are skipped)."""
     return sorted(int(name) for name in zk.children(paths.BROKER_IDS) if name.isdigit())

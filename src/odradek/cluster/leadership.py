@@ -1,0 +1,36 @@
+"""Which partitions this broker leads, and at which leader epoch: what every append as leader stamps on
+its batches and checks first (Kafka's Partition.appendRecordsToLeader takes the partition's own
+leaderEpoch, set by the last LeaderAndIsr applied).
+
+In a cluster the replica manager answers, never the metadata cache: the controller sends UpdateMetadata
+before LeaderAndIsr (at failover, when a broker registers again), so for one round trip the cache of a
+broker that still leads at epoch e names the next leader at e+1. A batch stamped e+1 there would pass,
+at that next leader, for one of its own: the follower this broker becomes would find no divergence and
+keep records the leader never had. A single node has no controller: its own cache is the authority.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from odradek.cluster.metadata import ClusterMetadata
+
+
+class Leadership(Protocol):
+    def leader_epoch(self, topic: str, partition: int) -> int | None:
+        """The leader epoch this broker leads the partition at; None when it does not lead it."""
+        ...
+
+
+class SingleNodeLeadership:
+    """A single node leads what its metadata says it leads (every partition), at the epoch it says."""
+
+    def __init__(self, cluster: ClusterMetadata, node_id: int) -> None:
+        self.cluster = cluster
+        self.node_id = node_id
+
+    def leader_epoch(self, topic: str, partition: int) -> int | None:
+        state = self.cluster.partition(topic, partition)
+        if state is None or state.leader_id != self.node_id:
+            return None
+        return state.leader_epoch
