@@ -42,6 +42,7 @@ from odradek.protocol.records.control import (
 )
 from odradek.protocol.records.convert import down_convert_batches, up_convert_message_set
 from odradek.protocol.records.errors import (
+    CompressedSizeError,
     CompressionError,
     CorruptRecordError,
     DecompressedSizeError,
@@ -73,6 +74,7 @@ __all__ = [
     "NO_PRODUCER_ID",
     "NO_SEQUENCE",
     "NO_TIMESTAMP",
+    "CompressedSizeError",
     "Compression",
     "CompressionError",
     "ControlRecordType",

@@ -90,10 +90,11 @@ class RecordBatch:
             raise CorruptRecordError(f"record batch at position {pos} fails its CRC-32C check")
         compression = header.compression
         raw = memoryview(buf)[pos + HEADER_SIZE : end]
+        # bytes, not the codec's bytearray: the records' keys and values are slices of it
         if compression is Compression.NONE:
             payload = bytes(raw)
         else:
-            payload = decompress(compression, raw, MAGIC_V2, max_decompressed_size)
+            payload = bytes(decompress(compression, raw, MAGIC_V2, max_decompressed_size))
         timestamp_type = header.timestamp_type
         log_append_time = header.max_timestamp if timestamp_type is TimestampType.LOG_APPEND_TIME else None
         records = decode_records(

@@ -27,3 +27,7 @@ class CompressionError(RecordsError):
 
 class DecompressedSizeError(CompressionError):
     """Decompressed output would exceed the caller's limit (a guard against decompression bombs)."""
+
+
+class CompressedSizeError(CompressionError):
+    """Compressed output would exceed the caller's limit (a batch rewritten past max.message.bytes)."""

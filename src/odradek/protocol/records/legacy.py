@@ -242,8 +242,8 @@ def _encode_message(
     magic: int,
     attributes: int,
     timestamp: int,
-    key: bytes | None,
-    value: bytes | None,
+    key: Buffer | None,
+    value: Buffer | None,
 ) -> None:
     body = bytearray((magic, attributes))
     try:
