@@ -24,7 +24,9 @@ from odradek.protocol.records.batch import (
     iter_record_batches,
 )
 from odradek.protocol.records.compression import (
+    CHUNK_SIZE,
     DEFAULT_MAX_DECOMPRESSED_SIZE,
+    Progress,
     TargetCompression,
     check_codec_allowed,
     compress,
@@ -46,6 +48,7 @@ from odradek.protocol.records.errors import (
     CompressionError,
     CorruptRecordError,
     DecompressedSizeError,
+    InvalidRecordsError,
     RecordsError,
     RecordsTruncatedError,
     UnsupportedCompressionError,
@@ -60,10 +63,12 @@ from odradek.protocol.records.header import (
     patch_partition_leader_epoch,
 )
 from odradek.protocol.records.legacy import LegacyBatch, MessageSet, build_message_set, decode_message_set
-from odradek.protocol.records.recompress import recompress_batch
+from odradek.protocol.records.recompress import rebuild_batch, recompress_batch, records_section
 from odradek.protocol.records.record import Record, RecordHeader
+from odradek.protocol.records.record_walk import RecordsSummary, renumber_offsets, walk_records
 
 __all__ = [
+    "CHUNK_SIZE",
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "HEADER_SIZE",
     "MAGIC_V0",
@@ -81,14 +86,17 @@ __all__ = [
     "CorruptRecordError",
     "DecompressedSizeError",
     "EndTransactionMarker",
+    "InvalidRecordsError",
     "LegacyBatch",
     "MessageSet",
+    "Progress",
     "Record",
     "RecordBatch",
     "RecordBatchBuilder",
     "RecordBatchHeader",
     "RecordHeader",
     "RecordsError",
+    "RecordsSummary",
     "RecordsTruncatedError",
     "TargetCompression",
     "TimestampType",
@@ -111,7 +119,11 @@ __all__ = [
     "patch_log_append_time",
     "patch_partition_leader_epoch",
     "read_end_transaction_marker",
+    "rebuild_batch",
     "recompress_batch",
+    "records_section",
+    "renumber_offsets",
     "split_complete_batches",
     "up_convert_message_set",
+    "walk_records",
 ]

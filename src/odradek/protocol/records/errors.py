@@ -17,6 +17,11 @@ class CorruptRecordError(RecordsError):
     """Bytes that are structurally wrong: bad magic, impossible lengths, CRC mismatch, bad varints."""
 
 
+class InvalidRecordsError(CorruptRecordError):
+    """The records of a whole, CRC-valid batch that do not read as its header says: fewer or more than
+    it declares, or malformed (Kafka's InvalidRecordException, INVALID_RECORD)."""
+
+
 class UnsupportedCompressionError(RecordsError):
     """A compression codec that is unknown, or not allowed at this message format version."""
 
