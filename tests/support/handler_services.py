@@ -97,9 +97,11 @@ class HandlerBroker:
         assert found is not None, f"no log for {topic}-{partition}"
         return found
 
-    async def call(self, request: Any, version: int, listener: str = LISTENER) -> Any:
+    async def call(
+        self, request: Any, version: int, listener: str = LISTENER, client_port: int = 50000
+    ) -> Any:
         """The handler's response to `request` sent at `version` on `listener` (decoded from its own
-        encoding)."""
+        encoding), from the connection of `client_port` (one client's connection by default)."""
         api_key = type(request).API_KEY
         registration = registration_for(api_key, version, self.services.mode)
         assert registration is not None, f"the broker does not serve API {api_key} v{version}"
@@ -110,7 +112,7 @@ class HandlerBroker:
             correlation_id=self._correlation_id,
             client_id="handler-tests",
         )
-        context = RequestContext(header, version, "127.0.0.1", 50000, listener, self.services)
+        context = RequestContext(header, version, "127.0.0.1", client_port, listener, self.services)
         decoded = type(request).decode(request.encode(version), version)
         return await registration.handler(decoded, context)
 
@@ -123,5 +125,5 @@ class HandlerBroker:
         return type(response).decode(response.encode(version), version)
 
     def close(self) -> None:
-        self.services.recompression.shutdown()
+        self.services.record_workers.shutdown()
         self.logs.shutdown()

@@ -37,9 +37,9 @@ from odradek.storage.log_append import AppendResult, validate_batches, write_bat
 from odradek.storage.log_loader import load_log
 from odradek.storage.offsets_by_time import TimestampAndOffset, fetch_offset_by_timestamp
 from odradek.storage.partition import TopicPartition
+from odradek.storage.prepared_appends import PreparedAppend, prepare_append
 from odradek.storage.producer_recovery import delete_snapshots_below, write_snapshot
 from odradek.storage.producer_state import AppendOrigin, ProducerStateManager
-from odradek.storage.recompression import RecompressedBatches, recompress_for_append
 from odradek.storage.retention import delete_old_segments
 from odradek.storage.segment import LogSegment
 from odradek.storage.truncation import truncate_fully_and_start_at, truncate_to
@@ -231,19 +231,24 @@ class Log:
         *,
         leader_epoch: int = 0,
         origin: AppendOrigin = AppendOrigin.CLIENT,
-        recompressed: RecompressedBatches | None = None,
+        prepared: PreparedAppend | None = None,
     ) -> AppendResult:
         """Append one or more v2 batches as the leader: offsets (and the partition leader epoch, and for
         LogAppendTime topics the timestamp) are patched into ``records`` in place, then written; a batch
         whose codec differs from the topic's compression.type is rewritten in it first (into a new
-        buffer: ``recompressed`` if it was prepared from these batches for the current codec).
+        buffer). What needs the batches' records (that rewrite, the topic's rules on keys and
+        timestamps) is ``prepared`` if it was made from these bytes for the config the log has, and is
+        done here otherwise (see prepared_appends).
 
-        Raises CorruptRecordError, RecordTooLargeError, InvalidRecordError, and the producer-state errors;
-        DuplicateSequenceError carries the offsets a retried batch got the first time.
+        Raises CorruptRecordError, RecordTooLargeError, InvalidRecordError, InvalidTimestampError, and
+        the producer-state errors; DuplicateSequenceError carries the offsets a retried batch got the
+        first time.
         """
         now = self.clock()
-        headers = validate_batches(records, self.config, origin, now)
-        records, headers = recompress_for_append(records, headers, self.config, recompressed)
+        headers = validate_batches(records, self.config, origin)
+        if prepared is None or not prepared.made_for(records, self.config):
+            prepared = prepare_append(records, headers, self.config, now, origin)
+        records, headers = prepared.records_to_store(records, headers)
         offset = self.log_end_offset
         log_append_time = now if self.config.log_append_time else NO_TIMESTAMP
         for header in headers:

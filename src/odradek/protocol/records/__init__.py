@@ -51,6 +51,7 @@ from odradek.protocol.records.errors import (
     InvalidRecordsError,
     RecordsError,
     RecordsTruncatedError,
+    TooManyRecordsError,
     UnsupportedCompressionError,
 )
 from odradek.protocol.records.framing import split_complete_batches
@@ -62,7 +63,13 @@ from odradek.protocol.records.header import (
     patch_log_append_time,
     patch_partition_leader_epoch,
 )
-from odradek.protocol.records.legacy import LegacyBatch, MessageSet, build_message_set, decode_message_set
+from odradek.protocol.records.legacy import (
+    LegacyBatch,
+    MessageSet,
+    build_message_set,
+    decode_message_set,
+    scan_message_set,
+)
 from odradek.protocol.records.recompress import rebuild_batch, recompress_batch, records_section
 from odradek.protocol.records.record import Record, RecordHeader
 from odradek.protocol.records.record_walk import RecordsSummary, renumber_offsets, walk_records
@@ -100,6 +107,7 @@ __all__ = [
     "RecordsTruncatedError",
     "TargetCompression",
     "TimestampType",
+    "TooManyRecordsError",
     "UnsupportedCompressionError",
     "build_end_transaction_marker_batch",
     "build_message_set",
@@ -123,6 +131,7 @@ __all__ = [
     "recompress_batch",
     "records_section",
     "renumber_offsets",
+    "scan_message_set",
     "split_complete_batches",
     "up_convert_message_set",
     "walk_records",

@@ -16,33 +16,39 @@ from odradek.protocol.records.attributes import (
     TimestampType,
 )
 from odradek.protocol.records.batch import RecordBatchBuilder, iter_record_batches
-from odradek.protocol.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, check_codec_allowed
+from odradek.protocol.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Progress, check_codec_allowed
 from odradek.protocol.records.errors import RecordsError, RecordsTruncatedError, UnsupportedCompressionError
 from odradek.protocol.records.header import Buffer
 from odradek.protocol.records.legacy import MessageSet, build_message_set, decode_message_set
 from odradek.protocol.records.record import Record
+
+#: Records converted between two calls of a conversion's ``progress``.
+_RECORDS_PER_STEP = 16 * 1024
 
 
 def up_convert_message_set(
     message_set: MessageSet | Buffer,
     *,
     compression: Compression | None = None,
+    level: int | None = None,
     base_offset: int | None = None,
     timestamp_type: TimestampType = TimestampType.CREATE_TIME,
     log_append_time: int | None = None,
     verify_crc: bool = True,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    progress: Progress | None = None,
 ) -> bytes:
     """One v2 batch holding every record of a v0/v1 message set (b"" if it holds none).
 
-    ``compression`` None keeps the producer's codec (Kafka's compression.type=producer). ``base_offset``
-    None keeps the records' offsets, which must then increase; otherwise offsets are assigned from it,
-    as the broker does on append. v0 records keep NO_TIMESTAMP (-1). A message set given as bytes must
-    be whole: a produce request with a partial trailing message is malformed.
+    ``compression`` None keeps the producer's codec (Kafka's compression.type=producer), at ``level``.
+    ``base_offset`` None keeps the records' offsets, which must then increase; otherwise offsets are
+    assigned from it, as the broker does on append. v0 records keep NO_TIMESTAMP (-1). A message set
+    given as bytes must be whole: a produce request with a partial trailing message is malformed.
+    ``progress`` is called every few thousand records (and by the codecs), and may raise to stop.
     """
     if not isinstance(message_set, MessageSet):
         message_set = decode_message_set(
-            message_set, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size
+            message_set, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size, progress=progress
         )
         if message_set.truncated:
             raise RecordsTruncatedError("message set ends inside a message")
@@ -56,11 +62,17 @@ def up_convert_message_set(
         )
     first_offset = records[0].offset if base_offset is None else base_offset
     builder = RecordBatchBuilder(
-        first_offset, compression=compression, timestamp_type=timestamp_type, log_append_time=log_append_time
+        first_offset,
+        compression=compression,
+        timestamp_type=timestamp_type,
+        log_append_time=log_append_time,
+        compression_level=level,
     )
     for index, record in enumerate(records):
         offset = record.offset if base_offset is None else base_offset + index
         builder.append(record.timestamp, record.key, record.value, (), offset)
+        if progress is not None and index % _RECORDS_PER_STEP == _RECORDS_PER_STEP - 1:
+            progress(0)
     return builder.build()
 
 

@@ -36,3 +36,7 @@ class DecompressedSizeError(CompressionError):
 
 class CompressedSizeError(CompressionError):
     """Compressed output would exceed the caller's limit (a batch rewritten past max.message.bytes)."""
+
+
+class TooManyRecordsError(RecordsError):
+    """More records than the caller reads in one go (a bound on the work hostile input can cause)."""
