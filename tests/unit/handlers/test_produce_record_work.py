@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from odradek.handlers.context import CloseConnection
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from odradek.protocol.records import (
@@ -256,3 +257,29 @@ async def test_a_batch_of_more_records_than_the_broker_walks_is_message_too_larg
     response = await handler_broker.call(_produce("c", bomb), 9)
     assert _codes(response) == [ErrorCode.MESSAGE_TOO_LARGE]
     assert walked == []
+
+
+async def test_a_produce_whose_rewrites_the_stopping_broker_ends_closes_its_connection_unappended(
+    handler_broker: HandlerBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The broker's close stops the record workers before it drains its connections: the rewrites
+    # under way end at their next chunk instead of holding the stop until they are done.
+    await handler_broker.create_topic("g", partitions=8, configs={"compression.type": "gzip"})
+    rewriting = threading.Event()
+    rebuilt: list[int] = []
+    real = prepared_appends.rebuild_batch
+
+    def spy(*args: Any, **kwargs: Any) -> bytearray:
+        rebuilt.append(1)
+        rewriting.set()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(prepared_appends, "rebuild_batch", spy)
+    request = _produce("g", _bomb(64 * 1024 * 1024), partitions=8)
+    produce = asyncio.create_task(handler_broker.call(request, 9))
+    assert await asyncio.to_thread(rewriting.wait, 30)
+    handler_broker.services.record_workers.shutdown()
+    with pytest.raises(CloseConnection):
+        await produce
+    assert len(rebuilt) < 8
+    assert sum(handler_broker.log("g", p).log_end_offset for p in range(8)) == 0
