@@ -5,6 +5,7 @@ functions, which move whole batches without decoding their records. Every error 
 a ``RecordsError``, itself a ``CodecError``.
 """
 
+from odradek.protocol.records import convert
 from odradek.protocol.records.attributes import (
     MAGIC_V0,
     MAGIC_V1,
@@ -42,7 +43,12 @@ from odradek.protocol.records.control import (
     encode_end_transaction_marker_value,
     read_end_transaction_marker,
 )
-from odradek.protocol.records.convert import down_convert_batches, up_convert_message_set
+from odradek.protocol.records.convert import (
+    DownConverted,
+    down_convert,
+    down_convert_batches,
+    up_convert_message_set,
+)
 from odradek.protocol.records.errors import (
     CompressedSizeError,
     CompressionError,
@@ -92,6 +98,7 @@ __all__ = [
     "ControlRecordType",
     "CorruptRecordError",
     "DecompressedSizeError",
+    "DownConverted",
     "EndTransactionMarker",
     "InvalidRecordsError",
     "LegacyBatch",
@@ -114,10 +121,12 @@ __all__ = [
     "build_record_batch",
     "check_codec_allowed",
     "compress",
+    "convert",
     "decode_control_key",
     "decode_end_transaction_marker",
     "decode_message_set",
     "decompress",
+    "down_convert",
     "down_convert_batches",
     "encode_control_key",
     "encode_end_transaction_marker_value",
