@@ -42,6 +42,12 @@ if TYPE_CHECKING:
 
 Buffer = bytes | bytearray | memoryview
 
+#: The most records a client's batch may hold (librdkafka's largest batch.num.messages), where Kafka
+#: has no bound: a few hundred bytes of zstd can hold millions of tiny records, which the broker reads
+#: one by one in Python (a rewrite, a compacted topic's keys, an old consumer's fetch). MESSAGE_TOO_LARGE,
+#: on which producers split their batch.
+MAX_RECORDS_PER_BATCH = 1_000_000
+
 
 def validate_batches(records: Buffer, config: LogConfig, origin: AppendOrigin) -> list[RecordBatchHeader]:
     """Headers (``pos`` relative to ``records``) of the batches making up ``records`` exactly.
@@ -86,6 +92,13 @@ def _check_header_rules(header: RecordBatchHeader, origin: AppendOrigin) -> None
             )
         if header.producer_id >= 0 and header.base_sequence < 0:
             raise InvalidRecordError(f"batch from producer {header.producer_id} has no sequence number")
+        if header.records_count > MAX_RECORDS_PER_BATCH:
+            raise RecordTooLargeError(
+                -1,
+                MAX_RECORDS_PER_BATCH,
+                message=f"record batch holds {header.records_count} records, more than the broker takes in "
+                f"one batch ({MAX_RECORDS_PER_BATCH})",
+            )
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,10 @@ while the event loop runs.
 
 Bounds, beyond Kafka's (which has none; without them a few hundred bytes could hold the broker for
 minutes): a batch may decompress to 128 MiB (``max.message.bytes`` when it is stored uncompressed)
-and hold 1,000,000 records the broker reads one by one; one request's work may take 256 MiB
-decompressed and 4,000,000 records (``RecordBudget``). Past them the partition is MESSAGE_TOO_LARGE,
-on which producers split their batches. A rewritten batch stops being compressed as soon as it
-passes ``max.message.bytes``.
+and hold 1,000,000 records (``log_append.MAX_RECORDS_PER_BATCH``, checked from the header); one
+request's work may take 256 MiB decompressed and 4,000,000 records (``RecordBudget``). Past them the
+partition is MESSAGE_TOO_LARGE, on which producers split their batches. A rewritten batch stops
+being compressed as soon as it passes ``max.message.bytes``.
 """
 
 from __future__ import annotations
@@ -55,8 +55,6 @@ from odradek.storage.record_workers import Checkpoint
 
 Buffer = bytes | bytearray | memoryview
 
-#: Records of one batch the broker reads one by one (librdkafka's largest batch.num.messages).
-MAX_RECORDS_PER_BATCH = 1_000_000
 #: What one request's record work may decompress, and how many records it may read.
 REQUEST_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
 REQUEST_MAX_RECORDS = 4_000_000
@@ -175,13 +173,6 @@ def _work(
     for header in headers:
         rewrite = _needs_rewrite(header, target)
         if rewrite or needs_walk(header, config, now, client):
-            if header.records_count > MAX_RECORDS_PER_BATCH:
-                raise RecordTooLargeError(
-                    -1,
-                    MAX_RECORDS_PER_BATCH,
-                    message=f"record batch holds {header.records_count} records, more than the broker reads "
-                    f"in one batch ({MAX_RECORDS_PER_BATCH})",
-                )
             if budget is not None:
                 budget.take_records(header.records_count)
             section = records_section(records, header, decompression_bound(config), decompressed)
@@ -253,7 +244,7 @@ def storage_error(error: RecordsError, config: LogConfig) -> StorageError:
             f"({config.max_message_bytes})",
         )
     if isinstance(error, TooManyRecordsError):
-        return RecordTooLargeError(-1, MAX_RECORDS_PER_BATCH, message=str(error))
+        return RecordTooLargeError(-1, -1, message=str(error))
     if isinstance(error, InvalidRecordsError):
         return InvalidRecordError(str(error))
     return CorruptRecordError(str(error))

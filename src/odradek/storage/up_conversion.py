@@ -20,9 +20,8 @@ from odradek.protocol.records import (
 )
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import CorruptRecordError, InvalidRecordError, RecordTooLargeError, StorageError
-from odradek.storage.log_append import validate_batches
+from odradek.storage.log_append import MAX_RECORDS_PER_BATCH, validate_batches
 from odradek.storage.prepared_appends import (
-    MAX_RECORDS_PER_BATCH,
     PreparedAppend,
     RecordBudget,
     decompression_bound,

@@ -27,7 +27,7 @@ from odradek.protocol.records import (
     compress,
 )
 from odradek.protocol.records import batch as batch_module
-from odradek.storage import prepared_appends
+from odradek.storage import log_append, prepared_appends
 from odradek.storage.fetch import FetchIsolation
 from tests.support.controller_requests import leader_and_isr, update_metadata
 from tests.support.hand_built_batches import START_MS, hand_built_batch, hand_built_record
@@ -243,20 +243,22 @@ async def test_a_compacted_topic_s_keys_are_checked_in_a_record_worker_not_on_th
     assert len(threads) == 2 and all(name.startswith("odradek-records") for name in threads)
 
 
-async def test_a_batch_of_more_records_than_the_broker_walks_is_message_too_large_unread(
-    handler_broker: HandlerBroker, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("configs", [{"cleanup.policy": "compact"}, {}], ids=["compacted", "plain"])
+async def test_a_batch_of_more_records_than_the_broker_takes_in_one_is_message_too_large_unread(
+    handler_broker: HandlerBroker, monkeypatch: pytest.MonkeyPatch, configs: dict[str, str]
 ) -> None:
     # 1,000,000 in the broker: a few hundred bytes of zstd hold millions of seven-byte records, which
-    # take seconds to walk in Python (a compacted topic's keys); a producer told MESSAGE_TOO_LARGE
-    # splits its batch.
-    monkeypatch.setattr(prepared_appends, "MAX_RECORDS_PER_BATCH", 1000, raising=False)
-    await handler_broker.create_topic("c", configs={"cleanup.policy": "compact"})
+    # take seconds to read one by one in Python (a compacted topic's keys, an old consumer's fetch);
+    # a producer told MESSAGE_TOO_LARGE splits its batch.
+    monkeypatch.setattr(log_append, "MAX_RECORDS_PER_BATCH", 1000, raising=False)
+    await handler_broker.create_topic("c", configs=configs)
     walked: list[int] = []
     monkeypatch.setattr(prepared_appends, "walk_records", lambda *a, **k: walked.append(1), raising=False)
     bomb = hand_built_batch(hand_built_record(0, None) * 1001, Compression.ZSTD, count=1001)
     response = await handler_broker.call(_produce("c", bomb), 9)
     assert _codes(response) == [ErrorCode.MESSAGE_TOO_LARGE]
     assert walked == []
+    assert handler_broker.log("c").log_end_offset == 0
 
 
 async def test_a_produce_whose_rewrites_the_stopping_broker_ends_closes_its_connection_unappended(
