@@ -69,6 +69,7 @@ from odradek.protocol.messages.fetch import (
     NodeEndpoint,
     PartitionData,
 )
+from odradek.protocol.records import Compression
 from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage.errors import OffsetOutOfRangeError, StorageError
 from odradek.storage.fetch import FetchDataInfo, FetchIsolation
@@ -487,7 +488,8 @@ def _unreadable_format(log: Log, replica_id: int, api_version: int) -> ErrorCode
     """Kafka's KafkaApis.maybeConvertFetchedData: a zstd topic is not served before v10 (which those
     clients cannot read), nor a consumer's v0-3 fetch (read by converting down) of a topic with
     message.downconversion.enable false."""
-    if api_version < 10 and log.config.compression_type == "zstd":
+    stored = log.config.compression
+    if api_version < 10 and stored is not None and stored.compression is Compression.ZSTD:
         return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
     if api_version <= 3 and replica_id < 0 and not log.config.message_downconversion_enable:
         return ErrorCode.UNSUPPORTED_VERSION

@@ -26,6 +26,7 @@ from odradek.protocol.records.batch import (
 )
 from odradek.protocol.records.compression import (
     CHUNK_SIZE,
+    COMPRESSION_TYPES,
     DEFAULT_MAX_DECOMPRESSED_SIZE,
     Progress,
     TargetCompression,
@@ -82,6 +83,7 @@ from odradek.protocol.records.record_walk import RecordsSummary, renumber_offset
 
 __all__ = [
     "CHUNK_SIZE",
+    "COMPRESSION_TYPES",
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "HEADER_SIZE",
     "MAGIC_V0",

@@ -78,6 +78,18 @@ ZSTD_DEFAULT_LEVEL = 3
 _GZIP_WBITS = 16 + zlib.MAX_WBITS  # a gzip member, not a bare zlib stream
 
 
+#: compression.type's values (Kafka's BrokerCompressionType) and the codec each stores batches in;
+#: ``producer`` keeps each batch's own.
+COMPRESSION_TYPES: dict[str, Compression | None] = {
+    "uncompressed": Compression.NONE,
+    "zstd": Compression.ZSTD,
+    "lz4": Compression.LZ4,
+    "snappy": Compression.SNAPPY,
+    "gzip": Compression.GZIP,
+    "producer": None,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class TargetCompression:
     """A codec and its level, as a topic's compression.type and compression.<codec>.level name them
