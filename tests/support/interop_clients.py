@@ -108,17 +108,7 @@ def kafka_python_producer(bootstrap: str, **config: Any) -> KafkaProducer:
 def kafka_python_produce(producer: KafkaProducer, topic: str, produced: list[Sample]) -> list[Any]:
     """Send every sample to its explicit partition; returns the record metadata of each, in order."""
     try:
-        futures = [
-            producer.send(
-                topic,
-                key=s.key,
-                value=s.value,
-                partition=s.partition,
-                headers=list(s.headers),
-                timestamp_ms=s.timestamp,
-            )
-            for s in produced
-        ]
+        futures = [producer.send(topic, **_send_arguments(s)) for s in produced]
         producer.flush(20)
         return [f.get(timeout=20) for f in futures]
     finally:
@@ -171,17 +161,7 @@ async def aiokafka_produce(bootstrap: str, topic: str, produced: list[Sample], *
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, **{"linger_ms": 20, **config})
     await producer.start()
     try:
-        futures = [
-            await producer.send(
-                topic,
-                key=s.key,
-                value=s.value,
-                partition=s.partition,
-                headers=list(s.headers),
-                timestamp_ms=s.timestamp,
-            )
-            for s in produced
-        ]
+        futures = [await producer.send(topic, **_send_arguments(s)) for s in produced]
         return list(await asyncio.gather(*futures))
     finally:
         await producer.stop()
@@ -214,3 +194,14 @@ def aiokafka_consumed(record: AioRecord) -> Consumed:
     return Consumed(
         record.partition, record.offset, record.key, record.value, tuple(record.headers), record.timestamp
     )
+
+
+def _send_arguments(sample: Sample) -> dict[str, Any]:
+    """A sample as kafka-python's and aiokafka's ``send`` take it (their arguments are the same)."""
+    return {
+        "key": sample.key,
+        "value": sample.value,
+        "partition": sample.partition,
+        "headers": list(sample.headers),
+        "timestamp_ms": sample.timestamp,
+    }

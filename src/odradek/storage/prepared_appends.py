@@ -66,30 +66,24 @@ class RecordBudget:
     """What one request's record work may still take (its jobs may run in several threads)."""
 
     def __init__(self) -> None:
-        self._decompressed = REQUEST_MAX_DECOMPRESSED_BYTES
-        self._records = REQUEST_MAX_RECORDS
+        self._left = {"bytes decompressed": REQUEST_MAX_DECOMPRESSED_BYTES, "records": REQUEST_MAX_RECORDS}
         self._lock = threading.Lock()
 
     def take_decompressed(self, size: int) -> None:
-        with self._lock:
-            self._decompressed -= size
-            if self._decompressed < 0:
-                raise RecordTooLargeError(
-                    -1,
-                    REQUEST_MAX_DECOMPRESSED_BYTES,
-                    message="the request's record batches decompress to more than the broker reads for "
-                    f"one request ({REQUEST_MAX_DECOMPRESSED_BYTES} bytes)",
-                )
+        self._take("bytes decompressed", size, REQUEST_MAX_DECOMPRESSED_BYTES)
 
     def take_records(self, count: int) -> None:
+        self._take("records", count, REQUEST_MAX_RECORDS)
+
+    def _take(self, what: str, amount: int, limit: int) -> None:
         with self._lock:
-            self._records -= count
-            if self._records < 0:
+            self._left[what] -= amount
+            if self._left[what] < 0:
                 raise RecordTooLargeError(
                     -1,
-                    REQUEST_MAX_RECORDS,
-                    message="the request's record batches hold more records than the broker reads for "
-                    f"one request ({REQUEST_MAX_RECORDS})",
+                    limit,
+                    message=f"the request's record batches take more {what} than the broker "
+                    f"allows one request ({limit})",
                 )
 
 

@@ -243,3 +243,12 @@ async def test_a_transaction_completes_only_once_its_markers_are_on_the_in_sync_
         assert await followers.answer(E.NONE) == ("data", 0, 2)  # written again, replicated this time
         await retrying
         assert coordinator.state_log.txns[TXN].state is TxnState.COMPLETE_COMMIT
+
+
+async def test_the_transaction_state_topic_is_created_uncompressed_as_kafka_creates_it(
+    handler_broker: HandlerBroker,
+) -> None:
+    # Kafka's TransactionStateManager sets compression.type=uncompressed (it was producer here);
+    # __consumer_offsets keeps producer, as Kafka's GroupCoordinator creates it.
+    async with running(handler_broker):
+        assert handler_broker.log(TRANSACTION_STATE_TOPIC, 0).config.compression_type == "uncompressed"

@@ -197,18 +197,8 @@ def _check_size(out: bytearray, max_size: int, what: str, too_large: type[Compre
 def _gzip_compress(data: Buffer, level: int, max_size: int, progress: Progress | None) -> bytearray:
     # zlib (the stdlib's, which releases the GIL as it deflates) wrote gzip a third faster than
     # cramjam at Kafka's default level when measured.
-    view = memoryview(data)
     deflater = zlib.compressobj(level, zlib.DEFLATED, _GZIP_WBITS)
-    out = bytearray()
-    for start in range(0, len(view), CHUNK_SIZE):
-        chunk = view[start : start + CHUNK_SIZE]
-        out += deflater.compress(chunk)
-        _check_size(out, max_size, "compressed gzip", CompressedSizeError)
-        if progress is not None:
-            progress(len(chunk))
-    out += deflater.flush()
-    _check_size(out, max_size, "compressed gzip", CompressedSizeError)
-    return out
+    return _stream_compressed(data, deflater.compress, deflater.flush, max_size, progress, "gzip")
 
 
 def _gzip_decompress(data: Buffer, max_size: int, progress: Progress | None) -> bytearray:
@@ -293,19 +283,31 @@ def _xerial_compress(data: Buffer, max_size: int, progress: Progress | None) -> 
 
 
 def _zstd_compress(data: Buffer, level: int, max_size: int, progress: Progress | None) -> bytearray:
-    view = memoryview(data)
     # The frame states its content size, as a one-shot compression writes it, so a reader can
     # check its bound before decompressing.
-    compressor = zstandard.ZstdCompressor(level=level).compressobj(size=len(view))
+    compressor = zstandard.ZstdCompressor(level=level).compressobj(size=len(memoryview(data)))
+    return _stream_compressed(data, compressor.compress, compressor.flush, max_size, progress, "zstd")
+
+
+def _stream_compressed(
+    data: Buffer,
+    compress_chunk: Callable[[memoryview], bytes],
+    flush: Callable[[], bytes],
+    max_size: int,
+    progress: Progress | None,
+    codec: str,
+) -> bytearray:
+    """``data`` through a streaming compressor a chunk at a time, stopping once past ``max_size``."""
+    view = memoryview(data)
     out = bytearray()
     for start in range(0, len(view), CHUNK_SIZE):
         chunk = view[start : start + CHUNK_SIZE]
-        out += compressor.compress(chunk)
-        _check_size(out, max_size, "compressed zstd", CompressedSizeError)
+        out += compress_chunk(chunk)
+        _check_size(out, max_size, f"compressed {codec}", CompressedSizeError)
         if progress is not None:
             progress(len(chunk))
-    out += compressor.flush()
-    _check_size(out, max_size, "compressed zstd", CompressedSizeError)
+    out += flush()
+    _check_size(out, max_size, f"compressed {codec}", CompressedSizeError)
     return out
 
 

@@ -35,7 +35,7 @@ class Record:
 
 
 def decode_records(
-    payload: bytes,
+    payload: Buffer,
     count: int,
     base_offset: int,
     base_timestamp: int,
@@ -45,29 +45,7 @@ def decode_records(
 
     ``log_append_time``, when given, replaces every record's timestamp (LogAppendTime batches).
     """
-    if count < 0:
-        raise CorruptRecordError(f"record batch has a negative record count {count}")
-    records: list[Record] = []  # grown, not preallocated: count is untrusted
-    pos = 0
-    end = len(payload)
-    try:
-        for _ in range(count):
-            if pos >= end:
-                raise CorruptRecordError(f"record batch declares {count} records, holds {len(records)}")
-            length, pos = read_varint(payload, pos)
-            if length < 0 or length > end - pos:
-                raise CorruptRecordError(f"record length {length} at position {pos} is impossible")
-            record_end = pos + length
-            records.append(
-                _decode_record(payload, pos, record_end, base_offset, base_timestamp, log_append_time)
-            )
-            pos = record_end
-    except RecordsTruncatedError:
-        # The batch itself is whole, so a record running off its end is corruption, not truncation.
-        raise CorruptRecordError("record runs past the end of its batch") from None
-    if pos != end:
-        raise CorruptRecordError(f"record batch has {end - pos} bytes after its {count} records")
-    return records
+    return list(iter_records(payload, count, base_offset, base_timestamp, log_append_time))
 
 
 def iter_records(
@@ -78,25 +56,31 @@ def iter_records(
     log_append_time: int | None,
     start_offset: int = 0,
 ) -> Iterator[Record]:
-    """The records of ``payload`` one at a time (as ``decode_records``, lazily), from the first at or
-    after ``start_offset``: those before it are passed over with their length and offset read only."""
+    """The ``count`` records filling ``payload`` one at a time, from the first at or after
+    ``start_offset``: those before it are passed over with their length and offset read only."""
     if count < 0:
         raise CorruptRecordError(f"record batch has a negative record count {count}")
     pos = 0
     end = len(payload)
+    skipping = start_offset > base_offset
     try:
-        for index in range(count):
+        for index in range(count):  # a loop on the count, never a list of it: count is untrusted
             if pos >= end:
                 raise CorruptRecordError(f"record batch declares {count} records, holds {index}")
             length, pos = read_varint(payload, pos)
             if length < 0 or length > end - pos:
                 raise CorruptRecordError(f"record length {length} at position {pos} is impossible")
             record_end = pos + length
-            if base_offset + _offset_delta(payload, pos) >= start_offset:
-                yield _decode_record(payload, pos, record_end, base_offset, base_timestamp, log_append_time)
+            if skipping and base_offset + _offset_delta(payload, pos) < start_offset:
+                pos = record_end
+                continue
+            yield _decode_record(payload, pos, record_end, base_offset, base_timestamp, log_append_time)
             pos = record_end
     except RecordsTruncatedError:
+        # The batch itself is whole, so a record running off its end is corruption, not truncation.
         raise CorruptRecordError("record runs past the end of its batch") from None
+    if pos != end:
+        raise CorruptRecordError(f"record batch has {end - pos} bytes after its {count} records")
 
 
 def _offset_delta(payload: Buffer, pos: int) -> int:

@@ -11,20 +11,19 @@ offset deltas of records that did not have consecutive ones.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from odradek.protocol.records.attributes import NO_TIMESTAMP
 from odradek.protocol.records.compression import Progress
-from odradek.protocol.records.errors import InvalidRecordsError
-from odradek.protocol.records.varint import write_varint
+from odradek.protocol.records.errors import InvalidRecordsError, RecordsError
+from odradek.protocol.records.varint import read_varint, read_varlong, write_varint
 
 Buffer = bytes | bytearray | memoryview
 
 #: Records walked between two calls of the walk's ``progress``.
 _RECORDS_PER_STEP = 16 * 1024
 _NO_DELTA = -(2**64)  # below any varlong
-_INT32_MASK = 0xFFFFFFFF
-_INT64_MASK = 0xFFFFFFFFFFFFFFFF
 
 
 @dataclass(slots=True)
@@ -205,27 +204,18 @@ def _varint(buf: Buffer, pos: int) -> tuple[int, int]:
     if second < 0x80:  # up to 8191: most lengths of keys, values and records
         raw = (byte & 0x7F) | (second << 7)
         return (raw >> 1) ^ -(raw & 1), pos + 2
-    raw, pos = _unsigned(buf, pos, byte, 5)
-    raw &= _INT32_MASK
-    return (raw >> 1) ^ -(raw & 1), pos
+    return _longer(read_varint, buf, pos)
 
 
 def _varlong(buf: Buffer, pos: int) -> tuple[int, int]:
     byte = buf[pos]
     if byte < 0x80:
         return (byte >> 1) ^ -(byte & 1), pos + 1
-    raw, pos = _unsigned(buf, pos, byte, 10)
-    raw &= _INT64_MASK
-    return (raw >> 1) ^ -(raw & 1), pos
+    return _longer(read_varlong, buf, pos)
 
 
-def _unsigned(buf: Buffer, pos: int, byte: int, max_bytes: int) -> tuple[int, int]:
-    result = byte & 0x7F
-    shift = 7
-    for index in range(pos + 1, pos + max_bytes):
-        byte = buf[index]
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, index + 1
-        shift += 7
-    raise InvalidRecordsError(f"varint at position {pos} is longer than {max_bytes} bytes")
+def _longer(read: Callable[[Buffer, int], tuple[int, int]], buf: Buffer, pos: int) -> tuple[int, int]:
+    try:
+        return read(buf, pos)
+    except RecordsError as error:  # past the end of the batch, or longer than a varint may be
+        raise InvalidRecordsError(f"Found invalid record structure: {error}") from None
