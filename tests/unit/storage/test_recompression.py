@@ -20,7 +20,7 @@ from odradek.protocol.records import (
     iter_record_batches,
     recompress_batch,
 )
-from odradek.protocol.records.header import HEADER_SIZE, write_crc
+from odradek.protocol.records.header import HEADER_SIZE, patch_partition_leader_epoch, write_crc
 from odradek.storage import prepared_appends
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import (
@@ -306,3 +306,25 @@ def test_a_rewritten_batch_gets_consecutive_offsets_and_its_records_max_timestam
     (stored,) = _stored(log)
     assert [(r.offset, r.value) for r in stored.records] == [(0, b"a"), (1, b"b")]
     assert stored.max_timestamp == clock() + 70
+
+
+def test_work_prepared_for_a_batch_differing_only_where_its_crc_does_not_look_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The CRC-32C covers a batch from its attributes on: two batches of one size and one CRC may still
+    # differ (here the partition leader epoch), so the prepared work is checked against the bytes.
+    log = open_log(tmp_path / "t-0", FakeClock(), compression_type="zstd")
+    sent = batch(VALUES, compression=Compression.GZIP)
+    other = bytearray(sent)
+    patch_partition_leader_epoch(other, 0, 7)
+    prepared = _prepared(other, log.config)
+    rebuilt: list[int] = []
+    real = prepared_appends.rebuild_batch
+
+    def spy(*args: object, **kwargs: object) -> bytearray:
+        rebuilt.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(prepared_appends, "rebuild_batch", spy)
+    log.append(sent, prepared=prepared)
+    assert rebuilt == [1]
