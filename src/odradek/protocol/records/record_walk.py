@@ -186,13 +186,15 @@ def _skip_headers(buf: Buffer, p: int, record_end: int) -> int:
     return p
 
 
-def _indexable(payload: Buffer) -> Buffer:
-    """The bytes object under a memoryview showing all of it (indexed faster than the view)."""
-    if isinstance(payload, memoryview) and payload.contiguous and payload.format == "B":
-        base = payload.obj
-        if isinstance(base, bytes | bytearray) and len(base) == payload.nbytes:
-            return base
-    return payload
+def _indexable(payload: Buffer) -> bytes | bytearray:
+    """``payload`` as bytes or a bytearray, indexed twice as fast as a memoryview: the object under a
+    view showing all of it, else a copy (of an uncompressed batch's records: at most a batch)."""
+    if not isinstance(payload, memoryview):
+        return payload
+    base = payload.obj
+    if isinstance(base, bytes | bytearray) and payload.contiguous and len(base) == payload.nbytes:
+        return base
+    return payload.tobytes()
 
 
 def _varint(buf: Buffer, pos: int) -> tuple[int, int]:
