@@ -229,6 +229,7 @@ def record_work(args: argparse.Namespace) -> list[tuple[str, list[float]]]:
     header = RecordBatchHeader.read(sent)
     section = records_section(sent, header)
     config = LogConfig(compression_type="zstd")
+    now = 1_700_000_000_000  # the records' timestamps: within the bounds
     tiny = RecordBatchBuilder(0)
     while tiny.estimated_size < 1 << 20:
         tiny.append(1_700_000_000_000, b"k", b"0123456789")
@@ -245,7 +246,7 @@ def record_work(args: argparse.Namespace) -> list[tuple[str, list[float]]]:
             mib,
         ),
         ("compress zstd (level 3)", lambda: compress(Compression.ZSTD, section), mib),
-        ("the whole rewrite (prepare_append)", lambda: prepare_append(sent, [header], config, 0), mib),
+        ("the whole rewrite (prepare_append)", lambda: prepare_append(sent, [header], config, now), mib),
         (
             "walk the records (16 B records)",
             lambda: walk_records(tiny_section, tiny_header.records_count, tiny_header.base_timestamp),

@@ -58,8 +58,8 @@ def walk_records(
     """
     if count < 0:
         raise InvalidRecordsError(f"Found invalid record count {count} in magic v2 batch")
-    # Indexing bytes or a bytearray is quicker than a memoryview; the fields' one-byte varints are
-    # read inline, the longer ones by _varint (this halved the walk's cost against calls for each).
+    # Indexing bytes or a bytearray is quicker than a memoryview; the fields' varints of one or two
+    # bytes are read inline, longer ones by _varint (a call for each cost as much as the rest).
     buf = _indexable(payload)
     end = len(buf)
     summary = RecordsSummary(count)
@@ -74,6 +74,9 @@ def walk_records(
             byte = buf[pos]
             if byte < 0x80:
                 length, pos = (byte >> 1) ^ -(byte & 1), pos + 1
+            elif buf[pos + 1] < 0x80:
+                raw = (byte & 0x7F) | (buf[pos + 1] << 7)
+                length, pos = (raw >> 1) ^ -(raw & 1), pos + 2
             else:
                 length, pos = _varint(buf, pos)
             record_end = pos + length
@@ -86,16 +89,25 @@ def walk_records(
             byte = buf[p]
             if byte < 0x80:
                 timestamp_delta, p = (byte >> 1) ^ -(byte & 1), p + 1
+            elif buf[p + 1] < 0x80:
+                raw = (byte & 0x7F) | (buf[p + 1] << 7)
+                timestamp_delta, p = (raw >> 1) ^ -(raw & 1), p + 2
             else:
                 timestamp_delta, p = _varlong(buf, p)
             byte = buf[p]
             if byte < 0x80:
                 offset_delta, p = (byte >> 1) ^ -(byte & 1), p + 1
+            elif buf[p + 1] < 0x80:
+                raw = (byte & 0x7F) | (buf[p + 1] << 7)
+                offset_delta, p = (raw >> 1) ^ -(raw & 1), p + 2
             else:
                 offset_delta, p = _varint(buf, p)
             byte = buf[p]
             if byte < 0x80:
                 key_length, p = (byte >> 1) ^ -(byte & 1), p + 1
+            elif buf[p + 1] < 0x80:
+                raw = (byte & 0x7F) | (buf[p + 1] << 7)
+                key_length, p = (raw >> 1) ^ -(raw & 1), p + 2
             else:
                 key_length, p = _varint(buf, p)
             if key_length >= 0:
@@ -108,6 +120,9 @@ def walk_records(
             byte = buf[p]
             if byte < 0x80:
                 value_length, p = (byte >> 1) ^ -(byte & 1), p + 1
+            elif buf[p + 1] < 0x80:
+                raw = (byte & 0x7F) | (buf[p + 1] << 7)
+                value_length, p = (raw >> 1) ^ -(raw & 1), p + 2
             else:
                 value_length, p = _varint(buf, p)
             if value_length >= 0:
