@@ -117,9 +117,17 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
         for position, data in enumerate(topic.partition_data):
             if partitions[position] is None:
                 assert name is not None
-                work = prepared.get((name, data.index))
+                key = (name, data.index)
                 partitions[position] = _append(
-                    name, data, request, context, appended, awaiting, verdicts, work
+                    name,
+                    data,
+                    request,
+                    context,
+                    appended,
+                    awaiting,
+                    verdicts,
+                    admitted[key],
+                    prepared.get(key),
                 )
         responses.append(
             TopicProduceResponse(
@@ -233,11 +241,12 @@ def _append(
     appended: list[Log],
     awaiting: list[AwaitingReplicas],
     verdicts: Verdicts | None,
+    before: Admitted,
     prepared: PreparedAppend | None,
 ) -> PartitionProduceResponse:
     services = context.services
     # Admitted again: the record work was awaited, and leadership, the log or the ISR may have moved.
-    admission = admit(topic, data, request, context, verdicts)
+    admission = admit(topic, data, request, context, verdicts, before)
     if not isinstance(admission, Admitted):
         return admission
     log, batches = admission.log, admission.records
@@ -246,8 +255,8 @@ def _append(
         return _refused(data.index, prepared.error)
     if admission.message_set:
         assert prepared is not None  # every message set is converted up by a record worker
-        batches = bytearray(prepared.source)  # v2 bytes of its own, as the append patches them
-        prepared = None if prepared.config != log.config else prepared
+        assert isinstance(prepared.source, bytearray)  # made by the conversion: the append patches it
+        batches = prepared.source
     try:
         result = log.append(batches, leader_epoch=admission.leader_epoch, prepared=prepared)
     except storage_errors.DuplicateSequenceError as duplicate:

@@ -59,8 +59,10 @@ def admit(
     request: ProduceRequest,
     context: RequestContext,
     verdicts: Verdicts | None,
+    before: Admitted | None = None,
 ) -> Admitted | PartitionProduceResponse:
-    """The partition admitted, or the answer refusing it."""
+    """The partition admitted, or the answer refusing it. Admitted again (``before``: as it was
+    admitted the first time), its records, which have not changed, are not checked again."""
     services = context.services
     refused = refusal(context, topic, data.index)
     if refused is not None:  # ZooKeeper mode: only the partition's leader appends
@@ -77,7 +79,7 @@ def admit(
         return failed_response(data.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     records = data.records
     try:
-        message_set = _validate_records(records, context.api_version)
+        message_set = before.message_set if before else _validate_records(records, context.api_version)
     except (storage_errors.StorageError, CodecError) as error:
         return failed_response(data.index, error_code_for(error), error_message_for(error))
     if request.acks not in _VALID_ACKS:  # checked after the records, as Kafka's ReplicaManager does
@@ -90,16 +92,17 @@ def admit(
     if request.acks == -1 and _under_min_isr(topic, data.index, partition.isr, context):
         return failed_response(data.index, ErrorCode.NOT_ENOUGH_REPLICAS)
     assert records is not None  # refused above when missing
-    batches = _own_buffer(records)
+    batches = before.records if before else _own_buffer(records)
     if message_set:
         return Admitted(log, epoch, batches, message_set=True)
     unverified = verify_transactional_produce(context, topic, data.index, batches, verdicts)
     if unverified is not ErrorCode.NONE:
         return failed_response(data.index, unverified)
-    try:
-        validate_batches(batches, log.config, AppendOrigin.CLIENT)
-    except (storage_errors.StorageError, CodecError) as error:
-        return failed_response(data.index, error_code_for(error), error_message_for(error))
+    if before is None:
+        try:
+            validate_batches(batches, log.config, AppendOrigin.CLIENT)
+        except (storage_errors.StorageError, CodecError) as error:
+            return failed_response(data.index, error_code_for(error), error_message_for(error))
     return Admitted(log, epoch, batches, message_set=False)
 
 
