@@ -2,7 +2,10 @@
 
 Version notes:
 - v0-1 carry MessageSet v0, v2 MessageSet v1 (and a log-append time in the response); both are
-  converted up to one RecordBatch v2 before they are appended, since the log stores v2 only.
+  converted up to one RecordBatch v2 before they are appended, since the log stores v2 only, under
+  Kafka's LogValidator rules (a compressed wrapper is the only message, one magic throughout). A
+  v0-2 request carrying RecordBatch v2 instead may carry one batch per partition, as LogValidator
+  holds it (a second is INVALID_RECORD).
 - v3+ must carry exactly one RecordBatch v2 per partition (none, another magic or a second batch is
   INVALID_RECORD, nothing appended; before v7, ZSTD is UNSUPPORTED_COMPRESSION_TYPE), checked as Kafka's
   ProduceRequest.validateRecords checks it, and may name a transactional id.
