@@ -285,3 +285,26 @@ async def test_a_produce_whose_rewrites_the_stopping_broker_ends_closes_its_conn
         await produce
     assert len(rebuilt) < 8
     assert sum(handler_broker.log("g", p).log_end_offset for p in range(8)) == 0
+
+
+@pytest.mark.parametrize(
+    "message_set",
+    [
+        pytest.param(
+            build_message_set([Record(0, START_MS, b"k", b"a")], magic=1, compression=Compression.GZIP)
+            + build_message_set([Record(1, START_MS, b"k", b"b")], magic=1, compression=Compression.GZIP),
+            id="two-compressed-wrappers",
+        ),
+        pytest.param(
+            build_message_set([Record(0, START_MS, b"k", b"a")], magic=0)
+            + build_message_set([Record(1, START_MS, b"k", b"b")], magic=1),
+            id="magic-0-then-1",
+        ),
+    ],
+)
+async def test_an_old_producer_s_message_set_kafka_s_log_validator_refuses_is_invalid_record(
+    handler_broker: HandlerBroker, message_set: bytes
+) -> None:
+    await handler_broker.create_topic("old")
+    assert _codes(await handler_broker.call(_produce("old", message_set), 2)) == [ErrorCode.INVALID_RECORD]
+    assert handler_broker.log("old").log_end_offset == 0
