@@ -188,6 +188,17 @@ def test_persistent_paths_are_kafkas() -> None:
             "'leader' is True, not an integer",
         ),
         (lambda d: TopicAssignmentZnode.parse("t", d), b'{"partitions":{"x":[1]}}', "not a partition number"),
+        # digits to str.isdigit() that int() refuses: a ValueError escaped, not a malformed znode
+        (
+            lambda d: TopicAssignmentZnode.parse("t", d),
+            '{"partitions":{"²":[1]}}'.encode(),
+            "not a partition",
+        ),
+        (
+            lambda d: TopicAssignmentZnode.parse("t", d),
+            b'{"partitions":{"' + b"9" * 5000 + b'":[1]}}',
+            "not a",
+        ),
         (
             lambda d: TopicAssignmentZnode.parse("t", d),
             b'{"partitions":{},"topic_id":"abc"}',

@@ -21,6 +21,8 @@ from odradek.cluster.zookeeper.znode_json import (
     decode_object,
     encode,
     int_field,
+    naming,
+    shown,
     str_field,
 )
 
@@ -48,7 +50,7 @@ class EntityConfigZnode:
             return cls()
         return cls(
             {
-                name: as_str(value, f"{path} config {name!r}")
+                name: as_str(value, naming(path, "config", name))
                 for name, value in as_object(config_json, f"{path} field 'config'").items()
             }
         )
@@ -81,6 +83,7 @@ class ConfigChangeNotification:
         if version == CONFIG_CHANGE_VERSION:
             entity_path = str_field(obj, "entity_path", path)
             if "/" not in entity_path:
-                raise MalformedZnodeError(f"{path} has entity_path {entity_path!r}, not <type>/<name>")
+                named = shown(entity_path, path)
+                raise MalformedZnodeError(f"{path} has entity_path {named}, not <type>/<name>")
             return cls(entity_path)
         raise MalformedZnodeError(f"{path} has unsupported notification version {version} (1 and 2 are)")
