@@ -42,6 +42,7 @@ from tests.support.java_stores import key_store, trust_store
 from tests.support.raw_client import RawClient
 from tests.support.requirements import missing
 from tests.support.zookeeper import ZooKeeperServer, ZooKeeperTls, zookeeper_command
+from tests.support.zookeeper_proxy import ZooKeeperProxy
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -457,3 +458,55 @@ def _reads(client: ZooKeeperClient) -> bool:
         return client.read("/") is not None
     except ZooKeeperError:  # not yet: the read waited out its session timeout
         return False
+
+
+@pytest.fixture
+def sasl_proxy(sasl_zookeeper: ZooKeeperServer) -> Iterator[ZooKeeperProxy]:
+    proxy = ZooKeeperProxy(sasl_zookeeper.port).start()
+    yield proxy
+    proxy.stop()
+
+
+def _sasl_client(proxy: ZooKeeperProxy, chroot: str) -> ZooKeeperClient:
+    return ZooKeeperClient.connect(
+        f"{proxy.connect_string}/{chroot}-{uuid.uuid4().hex[:8]}",
+        session_timeout_ms=6000,
+        connection_timeout_ms=15_000,
+        security=ZooKeeperSecurity(sasl=SaslLogin(USER, PASSWORD), secure_acls=True),
+    )
+
+
+def test_a_connection_dropped_during_the_sasl_login_at_start_up_is_retried_not_a_refused_login(
+    sasl_proxy: ZooKeeperProxy,
+) -> None:
+    """Before: kazoo reports any drop during SASL as AuthFailedError ("Connection dropped in SASL"),
+    and the broker exited with "wrong user name or password"."""
+    sasl_proxy.drop_during_sasl(2)  # (once on the chroot's session, once on the broker's own)
+    client = _sasl_client(sasl_proxy, "dropped-at-start")
+    try:
+        assert sasl_proxy.dropped == 2
+        client.create_persistent_path("/written", b"x")
+        assert client.kazoo.get_acls("/written")[0] == [BROKER_ACL, WORLD_READ]  # logged in after all
+    finally:
+        client.close()
+
+
+def test_a_connection_dropped_during_the_sasl_login_of_a_reconnection_keeps_the_session(
+    sasl_proxy: ZooKeeperProxy,
+) -> None:
+    """Before: the drop was taken for a refused login and the session thrown away while ZooKeeper still
+    held it: its ephemeral registration stayed, owned by the old session, until that expired, and
+    registering again under the new session failed meanwhile."""
+    client = _sasl_client(sasl_proxy, "dropped-on-reconnect")
+    try:
+        session = client.session_id
+        client.write(client.kazoo.create_async, "/registration", b"1", ephemeral=True)
+        sasl_proxy.drop_during_sasl(1)
+        sasl_proxy.drop_all()
+        wait_until(lambda: sasl_proxy.dropped == 1, 15, "the login dropped", interval=0.05)
+        found = client.read("/registration")  # read again once connected, within the session timeout
+        assert found is not None
+        assert client.session_id == session
+        assert found[1].ephemeralOwner == session
+    finally:
+        client.close()

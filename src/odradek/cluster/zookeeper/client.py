@@ -8,7 +8,8 @@ may have happened: callers decide (the controller, by the epoch check). No call 
 session timeout: then ZooKeeperConnectionError.
 
 The sessions are secured as `ZooKeeperSecurity` asks (TLS, a SASL login, ACLs on created znodes:
-session.py); a login ZooKeeper refuses is a ZooKeeperAuthenticationError, at once.
+session.py); a login ZooKeeper refuses is a ZooKeeperAuthenticationError, at once, while a connection
+lost during the login is a lost connection (connected again, the session kept).
 """
 
 from __future__ import annotations
@@ -118,11 +119,8 @@ class ZooKeeperClient:
             connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 2.0},
         )
         try:
-            kazoo.start(timeout=connection_timeout_ms / 1000)
-            if security.sasl is not None:
-                # kazoo reports the session connected before its SASL login ends; a first request waits
-                # for the login and fails with it
-                kazoo.exists_async("/").get(timeout=connection_timeout_ms / 1000)
+            if not _start_session(kazoo, connection_timeout_ms / 1000):
+                raise KazooTimeoutError()
         except KazooTimeoutError:
             kazoo.stop()  # kazoo would go on trying in the background
             kazoo.close()
@@ -141,7 +139,7 @@ class ZooKeeperClient:
                 f"'{security.sasl.username}' (DIGEST-MD5, from the JAAS Client section): "
                 "wrong user name or password, or SASL is not enabled on the server"
             ) from None
-        except (ConnectionLoss, ConnectionClosedError):
+        except ConnectionClosedError:
             kazoo.stop()
             kazoo.close()
             raise ZooKeeperConnectionError(
@@ -351,6 +349,28 @@ class ZooKeeperClient:
             deliver(str(state))
 
         self.kazoo.add_listener(listener)
+
+
+def _start_session(kazoo: KazooClient, timeout_s: float) -> bool:
+    """Start `kazoo`; whether its session is connected and, with SASL, logged in within `timeout_s`.
+
+    Not kazoo's start(), which gives up when the connection drops right after the session is made.
+    kazoo reports the session connected before the login ends, and queues requests until then: a first
+    request answered is the proof. A connection lost meanwhile, during the login too, is connected again
+    until the time is up; a login ZooKeeper refuses raises AuthFailedError.
+    """
+    deadline = time.monotonic() + timeout_s
+    if not kazoo.start_async().wait(timeout_s):
+        return False
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            kazoo.exists_async("/").get(timeout=remaining)
+            return True
+        except KazooTimeoutError:
+            return False
+        except ConnectionLoss:
+            time.sleep(min(0.05, max(deadline - time.monotonic(), 0)))
+    return False
 
 
 def split_chroot(connect_string: str) -> tuple[str, str]:
