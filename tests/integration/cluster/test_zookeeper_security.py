@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import ssl
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -510,3 +511,21 @@ def test_a_connection_dropped_during_the_sasl_login_of_a_reconnection_keeps_the_
         assert found[1].ephemeralOwner == session
     finally:
         client.close()
+
+
+def test_with_zookeeper_set_acl_a_session_zookeeper_gave_no_identity_gets_one_line_not_invalid_acl(
+    tls_zookeeper: ZooKeeperServer, certificates: ZooKeeperCertificates
+) -> None:
+    """A client certificate ZooKeeper does not authenticate (its ssl.clientAuth=none never asks for
+    it; here none is presented) leaves the session without identity, so every create with the creator's
+    ACL is refused with InvalidACL: kazoo's InvalidACLError went up as a traceback at start-up."""
+    context = ssl.create_default_context(cafile=str(certificates.ca_file))
+    chroot = f"/no-identity-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(ZooKeeperError) as caught:
+        ZooKeeperClient.connect(
+            tls_zookeeper.connect_string + chroot, security=ZooKeeperSecurity(tls=context, secure_acls=True)
+        )
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"refused the ACL of {chroot}: " in message, message
+    assert "no identity" in message, message

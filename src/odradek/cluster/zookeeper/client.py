@@ -26,6 +26,7 @@ from kazoo.exceptions import (
     AuthFailedError,
     ConnectionClosedError,
     ConnectionLoss,
+    InvalidACLError,
     NoAuthError,
     NodeExistsError,
     NoNodeError,
@@ -254,12 +255,16 @@ class ZooKeeperClient:
             ) from None
         except NoAuthError:
             raise self._refused(operation_async, args) from None
+        except InvalidACLError:
+            raise self._no_identity(args) from None
 
     def commit(self, transaction: TransactionRequest) -> list[Any]:
         """Commit a multi; its results, one per op (an exception instance for a failed op)."""
         results: list[Any] = self.write(transaction.commit_async)
         if any(isinstance(result, NoAuthError) for result in results):
             raise self._refused(transaction.commit_async, ())
+        if any(isinstance(result, InvalidACLError) for result in results):
+            raise self._no_identity(())
         return results
 
     def _refused(
@@ -273,6 +278,16 @@ class ZooKeeperClient:
             f"ZooKeeper at {self.connect_string} refused to {verb} {path}: its ACL does not allow this "
             "broker's identity (every broker must log in to ZooKeeper as the identity owning the cluster's "
             "znodes, with zookeeper.set.acl)"
+        )
+
+    def _no_identity(self, args: tuple[Any, ...]) -> ZooKeeperAuthorizationError:
+        """A create with zookeeper.set.acl's ACL (the creator's) in a session ZooKeeper gave no identity:
+        InvalidACL. A certificate ZooKeeper never asked for (its ssl.clientAuth=none) does this."""
+        path = args[0] if args and isinstance(args[0], str) else "a znode"
+        return ZooKeeperAuthorizationError(
+            f"ZooKeeper at {self.connect_string} refused the ACL of {path}: this session has no identity "
+            "in ZooKeeper to own it (zookeeper.set.acl needs a SASL login, or a client certificate that "
+            "ZooKeeper asks for and authenticates: ssl.clientAuth=want or need on the server)"
         )
 
     # -- Kafka's start-up znodes ------------------------------------------------------------------
