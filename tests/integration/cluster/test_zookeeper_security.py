@@ -16,6 +16,7 @@ import os
 import ssl
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ from odradek.security.acl import AclOperation, AclPermissionType, PatternType, R
 from odradek.security.scram_credentials import MECHANISMS, salted_password
 from tests.support.broker_process import BrokerProcess
 from tests.support.interop import wait_until
-from tests.support.java_stores import key_store, trust_store
+from tests.support.java_stores import key_store, trust_store, written_key_store, written_trust_store
 from tests.support.raw_client import RawClient
 from tests.support.requirements import missing
 from tests.support.zookeeper import ZooKeeperServer, ZooKeeperTls, zookeeper_command
@@ -80,22 +81,23 @@ def sasl_only_zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zo
 
 
 class ZooKeeperCertificates:
-    """A CA; ZooKeeper's key store (127.0.0.1); the brokers' key store; trust stores of it and of a
-    stranger CA; all PKCS12, as keytool makes them."""
+    """A CA; ZooKeeper's key and trust stores (127.0.0.1); the brokers' key store and trust store of the
+    CA, as keytool makes them (both at once: each keytool is a JVM start); the trust store of a stranger
+    CA. All PKCS12."""
 
     def __init__(self, directory: Path) -> None:
         self.ca = trustme.CA()
-        self.server_key_store = key_store(
-            self.ca.issue_cert("127.0.0.1", "localhost"),
-            directory / "zookeeper.p12",
-            "PKCS12",
-            STORE_PASSWORD,
-        )
+        # ZooKeeper's stores and the stranger's are not under test: written without a JVM
+        server = self.ca.issue_cert("127.0.0.1", "localhost")
+        self.server_key_store = written_key_store(server, directory / "zookeeper.p12", STORE_PASSWORD)
+        self.server_trust_store = written_trust_store(self.ca, directory / "zk-trust.p12", STORE_PASSWORD)
         broker = self.ca.issue_cert("broker@example.com", common_name="kafka-broker")
-        self.broker_key_store = key_store(broker, directory / "broker.p12", "PKCS12", STORE_PASSWORD)
-        self.trust_store = trust_store(self.ca, directory / "trust.p12", "PKCS12", STORE_PASSWORD)
-        self.stranger_trust_store = trust_store(
-            trustme.CA(), directory / "stranger.p12", "PKCS12", STORE_PASSWORD
+        with ThreadPoolExecutor(2) as keytools:
+            key = keytools.submit(key_store, broker, directory / "broker.p12", "PKCS12", STORE_PASSWORD)
+            trust = keytools.submit(trust_store, self.ca, directory / "trust.p12", "PKCS12", STORE_PASSWORD)
+            self.broker_key_store, self.trust_store = key.result(), trust.result()
+        self.stranger_trust_store = written_trust_store(
+            trustme.CA(), directory / "stranger.p12", STORE_PASSWORD
         )
         self.ca_file = directory / "ca.pem"
         self.ca.cert_pem.write_to_path(str(self.ca_file))
@@ -110,7 +112,7 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> ZooKeeperCertifica
 def tls_zookeeper(
     tmp_path_factory: pytest.TempPathFactory, certificates: ZooKeeperCertificates
 ) -> Iterator[ZooKeeperServer]:
-    tls = ZooKeeperTls(certificates.server_key_store, certificates.trust_store, STORE_PASSWORD)
+    tls = ZooKeeperTls(certificates.server_key_store, certificates.server_trust_store, STORE_PASSWORD)
     yield from _server(tmp_path_factory.mktemp("zk-tls"), tls=tls)
 
 
@@ -173,9 +175,9 @@ class Cluster:
         }
 
     def start(self) -> Cluster:
-        for broker in self.brokers.values():
-            broker.start(timeout=60)
-        wait_until(self._both_registered_with_a_controller, 60, "both brokers and a controller", interval=0.2)
+        for broker in self.brokers.values():  # both at once (each start is seconds of imports)
+            broker.start(wait=False)
+        wait_until(self._both_registered_with_a_controller, 90, "both brokers and a controller", interval=0.2)
         return self
 
     def stop(self) -> None:
@@ -243,6 +245,11 @@ class Cluster:
 def failed_start(broker: BrokerProcess, timeout: float = 60) -> tuple[int, list[str]]:
     """Start `broker`, which must exit by itself: its exit code and its log's lines."""
     broker.start(wait=False)
+    return exit_of(broker, timeout)
+
+
+def exit_of(broker: BrokerProcess, timeout: float = 60) -> tuple[int, list[str]]:
+    """The exit code and log lines of `broker`, started, which must exit by itself."""
     assert broker.process is not None
     code = broker.process.wait(timeout)
     broker.process = None
@@ -279,13 +286,18 @@ def test_brokers_on_a_zookeeper_that_requires_sasl_log_in_register_and_elect_a_c
 def test_a_broker_with_a_wrong_zookeeper_password_exits_with_one_line_naming_its_login(
     sasl_only_zookeeper: ZooKeeperServer, sasl_zookeeper: ZooKeeperServer, tmp_path: Path
 ) -> None:
-    for server in (sasl_only_zookeeper, sasl_zookeeper):  # refused at login, or its session closed
-        broker = BrokerProcess(
+    brokers = [
+        BrokerProcess(
             tmp_path / f"broker-{server.port}",
             {"zookeeper.connect": server.connect_string + "/wrong", "zookeeper.set.acl": "true"},
             env=sasl_env(tmp_path, USER, "not-the-password"),
         )
-        code, lines = failed_start(broker)
+        for server in (sasl_only_zookeeper, sasl_zookeeper)  # refused at login, or its session closed
+    ]
+    for broker in brokers:  # both at once
+        broker.start(wait=False)
+    for broker in brokers:
+        code, lines = exit_of(broker)
         assert code == 1, lines
         assert not any("Traceback" in line for line in lines), "\n".join(lines)
         assert lines[-1].startswith("odradek broker: ZooKeeper at 127.0.0.1:"), lines[-1]
