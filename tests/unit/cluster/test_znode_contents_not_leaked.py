@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from odradek.cluster.zk_client_quotas import ZkClientQuotas
 from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zookeeper.acl_znodes import decode_acls
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration
@@ -26,6 +27,8 @@ from odradek.protocol.messages.describe_user_scram_credentials import (
     DescribeUserScramCredentialsRequest,
     UserName,
 )
+from odradek.security.client_quotas import ClientQuotas
+from odradek.security.quota_entities import QuotaEntity
 from tests.support.handler_services import HandlerBroker
 
 SECRET = "U0VDUkVUU1RPUkVES0VZ"
@@ -150,3 +153,18 @@ def test_a_deeply_nested_znode_is_malformed_not_a_recursion_error() -> None:
     """Before: RecursionError out of json.loads, which no caller of a znode's decoding catches."""
     with pytest.raises(MalformedZnodeError):
         decode_object(b"[" * 100_000, "/brokers/topics/t")
+
+
+def test_a_quota_that_is_not_a_number_in_a_user_znode_is_logged_without_its_value(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before: the whole value went into the log line (/config/users/<user> also holds the user's SCRAM
+    credentials, and a value may be a megabyte long)."""
+    data = EntityConfigZnode(
+        {"producer_byte_rate": CREDENTIAL + HUGE, "SCRAM-SHA-256": CREDENTIAL}
+    ).serialize()
+    store = ZkClientQuotas(OneUserZooKeeper(data), ClientQuotas(11, 1))  # type: ignore[arg-type]
+    with caplog.at_level(logging.DEBUG):
+        assert store._read_entity(QuotaEntity(user="alice")) == {}
+    assert "/config/users/alice" in caplog.text
+    assert SECRET not in caplog.text
