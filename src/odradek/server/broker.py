@@ -678,7 +678,9 @@ _STARTUP_FAILURES = (
     AclStoreError,
     QuotaStoreError,
     ZooKeeperError,  # ZooKeeper unreachable in time, broker id already registered
-    MalformedZnodeError,  # /cluster/id or /config/brokers written by something else than Kafka's tools
+    # /cluster/id written by something else than Kafka's tools, or a broker config value that is not a
+    # string (Kafka stops there too; a broker config znode that is no JSON object reads as no overrides)
+    MalformedZnodeError,
 )
 
 

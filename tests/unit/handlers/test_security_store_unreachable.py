@@ -1,5 +1,6 @@
 """When the store of ACLs or SCRAM credentials cannot be reached (a cluster's ZooKeeper), the admin APIs
-answer UNKNOWN_SERVER_ERROR with the reason where Kafka does, and the broker serves on."""
+answer UNKNOWN_SERVER_ERROR, with the reason where Kafka gives it (ACLs) and with the code's own message
+where Kafka does (SCRAM credentials: ZkAdminManager's ApiError.fromThrowable), and the broker serves on."""
 
 from __future__ import annotations
 
@@ -110,10 +111,9 @@ async def test_scram_admin_answers_the_unreachable_store(tmp_path: Path) -> None
     broker = _broker(tmp_path)
     try:
         described = await broker.call(DescribeUserScramCredentialsRequest(users=None), 0)
-        assert (described.error_code, described.error_message) == (
-            ErrorCode.UNKNOWN_SERVER_ERROR,
-            UNREACHABLE,
-        )
+        # the reason is the broker's log line, not the client's (it names hosts, znodes, stored data)
+        generic = ErrorCode.UNKNOWN_SERVER_ERROR.message
+        assert (described.error_code, described.error_message) == (ErrorCode.UNKNOWN_SERVER_ERROR, generic)
         upsert = ScramCredentialUpsertion(
             name="alice", mechanism=1, iterations=4096, salt=b"s" * 16, salted_password=b"p" * 32
         )
@@ -122,8 +122,8 @@ async def test_scram_admin_answers_the_unreachable_store(tmp_path: Path) -> None
             AlterUserScramCredentialsRequest(deletions=[delete], upsertions=[upsert]), 0
         )
         assert sorted((r.user, r.error_code, r.error_message) for r in altered.results) == [
-            ("alice", ErrorCode.UNKNOWN_SERVER_ERROR, UNREACHABLE),
-            ("bob", ErrorCode.UNKNOWN_SERVER_ERROR, UNREACHABLE),
+            ("alice", ErrorCode.UNKNOWN_SERVER_ERROR, generic),
+            ("bob", ErrorCode.UNKNOWN_SERVER_ERROR, generic),
         ]
     finally:
         broker.close()

@@ -19,7 +19,7 @@ from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.errors import BrokerIdAlreadyRegisteredError
-from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
+from odradek.cluster.zookeeper.znode_json import MalformedZnodeError, excerpt
 
 log = logging.getLogger("odradek.cluster.member")
 
@@ -103,7 +103,7 @@ def _describe(broker_id: int, holder: tuple[bytes | None, ZnodeStat]) -> str:
     try:
         found = BrokerRegistration.parse(broker_id, data)
     except MalformedZnodeError:
-        return f"{session} ({data!r:.200})"
+        return f"{session} ({excerpt(data or b'')})"
     endpoints = ",".join(endpoint.connection_string for endpoint in found.endpoints)
     when = datetime.fromtimestamp(found.timestamp_ms / 1000, UTC).isoformat(timespec="seconds")
     return f"{endpoints} ({session}, registered at {when})"

@@ -16,7 +16,8 @@ class ZooKeeperAuthenticationError(ZooKeeperError):
 
 
 class ZooKeeperAuthorizationError(ZooKeeperError):
-    """A znode's ACL refused this session: the znode belongs to another ZooKeeper identity."""
+    """A znode's ACL refused this session (the znode belongs to another ZooKeeper identity), or
+    zookeeper.set.acl's ACL was refused because ZooKeeper gave the session no identity."""
 
 
 class ControllerMovedError(ZooKeeperError):

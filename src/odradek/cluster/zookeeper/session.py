@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kazoo.client import KazooClient, TransactionRequest
-from kazoo.exceptions import AuthFailedError, SessionClosedRequireSaslError
+from kazoo.exceptions import AuthFailedError, ConnectionDropped, SessionClosedRequireSaslError
 from kazoo.handlers.threading import SequentialThreadingHandler
 from kazoo.protocol.connection import ConnectionHandler
 
@@ -147,3 +147,11 @@ class _ConnectionHandler(ConnectionHandler):  # type: ignore[misc]
             # A server with enforce.auth answers a failed login so; kazoo 2.11 lets that error end its
             # connection thread (a traceback, then silence): make it the failed login it is.
             raise AuthFailedError("the server refused the SASL login") from error
+        except AuthFailedError as error:
+            if isinstance(error.__cause__, ConnectionDropped):
+                # kazoo reads any drop during the exchange as a refusal ("Connection dropped in SASL":
+                # servers before 3.6 closed the connection on one), stops for good and loses the
+                # session. ZooKeeper 3.6+ answers a refusal with AUTHFAILED before closing, and Kafka's
+                # client (ClientCnxn) takes a drop for what it is: reconnect, same session, log in again.
+                raise ConnectionDropped(f"dropped during the SASL login: {error.__cause__}") from error
+            raise
