@@ -127,4 +127,5 @@ class HandlerBroker:
         return type(response).decode(response.encode(version), version)
 
     def close(self) -> None:
+        self.services.regexes.close()
         self.logs.shutdown()

@@ -21,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
+from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.records import (
     GROUP_METADATA,
     OFFSET_COMMIT,
@@ -55,7 +56,8 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         logs: Any,
         cluster: Any,
         node_id: int,
-        notify_append: Callable[[Hashable], None] | None = None,
+        notify_append: Callable[[Hashable], None] | None,
+        regexes: RegexMatcher,
         clock: Callable[[], float] = time.time,
         timer_factory: Callable[[Runner], CoordinatorTimer] = CoordinatorTimer,
     ) -> None:
@@ -73,6 +75,8 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         )
         self.settings = settings
         self.timer_factory = timer_factory
+        #: Resolves the consumer groups' regex subscriptions.
+        self.regexes = regexes
         #: Waits until a partition's in-sync replicas hold a write (the offset after it): the append's
         #: outcome. Wired in cluster mode; None: the append itself commits the write (a single node).
         self.replicated: Callable[[int, int], Awaitable[ErrorCode]] | None = None
@@ -80,7 +84,7 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
 
     def new_shard(self, partition: int) -> GroupShard:
         timer = self.timer_factory(lambda key, operation: self.run_timer(partition, key, operation))
-        return GroupShard(partition, self.settings, timer, self.now_ms, self.cluster)
+        return GroupShard(partition, self.settings, timer, self.now_ms, self.cluster, self.regexes)
 
     def shard_for(self, key: str) -> GroupShard:
         shard = super().shard_for(key)
