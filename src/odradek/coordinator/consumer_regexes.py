@@ -1,7 +1,7 @@
 """KIP-848 regex subscriptions, resolved as Kafka 4's GroupMetadataManager resolves them.
 
 A heartbeat never matches a regex. The group's regexes are resolved together in the background
-(client_regex.RegexMatcher: RE2, one worker thread) against every non-internal topic; the topics the
+(client_regex.RegexMatcher: RE2, in the regex worker process) against every non-internal topic; the topics the
 member whose heartbeat asked for it may not DESCRIBE are dropped (Kafka resolves with that member's
 rights too), so a subscription to `.*` names only topics its member could see. The result is written
 as records (type 16, kept across failovers) with a group epoch bump when the topics changed, and the
@@ -28,6 +28,7 @@ from odradek.coordinator.consumer_group import ConsumerGroup, ConsumerMember, Re
 from odradek.coordinator.consumer_targets import metadata_hash
 from odradek.coordinator.records import CoordinatorRecord
 from odradek.coordinator.result import CoordinatorResult
+from odradek.protocol.error_codes import KafkaError
 
 if TYPE_CHECKING:
     from odradek.coordinator.shard import GroupShard
@@ -161,6 +162,10 @@ class RegexResolver:
             allowed = set(describable({name for topics in resolved.values() for name in topics}))
         except RuntimeError as error:  # the broker is stopping: its worker takes no more work
             log.info("regexes of consumer group %s not resolved: %s", group_id, error)
+            self._pending.discard(group_id)
+            return
+        except KafkaError as error:  # over the worker's budget, or the worker failed: next time
+            log.warning("regexes of consumer group %s not resolved: %s", group_id, error)
             self._pending.discard(group_id)
             return
         except Exception:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +15,8 @@ from odradek.protocol.error_codes import ErrorCode, KafkaError
 #: Patterns that make a backtracking engine (Python's `re`, java.util.regex) run for an exponential time
 #: on a long name that almost matches.
 CATASTROPHIC = ["(.*.*)*y", "(a+)+$", "(a|aa)+$", "(x+x+)+y", "(a|a?)+b", "(\\w+\\s?)+z"]
+#: Costly for RE2 itself: its DFA gives up and its NFA takes milliseconds per long name.
+COSTLY = "(?:[ab]*a[ab]{30}|[ab]*b[ab]{30}){10}"
 
 
 def run(coroutine: object) -> object:
@@ -89,12 +91,66 @@ def test_catastrophic_patterns_for_backtracking_engines_match_in_linear_time(pat
     assert isinstance(matched, list)  # a backtracking engine would not have answered in 10 s
 
 
-def test_the_worker_runs_at_the_lowest_cpu_priority() -> None:
-    async def scenario(matcher: RegexMatcher) -> int:
-        loop = asyncio.get_running_loop()
-        await matcher.check("x", "p")  # the worker thread exists from the first job
-        return await loop.run_in_executor(
-            matcher._worker, lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-        )
+def test_the_work_is_done_in_a_worker_process_at_the_lowest_cpu_priority() -> None:
+    async def scenario(matcher: RegexMatcher) -> tuple[int, int]:
+        await matcher.check("x", "p")  # the worker exists from the first job
+        assert matcher._worker is not None
+        stat = Path(f"/proc/{matcher._worker.pid}/stat").read_text()
+        return matcher._worker.pid, int(stat.rsplit(")", 1)[1].split()[16])  # field 19: nice
 
-    assert run(scenario) == 19
+    pid, nice = run(scenario)
+    assert pid != os.getpid() and nice == 19
+
+
+def test_an_abandoned_match_stops_the_worker_and_the_next_request_gets_a_new_one() -> None:
+    async def scenario(matcher: RegexMatcher) -> None:
+        slow = asyncio.ensure_future(matcher.matching(COSTLY, ["ab" * 100_000] * 1000, "pattern"))
+        while matcher._worker is None:
+            await asyncio.sleep(0.01)
+        first = matcher._worker
+        await asyncio.sleep(0.2)
+        slow.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+        assert await asyncio.to_thread(first.wait) != 0  # killed, not left running a job nobody waits for
+        assert await matcher.matching("a.*", ["ab", "ba"], "pattern") == ["ab"]
+        assert matcher._worker is not first
+
+    run(scenario)
+
+
+def test_a_worker_that_dies_during_a_job_fails_that_request_and_is_started_again() -> None:
+    async def scenario(matcher: RegexMatcher) -> None:
+        slow = asyncio.ensure_future(matcher.matching(COSTLY, ["ab" * 100_000] * 1000, "pattern"))
+        while matcher._worker is None:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)
+        matcher._worker.kill()
+        with pytest.raises(KafkaError) as raised:
+            await slow
+        assert raised.value.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+        assert await matcher.matching("a.*", ["ab", "ba"], "pattern") == ["ab"]
+
+    run(scenario)
+
+
+def test_a_worker_that_died_between_jobs_is_started_again() -> None:
+    async def scenario(matcher: RegexMatcher) -> None:
+        await matcher.check("x", "p")
+        assert matcher._worker is not None
+        matcher._worker.kill()
+        await asyncio.to_thread(matcher._worker.wait)
+        await matcher.check("x", "p")
+
+    run(scenario)
+
+
+def test_matching_over_the_budget_is_invalid_regular_expression() -> None:
+    async def scenario(matcher: RegexMatcher) -> None:
+        matcher.budget_seconds = 0.2
+        with pytest.raises(KafkaError) as raised:
+            await matcher.matching(COSTLY, ["ab" * 100_000] * 1000, "Transaction ID pattern")
+        assert raised.value.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
+        assert "took longer than 0.2 s" in (raised.value.error_message or "")
+
+    run(scenario)
