@@ -50,6 +50,9 @@ T = TypeVar("T")
 class GroupRuntime(CoordinatorRuntime[GroupShard]):
     """`__consumer_offsets`: group shards, with timers, written through CoordinatorResults."""
 
+    KEY_NAME = "group id"
+    KEY_ERROR = ErrorCode.INVALID_GROUP_ID
+
     def __init__(
         self,
         settings: GroupSettings,
