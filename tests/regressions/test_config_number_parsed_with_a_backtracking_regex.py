@@ -6,9 +6,16 @@ error, answered UNKNOWN_SERVER_ERROR, where Kafka answers INVALID_CONFIG "Not a 
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 
+import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.config.types import ConfigError, ConfigType, parse_value
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
+from tests.support.handler_services import HandlerBroker
 
 pytestmark = pytest.mark.timeout(60)
 DIGITS = "1" * 100_000
@@ -43,3 +50,27 @@ def test_an_integer_of_more_digits_than_python_converts_was_an_unexpected_error(
     # leading zeros are digits Java's parsers accept, however many
     assert parse_value("segment.ms", config_type, "0" * 5000 + "42") == 42
     assert parse_value("segment.ms", config_type, "-" + "0" * 5000 + "42") == -42
+
+
+def test_a_broker_resource_named_with_thousands_of_digits_was_an_unexpected_error(tmp_path: Path) -> None:
+    asyncio.run(_describe_broker_named_digits(tmp_path))
+
+
+async def _describe_broker_named_digits(tmp_path: Path) -> None:
+    broker = HandlerBroker(tmp_path / "data")
+    try:
+        resource = DescribeConfigsResource(
+            resource_type=4, resource_name=DIGITS[:5000], configuration_keys=None
+        )
+        [result] = (await broker.call(DescribeConfigsRequest(resources=[resource]), 4)).results
+        assert (result.error_code, result.error_message) == (
+            ErrorCode.INVALID_REQUEST,
+            "Broker id must be an integer, but it is: " + DIGITS[:5000],
+        )
+        this_broker = DescribeConfigsResource(
+            resource_type=4, resource_name="0" * 5000 + "1", configuration_keys=None
+        )
+        [found] = (await broker.call(DescribeConfigsRequest(resources=[this_broker]), 4)).results
+        assert found.error_code == ErrorCode.NONE and found.configs  # Java's parseInt reads it: broker 1
+    finally:
+        broker.close()
