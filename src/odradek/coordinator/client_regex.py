@@ -12,7 +12,8 @@ is stopped by killing the worker, which is started again for the next one.
 
 A pattern RE2 refuses (syntax RE2 lacks, such as look-arounds and back-references, or a program over
 RE2's 8 MiB budget) is INVALID_REGULAR_EXPRESSION; so is one whose matching takes more CPU time than
-the budget (MATCH_BUDGET_SECONDS, 5 s), where Kafka has no bound.
+the budget (MATCH_BUDGET_SECONDS, 5 s), or longer than MAX_PATTERN_CHARS (1 Mi), where Kafka has no
+bound.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ log = logging.getLogger("odradek.coordinator.regex")
 
 #: The most CPU time one request's matching may take in the worker.
 MATCH_BUDGET_SECONDS: Final = 5.0
+#: The longest pattern sent to the worker: past it, copying it there would hold the GIL for a noticeable
+#: time, and RE2's 8 MiB program budget refuses a literal of about half this already.
+MAX_PATTERN_CHARS: Final = 1 << 20
 _SIZE: Final = struct.Struct(">I")
 #: Where the odradek package is, for the worker's `python -m` (the broker may run from a source tree).
 _PACKAGE_ROOT: Final = str(Path(odradek.__file__).resolve().parent.parent)
@@ -61,12 +65,14 @@ class RegexMatcher:
     async def check(self, pattern: str, what: str) -> None:
         """Raise INVALID_REGULAR_EXPRESSION unless RE2 compiles `pattern`; `what` names it in the
         message, as Kafka's does ("SubscribedTopicRegex `x` is not a valid regular expression: ...")."""
+        _check_length(pattern, what)
         reply = await self._call({"op": "check", "pattern": pattern})
         _raise_if_refused(reply, pattern, what)
 
     async def matching(self, pattern: str, names: Sequence[str], what: str) -> list[str]:
         """The names `pattern` matches whole, in order; INVALID_REGULAR_EXPRESSION if RE2 refuses it
         or it takes longer than the budget."""
+        _check_length(pattern, what)
         request = {"op": "match", "pattern": pattern, "names": list(names), "budget": self.budget_seconds}
         reply = await self._call(request)
         _raise_if_refused(reply, pattern, what)
@@ -176,6 +182,12 @@ def _stop(worker: subprocess.Popen[bytes]) -> None:
         if stream is not None:
             with contextlib.suppress(OSError):
                 stream.close()
+
+
+def _check_length(pattern: str, what: str) -> None:
+    if len(pattern) > MAX_PATTERN_CHARS:
+        message = f"{what} is not a valid regular expression: longer than {MAX_PATTERN_CHARS} characters."
+        raise KafkaError(ErrorCode.INVALID_REGULAR_EXPRESSION, message)
 
 
 def _raise_if_refused(reply: dict[str, Any], pattern: str, what: str) -> None:

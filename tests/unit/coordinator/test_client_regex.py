@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from odradek.coordinator.client_regex import RegexMatcher
+from odradek.coordinator.client_regex import MAX_PATTERN_CHARS, RegexMatcher
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 #: Patterns that make a backtracking engine (Python's `re`, java.util.regex) run for an exponential time
@@ -152,5 +152,16 @@ def test_matching_over_the_budget_is_invalid_regular_expression() -> None:
             await matcher.matching(COSTLY, ["ab" * 100_000] * 1000, "Transaction ID pattern")
         assert raised.value.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
         assert "took longer than 0.2 s" in (raised.value.error_message or "")
+
+    run(scenario)
+
+
+def test_a_pattern_over_a_million_characters_is_refused_without_copying_it_to_the_worker() -> None:
+    async def scenario(matcher: RegexMatcher) -> None:
+        for call in (matcher.check, lambda p, w: matcher.matching(p, ["a"], w)):
+            with pytest.raises(KafkaError) as raised:
+                await call("a" * (MAX_PATTERN_CHARS + 1), "SubscribedTopicRegex")
+            assert raised.value.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
+        assert matcher._worker is None
 
     run(scenario)
