@@ -24,7 +24,7 @@ from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
 from odradek.config.topic import resolve_topic_config
 from odradek.coordinator.producer_ids import ProducerIdManager
-from odradek.handlers.context import RequestContext
+from odradek.handlers.context import ANONYMOUS_PRINCIPAL, RequestContext
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.registry import registration_for
 from odradek.handlers.services import Services
@@ -97,9 +97,11 @@ class HandlerBroker:
         assert found is not None, f"no log for {topic}-{partition}"
         return found
 
-    async def call(self, request: Any, version: int, listener: str = LISTENER) -> Any:
-        """The handler's response to `request` sent at `version` on `listener` (decoded from its own
-        encoding)."""
+    async def call(
+        self, request: Any, version: int, listener: str = LISTENER, principal: str = ANONYMOUS_PRINCIPAL
+    ) -> Any:
+        """The handler's response to `request` sent at `version` on `listener` by `principal` (decoded
+        from its own encoding)."""
         api_key = type(request).API_KEY
         registration = registration_for(api_key, version, self.services.mode)
         assert registration is not None, f"the broker does not serve API {api_key} v{version}"
@@ -110,18 +112,21 @@ class HandlerBroker:
             correlation_id=self._correlation_id,
             client_id="handler-tests",
         )
-        context = RequestContext(header, version, "127.0.0.1", 50000, listener, self.services)
+        context = RequestContext(header, version, "127.0.0.1", 50000, listener, self.services, principal)
         decoded = type(request).decode(request.encode(version), version)
         return await registration.handler(decoded, context)
 
-    async def call_over_wire(self, request: Any, version: int, listener: str = LISTENER) -> Any:
+    async def call_over_wire(
+        self, request: Any, version: int, listener: str = LISTENER, principal: str = ANONYMOUS_PRINCIPAL
+    ) -> Any:
         """As `call`, with the response too sent through the codec: what a client decodes at `version`
         (fields and tagged fields the version lacks are gone)."""
-        response = await self.call(request, version, listener)
+        response = await self.call(request, version, listener, principal)
         if response is None:
             return None
         return type(response).decode(response.encode(version), version)
 
     def close(self) -> None:
         self.services.recompression.shutdown()
+        self.services.regexes.close()
         self.logs.shutdown()

@@ -71,9 +71,7 @@ def apply_partition_changes(
     if current is not None:
         cache.remove_topic(topic)  # recreated under the same name with a new id
     created = TopicState(topic, topic_id, dense, is_internal=topic in INTERNAL_TOPICS)
-    cache.topics[topic] = created
-    if topic_id != NO_TOPIC_ID:
-        cache.topics_by_id[topic_id] = created
+    cache.add_topic(created, by_id=topic_id != NO_TOPIC_ID)
 
 
 def _partition_state(state: PartitionLeadership) -> PartitionState:

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
 from odradek.cluster.leadership import Leadership
+from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.records import (
     GROUP_METADATA,
     OFFSET_COMMIT,
@@ -50,13 +51,17 @@ T = TypeVar("T")
 class GroupRuntime(CoordinatorRuntime[GroupShard]):
     """`__consumer_offsets`: group shards, with timers, written through CoordinatorResults."""
 
+    KEY_NAME = "group id"
+    KEY_ERROR = ErrorCode.INVALID_GROUP_ID
+
     def __init__(
         self,
         settings: GroupSettings,
         logs: Any,
         cluster: Any,
         node_id: int,
-        notify_append: Callable[[Hashable], None] | None = None,
+        notify_append: Callable[[Hashable], None] | None,
+        regexes: RegexMatcher,
         clock: Callable[[], float] = time.time,
         timer_factory: Callable[[Runner], CoordinatorTimer] = CoordinatorTimer,
         leadership: Leadership | None = None,
@@ -76,6 +81,8 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         )
         self.settings = settings
         self.timer_factory = timer_factory
+        #: Resolves the consumer groups' regex subscriptions.
+        self.regexes = regexes
         #: Waits until a partition's in-sync replicas hold a write (the offset after it): the append's
         #: outcome. Wired in cluster mode; None: the append itself commits the write (a single node).
         self.replicated: Callable[[int, int], Awaitable[ErrorCode]] | None = None
@@ -83,7 +90,7 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
 
     def new_shard(self, partition: int) -> GroupShard:
         timer = self.timer_factory(lambda key, operation: self.run_timer(partition, key, operation))
-        return GroupShard(partition, self.settings, timer, self.now_ms, self.cluster)
+        return GroupShard(partition, self.settings, timer, self.now_ms, self.cluster, self.regexes)
 
     def shard_for(self, key: str) -> GroupShard:
         shard = super().shard_for(key)

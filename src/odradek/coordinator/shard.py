@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from odradek.coordinator.classic_group import ClassicGroup, ClassicGroupState, ClassicMember
 from odradek.coordinator.classic_rebalance import ClassicRebalancer
+from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.offsets import OffsetAndMetadata, OffsetStore
 from odradek.coordinator.records import (
     GROUP_METADATA,
@@ -49,7 +50,8 @@ class GroupShard:
         settings: GroupSettings,
         timer: CoordinatorTimer,
         now_ms: Callable[[], int],
-        cluster: Any = None,
+        cluster: Any,
+        regexes: RegexMatcher,
     ) -> None:
         self.partition = partition
         self.settings = settings
@@ -67,7 +69,7 @@ class GroupShard:
         self.rebalancer = ClassicRebalancer(self.groups, self.timer, settings, now_ms)
         from odradek.coordinator.consumer_protocol import ConsumerGroupManager
 
-        self.consumer: ConsumerGroupManager = ConsumerGroupManager(self, cluster)
+        self.consumer: ConsumerGroupManager = ConsumerGroupManager(self, cluster, regexes)
 
     # ----- replay --------------------------------------------------------------------------------
 
@@ -214,6 +216,7 @@ class GroupShard:
     def unload(self) -> None:
         """Stop coordinating this partition: waiting members are told to find the new coordinator."""
         self.timer.cancel_all()
+        self.consumer.on_unloaded()
         self.unreplicated_offsets.clear()
         for group in self.groups.values():
             if isinstance(group, ClassicGroup):

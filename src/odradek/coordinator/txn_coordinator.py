@@ -27,7 +27,7 @@ from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecuri
 from odradek.cluster.leadership import Leadership
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.producer_ids import ProducerIdSource
-from odradek.coordinator.runtime import partition_for
+from odradek.coordinator.runtime import check_key_length, partition_for
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_marker_channel import PendingMarkers, TxnMarkerChannel
 from odradek.coordinator.txn_markers import MarkerWriter
@@ -426,6 +426,10 @@ class TransactionCoordinator:
         topic = self.cluster.topic(OFFSETS_TOPIC)
         if topic is None:
             return E.COORDINATOR_NOT_AVAILABLE
+        try:
+            check_key_length(group_id, "group id", E.INVALID_GROUP_ID)
+        except KafkaError as error:
+            return error.error_code
         tp = (OFFSETS_TOPIC, partition_for(group_id, len(topic.partitions)))
         return (await self.add_partitions(transactional_id, producer_id, producer_epoch, [tp]))[tp]
 

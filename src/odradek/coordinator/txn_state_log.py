@@ -66,6 +66,8 @@ class TxnShard:
 
 
 class TxnStateLog(CoordinatorRuntime[TxnShard]):
+    KEY_NAME = "transactional id"
+
     def __init__(
         self,
         config: BrokerConfig,

@@ -385,10 +385,15 @@ def _repeated(
 
 
 def _broker_id(name: str, complaint: str) -> int:
-    """A broker id as Java's Integer.parseInt reads it."""
-    if not _BROKER_ID.fullmatch(name) or not -(2**31) <= int(name) < 2**31:
+    """A broker id as Java's Integer.parseInt reads it (leading zeros and all; more than ten digits
+    never fit, and Python's int() refuses over 4300 with an exception of its own)."""
+    digits = name.lstrip("+-").lstrip("0") or "0"
+    if not _BROKER_ID.fullmatch(name) or len(digits) > 10:
         raise KafkaError(ErrorCode.INVALID_REQUEST, complaint + name)
-    return int(name)
+    number = -int(digits) if name.startswith("-") else int(digits)
+    if not -(2**31) <= number < 2**31:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, complaint + name)
+    return number
 
 
 def _type_name(resource_type: int) -> str:

@@ -195,7 +195,9 @@ def _throttled(plan: _Plan, results: list[PartitionData], throttle_ms: int) -> F
 
 def _open_session(plan: _Plan, privileged: bool, context: RequestContext) -> None:
     """The session a full fetch asked for (none when the cache keeps its sessions: answered with id 0)."""
-    session = context.services.fetch_sessions.create(len(plan.partitions), privileged=privileged)
+    session = context.services.fetch_sessions.create(
+        len(plan.partitions), privileged=privileged, principal=context.principal
+    )
     if session is None:
         return
     for entry in plan.partitions:
@@ -258,13 +260,13 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
     requested = list({_key(entry): entry for entry in _requested(request, context)}.values())
     if version < 7 or request.session_epoch == FINAL_EPOCH:
         if version >= 7 and request.session_id:
-            cache.close(request.session_id)
+            cache.close(request.session_id, context.principal)
         return _Plan(requested, None, False, 0)
     if request.session_epoch == INITIAL_EPOCH:
         if request.session_id:
-            cache.close(request.session_id)
+            cache.close(request.session_id, context.principal)
         return _Plan(requested, None, False, 0, opens_session=True)
-    session = cache.lookup(request.session_id, request.session_epoch)
+    session = cache.lookup(request.session_id, request.session_epoch, context.principal)
     session.epoch = next_epoch(session.epoch)
     if version >= 13:
         _resolve_unknown_names(session, context)

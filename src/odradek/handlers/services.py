@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
 from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, ClusterMetadata
 from odradek.config.broker import BrokerConfig
+from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.security.client_quotas import ClientQuotas
@@ -104,6 +105,8 @@ class Services:
     authorizer: AclAuthorizer | None = None
     #: Client quotas (DescribeClientQuotas / AlterClientQuotas) and their enforcement on every request.
     client_quotas: ClientQuotas = field(default_factory=lambda: ClientQuotas(11, 1))
+    #: Where the regular expressions clients send are compiled and matched (off the event loop).
+    regexes: RegexMatcher = field(default_factory=RegexMatcher)
 
     def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         """A SCRAM user's credential, for the SASL exchange (None: no such user)."""

@@ -48,6 +48,7 @@ from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.topic import resolve_topic_config
 from odradek.config.types import ConfigError
+from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, ProducerIdManager
 from odradek.coordinator.settings import OFFSETS_TOPIC
@@ -207,8 +208,16 @@ class Broker:
             # what this broker leads, at which epoch: the coordinators append as leaders too
             replicas = ReplicaManager(self.node_id, cluster, self.logs)
         appends = AppendNotifier()
+        regexes = RegexMatcher()  # one worker for the regexes clients send, shared by both users
         groups = GroupCoordinator(
-            self.config, cluster, topics, self.logs, self.node_id, appends.notify, leadership=replicas
+            self.config,
+            cluster,
+            topics,
+            self.logs,
+            self.node_id,
+            appends.notify,
+            leadership=replicas,
+            regexes=regexes,
         )
         producer_ids: ProducerIdManager | ZkProducerIdManager
         credentials: CredentialStore
@@ -239,6 +248,7 @@ class Broker:
             scram_credentials=credentials,
             authorizer=authorizer,
             client_quotas=self._client_quotas(member is None),
+            regexes=regexes,
         )
         self.quotas.ip_throttle = self.services.client_quotas.connection_throttle_ms
         if member is not None:  # every quota read, and changes written there, before a client is served
@@ -537,6 +547,7 @@ class Broker:
                 self.services.transactions.stop()
             if self.services.txn_verifier is not None:
                 self.services.txn_verifier.close()
+            self.services.regexes.close()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):

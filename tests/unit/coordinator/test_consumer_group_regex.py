@@ -1,0 +1,213 @@
+"""KIP-848 regex subscriptions: resolved in the background with RE2, once per topic creation (not at
+every heartbeat), only to topics the member may describe, kept in records across a restart, dropped
+when no member subscribes to them any more; a pattern RE2 refuses is INVALID_REGULAR_EXPRESSION."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from pathlib import Path
+
+import pytest
+
+from odradek.coordinator import consumer_records as cr
+from odradek.coordinator.client_regex import RegexMatcher
+from odradek.coordinator.consumer_group import ConsumerGroup
+from odradek.coordinator.consumer_regexes import REFRESH_MIN_INTERVAL_MS, TopicFilter, describe_all
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    TopicPartitions,
+)
+from tests.unit.coordinator.harness import Harness
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def run(tmp_path: Path, scenario: Callable[[Harness], Awaitable[None]]) -> None:
+    async def main() -> None:
+        harness = Harness(
+            tmp_path,
+            **{
+                "group.consumer.heartbeat.interval.ms": "500",
+                "group.consumer.min.heartbeat.interval.ms": "100",
+            },
+        )
+        await harness.start()
+        await harness.create_topic("orders-eu", 2)
+        await harness.create_topic("orders-us", 3)
+        await harness.create_topic("payments", 1)
+        try:
+            await scenario(harness)
+        finally:
+            harness.stop()
+
+    asyncio.run(main())
+
+
+def beat(
+    h: Harness,
+    member: str,
+    epoch: int,
+    owned: dict[uuid.UUID, set[int]] | None = None,
+    *,
+    regex: str | None = None,
+    describable: TopicFilter = describe_all,
+) -> ConsumerGroupHeartbeatResponse:
+    joining = epoch == 0
+    request = ConsumerGroupHeartbeatRequest(
+        group_id="g",
+        member_id=member,
+        member_epoch=epoch,
+        rebalance_timeout_ms=5000 if joining else -1,
+        subscribed_topic_regex=regex,
+        topic_partitions=[]
+        if joining
+        else [TopicPartitions(topic_id=t, partitions=sorted(p)) for t, p in (owned or {}).items()],
+    )
+    return h.coordinator.consumer_group_heartbeat(request, 1, "client", "/127.0.0.1", describable)
+
+
+def group(h: Harness) -> ConsumerGroup:
+    found = h.coordinator.runtime.shard_for("g").groups["g"]
+    assert isinstance(found, ConsumerGroup)
+    return found
+
+
+async def resolved(h: Harness) -> None:
+    """Let the resolutions under way finish and be written."""
+    await h.coordinator.runtime.shard_for("g").consumer.regexes.idle()
+    await h.advance(0)
+
+
+def topic_names(h: Harness, response: ConsumerGroupHeartbeatResponse) -> dict[str, set[int]]:
+    assert response.error_code == ErrorCode.NONE, response
+    assert response.assignment is not None
+    return {
+        h.cluster.topics_by_id[tp.topic_id].name: set(tp.partitions)
+        for tp in response.assignment.topic_partitions
+    }
+
+
+def ids(h: Harness, names: dict[str, set[int]]) -> dict[uuid.UUID, set[int]]:
+    return {h.cluster.topics[name].topic_id: partitions for name, partitions in names.items()}
+
+
+def count_resolutions(monkeypatch: pytest.MonkeyPatch) -> list[tuple[frozenset[str], int]]:
+    calls: list[tuple[frozenset[str], int]] = []
+    original = RegexMatcher.resolve
+
+    async def spy(
+        self: RegexMatcher, patterns: Collection[str], names: Sequence[str]
+    ) -> dict[str, frozenset[str]]:
+        calls.append((frozenset(patterns), len(names)))
+        return await original(self, patterns, names)
+
+    monkeypatch.setattr(RegexMatcher, "resolve", spy)
+    return calls
+
+
+def test_a_regex_subscription_was_matched_against_every_topic_at_each_heartbeat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = count_resolutions(monkeypatch)
+
+    async def scenario(h: Harness) -> None:
+        joined = beat(h, "m1", 0, regex="orders-.*")
+        assert joined.error_code == ErrorCode.NONE
+        assert topic_names(h, joined) == {}  # not resolved yet: the member waits, as in Kafka
+        await resolved(h)
+        assert group(h).resolved_regexes["orders-.*"].topics == {"orders-eu", "orders-us"}
+        epoch = group(h).group_epoch
+        assigned = beat(h, "m1", joined.member_epoch)
+        assert topic_names(h, assigned) == {"orders-eu": {0, 1}, "orders-us": {0, 1, 2}}
+        assert assigned.member_epoch == epoch
+        for _ in range(5):
+            assert beat(h, "m1", epoch, ids(h, topic_names(h, assigned))).error_code == ErrorCode.NONE
+            await h.advance(100)
+        assert calls == [(frozenset({"orders-.*"}), 3)]  # one match per topic set, no heartbeat matched
+
+        # A new topic: resolved again once the 10 s since the last resolution have passed.
+        await h.create_topic("orders-apac", 1)
+        beat(h, "m1", epoch, ids(h, topic_names(h, assigned)))
+        await resolved(h)
+        assert len(calls) == 1
+        await h.advance(REFRESH_MIN_INTERVAL_MS)
+        beat(h, "m1", epoch, ids(h, topic_names(h, assigned)))
+        await resolved(h)
+        assert [count for _, count in calls] == [3, 4]
+        assert group(h).resolved_regexes["orders-.*"].topics == {"orders-eu", "orders-us", "orders-apac"}
+        assert group(h).group_epoch == epoch + 1
+        grown = beat(h, "m1", epoch, ids(h, topic_names(h, assigned)))
+        assert topic_names(h, grown) == {"orders-eu": {0, 1}, "orders-us": {0, 1, 2}, "orders-apac": {0}}
+
+    run(tmp_path, scenario)
+
+
+def test_a_regex_subscription_named_topics_its_member_may_not_describe(tmp_path: Path) -> None:
+    def only_orders_eu(names: Collection[str]) -> Collection[str]:
+        return [name for name in names if name == "orders-eu"]
+
+    async def scenario(h: Harness) -> None:
+        joined = beat(h, "m1", 0, regex=".*", describable=only_orders_eu)
+        await resolved(h)
+        assert group(h).resolved_regexes[".*"].topics == {"orders-eu"}
+        assigned = beat(h, "m1", joined.member_epoch, describable=only_orders_eu)
+        assert topic_names(h, assigned) == {"orders-eu": {0, 1}}
+
+    run(tmp_path, scenario)
+
+
+def test_a_resolved_regex_is_kept_across_a_restart_and_dropped_with_its_last_member(tmp_path: Path) -> None:
+    async def scenario(h: Harness) -> None:
+        joined = beat(h, "m1", 0, regex="orders-.*")
+        await resolved(h)
+        assigned = beat(h, "m1", joined.member_epoch)
+        epoch, owned = assigned.member_epoch, ids(h, topic_names(h, assigned))
+        await h.restart()
+        assert group(h).resolved_regexes["orders-.*"].topics == {"orders-eu", "orders-us"}
+        # The first heartbeat after the load keeps the assignment: no rebalance while it is resolved again.
+        again = beat(h, "m1", epoch, owned)
+        assert (again.error_code, again.member_epoch, group(h).group_epoch) == (ErrorCode.NONE, epoch, epoch)
+        await resolved(h)
+        assert group(h).group_epoch == epoch  # the same topics: no epoch bump
+
+        left = h.coordinator.consumer_group_heartbeat(
+            ConsumerGroupHeartbeatRequest(group_id="g", member_id="m1", member_epoch=-1), 1, "client", "/h"
+        )
+        assert left.error_code == ErrorCode.NONE
+        assert group(h).resolved_regexes == {}
+        await h.restart()
+        assert h.coordinator.runtime.shard_for("g").groups["g"].resolved_regexes == {}
+
+    run(tmp_path, scenario)
+
+
+@pytest.mark.parametrize("pattern", ["(?=orders).*", "(a)\\1", "orders-(", "x{1001}"])
+def test_a_subscribed_regex_re2_refuses_is_invalid_regular_expression(tmp_path: Path, pattern: str) -> None:
+    async def scenario(h: Harness) -> None:
+        request = ConsumerGroupHeartbeatRequest(
+            group_id="g",
+            member_id="m1",
+            member_epoch=0,
+            rebalance_timeout_ms=5000,
+            subscribed_topic_regex=pattern,
+            topic_partitions=[],
+        )
+        response = await h.coordinator.consumer_group_heartbeat_committed(request, 1, "client", "/h")
+        assert response.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
+        assert (response.error_message or "").startswith(
+            f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: "
+        )
+        assert "g" not in h.coordinator.runtime.shard_for("g").groups
+
+    run(tmp_path, scenario)
+
+
+def test_a_regex_resolution_is_written_as_kafkas_record(tmp_path: Path) -> None:
+    record = cr.regex_record("g", "orders-.*", frozenset({"b", "a"}), 7, 1234)
+    key, value = record.encode()
+    assert key == b"\x00\x10" + b"\x00\x01g" + b"\x00\x09orders-.*"
+    assert value is not None and value[:2] == b"\x00\x00"  # value version 0 (flexible)
