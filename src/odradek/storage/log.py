@@ -369,6 +369,8 @@ class Log:
         self._log_start_offset = log_start_offset
         self._recovery_point = recovery_point
         self._truncations += 1
+        if self._roll_flush_offset is not None:  # the segments it was for are gone past the log end
+            self._roll_flush_offset = min(self._roll_flush_offset, self.log_end_offset)
         if self._events is not None:
             self._events.log_truncated(self)
 
@@ -411,8 +413,12 @@ class Log:
         )
 
     def prepare_flush(self, up_to_offset: int | None = None) -> FlushJob | None:
-        """The fsyncs making everything below ``up_to_offset`` (default: the log end) durable."""
-        offset = self.log_end_offset if up_to_offset is None else up_to_offset
+        """The fsyncs making everything below ``up_to_offset`` (default: the log end) durable.
+
+        The job claims at most the log end as it is now: what is appended later may miss the fsyncs,
+        and the recovery point must only move over records one fsynced (Kafka's markFlushed takes the
+        offset asked for even after a truncation below it)."""
+        offset = self.log_end_offset if up_to_offset is None else min(up_to_offset, self.log_end_offset)
         if offset <= self._recovery_point and not self._unflushed_files:
             return None
         segments = [

@@ -22,6 +22,7 @@ from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
+from odradek.storage.segment import LogSegment
 
 from .helpers import FakeClock, batch, marker, read_records, values
 
@@ -103,6 +104,43 @@ def test_a_flush_completing_after_a_truncation_claims_nothing_above_the_truncati
     log.complete_flush(job)
     assert log.log_end_offset == 10
     assert log.recovery_point <= 4
+
+
+def test_a_roll_flush_taken_after_a_truncation_moves_the_recovery_point_only_over_what_it_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A roll asks for a flush below the new segment; a follower truncating below that before the flush
+    was taken had it prepared for the old roll offset, past the log end. Records the follower then
+    appended during the fsyncs were counted as flushed (the job's offset clamped by the log end at its
+    completion), and since a flush lists only segments above the recovery point, none ever fsynced
+    them: a power loss lost them under the recovery point, where start-up does not look."""
+    clock = FakeClock()
+    manager = LogManager([tmp_path], CONFIG, clock=clock, single_node=False)
+    log = manager.get_or_create_log("t", 0)
+    while len(log.segments) < 3:
+        log.append(batch([b"value-%02d" % log.log_end_offset]))
+    rolled_at = log.active_segment.base_offset
+    log.truncate_to(1)  # before the storage task took the roll's flush
+    jobs = manager.take_roll_flushes()
+    fsynced: dict[int, int] = {}  # base offset -> the segment's next offset when fsynced
+    real_flush = LogSegment.flush
+
+    def spy(segment: LogSegment) -> None:
+        fsynced[segment.base_offset] = segment.next_offset
+        real_flush(segment)
+
+    monkeypatch.setattr(LogSegment, "flush", spy)
+    for _, job in jobs:
+        job.run()
+    while log.log_end_offset < rolled_at + 3:  # the new leader's records, appended during the fsyncs
+        log.append_as_follower(_at_offset(batch([b"new-%02d" % log.log_end_offset]), log.log_end_offset, 7))
+    manager.complete_flushes(jobs)
+    assert log.recovery_point <= max(fsynced.values(), default=0)
+    for later in manager.take_roll_flushes():  # every flush after it, until the log is flushed whole
+        later[1].run()
+        manager.complete_flushes([later])
+    log.flush()
+    assert fsynced[0] == log.segments[0].next_offset  # the first segment fsynced with what it holds
 
 
 def test_a_flush_completing_after_a_full_truncation_keeps_the_new_start_as_recovery_point(
