@@ -12,9 +12,9 @@ Order, as in Kafka's LogLoader:
    invalid byte and everything after it (including later segments) is removed.
 4. Producer state comes from the newest snapshot at or below where recovery starts, then the batch
    headers after it are replayed; recovered batches update it as they are validated.
-5. Leader epochs come from ``leader-epoch-checkpoint``, corrected by the recovered batches; a missing or
-   damaged checkpoint (see ``leader_epoch.py``) is rebuilt from the headers of the segments below the
-   recovery too.
+5. Leader epochs come from ``leader-epoch-checkpoint`` below where recovery starts, and from the
+   recovered batches from there on (the file may be stale there: see ``leader_epoch.py``); a missing or
+   damaged checkpoint is rebuilt from the headers of the segments below the recovery too.
 Everything here is file work for a worker thread: it runs before the Log exists on the event loop.
 """
 
@@ -101,6 +101,12 @@ def load_log(
     if epochs.lost:
         rebuild_leader_epochs(segments[:start_index], epochs)  # recovery assigns the rest
         epochs.lost = False
+    elif start_index < len(segments):
+        # Past the recovery point the file may be one a power loss brought back from before a
+        # truncation, naming an epoch whose records are gone: recovery assigns only epochs newer than
+        # the latest it knows, so the entries from here on come from the batches alone. (Kafka's loader
+        # only drops entries past the log end, which misses a log that grew again after the truncation.)
+        epochs.truncate_from_end(recovery_start)
     replay_from = load_latest_snapshot(directory, state, recovery_start, log_start, now_ms)
     replay_producer_state(segments[:start_index], state, epochs, replay_from, recovery_start)
 

@@ -215,6 +215,38 @@ def test_a_leader_epoch_checkpoint_damaged_below_the_recovery_point_is_rebuilt_f
     assert again.leader_epoch_cache.entries == [EpochEntry(1, 0), EpochEntry(3, 6), EpochEntry(4, 12)]
 
 
+def test_a_leader_epoch_checkpoint_a_power_loss_left_stale_answers_only_for_epochs_the_log_holds(
+    tmp_path: Path,
+) -> None:
+    """A truncation rewrites the checkpoint without fsync (as Kafka's, KAFKA-15046), so a power loss
+    can bring back the previous, valid file. Recovery only added epochs newer than the file's latest,
+    so an entry the truncation had removed stayed when the records written again over its offsets
+    carry an older epoch: OffsetForLeaderEpoch then told a follower holding this broker's old records
+    of that epoch to keep them."""
+    clock = FakeClock()
+    directory = tmp_path / "t-0"
+    log = Log.open(directory, LogConfig(), clock=clock, auto_high_watermark=False)
+    for i in range(10):  # epoch 4's leader wrote 0..9 (and went on to 13)
+        log.append_as_follower(_at_offset(batch([b"e4-%d" % i]), i, epoch=4))
+    log.leader_epoch_cache.assign(5, 10)  # this broker then led at epoch 5 and wrote 10..14
+    for i in range(5):
+        log.append(batch([b"e5-%d" % i]), leader_epoch=5)
+    log.flush()  # fsyncs the checkpoint [(4, 0), (5, 10)] too
+    durable = (directory / LEADER_EPOCH_CHECKPOINT).read_bytes()
+    log.truncate_to(10)  # epoch 6's leader had epoch 4 up to 13: this broker follows it
+    for i in range(10, 14):
+        log.append_as_follower(_at_offset(batch([b"e4-%d" % i]), i, epoch=4))
+    log.append_as_follower(_at_offset(batch([b"e6-14"]), 14, epoch=6))
+    assert log.leader_epoch_cache.entries == [EpochEntry(4, 0), EpochEntry(6, 14)]
+    assert log.recovery_point <= 10
+    (directory / LEADER_EPOCH_CHECKPOINT).write_bytes(durable)  # the power loss
+    again = Log.open(
+        directory, LogConfig(), clock=clock, recovery_point=log.recovery_point, auto_high_watermark=False
+    )
+    assert again.leader_epoch_cache.entries == [EpochEntry(4, 0), EpochEntry(6, 14)]
+    assert again.end_offset_for_epoch(5) == (4, 14)
+
+
 @pytest.mark.parametrize("name", [RECOVERY_POINT_CHECKPOINT, "log-start-offset-checkpoint"])
 def test_an_empty_offset_checkpoint_reads_as_no_entries_as_in_kafka(tmp_path: Path, name: str) -> None:
     """Kafka's CheckpointFile reads an empty file as no entries (it creates its checkpoint files empty
