@@ -304,6 +304,43 @@ def test_an_unreadable_transaction_index_below_the_recovery_point_is_rebuilt_not
     assert again.log_end_offset == log.log_end_offset
 
 
+def test_an_unreadable_transaction_index_has_only_its_own_segment_recovered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recovering that segment needs producer state replayed up to it, and the loader got it by
+    recovering the log from that segment to its end, even after a clean shutdown: every later segment
+    was read and validated again. Kafka's LogLoader recovers that one segment."""
+    clock = FakeClock()
+    log = Log.open(tmp_path / "t-0", CONFIG, clock=clock)
+    log.append(batch([b"aborted"], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True))
+    log.append(marker(commit=False, producer_id=7), origin=AppendOrigin.COORDINATOR)
+    for i in range(12):
+        log.append(batch([b"after-%d" % i], producer_id=8, producer_epoch=0, base_sequence=i))
+    assert len(log.segments) >= 3
+    damaged = log.segments[0]
+    log.flush()
+    log.close()
+    with open(damaged.txn_index.path, "r+b") as index:
+        index.write(b"\x00\x07")
+    recovered: list[int] = []
+    real_recover = LogSegment.recover
+
+    def spy(segment: LogSegment, *args: object, **kwargs: object) -> int:
+        recovered.append(segment.base_offset)
+        return real_recover(segment, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LogSegment, "recover", spy)
+    again = Log.open(
+        tmp_path / "t-0", CONFIG, clock=clock, recovery_point=log.log_end_offset, had_clean_shutdown=True
+    )
+    assert recovered == [damaged.base_offset]
+    info = again.read(0, 1 << 20, isolation=FetchIsolation.TXN_COMMITTED)
+    assert info.aborted_transactions is not None
+    assert [txn.producer_id for txn in info.aborted_transactions] == [7]
+    assert again.log_end_offset == log.log_end_offset
+    assert again.producer_state.producers[8].last_seq == 11  # the log's producer state is whole
+
+
 def test_the_clean_shutdown_marker_is_durably_gone_before_the_logs_are_written_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
