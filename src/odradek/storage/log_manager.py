@@ -50,7 +50,7 @@ from odradek.storage.partition import (
 )
 from odradek.storage.partition_creation import PartitionCreationJob
 from odradek.storage.segment import LogSegment
-from odradek.storage.stray_logs import check_topic_store_is_first, set_aside, stray_reason
+from odradek.storage.stray_logs import check_topic_store, set_aside, stray_reason
 from odradek.storage.topic_store import TopicRecord, TopicStore
 
 _log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ class LogManager:
         """Create the log dirs, load (and after a crash recover) every partition log, finish pending
         partition deletions. Topic config overrides from the topic store apply to the loaded logs."""
         if self.single_node:
-            check_topic_store_is_first(self.log_dirs)
+            check_topic_store(self.log_dirs)
         topics = self.topic_store.load_topics()
         deleting = self.topic_store.deleting()
         removed = False
