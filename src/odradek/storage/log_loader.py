@@ -22,14 +22,16 @@ Everything here is file work for a worker thread: it runs before the Log exists 
 from __future__ import annotations
 
 import logging
+import uuid
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from odradek.protocol.records import RecordBatchHeader
+from odradek.storage.checkpoints import CheckpointFormatError, read_partition_metadata, unreadable_checkpoint
 from odradek.storage.config import LogConfig
-from odradek.storage.errors import CorruptIndexError
+from odradek.storage.errors import CorruptIndexError, LogStorageError
 from odradek.storage.files import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
@@ -60,6 +62,8 @@ class LoadedLog:
     leader_epoch_cache: LeaderEpochCache
     producer_state: ProducerStateManager
     truncated_bytes: int = 0
+    #: The topic id in ``partition.metadata`` (KIP-516); None for a log made without one.
+    topic_id: uuid.UUID | None = None
 
     @property
     def log_end_offset(self) -> int:
@@ -77,6 +81,10 @@ def load_log(
     producer_id_expiration_ms: int = 86_400_000,
 ) -> LoadedLog:
     directory.mkdir(parents=True, exist_ok=True)
+    try:
+        topic_id = read_partition_metadata(directory)
+    except CheckpointFormatError as error:  # fsynced before its rename: not a crash's doing
+        raise LogStorageError(unreadable_checkpoint(error)) from error
     _remove_temp_files_and_complete_swaps(directory, config, now_ms)
     segments = _open_segments(directory, config, now_ms)
     first_base = segments[0].base_offset if segments else 0
@@ -141,7 +149,7 @@ def load_log(
         write_snapshot(directory, state, fsync=True, sync_directory=False)
     epochs.write(fsync=True, sync_directory=False)
     fsync_dir(directory)
-    return LoadedLog(segments, log_start, log_end, epochs, state, truncated)
+    return LoadedLog(segments, log_start, log_end, epochs, state, truncated, topic_id)
 
 
 def _end(segments: list[LogSegment], log_start: int) -> int:
