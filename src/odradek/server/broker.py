@@ -597,29 +597,29 @@ class Broker:
         while True:
             await self.storage_work_due.wait()
             self.storage_work_due.clear()
-            checkpoint = self.logs.take_due_checkpoint()
-            jobs = self.logs.take_roll_flushes()
+            checkpoint = self.logs.flushes.take_due_checkpoint()
+            jobs = self.logs.flushes.take_roll_flushes()
             try:
                 if checkpoint is not None:
                     await asyncio.to_thread(checkpoint.run)
                 if jobs:
                     await asyncio.to_thread(_run_all, [job for _, job in jobs])
-                    self.logs.complete_flushes(jobs)
+                    self.logs.flushes.complete_flushes(jobs)
             except OSError:
                 log.exception("flushing rolled segments or writing checkpoints failed")
 
     async def _flush(self) -> None:
-        jobs = self.logs.prepare_flushes()
+        jobs = self.logs.flushes.prepare_flushes()
         if jobs:
             await asyncio.to_thread(_run_all, [job for _, job in jobs])
-            self.logs.complete_flushes(jobs)
+            self.logs.flushes.complete_flushes(jobs)
 
     async def _checkpoint(self) -> None:
-        job = self.logs.prepare_checkpoint()
+        job = self.logs.flushes.prepare_checkpoint()
         await asyncio.to_thread(job.run)
 
     async def _checkpoint_high_watermarks(self) -> None:
-        job = self.logs.prepare_high_watermark_checkpoint()
+        job = self.logs.flushes.prepare_high_watermark_checkpoint()
         await asyncio.to_thread(job.run)
 
     async def _compaction(self) -> None:

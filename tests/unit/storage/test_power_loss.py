@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from odradek.protocol.records import patch_base_offset, patch_partition_leader_epoch
-from odradek.storage import log_manager as log_manager_module
+from odradek.storage import log_dir_loading
 from odradek.storage.checkpoints import EpochEntry, read_offset_checkpoint
 from odradek.storage.config import LogConfig
 from odradek.storage.fetch import FetchIsolation
@@ -48,14 +48,14 @@ def test_a_segment_roll_flushes_the_old_segment_and_advances_the_recovery_point(
         log.append(batch([b"value-%02d" % i]))
     assert len(log.segments) >= 3 and rolled  # the manager heard of the rolls
     assert log.recovery_point == 0
-    jobs = manager.take_roll_flushes()
+    jobs = manager.flushes.take_roll_flushes()
     assert [flushed for flushed, _ in jobs] == [log]
     for _, job in jobs:
         job.run()
-    manager.complete_flushes(jobs)
+    manager.flushes.complete_flushes(jobs)
     assert log.recovery_point == log.active_segment.base_offset  # everything below the active segment
-    assert manager.take_roll_flushes() == []  # done once
-    manager.prepare_checkpoint().run()
+    assert manager.flushes.take_roll_flushes() == []  # done once
+    manager.flushes.prepare_checkpoint().run()
     checkpoint = read_offset_checkpoint(tmp_path / RECOVERY_POINT_CHECKPOINT)
     assert checkpoint[TopicPartition("t", 0)] == log.active_segment.base_offset
 
@@ -76,17 +76,17 @@ def test_a_truncation_has_the_recovery_point_checkpoint_rewritten_before_the_per
     for i in range(10):
         log.append(batch([b"value-%02d" % i]))
     log.flush()
-    manager.prepare_checkpoint().run()
+    manager.flushes.prepare_checkpoint().run()
     path = tmp_path / RECOVERY_POINT_CHECKPOINT
     assert read_offset_checkpoint(path)[TopicPartition("t", 0)] == 10
-    assert manager.take_due_checkpoint() is None  # nothing asked for one
+    assert manager.flushes.take_due_checkpoint() is None  # nothing asked for one
     log.truncate_to(4)
     assert due
-    job = manager.take_due_checkpoint()
+    job = manager.flushes.take_due_checkpoint()
     assert job is not None
     job.run()
     assert read_offset_checkpoint(path)[TopicPartition("t", 0)] == 4
-    assert manager.take_due_checkpoint() is None
+    assert manager.flushes.take_due_checkpoint() is None
 
 
 def test_a_flush_completing_after_a_truncation_claims_nothing_above_the_truncation(tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_a_roll_flush_taken_after_a_truncation_moves_the_recovery_point_only_ove
         log.append(batch([b"value-%02d" % log.log_end_offset]))
     rolled_at = log.active_segment.base_offset
     log.truncate_to(1)  # before the storage task took the roll's flush
-    jobs = manager.take_roll_flushes()
+    jobs = manager.flushes.take_roll_flushes()
     fsynced: dict[int, int] = {}  # base offset -> the segment's next offset when fsynced
     real_flush = LogSegment.flush
 
@@ -134,11 +134,11 @@ def test_a_roll_flush_taken_after_a_truncation_moves_the_recovery_point_only_ove
         job.run()
     while log.log_end_offset < rolled_at + 3:  # the new leader's records, appended during the fsyncs
         log.append_as_follower(_at_offset(batch([b"new-%02d" % log.log_end_offset]), log.log_end_offset, 7))
-    manager.complete_flushes(jobs)
+    manager.flushes.complete_flushes(jobs)
     assert log.recovery_point <= max(fsynced.values(), default=0)
-    for later in manager.take_roll_flushes():  # every flush after it, until the log is flushed whole
+    for later in manager.flushes.take_roll_flushes():  # every flush after it, until the log is flushed whole
         later[1].run()
-        manager.complete_flushes([later])
+        manager.flushes.complete_flushes([later])
     log.flush()
     assert fsynced[0] == log.segments[0].next_offset  # the first segment fsynced with what it holds
 
@@ -356,6 +356,6 @@ def test_the_clean_shutdown_marker_is_durably_gone_before_the_logs_are_written_a
     def record(directory: Path) -> None:
         synced.append((directory, (tmp_path / ".kafka_cleanshutdown").exists()))
 
-    monkeypatch.setattr(log_manager_module, "fsync_dir", record)
+    monkeypatch.setattr(log_dir_loading, "fsync_dir", record)
     LogManager([tmp_path], CONFIG, clock=clock).startup()
     assert (tmp_path, False) in synced  # the log dir fsynced once the marker was gone
