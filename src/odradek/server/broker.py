@@ -81,6 +81,7 @@ from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.server.memory_pool import memory_pool_for
 from odradek.server.replica_fetchers import replica_fetchers
+from odradek.server.storage_work import run_storage_work
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import StorageError
@@ -118,7 +119,7 @@ class Broker:
         self.tasks: list[asyncio.Task[None]] = []
         self.stopping = asyncio.Event()
         self.started = False
-        #: Set when a log rolled a segment or was truncated: file work is due (`_storage_work`).
+        #: Set when a log rolled a segment or was truncated: file work is due (`run_storage_work`).
         self.storage_work_due = asyncio.Event()
         log_dirs = [Path(d.strip()) for d in config.log_dirs if d.strip()]
         # Before anything reads or writes the dirs: a second broker on them stops here, untouched.
@@ -300,7 +301,9 @@ class Broker:
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
         self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
         self.tasks.append(asyncio.get_running_loop().create_task(self._delete_files_when_due()))
-        self.tasks.append(asyncio.get_running_loop().create_task(self._storage_work()))
+        self.tasks.append(
+            asyncio.get_running_loop().create_task(run_storage_work(self.logs.flushes, self.storage_work_due))
+        )
         log.info(
             "broker started",
             extra={
@@ -589,24 +592,6 @@ class Broker:
             job = self.logs.take_file_deletions()
             if not job.empty:
                 await asyncio.to_thread(job.run)  # logs its failures itself, never raises
-
-    async def _storage_work(self) -> None:
-        """Kafka's flush at a roll (the segments below a new one are fsynced soon after it was made and
-        the recovery point moves up to it, whatever flush.ms and flush.messages say), and its recovery
-        point checkpoint after a truncation."""
-        while True:
-            await self.storage_work_due.wait()
-            self.storage_work_due.clear()
-            checkpoint = self.logs.flushes.take_due_checkpoint()
-            jobs = self.logs.flushes.take_roll_flushes()
-            try:
-                if checkpoint is not None:
-                    await asyncio.to_thread(checkpoint.run)
-                if jobs:
-                    await asyncio.to_thread(_run_all, [job for _, job in jobs])
-                    self.logs.flushes.complete_flushes(jobs)
-            except OSError:
-                log.exception("flushing rolled segments or writing checkpoints failed")
 
     async def _flush(self) -> None:
         jobs = self.logs.flushes.prepare_flushes()
