@@ -12,29 +12,30 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from odradek.storage.flush import FlushJob
 from odradek.storage.flush_scheduler import FlushScheduler
 
 log = logging.getLogger("odradek.broker")
 
 
 async def run_storage_work(flushes: FlushScheduler, due: asyncio.Event) -> None:
-    """Take and run the due jobs each time ``due`` is set, until cancelled."""
+    """Take and run the due jobs each time ``due`` is set, until cancelled. A job that fails is logged
+    and the others still run; nothing it claimed is lost: a failed flush leaves the recovery point
+    where it was (the next flush of the log takes its segments again), a failed checkpoint is
+    rewritten by the periodic one (``log.flush.offset.checkpoint.interval.ms``)."""
     while True:
         await due.wait()
         due.clear()
         checkpoint = flushes.take_due_checkpoint()
         jobs = flushes.take_roll_flushes()
-        try:
-            if checkpoint is not None:
+        if checkpoint is not None:
+            try:
                 await asyncio.to_thread(checkpoint.run)
-            if jobs:
-                await asyncio.to_thread(_run_all, [job for _, job in jobs])
-                flushes.complete_flushes(jobs)
-        except OSError:
-            log.exception("flushing rolled segments or writing checkpoints failed")
-
-
-def _run_all(jobs: list[FlushJob]) -> None:
-    for job in jobs:
-        job.run()
+            except Exception:
+                log.exception("writing the offset checkpoints after a truncation failed")
+        for flushed, job in jobs:
+            try:
+                await asyncio.to_thread(job.run)
+            except Exception:
+                log.exception("flushing the segments %s rolled over failed", flushed.topic_partition)
+                continue
+            flushes.complete_flushes([(flushed, job)])
