@@ -5,19 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from pathlib import Path
 
 import pytest
 
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.zookeeper import paths
+from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
 from odradek.cluster.zookeeper.brokers import broker_registration
+from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.errors import BrokerIdAlreadyRegisteredError
 from odradek.config.broker import BrokerConfig
 from odradek.server.broker import Broker
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.log_manager import LogManager
 from tests.support.broker_process import BrokerProcess, free_port
+from tests.support.interop import wait_until
 from tests.support.zookeeper import ZooKeeperServer, expire_session
 
 
@@ -81,20 +86,23 @@ def test_a_broker_id_registered_twice_and_a_log_dir_of_another_cluster_stop_the_
     assert "meta.properties belongs to cluster" in other.log_text()
 
 
-def test_a_broker_restarted_at_once_after_a_sigkill_registers_once_its_old_session_expires(
+def test_a_broker_whose_id_an_old_session_holds_registers_once_that_session_ends(
     zookeeper_connect: str, tmp_path: Path
 ) -> None:
-    """Kafka 3.9 exits ("already registered") while the killed predecessor's session lives on, so
-    every supervisor must retry; here the successor waits for the old registration to go. (A session
-    timeout well above the successor's start-up time, so that it finds the registration still held.)"""
-    settings = {"zookeeper.connect": zookeeper_connect, "zookeeper.session.timeout.ms": "8000"}
-    broker = BrokerProcess(tmp_path / "a", {**settings, "node.id": "1"}, host="127.0.0.2").start()
+    """Kafka 3.9 exits ("already registered") while a killed predecessor's session lives on, so every
+    supervisor must retry; here the successor waits for the old registration to go. The old session is
+    the test's own, ended once the broker says it waits (a SIGKILLed broker's raced the timeout)."""
+    holder = _hold_registration(zookeeper_connect, 1, "127.0.0.9")
+    settings = {"zookeeper.connect": zookeeper_connect, "zookeeper.session.timeout.ms": "10000"}
+    broker = BrokerProcess(tmp_path / "a", {**settings, "node.id": "1"}, host="127.0.0.2").start(wait=False)
     try:
-        broker.kill()
-        broker.start(timeout=60)  # at once, on the same data: the old session still holds the id
-        assert "waiting up to" in broker.log_text()
+        wait_until(lambda: "waiting up to" in broker.log_text(), 60, "the broker waiting for the old session")
+        assert "PLAINTEXT://127.0.0.9:9092" in broker.log_text()  # it names the holder
+        holder.close()
+        broker.wait_listening(timeout=60)
         assert "registered in ZooKeeper as broker 1" in broker.log_text()
     finally:
+        holder.close()
         broker.stop()
 
 
@@ -172,6 +180,16 @@ def test_a_broker_whose_id_a_live_broker_holds_never_accepts_a_connection(
     finally:
         first.stop()
     assert reached_while_registering == [False]
+
+
+def _hold_registration(connect: str, broker_id: int, host: str) -> ZooKeeperClient:
+    """A session of the test's holding /brokers/ids/<id> as a broker at ``host`` would."""
+    client = ZooKeeperClient.connect(connect, session_timeout_ms=10_000, connection_timeout_ms=10_000)
+    client.ensure_persistent_paths()
+    endpoint = ListenerEndpoint("PLAINTEXT", host, 9092, "PLAINTEXT")
+    registration = BrokerRegistration(broker_id, (endpoint,), int(time.time() * 1000))
+    client.kazoo.create(paths.broker(broker_id), registration.serialize(), ephemeral=True)
+    return client
 
 
 def _accepts(host: str, port: int) -> bool:
