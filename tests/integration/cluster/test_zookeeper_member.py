@@ -4,6 +4,7 @@ epoch after the session expires, and the start-up errors an operator sees in one
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
 import time
 from pathlib import Path
@@ -104,6 +105,45 @@ def test_a_broker_whose_id_an_old_session_holds_registers_once_that_session_ends
     finally:
         holder.close()
         broker.stop()
+
+
+def test_a_running_broker_whose_id_a_twin_took_while_its_session_was_lost_stops_in_one_line(
+    zookeeper_connect: str, tmp_path: Path
+) -> None:
+    """A twin with the same id, waiting for the registration, takes it when the running broker's session
+    expires once (a pause, a network cut). The running broker tried to register again every second,
+    for ever, and served on unregistered as a broker the cluster knows as the twin. It now waits as a
+    starting broker does, then stops as a refused start does: one line naming the holder, status 1."""
+    running = BrokerProcess(
+        tmp_path / "a",
+        {"zookeeper.connect": zookeeper_connect, "zookeeper.session.timeout.ms": "3000", "node.id": "1"},
+        host="127.0.0.2",
+    ).start()
+    # the twin waits up to 1.5 x its own (longer) session timeout: longer than the pause below
+    twin = BrokerProcess(
+        tmp_path / "b",
+        {"zookeeper.connect": zookeeper_connect, "zookeeper.session.timeout.ms": "10000", "node.id": "1"},
+        host="127.0.0.3",
+    ).start(wait=False)
+    try:
+        wait_until(lambda: "waiting up to" in twin.log_text(), 60, "the twin waiting for the registration")
+        assert running.process is not None
+        running.process.send_signal(signal.SIGSTOP)  # past its session timeout: the session expires
+        try:
+            wait_until(lambda: "registered in ZooKeeper as broker 1" in twin.log_text(), 60, "the twin in")
+        finally:
+            running.process.send_signal(signal.SIGCONT)
+        assert running.process.wait(60) == 1
+        text = running.log_text()
+        assert (
+            f"Broker id 1 is already registered in ZooKeeper (/brokers/ids/1) by PLAINTEXT://127.0.0.3:{twin.port}"
+            in text
+        )
+        assert "controlled shutdown" not in text.lower()
+        twin.wait_listening(timeout=60)  # the twin is broker 1, and serves
+    finally:
+        running.kill()
+        twin.stop()
 
 
 def test_a_member_speaks_and_waits_as_its_inter_broker_settings_say(
