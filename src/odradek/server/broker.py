@@ -81,7 +81,7 @@ from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.server.memory_pool import memory_pool_for
 from odradek.server.replica_fetchers import replica_fetchers
-from odradek.server.storage_work import run_storage_work
+from odradek.server.storage_work import run_file_deletions, run_storage_work
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import StorageError
@@ -90,8 +90,6 @@ from odradek.storage.log_manager import LogManager
 from odradek.storage.node_id import resolve_node_id
 
 log = logging.getLogger("odradek.broker")
-#: How often due file deletions are looked for: a list check on the loop, a thread only when one is due.
-FILE_DELETION_CHECK_S = 0.5
 
 
 class StartupError(Exception):
@@ -309,7 +307,7 @@ class Broker:
             self._every("log.cleaner.backoff.ms", self._compaction)
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
         self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
-        self.tasks.append(asyncio.get_running_loop().create_task(self._delete_files_when_due()))
+        self.tasks.append(asyncio.get_running_loop().create_task(run_file_deletions(self.logs)))
         self.tasks.append(
             asyncio.get_running_loop().create_task(run_storage_work(self.logs.flushes, self.storage_work_due))
         )
@@ -609,15 +607,6 @@ class Broker:
         self.logs.cleanup_logs()
         job = self.logs.take_file_deletions()
         await asyncio.to_thread(job.run)
-
-    async def _delete_files_when_due(self) -> None:
-        """Kafka's delete-logs task: deleted segments and partition directories (and their open files)
-        go once their file.delete.delay.ms has passed, not at the next retention check minutes later."""
-        while True:
-            await asyncio.sleep(FILE_DELETION_CHECK_S)
-            job = self.logs.take_file_deletions()
-            if not job.empty:
-                await asyncio.to_thread(job.run)  # logs its failures itself, never raises
 
     async def _flush(self) -> None:
         jobs = self.logs.flushes.prepare_flushes()
