@@ -21,6 +21,7 @@ from types import MappingProxyType
 from odradek.storage.checkpoints import MetaProperties
 from odradek.storage.cleaner import CleaningPlan, CleaningResult, install_cleaning, plan_cleaning
 from odradek.storage.config import ConfigValue, LogConfig
+from odradek.storage.errors import LogStorageError
 from odradek.storage.files import CLEAN_SHUTDOWN_MARKER, Clock, atomic_write, system_clock
 from odradek.storage.flush_scheduler import FlushScheduler
 from odradek.storage.log import Log
@@ -79,7 +80,15 @@ class LogManager:
             logs, removed_here = load_log_dir(
                 log_dir, open_log, deleting, topics if self.single_node else None
             )
-            self._logs.update(logs)
+            for tp, log in logs.items():
+                if (previous := self._logs.get(tp)) is not None:
+                    # As Kafka's LogManager.loadLog: which one holds the records to serve is not ours
+                    # to guess (a log dir not mounted while the partition was made again in another?).
+                    raise LogStorageError(
+                        f"partition {tp.topic}-{tp.partition} has a directory in two log dirs, "
+                        f"{previous.dir} and {log.dir}: move the one not to serve out of the log dirs"
+                    )
+                self._logs[tp] = log
             removed = removed or removed_here
         if removed:
             # Kafka too rewrites them: a topic created again under a deleted name (or a stray's) must

@@ -6,6 +6,7 @@ the topic id in ``partition.metadata`` (UnifiedLog.initializeTopicId) and sets s
 from __future__ import annotations
 
 import logging
+import shutil
 import uuid
 from pathlib import Path
 
@@ -213,3 +214,21 @@ def test_a_first_start_without_a_topics_file_starts_when_no_log_dir_holds_a_part
     manager = LogManager([first, second], CONFIG, clock=FakeClock())
     manager.startup()
     assert manager.logs == {}
+
+
+def test_a_partition_directory_in_two_log_dirs_stops_the_start(tmp_path: Path) -> None:
+    """Kafka's LogManager refuses duplicate log directories of a partition; the second log dir's copy
+    silently replaced the first's (a log dir that was not mounted while the partition was made again in
+    another, then mounted back), and which records were served depended on the order of log.dirs."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    manager = LogManager([first, second], CONFIG, clock=FakeClock())
+    manager.startup()
+    manager.save_topic("orders", OLD_ID, 1)
+    _write_records(manager, "orders", 0, OLD_ID, 3)
+    manager.shutdown()
+    (held,) = [d for d in (first, second) if (d / "orders-0").is_dir()]
+    other = second if held == first else first
+    shutil.copytree(held / "orders-0", other / "orders-0")
+    with pytest.raises(LogStorageError, match="orders-0") as refused:
+        LogManager([first, second], CONFIG, clock=FakeClock()).startup()
+    assert str(first / "orders-0") in str(refused.value) and str(second / "orders-0") in str(refused.value)
