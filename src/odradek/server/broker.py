@@ -40,7 +40,7 @@ from odradek.cluster.zk_producer_ids import ZkProducerIdManager
 from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zk_topic_configs import TopicConfigSync
 from odradek.cluster.zk_topics import ZkTopicAdmin
-from odradek.cluster.zookeeper.errors import ZooKeeperError
+from odradek.cluster.zookeeper.errors import BrokerIdAlreadyRegisteredError, ZooKeeperError
 from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
 from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
 from odradek.cluster.zookeeper_security import zookeeper_security
@@ -82,6 +82,7 @@ from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.server.memory_pool import memory_pool_for
 from odradek.server.replica_fetchers import replica_fetchers
+from odradek.server.storage_work import run_file_deletions, run_storage_work
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import StorageError
@@ -90,12 +91,15 @@ from odradek.storage.log_manager import LogManager
 from odradek.storage.node_id import resolve_node_id
 
 log = logging.getLogger("odradek.broker")
-#: How often due file deletions are looked for: a list check on the loop, a thread only when one is due.
-FILE_DELETION_CHECK_S = 0.5
 
 
 class StartupError(Exception):
     """The broker cannot start; the message is the one line an operator needs to fix it."""
+
+
+class BrokerReplacedError(StartupError):
+    """Running, the broker lost its registration to a live broker with the same id (which took it while
+    this one's session was lost): it stopped, in the one line a start refused for that would give."""
 
 
 class ListenerBindError(Exception):
@@ -119,7 +123,9 @@ class Broker:
         self.tasks: list[asyncio.Task[None]] = []
         self.stopping = asyncio.Event()
         self.started = False
-        #: Set when a log rolled a segment or was truncated: file work is due (`_storage_work`).
+        #: Why the broker stopped by itself, raised once it has (``run_until_stopped``).
+        self.failure: StartupError | None = None
+        #: Set when a log rolled a segment or was truncated: file work is due (`run_storage_work`).
         self.storage_work_due = asyncio.Event()
         log_dirs = [Path(d.strip()) for d in config.log_dirs if d.strip()]
         # Before anything reads or writes the dirs: a second broker on them stops here, untouched.
@@ -165,7 +171,9 @@ class Broker:
         self.console: ConsoleProcess | None = None
         #: Set with zookeeper.connect: this broker's session, registration and controller elector.
         self.member = (
-            ZooKeeperMember(config, self.node_id, self.inter_broker_security, zk_security)
+            ZooKeeperMember(
+                config, self.node_id, self.inter_broker_security, zk_security, on_replaced=self._replaced
+            )
             if zk_security is not None
             else None
         )
@@ -287,8 +295,8 @@ class Broker:
         await transactions.start(groups.settings.single_node)  # and __transaction_state, then replays it
         if member is None or replicas is None:
             self._serve()
-        else:
-            await self._join_cluster(member, services, groups, replicas)  # serves once registered
+        elif not await self._join_cluster(member, services, groups, replicas):  # serves once registered
+            return  # stopped while waiting to register: nothing serves, nothing more to start
         if self.config.console_port is not None:
             host, port = next(iter(self.bound.values()))
             options = ConsoleOptions(
@@ -309,8 +317,10 @@ class Broker:
             self._every("log.cleaner.backoff.ms", self._compaction)
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
         self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
-        self.tasks.append(asyncio.get_running_loop().create_task(self._delete_files_when_due()))
-        self.tasks.append(asyncio.get_running_loop().create_task(self._storage_work()))
+        self.tasks.append(asyncio.get_running_loop().create_task(run_file_deletions(self.logs)))
+        self.tasks.append(
+            asyncio.get_running_loop().create_task(run_storage_work(self.logs.flushes, self.storage_work_due))
+        )
         log.info(
             "broker started",
             extra={
@@ -349,9 +359,10 @@ class Broker:
         services: Services,
         groups: GroupCoordinator,
         replicas: ReplicaManager,
-    ) -> None:
+    ) -> bool:
         """Register in ZooKeeper, serve, then run for controller (the controller sends LeaderAndIsr
-        and UpdateMetadata to the endpoints registered; its channel reconnects until they listen)."""
+        and UpdateMetadata to the endpoints registered; its channel reconnects until they listen).
+        False: stopped while waiting to register, nothing served."""
         replicas.leaders.replica_lag_time_max_ms = self.config.replica_lag_time_max_ms
         replicas.leaders.on_high_watermark = services.appends.wake
         replicas.leaders.min_insync_replicas = services.topics.min_insync_replicas
@@ -398,12 +409,14 @@ class Broker:
         if authorizer is not None and isinstance(authorizer.store, ZkAclStore):
             AclChangeListener(member.zk, authorizer.store, authorizer).start(loop)
         services.join_zookeeper_cluster(replicas, self.inter_broker_security)
-        await member.register(services.advertised, replicas)
+        if not await member.register(services.advertised, replicas):
+            return False
         # As Kafka, only a registered broker processes requests: one whose id a live broker holds
         # has exited above, before any client reached it (its listeners were bound, not listening).
         self._serve()
         services.controller = await member.start_controller()
         topic_configs.on_change = services.controller.topic_configs_changed
+        return True
 
     def _serve(self) -> None:
         """Listen and accept on every bound listener."""
@@ -487,7 +500,9 @@ class Broker:
         """SIGTERM and SIGINT stop the broker gracefully, also when they come during its start: a cluster
         member serves (and is known to clients and the controller) before its start ends, so the start
         completes, bounded by its own timeouts, then the broker stops as usual (with a controlled
-        shutdown). A second one during the start exits at once."""
+        shutdown); but a wait for another session's registration of its id to go ends at once, and the
+        start with it (nothing serves before the registration). A second one during the start exits at
+        once."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -499,11 +514,21 @@ class Broker:
                 log.warning(f"{sig.name} again during start-up: exiting now")
                 os._exit(128 + sig)
             log.info(f"{sig.name} during start-up: stopping once started ({sig.name} again exits now)")
+        if self.member is not None:
+            self.member.stop_waiting()
+        self.stopping.set()
+
+    def _replaced(self, error: BrokerIdAlreadyRegisteredError) -> None:
+        """``ZooKeeperMember``: a live broker holds this broker's id now; stop, and say so once stopped."""
+        self.failure = BrokerReplacedError(str(error))
         self.stopping.set()
 
     async def run_until_stopped(self) -> None:
+        """Serve until a stop signal, or until the broker must stop by itself (raised then)."""
         await self.stopping.wait()
         await self.stop()
+        if self.failure is not None:
+            raise self.failure
 
     async def stop(self) -> None:
         """Graceful shutdown: stop accepting, answer what is in flight, flush and checkpoint the logs."""
@@ -513,6 +538,8 @@ class Broker:
             member is not None
             and services is not None
             and member.replicas is not None
+            and member.registered
+            and self.failure is None  # the controller knows another broker under this id
             and self.config.controlled_shutdown_enable
         ):
             # As Kafka: leaderships move away while this broker still serves, then it stops.
@@ -592,45 +619,18 @@ class Broker:
         job = self.logs.take_file_deletions()
         await asyncio.to_thread(job.run)
 
-    async def _delete_files_when_due(self) -> None:
-        """Kafka's delete-logs task: deleted segments and partition directories (and their open files)
-        go once their file.delete.delay.ms has passed, not at the next retention check minutes later."""
-        while True:
-            await asyncio.sleep(FILE_DELETION_CHECK_S)
-            job = self.logs.take_file_deletions()
-            if not job.empty:
-                await asyncio.to_thread(job.run)  # logs its failures itself, never raises
-
-    async def _storage_work(self) -> None:
-        """Kafka's flush at a roll (the segments below a new one are fsynced soon after it was made and
-        the recovery point moves up to it, whatever flush.ms and flush.messages say), and its recovery
-        point checkpoint after a truncation."""
-        while True:
-            await self.storage_work_due.wait()
-            self.storage_work_due.clear()
-            checkpoint = self.logs.take_due_checkpoint()
-            jobs = self.logs.take_roll_flushes()
-            try:
-                if checkpoint is not None:
-                    await asyncio.to_thread(checkpoint.run)
-                if jobs:
-                    await asyncio.to_thread(_run_all, [job for _, job in jobs])
-                    self.logs.complete_flushes(jobs)
-            except OSError:
-                log.exception("flushing rolled segments or writing checkpoints failed")
-
     async def _flush(self) -> None:
-        jobs = self.logs.prepare_flushes()
+        jobs = self.logs.flushes.prepare_flushes()
         if jobs:
             await asyncio.to_thread(_run_all, [job for _, job in jobs])
-            self.logs.complete_flushes(jobs)
+            self.logs.flushes.complete_flushes(jobs)
 
     async def _checkpoint(self) -> None:
-        job = self.logs.prepare_checkpoint()
+        job = self.logs.flushes.prepare_checkpoint()
         await asyncio.to_thread(job.run)
 
     async def _checkpoint_high_watermarks(self) -> None:
-        job = self.logs.prepare_high_watermark_checkpoint()
+        job = self.logs.flushes.prepare_high_watermark_checkpoint()
         await asyncio.to_thread(job.run)
 
     async def _compaction(self) -> None:

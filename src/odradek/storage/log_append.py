@@ -19,7 +19,11 @@ from odradek.protocol.records import (
     RecordBatch,
     RecordBatchHeader,
     RecordsError,
+    patch_base_offset,
+    patch_log_append_time,
+    patch_partition_leader_epoch,
     read_end_transaction_marker,
+    split_complete_batches,
 )
 from odradek.storage.config import LONG_MAX, LogConfig
 from odradek.storage.errors import (
@@ -38,12 +42,50 @@ from odradek.storage.producer_state import (
     ProducerStateManager,
     increment_sequence,
 )
+from odradek.storage.recompression import RecompressedBatches, recompress_for_append
 from odradek.storage.txn_index import AbortedTxn
 
 if TYPE_CHECKING:
     from odradek.storage.log import Log
 
 Buffer = bytes | bytearray | memoryview
+
+
+def append_as_leader(
+    log: Log,
+    records: bytearray | memoryview,
+    leader_epoch: int,
+    origin: AppendOrigin,
+    recompressed: RecompressedBatches | None,
+) -> AppendResult:
+    """``Log.append``: validate, rewrite batches in another codec than the topic's, assign offsets (and
+    the epoch, and LogAppendTime) in place, write."""
+    now = log.clock()
+    config = log.config
+    headers = validate_batches(records, config, origin, now)
+    records, headers = recompress_for_append(records, headers, config, recompressed)
+    offset = log.log_end_offset
+    log_append_time = now if config.log_append_time else NO_TIMESTAMP
+    for header in headers:
+        patch_base_offset(records, header.pos, offset)
+        patch_partition_leader_epoch(records, header.pos, leader_epoch)
+        if config.log_append_time:
+            patch_log_append_time(records, header.pos, now)
+        offset += header.last_offset_delta + 1
+    headers = [RecordBatchHeader.read(records, h.pos) for h in headers]
+    return write_batches(log, records, headers, origin, log_append_time, leader_epoch, now)
+
+
+def append_replicated(log: Log, records: Buffer) -> AppendResult:
+    """``Log.append_as_follower``: the whole batches of ``records``, offsets and epochs as they are."""
+    whole, _ = split_complete_batches(records)
+    records = memoryview(records)[:whole]
+    headers = validate_batches(records, log.config, AppendOrigin.REPLICATION)
+    if headers[0].base_offset < log.log_end_offset:
+        raise InvalidRecordError(
+            f"replicated batch at offset {headers[0].base_offset} is below the log end {log.log_end_offset}"
+        )
+    return write_batches(log, records, headers, AppendOrigin.REPLICATION, NO_TIMESTAMP, None, log.clock())
 
 
 def validate_batches(

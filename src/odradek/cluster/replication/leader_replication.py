@@ -246,10 +246,13 @@ class LeaderReplication:
                 self._propose_isr(hosted, tuple(r for r in hosted.isr if r not in lagging))
 
     async def run_isr_shrinks(self) -> None:
-        """The periodic ISR check, until cancelled."""
+        """The periodic ISR check, until cancelled; a round that fails is logged, the next one runs."""
         while True:
             await asyncio.sleep(max(self.replica_lag_time_max_ms, 2) / 2000)
-            self.shrink_isrs()
+            try:
+                self.shrink_isrs()
+            except Exception:
+                log.exception("checking the ISRs for followers that fell behind failed")
 
     async def close(self) -> None:
         """Stop the ISR changes in flight (broker shutdown)."""

@@ -24,7 +24,17 @@ from odradek.cluster.zookeeper.znode_json import MalformedZnodeError, excerpt
 log = logging.getLogger("odradek.cluster.member")
 
 
-def register_broker(zk: ZooKeeperClient, registration: BrokerRegistration, *, wait_s: float = 0.0) -> int:
+#: How often a registration wait looks at its stop signal (a thread cannot wait on two events).
+_STOP_CHECK_S = 0.1
+
+
+def register_broker(
+    zk: ZooKeeperClient,
+    registration: BrokerRegistration,
+    *,
+    wait_s: float = 0.0,
+    stop: threading.Event | None = None,
+) -> int | None:
     """Create /brokers/ids/<id> (ephemeral) and return the broker epoch (its czxid).
 
     As Kafka: one multi creates the znode and sets its data, the set's stat giving the czxid. A znode
@@ -32,7 +42,7 @@ def register_broker(zk: ZooKeeperClient, registration: BrokerRegistration, *, wa
     another session's at once: for up to ``wait_s`` it is watched until it goes (a predecessor killed
     without closing its session holds it until ZooKeeper expires that session), then taken; still
     held after that, it belongs to a live broker with the same id, and is refused in one line naming
-    it (BrokerIdAlreadyRegisteredError).
+    it (BrokerIdAlreadyRegisteredError). ``stop`` set ends a wait: None, nothing registered.
     """
     path = paths.broker(registration.broker_id)
     deadline = time.monotonic() + wait_s
@@ -62,7 +72,9 @@ def register_broker(zk: ZooKeeperClient, registration: BrokerRegistration, *, wa
                 remaining,
             )
             waited = True
-        _wait_for_change(zk, path, remaining)
+        _wait_for_change(zk, path, remaining, stop)
+        if stop is not None and stop.is_set():
+            return None
 
 
 def _create(
@@ -84,8 +96,9 @@ def _create(
     return None, found
 
 
-def _wait_for_change(zk: ZooKeeperClient, path: str, timeout_s: float) -> None:
-    """Until the znode at ``path`` changes or goes, or ``timeout_s`` passes (a one-shot watch)."""
+def _wait_for_change(zk: ZooKeeperClient, path: str, timeout_s: float, stop: threading.Event | None) -> None:
+    """Until the znode at ``path`` changes or goes, ``timeout_s`` passes (a one-shot watch), or
+    ``stop`` is set."""
     changed = threading.Event()
 
     def on_event(_: WatchedEvent) -> None:
@@ -93,7 +106,12 @@ def _wait_for_change(zk: ZooKeeperClient, path: str, timeout_s: float) -> None:
 
     if zk.retry(zk.kazoo.exists_async, path, on_event) is None:
         return
-    changed.wait(timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while not changed.is_set() and (stop is None or not stop.is_set()):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        changed.wait(min(remaining, _STOP_CHECK_S))
 
 
 def _describe(broker_id: int, holder: tuple[bytes | None, ZnodeStat]) -> str:
