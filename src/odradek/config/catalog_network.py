@@ -174,7 +174,7 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         10 * 60 * 1000,
         MEDIUM,
         "A connection whose client has sent nothing and read none of its answers for this long is "
-        "closed, answers pending or not.",
+        "closed, answers pending or not. A negative value never closes idle connections.",
     ),
     ConfigKey(
         "connection.failed.authentication.delay.ms",

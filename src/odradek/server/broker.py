@@ -271,7 +271,8 @@ class Broker:
         if self.config.log_cleaner_enable:  # as Kafka: when false no cleaner runs, nothing is compacted
             self._every("log.cleaner.backoff.ms", self._compaction)
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
-        self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
+        if self.config.connections_max_idle_ms >= 0:  # as Kafka: a negative value turns idle expiry off
+            self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
         self.tasks.append(asyncio.get_running_loop().create_task(self._delete_files_when_due()))
         log.info(
             "broker started",
