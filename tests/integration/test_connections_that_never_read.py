@@ -13,10 +13,11 @@ well-behaved client. 50 unauthenticated connections write without ever reading:
 - 10 declare a frame one byte over `sasl.server.max.receive.size`: closed as soon as the size arrives.
 
 The broker's RSS (from /proc) must grow by less than 1 MiB per connection: what one connection may hold
-is one read of requests (256 KiB) or one request of at most `sasl.server.max.receive.size` (512 KiB)
-before authentication, plus its answers up to the write high-water mark (64 KiB) and one batch of
-answers (64 KiB) more. Before the fix each never-reading connection held everything it sent (up to
-64 MiB: 160 MiB for the 5) and was never closed. Meanwhile the PLAINTEXT client is answered throughout.
+before authentication is two reads of requests (2 x 256 KiB), or one request of at most
+`sasl.server.max.receive.size` (512 KiB) and one read, plus its answers up to the write high-water mark
+(64 KiB) and one batch of answers (64 KiB) more: 896 KiB. Before the fix each never-reading connection
+held everything it sent (up to 64 MiB: 160 MiB for the 5) and was never closed. Meanwhile the PLAINTEXT
+client is answered throughout.
 """
 
 from __future__ import annotations

@@ -179,7 +179,8 @@ def test_the_connection_queues_frames_and_closes_on_an_oversized_one() -> None:
 
 def test_a_connection_reads_nothing_more_until_the_requests_of_a_read_are_answered() -> None:
     """As Kafka mutes a channel from a request's arrival until its answer is sent: what the client
-    sends meanwhile waits in the kernel, not in the broker (it queued up to 64 MiB before)."""
+    sends meanwhile waits in the kernel, not in the broker (it queued up to 64 MiB before). The
+    transport is paused at the first read that comes while requests are unanswered."""
 
     async def scenario() -> None:
         conn, transport = make_connection()
@@ -193,16 +194,24 @@ def test_a_connection_reads_nothing_more_until_the_requests_of_a_read_are_answer
         conn._handle = handle  # type: ignore[method-assign]
         task = asyncio.get_running_loop().create_task(conn._serve())
         feed_connection(conn, framed(b"one", b"two"))
+        await settle()
+        assert handled == [b"one"] and not transport.paused  # a client waiting for answers sends nothing
+        feed_connection(conn, framed(b"three"))  # but this one pipelines
         assert transport.paused
         await settle()
         assert handled == [b"one"] and transport.paused
         answered.set()
         await settle()
-        assert handled == [b"one", b"two"] and not transport.paused
-        feed_connection(conn, framed(b"three"))  # the next read
-        assert transport.paused
+        assert handled == [b"one", b"two", b"three"] and not transport.paused
+        answered.clear()
+        feed_connection(conn, framed(b"four"))  # the next read
         await settle()
-        assert handled[-1] == b"three" and not transport.paused
+        assert handled[-1] == b"four" and not transport.paused
+        feed_connection(conn, framed(b"five"))
+        assert transport.paused
+        answered.set()
+        await settle()
+        assert handled[-1] == b"five" and not transport.paused
         conn.close()
         await task
 
