@@ -13,16 +13,15 @@ transport's flow control sees them and `send` waits while the client does not re
 
 The writer counts the bytes the kernel took from it (`bytes_taken`): the connection's idle expiry asks
 whether the client still takes its answers. File regions go to `loop.sendfile` a chunk at a time for
-that count, and `abort` stops one under way (asyncio's sendfile never finishes on a transport aborted
-under it).
+that count, and `abort` cancels the task waiting in one (asyncio's sendfile never finishes on a
+transport aborted under it): that task is the connection's own, so a region costs no task of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-from typing import BinaryIO, Final, Protocol
+from typing import Any, Final, Protocol
 
 #: Answers gathered for one write are written once they reach this much (asyncio's high-water mark).
 FLUSH_BYTES: Final = 64 * 1024
@@ -70,8 +69,9 @@ class ResponseWriter:
         self.pending_bytes = 0
         #: Bytes handed to the transport or sent with sendfile (see bytes_taken).
         self.handed = 0
-        #: The loop.sendfile under way, if any (abort cancels it).
-        self.sending: asyncio.Task[int] | None = None
+        #: The task in loop.sendfile, if any: `abort` cancels it there.
+        self.sending: asyncio.Task[Any] | None = None
+        self.aborted = False
 
     def new_output(self) -> ResponseOutput:
         return ResponseOutput()
@@ -147,6 +147,7 @@ class ResponseWriter:
         under way)."""
         self.pending = []
         self.pending_bytes = 0
+        self.aborted = True
         if self.sending is not None:
             # before the socket closes: the cancellation takes sendfile's callback off the selector
             self.sending.cancel()
@@ -173,12 +174,21 @@ class ResponseWriter:
             sent = self._sendfile_now(region)
             self.handed += sent
             if sent < region.length:
+                self.sending = asyncio.current_task()
                 with os.fdopen(region.fd, "rb", buffering=0, closefd=False) as file:
                     position, end = region.position + sent, region.position + region.length
                     while position < end and not self.lost:
                         count = min(end - position, SENDFILE_CHUNK_BYTES)
-                        await self._sendfile(loop, file, position, count)
+                        self.handed += await loop.sendfile(
+                            self.transport, file, position, count, fallback=True
+                        )
                         position += count
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not self.aborted or task is None:
+                raise
+            task.uncancel()  # abort's own cancellation, which ends this answer only
+            self.lost = True
         except ConnectionError:
             # The client went away mid-response: drop the rest, as any write to a closed socket does.
             self.lost = True
@@ -188,29 +198,10 @@ class ResponseWriter:
                 raise
             self.lost = True  # closed before this region started: sendfile says "Transport is closing"
         finally:
+            self.sending = None
             close = getattr(region, "close", None)
             if close is not None:
                 close()
-
-    async def _sendfile(
-        self, loop: asyncio.AbstractEventLoop, file: BinaryIO, position: int, count: int
-    ) -> None:
-        """One loop.sendfile, in a task of its own that `abort` can cancel."""
-        sending = loop.create_task(loop.sendfile(self.transport, file, position, count, fallback=True))
-        self.sending = sending
-        try:
-            await asyncio.wait((sending,))
-        except asyncio.CancelledError:
-            sending.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await sending
-            raise
-        finally:
-            self.sending = None
-        if sending.cancelled():
-            self.lost = True  # aborted
-            return
-        self.handed += sending.result()  # raises what sendfile raised
 
     def _sendfile_now(self, region: FileRegion) -> int:
         """Send what the socket takes right away with one os.sendfile, when nothing is queued before it
