@@ -65,6 +65,9 @@ from odradek.server.output import ResponseWriter
 
 log = logging.getLogger("odradek.connection")
 
+#: How long a connection handles requests back to back before it lets the others in (Kafka's request
+#: handlers take requests from every connection in turn).
+_FAIR_SHARE_SECONDS: Final = 0.005
 #: What a SASL connection may send before it has authenticated.
 _SASL_APIS: Final = frozenset((ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE))
 
@@ -225,6 +228,7 @@ class Connection(asyncio.BufferedProtocol):
 
     async def _serve(self) -> None:
         frames = self.frames
+        stepped_aside = time.perf_counter()
         while not self.closed:
             if self.muted_until:
                 await self._stay_muted()
@@ -234,6 +238,12 @@ class Connection(asyncio.BufferedProtocol):
                     continue
                 self.wakeup.clear()
                 await self.wakeup.wait()
+                stepped_aside = time.perf_counter()
+                continue
+            if time.perf_counter() - stepped_aside > _FAIR_SHARE_SECONDS:
+                # handlers that never wait would otherwise run back to back for every request queued
+                await asyncio.sleep(0)
+                stepped_aside = time.perf_counter()
                 continue
             frame = frames.popleft()
             self.queued_bytes -= len(frame)
@@ -267,9 +277,6 @@ class Connection(asyncio.BufferedProtocol):
             if self.closed or self.frames:  # a read came meanwhile
                 return True
         if len(self.reader.pending) >= 4:
-            await asyncio.sleep(0)  # other connections first: one read may hold thousands of requests
-            if self.closed or self.frames:
-                return True
             try:
                 frames = self.reader.more_frames()
             except FrameSizeError as error:

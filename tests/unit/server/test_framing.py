@@ -5,6 +5,7 @@ own; a bad declared size is refused before its body arrives."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import struct
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from odradek.server import connection as connection_module
 from odradek.server import framing
 from odradek.server.connection import Connection
 from odradek.server.framing import FrameReader, FrameSizeError, ReadScratch
@@ -291,3 +293,41 @@ def test_a_closed_connection_gives_back_its_queued_frames_and_its_partial_frame(
     assert pool.available == 1_000_000 - 100 - 200_000
     conn.connection_lost(None)
     assert pool.available == 1_000_000
+
+
+def test_a_connection_handling_requests_back_to_back_lets_other_connections_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Handlers that never wait (ApiVersions, Metadata, DescribeConfigs: up to milliseconds each) ran
+    back to back for every request a read brought, holding every other connection up meanwhile. The
+    connection now steps aside once it has run for a few milliseconds without waiting."""
+    clock = [1000.0]
+    monkeypatch.setattr(connection_module.time, "perf_counter", lambda: clock[0])
+
+    async def scenario() -> list[int]:
+        conn, _ = make_connection()
+        handled: list[bytes] = []
+
+        async def handle(frame: bytearray) -> None:  # 2 ms of work, no await
+            handled.append(bytes(frame))
+            clock[0] += 0.002
+
+        conn._handle = handle  # type: ignore[method-assign]
+        others_saw: list[int] = []
+
+        async def other_connection() -> None:
+            for _ in range(4):
+                others_saw.append(len(handled))
+                await asyncio.sleep(0)
+
+        feed_connection(conn, framed(*[b"r"] * 30))
+        task = asyncio.get_running_loop().create_task(conn._serve())
+        other = asyncio.get_running_loop().create_task(other_connection())
+        await settle()
+        await other
+        conn.close()
+        await task
+        return others_saw
+
+    seen = asyncio.run(scenario())  # requests handled each time the other connection got its turn
+    assert seen[0] <= 4 and all(later - earlier <= 4 for earlier, later in itertools.pairwise(seen)), seen
