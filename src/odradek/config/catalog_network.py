@@ -224,7 +224,8 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.LONG,
         10 * 60 * 1000,
         MEDIUM,
-        "Idle connections are closed after this long.",
+        "A connection whose client has sent nothing and read none of its answers for this long is "
+        "closed, answers pending or not. A negative value never closes idle connections.",
     ),
     ConfigKey(
         "connection.failed.authentication.delay.ms",

@@ -316,7 +316,8 @@ class Broker:
         if self.config.log_cleaner_enable:  # as Kafka: when false no cleaner runs, nothing is compacted
             self._every("log.cleaner.backoff.ms", self._compaction)
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
-        self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
+        if self.config.connections_max_idle_ms >= 0:  # as Kafka: a negative value turns idle expiry off
+            self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
         self.tasks.append(asyncio.get_running_loop().create_task(run_file_deletions(self.logs)))
         self.tasks.append(
             asyncio.get_running_loop().create_task(run_storage_work(self.logs.flushes, self.storage_work_due))
@@ -651,14 +652,15 @@ class Broker:
         self.logs.remove_expired_producers()
 
     async def _close_idle_connections(self) -> None:
+        """Kafka's idle expiry: a connection whose client has sent nothing and taken none of its answers
+        for connections.max.idle.ms is closed, answers pending or not (see Connection.idle_for)."""
         idle_ms = self.config.connections_max_idle_ms
         while True:
             await asyncio.sleep(min(max(idle_ms / 4000, 0.05), 30))
             now = time.monotonic()
             for connection in list(self.connections):
                 if connection.idle_for(now) * 1000 > idle_ms:
-                    log.info("closing idle connection", extra={"fields": connection.describe()})
-                    connection.close()
+                    connection.expire(idle_ms)
 
 
 def _run_all(jobs: list[Any]) -> None:
