@@ -11,6 +11,20 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from typing import Final
+
+#: The most of one string (a name, a config value, a reason) a log line quotes: a client's string may
+#: be 32 KiB and a znode about 1 MB.
+SHOWN_CHARS: Final = 200
+
+
+def shortened(text: str, limit: int = SHOWN_CHARS) -> str:
+    """`text`, cut to about `limit` characters: its start and its end (where a message's reason is),
+    and how much was left out between them."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit - limit // 3], text[len(text) - limit // 3 :]
+    return f"{head}...({len(text) - len(head) - len(tail)} characters)...{tail}"
 
 #: C0 controls, DEL, and the characters Unicode counts as line breaks, written as Python escapes.
 _ESCAPES = {code: ascii(chr(code))[1:-1] for code in (*range(0x20), 0x7F, 0x85, 0x2028, 0x2029)}
