@@ -34,6 +34,17 @@ _STORAGE_CODES: dict[type[BaseException], ErrorCode] = {
 
 #: Codes whose detail stays in the broker's log.
 _BROKERS_OWN = frozenset({ErrorCode.UNKNOWN_SERVER_ERROR, ErrorCode.KAFKA_STORAGE_ERROR})
+#: Refusals by a producer id's state, whose detail (its epoch, its last sequence) any writer could read
+#: by naming that id: Kafka sends no message with them.
+_PRODUCER_STATE = frozenset(
+    {
+        ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+        ErrorCode.UNKNOWN_PRODUCER_ID,
+        ErrorCode.INVALID_TXN_STATE,
+        ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+    }
+)
 
 
 def error_code_for(error: BaseException) -> ErrorCode:
@@ -53,10 +64,12 @@ def error_code_for(error: BaseException) -> ErrorCode:
 
 def error_message_for(error: BaseException) -> str | None:
     """The detail a response with an error message field sends along: None for unexpected errors and
-    failed disks, whose text (paths, errno) is the broker's, as Kafka sends no message for either."""
+    failed disks, whose text (paths, errno) is the broker's, and for a producer's state, as Kafka sends
+    no message with any of them."""
     if isinstance(error, KafkaError):
         return error.error_message
-    if error_code_for(error) in _BROKERS_OWN:
+    code = error_code_for(error)
+    if code in _BROKERS_OWN or code in _PRODUCER_STATE:
         return None
     return str(error)
 
