@@ -44,7 +44,7 @@ import asyncio
 from odradek.handlers.authorization import authorize
 from odradek.handlers.context import CloseConnection, RequestContext
 from odradek.handlers.delayed_produce import AwaitingReplicas, wait_for_replicas
-from odradek.handlers.errors import error_code_for, error_message_for
+from odradek.handlers.errors import resource_failure
 from odradek.handlers.leadership import leader_endpoints, leader_epoch, refusal
 from odradek.handlers.registry import handles
 from odradek.handlers.transactions import verify_transactional_produce
@@ -256,7 +256,7 @@ def _append(
         try:
             _validate_records(records, context.api_version)
         except (storage_errors.StorageError, CodecError) as error:
-            return _failed(data.index, error_code_for(error), error_message_for(error))
+            return _failed(data.index, *resource_failure(error, context, f"{topic}-{data.index}"))
     elif not records:
         return _failed(data.index, ErrorCode.CORRUPT_MESSAGE, "produce request without records")
     if request.acks not in _VALID_ACKS:  # checked after the records, as Kafka's ReplicaManager does
@@ -287,8 +287,8 @@ def _append(
         )
         _await_replicas_if_needed(tp, log, duplicate.last_offset, request, context, awaiting, response)
         return response
-    except (storage_errors.StorageError, CodecError) as error:
-        failed = _failed(data.index, error_code_for(error), error_message_for(error))
+    except (storage_errors.StorageError, CodecError) as error:  # a failed disk is logged there
+        failed = _failed(data.index, *resource_failure(error, context, f"{topic}-{data.index}"))
         failed.record_errors = _record_errors(error)
         return failed
     services.appends.notify(tp)

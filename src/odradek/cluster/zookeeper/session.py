@@ -9,10 +9,13 @@
   untrusted certificate) so that a refused start-up can say so.
 - SASL with DIGEST-MD5 (ZooKeeper's `DigestLoginModule`), through kazoo and pure-sasl.
 - Every create, alone or in a multi, gets `znode_acls.default_acls` for its path: no caller can forget.
+- kazoo's DEBUG lines name each request's kind and path, never its data (SCRAM keys, configs) or an
+  `Auth`'s credentials: kazoo writes requests whole.
 """
 
 from __future__ import annotations
 
+import logging
 import socket
 import ssl
 from dataclasses import dataclass, field
@@ -57,7 +60,7 @@ def secured_kazoo(hosts: str, security: ZooKeeperSecurity, **options: Any) -> Ka
             "username": security.sasl.username,
             "password": security.sasl.password,
         }
-    return _SecuredKazooClient(
+    client = _SecuredKazooClient(
         security.secure_acls,
         hosts=hosts,
         handler=handler,
@@ -65,6 +68,33 @@ def secured_kazoo(hosts: str, security: ZooKeeperSecurity, **options: Any) -> Ka
         use_ssl=security.tls is not None,  # only for kazoo's log lines: the handler does the TLS
         **options,
     )
+    if _REQUESTS_WITHOUT_DATA not in client.logger.filters:
+        client.logger.addFilter(_REQUESTS_WITHOUT_DATA)
+    return client
+
+
+class _RequestsWithoutData(logging.Filter):
+    """Writes kazoo's requests and responses (namedtuples: Create, SetData, Auth, SASL, ...) in a log
+    record as their kind and path alone."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(_kind_and_path(arg) for arg in record.args)
+        return True
+
+
+def _kind_and_path(arg: object) -> object:
+    if isinstance(arg, bytes | bytearray):  # a response's data (below DEBUG)
+        return f"<{len(arg)} bytes>"
+    if not isinstance(arg, tuple):
+        return arg
+    if not hasattr(arg, "_fields"):  # a response: (data, ZnodeStat)
+        return tuple(_kind_and_path(item) for item in arg)
+    path = getattr(arg, "path", None)
+    return f"{type(arg).__name__}(path={path!r})" if isinstance(path, str) else type(arg).__name__
+
+
+_REQUESTS_WITHOUT_DATA = _RequestsWithoutData()
 
 
 def last_tls_error(client: KazooClient) -> str | None:
