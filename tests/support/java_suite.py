@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tomllib
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -281,7 +281,13 @@ class Run:
     """One JVM running every test class of one line against one target."""
 
     def __init__(
-        self, line: str, target: Target, work_dir: Path, classpath: str, extra: Sequence[str] = ()
+        self,
+        line: str,
+        target: Target,
+        work_dir: Path,
+        classpath: str,
+        extra: Sequence[str] = (),
+        only: Collection[JavaTest] | None = None,
     ) -> None:
         self.line = line
         self.target = target
@@ -301,7 +307,7 @@ class Run:
             "--disable-banner",
             "--disable-ansi-colors",
             "--details=summary",
-            f"--select-package={PACKAGE}",
+            *_selectors(only),
             f"--reports-dir={self.reports}",
             # what a test prints (the clients log warnings to stderr) goes into its entry of the report
             "--config=junit.platform.output.capture.stdout=true",
@@ -330,6 +336,35 @@ class Run:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+
+
+def _selectors(only: Collection[JavaTest] | None) -> list[str]:
+    """The launcher's selection: every class of the package, or just `only` (pytest -k picked them)."""
+    if only is None:
+        return [f"--select-package={PACKAGE}"]
+    qualified = {path.stem: _qualified(path) for path in SOURCES.rglob("*Test.java")}
+    return [f"--select-method={qualified[test.class_name]}#{test.method}" for test in sorted(only)]
+
+
+def _qualified(path: Path) -> str:
+    return ".".join(path.relative_to(SOURCES).with_suffix("").parts)
+
+
+def selected_tests(request: pytest.FixtureRequest) -> tuple[list[str], list[JavaTest] | None]:
+    """The lines and Java tests this run of `request`'s module needs: those its selected pytest tests
+    (pytest -k, a node id) name; None for the tests when every declared one is selected."""
+    lines: set[str] = set()
+    tests: set[JavaTest] = set()
+    for item in request.session.items:
+        params = getattr(item, "callspec", None)
+        if item.module is not request.module or params is None:
+            continue
+        lines.add(params.params["line"])
+        if isinstance(params.params.get("test"), JavaTest):
+            tests.add(params.params["test"])
+    chosen = [line for line in LINES if line in lines]
+    every = set(declared_tests())
+    return chosen, (None if tests >= every or not tests else sorted(tests))
 
 
 def parse_report(xml: str) -> dict[JavaTest, list[Invocation]]:
@@ -385,7 +420,11 @@ def _captured(system_out: str) -> str:
 
 
 def run_lines(
-    target: Target, work_dir: Path, lines: Sequence[str] = LINES, extra: Sequence[str] = ()
+    target: Target,
+    work_dir: Path,
+    lines: Sequence[str] = LINES,
+    extra: Sequence[str] = (),
+    only: Collection[JavaTest] | None = None,
 ) -> Mapping[str, Report]:
     """Build every line, then run them against `target` at the same time (one JVM each: the clients
     mostly wait on the brokers, so two runs side by side take little longer than one)."""
@@ -393,7 +432,7 @@ def run_lines(
     runs = []
     try:
         for line in lines:
-            runs.append(Run(line, target, work_dir, classpaths[line], extra))
+            runs.append(Run(line, target, work_dir, classpaths[line], extra, only))
         return {run.line: run.wait() for run in runs}
     finally:
         for run in runs:

@@ -21,8 +21,11 @@ TARGET = "cluster"
 
 @pytest.fixture(scope="module")
 def reports(
-    zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    zookeeper_server: ZooKeeperServer,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Mapping[str, java_suite.Report]]:
+    lines, only = java_suite.selected_tests(request)  # pytest -k runs only what it picked
     work = tmp_path_factory.mktemp("java-cluster")
     connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
     cluster = Cluster(work, connect, replication=3, min_isr=2)
@@ -31,7 +34,7 @@ def reports(
             broker.start()
         wait_until(lambda: _every_broker_known(cluster), 60, "three brokers in every broker's Metadata", 0.2)
         target = java_suite.Target(TARGET, cluster.bootstrap(), len(BROKER_IDS))
-        yield java_suite.run_lines(target, work)
+        yield java_suite.run_lines(target, work, lines, only=only)
     finally:
         for broker in cluster.brokers.values():
             broker.stop()

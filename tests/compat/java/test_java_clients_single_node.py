@@ -15,11 +15,14 @@ TARGET = "single-node"
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mapping[str, java_suite.Report]]:
+def reports(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Mapping[str, java_suite.Report]]:
+    lines, only = java_suite.selected_tests(request)  # pytest -k runs only what it picked
     work = tmp_path_factory.mktemp("java-single-node")
     broker = BrokerProcess(work / "data", java_suite.SINGLE_NODE_SETTINGS).start()
     try:
-        yield java_suite.run_lines(java_suite.Target(TARGET, broker.bootstrap, 1), work)
+        yield java_suite.run_lines(java_suite.Target(TARGET, broker.bootstrap, 1), work, lines, only=only)
     finally:
         broker.stop()
 
