@@ -82,7 +82,8 @@ def _run_against_kafka(brokers: int, lines: list[str], work: Path) -> int:
         for address in addresses:
             _wait_listening(address, processes)
         bootstrap = ",".join(f"{host}:{port}" for host, port in addresses)
-        target = java_suite.Target("single-node" if brokers == 1 else "cluster", bootstrap, brokers)
+        kind = "single-node" if brokers == 1 else "cluster"
+        target = java_suite.Target(kind, bootstrap, brokers, broker="kafka-3.9")
         print(f"Apache Kafka, {brokers} broker(s) at {bootstrap}", flush=True)
         reports = java_suite.run_lines(
             target, work, lines, extra=[f"--exclude-tag={java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE}"]

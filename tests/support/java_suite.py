@@ -82,6 +82,8 @@ class Target:
     kind: str  # one of TARGETS
     bootstrap: str
     brokers: int
+    #: "odradek", or "kafka-3.9" for the reference runs (some answers differ by the versions served).
+    broker: str = "odradek"
 
 
 # ----- the tests the sources declare -------------------------------------------------------------
@@ -300,6 +302,7 @@ class Run:
             *JVM_OPTIONS,
             f"-Dodradek.bootstrap={target.bootstrap}",
             f"-Dodradek.brokers={target.brokers}",
+            f"-Dodradek.broker={target.broker}",
             "-cp",
             classpath,
             "org.junit.platform.console.ConsoleLauncher",

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
@@ -31,25 +32,32 @@ import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.ConsumerGroupListing;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
+import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.ConsumerGroupState;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.ElectionNotNeededException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
@@ -292,6 +300,83 @@ class AdminTest {
             assertEquals(null, cluster.authorizedOperations().get(), "not asked for");
             Set<String> bootstrap = Set.of(Target.bootstrap().split(","));
             assertEquals(bootstrap, nodes.stream().map(n -> n.host() + ":" + n.port()).collect(Collectors.toSet()));
+        }
+    }
+
+    @Test
+    void authorizedOperationsWithoutAnAuthorizerAreEveryOperationOfTheResource() throws Exception {
+        try (Admin admin = Clients.admin()) {
+            String topic = Topics.create(admin, "authorized-operations", 1);
+            Set<AclOperation> cluster = admin.describeCluster(
+                new DescribeClusterOptions().includeAuthorizedOperations(true)).authorizedOperations().get();
+            assertEquals(Set.of(AclOperation.ALTER, AclOperation.ALTER_CONFIGS, AclOperation.CLUSTER_ACTION,
+                AclOperation.CREATE, AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS,
+                AclOperation.IDEMPOTENT_WRITE), cluster);
+            Set<AclOperation> onTopic = admin.describeTopics(List.of(topic),
+                new DescribeTopicsOptions().includeAuthorizedOperations(true)).allTopicNames().get().get(topic)
+                .authorizedOperations();
+            assertEquals(Set.of(AclOperation.ALTER, AclOperation.ALTER_CONFIGS, AclOperation.CREATE,
+                AclOperation.DELETE, AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS, AclOperation.READ,
+                AclOperation.WRITE), onTopic);
+        }
+    }
+
+    @Test
+    void listOffsetsOfATopicThatDoesNotExistIsUnknownTopicOrPartition() throws Exception {
+        try (Admin admin = Clients.admin()) {
+            TopicPartition absent = new TopicPartition(Names.unique("absent"), 0);
+            ExecutionException unknown = assertThrows(ExecutionException.class,
+                () -> listOffset(admin, absent, OffsetSpec.latest()));
+            assertInstanceOf(UnknownTopicOrPartitionException.class, unknown.getCause(), unknown.toString());
+        }
+    }
+
+    @Test
+    void aTopicCreatedWithExplicitReplicasKeepsTheirOrder() throws Exception {
+        try (Admin admin = Clients.admin()) {
+            List<Integer> brokers = admin.describeCluster().nodes().get().stream().map(Node::id).sorted().toList();
+            List<Integer> reversed = new java.util.ArrayList<>(brokers);
+            java.util.Collections.reverse(reversed);
+            String name = Names.unique("explicit-replicas");
+            admin.createTopics(List.of(new NewTopic(name, Map.of(0, reversed, 1, brokers)))).all().get();
+            Topics.awaitLeaders(admin, name, 2);
+            TopicDescription described = admin.describeTopics(List.of(name)).allTopicNames().get().get(name);
+            assertEquals(reversed, described.partitions().get(0).replicas().stream().map(Node::id).toList());
+            assertEquals(brokers, described.partitions().get(1).replicas().stream().map(Node::id).toList());
+            assertEquals(reversed.get(0), described.partitions().get(0).leader().id(), "the first replica leads");
+        }
+    }
+
+    @Test
+    void describeLogDirsNamesEachReplicaOfEveryBroker() throws Exception {
+        try (Admin admin = Clients.admin()) {
+            String topic = Topics.create(admin, "log-dirs", 1);
+            Produce.values(topic, 0, "r", 10);
+            TopicPartition partition = new TopicPartition(topic, 0);
+            List<Integer> brokers = admin.describeCluster().nodes().get().stream().map(Node::id).toList();
+            Map<Integer, Map<String, LogDirDescription>> dirs = admin.describeLogDirs(brokers).allDescriptions().get();
+            assertEquals(Set.copyOf(brokers), dirs.keySet());
+            for (Map<String, LogDirDescription> ofBroker : dirs.values()) {
+                assertEquals(1, ofBroker.size(), ofBroker.toString());
+                LogDirDescription dir = ofBroker.values().iterator().next();
+                assertEquals(null, dir.error());
+                ReplicaInfo replica = dir.replicaInfos().get(partition);
+                assertNotNull(replica, "replica of " + partition + " in " + dir);
+                assertTrue(replica.size() > 0, replica.toString());
+                assertFalse(replica.isFuture());
+            }
+        }
+    }
+
+    @Test
+    void aPreferredElectionWhereThePreferredReplicaLeadsIsNotNeeded() throws Exception {
+        try (Admin admin = Clients.admin()) {
+            String topic = Topics.create(admin, "elect", 1);
+            TopicPartition partition = new TopicPartition(topic, 0);
+            Optional<Throwable> outcome = admin.electLeaders(ElectionType.PREFERRED, Set.of(partition))
+                .partitions().get().get(partition);
+            Throwable notNeeded = outcome.orElseThrow(() -> new AssertionError("an election took place"));
+            assertInstanceOf(ElectionNotNeededException.class, notNeeded, notNeeded.toString());
         }
     }
 

@@ -31,6 +31,15 @@ public final class Target {
         return servers;
     }
 
+    /**
+     * Whether the brokers are odradek ({@code -Dodradek.broker=odradek}, the default) rather than Apache
+     * Kafka 3.9 (the reference runs). odradek also serves the newer versions of some APIs that Kafka
+     * 4.x added, and a 4.x client uses them: where a test's answer depends on that, it asks here.
+     */
+    public static boolean isOdradek() {
+        return System.getProperty("odradek.broker", "odradek").equals("odradek");
+    }
+
     /** How many brokers the target has: 1 for a single node, 3 for the ZooKeeper cluster. */
     public static int brokers() {
         return Integer.getInteger("odradek.brokers", 1);
