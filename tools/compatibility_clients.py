@@ -78,11 +78,10 @@ def clients_section() -> str:
     ]
     versions = _java_versions()
     differences = java_suite.known_differences()
-    tests = _java_tests()
     for line in java_suite.LINES:
+        client = f"Apache Kafka's Java client (`kafka-clients`, `{line}`)"
         lines.append(
-            f"| Apache Kafka's Java client (`kafka-clients`, `{line}`) | {versions[line]} | {tests} "
-            f"| {_differences(line, differences)} |"
+            f"| {client} | {versions[line]} | {_java_tests(line)} | {_differences(line, differences)} |"
         )
     requirements = _python_requirements()
     for name, package, tested in CLIENT_TESTS:
@@ -92,8 +91,8 @@ def clients_section() -> str:
     return "\n".join(lines)
 
 
-def _java_tests() -> str:
-    by_class = Counter(test.class_name for test in java_suite.declared_tests())
+def _java_tests(line: str) -> str:
+    by_class = Counter(test.class_name for test in java_suite.declared_tests(line))
     classes = ", ".join(f"`{name}` ({count})" for name, count in sorted(by_class.items()))
     return f"the Java suite's tests by class: {classes}"
 

@@ -176,7 +176,7 @@ def _wait_listening(address: tuple[str, int], processes: list[subprocess.Popen[b
 def _print_outcomes(report: java_suite.Report) -> int:
     """One line per test; the failures in full. Returns how many failed (or were not reported)."""
     failed = 0
-    for test in java_suite.declared_tests():
+    for test in java_suite.declared_tests(report.line):
         try:
             report.check(test)
             outcome = "passed"
@@ -193,7 +193,7 @@ def _print_outcomes(report: java_suite.Report) -> int:
 
 def _excluded_classes() -> set[str]:
     tag = f"@Tag(Target.{java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE.upper().replace('-', '_')})"
-    return {p.stem for p in java_suite.SOURCES.rglob("*Test.java") if tag in p.read_text()}
+    return {p.stem for _, p in java_suite.test_sources(java_suite.source_roots()) if tag in p.read_text()}
 
 
 if __name__ == "__main__":

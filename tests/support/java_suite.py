@@ -99,10 +99,25 @@ _TEST_METHOD = re.compile(
 )
 
 
-def declared_tests(sources: Path = SOURCES) -> list[JavaTest]:
-    """Every test method of every `*Test.java` under `sources`, sorted (one class per file)."""
+def source_roots(line: str | None = None) -> list[Path]:
+    """The test sources `line` compiles: the common tree, and `src/test/java-<line>` for tests of what
+    only that line's API has (the pom adds it in the line's profile). Every root without a line."""
+    if line is None:
+        return [SOURCES, *sorted(p for p in SOURCES.parent.glob("java-*") if p.is_dir())]
+    own = SOURCES.parent / f"java-{line}"
+    return [SOURCES, own] if own.is_dir() else [SOURCES]
+
+
+def test_sources(roots: Sequence[Path]) -> list[tuple[Path, Path]]:
+    """(root, file) of every `*Test.java` under `roots`."""
+    return [(root, path) for root in roots for path in sorted(root.rglob("*Test.java"))]
+
+
+def declared_tests(line: str | None = None, roots: Sequence[Path] | None = None) -> list[JavaTest]:
+    """Every test method of every `*Test.java` `line` compiles (of every line when None), or of those
+    under `roots`; sorted (one class per file)."""
     found = []
-    for path in sorted(sources.rglob("*Test.java")):
+    for _, path in test_sources(roots if roots is not None else source_roots(line)):
         text = _COMMENT.sub("", path.read_text())
         classes = _CLASS.findall(text)
         if not classes or classes[0] != path.stem:
@@ -162,7 +177,7 @@ def pytest_params(target: str) -> list[object]:
     differences = known_differences()
     params: list[object] = []
     for line in LINES:
-        for test in declared_tests():
+        for test in declared_tests(line):
             reason = known_difference(test, line, target, differences)
             marks = [pytest.mark.xfail(reason=f"known difference: {reason}", strict=True)] if reason else []
             params.append(pytest.param(line, test, id=f"{line}-{test.id}", marks=marks))
@@ -271,7 +286,7 @@ class Report:
             pytest.skip(f"{where}: {ran[0].message}")
 
     def undeclared(self, declared: Sequence[JavaTest]) -> list[str]:
-        """What JUnit ran that `declared_tests` did not find (so no pytest test would report it)."""
+        """What JUnit ran that `declared` (`declared_tests(line)`) lacks: no pytest test reports it."""
         return sorted(t.id for t in self.invocations if t not in set(declared))
 
 
@@ -345,12 +360,12 @@ def _selectors(only: Collection[JavaTest] | None) -> list[str]:
     """The launcher's selection: every class of the package, or just `only` (pytest -k picked them)."""
     if only is None:
         return [f"--select-package={PACKAGE}"]
-    qualified = {path.stem: _qualified(path) for path in SOURCES.rglob("*Test.java")}
+    qualified = {path.stem: _qualified(root, path) for root, path in test_sources(source_roots())}
     return [f"--select-method={qualified[test.class_name]}#{test.method}" for test in sorted(only)]
 
 
-def _qualified(path: Path) -> str:
-    return ".".join(path.relative_to(SOURCES).with_suffix("").parts)
+def _qualified(root: Path, path: Path) -> str:
+    return ".".join(path.relative_to(root).with_suffix("").parts)
 
 
 def selected_tests(request: pytest.FixtureRequest) -> tuple[list[str], list[JavaTest] | None]:
@@ -435,7 +450,8 @@ def run_lines(
     runs = []
     try:
         for line in lines:
-            runs.append(Run(line, target, work_dir, classpaths[line], extra, only))
+            ours = None if only is None else [t for t in only if t in set(declared_tests(line))]
+            runs.append(Run(line, target, work_dir, classpaths[line], extra, ours))
         return {run.line: run.wait() for run in runs}
     finally:
         for run in runs:

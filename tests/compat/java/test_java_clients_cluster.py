@@ -54,4 +54,4 @@ def test_java_client(reports: Mapping[str, java_suite.Report], line: str, test: 
 
 @pytest.mark.parametrize("line", java_suite.LINES)
 def test_junit_ran_no_test_pytest_does_not_know(reports: Mapping[str, java_suite.Report], line: str) -> None:
-    assert reports[line].undeclared(java_suite.declared_tests()) == []
+    assert reports[line].undeclared(java_suite.declared_tests(line)) == []

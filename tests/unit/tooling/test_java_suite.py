@@ -87,7 +87,7 @@ def test_declared_tests_are_the_annotated_methods_of_each_test_class(tmp_path: P
     (tmp_path / "odradek").mkdir()
     (tmp_path / "odradek" / "SampleTest.java").write_text(SOURCE)
     (tmp_path / "odradek" / "Helper.java").write_text("class Helper { @Test void notATestClass() {} }")
-    assert java_suite.declared_tests(tmp_path) == [
+    assert java_suite.declared_tests(roots=[tmp_path]) == [
         JavaTest("SampleTest", "annotatedTwice"),
         JavaTest("SampleTest", "parameterized"),
         JavaTest("SampleTest", "plain"),

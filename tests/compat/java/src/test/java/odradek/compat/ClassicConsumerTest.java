@@ -12,13 +12,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import odradek.compat.support.Clients;
 import odradek.compat.support.Consume;
 import odradek.compat.support.Groups;
 import odradek.compat.support.Names;
 import odradek.compat.support.Produce;
+import odradek.compat.support.Target;
 import odradek.compat.support.Topics;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -28,7 +33,9 @@ import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.clients.consumer.RangeAssignor;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.TimestampType;
 import org.junit.jupiter.api.Test;
 
 /** KafkaConsumer with the classic group protocol (JoinGroup/SyncGroup), and partition-level reads. */
@@ -219,6 +226,64 @@ class ClassicConsumerTest {
                 assertEquals("open-0", last.get(0).value());
                 assertEquals(7, last.get(0).offset());
                 assertEquals(9, committed.position(partition), "past the commit marker at 8");
+            }
+        }
+    }
+
+    @Test
+    void aLogAppendTimeTopicStampsRecordsWithTheBrokersTimeAndTellsTheProducer() throws Exception {
+        String topic = Topics.create("log-append-time", 1, Map.of("message.timestamp.type", "LogAppendTime"));
+        long before = System.currentTimeMillis();
+        RecordMetadata acknowledged;
+        try (KafkaProducer<String, String> producer = Clients.producer()) {
+            acknowledged = producer.send(new ProducerRecord<>(topic, 0, 1000L, null, "stamped")).get();
+        }
+        assertTrue(acknowledged.timestamp() >= before - 1000, "the broker's time, not the record's 1000: "
+            + acknowledged.timestamp());
+        try (KafkaConsumer<String, String> consumer = Clients.consumer()) {
+            consumer.assign(List.of(new TopicPartition(topic, 0)));
+            ConsumerRecord<String, String> read = Consume.records(consumer, 1).get(0);
+            assertEquals(TimestampType.LOG_APPEND_TIME, read.timestampType());
+            assertEquals(acknowledged.timestamp(), read.timestamp());
+        }
+    }
+
+    @Test
+    void aRecordLargerThanTheFetchLimitsIsStillReturned() throws Exception {
+        String topic = Topics.create("large-record", 1);
+        String large = "L".repeat(200_000);
+        try (KafkaProducer<String, String> producer = Clients.producer("compression.type", "none")) {
+            producer.send(new ProducerRecord<>(topic, 0, null, large)).get();
+            producer.send(new ProducerRecord<>(topic, 0, null, "small")).get();
+        }
+        // KIP-74: the first batch is returned whole even above max.partition.fetch.bytes and
+        // fetch.max.bytes, so that a consumer always makes progress.
+        try (KafkaConsumer<String, String> consumer = Clients.consumer("max.partition.fetch.bytes", 1024,
+                "fetch.max.bytes", 1024)) {
+            consumer.assign(List.of(new TopicPartition(topic, 0)));
+            assertEquals(List.of(large, "small"), Consume.values(Consume.records(consumer, 2)));
+        }
+    }
+
+    @Test
+    void aPatternSubscriptionFollowsATopicCreatedLater() throws Exception {
+        // java.util.regex patterns are matched by the client against the topics its Metadata lists.
+        String prefix = Names.unique("pattern");
+        String group = Names.unique("pattern-group");
+        try (Admin admin = Clients.admin()) {
+            String first = prefix + "-a";
+            admin.createTopics(List.of(new NewTopic(first, 2, Target.replicationFactor()))).all().get();
+            Topics.awaitLeaders(admin, first, 2);
+            try (KafkaConsumer<String, String> consumer = Clients.consumer("group.id", group,
+                    "metadata.max.age.ms", 500)) {
+                consumer.subscribe(Pattern.compile(Pattern.quote(prefix) + "-.*"));
+                Groups.pollUntilBalanced(List.of(consumer), 2, 2);
+                String second = prefix + "-b";
+                admin.createTopics(List.of(new NewTopic(second, 1, Target.replicationFactor()))).all().get();
+                Topics.awaitLeaders(admin, second, 1);
+                Groups.pollUntilBalanced(List.of(consumer), 3, 3);
+                assertEquals(Set.of(first, second),
+                    consumer.assignment().stream().map(TopicPartition::topic).collect(Collectors.toSet()));
             }
         }
     }

@@ -88,7 +88,7 @@ class ConsumerProtocolTest {
         }
     }
 
-    private static KafkaConsumer<String, String> member(String group, Object... settings) {
+    static KafkaConsumer<String, String> member(String group, Object... settings) {
         Object[] all = new Object[settings.length + 4];
         all[0] = "group.id";
         all[1] = group;

@@ -21,27 +21,36 @@ public final class Groups {
 
     /**
      * Polls every member in turn (a member that is not polled cannot rejoin) until each holds exactly
-     * {@code perMember} partitions and together they hold {@code total}, none twice.
+     * {@code perMember} partitions and together they hold {@code total}, none twice. What poll throws
+     * fails the test at once: poll throws only what the consumer cannot go on from.
      */
-    public static void pollUntilBalanced(List<? extends Consumer<?, ?>> members, int perMember, int total)
-        throws InterruptedException {
-        Waits.until(PATIENCE, "each of " + members.size() + " members to hold " + perMember + " partitions",
-            () -> {
-                for (Consumer<?, ?> member : members) {
-                    member.poll(Duration.ofMillis(100));
-                }
-                Set<TopicPartition> union = new HashSet<>();
-                int sum = 0;
-                for (Consumer<?, ?> member : members) {
-                    Set<TopicPartition> held = member.assignment();
-                    if (held.size() != perMember) {
-                        return false;
-                    }
-                    union.addAll(held);
-                    sum += held.size();
-                }
-                return union.size() == total && sum == total;
-            });
+    public static void pollUntilBalanced(List<? extends Consumer<?, ?>> members, int perMember, int total) {
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        while (!balanced(members, perMember, total)) {
+            if (System.nanoTime() > deadline) {
+                StringBuilder held = new StringBuilder();
+                members.forEach(m -> held.append(' ').append(m.assignment()));
+                throw new AssertionError("waited " + PATIENCE.toSeconds() + " s for each of " + members.size()
+                    + " members to hold " + perMember + " of " + total + " partitions; they hold" + held);
+            }
+            for (Consumer<?, ?> member : members) {
+                member.poll(Duration.ofMillis(100));
+            }
+        }
+    }
+
+    private static boolean balanced(List<? extends Consumer<?, ?>> members, int perMember, int total) {
+        Set<TopicPartition> union = new HashSet<>();
+        int sum = 0;
+        for (Consumer<?, ?> member : members) {
+            Set<TopicPartition> held = member.assignment();
+            if (held.size() != perMember) {
+                return false;
+            }
+            union.addAll(held);
+            sum += held.size();
+        }
+        return union.size() == total && sum == total;
     }
 
     /** Records what a member's rebalance callbacks were given, in order. */
