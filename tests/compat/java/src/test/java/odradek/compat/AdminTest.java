@@ -81,10 +81,9 @@ class AdminTest {
             Uuid topicId = created.topicId(name).get();
             assertNotEquals(Uuid.ZERO_UUID, topicId);
             assertEquals("delete", created.config(name).get().get("cleanup.policy").value());
-            Topics.awaitLeaders(admin, name, 3);
+            TopicDescription described = Topics.describeLed(admin, name, 3);
 
             assertTrue(admin.listTopics().names().get().contains(name));
-            TopicDescription described = admin.describeTopics(List.of(name)).allTopicNames().get().get(name);
             assertEquals(topicId, described.topicId());
             assertFalse(described.isInternal());
             assertEquals(List.of(0, 1, 2),
@@ -339,8 +338,7 @@ class AdminTest {
             java.util.Collections.reverse(reversed);
             String name = Names.unique("explicit-replicas");
             admin.createTopics(List.of(new NewTopic(name, Map.of(0, reversed, 1, brokers)))).all().get();
-            Topics.awaitLeaders(admin, name, 2);
-            TopicDescription described = admin.describeTopics(List.of(name)).allTopicNames().get().get(name);
+            TopicDescription described = Topics.describeLed(admin, name, 2);
             assertEquals(reversed, described.partitions().get(0).replicas().stream().map(Node::id).toList());
             assertEquals(brokers, described.partitions().get(1).replicas().stream().map(Node::id).toList());
             assertEquals(reversed.get(0), described.partitions().get(0).leader().id(), "the first replica leads");

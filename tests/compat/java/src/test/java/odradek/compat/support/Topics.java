@@ -43,20 +43,34 @@ public final class Topics {
     }
 
     /**
-     * Waits until the admin client sees every partition of {@code topic} with a leader: in the cluster,
-     * CreateTopics answers once ZooKeeper has the topic, before the controller has told the brokers.
+     * Waits until the admin client sees every partition of {@code topic} with a leader and every replica
+     * in sync: in the cluster, CreateTopics answers once ZooKeeper has the topic, before the controller
+     * has told the brokers.
      */
     public static void awaitLeaders(Admin admin, String topic, int partitions) throws InterruptedException {
-        Waits.until(Duration.ofSeconds(30), "leaders for every partition of " + topic, () -> {
+        describeLed(admin, topic, partitions);
+    }
+
+    /**
+     * The first description of {@code topic} that shows every partition led and in sync. Each answer
+     * may come from another broker, one the controller's UpdateMetadata has not reached yet, so a test
+     * that asserts on leaders asserts on this description rather than describing again.
+     */
+    public static TopicDescription describeLed(Admin admin, String topic, int partitions)
+        throws InterruptedException {
+        TopicDescription[] found = new TopicDescription[1];
+        Waits.until(Duration.ofSeconds(60), "leaders for every partition of " + topic, () -> {
             TopicDescription described;
             try {
                 described = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
             } catch (ExecutionException unknownYet) {
                 return false;
             }
-            List<TopicPartitionInfo> found = described.partitions();
-            return found.size() == partitions && found.stream().allMatch(p -> p.leader() != null
-                && p.isr().size() == Target.replicationFactor());
+            List<TopicPartitionInfo> each = described.partitions();
+            found[0] = described;
+            return each.size() == partitions && each.stream().allMatch(p -> p.leader() != null
+                && p.isr().size() == p.replicas().size());
         });
+        return found[0];
     }
 }
