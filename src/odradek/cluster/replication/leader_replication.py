@@ -157,7 +157,7 @@ class LeaderReplication:
         if (
             state.pending_isr is None
             and replica_id not in state.isr
-            and state.may_join_isr(replica_id, hosted.log.high_watermark, _epoch_start_offset(hosted))
+            and state.may_join_isr(replica_id, hosted.log.high_watermark, hosted.leader_epoch_start_offset)
         ):
             self._propose_isr(hosted, (*hosted.isr, replica_id))
 
@@ -367,11 +367,3 @@ class LeaderReplication:
                 self.on_high_watermark(TopicPartition(hosted.topic, hosted.partition))
         else:
             self.maybe_advance_high_watermark(hosted)
-
-
-def _epoch_start_offset(hosted: HostedPartition) -> int:
-    """Where the leader's current epoch began in its log (assigned when it became leader)."""
-    for entry in reversed(hosted.log.leader_epoch_cache.entries):
-        if entry.epoch <= hosted.leader_epoch:
-            return entry.start_offset
-    return hosted.log.log_end_offset
