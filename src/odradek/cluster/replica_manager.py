@@ -35,6 +35,7 @@ from odradek.cluster.control_requests import (
     PartitionLeadership,
     StopReplicaPartition,
 )
+from odradek.cluster.leadership import Refusal
 from odradek.cluster.metadata import ClusterMetadata, LiveBroker, PartitionState
 from odradek.cluster.metadata_update import apply_partition_changes, apply_update_metadata
 from odradek.cluster.replication.isr_updates import IsrUpdater
@@ -87,15 +88,6 @@ class FollowerFetchers(Protocol):
     def add_partitions(self, partitions: list[HostedPartition]) -> None: ...
 
     def remove_partitions(self, keys: Iterable[PartitionKey]) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """Why the data path refuses a partition, and who leads it as far as this broker knows."""
-
-    error_code: ErrorCode
-    leader_id: int = -1
-    leader_epoch: int = -1
 
 
 class ReplicaManager:

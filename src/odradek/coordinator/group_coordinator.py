@@ -50,7 +50,8 @@ class GroupCoordinator:
         logs: Any,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
-        leadership: Leadership | None = None,
+        *,
+        leadership: Leadership,
         **runtime_options: Any,
     ) -> None:
         self.settings = GroupSettings(config)

@@ -59,7 +59,8 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
         timer_factory: Callable[[Runner], CoordinatorTimer] = CoordinatorTimer,
-        leadership: Leadership | None = None,
+        *,
+        leadership: Leadership,
     ) -> None:
         super().__init__(
             OFFSETS_TOPIC,
@@ -72,7 +73,7 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
             node_id,
             notify_append,
             clock,
-            leadership,
+            leadership=leadership,
         )
         self.settings = settings
         self.timer_factory = timer_factory

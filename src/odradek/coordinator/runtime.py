@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Hashable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
-from odradek.cluster.leadership import Leadership, SingleNodeLeadership
+from odradek.cluster.leadership import Leadership
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import (
@@ -146,7 +146,8 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
-        leadership: Leadership | None = None,
+        *,
+        leadership: Leadership,
     ) -> None:
         self.topic = topic
         self.keys = keys
@@ -160,7 +161,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         self.clock = clock
         #: Which partitions this broker leads, at which epoch: the replica manager in a cluster, never
         #: the metadata cache (which UpdateMetadata moves ahead of the LeaderAndIsr it announces).
-        self.leadership = leadership if leadership is not None else SingleNodeLeadership(cluster, node_id)
+        self.leadership = leadership
         self.shards: dict[int, ShardT] = {}
         self.states: dict[int, PartitionState] = {}
         self.loads: dict[int, asyncio.Task[None]] = {}

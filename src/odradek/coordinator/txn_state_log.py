@@ -75,7 +75,8 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
-        leadership: Leadership | None = None,
+        *,
+        leadership: Leadership,
     ) -> None:
         super().__init__(
             TRANSACTION_STATE_TOPIC,
@@ -88,7 +89,7 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
             node_id,
             notify_append,
             clock,
-            leadership,
+            leadership=leadership,
         )
         self.config = config
         self.topics = topics

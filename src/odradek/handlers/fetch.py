@@ -387,7 +387,7 @@ def _read_partition(
     check = replica_refusal if from_any_replica else refusal
     refused = check(context, entry.topic, entry.partition, entry.current_leader_epoch)
     if refused is not None and refused.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-        data = _error(entry, refused.error_code)  # ZooKeeper mode: only a replica serves
+        data = _error(entry, refused.error_code)  # not served here, or not at the client's epoch
         if refused.error_code in POINTS_TO_LEADER:
             data.current_leader = LeaderIdAndEpoch(
                 leader_id=refused.leader_id, leader_epoch=refused.leader_epoch
@@ -402,15 +402,6 @@ def _read_partition(
     if unreadable is not None:
         return _error(entry, unreadable), 0
     replicas = services.replicas
-    # In a cluster the refusal above checked the epoch against the replica manager's (the last
-    # LeaderAndIsr applied); the cache's may already be the next leader's. A single node's is its own.
-    if (
-        replicas is None
-        and entry.current_leader_epoch >= 0
-        and entry.current_leader_epoch != partition.leader_epoch
-    ):
-        fenced = entry.current_leader_epoch < partition.leader_epoch
-        return _error(entry, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH), 0
     if (
         replica_id >= 0
         and replicas is not None
