@@ -19,9 +19,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from odradek.cluster.leadership import Leadership
+from odradek.cluster.metadata import ClusterMetadata
 from odradek.coordinator.records import (
     GROUP_METADATA,
     OFFSET_COMMIT,
@@ -41,6 +42,7 @@ from odradek.coordinator.write_errors import (
 )
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.records import Compression
+from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger("odradek.coordinator")
 
@@ -53,8 +55,8 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
     def __init__(
         self,
         settings: GroupSettings,
-        logs: Any,
-        cluster: Any,
+        logs: LogManager,
+        cluster: ClusterMetadata,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,

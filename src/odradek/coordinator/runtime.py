@@ -24,6 +24,8 @@ from collections.abc import Callable, Coroutine, Hashable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 from odradek.cluster.leadership import Leadership
+from odradek.cluster.metadata import ClusterMetadata
+from odradek.cluster.topics import TopicAdmin
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import (
@@ -37,6 +39,7 @@ from odradek.protocol.records import (
 )
 from odradek.protocol.records.control import read_end_transaction_marker
 from odradek.storage.fetch import FetchIsolation
+from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
 
@@ -141,8 +144,8 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         default_partitions: int,
         load_buffer_size: int,
         compression: Compression,
-        logs: Any,
-        cluster: Any,
+        logs: LogManager,
+        cluster: ClusterMetadata,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
@@ -201,7 +204,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         return self._creation
 
     async def create_topic(
-        self, topics: Any, replication: int, configs: dict[str, str], single_node: bool
+        self, topics: TopicAdmin, replication: int, configs: dict[str, str], single_node: bool
     ) -> bool:
         """Create the topic (internal, `default_partitions`); True if it exists now. More replicas than
         brokers is refused in a cluster (tried again on the next request, as Kafka waits for enough
