@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from odradek.cluster.controller.cancelling import cancel_and_wait
@@ -83,6 +83,8 @@ class LeaderReplication:
         #: A topic's `min.insync.replicas` (the broker's topic configs).
         self.min_insync_replicas: Callable[[str], int] = lambda _topic: 1
         self.clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)
+        #: Waits the pause before an ISR change is sent again (tests record it instead).
+        self.pause: Callable[[float], Awaitable[None]] = asyncio.sleep
         #: `replica.selector.class` (KIP-392): None or LeaderSelector keep consumers on the leader.
         self.replica_selector_class: str | None = None
         self._isr_changes: set[asyncio.Task[None]] = set()
@@ -316,7 +318,7 @@ class LeaderReplication:
                 return  # an answer for another epoch or an older state: pending until LeaderAndIsr
             # Kafka sends it again at once; after a pause here (doubling, at most a second), so that
             # a controller answering an unexpected error every time is not asked in a tight loop.
-            await asyncio.sleep(pause)
+            await self.pause(pause)
             pause = min(pause * 2, ISR_CHANGE_RETRY_MAX_S)
             if not self._current(hosted, state):
                 return
