@@ -108,6 +108,11 @@ async def three_brokers(
         await asyncio.to_thread(topics.create_topic, zk, "t", assignment, {})
         await _until(lambda: controller is not None and len(controller.context.states) == 2)  # type: ignore[union-attr]
         await controller.wait_idle()
+        # the fakes have what the setup sent (LeaderAndIsr, UpdateMetadata): a test that clears them
+        # must not get those afterwards
+        channel = controller.channel
+        assert channel is not None
+        await _until(lambda: all(c.idle for c in channel.channels.values()))
         yield Setup(zk, fakes, epochs, controller, topic_id, connect_zk)
     finally:
         if controller is not None:
