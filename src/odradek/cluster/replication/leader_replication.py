@@ -16,11 +16,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
 
 from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.metadata import ClusterMetadata, PartitionState
 from odradek.cluster.metadata_update import apply_partition_changes
+from odradek.cluster.replication.hosted_partition import HostedPartition, PartitionKey
 from odradek.cluster.replication.isr_updates import CommittedIsr, IsrUpdateFailed, IsrUpdater, ProposedIsr
 from odradek.cluster.replication.leader_state import LeaderState
 from odradek.cluster.replication.replica_selector import (
@@ -32,12 +32,7 @@ from odradek.config.catalog_cluster import RACK_AWARE_SELECTOR
 from odradek.protocol.error_codes import ErrorCode
 from odradek.storage.partition import TopicPartition
 
-if TYPE_CHECKING:
-    from odradek.cluster.replica_manager import HostedPartition
-
 log = logging.getLogger("odradek.cluster.replicas")
-
-PartitionKey = tuple[str, int]
 
 #: The refusals that say a proposal was not written, and never will be by any controller (Kafka's
 #: handleAlterPartitionError): the leader goes back to its committed ISR.
