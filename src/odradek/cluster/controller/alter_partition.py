@@ -19,9 +19,10 @@ registered again since the controller saw it), and the write checks that no memb
 since the controller saw it (registrations.py): it restarted, maybe without its unflushed tail, and
 its bounce waits on the controller's queue. Written, the state would be newer than the new
 registration, and the next controller's check of restarts no controller saw (broker_changes.py) would
-keep the restarted broker in the ISR. The controller handles the bounce at once and checks the change
-again against what it now knows (a member's broker epoch no longer its registration's:
-INELIGIBLE_REPLICA); a change it could not settle so is INELIGIBLE_REPLICA too, with nothing written.
+keep the restarted broker in the ISR. The controller handles the bounce at once and decides again on
+what it now knows (a partition the bounce changed: INVALID_UPDATE_VERSION; a member's broker epoch no
+longer its registration's: INELIGIBLE_REPLICA); a change it could not settle so (the bounce not
+handled) is INELIGIBLE_REPLICA, with nothing written.
 """
 
 from __future__ import annotations
