@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
+from odradek.cluster.leadership import SingleNodeLeadership
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, TopicState
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
@@ -75,6 +76,7 @@ class HandlerBroker:
             appends=AppendNotifier(),
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
+            leadership=SingleNodeLeadership(cluster, node_id),
             advertised={LISTENER: [endpoint]},
         )
         self._correlation_id = 0

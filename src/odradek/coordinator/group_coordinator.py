@@ -13,6 +13,8 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from odradek.cluster.leadership import Leadership
+from odradek.cluster.metadata import ClusterMetadata
+from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator import classic_join, classic_members, group_admin, offset_requests
 from odradek.coordinator.classic_join import JoinContext
@@ -37,6 +39,7 @@ from odradek.protocol.messages.heartbeat import HeartbeatRequest
 from odradek.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from odradek.protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity, MemberResponse
 from odradek.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger("odradek.coordinator")
 
@@ -47,13 +50,14 @@ class GroupCoordinator:
     def __init__(
         self,
         config: BrokerConfig,
-        cluster: Any,
-        topics: Any,
-        logs: Any,
+        cluster: ClusterMetadata,
+        topics: TopicAdmin,
+        logs: LogManager,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
-        leadership: Leadership | None = None,
         regexes: RegexMatcher | None = None,
+        *,
+        leadership: Leadership,
         **runtime_options: Any,
     ) -> None:
         self.settings = GroupSettings(config)

@@ -19,9 +19,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from odradek.cluster.leadership import Leadership
+from odradek.cluster.metadata import ClusterMetadata
 from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.records import (
     GROUP_METADATA,
@@ -42,6 +43,7 @@ from odradek.coordinator.write_errors import (
 )
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.records import Compression
+from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger("odradek.coordinator")
 
@@ -57,14 +59,15 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
     def __init__(
         self,
         settings: GroupSettings,
-        logs: Any,
-        cluster: Any,
+        logs: LogManager,
+        cluster: ClusterMetadata,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None,
         regexes: RegexMatcher,
         clock: Callable[[], float] = time.time,
         timer_factory: Callable[[Runner], CoordinatorTimer] = CoordinatorTimer,
-        leadership: Leadership | None = None,
+        *,
+        leadership: Leadership,
     ) -> None:
         super().__init__(
             OFFSETS_TOPIC,
@@ -77,7 +80,7 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
             node_id,
             notify_append,
             clock,
-            leadership,
+            leadership=leadership,
         )
         self.settings = settings
         self.timer_factory = timer_factory

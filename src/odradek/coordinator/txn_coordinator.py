@@ -70,7 +70,8 @@ class TransactionCoordinator:
         clock: Callable[[], float] = time.time,
         inter_broker_security: InterBrokerSecurity = PLAINTEXT,
         marker_replicated: Callable[[str, int, int], Awaitable[ErrorCode]] | None = None,
-        leadership: Leadership | None = None,
+        *,
+        leadership: Leadership,
     ) -> None:
         self.config = config
         self.cluster = cluster
@@ -78,7 +79,9 @@ class TransactionCoordinator:
         self.producer_ids = producer_ids
         self.groups = groups
         self.clock = clock
-        self.state_log = TxnStateLog(config, cluster, topics, logs, node_id, notify_append, clock, leadership)
+        self.state_log = TxnStateLog(
+            config, cluster, topics, logs, node_id, notify_append, clock, leadership=leadership
+        )
         self.state_log.on_partition_loaded = self._loaded
         self.markers = MarkerWriter(
             logs, self.state_log.leadership, groups, notify_append, clock, marker_replicated

@@ -14,9 +14,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any, Final
+from typing import Final
 
 from odradek.cluster.leadership import Leadership
+from odradek.cluster.metadata import ClusterMetadata
+from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState
 from odradek.coordinator.txn_metadata import TransactionMetadata
@@ -24,6 +26,7 @@ from odradek.coordinator.txn_records import TxnLogRecord, decode_txn_record
 from odradek.coordinator.write_errors import append_failure, transaction_log_error
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.records import Compression
+from odradek.storage.log_manager import LogManager
 
 TRANSACTION_STATE_TOPIC: Final = "__transaction_state"
 log = logging.getLogger("odradek.coordinator.transactions")
@@ -71,13 +74,14 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
     def __init__(
         self,
         config: BrokerConfig,
-        cluster: Any,
-        topics: Any,
-        logs: Any,
+        cluster: ClusterMetadata,
+        topics: TopicAdmin,
+        logs: LogManager,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
-        leadership: Leadership | None = None,
+        *,
+        leadership: Leadership,
     ) -> None:
         super().__init__(
             TRANSACTION_STATE_TOPIC,
@@ -90,7 +94,7 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
             node_id,
             notify_append,
             clock,
-            leadership,
+            leadership=leadership,
         )
         self.config = config
         self.topics = topics

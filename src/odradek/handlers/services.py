@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
+from odradek.cluster.leadership import Leadership
 from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, ClusterMetadata
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.client_regex import RegexMatcher
@@ -57,6 +58,9 @@ class Services:
     appends: AppendNotifier
     fetch_sessions: FetchSessionCache
     producer_ids: ProducerIdManager | ZkProducerIdManager
+    #: Which partitions this broker leads, at which epoch (cluster/leadership.py): the replica manager
+    #: in a cluster, a single node's own metadata otherwise. Shared with the coordinators.
+    leadership: Leadership
     #: Advertised endpoints of every broker, by listener name.
     advertised: dict[str, list[BrokerEndpoint]] = field(default_factory=dict)
     #: Set while the metrics endpoint runs (metrics.port > 0); None costs the hot path one check.
@@ -91,6 +95,7 @@ class Services:
 
         self.cluster.mode = BrokerMode.ZOOKEEPER
         self.replicas = replicas
+        self.leadership = replicas
         self.txn_verifier = RemoteVerifier(self.node_id, security, self.config.request_timeout_ms / 1000)
 
     @property

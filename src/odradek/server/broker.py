@@ -29,6 +29,7 @@ import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.dynamic_configs import FILE_NAME, DynamicBrokerConfigs, apply_log_defaults
 from odradek.cluster.inter_broker_connection import inter_broker_security
+from odradek.cluster.leadership import Leadership, SingleNodeLeadership
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
@@ -188,10 +189,12 @@ class Broker:
         member = self.member
         zk_broker_configs: ZkBrokerConfigs | None = None
         replicas: ReplicaManager | None = None
+        leadership: Leadership
         if member is None:
             meta = self.logs.ensure_meta_properties(self.node_id, self.config.cluster_id)
             cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
             topics = TopicAdmin(self.config, cluster, self.logs, self.node_id)
+            leadership = SingleNodeLeadership(cluster, self.node_id)
         else:
             await member.connect()
             # As Kafka: the cluster's id is /cluster/id; meta.properties must agree (a log dir of
@@ -214,7 +217,7 @@ class Broker:
             assert member.zk is not None
             topics.attach(member.zk)
             # what this broker leads, at which epoch: the coordinators append as leaders too
-            replicas = ReplicaManager(self.node_id, cluster, self.logs)
+            leadership = replicas = ReplicaManager(self.node_id, cluster, self.logs)
         appends = AppendNotifier()
         regexes = RegexMatcher()  # one worker for the regexes clients send, shared by both users
         groups = GroupCoordinator(
@@ -224,7 +227,7 @@ class Broker:
             self.logs,
             self.node_id,
             appends.notify,
-            leadership=replicas,
+            leadership=leadership,
             regexes=regexes,
         )
         producer_ids: ProducerIdManager | ZkProducerIdManager
@@ -250,6 +253,7 @@ class Broker:
             appends=appends,
             groups=groups,
             producer_ids=producer_ids,
+            leadership=leadership,
             dynamic_configs=self.dynamic_configs,
             zk_broker_configs=zk_broker_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
@@ -273,7 +277,7 @@ class Broker:
             appends.notify,
             inter_broker_security=self.inter_broker_security,
             marker_replicated=marker_write_waiter(self.services),
-            leadership=replicas,
+            leadership=leadership,
         )
         self.services.transactions = transactions
         await self._listen()  # bound (the advertised ports are known), not serving yet

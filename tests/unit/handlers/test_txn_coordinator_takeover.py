@@ -40,6 +40,7 @@ def _coordinator(broker: HandlerBroker) -> TransactionCoordinator:
         services.node_id,
         services.producer_ids,
         None,
+        leadership=services.leadership,
     )
 
 

@@ -57,6 +57,7 @@ async def running(handler_broker: HandlerBroker) -> AsyncIterator[TransactionCoo
         services.node_id,
         services.producer_ids,
         None,
+        leadership=services.leadership,
     )
     await made.start(single_node=True)
     try:
@@ -219,6 +220,7 @@ async def with_marker_followers(
         services.producer_ids,
         None,
         marker_replicated=followers.replicated,
+        leadership=services.leadership,
     )
     await made.start(single_node=True)
     try:

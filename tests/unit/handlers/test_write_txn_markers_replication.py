@@ -50,6 +50,7 @@ def leader(tmp_path: Path) -> Iterator[HandlerBroker]:
         None,
         services.appends.notify,
         marker_replicated=marker_write_waiter(services),
+        leadership=services.leadership,
     )
     try:
         yield broker
