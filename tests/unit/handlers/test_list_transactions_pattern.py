@@ -43,6 +43,7 @@ async def transactions(broker: HandlerBroker) -> AsyncIterator[TransactionCoordi
         services.node_id,
         services.producer_ids,
         None,
+        leadership=services.leadership,
     )
     await coordinator.start(single_node=True)
     services.transactions = coordinator
