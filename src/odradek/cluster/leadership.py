@@ -1,6 +1,7 @@
 """Which partitions this broker leads, and at which leader epoch: what every append as leader stamps on
 its batches and checks first (Kafka's Partition.appendRecordsToLeader takes the partition's own
-leaderEpoch, set by the last LeaderAndIsr applied).
+leaderEpoch, set by the last LeaderAndIsr applied), and whether the partition's ISR is too short for an
+acks=-1 append (refused there before anything is appended).
 
 In a cluster the replica manager answers, never the metadata cache: the controller sends UpdateMetadata
 before LeaderAndIsr (at failover, when a broker registers again), so for one round trip the cache of a
@@ -21,6 +22,11 @@ class Leadership(Protocol):
         """The leader epoch this broker leads the partition at; None when it does not lead it."""
         ...
 
+    def under_min_isr(self, topic: str, partition: int) -> bool:
+        """Whether the partition has fewer in-sync replicas than Kafka's effective minimum,
+        min(min.insync.replicas, replication factor): an acks=-1 append is refused then."""
+        ...
+
 
 class SingleNodeLeadership:
     """A single node leads what its metadata says it leads (every partition), at the epoch it says."""
@@ -34,3 +40,6 @@ class SingleNodeLeadership:
         if state is None or state.leader_id != self.node_id:
             return None
         return state.leader_epoch
+
+    def under_min_isr(self, topic: str, partition: int) -> bool:
+        return False  # one replica, always in sync: Kafka's effective minimum is 1

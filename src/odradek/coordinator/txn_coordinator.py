@@ -511,7 +511,7 @@ class TransactionCoordinator:
         try:
             errors = await asyncio.gather(
                 *(
-                    self.markers.write_replicated(
+                    self.markers.write(
                         topic,
                         partition,
                         metadata.producer_id,
@@ -590,7 +590,7 @@ class TransactionCoordinator:
         return metadata
 
     async def _write_marker_here(self, txn: PendingMarkers, tp: tuple[str, int]) -> ErrorCode:
-        return await self.markers.write_replicated(
+        return await self.markers.write(
             *tp, txn.producer_id, txn.producer_epoch, txn.committed, txn.coordinator_epoch
         )
 
