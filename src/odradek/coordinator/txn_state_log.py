@@ -6,6 +6,12 @@ A partition is loaded when this broker becomes its leader and dropped when it st
 (runtime.py), as the group coordinator's `__consumer_offsets`; cluster mode drives both from the
 replica manager's leadership hook. The loaded ids of every shard are also indexed here, by id and by
 current producer id (every transactional Produce looks its producer up).
+
+A state change (`write`) appends the next TransactionLogValue, waits until the in-sync replicas hold
+it and only then applies it (Kafka's pendingState and completeTransitionTo): the state in memory is
+what a coordinator elected from the ISR would find in the log, and a write that fails (refused under
+`transaction.state.log.min.isr`, timed out, leadership lost) leaves no trace. While an id's write
+waits, it is in `writing`: the coordinator answers its other steps CONCURRENT_TRANSACTIONS.
 """
 
 from __future__ import annotations
@@ -20,9 +26,9 @@ from odradek.cluster.leadership import Leadership
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState
 from odradek.coordinator.txn_metadata import TransactionMetadata
-from odradek.coordinator.txn_records import TxnLogRecord, decode_txn_record
+from odradek.coordinator.txn_records import TransactionLogValue, TxnLogRecord, decode_txn_record
 from odradek.coordinator.write_errors import append_failure, transaction_log_error
-from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import Compression
 
 TRANSACTION_STATE_TOPIC: Final = "__transaction_state"
@@ -104,6 +110,8 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
         #: NOT_LEADER_OR_FOLLOWER); wired in cluster mode. None: the append itself commits the write
         #: (a single node).
         self.replicated: Callable[[int, int, int], Awaitable[ErrorCode]] | None = None
+        #: Transactional ids whose write waits for the ISR (Kafka's pendingState).
+        self.writing: set[str] = set()
 
     def write_timeout_ms(self, record: TxnLogRecord) -> int:
         """How long a write waits for the in-sync replicas: as Kafka's TransactionStateManager, a
@@ -170,6 +178,30 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
             del self.by_producer[metadata.producer_id]
 
     # ----- appends ----------------------------------------------------------------------------------
+
+    async def write(self, transactional_id: str, value: TransactionLogValue | None) -> None:
+        """Append `value` (None: a tombstone), wait for the ISR, then apply it; KafkaError (nothing
+        applied) when the write failed, or while another write of the id waits."""
+        if transactional_id in self.writing:
+            raise KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS)
+        self.writing.add(transactional_id)
+        try:
+            error = await self.append(TxnLogRecord(transactional_id, value))
+        finally:
+            self.writing.discard(transactional_id)
+        if error is not None:
+            raise KafkaError(error)
+        metadata = self.txns.get(transactional_id)
+        if value is None:
+            self.remove(transactional_id)
+        elif metadata is None:
+            metadata = TransactionMetadata.from_value(transactional_id, value)
+            metadata.coordinator_epoch = self.coordinator_epoch(self.partition_for(transactional_id))
+            self.put(metadata)
+        else:
+            old_producer_id = metadata.producer_id
+            metadata.apply(value)
+            self.put(metadata, old_producer_id)
 
     async def append(self, record: TxnLogRecord) -> ErrorCode | None:
         """Append one record to the transactional id's partition and wait until its in-sync replicas

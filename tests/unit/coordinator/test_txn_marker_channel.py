@@ -82,18 +82,25 @@ class Harness:
             SELF,
             write_local=self._write_local,
             still_wanted=lambda txn: self.wanted,
-            on_complete=lambda txn: self.completed.append(txn.transactional_id),
+            on_complete=self._complete,
         )
 
-    async def _write_local(self, txn: PendingMarkers, tp: tuple[str, int]) -> ErrorCode:
-        self.local.append(tp)
-        return ErrorCode.NONE
+    def _write_local(self, txn: PendingMarkers, tp: tuple[str, int]) -> Awaitable[ErrorCode]:
+        self.local.append(tp)  # appended at the call, as the marker writer does
+        return _at_once(ErrorCode.NONE)
+
+    async def _complete(self, txn: PendingMarkers) -> None:
+        self.completed.append(txn.transactional_id)
 
     def lead(self, partition: int, leader: int) -> None:
         state = self.cluster.partition("t", partition)
         assert state is not None
         state.leader_id = leader
         state.leader_epoch += 1
+
+
+async def _at_once(error: ErrorCode) -> ErrorCode:
+    return error
 
 
 def _txn(name: str, producer_id: int, *partitions: int) -> PendingMarkers:
