@@ -12,9 +12,19 @@ keep records the leader never had. A single node has no controller: its own cach
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from odradek.cluster.metadata import ClusterMetadata
+from odradek.protocol.error_codes import ErrorCode
+from odradek.storage.partition import TopicPartition
+
+#: Waits until the in-sync replicas of a partition this broker leads hold what it appended there (the
+#: partition, the offset after the append, how long it may wait in ms), and says how that went: NONE,
+#: REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND or NOT_LEADER_OR_FOLLOWER, as a Produce with
+#: acks=-1 is answered (handlers/delayed_produce.py owns it). What the coordinators' own writes and
+#: transaction markers wait with; None where the append itself commits the write (a single node).
+IsrWait = Callable[[TopicPartition, int, int], Awaitable[ErrorCode]]
 
 
 class Leadership(Protocol):

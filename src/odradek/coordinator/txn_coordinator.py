@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
-from odradek.cluster.leadership import Leadership
+from odradek.cluster.leadership import IsrWait, Leadership
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.producer_ids import ProducerIdSource
 from odradek.coordinator.runtime import partition_for
@@ -49,7 +49,7 @@ class TransactionCoordinator:
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
         inter_broker_security: InterBrokerSecurity = PLAINTEXT,
-        marker_replicated: Callable[[str, int, int], Awaitable[ErrorCode]] | None = None,
+        marker_replicated: IsrWait | None = None,
         leadership: Leadership | None = None,
     ) -> None:
         self.config = config
@@ -60,7 +60,13 @@ class TransactionCoordinator:
         self.state_log.on_partition_loaded = self._loaded
         #: Also what WriteTxnMarkers appends with, for partitions this broker leads.
         self.markers = MarkerWriter(
-            logs, self.state_log.leadership, groups, notify_append, clock, marker_replicated
+            logs,
+            self.state_log.leadership,
+            groups,
+            notify_append,
+            clock,
+            marker_replicated,
+            config.request_timeout_ms,
         )
         self.completion = TxnCompletion(
             config, cluster, node_id, self.state_log, self.markers, inter_broker_security

@@ -20,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
-from odradek.cluster.leadership import Leadership
+from odradek.cluster.leadership import IsrWait, Leadership
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.handlers.errors import error_code_for
 from odradek.protocol.error_codes import ErrorCode
@@ -39,7 +39,8 @@ class MarkerWriter:
         groups: Any,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
-        replicated: Callable[[str, int, int], Awaitable[ErrorCode]] | None = None,
+        replicated: IsrWait | None = None,
+        timeout_ms: int = 30_000,
     ) -> None:
         self.logs = logs
         #: Which partitions this broker leads, and at which epoch (cluster/leadership.py).
@@ -47,9 +48,11 @@ class MarkerWriter:
         self.groups = groups
         self.notify_append = notify_append
         self.clock = clock
-        #: Waits until a partition's in-sync replicas hold what was appended (topic, partition, the
-        #: offset after it): the append's outcome. None: the append itself is enough (a single node).
+        #: Waits until a partition's in-sync replicas hold what was appended, at most `timeout_ms`
+        #: (Kafka's request.timeout.ms for markers): the append's outcome. None: the append itself is
+        #: enough (a single node).
         self.replicated = replicated
+        self.timeout_ms = timeout_ms
 
     def write(
         self,
@@ -68,7 +71,7 @@ class MarkerWriter:
         log = self.logs.get_log(topic, partition)
         if error is not ErrorCode.NONE or self.replicated is None or log is None:
             return _answered(error)
-        return self.replicated(topic, partition, log.log_end_offset)
+        return self.replicated(TopicPartition(topic, partition), log.log_end_offset, self.timeout_ms)
 
     def _append(
         self,

@@ -19,10 +19,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, Final
 
-from odradek.cluster.leadership import Leadership
+from odradek.cluster.leadership import IsrWait, Leadership
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState
 from odradek.coordinator.txn_metadata import TransactionMetadata
@@ -30,6 +30,7 @@ from odradek.coordinator.txn_records import TransactionLogValue, TxnLogRecord, d
 from odradek.coordinator.write_errors import append_failure, transaction_log_error
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import Compression
+from odradek.storage.partition import TopicPartition
 
 TRANSACTION_STATE_TOPIC: Final = "__transaction_state"
 log = logging.getLogger("odradek.coordinator.transactions")
@@ -105,11 +106,9 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
         #: Told of each partition's transactions once it is loaded (the coordinator completes the
         #: prepared ones, as Kafka's coordinator does when it takes over).
         self.on_partition_loaded: Callable[[list[TransactionMetadata]], None] | None = None
-        #: Waits until a partition's in-sync replicas hold a write (the offset after it), at most the
-        #: given ms, and says how that went (NONE, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-        #: NOT_LEADER_OR_FOLLOWER); wired in cluster mode. None: the append itself commits the write
-        #: (a single node).
-        self.replicated: Callable[[int, int, int], Awaitable[ErrorCode]] | None = None
+        #: Waits until a partition's in-sync replicas hold a write (cluster/leadership.py); wired in
+        #: cluster mode. None: the append itself commits the write (a single node).
+        self.replicated: IsrWait | None = None
         #: Transactional ids whose write waits for the ISR (Kafka's pendingState).
         self.writing: set[str] = set()
 
@@ -216,7 +215,8 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
             log.warning("writing to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, partition, failure)
             return transaction_log_error(append_failure(failure))
         if self.replicated is not None:
-            outcome = await self.replicated(partition, committed_at, self.write_timeout_ms(record))
+            tp = TopicPartition(self.topic, partition)
+            outcome = await self.replicated(tp, committed_at, self.write_timeout_ms(record))
             if outcome is not ErrorCode.NONE:
                 log.info(
                     "%s: its write to %s-%d did not reach the in-sync replicas (%s); not applied",

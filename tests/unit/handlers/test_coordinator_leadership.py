@@ -15,7 +15,7 @@ from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_metadata import TxnState
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
-from odradek.handlers.delayed_produce import marker_write_waiter
+from odradek.handlers.delayed_produce import isr_wait
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.write_txn_markers import (
     WritableTxnMarker,
@@ -83,7 +83,7 @@ def _transactions(broker: HandlerBroker, wait_for_isr: bool = False) -> Transact
         services.node_id,
         services.producer_ids,
         None,
-        marker_replicated=marker_write_waiter(services) if wait_for_isr else None,
+        marker_replicated=isr_wait(services) if wait_for_isr else None,
         leadership=services.replicas,  # as the broker wires it in a cluster
     )
 

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from odradek.cluster.leadership import Leadership, SingleNodeLeadership
+from odradek.cluster.leadership import IsrWait, Leadership, SingleNodeLeadership
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_metadata import TxnState
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.storage.partition import TopicPartition
 from tests.support.async_waits import until
 from tests.support.handler_services import HandlerBroker
 
@@ -40,7 +41,9 @@ class Replication:
         #: How long each write was allowed to wait, in ms.
         self.timeouts: list[int] = []
 
-    async def replicated(self, _partition: int, _required_offset: int, timeout_ms: int) -> ErrorCode:
+    async def replicated(
+        self, _partition: TopicPartition, _required_offset: int, timeout_ms: int
+    ) -> ErrorCode:
         self.timeouts.append(timeout_ms)
         future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
         self.waiting.append(future)
@@ -57,7 +60,7 @@ class Replication:
 @contextlib.asynccontextmanager
 async def running(
     handler_broker: HandlerBroker,
-    marker_replicated: Callable[[str, int, int], Awaitable[ErrorCode]] | None = None,
+    marker_replicated: IsrWait | None = None,
     leadership: Leadership | None = None,
 ) -> AsyncIterator[TransactionCoordinator]:
     """A single node's coordinator on the broker's services; `marker_replicated` plays the data
@@ -206,9 +209,11 @@ class MarkerReplication:
     def __init__(self) -> None:
         self.waiting: list[tuple[tuple[str, int, int], asyncio.Future[ErrorCode]]] = []
 
-    async def replicated(self, topic: str, partition: int, required_offset: int) -> ErrorCode:
+    async def replicated(
+        self, partition: TopicPartition, required_offset: int, _timeout_ms: int
+    ) -> ErrorCode:
         future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
-        self.waiting.append(((topic, partition, required_offset), future))
+        self.waiting.append(((*partition, required_offset), future))
         return await future
 
     async def answer(self, outcome: ErrorCode) -> tuple[str, int, int]:

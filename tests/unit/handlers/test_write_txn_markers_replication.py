@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
-from odradek.handlers.delayed_produce import marker_write_waiter
+from odradek.handlers.delayed_produce import isr_wait
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import FetchPartition
 from odradek.protocol.messages.write_txn_markers import (
@@ -57,7 +57,7 @@ def leader(tmp_path: Path) -> Iterator[HandlerBroker]:
         services.producer_ids,
         None,
         services.appends.notify,
-        marker_replicated=marker_write_waiter(services),
+        marker_replicated=isr_wait(services),
         leadership=services.replicas,
     )
     try:
