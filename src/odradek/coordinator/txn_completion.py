@@ -38,6 +38,7 @@ from odradek.coordinator.txn_state_log import TxnStateLog
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 log = logging.getLogger("odradek.coordinator.transactions")
+_WRITE_AGAIN = (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.CONCURRENT_TRANSACTIONS)
 
 
 class TxnCompletion:
@@ -115,8 +116,9 @@ class TxnCompletion:
 
     async def _write_complete(self, txn: PendingMarkers) -> None:
         """The Complete* record, once every marker is written; as Kafka's, written again while
-        `__transaction_state` cannot take it (COORDINATOR_NOT_AVAILABLE: under its min ISR, timed out),
-        given up once this broker no longer coordinates the transaction as it was."""
+        `__transaction_state` cannot take it (COORDINATOR_NOT_AVAILABLE: under its min ISR, timed out)
+        or another write of the id waits (an earlier coordinator epoch's, after a reload), given up
+        once this broker no longer coordinates the transaction as it was."""
         done = TxnState.COMPLETE_COMMIT if txn.committed else TxnState.COMPLETE_ABORT
         while (metadata := self._current(txn)) is not None:
             value = metadata.next_value(self.state_log.now_ms(), state=done, partitions=set())
@@ -124,7 +126,7 @@ class TxnCompletion:
                 await self.state_log.write(txn.transactional_id, value)
                 return
             except KafkaError as error:
-                if error.error_code is not ErrorCode.COORDINATOR_NOT_AVAILABLE:
+                if error.error_code not in _WRITE_AGAIN:
                     # NOT_COORDINATOR: whoever loads the partition next completes it. Anything else
                     # leaves it prepared: the coordinator's periodic check hands it over again.
                     log.info("completing the transaction of %s: %s", txn.transactional_id, error)

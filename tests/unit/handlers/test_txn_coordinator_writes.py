@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ import pytest
 from odradek.cluster.leadership import IsrWait, Leadership, SingleNodeLeadership
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_metadata import TxnState
+from odradek.coordinator.txn_records import TransactionLogValue
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.partition import TopicPartition
@@ -55,6 +56,19 @@ class Replication:
                 break
             await asyncio.sleep(0.01)
         self.waiting.pop(0).set_result(outcome)
+
+
+@pytest.fixture
+def no_periodic_check(tmp_path: Path) -> Iterator[HandlerBroker]:
+    """A broker whose coordinator's periodic check (which completes prepared transactions too) never
+    runs during a test: what completes a transaction there is what the test is about."""
+    broker = HandlerBroker(
+        tmp_path / "data", **{"transaction.abort.timed.out.transaction.cleanup.interval.ms": "3600000"}
+    )
+    try:
+        yield broker
+    finally:
+        broker.close()
 
 
 @contextlib.asynccontextmanager
@@ -367,22 +381,19 @@ async def test_a_marker_refused_under_min_insync_replicas_is_written_once_the_is
 
 
 async def test_a_prepared_transaction_reloaded_while_its_marker_waits_is_completed_at_the_new_epoch(
-    tmp_path: Path,
+    no_periodic_check: HandlerBroker,
 ) -> None:
     """Its `__transaction_state` partition led anew while a marker waited for its followers: the load
     sends the markers again under the new coordinator epoch and completes the transaction. The load's
     completion was skipped while the old one waited (keyed by transactional id) and the old one, finding
     new metadata, gave up: the transaction stayed prepared until the periodic check (held off here)."""
     followers = MarkerReplication()
-    handler_broker = HandlerBroker(
-        tmp_path / "data", **{"transaction.abort.timed.out.transaction.cleanup.interval.ms": "3600000"}
-    )
-    async with running(handler_broker, followers.replicated) as coordinator:
+    async with running(no_periodic_check, followers.replicated) as coordinator:
         pid, epoch = await _ongoing(coordinator)
         ending = asyncio.ensure_future(coordinator.end_txn(TXN, pid, epoch, committed=True))
         await until(lambda: bool(followers.waiting))  # the marker waits for its followers
         partition = coordinator.state_log.partition_for(TXN)
-        state = handler_broker.services.cluster.partition(TRANSACTION_STATE_TOPIC, partition)
+        state = no_periodic_check.services.cluster.partition(TRANSACTION_STATE_TOPIC, partition)
         assert state is not None
         state.leader_epoch += 1  # led anew: it moved away and back
         coordinator.leader_since_epoch = lambda _partition: state.leader_epoch
@@ -393,7 +404,6 @@ async def test_a_prepared_transaction_reloaded_while_its_marker_waits_is_complet
         assert await followers.answer(E.NONE) == ("data", 0, 2)  # the new coordinator's marker
         await until(lambda: reloaded.state is TxnState.COMPLETE_COMMIT)
         await ending
-    handler_broker.close()
 
 
 async def test_a_complete_record_refused_under_the_transaction_log_min_isr_is_written_once_it_is_back(
@@ -418,3 +428,30 @@ async def test_a_complete_record_refused_under_the_transaction_log_min_isr_is_wr
         coordinator.state_log.under_min_isr = lambda _partition: False
         await until(lambda: _state(coordinator) is TxnState.COMPLETE_COMMIT)
         assert handler_broker.log("data").log_end_offset == 1  # one marker: not sent again
+
+
+async def test_a_complete_record_waits_out_another_write_of_its_transactional_id(
+    no_periodic_check: HandlerBroker,
+) -> None:
+    """An earlier coordinator epoch's write still waiting for the ISR (its partition reloaded meanwhile)
+    answers the CompleteCommit CONCURRENT_TRANSACTIONS: it is written once that write is over, not left
+    to the periodic check (held off here)."""
+    followers = MarkerReplication()
+    async with running(no_periodic_check, followers.replicated) as coordinator:
+        pid, epoch = await _ongoing(coordinator)
+        await asyncio.wait_for(coordinator.end_txn(TXN, pid, epoch, committed=True), 10)
+        written = coordinator.state_log.write
+        completions: list[int] = []
+
+        async def write(transactional_id: str, value: TransactionLogValue | None) -> None:
+            if value is not None and value.transaction_status == TxnState.COMPLETE_COMMIT:
+                completions.append(value.transaction_status)
+            await written(transactional_id, value)
+
+        coordinator.state_log.write = write
+        coordinator.state_log.writing.add(TXN)  # the other write
+        await followers.answer(E.NONE)
+        await until(lambda: len(completions) >= 2)  # refused, and tried again
+        assert _state(coordinator) is TxnState.PREPARE_COMMIT
+        coordinator.state_log.writing.discard(TXN)
+        await until(lambda: _state(coordinator) is TxnState.COMPLETE_COMMIT)
