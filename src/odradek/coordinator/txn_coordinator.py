@@ -383,12 +383,23 @@ class TransactionCoordinator:
             del self._aborts[metadata.transactional_id]
 
     async def remove_expired(self) -> None:
-        """Forget transactional ids idle for `transactional.id.expiration.ms` (a tombstone)."""
+        """Forget transactional ids idle for `transactional.id.expiration.ms` (a tombstone each, all
+        written at once: one waiting for its ISR holds no other)."""
         now = self.now_ms()
-        expiry = self.config.transactional_id_expiration_ms
-        for metadata in self.transactions():
-            if metadata.state.is_complete and now - metadata.last_update_ms >= expiry:
-                try:
-                    await self.state_log.write(metadata.transactional_id, None)
-                except KafkaError as error:
-                    log.warning("expiring %s failed: %s", metadata.transactional_id, error)
+        expired = [m.transactional_id for m in self.transactions() if self._expired(m, now)]
+        await asyncio.gather(*(self._remove(transactional_id, now) for transactional_id in expired))
+
+    def _expired(self, metadata: TransactionMetadata, now: int) -> bool:
+        idle_ms = now - metadata.last_update_ms
+        return metadata.state.is_complete and idle_ms >= self.config.transactional_id_expiration_ms
+
+    async def _remove(self, transactional_id: str, now: int) -> None:
+        metadata = self.state_log.txns.get(transactional_id)
+        # Checked again where the tombstone is appended (nothing awaited in between): a step may have
+        # used the id since it was listed.
+        if metadata is None or not self._expired(metadata, now):
+            return
+        try:
+            await self.state_log.write(transactional_id, None)
+        except KafkaError as error:
+            log.warning("expiring %s failed: %s", transactional_id, error)

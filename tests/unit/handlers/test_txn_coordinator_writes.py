@@ -455,3 +455,22 @@ async def test_a_complete_record_waits_out_another_write_of_its_transactional_id
         assert _state(coordinator) is TxnState.PREPARE_COMMIT
         coordinator.state_log.writing.discard(TXN)
         await until(lambda: _state(coordinator) is TxnState.COMPLETE_COMMIT)
+
+
+async def test_one_expired_transactional_id_waiting_for_the_isr_holds_no_other_removal(
+    handler_broker: HandlerBroker,
+) -> None:
+    """As Kafka's removal of expired ids, which waits for none of its tombstones: each waited for the
+    one before it (request.timeout.ms where a partition's followers were slow)."""
+    async with running(handler_broker) as coordinator:
+        for transactional_id in ("idle-a", "idle-b"):
+            await coordinator.init_producer_id(transactional_id, 60000, -1, -1)
+            coordinator.state_log.txns[transactional_id].last_update_ms = 0  # idle for decades
+        followers = Replication()
+        coordinator.state_log.replicated = followers.replicated
+        removing = asyncio.ensure_future(coordinator.remove_expired())
+        await until(lambda: len(followers.waiting) == 2)  # both tombstones written, both waiting
+        await followers.answer(E.NONE)
+        await followers.answer(E.NONE)
+        await removing
+        assert "idle-a" not in coordinator.state_log.txns and "idle-b" not in coordinator.state_log.txns
