@@ -141,7 +141,13 @@ class TxnMarkerChannel:
             return
         leader = state.leader_id
         if leader == self.node_id:
-            written = asyncio.ensure_future(self.write_local(txn, tp))  # appended now; its wait runs
+            try:
+                written = asyncio.ensure_future(self.write_local(txn, tp))  # appended now; its wait runs
+            except Exception:
+                # Kept under way (and tried again) rather than lost with the rest of `send`.
+                log.exception("writing a marker of %s to %s-%d failed", txn.transactional_id, *tp)
+                self._retry_later(txn, tp)
+                return
             self._local_writes.add(written)
             written.add_done_callback(self._local_writes.discard)
             written.add_done_callback(functools.partial(self._written_here, txn, tp))

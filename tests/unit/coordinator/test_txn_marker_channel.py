@@ -74,6 +74,8 @@ class Harness:
             )
         )
         self.local: list[tuple[str, int]] = []
+        #: What the next local writes raise (an unexpected failure of the append).
+        self.local_failures: list[Exception] = []
         self.completed: list[str] = []
         self.wanted = True
         self.channel = TxnMarkerChannel(
@@ -87,6 +89,8 @@ class Harness:
 
     def _write_local(self, txn: PendingMarkers, tp: tuple[str, int]) -> Awaitable[ErrorCode]:
         self.local.append(tp)  # appended at the call, as the marker writer does
+        if self.local_failures:
+            raise self.local_failures.pop(0)
         return _at_once(ErrorCode.NONE)
 
     async def _complete(self, txn: PendingMarkers) -> None:
@@ -180,6 +184,25 @@ def test_a_leader_refusing_the_marker_under_min_insync_replicas_is_sent_it_until
             harness.channel.send(_txn("a", 10, 0))
             await until(lambda: harness.completed == ["a"])
             assert len(brokers[2].requests_of(ApiKey.WRITE_TXN_MARKERS)) == 3
+        finally:
+            await _stopped(harness, brokers)
+
+    asyncio.run(main())
+
+
+def test_a_local_marker_whose_append_raises_is_written_again_and_the_others_still_go_out(
+    brokers: dict[int, FakeBroker],
+) -> None:
+    async def main() -> None:
+        await _started(brokers)
+        brokers[2].responder = _answer(lambda topic, p: ErrorCode.NONE)
+        harness = Harness({0: SELF, 1: 2}, brokers)
+        harness.local_failures.append(OSError("No space left on device"))
+        try:
+            harness.channel.send(_txn("a", 10, 0, 1))
+            await until(lambda: harness.completed == ["a"])
+            assert harness.local == [("t", 0), ("t", 0)]
+            assert len(brokers[2].requests_of(ApiKey.WRITE_TXN_MARKERS)) == 1
         finally:
             await _stopped(harness, brokers)
 
