@@ -20,6 +20,7 @@ from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from odradek.protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from odradek.storage.log import Log
+from odradek.storage.partition import TopicPartition
 from tests.unit.coordinator.harness import Harness, join_new_member, settle, start
 
 E = ErrorCode
@@ -166,7 +167,9 @@ class Followers:
     def __init__(self) -> None:
         self.waiting: list[asyncio.Future[ErrorCode]] = []
 
-    async def replicated(self, _partition: int, _required_offset: int) -> ErrorCode:
+    async def replicated(
+        self, _partition: TopicPartition, _required_offset: int, _timeout_ms: int
+    ) -> ErrorCode:
         future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
         self.waiting.append(future)
         return await future
