@@ -24,6 +24,7 @@ from odradek.coordinator.group_runtime import GroupRuntime
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem, TopicPartition
 from odradek.coordinator.offsets import OffsetAndMetadata
 from odradek.coordinator.records import offset_commit_record
+from odradek.coordinator.regex_lane import Requester
 from odradek.coordinator.result import CoordinatorResult
 from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -217,16 +218,19 @@ class GroupCoordinator:
         client_id: str,
         client_host: str,
         describable: TopicFilter = describe_all,
+        *,
+        requester: Requester,
     ) -> ConsumerGroupHeartbeatResponse:
         """A heartbeat answered once what it wrote is on the in-sync replicas (the new coordinator's
         runtime completes a write's response only when it is committed): a member is never told an
         epoch or assignment a failover would take back. The error, if not: COORDINATOR_NOT_AVAILABLE
-        (timed out, ISR too small) or NOT_COORDINATOR."""
-        if request.subscribed_topic_regex:
-            # RE2's verdict, from the worker (a pattern may be megabytes): Kafka checks a regex with
-            # RE2/J when a member brings it.
+        (timed out, ISR too small) or NOT_COORDINATOR. `requester`: who sent it (a regex it brings is
+        checked in that principal's name, and dropped if its connection closes meanwhile)."""
+        regex = request.subscribed_topic_regex
+        if regex:
+            # RE2's verdict, from the worker: Kafka checks a regex with RE2/J when a member brings it.
             try:
-                await self.regexes.check(request.subscribed_topic_regex, "SubscribedTopicRegex")
+                await self.regexes.check(regex, "SubscribedTopicRegex", requester)
             except KafkaError as invalid:
                 return ConsumerGroupHeartbeatResponse(
                     error_code=invalid.error_code, error_message=invalid.error_message

@@ -6,8 +6,9 @@ Version notes:
 - ListTransactions v1 adds `duration_filter` (transactions running longer than that many ms), v2 a
   regular expression on the transactional id (KIP-1152): RE2 syntax matched against the whole id, as
   Kafka's RE2/J, off the event loop (coordinator/client_regex.py); one RE2 refuses is
-  INVALID_REGULAR_EXPRESSION. Unknown state names come back in
-  `unknown_state_filters`, as Kafka answers. A broker still loading a partition answers
+  INVALID_REGULAR_EXPRESSION; a broker busy with other principals' patterns answers
+  COORDINATOR_LOAD_IN_PROGRESS, which the admin client retries after a backoff. Unknown state names
+  come back in `unknown_state_filters`, as Kafka answers. A broker still loading a partition answers
   COORDINATOR_LOAD_IN_PROGRESS with what it has.
 - States are Kafka's names (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit,
   CompleteAbort, Dead, PrepareEpochFence).
@@ -18,6 +19,7 @@ Version notes:
 
 from __future__ import annotations
 
+from odradek.coordinator.regex_lane import Requester
 from odradek.coordinator.runtime import PartitionState
 from odradek.coordinator.txn_metadata import TxnState
 from odradek.handlers.authorization import authorize
@@ -122,10 +124,10 @@ async def handle_list_transactions(
     if request.transactional_id_pattern:  # null or empty: no filter, as Kafka
         try:
             ids = [state.transactional_id for state in listed]
+            requester = Requester(context.principal, context.closed)
+            pattern = request.transactional_id_pattern
             matched = set(
-                await context.services.regexes.matching(
-                    request.transactional_id_pattern, ids, "Transaction ID pattern"
-                )
+                await context.services.regexes.matching(pattern, ids, "Transaction ID pattern", requester)
             )
         except KafkaError as error:
             return lt.ListTransactionsResponse(error_code=error.error_code)

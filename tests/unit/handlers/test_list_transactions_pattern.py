@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from odradek.coordinator.client_regex import RegexMatcher
+from odradek.coordinator.regex_lane import Requester
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.list_transactions import ListTransactionsRequest
@@ -108,9 +109,11 @@ async def test_list_transactions_matched_ids_the_principal_may_not_describe(
     asked: list[str] = []
     original = RegexMatcher.matching
 
-    async def spy(self: RegexMatcher, pattern: str, names: Sequence[str], what: str) -> list[str]:
+    async def spy(
+        self: RegexMatcher, pattern: str, names: Sequence[str], what: str, requester: Requester
+    ) -> list[str]:
         asked.extend(names)
-        return await original(self, pattern, names, what)
+        return await original(self, pattern, names, what, requester)
 
     monkeypatch.setattr(RegexMatcher, "matching", spy)
     async with transactions(secured):
