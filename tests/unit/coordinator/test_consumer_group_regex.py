@@ -8,6 +8,7 @@ import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -214,6 +215,45 @@ def test_a_regex_resolution_is_written_as_kafkas_record(tmp_path: Path) -> None:
     key, value = record.encode()
     assert key == b"\x00\x10" + b"\x00\x01g" + b"\x00\x09orders-.*"
     assert value is not None and value[:2] == b"\x00\x00"  # value version 0 (flexible)
+
+
+def test_a_heartbeat_checked_a_regex_its_group_already_subscribes_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every heartbeat bringing a regex had it compiled again; Kafka compiles a regex only when a member
+    brings one no member of the group subscribes to yet."""
+    checked: list[str] = []
+    original = RegexMatcher.check
+
+    async def spy(self: RegexMatcher, pattern: str, *rest: Any) -> None:
+        checked.append(pattern)
+        await original(self, pattern, *rest)
+
+    monkeypatch.setattr(RegexMatcher, "check", spy)
+
+    def joining(member: str) -> ConsumerGroupHeartbeatRequest:
+        return ConsumerGroupHeartbeatRequest(
+            group_id="g",
+            member_id=member,
+            member_epoch=0,
+            rebalance_timeout_ms=5000,
+            subscribed_topic_regex="orders-.*",
+            topic_partitions=[],
+        )
+
+    async def scenario(h: Harness) -> None:
+        beat_committed = h.coordinator.consumer_group_heartbeat_committed
+        first = await beat_committed(joining("m1"), 1, "client", "/h", requester=MEMBER)
+        assert first.error_code == ErrorCode.NONE
+        second = await beat_committed(joining("m2"), 1, "client", "/h", requester=MEMBER)
+        assert second.error_code == ErrorCode.NONE
+        again = ConsumerGroupHeartbeatRequest(
+            group_id="g", member_id="m1", member_epoch=first.member_epoch, subscribed_topic_regex="orders-.*"
+        )
+        assert (await beat_committed(again, 1, "client", "/h", requester=MEMBER)).error_code == ErrorCode.NONE
+        assert checked == ["orders-.*"]
+
+    run(tmp_path, scenario)
 
 
 def test_a_failed_resolution_was_queued_again_at_every_heartbeat(
