@@ -120,3 +120,15 @@ async def test_list_transactions_matched_ids_the_principal_may_not_describe(
         response = await listed(secured, ".*payments", principal=ALICE)
     assert [t.transactional_id for t in response.transaction_states] == ["alice-payments"]
     assert sorted(asked) == ["alice-orders", "alice-payments"]
+
+
+async def test_list_transactions_compiled_the_pattern_for_a_principal_who_may_describe_no_id(
+    secured: HandlerBroker,
+) -> None:
+    """ListTransactions needs no ACL, and its pattern was compiled even when the principal could see no
+    transactional id: anyone could make the broker compile. With nothing to match, nothing is compiled
+    (so a pattern RE2 would refuse is not reported then; Kafka compiles it first)."""
+    async with transactions(secured):
+        response = await listed(secured, "(?=x)" + "\\pL" * 5000, principal="User:mallory")
+    assert (response.error_code, response.transaction_states) == (ErrorCode.NONE, [])
+    assert secured.services.regexes.transactions.pid is None  # no worker was ever asked
