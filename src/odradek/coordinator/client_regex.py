@@ -4,7 +4,7 @@ SubscribedTopicRegex) and KIP-1152's ListTransactions filter.
 Kafka specifies RE2 syntax for both (it uses RE2/J) and matches a whole name
 (`Pattern.matcher(name).matches()`); so does odradek, with Google's RE2. RE2 runs in time linear in
 the text, yet that is text length times program size (a pattern that defeats its DFA costs up to
-milliseconds per name), and compiling holds Python's GIL (a nine-character pattern can take a third of
+milliseconds per name), and compiling holds Python's GIL (a nine-character pattern can take a tenth of
 a second). So none of it runs in the broker's process: regex worker processes do it (regex_worker.py),
 at the lowest CPU priority, each job held to a CPU budget (compiling included) and the worker to an
 address-space limit. Consumer groups' work and ListTransactions' (which needs no ACL) have a worker

@@ -2,10 +2,11 @@
 (client_regex's WorkerLane starts it as `python -m odradek.coordinator.regex_worker <lane>`; the lane's
 name is there for `ps`).
 
-A process, not a thread: RE2 holds Python's GIL while it compiles (a nine-character pattern can take a
-third of a second), which in a thread would stop the broker's event loop. Here it costs only this
-process's time, at the lowest CPU priority (set by the broker before this process starts, as is its
-address-space limit), and the broker can kill it to drop work nobody waits for.
+A process, not a thread: RE2 holds Python's GIL while it compiles (`\\pL{1000}` takes a tenth of a
+second, a pattern of 16,384 characters a second), which in a thread would stop the broker's event
+loop. Here it costs only this process's time, at the lowest CPU priority (set by the broker before this
+process starts, as is its address-space limit), and the broker can kill it to drop work nobody waits
+for.
 
 It reads requests from stdin and writes replies to stdout (regex_frames); it exits at the end of stdin,
 and with the broker (PR_SET_PDEATHSIG). Requests, each with `budget`, the CPU seconds it may take:
