@@ -135,7 +135,11 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     if throttle_ms > 0:
         return _throttled(plan, results, throttle_ms)
     if plan.opens_session:
-        _open_session(plan, replica_id >= 0, context)
+        # A follower's session may evict consumers' sessions (Kafka's privileged sessions). Beyond Kafka
+        # 3.9, which takes the replica id on the client's word, the privilege needs a follower to be
+        # possible (cluster mode) and CLUSTER_ACTION: otherwise any client evicts consumers' sessions.
+        privileged = follower and authorize_cluster(context, AclOperation.CLUSTER_ACTION)
+        _open_session(plan, privileged, context)
     return _respond(plan, results, context, replica_id >= 0)
 
 
