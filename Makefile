@@ -11,7 +11,8 @@ PYTEST := $(BIN)/python -m pytest -q
 # worker (tests/conftest.py). TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 3
 
-.PHONY: console-screenshots eos-acceptance run test test-fast lint typecheck unit regressions bench clean faults
+.PHONY: console-screenshots eos-acceptance run test test-fast lint typecheck unit regressions bench clean faults \
+	java-compat java-compat-reference
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -63,7 +64,18 @@ faults: $(STAMP)
 	$(BIN)/python -m tests.faults --brokers $(BROKERS) --faults $(FAULTS) --seed $(SEED) --report docs/bench/faults-report.json
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache tests/compat/java/target
+
+# Apache Kafka's Java clients against odradek (tests/compat/java; docs/testing.md): `make test` builds the
+# JUnit suite on first use, once per kafka-clients line, its Maven dependencies in .cache/maven; this
+# builds it by hand. java-compat-reference runs the suite against Apache Kafka 3.9 itself (ZooKeeper
+# mode, one broker then three): a new Java test must pass there before it asserts anything of odradek.
+java-compat: $(STAMP)
+	$(BIN)/python -m tests.support.java_suite
+
+java-compat-reference: $(STAMP)
+	@bash scripts/install-system-deps.sh
+	$(BIN)/python -m tests.support.java_reference
 
 # The README's console screenshots, taken by the console's browser tests (tests/console).
 console-screenshots: $(STAMP)

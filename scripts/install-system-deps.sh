@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# System packages the test suite needs beyond the virtualenv: kcat (Debian's), for tests/compat;
+# System packages the test suite needs beyond the virtualenv: kcat (Debian's), for tests/compat; Maven
+# and a JDK for the Java clients' suite in tests/compat/java;
 # chromium and chromium-driver (Debian's), for the console's browser tests in tests/console (Selenium is
 # pointed at /usr/bin/chromedriver: nothing downloads a browser).
 # Idempotent and quiet: does nothing when everything is present; runs `apt-get update` only when it
@@ -12,6 +13,10 @@ command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 # Debian's ZooKeeper, for the cluster tests: only its jars are used (tests/support/zookeeper.py runs
 # QuorumPeerMain with the machine's Java on a free port); the package starts no service.
 [ -e /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
+# Maven and a JDK, for the Java clients' suite (tests/compat/java): Maven resolves kafka-clients and JUnit
+# from Maven Central into .cache/maven on first use.
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
+command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 # Chromium and its driver, for the console's browser tests (tests/console).
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)

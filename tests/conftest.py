@@ -17,6 +17,7 @@ LONGEST_FIRST = (
     "tests/spark/test_pipeline.py",
     "tests/faults/",
     "tests/integration/cluster/",
+    "tests/compat/java/",
     "tests/spark/",
 )
 

@@ -6,7 +6,8 @@
 Every API key with the versions the codec covers, the first flexible version and the versions Kafka
 marks unstable, from `odradek.protocol.messages`, and the versions the broker serves, from its handler
 registry (the same registry ApiVersions is answered from); and the introduction's account of what is
-served, by area (AREAS: every API key in one), from that registry too, so it cannot drift from the code.
+served, by area (AREAS: every API key in one), from that registry too, so it cannot drift from the code;
+and the client table, from the client test suites (tools/compatibility_clients.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support.java_suite (client table)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from compatibility_clients import clients_section
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.metadata import BrokerMode
@@ -49,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def render() -> str:
-    return "\n".join([introduction(), *_api_table(), OTHER_SCHEMAS_TEXT, *_other_schemas(), RECORD_FORMATS])
+    sections = [introduction(), *_api_table(), OTHER_SCHEMAS_TEXT, *_other_schemas(), RECORD_FORMATS]
+    return "\n".join([*sections, clients_section()])
 
 
 INTRODUCTION_HEAD = f"""\

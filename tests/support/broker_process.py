@@ -74,8 +74,11 @@ class BrokerProcess:
             command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO, preexec_fn=_die_with_parent
         )
         log.close()
-        if not wait:
-            return self
+        return self.wait_listening(timeout) if wait else self
+
+    def wait_listening(self, timeout: float = 30.0) -> BrokerProcess:
+        """Return once the broker's port accepts connections; raises if it exits first or never does."""
+        assert self.process is not None, "not started"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
+from odradek.cluster.leadership import SingleNodeLeadership
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, TopicState
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
 from odradek.config.topic import resolve_topic_config
 from odradek.coordinator.producer_ids import ProducerIdManager
-from odradek.handlers.context import RequestContext
+from odradek.handlers.context import ANONYMOUS_PRINCIPAL, RequestContext
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.registry import registration_for
 from odradek.handlers.services import Services
@@ -75,6 +76,7 @@ class HandlerBroker:
             appends=AppendNotifier(),
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
+            leadership=SingleNodeLeadership(cluster, node_id),
             advertised={LISTENER: [endpoint]},
         )
         self._correlation_id = 0
@@ -98,10 +100,16 @@ class HandlerBroker:
         return found
 
     async def call(
-        self, request: Any, version: int, listener: str = LISTENER, client_port: int = 50000
+        self,
+        request: Any,
+        version: int,
+        listener: str = LISTENER,
+        principal: str = ANONYMOUS_PRINCIPAL,
+        client_port: int = 50000,
     ) -> Any:
-        """The handler's response to `request` sent at `version` on `listener` (decoded from its own
-        encoding), from the connection of `client_port` (one client's connection by default)."""
+        """The handler's response to `request` sent at `version` on `listener` by `principal` (decoded
+        from its own encoding), from the connection of `client_port` (one client's connection by
+        default)."""
         api_key = type(request).API_KEY
         registration = registration_for(api_key, version, self.services.mode)
         assert registration is not None, f"the broker does not serve API {api_key} v{version}"
@@ -112,18 +120,23 @@ class HandlerBroker:
             correlation_id=self._correlation_id,
             client_id="handler-tests",
         )
-        context = RequestContext(header, version, "127.0.0.1", client_port, listener, self.services)
+        context = RequestContext(
+            header, version, "127.0.0.1", client_port, listener, self.services, principal
+        )
         decoded = type(request).decode(request.encode(version), version)
         return await registration.handler(decoded, context)
 
-    async def call_over_wire(self, request: Any, version: int, listener: str = LISTENER) -> Any:
+    async def call_over_wire(
+        self, request: Any, version: int, listener: str = LISTENER, principal: str = ANONYMOUS_PRINCIPAL
+    ) -> Any:
         """As `call`, with the response too sent through the codec: what a client decodes at `version`
         (fields and tagged fields the version lacks are gone)."""
-        response = await self.call(request, version, listener)
+        response = await self.call(request, version, listener, principal)
         if response is None:
             return None
         return type(response).decode(response.encode(version), version)
 
     def close(self) -> None:
         self.services.record_workers.shutdown()
+        self.services.regexes.close()
         self.logs.shutdown()

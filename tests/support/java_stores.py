@@ -52,3 +52,33 @@ def trust_store(ca: trustme.CA, path: Path, store_type: str, password: str) -> P
         "-storetype", store_type, "-storepass", password,
     )  # fmt: skip
     return path
+
+
+def written_key_store(cert: trustme.LeafCert, path: Path, password: str) -> Path:
+    """A PKCS12 key store of `cert` written here, as `openssl pkcs12 -export` would, without a JVM: for
+    a server the test does not examine (Java 17 reads it as keytool's). Alias "server"."""
+    key = serialization.load_pem_private_key(cert.private_key_pem.bytes(), password=None)
+    chain = [load_pem_x509_certificate(pem.bytes()) for pem in cert.cert_chain_pems]
+    path.write_bytes(
+        pkcs12.serialize_key_and_certificates(
+            b"server",
+            key,  # type: ignore[arg-type]
+            chain[0],
+            chain[1:],
+            serialization.BestAvailableEncryption(password.encode()),
+        )
+    )
+    return path
+
+
+def written_trust_store(ca: trustme.CA, path: Path, password: str) -> Path:
+    """A PKCS12 trust store of the CA with Java's trusted-certificate attribute, written here without a
+    JVM (cryptography's Java trust store). Alias "ca"."""
+    certificate = load_pem_x509_certificate(ca.cert_pem.bytes())
+    path.write_bytes(
+        pkcs12.serialize_java_truststore(
+            [pkcs12.PKCS12Certificate(certificate, b"ca")],
+            serialization.BestAvailableEncryption(password.encode()),
+        )
+    )
+    return path

@@ -50,8 +50,10 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level)
     try:
         config = BrokerConfig.load(args.config, args.override)
-        # the JVM system properties Kafka's start scripts pass (the JAAS file of the ZooKeeper login)
-        properties = system_properties(os.environ.get(KAFKA_OPTS, ""))
+        # the JVM system properties Kafka's start scripts pass, read for the ZooKeeper login alone: a
+        # single node never talks to ZooKeeper, so whatever KAFKA_OPTS holds cannot stop it
+        kafka_opts = os.environ.get(KAFKA_OPTS, "") if config.zookeeper_connect else ""
+        properties = system_properties(kafka_opts)
     except OSError as error:
         print(f"odradek broker: cannot read the config file {args.config}: {error.strerror}", file=sys.stderr)
         return 2

@@ -28,7 +28,13 @@ from typing import Any, Final
 
 from odradek.protocol.error_codes import ErrorCode
 from odradek.security.key_stores import StoreError, read_key_store
-from odradek.security.sasl_client import MECHANISMS, SaslLoginError, SaslRequest, sasl_exchange
+from odradek.security.sasl_client import (
+    MECHANISMS,
+    KeyDerivation,
+    SaslLoginError,
+    SaslRequest,
+    sasl_exchange,
+)
 from odradek.security.tls import load_inline_key
 
 PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -184,9 +190,9 @@ def authenticate(exchange: Exchange, security: ClientSecurity) -> None:
         return
     steps = sasl_exchange(login.mechanism, login.username, login.password)
     try:
-        request = next(steps)
-        while True:
-            request = steps.send(exchange(request))
+        step = next(steps)
+        while True:  # a command-line client: SCRAM's key derivation runs right here
+            step = steps.send(step.derive() if isinstance(step, KeyDerivation) else exchange(step))
     except StopIteration:
         return
     except SaslLoginError as error:

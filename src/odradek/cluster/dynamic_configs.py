@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
-from odradek.cluster.config_changes import describe_change
+from odradek.cluster.config_changes import describe_change, describe_configs
 from odradek.config.broker import (
     BrokerConfig,
     refuse_unsupported_broker_configs,
@@ -36,6 +36,7 @@ from odradek.config.broker import (
 from odradek.config.catalog import BROKER_CONFIGS, LISTENER_PREFIX, listener_base
 from odradek.config.topic import resolve_topic_config
 from odradek.config.types import ConfigError, ConfigKey
+from odradek.logs import shortened
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.config import LogConfig
 from odradek.storage.files import atomic_write
@@ -106,7 +107,7 @@ class DynamicBrokerConfigs:
         try:
             store.config()
         except ConfigError as error:
-            log.warning("ignoring stored dynamic broker configs %s: %s", store.path, error)
+            log.warning("ignoring stored dynamic broker configs %s: %s", store.path, shortened(str(error)))
             store.cluster_default, store.per_broker = {}, {}
         return store
 
@@ -118,8 +119,14 @@ class DynamicBrokerConfigs:
         own_layer = _usable(dict(per_broker), cluster_default=False)
         try:
             config = self.static.with_dynamic(cluster_layer, own_layer)
-        except ConfigError as error:
-            log.warning("ignoring dynamic broker configs %s / %s: %s", cluster_layer, own_layer, error)
+        except ConfigError as error:  # (the layers may hold passwords: Kafka logs them redacted)
+            log.warning(
+                "ignoring dynamic broker configs (the default of all brokers: %s; broker %d: %s): %s",
+                describe_configs(cluster_layer, _broker_key),
+                self.node_id,
+                describe_configs(own_layer, _broker_key),
+                shortened(str(error)),
+            )
             return self.config()
         for cluster_level, before, after in (
             (True, self.cluster_default, cluster_layer),
@@ -250,7 +257,12 @@ def _usable(stored: dict[str, object], *, cluster_default: bool) -> dict[str, st
             _check({name: str(value)}, cluster_default=cluster_default)
             refuse_unsupported_broker_configs({name: str(value)})
         except KafkaError as error:
-            log.warning("ignoring stored dynamic broker config %s: %s", name, error.error_message)
+            # (the reason may quote the value, of a config that is not a password, a megabyte long)
+            log.warning(
+                "ignoring stored dynamic broker config %s: %s",
+                shortened(name),
+                shortened(error.error_message or error.error_code.name),
+            )
             continue
         usable[name] = str(value)
     return usable

@@ -8,7 +8,8 @@ that listener's security protocol and settings (`listener.name.<l>.<config>` bef
   with ssl.client.auth then sees this broker's certificate), ssl.endpoint.identification.algorithm;
 - SASL_PLAINTEXT / SASL_SSL: `sasl.mechanism.inter.broker.protocol` (PLAIN, SCRAM-SHA-256/512) with
   the username and password options of `listener.name.<l>.<mechanism>.sasl.jaas.config` (else
-  `sasl.jaas.config`), SaslHandshake then SaslAuthenticate (security/sasl_client.py).
+  `sasl.jaas.config`), SaslHandshake then SaslAuthenticate (security/sasl_client.py); SCRAM's PBKDF2
+  runs in a worker thread, one login at a time, not on the event loop serving clients.
 
 `inter_broker_security(config)` reads and checks all of it once at start-up (a ConfigError names the
 setting); `open_inter_broker_connection(host, port, security, client_id)` is the one call senders use.
@@ -22,6 +23,7 @@ import asyncio
 import socket
 import ssl
 import struct
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +35,13 @@ from odradek.protocol.messages.api_versions import ApiVersionsRequest
 from odradek.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from odradek.security.jaas import JaasConfigError, parse_jaas_config
 from odradek.security.listener_settings import ListenerSettings
-from odradek.security.sasl_client import MECHANISMS, SaslLoginError, SaslRequest, sasl_exchange
+from odradek.security.sasl_client import (
+    MECHANISMS,
+    KeyDerivation,
+    SaslLoginError,
+    SaslRequest,
+    sasl_exchange,
+)
 from odradek.security.tls import client_tls
 
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")
@@ -47,6 +55,8 @@ LOGIN_MODULES = {
 _HANDSHAKE_VERSION = 1
 _AUTHENTICATE_VERSION = 1
 _SIZE = struct.Struct(">i")
+#: SCRAM's PBKDF2 off the event loop, one login's at a time (the others wait their turn).
+_KEY_DERIVATIONS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scram-key-derivation")
 
 
 @dataclass(frozen=True)
@@ -197,15 +207,19 @@ async def _authenticate(
 ) -> None:
     steps = sasl_exchange(login.mechanism, login.username, login.password)
     correlation_id = 1  # after ApiVersions
+    loop = asyncio.get_running_loop()
     try:
-        request: SaslRequest = next(steps)
+        step: SaslRequest | KeyDerivation = next(steps)
         while True:
-            correlation_id += 1
-            version = (
-                _AUTHENTICATE_VERSION if isinstance(request, SaslAuthenticateRequest) else _HANDSHAKE_VERSION
-            )
-            body = await round_trip(reader, writer, request, version, correlation_id, client_id)
-            request = steps.send(body)
+            if isinstance(step, KeyDerivation):
+                answer = await loop.run_in_executor(_KEY_DERIVATIONS, step.derive)
+            else:
+                correlation_id += 1
+                version = (
+                    _AUTHENTICATE_VERSION if isinstance(step, SaslAuthenticateRequest) else _HANDSHAKE_VERSION
+                )
+                answer = await round_trip(reader, writer, step, version, correlation_id, client_id)
+            step = steps.send(answer)
     except StopIteration:
         return
 

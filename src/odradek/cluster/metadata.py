@@ -77,6 +77,9 @@ class ClusterMetadata:
         #: ZooKeeper mode: set by the controller's first UpdateMetadata. Until then this broker knows no
         #: live broker, controller or topic (registered and serving, it waits for the controller).
         self.first_update = asyncio.Event()
+        #: How many times a topic was added to this cache: a regex subscription resolved at a lower
+        #: count may miss a topic (KIP-848 groups resolve their regexes again then).
+        self.topic_creations = 0
 
     @property
     def zookeeper_mode(self) -> bool:
@@ -98,9 +101,12 @@ class ClusterMetadata:
             for e in list(b.endpoints.values())[:1]
         }
 
-    def add_topic(self, topic: TopicState) -> None:
+    def add_topic(self, topic: TopicState, by_id: bool = True) -> None:
+        """Cache `topic` (`by_id`: also under its id, unless the controller has not sent one)."""
         self.topics[topic.name] = topic
-        self.topics_by_id[topic.topic_id] = topic
+        if by_id:
+            self.topics_by_id[topic.topic_id] = topic
+        self.topic_creations += 1
 
     def remove_topic(self, name: str) -> TopicState | None:
         topic = self.topics.pop(name, None)

@@ -71,9 +71,24 @@ def apply_partition_changes(
     if current is not None:
         cache.remove_topic(topic)  # recreated under the same name with a new id
     created = TopicState(topic, topic_id, dense, is_internal=topic in INTERNAL_TOPICS)
-    cache.topics[topic] = created
-    if topic_id != NO_TOPIC_ID:
-        cache.topics_by_id[topic_id] = created
+    cache.add_topic(created, by_id=topic_id != NO_TOPIC_ID)
+
+
+def follow_leadership(cache: ClusterMetadata, state: PartitionLeadership) -> None:
+    """The cache follows a leadership the replica manager applied, so Metadata and the data path
+    agree with it before the controller's UpdateMetadata arrives; never backwards."""
+    cached = cache.partition(state.topic, state.partition)
+    if cached is not None and cached.leader_epoch >= state.leader_epoch:
+        return
+    update = PartitionState(
+        partition=state.partition,
+        leader_id=state.leader,
+        leader_epoch=state.leader_epoch,
+        replicas=list(state.replicas),
+        isr=list(state.isr),
+        offline_replicas=list(cached.offline_replicas) if cached is not None else [],
+    )
+    apply_partition_changes(cache, state.topic, {state.partition: update}, state.topic_id)
 
 
 def _partition_state(state: PartitionLeadership) -> PartitionState:

@@ -93,6 +93,12 @@ class TopicAdmin:
         state = self.cluster.topic(name)
         return resolve_topic_config(state.configs if state is not None else {}, self.broker_config)
 
+    async def described_configs(self, name: str) -> tuple[TopicConfig, dict[str, str]]:
+        """A topic's configs and its overrides as DescribeConfigs reports them: from the metadata cache."""
+        state = self.cluster.topic(name)
+        overrides = dict(state.configs) if state is not None else {}
+        return resolve_topic_config(overrides, self.broker_config), overrides
+
     def min_insync_replicas(self, name: str) -> int:
         state = self.cluster.topic(name)
         if state is not None and "min.insync.replicas" in state.configs:

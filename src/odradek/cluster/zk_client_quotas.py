@@ -103,12 +103,15 @@ class ZkClientQuotas:
 
     def _read_entity(self, entity: QuotaEntity) -> dict[str, float]:
         config_type, name = zk_entity_path(entity)
+        where = f"/config/{config_type}/{name}"
         try:
-            config = entity_config(self.zk, config_type, name)
-            return quota_values(entity, config, f"/config/{config_type}/{name}")
-        except (MalformedZnodeError, QuotaRequestError) as error:  # written by another tool: skipped
+            return quota_values(entity, entity_config(self.zk, config_type, name), where)
+        except MalformedZnodeError as error:  # written by another tool: skipped
             log.error("client quotas of %s not applied: %s", entity, error)
-            return {}
+        except QuotaRequestError:
+            # (not its text, which quotes the value: a user's znode holds its SCRAM credentials too)
+            log.error("client quotas of %s not applied: %s holds a quota that is not a number", entity, where)
+        return {}
 
     def _changed_entities(self) -> list[QuotaEntity]:
         changed = []

@@ -66,6 +66,8 @@ class ZkScramCredentialStore:
                 return await asyncio.to_thread(self._read_all)
             read = await asyncio.to_thread(lambda: {user: self._read(user) for user in users})
         except (ZooKeeperError, MalformedZnodeError) as error:
+            # (the reason stays here: clients get UNKNOWN_SERVER_ERROR's own message, as from Kafka)
+            log.error("SCRAM credentials not read from ZooKeeper: %s", error)
             raise CredentialError(f"SCRAM credentials not read from ZooKeeper: {error}") from None
         return {user: found for user, found in read.items() if found}
 
@@ -81,7 +83,8 @@ class ZkScramCredentialStore:
             for user, changes in by_user.items():
                 try:
                     stored = await asyncio.to_thread(self._alter_user, user, changes)
-                except (ZooKeeperError, MalformedZnodeError) as error:
+                except (ZooKeeperError, MalformedZnodeError, CredentialError) as error:
+                    log.error("SCRAM credentials of %s not changed: %s", user, error)
                     raise CredentialError(f"SCRAM credentials of {user} not changed: {error}") from None
                 self._cache(user, stored)
         changed = sorted({f"{u}/{m}" for u, m in [*upserts, *deletions]})
@@ -170,6 +173,12 @@ def _credentials(user: str, config: dict[str, str]) -> dict[str, ScramCredential
         if mechanism in config:
             try:
                 credentials[mechanism] = credential_from_string(config[mechanism])
-            except CredentialError as error:  # another tool's bad value: that mechanism cannot log in
-                log.error("SCRAM credential %s of %s ignored: %s", mechanism, user, error)
+            except CredentialError:  # another tool's bad value: that mechanism cannot log in
+                # (not the error's text: it may quote the value, a salted key)
+                log.error(
+                    "SCRAM credential %s of %s ignored: not salt=...,stored_key=...,server_key=...,"
+                    "iterations=... (ScramCredentialUtils' form)",
+                    mechanism,
+                    user,
+                )
     return credentials

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from odradek.cluster.config_changes import describe_configs
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
@@ -28,6 +29,9 @@ from odradek.cluster.zookeeper.configs import config_changes_after, entity_confi
 from odradek.cluster.zookeeper.errors import ZooKeeperError
 from odradek.cluster.zookeeper.notifications import CHANGE_EXPIRATION_MS, purge_expired_notifications
 from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
+from odradek.config.catalog import TOPIC_CONFIGS
+from odradek.logs import shortened
+from odradek.storage.errors import InvalidLogConfigError
 from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger(__name__)
@@ -88,7 +92,7 @@ class TopicConfigSync:
         try:
             configs = await asyncio.to_thread(entity_config, self.zk, paths.TOPIC_CONFIG, name)
         except MalformedZnodeError as error:  # written by another tool: the configs read before stay
-            log.warning("configs of topic %s not read: %s", name, error)
+            log.warning("configs of topic %s not read: %s", shortened(name), error)
             return
         self.known[name] = dict(configs)
         state = self.cluster.topic(name)
@@ -103,7 +107,12 @@ class TopicConfigSync:
             entity_type, _, name = change.entity_path.partition("/")
             if entity_type == paths.TOPIC_CONFIG:
                 await self._read(name)
-                log.info("configs of topic %s changed: %s", name, self.known.get(name))
+                # (as Kafka's "Processing override", every value but cut short: a znode may hold 1 MB)
+                log.info(
+                    "configs of topic %s changed: %s",
+                    shortened(name),
+                    describe_configs(self.known.get(name, {}), TOPIC_CONFIGS.get),
+                )
                 if self.on_change is not None:
                     self.on_change(name, self.known.get(name, {}))
             elif entity_type in self._followers:
@@ -111,11 +120,14 @@ class TopicConfigSync:
                     try:
                         await on_change(name)
                     except MalformedZnodeError as error:  # it keeps what it had; later changes still apply
-                        log.warning("config change of %s not applied: %s", change.entity_path, error)
+                        log.warning(
+                            "config change of %s not applied: %s", shortened(change.entity_path), error
+                        )
             elif entity_type not in (paths.USER_CONFIG, paths.CLIENT_CONFIG, paths.IP_CONFIG):
                 # (quotas: cluster/zk_client_quotas.py follows these notifications itself)
                 log.warning(
-                    "config change of %s not applied: nothing follows its entity type", change.entity_path
+                    "config change of %s not applied: nothing follows its entity type",
+                    shortened(change.entity_path),
                 )
         try:
             await asyncio.to_thread(
@@ -127,5 +139,11 @@ class TopicConfigSync:
     def _apply_to_logs(self, name: str, configs: dict[str, str]) -> None:
         try:
             self.logs.apply_topic_config(name, self.logs.topic_log_config(configs))
-        except Exception:  # a config another tool wrote that this broker cannot use: keep the old one
-            log.exception("cannot apply the configs of topic %s: %s", name, configs)
+        except InvalidLogConfigError as error:  # another tool wrote what this broker cannot use
+            log.error(
+                "cannot apply the configs of topic %s (the previous ones stay): %s",
+                shortened(name),
+                shortened(str(error)),
+            )
+        except Exception:  # keep the old ones; the traceback says why, the configs are read above
+            log.exception("cannot apply the configs of topic %s", shortened(name))

@@ -35,7 +35,7 @@ from odradek.cluster.zookeeper.configs import change_entity_config, entity_confi
 from odradek.cluster.zookeeper.errors import TopicAlreadyExistsError, TopicAlreadyMarkedForDeletionError
 from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode
 from odradek.cluster.zookeeper.topics import create_topic, mark_topic_for_deletion, topic_assignment
-from odradek.config.topic import parse_topic_configs
+from odradek.config.topic import TopicConfig, parse_topic_configs, resolve_topic_config
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
@@ -202,6 +202,13 @@ class ZkTopicAdmin(TopicAdmin):
             ) from error
         log.info("topic %s grown to %d partitions in ZooKeeper", name, count)
         return state
+
+    async def described_configs(self, name: str) -> tuple[TopicConfig, dict[str, str]]:
+        """Read from ZooKeeper, as Kafka's ZkConfigRepository: an AlterConfigs answered by any broker is
+        described at once, before this broker has read its /config/changes notification (the metadata
+        cache, which Produce and the logs use, follows that notification)."""
+        overrides = await asyncio.to_thread(entity_config, self.zk, paths.TOPIC_CONFIG, name)
+        return resolve_topic_config(overrides, self.broker_config), overrides
 
     async def alter_configs(
         self,

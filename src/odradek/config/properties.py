@@ -44,7 +44,7 @@ def parse_override(text: str) -> tuple[str, str]:
     if not sep:
         raise ConfigError(f"Override '{text}' is not of the form key=value")
     if not key.strip():
-        raise ConfigError(f"Override '{text}' has no key before '='")
+        raise ConfigError("An override has no key before '='")  # (what follows may be a password)
     return key.strip(), value
 
 
@@ -104,10 +104,13 @@ def _split_key_value(line: str, number: int) -> tuple[str, str]:
     rest = line[key_end:].lstrip(_WHITESPACE)
     if rest[:1] in ("=", ":"):
         rest = rest[1:].lstrip(_WHITESPACE)
-    return _unescape(line[:key_end], number), _unescape(rest, number)
+    key = _unescape(line[:key_end], f"line {number}")
+    return key, _unescape(rest, f"the value of {key} on line {number}")
 
 
-def _unescape(text: str, number: int) -> str:
+def _unescape(text: str, where: str) -> str:
+    """`text` with its escapes undone; a malformed one is refused naming `where` only, as the text may
+    be a password (Java's Properties quotes nothing either)."""
     out: list[str] = []
     index = 0
     while index < len(text):
@@ -121,7 +124,7 @@ def _unescape(text: str, number: int) -> str:
         if escaped == "u":
             digits = text[index : index + 4]
             if len(digits) != 4 or any(d not in "0123456789abcdefABCDEF" for d in digits):
-                raise ConfigError(f"Malformed \\uXXXX escape on line {number}: {text}")
+                raise ConfigError(f"Malformed \\uXXXX escape in {where}")
             out.append(chr(int(digits, 16)))
             index += 4
         else:

@@ -246,8 +246,13 @@ def parse_value(name: str, config_type: ConfigType, raw: str) -> ConfigValue:
     low, high = _INTEGER_RANGES[config_type]
     if not _INTEGER.fullmatch(text):
         raise ConfigError.invalid_value(name, raw, f"Not a number of type {config_type.name}")
-    number = int(text)
-    if not low <= number <= high:
+    # Leading zeros are Java's to skip too; past 19 digits no LONG fits (and Python's int() refuses
+    # more than 4300 digits with an exception of its own).
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    number = int(digits) if len(digits) <= _LONG_DIGITS else None
+    if number is not None and text.startswith("-"):
+        number = -number
+    if number is None or not low <= number <= high:
         raise ConfigError.invalid_value(name, raw, f"Not a number of type {config_type.name}")
     return number
 
@@ -283,7 +288,10 @@ def java_double_string(value: float) -> str:
 
 
 _INTEGER = re.compile(r"[+-]?\d+")
-_DOUBLE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+#: Unambiguous (the fraction starts at its dot), so a long value that is not a number is refused in
+#: linear time: `\d+\.?\d*` split a run of digits every way before failing, a quadratic backtrack.
+_DOUBLE = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+_LONG_DIGITS = 19
 _INTEGER_RANGES = {
     ConfigType.SHORT: (-(2**15), 2**15 - 1),
     ConfigType.INT: (-(2**31), 2**31 - 1),

@@ -11,7 +11,11 @@ The group coordinator, module by module:
   session expiry), `classic_join` (JoinGroup), `classic_members` (SyncGroup, Heartbeat, LeaveGroup).
 - KIP-848 groups: `consumer_group` (state), `consumer_protocol` (ConsumerGroupHeartbeat),
   `consumer_reconcile` (current towards target assignment), `consumer_targets` and `assignors`
-  (target assignment), `consumer_checks`, `consumer_replay`, `consumer_describe`.
+  (target assignment), `consumer_regexes` (regex subscriptions resolved in the background),
+  `consumer_checks`, `consumer_replay`, `consumer_describe`.
+- Client regexes (subscriptions, ListTransactions filters): `client_regex` (RE2, matched in
+  `regex_worker` processes), `regex_lane` (a worker and its queue, limits, deadline), `regex_frames`
+  (their messages).
 - Offsets: `offsets` (the store), `offset_requests` (commit, fetch, delete, expiry).
 - `group_admin`: DescribeGroups, ListGroups, DeleteGroups. `timer`: keyed loop timers. `settings`.
 - Transactional offsets: `shard` holds TxnOffsetCommit records per producer id until the marker

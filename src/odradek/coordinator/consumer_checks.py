@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from odradek.coordinator.consumer_group import (
@@ -22,7 +21,8 @@ if TYPE_CHECKING:
 def validate_heartbeat(
     request: ConsumerGroupHeartbeatRequest, api_version: int, assignors: list[str]
 ) -> None:
-    """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid."""
+    """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid (the regex is RE2's to judge, off the
+    event loop: GroupCoordinator.consumer_group_heartbeat_committed)."""
     epoch = request.member_epoch
     if (api_version >= 1 or epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH) and not request.member_id:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
@@ -50,11 +50,6 @@ def validate_heartbeat(
         raise KafkaError(
             ErrorCode.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {request.server_assignor} is not supported."
         )
-    if request.subscribed_topic_regex is not None:
-        try:
-            re.compile(request.subscribed_topic_regex)
-        except re.error as error:
-            raise KafkaError(ErrorCode.INVALID_REGULAR_EXPRESSION, str(error)) from error
 
 
 def validate_offset_commit(group: ConsumerGroup, context: OffsetCommitContext) -> None:

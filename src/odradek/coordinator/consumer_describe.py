@@ -59,14 +59,12 @@ def describe_consumer_group(shard: GroupShard, group_id: str, cluster: Any) -> D
 
 
 def _assignment(partitions: Partitions, cluster: Any) -> Assignment:
+    """The partitions by topic, named; a topic no longer in the metadata is left out, as Kafka does."""
     topics = []
     for topic_id, numbers in sorted(partitions.items()):
         state = cluster.topic_by_id(topic_id) if isinstance(topic_id, uuid.UUID) else None
-        topics.append(
-            TopicPartitions(
-                topic_id=topic_id,
-                topic_name=state.name if state is not None else "",
-                partitions=sorted(numbers),
+        if state is not None:
+            topics.append(
+                TopicPartitions(topic_id=topic_id, topic_name=state.name, partitions=sorted(numbers))
             )
-        )
     return Assignment(topic_partitions=topics)

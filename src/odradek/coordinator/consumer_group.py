@@ -1,21 +1,25 @@
 """A KIP-848 consumer group: members, epochs, target and current assignments, rebuilt from records.
 
-Everything here is the replay of the group's records (types 3, 5, 6, 7, 8): the group epoch moves
+Everything here is the replay of the group's records (types 3, 5, 6, 7, 8, 16): the group epoch moves
 when membership or subscriptions change, the target assignment is computed for that epoch, and each
 member reconciles towards its target (revoking first, then taking partitions nobody owns any more),
-which its own epoch and state track.
+which its own epoch and state track. A regex subscription counts with the topics its last resolution
+found (consumer_regexes), not with a match made at each heartbeat.
 """
 
 from __future__ import annotations
 
 import enum
 import uuid
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Final
 
 from odradek.coordinator.consumer_records import (
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupMemberMetadataValue,
+    ConsumerGroupRegularExpressionValue,
     from_topic_partitions,
 )
 
@@ -77,6 +81,17 @@ class ConsumerMember:
         return replace(self, previous_member_epoch=self.member_epoch, member_epoch=epoch)
 
 
+@dataclass(frozen=True)
+class ResolvedRegex:
+    """A subscribed regex's topics, as last resolved."""
+
+    topics: frozenset[str]
+    #: The cache's topic creation count it was resolved at; -1 when read back from the log (another
+    #: broker's count, or an earlier run's): resolved again at the next chance.
+    version: int
+    timestamp_ms: int
+
+
 class ConsumerGroupState(enum.Enum):
     EMPTY = "Empty"
     ASSIGNING = "Assigning"
@@ -96,6 +111,8 @@ class ConsumerGroup:
     static_members: dict[str, str] = field(default_factory=dict)
     #: Who currently owns each partition (assigned or still revoking it).
     owners: dict[tuple[uuid.UUID, int], str] = field(default_factory=dict)
+    #: The members' regexes as last resolved (records of type 16).
+    resolved_regexes: dict[str, ResolvedRegex] = field(default_factory=dict)
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -121,10 +138,30 @@ class ConsumerGroup:
         return self.members.get(member_id) if member_id is not None else None
 
     def subscribed_topic_names(self) -> set[str]:
-        return {name for m in self.members.values() for name in m.subscribed_topic_names}
+        """Every topic a member subscribes to, by name or through its regex's last resolution."""
+        names = {name for m in self.members.values() for name in m.subscribed_topic_names}
+        for regex in self.subscribed_regexes():
+            resolved = self.resolved_regexes.get(regex)
+            if resolved is not None:
+                names |= resolved.topics
+        return names
 
     def is_subscribed_to_topic(self, topic: str) -> bool:
-        return any(topic in m.subscribed_topic_names for m in self.members.values())
+        return topic in self.subscribed_topic_names()
+
+    def subscribed_regexes(self, members: Iterable[ConsumerMember] | None = None) -> Counter[str]:
+        """How many of the members (the group's by default) subscribe to each regex."""
+        chosen = self.members.values() if members is None else members
+        return Counter(m.subscribed_topic_regex for m in chosen if m.subscribed_topic_regex)
+
+    @property
+    def last_regex_refresh_ms(self) -> int | None:
+        """When the regexes were last resolved (they are resolved together); None if never."""
+        return max((r.timestamp_ms for r in self.resolved_regexes.values()), default=None)
+
+    def regexes_resolved_before(self, version: int) -> bool:
+        """Whether a resolution predates the cache's topic creation count `version`."""
+        return any(r.version < version for r in self.resolved_regexes.values())
 
     def owner(self, topic_id: uuid.UUID, partition: int) -> str | None:
         return self.owners.get((topic_id, partition))
@@ -175,6 +212,20 @@ class ConsumerGroup:
                 pending_revocation=from_topic_partitions(value.partitions_pending_revocation),
             )
         self._put_member(member)
+
+    def replay_resolved_regex(self, regex: str, value: ConsumerGroupRegularExpressionValue | None) -> None:
+        if value is None:
+            self.resolved_regexes.pop(regex, None)
+        else:
+            self.resolved_regexes[regex] = ResolvedRegex(
+                frozenset(value.topics), value.version, value.timestamp
+            )
+
+    def forget_regex_versions(self) -> None:
+        """After a load: the versions read are not this cache's, so each regex is resolved again."""
+        self.resolved_regexes = {
+            regex: replace(resolved, version=-1) for regex, resolved in self.resolved_regexes.items()
+        }
 
     def replay_target_assignment(self, member_id: str, assignment: Partitions | None) -> None:
         if assignment is None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from odradek.coordinator import consumer_records as cr
 from odradek.coordinator.assignors import ASSIGNORS
 from odradek.coordinator.classic_group import ClassicGroup
+from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.consumer_checks import (
     check_epoch,
     partitions_of,
@@ -35,6 +36,7 @@ from odradek.coordinator.consumer_group import (
     MemberState,
 )
 from odradek.coordinator.consumer_reconcile import reconcile
+from odradek.coordinator.consumer_regexes import RegexResolver, RegexUpdate, TopicFilter, describe_all
 from odradek.coordinator.consumer_targets import (
     compute_targets,
     metadata_hash,
@@ -69,15 +71,23 @@ def rebalance_key(group_id: str, member_id: str) -> str:
 
 
 class ConsumerGroupManager:
-    def __init__(self, shard: GroupShard, cluster: Any) -> None:
+    def __init__(self, shard: GroupShard, cluster: Any, regexes: RegexMatcher) -> None:
         self.shard = shard
         self.cluster = cluster
+        self.regexes = RegexResolver(shard, cluster, regexes)
 
     # ----- heartbeat -------------------------------------------------------------------------------
 
     def heartbeat(
-        self, request: ConsumerGroupHeartbeatRequest, api_version: int, client_id: str, client_host: str
+        self,
+        request: ConsumerGroupHeartbeatRequest,
+        api_version: int,
+        client_id: str,
+        client_host: str,
+        describable: TopicFilter = describe_all,
     ) -> Result:
+        """One heartbeat; `describable` tells which topics the member may DESCRIBE (its regex resolves
+        to those only). A regex it brings has been checked already (GroupCoordinator)."""
         validate_heartbeat(request, api_version, self._assignor_names())
         if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             return self._leave(request)
@@ -106,17 +116,27 @@ class ConsumerGroupManager:
             client_host=client_host,
         )
         is_new = member_id not in group.members or replaced is not None
-        bump = base is None
         base = base or ConsumerMember(member_id)
         if is_new or not updated.same_metadata(base):
             records.append(cr.member_metadata_record(group.group_id, member_id, updated.metadata_value()))
-            bump = bump or (
-                updated.subscribed_topic_names != base.subscribed_topic_names
-                or updated.subscribed_topic_regex != base.subscribed_topic_regex
-            )
         members = {m: x for m, x in group.members.items() if m != (replaced.member_id if replaced else None)}
         members[member_id] = updated
-        topics_hash = metadata_hash(self.cluster, members.values())
+        regex_update = self.regexes.on_heartbeat(
+            group,
+            base.subscribed_topic_regex,
+            updated.subscribed_topic_regex,
+            members,
+            records,
+            describable,
+        )
+        # As Kafka: a new group, other topic names, or a regex the group has resolved already move the
+        # epoch now; a regex not resolved yet moves it when its resolution is written.
+        bump = (
+            group.group_epoch == 0
+            or updated.subscribed_topic_names != base.subscribed_topic_names
+            or regex_update is RegexUpdate.UPDATED_AND_RESOLVED
+        )
+        topics_hash = metadata_hash(self.cluster, members.values(), group.resolved_regexes)
         group_epoch = group.group_epoch
         if bump or topics_hash != group.metadata_hash:
             group_epoch += 1
@@ -136,7 +156,12 @@ class ConsumerGroupManager:
             target, target_epoch = targets.get(member_id, {}), group_epoch
         owned = None if request.topic_partitions is None else partitions_of(request.topic_partitions)
         reconciled = reconcile(
-            updated, target_epoch, target, subscribed_ids(self.cluster, updated), group.owner, owned
+            updated,
+            target_epoch,
+            target,
+            subscribed_ids(self.cluster, updated, group.resolved_regexes),
+            group.owner,
+            owned,
         )
         if is_new or not reconciled.same_assignment(member):
             records.append(
@@ -288,8 +313,11 @@ class ConsumerGroupManager:
         remaining = [m for m in group.members.values() if m.member_id != member.member_id]
         return [
             *cr.member_tombstones(group.group_id, member.member_id),
+            *self.regexes.unused_tombstones(group, remaining),
             cr.group_epoch_record(
-                group.group_id, group.group_epoch + 1, metadata_hash(self.cluster, remaining)
+                group.group_id,
+                group.group_epoch + 1,
+                metadata_hash(self.cluster, remaining, group.resolved_regexes),
             ),
         ]
 
@@ -332,6 +360,7 @@ class ConsumerGroupManager:
     # ----- hooks used by the shard -----------------------------------------------------------------
 
     def on_loaded(self, group: ConsumerGroup) -> None:
+        group.forget_regex_versions()
         for member in group.members.values():
             self._schedule_session_timeout(group.group_id, member.member_id)
             self._schedule_rebalance_timeout(group.group_id, member)
@@ -339,6 +368,9 @@ class ConsumerGroupManager:
     def on_removed(self, group: ConsumerGroup) -> None:
         for member_id in group.members:
             self._cancel_timers(group.group_id, member_id)
+
+    def on_unloaded(self) -> None:
+        self.regexes.cancel_all()
 
     def _assignor_names(self) -> list[str]:
         return [name for name in self.shard.settings.consumer_assignors if name in ASSIGNORS] or ["uniform"]
@@ -357,7 +389,7 @@ class ConsumerGroupManager:
         return lambda offset: offset.commit_timestamp_ms
 
     def tombstones(self, group: ConsumerGroup) -> list[CoordinatorRecord]:
-        return cr.group_tombstones(group.group_id)
+        return [*self.regexes.all_tombstones(group), *cr.group_tombstones(group.group_id)]
 
     def replay(self, record: CoordinatorRecord) -> None:
         from odradek.coordinator.consumer_replay import replay

@@ -1,4 +1,4 @@
-"""The KIP-848 consumer group records of `__consumer_offsets` (types 3-8), in Kafka 4.3's layout.
+"""The KIP-848 consumer group records of `__consumer_offsets` (types 3-8 and 16), in Kafka 4.3's layout.
 
 All of them are flexible from version 0 and written at version 0; tagged fields this broker does
 not know are kept when read. Importing this module registers the schemas with `records.SCHEMAS`.
@@ -19,6 +19,7 @@ CONSUMER_GROUP_MEMBER_METADATA: Final = 5
 CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: Final = 6
 CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: Final = 7
 CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: Final = 8
+CONSUMER_GROUP_REGULAR_EXPRESSION: Final = 16
 
 #: Partitions by topic id.
 Assignment = Mapping[uuid.UUID, frozenset[int]]
@@ -31,6 +32,20 @@ class GroupKey(Message, versions="0"):
 class GroupMemberKey(Message, versions="0"):
     group_id: str = String()
     member_id: str = String()
+
+
+class GroupRegexKey(Message, versions="0"):
+    group_id: str = String()
+    regular_expression: str = String()
+
+
+class ConsumerGroupRegularExpressionValue(Message, versions="0", flexible="0+"):
+    """A subscribed regex resolved: the topics it matched (that the member who asked may describe), at
+    which version of the metadata (a count of this broker's topic creations) and when."""
+
+    topics: list[str] = Array("string")
+    version: int = Int64()
+    timestamp: int = Int64()
 
 
 class ConsumerGroupMetadataValue(Message, versions="0", flexible="0+"):
@@ -91,6 +106,7 @@ SCHEMAS.update(
         CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: (GroupKey, ConsumerGroupTargetAssignmentMetadataValue),
         CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: (GroupMemberKey, ConsumerGroupTargetAssignmentMemberValue),
         CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: (GroupMemberKey, ConsumerGroupCurrentMemberAssignmentValue),
+        CONSUMER_GROUP_REGULAR_EXPRESSION: (GroupRegexKey, ConsumerGroupRegularExpressionValue),
     }
 )
 
@@ -154,6 +170,17 @@ def current_assignment_record(
     )
     key = GroupMemberKey(group_id=group_id, member_id=member_id)
     return CoordinatorRecord(CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, key, value)
+
+
+def regex_record(
+    group_id: str, regex: str, topics: frozenset[str] | None, version: int = 0, timestamp: int = 0
+) -> CoordinatorRecord:
+    """A regex's resolution, or with `topics` None its tombstone (no member subscribes to it)."""
+    key = GroupRegexKey(group_id=group_id, regular_expression=regex)
+    if topics is None:
+        return CoordinatorRecord(CONSUMER_GROUP_REGULAR_EXPRESSION, key, None)
+    value = ConsumerGroupRegularExpressionValue(topics=sorted(topics), version=version, timestamp=timestamp)
+    return CoordinatorRecord(CONSUMER_GROUP_REGULAR_EXPRESSION, key, value)
 
 
 def member_tombstones(group_id: str, member_id: str) -> list[CoordinatorRecord]:

@@ -1,4 +1,4 @@
-"""Replay of the consumer group records (types 3-8) into a shard's groups.
+"""Replay of the consumer group records (types 3-8 and 16) into a shard's groups.
 
 A record for a group id held by a classic group (an empty one, or a simple group made by offset
 commits) turns it into a consumer group, as Kafka's replay does; the classic group's own tombstone
@@ -49,3 +49,5 @@ def replay(shard: GroupShard, record: CoordinatorRecord) -> None:
         )
     elif kind == cr.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT:
         group.replay_current_assignment(key.member_id, value)
+    elif kind == cr.CONSUMER_GROUP_REGULAR_EXPRESSION:
+        group.replay_resolved_regex(key.regular_expression, value)

@@ -1,6 +1,7 @@
 """What a consumer group's members subscribe to, as the cluster has it, and their target assignment.
 
-Subscriptions are topic names and/or a regex (matched against every non-internal topic); they are
+Subscriptions are topic names and/or a regex, whose topics are those of its last resolution
+(consumer_regexes: matched against every non-internal topic in the background, never here); they are
 resolved to topic ids and partition counts from the metadata cache. A hash of that resolution is kept
 with the group epoch: when it changes (a topic is created, deleted or grows), the group rebalances.
 """
@@ -8,42 +9,42 @@ with the group epoch: when it changes (a topic is created, deleted or grows), th
 from __future__ import annotations
 
 import hashlib
-import re
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from odradek.coordinator.assignors import ASSIGNORS, MemberSpec
-from odradek.coordinator.consumer_group import ConsumerGroup, ConsumerMember, Partitions
+from odradek.coordinator.consumer_group import ConsumerGroup, ConsumerMember, Partitions, ResolvedRegex
+
+#: A group's regexes as last resolved (ConsumerGroup.resolved_regexes).
+Resolutions = Mapping[str, ResolvedRegex]
 
 
-def subscribed_names(cluster: Any, member: ConsumerMember) -> set[str]:
+def subscribed_names(member: ConsumerMember, resolutions: Resolutions) -> set[str]:
+    """The member's topic names and its regex's resolved topics (none while it is not resolved)."""
     names = set(member.subscribed_topic_names)
     if member.subscribed_topic_regex:
-        pattern = re.compile(member.subscribed_topic_regex)
-        names |= {
-            name
-            for name, state in cluster.topics.items()
-            if not state.is_internal and pattern.fullmatch(name)
-        }
+        resolved = resolutions.get(member.subscribed_topic_regex)
+        if resolved is not None:
+            names |= resolved.topics
     return names
 
 
-def subscribed_ids(cluster: Any, member: ConsumerMember) -> set[uuid.UUID]:
+def subscribed_ids(cluster: Any, member: ConsumerMember, resolutions: Resolutions) -> set[uuid.UUID]:
     ids = set()
-    for name in subscribed_names(cluster, member):
+    for name in subscribed_names(member, resolutions):
         state = cluster.topic(name)
         if state is not None:
             ids.add(state.topic_id)
     return ids
 
 
-def metadata_hash(cluster: Any, members: Iterable[ConsumerMember]) -> int:
+def metadata_hash(cluster: Any, members: Iterable[ConsumerMember], resolutions: Resolutions) -> int:
     """A hash of the subscribed topics (name, id, partition count): any change rebalances the group."""
     names: set[str] = set()
     for member in members:
-        names |= subscribed_names(cluster, member)
+        names |= subscribed_names(member, resolutions)
     digest = hashlib.blake2b(digest_size=8)
     for name in sorted(names):
         state = cluster.topic(name)
@@ -72,10 +73,12 @@ def compute_targets(
         previous = group.target.get(member_id, {})
         if replaced is not None and member_id == joining.member_id:
             previous = group.target.get(replaced.member_id, {})
-        specs[member_id] = MemberSpec(frozenset(subscribed_ids(cluster, member)), previous)
+        specs[member_id] = MemberSpec(
+            frozenset(subscribed_ids(cluster, member, group.resolved_regexes)), previous
+        )
     topics: dict[uuid.UUID, int] = {}
     for member in members.values():
-        for name in subscribed_names(cluster, member):
+        for name in subscribed_names(member, group.resolved_regexes):
             state = cluster.topic(name)
             if state is not None:
                 topics[state.topic_id] = len(state.partitions)

@@ -13,15 +13,21 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from odradek.cluster.leadership import Leadership
+from odradek.cluster.metadata import ClusterMetadata
+from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator import classic_join, classic_members, group_admin, offset_requests
 from odradek.coordinator.classic_join import JoinContext
+from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.consumer_describe import describe_consumer_group
+from odradek.coordinator.consumer_group import ConsumerGroup
+from odradek.coordinator.consumer_regexes import TopicFilter, describe_all
 from odradek.coordinator.group_admin import ListedGroup
 from odradek.coordinator.group_runtime import GroupRuntime
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem, TopicPartition
 from odradek.coordinator.offsets import OffsetAndMetadata
 from odradek.coordinator.records import offset_commit_record
+from odradek.coordinator.regex_lane import Requester
 from odradek.coordinator.result import CoordinatorResult
 from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -35,6 +41,7 @@ from odradek.protocol.messages.heartbeat import HeartbeatRequest
 from odradek.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from odradek.protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity, MemberResponse
 from odradek.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger("odradek.coordinator")
 
@@ -45,21 +52,34 @@ class GroupCoordinator:
     def __init__(
         self,
         config: BrokerConfig,
-        cluster: Any,
-        topics: Any,
-        logs: Any,
+        cluster: ClusterMetadata,
+        topics: TopicAdmin,
+        logs: LogManager,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
-        leadership: Leadership | None = None,
+        regexes: RegexMatcher | None = None,
+        *,
+        leadership: Leadership,
         **runtime_options: Any,
     ) -> None:
         self.settings = GroupSettings(config)
         self.cluster = cluster
         self.topics = topics
         self.node_id = node_id
+        #: Where members' regexes are checked and resolved (the broker's, shared with ListTransactions;
+        #: one of its own otherwise, closed when it stops).
+        self.regexes = regexes if regexes is not None else RegexMatcher()
+        self._own_regexes = regexes is None
         #: `clock` and `timer_factory` may be given for tests (see GroupRuntime).
         self.runtime = GroupRuntime(
-            self.settings, logs, cluster, node_id, notify_append, leadership=leadership, **runtime_options
+            self.settings,
+            logs,
+            cluster,
+            node_id,
+            notify_append,
+            self.regexes,
+            leadership=leadership,
+            **runtime_options,
         )
         self._expiry: asyncio.TimerHandle | None = None
         self.started = False
@@ -82,6 +102,8 @@ class GroupCoordinator:
         self.runtime.stop_waiting()
         for partition in list(self.runtime.shards):
             self.runtime.resign(partition)
+        if self._own_regexes:
+            self.regexes.close()
 
     async def ensure_offsets_topic(self) -> bool:
         """Create `__consumer_offsets` (compacted, internal) if it is missing; True if it exists now.
@@ -195,15 +217,33 @@ class GroupCoordinator:
     # ----- consumer groups (KIP-848) ---------------------------------------------------------------
 
     async def consumer_group_heartbeat_committed(
-        self, request: ConsumerGroupHeartbeatRequest, api_version: int, client_id: str, client_host: str
+        self,
+        request: ConsumerGroupHeartbeatRequest,
+        api_version: int,
+        client_id: str,
+        client_host: str,
+        describable: TopicFilter = describe_all,
+        *,
+        requester: Requester,
     ) -> ConsumerGroupHeartbeatResponse:
         """A heartbeat answered once what it wrote is on the in-sync replicas (the new coordinator's
         runtime completes a write's response only when it is committed): a member is never told an
         epoch or assignment a failover would take back. The error, if not: COORDINATOR_NOT_AVAILABLE
-        (timed out, ISR too small) or NOT_COORDINATOR."""
+        (timed out, ISR too small) or NOT_COORDINATOR. `requester`: who sent it (a regex it brings is
+        checked in that principal's name, and dropped if its connection closes meanwhile)."""
+        regex = request.subscribed_topic_regex
+        if regex and self._needs_check(request.group_id, regex):
+            # RE2's verdict, from the worker: Kafka checks a regex with RE2/J when a member brings one
+            # no member of the group subscribes to yet.
+            try:
+                await self.regexes.check(regex, "SubscribedTopicRegex", requester)
+            except KafkaError as invalid:
+                return ConsumerGroupHeartbeatResponse(
+                    error_code=invalid.error_code, error_message=invalid.error_message
+                )
         partition = self.runtime.partition_for(request.group_id)
         before = self.runtime.log_end(partition)
-        response = self.consumer_group_heartbeat(request, api_version, client_id, client_host)
+        response = self.consumer_group_heartbeat(request, api_version, client_id, client_host, describable)
         if response.error_code != ErrorCode.NONE:
             return response
         error = await self.runtime.committed(partition, before)
@@ -211,15 +251,33 @@ class GroupCoordinator:
             return ConsumerGroupHeartbeatResponse(error_code=error, error_message=error.message)
         return response
 
+    def _needs_check(self, group_id: str, regex: str) -> bool:
+        """Whether a heartbeat's `regex` must be compiled: not when a member of the group subscribes to
+        it already (it was checked when it came), nor when the heartbeat will be refused anyway (no
+        group id, or a group this broker does not coordinate now)."""
+        if not group_id:
+            return False
+        try:
+            group = self.runtime.shard_for(group_id).groups.get(group_id)
+        except KafkaError:
+            return False
+        return not (isinstance(group, ConsumerGroup) and group.subscribed_regexes()[regex] > 0)
+
     def consumer_group_heartbeat(
-        self, request: ConsumerGroupHeartbeatRequest, api_version: int, client_id: str, client_host: str
+        self,
+        request: ConsumerGroupHeartbeatRequest,
+        api_version: int,
+        client_id: str,
+        client_host: str,
+        describable: TopicFilter = describe_all,
     ) -> ConsumerGroupHeartbeatResponse:
-        """One heartbeat; errors come back in the response (with their message)."""
+        """One heartbeat; errors come back in the response (with their message). `describable`: the
+        topics the member may DESCRIBE, of those its regex matches."""
         try:
             shard = self.runtime.shard_for(request.group_id) if request.group_id else None
             if shard is None:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
-            result = shard.consumer.heartbeat(request, api_version, client_id, client_host)
+            result = shard.consumer.heartbeat(request, api_version, client_id, client_host, describable)
         except KafkaError as error:
             log.info(
                 "consumer group %s heartbeat of %s (epoch %d): %s",

@@ -15,15 +15,19 @@ builds RecordBatch v2 batches of them, and hands transaction markers found on re
 
 from __future__ import annotations
 
+import array
 import asyncio
 import enum
 import logging
+import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Hashable, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Callable, Coroutine, Hashable, Iterable, Sequence
+from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
-from odradek.cluster.leadership import Leadership, SingleNodeLeadership
+from odradek.cluster.leadership import Leadership
+from odradek.cluster.metadata import ClusterMetadata
+from odradek.cluster.topics import TopicAdmin
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import (
@@ -37,6 +41,7 @@ from odradek.protocol.records import (
 )
 from odradek.protocol.records.control import read_end_transaction_marker
 from odradek.storage.fetch import FetchIsolation
+from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
 
@@ -52,12 +57,23 @@ class PartitionState(enum.Enum):
     FAILED = "failed"
 
 
+#: The longest key (group or transactional id) a coordinator record can hold: Kafka's record keys
+#: write it as a string with a 16-bit length. A longer one is refused before it is hashed, since the
+#: hash below runs at Python's speed on the event loop (a megabyte took half a second).
+MAX_KEY_BYTES: Final = 32767
+_UTF16_NATIVE: Final = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
+
+
 def java_string_hash(text: str) -> int:
     """Java's String.hashCode (over UTF-16 code units, 32-bit overflow), which Kafka hashes group ids with."""
+    units: Iterable[int]
+    if text.isascii():
+        units = text.encode("ascii")
+    else:
+        units = array.array("H", text.encode(_UTF16_NATIVE))
     h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    for unit in units:
+        h = (31 * h + unit) & 0xFFFFFFFF
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
@@ -65,6 +81,16 @@ def partition_for(group_id: str, partitions: int) -> int:
     """Kafka's `Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions` (abs(MIN_VALUE) is 0)."""
     h = java_string_hash(group_id)
     return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+def check_key_length(key: str, what: str, error: ErrorCode) -> None:
+    """Raise `error` for a key longer than MAX_KEY_BYTES in UTF-8."""
+    if len(key) > MAX_KEY_BYTES or (
+        len(key) * 3 > MAX_KEY_BYTES and len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES
+    ):
+        raise KafkaError(
+            error, f"The {what} is longer than {MAX_KEY_BYTES} bytes, the most a coordinator record holds."
+        )
 
 
 class CoordinatorShard(Protocol):
@@ -134,6 +160,10 @@ ShardT = TypeVar("ShardT", bound=CoordinatorShard)
 class CoordinatorRuntime(ABC, Generic[ShardT]):
     """The shards of one internal topic on this broker. Subclasses say how a shard is made."""
 
+    #: What a key is called in errors, and the error a key too long to store is answered with.
+    KEY_NAME: ClassVar[str] = "key"
+    KEY_ERROR: ClassVar[ErrorCode] = ErrorCode.INVALID_REQUEST
+
     def __init__(
         self,
         topic: str,
@@ -141,12 +171,13 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         default_partitions: int,
         load_buffer_size: int,
         compression: Compression,
-        logs: Any,
-        cluster: Any,
+        logs: LogManager,
+        cluster: ClusterMetadata,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
-        leadership: Leadership | None = None,
+        *,
+        leadership: Leadership,
     ) -> None:
         self.topic = topic
         self.keys = keys
@@ -160,7 +191,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         self.clock = clock
         #: Which partitions this broker leads, at which epoch: the replica manager in a cluster, never
         #: the metadata cache (which UpdateMetadata moves ahead of the LeaderAndIsr it announces).
-        self.leadership = leadership if leadership is not None else SingleNodeLeadership(cluster, node_id)
+        self.leadership = leadership
         self.shards: dict[int, ShardT] = {}
         self.states: dict[int, PartitionState] = {}
         self.loads: dict[int, asyncio.Task[None]] = {}
@@ -188,6 +219,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         return self.default_partitions
 
     def partition_for(self, key: str) -> int:
+        check_key_length(key, self.KEY_NAME, self.KEY_ERROR)
         return partition_for(key, self.num_partitions)
 
     # ----- the topic -------------------------------------------------------------------------------
@@ -200,7 +232,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         return self._creation
 
     async def create_topic(
-        self, topics: Any, replication: int, configs: dict[str, str], single_node: bool
+        self, topics: TopicAdmin, replication: int, configs: dict[str, str], single_node: bool
     ) -> bool:
         """Create the topic (internal, `default_partitions`); True if it exists now. More replicas than
         brokers is refused in a cluster (tried again on the next request, as Kafka waits for enough

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from odradek.coordinator.classic_group import ClassicGroup, ClassicGroupState, ClassicMember
 from odradek.coordinator.classic_rebalance import ClassicRebalancer
+from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.offsets import OffsetAndMetadata, OffsetStore
 from odradek.coordinator.records import (
     GROUP_METADATA,
@@ -49,7 +50,8 @@ class GroupShard:
         settings: GroupSettings,
         timer: CoordinatorTimer,
         now_ms: Callable[[], int],
-        cluster: Any = None,
+        cluster: Any,
+        regexes: RegexMatcher,
     ) -> None:
         self.partition = partition
         self.settings = settings
@@ -67,7 +69,7 @@ class GroupShard:
         self.rebalancer = ClassicRebalancer(self.groups, self.timer, settings, now_ms)
         from odradek.coordinator.consumer_protocol import ConsumerGroupManager
 
-        self.consumer: ConsumerGroupManager = ConsumerGroupManager(self, cluster)
+        self.consumer: ConsumerGroupManager = ConsumerGroupManager(self, cluster, regexes)
 
     # ----- replay --------------------------------------------------------------------------------
 
@@ -130,12 +132,19 @@ class GroupShard:
         """Records just appended, committed once the high watermark reaches `committed_at`: offset
         commits wait for that (`apply_replicated`), group records apply now (the next step of the
         group's protocol builds on them, as Kafka's uncommitted timeline; a failed write unloads the
-        partition or answers the members with the error)."""
+        partition or answers the members with the error). An offset's tombstone (OffsetDelete, a
+        deleted or expired group) applies now too and drops the commits of that partition still
+        waiting, as Kafka's cleanupGroupMetadata: a deleted offset is never fetched again."""
         for record in records:
-            if record.record_type in (OFFSET_COMMIT, OFFSET_COMMIT_LEGACY):
+            if record.record_type in (OFFSET_COMMIT, OFFSET_COMMIT_LEGACY) and record.value is not None:
                 self.unreplicated_offsets.append((committed_at, record))
-            else:
-                self.replay(record)
+                continue
+            if isinstance(record.key, OffsetCommitKey):
+                self._drop_unreplicated(record.key)
+            self.replay(record)
+
+    def _drop_unreplicated(self, key: OffsetCommitKey) -> None:
+        self.unreplicated_offsets = deque((at, r) for at, r in self.unreplicated_offsets if r.key != key)
 
     def unreplicated_partitions(self, group_id: str) -> set[tuple[str, int]]:
         """The group's partitions with an offset commit not yet on the in-sync replicas."""
@@ -214,6 +223,7 @@ class GroupShard:
     def unload(self) -> None:
         """Stop coordinating this partition: waiting members are told to find the new coordinator."""
         self.timer.cancel_all()
+        self.consumer.on_unloaded()
         self.unreplicated_offsets.clear()
         for group in self.groups.values():
             if isinstance(group, ClassicGroup):

@@ -7,8 +7,9 @@ Version notes:
   Create and Delete need ALTER on it (CLUSTER_AUTHORIZATION_FAILED), as Kafka's AclApis.
 - A filter or ACL with UNKNOWN codes, an ANY or MATCH pattern in a creation, or a malformed principal
   is INVALID_REQUEST with the reason; the other creations and filters of the request still apply.
-- A store that cannot be written (ZooKeeper unreachable) answers UNKNOWN_SERVER_ERROR with the reason
-  for each creation or filter that would have changed it, as Kafka.
+- A store that cannot be written (ZooKeeper unreachable) answers UNKNOWN_SERVER_ERROR for each creation
+  or filter that would have changed it, as Kafka, with no message (Kafka's ApiError.fromThrowable keeps
+  that code's detail to the broker): the reason names ZooKeeper's hosts and znodes, and is logged.
 - Changes are persisted before the answer: the log dir on a single node; ZooKeeper's /kafka-acl layout
   in a cluster, with a change notification that every broker follows (DescribeAcls and decisions on
   another broker see the change once it has read the notification).
@@ -16,6 +17,7 @@ Version notes:
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Iterator
 
@@ -55,6 +57,8 @@ from odradek.security.acl import (
     ResourceType,
 )
 from odradek.security.acl_store import AclStoreError
+
+log = logging.getLogger(__name__)
 
 _NO_AUTHORIZER = "No Authorizer is configured on the broker"
 
@@ -122,7 +126,8 @@ async def handle_create_acls(request: CreateAclsRequest, context: RequestContext
         try:
             await authorizer.create_acls(valid)
         except AclStoreError as error:  # ZooKeeper unreachable: as Kafka, each creation gets the error
-            failed = AclCreationResult(error_code=ErrorCode.UNKNOWN_SERVER_ERROR, error_message=str(error))
+            log.error("CreateAcls from %s: ACLs not created: %s", _client(context), error)
+            failed = AclCreationResult(error_code=ErrorCode.UNKNOWN_SERVER_ERROR, error_message=None)
             results = [failed if r.error_code == ErrorCode.NONE else r for r in results]
     return CreateAclsResponse(throttle_time_ms=0, results=results)
 
@@ -138,7 +143,7 @@ async def handle_delete_acls(request: DeleteAclsRequest, context: RequestContext
             for _ in request.filters
         ]
         return DeleteAclsResponse(throttle_time_ms=0, filter_results=failed)
-    filters: list[AclBindingFilter | tuple[ErrorCode, str]] = []
+    filters: list[AclBindingFilter | tuple[ErrorCode, str | None]] = []
     for wire in request.filters:
         try:
             acl_filter = _filter(wire)
@@ -151,7 +156,8 @@ async def handle_delete_acls(request: DeleteAclsRequest, context: RequestContext
     try:
         deleted = iter(await authorizer.delete_acls(valid))
     except AclStoreError as error:  # ZooKeeper unreachable: as Kafka, each valid filter gets the error
-        unwritten = (ErrorCode.UNKNOWN_SERVER_ERROR, str(error))
+        log.error("DeleteAcls from %s: ACLs not deleted: %s", _client(context), error)
+        unwritten: tuple[ErrorCode, str | None] = (ErrorCode.UNKNOWN_SERVER_ERROR, None)
         filters = [unwritten if isinstance(f, AclBindingFilter) else f for f in filters]
     results = []
     for parsed in filters:
@@ -177,6 +183,10 @@ def _refusal(context: RequestContext) -> tuple[ErrorCode, str | None] | None:
     if context.services.authorizer is not None and not authorize_cluster(context, AclOperation.ALTER):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message
     return None
+
+
+def _client(context: RequestContext) -> str:
+    return f"{context.principal} at {context.client_host}:{context.client_port}"
 
 
 def _filter(wire: DescribeAclsRequest | DeleteAclsFilter) -> AclBindingFilter:

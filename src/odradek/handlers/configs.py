@@ -92,7 +92,7 @@ async def handle_describe_configs(
     for resource in request.resources:
         try:
             _authorize(context, resource.resource_type, resource.resource_name, _DESCRIBE_CONFIGS)
-            configs = _describe(resource, request, context)
+            configs = await _describe(resource, request, context)
             result = DescribeConfigsResult(error_code=ErrorCode.NONE, error_message=None, configs=configs)
         except Exception as error:  # one resource's failure is its own answer, as in Kafka
             code, message = resource_failure(
@@ -199,7 +199,7 @@ def _named(resource_type: int, resource_name: str) -> str:
 # ----- describe ----------------------------------------------------------------------------------
 
 
-def _describe(
+async def _describe(
     resource: DescribeConfigsResource, request: DescribeConfigsRequest, context: RequestContext
 ) -> list[DescribeConfigsResourceResult]:
     services = context.services
@@ -211,8 +211,9 @@ def _describe(
         state = services.cluster.topic(name)
         if state is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        topic_config, overrides = await services.topics.described_configs(name)
         entries = config_entries.topic_entries(
-            services.topics.topic_config(name), state.configs, services.config, services.dynamic_configs, keys
+            topic_config, overrides, services.config, services.dynamic_configs, keys
         )
     elif resource.resource_type == ResourceType.BROKER:
         if not name:
@@ -385,10 +386,15 @@ def _repeated(
 
 
 def _broker_id(name: str, complaint: str) -> int:
-    """A broker id as Java's Integer.parseInt reads it."""
-    if not _BROKER_ID.fullmatch(name) or not -(2**31) <= int(name) < 2**31:
+    """A broker id as Java's Integer.parseInt reads it (leading zeros and all; more than ten digits
+    never fit, and Python's int() refuses over 4300 with an exception of its own)."""
+    digits = name.lstrip("+-").lstrip("0") or "0"
+    if not _BROKER_ID.fullmatch(name) or len(digits) > 10:
         raise KafkaError(ErrorCode.INVALID_REQUEST, complaint + name)
-    return int(name)
+    number = -int(digits) if name.startswith("-") else int(digits)
+    if not -(2**31) <= number < 2**31:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, complaint + name)
+    return number
 
 
 def _type_name(resource_type: int) -> str:

@@ -5,7 +5,9 @@ Version notes:
   topic regex and the client brings its own member id (KIP-1082). Member epoch 0 joins, -1 leaves,
   -2 leaves a static member for a moment (it keeps its partitions for its session timeout).
   Assignments are computed on the broker by the "uniform" (default) or "range" assignor
-  (`group.consumer.assignors`); regexes use Python's `re` syntax (Kafka uses RE2/J).
+  (`group.consumer.assignors`). Regexes are RE2's syntax, matched against whole topic names (Kafka
+  uses RE2/J), resolved in the background as Kafka 4 does (coordinator/consumer_regexes.py): a member
+  joining with a regex is assigned its topics at a heartbeat after the resolution.
 - With "consumer" left out of `group.coordinator.rebalance.protocols`, heartbeats get
   UNSUPPORTED_VERSION, as from Kafka.
 - Groups use the broker-wide `group.consumer.session.timeout.ms` and `.heartbeat.interval.ms`;
@@ -15,13 +17,20 @@ Version notes:
   are not supported).
 - ConsumerGroupDescribe v1 adds the member type (always 1, consumer). Authorized operations: the
   principal's on the group (everything a group allows without an authorizer), when asked for.
-- With an authorizer (as Kafka): a heartbeat needs READ on the group, a describe DESCRIBE on each
-  group; else GROUP_AUTHORIZATION_FAILED.
+- With an authorizer (as Kafka 4): a heartbeat needs READ on the group, a describe DESCRIBE on each
+  group; else GROUP_AUTHORIZATION_FAILED. A heartbeat subscribing by name to a topic the principal may
+  not DESCRIBE (existing or not) gets TOPIC_AUTHORIZATION_FAILED; a regex resolves only to topics the
+  member may DESCRIBE; a described group whose members are assigned (or targeted) a topic the caller
+  may not DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED, without its members.
 """
 
 from __future__ import annotations
 
-from odradek.handlers.authorization import authorize_group, authorized_operations, require_group
+from collections.abc import Collection
+
+from odradek.coordinator.consumer_regexes import TopicFilter, describe_all
+from odradek.coordinator.regex_lane import Requester
+from odradek.handlers.authorization import authorize, authorize_group, authorized_operations, require_group
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import client_host, group_coordinator
 from odradek.handlers.registry import handles
@@ -38,6 +47,9 @@ from odradek.protocol.messages.consumer_group_heartbeat import (
 )
 from odradek.security.acl import AclOperation, ResourceType
 
+#: What Kafka says in place of a group that names topics the caller may not describe.
+_UNAUTHORIZED_TOPICS = "The group has described topic(s) that the client is not authorized to describe."
+
 
 @handles(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, 1)
 async def handle_consumer_group_heartbeat(
@@ -53,8 +65,23 @@ async def handle_consumer_group_heartbeat(
             error_code=ErrorCode.UNSUPPORTED_VERSION,
             error_message="The consumer group protocol is disabled (group.coordinator.rebalance.protocols).",
         )
+    if context.services.authorizer is None:
+        describable: TopicFilter = describe_all
+    else:
+        # Kafka's KafkaApis: a client may not subscribe to (and so learn of) a topic it cannot describe.
+        if any(not _may_describe(context, name) for name in set(request.subscribed_topic_names or ())):
+            return ConsumerGroupHeartbeatResponse(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+
+        def describable(names: Collection[str]) -> Collection[str]:
+            return [name for name in names if _may_describe(context, name)]
+
     return await coordinator.consumer_group_heartbeat_committed(
-        request, context.api_version, context.client_id or "", client_host(context)
+        request,
+        context.api_version,
+        context.client_id or "",
+        client_host(context),
+        describable,
+        requester=Requester(context.principal, context.closed),
     )
 
 
@@ -79,5 +106,30 @@ async def handle_consumer_group_describe(
         described = coordinator.consumer_group_describe(group_id)
         if request.include_authorized_operations and described.error_code == ErrorCode.NONE:
             described.authorized_operations = authorized_operations(context, ResourceType.GROUP, group_id)
+        if context.services.authorizer is not None and described.error_code == ErrorCode.NONE:
+            described = _hide_undescribable_topics(described, context)
         groups.append(described)
     return ConsumerGroupDescribeResponse(groups=groups)
+
+
+def _may_describe(context: RequestContext, topic: str) -> bool:
+    return authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)
+
+
+def _hide_undescribable_topics(described: DescribedGroup, context: RequestContext) -> DescribedGroup:
+    """Kafka's answer for a group that names (in a member's assignment or target) a topic the caller may
+    not describe: the error alone, nothing of the group."""
+    names = {
+        topic.topic_name
+        for member in described.members
+        for assignment in (member.assignment, member.target_assignment)
+        for topic in assignment.topic_partitions
+    }
+    if all(_may_describe(context, name) for name in names):
+        return described
+    return DescribedGroup(
+        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        error_message=_UNAUTHORIZED_TOPICS,
+        group_id=described.group_id,
+        members=[],
+    )

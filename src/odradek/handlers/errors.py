@@ -32,6 +32,21 @@ _STORAGE_CODES: dict[type[BaseException], ErrorCode] = {
 }
 
 
+#: Codes whose detail stays in the broker's log.
+_BROKERS_OWN = frozenset({ErrorCode.UNKNOWN_SERVER_ERROR, ErrorCode.KAFKA_STORAGE_ERROR})
+#: Refusals by a producer id's state, whose detail (its epoch, its last sequence) any writer could read
+#: by naming that id: Kafka sends no message with them.
+_PRODUCER_STATE = frozenset(
+    {
+        ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+        ErrorCode.UNKNOWN_PRODUCER_ID,
+        ErrorCode.INVALID_TXN_STATE,
+        ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+    }
+)
+
+
 def error_code_for(error: BaseException) -> ErrorCode:
     """The code a response carries for `error` (UNKNOWN_SERVER_ERROR for anything unexpected)."""
     if isinstance(error, KafkaError):
@@ -48,10 +63,13 @@ def error_code_for(error: BaseException) -> ErrorCode:
 
 
 def error_message_for(error: BaseException) -> str | None:
-    """The detail a response with an error message field sends along (None for unexpected errors)."""
+    """The detail a response with an error message field sends along: None for unexpected errors and
+    failed disks, whose text (paths, errno) is the broker's, and for a producer's state, as Kafka sends
+    no message with any of them."""
     if isinstance(error, KafkaError):
         return error.error_message
-    if error_code_for(error) is ErrorCode.UNKNOWN_SERVER_ERROR:
+    code = error_code_for(error)
+    if code in _BROKERS_OWN or code in _PRODUCER_STATE:
         return None
     return str(error)
 
@@ -59,10 +77,20 @@ def error_message_for(error: BaseException) -> str | None:
 def resource_failure(
     error: Exception, context: RequestContext, resource: str
 ) -> tuple[ErrorCode, str | None]:
-    """The code and message answering one resource's failure inside an admin request (the others are
-    still answered, as in Kafka). An unexpected exception reaches the client as a bare
-    UNKNOWN_SERVER_ERROR, so it is logged here with its traceback and counted in the metrics."""
+    """The code and message answering one resource's failure inside a request (a topic of an admin
+    request, a partition of a Produce; the others are still answered, as in Kafka). An unexpected
+    exception reaches the client as a bare UNKNOWN_SERVER_ERROR, so it is logged here with its traceback
+    and counted in the metrics; a failed disk as a bare KAFKA_STORAGE_ERROR, so it is logged with its
+    reason."""
     code = error_code_for(error)
+    if code is ErrorCode.KAFKA_STORAGE_ERROR and not isinstance(error, KafkaError):
+        log.error(
+            "storage failed handling %s for %s: %s",
+            ApiKey(context.header.request_api_key).name,
+            resource,
+            error,
+            extra={"fields": {"client": f"{context.client_host}:{context.client_port}"}},
+        )
     if code is ErrorCode.UNKNOWN_SERVER_ERROR:
         api_key = context.header.request_api_key
         context.services.unexpected_errors[api_key] += 1

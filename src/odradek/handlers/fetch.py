@@ -25,7 +25,7 @@ Version notes:
   the partition may fetch as followers (NOT_LEADER_OR_FOLLOWER otherwise). A follower's fetch naming a
   partition at an epoch newer than the one this broker hosts it at (its LeaderAndIsr is still on the way) is
   held, whole, until that LeaderAndIsr is applied or max_wait_ms passes (then UNKNOWN_LEADER_EPOCH), where
-  Kafka answers at once and the follower backs off (see `_hold_for_epochs`).
+  Kafka answers at once and the follower backs off (follower_fetch.py).
 - Fetching from followers (KIP-392, ZooKeeper mode): a consumer's fetch from v11 may be served by any
   replica of the partition, a follower reading up to its own high watermark (OFFSET_OUT_OF_RANGE past
   its log end, NOT_LEADER_OR_FOLLOWER on a broker with no replica); the leader, with
@@ -45,7 +45,6 @@ import asyncio
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
@@ -53,6 +52,12 @@ from odradek.handlers.errors import error_code_for
 from odradek.handlers.fetch_down_conversion import Conversion, convert_down
 from odradek.handlers.fetch_sessions import CachedPartition, FetchSession, PartitionKey
 from odradek.handlers.file_records import FileRecords
+from odradek.handlers.follower_fetch import (
+    awaiting_epochs,
+    diverging,
+    hold_for_epochs,
+    record_follower_fetches,
+)
 from odradek.handlers.leadership import POINTS_TO_LEADER, leader_endpoints, refusal, replica_refusal
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
@@ -75,9 +80,6 @@ from odradek.storage.errors import OffsetOutOfRangeError, StorageError
 from odradek.storage.fetch import FetchDataInfo, FetchIsolation
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
-
-if TYPE_CHECKING:
-    from odradek.server.delayed import AppendWaiter
 
 #: Below this many bytes a fetch copies the data into the response (one write) instead of sendfile.
 SENDFILE_THRESHOLD = 64 * 1024
@@ -116,14 +118,14 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
             if follower:
                 # As Kafka: the leader learns the follower's position when the fetch arrives, not when
                 # it is answered (a follower at the log end waits; its position moves the HW now).
-                _record_follower_fetches(
+                record_follower_fetches(
                     plan.partitions, results, replica_id, _replica_epoch(request, context), context
                 )
             remaining = deadline - loop.time()
-            held = _awaiting_epochs(plan.partitions, results, context) if follower and remaining > 0 else []
+            held = awaiting_epochs(plan.partitions, results, context) if follower and remaining > 0 else []
             if held:
                 _release(results)
-                await _hold_for_epochs(waiter, held, context, deadline)
+                await hold_for_epochs(waiter, held, context, deadline)
                 continue
             # `errors` also counts a redirect to a preferred read replica: answered at once, as Kafka.
             if size >= request.min_bytes or errors or remaining <= 0 or not readable:
@@ -136,7 +138,11 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     if context.api_version <= 3:
         await _convert_down(plan.partitions, results, limits, context)
     if plan.opens_session:
-        _open_session(plan, replica_id >= 0, context)
+        # A follower's session may evict consumers' sessions (Kafka's privileged sessions). Beyond Kafka
+        # 3.9, which takes the replica id on the client's word, the privilege needs a follower to be
+        # possible (cluster mode) and CLUSTER_ACTION: otherwise any client evicts consumers' sessions.
+        privileged = follower and authorize_cluster(context, AclOperation.CLUSTER_ACTION)
+        _open_session(plan, privileged, context)
     return _respond(plan, results, context, replica_id >= 0)
 
 
@@ -163,44 +169,6 @@ async def _convert_down(
             results[index].records = converted
 
 
-def _awaiting_epochs(
-    partitions: list[CachedPartition], results: list[PartitionData], context: RequestContext
-) -> list[CachedPartition]:
-    """The partitions a follower fetches at an epoch this broker hosts them at but has not applied yet."""
-    replicas = context.services.replicas
-    assert replicas is not None
-    return [
-        entry
-        for entry, data in zip(partitions, results, strict=True)
-        if data.error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
-        and replicas.awaits_leader_epoch(entry.topic, entry.partition, entry.current_leader_epoch)
-    ]
-
-
-async def _hold_for_epochs(
-    waiter: AppendWaiter, held: list[CachedPartition], context: RequestContext, deadline: float
-) -> None:
-    """Hold a follower's fetch until this broker has applied the leader epochs it names, or until its
-    max_wait_ms has passed (the caller then answers UNKNOWN_LEADER_EPOCH for what is still unknown).
-
-    The controller sends a moved partition's LeaderAndIsr to its new leader and its followers at
-    once, and a follower often applies it first. Kafka answers that follower's fetch at once with
-    UNKNOWN_LEADER_EPOCH, and the follower backs the partition off for replica.fetch.backoff.ms
-    (1 s), holding the new leader's high watermark and every acks=all produce of the partition that
-    long. Held here, the fetch is answered as soon as the LeaderAndIsr (which wakes the partition's
-    waiters) arrives. The whole fetch waits, even when its other partitions have data: answering
-    those would hand the moved one its error and the backoff. Nothing waits past max_wait_ms."""
-    replicas = context.services.replicas
-    assert replicas is not None
-    loop = asyncio.get_running_loop()
-    while any(replicas.awaits_leader_epoch(p.topic, p.partition, p.current_leader_epoch) for p in held):
-        remaining = deadline - loop.time()
-        if remaining <= 0:
-            return
-        waiter.rearm()
-        await waiter.wait(remaining)
-
-
 def _release(results: list[PartitionData]) -> None:
     """Close the files of records read but not sent."""
     for data in results:
@@ -221,46 +189,14 @@ def _throttled(plan: _Plan, results: list[PartitionData], throttle_ms: int) -> F
 
 def _open_session(plan: _Plan, privileged: bool, context: RequestContext) -> None:
     """The session a full fetch asked for (none when the cache keeps its sessions: answered with id 0)."""
-    session = context.services.fetch_sessions.create(len(plan.partitions), privileged=privileged)
+    session = context.services.fetch_sessions.create(
+        len(plan.partitions), privileged=privileged, principal=context.principal
+    )
     if session is None:
         return
     for entry in plan.partitions:
         session.add(_key(entry), entry)
     plan.session, plan.session_id = session, session.session_id
-
-
-def _record_follower_fetches(
-    partitions: list[CachedPartition],
-    results: list[PartitionData],
-    replica_id: int,
-    replica_epoch: int,
-    context: RequestContext,
-) -> None:
-    """The leader learns each follower's log end from its fetch offset, and its broker epoch (Kafka's
-    updateFollowerFetchState, after the read, and not for a fetch answered with DivergingEpoch); the
-    answer then carries the high watermark as that fetch left it."""
-    replicas = context.services.replicas
-    assert replicas is not None
-    for entry, data in zip(partitions, results, strict=True):
-        if data.error_code != ErrorCode.NONE or _diverging(data):
-            continue
-        replicas.leaders.record_follower_fetch(
-            entry.topic,
-            entry.partition,
-            replica_id,
-            entry.fetch_offset,
-            entry.log_start_offset,
-            replica_epoch,
-        )
-        log = context.services.logs.get_log(entry.topic, entry.partition)
-        if log is not None:
-            data.high_watermark = log.high_watermark
-            data.last_stable_offset = log.last_stable_offset
-
-
-def _diverging(data: PartitionData) -> bool:
-    diverging = data.diverging_epoch
-    return diverging is not None and (diverging.epoch >= 0 or diverging.end_offset >= 0)
 
 
 def _unauthorized_topics(
@@ -284,13 +220,13 @@ def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
     requested = list({_key(entry): entry for entry in _requested(request, context)}.values())
     if version < 7 or request.session_epoch == FINAL_EPOCH:
         if version >= 7 and request.session_id:
-            cache.close(request.session_id)
+            cache.close(request.session_id, context.principal)
         return _Plan(requested, None, False, 0)
     if request.session_epoch == INITIAL_EPOCH:
         if request.session_id:
-            cache.close(request.session_id)
+            cache.close(request.session_id, context.principal)
         return _Plan(requested, None, False, 0, opens_session=True)
-    session = cache.lookup(request.session_id, request.session_epoch)
+    session = cache.lookup(request.session_id, request.session_epoch, context.principal)
     session.epoch = next_epoch(session.epoch)
     if version >= 13:
         _resolve_unknown_names(session, context)
@@ -413,7 +349,7 @@ def _read_partition(
     check = replica_refusal if from_any_replica else refusal
     refused = check(context, entry.topic, entry.partition, entry.current_leader_epoch)
     if refused is not None and refused.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-        data = _error(entry, refused.error_code)  # ZooKeeper mode: only a replica serves
+        data = _error(entry, refused.error_code)  # not served here, or not at the client's epoch
         if refused.error_code in POINTS_TO_LEADER:
             data.current_leader = LeaderIdAndEpoch(
                 leader_id=refused.leader_id, leader_epoch=refused.leader_epoch
@@ -428,15 +364,6 @@ def _read_partition(
     if unreadable is not None:
         return _error(entry, unreadable), 0
     replicas = services.replicas
-    # In a cluster the refusal above checked the epoch against the replica manager's (the last
-    # LeaderAndIsr applied); the cache's may already be the next leader's. A single node's is its own.
-    if (
-        replicas is None
-        and entry.current_leader_epoch >= 0
-        and entry.current_leader_epoch != partition.leader_epoch
-    ):
-        fenced = entry.current_leader_epoch < partition.leader_epoch
-        return _error(entry, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH), 0
     if (
         replica_id >= 0
         and replicas is not None
@@ -594,7 +521,7 @@ def _must_send(entry: CachedPartition, data: PartitionData) -> bool:
         data.records
         or data.error_code != ErrorCode.NONE
         or data.preferred_read_replica >= 0
-        or _diverging(data)  # a fetcher whose log parted from the leader's must hear where, as Kafka
+        or diverging(data)  # a fetcher whose log parted from the leader's must hear where, as Kafka
         or data.high_watermark != entry.sent_high_watermark
         or data.last_stable_offset != entry.sent_last_stable_offset
         or data.log_start_offset != entry.sent_log_start_offset

@@ -10,12 +10,17 @@ takes the place of one unused for two minutes, else of the least valuable sessio
 minutes if the newcomer is worth more (a follower's over a consumer's, then more partitions); a
 follower may also take a young consumer's place. Otherwise the newcomer is answered without a session
 (session id 0), as Kafka does: recent sessions are never thrown out by a crowd of new ones.
+
+Session ids are drawn at random (31 bits, never 0, unique among live sessions), as Kafka's
+FetchSessionCache.newSessionId, but from `secrets`: an id is the only thing naming a session. Beyond
+Kafka, a session belongs to the principal that opened it: to any other principal its id is
+FETCH_SESSION_ID_NOT_FOUND, so another client can neither read its partitions (topic names, records)
+nor close it, even knowing the id.
 """
 
 from __future__ import annotations
 
-import itertools
-import random
+import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -54,6 +59,8 @@ class FetchSession:
     epoch: int  # the epoch the next request must carry
     partitions: OrderedDict[PartitionKey, CachedPartition] = field(default_factory=OrderedDict)
     privileged: bool = False  # a follower's (replica) session
+    #: Who opened it (the connection's principal): no one else may use or close it.
+    principal: str = ""
     created: float = 0.0  # on the cache's clock, seconds
     #: Whether a partition joined under a topic id this broker did not know (its name is "").
     unknown_names: bool = False
@@ -74,9 +81,8 @@ class FetchSessionCache:
         #: Least recently used first; `last_used` holds when each was last used.
         self.sessions: OrderedDict[int, FetchSession] = OrderedDict()
         self.last_used: dict[int, float] = {}
-        self._ids = itertools.count(random.randint(1, 1 << 20))
 
-    def create(self, size: int, privileged: bool = False) -> FetchSession | None:
+    def create(self, size: int, privileged: bool = False, principal: str = "") -> FetchSession | None:
         """A new session for `size` partitions, or None when sessions are off or the cache is full of
         sessions worth keeping (see the module docstring)."""
         if self.max_sessions <= 0:
@@ -85,8 +91,12 @@ class FetchSessionCache:
         while len(self.sessions) >= self.max_sessions:
             if not self._evict_one(size, privileged, now):
                 return None
-        session_id = next(self._ids) & 0x7FFFFFFF or next(self._ids)
-        session = FetchSession(session_id=session_id, epoch=1, privileged=privileged, created=now)
+        session_id = _random_session_id()
+        while session_id in self.sessions:
+            session_id = _random_session_id()
+        session = FetchSession(
+            session_id=session_id, epoch=1, privileged=privileged, principal=principal, created=now
+        )
         self.sessions[session_id] = session
         self.last_used[session_id] = now
         return session
@@ -109,10 +119,11 @@ class FetchSessionCache:
         self.close(victim.session_id)
         return True
 
-    def lookup(self, session_id: int, epoch: int) -> FetchSession:
-        """The session for an incremental fetch; raises KafkaError with the code Kafka answers."""
+    def lookup(self, session_id: int, epoch: int, principal: str = "") -> FetchSession:
+        """`principal`'s session for an incremental fetch; raises KafkaError with the code Kafka
+        answers (another principal's session is not found, whatever its epoch)."""
         session = self.sessions.get(session_id)
-        if session is None:
+        if session is None or session.principal != principal:
             raise KafkaError(ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
         if session.epoch != epoch:
             raise KafkaError(ErrorCode.INVALID_FETCH_SESSION_EPOCH)
@@ -120,6 +131,15 @@ class FetchSessionCache:
         self.last_used[session_id] = self.clock()
         return session
 
-    def close(self, session_id: int) -> None:
-        self.sessions.pop(session_id, None)
+    def close(self, session_id: int, principal: str | None = None) -> None:
+        """Remove the session; given a principal, only if the session is that principal's."""
+        session = self.sessions.get(session_id)
+        if session is None or (principal is not None and session.principal != principal):
+            return
+        del self.sessions[session_id]
         self.last_used.pop(session_id, None)
+
+
+def _random_session_id() -> int:
+    """A positive 31-bit id (1 to 2^31-1): 0 means "no session" on the wire."""
+    return secrets.randbelow(0x7FFFFFFF) + 1

@@ -83,15 +83,12 @@ async def _lookup(
 ) -> ListOffsetsPartitionResponse:
     index = request.partition_index
     refused = refusal(context, topic, index, request.current_leader_epoch)
-    if refused is not None:  # ZooKeeper mode: offsets are the leader's to answer
+    if refused is not None:  # offsets are the leader's to answer, at the client's epoch
         return _failed(index, refused.error_code)
-    epoch = leader_epoch(context, topic, index)  # the replica manager's in a cluster, not the cache's
+    epoch = leader_epoch(context, topic, index)
     log = context.services.logs.get_log(topic, index) if epoch is not None else None
     if epoch is None or log is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    if request.current_leader_epoch >= 0 and request.current_leader_epoch != epoch:
-        fenced = request.current_leader_epoch < epoch
-        return _failed(index, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH)
     timestamp = request.timestamp
     if context.api_version == 0:
         return _old_style(index, log, timestamp, request.max_num_offsets, isolation)

@@ -15,7 +15,9 @@ Version notes:
   LEADER_NOT_AVAILABLE with leader -1. No auto-creation yet (see `may_create`).
 - v5 offline replicas, v7 leader epochs, v8 authorized operations (no authorizer: everything allowed),
   v9 flexible, v10 topic ids (topics may be asked for by id), v12 a null topic name for id lookups,
-  v13 a top-level error code. include_cluster_authorized_operations (v8-10) is honoured the same way.
+  v13 a top-level error code. A request carrying any topic id is answered by id alone, its names
+  (null, or "" as the Java client leaves them) ignored, as Kafka's. include_cluster_authorized_operations
+  (v8-10) is honoured the same way.
 - With an authorizer (as Kafka): topics without DESCRIBE are left out of an all-topics answer and are
   TOPIC_AUTHORIZATION_FAILED when named (no topic id, no partitions, existence not disclosed);
   auto-creation needs CREATE on the cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED; the
@@ -64,8 +66,12 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
         may_create = (version < 4 or request.allow_auto_topic_creation) and services.auto_create_topics
         # In a ZooKeeper cluster TopicAdmin is the ZooKeeper one: it writes the assignment for the
         # controller and answers LEADER_NOT_AVAILABLE until leaders are elected, as Kafka.
-        # Kafka asks for a set of topics: one named (or identified) twice is answered once.
-        asked = dict.fromkeys((entry.name, entry.topic_id) for entry in wanted)
+        # Kafka asks for a set of topics: one named (or identified) twice is answered once. A request
+        # carrying any topic id is answered by id alone, whatever the names say (Kafka's `useTopicId`:
+        # the Java client leaves the name "", the field's default, not null).
+        ids = [entry.topic_id for entry in wanted if entry.topic_id not in (None, ZERO_UUID)]
+        by_id: list[tuple[str | None, object]] = [(None, topic_id) for topic_id in ids]
+        asked = dict.fromkeys(by_id or [(entry.name, entry.topic_id) for entry in wanted])
         topics = [
             await _lookup(name, topic_id, may_create, request, context, live) for name, topic_id in asked
         ]

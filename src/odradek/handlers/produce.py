@@ -49,7 +49,7 @@ import asyncio
 from odradek.handlers.authorization import authorize
 from odradek.handlers.context import CloseConnection, RequestContext
 from odradek.handlers.delayed_produce import AwaitingReplicas, wait_for_replicas
-from odradek.handlers.errors import error_code_for, error_message_for
+from odradek.handlers.errors import resource_failure
 from odradek.handlers.leadership import leader_endpoints
 from odradek.handlers.produce_admission import Admitted, admit, failed_response
 from odradek.handlers.produce_record_work import PartitionKey, prepare_records
@@ -255,7 +255,7 @@ def _append(
     log, batches = admission.log, admission.records
     tp = TopicPartition(topic, data.index)
     if prepared is not None and prepared.error is not None:
-        return _refused(data.index, prepared.error)
+        return _refused(topic, data.index, prepared.error, context)
     if admission.message_set:
         assert prepared is not None  # every message set is converted up by a record worker
         assert isinstance(prepared.source, bytearray)  # made by the conversion: the append patches it
@@ -274,8 +274,8 @@ def _append(
         )
         _await_replicas_if_needed(tp, log, duplicate.last_offset, request, context, awaiting, response)
         return response
-    except (storage_errors.StorageError, CodecError) as error:
-        return _refused(data.index, error)
+    except (storage_errors.StorageError, CodecError) as error:  # a failed disk is logged there
+        return _refused(topic, data.index, error, context)
     services.appends.notify(tp)
     appended.append(log)
     if services.traffic is not None:
@@ -291,8 +291,10 @@ def _append(
     return response
 
 
-def _refused(index: int, error: Exception) -> PartitionProduceResponse:
-    failed = failed_response(index, error_code_for(error), error_message_for(error))
+def _refused(topic: str, index: int, error: Exception, context: RequestContext) -> PartitionProduceResponse:
+    """The partition's answer to a refusal of its records; a failed disk is answered with no message
+    and logged (handlers/errors.py)."""
+    failed = failed_response(index, *resource_failure(error, context, f"{topic}-{index}"))
     failed.record_errors = _record_errors(error)
     return failed
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from odradek.handlers.context import RequestContext
-from odradek.handlers.errors import error_code_for, error_message_for
+from odradek.handlers.errors import resource_failure
 from odradek.handlers.leadership import leader_epoch, refusal
 from odradek.handlers.transactions import verify_transactional_produce
 from odradek.handlers.txn_verification import Verdicts
@@ -81,7 +81,7 @@ def admit(
     try:
         message_set = before.message_set if before else _validate_records(records, context.api_version)
     except (storage_errors.StorageError, CodecError) as error:
-        return failed_response(data.index, error_code_for(error), error_message_for(error))
+        return failed_response(data.index, *resource_failure(error, context, f"{topic}-{data.index}"))
     if request.acks not in _VALID_ACKS:  # checked after the records, as Kafka's ReplicaManager does
         return failed_response(data.index, ErrorCode.INVALID_REQUIRED_ACKS)
     state = services.cluster.topic(topic)
@@ -102,7 +102,7 @@ def admit(
         try:
             validate_batches(batches, log.config, AppendOrigin.CLIENT)
         except (storage_errors.StorageError, CodecError) as error:
-            return failed_response(data.index, error_code_for(error), error_message_for(error))
+            return failed_response(data.index, *resource_failure(error, context, f"{topic}-{data.index}"))
     return Admitted(log, epoch, batches, message_set=False)
 
 

@@ -12,6 +12,9 @@ Version notes:
   /config/changes notification, so every broker's SASL exchange sees it): written before the answer.
 - With an authorizer (as Kafka): Describe needs DESCRIBE on the cluster, Alter ALTER on it; else
   CLUSTER_AUTHORIZATION_FAILED (Describe: top level; Alter: every user's result).
+- A store that cannot be read or written (ZooKeeper unreachable, a malformed znode) is
+  UNKNOWN_SERVER_ERROR with that code's own message, as Kafka's ApiError.fromThrowable: the reason is
+  the store's log line, never the client's (it may name znodes, hosts or stored data).
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ from odradek.security.scram_credentials import (
 
 UserError = tuple[ErrorCode, str | None]
 
+#: What a client learns of a store that failed (Kafka: the code's message, no internal detail).
+_UNREAD: UserError = (ErrorCode.UNKNOWN_SERVER_ERROR, ErrorCode.UNKNOWN_SERVER_ERROR.message)
+
 
 @handles(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0)
 async def handle_describe_user_scram_credentials(
@@ -61,12 +67,9 @@ async def handle_describe_user_scram_credentials(
     named = [user.name for user in request.users] if request.users else None
     try:
         stored = await store.describe(None if named is None else set(named)) if store is not None else {}
-    except CredentialError as error:  # ZooKeeper unreachable
+    except CredentialError:  # ZooKeeper unreachable, a malformed znode: the store logged why
         return DescribeUserScramCredentialsResponse(
-            throttle_time_ms=0,
-            error_code=ErrorCode.UNKNOWN_SERVER_ERROR,
-            error_message=str(error),
-            results=[],
+            throttle_time_ms=0, error_code=_UNREAD[0], error_message=_UNREAD[1], results=[]
         )
     asked = named if named is not None else sorted(stored)
     counts = Counter(asked)
@@ -136,9 +139,9 @@ async def handle_alter_user_scram_credentials(
     # what is stored now (in a cluster: ZooKeeper, which another broker may have just changed)
     try:
         stored = await store.describe(deleted_users) if store is not None and deleted_users else {}
-    except CredentialError as unread:
+    except CredentialError:  # the store logged why
         stored = {}
-        errors.update({user: (ErrorCode.UNKNOWN_SERVER_ERROR, str(unread)) for user in deleted_users})
+        errors.update(dict.fromkeys(deleted_users, _UNREAD))
     deletions: set[tuple[str, str]] = set()
     for deletion in request.deletions:
         error = _check_name_and_mechanism(deletion.name, deletion.mechanism)
@@ -173,9 +176,8 @@ async def handle_alter_user_scram_credentials(
         if upserts or deletions:
             try:
                 await store.alter(upserts, deletions)
-            except CredentialError as unwritten:  # ZooKeeper: as Kafka, the users not written get it
-                failed = {user for user, _ in [*upserts, *deletions]}
-                errors.update({user: (ErrorCode.UNKNOWN_SERVER_ERROR, str(unwritten)) for user in failed})
+            except CredentialError:  # ZooKeeper (logged by the store): the users not written get it
+                errors.update(dict.fromkeys([user for user, _ in [*upserts, *deletions]], _UNREAD))
     results = []
     for user in users:
         code, message = errors.get(user, (ErrorCode.NONE, None))

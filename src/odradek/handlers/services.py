@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
+from odradek.cluster.leadership import Leadership
 from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, ClusterMetadata
 from odradek.config.broker import BrokerConfig
+from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.security.client_quotas import ClientQuotas
@@ -56,6 +58,9 @@ class Services:
     appends: AppendNotifier
     fetch_sessions: FetchSessionCache
     producer_ids: ProducerIdManager | ZkProducerIdManager
+    #: Which partitions this broker leads, at which epoch (cluster/leadership.py): the replica manager
+    #: in a cluster, a single node's own metadata otherwise. Shared with the coordinators.
+    leadership: Leadership
     #: Advertised endpoints of every broker, by listener name.
     advertised: dict[str, list[BrokerEndpoint]] = field(default_factory=dict)
     #: Set while the metrics endpoint runs (metrics.port > 0); None costs the hot path one check.
@@ -91,6 +96,7 @@ class Services:
 
         self.cluster.mode = BrokerMode.ZOOKEEPER
         self.replicas = replicas
+        self.leadership = replicas
         self.txn_verifier = RemoteVerifier(self.node_id, security, self.config.request_timeout_ms / 1000)
 
     @property
@@ -105,6 +111,8 @@ class Services:
     authorizer: AclAuthorizer | None = None
     #: Client quotas (DescribeClientQuotas / AlterClientQuotas) and their enforcement on every request.
     client_quotas: ClientQuotas = field(default_factory=lambda: ClientQuotas(11, 1))
+    #: Where the regular expressions clients send are compiled and matched (off the event loop).
+    regexes: RegexMatcher = field(default_factory=RegexMatcher)
 
     def scram_credential(self, user: str, mechanism: str) -> ScramCredential | None:
         """A SCRAM user's credential, for the SASL exchange (None: no such user)."""

@@ -24,7 +24,9 @@ Version notes:
 - As Kafka's controller, one CreateTopics or CreatePartitions may make at most 10,000 metadata records
   (a topic, its partitions, its configs; QuorumController.MAX_RECORDS_PER_USER_OP): past that the
   whole request fails with POLICY_VIOLATION, before anything is created (a client asking for 2^31-1
-  partitions would otherwise have the broker make directories until its disk is full).
+  partitions would otherwise have the broker make directories until its disk is full). Only the
+  topics the principal may create or alter count, as only those reach Kafka's controller: counting
+  the others would tell which of them exist and how many partitions they have.
 - Internal topics (__consumer_offsets, __transaction_state) are created by their coordinators only,
   cannot be deleted (TOPIC_DELETION_DISABLED) and cannot get more partitions (INVALID_REQUEST: a
   group's partition is a hash modulo the count): Kafka lets an administrator do all three.
@@ -79,19 +81,26 @@ _DENIED_MESSAGE = "Authorization failed."
 async def handle_create_topics(request: CreateTopicsRequest, context: RequestContext) -> CreateTopicsResponse:
     counts = Counter(topic.name for topic in request.topics)
     validate_only = context.api_version >= 1 and request.validate_only
-    if _records_to_create(request.topics, counts, context) > MAX_RECORDS_PER_USER_OP:
+    may_create_any = authorize_cluster(context, AclOperation.CREATE)
+    authorized = {
+        name
+        for name in counts
+        if may_create_any or authorize(context, AclOperation.CREATE, ResourceType.TOPIC, name)
+    }
+    # Only the topics the principal may create count (Kafka's controller sees only those): a topic it
+    # may not create must get the same answer whether it exists or not.
+    if _records_to_create(request.topics, counts, authorized, context) > MAX_RECORDS_PER_USER_OP:
         return CreateTopicsResponse(
             topics=[_not_created(name, ErrorCode.POLICY_VIOLATION, _EXCESSIVE) for name in counts]
         )
     results: dict[str, CreatableTopicResult] = {}
-    may_create_any = authorize_cluster(context, AclOperation.CREATE)
     for topic in request.topics:
         if topic.name in results:
             continue
         if counts[topic.name] > 1:
             results[topic.name] = _not_created(topic.name, ErrorCode.INVALID_REQUEST, _DUPLICATE_NAME)
             continue
-        if not may_create_any and not authorize(context, AclOperation.CREATE, ResourceType.TOPIC, topic.name):
+        if topic.name not in authorized:
             results[topic.name] = _not_created(topic.name, _DENIED, _DENIED_MESSAGE)
             continue
         try:
@@ -149,7 +158,9 @@ async def handle_create_partitions(
     request: CreatePartitionsRequest, context: RequestContext
 ) -> CreatePartitionsResponse:
     counts = Counter(topic.name for topic in request.topics)
-    if _partitions_to_add(request.topics, counts, context) > MAX_RECORDS_PER_USER_OP:
+    authorized = {name for name in counts if authorize(context, AclOperation.ALTER, ResourceType.TOPIC, name)}
+    # As for CreateTopics, only the topics the principal may alter count towards the limit.
+    if _partitions_to_add(request.topics, counts, authorized, context) > MAX_RECORDS_PER_USER_OP:
         return CreatePartitionsResponse(
             results=[
                 CreatePartitionsTopicResult(
@@ -164,7 +175,7 @@ async def handle_create_partitions(
             continue
         if counts[topic.name] > 1:
             code, message = ErrorCode.INVALID_REQUEST, _DUPLICATE_NAME
-        elif not authorize(context, AclOperation.ALTER, ResourceType.TOPIC, topic.name):
+        elif topic.name not in authorized:
             code, message = _DENIED, _DENIED_MESSAGE
         else:
             try:
@@ -181,13 +192,15 @@ async def handle_create_partitions(
 # ----- helpers ---------------------------------------------------------------------------------------
 
 
-def _records_to_create(topics: list[CreatableTopic], counts: Counter[str], context: RequestContext) -> int:
+def _records_to_create(
+    topics: list[CreatableTopic], counts: Counter[str], authorized: set[str], context: RequestContext
+) -> int:
     """The metadata records Kafka's controller would make for these topics: one per topic, partition
-    and config, for the topics it would try to create (named once, not existing yet)."""
+    and config, for the topics it would try to create (named once, authorized, not existing yet)."""
     cluster = context.services.cluster
     records = 0
     for topic in topics:
-        if counts[topic.name] > 1 or cluster.topic(topic.name) is not None:
+        if counts[topic.name] > 1 or topic.name not in authorized or cluster.topic(topic.name) is not None:
             continue
         if topic.assignments:
             partitions = len(topic.assignments)
@@ -200,13 +213,13 @@ def _records_to_create(topics: list[CreatableTopic], counts: Counter[str], conte
 
 
 def _partitions_to_add(
-    topics: list[CreatePartitionsTopic], counts: Counter[str], context: RequestContext
+    topics: list[CreatePartitionsTopic], counts: Counter[str], authorized: set[str], context: RequestContext
 ) -> int:
-    """The partition records Kafka's controller would make to grow these topics to their counts."""
+    """The partition records Kafka's controller would make to grow these (authorized) topics."""
     records = 0
     for topic in topics:
         state = context.services.cluster.topic(topic.name)
-        if counts[topic.name] == 1 and state is not None:
+        if counts[topic.name] == 1 and topic.name in authorized and state is not None:
             records += max(topic.count - len(state.partitions), 0)
     return records
 

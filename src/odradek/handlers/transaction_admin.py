@@ -4,9 +4,12 @@ state (what `kafka-transactions.sh` and `odradek transactions` show).
 
 Version notes:
 - ListTransactions v1 adds `duration_filter` (transactions running longer than that many ms), v2 a
-  regular expression on the transactional id (KIP-1152). Unknown state names come back in
-  `unknown_state_filters`, as Kafka answers. A broker still loading a partition answers
-  COORDINATOR_LOAD_IN_PROGRESS with what it has.
+  regular expression on the transactional id (KIP-1152): RE2 syntax matched against the whole id, as
+  Kafka's RE2/J, off the event loop (coordinator/client_regex.py); one RE2 refuses is
+  INVALID_REGULAR_EXPRESSION, but only when there is an id to match (Kafka compiles it even with none);
+  a broker busy with other principals' patterns answers COORDINATOR_LOAD_IN_PROGRESS, which the admin
+  client retries after a backoff. Unknown state names come back in `unknown_state_filters`, as Kafka
+  answers. A broker still loading a partition answers COORDINATOR_LOAD_IN_PROGRESS with what it has.
 - States are Kafka's names (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit,
   CompleteAbort, Dead, PrepareEpochFence).
 - With an authorizer, as Kafka's KafkaApis: DescribeTransactions needs DESCRIBE on each transactional id
@@ -16,8 +19,7 @@ Version notes:
 
 from __future__ import annotations
 
-import re
-
+from odradek.coordinator.regex_lane import Requester
 from odradek.coordinator.runtime import PartitionState
 from odradek.coordinator.txn_metadata import TxnState
 from odradek.handlers.authorization import authorize
@@ -90,11 +92,8 @@ async def handle_list_transactions(
 ) -> lt.ListTransactionsResponse:
     try:
         coordinator = transaction_coordinator(context)
-        pattern = re.compile(request.transactional_id_pattern) if request.transactional_id_pattern else None
     except KafkaError as error:
         return lt.ListTransactionsResponse(error_code=error.error_code)
-    except re.error:
-        return lt.ListTransactionsResponse(error_code=ErrorCode.INVALID_REGULAR_EXPRESSION)
     unknown = [name for name in request.state_filters if name not in _STATE_NAMES]
     wanted = {_STATE_NAMES[name] for name in request.state_filters if name in _STATE_NAMES}
     producers = set(request.producer_id_filters)
@@ -109,8 +108,8 @@ async def handle_list_transactions(
             metadata.state is not TxnState.ONGOING or now - metadata.start_ms < request.duration_filter
         ):
             continue
-        if pattern is not None and not pattern.fullmatch(metadata.transactional_id):
-            continue
+        # Authorized first: the pattern never runs on an id the principal may not see (its match time
+        # would tell the id's prefix), which Kafka's order (match, then filter) allows.
         if not authorize(
             context, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, metadata.transactional_id
         ):
@@ -122,6 +121,20 @@ async def handle_list_transactions(
                 transaction_state=metadata.state.kafka_name,
             )
         )
+    # Null or empty: no filter, as Kafka. With no id left to match, nothing is compiled (Kafka compiles
+    # first, so a pattern RE2 refuses is reported even then): the request needs no ACL, and anyone
+    # could otherwise make the broker compile.
+    if request.transactional_id_pattern and listed:
+        try:
+            ids = [state.transactional_id for state in listed]
+            requester = Requester(context.principal, context.closed)
+            pattern = request.transactional_id_pattern
+            matched = set(
+                await context.services.regexes.matching(pattern, ids, "Transaction ID pattern", requester)
+            )
+        except KafkaError as error:
+            return lt.ListTransactionsResponse(error_code=error.error_code)
+        listed = [state for state in listed if state.transactional_id in matched]
     loading = any(s is PartitionState.LOADING for s in coordinator.state_log.states.values())
     return lt.ListTransactionsResponse(
         error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if loading else ErrorCode.NONE,

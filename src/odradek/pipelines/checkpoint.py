@@ -11,12 +11,12 @@ that checkpoint and the Parquet the earlier run wrote.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from odradek.pipelines.errors import PipelineError
-from odradek.storage.files import atomic_write
 
 MARKER = "odradek-pipeline.json"
 
@@ -103,9 +103,20 @@ def _write_marker(marker: Path, identity: StreamIdentity) -> None:
 
 
 def _replace(marker: Path, fields: dict[str, object]) -> None:
-    """Written aside and renamed over: a crash leaves the old marker or the new one, never a torn one
-    (which the next run would refuse as not the pipeline's)."""
-    atomic_write(marker, (json.dumps(fields, indent=2) + "\n").encode())
+    """Written aside, fsynced and renamed over, the rename fsynced too: a crash leaves the old marker
+    or the new one, never a torn one (which the next run would refuse as not the pipeline's). Its own
+    few lines, not the broker storage's atomic_write: the pipeline is a client of any Kafka cluster."""
+    aside = marker.with_name(marker.name + ".tmp")
+    with open(aside, "wb") as file:
+        file.write((json.dumps(fields, indent=2) + "\n").encode())
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(aside, marker)
+    directory = os.open(marker.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
 
 
 def _remove_parquet_output(output_dir: Path) -> None:

@@ -6,21 +6,41 @@ wire client (cli/wire_security.py) and the brokers' own connections to each othe
 tokens in SaslAuthenticate) and is sent each answer; it returns when the broker accepted the login and
 raises SaslLoginError (with Kafka's error code) when it did not. PLAIN sends one token; SCRAM-SHA-256/
 512 (RFC 5802) two, and checks the server's signature in the last answer.
+
+SCRAM's salted password is PBKDF2 with as many rounds as the server's first message asks: the exchange
+yields that step as a `KeyDerivation` for its driver to run (a driver on an event loop runs it in a
+thread) and is sent its result. Kafka's client refuses fewer rounds than the mechanism's minimum (4096);
+this one also refuses more than Kafka's maximum (16384, which AlterUserScramCredentials enforces), since
+whoever answers on a broker's address could otherwise ask for 2^31-1 rounds, hours of CPU.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from typing import Any, Final
+
+from scramp import ScramClient, ScramException
 
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from odradek.protocol.messages.sasl_handshake import SaslHandshakeRequest
+from odradek.security.scram_credentials import MAX_ITERATIONS, MIN_ITERATIONS
 
 MECHANISMS: Final = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
+
+@dataclass(frozen=True)
+class KeyDerivation:
+    """SCRAM's costly step: `derive` runs PBKDF2 (`iterations` rounds, up to tens of milliseconds) and
+    returns the next token, which the driver sends back into the exchange."""
+
+    iterations: int
+    derive: Callable[[], bytes]
+
+
 SaslRequest = SaslHandshakeRequest | SaslAuthenticateRequest
-SaslSteps = Generator[SaslRequest, Any, None]
+SaslSteps = Generator[SaslRequest | KeyDerivation, Any, None]
 
 
 class SaslLoginError(Exception):
@@ -43,15 +63,19 @@ def sasl_exchange(mechanism: str, username: str, password: str) -> SaslSteps:
     if mechanism == "PLAIN":
         yield from _token(b"\0" + username.encode() + b"\0" + password.encode())
         return
-    from scramp import ScramClient, ScramException
-
     client = ScramClient([mechanism], username, password)
     try:
         server_first = yield from _token(client.get_client_first().encode())
         client.set_server_first(server_first.decode())
-        server_final = yield from _token(client.get_client_final().encode())
+        iterations = int(client.iterations)
+        if iterations < MIN_ITERATIONS or iterations > MAX_ITERATIONS:
+            bound = "less than the minimum" if iterations < MIN_ITERATIONS else "more than the maximum"
+            limit = MIN_ITERATIONS if iterations < MIN_ITERATIONS else MAX_ITERATIONS
+            raise SaslLoginError(f"Requested iterations {iterations} is {bound} {limit} for {mechanism}")
+        client_final = yield KeyDerivation(iterations, lambda: client.get_client_final().encode())
+        server_final = yield from _token(client_final)
         client.set_server_final(server_final.decode())
-    except ScramException as error:
+    except (ScramException, UnicodeDecodeError) as error:
         raise SaslLoginError(f"SASL {mechanism} authentication failed: {error}") from None
 
 

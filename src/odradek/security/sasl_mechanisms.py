@@ -19,6 +19,7 @@ from odradek.security.scram_credentials import MECHANISMS, ScramCredential
 
 INVALID_CREDENTIALS = "Authentication failed: Invalid username or password"
 INVALID_SCRAM_CREDENTIALS = "Authentication failed: Invalid user credentials"
+INVALID_CLIENT_FINAL = "Authentication failed: invalid SCRAM client final message"
 
 
 class SaslAuthenticationError(Exception):
@@ -90,6 +91,8 @@ class ScramServer:
         self.credential: ScramCredential | None = None
         self.round = 0
         self.unknown_user = False
+        #: The client-first message's GS2 header, which the client-final's `c=` must carry back.
+        self.gs2_header = b""
 
     def evaluate(self, token: bytes) -> bytes:
         try:
@@ -100,6 +103,7 @@ class ScramServer:
             if self.round == 0:
                 self.round = 1
                 self.server.set_client_first(message)
+                self.gs2_header = message[: message.index(",", message.index(",") + 1) + 1].encode()
                 return str(self.server.get_server_first()).encode()
             if self.round == 1:
                 self.round = 2
@@ -126,28 +130,46 @@ class ScramServer:
         return credential.salt, credential.stored_key, credential.server_key, credential.iterations
 
     def _client_final(self, message: str) -> str:
-        """Check ``c=<gs2 header>,r=<nonce>,p=<proof>`` and answer ``v=<server signature>``."""
-        without_proof, separator, proof_text = message.rpartition(",p=")
-        attributes = dict(part.split("=", 1) for part in without_proof.split(",") if "=" in part)
+        """Check ``c=<gs2 header>,r=<nonce>[,extensions],p=<proof>`` and answer ``v=<server signature>``.
+
+        Every malformed part is a failed authentication: the attributes in RFC 5802's order, `c` the
+        base64 of the client-first's GS2 header (no channel binding), `r` ending with the server's
+        nonce, `p` the base64 of a proof of the hash's length."""
         credential = self.credential
-        if not separator or credential is None:
-            raise SaslAuthenticationError("Authentication failed: invalid SCRAM client final message")
-        if base64.b64decode(attributes.get("c", "")) not in (b"n,,", b"y,,"):
+        parts = message.split(",")
+        if (
+            credential is None
+            or len(parts) < 3
+            or not parts[0].startswith("c=")
+            or not parts[1].startswith("r=")
+            or not parts[-1].startswith("p=")
+        ):
+            raise SaslAuthenticationError(INVALID_CLIENT_FINAL)
+        channel_binding = _base64(parts[0][2:])
+        if channel_binding is None:
+            raise SaslAuthenticationError(INVALID_CLIENT_FINAL)
+        if channel_binding != self.gs2_header:
             raise SaslAuthenticationError("Authentication failed: SCRAM channel binding is not supported")
-        if not attributes.get("r", "").endswith(str(self.server.nonce)):
+        if not parts[1][2:].endswith(str(self.server.nonce)):
             raise SaslAuthenticationError(
                 "Authentication failed: Invalid client nonce in the final client message."
             )
+        without_proof = message[: -len(parts[-1]) - 1]
         auth_message = f"{self.server.client_first_bare},{self.server.server_first},{without_proof}".encode()
         client_signature = hmac.new(credential.stored_key, auth_message, self.digest).digest()
-        try:
-            proof = base64.b64decode(proof_text, validate=True)
-        except ValueError:
-            raise SaslAuthenticationError(INVALID_SCRAM_CREDENTIALS) from None
-        if len(proof) != len(client_signature):
+        proof = _base64(parts[-1][2:])
+        if proof is None or len(proof) != len(client_signature):
             raise SaslAuthenticationError(INVALID_SCRAM_CREDENTIALS)
         client_key = bytes(a ^ b for a, b in zip(proof, client_signature, strict=True))
         if not hmac.compare_digest(hashlib.new(self.digest, client_key).digest(), credential.stored_key):
             raise SaslAuthenticationError(INVALID_SCRAM_CREDENTIALS)
         server_signature = hmac.new(credential.server_key, auth_message, self.digest).digest()
         return "v=" + base64.b64encode(server_signature).decode()
+
+
+def _base64(text: str) -> bytes | None:
+    """`text` decoded as strict base64; None if it is not."""
+    try:
+        return base64.b64decode(text, validate=True)
+    except ValueError:  # binascii.Error, and non-ASCII text
+        return None

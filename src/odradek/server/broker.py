@@ -29,6 +29,7 @@ import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.dynamic_configs import FILE_NAME, DynamicBrokerConfigs, apply_log_defaults
 from odradek.cluster.inter_broker_connection import inter_broker_security
+from odradek.cluster.leadership import Leadership, SingleNodeLeadership
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
@@ -40,7 +41,7 @@ from odradek.cluster.zk_producer_ids import ZkProducerIdManager
 from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zk_topic_configs import TopicConfigSync
 from odradek.cluster.zk_topics import ZkTopicAdmin
-from odradek.cluster.zookeeper.errors import ZooKeeperError
+from odradek.cluster.zookeeper.errors import BrokerIdAlreadyRegisteredError, ZooKeeperError
 from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
 from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
 from odradek.cluster.zookeeper_security import zookeeper_security
@@ -48,13 +49,14 @@ from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.topic import resolve_topic_config
 from odradek.config.types import ConfigError
+from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.producer_ids import CorruptProducerIdBlockError, ProducerIdManager
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.handlers.configs import reconfigure
-from odradek.handlers.delayed_produce import coordinator_write_waiter, marker_write_waiter, timed_write_waiter
+from odradek.handlers.delayed_produce import isr_wait
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
@@ -81,6 +83,7 @@ from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.server.memory_pool import memory_pool_for
 from odradek.server.replica_fetchers import replica_fetchers
+from odradek.server.storage_work import run_file_deletions, run_storage_work
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import StorageError
@@ -89,12 +92,15 @@ from odradek.storage.log_manager import LogManager
 from odradek.storage.node_id import resolve_node_id
 
 log = logging.getLogger("odradek.broker")
-#: How often due file deletions are looked for: a list check on the loop, a thread only when one is due.
-FILE_DELETION_CHECK_S = 0.5
 
 
 class StartupError(Exception):
     """The broker cannot start; the message is the one line an operator needs to fix it."""
+
+
+class BrokerReplacedError(StartupError):
+    """Running, the broker lost its registration to a live broker with the same id (which took it while
+    this one's session was lost): it stopped, in the one line a start refused for that would give."""
 
 
 class ListenerBindError(Exception):
@@ -118,7 +124,9 @@ class Broker:
         self.tasks: list[asyncio.Task[None]] = []
         self.stopping = asyncio.Event()
         self.started = False
-        #: Set when a log rolled a segment or was truncated: file work is due (`_storage_work`).
+        #: Why the broker stopped by itself, raised once it has (``run_until_stopped``).
+        self.failure: StartupError | None = None
+        #: Set when a log rolled a segment or was truncated: file work is due (`run_storage_work`).
         self.storage_work_due = asyncio.Event()
         log_dirs = [Path(d.strip()) for d in config.log_dirs if d.strip()]
         # Before anything reads or writes the dirs: a second broker on them stops here, untouched.
@@ -164,7 +172,9 @@ class Broker:
         self.console: ConsoleProcess | None = None
         #: Set with zookeeper.connect: this broker's session, registration and controller elector.
         self.member = (
-            ZooKeeperMember(config, self.node_id, self.inter_broker_security, zk_security)
+            ZooKeeperMember(
+                config, self.node_id, self.inter_broker_security, zk_security, on_replaced=self._replaced
+            )
             if zk_security is not None
             else None
         )
@@ -179,10 +189,12 @@ class Broker:
         member = self.member
         zk_broker_configs: ZkBrokerConfigs | None = None
         replicas: ReplicaManager | None = None
+        leadership: Leadership
         if member is None:
             meta = self.logs.ensure_meta_properties(self.node_id, self.config.cluster_id)
             cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
             topics = TopicAdmin(self.config, cluster, self.logs, self.node_id)
+            leadership = SingleNodeLeadership(cluster, self.node_id)
         else:
             await member.connect()
             # As Kafka: the cluster's id is /cluster/id; meta.properties must agree (a log dir of
@@ -205,10 +217,18 @@ class Broker:
             assert member.zk is not None
             topics.attach(member.zk)
             # what this broker leads, at which epoch: the coordinators append as leaders too
-            replicas = ReplicaManager(self.node_id, cluster, self.logs)
+            leadership = replicas = ReplicaManager(self.node_id, cluster, self.logs)
         appends = AppendNotifier()
+        regexes = RegexMatcher()  # one worker for the regexes clients send, shared by both users
         groups = GroupCoordinator(
-            self.config, cluster, topics, self.logs, self.node_id, appends.notify, leadership=replicas
+            self.config,
+            cluster,
+            topics,
+            self.logs,
+            self.node_id,
+            appends.notify,
+            leadership=leadership,
+            regexes=regexes,
         )
         producer_ids: ProducerIdManager | ZkProducerIdManager
         credentials: CredentialStore
@@ -233,12 +253,14 @@ class Broker:
             appends=appends,
             groups=groups,
             producer_ids=producer_ids,
+            leadership=leadership,
             dynamic_configs=self.dynamic_configs,
             zk_broker_configs=zk_broker_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             scram_credentials=credentials,
             authorizer=authorizer,
             client_quotas=self._client_quotas(member is None),
+            regexes=regexes,
         )
         self.quotas.ip_throttle = self.services.client_quotas.connection_throttle_ms
         if member is not None:  # every quota read, and changes written there, before a client is served
@@ -254,8 +276,8 @@ class Broker:
             groups,
             appends.notify,
             inter_broker_security=self.inter_broker_security,
-            marker_replicated=marker_write_waiter(self.services),
-            leadership=replicas,
+            marker_replicated=isr_wait(self.services),
+            leadership=leadership,
         )
         self.services.transactions = transactions
         await self._listen()  # bound (the advertised ports are known), not serving yet
@@ -277,8 +299,8 @@ class Broker:
         await transactions.start(groups.settings.single_node)  # and __transaction_state, then replays it
         if member is None or replicas is None:
             self._serve()
-        else:
-            await self._join_cluster(member, services, groups, replicas)  # serves once registered
+        elif not await self._join_cluster(member, services, groups, replicas):  # serves once registered
+            return  # stopped while waiting to register: nothing serves, nothing more to start
         if self.config.console_port is not None:
             host, port = next(iter(self.bound.values()))
             options = ConsoleOptions(
@@ -298,9 +320,12 @@ class Broker:
         if self.config.log_cleaner_enable:  # as Kafka: when false no cleaner runs, nothing is compacted
             self._every("log.cleaner.backoff.ms", self._compaction)
         self._every("producer.id.expiration.check.interval.ms", self._expire_producers)
-        self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
-        self.tasks.append(asyncio.get_running_loop().create_task(self._delete_files_when_due()))
-        self.tasks.append(asyncio.get_running_loop().create_task(self._storage_work()))
+        if self.config.connections_max_idle_ms >= 0:  # as Kafka: a negative value turns idle expiry off
+            self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
+        self.tasks.append(asyncio.get_running_loop().create_task(run_file_deletions(self.logs)))
+        self.tasks.append(
+            asyncio.get_running_loop().create_task(run_storage_work(self.logs.flushes, self.storage_work_due))
+        )
         log.info(
             "broker started",
             extra={
@@ -339,9 +364,10 @@ class Broker:
         services: Services,
         groups: GroupCoordinator,
         replicas: ReplicaManager,
-    ) -> None:
+    ) -> bool:
         """Register in ZooKeeper, serve, then run for controller (the controller sends LeaderAndIsr
-        and UpdateMetadata to the endpoints registered; its channel reconnects until they listen)."""
+        and UpdateMetadata to the endpoints registered; its channel reconnects until they listen).
+        False: stopped while waiting to register, nothing served."""
         replicas.leaders.replica_lag_time_max_ms = self.config.replica_lag_time_max_ms
         replicas.leaders.on_high_watermark = services.appends.wake
         replicas.leaders.min_insync_replicas = services.topics.min_insync_replicas
@@ -349,9 +375,7 @@ class Broker:
         services.appends.on_append = replicas.leaders.on_append
         # The coordinators' writes are acks=all appends: refused under min.insync.replicas.
         groups.runtime.under_min_isr = functools.partial(replicas.under_min_isr, OFFSETS_TOPIC)
-        groups.runtime.replicated = coordinator_write_waiter(
-            OFFSETS_TOPIC, lambda: services.config.offsets_commit_timeout_ms, services
-        )
+        groups.runtime.replicated = isr_wait(services)
         if services.transactions is not None:
             state_log = services.transactions.state_log
             state_log.under_min_isr = functools.partial(replicas.under_min_isr, TRANSACTION_STATE_TOPIC)
@@ -359,7 +383,7 @@ class Broker:
             services.transactions.leader_since_epoch = functools.partial(
                 replicas.leader_since_epoch, TRANSACTION_STATE_TOPIC
             )
-            state_log.replicated = timed_write_waiter(TRANSACTION_STATE_TOPIC, services)
+            state_log.replicated = isr_wait(services)
         self.fetchers = replica_fetchers(
             self.config, self._live_config, services, self.logs, replicas, self.inter_broker_security
         )
@@ -388,12 +412,14 @@ class Broker:
         if authorizer is not None and isinstance(authorizer.store, ZkAclStore):
             AclChangeListener(member.zk, authorizer.store, authorizer).start(loop)
         services.join_zookeeper_cluster(replicas, self.inter_broker_security)
-        await member.register(services.advertised, replicas)
+        if not await member.register(services.advertised, replicas):
+            return False
         # As Kafka, only a registered broker processes requests: one whose id a live broker holds
         # has exited above, before any client reached it (its listeners were bound, not listening).
         self._serve()
         services.controller = await member.start_controller()
         topic_configs.on_change = services.controller.topic_configs_changed
+        return True
 
     def _serve(self) -> None:
         """Listen and accept on every bound listener."""
@@ -477,7 +503,9 @@ class Broker:
         """SIGTERM and SIGINT stop the broker gracefully, also when they come during its start: a cluster
         member serves (and is known to clients and the controller) before its start ends, so the start
         completes, bounded by its own timeouts, then the broker stops as usual (with a controlled
-        shutdown). A second one during the start exits at once."""
+        shutdown); but a wait for another session's registration of its id to go ends at once, and the
+        start with it (nothing serves before the registration). A second one during the start exits at
+        once."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -489,11 +517,21 @@ class Broker:
                 log.warning(f"{sig.name} again during start-up: exiting now")
                 os._exit(128 + sig)
             log.info(f"{sig.name} during start-up: stopping once started ({sig.name} again exits now)")
+        if self.member is not None:
+            self.member.stop_waiting()
+        self.stopping.set()
+
+    def _replaced(self, error: BrokerIdAlreadyRegisteredError) -> None:
+        """``ZooKeeperMember``: a live broker holds this broker's id now; stop, and say so once stopped."""
+        self.failure = BrokerReplacedError(str(error))
         self.stopping.set()
 
     async def run_until_stopped(self) -> None:
+        """Serve until a stop signal, or until the broker must stop by itself (raised then)."""
         await self.stopping.wait()
         await self.stop()
+        if self.failure is not None:
+            raise self.failure
 
     async def stop(self) -> None:
         """Graceful shutdown: stop accepting, answer what is in flight, flush and checkpoint the logs."""
@@ -503,6 +541,8 @@ class Broker:
             member is not None
             and services is not None
             and member.replicas is not None
+            and member.registered
+            and self.failure is None  # the controller knows another broker under this id
             and self.config.controlled_shutdown_enable
         ):
             # As Kafka: leaderships move away while this broker still serves, then it stops.
@@ -537,6 +577,7 @@ class Broker:
                 self.services.transactions.stop()
             if self.services.txn_verifier is not None:
                 self.services.txn_verifier.close()
+            self.services.regexes.close()
             # Before the drain: queued record work is dropped and the jobs under way stop at their next
             # checkpoint, so that no request waits for a rewrite to end; the requests that needed them
             # close their connections unanswered, as Kafka drops the requests it has not handled.
@@ -583,45 +624,18 @@ class Broker:
         job = self.logs.take_file_deletions()
         await asyncio.to_thread(job.run)
 
-    async def _delete_files_when_due(self) -> None:
-        """Kafka's delete-logs task: deleted segments and partition directories (and their open files)
-        go once their file.delete.delay.ms has passed, not at the next retention check minutes later."""
-        while True:
-            await asyncio.sleep(FILE_DELETION_CHECK_S)
-            job = self.logs.take_file_deletions()
-            if not job.empty:
-                await asyncio.to_thread(job.run)  # logs its failures itself, never raises
-
-    async def _storage_work(self) -> None:
-        """Kafka's flush at a roll (the segments below a new one are fsynced soon after it was made and
-        the recovery point moves up to it, whatever flush.ms and flush.messages say), and its recovery
-        point checkpoint after a truncation."""
-        while True:
-            await self.storage_work_due.wait()
-            self.storage_work_due.clear()
-            checkpoint = self.logs.take_due_checkpoint()
-            jobs = self.logs.take_roll_flushes()
-            try:
-                if checkpoint is not None:
-                    await asyncio.to_thread(checkpoint.run)
-                if jobs:
-                    await asyncio.to_thread(_run_all, [job for _, job in jobs])
-                    self.logs.complete_flushes(jobs)
-            except OSError:
-                log.exception("flushing rolled segments or writing checkpoints failed")
-
     async def _flush(self) -> None:
-        jobs = self.logs.prepare_flushes()
+        jobs = self.logs.flushes.prepare_flushes()
         if jobs:
             await asyncio.to_thread(_run_all, [job for _, job in jobs])
-            self.logs.complete_flushes(jobs)
+            self.logs.flushes.complete_flushes(jobs)
 
     async def _checkpoint(self) -> None:
-        job = self.logs.prepare_checkpoint()
+        job = self.logs.flushes.prepare_checkpoint()
         await asyncio.to_thread(job.run)
 
     async def _checkpoint_high_watermarks(self) -> None:
-        job = self.logs.prepare_high_watermark_checkpoint()
+        job = self.logs.flushes.prepare_high_watermark_checkpoint()
         await asyncio.to_thread(job.run)
 
     async def _compaction(self) -> None:
@@ -642,14 +656,15 @@ class Broker:
         self.logs.remove_expired_producers()
 
     async def _close_idle_connections(self) -> None:
+        """Kafka's idle expiry: a connection whose client has sent nothing and taken none of its answers
+        for connections.max.idle.ms is closed, answers pending or not (see Connection.idle_for)."""
         idle_ms = self.config.connections_max_idle_ms
         while True:
             await asyncio.sleep(min(max(idle_ms / 4000, 0.05), 30))
             now = time.monotonic()
             for connection in list(self.connections):
                 if connection.idle_for(now) * 1000 > idle_ms:
-                    log.info("closing idle connection", extra={"fields": connection.describe()})
-                    connection.close()
+                    connection.expire(idle_ms)
 
 
 def _run_all(jobs: list[Any]) -> None:
@@ -680,7 +695,9 @@ _STARTUP_FAILURES = (
     AclStoreError,
     QuotaStoreError,
     ZooKeeperError,  # ZooKeeper unreachable in time, broker id already registered
-    MalformedZnodeError,  # /cluster/id or /config/brokers written by something else than Kafka's tools
+    # /cluster/id written by something else than Kafka's tools, or a broker config value that is not a
+    # string (Kafka stops there too; a broker config znode that is no JSON object reads as no overrides)
+    MalformedZnodeError,
 )
 
 

@@ -2,11 +2,23 @@
 
 Like Kafka, a connection's requests are processed in the order they arrive and each response is
 written before the next request is handled, so pipelined requests (a producer with several in flight)
-are answered strictly in order. Frames that arrive meanwhile are queued; past a bound the socket stops
-being read (back-pressure) until the queue drains. A declared size above `socket.request.max.bytes` (or
-negative) closes the connection before the body is read; a malformed frame closes only this connection.
-With `queued.max.request.bytes`, request bodies are reserved in the broker's `MemoryPool`; while it has
-nothing free the connection stops reading, and resumes once a request somewhere has been handled.
+are answered strictly in order. As Kafka mutes a channel from a request's arrival until its answer is
+sent, a connection whose read has brought requests reads nothing more until all of them are answered
+and its answers are not backed up (under the transport's high-water mark): what the client sends
+meanwhile waits in the kernel. The transport is paused only when one more read comes in the meantime
+(a pipelining client), since pausing and resuming it costs some 20 us, as much as a fifth of a small
+request, and a client waiting for each answer sends nothing meanwhile. So a connection holds at most two
+reads (2 x 256 KiB) of requests, or one request (`sasl.server.max.receive.size` before SASL
+authentication, `socket.request.max.bytes` otherwise) and one read, plus answers up to the high-water
+mark and one batch (`output.FLUSH_BYTES`) or one answer more. A client that does not read its answers
+thereby stops being read, and the broker closes it after `connections.max.idle.ms` (`idle_for`,
+`expire`). Pipelined requests keep working: they wait in the socket instead of in the broker, and a
+read takes all that has arrived.
+
+A declared size above `socket.request.max.bytes` (or negative) closes the connection before the body is
+read; a malformed frame closes only this connection. With `queued.max.request.bytes`, request bodies
+are reserved in the broker's `MemoryPool`; while it has nothing free the connection stops reading, and
+resumes once a request somewhere has been handled.
 
 Frames are split off the byte stream by `framing.FrameReader` (reads without copies for large frames).
 
@@ -53,9 +65,9 @@ from odradek.server.output import ResponseWriter
 
 log = logging.getLogger("odradek.connection")
 
-#: Queued-but-unhandled bytes past which the socket is no longer read.
-_MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
-_MAX_QUEUED_FRAMES: Final = 1000
+#: How long a connection handles requests back to back before it lets the others in (Kafka's request
+#: handlers take requests from every connection in turn).
+_FAIR_SHARE_SECONDS: Final = 0.005
 #: What a SASL connection may send before it has authenticated.
 _SASL_APIS: Final = frozenset((ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE))
 
@@ -81,15 +93,20 @@ class Connection(asyncio.BufferedProtocol):
         self.reader = FrameReader(scratch, max_request_bytes, pool)
         self.frames: deque[bytearray] = deque()
         self.queued_bytes = 0
-        #: Reading stops while too much waits here, or while the memory pool has nothing free.
+        #: From a read that brought requests until they are answered nothing more is read (Kafka's
+        #: muted channel): the transport is paused at the next read that comes meanwhile. Reading
+        #: stops too while the memory pool has nothing free.
         self.reading_paused = False
-        self.paused_for_queue = False
+        self.muted_for_requests = False
+        self.paused_for_requests = False
         self.paused_for_memory = False
         #: KIP-219: after a throttled response the connection reads and handles nothing until then.
         self.muted_until = 0.0
         self.wakeup = asyncio.Event()
         self.closed = False
+        #: When bytes were last read from the client or its answers last taken (see idle_for).
         self.last_active = time.monotonic()
+        self.bytes_taken_seen = 0
         self.task: asyncio.Task[None] | None = None
         self.writer: ResponseWriter | None = None
         self.busy = False
@@ -139,44 +156,45 @@ class Connection(asyncio.BufferedProtocol):
 
     def buffer_updated(self, nbytes: int) -> None:
         self.last_active = time.monotonic()
+        if self.muted_for_requests and not self.paused_for_requests:
+            self.paused_for_requests = True  # after this read, which the transport has made already
+            self._update_reading()
         try:
             frames = self.reader.buffer_updated(nbytes)
         except FrameSizeError as error:
-            limit = self.reader.max_frame_bytes
-            setting = (
-                "socket.request.max.bytes"
-                if limit == self.max_request_bytes
-                else "sasl.server.max.receive.size"
-            )
-            log.warning(
-                "closing connection: declared request size %d (%s=%d) from %s:%d",
-                error.size,
-                setting,
-                limit,
-                *self.peer,
-            )
-            self.close()
+            self._refuse_frame_size(error)
             return
         if frames:
-            for frame in frames:
-                self._queue(frame)
-            self.wakeup.set()
-            if self.queued_bytes > _MAX_QUEUED_BYTES or len(self.frames) > _MAX_QUEUED_FRAMES:
-                self.paused_for_queue = True
-                self._update_reading()
+            self._queue(frames)
         pool = self.pool
         if pool is not None and pool.exhausted and self.reader.large_frame is None and not self.closed:
             self.paused_for_memory = True
             pool.wait(self, self._memory_released)
             self._update_reading()
 
+    def _refuse_frame_size(self, error: FrameSizeError) -> None:
+        limit = self.reader.max_frame_bytes
+        setting = (
+            "socket.request.max.bytes" if limit == self.max_request_bytes else "sasl.server.max.receive.size"
+        )
+        log.warning(
+            "closing connection: declared request size %d (%s=%d) from %s:%d",
+            error.size,
+            setting,
+            limit,
+            *self.peer,
+        )
+        self.close()
+
     def _memory_released(self) -> None:
         self.paused_for_memory = False
         self._update_reading()
 
-    def _queue(self, frame: bytearray) -> None:
-        self.frames.append(frame)
-        self.queued_bytes += len(frame)
+    def _queue(self, frames: list[bytearray]) -> None:
+        self.frames.extend(frames)
+        self.queued_bytes += sum(len(frame) for frame in frames)
+        self.wakeup.set()
+        self.muted_for_requests = True
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -210,19 +228,25 @@ class Connection(asyncio.BufferedProtocol):
 
     async def _serve(self) -> None:
         frames = self.frames
+        stepped_aside = time.perf_counter()
         while not self.closed:
             if self.muted_until:
                 await self._stay_muted()
                 continue
             if not frames or self.serving_stopped:
+                if not self.serving_stopped and await self._next_frames():
+                    continue
                 self.wakeup.clear()
                 await self.wakeup.wait()
+                stepped_aside = time.perf_counter()
+                continue
+            if time.perf_counter() - stepped_aside > _FAIR_SHARE_SECONDS:
+                # handlers that never wait would otherwise run back to back for every request queued
+                await asyncio.sleep(0)
+                stepped_aside = time.perf_counter()
                 continue
             frame = frames.popleft()
             self.queued_bytes -= len(frame)
-            if self.paused_for_queue and self.queued_bytes < _MAX_QUEUED_BYTES // 2:
-                self.paused_for_queue = False
-                self._update_reading()
             self.busy = True
             started = time.perf_counter()
             try:
@@ -235,11 +259,37 @@ class Connection(asyncio.BufferedProtocol):
                 self.close()
             finally:
                 self.busy = False
-                self.last_active = time.monotonic()
+                if self.writer is None or not self.writer.backed_up:
+                    self.last_active = time.monotonic()  # the answer (if any) is out
                 if self.pool is not None:
                     self.pool.release(len(frame))
                 if metrics.active is not None:
                     metrics.active.request_done(frame, time.perf_counter() - started)
+
+    async def _next_frames(self) -> bool:
+        """Once the requests queued are handled: queue the next ones of what was read already (True),
+        or, when the answers are no longer backed up, read again (False)."""
+        if not self.muted_for_requests:
+            return False
+        writer = self.writer
+        if writer is not None and writer.paused:
+            await writer.drain()
+            if self.closed or self.frames:  # a read came meanwhile
+                return True
+        if len(self.reader.pending) >= 4:
+            try:
+                frames = self.reader.more_frames()
+            except FrameSizeError as error:
+                self._refuse_frame_size(error)
+                return True
+            if frames:
+                self._queue(frames)
+                return True
+        self.muted_for_requests = False
+        if self.paused_for_requests:
+            self.paused_for_requests = False
+            self._update_reading()
+        return False
 
     async def _handle(self, frame: bytearray) -> None:
         sasl = self.sasl
@@ -274,6 +324,7 @@ class Connection(asyncio.BufferedProtocol):
             services=self.services,
             principal=self.principal,
             sasl=sasl,
+            closed=lambda: self.closed,
         )
         try:
             quotas = self.services.client_quotas
@@ -442,7 +493,7 @@ class Connection(asyncio.BufferedProtocol):
         self._update_reading()
 
     def _update_reading(self) -> None:
-        paused = self.paused_for_queue or self.paused_for_memory or self.muted_until > 0
+        paused = self.paused_for_requests or self.paused_for_memory or self.muted_until > 0
         if paused == self.reading_paused or self.transport is None or self.closed:
             return
         self.reading_paused = paused
@@ -452,15 +503,39 @@ class Connection(asyncio.BufferedProtocol):
             self.transport.resume_reading()
 
     def idle_for(self, now: float) -> float:
-        return 0.0 if self.busy or self.frames else now - self.last_active
+        """How long since the client last showed life: bytes read from it, or answers of its taken off
+        the socket. As Kafka's idle expiry (which counts any I/O), whatever the connection is doing: a
+        request being handled or answers the client does not read keep it no more than silence does."""
+        if self.writer is not None:
+            taken = self.writer.bytes_taken
+            if taken > self.bytes_taken_seen:
+                self.bytes_taken_seen = taken
+                self.last_active = now
+        return now - self.last_active
+
+    def expire(self, idle_ms: int) -> None:
+        """Close at once for `connections.max.idle.ms`, dropping answers the client has not taken: a
+        graceful close would wait for it to read them, for ever if it never does."""
+        log.info(
+            "closing connection from %s:%d: idle for more than %d ms (connections.max.idle.ms)",
+            *self.peer,
+            idle_ms,
+            extra={"fields": {"listener": self.listener, "principal": self.principal}},
+        )
+        self.closed = True
+        self.wakeup.set()
+        if self.writer is not None:
+            self.writer.abort()
+        elif self.transport is not None:
+            self.transport.abort()
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
             self.wakeup.set()
             if self.writer is not None:
-                self.writer.flush()  # answers already given go out before the connection closes
-            if self.transport is not None:
+                self.writer.close()  # answers already given go out before the connection closes
+            elif self.transport is not None:
                 self.transport.close()
 
     def stop_serving(self) -> None:

@@ -9,9 +9,14 @@ that buffer directly: its records reach the log without being copied in Python. 
 small and doubles as the bytes arrive, so a peer that declares a huge frame and sends little makes the
 broker hold only what it sent.
 
+At most `MAX_FRAMES_AT_ONCE` frames are split off at a time: the rest of what a read brought stays in
+`pending`, unsplit, until the connection has handled those and asks for `more_frames`. A read of
+256 KiB may hold 18,000 tiny requests, and as Python objects they would take six times their bytes.
+
 With `queued.max.request.bytes` set, every frame is also accounted in a `MemoryPool`: a large frame's
-declared size is reserved before its buffer is made, and while the pool has nothing free a connection
-reads no more than a size prefix (the connection then stops reading until memory is released).
+declared size is reserved before its buffer is made, a complete frame's size once it has been read
+(split off or not), and while the pool has nothing free a connection reads no more than a size prefix
+(the connection then stops reading until memory is released).
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ DIRECT_FRAME_BYTES: Final = 16 * 1024
 INITIAL_FRAME_BYTES: Final = 64 * 1024
 #: What a connection reads while the memory pool has nothing free: one size prefix at most.
 _OUT_OF_MEMORY_READ_BYTES: Final = 4
+#: Frames split off a connection's bytes at once (see the module doc).
+MAX_FRAMES_AT_ONCE: Final = 32
 
 
 class FrameSizeError(Exception):
@@ -57,8 +64,11 @@ class FrameReader:
         self.max_frame_bytes = max_frame_bytes
         #: With queued.max.request.bytes: every frame returned is reserved here until its owner releases it.
         self.pool = pool
-        #: Bytes of an incomplete small frame (or size prefix), waiting for the rest.
+        #: Bytes read and not yet split into frames: complete frames past MAX_FRAMES_AT_ONCE, then an
+        #: incomplete small frame (or size prefix) waiting for the rest.
         self.pending = bytearray()
+        #: Of the complete frames in `pending`, the bytes already taken from the pool.
+        self.pending_reserved = 0
         #: A large frame being received, its declared size and how much of it has arrived.
         self.large_frame: bytearray | None = None
         self.large_frame_size = 0
@@ -77,11 +87,15 @@ class FrameReader:
 
     @property
     def reserved_in_progress(self) -> int:
-        """Bytes reserved in the pool for the large frame being received (0 if none)."""
-        return self.large_frame_size if self.large_frame is not None and self.pool is not None else 0
+        """Bytes reserved in the pool for frames not handed out yet: the large frame being received and
+        the complete frames waiting in `pending` (0 without a pool)."""
+        if self.pool is None:
+            return 0
+        return self.pending_reserved + (self.large_frame_size if self.large_frame is not None else 0)
 
     def buffer_updated(self, nbytes: int) -> list[bytearray]:
-        """The complete frames (without their size prefix) that the last `nbytes` read completed.
+        """The complete frames (without their size prefix) that the last `nbytes` read completed, at
+        most MAX_FRAMES_AT_ONCE of them (`more_frames` gives the others).
 
         With a memory pool, each frame returned is reserved there (its owner releases it once handled);
         a large frame that cannot be reserved stays in `pending` until the connection reads again.
@@ -95,10 +109,17 @@ class FrameReader:
             return [frame]
         if self.pending:
             self.pending += self.scratch.view[:nbytes]
-            buffer = self.pending
-        else:
-            buffer = self.scratch.buffer
-        end = len(buffer) if buffer is self.pending else nbytes
+            return self._split(self.pending, len(self.pending))
+        return self._split(self.scratch.buffer, nbytes)
+
+    def more_frames(self) -> list[bytearray]:
+        """The next complete frames among the bytes already read (as `buffer_updated`); [] when those
+        hold none, and the connection must read again."""
+        if self.large_frame is not None or len(self.pending) < 4:
+            return []
+        return self._split(self.pending, len(self.pending))
+
+    def _split(self, buffer: bytearray, end: int) -> list[bytearray]:
         frames: list[bytearray] = []
         start = 0
         while end - start >= 4:
@@ -107,9 +128,10 @@ class FrameReader:
                 raise FrameSizeError(size)
             body = start + 4
             if end - body >= size:
+                if len(frames) == MAX_FRAMES_AT_ONCE:
+                    break
                 frames.append(buffer[body : body + size])
-                if self.pool is not None:
-                    self.pool.take(size)  # already read: accounted, never refused
+                self._account(size)
                 start = body + size
                 continue
             if size >= DIRECT_FRAME_BYTES:
@@ -125,4 +147,30 @@ class FrameReader:
             del self.pending[:start]
         elif start < end:
             self.pending = bytearray(self.scratch.view[start:end])
+        if len(frames) == MAX_FRAMES_AT_ONCE and self.pool is not None:
+            self._reserve_pending()
         return frames
+
+    def _account(self, size: int) -> None:
+        """Take a complete frame's size from the pool (already read: never refused), unless it was
+        taken while the frame waited in `pending`."""
+        if self.pool is None:
+            return
+        if self.pending_reserved >= size:
+            self.pending_reserved -= size
+        else:
+            self.pool.take(size)
+
+    def _reserve_pending(self) -> None:
+        """Take from the pool the complete frames left in `pending` (they are read, so they count)."""
+        assert self.pool is not None
+        pending, at, complete = self.pending, 0, 0
+        while len(pending) - at >= 4:
+            (size,) = _SIZE.unpack_from(pending, at)
+            if size < 0 or len(pending) - at - 4 < size:
+                break  # a bad size is refused when its turn comes; an incomplete frame is not read yet
+            complete += size
+            at += 4 + size
+        if complete > self.pending_reserved:
+            self.pool.take(complete - self.pending_reserved)
+            self.pending_reserved = complete

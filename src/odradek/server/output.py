@@ -8,14 +8,25 @@ from the page cache to the socket: one direct os.sendfile when nothing is queued
 
 Plain responses are not written one by one: those finished in the same turn of the event loop (a
 producer's pipelined requests often arrive, and are answered, together) go out in one write at the end
-of it, one system call instead of one each.
+of it, one system call instead of one each, or as soon as they reach `FLUSH_BYTES`, so that the
+transport's flow control sees them and `send` waits while the client does not read.
+
+The writer counts the bytes the kernel took from it (`bytes_taken`): the connection's idle expiry asks
+whether the client still takes its answers. File regions go to `loop.sendfile` a chunk at a time for
+that count, and `abort` cancels the task waiting in one (asyncio's sendfile never finishes on a
+transport aborted under it): that task is the connection's own, so a region costs no task of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from typing import Protocol
+from typing import Any, Final, Protocol
+
+#: Answers gathered for one write are written once they reach this much (asyncio's high-water mark).
+FLUSH_BYTES: Final = 64 * 1024
+#: A file region is handed to loop.sendfile this much at a time (see bytes_taken).
+SENDFILE_CHUNK_BYTES: Final = 1024 * 1024
 
 
 class FileRegion(Protocol):
@@ -55,6 +66,12 @@ class ResponseWriter:
         self.lost = False
         #: Plain responses finished in this turn of the loop, written together by `flush`.
         self.pending: list[ResponseOutput] = []
+        self.pending_bytes = 0
+        #: Bytes handed to the transport or sent with sendfile (see bytes_taken).
+        self.handed = 0
+        #: The task in loop.sendfile, if any: `abort` cancels it there.
+        self.sending: asyncio.Task[Any] | None = None
+        self.aborted = False
 
     def new_output(self) -> ResponseOutput:
         return ResponseOutput()
@@ -63,7 +80,7 @@ class ResponseWriter:
         """Write a response that has no file regions, without waiting for the socket to drain."""
         assert not out.regions
         self.flush()
-        self.transport.write(out)
+        self._write(out)
 
     def flush(self) -> None:
         """Write the pending plain responses (one write, whatever their number)."""
@@ -71,12 +88,30 @@ class ResponseWriter:
         if not pending:
             return
         self.pending = []
+        self.pending_bytes = 0
         if self.lost or self.transport.is_closing():
             return
         if len(pending) == 1:
-            self.transport.write(pending[0])
+            self._write(pending[0])
         else:
             self.transport.writelines(pending)
+            self.handed += sum(len(out) for out in pending)
+
+    def _write(self, data: bytes | bytearray | memoryview) -> None:
+        self.transport.write(data)
+        self.handed += len(data)
+
+    @property
+    def bytes_taken(self) -> int:
+        """Bytes of answers the kernel has taken (what the transport still buffers is not): it grows
+        only while the client reads. Counted per chunk for file regions."""
+        return self.handed - self.transport.get_write_buffer_size()
+
+    @property
+    def backed_up(self) -> bool:
+        """Whether answers wait for the client: over the transport's high-water mark, or a file region
+        being sent."""
+        return self.paused or self.sending is not None
 
     async def send(self, out: ResponseOutput) -> None:
         if self.lost:
@@ -85,11 +120,38 @@ class ResponseWriter:
             if not self.pending:
                 asyncio.get_running_loop().call_soon(self.flush)
             self.pending.append(out)
+            self.pending_bytes += len(out)
+            if self.pending_bytes >= FLUSH_BYTES:
+                self.flush()
         else:
             self.flush()
             await self._send_with_regions(out)
         if self.paused:
             await self._wait_drained()
+
+    async def drain(self) -> None:
+        """Wait until what was written is under the transport's high-water mark again."""
+        if self.paused and not self.lost:
+            await self._wait_drained()
+
+    def close(self) -> None:
+        """Close once the answers given are written (a file region under way cannot finish: abort)."""
+        if self.sending is not None:
+            self.abort()
+            return
+        self.flush()  # answers already given go out before the connection closes
+        self.transport.close()
+
+    def abort(self) -> None:
+        """Close the transport at once, dropping what the client has not taken (answers, a file region
+        under way)."""
+        self.pending = []
+        self.pending_bytes = 0
+        self.aborted = True
+        if self.sending is not None:
+            # before the socket closes: the cancellation takes sendfile's callback off the selector
+            self.sending.cancel()
+        self.transport.abort()
 
     async def _send_with_regions(self, out: ResponseOutput) -> None:
         loop = asyncio.get_running_loop()
@@ -97,24 +159,36 @@ class ResponseWriter:
         written = 0
         for at, region in out.regions:
             if at > written:
-                self.transport.write(view[written:at])
+                self._write(view[written:at])
             written = at
             if region.length:
                 await self._send_region(loop, region)
             if self.lost:
                 return
         if written < len(out):
-            self.transport.write(view[written:])
+            self._write(view[written:])
 
     async def _send_region(self, loop: asyncio.AbstractEventLoop, region: FileRegion) -> None:
         # The region owns its (duplicated) descriptor: sendfile borrows it, the region closes it.
         try:
             sent = self._sendfile_now(region)
+            self.handed += sent
             if sent < region.length:
+                self.sending = asyncio.current_task()
                 with os.fdopen(region.fd, "rb", buffering=0, closefd=False) as file:
-                    await loop.sendfile(
-                        self.transport, file, region.position + sent, region.length - sent, fallback=True
-                    )
+                    position, end = region.position + sent, region.position + region.length
+                    while position < end and not self.lost:
+                        count = min(end - position, SENDFILE_CHUNK_BYTES)
+                        self.handed += await loop.sendfile(
+                            self.transport, file, position, count, fallback=True
+                        )
+                        position += count
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not self.aborted or task is None:
+                raise
+            task.uncancel()  # abort's own cancellation, which ends this answer only
+            self.lost = True
         except ConnectionError:
             # The client went away mid-response: drop the rest, as any write to a closed socket does.
             self.lost = True
@@ -124,6 +198,7 @@ class ResponseWriter:
                 raise
             self.lost = True  # closed before this region started: sendfile says "Transport is closing"
         finally:
+            self.sending = None
             close = getattr(region, "close", None)
             if close is not None:
                 close()

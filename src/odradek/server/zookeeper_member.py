@@ -6,6 +6,10 @@ the broker epoch) and start the AlterPartition sender that leaders hand ISR chan
 controller, which runs for controller as soon as it starts. When the
 session expires the registration is gone with it: on the new session the broker registers again and
 takes the new epoch, as Kafka's session-expiration handler does (the controller re-elects by itself).
+Registering, first or again, waits out another session's registration of the id (a killed
+predecessor's, until ZooKeeper expires it); still held after that, it is a live broker's with the same
+id: a start stops, and a running broker that lost its registration to it is stopped (``on_replaced``),
+as a refused start: one line naming the holder. A stop asked for meanwhile ends the wait.
 
 Every ZooKeeper call blocks, so each runs in a worker thread; state changes happen on the loop.
 """
@@ -14,7 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
+from collections.abc import Callable
 
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.controller import KafkaController
@@ -26,7 +32,7 @@ from odradek.cluster.replication.alter_partition import AlterPartitionManager
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
 from odradek.cluster.zookeeper.brokers import register_broker
 from odradek.cluster.zookeeper.client import ZooKeeperClient
-from odradek.cluster.zookeeper.errors import ZooKeeperError
+from odradek.cluster.zookeeper.errors import BrokerIdAlreadyRegisteredError, ZooKeeperError
 from odradek.cluster.zookeeper.session import ZooKeeperSecurity
 from odradek.config.broker import BrokerConfig
 
@@ -50,7 +56,10 @@ class ZooKeeperMember:
         node_id: int,
         security: InterBrokerSecurity | None = None,
         zk_security: ZooKeeperSecurity | None = None,
+        on_replaced: Callable[[BrokerIdAlreadyRegisteredError], None] | None = None,
     ) -> None:
+        """``on_replaced``: called on the loop when this broker, running, found its id registered by a
+        live broker's session as it registered again: it must stop."""
         self.config = config
         self.node_id = node_id
         #: How this broker connects to the others (raises ConfigError at start-up when it cannot).
@@ -62,9 +71,14 @@ class ZooKeeperMember:
         self.replicas: ReplicaManager | None = None
         self.registration: BrokerRegistration | None = None
         self.alter_partition: AlterPartitionManager | None = None
+        self._on_replaced = on_replaced
         self._session_lost = False
         self._closing = False
         self._reregistering: asyncio.Task[None] | None = None
+        #: Set to end a registration wait (``stop_waiting``): the broker is stopping.
+        self._stop_waiting = threading.Event()
+        #: Registered once (the controller knows this broker; a controlled shutdown may ask it).
+        self.registered = False
 
     @property
     def broker_epoch(self) -> int:
@@ -89,10 +103,10 @@ class ZooKeeperMember:
         assert self.zk is not None
         return await asyncio.to_thread(self.zk.get_or_create_cluster_id, proposed)
 
-    async def register(self, advertised: dict[str, list[BrokerEndpoint]], replicas: ReplicaManager) -> None:
+    async def register(self, advertised: dict[str, list[BrokerEndpoint]], replicas: ReplicaManager) -> bool:
         """Register /brokers/ids/<id> with every advertised listener (waiting out a killed
         predecessor's session; raises BrokerIdAlreadyRegisteredError when a live broker holds it), set
-        the broker epoch, and watch for session expiry."""
+        the broker epoch, and watch for session expiry. False: stopped while waiting, not registered."""
         assert self.zk is not None
         protocols = self.config.protocol_map
         endpoints = tuple(
@@ -106,9 +120,18 @@ class ZooKeeperMember:
             rack=self.config.broker_rack,
         )
         self.replicas = replicas
-        replicas.broker_epoch = await asyncio.to_thread(
-            register_broker, self.zk, self.registration, wait_s=registration_wait_s(self.config)
+        epoch = await asyncio.to_thread(
+            register_broker,
+            self.zk,
+            self.registration,
+            wait_s=registration_wait_s(self.config),
+            stop=self._stop_waiting,
         )
+        if epoch is None:
+            log.info("stopped while waiting to register as broker %d: not registered", self.node_id)
+            return False
+        replicas.broker_epoch = epoch
+        self.registered = True
         log.info("registered in ZooKeeper as broker %d, epoch %d", self.node_id, replicas.broker_epoch)
         self.zk.watch_session(self._on_session_state, asyncio.get_running_loop())
         config = self.config
@@ -123,6 +146,7 @@ class ZooKeeperMember:
         )
         self.alter_partition.start()
         replicas.isr_updater = self.alter_partition
+        return True
 
     async def start_controller(self) -> KafkaController:
         """Start the controller elector (after registering, as Kafka: the controller reads brokers)."""
@@ -150,6 +174,7 @@ class ZooKeeperMember:
     async def close(self) -> None:
         """Stop the controller, then end the session: the registration (and /controller) go at once."""
         self._closing = True  # kazoo reports the session it closes as LOST: not an expiry
+        self._stop_waiting.set()  # a registration wait's thread ends now, not a session timeout later
         if self._reregistering is not None:
             self._reregistering.cancel()
         if self.alter_partition is not None:
@@ -174,15 +199,35 @@ class ZooKeeperMember:
             self._session_lost = False
             self._reregistering = asyncio.get_running_loop().create_task(self._register_again())
 
+    def stop_waiting(self) -> None:
+        """The broker is stopping: a registration waiting for another session's to go gives up."""
+        self._stop_waiting.set()
+
     async def _register_again(self) -> None:
         assert self.zk is not None and self.registration is not None and self.replicas is not None
         while self.zk is not None:
             try:
-                epoch = await asyncio.to_thread(register_broker, self.zk, self.registration)
-            except ZooKeeperError as error:  # the old session's ephemeral may linger briefly
+                epoch = await asyncio.to_thread(
+                    register_broker,
+                    self.zk,
+                    self.registration,
+                    wait_s=registration_wait_s(self.config),
+                    stop=self._stop_waiting,
+                )
+            except BrokerIdAlreadyRegisteredError as error:
+                # A live broker with this id took the registration while the session was lost (a twin
+                # waiting for it): this broker is no longer the one the cluster knows as its id.
+                if self._on_replaced is not None:
+                    self._on_replaced(error)
+                else:  # nobody to stop (a member on its own): at least say so
+                    log.error("%s", error)
+                return
+            except ZooKeeperError as error:  # connection trouble: the new session may not be usable yet
                 log.warning("registering broker %d again failed (%s); retrying", self.node_id, error)
                 await asyncio.sleep(1)
                 continue
+            if epoch is None:  # stopping
+                return
             self.replicas.broker_epoch = epoch
             log.info("registered again in ZooKeeper as broker %d, epoch %d", self.node_id, epoch)
             return

@@ -135,8 +135,12 @@ def parse_jaas_login(text: str, mechanism: str) -> tuple[str, str]:
     position = 0
     while rest[position:].strip():
         option = _JAAS_OPTION.match(rest, position)
-        if option is None:
-            raise SecurityConfigError(f"Cannot read sasl.jaas.config options at: {rest[position:].strip()!r}")
+        if option is None:  # (what follows is most often the password: never quoted)
+            after = f"after option {list(options)[-1]}" if options else "after the login module"
+            raise SecurityConfigError(
+                f'Cannot read sasl.jaas.config {after}: options are key=value or key="value" '
+                '(a \\" inside quotes), separated by spaces, ending with ";"'
+            )
         quoted = option["quoted"]
         value = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else option["bare"]
         options[option["key"]] = value

@@ -1,10 +1,10 @@
 """Offset checkpoint files written from worker threads, one job at a time and never going back.
 
-``LogManager.prepare_checkpoint`` captures, on the loop, what every log dir's checkpoint files
-(recovery points, log start offsets, high watermarks, cleaner offsets) must say, numbering each capture;
-``CheckpointJob.run`` writes them in a worker thread. The periodic job and a topic deletion's may run at
-once: they take turns, and a capture older than the last one written is dropped, so the files never
-name again a partition deleted meanwhile.
+``FlushScheduler.prepare_checkpoint`` (a LogManager's ``flushes``) captures, on the loop, what every
+log dir's checkpoint files (recovery points, log start offsets, high watermarks, cleaner offsets) must
+say, numbering each capture; ``CheckpointJob.run`` writes them in a worker thread. The periodic job
+and a topic deletion's may run at once: they take turns, and a capture older than the last one written
+is dropped, so the files never name again a partition deleted meanwhile.
 """
 
 from __future__ import annotations

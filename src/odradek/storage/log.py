@@ -18,28 +18,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from odradek.protocol.records import (
-    NO_TIMESTAMP,
-    RecordBatchHeader,
-    patch_base_offset,
-    patch_log_append_time,
-    patch_partition_leader_epoch,
-    split_complete_batches,
-)
-from odradek.storage.checkpoints import CheckpointFormatError, read_partition_metadata, unreadable_checkpoint
 from odradek.storage.config import LogConfig
-from odradek.storage.errors import InvalidRecordError, LogStorageError, OffsetOutOfRangeError
+from odradek.storage.errors import OffsetOutOfRangeError
 from odradek.storage.fetch import FetchDataInfo, FetchIsolation, read_log
 from odradek.storage.files import DELETED_SUFFIX, Clock, system_clock
-from odradek.storage.flush import FlushJob
-from odradek.storage.leader_epoch import LeaderEpochCache
-from odradek.storage.log_append import AppendResult, validate_batches, write_batches
-from odradek.storage.log_loader import load_log
+from odradek.storage.flush import FlushJob, RecoveryPoint
+from odradek.storage.log_append import AppendResult, append_as_leader, append_replicated
+from odradek.storage.log_loader import LoadedLog, load_log
 from odradek.storage.offsets_by_time import TimestampAndOffset, fetch_offset_by_timestamp
 from odradek.storage.partition import TopicPartition
-from odradek.storage.prepared_appends import PreparedAppend, prepare_append
+from odradek.storage.prepared_appends import PreparedAppend
 from odradek.storage.producer_recovery import delete_snapshots_below, write_snapshot
-from odradek.storage.producer_state import AppendOrigin, ProducerStateManager
+from odradek.storage.producer_state import AppendOrigin
 from odradek.storage.retention import delete_old_segments
 from odradek.storage.segment import LogSegment
 from odradek.storage.truncation import truncate_fully_and_start_at, truncate_to
@@ -64,42 +54,31 @@ class Log:
         self,
         directory: Path,
         config: LogConfig,
-        segments: list[LogSegment],
+        loaded: LoadedLog,
         *,
-        log_start_offset: int,
-        recovery_point: int,
-        leader_epoch_cache: LeaderEpochCache,
-        producer_state: ProducerStateManager,
         high_watermark: int | None = None,
         clock: Clock = system_clock,
         auto_high_watermark: bool = True,
         events: LogEvents | None = None,
-        topic_id: uuid.UUID | None = None,
     ) -> None:
         self.dir = directory
         #: The topic id in ``partition.metadata`` (KIP-516); None for a log made without one.
-        self.topic_id = topic_id
+        self.topic_id = loaded.topic_id
         tp = TopicPartition.from_dir_name(directory.name)
         self.topic_partition = tp if tp is not None else TopicPartition(directory.name, 0)
         self.config = config
         self.clock = clock
-        self.leader_epoch_cache = leader_epoch_cache
-        self.producer_state = producer_state
+        self.leader_epoch_cache = loaded.leader_epoch_cache
+        self.producer_state = loaded.producer_state
         self.auto_high_watermark = auto_high_watermark
         """Single-node mode: the high watermark follows the log end after every append. Replication
         turns this off and moves it with ``update_high_watermark``."""
-        self._segments = segments
-        self._bases = [s.base_offset for s in segments]
-        self._log_start_offset = log_start_offset
-        self._recovery_point = recovery_point
-        self._high_watermark = log_start_offset
-        self._last_flush_ms = clock()
-        self._unflushed_files: list[Path] = []
+        self._segments = loaded.segments
+        self._bases = [s.base_offset for s in loaded.segments]
+        self._log_start_offset = loaded.log_start_offset
+        self._recovery_point = RecoveryPoint(loaded.recovery_point, clock())
+        self._high_watermark = loaded.log_start_offset
         self._events = events
-        #: The base offset of the newest segment rolled since the last roll flush was prepared.
-        self._roll_flush_offset: int | None = None
-        #: Counts truncations: a flush prepared before one may not move the recovery point.
-        self._truncations = 0
         self.cleaner_checkpoint: int | None = None
         """First dirty offset for compaction (``cleaner-offset-checkpoint``), kept by the LogManager."""
         self.latest_delete_horizon: int | None = None
@@ -107,7 +86,7 @@ class Log:
         # Single-node: the leader's HW is its log end. Otherwise start from the checkpoint (or the log
         # start), as Kafka does, and let replication move it.
         if auto_high_watermark or high_watermark is None:
-            high_watermark = self.log_end_offset if auto_high_watermark else log_start_offset
+            high_watermark = self.log_end_offset if auto_high_watermark else loaded.log_start_offset
         self.update_high_watermark(high_watermark)
 
     @classmethod
@@ -128,10 +107,6 @@ class Log:
         """Open (creating if needed) the log in ``directory``, recovering it as ``log_loader`` describes.
         Slow after an unclean shutdown: call it from a worker thread. ``events`` hears of the rolls and
         truncations that make file work due (see ``LogEvents``)."""
-        try:
-            topic_id = read_partition_metadata(directory)
-        except CheckpointFormatError as error:  # fsynced before its rename: not a crash's doing
-            raise LogStorageError(unreadable_checkpoint(error)) from error
         loaded = load_log(
             directory,
             config,
@@ -144,16 +119,11 @@ class Log:
         return cls(
             directory,
             config,
-            loaded.segments,
-            log_start_offset=loaded.log_start_offset,
-            recovery_point=loaded.recovery_point,
-            leader_epoch_cache=loaded.leader_epoch_cache,
-            producer_state=loaded.producer_state,
+            loaded,
             high_watermark=high_watermark,
             clock=clock,
             auto_high_watermark=auto_high_watermark,
             events=events,
-            topic_id=topic_id,
         )
 
     # -- offsets ---------------------------------------------------------------------------------
@@ -180,7 +150,7 @@ class Log:
 
     @property
     def recovery_point(self) -> int:
-        return self._recovery_point
+        return self._recovery_point.offset
 
     @property
     def segments(self) -> Sequence[LogSegment]:
@@ -244,36 +214,12 @@ class Log:
         the producer-state errors; DuplicateSequenceError carries the offsets a retried batch got the
         first time.
         """
-        now = self.clock()
-        headers = validate_batches(records, self.config, origin)
-        if prepared is None or not prepared.made_for(records, self.config):
-            prepared = prepare_append(records, headers, self.config, now, origin)
-        records, headers = prepared.records_to_store(records, headers)
-        offset = self.log_end_offset
-        log_append_time = now if self.config.log_append_time else NO_TIMESTAMP
-        for header in headers:
-            patch_base_offset(records, header.pos, offset)
-            patch_partition_leader_epoch(records, header.pos, leader_epoch)
-            if self.config.log_append_time:
-                patch_log_append_time(records, header.pos, now)
-            offset += header.last_offset_delta + 1
-        headers = [RecordBatchHeader.read(records, h.pos) for h in headers]
-        return write_batches(self, records, headers, origin, log_append_time, leader_epoch, now)
+        return append_as_leader(self, records, leader_epoch, origin, prepared)
 
     def append_as_follower(self, records: bytearray | memoryview | bytes) -> AppendResult:
         """Append batches fetched from the leader, offsets and epochs as they are. A partial batch at
         the end (normal in a Fetch response) is left out."""
-        whole, _ = split_complete_batches(records)
-        records = memoryview(records)[:whole]
-        headers = validate_batches(records, self.config, AppendOrigin.REPLICATION)
-        if headers[0].base_offset < self.log_end_offset:
-            raise InvalidRecordError(
-                f"replicated batch at offset {headers[0].base_offset} is below the log end "
-                f"{self.log_end_offset}"
-            )
-        return write_batches(
-            self, records, headers, AppendOrigin.REPLICATION, NO_TIMESTAMP, None, self.clock()
-        )
+        return append_replicated(self, records)
 
     def roll(self) -> LogSegment:
         """Start a new active segment at the log end offset (no-op if the active one is empty)."""
@@ -287,10 +233,10 @@ class Log:
         self._bases.append(new_base)
         # A snapshot at the segment boundary lets recovery start from it (fsynced by the roll flush).
         self.producer_state.map_end_offset = new_base
-        self._unflushed_files.append(write_snapshot(self.dir, self.producer_state))
+        self._recovery_point.file_written(write_snapshot(self.dir, self.producer_state))
         # As Kafka's UnifiedLog.roll: the segments below the new one are flushed off the loop soon, and
         # the recovery point moves to the new segment, so a start after a crash recovers only that.
-        self._roll_flush_offset = new_base
+        self._recovery_point.rolled(new_base)
         if self._events is not None:
             self._events.log_rolled(self)
         return segment
@@ -344,9 +290,6 @@ class Log:
 
     def remove_segments(self, segments: Sequence[LogSegment]) -> list[LogSegment]:
         """Take ``segments`` out of the log and rename their files ``*.deleted`` (for retention)."""
-        return self._remove_segments(segments)
-
-    def _remove_segments(self, segments: Sequence[LogSegment]) -> list[LogSegment]:
         gone = {id(s) for s in segments}
         self._segments = [s for s in self._segments if id(s) not in gone]
         self._bases = [s.base_offset for s in self._segments]
@@ -372,8 +315,7 @@ class Log:
     def reset_offsets(self, *, log_start_offset: int, recovery_point: int) -> None:
         """Set the log start offset and recovery point outright (truncation moves them down)."""
         self._log_start_offset = log_start_offset
-        self._recovery_point = recovery_point
-        self._truncations += 1
+        self._recovery_point.truncated(recovery_point, self.log_end_offset)
         if self._events is not None:
             self._events.log_truncated(self)
 
@@ -395,7 +337,7 @@ class Log:
     def take_producer_snapshot(self) -> Path:
         self.producer_state.map_end_offset = self.log_end_offset
         path = write_snapshot(self.dir, self.producer_state)
-        self._unflushed_files.append(path)
+        self._recovery_point.file_written(path)
         return path
 
     def update_config(self, config: LogConfig) -> None:
@@ -404,42 +346,30 @@ class Log:
 
     @property
     def unflushed_messages(self) -> int:
-        return self.log_end_offset - self._recovery_point
+        return self.log_end_offset - self._recovery_point.offset
 
     def flush_needed(self) -> bool:
         """Whether ``flush.messages`` or ``flush.ms`` asks for an fsync now."""
-        if self.unflushed_messages <= 0:
-            return False
-        return (
-            self.unflushed_messages >= self.config.flush_messages
-            or self.clock() - self._last_flush_ms >= self.config.flush_ms
+        config = self.config
+        return self._recovery_point.flush_needed(
+            self.log_end_offset, config.flush_messages, config.flush_ms, self.clock()
         )
 
     def prepare_flush(self, up_to_offset: int | None = None) -> FlushJob | None:
-        """The fsyncs making everything below ``up_to_offset`` (default: the log end) durable."""
-        offset = self.log_end_offset if up_to_offset is None else up_to_offset
-        if offset <= self._recovery_point and not self._unflushed_files:
-            return None
-        segments = [
-            s for s in self._segments if s.next_offset > self._recovery_point and s.base_offset < offset
-        ]
-        files = [*self._unflushed_files, self.leader_epoch_cache.path]
-        self._unflushed_files = []
-        return FlushJob(offset, segments or [self._segments[-1]], files, self.dir, self._truncations)
+        """The fsyncs making everything below ``up_to_offset`` (default: the log end) durable: run the
+        job in a worker thread, then ``complete_flush`` (see flush.py)."""
+        return self._recovery_point.prepare(
+            self._segments, self.log_end_offset, up_to_offset, self.leader_epoch_cache.path, self.dir
+        )
 
     def prepare_roll_flush(self) -> FlushJob | None:
         """The flush a roll asked for: everything below the newest rolled segment (None: done)."""
-        offset, self._roll_flush_offset = self._roll_flush_offset, None
+        offset = self._recovery_point.take_roll_offset()
         return None if offset is None else self.prepare_flush(offset)
 
     def complete_flush(self, job: FlushJob) -> None:
-        if job.truncations != self._truncations:
-            # Truncated while the fsyncs ran: the offsets the job covered may now hold records it never
-            # saw (a follower appends the leader's at once), so it vouches for nothing. The records it
-            # did fsync below the truncation are covered by the next flush.
-            return
-        self._recovery_point = max(self._recovery_point, min(job.flush_offset, self.log_end_offset))
-        self._last_flush_ms = self.clock()
+        """Move the recovery point over what ``job`` fsynced (nothing if truncated meanwhile)."""
+        self._recovery_point.complete(job, self.log_end_offset, self.clock())
 
     def flush(self, up_to_offset: int | None = None) -> None:
         """Synchronous flush (tests, shutdown); the loop should run ``prepare_flush().run`` in a thread."""

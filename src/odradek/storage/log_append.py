@@ -18,7 +18,11 @@ from odradek.protocol.records import (
     RecordBatch,
     RecordBatchHeader,
     RecordsError,
+    patch_base_offset,
+    patch_log_append_time,
+    patch_partition_leader_epoch,
     read_end_transaction_marker,
+    split_complete_batches,
 )
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import (
@@ -27,6 +31,7 @@ from odradek.storage.errors import (
     InvalidRecordError,
     RecordTooLargeError,
 )
+from odradek.storage.prepared_appends import PreparedAppend, prepare_append
 from odradek.storage.producer_state import (
     AppendOrigin,
     BatchMetadata,
@@ -47,6 +52,46 @@ Buffer = bytes | bytearray | memoryview
 #: one by one in Python (a rewrite, a compacted topic's keys, an old consumer's fetch). MESSAGE_TOO_LARGE,
 #: on which producers split their batch.
 MAX_RECORDS_PER_BATCH = 1_000_000
+
+
+def append_as_leader(
+    log: Log,
+    records: bytearray | memoryview,
+    leader_epoch: int,
+    origin: AppendOrigin,
+    prepared: PreparedAppend | None,
+) -> AppendResult:
+    """``Log.append``: validate, take the record work from ``prepared`` if it was made from these bytes
+    for the log's config (else do it now: a rewrite in the topic's codec, the rules on keys and
+    timestamps), assign offsets (and the epoch, and LogAppendTime) in place, write."""
+    now = log.clock()
+    config = log.config
+    headers = validate_batches(records, config, origin)
+    if prepared is None or not prepared.made_for(records, config):
+        prepared = prepare_append(records, headers, config, now, origin)
+    records, headers = prepared.records_to_store(records, headers)
+    offset = log.log_end_offset
+    log_append_time = now if config.log_append_time else NO_TIMESTAMP
+    for header in headers:
+        patch_base_offset(records, header.pos, offset)
+        patch_partition_leader_epoch(records, header.pos, leader_epoch)
+        if config.log_append_time:
+            patch_log_append_time(records, header.pos, now)
+        offset += header.last_offset_delta + 1
+    headers = [RecordBatchHeader.read(records, h.pos) for h in headers]
+    return write_batches(log, records, headers, origin, log_append_time, leader_epoch, now)
+
+
+def append_replicated(log: Log, records: Buffer) -> AppendResult:
+    """``Log.append_as_follower``: the whole batches of ``records``, offsets and epochs as they are."""
+    whole, _ = split_complete_batches(records)
+    records = memoryview(records)[:whole]
+    headers = validate_batches(records, log.config, AppendOrigin.REPLICATION)
+    if headers[0].base_offset < log.log_end_offset:
+        raise InvalidRecordError(
+            f"replicated batch at offset {headers[0].base_offset} is below the log end {log.log_end_offset}"
+        )
+    return write_batches(log, records, headers, AppendOrigin.REPLICATION, NO_TIMESTAMP, None, log.clock())
 
 
 def validate_batches(records: Buffer, config: LogConfig, origin: AppendOrigin) -> list[RecordBatchHeader]:

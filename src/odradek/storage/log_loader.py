@@ -5,30 +5,33 @@ Order, as in Kafka's LogLoader:
 1. Delete ``*.tmp``, ``*.deleted`` and ``*.cleaned`` files; complete compaction swaps (``*.swap``): the
    old segments overlapping a swap segment are deleted, then the swap files take their final names.
 2. Open every segment. A segment whose index files are missing or fail their sanity check is recovered
-   on its own (validated, indexes rebuilt); one whose transaction index does not load is recovered
-   in step 3 with everything after it, since only replayed producer state rebuilds that index.
+   on its own (validated, indexes rebuilt); one whose transaction index does not load is recovered on
+   its own too, with producer state replayed up to it (only that rebuilds the index: Kafka's
+   ``recoverSegment``), unless step 3 recovers it anyway.
 3. Unless the log dir had a clean shutdown, recover the segments from the one holding the recovery point
    to the end: every batch is validated (header, CRC-32C, offsets), indexes are rebuilt, the first
    invalid byte and everything after it (including later segments) is removed.
 4. Producer state comes from the newest snapshot at or below where recovery starts, then the batch
    headers after it are replayed; recovered batches update it as they are validated.
-5. Leader epochs come from ``leader-epoch-checkpoint``, corrected by the recovered batches; a missing or
-   damaged checkpoint (see ``leader_epoch.py``) is rebuilt from the headers of the segments below the
-   recovery too.
+5. Leader epochs come from ``leader-epoch-checkpoint`` below where recovery starts, and from the
+   recovered batches from there on (the file may be stale there: see ``leader_epoch.py``); a missing or
+   damaged checkpoint is rebuilt from the headers of the segments below the recovery too.
 Everything here is file work for a worker thread: it runs before the Log exists on the event loop.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from odradek.protocol.records import RecordBatchHeader
+from odradek.storage.checkpoints import CheckpointFormatError, read_partition_metadata, unreadable_checkpoint
 from odradek.storage.config import LogConfig
-from odradek.storage.errors import CorruptIndexError
+from odradek.storage.errors import CorruptIndexError, LogStorageError
 from odradek.storage.files import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
@@ -59,6 +62,8 @@ class LoadedLog:
     leader_epoch_cache: LeaderEpochCache
     producer_state: ProducerStateManager
     truncated_bytes: int = 0
+    #: The topic id in ``partition.metadata`` (KIP-516); None for a log made without one.
+    topic_id: uuid.UUID | None = None
 
     @property
     def log_end_offset(self) -> int:
@@ -76,6 +81,10 @@ def load_log(
     producer_id_expiration_ms: int = 86_400_000,
 ) -> LoadedLog:
     directory.mkdir(parents=True, exist_ok=True)
+    try:
+        topic_id = read_partition_metadata(directory)
+    except CheckpointFormatError as error:  # fsynced before its rename: not a crash's doing
+        raise LogStorageError(unreadable_checkpoint(error)) from error
     _remove_temp_files_and_complete_swaps(directory, config, now_ms)
     segments = _open_segments(directory, config, now_ms)
     first_base = segments[0].base_offset if segments else 0
@@ -88,12 +97,9 @@ def load_log(
         start_index = len(segments)
     else:
         start_index = max(bisect_right(bases, recovery_point) - 1, 0)
-    lost = next((i for i, segment in enumerate(segments) if segment.txn_index_lost), None)
-    if lost is not None and lost < start_index:
-        # Its aborted transactions come back only from producer state replayed up to it (Kafka's
-        # recoverSegment): recover from that segment on.
-        _log.warning("rebuilding the transaction index of %s: recovering from it", segments[lost].log_path)
-        start_index = lost
+    for i in range(start_index):
+        if segments[i].txn_index_lost:
+            _recover_transaction_index(directory, segments, i, log_start, now_ms, producer_id_expiration_ms)
     recovery_start = (
         segments[start_index].base_offset if start_index < len(segments) else _end(segments, log_start)
     )
@@ -101,6 +107,12 @@ def load_log(
     if epochs.lost:
         rebuild_leader_epochs(segments[:start_index], epochs)  # recovery assigns the rest
         epochs.lost = False
+    elif start_index < len(segments):
+        # Past the recovery point the file may be one a power loss brought back from before a
+        # truncation, naming an epoch whose records are gone: recovery assigns only epochs newer than
+        # the latest it knows, so the entries from here on come from the batches alone. (Kafka's loader
+        # only drops entries past the log end, which misses a log that grew again after the truncation.)
+        epochs.truncate_from_end(recovery_start)
     replay_from = load_latest_snapshot(directory, state, recovery_start, log_start, now_ms)
     replay_producer_state(segments[:start_index], state, epochs, replay_from, recovery_start)
 
@@ -137,7 +149,7 @@ def load_log(
         write_snapshot(directory, state, fsync=True, sync_directory=False)
     epochs.write(fsync=True, sync_directory=False)
     fsync_dir(directory)
-    return LoadedLog(segments, log_start, log_end, epochs, state, truncated)
+    return LoadedLog(segments, log_start, log_end, epochs, state, truncated, topic_id)
 
 
 def _end(segments: list[LogSegment], log_start: int) -> int:
@@ -195,9 +207,33 @@ def _open_segments(directory: Path, config: LogConfig, now_ms: int) -> list[LogS
         except (CorruptIndexError, FileNotFoundError, ValueError) as e:
             _log.warning("rebuilding the indexes of segment %d in %s: %s", base, directory, e)
             segment = LogSegment.open_for_recovery(directory, base, config, now_ms)
-            segment.recover(keep_txn_index=True)
+            if not segment.txn_index_lost:  # else recovered once, with producer state (load_log)
+                segment.recover(keep_txn_index=True)
         segments.append(segment)
     return segments
+
+
+def _recover_transaction_index(
+    directory: Path,
+    segments: list[LogSegment],
+    index: int,
+    log_start: int,
+    now_ms: int,
+    producer_id_expiration_ms: int,
+) -> None:
+    """Recover ``segments[index]`` alone, its transaction index rebuilt from the producer state of
+    the log up to it (Kafka's LogLoader.recoverSegment); the segments below it are open and indexed."""
+    segment = segments[index]
+    _log.warning("rebuilding the transaction index of %s", segment.log_path)
+    state = ProducerStateManager(producer_id_expiration_ms)
+    base = segment.base_offset
+    replay_from = load_latest_snapshot(directory, state, base, log_start, now_ms, delete_later=False)
+    replay_producer_state(segments[:index], state, None, replay_from, base)
+    truncated = segment.recover(_recovery_visitor(segment, state, None))
+    segment.flush()
+    segment.txn_index_lost = False
+    if truncated:  # as Kafka's: the later segments stay (reads skip the gap, as a compaction's)
+        _log.warning("truncated %d invalid bytes at the end of %s", truncated, segment.log_path)
 
 
 def rebuild_leader_epochs(segments: Sequence[LogSegment], epochs: LeaderEpochCache) -> None:
@@ -238,10 +274,11 @@ def replay_producer_state(
 
 
 def _recovery_visitor(
-    segment: LogSegment, state: ProducerStateManager, epochs: LeaderEpochCache
+    segment: LogSegment, state: ProducerStateManager, epochs: LeaderEpochCache | None
 ) -> BatchVisitor:
     def on_batch(header: RecordBatchHeader, view: memoryview) -> None:
-        _assign_epoch(epochs, header)
+        if epochs is not None:
+            _assign_epoch(epochs, header)
         completed = apply_batch(state, header, view)
         if completed is not None and completed[0].is_aborted:
             txn, last_stable_offset = completed

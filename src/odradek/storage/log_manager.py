@@ -1,5 +1,8 @@
 """LogManager: every partition log under ``log.dirs``, their checkpoints, and the periodic work.
 
+Loading a log dir at start-up is ``log_dir_loading.py``'s; the flushes and offset checkpoints that
+rolls, truncations and the periodic jobs make due are ``flushes`` (``flush_scheduler.py``).
+
 The broker's event loop owns the manager. Methods named ``take_*``/``prepare_*``/``*_plans`` run on the
 loop and return jobs whose ``run()`` (or ``run_cleaning``) does the slow file work in a worker thread;
 ``complete_*`` hands results back on the loop. ``startup`` and ``shutdown`` are file work through and
@@ -8,49 +11,27 @@ through: run them in a thread before serving / after the loop stopped serving. S
 
 from __future__ import annotations
 
+import functools
 import logging
-import os
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
-from odradek.storage.checkpoint_jobs import CheckpointJob, CheckpointWriter
-from odradek.storage.checkpoints import (
-    CheckpointFormatError,
-    MetaProperties,
-    read_meta_properties,
-    read_offset_checkpoint,
-    unreadable_checkpoint,
-    write_meta_properties,
-)
+from odradek.storage.checkpoints import MetaProperties
 from odradek.storage.cleaner import CleaningPlan, CleaningResult, install_cleaning, plan_cleaning
 from odradek.storage.config import ConfigValue, LogConfig
 from odradek.storage.errors import LogStorageError
-from odradek.storage.files import (
-    CLEAN_SHUTDOWN_MARKER,
-    CLEANER_OFFSET_CHECKPOINT,
-    LOG_START_OFFSET_CHECKPOINT,
-    RECOVERY_POINT_CHECKPOINT,
-    REPLICATION_OFFSET_CHECKPOINT,
-    Clock,
-    atomic_write,
-    delete_if_exists,
-    fsync_dir,
-    system_clock,
-)
-from odradek.storage.flush import FlushJob
+from odradek.storage.files import CLEAN_SHUTDOWN_MARKER, Clock, atomic_write, system_clock
+from odradek.storage.flush_scheduler import FlushScheduler
 from odradek.storage.log import Log
-from odradek.storage.log_deletion import FileDeletionJob, TopicDeletionJob, remove_directory
-from odradek.storage.partition import (
-    TopicPartition,
-    delete_dir_name,
-    is_delete_dir_name,
-    is_stray_dir_name,
-    topic_id_to_string,
-)
+from odradek.storage.log_deletion import FileDeletionJob, TopicDeletionJob
+from odradek.storage.log_dir_loading import LogDirOffsets, load_log_dir
+from odradek.storage.node_id import ensure_meta_properties
+from odradek.storage.partition import TopicPartition, delete_dir_name
 from odradek.storage.partition_creation import PartitionCreationJob
 from odradek.storage.segment import LogSegment
-from odradek.storage.stray_logs import check_topic_store_is_first, set_aside, stray_reason
+from odradek.storage.stray_logs import check_topic_store
 from odradek.storage.topic_store import TopicRecord, TopicStore
 
 _log = logging.getLogger(__name__)
@@ -68,8 +49,8 @@ class LogManager:
         on_work_due: Callable[[], None] | None = None,
     ) -> None:
         """``on_work_due``: called on the loop when a log rolled a segment or was truncated, so that
-        whoever runs the manager's jobs runs ``take_roll_flushes`` and ``take_due_checkpoint`` soon
-        (the broker wakes a task of its own)."""
+        whoever runs the manager's jobs takes ``flushes.take_roll_flushes`` and
+        ``flushes.take_due_checkpoint`` soon (the broker wakes a task of its own)."""
         if not log_dirs:
             raise ValueError("at least one log dir is needed")
         self.log_dirs = [Path(d) for d in log_dirs]
@@ -81,10 +62,8 @@ class LogManager:
         self._logs: dict[TopicPartition, Log] = {}
         self._pending: list[tuple[int, FileDeletionJob]] = []
         self._topic_deletions: dict[str, TopicDeletionJob] = {}
-        self._checkpoints = CheckpointWriter()
-        self._on_work_due = on_work_due
-        self._rolled: dict[int, Log] = {}
-        self._checkpoint_due = False
+        #: The flushes and offset checkpoints due (rolls and truncations tell it, as the logs' events).
+        self.flushes = FlushScheduler(self.log_dirs, MappingProxyType(self._logs), on_work_due)
 
     # -- startup and shutdown (file work: run in a thread) ---------------------------------------
 
@@ -92,74 +71,53 @@ class LogManager:
         """Create the log dirs, load (and after a crash recover) every partition log, finish pending
         partition deletions. Topic config overrides from the topic store apply to the loaded logs."""
         if self.single_node:
-            check_topic_store_is_first(self.log_dirs)
+            check_topic_store(self.log_dirs)
         topics = self.topic_store.load_topics()
         deleting = self.topic_store.deleting()
         removed = False
+        open_log = functools.partial(self._open_loaded_log, topics=topics)
         for log_dir in self.log_dirs:
-            log_dir.mkdir(parents=True, exist_ok=True)
-            marker = log_dir / CLEAN_SHUTDOWN_MARKER
-            clean = marker.exists()
-            recovery_points = self._read_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT)
-            log_starts = self._read_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT)
-            high_watermarks = self._read_checkpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT)
-            cleaner = self._read_checkpoint(log_dir / CLEANER_OFFSET_CHECKPOINT)
-            for child in sorted(log_dir.iterdir()):
-                if not child.is_dir():
-                    continue
-                if is_delete_dir_name(child.name):
-                    remove_directory(child)
-                    removed = True
-                    continue
-                if is_stray_dir_name(child.name):
-                    # As Kafka: kept, never served or removed, for the operator to look at or delete.
-                    _log.warning("stray partition directory %s: not served; remove it once not needed", child)
-                    continue
-                tp = TopicPartition.from_dir_name(child.name)
-                if tp is None:
-                    # As Kafka's LogManager.loadLogs: whatever else lives here is not ours to guess about.
+            logs, removed_here = load_log_dir(
+                log_dir, open_log, deleting, topics if self.single_node else None
+            )
+            for tp, log in logs.items():
+                if (previous := self._logs.get(tp)) is not None:
+                    # As Kafka's LogManager.loadLog: which one holds the records to serve is not ours
+                    # to guess (a log dir not mounted while the partition was made again in another?).
                     raise LogStorageError(
-                        f"Found directory {child}, {child.name!r} is not in the form of topic-partition or "
-                        "topic-partition.uniqueId-delete (if marked for deletion): log directories should "
-                        "only contain topic data"
+                        f"partition {tp.topic}-{tp.partition} has a directory in two log dirs, "
+                        f"{previous.dir} and {log.dir}: move the one not to serve out of the log dirs"
                     )
-                if tp.topic in deleting:
-                    # A deletion a crash interrupted. Renamed first: a crash while removing leaves a
-                    # `-delete` dir, never a half-emptied partition that would load as a log.
-                    renamed = log_dir / delete_dir_name(tp)
-                    os.rename(child, renamed)
-                    fsync_dir(log_dir)
-                    remove_directory(renamed)
-                    removed = True
-                    continue
-                if self.single_node and (reason := stray_reason(child, tp, topics.get(tp.topic))):
-                    set_aside(child, tp, reason)
-                    removed = True
-                    continue
-                log = Log.open(
-                    child,
-                    self.config_for(tp.topic, topics),
-                    clock=self.clock,
-                    recovery_point=recovery_points.get(tp, 0),
-                    log_start_offset=log_starts.get(tp),
-                    high_watermark=high_watermarks.get(tp),
-                    had_clean_shutdown=clean,
-                    producer_id_expiration_ms=self.producer_id_expiration_ms,
-                    auto_high_watermark=self.single_node,
-                    events=self,
-                )
-                log.cleaner_checkpoint = cleaner.get(tp)
                 self._logs[tp] = log
-            # The marker only vouches for the shutdown before this start, and must stay gone: back after
-            # a power loss, it would have the next start trust segments written from now on unchecked.
-            if clean:
-                delete_if_exists(marker)
-                fsync_dir(log_dir)
+            removed = removed or removed_here
         if removed:
             # Kafka too rewrites them: a topic created again under a deleted name (or a stray's) must
             # not inherit the old partitions' recovery points and log start offsets at the next start.
-            self.prepare_checkpoint().run()
+            self.flushes.prepare_checkpoint().run()
         self.topic_store.forget_deleted(deleting)
+
+    def _open_loaded_log(
+        self,
+        directory: Path,
+        tp: TopicPartition,
+        offsets: LogDirOffsets,
+        *,
+        topics: Mapping[str, TopicRecord],
+    ) -> Log:
+        log = Log.open(
+            directory,
+            self.config_for(tp.topic, topics),
+            clock=self.clock,
+            recovery_point=offsets.recovery_points.get(tp, 0),
+            log_start_offset=offsets.log_start_offsets.get(tp),
+            high_watermark=offsets.high_watermarks.get(tp),
+            had_clean_shutdown=offsets.had_clean_shutdown,
+            producer_id_expiration_ms=self.producer_id_expiration_ms,
+            auto_high_watermark=self.single_node,
+            events=self.flushes,
+        )
+        log.cleaner_checkpoint = offsets.cleaner_offsets.get(tp)
+        return log
 
     def shutdown(self) -> None:
         """Clean shutdown: fsync every log, snapshot producer state, write checkpoints and the clean
@@ -167,7 +125,7 @@ class LogManager:
         for log in self._logs.values():
             log.flush()
             log.close()
-        self.prepare_checkpoint().run()
+        self.flushes.prepare_checkpoint().run()
         # A topic deletion whose renames failed is left to the next start, which finishes it from its
         # mark (a retention check may still be running it in a worker thread).
         for _, job in self._pending:
@@ -256,7 +214,7 @@ class LogManager:
             previous=self.topic_store.load_topics().get(topic) if record is not None else None,
             strays=strays,
             # captured once the strays are out: the files must not name their offsets again
-            checkpoint=self.prepare_checkpoint().run if strays else None,
+            checkpoint=self.flushes.prepare_checkpoint().run if strays else None,
             adopted=adopted,
         )
 
@@ -275,7 +233,7 @@ class LogManager:
             clock=self.clock,
             producer_id_expiration_ms=self.producer_id_expiration_ms,
             auto_high_watermark=self.single_node,
-            events=self,
+            events=self.flushes,
         )
 
     def _partition_counts(self) -> dict[Path, int]:
@@ -307,7 +265,7 @@ class LogManager:
         """Step 2, on the loop: the topic's logs leave the manager; run the job in a worker thread, then
         ``complete_topic_deletion``."""
         logs = [self._logs.pop(tp) for tp in [tp for tp in self._logs if tp.topic == name]]
-        job = TopicDeletionJob(name, logs, self.topic_store, self.prepare_checkpoint().run)
+        job = TopicDeletionJob(name, logs, self.topic_store, self.flushes.prepare_checkpoint().run)
         self._topic_deletions[name] = job
         return job
 
@@ -329,7 +287,7 @@ class LogManager:
         pending until every replica answered, sends StopReplica again."""
         wanted = [TopicPartition(topic, partition) for partition in partitions]
         logs = [self._logs.pop(tp) for tp in wanted if tp in self._logs]
-        return TopicDeletionJob(topic, logs, self.topic_store, self.prepare_checkpoint().run)
+        return TopicDeletionJob(topic, logs, self.topic_store, self.flushes.prepare_checkpoint().run)
 
     def complete_partition_deletion(self, job: TopicDeletionJob) -> None:
         """On the loop after ``job.run``: what it renamed is removed after ``file.delete.delay.ms``; a
@@ -398,23 +356,8 @@ class LogManager:
         return marked
 
     def ensure_meta_properties(self, broker_id: int, cluster_id: str | None = None) -> MetaProperties:
-        """``meta.properties`` of every log dir: written if missing (a new cluster id is made if none is
-        given or stored), checked otherwise. Raises LogStorageError on a cluster or broker id mismatch."""
-        found = {d: m for d in self.log_dirs if (m := self._read_meta(d)) is not None}
-        if cluster_id is None:
-            cluster_id = next(iter(found.values())).cluster_id if found else _new_cluster_id()
-        for log_dir, meta in found.items():
-            if meta.cluster_id != cluster_id or meta.node_id != broker_id:
-                raise LogStorageError(
-                    f"{log_dir / 'meta.properties'} belongs to cluster {meta.cluster_id} broker "
-                    f"{meta.node_id}, not cluster {cluster_id} broker {broker_id}"
-                )
-        meta = MetaProperties(cluster_id, broker_id)
-        for log_dir in self.log_dirs:
-            log_dir.mkdir(parents=True, exist_ok=True)
-            if self._read_meta(log_dir) is None:
-                write_meta_properties(log_dir, meta)
-        return meta
+        """``meta.properties`` of every log dir, written or checked (see node_id.py)."""
+        return ensure_meta_properties(self.log_dirs, broker_id, cluster_id)
 
     # -- periodic work ---------------------------------------------------------------------------
 
@@ -447,87 +390,6 @@ class LogManager:
         self._pending = keep
         return due
 
-    def prepare_checkpoint(self) -> CheckpointJob:
-        """Recovery points, log start offsets, high watermarks and cleaner offsets, per log dir
-        (``log.flush.offset.checkpoint.interval.ms``)."""
-        files: list[tuple[Path, dict[TopicPartition, int]]] = []
-        for log_dir in self.log_dirs:
-            logs = {tp: log for tp, log in self._logs.items() if log.dir.parent == log_dir}
-            files.append(
-                (log_dir / RECOVERY_POINT_CHECKPOINT, {tp: lg.recovery_point for tp, lg in logs.items()})
-            )
-            files.append(
-                (log_dir / LOG_START_OFFSET_CHECKPOINT, {tp: lg.log_start_offset for tp, lg in logs.items()})
-            )
-            files.append(
-                (log_dir / REPLICATION_OFFSET_CHECKPOINT, {tp: lg.high_watermark for tp, lg in logs.items()})
-            )
-            cleaner: dict[TopicPartition, int] = {}
-            for tp, lg in logs.items():
-                if lg.cleaner_checkpoint is not None:
-                    cleaner[tp] = lg.cleaner_checkpoint
-            files.append((log_dir / CLEANER_OFFSET_CHECKPOINT, cleaner))
-        self._checkpoints.captured += 1
-        return CheckpointJob(files, self._checkpoints.captured, self._checkpoints)
-
-    def prepare_high_watermark_checkpoint(self) -> CheckpointJob:
-        """Only the high watermarks, per log dir: a cluster member's followers and leaders advance them
-        apart from the log ends (``replica.high.watermark.checkpoint.interval.ms``, Kafka's 5 s)."""
-        files = [
-            (
-                log_dir / REPLICATION_OFFSET_CHECKPOINT,
-                {tp: log.high_watermark for tp, log in self._logs.items() if log.dir.parent == log_dir},
-            )
-            for log_dir in self.log_dirs
-        ]
-        self._checkpoints.captured += 1
-        return CheckpointJob(files, self._checkpoints.captured, self._checkpoints)
-
-    def prepare_flushes(self) -> list[tuple[Log, FlushJob]]:
-        """Flush jobs for the logs whose ``flush.ms``/``flush.messages`` is due."""
-        jobs = []
-        for log in self._logs.values():
-            if log.flush_needed():
-                job = log.prepare_flush()
-                if job is not None:
-                    jobs.append((log, job))
-        return jobs
-
-    def take_roll_flushes(self) -> list[tuple[Log, FlushJob]]:
-        """The flushes the logs' rolls asked for (Kafka's flush of the old segment at a roll): run each
-        job's ``run`` in a worker thread, then ``complete_flushes``. A log deleted meanwhile is skipped."""
-        rolled, self._rolled = self._rolled, {}
-        jobs = []
-        for log in rolled.values():
-            if self._logs.get(log.topic_partition) is log and (job := log.prepare_roll_flush()) is not None:
-                jobs.append((log, job))
-        return jobs
-
-    def take_due_checkpoint(self) -> CheckpointJob | None:
-        """The offset checkpoints, if a truncation lowered a recovery point since the last call: the
-        file must stop claiming the offsets above it before they are written again (Kafka rewrites it
-        in LogManager.truncateTo). Run it in a worker thread."""
-        if not self._checkpoint_due:
-            return None
-        self._checkpoint_due = False
-        return self.prepare_checkpoint()
-
-    def log_rolled(self, log: Log) -> None:
-        """``LogEvents``: the log's old segments are due a flush."""
-        self._rolled[id(log)] = log
-        if self._on_work_due is not None:
-            self._on_work_due()
-
-    def log_truncated(self, log: Log) -> None:
-        """``LogEvents``: the recovery point checkpoint is due."""
-        self._checkpoint_due = True
-        if self._on_work_due is not None:
-            self._on_work_due()
-
-    def complete_flushes(self, jobs: Iterable[tuple[Log, FlushJob]]) -> None:
-        for log, job in jobs:
-            log.complete_flush(job)
-
     def compaction_plans(self) -> list[tuple[Log, CleaningPlan]]:
         """Logs that need cleaning now; run ``run_cleaning(plan)`` in a thread, then
         ``complete_compaction``."""
@@ -554,22 +416,3 @@ class LogManager:
         """Queue segments taken out of a log (e.g. by ``Log.truncate_to``) for a later file deletion job."""
         if segments:
             self._pending.append((self.clock() + delay_ms, FileDeletionJob(segments=segments)))
-
-    def _read_checkpoint(self, path: Path) -> dict[TopicPartition, int]:
-        try:
-            return read_offset_checkpoint(path)
-        except CheckpointFormatError as e:
-            # Kafka takes the log dir offline (CheckpointFileWithFailureHandler), so a broker with one
-            # log dir stops: guessing offsets could serve records below the log start, or skip recovery.
-            raise LogStorageError(unreadable_checkpoint(e)) from e
-
-    def _read_meta(self, log_dir: Path) -> MetaProperties | None:
-        try:
-            return read_meta_properties(log_dir)
-        except CheckpointFormatError as e:
-            raise LogStorageError(str(e)) from e
-
-
-def _new_cluster_id() -> str:
-    """A cluster id as Kafka makes them: a random UUID in Kafka's base64 text form."""
-    return topic_id_to_string(uuid.uuid4())

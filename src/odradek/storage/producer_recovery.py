@@ -116,14 +116,22 @@ def read_snapshot(path: Path) -> tuple[int, list[ProducerStateEntry]]:
 
 
 def load_latest_snapshot(
-    partition_dir: Path, state: ProducerStateManager, up_to_offset: int, log_start_offset: int, now_ms: int
+    partition_dir: Path,
+    state: ProducerStateManager,
+    up_to_offset: int,
+    log_start_offset: int,
+    now_ms: int,
+    *,
+    delete_later: bool = True,
 ) -> int:
     """Load the newest readable snapshot at or below ``up_to_offset`` into ``state``; returns the offset
-    replay must start from. Snapshots above ``up_to_offset`` describe truncated data and are deleted."""
+    replay must start from. Snapshots above ``up_to_offset`` describe truncated data and are deleted,
+    unless ``delete_later`` is off (the state is wanted at an offset inside the log)."""
     for offset in reversed(snapshot_offsets(partition_dir)):
         path = snapshot_path(partition_dir, offset)
         if offset > up_to_offset:
-            delete_if_exists(path)
+            if delete_later:
+                delete_if_exists(path)
             continue
         try:
             snapshot_offset, entries = read_snapshot(path)

@@ -17,7 +17,13 @@ from pathlib import Path
 from odradek.storage.checkpoints import CheckpointFormatError, read_partition_metadata, unreadable_checkpoint
 from odradek.storage.errors import LogStorageError
 from odradek.storage.files import TOPICS_FILE, fsync_dir
-from odradek.storage.partition import TopicPartition, stray_dir_name, topic_id_to_string
+from odradek.storage.partition import (
+    TopicPartition,
+    is_delete_dir_name,
+    is_stray_dir_name,
+    stray_dir_name,
+    topic_id_to_string,
+)
 from odradek.storage.topic_store import TopicRecord
 
 _log = logging.getLogger(__name__)
@@ -50,9 +56,13 @@ def set_aside(directory: Path, tp: TopicPartition, reason: str) -> Path:
     return target
 
 
-def check_topic_store_is_first(log_dirs: list[Path]) -> None:
-    """The topics file is the first log dir's: found in another, log.dirs changed order, and a single
-    node that knew no topic would set every partition aside."""
+def check_topic_store(log_dirs: list[Path]) -> None:
+    """The topics file, which judges every partition directory of a single node, is there and in the
+    first log dir. Found in another, log.dirs changed order; found nowhere while a log dir holds a
+    partition directory, the first log dir is not what it was (a disk not mounted: its mount point
+    left empty) or the file was lost. Either way a single node that knew no topic would set every
+    partition aside, so the start stops. A first start has no partition directory yet, and the first
+    topic made writes the file before its directories."""
     if (log_dirs[0] / TOPICS_FILE).exists():
         return
     for log_dir in log_dirs[1:]:
@@ -61,3 +71,23 @@ def check_topic_store_is_first(log_dirs: list[Path]) -> None:
                 f"{log_dir / TOPICS_FILE} is not in the first of log.dirs ({log_dirs[0]}): the log dirs "
                 "were given in another order; give them in the order they had"
             )
+    partition = _first_partition_directory(log_dirs)
+    if partition is not None:
+        raise LogStorageError(
+            f"{log_dirs[0] / TOPICS_FILE} is missing, yet {partition} holds a partition: is "
+            f"{log_dirs[0]}, the first of log.dirs, mounted? Restore the file, or move the partition "
+            "directories out of the log dirs to start without them"
+        )
+
+
+def _first_partition_directory(log_dirs: list[Path]) -> Path | None:
+    for log_dir in log_dirs:
+        if not log_dir.is_dir():
+            continue
+        for child in sorted(log_dir.iterdir()):
+            name = child.name
+            if is_delete_dir_name(name) or is_stray_dir_name(name) or not child.is_dir():
+                continue
+            if TopicPartition.from_dir_name(name) is not None:
+                return child
+    return None

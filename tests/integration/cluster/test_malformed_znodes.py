@@ -21,7 +21,9 @@ from odradek.cluster.zookeeper.config_znodes import EntityConfigZnode
 from odradek.cluster.zookeeper.configs import config_changes_after, create_config_change_notification
 from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode
 from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
+from odradek.protocol.messages.metadata import MetadataRequest
 from tests.support.broker_process import BrokerProcess
+from tests.support.raw_client import RawClient
 
 MALFORMED = [b"{not json", b'{"version":2,"partitions":"none"}', b"[]", b"\xff\xfe"]
 
@@ -82,42 +84,37 @@ class _NoTopics:
 def test_a_malformed_topic_config_is_skipped_and_the_changes_after_it_still_apply(
     zk: ZooKeeperClient,
 ) -> None:
-    """Before: the read of the notifications died on it, so topic b's change was never applied."""
-    zk.create_persistent_path(paths.config_entity(paths.TOPIC_CONFIG, "a"), b'{"version":1,"config":[]}')
+    """Before: the read of the notifications died on it, so topic b's change was never applied. A
+    config Kafka cannot parse (c: not a JSON object) is no overrides, as Kafka reads it; one it refuses
+    (a: a value that is not a string) leaves the topic's configs as they were."""
+    zk.create_persistent_path(paths.config_entity(paths.TOPIC_CONFIG, "a"), b'{"version":1,"config":{"x":1}}')
     zk.create_persistent_path(
         paths.config_entity(paths.TOPIC_CONFIG, "b"), EntityConfigZnode({"retention.ms": "1000"}).serialize()
     )
+    zk.create_persistent_path(paths.config_entity(paths.TOPIC_CONFIG, "c"), b'{"version":1,"config":[]}')
     create_config_change_notification(zk, "topics/a")
     create_config_change_notification(zk, "brokers/<default>")
+    create_config_change_notification(zk, "topics/c")
     last = create_config_change_notification(zk, "topics/b")
     sync = TopicConfigSync(zk, _NoTopics(), _NoLogs())  # type: ignore[arg-type]
     sync.known["a"] = {"retention.ms": "5"}
+    sync.known["c"] = {"retention.ms": "6"}
 
     async def unreadable_broker_configs(name: str) -> None:
         raise MalformedZnodeError(f"/config/brokers/{name} does not hold JSON")
 
     sync.follow(paths.BROKER_CONFIG, unreadable_broker_configs)
     asyncio.run(sync._read_changes())
-    assert sync.known == {"a": {"retention.ms": "5"}, "b": {"retention.ms": "1000"}}  # a kept as it was
+    assert sync.known == {"a": {"retention.ms": "5"}, "b": {"retention.ms": "1000"}, "c": {}}
     assert sync.sequence == last
 
 
-@pytest.mark.parametrize(
-    ("path", "data"),
-    [
-        (paths.CLUSTER_ID, b"{not json"),
-        (paths.config_entity(paths.BROKER_CONFIG, paths.DEFAULT_ENTITY), b"[]"),
-    ],
-)
-def test_a_broker_whose_start_up_znodes_are_malformed_exits_with_one_line_naming_the_znode(
-    zookeeper_connect: str, tmp_path: Path, path: str, data: bytes
+def test_a_broker_whose_cluster_id_znode_is_malformed_exits_with_one_line_naming_it(
+    zookeeper_connect: str, tmp_path: Path
 ) -> None:
-    """Before: a traceback (MalformedZnodeError was not a start-up failure)."""
-    setup = ZooKeeperClient.connect(zookeeper_connect)
-    try:
-        setup.create_persistent_path(path, data)
-    finally:
-        setup.close()
+    """Before: a traceback (MalformedZnodeError was not a start-up failure). As Kafka, which cannot
+    tell which cluster it joins: fatal."""
+    _create(zookeeper_connect, {paths.CLUSTER_ID: b"{not json"})
     broker = BrokerProcess(tmp_path / "broker", {"zookeeper.connect": zookeeper_connect})
     broker.start(wait=False)
     assert broker.process is not None
@@ -126,4 +123,38 @@ def test_a_broker_whose_start_up_znodes_are_malformed_exits_with_one_line_naming
     lines = broker.log_text().splitlines()
     assert code == 1, lines
     assert not any("Traceback" in line for line in lines), "\n".join(lines)
-    assert lines[-1].startswith(f"odradek broker: {path} "), lines[-1]
+    assert lines[-1].startswith(f"odradek broker: {paths.CLUSTER_ID} "), lines[-1]
+
+
+def test_a_broker_whose_broker_config_znodes_kafka_cannot_parse_starts_without_those_overrides(
+    zookeeper_connect: str, tmp_path: Path
+) -> None:
+    """Before: it exited at start-up ("/config/brokers/<default> holds JSON but not an object: []"). Kafka's
+    ConfigEntityZNode.decode reads such a znode as no overrides, and the broker starts."""
+    _create(
+        zookeeper_connect,
+        {
+            paths.config_entity(paths.BROKER_CONFIG, paths.DEFAULT_ENTITY): b"[]",
+            paths.config_entity(paths.BROKER_CONFIG, "1"): b'{"version":1,"config":{"secret.key":"s3cr3t"',
+        },
+    )
+    broker = BrokerProcess(tmp_path / "broker", {"zookeeper.connect": zookeeper_connect}).start(timeout=60)
+    try:
+        with RawClient(broker.port) as client:
+            metadata = client.request(MetadataRequest(topics=[]), 12)
+        assert [b.node_id for b in metadata.brokers] == [1]
+        logged = broker.log_text()
+        for node in (paths.DEFAULT_ENTITY, "1"):
+            assert f"/config/brokers/{node} holds no JSON object" in logged, logged
+        assert "s3cr3t" not in logged
+    finally:
+        broker.stop()
+
+
+def _create(zookeeper_connect: str, znodes: dict[str, bytes]) -> None:
+    setup = ZooKeeperClient.connect(zookeeper_connect)
+    try:
+        for path, data in znodes.items():
+            setup.create_persistent_path(path, data)
+    finally:
+        setup.close()

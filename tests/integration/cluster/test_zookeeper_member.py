@@ -4,20 +4,26 @@ epoch after the session expires, and the start-up errors an operator sees in one
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
+import time
 from pathlib import Path
 
 import pytest
 
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.zookeeper import paths
+from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
 from odradek.cluster.zookeeper.brokers import broker_registration
+from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.errors import BrokerIdAlreadyRegisteredError
 from odradek.config.broker import BrokerConfig
 from odradek.server.broker import Broker
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.log_manager import LogManager
 from tests.support.broker_process import BrokerProcess, free_port
+from tests.support.interop import wait_until
 from tests.support.zookeeper import ZooKeeperServer, expire_session
 
 
@@ -81,21 +87,63 @@ def test_a_broker_id_registered_twice_and_a_log_dir_of_another_cluster_stop_the_
     assert "meta.properties belongs to cluster" in other.log_text()
 
 
-def test_a_broker_restarted_at_once_after_a_sigkill_registers_once_its_old_session_expires(
+def test_a_broker_whose_id_an_old_session_holds_registers_once_that_session_ends(
     zookeeper_connect: str, tmp_path: Path
 ) -> None:
-    """Kafka 3.9 exits ("already registered") while the killed predecessor's session lives on, so
-    every supervisor must retry; here the successor waits for the old registration to go. (A session
-    timeout well above the successor's start-up time, so that it finds the registration still held.)"""
-    settings = {"zookeeper.connect": zookeeper_connect, "zookeeper.session.timeout.ms": "8000"}
-    broker = BrokerProcess(tmp_path / "a", {**settings, "node.id": "1"}, host="127.0.0.2").start()
+    """Kafka 3.9 exits ("already registered") while a killed predecessor's session lives on, so every
+    supervisor must retry; here the successor waits for the old registration to go. The old session is
+    the test's own, ended once the broker says it waits (a SIGKILLed broker's raced the timeout)."""
+    holder = _hold_registration(zookeeper_connect, 1, "127.0.0.9")
+    settings = {"zookeeper.connect": zookeeper_connect, "zookeeper.session.timeout.ms": "10000"}
+    broker = BrokerProcess(tmp_path / "a", {**settings, "node.id": "1"}, host="127.0.0.2").start(wait=False)
     try:
-        broker.kill()
-        broker.start(timeout=60)  # at once, on the same data: the old session still holds the id
-        assert "waiting up to" in broker.log_text()
+        wait_until(lambda: "waiting up to" in broker.log_text(), 60, "the broker waiting for the old session")
+        assert "PLAINTEXT://127.0.0.9:9092" in broker.log_text()  # it names the holder
+        holder.close()
+        broker.wait_listening(timeout=60)
         assert "registered in ZooKeeper as broker 1" in broker.log_text()
     finally:
+        holder.close()
         broker.stop()
+
+
+def test_a_running_broker_whose_id_a_twin_took_while_its_session_was_lost_stops_in_one_line(
+    zookeeper_connect: str, tmp_path: Path
+) -> None:
+    """A twin with the same id, waiting for the registration, takes it when the running broker's session
+    expires once (a pause, a network cut). The running broker tried to register again every second,
+    for ever, and served on unregistered as a broker the cluster knows as the twin. It now waits as a
+    starting broker does, then stops as a refused start does: one line naming the holder, status 1."""
+    running = BrokerProcess(
+        tmp_path / "a",
+        {"zookeeper.connect": zookeeper_connect, "zookeeper.session.timeout.ms": "3000", "node.id": "1"},
+        host="127.0.0.2",
+    ).start()
+    # the twin waits up to 1.5 x its own (longer) session timeout: longer than the pause below
+    twin = BrokerProcess(
+        tmp_path / "b",
+        {"zookeeper.connect": zookeeper_connect, "zookeeper.session.timeout.ms": "10000", "node.id": "1"},
+        host="127.0.0.3",
+    ).start(wait=False)
+    try:
+        wait_until(lambda: "waiting up to" in twin.log_text(), 60, "the twin waiting for the registration")
+        assert running.process is not None
+        running.process.send_signal(signal.SIGSTOP)  # past its session timeout: the session expires
+        try:
+            wait_until(lambda: "registered in ZooKeeper as broker 1" in twin.log_text(), 60, "the twin in")
+        finally:
+            running.process.send_signal(signal.SIGCONT)
+        assert running.process.wait(60) == 1
+        text = running.log_text()
+        assert (
+            f"Broker id 1 is already registered in ZooKeeper (/brokers/ids/1) by PLAINTEXT://127.0.0.3:{twin.port}"
+            in text
+        )
+        assert "controlled shutdown" not in text.lower()
+        twin.wait_listening(timeout=60)  # the twin is broker 1, and serves
+    finally:
+        running.kill()
+        twin.stop()
 
 
 def test_a_member_speaks_and_waits_as_its_inter_broker_settings_say(
@@ -172,6 +220,16 @@ def test_a_broker_whose_id_a_live_broker_holds_never_accepts_a_connection(
     finally:
         first.stop()
     assert reached_while_registering == [False]
+
+
+def _hold_registration(connect: str, broker_id: int, host: str) -> ZooKeeperClient:
+    """A session of the test's holding /brokers/ids/<id> as a broker at ``host`` would."""
+    client = ZooKeeperClient.connect(connect, session_timeout_ms=10_000, connection_timeout_ms=10_000)
+    client.ensure_persistent_paths()
+    endpoint = ListenerEndpoint("PLAINTEXT", host, 9092, "PLAINTEXT")
+    registration = BrokerRegistration(broker_id, (endpoint,), int(time.time() * 1000))
+    client.kazoo.create(paths.broker(broker_id), registration.serialize(), ephemeral=True)
+    return client
 
 
 def _accepts(host: str, port: int) -> bool:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import logging
 import os
+import ssl
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -38,10 +40,11 @@ from odradek.security.acl import AclOperation, AclPermissionType, PatternType, R
 from odradek.security.scram_credentials import MECHANISMS, salted_password
 from tests.support.broker_process import BrokerProcess
 from tests.support.interop import wait_until
-from tests.support.java_stores import key_store, trust_store
+from tests.support.java_stores import key_store, trust_store, written_key_store, written_trust_store
 from tests.support.raw_client import RawClient
 from tests.support.requirements import missing
 from tests.support.zookeeper import ZooKeeperServer, ZooKeeperTls, zookeeper_command
+from tests.support.zookeeper_proxy import ZooKeeperProxy
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -78,22 +81,23 @@ def sasl_only_zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zo
 
 
 class ZooKeeperCertificates:
-    """A CA; ZooKeeper's key store (127.0.0.1); the brokers' key store; trust stores of it and of a
-    stranger CA; all PKCS12, as keytool makes them."""
+    """A CA; ZooKeeper's key and trust stores (127.0.0.1); the brokers' key store and trust store of the
+    CA, as keytool makes them (both at once: each keytool is a JVM start); the trust store of a stranger
+    CA. All PKCS12."""
 
     def __init__(self, directory: Path) -> None:
         self.ca = trustme.CA()
-        self.server_key_store = key_store(
-            self.ca.issue_cert("127.0.0.1", "localhost"),
-            directory / "zookeeper.p12",
-            "PKCS12",
-            STORE_PASSWORD,
-        )
+        # ZooKeeper's stores and the stranger's are not under test: written without a JVM
+        server = self.ca.issue_cert("127.0.0.1", "localhost")
+        self.server_key_store = written_key_store(server, directory / "zookeeper.p12", STORE_PASSWORD)
+        self.server_trust_store = written_trust_store(self.ca, directory / "zk-trust.p12", STORE_PASSWORD)
         broker = self.ca.issue_cert("broker@example.com", common_name="kafka-broker")
-        self.broker_key_store = key_store(broker, directory / "broker.p12", "PKCS12", STORE_PASSWORD)
-        self.trust_store = trust_store(self.ca, directory / "trust.p12", "PKCS12", STORE_PASSWORD)
-        self.stranger_trust_store = trust_store(
-            trustme.CA(), directory / "stranger.p12", "PKCS12", STORE_PASSWORD
+        with ThreadPoolExecutor(2) as keytools:
+            key = keytools.submit(key_store, broker, directory / "broker.p12", "PKCS12", STORE_PASSWORD)
+            trust = keytools.submit(trust_store, self.ca, directory / "trust.p12", "PKCS12", STORE_PASSWORD)
+            self.broker_key_store, self.trust_store = key.result(), trust.result()
+        self.stranger_trust_store = written_trust_store(
+            trustme.CA(), directory / "stranger.p12", STORE_PASSWORD
         )
         self.ca_file = directory / "ca.pem"
         self.ca.cert_pem.write_to_path(str(self.ca_file))
@@ -108,7 +112,7 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> ZooKeeperCertifica
 def tls_zookeeper(
     tmp_path_factory: pytest.TempPathFactory, certificates: ZooKeeperCertificates
 ) -> Iterator[ZooKeeperServer]:
-    tls = ZooKeeperTls(certificates.server_key_store, certificates.trust_store, STORE_PASSWORD)
+    tls = ZooKeeperTls(certificates.server_key_store, certificates.server_trust_store, STORE_PASSWORD)
     yield from _server(tmp_path_factory.mktemp("zk-tls"), tls=tls)
 
 
@@ -171,9 +175,9 @@ class Cluster:
         }
 
     def start(self) -> Cluster:
-        for broker in self.brokers.values():
-            broker.start(timeout=60)
-        wait_until(self._both_registered_with_a_controller, 60, "both brokers and a controller", interval=0.2)
+        for broker in self.brokers.values():  # both at once (each start is seconds of imports)
+            broker.start(wait=False)
+        wait_until(self._both_registered_with_a_controller, 90, "both brokers and a controller", interval=0.2)
         return self
 
     def stop(self) -> None:
@@ -241,6 +245,11 @@ class Cluster:
 def failed_start(broker: BrokerProcess, timeout: float = 60) -> tuple[int, list[str]]:
     """Start `broker`, which must exit by itself: its exit code and its log's lines."""
     broker.start(wait=False)
+    return exit_of(broker, timeout)
+
+
+def exit_of(broker: BrokerProcess, timeout: float = 60) -> tuple[int, list[str]]:
+    """The exit code and log lines of `broker`, started, which must exit by itself."""
     assert broker.process is not None
     code = broker.process.wait(timeout)
     broker.process = None
@@ -277,13 +286,18 @@ def test_brokers_on_a_zookeeper_that_requires_sasl_log_in_register_and_elect_a_c
 def test_a_broker_with_a_wrong_zookeeper_password_exits_with_one_line_naming_its_login(
     sasl_only_zookeeper: ZooKeeperServer, sasl_zookeeper: ZooKeeperServer, tmp_path: Path
 ) -> None:
-    for server in (sasl_only_zookeeper, sasl_zookeeper):  # refused at login, or its session closed
-        broker = BrokerProcess(
+    brokers = [
+        BrokerProcess(
             tmp_path / f"broker-{server.port}",
             {"zookeeper.connect": server.connect_string + "/wrong", "zookeeper.set.acl": "true"},
             env=sasl_env(tmp_path, USER, "not-the-password"),
         )
-        code, lines = failed_start(broker)
+        for server in (sasl_only_zookeeper, sasl_zookeeper)  # refused at login, or its session closed
+    ]
+    for broker in brokers:  # both at once
+        broker.start(wait=False)
+    for broker in brokers:
+        code, lines = exit_of(broker)
         assert code == 1, lines
         assert not any("Traceback" in line for line in lines), "\n".join(lines)
         assert lines[-1].startswith("odradek broker: ZooKeeper at 127.0.0.1:"), lines[-1]
@@ -457,3 +471,73 @@ def _reads(client: ZooKeeperClient) -> bool:
         return client.read("/") is not None
     except ZooKeeperError:  # not yet: the read waited out its session timeout
         return False
+
+
+@pytest.fixture
+def sasl_proxy(sasl_zookeeper: ZooKeeperServer) -> Iterator[ZooKeeperProxy]:
+    proxy = ZooKeeperProxy(sasl_zookeeper.port).start()
+    yield proxy
+    proxy.stop()
+
+
+def _sasl_client(proxy: ZooKeeperProxy, chroot: str) -> ZooKeeperClient:
+    return ZooKeeperClient.connect(
+        f"{proxy.connect_string}/{chroot}-{uuid.uuid4().hex[:8]}",
+        session_timeout_ms=6000,
+        connection_timeout_ms=15_000,
+        security=ZooKeeperSecurity(sasl=SaslLogin(USER, PASSWORD), secure_acls=True),
+    )
+
+
+def test_a_connection_dropped_during_the_sasl_login_at_start_up_is_retried_not_a_refused_login(
+    sasl_proxy: ZooKeeperProxy,
+) -> None:
+    """Before: kazoo reports any drop during SASL as AuthFailedError ("Connection dropped in SASL"),
+    and the broker exited with "wrong user name or password"."""
+    sasl_proxy.drop_during_sasl(2)  # (once on the chroot's session, once on the broker's own)
+    client = _sasl_client(sasl_proxy, "dropped-at-start")
+    try:
+        assert sasl_proxy.dropped == 2
+        client.create_persistent_path("/written", b"x")
+        assert client.kazoo.get_acls("/written")[0] == [BROKER_ACL, WORLD_READ]  # logged in after all
+    finally:
+        client.close()
+
+
+def test_a_connection_dropped_during_the_sasl_login_of_a_reconnection_keeps_the_session(
+    sasl_proxy: ZooKeeperProxy,
+) -> None:
+    """Before: the drop was taken for a refused login and the session thrown away while ZooKeeper still
+    held it: its ephemeral registration stayed, owned by the old session, until that expired, and
+    registering again under the new session failed meanwhile."""
+    client = _sasl_client(sasl_proxy, "dropped-on-reconnect")
+    try:
+        session = client.session_id
+        client.write(client.kazoo.create_async, "/registration", b"1", ephemeral=True)
+        sasl_proxy.drop_during_sasl(1)
+        sasl_proxy.drop_all()
+        wait_until(lambda: sasl_proxy.dropped == 1, 15, "the login dropped", interval=0.05)
+        found = client.read("/registration")  # read again once connected, within the session timeout
+        assert found is not None
+        assert client.session_id == session
+        assert found[1].ephemeralOwner == session
+    finally:
+        client.close()
+
+
+def test_with_zookeeper_set_acl_a_session_zookeeper_gave_no_identity_gets_one_line_not_invalid_acl(
+    tls_zookeeper: ZooKeeperServer, certificates: ZooKeeperCertificates
+) -> None:
+    """A client certificate ZooKeeper does not authenticate (its ssl.clientAuth=none never asks for
+    it; here none is presented) leaves the session without identity, so every create with the creator's
+    ACL is refused with InvalidACL: kazoo's InvalidACLError went up as a traceback at start-up."""
+    context = ssl.create_default_context(cafile=str(certificates.ca_file))
+    chroot = f"/no-identity-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(ZooKeeperError) as caught:
+        ZooKeeperClient.connect(
+            tls_zookeeper.connect_string + chroot, security=ZooKeeperSecurity(tls=context, secure_acls=True)
+        )
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"refused the ACL of {chroot}: " in message, message
+    assert "no identity" in message, message

@@ -87,7 +87,7 @@ def test_an_unexpected_error_escaping_a_handler_is_answered_counted_and_logged_o
 
 
 def test_unexpected_errors_of_every_api_family_answer_unknown_server_error_per_partition_and_resource(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     _break(
         monkeypatch,
@@ -206,7 +206,14 @@ def test_unexpected_errors_of_every_api_family_answer_unknown_server_error_per_p
                 "init_producer_id": 1.0,
             }
 
-    asyncio.run(scenario())
+    with caplog.at_level(logging.ERROR, logger="odradek.connection"):
+        asyncio.run(scenario())
+    # each failure logged once, with its traceback (FindCoordinator was asked twice)
+    logged = [r for r in caplog.records if r.name == "odradek.connection" and r.levelno >= logging.ERROR]
+    assert all(r.exc_info is not None and isinstance(r.exc_info[1], Boom) for r in logged)
+    failed = "PRODUCE FETCH OFFSET_FETCH FIND_COORDINATOR FIND_COORDINATOR JOIN_GROUP CREATE_TOPICS "
+    failed += "DESCRIBE_CONFIGS INIT_PRODUCER_ID"
+    assert sorted(r.getMessage().split()[3] for r in logged) == sorted(failed.split())
 
 
 def test_confluent_kafka_admin_sees_unknown_server_error_and_keeps_working(

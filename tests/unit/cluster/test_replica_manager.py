@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from odradek.cluster.control_requests import ControllerStamp, PartitionLeadership, StopReplicaPartition
+from odradek.cluster.leadership import Refusal
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker
 from odradek.cluster.metadata_update import apply_update_metadata
-from odradek.cluster.replica_manager import Refusal, ReplicaManager
+from odradek.cluster.replica_manager import ReplicaManager
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import RecordBatchBuilder
 from odradek.storage.config import LogConfig

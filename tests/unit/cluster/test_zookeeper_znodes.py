@@ -3,6 +3,8 @@ writes (and older versions, and extra fields), and malformed data is refused wit
 
 from __future__ import annotations
 
+import logging
+import re
 import uuid
 from collections.abc import Callable
 
@@ -188,6 +190,17 @@ def test_persistent_paths_are_kafkas() -> None:
             "'leader' is True, not an integer",
         ),
         (lambda d: TopicAssignmentZnode.parse("t", d), b'{"partitions":{"x":[1]}}', "not a partition number"),
+        # digits to str.isdigit() that int() refuses: a ValueError escaped, not a malformed znode
+        (
+            lambda d: TopicAssignmentZnode.parse("t", d),
+            '{"partitions":{"²":[1]}}'.encode(),
+            "not a partition",
+        ),
+        (
+            lambda d: TopicAssignmentZnode.parse("t", d),
+            b'{"partitions":{"' + b"9" * 5000 + b'":[1]}}',
+            "not a",
+        ),
         (
             lambda d: TopicAssignmentZnode.parse("t", d),
             b'{"partitions":{},"topic_id":"abc"}',
@@ -244,3 +257,28 @@ def test_reassign_partitions_plan_is_kafkas_legacy_partition_assignment() -> Non
     assert parse_plan(data) == {("orders", 0): [2], ("orders", 1): [3, 2]}
     with pytest.raises(MalformedZnodeError):
         parse_plan(b'{"version":1}')
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"{not json", b"\xff\xfe", b"[" * 100_000, b"[]", b'"text"', b'{"version":1,"config":[]}', b"7"],
+    ids=["not-json", "not-utf-8", "too-deep", "list", "string", "config-not-an-object", "number"],
+)
+@pytest.mark.parametrize("path", ["/config/brokers/<default>", "/config/topics/t"])
+def test_an_entity_config_znode_kafka_cannot_parse_reads_as_no_overrides_logged_without_its_data(
+    data: bytes, path: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before: MalformedZnodeError, which stopped the broker at start for /config/brokers; Kafka's
+    ConfigEntityZNode.decode reads such a znode as an empty config."""
+    with caplog.at_level(logging.WARNING):
+        assert EntityConfigZnode.parse(data, path) == EntityConfigZnode({})
+    assert path in caplog.text
+    assert "not json" not in caplog.text and "text" not in caplog.text and "[[" not in caplog.text
+
+
+def test_an_entity_config_value_that_is_not_a_string_is_still_malformed() -> None:
+    # as Kafka, whose decode throws there (a broker's start-up stops, a topic keeps its configs)
+    with pytest.raises(
+        MalformedZnodeError, match=re.escape("/config/topics/t config 'retention.ms' is 5, not a string")
+    ):
+        EntityConfigZnode.parse(b'{"version":1,"config":{"retention.ms":5}}', "/config/topics/t")

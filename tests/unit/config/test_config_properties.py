@@ -101,3 +101,19 @@ def test_file_then_overrides(tmp_path: Path) -> None:
     path.write_text("node.id=1\nlog.dirs=/var/kafka\n")
     assert load_with_overrides(path, ["log.dirs=./data"]) == {"node.id": "1", "log.dirs": "./data"}
     assert load_with_overrides(None, ["node.id=2"]) == {"node.id": "2"}
+
+
+def test_a_malformed_escape_in_a_password_is_not_quoted() -> None:
+    """Before: "Malformed \\uXXXX escape on line 2: <the whole value>" put a password (a JAAS config,
+    a key store's) into the start-up error, on a terminal or in a CI log."""
+    text = 'a=1\nsasl.jaas.config=PlainLoginModule required password="s3cr\\uZZet";\n'
+    with pytest.raises(ConfigError) as refused:
+        parse_properties(text)
+    assert "s3cr" not in str(refused.value)
+    assert "line 2" in str(refused.value) and "sasl.jaas.config" in str(refused.value)
+
+
+def test_an_override_without_a_key_is_not_quoted() -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_override("=s3cret")
+    assert "s3cret" not in str(refused.value)

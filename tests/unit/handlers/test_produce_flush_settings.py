@@ -41,13 +41,13 @@ def test_a_log_whose_last_flush_is_flush_ms_old_is_flushed_by_the_periodic_job(t
     try:
         log = manager.get_or_create_log("timed", 0, config=LogConfig(flush_ms=1000))
         log.append(batch([b"a"]))
-        assert manager.prepare_flushes() == []
+        assert manager.flushes.prepare_flushes() == []
         clock.advance(1000)
-        jobs = manager.prepare_flushes()
+        jobs = manager.flushes.prepare_flushes()
         assert [flushed for flushed, _ in jobs] == [log]
         for _, job in jobs:
             job.run()
-        manager.complete_flushes(jobs)
+        manager.flushes.complete_flushes(jobs)
         assert log.recovery_point == 1
     finally:
         manager.shutdown()

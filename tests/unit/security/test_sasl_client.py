@@ -3,6 +3,7 @@ it sends, and the refusals it reports with Kafka's error codes."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +14,7 @@ import scramp
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from odradek.protocol.messages.sasl_handshake import SaslHandshakeRequest
-from odradek.security.sasl_client import SaslLoginError, SaslRequest, SaslSteps, sasl_exchange
+from odradek.security.sasl_client import KeyDerivation, SaslLoginError, SaslRequest, SaslSteps, sasl_exchange
 
 
 @dataclass
@@ -24,13 +25,17 @@ class Answer:
 
 
 def _drive(steps: SaslSteps, answer: Callable[[SaslRequest], Answer]) -> list[SaslRequest]:
-    """Run the exchange, answering each request with answer(request); the requests sent."""
+    """Run the exchange, answering each request with answer(request) and running the key derivation
+    inline; the requests sent."""
     sent = []
-    request = next(steps)
+    step = next(steps)
     try:
         while True:
-            sent.append(request)
-            request = steps.send(answer(request))
+            if isinstance(step, KeyDerivation):
+                step = steps.send(step.derive())
+                continue
+            sent.append(step)
+            step = steps.send(answer(step))
     except StopIteration:
         return sent
 
@@ -115,3 +120,55 @@ def test_mechanism_not_built_is_refused_before_sending() -> None:
     with pytest.raises(SaslLoginError) as caught:
         next(sasl_exchange("GSSAPI", "broker", "pw"))
     assert caught.value.code == ErrorCode.UNSUPPORTED_SASL_MECHANISM
+
+
+def _server_first_asking(iterations: int) -> Callable[[SaslRequest], Answer]:
+    """A server whose first message asks for `iterations` rounds of PBKDF2."""
+
+    def answer(request: SaslRequest) -> Answer:
+        if isinstance(request, SaslHandshakeRequest):
+            return Answer()
+        assert isinstance(request, SaslAuthenticateRequest)
+        nonce = dict(part.split("=", 1) for part in request.auth_bytes.decode().split(",")[2:])["r"]
+        salt = base64.b64encode(b"sixteen-byte-slt").decode()
+        return Answer(auth_bytes=f"r={nonce}server-nonce,s={salt},i={iterations}".encode())
+
+    return answer
+
+
+@pytest.mark.parametrize("iterations", [16_385, 10_000_000, 2**31 - 1])
+def test_a_server_asking_more_rounds_than_kafkas_maximum_is_refused_before_deriving_the_key(
+    iterations: int,
+) -> None:
+    """Kafka's credentials never have more than 16384 (AlterUserScramCredentials refuses them): a server
+    asking more could only freeze the broker logging in (2^31-1 rounds take hours)."""
+    steps = sasl_exchange("SCRAM-SHA-256", "broker", "pw")
+    answer = _server_first_asking(iterations)
+    step = next(steps)
+    with pytest.raises(SaslLoginError) as caught:
+        while True:
+            assert not isinstance(step, KeyDerivation), "would derive the key"
+            step = steps.send(answer(step))
+    if iterations < 10_000_000:  # scramp refuses from there on itself, in its own words
+        assert str(caught.value) == (
+            f"Requested iterations {iterations} is more than the maximum 16384 for SCRAM-SHA-256"
+        )
+    assert caught.value.code == ErrorCode.SASL_AUTHENTICATION_FAILED
+
+
+def test_a_server_asking_fewer_rounds_than_the_minimum_is_refused() -> None:
+    with pytest.raises(SaslLoginError) as caught:
+        _drive(sasl_exchange("SCRAM-SHA-512", "broker", "pw"), _server_first_asking(4095))
+    assert caught.value.code == ErrorCode.SASL_AUTHENTICATION_FAILED
+
+
+def test_the_scram_key_derivation_is_a_step_of_its_own_for_the_driver_to_run() -> None:
+    """So that a driver on an event loop runs PBKDF2 in a thread."""
+    steps = sasl_exchange("SCRAM-SHA-256", "broker", "pw")
+    answer = _server_first_asking(8192)
+    step = next(steps)
+    while not isinstance(step, KeyDerivation):
+        step = steps.send(answer(step))
+    assert step.iterations == 8192
+    final = steps.send(step.derive())
+    assert isinstance(final, SaslAuthenticateRequest) and final.auth_bytes.startswith(b"c=biws,r=")

@@ -4,6 +4,8 @@ own; a bad declared size is refused before its body arrives."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import struct
 from typing import Any
 
@@ -39,11 +41,14 @@ def read_once(reader: FrameReader, data: bytes, pos: int, chunk: int) -> tuple[i
 
 
 def feed(reader: FrameReader, data: bytes, chunk: int) -> list[bytes]:
+    """As a connection does: after each read, the frames it completed, then those it left unsplit."""
     frames: list[bytes] = []
     pos = 0
     while pos < len(data):
         pos, got = read_once(reader, data, pos, chunk)
-        frames += [bytes(frame) for frame in got]
+        while got:
+            frames += [bytes(frame) for frame in got]
+            got = reader.more_frames()
     return frames
 
 
@@ -174,10 +179,66 @@ def test_the_connection_queues_frames_and_closes_on_an_oversized_one() -> None:
     assert transport.closed
 
 
-def test_the_connection_stops_reading_when_too_many_frames_wait() -> None:
-    conn, transport = make_connection()
-    feed_connection(conn, framed(*[b"x"] * (connection_module._MAX_QUEUED_FRAMES + 1)))
-    assert transport.paused
+def test_a_connection_reads_nothing_more_until_the_requests_of_a_read_are_answered() -> None:
+    """As Kafka mutes a channel from a request's arrival until its answer is sent: what the client
+    sends meanwhile waits in the kernel, not in the broker (it queued up to 64 MiB before). The
+    transport is paused at the first read that comes while requests are unanswered."""
+
+    async def scenario() -> None:
+        conn, transport = make_connection()
+        handled: list[bytes] = []
+        answered = asyncio.Event()
+
+        async def handle(frame: bytearray) -> None:
+            handled.append(bytes(frame))
+            await answered.wait()
+
+        conn._handle = handle  # type: ignore[method-assign]
+        task = asyncio.get_running_loop().create_task(conn._serve())
+        feed_connection(conn, framed(b"one", b"two"))
+        await settle()
+        assert handled == [b"one"] and not transport.paused  # a client waiting for answers sends nothing
+        feed_connection(conn, framed(b"three"))  # but this one pipelines
+        assert transport.paused
+        await settle()
+        assert handled == [b"one"] and transport.paused
+        answered.set()
+        await settle()
+        assert handled == [b"one", b"two", b"three"] and not transport.paused
+        answered.clear()
+        feed_connection(conn, framed(b"four"))  # the next read
+        await settle()
+        assert handled[-1] == b"four" and not transport.paused
+        feed_connection(conn, framed(b"five"))
+        assert transport.paused
+        answered.set()
+        await settle()
+        assert handled[-1] == b"five" and not transport.paused
+        conn.close()
+        await task
+
+    asyncio.run(scenario())
+
+
+def test_a_read_of_thousands_of_tiny_requests_is_split_a_few_at_a_time() -> None:
+    """256 KiB of 14-byte frames are 18,000 Python objects, six times their bytes: the rest of the read
+    waits unsplit (and still counted in the pool) until the first ones are handled."""
+    pool = MemoryPool(10_000_000)
+    conn, _ = make_connection(pool=pool)
+    feed_connection(conn, framed(*[b"r" * 10] * 18_000))
+    assert len(conn.frames) == framing.MAX_FRAMES_AT_ONCE
+    assert len(conn.reader.pending) == (18_000 - framing.MAX_FRAMES_AT_ONCE) * 14
+    assert pool.available == 10_000_000 - 18_000 * 10
+    assert [bytes(f) for f in conn.reader.more_frames()] == [b"r" * 10] * framing.MAX_FRAMES_AT_ONCE
+    assert pool.available == 10_000_000 - 18_000 * 10  # taken once, when read
+    conn._queue(conn.reader.more_frames())
+    conn.connection_lost(None)  # what it holds comes back, queued or unsplit (not the batch taken out)
+    assert pool.available == 10_000_000 - framing.MAX_FRAMES_AT_ONCE * 10
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
 
 
 # ----- queued.max.request.bytes ---------------------------------------------------------------------
@@ -232,3 +293,41 @@ def test_a_closed_connection_gives_back_its_queued_frames_and_its_partial_frame(
     assert pool.available == 1_000_000 - 100 - 200_000
     conn.connection_lost(None)
     assert pool.available == 1_000_000
+
+
+def test_a_connection_handling_requests_back_to_back_lets_other_connections_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Handlers that never wait (ApiVersions, Metadata, DescribeConfigs: up to milliseconds each) ran
+    back to back for every request a read brought, holding every other connection up meanwhile. The
+    connection now steps aside once it has run for a few milliseconds without waiting."""
+    clock = [1000.0]
+    monkeypatch.setattr(connection_module.time, "perf_counter", lambda: clock[0])
+
+    async def scenario() -> list[int]:
+        conn, _ = make_connection()
+        handled: list[bytes] = []
+
+        async def handle(frame: bytearray) -> None:  # 2 ms of work, no await
+            handled.append(bytes(frame))
+            clock[0] += 0.002
+
+        conn._handle = handle  # type: ignore[method-assign]
+        others_saw: list[int] = []
+
+        async def other_connection() -> None:
+            for _ in range(4):
+                others_saw.append(len(handled))
+                await asyncio.sleep(0)
+
+        feed_connection(conn, framed(*[b"r"] * 30))
+        task = asyncio.get_running_loop().create_task(conn._serve())
+        other = asyncio.get_running_loop().create_task(other_connection())
+        await settle()
+        await other
+        conn.close()
+        await task
+        return others_saw
+
+    seen = asyncio.run(scenario())  # requests handled each time the other connection got its turn
+    assert seen[0] <= 4 and all(later - earlier <= 4 for earlier, later in itertools.pairwise(seen)), seen

@@ -106,7 +106,7 @@ def test_checkpoints_forget_a_deleted_topic(tmp_path: Path) -> None:
     manager = _manager(tmp_path, FakeClock(), index_interval_bytes=50)
     _topic(manager, "gone")
     _topic(manager, "kept", partitions=1)
-    manager.prepare_checkpoint().run()
+    manager.flushes.prepare_checkpoint().run()
     manager.delete_topic("gone")
     # A topic created again under the name must not inherit these offsets after a crash.
     offsets = read_offset_checkpoint(manager.log_dirs[0] / RECOVERY_POINT_CHECKPOINT)
@@ -116,7 +116,7 @@ def test_checkpoints_forget_a_deleted_topic(tmp_path: Path) -> None:
 def test_a_checkpoint_captured_before_a_deletion_does_not_bring_the_topic_back(tmp_path: Path) -> None:
     manager = _manager(tmp_path, FakeClock(), index_interval_bytes=50)
     _topic(manager, "gone")
-    periodic = manager.prepare_checkpoint()  # captured on the loop, still waiting for its thread
+    periodic = manager.flushes.prepare_checkpoint()  # captured on the loop, still waiting for its thread
     manager.delete_topic("gone")
     periodic.run()
     assert read_offset_checkpoint(manager.log_dirs[0] / RECOVERY_POINT_CHECKPOINT) == {}

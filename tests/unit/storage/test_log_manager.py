@@ -90,7 +90,7 @@ def test_checkpoints_are_kafka_files_and_clean_shutdown_skips_recovery(
     for _ in range(5):
         log.append(batch())
     log.delete_records(2)
-    manager.prepare_checkpoint().run()
+    manager.flushes.prepare_checkpoint().run()
     root = log.dir.parent
     assert read_offset_checkpoint(root / "log-start-offset-checkpoint") == {TopicPartition("t", 0): 2}
     assert read_offset_checkpoint(root / "replication-offset-checkpoint") == {TopicPartition("t", 0): 5}
@@ -147,10 +147,10 @@ def test_retention_and_compaction_jobs(tmp_path: Path) -> None:
     assert [log for log, _ in plans] == [compacted]
     manager.complete_compaction(compacted, run_cleaning(plans[0][1]))
     assert values(read_records(compacted)) == [b"v9"]
-    flushes = manager.prepare_flushes()
+    flushes = manager.flushes.prepare_flushes()
     for _, job in flushes:
         job.run()
-    manager.complete_flushes(flushes)
+    manager.flushes.complete_flushes(flushes)
 
 
 def test_meta_properties(tmp_path: Path) -> None:
@@ -177,7 +177,7 @@ def test_a_cluster_member_checkpoints_high_watermarks_alone_as_they_move(tmp_pat
             second.append(batch())
         first.update_high_watermark(3)
         second.update_high_watermark(4)
-        manager.prepare_high_watermark_checkpoint().run()
+        manager.flushes.prepare_high_watermark_checkpoint().run()
         for log, high_watermark in ((first, 3), (second, 4)):
             root = log.dir.parent
             expected = {log.topic_partition: high_watermark}

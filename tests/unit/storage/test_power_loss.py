@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from odradek.protocol.records import patch_base_offset, patch_partition_leader_epoch
-from odradek.storage import log_manager as log_manager_module
+from odradek.storage import log_dir_loading
 from odradek.storage.checkpoints import EpochEntry, read_offset_checkpoint
 from odradek.storage.config import LogConfig
 from odradek.storage.fetch import FetchIsolation
@@ -22,6 +22,7 @@ from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
+from odradek.storage.segment import LogSegment
 
 from .helpers import FakeClock, batch, marker, read_records, values
 
@@ -47,14 +48,14 @@ def test_a_segment_roll_flushes_the_old_segment_and_advances_the_recovery_point(
         log.append(batch([b"value-%02d" % i]))
     assert len(log.segments) >= 3 and rolled  # the manager heard of the rolls
     assert log.recovery_point == 0
-    jobs = manager.take_roll_flushes()
+    jobs = manager.flushes.take_roll_flushes()
     assert [flushed for flushed, _ in jobs] == [log]
     for _, job in jobs:
         job.run()
-    manager.complete_flushes(jobs)
+    manager.flushes.complete_flushes(jobs)
     assert log.recovery_point == log.active_segment.base_offset  # everything below the active segment
-    assert manager.take_roll_flushes() == []  # done once
-    manager.prepare_checkpoint().run()
+    assert manager.flushes.take_roll_flushes() == []  # done once
+    manager.flushes.prepare_checkpoint().run()
     checkpoint = read_offset_checkpoint(tmp_path / RECOVERY_POINT_CHECKPOINT)
     assert checkpoint[TopicPartition("t", 0)] == log.active_segment.base_offset
 
@@ -75,17 +76,17 @@ def test_a_truncation_has_the_recovery_point_checkpoint_rewritten_before_the_per
     for i in range(10):
         log.append(batch([b"value-%02d" % i]))
     log.flush()
-    manager.prepare_checkpoint().run()
+    manager.flushes.prepare_checkpoint().run()
     path = tmp_path / RECOVERY_POINT_CHECKPOINT
     assert read_offset_checkpoint(path)[TopicPartition("t", 0)] == 10
-    assert manager.take_due_checkpoint() is None  # nothing asked for one
+    assert manager.flushes.take_due_checkpoint() is None  # nothing asked for one
     log.truncate_to(4)
     assert due
-    job = manager.take_due_checkpoint()
+    job = manager.flushes.take_due_checkpoint()
     assert job is not None
     job.run()
     assert read_offset_checkpoint(path)[TopicPartition("t", 0)] == 4
-    assert manager.take_due_checkpoint() is None
+    assert manager.flushes.take_due_checkpoint() is None
 
 
 def test_a_flush_completing_after_a_truncation_claims_nothing_above_the_truncation(tmp_path: Path) -> None:
@@ -103,6 +104,43 @@ def test_a_flush_completing_after_a_truncation_claims_nothing_above_the_truncati
     log.complete_flush(job)
     assert log.log_end_offset == 10
     assert log.recovery_point <= 4
+
+
+def test_a_roll_flush_taken_after_a_truncation_moves_the_recovery_point_only_over_what_it_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A roll asks for a flush below the new segment; a follower truncating below that before the flush
+    was taken had it prepared for the old roll offset, past the log end. Records the follower then
+    appended during the fsyncs were counted as flushed (the job's offset clamped by the log end at its
+    completion), and since a flush lists only segments above the recovery point, none ever fsynced
+    them: a power loss lost them under the recovery point, where start-up does not look."""
+    clock = FakeClock()
+    manager = LogManager([tmp_path], CONFIG, clock=clock, single_node=False)
+    log = manager.get_or_create_log("t", 0)
+    while len(log.segments) < 3:
+        log.append(batch([b"value-%02d" % log.log_end_offset]))
+    rolled_at = log.active_segment.base_offset
+    log.truncate_to(1)  # before the storage task took the roll's flush
+    jobs = manager.flushes.take_roll_flushes()
+    fsynced: dict[int, int] = {}  # base offset -> the segment's next offset when fsynced
+    real_flush = LogSegment.flush
+
+    def spy(segment: LogSegment) -> None:
+        fsynced[segment.base_offset] = segment.next_offset
+        real_flush(segment)
+
+    monkeypatch.setattr(LogSegment, "flush", spy)
+    for _, job in jobs:
+        job.run()
+    while log.log_end_offset < rolled_at + 3:  # the new leader's records, appended during the fsyncs
+        log.append_as_follower(_at_offset(batch([b"new-%02d" % log.log_end_offset]), log.log_end_offset, 7))
+    manager.flushes.complete_flushes(jobs)
+    assert log.recovery_point <= max(fsynced.values(), default=0)
+    for later in manager.flushes.take_roll_flushes():  # every flush after it, until the log is flushed whole
+        later[1].run()
+        manager.flushes.complete_flushes([later])
+    log.flush()
+    assert fsynced[0] == log.segments[0].next_offset  # the first segment fsynced with what it holds
 
 
 def test_a_flush_completing_after_a_full_truncation_keeps_the_new_start_as_recovery_point(
@@ -177,6 +215,38 @@ def test_a_leader_epoch_checkpoint_damaged_below_the_recovery_point_is_rebuilt_f
     assert again.leader_epoch_cache.entries == [EpochEntry(1, 0), EpochEntry(3, 6), EpochEntry(4, 12)]
 
 
+def test_a_leader_epoch_checkpoint_a_power_loss_left_stale_answers_only_for_epochs_the_log_holds(
+    tmp_path: Path,
+) -> None:
+    """A truncation rewrites the checkpoint without fsync (as Kafka's, KAFKA-15046), so a power loss
+    can bring back the previous, valid file. Recovery only added epochs newer than the file's latest,
+    so an entry the truncation had removed stayed when the records written again over its offsets
+    carry an older epoch: OffsetForLeaderEpoch then told a follower holding this broker's old records
+    of that epoch to keep them."""
+    clock = FakeClock()
+    directory = tmp_path / "t-0"
+    log = Log.open(directory, LogConfig(), clock=clock, auto_high_watermark=False)
+    for i in range(10):  # epoch 4's leader wrote 0..9 (and went on to 13)
+        log.append_as_follower(_at_offset(batch([b"e4-%d" % i]), i, epoch=4))
+    log.leader_epoch_cache.assign(5, 10)  # this broker then led at epoch 5 and wrote 10..14
+    for i in range(5):
+        log.append(batch([b"e5-%d" % i]), leader_epoch=5)
+    log.flush()  # fsyncs the checkpoint [(4, 0), (5, 10)] too
+    durable = (directory / LEADER_EPOCH_CHECKPOINT).read_bytes()
+    log.truncate_to(10)  # epoch 6's leader had epoch 4 up to 13: this broker follows it
+    for i in range(10, 14):
+        log.append_as_follower(_at_offset(batch([b"e4-%d" % i]), i, epoch=4))
+    log.append_as_follower(_at_offset(batch([b"e6-14"]), 14, epoch=6))
+    assert log.leader_epoch_cache.entries == [EpochEntry(4, 0), EpochEntry(6, 14)]
+    assert log.recovery_point <= 10
+    (directory / LEADER_EPOCH_CHECKPOINT).write_bytes(durable)  # the power loss
+    again = Log.open(
+        directory, LogConfig(), clock=clock, recovery_point=log.recovery_point, auto_high_watermark=False
+    )
+    assert again.leader_epoch_cache.entries == [EpochEntry(4, 0), EpochEntry(6, 14)]
+    assert again.end_offset_for_epoch(5) == (4, 14)
+
+
 @pytest.mark.parametrize("name", [RECOVERY_POINT_CHECKPOINT, "log-start-offset-checkpoint"])
 def test_an_empty_offset_checkpoint_reads_as_no_entries_as_in_kafka(tmp_path: Path, name: str) -> None:
     """Kafka's CheckpointFile reads an empty file as no entries (it creates its checkpoint files empty
@@ -234,6 +304,43 @@ def test_an_unreadable_transaction_index_below_the_recovery_point_is_rebuilt_not
     assert again.log_end_offset == log.log_end_offset
 
 
+def test_an_unreadable_transaction_index_has_only_its_own_segment_recovered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recovering that segment needs producer state replayed up to it, and the loader got it by
+    recovering the log from that segment to its end, even after a clean shutdown: every later segment
+    was read and validated again. Kafka's LogLoader recovers that one segment."""
+    clock = FakeClock()
+    log = Log.open(tmp_path / "t-0", CONFIG, clock=clock)
+    log.append(batch([b"aborted"], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True))
+    log.append(marker(commit=False, producer_id=7), origin=AppendOrigin.COORDINATOR)
+    for i in range(12):
+        log.append(batch([b"after-%d" % i], producer_id=8, producer_epoch=0, base_sequence=i))
+    assert len(log.segments) >= 3
+    damaged = log.segments[0]
+    log.flush()
+    log.close()
+    with open(damaged.txn_index.path, "r+b") as index:
+        index.write(b"\x00\x07")
+    recovered: list[int] = []
+    real_recover = LogSegment.recover
+
+    def spy(segment: LogSegment, *args: object, **kwargs: object) -> int:
+        recovered.append(segment.base_offset)
+        return real_recover(segment, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LogSegment, "recover", spy)
+    again = Log.open(
+        tmp_path / "t-0", CONFIG, clock=clock, recovery_point=log.log_end_offset, had_clean_shutdown=True
+    )
+    assert recovered == [damaged.base_offset]
+    info = again.read(0, 1 << 20, isolation=FetchIsolation.TXN_COMMITTED)
+    assert info.aborted_transactions is not None
+    assert [txn.producer_id for txn in info.aborted_transactions] == [7]
+    assert again.log_end_offset == log.log_end_offset
+    assert again.producer_state.producers[8].last_seq == 11  # the log's producer state is whole
+
+
 def test_the_clean_shutdown_marker_is_durably_gone_before_the_logs_are_written_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -249,6 +356,6 @@ def test_the_clean_shutdown_marker_is_durably_gone_before_the_logs_are_written_a
     def record(directory: Path) -> None:
         synced.append((directory, (tmp_path / ".kafka_cleanshutdown").exists()))
 
-    monkeypatch.setattr(log_manager_module, "fsync_dir", record)
+    monkeypatch.setattr(log_dir_loading, "fsync_dir", record)
     LogManager([tmp_path], CONFIG, clock=clock).startup()
     assert (tmp_path, False) in synced  # the log dir fsynced once the marker was gone

@@ -6,6 +6,7 @@ the topic id in ``partition.metadata`` (UnifiedLog.initializeTopicId) and sets s
 from __future__ import annotations
 
 import logging
+import shutil
 import uuid
 from pathlib import Path
 
@@ -143,6 +144,7 @@ def test_a_log_without_partition_metadata_takes_the_topic_id_it_is_asked_for(tmp
 
 def test_a_stray_name_fits_the_file_name_limit(tmp_path: Path) -> None:
     manager = _manager(tmp_path)
+    manager.topic_store.save_topic("orders", NEW_ID, 1)
     long_topic = "t" * 249
     directory = tmp_path / f"{long_topic}-0"
     directory.mkdir()
@@ -168,3 +170,65 @@ def test_log_dirs_given_in_another_order_stop_the_start_instead_of_setting_every
     with pytest.raises(LogStorageError, match=r"first of log\.dirs"):
         swapped.startup()
     assert _strays(first) == [] and _strays(second) == []
+
+
+@pytest.mark.parametrize("lost", ["first log dir not mounted", "topics file lost"])
+def test_a_missing_topics_file_stops_the_start_instead_of_setting_every_partition_aside(
+    tmp_path: Path, lost: str
+) -> None:
+    """Without the topics file a single node knows no topic: it set every partition directory of the
+    log dirs aside and started empty, and once the disk was mounted again (or the file restored) those
+    partitions were made again, empty. Only a topic store that was read may judge the directories."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    manager = LogManager([first, second], CONFIG, clock=FakeClock())
+    manager.startup()
+    manager.save_topic("orders", OLD_ID, 4)
+    for partition in range(4):
+        _write_records(manager, "orders", partition, OLD_ID, 2)
+    manager.shutdown()
+    if lost == "first log dir not mounted":  # its mount point is an empty directory
+        first.rename(tmp_path / "a-unmounted")
+        first.mkdir()
+    else:
+        (first / "__odradek_topics.json").rename(tmp_path / "topics-backup.json")
+    with pytest.raises(LogStorageError) as refused:
+        LogManager([first, second], CONFIG, clock=FakeClock()).startup()
+    assert str(first / "__odradek_topics.json") in str(refused.value)
+    assert "first of log.dirs" in str(refused.value) and "\n" not in str(refused.value)
+    assert _strays(first) == [] and _strays(second) == []
+    if lost == "first log dir not mounted":
+        first.rmdir()
+        (tmp_path / "a-unmounted").rename(first)
+    else:
+        (tmp_path / "topics-backup.json").rename(first / "__odradek_topics.json")
+    mounted = LogManager([first, second], CONFIG, clock=FakeClock())
+    mounted.startup()
+    assert sorted(mounted.logs) == [("orders", p) for p in range(4)]
+    assert all(log.log_end_offset == 2 for log in mounted.logs.values())
+
+
+def test_a_first_start_without_a_topics_file_starts_when_no_log_dir_holds_a_partition(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    second.mkdir()
+    (second / "orders-0.0123456789abcdef0123456789abcdef-stray").mkdir()  # set aside before: not served
+    manager = LogManager([first, second], CONFIG, clock=FakeClock())
+    manager.startup()
+    assert manager.logs == {}
+
+
+def test_a_partition_directory_in_two_log_dirs_stops_the_start(tmp_path: Path) -> None:
+    """Kafka's LogManager refuses duplicate log directories of a partition; the second log dir's copy
+    silently replaced the first's (a log dir that was not mounted while the partition was made again in
+    another, then mounted back), and which records were served depended on the order of log.dirs."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    manager = LogManager([first, second], CONFIG, clock=FakeClock())
+    manager.startup()
+    manager.save_topic("orders", OLD_ID, 1)
+    _write_records(manager, "orders", 0, OLD_ID, 3)
+    manager.shutdown()
+    (held,) = [d for d in (first, second) if (d / "orders-0").is_dir()]
+    other = second if held == first else first
+    shutil.copytree(held / "orders-0", other / "orders-0")
+    with pytest.raises(LogStorageError, match="orders-0") as refused:
+        LogManager([first, second], CONFIG, clock=FakeClock()).startup()
+    assert str(first / "orders-0") in str(refused.value) and str(second / "orders-0") in str(refused.value)

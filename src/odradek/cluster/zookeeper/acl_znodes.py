@@ -24,6 +24,7 @@ from odradek.cluster.zookeeper.znode_json import (
     decode_object,
     encode,
     int_field,
+    shown,
     str_field,
 )
 from odradek.security.acl import (
@@ -95,11 +96,12 @@ def decode_acls(data: bytes | None, path: str) -> frozenset[AccessControlEntry]:
     obj = decode_object(data, path)
     acls = obj.get("acls")
     if not isinstance(acls, list):
-        raise MalformedZnodeError(f"{path} field 'acls' is {acls!r}, not a list")
+        raise MalformedZnodeError(f"{path} field 'acls' is {shown(acls, path)}, not a list")
     try:
         return frozenset(entry_from_json(as_object(item, f"{path} ACL")) for item in acls)
     except KeyError as error:
-        raise MalformedZnodeError(f"{path} has an ACL with an unknown or missing {error}") from None
+        missing = shown(error.args[0], path)
+        raise MalformedZnodeError(f"{path} has an ACL with an unknown or missing {missing}") from None
 
 
 def encode_change(pattern: ResourcePattern) -> bytes:
@@ -123,7 +125,7 @@ def decode_change(data: bytes | None, root: str, path: str) -> ResourcePattern:
         text = (data or b"").decode("utf-8", "replace")
         type_name, separator, name = text.partition(":")
         if not separator:
-            raise MalformedZnodeError(f"{path} holds {text!r}, not ResourceType:ResourceName")
+            raise MalformedZnodeError(f"{path} holds {shown(text, path)}, not ResourceType:ResourceName")
         return ResourcePattern(_resource_type(type_name, path), name, PatternType.LITERAL)
     obj = decode_object(data, path)
     version = int_field(obj, "version", path)
@@ -131,7 +133,7 @@ def decode_change(data: bytes | None, root: str, path: str) -> ResourcePattern:
         raise MalformedZnodeError(f"{path} has unsupported ACL change event version {version}")
     pattern_name = str_field(obj, "patternType", path).upper()
     if pattern_name not in ("LITERAL", "PREFIXED"):
-        raise MalformedZnodeError(f"{path} has pattern type {pattern_name!r}")
+        raise MalformedZnodeError(f"{path} has pattern type {shown(pattern_name, path)}")
     return ResourcePattern(
         _resource_type(str_field(obj, "resourceType", path), path),
         str_field(obj, "name", path),
@@ -144,7 +146,7 @@ def _resource_type(name: str, path: str) -> ResourceType:
     try:
         resource_type = ResourceType[name.upper()]
     except KeyError:
-        raise MalformedZnodeError(f"{path} names resource type {name!r}") from None
+        raise MalformedZnodeError(f"{path} names resource type {shown(name, path)}") from None
     if resource_type in (ResourceType.UNKNOWN, ResourceType.ANY):
-        raise MalformedZnodeError(f"{path} names resource type {name!r}")
+        raise MalformedZnodeError(f"{path} names resource type {shown(name, path)}")
     return resource_type

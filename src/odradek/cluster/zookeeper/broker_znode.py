@@ -27,8 +27,10 @@ from odradek.cluster.zookeeper.znode_json import (
     decode_object,
     encode,
     int_field,
+    naming,
     optional_str_field,
     required,
+    shown,
     str_field,
 )
 
@@ -117,7 +119,7 @@ def _parse_endpoints(obj: JsonObject, path: str) -> tuple[ListenerEndpoint, ...]
         None
         if protocol_map_json is None
         else {
-            name: as_str(protocol, f"{what}[{name!r}]")
+            name: as_str(protocol, naming(path, "listener_security_protocol_map", name))
             for name, protocol in as_object(protocol_map_json, what).items()
         }
     )
@@ -127,7 +129,8 @@ def _parse_endpoints(obj: JsonObject, path: str) -> tuple[ListenerEndpoint, ...]
         # Before version 4 there was no map: a listener was named after its security protocol
         protocol = listener_name if protocol_map is None else protocol_map.get(listener_name)
         if protocol is None:
-            raise MalformedZnodeError(f"{path}: endpoint {text!r} has no security protocol in the map")
+            endpoint = shown(text, path)
+            raise MalformedZnodeError(f"{path}: endpoint {endpoint} has no security protocol in the map")
         endpoints.append(ListenerEndpoint(listener_name, host, port, protocol))
     return tuple(endpoints)
 
@@ -136,7 +139,7 @@ def _parse_connection_string(text: str, path: str) -> tuple[str, str, int]:
     listener_name, separator, address = text.partition("://")
     host, colon, port = address.rpartition(":")
     if not separator or not listener_name or not colon or not port.isdigit():
-        raise MalformedZnodeError(f"{path}: endpoint {text!r} is not NAME://host:port")
+        raise MalformedZnodeError(f"{path}: endpoint {shown(text, path)} is not NAME://host:port")
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
     return listener_name, host, int(port)
@@ -147,7 +150,7 @@ def _parse_features(value: object, path: str) -> dict[str, FeatureRange]:
         return {}
     features = {}
     for name, range_json in as_object(value, f"{path} field 'features'").items():
-        what = f"{path} feature {name!r}"
+        what = naming(path, "feature", name)
         version_range = as_object(range_json, what)
         features[name] = FeatureRange(
             min_version=as_int(required(version_range, "min_version", what), f"{what} min_version"),

@@ -8,7 +8,8 @@ may have happened: callers decide (the controller, by the epoch check). No call 
 session timeout: then ZooKeeperConnectionError.
 
 The sessions are secured as `ZooKeeperSecurity` asks (TLS, a SASL login, ACLs on created znodes:
-session.py); a login ZooKeeper refuses is a ZooKeeperAuthenticationError, at once.
+session.py); a login ZooKeeper refuses is a ZooKeeperAuthenticationError, at once, while a connection
+lost during the login is a lost connection (connected again, the session kept).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from kazoo.exceptions import (
     AuthFailedError,
     ConnectionClosedError,
     ConnectionLoss,
+    InvalidACLError,
     NoAuthError,
     NodeExistsError,
     NoNodeError,
@@ -118,11 +120,8 @@ class ZooKeeperClient:
             connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 2.0},
         )
         try:
-            kazoo.start(timeout=connection_timeout_ms / 1000)
-            if security.sasl is not None:
-                # kazoo reports the session connected before its SASL login ends; a first request waits
-                # for the login and fails with it
-                kazoo.exists_async("/").get(timeout=connection_timeout_ms / 1000)
+            if not _start_session(kazoo, connection_timeout_ms / 1000):
+                raise KazooTimeoutError()
         except KazooTimeoutError:
             kazoo.stop()  # kazoo would go on trying in the background
             kazoo.close()
@@ -141,7 +140,7 @@ class ZooKeeperClient:
                 f"'{security.sasl.username}' (DIGEST-MD5, from the JAAS Client section): "
                 "wrong user name or password, or SASL is not enabled on the server"
             ) from None
-        except (ConnectionLoss, ConnectionClosedError):
+        except ConnectionClosedError:
             kazoo.stop()
             kazoo.close()
             raise ZooKeeperConnectionError(
@@ -256,12 +255,16 @@ class ZooKeeperClient:
             ) from None
         except NoAuthError:
             raise self._refused(operation_async, args) from None
+        except InvalidACLError:
+            raise self._no_identity(args) from None
 
     def commit(self, transaction: TransactionRequest) -> list[Any]:
         """Commit a multi; its results, one per op (an exception instance for a failed op)."""
         results: list[Any] = self.write(transaction.commit_async)
         if any(isinstance(result, NoAuthError) for result in results):
             raise self._refused(transaction.commit_async, ())
+        if any(isinstance(result, InvalidACLError) for result in results):
+            raise self._no_identity(())
         return results
 
     def _refused(
@@ -275,6 +278,16 @@ class ZooKeeperClient:
             f"ZooKeeper at {self.connect_string} refused to {verb} {path}: its ACL does not allow this "
             "broker's identity (every broker must log in to ZooKeeper as the identity owning the cluster's "
             "znodes, with zookeeper.set.acl)"
+        )
+
+    def _no_identity(self, args: tuple[Any, ...]) -> ZooKeeperAuthorizationError:
+        """A create with zookeeper.set.acl's ACL (the creator's) in a session ZooKeeper gave no identity:
+        InvalidACL. A certificate ZooKeeper never asked for (its ssl.clientAuth=none) does this."""
+        path = args[0] if args and isinstance(args[0], str) else "a znode"
+        return ZooKeeperAuthorizationError(
+            f"ZooKeeper at {self.connect_string} refused the ACL of {path}: this session has no identity "
+            "in ZooKeeper to own it (zookeeper.set.acl needs a SASL login, or a client certificate that "
+            "ZooKeeper asks for and authenticates: ssl.clientAuth=want or need on the server)"
         )
 
     # -- Kafka's start-up znodes ------------------------------------------------------------------
@@ -351,6 +364,28 @@ class ZooKeeperClient:
             deliver(str(state))
 
         self.kazoo.add_listener(listener)
+
+
+def _start_session(kazoo: KazooClient, timeout_s: float) -> bool:
+    """Start `kazoo`; whether its session is connected and, with SASL, logged in within `timeout_s`.
+
+    Not kazoo's start(), which gives up when the connection drops right after the session is made.
+    kazoo reports the session connected before the login ends, and queues requests until then: a first
+    request answered is the proof. A connection lost meanwhile, during the login too, is connected again
+    until the time is up; a login ZooKeeper refuses raises AuthFailedError.
+    """
+    deadline = time.monotonic() + timeout_s
+    if not kazoo.start_async().wait(timeout_s):
+        return False
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            kazoo.exists_async("/").get(timeout=remaining)
+            return True
+        except KazooTimeoutError:
+            return False
+        except ConnectionLoss:
+            time.sleep(min(0.05, max(deadline - time.monotonic(), 0)))
+    return False
 
 
 def split_chroot(connect_string: str) -> tuple[str, str]:

@@ -11,18 +11,22 @@ Kafka before 1.1, are still read, as Kafka reads them.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from odradek.cluster.zookeeper.znode_json import (
     MalformedZnodeError,
-    as_object,
     as_str,
     decode_object,
     encode,
     int_field,
+    naming,
+    shown,
     str_field,
 )
+
+log = logging.getLogger(__name__)
 
 ENTITY_CONFIG_VERSION = 1
 CONFIG_CHANGE_VERSION = 2
@@ -39,19 +43,21 @@ class EntityConfigZnode:
 
     @classmethod
     def parse(cls, data: bytes | None, path: str) -> EntityConfigZnode:
-        # Kafka reads a znode with no data (as its intermediate znodes have) as no overrides
+        """As Kafka's ConfigEntityZNode.decode: no data (an intermediate znode's), data that is not a
+        JSON object, or a `config` that is not one, is no overrides (logged without the data: these
+        znodes may hold credentials); a value that is not a string is refused, as Kafka throws there."""
         if not data:
             return cls()
-        obj = decode_object(data, path)
-        config_json = obj.get("config")
-        if config_json is None:
+        try:
+            config_json = decode_object(data, path).get("config")
+            readable = config_json is None or isinstance(config_json, dict)
+        except MalformedZnodeError:
+            config_json, readable = None, False
+        if not readable:
+            log.warning("%s holds no JSON object with a config object: read as no overrides, as Kafka", path)
+        if not isinstance(config_json, dict):
             return cls()
-        return cls(
-            {
-                name: as_str(value, f"{path} config {name!r}")
-                for name, value in as_object(config_json, f"{path} field 'config'").items()
-            }
-        )
+        return cls({name: as_str(value, naming(path, "config", name)) for name, value in config_json.items()})
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +87,7 @@ class ConfigChangeNotification:
         if version == CONFIG_CHANGE_VERSION:
             entity_path = str_field(obj, "entity_path", path)
             if "/" not in entity_path:
-                raise MalformedZnodeError(f"{path} has entity_path {entity_path!r}, not <type>/<name>")
+                named = shown(entity_path, path)
+                raise MalformedZnodeError(f"{path} has entity_path {named}, not <type>/<name>")
             return cls(entity_path)
         raise MalformedZnodeError(f"{path} has unsupported notification version {version} (1 and 2 are)")

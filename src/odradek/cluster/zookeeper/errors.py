@@ -16,11 +16,17 @@ class ZooKeeperAuthenticationError(ZooKeeperError):
 
 
 class ZooKeeperAuthorizationError(ZooKeeperError):
-    """A znode's ACL refused this session: the znode belongs to another ZooKeeper identity."""
+    """A znode's ACL refused this session (the znode belongs to another ZooKeeper identity), or
+    zookeeper.set.acl's ACL was refused because ZooKeeper gave the session no identity."""
 
 
 class ControllerMovedError(ZooKeeperError):
     """Another broker became controller (/controller_epoch moved on): this one must resign."""
+
+
+class ZnodeVersionMovedError(ZooKeeperError):
+    """A controller write's check of a znode's version failed (controller_fence.CheckOp): nothing of
+    the write was applied."""
 
 
 class BrokerIdAlreadyRegisteredError(ZooKeeperError):

@@ -9,17 +9,20 @@
   untrusted certificate) so that a refused start-up can say so.
 - SASL with DIGEST-MD5 (ZooKeeper's `DigestLoginModule`), through kazoo and pure-sasl.
 - Every create, alone or in a multi, gets `znode_acls.default_acls` for its path: no caller can forget.
+- kazoo's DEBUG lines name each request's kind and path, never its data (SCRAM keys, configs) or an
+  `Auth`'s credentials: kazoo writes requests whole.
 """
 
 from __future__ import annotations
 
+import logging
 import socket
 import ssl
 from dataclasses import dataclass, field
 from typing import Any
 
 from kazoo.client import KazooClient, TransactionRequest
-from kazoo.exceptions import AuthFailedError, SessionClosedRequireSaslError
+from kazoo.exceptions import AuthFailedError, ConnectionDropped, SessionClosedRequireSaslError
 from kazoo.handlers.threading import SequentialThreadingHandler
 from kazoo.protocol.connection import ConnectionHandler
 
@@ -57,7 +60,7 @@ def secured_kazoo(hosts: str, security: ZooKeeperSecurity, **options: Any) -> Ka
             "username": security.sasl.username,
             "password": security.sasl.password,
         }
-    return _SecuredKazooClient(
+    client = _SecuredKazooClient(
         security.secure_acls,
         hosts=hosts,
         handler=handler,
@@ -65,6 +68,33 @@ def secured_kazoo(hosts: str, security: ZooKeeperSecurity, **options: Any) -> Ka
         use_ssl=security.tls is not None,  # only for kazoo's log lines: the handler does the TLS
         **options,
     )
+    if _REQUESTS_WITHOUT_DATA not in client.logger.filters:
+        client.logger.addFilter(_REQUESTS_WITHOUT_DATA)
+    return client
+
+
+class _RequestsWithoutData(logging.Filter):
+    """Writes kazoo's requests and responses (namedtuples: Create, SetData, Auth, SASL, ...) in a log
+    record as their kind and path alone."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(_kind_and_path(arg) for arg in record.args)
+        return True
+
+
+def _kind_and_path(arg: object) -> object:
+    if isinstance(arg, bytes | bytearray):  # a response's data (below DEBUG)
+        return f"<{len(arg)} bytes>"
+    if not isinstance(arg, tuple):
+        return arg
+    if not hasattr(arg, "_fields"):  # a response: (data, ZnodeStat)
+        return tuple(_kind_and_path(item) for item in arg)
+    path = getattr(arg, "path", None)
+    return f"{type(arg).__name__}(path={path!r})" if isinstance(path, str) else type(arg).__name__
+
+
+_REQUESTS_WITHOUT_DATA = _RequestsWithoutData()
 
 
 def last_tls_error(client: KazooClient) -> str | None:
@@ -147,3 +177,11 @@ class _ConnectionHandler(ConnectionHandler):  # type: ignore[misc]
             # A server with enforce.auth answers a failed login so; kazoo 2.11 lets that error end its
             # connection thread (a traceback, then silence): make it the failed login it is.
             raise AuthFailedError("the server refused the SASL login") from error
+        except AuthFailedError as error:
+            if isinstance(error.__cause__, ConnectionDropped):
+                # kazoo reads any drop during the exchange as a refusal ("Connection dropped in SASL":
+                # servers before 3.6 closed the connection on one), stops for good and loses the
+                # session. ZooKeeper 3.6+ answers a refusal with AUTHFAILED before closing, and Kafka's
+                # client (ClientCnxn) takes a drop for what it is: reconnect, same session, log in again.
+                raise ConnectionDropped(f"dropped during the SASL login: {error.__cause__}") from error
+            raise

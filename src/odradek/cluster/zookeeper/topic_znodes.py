@@ -27,10 +27,13 @@ from odradek.cluster.zookeeper.znode_json import (
     int_field,
     int_list_field,
     optional_str_field,
+    shown,
 )
 from odradek.storage.partition import topic_id_from_string, topic_id_to_string
 
 TOPIC_ASSIGNMENT_VERSION = 3
+#: A partition number has at most 10 digits (an int32).
+_PARTITION_DIGITS = 10
 PARTITION_STATE_VERSION = 1
 #: `leader` when no replica leads (the partition is offline).
 NO_LEADER = -1
@@ -69,7 +72,8 @@ class TopicAssignmentZnode:
         try:
             topic_id = None if topic_id_text is None else topic_id_from_string(topic_id_text)
         except ValueError:
-            raise MalformedZnodeError(f"{path} has topic_id {topic_id_text!r}, not a Kafka uuid") from None
+            topic_id_shown = shown(topic_id_text, path)
+            raise MalformedZnodeError(f"{path} has topic_id {topic_id_shown}, not a Kafka uuid") from None
         return cls(
             partitions=_parse_by_partition(obj, "partitions", path),
             topic_id=topic_id,
@@ -126,8 +130,9 @@ def _parse_by_partition(obj: JsonObject, key: str, path: str) -> dict[int, list[
     if value is None:
         return {}
     replicas = {}
-    for key, ids in as_object(value, what).items():
-        if not key.isdigit():
-            raise MalformedZnodeError(f"{what} has {key!r}, not a partition number, as a key")
-        replicas[int(key)] = as_int_list(ids, f"{what}[{key!r}]")
+    for name, ids in as_object(value, what).items():
+        # ASCII digits, and few (int() refuses thousands; "²" is a digit to isdigit() but not to int())
+        if not (name.isascii() and name.isdigit() and len(name) <= _PARTITION_DIGITS):
+            raise MalformedZnodeError(f"{what} has {shown(name, path)}, not a partition number, as a key")
+        replicas[int(name)] = as_int_list(ids, f"{what}[{name!r}]")
     return replicas

@@ -1,0 +1,133 @@
+"""The flushes and offset checkpoints a LogManager's logs make due, taken on the loop as jobs.
+
+Kafka's LogManager runs this work on its scheduler: the flush of the segments below a new one (a task
+UnifiedLog.roll schedules), the flushes ``flush.ms``/``flush.messages`` ask for (flushDirtyLogs), the
+recovery point checkpoint written at once after a truncation (truncateTo), and the periodic offset
+checkpoints. Here the logs tell the scheduler of their rolls and truncations (``LogEvents``, on the
+loop), and it calls ``on_work_due`` so that its owner takes the jobs soon: ``take_roll_flushes`` and
+``take_due_checkpoint``. Every job's ``run`` is file work for a worker thread; a flush job is then
+completed on the loop (``complete_flushes``), which moves the recovery points (see flush.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+
+from odradek.storage.checkpoint_jobs import CheckpointJob, CheckpointWriter
+from odradek.storage.files import (
+    CLEANER_OFFSET_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+)
+from odradek.storage.flush import FlushJob
+from odradek.storage.log import Log
+from odradek.storage.partition import TopicPartition
+
+
+class FlushScheduler:
+    """The due flushes and checkpoints of the logs in ``logs`` (the manager's, as they change)."""
+
+    def __init__(
+        self,
+        log_dirs: Sequence[Path],
+        logs: Mapping[TopicPartition, Log],
+        on_work_due: Callable[[], None] | None = None,
+    ) -> None:
+        self._log_dirs = log_dirs
+        self._logs = logs
+        self._on_work_due = on_work_due
+        self._checkpoints = CheckpointWriter()
+        self._rolled: dict[int, Log] = {}
+        self._checkpoint_due = False
+
+    # -- what the logs tell (LogEvents) ----------------------------------------------------------
+
+    def log_rolled(self, log: Log) -> None:
+        """The log's old segments are due a flush."""
+        self._rolled[id(log)] = log
+        if self._on_work_due is not None:
+            self._on_work_due()
+
+    def log_truncated(self, log: Log) -> None:
+        """The recovery point checkpoint is due."""
+        self._checkpoint_due = True
+        if self._on_work_due is not None:
+            self._on_work_due()
+
+    # -- flushes ---------------------------------------------------------------------------------
+
+    def take_roll_flushes(self) -> list[tuple[Log, FlushJob]]:
+        """The flushes the logs' rolls asked for (Kafka's flush of the old segment at a roll): run each
+        job's ``run`` in a worker thread, then ``complete_flushes``. A log deleted meanwhile is skipped."""
+        rolled, self._rolled = self._rolled, {}
+        jobs = []
+        for log in rolled.values():
+            if self._logs.get(log.topic_partition) is log and (job := log.prepare_roll_flush()) is not None:
+                jobs.append((log, job))
+        return jobs
+
+    def prepare_flushes(self) -> list[tuple[Log, FlushJob]]:
+        """Flush jobs for the logs whose ``flush.ms``/``flush.messages`` is due."""
+        jobs = []
+        for log in self._logs.values():
+            if log.flush_needed():
+                job = log.prepare_flush()
+                if job is not None:
+                    jobs.append((log, job))
+        return jobs
+
+    @staticmethod
+    def complete_flushes(jobs: Iterable[tuple[Log, FlushJob]]) -> None:
+        for log, job in jobs:
+            log.complete_flush(job)
+
+    # -- offset checkpoints ----------------------------------------------------------------------
+
+    def take_due_checkpoint(self) -> CheckpointJob | None:
+        """The offset checkpoints, if a truncation lowered a recovery point since the last call: the
+        file must stop claiming the offsets above it before they are written again (Kafka rewrites it
+        in LogManager.truncateTo). Run it in a worker thread."""
+        if not self._checkpoint_due:
+            return None
+        self._checkpoint_due = False
+        return self.prepare_checkpoint()
+
+    def prepare_checkpoint(self) -> CheckpointJob:
+        """Recovery points, log start offsets, high watermarks and cleaner offsets, per log dir
+        (``log.flush.offset.checkpoint.interval.ms``)."""
+        files: list[tuple[Path, dict[TopicPartition, int]]] = []
+        for log_dir in self._log_dirs:
+            logs = {tp: log for tp, log in self._logs.items() if log.dir.parent == log_dir}
+            files.append(
+                (log_dir / RECOVERY_POINT_CHECKPOINT, {tp: lg.recovery_point for tp, lg in logs.items()})
+            )
+            files.append(
+                (log_dir / LOG_START_OFFSET_CHECKPOINT, {tp: lg.log_start_offset for tp, lg in logs.items()})
+            )
+            files.append(
+                (log_dir / REPLICATION_OFFSET_CHECKPOINT, {tp: lg.high_watermark for tp, lg in logs.items()})
+            )
+            cleaner = {
+                tp: lg.cleaner_checkpoint for tp, lg in logs.items() if lg.cleaner_checkpoint is not None
+            }
+            files.append((log_dir / CLEANER_OFFSET_CHECKPOINT, cleaner))
+        return self._captured(files)
+
+    def prepare_high_watermark_checkpoint(self) -> CheckpointJob:
+        """Only the high watermarks, per log dir: a cluster member's followers and leaders advance them
+        apart from the log ends (``replica.high.watermark.checkpoint.interval.ms``, Kafka's 5 s)."""
+        return self._captured(
+            [
+                (
+                    log_dir / REPLICATION_OFFSET_CHECKPOINT,
+                    {tp: log.high_watermark for tp, log in self._logs.items() if log.dir.parent == log_dir},
+                )
+                for log_dir in self._log_dirs
+            ]
+        )
+
+    def _captured(self, files: list[tuple[Path, dict[TopicPartition, int]]]) -> CheckpointJob:
+        self._checkpoints.captured += 1
+        return CheckpointJob(files, self._checkpoints.captured, self._checkpoints)

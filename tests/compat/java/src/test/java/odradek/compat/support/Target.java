@@ -1,0 +1,70 @@
+package odradek.compat.support;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.Properties;
+
+import org.apache.kafka.clients.producer.KafkaProducer;
+
+/**
+ * The brokers under test and the client line running against them, as the pytest side passes them
+ * (tests/support/java_suite.py): {@code -Dodradek.bootstrap=host:port,...} and {@code -Dodradek.brokers=N}.
+ */
+public final class Target {
+    /**
+     * A tag on what Kafka 3.9 serves only in KRaft mode: the runs against Apache Kafka in ZooKeeper mode
+     * leave it out (tests/support/java_suite.py names it too).
+     */
+    public static final String NOT_IN_KAFKA_ZOOKEEPER_MODE = "not-in-kafka-zookeeper-mode";
+
+    private Target() {
+    }
+
+    /** bootstrap.servers of the brokers under test. */
+    public static String bootstrap() {
+        String servers = System.getProperty("odradek.bootstrap");
+        if (servers == null || servers.isBlank()) {
+            throw new IllegalStateException("-Dodradek.bootstrap is not set: run the suite through pytest "
+                + "(tests/compat/java/test_java_clients.py) or pass it by hand (docs/testing.md)");
+        }
+        return servers;
+    }
+
+    /**
+     * Whether the brokers are odradek ({@code -Dodradek.broker=odradek}, the default) rather than Apache
+     * Kafka 3.9 (the reference runs). odradek also serves the newer versions of some APIs that Kafka
+     * 4.x added, and a 4.x client uses them: where a test's answer depends on that, it asks here.
+     */
+    public static boolean isOdradek() {
+        return System.getProperty("odradek.broker", "odradek").equals("odradek");
+    }
+
+    /** How many brokers the target has: 1 for a single node, 3 for the ZooKeeper cluster. */
+    public static int brokers() {
+        return Integer.getInteger("odradek.brokers", 1);
+    }
+
+    /** The replication factor the tests give their topics: every broker holds every partition. */
+    public static short replicationFactor() {
+        return (short) Math.min(brokers(), 3);
+    }
+
+    /** The kafka-clients version on the class path, e.g. "4.4.0". */
+    public static String clientVersion() {
+        // The jar's own version file (what the clients log at start-up; the class that reads it moved
+        // to an internal package in 4.x).
+        try (InputStream in = KafkaProducer.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            Properties version = new Properties();
+            version.load(in);
+            return version.getProperty("version");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The kafka-clients major version: 3 or 4. */
+    public static int clientMajor() {
+        return Integer.parseInt(clientVersion().split("\\.")[0]);
+    }
+}

@@ -1,0 +1,133 @@
+"""docs/compatibility.md's client table (tools/write_compatibility.py writes the file).
+
+The Java rows come from the Java suite itself: the kafka-clients versions its pom pins, its test classes
+(tests/support/java_suite.py reads them from the sources, as pytest does) and its known differences
+(tests/compat/java/known-differences.toml). The Python clients' versions are the requirements in
+pyproject.toml; what their tests cover is said in CLIENT_TESTS below.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+import xml.etree.ElementTree as ElementTree
+from collections import Counter
+from pathlib import Path
+
+from tests.support import java_suite
+
+REPO = Path(__file__).resolve().parents[1]
+POM_NAMESPACE = {"m": "http://maven.apache.org/POM/4.0.0"}
+
+HEAD = """\
+## Clients
+
+Each client the test suite runs against odradek, against a single node and against the 3-broker
+ZooKeeper cluster (RF=3), in `make test`. **Known differences** are what Apache Kafka 3.9 does that a
+client's tests find odradek does not do yet, with the reason; a difference found and fixed is not
+listed (its regression test is in `tests/regressions`). The Java rows are written from the Java suite
+(`tests/compat/java`, docs/testing.md), whose every test also passes against Apache Kafka 3.9.2 in
+ZooKeeper mode (`make java-compat-reference`), except KIP-848's consumer groups, which Kafka 3.9 serves
+only in KRaft mode.
+"""
+
+#: What a client line sees of odradek that differs from Apache Kafka 3.9 on purpose (not a failing test).
+BY_DESIGN = {
+    "kafka-4": "by design: odradek serves the newer versions Kafka 4.x added to some APIs, and a 4.x client "
+    "uses them, so it sees Kafka 4.x's answers there: `describeConsumerGroups` of a group that does not "
+    "exist throws `GroupIdNotFoundException` (DescribeGroups v6, KIP-1043) where Kafka 3.9 describes it "
+    "as Dead (`AdminGroupsTest`)",
+}
+
+#: The Python clients and kcat: the requirement they are installed by, and where their tests are.
+CLIENT_TESTS = (
+    (
+        "confluent-kafka (librdkafka)",
+        "confluent-kafka",
+        "produce and fetch with every codec (`tests/compat/test_confluent_interop.py`), the admin client and "
+        "ACLs (`tests/compat/admin`), consumer groups (`tests/compat/groups`), transactions and an "
+        "exactly-once copy (`tests/compat/transactions`), SASL and TLS (`tests/compat/security`), leader "
+        "kills and controlled shutdowns on the cluster (`tests/integration/cluster`)",
+    ),
+    (
+        "kafka-python",
+        "kafka-python",
+        "produce and fetch (`tests/compat/test_kafka_python_interop.py`), the admin client, consumer "
+        "groups, transactions, SASL, replication on the cluster (`tests/integration/cluster`)",
+    ),
+    (
+        "aiokafka",
+        "aiokafka",
+        "produce and fetch (`tests/compat/test_aiokafka_interop.py`), the admin client, cooperative groups, "
+        "transactions, security, a leader kill on the cluster",
+    ),
+    (
+        "kcat",
+        None,
+        "produce and consume, groups, TLS and SASL (`tests/compat/test_kcat_interop.py`, "
+        "`tests/compat/security`), a leader kill on the cluster",
+    ),
+)
+
+
+def clients_section() -> str:
+    lines = [
+        HEAD,
+        "| client | version (pinned, or required) | tested | known differences |",
+        "| --- | --- | --- | --- |",
+    ]
+    versions = _java_versions()
+    differences = java_suite.known_differences()
+    for line in java_suite.LINES:
+        client = f"Apache Kafka's Java client (`kafka-clients`, `{line}`)"
+        lines.append(
+            f"| {client} | {versions[line]} | {_java_tests(line)} | {_differences(line, differences)} |"
+        )
+    requirements = _python_requirements()
+    for name, package, tested in CLIENT_TESTS:
+        version = requirements[package] if package else "Debian's `kcat` package"
+        lines.append(f"| {name} | {version} | {tested} | not yet collected here |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _java_tests(line: str) -> str:
+    by_class = Counter(test.class_name for test in java_suite.declared_tests(line))
+    classes = ", ".join(f"`{name}` ({count})" for name, count in sorted(by_class.items()))
+    return f"the Java suite's tests by class: {classes}"
+
+
+def _differences(line: str, differences: list[java_suite.KnownDifference]) -> str:
+    found = [
+        f"`{d.test}` ({', '.join(t for t in java_suite.TARGETS if t in d.targets)}): {d.reason.rstrip('.')}"
+        for d in differences
+        if line in d.clients
+    ]
+    if line in BY_DESIGN:
+        found.append(BY_DESIGN[line])
+    return "; ".join(found) if found else "none"
+
+
+def _java_versions() -> dict[str, str]:
+    """Each Maven profile's kafka.version in tests/compat/java/pom.xml."""
+    root = ElementTree.parse(java_suite.PROJECT / "pom.xml").getroot()
+    versions = {}
+    for profile in root.iterfind("m:profiles/m:profile", POM_NAMESPACE):
+        line = profile.findtext("m:properties/m:kafka.line", namespaces=POM_NAMESPACE)
+        version = profile.findtext("m:properties/m:kafka.version", namespaces=POM_NAMESPACE)
+        if line and version:
+            versions[line] = version
+    missing = set(java_suite.LINES) - set(versions)
+    if missing:
+        raise ValueError(f"tests/compat/java/pom.xml has no profile for {sorted(missing)}")
+    return versions
+
+
+def _python_requirements() -> dict[str, str]:
+    """The dev extra's requirement of each package, as pyproject.toml writes it (`kafka-python==3.0.12`)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    found = {}
+    for requirement in project["optional-dependencies"]["dev"]:
+        name = re.split(r"[<>=!~ \[]", requirement, maxsplit=1)[0]
+        found[name] = f"`{requirement}`"
+    return found
