@@ -139,7 +139,7 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
     async def _create_topic(self, single_node: bool) -> bool:
         configs = {
             "cleanup.policy": "compact",
-            "compression.type": "producer",  # the coordinator writes uncompressed batches
+            "compression.type": "uncompressed",  # as Kafka's TransactionStateManager
             "unclean.leader.election.enable": "false",
             "min.insync.replicas": str(self.config.transaction_state_log_min_isr),
             "segment.bytes": str(self.config.transaction_state_log_segment_bytes),

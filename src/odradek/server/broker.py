@@ -578,12 +578,14 @@ class Broker:
             if self.services.txn_verifier is not None:
                 self.services.txn_verifier.close()
             self.services.regexes.close()
+            # Before the drain: queued record work is dropped and the jobs under way stop at their next
+            # checkpoint, so that no request waits for a rewrite to end; the requests that needed them
+            # close their connections unanswered, as Kafka drops the requests it has not handled.
+            self.services.record_workers.shutdown()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):
             connection.close()
-        if self.services is not None:
-            self.services.recompression.shutdown()  # the requests are answered: no produce waits on it
         await asyncio.gather(*(cancel_and_wait(task) for task in self.tasks))
         if self.fetchers is not None:
             await self.fetchers.shutdown()  # before the logs close: no append may come after

@@ -474,3 +474,12 @@ async def test_one_expired_transactional_id_waiting_for_the_isr_holds_no_other_r
         await followers.answer(E.NONE)
         await removing
         assert "idle-a" not in coordinator.state_log.txns and "idle-b" not in coordinator.state_log.txns
+
+
+async def test_the_transaction_state_topic_is_created_uncompressed_as_kafka_creates_it(
+    handler_broker: HandlerBroker,
+) -> None:
+    # Kafka's TransactionStateManager sets compression.type=uncompressed (it was producer here);
+    # __consumer_offsets keeps producer, as Kafka's GroupCoordinator creates it.
+    async with running(handler_broker):
+        assert handler_broker.log(TRANSACTION_STATE_TOPIC, 0).config.compression_type == "uncompressed"
