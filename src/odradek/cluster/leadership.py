@@ -90,8 +90,8 @@ class SingleNodeLeadership:
     def leader_refusal(
         self, topic: str, partition: int, current_leader_epoch: int = NO_EPOCH
     ) -> Refusal | None:
-        if current_leader_epoch < 0:
-            return None  # Produce, and clients before KIP-320: nothing to check
+        if current_leader_epoch == NO_EPOCH:
+            return None  # Produce, and clients before KIP-320: nothing to check (any other negative is old)
         epoch = self.leader_epoch(topic, partition)
         if epoch is None or current_leader_epoch == epoch:
             return None
