@@ -29,6 +29,7 @@ from odradek.storage.errors import (
     CorruptRecordError,
     DuplicateSequenceError,
     InvalidRecordError,
+    RecordListTooLargeError,
     RecordTooLargeError,
 )
 from odradek.storage.prepared_appends import PreparedAppend, prepare_append
@@ -102,7 +103,7 @@ def validate_batches(records: Buffer, config: LogConfig, origin: AppendOrigin) -
     rules (record count vs offsets, control batches from clients, a producer id without a sequence).
     """
     if len(records) > config.segment_bytes:
-        raise RecordTooLargeError(len(records), config.segment_bytes, "segment.bytes")
+        raise RecordListTooLargeError(len(records), config.segment_bytes)
     headers: list[RecordBatchHeader] = []
     pos = 0
     try:

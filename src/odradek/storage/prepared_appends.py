@@ -48,7 +48,13 @@ from odradek.protocol.records import (
     walk_records,
 )
 from odradek.storage.config import LogConfig
-from odradek.storage.errors import CorruptRecordError, InvalidRecordError, RecordTooLargeError, StorageError
+from odradek.storage.errors import (
+    CorruptRecordError,
+    InvalidRecordError,
+    RecordListTooLargeError,
+    RecordTooLargeError,
+    StorageError,
+)
 from odradek.storage.producer_state import AppendOrigin
 from odradek.storage.record_rules import check_records, needs_walk, timestamp_bounds
 from odradek.storage.record_workers import Checkpoint
@@ -191,7 +197,7 @@ def _work(
         if stored is not None:
             stored += memoryview(records)[header.pos : header.end]
     if stored is not None and len(stored) > config.segment_bytes:
-        raise RecordTooLargeError(len(stored), config.segment_bytes, "segment.bytes")
+        raise RecordListTooLargeError(len(stored), config.segment_bytes)
     return stored
 
 
