@@ -3,10 +3,12 @@ in the background wherever their partitions are led, then the transaction's comp
 
 One queue and one sender task per destination broker; everything queued for a broker when its sender
 wakes goes in one WriteTxnMarkers (v1) request, a marker per transaction, one request in flight per
-broker (as Kafka's). A partition answered NONE (or UNKNOWN_TOPIC_OR_PARTITION: deleted, nothing left
-to close) is done; any other error (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT...),
-or a failed connection, sends it again after a backoff to whoever leads it then (the metadata cache
-is the controller's view, refreshed by its UpdateMetadata). A partition led here is written directly
+broker (as Kafka's). A partition answered NONE (or UNSUPPORTED_FOR_MESSAGE_FORMAT: nothing of the
+transaction can be there) is done; any other error (UNKNOWN_TOPIC_OR_PARTITION from a leader whose
+LeaderAndIsr is late, NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT...), or a failed
+connection, sends it again after a backoff to whoever leads it then (the metadata cache is the
+controller's view, refreshed by its UpdateMetadata); a partition gone from that view was deleted and
+is skipped. A partition led here is written directly
 (`write_local` appends at the call, where the marker writer checks the replica manager's leadership,
 never the cache's, and the in-sync replicas are then waited for in a task of its own, as a leader
 elsewhere answers only once they hold it). A partition without a leader waits for one. Once every
@@ -55,6 +57,10 @@ class PendingMarkers:
     remaining: set[TopicPartition] = field(default_factory=set)
     #: Every marker written: its Complete* record is being written (`on_complete`).
     completing: bool = False
+
+
+#: Answers after which a partition needs no marker (Kafka's completion handler removes it on these).
+_DONE = frozenset({ErrorCode.NONE, ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, ErrorCode.UNSUPPORTED_VERSION})
 
 
 class TxnMarkerChannel:
@@ -166,7 +172,7 @@ class TxnMarkerChannel:
         failure = written.exception()
         if failure is not None:
             log.error("writing a marker of %s to %s-%d failed", txn.transactional_id, *tp, exc_info=failure)
-        if failure is None and written.result() in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+        if failure is None and written.result() in _DONE:
             txn.remaining.discard(tp)
             self._maybe_done(txn)
         else:
@@ -269,7 +275,7 @@ class TxnMarkerChannel:
             self._answered(broker, txn, tp, error)
 
     def _answered(self, broker: int, txn: PendingMarkers, tp: TopicPartition, error: ErrorCode) -> None:
-        if error in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+        if error in _DONE:
             txn.remaining.discard(tp)
             self._maybe_done(txn)
         elif error in (ErrorCode.TRANSACTION_COORDINATOR_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH):

@@ -84,7 +84,8 @@ class MarkerWriter:
     ) -> ErrorCode:
         log = self.logs.get_log(topic, partition)
         if log is None:
-            # The partition was deleted meanwhile: Kafka's marker channel drops it, nothing to close.
+            # Deleted meanwhile, or this broker's LeaderAndIsr is late: the channel tries again and
+            # skips the partition once the metadata says it is gone, as Kafka's.
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         # Stamped with the epoch of the last LeaderAndIsr this broker applied, never the cache's
         epoch = self.leadership.leader_epoch(topic, partition)

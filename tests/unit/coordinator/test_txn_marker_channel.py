@@ -190,6 +190,44 @@ def test_a_leader_refusing_the_marker_under_min_insync_replicas_is_sent_it_until
     asyncio.run(main())
 
 
+def test_a_leader_that_does_not_know_the_partition_yet_is_sent_the_marker_until_it_does(
+    brokers: dict[int, FakeBroker],
+) -> None:
+    """UNKNOWN_TOPIC_OR_PARTITION is retried, as Kafka's completion handler does: a leader whose own
+    LeaderAndIsr is late answers it, and taking it as done would leave the transaction open there."""
+
+    async def main() -> None:
+        await _started(brokers)
+        answers = [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NONE]
+        brokers[2].responder = _answer(lambda topic, p: answers.pop(0))
+        harness = Harness({0: 2}, brokers)
+        try:
+            harness.channel.send(_txn("a", 10, 0))
+            await until(lambda: harness.completed == ["a"])
+            assert len(brokers[2].requests_of(ApiKey.WRITE_TXN_MARKERS)) == 2
+        finally:
+            await _stopped(harness, brokers)
+
+    asyncio.run(main())
+
+
+def test_a_partition_deleted_while_its_marker_is_refused_is_skipped(brokers: dict[int, FakeBroker]) -> None:
+    async def main() -> None:
+        await _started(brokers)
+        brokers[2].responder = _answer(lambda topic, p: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        harness = Harness({0: 2}, brokers)
+        try:
+            harness.channel.send(_txn("a", 10, 0))
+            await brokers[2].wait_for(lambda b: len(b.requests_of(ApiKey.WRITE_TXN_MARKERS)) >= 2)
+            assert harness.completed == []
+            harness.cluster.remove_topic("t")  # the controller's UpdateMetadata says it is gone
+            await until(lambda: harness.completed == ["a"])
+        finally:
+            await _stopped(harness, brokers)
+
+    asyncio.run(main())
+
+
 def test_a_local_marker_whose_append_raises_is_written_again_and_the_others_still_go_out(
     brokers: dict[int, FakeBroker],
 ) -> None:
