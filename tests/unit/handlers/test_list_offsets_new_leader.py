@@ -77,3 +77,22 @@ async def test_list_offsets_latest_on_a_new_leader_whose_high_watermark_lags_is_
     assert broker.log(TOPIC).high_watermark == 3
     assert await _list_offsets(broker, LATEST) == (ErrorCode.NONE, 3)
     assert await _list_offsets(broker, FIRST_TIMESTAMP + 2) == (ErrorCode.NONE, 2)
+
+
+async def test_list_offsets_latest_answers_the_epoch_the_partition_is_led_at_not_its_last_records(
+    replicated_member: HandlerBroker,
+) -> None:
+    """Kafka's fetchOffsetForTimestamp answers LATEST with the partition's leader epoch: the records
+    below the end were written at epoch 3, the broker leads at 4 (a consumer validates its position
+    against the epoch it is told)."""
+    broker = replicated_member
+    await _new_leader_behind(broker)
+    caught_up = FetchPartition(
+        partition=0, current_leader_epoch=4, fetch_offset=3, last_fetched_epoch=3, partition_max_bytes=1 << 20
+    )
+    await broker.call(follower_fetch_request(3, [caught_up], 0, 0), 17)
+    asked = ListOffsetsPartition(partition_index=0, current_leader_epoch=4, timestamp=LATEST)
+    request = ListOffsetsRequest(replica_id=-1, topics=[ListOffsetsTopic(name=TOPIC, partitions=[asked])])
+    response: ListOffsetsResponse = await broker.call(request, 7)
+    answer = response.topics[0].partitions[0]
+    assert (answer.error_code, answer.offset, answer.leader_epoch) == (ErrorCode.NONE, 3, 4)
