@@ -89,7 +89,7 @@ def admit(
         return failed_response(
             data.index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"cannot produce to internal topic {topic}"
         )
-    if request.acks == -1 and _under_min_isr(topic, data.index, partition.isr, context):
+    if request.acks == -1 and _under_min_isr(topic, data.index, context):
         return failed_response(data.index, ErrorCode.NOT_ENOUGH_REPLICAS)
     assert records is not None  # refused above when missing
     batches = before.records if before else _own_buffer(records)
@@ -110,14 +110,10 @@ def failed_response(index: int, code: ErrorCode, message: str | None = None) -> 
     return PartitionProduceResponse(index=index, error_code=code, base_offset=-1, error_message=message)
 
 
-def _under_min_isr(topic: str, index: int, cached_isr: list[int], context: RequestContext) -> bool:
-    """acks=all's refusal: in a cluster, Kafka's effective minimum min(min.insync.replicas, replication
-    factor) over the leader's ISR; on a single node, min.insync.replicas over the one replica."""
-    min_insync = context.services.topics.min_insync_replicas(topic)
-    replicas = context.services.replicas
-    if replicas is None:
-        return len(cached_isr) < min_insync
-    return replicas.under_min_isr(topic, index)
+def _under_min_isr(topic: str, index: int, context: RequestContext) -> bool:
+    """acks=all's refusal, Kafka's effective minimum min(min.insync.replicas, replication factor) over
+    the leader's ISR: the Leadership's to say (a single node's one replica is always enough)."""
+    return context.services.leadership.under_min_isr(topic, index)
 
 
 def _validate_records(records: bytes | memoryview | None, api_version: int) -> bool:

@@ -29,7 +29,7 @@ from odradek.protocol.records import (
 from odradek.protocol.records import batch as batch_module
 from odradek.storage import log_append, prepared_appends
 from odradek.storage.fetch import FetchIsolation
-from tests.support.controller_requests import leader_and_isr, update_metadata
+from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
 from tests.support.hand_built_batches import START_MS, hand_built_batch, hand_built_record
 from tests.support.handler_services import HandlerBroker
 from tests.unit.handlers.cluster_member import BROKERS, TOPIC, TOPIC_ID, led_by_1, led_here
@@ -105,7 +105,6 @@ async def test_produce_v2_carrying_a_second_v2_batch_is_invalid_record_as_kafka_
         pytest.param(
             {"max.message.bytes": "200"}, 1, ErrorCode.MESSAGE_TOO_LARGE, id="batch-over-max-message"
         ),
-        pytest.param({"min.insync.replicas": "2"}, -1, ErrorCode.NOT_ENOUGH_REPLICAS, id="under-min-isr"),
         pytest.param({}, 2, ErrorCode.INVALID_REQUIRED_ACKS, id="invalid-acks"),
     ],
 )
@@ -116,6 +115,26 @@ async def test_a_partition_refused_for_what_needs_no_record_is_refused_before_it
     response, held = await _held_while(handler_broker.call(_produce("t", _bomb(), acks=acks), 9))
     assert _codes(response) == [refused]
     assert held < FOUR_MIB // 2
+
+
+async def test_acks_all_under_min_insync_replicas_is_refused_before_the_batch_is_decompressed(
+    tmp_path: Path,
+) -> None:
+    member = HandlerBroker(
+        tmp_path / "m",
+        node_id=2,
+        zookeeper_mode=True,
+        **{"compression.type": "gzip", "min.insync.replicas": "2"},
+    )
+    try:
+        alone = Partition(TOPIC, 0, leader=2, leader_epoch=3, replicas=[2, 3, 1], isr=[2])
+        await member.call(update_metadata(BROKERS, [alone], {TOPIC: TOPIC_ID}), 8)
+        await member.call(leader_and_isr([alone], {TOPIC: TOPIC_ID}), 7)
+        response, held = await _held_while(member.call(_produce(TOPIC, _bomb(), acks=-1), 9))
+        assert _codes(response) == [ErrorCode.NOT_ENOUGH_REPLICAS]
+        assert held < FOUR_MIB // 2
+    finally:
+        member.close()
 
 
 async def test_a_produce_to_an_internal_topic_is_refused_before_its_batch_is_decompressed(
