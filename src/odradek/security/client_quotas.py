@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from odradek.security.quota_entities import (
     CONSUMER_BYTE_RATE,
@@ -38,6 +39,7 @@ _PRINCIPAL_PREFIX = "User:"
 #: hour is forgotten (so that clients with ever new ids do not grow the broker's memory), looked for
 #: at most once a minute.
 INACTIVE_SENSOR_EXPIRATION_MS = 3600 * 1000
+_Key = TypeVar("_Key")
 _SWEEP_INTERVAL_MS = 60 * 1000
 
 
@@ -48,6 +50,17 @@ class QuotaSensor:
     #: Total throttle time given to these clients, in ms, and how many times (for the metrics).
     throttle_ms_total: int = 0
     throttled: int = 0
+
+
+def _forget_inactive(sensors: dict[_Key, QuotaSensor], now_ms: int) -> None:
+    """Forget the sensors nothing was recorded on for an hour (Kafka's inactive sensor expiration)."""
+    expired = [
+        key
+        for key, sensor in sensors.items()
+        if now_ms - sensor.last_record_ms >= INACTIVE_SENSOR_EXPIRATION_MS
+    ]
+    for key in expired:
+        del sensors[key]
 
 
 @dataclass(slots=True)
@@ -97,13 +110,7 @@ class ClientQuotaManager:
 
     def _expire_inactive(self, now_ms: int) -> None:
         self._last_sweep_ms = now_ms
-        expired = [
-            tags
-            for tags, sensor in self.sensors.items()
-            if now_ms - sensor.last_record_ms >= INACTIVE_SENSOR_EXPIRATION_MS
-        ]
-        for tags in expired:
-            del self.sensors[tags]
+        _forget_inactive(self.sensors, now_ms)
 
     def max_value_in_window(self, user: str, client_id: str) -> float | None:
         """The most a client may take in one quota window (Kafka caps a consumer's fetch to it)."""
@@ -126,8 +133,10 @@ class ClientQuotas:
         )
         #: True once any user or client-id quota is configured: the request path checks only this.
         self.active = False
-        #: Each client address's connection creation rate, while an IP quota applies to it (KIP-612).
-        self.connection_rates: dict[str, Rate] = {}
+        #: Each client address's connection creation rate, while an IP quota applies to it (KIP-612);
+        #: forgotten after an hour of silence, as Kafka's per-IP sensors.
+        self.connection_rates: dict[str, QuotaSensor] = {}
+        self._connections_swept_ms = 0
         self._window_num = window_num
         self._window_ms = window_ms
         #: Writes an entity's new quotas where the broker keeps them (the log dir, or ZooKeeper).
@@ -152,10 +161,15 @@ class ClientQuotas:
         if bound is None:
             self.connection_rates.pop(address, None)
             return 0
-        rate = self.connection_rates.get(address)
-        if rate is None:
-            rate = self.connection_rates[address] = Rate(self._window_num, self._window_ms)
+        sensor = self.connection_rates.get(address)
+        if sensor is None:
+            sensor = self.connection_rates[address] = QuotaSensor(Rate(self._window_num, self._window_ms))
+        rate = sensor.rate
         rate.record(1, now_ms)
+        sensor.last_record_ms = now_ms
+        if now_ms - self._connections_swept_ms >= _SWEEP_INTERVAL_MS:
+            self._connections_swept_ms = now_ms
+            _forget_inactive(self.connection_rates, now_ms)
         throttle = (
             self._window_ms if bound <= 0 else min(rate.throttle_time_ms(bound, now_ms), self._window_ms)
         )

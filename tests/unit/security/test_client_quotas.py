@@ -62,3 +62,16 @@ def test_connections_over_an_ips_rate_are_throttled_for_at_most_a_window_and_not
     assert quotas.connection_throttle_ms("10.0.0.2", 0) == 1000
     # IP quotas alone leave the request path alone.
     assert not quotas.active
+
+
+def test_the_connection_rate_of_an_address_silent_for_an_hour_is_forgotten() -> None:
+    """With a default IP quota every client address gets a rate: one per address ever seen, kept for
+    good, grew without bound (Kafka's per-IP sensors expire after an hour of silence)."""
+    quotas = ClientQuotas(11, 1)
+    quotas.apply(QuotaEntity(ip=DEFAULT), {"connection_creation_rate": 100.0})
+    for host in range(50):
+        quotas.connection_throttle_ms(f"10.0.0.{host}", 0)
+    quotas.connection_throttle_ms("10.0.1.1", INACTIVE_SENSOR_EXPIRATION_MS - 1)
+    assert len(quotas.connection_rates) == 51
+    quotas.connection_throttle_ms("10.0.1.1", INACTIVE_SENSOR_EXPIRATION_MS + 60_000)
+    assert set(quotas.connection_rates) == {"10.0.1.1"}
