@@ -89,6 +89,35 @@ def test_a_truncation_has_the_recovery_point_checkpoint_rewritten_before_the_per
     assert manager.flushes.take_due_checkpoint() is None
 
 
+def test_a_high_watermark_checkpoint_written_first_does_not_void_a_truncations_recovery_point(
+    tmp_path: Path,
+) -> None:
+    """Checkpoint writes take turns and drop a capture older than the last one written, so that no
+    file goes back. The high watermark checkpoint (every replica.high.watermark.checkpoint.interval.ms)
+    writes only its own file but counted as written for all four: a truncation's checkpoint taken just
+    before it and run after it was dropped, and the recovery point file kept claiming the cut offsets."""
+    clock = FakeClock()
+    manager = LogManager([tmp_path], CONFIG, clock=clock, single_node=False)
+    log = manager.get_or_create_log("t", 0)
+    for i in range(10):
+        log.append_as_follower(_at_offset(batch([b"value-%02d" % i]), i, epoch=1))
+    log.flush()
+    manager.flushes.prepare_checkpoint().run()
+    log.truncate_to(4)
+    truncation = manager.flushes.take_due_checkpoint()
+    assert truncation is not None
+    manager.flushes.prepare_high_watermark_checkpoint().run()  # its worker thread got there first
+    truncation.run()
+    assert read_offset_checkpoint(tmp_path / RECOVERY_POINT_CHECKPOINT)[TopicPartition("t", 0)] == 4
+    stale = manager.flushes.prepare_checkpoint()  # a capture older than the file's next write is dropped
+    for i in range(4, 7):
+        log.append_as_follower(_at_offset(batch([b"value-%02d" % i]), i, epoch=2))
+    log.flush()
+    manager.flushes.prepare_checkpoint().run()
+    stale.run()
+    assert read_offset_checkpoint(tmp_path / RECOVERY_POINT_CHECKPOINT)[TopicPartition("t", 0)] == 7
+
+
 def test_a_flush_completing_after_a_truncation_claims_nothing_above_the_truncation(tmp_path: Path) -> None:
     """The flush's fsyncs run in a worker thread; a follower truncating meanwhile and appending other
     records at the same offsets must not find the recovery point moved over records nobody fsynced
