@@ -285,6 +285,50 @@ def test_a_power_loss_after_the_appends_that_follow_a_truncation_leaves_no_hole_
         restarted.shutdown()
 
 
+def test_a_checkpoint_write_on_a_slow_disk_holds_back_only_the_truncated_partition(
+    logs: LogManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait must not stall the broker: the write runs in a worker thread, and while the disk holds
+    it the loop goes on, another fetcher appends its own partition, and only the truncated partition's
+    append waits (Kafka's truncateTo blocks just the fetcher thread that truncated)."""
+    log = _written_log(logs)
+    other = logs.get_or_create_log("u", 0)
+    gate = FsyncGate(hold_marker=RECOVERY_POINT_CHECKPOINT)
+    monkeypatch.setattr(os, "fsync", gate)
+    checkpoints = TruncationCheckpoints(logs.flushes)
+
+    async def main() -> None:
+        truncated_fetcher = _fetcher(logs, checkpoints)
+        other_fetcher = _fetcher(logs, checkpoints)
+        try:
+            state = FetchState("t", 0, None, leader_epoch=2, log=log)
+            truncated_fetcher.partitions[state.key] = state
+            other_state = FetchState("u", 0, None, leader_epoch=1, log=other)
+            other_fetcher.partitions[other_state.key] = other_state
+            await truncated_fetcher._apply(_Leader(0, 0), state, _answer(diverging=(1, 4)))
+            appending = asyncio.ensure_future(
+                truncated_fetcher._apply(_Leader(0, 0), state, _answer(_batches(4, 2, 3)))
+            )
+            assert await asyncio.to_thread(gate.holding.wait, 10)  # the write is held in its thread
+            await asyncio.wait_for(
+                other_fetcher._apply(_Leader(0, 0), other_state, _answer(_batches(0, 1, 3))), 10
+            )
+            assert other.log_end_offset == 3
+            assert not appending.done() and log.log_end_offset == 4
+            gate.release()
+            await asyncio.wait_for(appending, 10)
+            assert log.log_end_offset == 7
+        finally:
+            gate.release()
+            for fetcher in (truncated_fetcher, other_fetcher):
+                fetcher.task.cancel()
+                await asyncio.gather(fetcher.task, return_exceptions=True)
+
+    asyncio.run(main())
+    assert gate.calls_under(RECOVERY_POINT_CHECKPOINT)
+    assert not [call.path for call in gate.calls if call.on_main_thread]
+
+
 def test_a_truncated_log_is_led_only_once_its_lowered_recovery_point_is_on_disk(
     logs: LogManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
