@@ -31,7 +31,7 @@ async def run_storage_work(
     """Take and run the due jobs each time ``due`` is set, until cancelled. A job that fails is logged
     and the others still run; nothing it claimed is lost: a failed flush leaves the recovery point
     where it was (the next flush of the log takes its segments again), a failed checkpoint after a
-    truncation is written again by the next append's wait (and the periodic one rewrites the files)."""
+    truncation takes the logs it was for offline (truncation_checkpoints.py)."""
     while True:
         await due.wait()
         due.clear()

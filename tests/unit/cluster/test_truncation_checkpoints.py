@@ -377,15 +377,21 @@ def test_a_truncated_log_is_led_only_once_its_lowered_recovery_point_is_on_disk(
     assert claimed_when_leading == [4]
 
 
-def test_a_failed_checkpoint_write_holds_the_partition_back_and_is_written_again_at_its_next_append(
+def test_a_failed_checkpoint_write_takes_the_truncated_partition_offline_and_nothing_appends_to_it(
     logs: LogManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The disk refused the write (ENOSPC): nothing is appended, the partition backs off as after any
-    storage error (the fetcher goes on), and its next answer writes the checkpoint again first."""
+    """The disk refused the write (ENOSPC, EIO). The partition was held back, then written again at its
+    next answer and appended: after a failed fsync a second one can succeed though the first one's data
+    never reached the disk, so Kafka never retries there (the log dir goes offline). Here the partition
+    stays offline until the broker restarts: no append, even once another truncation's write went
+    through, and no leadership (KAFKA_STORAGE_ERROR)."""
     log = _written_log(logs)
+    other = logs.get_or_create_log("u", 0)
+    for offset in range(5):
+        other.append_as_follower(bytearray(_batches(offset, 1, 1)))
     checkpoints = TruncationCheckpoints(logs.flushes)
     run = TruncationCheckpointJob.run
-    failures = [OSError(errno.ENOSPC, "No space left on device")]
+    failures = [OSError(errno.EIO, "Input/output error")]
 
     def failing_once(job: TruncationCheckpointJob) -> None:
         if failures:
@@ -393,18 +399,44 @@ def test_a_failed_checkpoint_write_holds_the_partition_back_and_is_written_again
         run(job)
 
     monkeypatch.setattr(TruncationCheckpointJob, "run", failing_once)
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs, truncation_checkpoints=checkpoints)
 
     async def main() -> None:
         fetcher = _fetcher(logs, checkpoints)
         try:
             state = FetchState("t", 0, None, leader_epoch=2, log=log)
             fetcher.partitions[state.key] = state
+            other_state = FetchState("u", 0, None, leader_epoch=2, log=other)
+            fetcher.partitions[other_state.key] = other_state
             await fetcher._apply(_Leader(0, 0), state, _answer(diverging=(1, 4)))
             await fetcher._apply(_Leader(0, 0), state, _answer(_batches(4, 2, 3)))
             assert (log.log_end_offset, _recovery_point_on_disk(logs)) == (4, 10)
             assert state.delayed_until > 0 and not fetcher.task.done()
-            await fetcher._apply(_Leader(0, 0), state, _answer(_batches(4, 2, 3)))
-            assert (log.log_end_offset, _recovery_point_on_disk(logs)) == (7, 4)
+            # another partition truncated since: its own write goes through, and it appends
+            await fetcher._apply(_Leader(0, 0), other_state, _answer(diverging=(1, 3)))
+            await fetcher._apply(_Leader(0, 0), other_state, _answer(_batches(3, 2, 2)))
+            assert other.log_end_offset == 5
+            for _ in range(2):
+                await fetcher._apply(_Leader(0, 0), state, _answer(_batches(4, 2, 3)))
+                assert log.log_end_offset == 4
+            assert checkpoints.pending(log)
+            outcome = await replicas.become_leader_or_follower(
+                ControllerStamp(1, 1),
+                [
+                    PartitionLeadership(
+                        topic="t",
+                        partition=0,
+                        controller_epoch=1,
+                        leader=NODE,
+                        leader_epoch=3,
+                        isr=[NODE],
+                        partition_epoch=0,
+                        replicas=[1, NODE],
+                    )
+                ],
+            )
+            assert outcome == {("t", 0): ErrorCode.KAFKA_STORAGE_ERROR}
+            assert replicas.leader_epoch("t", 0) != 3
         finally:
             fetcher.task.cancel()
             await asyncio.gather(fetcher.task, return_exceptions=True)
