@@ -40,6 +40,7 @@ from odradek.cluster.replica_logs import delete_logs, local_log
 from odradek.cluster.replication.hosted_partition import HostedPartition, PartitionKey
 from odradek.cluster.replication.isr_updates import IsrUpdater
 from odradek.cluster.replication.leader_replication import LeaderReplication
+from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.errors import StorageError
 from odradek.storage.log import Log
@@ -69,10 +70,14 @@ class ReplicaManager:
         cluster: ClusterMetadata,
         logs: LogManager,
         broker_epoch: int = UNKNOWN_BROKER_EPOCH,
+        truncation_checkpoints: TruncationCheckpoints | None = None,
     ) -> None:
         self.node_id = node_id
         self.cluster = cluster
         self.logs = logs
+        #: What a truncated log waits for before anything appends to it (the broker's, shared with its
+        #: storage task and its fetchers; one of its own otherwise).
+        self.truncation_checkpoints = truncation_checkpoints or TruncationCheckpoints(logs.flushes)
         #: This broker's epoch: the czxid of its registration znode. The ZooKeeper wiring sets it after
         #: registering (and again after re-registering on a new session).
         self.broker_epoch = broker_epoch
@@ -241,9 +246,15 @@ class ReplicaManager:
             for state in accepted:
                 key = (state.topic, state.partition)
                 try:
-                    local_logs.append((state, await local_log(self.logs, state)))
+                    replica_log = await local_log(self.logs, state)
+                    if state.leader == self.node_id:
+                        # A log its fetcher truncated leads only once the lowered recovery point is on
+                        # disk: producers would write where the file on disk still claims fsynced
+                        # records (Kafka's truncations write it before going on).
+                        await self.truncation_checkpoints.written(replica_log)
+                    local_logs.append((state, replica_log))
                 except (OSError, StorageError) as error:  # one partition's disk failure is its own answer
-                    log.error("creating the log of %s-%d failed", *key, exc_info=error)
+                    log.error("preparing the log of %s-%d failed", *key, exc_info=error)
                     outcome[key] = ErrorCode.KAFKA_STORAGE_ERROR
             leaders: list[PartitionKey] = []
             followers: list[PartitionKey] = []

@@ -33,6 +33,7 @@ from odradek.cluster.leadership import Leadership, SingleNodeLeadership
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
+from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.cluster.topics import TopicAdmin
 from odradek.cluster.zk_acls import AclChangeListener, ZkAclStore
 from odradek.cluster.zk_broker_configs import ZkBrokerConfigs
@@ -155,6 +156,8 @@ class Broker:
         except BaseException:
             self.log_dir_locks.release()
             raise
+        #: The checkpoints truncations make due, and the wait for them of what appends after one.
+        self.truncation_checkpoints = TruncationCheckpoints(self.logs.flushes)
         # Every listener's TLS and SASL settings, checked before anything is loaded or bound.
         try:
             self.listener_security: dict[str, ListenerSecurity] = listener_security(config)
@@ -217,7 +220,9 @@ class Broker:
             assert member.zk is not None
             topics.attach(member.zk)
             # what this broker leads, at which epoch: the coordinators append as leaders too
-            leadership = replicas = ReplicaManager(self.node_id, cluster, self.logs)
+            leadership = replicas = ReplicaManager(
+                self.node_id, cluster, self.logs, truncation_checkpoints=self.truncation_checkpoints
+            )
         appends = AppendNotifier()
         regexes = RegexMatcher()  # one worker for the regexes clients send, shared by both users
         groups = GroupCoordinator(
@@ -324,7 +329,9 @@ class Broker:
             self.tasks.append(asyncio.get_running_loop().create_task(self._close_idle_connections()))
         self.tasks.append(asyncio.get_running_loop().create_task(run_file_deletions(self.logs)))
         self.tasks.append(
-            asyncio.get_running_loop().create_task(run_storage_work(self.logs.flushes, self.storage_work_due))
+            asyncio.get_running_loop().create_task(
+                run_storage_work(self.logs.flushes, self.truncation_checkpoints, self.storage_work_due)
+            )
         )
         log.info(
             "broker started",

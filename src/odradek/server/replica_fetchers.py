@@ -46,6 +46,7 @@ def replica_fetchers(
         local_host=local_host,
         on_appended=services.appends.notify,
         schedule_deletion=logs.schedule_deletion,
+        truncation_checkpoints=replicas.truncation_checkpoints,
         security=security,
     )
     return ReplicaFetcherManager(live_config, cluster, context)

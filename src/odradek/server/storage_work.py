@@ -3,7 +3,8 @@ and the file deletions that come due.
 
 Kafka's flush of the segments below a new one (a task UnifiedLog.roll schedules: they are fsynced soon
 after it was made and the recovery point moves up to it, whatever flush.ms and flush.messages say),
-and its recovery point checkpoint after a truncation (LogManager.truncateTo). The logs tell their
+and its recovery point checkpoint after a truncation (LogManager.truncateTo; whatever appends to the
+truncated log waits for it: cluster/replication/truncation_checkpoints.py). The logs tell their
 LogManager's ``flushes`` (``storage.flush_scheduler``), which sets ``due``; the jobs run in worker
 threads.
 """
@@ -11,8 +12,10 @@ threads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
+from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.storage.flush_scheduler import FlushScheduler
 from odradek.storage.log_manager import LogManager
 
@@ -22,21 +25,19 @@ log = logging.getLogger("odradek.broker")
 FILE_DELETION_CHECK_S = 0.5
 
 
-async def run_storage_work(flushes: FlushScheduler, due: asyncio.Event) -> None:
+async def run_storage_work(
+    flushes: FlushScheduler, checkpoints: TruncationCheckpoints, due: asyncio.Event
+) -> None:
     """Take and run the due jobs each time ``due`` is set, until cancelled. A job that fails is logged
     and the others still run; nothing it claimed is lost: a failed flush leaves the recovery point
-    where it was (the next flush of the log takes its segments again), a failed checkpoint is
-    rewritten by the periodic one (``log.flush.offset.checkpoint.interval.ms``)."""
+    where it was (the next flush of the log takes its segments again), a failed checkpoint after a
+    truncation takes the logs it was for offline (truncation_checkpoints.py)."""
     while True:
         await due.wait()
         due.clear()
-        checkpoint = flushes.take_due_checkpoint()
         jobs = flushes.take_roll_flushes()
-        if checkpoint is not None:
-            try:
-                await asyncio.to_thread(checkpoint.run)
-            except Exception:
-                log.exception("writing the offset checkpoints after a truncation failed")
+        with contextlib.suppress(Exception):  # logged where it failed (truncation_checkpoints.py)
+            await checkpoints.write_due()
         for flushed, job in jobs:
             try:
                 await asyncio.to_thread(job.run)

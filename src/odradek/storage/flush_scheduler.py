@@ -7,11 +7,18 @@ checkpoints. Here the logs tell the scheduler of their rolls and truncations (``
 loop), and it calls ``on_work_due`` so that its owner takes the jobs soon: ``take_roll_flushes`` and
 ``take_due_checkpoint``. Every job's ``run`` is file work for a worker thread; a flush job is then
 completed on the loop (``complete_flushes``), which moves the recovery points (see flush.py).
+
+A truncated log is ``truncation_unsynced`` from its truncation until a ``TruncationCheckpointJob``
+taken after it completed (``complete_truncation_checkpoint``): until then the checkpoint file on disk
+may claim the offsets the truncation removed as fsynced, so nothing may write there again (Kafka's
+truncateTo returns only once the file is rewritten; cluster/replication/truncation_checkpoints.py has
+the appenders wait).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from odradek.storage.checkpoint_jobs import CheckpointJob, CheckpointWriter
@@ -24,6 +31,32 @@ from odradek.storage.files import (
 from odradek.storage.flush import FlushJob
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
+
+
+@dataclass(slots=True)
+class TruncationCheckpointJob:
+    """The file work after truncations: each truncated log's directory (the renames of the segments it
+    removed, a new segment's file) and leader epoch checkpoint fsynced, then the offset checkpoints
+    written. ``run`` in a worker thread, then ``FlushScheduler.complete_truncation_checkpoint`` on the
+    loop. The cut segment is not fsynced (as in Kafka): its dirty pages could take seconds, and what
+    a power loss brings back of its old tail lies past the lowered recovery point, validated at start
+    and truncated again by the next fetch."""
+
+    checkpoint: CheckpointJob
+    #: The truncated logs' fsyncs (``FlushJob`` for its ``run`` alone: never completed, it moves no
+    #: recovery point). Before the checkpoint, so that a recovery point raised by a full truncation (the
+    #: log starts over past its old end) never claims old segments whose renames a power loss undid.
+    fsyncs: list[FlushJob]
+    #: Each truncated log it covers, with the number of its truncation (see ``truncation_unsynced``).
+    covers: dict[Log, int]
+
+    def run(self) -> None:
+        for job in self.fsyncs:
+            job.run()
+        self.checkpoint.run()
+
+    def covers_truncation(self, log: Log, truncation: int | None) -> bool:
+        return truncation is not None and self.covers.get(log) == truncation
 
 
 class FlushScheduler:
@@ -41,6 +74,9 @@ class FlushScheduler:
         self._checkpoints = CheckpointWriter()
         self._rolled: dict[int, Log] = {}
         self._checkpoint_due = False
+        #: Truncated logs whose lowered recovery point is not on disk yet, with their truncation's number.
+        self._unsynced: dict[Log, int] = {}
+        self._truncations = 0
 
     # -- what the logs tell (LogEvents) ----------------------------------------------------------
 
@@ -51,10 +87,19 @@ class FlushScheduler:
             self._on_work_due()
 
     def log_truncated(self, log: Log) -> None:
-        """The recovery point checkpoint is due."""
+        """The recovery point checkpoint is due, and nothing may write to the log until it is written."""
+        self._truncations += 1
+        self._unsynced[log] = self._truncations
         self._checkpoint_due = True
         if self._on_work_due is not None:
             self._on_work_due()
+
+    # -- truncations -----------------------------------------------------------------------------
+
+    def truncation_unsynced(self, log: Log) -> int | None:
+        """The number of the log's last truncation while no checkpoint taken after it is on disk (its
+        recovery point there may claim offsets the truncation removed); None once one is."""
+        return self._unsynced.get(log)
 
     # -- flushes ---------------------------------------------------------------------------------
 
@@ -85,14 +130,31 @@ class FlushScheduler:
 
     # -- offset checkpoints ----------------------------------------------------------------------
 
-    def take_due_checkpoint(self) -> CheckpointJob | None:
-        """The offset checkpoints, if a truncation lowered a recovery point since the last call: the
-        file must stop claiming the offsets above it before they are written again (Kafka rewrites it
-        in LogManager.truncateTo). Run it in a worker thread."""
+    def take_due_checkpoint(self) -> TruncationCheckpointJob | None:
+        """The offset checkpoints, if a truncation lowered a recovery point since the last one was
+        taken: the file must stop claiming the offsets above it before they are written again (Kafka
+        rewrites it in LogManager.truncateTo). Run it in a worker thread, then
+        ``complete_truncation_checkpoint``."""
         if not self._checkpoint_due:
             return None
+        return self.prepare_truncation_checkpoint()
+
+    def prepare_truncation_checkpoint(self) -> TruncationCheckpointJob:
+        """As ``take_due_checkpoint``, due or not: for every truncated log not synced yet (a job taken
+        before may have failed)."""
         self._checkpoint_due = False
-        return self.prepare_checkpoint()
+        fsyncs = [
+            FlushJob(log.log_end_offset, [], [log.leader_epoch_cache.path], log.dir)
+            for log in self._unsynced
+            if self._logs.get(log.topic_partition) is log  # a deleted log's files are going
+        ]
+        return TruncationCheckpointJob(self.prepare_checkpoint(), fsyncs, dict(self._unsynced))
+
+    def complete_truncation_checkpoint(self, job: TruncationCheckpointJob) -> None:
+        """``job`` ran: the logs it covers are synced, unless truncated again since it was taken."""
+        for log, truncation in job.covers.items():
+            if self._unsynced.get(log) == truncation:
+                del self._unsynced[log]
 
     def prepare_checkpoint(self) -> CheckpointJob:
         """Recovery points, log start offsets, high watermarks and cleaner offsets, per log dir

@@ -6,12 +6,14 @@ log after a leader change. Entries are strictly increasing in both epoch and sta
 Durability. Every change rewrites the file (temp file and rename) on the event loop without fsync:
 Kafka fsyncs an epoch's assignment in the request thread, but an fsync on our one loop would stall
 every connection (a failover assigns an epoch to each partition a broker takes over). The file is
-fsynced by every flush of the log, before the recovery point may move past a batch of the new epoch;
-the roll flush makes that prompt. So the entries below the recovery point are always durable, and
-only those above it can be lost. A process crash loses nothing (the page cache survives it); a power
-loss may leave the previous file, or, the rename having reached the disk before the data, an empty,
-zero-filled or cut-short one. The previous file can name epochs a truncation removed (truncations are
-not fsynced in Kafka either, KAFKA-15046) or miss newer ones: after an unclean shutdown ``load_log``
+fsynced by every flush of the log, before the recovery point may move past a batch of the new epoch
+(the roll flush makes that prompt), and by the job after a truncation, before anything appends to the
+log again (flush_scheduler.py; Kafka fsyncs it within truncateFullyAndStartAt, and after truncateTo
+on its scheduler without waiting, KAFKA-15046). So the entries below the recovery point are always
+durable, and only those above it can be lost. A process crash loses nothing (the page cache survives
+it); a power loss may leave the previous file, or, the rename having reached the disk before the data,
+an empty, zero-filled or cut-short one. The previous file can name epochs a truncation removed (a
+power loss before the job after it) or miss newer ones: after an unclean shutdown ``load_log``
 drops every entry from where recovery starts and takes those epochs from the recovered batches, as
 the records are what the log holds. A damaged file is ``lost``: ``load_log`` rebuilds the cache from
 the epochs stamped in the batches of the whole log, warns, and writes it back. Kafka takes the log dir

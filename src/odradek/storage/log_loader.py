@@ -10,7 +10,8 @@ Order, as in Kafka's LogLoader:
    ``recoverSegment``), unless step 3 recovers it anyway.
 3. Unless the log dir had a clean shutdown, recover the segments from the one holding the recovery point
    to the end: every batch is validated (header, CRC-32C, offsets), indexes are rebuilt, the first
-   invalid byte and everything after it (including later segments) is removed.
+   invalid byte and everything after it (including later segments) is removed, also when step 2 already
+   cut that segment (else the log would keep a hole where its offsets were).
 4. Producer state comes from the newest snapshot at or below where recovery starts, then the batch
    headers after it are replayed; recovered batches update it as they are validated.
 5. Leader epochs come from ``leader-epoch-checkpoint`` below where recovery starts, and from the
@@ -86,7 +87,7 @@ def load_log(
     except CheckpointFormatError as error:  # fsynced before its rename: not a crash's doing
         raise LogStorageError(unreadable_checkpoint(error)) from error
     _remove_temp_files_and_complete_swaps(directory, config, now_ms)
-    segments = _open_segments(directory, config, now_ms)
+    segments, cut_at_open = _open_segments(directory, config, now_ms)
     first_base = segments[0].base_offset if segments else 0
     log_start = max(log_start_offset or 0, first_base)
 
@@ -120,6 +121,9 @@ def load_log(
     for i in range(start_index, len(segments)):
         segment = segments[i]
         truncated = segment.recover(_recovery_visitor(segment, state, epochs))
+        # A segment whose opening found it unreadable was cut then: this recovery finds nothing more
+        # to cut, but what followed the cut must go all the same (or the log keeps a hole there).
+        truncated = truncated or cut_at_open.get(segment.base_offset, 0)
         segment.flush()
         if truncated:
             _log.warning("truncated %d invalid bytes at the end of %s", truncated, segment.log_path)
@@ -189,7 +193,11 @@ def _remove_temp_files_and_complete_swaps(directory: Path, config: LogConfig, no
         fsync_dir(directory)
 
 
-def _open_segments(directory: Path, config: LogConfig, now_ms: int) -> list[LogSegment]:
+def _open_segments(
+    directory: Path, config: LogConfig, now_ms: int
+) -> tuple[list[LogSegment], dict[int, int]]:
+    """The segments, oldest first, and the bytes cut from each (by base offset) that was recovered
+    on its own because its indexes or its last batch did not read."""
     bases = set()
     for path in directory.iterdir():
         offset = offset_from_file_name(path.name)
@@ -201,6 +209,7 @@ def _open_segments(directory: Path, config: LogConfig, now_ms: int) -> list[LogS
         if offset is not None and offset not in bases and path.name.endswith(SEGMENT_SUFFIXES):
             delete_if_exists(path)
     segments = []
+    cut: dict[int, int] = {}
     for base in sorted(bases):
         try:
             segment = LogSegment.open(directory, base, config, now_ms)
@@ -208,9 +217,9 @@ def _open_segments(directory: Path, config: LogConfig, now_ms: int) -> list[LogS
             _log.warning("rebuilding the indexes of segment %d in %s: %s", base, directory, e)
             segment = LogSegment.open_for_recovery(directory, base, config, now_ms)
             if not segment.txn_index_lost:  # else recovered once, with producer state (load_log)
-                segment.recover(keep_txn_index=True)
+                cut[base] = segment.recover(keep_txn_index=True)
         segments.append(segment)
-    return segments
+    return segments, cut
 
 
 def _recover_transaction_index(

@@ -29,6 +29,7 @@ def truncate_to(log: Log, offset: int) -> list[LogSegment]:
     segment.truncate_to(offset)
     segment.next_offset = max(offset, segment.base_offset)
     log.leader_epoch_cache.truncate_from_end(offset)
+    _lower_cleaner_checkpoint(log)  # before reset_offsets: the checkpoint job it makes due writes it
     log.reset_offsets(
         log_start_offset=min(log.log_start_offset, offset), recovery_point=min(log.recovery_point, offset)
     )
@@ -46,6 +47,15 @@ def truncate_fully_and_start_at(log: Log, offset: int) -> list[LogSegment]:
     log.leader_epoch_cache.clear()
     log.producer_state.truncate_fully_and_start_at(offset)
     delete_snapshots_below(log.dir, 2**63 - 1)
+    _lower_cleaner_checkpoint(log)
     log.reset_offsets(log_start_offset=offset, recovery_point=offset)
     log.update_high_watermark(offset)
     return removed
+
+
+def _lower_cleaner_checkpoint(log: Log) -> None:
+    # What is written again past the cut was never compacted: a checkpoint above it would call it
+    # clean for good (Kafka lowers it to the active segment's base in LogManager.truncateTo too).
+    base = log.active_segment.base_offset
+    if log.cleaner_checkpoint is not None and log.cleaner_checkpoint > base:
+        log.cleaner_checkpoint = base

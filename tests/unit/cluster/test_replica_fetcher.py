@@ -17,6 +17,7 @@ import pytest
 from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.replication.fetch_state import FetcherContext, FetcherSettings, FetchState
 from odradek.cluster.replication.replica_fetcher import ReplicaFetcher
+from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.frames import decode_response, encode_response
@@ -36,6 +37,7 @@ from odradek.protocol.records import RecordBatch, RecordBatchBuilder
 from odradek.protocol.records import record as record_module
 from odradek.storage.config import LogConfig
 from odradek.storage.flush import FlushJob
+from odradek.storage.flush_scheduler import FlushScheduler
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
@@ -95,6 +97,8 @@ def _fetcher(notified: list[TopicPartition], settings: FetcherSettings = SETTING
         local_host=None,
         on_appended=notified.append,
         schedule_deletion=lambda segments, delay: None,
+        # no power loss here: truncations wait for nothing (test_truncation_checkpoints.py)
+        truncation_checkpoints=TruncationCheckpoints(FlushScheduler([], {})),
     )
     return ReplicaFetcher("test-fetcher", 1, settings, context)
 

@@ -15,8 +15,10 @@ from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.replication.fetch_state import FetcherContext
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager, fetcher_index
 from odradek.cluster.replication.hosted_partition import HostedPartition
+from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.config.broker import BrokerConfig
 from odradek.storage.config import LogConfig
+from odradek.storage.flush_scheduler import FlushScheduler
 from odradek.storage.log_manager import LogManager
 
 
@@ -52,6 +54,8 @@ def _manager(config: list[BrokerConfig]) -> ReplicaFetcherManager:
         local_host=None,
         on_appended=lambda _: None,
         schedule_deletion=lambda segments, delay: None,
+        # no power loss here: truncations wait for nothing (test_truncation_checkpoints.py)
+        truncation_checkpoints=TruncationCheckpoints(FlushScheduler([], {})),
     )
     return ReplicaFetcherManager(lambda: config[0], ClusterMetadata("c", -1, []), context)
 

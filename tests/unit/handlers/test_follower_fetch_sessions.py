@@ -18,8 +18,10 @@ import pytest
 from odradek.cluster.replication.fetch_session import FollowerFetchSession
 from odradek.cluster.replication.fetch_state import FetcherContext, FetchState
 from odradek.cluster.replication.replica_fetcher import ReplicaFetcher
+from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.protocol.messages.fetch import FetchRequest
 from odradek.storage.config import LogConfig
+from odradek.storage.flush_scheduler import FlushScheduler
 from odradek.storage.log_manager import LogManager
 from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
 from tests.support.handler_services import HandlerBroker
@@ -115,6 +117,8 @@ async def _following(
         local_host=None,
         on_appended=lambda _: None,
         schedule_deletion=lambda segments, delay: None,
+        # no power loss here: truncations wait for nothing (test_truncation_checkpoints.py)
+        truncation_checkpoints=TruncationCheckpoints(FlushScheduler([], {})),
     )
     fetcher = ReplicaFetcher("fetcher-2", 2, SETTINGS, context)
 

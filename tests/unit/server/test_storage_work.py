@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.server.storage_work import run_file_deletions, run_storage_work
 from odradek.storage.checkpoint_jobs import CheckpointJob
 from odradek.storage.config import LogConfig
@@ -54,7 +55,9 @@ def test_the_storage_task_logs_a_failed_job_and_runs_the_others_and_later_ones(
     async def main() -> None:
         due = asyncio.Event()
         manager = LogManager([tmp_path], CONFIG, single_node=False, on_work_due=due.set)
-        task = asyncio.create_task(run_storage_work(manager.flushes, due))
+        task = asyncio.create_task(
+            run_storage_work(manager.flushes, TruncationCheckpoints(manager.flushes), due)
+        )
         rolled = manager.get_or_create_log("rolled", 0)
         truncated = manager.get_or_create_log("truncated", 0)
         try:
@@ -76,7 +79,7 @@ def test_the_storage_task_logs_a_failed_job_and_runs_the_others_and_later_ones(
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
-    with caplog.at_level(logging.ERROR, "odradek.broker"):
+    with caplog.at_level(logging.ERROR):
         asyncio.run(main())
 
 

@@ -208,3 +208,25 @@ def test_cleaning_never_writes_into_a_recreated_partition_dir(tmp_path: Path) ->
     with pytest.raises(LogStorageError):
         run_cleaning(plan)
     assert os.listdir(tmp_path / "t-0") == []
+
+
+@pytest.mark.parametrize("how", ["truncated", "started over"])
+def test_records_written_again_after_a_truncation_below_the_cleaner_checkpoint_are_compacted(
+    tmp_path: Path, how: str
+) -> None:
+    """A follower cut its compacted log below the cleaner checkpoint and took the new leader's records
+    there: the checkpoint still said everything below 40 was clean, so they were never compacted (Kafka's
+    truncations lower it to the active segment's base, LogManager.truncateTo)."""
+    log = Log.open(tmp_path / "t-0", COMPACT, clock=FakeClock())
+    _produce(log, [(b"k%d" % (i % 4), b"v%d" % i) for i in range(40)])
+    log.roll()
+    assert compact(log) is not None and log.cleaner_checkpoint == 40
+    if how == "truncated":
+        log.truncate_to(20)
+    else:
+        log.truncate_fully_and_start_at(20)
+    assert log.log_end_offset == 20
+    _produce(log, [(b"x", b"again-%d" % i) for i in range(20)])
+    log.roll()
+    assert compact(log) is not None
+    assert [entry for entry in _kv(log) if entry[1] == b"x"] == [(39, b"x", b"again-19")]

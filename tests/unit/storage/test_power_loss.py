@@ -7,6 +7,7 @@ the flushes that decide what the recovery point may claim."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
 from odradek.storage.segment import LogSegment
+from tests.support.fsync_gate import FsyncGate
 
 from .helpers import FakeClock, batch, marker, read_records, values
 
@@ -87,6 +89,93 @@ def test_a_truncation_has_the_recovery_point_checkpoint_rewritten_before_the_per
     job.run()
     assert read_offset_checkpoint(path)[TopicPartition("t", 0)] == 4
     assert manager.flushes.take_due_checkpoint() is None
+
+
+@pytest.mark.parametrize("how", ["truncated", "started over past its end"])
+def test_the_checkpoint_after_a_truncation_is_written_once_the_truncated_log_is_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A follower that starts over empty at its leader's log start (past its own end) renames its
+    segments ``.deleted`` and raises its recovery point there; the checkpoint claimed the new one while
+    the renames were not durable, so a power loss could bring the old segments back, records never
+    fsynced among them, under a recovery point claiming them. The leader epoch checkpoint it rewrote was
+    not fsynced either (Kafka's truncateFullyAndStartAt flushes it)."""
+    clock = FakeClock()
+    manager = LogManager([tmp_path], CONFIG, clock=clock, single_node=False)
+    log = manager.get_or_create_log("t", 0)
+    for i in range(10):
+        log.append_as_follower(_at_offset(batch([b"value-%02d" % i]), i, epoch=1))
+    assert len(log.segments) > 2
+    if how == "truncated":
+        log.truncate_to(4)
+    else:
+        log.truncate_fully_and_start_at(20)
+    job = manager.flushes.take_due_checkpoint()
+    assert job is not None
+    gate = FsyncGate()
+    monkeypatch.setattr(os, "fsync", gate)
+    job.run()
+    synced = [call.path for call in gate.calls]
+    checkpoint = next(i for i, path in enumerate(synced) if RECOVERY_POINT_CHECKPOINT in path)
+    directory = str(log.dir)
+    assert directory in synced[:checkpoint]  # the renames and the new segment's file
+    assert any(path.endswith(LEADER_EPOCH_CHECKPOINT) for path in synced[:checkpoint])
+    assert manager.flushes.truncation_unsynced(log) is not None  # until completed on the loop
+    manager.flushes.complete_truncation_checkpoint(job)
+    assert manager.flushes.truncation_unsynced(log) is None
+
+
+def test_a_high_watermark_checkpoint_written_first_does_not_void_a_truncations_recovery_point(
+    tmp_path: Path,
+) -> None:
+    """Checkpoint writes take turns and drop a capture older than the last one written, so that no
+    file goes back. The high watermark checkpoint (every replica.high.watermark.checkpoint.interval.ms)
+    writes only its own file but counted as written for all four: a truncation's checkpoint taken just
+    before it and run after it was dropped, and the recovery point file kept claiming the cut offsets."""
+    clock = FakeClock()
+    manager = LogManager([tmp_path], CONFIG, clock=clock, single_node=False)
+    log = manager.get_or_create_log("t", 0)
+    for i in range(10):
+        log.append_as_follower(_at_offset(batch([b"value-%02d" % i]), i, epoch=1))
+    log.flush()
+    manager.flushes.prepare_checkpoint().run()
+    log.truncate_to(4)
+    truncation = manager.flushes.take_due_checkpoint()
+    assert truncation is not None
+    manager.flushes.prepare_high_watermark_checkpoint().run()  # its worker thread got there first
+    truncation.run()
+    assert read_offset_checkpoint(tmp_path / RECOVERY_POINT_CHECKPOINT)[TopicPartition("t", 0)] == 4
+    stale = manager.flushes.prepare_checkpoint()  # a capture older than the file's next write is dropped
+    for i in range(4, 7):
+        log.append_as_follower(_at_offset(batch([b"value-%02d" % i]), i, epoch=2))
+    log.flush()
+    manager.flushes.prepare_checkpoint().run()
+    stale.run()
+    assert read_offset_checkpoint(tmp_path / RECOVERY_POINT_CHECKPOINT)[TopicPartition("t", 0)] == 7
+
+
+def test_a_checkpoint_taken_before_a_second_truncation_leaves_the_log_unsynced(tmp_path: Path) -> None:
+    """Each write covers the truncations before it was taken: one completing after the log was cut again
+    vouches only for the first cut's recovery point."""
+    clock = FakeClock()
+    manager = LogManager([tmp_path], CONFIG, clock=clock, single_node=False)
+    log = manager.get_or_create_log("t", 0)
+    for i in range(10):
+        log.append_as_follower(_at_offset(batch([b"value-%02d" % i]), i, epoch=1))
+    log.flush()
+    log.truncate_to(8)
+    first = manager.flushes.take_due_checkpoint()
+    assert first is not None
+    log.truncate_to(3)
+    first.run()
+    manager.flushes.complete_truncation_checkpoint(first)
+    assert manager.flushes.truncation_unsynced(log) is not None
+    second = manager.flushes.take_due_checkpoint()
+    assert second is not None
+    second.run()
+    manager.flushes.complete_truncation_checkpoint(second)
+    assert manager.flushes.truncation_unsynced(log) is None
+    assert read_offset_checkpoint(tmp_path / RECOVERY_POINT_CHECKPOINT)[TopicPartition("t", 0)] == 3
 
 
 def test_a_flush_completing_after_a_truncation_claims_nothing_above_the_truncation(tmp_path: Path) -> None:

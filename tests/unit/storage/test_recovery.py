@@ -49,7 +49,7 @@ def test_torn_tail_is_truncated(tmp_path: Path) -> None:
     assert again.active_segment.size == log.active_segment.size
     assert values(read_records(again))[-1] == b"value-19"
     assert again.append(batch([b"next"])).base_offset == 20
-    with open(active, "ab") as f:  # garbage is not a batch either
+    with open(again.active_segment.log_path, "ab") as f:  # garbage is not a batch either
         f.write(os.urandom(200))
     assert _reopen(tmp_path / "t-0", clock).log_end_offset == 21
 
@@ -132,6 +132,27 @@ def test_recovery_starts_at_the_recovery_point(tmp_path: Path) -> None:
     # from an older recovery point the damage is found and everything after it goes
     older = _reopen(tmp_path / "t-0", clock, recovery_point=0)
     assert older.log_end_offset == first.next_offset - 1
+
+
+def test_a_segment_past_the_recovery_point_torn_whole_drops_the_segments_after_it(tmp_path: Path) -> None:
+    """A power loss left a segment past the recovery point zero-filled (its records never reached the
+    disk) and a later one whole. Opening the segment already found it unreadable and cut it, so the
+    recovery that followed found nothing more to cut in it and kept the later segments: the log came
+    back with a hole where that segment's offsets were, which a follower never fetches again."""
+    clock = FakeClock()
+    log = _filled(tmp_path / "t-0", clock, count=30)
+    assert len(log.segments) >= 3
+    log.flush(log.segments[1].base_offset)
+    recovery_point = log.recovery_point
+    torn = log.segments[1]
+    assert recovery_point == torn.base_offset
+    with open(torn.log_path, "r+b") as f:
+        f.write(bytes(torn.size))
+    later = [s.log_path for s in log.segments[2:]]
+    again = _reopen(tmp_path / "t-0", clock, recovery_point=recovery_point)
+    assert again.log_end_offset == torn.base_offset
+    assert not any(p.exists() for p in later)
+    assert [r.offset for r in read_records(again)] == list(range(torn.base_offset))
 
 
 def test_preallocated_segments_recover(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
 from odradek.cluster.replication.fetch_session import Position
 from odradek.cluster.replication.hosted_partition import PartitionKey
+from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
 from odradek.storage.segment import LogSegment
@@ -72,5 +73,7 @@ class FetcherContext:
     on_appended: Callable[[TopicPartition], None]
     #: Segments a truncation took out of a log, for deletion after file.delete.delay.ms.
     schedule_deletion: Callable[[list[LogSegment], int], None]
+    #: What a truncated log's next append waits for: its lowered recovery point on disk.
+    truncation_checkpoints: TruncationCheckpoints
     #: The inter-broker listener's TLS and SASL.
     security: InterBrokerSecurity = field(default_factory=InterBrokerSecurity)

@@ -14,8 +14,10 @@ leader epoch and last fetched epoch) and applies the answer partition by partiti
 - other partition errors (a leadership on the move) retry that partition after
   `replica.fetch.backoff.ms`; a lost connection backs off the whole fetcher as long.
 A partition removed (or moved to a new epoch) while its fetch is in flight ignores that fetch's answer,
-and so does one removed while that answer's handling waits (a flush, a ListOffsets): Kafka holds
-partitionMapLock across it, here the handling asks again after each wait (`_follows`).
+and so does one removed while that answer's handling waits (a flush, a ListOffsets, the checkpoint
+after a truncation): Kafka holds partitionMapLock across it, here the handling asks again after each
+wait (`_follows`). After a truncation nothing is appended until the lowered recovery point is on disk
+(truncation_checkpoints.py): the next fetch goes out at once, its answer waits for the write if need be.
 Fetches run in a fetch session with the leader (fetch_session.py, KIP-227): after a full one, each
 names only the partitions whose position moved, and the leader answers only those with news.
 """
@@ -292,6 +294,14 @@ class ReplicaFetcher:
         # after the first): nothing to append then, the next fetch asks again.
         records = records if records and split_complete_batches(records)[0] else None
         if records:
+            checkpoints = self.context.truncation_checkpoints
+            if checkpoints.pending(replica_log):
+                # Truncated since the checkpoint on disk was written: it may claim the offsets this
+                # writes as fsynced (Kafka writes it before its fetcher goes on, LogManager.truncateTo).
+                end = replica_log.log_end_offset
+                await checkpoints.written(replica_log)
+                if not self._follows(state) or replica_log.log_end_offset != end:
+                    return  # led here, followed at a newer epoch, or truncated again, since
             replica_log.append_as_follower(records)
             if replica_log.flush_needed():
                 job = replica_log.prepare_flush()
