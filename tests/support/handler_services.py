@@ -100,10 +100,16 @@ class HandlerBroker:
         return found
 
     async def call(
-        self, request: Any, version: int, listener: str = LISTENER, principal: str = ANONYMOUS_PRINCIPAL
+        self,
+        request: Any,
+        version: int,
+        listener: str = LISTENER,
+        principal: str = ANONYMOUS_PRINCIPAL,
+        client_port: int = 50000,
     ) -> Any:
         """The handler's response to `request` sent at `version` on `listener` by `principal` (decoded
-        from its own encoding)."""
+        from its own encoding), from the connection of `client_port` (one client's connection by
+        default)."""
         api_key = type(request).API_KEY
         registration = registration_for(api_key, version, self.services.mode)
         assert registration is not None, f"the broker does not serve API {api_key} v{version}"
@@ -114,7 +120,9 @@ class HandlerBroker:
             correlation_id=self._correlation_id,
             client_id="handler-tests",
         )
-        context = RequestContext(header, version, "127.0.0.1", 50000, listener, self.services, principal)
+        context = RequestContext(
+            header, version, "127.0.0.1", client_port, listener, self.services, principal
+        )
         decoded = type(request).decode(request.encode(version), version)
         return await registration.handler(decoded, context)
 
@@ -129,6 +137,6 @@ class HandlerBroker:
         return type(response).decode(response.encode(version), version)
 
     def close(self) -> None:
-        self.services.recompression.shutdown()
+        self.services.record_workers.shutdown()
         self.services.regexes.close()
         self.logs.shutdown()

@@ -1,6 +1,8 @@
 """Which partitions this broker leads, and at which leader epoch: what every append as leader stamps on
 its batches and checks first (Kafka's Partition.appendRecordsToLeader takes the partition's own
-leaderEpoch, set by the last LeaderAndIsr applied), and what a client's epoch is checked against.
+leaderEpoch, set by the last LeaderAndIsr applied), what a client's epoch is checked against, and
+whether the partition's ISR is too short for an acks=-1 append (refused there before anything is
+appended).
 
 One owner answers, `Services.leadership`, which the coordinators share: in a cluster the replica
 manager, never the metadata cache. The controller sends UpdateMetadata before LeaderAndIsr (at
@@ -12,12 +14,21 @@ records the leader never had. A single node has no controller: its own cache is 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from odradek.cluster.control_requests import NO_EPOCH
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.protocol.error_codes import ErrorCode
+from odradek.storage.partition import TopicPartition
+
+#: Waits until the in-sync replicas of a partition this broker leads hold what it appended there (the
+#: partition, the offset after the append, how long it may wait in ms), and says how that went: NONE,
+#: REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND or NOT_LEADER_OR_FOLLOWER, as a Produce with
+#: acks=-1 is answered (handlers/delayed_produce.py owns it). What the coordinators' own writes and
+#: transaction markers wait with; None where the append itself commits the write (a single node).
+IsrWait = Callable[[TopicPartition, int, int], Awaitable[ErrorCode]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +64,11 @@ class Leadership(Protocol):
         """As `leader_refusal`, but a follower's replica serves too (a consumer's Fetch v11+, KIP-392)."""
         ...
 
+    def under_min_isr(self, topic: str, partition: int) -> bool:
+        """Whether the partition has fewer in-sync replicas than Kafka's effective minimum,
+        min(min.insync.replicas, replication factor): an acks=-1 append is refused then."""
+        ...
+
 
 class SingleNodeLeadership:
     """A single node leads what its metadata says it leads (every partition), at the epoch it says. A
@@ -74,8 +90,8 @@ class SingleNodeLeadership:
     def leader_refusal(
         self, topic: str, partition: int, current_leader_epoch: int = NO_EPOCH
     ) -> Refusal | None:
-        if current_leader_epoch < 0:
-            return None  # Produce, and clients before KIP-320: nothing to check
+        if current_leader_epoch == NO_EPOCH:
+            return None  # Produce, and clients before KIP-320: nothing to check (any other negative is old)
         epoch = self.leader_epoch(topic, partition)
         if epoch is None or current_leader_epoch == epoch:
             return None
@@ -87,3 +103,6 @@ class SingleNodeLeadership:
         self, topic: str, partition: int, current_leader_epoch: int = NO_EPOCH
     ) -> Refusal | None:
         return self.leader_refusal(topic, partition, current_leader_epoch)
+
+    def under_min_isr(self, topic: str, partition: int) -> bool:
+        return False  # one replica, always in sync: Kafka's effective minimum is 1

@@ -107,7 +107,7 @@ class ReplicaManager:
         KIP-320); otherwise the error to answer with and the leader to point the client to."""
         hosted = self.leading.get((topic, partition))
         if hosted is not None:
-            if current_leader_epoch < 0 or current_leader_epoch == hosted.leader_epoch:
+            if current_leader_epoch == NO_EPOCH or current_leader_epoch == hosted.leader_epoch:
                 return None
             fenced = current_leader_epoch < hosted.leader_epoch
             code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
@@ -117,7 +117,7 @@ class ReplicaManager:
         # UNKNOWN_LEADER_EPOCH, an older one FENCED_LEADER_EPOCH; only at its own epoch is it "not leader".
         follower = self.hosted.get((topic, partition))
         epoch = follower.leader_epoch if follower is not None else current_leader_epoch
-        if current_leader_epoch >= 0 and current_leader_epoch != epoch and follower is not None:
+        if current_leader_epoch != NO_EPOCH and current_leader_epoch != epoch and follower is not None:
             fenced = current_leader_epoch < epoch
             code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
             return Refusal(code, follower.leader, epoch)
@@ -133,7 +133,7 @@ class ReplicaManager:
         hosted = self.leading.get((topic, partition)) or self.hosted.get((topic, partition))
         if hosted is None:
             return self._not_leader(topic, partition)
-        if current_leader_epoch < 0 or current_leader_epoch == hosted.leader_epoch:
+        if current_leader_epoch == NO_EPOCH or current_leader_epoch == hosted.leader_epoch:
             return None
         fenced = current_leader_epoch < hosted.leader_epoch
         code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for
+from odradek.handlers.fetch_down_conversion import Conversion, convert_down
 from odradek.handlers.fetch_sessions import CachedPartition, FetchSession, PartitionKey
 from odradek.handlers.file_records import FileRecords
 from odradek.handlers.follower_fetch import (
@@ -73,7 +74,7 @@ from odradek.protocol.messages.fetch import (
     NodeEndpoint,
     PartitionData,
 )
-from odradek.protocol.records import down_convert_batches
+from odradek.protocol.records import Compression
 from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage.errors import OffsetOutOfRangeError, StorageError
 from odradek.storage.fetch import FetchDataInfo, FetchIsolation
@@ -113,7 +114,7 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     follower = replica_id >= 0 and context.services.replicas is not None
     with context.services.appends.waiting_on(keys) as waiter:
         while True:
-            results, size, errors = _read_all(plan.partitions, request, isolation, context, denied)
+            results, limits, size, errors = _read_all(plan.partitions, request, isolation, context, denied)
             if follower:
                 # As Kafka: the leader learns the follower's position when the fetch arrives, not when
                 # it is answered (a follower at the log end waits; its position moves the HW now).
@@ -134,9 +135,38 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     throttle_ms = context.fetch_quota(size) if context.fetch_quota is not None else 0
     if throttle_ms > 0:
         return _throttled(plan, results, throttle_ms)
+    if context.api_version <= 3:
+        await _convert_down(plan.partitions, results, limits, context)
     if plan.opens_session:
-        _open_session(plan, replica_id >= 0, context)
+        # A follower's session may evict consumers' sessions (Kafka's privileged sessions). Beyond Kafka
+        # 3.9, which takes the replica id on the client's word, the privilege needs a follower to be
+        # possible (cluster mode) and CLUSTER_ACTION: otherwise any client evicts consumers' sessions.
+        privileged = follower and authorize_cluster(context, AclOperation.CLUSTER_ACTION)
+        _open_session(plan, privileged, context)
     return _respond(plan, results, context, replica_id >= 0)
+
+
+async def _convert_down(
+    partitions: list[CachedPartition],
+    results: list[PartitionData],
+    limits: list[int],
+    context: RequestContext,
+) -> None:
+    """Fetch v0-3: the v2 batches read converted to the version's message set, in the record workers
+    (handlers/fetch_down_conversion.py); before v3 cut at the partition's limit, as Kafka 0.10.0 cut it."""
+    reads = {
+        index: Conversion(bytes(data.records), entry.fetch_offset, limit)
+        for index, (entry, data, limit) in enumerate(zip(partitions, results, limits, strict=True))
+        if data.error_code == ErrorCode.NONE and data.records
+    }
+    for index, converted in (await convert_down(reads, context)).items():
+        entry = partitions[index]
+        if isinstance(converted, CodecError):
+            results[index] = _error(entry, error_code_for(converted))
+        elif context.api_version <= 2 and len(converted) > entry.max_bytes:
+            results[index].records = converted[: max(entry.max_bytes, 0)]  # a partial last message
+        else:
+            results[index].records = converted
 
 
 def _release(results: list[PartitionData]) -> None:
@@ -282,8 +312,9 @@ def _read_all(
     isolation: FetchIsolation,
     context: RequestContext,
     denied: frozenset[str],
-) -> tuple[list[PartitionData], int, bool]:
+) -> tuple[list[PartitionData], list[int], int, bool]:
     results = []
+    limits = []
     total = 0
     errors = False
     budget = request.max_bytes if context.api_version >= 3 else 2**31 - 1
@@ -293,14 +324,13 @@ def _read_all(
         if denied and entry.topic in denied:
             results.append(_error(entry, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             continue
-        limit = min(entry.max_bytes, budget - total)
-        data, size = _read_partition(
-            entry, max(limit, 0), total == 0 or hard_limit, isolation, context, request
-        )
+        limit = max(min(entry.max_bytes, budget - total), 0)
+        data, size = _read_partition(entry, limit, total == 0 or hard_limit, isolation, context, request)
         results.append(data)
+        limits.append(limit)
         total += size
         errors = errors or data.error_code != ErrorCode.NONE or data.preferred_read_replica >= 0
-    return results, total, errors
+    return results, limits, total, errors
 
 
 def _read_partition(
@@ -358,7 +388,7 @@ def _read_partition(
             return _with_offsets(_error(entry, ErrorCode.NONE), log, diverging), 0
     try:
         info = log.read(entry.fetch_offset, limit, isolation=isolation, min_one_message=first)
-        records = _records(info, entry, context.api_version)
+        records = _records(info, context.api_version)
     except OffsetOutOfRangeError:
         return _with_offsets(_error(entry, ErrorCode.OFFSET_OUT_OF_RANGE), log), 0
     except (StorageError, CodecError) as error:
@@ -385,7 +415,8 @@ def _unreadable_format(log: Log, replica_id: int, api_version: int) -> ErrorCode
     """Kafka's KafkaApis.maybeConvertFetchedData: a zstd topic is not served before v10 (which those
     clients cannot read), nor a consumer's v0-3 fetch (read by converting down) of a topic with
     message.downconversion.enable false."""
-    if api_version < 10 and log.config.compression_type == "zstd":
+    stored = log.config.compression
+    if api_version < 10 and stored is not None and stored.compression is Compression.ZSTD:
         return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
     if api_version <= 3 and replica_id < 0 and not log.config.message_downconversion_enable:
         return ErrorCode.UNSUPPORTED_VERSION
@@ -409,18 +440,13 @@ def _diverging_epoch(log: Log, entry: CachedPartition) -> EpochEndOffset | None:
     return None
 
 
-def _records(info: FetchDataInfo, entry: CachedPartition, api_version: int) -> bytes | FileRecords:
+def _records(info: FetchDataInfo, api_version: int) -> bytes | FileRecords:
+    """The bytes read, to send (v4+), or to convert down once the fetch is answered (v0-3)."""
     size = info.size
-    if api_version <= 3:
-        magic = 0 if api_version <= 1 else 1
-        if not size:
-            return b""
-        converted = down_convert_batches(info.read_bytes(), magic, first_offset=entry.fetch_offset)
-        if api_version <= 2 and len(converted) > entry.max_bytes:
-            return converted[: max(entry.max_bytes, 0)]  # a partial last message, as Kafka 0.10.0 sent
-        return converted
-    if size < SENDFILE_THRESHOLD:
-        return info.read_bytes() if size else b""
+    if not size:
+        return b""
+    if api_version <= 3 or size < SENDFILE_THRESHOLD:
+        return info.read_bytes()
     return FileRecords(info.regions)
 
 

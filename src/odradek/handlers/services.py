@@ -16,7 +16,7 @@ from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.security.client_quotas import ClientQuotas
-from odradek.storage.recompression import RecompressionWorkers
+from odradek.storage.record_workers import RecordWorkers
 
 if TYPE_CHECKING:
     from odradek.cluster.controller.controller import KafkaController
@@ -83,8 +83,9 @@ class Services:
     controller: KafkaController | None = None
     #: ZooKeeper mode only: a leader's AddPartitionsToTxn verification with other brokers' coordinators.
     txn_verifier: RemoteVerifier | None = None
-    #: The threads that rewrite produced batches in their topic's compression.type before the append.
-    recompression: RecompressionWorkers = field(default_factory=RecompressionWorkers)
+    #: The threads of the record work of produces and fetches (rewrites in a topic's codec, record
+    #: checks, conversions between record formats), which the event loop never does itself.
+    record_workers: RecordWorkers = field(default_factory=RecordWorkers)
 
     def join_zookeeper_cluster(
         self, replicas: ReplicaManager, security: InterBrokerSecurity = PLAINTEXT
