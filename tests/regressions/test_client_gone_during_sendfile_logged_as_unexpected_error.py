@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from odradek.handlers.file_records import OwnedRegion
 from odradek.server.output import ResponseOutput
-from tests.support.response_writing import writer_and_peer
+from tests.support.response_writing import held_region, writer_and_peer
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -24,7 +23,7 @@ REGION_BYTES = 8 * 1024 * 1024
 def _response_with_region(fd: int) -> ResponseOutput:
     out = ResponseOutput()
     out += b"\x00\x00\x00\x00header"
-    out.add_region(OwnedRegion(fd, 0, REGION_BYTES))
+    out.add_region(held_region(fd, 0, REGION_BYTES))
     out += b"trailer"
     return out
 

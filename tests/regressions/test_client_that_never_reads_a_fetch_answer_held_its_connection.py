@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from odradek.handlers.file_records import OwnedRegion
 from odradek.server.output import ResponseOutput
-from tests.support.response_writing import writer_and_peer
+from tests.support.response_writing import held_region, writer_and_peer
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -37,7 +36,7 @@ def test_a_writer_whose_client_stopped_reading_a_region_counts_no_progress_and_a
 ) -> None:
     async def scenario() -> None:
         writer, transport, peer = await writer_and_peer()
-        region = OwnedRegion(segment, 0, REGION_BYTES)
+        region = held_region(segment, 0, REGION_BYTES)
         out = ResponseOutput()
         out += b"\x00\x00\x00\x00header"
         out.add_region(region)

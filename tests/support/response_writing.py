@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from odradek.server.output import ResponseWriter
+from odradek.storage.fetch import FileRegion, HeldRegion
+from odradek.storage.shared_file import SharedFile
 
 
 class ForwardingProtocol(asyncio.Protocol):
@@ -66,3 +68,12 @@ def random_file(path: Path, size: int) -> int:
     """A file of `size` random bytes, open for reading; the caller closes it."""
     path.write_bytes(os.urandom(size))
     return os.open(path, os.O_RDONLY)
+
+
+def held_region(fd: int, position: int, length: int) -> HeldRegion:
+    """A region of a file the test opened, held as a Fetch answer holds a segment's: on a duplicate of
+    `fd`, closed when the region is (`region.fd` is then -1)."""
+    file = SharedFile(os.dup(fd))
+    region = FileRegion(file, Path(), position, length).hold()
+    file.release()  # the opener's hold, as a segment closed under the answer: the region's is the last
+    return region
