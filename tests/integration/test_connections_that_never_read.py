@@ -92,7 +92,8 @@ def test_fifty_unauthenticated_connections_that_never_read_stay_bounded_and_are_
         flood = Flood(sasl_port, answer_bytes=api_versions_v0_answer_bytes(sasl_port))
         with RssSampler(pid, interval=0.1) as rss:
             flood.run(stalled_seconds=5, most_seconds=40)
-            all_closed = wait_until_no_connection(sasl_port, timeout=IDLE_MS / 1000 + 20)
+            # generous: on a loaded machine the broker may still be reading what the flood sent
+            all_closed = wait_until_no_connection(sasl_port, timeout=IDLE_MS / 1000 + 60)
         grown_kib = rss.peak_kib - before
         served.stop()
         log = broker.log_path.read_text(errors="replace")
