@@ -8,56 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 from pathlib import Path
 
 import pytest
 
-from odradek.handlers.file_records import OwnedRegion
-from odradek.server.output import ResponseOutput, ResponseWriter
+from odradek.server.output import ResponseOutput
+from tests.support.response_writing import held_region, writer_and_peer
 
 pytestmark = pytest.mark.timeout(30)
 
 REGION_BYTES = 8 * 1024 * 1024
 
 
-class _Forwarding(asyncio.Protocol):
-    """The flow-control half of the broker's Connection, enough to drive a ResponseWriter."""
-
-    def __init__(self) -> None:
-        self.writer: ResponseWriter | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.writer = ResponseWriter(transport)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        assert self.writer is not None
-        self.writer.connection_lost()
-
-    def pause_writing(self) -> None:
-        assert self.writer is not None
-        self.writer.pause_writing()
-
-    def resume_writing(self) -> None:
-        assert self.writer is not None
-        self.writer.resume_writing()
-
-
 def _response_with_region(fd: int) -> ResponseOutput:
     out = ResponseOutput()
     out += b"\x00\x00\x00\x00header"
-    out.add_region(OwnedRegion(fd, 0, REGION_BYTES))
+    out.add_region(held_region(fd, 0, REGION_BYTES))
     out += b"trailer"
     return out
-
-
-async def _writer_and_peer() -> tuple[ResponseWriter, asyncio.Transport, socket.socket]:
-    ours, peer = socket.socketpair()
-    peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    transport, protocol = await asyncio.get_running_loop().connect_accepted_socket(_Forwarding, ours)
-    assert protocol.writer is not None
-    return protocol.writer, transport, peer
 
 
 @pytest.fixture
@@ -69,7 +37,7 @@ def segment(tmp_path: Path) -> int:
 
 def test_peer_closing_in_the_middle_of_a_sendfile_region_ends_the_response_quietly(segment: int) -> None:
     async def scenario() -> bool:
-        writer, transport, peer = await _writer_and_peer()
+        writer, transport, peer = await writer_and_peer()
         sending = asyncio.create_task(writer.send(_response_with_region(segment)))
         for _ in range(3):  # 8 MiB cannot fit in the socket buffers of a peer that does not read
             await asyncio.sleep(0)
@@ -87,7 +55,7 @@ def test_peer_closing_in_the_middle_of_a_sendfile_region_ends_the_response_quiet
 
 def test_a_transport_closed_before_a_region_starts_ends_the_response_quietly(segment: int) -> None:
     async def scenario() -> bool:
-        writer, transport, peer = await _writer_and_peer()
+        writer, transport, peer = await writer_and_peer()
         transport.close()  # closing, and connection_lost not yet delivered (it is scheduled)
         async with asyncio.timeout(10):  # no new task: send runs before connection_lost
             await writer.send(_response_with_region(segment))  # raised RuntimeError before the fix

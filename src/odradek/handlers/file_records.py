@@ -1,44 +1,22 @@
 """Fetched records that stay in their segment files until the socket takes them (sendfile).
 
-Each region's file descriptor is duplicated when the fetch is read, so the bytes stay readable even if
-retention closes and deletes the segment before the response is written; the duplicate is closed once
-sent (or when the response is dropped).
+Each region is held (`FileRegion.hold`, storage's counted hold on the segment's file, no descriptor of
+its own) when the fetch is read, so the bytes stay readable even if retention closes and deletes the
+segment before the response is written; the hold is let go once sent (or when the response is dropped).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Protocol
+
+from odradek.storage.fetch import FileRegion, HeldRegion
 
 
-class _Region(Protocol):
-    @property
-    def fd(self) -> int: ...
-    @property
-    def position(self) -> int: ...
-    @property
-    def length(self) -> int: ...
+class RegionSink(Protocol):
+    """Where the codec places a records value's regions (the server's ResponseOutput)."""
 
-
-class OwnedRegion:
-    __slots__ = ("fd", "length", "position")
-
-    def __init__(self, fd: int, position: int, length: int) -> None:
-        self.fd = os.dup(fd)
-        self.position = position
-        self.length = length
-
-    def __len__(self) -> int:
-        return self.length
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-    def __del__(self) -> None:
-        self.close()
+    def add_region(self, region: HeldRegion) -> None: ...
 
 
 class FileRecords:
@@ -46,8 +24,8 @@ class FileRecords:
 
     __slots__ = ("length", "regions")
 
-    def __init__(self, regions: Iterable[_Region]) -> None:
-        self.regions = [OwnedRegion(r.fd, r.position, r.length) for r in regions if r.length]
+    def __init__(self, regions: Iterable[FileRegion]) -> None:
+        self.regions = [region.hold() for region in regions if region.length]
         self.length = sum(r.length for r in self.regions)
 
     def __len__(self) -> int:
@@ -58,6 +36,6 @@ class FileRecords:
         for region in self.regions:
             region.close()
 
-    def append_to(self, out: Any) -> None:
+    def append_to(self, out: RegionSink) -> None:
         for region in self.regions:
             out.add_region(region)

@@ -25,7 +25,7 @@ from scramp import ScramClient, ScramException
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from odradek.protocol.messages.sasl_handshake import SaslHandshakeRequest
-from odradek.security.scram_credentials import MAX_ITERATIONS, MIN_ITERATIONS
+from odradek.security.scram_credentials import MAX_ITERATIONS
 
 MECHANISMS: Final = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
@@ -68,10 +68,10 @@ def sasl_exchange(mechanism: str, username: str, password: str) -> SaslSteps:
         server_first = yield from _token(client.get_client_first().encode())
         client.set_server_first(server_first.decode())
         iterations = int(client.iterations)
-        if iterations < MIN_ITERATIONS or iterations > MAX_ITERATIONS:
-            bound = "less than the minimum" if iterations < MIN_ITERATIONS else "more than the maximum"
-            limit = MIN_ITERATIONS if iterations < MIN_ITERATIONS else MAX_ITERATIONS
-            raise SaslLoginError(f"Requested iterations {iterations} is {bound} {limit} for {mechanism}")
+        if iterations > MAX_ITERATIONS:  # fewer than Kafka's minimum (4096) scramp refuses itself
+            raise SaslLoginError(
+                f"Requested iterations {iterations} is more than the maximum {MAX_ITERATIONS} for {mechanism}"
+            )
         client_final = yield KeyDerivation(iterations, lambda: client.get_client_final().encode())
         server_final = yield from _token(client_final)
         client.set_server_final(server_final.decode())

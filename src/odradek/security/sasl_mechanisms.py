@@ -102,8 +102,14 @@ class ScramServer:
         try:
             if self.round == 0:
                 self.round = 1
-                self.server.set_client_first(message)
+                authorization_id, without_it = _take_authorization_id(message)
+                self.server.set_client_first(without_it)
                 self.gs2_header = message[: message.index(",", message.index(",") + 1) + 1].encode()
+                if authorization_id is not None and _name_of(authorization_id) != self.username:
+                    raise SaslAuthenticationError(
+                        "Authentication failed: Client requested an authorization id that is different "
+                        "from username"
+                    )
                 return str(self.server.get_server_first()).encode()
             if self.round == 1:
                 self.round = 2
@@ -119,8 +125,7 @@ class ScramServer:
         raise SaslAuthenticationError("Authentication failed: the SCRAM exchange is already complete")
 
     def _auth_info(self, username: str) -> tuple[bytes, bytes, bytes, int]:
-        # SCRAM escapes ',' and '=' in the user name (RFC 5802 saslname), as Kafka's ScramFormatter undoes.
-        name = username.replace("=2C", ",").replace("=3D", "=")
+        name = _name_of(username)
         credential = self.credential_of(name, self.mechanism)
         if credential is None:
             self.unknown_user = True
@@ -132,17 +137,21 @@ class ScramServer:
     def _client_final(self, message: str) -> str:
         """Check ``c=<gs2 header>,r=<nonce>[,extensions],p=<proof>`` and answer ``v=<server signature>``.
 
-        Every malformed part is a failed authentication: the attributes in RFC 5802's order, `c` the
-        base64 of the client-first's GS2 header (no channel binding), `r` ending with the server's
-        nonce, `p` the base64 of a proof of the hash's length."""
+        Every malformed part is a failed authentication: the attributes in RFC 5802's order, none
+        repeated (as scramp refuses in the client-first; Kafka takes a repeated one for an extension,
+        which the proof covers, but no client sends one), `c` the base64 of the client-first's GS2
+        header (no channel binding), `r` ending with the server's nonce, `p` the base64 of a proof of
+        the hash's length."""
         credential = self.credential
         parts = message.split(",")
+        names = [part.partition("=")[0] for part in parts]
         if (
             credential is None
             or len(parts) < 3
             or not parts[0].startswith("c=")
             or not parts[1].startswith("r=")
             or not parts[-1].startswith("p=")
+            or len(set(names)) != len(names)
         ):
             raise SaslAuthenticationError(INVALID_CLIENT_FINAL)
         channel_binding = _base64(parts[0][2:])
@@ -165,6 +174,23 @@ class ScramServer:
             raise SaslAuthenticationError(INVALID_SCRAM_CREDENTIALS)
         server_signature = hmac.new(credential.server_key, auth_message, self.digest).digest()
         return "v=" + base64.b64encode(server_signature).decode()
+
+
+def _take_authorization_id(client_first: str) -> tuple[str | None, str]:
+    """The authorization id of a client-first's GS2 header (`n,a=<saslname>,...`), if any, and the
+    message without it: scramp refuses any, Kafka accepts the username's own (checked by the caller)."""
+    flag, separator, rest = client_first.partition(",")
+    if separator and rest.startswith("a="):
+        authorization_id, separator, bare = rest[2:].partition(",")
+        if separator:
+            return authorization_id, f"{flag},,{bare}"
+    return None, client_first
+
+
+def _name_of(saslname: str) -> str:
+    # SCRAM escapes ',' and '=' in a name (RFC 5802 saslname), as Kafka's ScramFormatter undoes; an
+    # authorization id is unescaped too (Kafka compares it escaped, so refuses the username's own there).
+    return saslname.replace("=2C", ",").replace("=3D", "=")
 
 
 def _base64(text: str) -> bytes | None:

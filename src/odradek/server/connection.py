@@ -23,9 +23,8 @@ resumes once a request somewhere has been handled.
 Frames are split off the byte stream by `framing.FrameReader` (reads without copies for large frames).
 
 On a TLS listener the transport is TLS (the acceptor wraps it) and a client certificate names the
-principal. On a SASL listener the connection's `SaslAuthenticator` admits only ApiVersions and the SASL
-APIs until authentication completes (anything else closes the connection unanswered, as Kafka), takes a
-v0 handshake's raw token frames itself, and keeps frames to `sasl.server.max.receive.size` meanwhile.
+principal. On a SASL listener frames are kept to `sasl.server.max.receive.size` until authentication
+completes. Each request is decoded, admitted (SASL), handled and answered by `request_handling`.
 """
 
 from __future__ import annotations
@@ -38,38 +37,22 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Final, cast
 
-from odradek.handlers.context import ANONYMOUS_PRINCIPAL, CloseConnection, RequestContext
-from odradek.handlers.errors import error_code_for
-from odradek.handlers.registry import registration_for
+from odradek.handlers.context import ANONYMOUS_PRINCIPAL, CloseConnection
 from odradek.handlers.services import Services
-from odradek.protocol.api_keys import ApiKey
-from odradek.protocol.codec_error import CodecError
-from odradek.protocol.error_codes import ErrorCode
-from odradek.protocol.error_response import error_response
-from odradek.protocol.frames import (
-    UnsupportedRequestError,
-    decode_request,
-    encode_response_into,
-    read_request_header,
-)
-from odradek.protocol.messages.request_header import RequestHeader
-from odradek.security.authenticator import SaslAuthenticator, SaslState
+from odradek.security.authenticator import SaslAuthenticator
 from odradek.security.listener_security import ListenerSecurity
 from odradek.security.principal_mapping import PrincipalMappingError, rfc2253_name
 from odradek.server import metrics
-from odradek.server.client_throttling import before_handling, throttle_time_ms
-from odradek.server.delayed import delayed_seconds
 from odradek.server.framing import FrameReader, FrameSizeError, ReadScratch
 from odradek.server.memory_pool import MemoryPool
 from odradek.server.output import ResponseWriter
+from odradek.server.request_handling import count_unexpected_error, handle_frame
 
 log = logging.getLogger("odradek.connection")
 
 #: How long a connection handles requests back to back before it lets the others in (Kafka's request
 #: handlers take requests from every connection in turn).
 _FAIR_SHARE_SECONDS: Final = 0.005
-#: What a SASL connection may send before it has authenticated.
-_SASL_APIS: Final = frozenset((ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE))
 
 
 class Connection(asyncio.BufferedProtocol):
@@ -255,7 +238,7 @@ class Connection(asyncio.BufferedProtocol):
                 log.info("closing connection from %s:%d: %s", *self.peer, reason)
                 self.close()
             except Exception:
-                self._unexpected_error(frame)
+                count_unexpected_error(self, frame)
                 self.close()
             finally:
                 self.busy = False
@@ -291,192 +274,18 @@ class Connection(asyncio.BufferedProtocol):
             self._update_reading()
         return False
 
-    async def _handle(self, frame: bytearray) -> None:
-        sasl = self.sasl
-        if sasl is not None and not sasl.allows_request():
-            if sasl.state is SaslState.RAW_TOKENS:
-                await self._raw_sasl_token(sasl, frame)
-                return
-            if not self._sasl_may_send(sasl, frame):
-                self.close()  # as Kafka: unanswered, the request body not even decoded
-                return
-        try:
-            header, request = decode_request(frame)
-        except UnsupportedRequestError as error:
-            self._answer_unsupported(error.header, str(error))
-            return
-        except CodecError as error:
-            log.info("closing connection from %s:%d: malformed request: %s", *self.peer, error)
-            self.close()
-            return
-        registration = registration_for(
-            header.request_api_key, header.request_api_version, self.services.cluster.mode
-        )
-        if registration is None:
-            self._answer_unsupported(header, "not served")
-            return
-        context = RequestContext(
-            header=header,
-            api_version=header.request_api_version,
-            client_host=self.peer[0],
-            client_port=self.peer[1],
-            listener=self.listener,
-            services=self.services,
-            principal=self.principal,
-            sasl=sasl,
-            closed=lambda: self.closed,
-        )
-        try:
-            quotas = self.services.client_quotas
-            measured = quotas.active  # read once: the first AlterClientQuotas turns it on while it runs
-            if measured:
-                user, client_id = quotas.user_of(context.principal), header.client_id or ""
-                version = header.request_api_version
-                delayed_seconds.set(0.0)
-                started = time.perf_counter()
-                fetch_quota = before_handling(
-                    quotas, header.request_api_key, version, request, user, client_id
-                )
-                context.fetch_quota = fetch_quota
-            response = await registration.handler(request, context)
-            if measured:
-                throttle_ms = throttle_time_ms(
-                    quotas,
-                    header.request_api_key,
-                    header.request_api_version,
-                    request,
-                    response,
-                    len(frame),
-                    time.perf_counter() - started - delayed_seconds.get(),
-                    user,
-                    client_id,
-                    fetch_quota,
-                )
-                if throttle_ms > 0:
-                    self._mute(throttle_ms)  # from after the response (queued below) is written
-            if response is None or self.closed:
-                return  # acks=0 produce: Kafka sends nothing back
-            assert self.writer is not None
-            out = self.writer.new_output()
-            encode_response_into(out, response, header.request_api_version, header.correlation_id)
-        except CloseConnection:
-            raise
-        except Exception as error:
-            self._answer_failure(header, request, error)
-            return
-        await self.writer.send(out)
-        if sasl is not None and header.request_api_key in _SASL_APIS:
-            self._after_sasl_step(sasl, getattr(response, "error_message", None))
-
-    def _answer_failure(self, header: RequestHeader, request: Any, error: Exception) -> None:
-        """As Kafka's `handleError`: a request whose handling failed is answered with the error code in
-        its response's shape (UNKNOWN_SERVER_ERROR for the unexpected, counted and logged once with its
-        traceback) and the connection serves the next one. An acks=0 Produce has no answer to carry the
-        error and a failed SASL step leaves authentication undecided: those close, as in Kafka."""
-        code = error_code_for(error)
-        api = ApiKey(header.request_api_key)
-        if code is ErrorCode.UNKNOWN_SERVER_ERROR:
-            self.services.unexpected_errors[int(api)] += 1
-            log.error(
-                "unexpected error handling %s (v%d) from %s:%d; answered UNKNOWN_SERVER_ERROR",
-                api.name,
-                header.request_api_version,
-                *self.peer,
-                exc_info=error,
-            )
-        else:
-            log.info("%s from %s:%d failed: %s (%s)", api.name, *self.peer, code.name, error)
-        no_answer = api is ApiKey.PRODUCE and getattr(request, "acks", 1) == 0
-        if no_answer or self.closed or self.writer is None:
-            self.close()
-            return
-        out = self.writer.new_output()
-        answer = error_response(request, header.request_api_version, code)
-        encode_response_into(out, answer, header.request_api_version, header.correlation_id)
-        self.writer.write_now(out)
-        if api in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
-            self.close()  # the answer goes out first
-
-    def _sasl_may_send(self, sasl: SaslAuthenticator, frame: bytearray) -> bool:
-        """Before authentication (or once the session has expired) only ApiVersions and the SASL APIs."""
-        try:
-            api_key = read_request_header(frame)[0].request_api_key
-        except CodecError:
-            api_key = -1
-        if api_key in _SASL_APIS:
-            return True
-        log.info(
-            "closing connection from %s:%d: api key %d %s",
-            *self.peer,
-            api_key,
-            "after its SASL session expired" if sasl.authenticated else "before SASL authentication",
-        )
-        return False
-
     @property
     def principal(self) -> str:
         if self.sasl is not None and self.sasl.authenticated:
             return self.sasl.principal
         return self.tls_principal
 
-    async def _raw_sasl_token(self, sasl: SaslAuthenticator, frame: bytearray) -> None:
-        """After a v0 SaslHandshake, a frame is the mechanism's token and the answer a raw frame too. A
-        failure cannot be told in this framing: the connection closes after the delay, as Kafka's."""
-        result = sasl.authenticate(bytes(frame), 0)
-        if result.failed:
-            await asyncio.sleep(sasl.sasl.failed_authentication_delay_ms / 1000)
-        elif self.writer is not None:
-            out = self.writer.new_output()
-            out += len(result.auth_bytes).to_bytes(4, "big") + result.auth_bytes
-            self.writer.write_now(out)
-        self._after_sasl_step(sasl, result.error_message)
-
-    def _after_sasl_step(self, sasl: SaslAuthenticator, message: str | None) -> None:
-        if sasl.state is SaslState.FAILED:
-            log.info("failed authentication with %s:%d (%s)", *self.peer, message or "SASL state error")
-            self.close()  # the answer already given goes out first
-        elif sasl.state is SaslState.COMPLETE and self.reader.max_frame_bytes < self.max_request_bytes:
-            self.reader.max_frame_bytes = self.max_request_bytes
-            log.debug("authenticated %s from %s:%d", sasl.principal, *self.peer)
-
-    def _unexpected_error(self, frame: bytearray) -> None:
-        """A bug or a failing disk escaped a handler: logged with its traceback and counted in
-        `odradek_unexpected_errors_total`, as the admin handlers count theirs, so that it is seen."""
-        # The header itself may be what failed, so the api key is read from the frame's first bytes; one
-        # that is no Kafka API counts as -1, so that garbage cannot add metric labels without end.
-        try:
-            api: ApiKey | None = ApiKey(int.from_bytes(frame[:2], signed=True))
-        except ValueError:
-            api = None
-        self.services.unexpected_errors[-1 if api is None else int(api)] += 1
-        log.exception(
-            "closing connection from %s:%d after an unexpected error handling %s",
-            *self.peer,
-            "an unknown api key" if api is None else api.name,
-        )
-
-    def _answer_unsupported(self, header: RequestHeader, reason: str) -> None:
-        """ApiVersions newer than ours gets a v0 error answer; any other unknown (key, version) closes."""
-        if header.request_api_key == ApiKey.API_VERSIONS:
-            from odradek.handlers.api_versions import unsupported_version_response
-
-            assert self.writer is not None
-            out = self.writer.new_output()
-            encode_response_into(out, unsupported_version_response(), 0, header.correlation_id)
-            self.writer.write_now(out)
-            return
-        log.info(
-            "closing connection from %s:%d: api key %d version %d %s",
-            *self.peer,
-            header.request_api_key,
-            header.request_api_version,
-            reason,
-        )
-        self.close()
+    async def _handle(self, frame: bytearray) -> None:
+        await handle_frame(self, frame)
 
     # ----- control -----------------------------------------------------------------------------
 
-    def _mute(self, throttle_ms: int) -> None:
+    def mute(self, throttle_ms: int) -> None:
         """Stop reading and handling for `throttle_ms` (Kafka mutes a throttled client's channel)."""
         self.muted_until = max(self.muted_until, time.monotonic() + throttle_ms / 1000)
         self._update_reading()

@@ -3,30 +3,41 @@
 A response is encoded into a ResponseOutput (a bytearray). Record data that lives in a segment file is
 not copied into it: the codec calls the region's `append_to(out)`, which records where in the byte
 stream the region belongs, and the writer then sends the bytes around it with the region itself going
-from the page cache to the socket: one direct os.sendfile when nothing is queued before it, and
-`loop.sendfile` for whatever the socket did not take at once.
+from the page cache to the socket by os.sendfile, as much as the socket takes each time it is
+writable (on TLS, where the kernel cannot encrypt, the region is read in pieces and written).
 
 Plain responses are not written one by one: those finished in the same turn of the event loop (a
 producer's pipelined requests often arrive, and are answered, together) go out in one write at the end
 of it, one system call instead of one each, or as soon as they reach `FLUSH_BYTES`, so that the
 transport's flow control sees them and `send` waits while the client does not read.
 
-The writer counts the bytes the kernel took from it (`bytes_taken`): the connection's idle expiry asks
-whether the client still takes its answers. File regions go to `loop.sendfile` a chunk at a time for
-that count, and `abort` cancels the task waiting in one (asyncio's sendfile never finishes on a
-transport aborted under it): that task is the connection's own, so a region costs no task of its own.
+The writer counts the bytes of answers the client has taken (`bytes_taken`): the connection's idle
+expiry asks whether the client still reads, and, as Kafka's Selector refreshes a channel on every write
+readiness, each piece the socket takes of a region counts at once. loop.sendfile was not used for that
+reason: it reports nothing until a whole call is done, so a client reading steadily but less than one
+call's bytes per `connections.max.idle.ms` looked idle. Beyond Kafka, what the kernel still holds
+unacknowledged in the socket's send buffer is not counted as taken: Kafka sets that buffer to
+`socket.send.buffer.bytes` (100 KiB), odradek leaves it to the kernel's autotuning (up to
+net.ipv4.tcp_wmem's 4 MiB), and a slow reader still draining megabytes the kernel took at the end of
+its answer would otherwise look idle.
 """
 
 from __future__ import annotations
 
+import array
 import asyncio
+import fcntl
+import logging
 import os
-from typing import Any, Final, Protocol
+import termios
+from typing import Final, Protocol
+
+log = logging.getLogger("odradek.connection")
 
 #: Answers gathered for one write are written once they reach this much (asyncio's high-water mark).
 FLUSH_BYTES: Final = 64 * 1024
-#: A file region is handed to loop.sendfile this much at a time (see bytes_taken).
-SENDFILE_CHUNK_BYTES: Final = 1024 * 1024
+#: Where a region cannot go by sendfile (TLS), it is read and written this much at a time.
+COPY_PIECE_BYTES: Final = 256 * 1024
 
 
 class FileRegion(Protocol):
@@ -37,6 +48,9 @@ class FileRegion(Protocol):
     length: int
 
     def __len__(self) -> int: ...
+
+    def close(self) -> None:
+        """Sent or dropped: the writer is done with the file."""
 
 
 class ResponseOutput(bytearray):
@@ -69,9 +83,10 @@ class ResponseWriter:
         self.pending_bytes = 0
         #: Bytes handed to the transport or sent with sendfile (see bytes_taken).
         self.handed = 0
-        #: The task in loop.sendfile, if any: `abort` cancels it there.
-        self.sending: asyncio.Task[Any] | None = None
-        self.aborted = False
+        #: The task sending a region while the socket is full, if any (see backed_up).
+        self.sending: asyncio.Task[None] | None = None
+        #: What that task waits for: the socket writable again, the transport drained, or the end.
+        self.waiting: asyncio.Future[None] | None = None
 
     def new_output(self) -> ResponseOutput:
         return ResponseOutput()
@@ -103,9 +118,23 @@ class ResponseWriter:
 
     @property
     def bytes_taken(self) -> int:
-        """Bytes of answers the kernel has taken (what the transport still buffers is not): it grows
-        only while the client reads. Counted per chunk for file regions."""
-        return self.handed - self.transport.get_write_buffer_size()
+        """Bytes of answers the client has taken: neither what the transport still buffers nor what the
+        kernel has not had acknowledged. It grows only while the client reads."""
+        return self.handed - self.transport.get_write_buffer_size() - self._unacknowledged()
+
+    def _unacknowledged(self) -> int:
+        """Bytes in the socket's send queue the peer has not acknowledged (Linux's SIOCOUTQ); 0 where
+        that cannot be asked (then the kernel's buffer counts as taken, as in Kafka)."""
+        sock = self.transport.get_extra_info("socket")
+        fd = -1 if sock is None else sock.fileno()  # -1 once closed: never another connection's socket
+        if fd < 0:
+            return 0
+        queued = array.array("i", [0])
+        try:
+            fcntl.ioctl(fd, termios.TIOCOUTQ, queued)
+        except OSError:
+            return 0
+        return queued[0]
 
     @property
     def backed_up(self) -> bool:
@@ -115,6 +144,8 @@ class ResponseWriter:
 
     async def send(self, out: ResponseOutput) -> None:
         if self.lost:
+            for _, region in out.regions:
+                region.close()
             return
         if not out.regions:
             if not self.pending:
@@ -147,81 +178,129 @@ class ResponseWriter:
         under way)."""
         self.pending = []
         self.pending_bytes = 0
-        self.aborted = True
-        if self.sending is not None:
-            # before the socket closes: the cancellation takes sendfile's callback off the selector
-            self.sending.cancel()
+        self.lost = True
+        self._wake()  # a region under way ends (and lets go of the socket) before the transport closes it
         self.transport.abort()
 
     async def _send_with_regions(self, out: ResponseOutput) -> None:
-        loop = asyncio.get_running_loop()
         view = memoryview(out)
         written = 0
-        for at, region in out.regions:
-            if at > written:
-                self._write(view[written:at])
-            written = at
-            if region.length:
-                await self._send_region(loop, region)
-            if self.lost:
-                return
-        if written < len(out):
-            self._write(view[written:])
-
-    async def _send_region(self, loop: asyncio.AbstractEventLoop, region: FileRegion) -> None:
-        # The region owns its (duplicated) descriptor: sendfile borrows it, the region closes it.
         try:
-            sent = self._sendfile_now(region)
-            self.handed += sent
-            if sent < region.length:
-                self.sending = asyncio.current_task()
-                with os.fdopen(region.fd, "rb", buffering=0, closefd=False) as file:
-                    position, end = region.position + sent, region.position + region.length
-                    while position < end and not self.lost:
-                        count = min(end - position, SENDFILE_CHUNK_BYTES)
-                        self.handed += await loop.sendfile(
-                            self.transport, file, position, count, fallback=True
-                        )
-                        position += count
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if not self.aborted or task is None:
-                raise
-            task.uncancel()  # abort's own cancellation, which ends this answer only
-            self.lost = True
+            for at, region in out.regions:
+                if self.lost:
+                    return
+                if at > written:
+                    self._write(view[written:at])
+                written = at
+                if region.length:
+                    await self._send_region(region)
+            if written < len(out) and not self.lost:
+                self._write(view[written:])
+        finally:
+            for _, region in out.regions:
+                region.close()
+
+    async def _send_region(self, region: FileRegion) -> None:
+        if self.transport.is_closing():
+            self.lost = True  # closed before this region started: the rest of the answer cannot follow
+            return
+        try:
+            fd = self._plain_socket_fd()
+            if fd is None or not await self._sendfile(fd, region):
+                await self._copy(region)
         except ConnectionError:
             # The client went away mid-response: drop the rest, as any write to a closed socket does.
             self.lost = True
             self.transport.abort()
-        except RuntimeError:
-            if not self.transport.is_closing():
-                raise
-            self.lost = True  # closed before this region started: sendfile says "Transport is closing"
+        except OSError as error:  # the segment file could not be read: the answer cannot be completed
+            self._end_answer("reading a fetched region failed: %s", error)
         finally:
             self.sending = None
-            close = getattr(region, "close", None)
-            if close is not None:
-                close()
 
-    def _sendfile_now(self, region: FileRegion) -> int:
-        """Send what the socket takes right away with one os.sendfile, when nothing is queued before it
-        on a plain TCP transport; returns the bytes sent (the rest goes by loop.sendfile). Most fetch
-        answers fit the socket's buffer, and this skips loop.sendfile's per-call set-up (pausing reads,
-        registering the socket for writability, a future), which was most of the cost of serving them."""
-        transport = self.transport
-        if transport.get_write_buffer_size() or transport.get_extra_info("sslcontext") is not None:
-            return 0
-        sock = transport.get_extra_info("socket")
-        if sock is None:
-            return 0
+    def _plain_socket_fd(self) -> int | None:
+        """The transport's socket when os.sendfile can write to it (not through TLS)."""
+        if self.transport.get_extra_info("sslcontext") is not None:
+            return None
+        sock = self.transport.get_extra_info("socket")
+        return None if sock is None else int(sock.fileno())
+
+    async def _sendfile(self, fd: int, region: FileRegion) -> bool:
+        """Send `region` with os.sendfile, as much as the socket takes each time it is writable; False
+        when sendfile cannot send this file at all (then it is copied)."""
+        position, end = region.position, region.position + region.length
+        watched = -1
         try:
-            return os.sendfile(sock.fileno(), region.fd, region.position, region.length)
-        except (BlockingIOError, InterruptedError):
-            return 0
-        except OSError as error:
-            if isinstance(error, ConnectionError):
-                raise
-            return 0  # sendfile not possible for this file or socket: loop.sendfile's fallback copies
+            while position < end and not self.lost:
+                sent = 0
+                if not self.transport.get_write_buffer_size():  # else what the transport holds goes first
+                    try:
+                        sent = os.sendfile(fd, region.fd, position, end - position)
+                    except (BlockingIOError, InterruptedError):
+                        pass
+                    except OSError as error:
+                        if isinstance(error, ConnectionError) or position > region.position:
+                            raise
+                        return False  # not a file sendfile can read: copied instead
+                    else:
+                        if sent == 0:
+                            self._end_answer("a fetched region ends %d bytes early", end - position)
+                            return True
+                if sent:
+                    position += sent
+                    self.handed += sent
+                    continue
+                if watched < 0:
+                    # The selector refuses a transport's own descriptor: a duplicate is watched instead.
+                    watched = os.dup(fd)
+                await self._until_writable(watched)
+        finally:
+            if watched >= 0:
+                os.close(watched)
+        return True
+
+    async def _until_writable(self, watched: int) -> None:
+        loop = asyncio.get_running_loop()
+        self.sending = asyncio.current_task()
+        self.waiting = loop.create_future()
+        loop.add_writer(watched, self._wake)
+        try:
+            await self.waiting
+        finally:
+            loop.remove_writer(watched)
+            self.waiting = None
+
+    async def _copy(self, region: FileRegion) -> None:
+        """Read `region` in pieces (in a worker thread: the disk may be slow) and write them, waiting
+        while the transport is over its high-water mark."""
+        loop = asyncio.get_running_loop()
+        position, end = region.position, region.position + region.length
+        while position < end and not self.lost:
+            size = min(end - position, COPY_PIECE_BYTES)
+            piece = await loop.run_in_executor(None, os.pread, region.fd, size, position)
+            if self.lost:
+                return
+            if not piece:
+                self._end_answer("a fetched region ends %d bytes early", end - position)
+                return
+            self._write(piece)
+            position += len(piece)
+            if self.paused:
+                self.sending = asyncio.current_task()
+                await self._wait_drained()
+
+    def _end_answer(self, reason: str, detail: object) -> None:
+        """The answer cannot be completed (a log truncated after the fetch read it, a disk error) and
+        whatever followed would be taken for its missing bytes: the connection closes, as Kafka's does."""
+        peer = self.transport.get_extra_info("peername")
+        where = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        log.warning("closing connection from %s: " + reason, where, detail)
+        self.lost = True
+        self.transport.abort()
+
+    def _wake(self) -> None:
+        waiting = self.waiting
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
 
     def pause_writing(self) -> None:
         self.paused = True
@@ -235,6 +314,7 @@ class ResponseWriter:
     def connection_lost(self) -> None:
         self.lost = True
         self.resume_writing()
+        self._wake()
 
     async def _wait_drained(self) -> None:
         if self.drained is None:

@@ -1,9 +1,11 @@
 """What a Fetch gets from a Log: file regions to send with ``os.sendfile``, and the offsets around them.
 
-A read never copies record bytes: it names a byte range of a segment's ``.log`` file. The server sends
-it with ``os.sendfile(socket_fd, region.fd, region.position, region.length)`` or, where the transport
-can't (TLS), with ``region.read()``. A region stays valid for ``file.delete.delay.ms`` after its segment
-is deleted by retention or compaction (the file is renamed, not closed, until then), so send promptly.
+A read never copies record bytes: it names a byte range of a segment's ``.log`` file. A region is
+valid while its segment is open; one to be sent later (a Fetch answer) is held (``FileRegion.hold``):
+the segment's file then stays open, even if the segment is closed and deleted meanwhile, until the
+``HeldRegion`` is closed (see ``shared_file``). The server sends it with
+``os.sendfile(socket_fd, region.fd, region.position, region.length)`` or, where the transport can't
+(TLS), by reading it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 from odradek.storage.errors import OffsetOutOfRangeError
 from odradek.storage.files import read_exactly
 from odradek.storage.segment import LogSegment
+from odradek.storage.shared_file import SharedFile
 from odradek.storage.txn_index import AbortedTxn
 
 if TYPE_CHECKING:
@@ -34,16 +37,50 @@ class FetchIsolation(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class FileRegion:
-    """``length`` bytes at ``position`` of the segment file open as ``fd``: whole batches (a size limit
-    ends the region at the last batch that fits, not inside one as Kafka does)."""
+    """``length`` bytes at ``position`` of the segment file ``file``: whole batches (a size limit ends
+    the region at the last batch that fits, not inside one as Kafka does)."""
 
-    fd: int
+    file: SharedFile
     path: Path
     position: int
     length: int
 
+    @property
+    def fd(self) -> int:
+        return self.file.fd
+
     def read(self) -> bytes:
         return read_exactly(self.fd, self.length, self.position)
+
+    def hold(self) -> HeldRegion:
+        """This region, to send later: its file stays open until the HeldRegion is closed. Raises
+        ClosedFileError if the segment was closed since the read."""
+        return HeldRegion(self.file.hold(), self.position, self.length)
+
+
+class HeldRegion:
+    """A region an answer holds until it is sent or dropped (``close``): a counted hold on the
+    segment's file, not a descriptor of its own."""
+
+    __slots__ = ("_file", "fd", "length", "position")
+
+    def __init__(self, file: SharedFile, position: int, length: int) -> None:
+        self._file: SharedFile | None = file
+        self.fd = file.fd
+        self.position = position
+        self.length = length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def close(self) -> None:
+        file, self._file = self._file, None
+        if file is not None:
+            self.fd = -1
+            file.release()
+
+    def __del__(self) -> None:
+        self.close()  # an answer dropped without closing its regions must not keep the file open
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +146,7 @@ def read_log(
             continue
         incomplete = result.first_entry_incomplete
         if result.length > 0 and not incomplete:
-            regions = (FileRegion(segment.fd, segment.log_path, result.position, result.length),)
+            regions = (FileRegion(segment.file, segment.log_path, result.position, result.length),)
             if aborted is not None:
                 upper = segment.offset_index.upper_bound_offset(result.position + result.length)
                 if upper is None:

@@ -33,6 +33,7 @@ from odradek.storage.files import (
     write_all,
 )
 from odradek.storage.index import NO_TIMESTAMP, OffsetIndex, TimeIndex, TimestampOffset
+from odradek.storage.shared_file import SharedFile
 from odradek.storage.txn_index import TransactionIndex
 
 BatchVisitor = Callable[[RecordBatchHeader, memoryview], None]
@@ -77,7 +78,9 @@ class LogSegment:
         self.created_ms = now_ms
         self.log_path = self._path(LOG_SUFFIX)
         flags = os.O_RDWR | os.O_CREAT | (os.O_TRUNC if create else 0)
-        self.fd = os.open(self.log_path, flags, 0o644)
+        #: Shared with the Fetch answers sending from it (closed when the last lets go).
+        self.file = SharedFile(os.open(self.log_path, flags, 0o644))
+        self.fd = self.file.fd
         self.size = 0 if create else os.fstat(self.fd).st_size
         self.preallocated = False
         if create and config.preallocate:
@@ -397,8 +400,8 @@ class LogSegment:
         for index in (getattr(self, "offset_index", None), getattr(self, "time_index", None)):
             if index is not None:
                 index.close()
-        os.close(self.fd)
         self.fd = -1
+        self.file.release()
 
     @property
     def closed(self) -> bool:

@@ -331,3 +331,75 @@ def test_a_connection_handling_requests_back_to_back_lets_other_connections_in(
 
     seen = asyncio.run(scenario())  # requests handled each time the other connection got its turn
     assert seen[0] <= 4 and all(later - earlier <= 4 for earlier, later in itertools.pairwise(seen)), seen
+
+
+class _CountingSize(struct.Struct):
+    """The framing's size-prefix reader, counting the prefixes it reads."""
+
+    reads = 0
+
+    def unpack_from(self, buffer: Any, offset: int = 0) -> tuple[Any, ...]:
+        _CountingSize.reads += 1
+        return super().unpack_from(buffer, offset)
+
+
+def test_the_pool_bookkeeping_of_frames_left_unsplit_reads_each_size_prefix_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With queued.max.request.bytes, every split of MAX_FRAMES_AT_ONCE frames walked all the complete
+    frames still pending to reserve them: two reads of 17,476 tiny ApiVersions frames cost 19 million
+    size reads (3.2 s on the event loop, which an unauthenticated client could make it do over and over)
+    where splitting them needs one per frame. Kafka reserves each receive once."""
+    monkeypatch.setattr(framing, "_SIZE", _CountingSize(">i"))
+    _CountingSize.reads = 0
+    pool = MemoryPool(100 * 1024 * 1024)
+    reader = FrameReader(ReadScratch(), LIMIT, pool)
+    tiny = framed(b"\x00\x12\x00\x00\x00\x00\x00\x01\x00\x01x")  # an ApiVersions v0 request, 15 bytes
+    read = tiny * (framing.SCRATCH_BYTES // len(tiny))
+    frames = 0
+    for _ in range(2):  # a muted connection holds two reads
+        _, got = read_once(reader, read, 0, len(read))
+        frames += len(got)
+    while got := reader.more_frames():
+        frames += len(got)
+    assert frames == 2 * (framing.SCRATCH_BYTES // len(tiny))
+    assert pool.available == pool.capacity - frames * (len(tiny) - 4)
+    assert _CountingSize.reads <= 3 * frames, (
+        f"{_CountingSize.reads:,} size prefixes read for {frames:,} frames"
+    )
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(st.one_of(st.integers(0, 40), st.integers(0, 40_000)), min_size=1, max_size=120),
+    st.lists(st.integers(1, 70_000), min_size=1, max_size=6),
+    st.lists(st.integers(0, 3), min_size=1, max_size=6),
+)
+def test_with_a_pool_every_frame_is_taken_once_whatever_the_reads_and_splits(
+    frame_sizes: list[int], chunks: list[int], splits_between_reads: list[int]
+) -> None:
+    """What the pool holds is always the frames handed out plus what the reader still keeps (frames
+    unsplit in `pending`, a large frame arriving), however reads and splits interleave."""
+    pool = MemoryPool(10**9)
+    reader = FrameReader(ReadScratch(), LIMIT, pool)
+    bodies = [body_of(size, seed) for seed, size in enumerate(frame_sizes)]
+    data = framed(*bodies)
+    received: list[bytes] = []
+
+    def holds_what_it_should() -> bool:
+        handed_out = sum(len(body) for body in received)
+        return pool.capacity - pool.available == handed_out + reader.reserved_in_progress
+
+    pos, step = 0, 0
+    while pos < len(data):
+        pos, got = read_once(reader, data, pos, chunks[step % len(chunks)])
+        received += [bytes(frame) for frame in got]
+        assert holds_what_it_should()
+        for _ in range(splits_between_reads[step % len(splits_between_reads)]):
+            received += [bytes(frame) for frame in reader.more_frames()]
+            assert holds_what_it_should()
+        step += 1
+    while got := reader.more_frames():
+        received += [bytes(frame) for frame in got]
+    assert received == bodies
+    assert reader.reserved_in_progress == 0 and pool.available == pool.capacity - sum(frame_sizes)

@@ -4,8 +4,14 @@ closes still sends the answers it already gave."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import socket
+import time
+from pathlib import Path
 
 from odradek.server.output import FLUSH_BYTES, ResponseOutput, ResponseWriter
+from tests.support.response_writing import PlainRegion, random_file, writer_and_peer
 
 
 class RecordingTransport:
@@ -21,6 +27,9 @@ class RecordingTransport:
 
     def is_closing(self) -> bool:
         return self.closing
+
+    def get_extra_info(self, name: str) -> object:
+        return None  # no socket: nothing held by a kernel
 
 
 def output(data: bytes) -> ResponseOutput:
@@ -139,3 +148,123 @@ def test_abort_drops_the_answers_not_yet_written() -> None:
         assert transport.aborted and transport.writes == []
 
     asyncio.run(scenario())
+
+
+# ----- file regions on a real socket ----------------------------------------------------------------
+
+REGION_BYTES = 8 * 1024 * 1024
+
+
+async def _until(condition: object, seconds: float) -> None:
+    """Let the loop run until `condition()` holds or `seconds` pass (the caller asserts it)."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:  # type: ignore[operator]
+        await asyncio.sleep(0.01)
+
+
+def _read_available(peer: socket.socket, most: int) -> int:
+    try:
+        return len(peer.recv(min(most, 65536)))
+    except BlockingIOError:
+        return 0
+
+
+def test_a_file_region_being_sent_counts_what_the_client_takes_as_it_goes(tmp_path: Path) -> None:
+    """Idle expiry asks how much of its answers the client has taken. A file region counted only each
+    whole 1 MiB that loop.sendfile finished, so a consumer reading steadily but less than 1 MiB per
+    connections.max.idle.ms looked idle and was closed in the middle of its answer. Kafka's Selector
+    counts every time the socket takes more."""
+    segment = random_file(tmp_path / "00000000000000000000.log", REGION_BYTES)
+
+    async def scenario() -> tuple[int, int, int]:
+        writer, transport, peer = await writer_and_peer()
+        out = ResponseOutput()
+        out += b"header"
+        out.add_region(PlainRegion(segment, 0, REGION_BYTES))
+        sending = asyncio.create_task(writer.send(out))
+        await _until(lambda: writer.backed_up, 5)
+        for _ in range(5):  # the socket's buffers fill; then nothing moves while the client reads nothing
+            await asyncio.sleep(0.01)
+        stuck = writer.bytes_taken
+        peer.setblocking(False)
+        read = 0
+        deadline = time.monotonic() + 5
+        while read < 512 * 1024 and time.monotonic() < deadline:  # half of what loop.sendfile was given
+            got = _read_available(peer, 512 * 1024 - read)
+            read += got
+            await asyncio.sleep(0 if got else 0.005)
+        await _until(lambda: writer.bytes_taken > stuck, 2)
+        taken = writer.bytes_taken
+        writer.abort()
+        await asyncio.wait_for(sending, 5)
+        assert transport.is_closing() and not sending.cancelled()
+        peer.close()
+        return stuck, read, taken
+
+    try:
+        stuck, read, taken = asyncio.run(scenario())
+    finally:
+        os.close(segment)
+    assert read == 512 * 1024
+    assert taken > stuck, f"the client took {read:,} bytes of the region and the writer counted none"
+
+
+def test_a_region_its_file_no_longer_holds_closes_the_connection_instead_of_sending_the_rest_after_it(
+    tmp_path: Path,
+) -> None:
+    """A log truncated after a fetch read it (a follower's truncation, a leader's log replaced) leaves a
+    region longer than its file. The writer went on with the rest of the answer after the bytes it
+    could send, so the client took the next bytes (the trailer, the next answer) for the missing
+    records. Kafka's FileRecords.writeTo fails there and the connection closes."""
+    segment = random_file(tmp_path / "00000000000000000000.log", 100_000)
+
+    async def scenario() -> bytes:
+        writer, _transport, peer = await writer_and_peer(peer_receive_buffer=1 << 20)
+        out = ResponseOutput()
+        out += b"header"
+        out.add_region(PlainRegion(segment, 0, 1_000_000))  # read before the file was cut to 100,000
+        out += b"trailer"
+        await asyncio.wait_for(writer.send(out), 5)
+        await writer.send(output(b"next answer"))
+        peer.setblocking(False)
+        received = bytearray()
+        with contextlib.suppress(TimeoutError):  # the end of the stream, or what came within 2 s
+            async with asyncio.timeout(2):
+                while got := await asyncio.get_running_loop().sock_recv(peer, 1 << 20):
+                    received += got
+        peer.close()
+        return bytes(received)
+
+    try:
+        received = asyncio.run(scenario())
+    finally:
+        os.close(segment)
+    assert received == b"header" + received[6:100_006], f"{len(received):,} bytes, ending {received[-20:]!r}"
+    assert len(received) == len(b"header") + 100_000
+
+
+def test_answers_the_kernel_holds_for_a_client_that_has_not_read_them_are_not_counted_as_taken() -> None:
+    """Idle expiry asks whether the client still takes its answers. The writer counted what the kernel
+    took as taken, and the kernel's send buffer grows to megabytes: a slow reader still draining the end
+    of a large answer, the broker's part done, looked idle and was closed before it had it all."""
+
+    async def scenario() -> tuple[int, int]:
+        writer, transport, peer = await writer_and_peer(peer_receive_buffer=1 << 20)
+        await writer.send(output(b"x" * 100_000))
+        await _until(lambda: transport.get_write_buffer_size() == 0, 5)
+        assert transport.get_write_buffer_size() == 0  # all of it in the kernel, none of it read
+        unread = writer.bytes_taken
+        peer.setblocking(False)
+        read = 0
+        while read < 100_000:
+            got = _read_available(peer, 100_000 - read)
+            read += got
+            await asyncio.sleep(0 if got else 0.005)
+        taken = writer.bytes_taken
+        transport.abort()
+        peer.close()
+        return unread, taken
+
+    unread, taken = asyncio.run(scenario())
+    assert unread < 100_000, "answers the client has not read were counted as taken"
+    assert taken == 100_000
