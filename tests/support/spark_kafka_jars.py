@@ -38,11 +38,20 @@ class ConnectorUnavailable(RuntimeError):
 
 def connector_version() -> str:
     """The spark-sql-kafka-0-10 version the pom pins."""
+    return _pinned("spark.kafka.version")
+
+
+def kafka_clients_version() -> str:
+    """The kafka-clients version the pom pins (the connector's own)."""
+    return _pinned("kafka.clients.version")
+
+
+def _pinned(name: str) -> str:
     namespace = {"m": "http://maven.apache.org/POM/4.0.0"}
     root = ElementTree.parse(PROJECT / "pom.xml").getroot()
-    version = root.findtext("m:properties/m:spark.kafka.version", namespaces=namespace)
+    version = root.findtext(f"m:properties/m:{name}", namespaces=namespace)
     if not version:
-        raise ValueError(f"{PROJECT / 'pom.xml'} pins no spark.kafka.version")
+        raise ValueError(f"{PROJECT / 'pom.xml'} pins no {name}")
     return version
 
 
