@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from confluent_kafka import Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from tests.spark.kafka_helpers import Message, consume_all, produce
 from tests.support.broker_process import BrokerProcess
@@ -86,6 +88,24 @@ def test_offsets_by_timestamp_start_at_the_first_record_at_or_after_each_partiti
 def by_partition(topic: str, value: int) -> str:
     """Spark's per-partition JSON, the same value for every partition."""
     return json.dumps({topic: {str(p): value for p in range(PARTITIONS)}})
+
+
+def test_a_starting_timestamp_after_every_record_fails_or_starts_at_the_end_by_strategy(
+    kafka_connector: Any, broker: BrokerProcess
+) -> None:
+    """No offset at or after the time (ListOffsets answers -1): `error` (the default) fails the read,
+    `latest` starts at the end and reads nothing."""
+    after = by_partition("connector-in", BASE_MS + 1_000_000)
+    with pytest.raises(Exception, match="No offset matched"):
+        kafka_read(kafka_connector, broker, "connector-in", startingOffsetsByTimestamp=after).collect()
+    latest = kafka_read(
+        kafka_connector,
+        broker,
+        "connector-in",
+        startingOffsetsByTimestamp=after,
+        startingOffsetsByTimestampStrategy="latest",
+    )
+    assert latest.collect() == []
 
 
 class BatchRecorder:
@@ -186,4 +206,83 @@ def test_stream_write_copies_every_record_with_its_partition_and_headers(
     assert got == sorted(
         (i % PARTITIONS, i // PARTITIONS, b"k%d" % i, b"v%d" % i, (("n", b"%d" % i), ("empty", None)))
         for i in range(COUNT)
+    )
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_batch_write_compressed_by_the_java_producer_reads_back_exactly(
+    kafka_connector: Any, broker: BrokerProcess, codec: str
+) -> None:
+    topic = f"connector-{codec}"
+    frame = kafka_connector.createDataFrame(
+        [(f"k{i}", f"{codec}-{i}" * 20, i % PARTITIONS) for i in range(30)],
+        "key STRING, value STRING, partition INT",
+    )
+    frame.coalesce(1).write.format("kafka").option("kafka.bootstrap.servers", broker.bootstrap).option(
+        "kafka.compression.type", codec
+    ).option("topic", topic).save()
+    expected = sorted(
+        (i % PARTITIONS, i // PARTITIONS, b"k%d" % i, f"{codec}-{i}".encode() * 20) for i in range(30)
+    )
+    independent = [(m.partition, m.offset, m.key, m.value) for m in consume_all(broker.bootstrap, topic)]
+    assert independent == expected
+    read = kafka_read(kafka_connector, broker, topic).select("partition", "offset", "key", "value")
+    assert sorted(tuple(r) for r in read.collect()) == expected
+
+
+def test_read_committed_skips_aborted_records_and_markers_read_uncommitted_keeps_aborted_ones(
+    kafka_connector: Any, broker: BrokerProcess
+) -> None:
+    """`kafka.isolation.level`: the Java consumer's aborted-transaction filtering over odradek's Fetch
+    (aborted transactions list, last stable offset), and the offset gaps the markers leave."""
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "connector-txn"})
+    producer.init_transactions(30)
+    for round_, commit in enumerate((True, False, True)):
+        producer.begin_transaction()
+        for partition in range(PARTITIONS):
+            producer.produce("connector-txn", value=b"r%d-%d" % (round_, partition), partition=partition)
+        producer.flush(30)
+        if commit:
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
+
+    def values(isolation: str) -> list[tuple[int, int, bytes]]:
+        frame = kafka_read(kafka_connector, broker, "connector-txn", **{"kafka.isolation.level": isolation})
+        return sorted((r.partition, r.offset, r.value) for r in frame.collect())
+
+    # Each transaction is one record and its marker: offsets 0, 2, 4 hold r0, r1, r2.
+    assert values("read_committed") == sorted(
+        (p, offset, b"r%d-%d" % (round_, p)) for p in range(PARTITIONS) for round_, offset in ((0, 0), (2, 4))
+    )
+    assert values("read_uncommitted") == sorted(
+        (p, 2 * round_, b"r%d-%d" % (round_, p)) for p in range(PARTITIONS) for round_ in range(3)
+    )
+
+
+def test_offsets_below_the_log_start_follow_fail_on_data_loss(
+    kafka_connector: Any, broker: BrokerProcess
+) -> None:
+    """Records deleted (DeleteRecords): a read from below the log start offset fails with
+    failOnDataLoss=true and starts at the log start with false."""
+    produce(broker.bootstrap, "connector-loss", 12)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    for future in admin.delete_records([TopicPartition("connector-loss", 0, 2)]).values():
+        future.result(timeout=30)
+
+    def read(fail_on_data_loss: str) -> Any:
+        return kafka_read(
+            kafka_connector,
+            broker,
+            "connector-loss",
+            startingOffsets=json.dumps({"connector-loss": {str(p): 0 for p in range(PARTITIONS)}}),
+            failOnDataLoss=fail_on_data_loss,
+        ).select("partition", "offset")
+
+    with pytest.raises(Exception, match="lost"):
+        read("true").collect()
+    assert sorted(tuple(r) for r in read("false").collect()) == sorted(
+        (i % PARTITIONS, i // PARTITIONS)
+        for i in range(12)
+        if not (i % PARTITIONS == 0 and i // PARTITIONS < 2)
     )

@@ -21,6 +21,7 @@ import pytest
 from odradek.pipelines import JobSettings, PipelineRun, page_views, run_pipeline
 from tests.spark.kafka_helpers import consume_all
 from tests.support.broker_process import REPO, BrokerProcess
+from tests.support.spark_kafka_jars import spark_jars_setting
 
 EVENTS = 3000
 EVENTS_PER_SECOND = 15.0  # of event time: about 200 s, four one-minute windows
@@ -157,8 +158,6 @@ def test_pipeline_run_twice_processes_everything_both_times(tmp_path: Path) -> N
 def test_pipeline_command_runs_on_sparks_kafka_connector(tmp_path: Path) -> None:
     """`--connector kafka`: Spark's own connector reads the page views and writes the aggregates (at
     least once, the default with it), its jars given with --connector-jars."""
-    from tests.support.spark_kafka_jars import spark_jars_setting
-
     completed = subprocess.run(
         _pipeline_command(
             *("--connector", "kafka", "--connector-jars", spark_jars_setting()),
