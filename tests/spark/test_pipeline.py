@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from odradek.pipelines import JobSettings, PipelineRun, page_views, run_pipeline
+from odradek.pipelines import JobSettings, PipelineError, PipelineRun, page_views, run_pipeline
+from odradek.pipelines.connectors import require_kafka_connector
 from tests.spark.kafka_helpers import consume_all
 from tests.support.broker_process import REPO, BrokerProcess
 from tests.support.spark_kafka_jars import spark_jars_setting
@@ -176,6 +177,18 @@ def test_pipeline_command_runs_on_sparks_kafka_connector(tmp_path: Path) -> None
     rows = _parquet_rows(tmp_path / "pipeline-output")
     assert len(rows) == int(summary.group(3)) > 0
     assert sum(r["value"] for r in rows if r["metric"] == "views_per_page") == 1000
+
+
+def test_pipeline_on_a_spark_without_the_kafka_connector_stops_in_one_line(spark: Any) -> None:
+    """The check run_pipeline makes before the generator starts: the shared session has the connector,
+    so a class it lacks stands for a session without it."""
+    require_kafka_connector(spark)
+    with pytest.raises(PipelineError) as refused:
+        require_kafka_connector(spark, "org.apache.spark.sql.kafka010.NoSuchProvider")
+    assert str(refused.value) == (
+        "Spark has no kafka data source: give --connector-jars with the spark-sql-kafka-0-10_2.13 jar and "
+        "its dependencies (kafka-clients, commons-pool2, spark-token-provider-kafka-0-10)"
+    )
 
 
 def test_pipeline_interrupted_by_ctrl_c_exits_130_leaving_no_process_and_its_output(tmp_path: Path) -> None:

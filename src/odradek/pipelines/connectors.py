@@ -68,13 +68,13 @@ def checked_jars(jars: Sequence[str]) -> list[str]:
     return checked
 
 
-def require_kafka_connector(spark: Any) -> None:
-    """Stop with one line, before any query starts, when Spark has no `kafka` data source."""
+def require_kafka_connector(spark: Any, provider: str = KAFKA_PROVIDER_CLASS) -> None:
+    """Stop with one line, before any query starts, when Spark has no `kafka` data source (`provider`)."""
     from py4j.protocol import Py4JJavaError
 
     loader = spark._jvm.java.lang.Thread.currentThread().getContextClassLoader()
     try:
-        loader.loadClass(KAFKA_PROVIDER_CLASS)
+        loader.loadClass(provider)
     except Py4JJavaError:  # the JVM's ClassNotFoundException
         raise PipelineError(
             "Spark has no kafka data source: give --connector-jars with the spark-sql-kafka-0-10_2.13 jar "
