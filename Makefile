@@ -12,7 +12,7 @@ PYTEST := $(BIN)/python -m pytest -q
 TEST_WORKERS ?= 3
 
 .PHONY: console-screenshots eos-acceptance run test test-fast lint typecheck unit regressions bench clean faults \
-	java-compat java-compat-reference
+	java-compat java-compat-reference spark-kafka-jars
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/replication_bench.py
 	$(BIN)/python bench/fetch_session_bench.py
 	$(BIN)/python bench/failover_bench.py
+	$(BIN)/python bench/spark_connectors_bench.py
 
 # The fault-injection harness's long run (tests/faults; docs/testing.md): 50 faults on 3 brokers, its raw
 # report to docs/bench/faults-report.json. FAULTS, BROKERS and SEED override the defaults.
@@ -76,6 +77,12 @@ java-compat: $(STAMP)
 java-compat-reference: $(STAMP)
 	@bash scripts/install-system-deps.sh
 	$(BIN)/python -m tests.support.java_reference
+
+# Spark's own Kafka connector (spark-sql-kafka-0-10 and its dependencies, tests/spark/kafka-connector/pom.xml)
+# into .cache/maven, its jars printed comma-separated: what `odradek pipeline --connector kafka
+# --connector-jars` takes. The Spark tests and bench/spark_connectors_bench.py resolve them on first use.
+spark-kafka-jars: $(STAMP)
+	@$(BIN)/python -m tests.support.spark_kafka_jars
 
 # The README's console screenshots, taken by the console's browser tests (tests/console).
 console-screenshots: $(STAMP)

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from pathlib import Path
 
-from tests.support import java_suite
+from tests.support import java_suite, spark_kafka_jars
 
 REPO = Path(__file__).resolve().parents[1]
 POM_NAMESPACE = {"m": "http://maven.apache.org/POM/4.0.0"}
@@ -70,6 +70,18 @@ CLIENT_TESTS = (
 )
 
 
+#: Spark's own Kafka connector (tests/spark/kafka-connector/pom.xml pins it; its jars hold the Java client).
+SPARK_CONNECTOR_TESTS = (
+    "`spark.read`/`readStream.format(\"kafka\")` and `.write`/`writeStream.format(\"kafka\")`, batch and "
+    "streaming, exact rows: every column, `includeHeaders`, `startingOffsetsByTimestamp` and "
+    "`endingOffsetsByTimestamp`, `kafka.group.id` across a restart from a checkpoint, the `partition` and "
+    "`headers` columns written (`tests/spark/test_kafka_connector.py`); SCRAM-SHA-512 over SASL_PLAINTEXT "
+    "through `kafka.sasl.jaas.config`, a wrong password refused (`test_kafka_connector_secured.py`); an "
+    "acks=all write and batch and streaming reads on the cluster (`test_kafka_connector_cluster.py`); "
+    "`odradek pipeline --connector kafka` (`test_pipeline.py`)"
+)
+
+
 def clients_section() -> str:
     lines = [
         HEAD,
@@ -84,6 +96,12 @@ def clients_section() -> str:
             f"| {client} | {versions[line]} | {_java_tests(line)} | {_differences(line, differences)} |"
         )
     requirements = _python_requirements()
+    lines.append(
+        "| Spark's Kafka connector (`spark-sql-kafka-0-10_2.13`, with kafka-clients "
+        f"{spark_kafka_jars.kafka_clients_version()}) | {spark_kafka_jars.connector_version()}, on "
+        f"{requirements['pyspark']} (Maven Central served no connector at PySpark 4.3.0 when this was "
+        f"pinned: the suite runs it on 4.3.0) | {SPARK_CONNECTOR_TESTS} | none |"
+    )
     for name, package, tested in CLIENT_TESTS:
         version = requirements[package] if package else "Debian's `kcat` package"
         lines.append(f"| {name} | {version} | {tested} | not yet collected here |")

@@ -1,4 +1,10 @@
-"""One SparkSession (local[2]) for the whole test session, and one broker per test module."""
+"""One SparkSession (local[2]) for the whole test session, and one broker per test module.
+
+The session carries Spark's own Kafka connector (`spark.jars`, tests/support/spark_kafka_jars.py), so
+that its tests share the session the `odradek` format's tests use: a second session would cost a second
+JVM start. Where the connector cannot be had (no Maven), the session starts without it and only the
+connector's tests fail, each saying why (`kafka_connector`).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import spark_kafka_jars
 from tests.support.broker_process import BrokerProcess
 from tests.support.requirements import require_module
 
@@ -18,11 +25,28 @@ require_module("pyarrow", allow_module_level=True)
 def spark() -> Iterator[object]:
     from odradek.spark.session import local_spark
 
-    session = local_spark("odradek-tests", **{"spark.sql.shuffle.partitions": "2"})
+    conf = {"spark.sql.shuffle.partitions": "2"}
+    try:
+        conf["spark.jars"] = spark_kafka_jars.spark_jars_setting()
+    except spark_kafka_jars.ConnectorUnavailable as error:
+        _connector_unavailable.append(str(error))
+    session = local_spark("odradek-tests", **conf)
     try:
         yield session
     finally:
         session.stop()
+
+
+#: Why the session has no Kafka connector, when it has none.
+_connector_unavailable: list[str] = []
+
+
+@pytest.fixture
+def kafka_connector(spark: object) -> object:
+    """The shared session, which has Spark's own `kafka` format; fails the test saying why if not."""
+    if _connector_unavailable:
+        pytest.fail(_connector_unavailable[0], pytrace=False)
+    return spark
 
 
 @pytest.fixture(scope="module")

@@ -16,25 +16,33 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from odradek.pipelines import JobSettings, PipelineRun, page_views, run_pipeline
+import pytest
+
+from odradek.pipelines import JobSettings, PipelineError, PipelineRun, page_views, run_pipeline
+from odradek.pipelines.connectors import require_kafka_connector
 from tests.spark.kafka_helpers import consume_all
 from tests.support.broker_process import REPO, BrokerProcess
+from tests.support.spark_kafka_jars import spark_jars_setting
 
 EVENTS = 3000
 EVENTS_PER_SECOND = 15.0  # of event time: about 200 s, four one-minute windows
 
 
+@pytest.mark.parametrize("connector", ["odradek", "kafka"])
 def test_pipeline_aggregates_match_plain_python(
-    spark: Any, spark_broker: BrokerProcess, tmp_path: Path
+    request: pytest.FixtureRequest, spark_broker: BrokerProcess, tmp_path: Path, connector: str
 ) -> None:
+    """With odradek's source and sink, and with Spark's own kafka connector (`--connector kafka`)."""
+    spark = request.getfixturevalue("kafka_connector" if connector == "kafka" else "spark")
     settings = JobSettings(
         bootstrap=spark_broker.bootstrap,
-        input_topic="pipeline-views",
-        output_topic="pipeline-stats",
+        input_topic=f"pipeline-views-{connector}",
+        output_topic=f"pipeline-stats-{connector}",
         output_dir=str(tmp_path / "out"),
         checkpoint_dir=str(tmp_path / "checkpoints"),
         max_offsets_per_trigger=1000,
         trigger="1 second",
+        connector=connector,
     )
     run = PipelineRun(settings, events=EVENTS, rate=None, seed=11, events_per_second=EVENTS_PER_SECOND)
     result = run_pipeline(run, spark, say=lambda _: None)
@@ -71,7 +79,9 @@ def test_pipeline_aggregates_match_plain_python(
     assert len(user_rows) == len(expected_users)
 
     # The same rows went to the output topic through the sink.
-    messages = [json.loads(m.value or b"") for m in consume_all(spark_broker.bootstrap, "pipeline-stats")]
+    messages = [
+        json.loads(m.value or b"") for m in consume_all(spark_broker.bootstrap, settings.output_topic)
+    ]
     assert len(messages) == len(page_rows) + len(user_rows) == result.rows_written
     assert sum(m["value"] for m in messages if m["metric"] == "views_per_page") == EVENTS
     assert sorted(m["value"] for m in messages if m["metric"] == "active_users") == sorted(
@@ -144,6 +154,41 @@ def test_pipeline_run_twice_processes_everything_both_times(tmp_path: Path) -> N
     assert len(rows) == second_rows, "the first run's Parquet is left beside the second's"
     assert sum(r["value"] for r in rows if r["metric"] == "views_per_page") == 1000
     assert "temporary broker and is gone with it" in summaries[1].string
+
+
+def test_pipeline_command_runs_on_sparks_kafka_connector(tmp_path: Path) -> None:
+    """`--connector kafka`: Spark's own connector reads the page views and writes the aggregates (at
+    least once, the default with it), its jars given with --connector-jars."""
+    completed = subprocess.run(
+        _pipeline_command(
+            *("--connector", "kafka", "--connector-jars", spark_jars_setting()),
+            *("--events", "1000", "--rate", "0", "--trigger", "available-now"),
+        ),
+        cwd=tmp_path,
+        env=_environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    summary = SUMMARY.search(completed.stdout)
+    assert summary is not None, completed.stdout
+    assert "exactly once" not in completed.stdout
+    rows = _parquet_rows(tmp_path / "pipeline-output")
+    assert len(rows) == int(summary.group(3)) > 0
+    assert sum(r["value"] for r in rows if r["metric"] == "views_per_page") == 1000
+
+
+def test_pipeline_on_a_spark_without_the_kafka_connector_stops_in_one_line(spark: Any) -> None:
+    """The check run_pipeline makes before the generator starts: the shared session has the connector,
+    so a class it lacks stands for a session without it."""
+    require_kafka_connector(spark)
+    with pytest.raises(PipelineError) as refused:
+        require_kafka_connector(spark, "org.apache.spark.sql.kafka010.NoSuchProvider")
+    assert str(refused.value) == (
+        "Spark has no kafka data source: give --connector-jars with the spark-sql-kafka-0-10_2.13 jar and "
+        "its dependencies (kafka-clients, commons-pool2, spark-token-provider-kafka-0-10)"
+    )
 
 
 def test_pipeline_interrupted_by_ctrl_c_exits_130_leaving_no_process_and_its_output(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ EXAMPLES = """examples:
   odradek pipeline --trigger available-now --events 5000
   odradek pipeline --bootstrap-server localhost:9092 --events 100000 --rate 10000 --output-dir out
   odradek pipeline --bootstrap-server broker:9094 --command-config client.properties   # SASL_SSL, say
+  odradek pipeline --connector kafka --connector-jars "$(make -s spark-kafka-jars)"   # Spark's own connector
 
 Ctrl-C stops it after the running micro-batch (exit code 130); a second Ctrl-C stops at once.
 """
@@ -82,6 +83,20 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
         "transactions, needs transaction.two.phase.commit.enable=true on a given broker) or "
         "at-least-once",
     )
+    # Checked in run(), not by argparse's choices: a wrong value is one line, not the usage too.
+    parser.add_argument(
+        "--connector",
+        default="odradek",
+        help="the Spark connector the topics are read and written with: odradek (the default: odradek's "
+        "Python source and sink) or kafka (Spark's own spark-sql-kafka-0-10; at-least-once delivery)",
+    )
+    parser.add_argument(
+        "--connector-jars",
+        metavar="JAR[,JAR...]",
+        help="with --connector kafka: the spark-sql-kafka-0-10_2.13 jar and its dependencies (kafka-clients, "
+        "commons-pool2, spark-token-provider-kafka-0-10), comma-separated, given to Spark as spark.jars "
+        "(default: none, Spark must already have the connector)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -100,6 +115,7 @@ class _DeprecatedAlias(argparse.Action):
 def run(args: argparse.Namespace) -> int:
     try:
         from odradek.pipelines import JobSettings, PipelineError, PipelineRun, local_broker, run_pipeline
+        from odradek.pipelines.connectors import KAFKA, check_connector, java_client_settings
     except ImportError as error:
         print(
             f"odradek pipeline needs the spark extra (pip install 'odradek[spark]'): {error}", file=sys.stderr
@@ -113,7 +129,16 @@ def run(args: argparse.Namespace) -> int:
     if client_settings and not args.bootstrap_server:
         print("odradek pipeline: --command-config and -X need --bootstrap-server", file=sys.stderr)
         return 2
-    exactly_once = args.delivery != "at-least-once"
+    # Spark's kafka sink has no exactly-once mode: with it the default delivery is at least once.
+    exactly_once = args.delivery == "exactly-once" or (args.delivery is None and args.connector != KAFKA)
+    try:
+        check_connector(args.connector, exactly_once)
+        connector_jars = _connector_jars(args)
+        if args.connector == KAFKA:
+            java_client_settings(client_settings)
+    except ValueError as error:
+        print(f"odradek pipeline: {error}", file=sys.stderr)
+        return 2
     if args.bootstrap_server:
         try:
             check_reachable(args.bootstrap_server, timeout=5.0)
@@ -137,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
                 trigger=args.trigger,
                 client_settings=client_settings,
                 exactly_once=exactly_once,
+                connector=args.connector,
             )
             result = run_pipeline(
                 PipelineRun(
@@ -146,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
                     seed=args.seed,
                     partitions=args.partitions,
                     temporary_broker=args.bootstrap_server is None,
+                    connector_jars=tuple(connector_jars),
                 )
             )
     except PipelineError as error:
@@ -156,6 +183,16 @@ def run(args: argparse.Namespace) -> int:
         print("odradek pipeline: interrupted", file=sys.stderr)
         return 130
     return result.exit_code
+
+
+def _connector_jars(args: argparse.Namespace) -> list[str]:
+    from odradek.pipelines.connectors import KAFKA, checked_jars
+
+    if args.connector_jars is None:
+        return []
+    if args.connector != KAFKA:
+        raise ValueError("--connector-jars is for --connector kafka")
+    return checked_jars([jar for jar in args.connector_jars.split(",") if jar.strip()])
 
 
 def _client_settings(args: argparse.Namespace) -> dict[str, str]:

@@ -38,17 +38,30 @@ class StreamIdentity:
 
 
 def claim_checkpoint(
-    checkpoint_dir: Path, output_dir: Path, identity: StreamIdentity, *, run_owns_checkpoint: bool
+    checkpoint_dir: Path,
+    output_dir: Path,
+    identity: StreamIdentity,
+    *,
+    run_owns_checkpoint: bool,
+    connector: str = "odradek",
 ) -> str:
-    """Make `checkpoint_dir` usable for `identity`; returns what was done, in words: "new", "resumed" or
-    "started fresh". Raises CheckpointMismatch when the checkpoint is another stream's and is not ours
-    to discard."""
+    """Make `checkpoint_dir` usable for `identity` read through `connector`; returns what was done, in
+    words: "new", "resumed" or "started fresh". Raises CheckpointMismatch when the checkpoint is another
+    stream's and is not ours to discard, or was written through the other connector (each source keeps
+    its own offsets and metadata in the checkpoint; one is not resumed from the other's)."""
     marker = checkpoint_dir / MARKER
     if not _has_content(checkpoint_dir):
-        _write_marker(marker, identity)
+        _write_marker(marker, identity, connector)
         return "new"
     previous = _read_marker(marker)
     if previous == identity:
+        used = _read_connector(marker)
+        if used != connector:
+            raise CheckpointMismatch(
+                f"checkpoint {checkpoint_dir} was written through the {used} connector, not {connector}: "
+                f"run with --connector {used}, or delete it (and the output in {output_dir}) or choose "
+                "another --checkpoint-dir"
+            )
         return "resumed"
     if previous is None:
         raise CheckpointMismatch(
@@ -63,7 +76,7 @@ def claim_checkpoint(
         )
     shutil.rmtree(checkpoint_dir)
     _remove_parquet_output(output_dir)
-    _write_marker(marker, identity)
+    _write_marker(marker, identity, connector)
     return "started fresh"
 
 
@@ -97,9 +110,18 @@ def _read_marker(marker: Path) -> StreamIdentity | None:
         return None
 
 
-def _write_marker(marker: Path, identity: StreamIdentity) -> None:
+def _read_connector(marker: Path) -> str:
+    """The connector the checkpoint was written through; markers from before the choice existed were
+    written through odradek's."""
+    try:
+        return str(json.loads(marker.read_text()).get("connector", "odradek"))
+    except (OSError, ValueError, AttributeError):
+        return "odradek"
+
+
+def _write_marker(marker: Path, identity: StreamIdentity, connector: str) -> None:
     marker.parent.mkdir(parents=True, exist_ok=True)
-    _replace(marker, asdict(identity))
+    _replace(marker, {**asdict(identity), "connector": connector})
 
 
 def _replace(marker: Path, fields: dict[str, object]) -> None:

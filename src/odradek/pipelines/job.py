@@ -4,6 +4,9 @@
         --> views per page per minute  --+ union --> output topic (odradek sink), JSON per row
         --> active users per minute    --+       --> Parquet, partitioned by metric
 
+The topics are read and written with odradek's source and sink, or with Spark's own `kafka` connector
+(`connector`, pipelines/connectors.py).
+
 Both aggregates run in append mode: a window is written once, when the watermark passes its end, so the
 output holds final numbers only. Active users are counted exactly, by a first aggregation to one row per
 (minute, user) and a second one counting those rows (chained time-window aggregations).
@@ -15,6 +18,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from odradek.pipelines.connectors import KAFKA, ODRADEK, check_connector, java_client_settings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -45,9 +50,17 @@ class JobSettings:
     # The output topic written exactly once (the sink's two-phase-commit mode; the broker must enable
     # transaction.two.phase.commit.enable), or at least once.
     exactly_once: bool = False
+    # `odradek` (odradek's Python source and sink) or `kafka` (Spark's own connector, whose jars the
+    # session must have; at least once only).
+    connector: str = ODRADEK
+
+    def __post_init__(self) -> None:
+        check_connector(self.connector, self.exactly_once)
+        if self.connector == KAFKA:
+            java_client_settings(self.client_settings)
 
     def kafka_options(self) -> dict[str, str]:
-        """The client settings as the odradek source and sink take them (`kafka.` + name)."""
+        """The client settings as the connector's source and sink take them (`kafka.` + name)."""
         return {f"kafka.{key}": value for key, value in self.client_settings.items()}
 
 
@@ -70,12 +83,14 @@ def page_view_events(spark: SparkSession, settings: JobSettings) -> DataFrame:
     """The input topic as typed events with an `event_time` column and the watermark on it."""
     from pyspark.sql import functions as F
 
-    reader = (
-        spark.readStream.format("odradek")
+    reader = spark.readStream.format(settings.connector)
+    if settings.connector == ODRADEK:
         # only the column the job parses: the source then decodes and hands Spark nothing else (Spark
-        # does not prune a Python source's columns by itself)
-        .schema("value BINARY")
-        .option("kafka.bootstrap.servers", settings.bootstrap)
+        # does not prune a Python source's columns by itself; Spark's kafka source refuses a schema and
+        # has its columns pruned by Spark)
+        reader = reader.schema("value BINARY")
+    reader = (
+        reader.option("kafka.bootstrap.servers", settings.bootstrap)
         .options(**settings.kafka_options())
         .option("subscribe", settings.input_topic)
         .option("startingOffsets", settings.starting_offsets)
@@ -166,8 +181,8 @@ def _start_query(
 
 
 class _BatchOutput:
-    """Writes one micro-batch of final windows to the output topic (through the odradek sink, keyed by
-    metric and window) and appends it to Parquet."""
+    """Writes one micro-batch of final windows to the output topic (through the connector's sink, keyed
+    by metric and window) and appends it to Parquet."""
 
     def __init__(self, settings: JobSettings, name: str, tally: OutputTally) -> None:
         self.settings = settings
@@ -187,7 +202,7 @@ class _BatchOutput:
                     F.concat_ws("|", "metric", F.col("window_start").cast("string"), "page").alias("key"),
                     F.to_json(F.struct(*batch.columns)).alias("value"),
                 )
-                .write.format("odradek")
+                .write.format(self.settings.connector)
                 .option("kafka.bootstrap.servers", self.settings.bootstrap)
                 .options(**self.settings.kafka_options())
                 .option("topic", self.settings.output_topic)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from odradek.pipelines.checkpoint import claim_checkpoint, next_event_time, record_next_event_time
+from odradek.pipelines.connectors import KAFKA, require_kafka_connector
 from odradek.pipelines.errors import PipelineError
 from odradek.pipelines.events import page_views, produce_page_views
 from odradek.pipelines.input_topic import ensure_input_topic
@@ -55,6 +56,9 @@ class PipelineRun:
     # The broker was started for this run and goes away with it: the run owns any checkpoint it finds
     # (one from an earlier run's broker is restarted, not refused) and its output topic is not kept.
     temporary_broker: bool = False
+    # Jars the session started here gets as `spark.jars`: Spark's kafka connector and its dependencies,
+    # for settings.connector `kafka` (a session passed in must have them already).
+    connector_jars: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,15 +88,22 @@ def run_pipeline(
     try:
         _claim_checkpoint(run, say)  # before Spark starts: a refusal costs no JVM
         # Its own progress line every few seconds, not Spark's stage bars between them.
-        session = spark if spark is not None else local_spark("odradek-pipeline", **_QUIET)
+        session = spark if spark is not None else local_spark("odradek-pipeline", **_session_conf(run))
         stop.install()  # again: a new SparkContext replaces the SIGINT handler with its own
         try:
+            if run.settings.connector == KAFKA:
+                require_kafka_connector(session)  # before the generator: a missing jar costs no events
             return _run(run, session, stop, say)
         finally:
             if spark is None:
                 stop_spark(session)
     finally:
         stop.restore()
+
+
+def _session_conf(run: PipelineRun) -> dict[str, str]:
+    jars = {"spark.jars": ",".join(run.connector_jars)} if run.connector_jars else {}
+    return {**_QUIET, **jars}
 
 
 def _claim_checkpoint(run: PipelineRun, say: Callable[[str], None]) -> None:
@@ -108,6 +119,7 @@ def _claim_checkpoint(run: PipelineRun, say: Callable[[str], None]) -> None:
         Path(settings.output_dir),
         identity,
         run_owns_checkpoint=run.temporary_broker,
+        connector=settings.connector,
     )
     if claimed == "resumed":
         say(f"resuming from checkpoint {settings.checkpoint_dir}; event times continue after its watermark")
