@@ -1,15 +1,19 @@
 """What a topic's compression.type costs the broker: produce throughput and broker CPU when batches keep
 the producer's codec (``producer``, or a topic codec that matches: the no-copy path) and when the broker
-rewrites them in another codec (decompress, compress, new CRC), against one local odradek broker, in
-one run.
+rewrites them in another codec (decompress, read every record, compress, new CRC), against one local
+odradek broker, in one run; then the same record work timed in this process, step by step.
 
     .venv/bin/python bench/compression_bench.py [--records N] [--value-bytes B] [--rounds R]
 
 confluent-kafka (librdkafka) produces N compressible text records (log lines of about B bytes)
 idempotently with acks=all, linger.ms=5, to a one-partition topic per mode; each mode runs R times,
-interleaved with the others, and the fastest round is kept. The broker's CPU (user + system, every thread:
-the rewriting runs in a worker thread) is read from /proc before and after. Printed as Markdown, with
-each mode's ratios to ``producer``, and written (every round) to docs/bench/compression.json.
+interleaved with the others. The broker's CPU (user + system, every thread: the rewriting runs in its
+record threads) is read from /proc before and after, in 10 ms ticks. Printed as Markdown: each mode's
+median over the rounds, and the range (slowest to fastest round, least to most CPU), since the
+machine's load moves single rounds by tens of percent; written (every round) to
+docs/bench/compression.json. The in-process part times, per MiB of records, what a rewrite does with
+one lz4 batch of 1 MiB of those records (decompress, walk the records, compress in zstd) and the walk
+alone on records of 16 bytes, the median of R x 10 runs of each (CPU time of this process).
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +37,16 @@ from bench.replication_bench import cpu_seconds
 from confluent_kafka import KafkaError, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from odradek.protocol.records import (
+    Compression,
+    RecordBatchBuilder,
+    RecordBatchHeader,
+    compress,
+    records_section,
+    walk_records,
+)
+from odradek.storage.config import LogConfig
+from odradek.storage.prepared_appends import prepare_append
 from tests.support.broker_process import BrokerProcess
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "bench" / "compression.json"
@@ -162,39 +178,90 @@ def main() -> int:
 
 
 def report(rounds: list[Round], args: argparse.Namespace) -> None:
-    best = {
-        mode.name: max((r for r in rounds if r.mode == mode.name), key=lambda r: -r.seconds) for mode in MODES
-    }
-    base = best[MODES[0].name]
     megabytes = args.records * args.value_bytes / 1e6
     print(
         f"\n{args.records:,} records of {args.value_bytes} B ({megabytes:.0f} MB of values) per mode, "
-        f"best of {args.rounds} rounds (broker CPU is counted in 10 ms ticks)\n"
+        f"{args.rounds} rounds: median (range); broker CPU in 10 ms ticks\n"
     )
-    print(
-        "| mode | records/s | MB/s | broker CPU s | CPU ms per MB | stored MB | throughput vs producer "
-        "| CPU vs producer |"
-    )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| mode | records/s | broker CPU ms per MB | stored MB |")
+    print("| --- | ---: | ---: | ---: |")
     for mode in MODES:
-        r = best[mode.name]
-        rate = r.records_per_second(args.records)
+        of_mode = [r for r in rounds if r.mode == mode.name]
+        rates = [r.records_per_second(args.records) for r in of_mode]
+        cpu = [r.broker_cpu_seconds * 1000 / megabytes for r in of_mode]
+        stored = statistics.median(r.stored_bytes for r in of_mode) / 1e6
         print(
-            f"| {mode.name} | {rate:,.0f} | {rate * args.value_bytes / 1e6:.1f} | {r.broker_cpu_seconds:.2f} "
-            f"| {r.broker_cpu_seconds * 1000 / megabytes:.1f} | {r.stored_bytes / 1e6:.1f} "
-            f"| {base.seconds / r.seconds:.2f} | {r.broker_cpu_seconds / base.broker_cpu_seconds:.2f} |"
+            f"| {mode.name} | {statistics.median(rates):,.0f} ({min(rates):,.0f}-{max(rates):,.0f}) "
+            f"| {statistics.median(cpu):.1f} ({min(cpu):.1f}-{max(cpu):.1f}) | {stored:.1f} |"
         )
+    steps = record_work(args)
+    print(
+        f"\nrecord work in this process, ms of CPU per MiB of records (median of {len(steps[0][1])} runs)\n"
+    )
+    print("| step | ms per MiB |")
+    print("| --- | ---: |")
+    for name, timings in steps:
+        print(f"| {name} | {statistics.median(timings):.1f} |")
     document: dict[str, Any] = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "records": args.records,
         "value_bytes": args.value_bytes,
         "rounds": [asdict(r) for r in rounds],
         "modes": [asdict(m) for m in MODES],
+        "record_work_ms_per_mib": {name: timings for name, timings in steps},
     }
     RESULTS.write_text(json.dumps(document, indent=1) + "\n")
     print(
         f"\nevery round: {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}"
     )
+
+
+def record_work(args: argparse.Namespace) -> list[tuple[str, list[float]]]:
+    """CPU ms per MiB of records of each step of a rewrite (lz4 to zstd), and of the walk alone."""
+    payloads = values(2000, args.value_bytes)
+    builder = RecordBatchBuilder(0, compression=Compression.LZ4)
+    size = 0
+    while size < 1 << 20:
+        value = payloads[len(builder) % len(payloads)]
+        builder.append(1_700_000_000_000, None, value)
+        size += len(value) + 8
+    sent = bytearray(builder.build())
+    header = RecordBatchHeader.read(sent)
+    section = records_section(sent, header)
+    config = LogConfig(compression_type="zstd")
+    now = 1_700_000_000_000  # the records' timestamps: within the bounds
+    tiny = RecordBatchBuilder(0)
+    while tiny.estimated_size < 1 << 20:
+        tiny.append(1_700_000_000_000, b"k", b"0123456789")
+    tiny_batch = tiny.build()
+    tiny_header = RecordBatchHeader.read(tiny_batch)
+    tiny_section = records_section(tiny_batch, tiny_header)
+    mib = len(section) / (1 << 20)
+    tiny_mib = len(tiny_section) / (1 << 20)
+    steps: list[tuple[str, Callable[[], object], float]] = [
+        ("decompress lz4", lambda: records_section(sent, header), mib),
+        (
+            f"walk the records ({args.value_bytes} B values)",
+            lambda: walk_records(section, header.records_count, header.base_timestamp),
+            mib,
+        ),
+        ("compress zstd (level 3)", lambda: compress(Compression.ZSTD, section), mib),
+        ("the whole rewrite (prepare_append)", lambda: prepare_append(sent, [header], config, now), mib),
+        (
+            "walk the records (16 B records)",
+            lambda: walk_records(tiny_section, tiny_header.records_count, tiny_header.base_timestamp),
+            tiny_mib,
+        ),
+    ]
+    results = []
+    for name, step, megabytes in steps:
+        timings = []
+        for _ in range(args.rounds * 10):
+            started = time.process_time()
+            step()
+            timings.append((time.process_time() - started) * 1000 / megabytes)
+        results.append((name, timings))
+    return results
 
 
 if __name__ == "__main__":

@@ -284,7 +284,8 @@ them:
 - **compression codecs**: gzip, snappy (raw and xerial-framed), lz4 (frame format, with the Kafka
   0.8/0.9 header-checksum quirk for magic 0) and zstd (RecordBatch v2 only), with bounded
   decompression, and KIP-390's levels; a v2 batch rewritten in another codec (a topic's
-  `compression.type`) keeps its header and records' bytes;
+  `compression.type`) has its records read first, as Kafka's LogValidator reads them, and keeps its
+  header and records' bytes but for offset deltas out of order and its max timestamp;
 - **conversion**: MessageSet v0/v1 up to RecordBatch v2 (old producers) and down again (old
   fetchers).
 """

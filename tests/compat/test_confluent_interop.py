@@ -12,7 +12,6 @@ from confluent_kafka import (
     Consumer,
     KafkaError,
     Message,
-    Producer,
     TopicPartition,
 )
 
@@ -22,7 +21,6 @@ from tests.support.broker_process import BrokerProcess
 from tests.support.interop import (
     INTEROP_PARTITIONS,
     SMALL_MESSAGE_MAX_BYTES,
-    Consumed,
     Sample,
     base_timestamp,
     by_partition,
@@ -35,86 +33,21 @@ from tests.support.interop import (
     stored_batches,
     time_queries,
 )
+from tests.support.interop_clients import (
+    confluent_consume,
+    confluent_consumed,
+    confluent_consumer,
+    confluent_produce,
+    confluent_producer,
+)
 from tests.support.raw_client import RawClient
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def _producer(bootstrap: str, **config: Any) -> Producer:
-    return Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "socket.timeout.ms": 10000, **config})
-
-
-def _produce(producer: Producer, topic: str, produced: list[Sample]) -> list[Message]:
-    """Produce every sample to its explicit partition; returns the delivery reports, failed ones included."""
-    reports: list[Message] = []
-
-    def delivered(error: KafkaError | None, message: Message) -> None:
-        reports.append(message)
-
-    for sample in produced:
-        producer.produce(
-            topic,
-            key=sample.key,
-            value=sample.value,
-            partition=sample.partition,
-            headers=list(sample.headers),
-            timestamp=sample.timestamp,
-            on_delivery=delivered,
-        )
-        producer.poll(0)
-    assert producer.flush(20) == 0, "messages still in the producer's queue after 20 s"
-    assert len(reports) == len(produced)
-    return reports
-
-
-def _consumer(bootstrap: str, **config: Any) -> Consumer:
-    return Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "interop-confluent-unused",
-            "enable.auto.commit": False,
-            "socket.timeout.ms": 10000,
-            **config,
-        }
-    )
-
-
-def _as_consumed(message: Message) -> Consumed:
-    headers = cast(list[tuple[str, bytes]], message.headers() or [])
-    return Consumed(
-        cast(int, message.partition()),
-        cast(int, message.offset()),
-        message.key(),
-        message.value(),
-        tuple(headers),
-        message.timestamp()[1],
-    )
-
-
 def _error_code(message: Message) -> int | None:
     error = message.error()
     return None if error is None else int(error.code())
-
-
-def _consume(
-    bootstrap: str, topic: str, counts: dict[int, int], start: int = 0, timeout: float = 20, **config: Any
-) -> list[Message]:
-    """Read `counts[p]` messages from each partition p, starting at `start`, with a consumer of `config`;
-    fails after `timeout`."""
-    consumer = _consumer(bootstrap, **config)
-    consumer.assign([TopicPartition(topic, p, start) for p in counts])
-    wanted = sum(counts.values())
-    received: list[Message] = []
-    deadline = time.monotonic() + timeout
-    try:
-        while len(received) < wanted and time.monotonic() < deadline:
-            for message in consumer.consume(num_messages=1000, timeout=0.2):
-                assert message.error() is None, message.error()
-                received.append(message)
-    finally:
-        consumer.close()
-    assert len(received) == wanted, f"read {len(received)} of {wanted} messages within {timeout}s"
-    return received
 
 
 @pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
@@ -123,15 +56,17 @@ def test_every_codec_round_trips_keys_headers_and_timestamps_over_explicit_parti
 ) -> None:
     topic = f"confluent-codec-{codec}"
     produced = samples(topic, INTEROP_PARTITIONS, 40, base_timestamp())
-    reports = _produce(_producer(interop_broker.bootstrap, **{"compression.type": codec}), topic, produced)
+    reports = confluent_produce(
+        confluent_producer(interop_broker.bootstrap, **{"compression.type": codec}), topic, produced
+    )
     assert [r.error() for r in reports if r.error() is not None] == []
     want = expected(produced)
     assert {(r.partition(), r.offset()) for r in reports} == {
         (c.partition, c.offset) for p in want.values() for c in p
     }
 
-    consumed = _consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
-    assert by_partition(_as_consumed(m) for m in consumed) == want
+    consumed = confluent_consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
+    assert by_partition(confluent_consumed(m) for m in consumed) == want
     assert {m.timestamp()[0] for m in consumed} == {TIMESTAMP_CREATE_TIME}
     stored = [b for p in want for b in stored_batches(interop_broker.port, topic, p)]
     assert librdkafka_codecs(stored) == {codec}
@@ -141,13 +76,13 @@ def test_every_codec_round_trips_keys_headers_and_timestamps_over_explicit_parti
 def test_each_acks_setting_delivers_everything(interop_broker: BrokerProcess, acks: str) -> None:
     topic = f"confluent-acks-{acks}"
     produced = samples(topic, INTEROP_PARTITIONS, 30, base_timestamp())
-    reports = _produce(_producer(interop_broker.bootstrap, acks=acks), topic, produced)
+    reports = confluent_produce(confluent_producer(interop_broker.bootstrap, acks=acks), topic, produced)
     assert [r.error() for r in reports if r.error() is not None] == []
     if acks != "0":  # with acks=0 the producer never learns offsets
         assert sorted(cast(int, r.offset()) for r in reports if r.partition() == 0) == list(range(30))
     want = expected(produced)
-    consumed = _consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
-    assert by_partition(_as_consumed(m) for m in consumed) == want
+    consumed = confluent_consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
+    assert by_partition(confluent_consumed(m) for m in consumed) == want
 
 
 def test_an_idempotent_producer_writes_each_message_once_with_its_producer_id(
@@ -155,15 +90,15 @@ def test_an_idempotent_producer_writes_each_message_once_with_its_producer_id(
 ) -> None:
     topic = "confluent-idempotent"
     produced = samples(topic, INTEROP_PARTITIONS, 200, base_timestamp())
-    producer = _producer(
+    producer = confluent_producer(
         interop_broker.bootstrap,
         **{"enable.idempotence": True, "linger.ms": 1, "batch.num.messages": 7},
     )
-    reports = _produce(producer, topic, produced)
+    reports = confluent_produce(producer, topic, produced)
     assert [r.error() for r in reports if r.error() is not None] == []
     want = expected(produced)
-    consumed = _consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
-    assert by_partition(_as_consumed(m) for m in consumed) == want
+    consumed = confluent_consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
+    assert by_partition(confluent_consumed(m) for m in consumed) == want
     for partition in want:
         batches = stored_batches(interop_broker.port, topic, partition)
         assert len({b.producer_id for b in batches}) == 1 and batches[0].producer_id >= 0
@@ -179,9 +114,9 @@ def test_offsets_for_times_finds_the_first_offset_at_or_after_each_timestamp(
 ) -> None:
     topic = "confluent-times"
     produced = samples(topic, INTEROP_PARTITIONS, 20, base_timestamp())
-    _produce(_producer(interop_broker.bootstrap), topic, produced)
+    confluent_produce(confluent_producer(interop_broker.bootstrap), topic, produced)
     queries = time_queries(expected(produced))
-    consumer = _consumer(interop_broker.bootstrap)
+    consumer = confluent_consumer(interop_broker.bootstrap)
     try:
         # One lookup per partition per request: a partition twice in one request is INVALID_REQUEST.
         for round_ in zip(*queries.values(), strict=True):
@@ -198,10 +133,12 @@ def test_log_append_time_topics_carry_the_broker_clock(interop_broker: BrokerPro
     topic = log_append_time_topic(interop_broker.bootstrap, "confluent-append-time")
     produced = samples(topic, 1, 30, first_timestamp=1_000_000_000_000)  # 2001: clearly not the broker's
     before = int(time.time() * 1000)
-    reports = _produce(_producer(interop_broker.bootstrap, **{"compression.type": "lz4"}), topic, produced)
+    reports = confluent_produce(
+        confluent_producer(interop_broker.bootstrap, **{"compression.type": "lz4"}), topic, produced
+    )
     after = int(time.time() * 1000)
     assert [r.error() for r in reports if r.error() is not None] == []
-    consumed = _consume(interop_broker.bootstrap, topic, {0: len(produced)})
+    consumed = confluent_consume(interop_broker.bootstrap, topic, {0: len(produced)})
     assert [(m.key(), m.value()) for m in consumed] == [(s.key, s.value) for s in produced]
     for message in consumed:
         kind, timestamp = message.timestamp()
@@ -215,14 +152,14 @@ def _refused_then_stored(
 ) -> Message:
     """Produce a record the broker refuses, then one it stores, both to partition 0; check the stored one
     gets offset 0 and is read back, and return the refused one's delivery report."""
-    producer = _producer(bootstrap, **{"linger.ms": 0, "retries": 0})
+    producer = confluent_producer(bootstrap, **{"linger.ms": 0, "retries": 0})
     reports: list[Message] = []
     for record in (refused, stored):
         producer.produce(topic, partition=0, on_delivery=lambda e, m: reports.append(m), **record)
         assert producer.flush(20) == 0
     refused_report, stored_report = reports
     assert stored_report.error() is None and stored_report.offset() == 0
-    [message] = _consume(bootstrap, topic, {0: 1})
+    [message] = confluent_consume(bootstrap, topic, {0: 1})
     assert message.value() == stored["value"]
     return refused_report
 
@@ -251,7 +188,7 @@ def test_a_timestamp_over_an_hour_ahead_fails_with_invalid_timestamp(interop_bro
 
 def _fill(bootstrap: str, topic: str, count: int) -> None:
     produced = [Sample(0, None, b"r%d" % i, (), base_timestamp() + i) for i in range(count)]
-    assert all(r.error() is None for r in _produce(_producer(bootstrap), topic, produced))
+    assert all(r.error() is None for r in confluent_produce(confluent_producer(bootstrap), topic, produced))
 
 
 def test_a_fetch_limit_smaller_than_a_few_batches_reads_every_record_once(
@@ -260,18 +197,18 @@ def test_a_fetch_limit_smaller_than_a_few_batches_reads_every_record_once(
     """30 batches of ~1.1 KB read with max.partition.fetch.bytes=2500: every fetch stops at the last whole
     batch that fits (never inside one), and librdkafka reads on from there, each record exactly once."""
     topic = "confluent-small-fetches"
-    producer = _producer(interop_broker.bootstrap, **{"linger.ms": 0})
+    producer = confluent_producer(interop_broker.bootstrap, **{"linger.ms": 0})
     values = [b"%04d" % i + b"v" * 250 for i in range(120)]
     now = base_timestamp()
     for group in range(30):  # a flush per group: a batch (or a few) of its own, ~1.1 KB at most
         group_values = values[group * 4 : group * 4 + 4]
-        _produce(producer, topic, [Sample(0, None, v, (), now) for v in group_values])
+        confluent_produce(producer, topic, [Sample(0, None, v, (), now) for v in group_values])
     assert len(stored_batches(interop_broker.port, topic, 0)) >= 30
     with RawClient(interop_broker.port) as client:
         region, _ = raw_fetch(client, topic, 0, 0, 2500)
     whole = sum(header.size for header in iter_batch_headers(region))
     assert 1000 < len(region) == whole <= 2500  # whole batches only, as many as fit
-    received = _consume(
+    received = confluent_consume(
         interop_broker.bootstrap, topic, {0: len(values)}, **{"max.partition.fetch.bytes": 2500}
     )
     assert [m.offset() for m in received] == list(range(len(values)))
@@ -281,7 +218,7 @@ def test_a_fetch_limit_smaller_than_a_few_batches_reads_every_record_once(
 def test_an_out_of_range_offset_resets_to_earliest(interop_broker: BrokerProcess) -> None:
     topic = "confluent-reset-earliest"
     _fill(interop_broker.bootstrap, topic, 10)
-    consumer = _consumer(interop_broker.bootstrap, **{"auto.offset.reset": "earliest"})
+    consumer = confluent_consumer(interop_broker.bootstrap, **{"auto.offset.reset": "earliest"})
     consumer.assign([TopicPartition(topic, 0, 1000)])
     received: list[Message] = []
     deadline = time.monotonic() + 20
@@ -296,7 +233,7 @@ def test_an_out_of_range_offset_resets_to_earliest(interop_broker: BrokerProcess
 def test_an_out_of_range_offset_resets_to_latest(interop_broker: BrokerProcess) -> None:
     topic = "confluent-reset-latest"
     _fill(interop_broker.bootstrap, topic, 10)
-    consumer = _consumer(
+    consumer = confluent_consumer(
         interop_broker.bootstrap, **{"auto.offset.reset": "latest", "enable.partition.eof": True}
     )
     consumer.assign([TopicPartition(topic, 0, 1000)])
@@ -313,7 +250,7 @@ def test_an_out_of_range_offset_resets_to_latest(interop_broker: BrokerProcess) 
 def test_an_out_of_range_offset_without_reset_policy_is_reported(interop_broker: BrokerProcess) -> None:
     topic = "confluent-reset-error"
     _fill(interop_broker.bootstrap, topic, 3)
-    consumer = _consumer(interop_broker.bootstrap, **{"auto.offset.reset": "error"})
+    consumer = confluent_consumer(interop_broker.bootstrap, **{"auto.offset.reset": "error"})
     consumer.assign([TopicPartition(topic, 0, 1000)])
     try:
         event = _first_event(consumer, lambda m: m.error() is not None)

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition, codec
+from kafka import KafkaConsumer, TopicPartition, codec
 from kafka.consumer.fetcher import ConsumerRecord
 from kafka.errors import MessageSizeTooLargeError
 
@@ -15,7 +15,6 @@ from tests.support.broker_process import BrokerProcess
 from tests.support.interop import (
     INTEROP_PARTITIONS,
     SMALL_MESSAGE_MAX_BYTES,
-    Consumed,
     Sample,
     base_timestamp,
     by_partition,
@@ -26,6 +25,13 @@ from tests.support.interop import (
     stored_batches,
     time_queries,
     wait_until,
+)
+from tests.support.interop_clients import (
+    kafka_python_consume,
+    kafka_python_consumed,
+    kafka_python_consumer,
+    kafka_python_produce,
+    kafka_python_producer,
 )
 from tests.support.requirements import missing
 
@@ -42,61 +48,6 @@ _CODECS_AVAILABLE = {
 }
 
 
-def _producer(bootstrap: str, **config: Any) -> KafkaProducer:
-    return KafkaProducer(
-        bootstrap_servers=bootstrap, **{"linger_ms": 20, "request_timeout_ms": 10000, **config}
-    )
-
-
-def _produce(producer: KafkaProducer, topic: str, produced: list[Sample]) -> list[Any]:
-    """Send every sample to its explicit partition; returns the record metadata of each, in order."""
-    try:
-        futures = [
-            producer.send(
-                topic,
-                key=s.key,
-                value=s.value,
-                partition=s.partition,
-                headers=list(s.headers),
-                timestamp_ms=s.timestamp,
-            )
-            for s in produced
-        ]
-        producer.flush(20)
-        return [f.get(timeout=20) for f in futures]
-    finally:
-        producer.close(5)
-
-
-def _consumer(bootstrap: str, **config: Any) -> KafkaConsumer:
-    return KafkaConsumer(
-        bootstrap_servers=bootstrap, enable_auto_commit=False, request_timeout_ms=10000, **config
-    )
-
-
-def _as_consumed(record: ConsumerRecord) -> Consumed:
-    return Consumed(
-        record.partition, record.offset, record.key, record.value, tuple(record.headers), record.timestamp
-    )
-
-
-def _consume(bootstrap: str, topic: str, counts: dict[int, int], timeout: float = 20) -> list[ConsumerRecord]:
-    consumer = _consumer(bootstrap)
-    consumer.assign([TopicPartition(topic, p) for p in counts])
-    consumer.seek_to_beginning()
-    wanted = sum(counts.values())
-    received: list[ConsumerRecord] = []
-    deadline = time.monotonic() + timeout
-    try:
-        while len(received) < wanted and time.monotonic() < deadline:
-            for records in consumer.poll(timeout_ms=200).values():
-                received += records
-    finally:
-        consumer.close()
-    assert len(received) == wanted, f"read {len(received)} of {wanted} records within {timeout}s"
-    return received
-
-
 @pytest.mark.parametrize("codec_name", list(_CODECS_AVAILABLE))
 def test_each_available_codec_round_trips_keys_headers_and_timestamps(
     interop_broker: BrokerProcess, codec_name: str
@@ -106,13 +57,15 @@ def test_each_available_codec_round_trips_keys_headers_and_timestamps(
     topic = f"kafka-python-codec-{codec_name}"
     produced = samples(topic, INTEROP_PARTITIONS, 40, base_timestamp())
     compression = None if codec_name == "none" else codec_name
-    metadata = _produce(_producer(interop_broker.bootstrap, compression_type=compression), topic, produced)
+    metadata = kafka_python_produce(
+        kafka_python_producer(interop_broker.bootstrap, compression_type=compression), topic, produced
+    )
     want = expected(produced)
     assert [(m.partition, m.offset) for m in metadata] == [
         (s.partition, i // INTEROP_PARTITIONS) for i, s in enumerate(produced)
     ]
-    consumed = _consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
-    assert by_partition(_as_consumed(r) for r in consumed) == want
+    consumed = kafka_python_consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
+    assert by_partition(kafka_python_consumed(r) for r in consumed) == want
     assert {r.timestamp_type for r in consumed} == {CREATE_TIME}
     stored = [b for p in want for b in stored_batches(interop_broker.port, topic, p)]
     assert {b.compression for b in stored} == {Compression[codec_name.upper()]}
@@ -122,22 +75,26 @@ def test_each_available_codec_round_trips_keys_headers_and_timestamps(
 def test_each_acks_setting_delivers_everything(interop_broker: BrokerProcess, acks: int | str) -> None:
     topic = f"kafka-python-acks-{acks}"
     produced = samples(topic, INTEROP_PARTITIONS, 20, base_timestamp())
-    metadata = _produce(_producer(interop_broker.bootstrap, acks=acks), topic, produced)
+    metadata = kafka_python_produce(
+        kafka_python_producer(interop_broker.bootstrap, acks=acks), topic, produced
+    )
     if acks != 0:  # with acks=0 the producer never learns offsets
         assert sorted(m.offset for m in metadata if m.partition == 1) == list(range(20))
     want = expected(produced)
-    consumed = _consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
-    assert by_partition(_as_consumed(r) for r in consumed) == want
+    consumed = kafka_python_consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
+    assert by_partition(kafka_python_consumed(r) for r in consumed) == want
 
 
 def test_an_idempotent_producer_writes_each_message_once(interop_broker: BrokerProcess) -> None:
     topic = "kafka-python-idempotent"
     produced = samples(topic, INTEROP_PARTITIONS, 60, base_timestamp())
-    producer = _producer(interop_broker.bootstrap, enable_idempotence=True, acks="all", batch_size=2000)
-    _produce(producer, topic, produced)
+    producer = kafka_python_producer(
+        interop_broker.bootstrap, enable_idempotence=True, acks="all", batch_size=2000
+    )
+    kafka_python_produce(producer, topic, produced)
     want = expected(produced)
-    consumed = _consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
-    assert by_partition(_as_consumed(r) for r in consumed) == want
+    consumed = kafka_python_consume(interop_broker.bootstrap, topic, {p: len(v) for p, v in want.items()})
+    assert by_partition(kafka_python_consumed(r) for r in consumed) == want
     for partition in want:
         batches = stored_batches(interop_broker.port, topic, partition)
         assert len({b.producer_id for b in batches}) == 1 and batches[0].producer_id >= 0
@@ -149,9 +106,9 @@ def test_offsets_for_times_finds_the_first_offset_at_or_after_each_timestamp(
 ) -> None:
     topic = "kafka-python-times"
     produced = samples(topic, INTEROP_PARTITIONS, 20, base_timestamp())
-    _produce(_producer(interop_broker.bootstrap), topic, produced)
+    kafka_python_produce(kafka_python_producer(interop_broker.bootstrap), topic, produced)
     queries = time_queries(expected(produced))
-    consumer = _consumer(interop_broker.bootstrap)
+    consumer = kafka_python_consumer(interop_broker.bootstrap)
     try:
         for round_ in zip(*queries.values(), strict=True):
             asked = {TopicPartition(topic, p): ts for p, (ts, _) in zip(queries, round_, strict=True)}
@@ -166,10 +123,12 @@ def test_log_append_time_topics_carry_the_broker_clock(interop_broker: BrokerPro
     topic = log_append_time_topic(interop_broker.bootstrap, "kafka-python-append-time")
     produced = samples(topic, 1, 30, first_timestamp=1_000_000_000_000)
     before = int(time.time() * 1000)
-    metadata = _produce(_producer(interop_broker.bootstrap, compression_type="gzip"), topic, produced)
+    metadata = kafka_python_produce(
+        kafka_python_producer(interop_broker.bootstrap, compression_type="gzip"), topic, produced
+    )
     after = int(time.time() * 1000)
     assert all(before <= m.timestamp <= after for m in metadata)  # the produce response's log-append time
-    consumed = _consume(interop_broker.bootstrap, topic, {0: len(produced)})
+    consumed = kafka_python_consume(interop_broker.bootstrap, topic, {0: len(produced)})
     assert [(r.key, r.value) for r in consumed] == [(s.key, s.value) for s in produced]
     assert {r.timestamp_type for r in consumed} == {LOG_APPEND_TIME}
     assert all(before <= r.timestamp <= after for r in consumed)
@@ -181,7 +140,7 @@ def test_a_message_over_message_max_bytes_fails_with_message_too_large(
     interop_broker: BrokerProcess,
 ) -> None:
     topic = small_messages_topic(interop_broker.bootstrap, "kafka-python-too-large")
-    producer = _producer(interop_broker.bootstrap, linger_ms=0, retries=0)
+    producer = kafka_python_producer(interop_broker.bootstrap, linger_ms=0, retries=0)
     try:
         too_large = producer.send(topic, value=b"x" * (SMALL_MESSAGE_MAX_BYTES * 3))
         with pytest.raises(MessageSizeTooLargeError):
@@ -192,8 +151,8 @@ def test_a_message_over_message_max_bytes_fails_with_message_too_large(
 
 
 def _fill(bootstrap: str, topic: str, count: int) -> None:
-    _produce(
-        _producer(bootstrap),
+    kafka_python_produce(
+        kafka_python_producer(bootstrap),
         topic,
         [Sample(0, None, b"r%d" % i, (), base_timestamp() + i) for i in range(count)],
     )
@@ -202,7 +161,7 @@ def _fill(bootstrap: str, topic: str, count: int) -> None:
 def test_an_out_of_range_offset_resets_to_earliest(interop_broker: BrokerProcess) -> None:
     topic = "kafka-python-reset-earliest"
     _fill(interop_broker.bootstrap, topic, 10)
-    consumer = _consumer(interop_broker.bootstrap, auto_offset_reset="earliest")
+    consumer = kafka_python_consumer(interop_broker.bootstrap, auto_offset_reset="earliest")
     partition = TopicPartition(topic, 0)
     consumer.assign([partition])
     consumer.seek(partition, 1000)
@@ -216,7 +175,7 @@ def test_an_out_of_range_offset_resets_to_earliest(interop_broker: BrokerProcess
 def test_an_out_of_range_offset_resets_to_latest(interop_broker: BrokerProcess) -> None:
     topic = "kafka-python-reset-latest"
     _fill(interop_broker.bootstrap, topic, 10)
-    consumer = _consumer(interop_broker.bootstrap, auto_offset_reset="latest")
+    consumer = kafka_python_consumer(interop_broker.bootstrap, auto_offset_reset="latest")
     partition = TopicPartition(topic, 0)
     consumer.assign([partition])
     consumer.seek(partition, 1000)

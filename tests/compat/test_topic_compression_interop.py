@@ -7,15 +7,12 @@ their topics that way."""
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin import NewTopic as AioNewTopic
-from aiokafka.structs import TopicPartition as AioPartition
-from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka import Producer
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -24,8 +21,7 @@ from confluent_kafka.admin import (
     ConfigSource,
     NewTopic,
 )
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
-from kafka import TopicPartition as KafkaPartition
+from kafka import KafkaAdminClient
 from kafka.admin import AlterConfigOp, ConfigResourceType
 from kafka.admin import ConfigResource as KafkaResource
 from kafka.admin import NewTopic as KafkaNewTopic
@@ -33,14 +29,26 @@ from kafka.admin import NewTopic as KafkaNewTopic
 from odradek.protocol.records import Compression
 from tests.support.broker_process import BrokerProcess
 from tests.support.interop import (
-    Consumed,
     Sample,
     base_timestamp,
     by_partition,
     expected,
     samples,
     stored_batches,
-    wait_until,
+)
+from tests.support.interop_clients import (
+    aiokafka_consume,
+    aiokafka_consumed,
+    aiokafka_produce,
+    aiokafka_run,
+    confluent_consume,
+    confluent_consumed,
+    confluent_produce,
+    confluent_producer,
+    kafka_python_consume,
+    kafka_python_consumed,
+    kafka_python_produce,
+    kafka_python_producer,
 )
 
 pytestmark = pytest.mark.timeout(90)
@@ -57,96 +65,20 @@ def _confluent_create(bootstrap: str, topic: str, configs: dict[str, str]) -> No
 
 
 def _confluent_produce(bootstrap: str, topic: str, produced: list[Sample], **config: Any) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, **config})
-    errors: list[KafkaError] = []
-
-    def delivered(error: KafkaError | None, _: Message) -> None:
-        if error is not None:
-            errors.append(error)
-
-    for sample in produced:
-        producer.produce(
-            topic,
-            key=sample.key,
-            value=sample.value,
-            partition=sample.partition,
-            headers=list(sample.headers),
-            timestamp=sample.timestamp,
-            on_delivery=delivered,
-        )
-    assert producer.flush(30) == 0
-    assert errors == []
+    reports = confluent_produce(confluent_producer(bootstrap, **config), topic, produced)
+    assert [r.error() for r in reports if r.error() is not None] == []
 
 
-def _confluent_read(bootstrap: str, topic: str, wanted: int, **config: Any) -> list[Consumed]:
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"read-{topic}", "enable.auto.commit": False, **config}
-    )
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
-    read: list[Consumed] = []
-    deadline = time.monotonic() + 30
-    try:
-        while len(read) < wanted and time.monotonic() < deadline:
-            for message in consumer.consume(num_messages=500, timeout=0.2):
-                assert message.error() is None, message.error()
-                read.append(
-                    Consumed(
-                        message.partition(),
-                        message.offset(),
-                        message.key(),
-                        message.value(),
-                        tuple(message.headers() or ()),
-                        message.timestamp()[1],
-                    )
-                )
-    finally:
-        consumer.close()
-    return read
-
-
-def _kafka_python_read(bootstrap: str, topic: str, wanted: int) -> list[Consumed]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, request_timeout_ms=10000)
-    consumer.assign([KafkaPartition(topic, p) for p in range(PARTITIONS)])
-    consumer.seek_to_beginning()
-    read: list[Consumed] = []
-    deadline = time.monotonic() + 30
-    try:
-        while len(read) < wanted and time.monotonic() < deadline:
-            for records in consumer.poll(timeout_ms=200).values():
-                read += [
-                    Consumed(r.partition, r.offset, r.key, r.value, tuple(r.headers), r.timestamp)
-                    for r in records
-                ]
-    finally:
-        consumer.close()
-    return read
-
-
-async def _aiokafka_read(bootstrap: str, topic: str, wanted: int) -> list[Consumed]:
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    await consumer.start()
-    read: list[Consumed] = []
-    try:
-        consumer.assign([AioPartition(topic, p) for p in range(PARTITIONS)])
-        await consumer.seek_to_beginning()
-        deadline = time.monotonic() + 30
-        while len(read) < wanted and time.monotonic() < deadline:
-            for records in (await consumer.getmany(timeout_ms=200)).values():
-                read += [
-                    Consumed(r.partition, r.offset, r.key, r.value, tuple(r.headers), r.timestamp)
-                    for r in records
-                ]
-    finally:
-        await consumer.stop()
-    return read
+def _counts(produced: list[Sample]) -> dict[int, int]:
+    return {partition: len(records) for partition, records in expected(produced).items()}
 
 
 def _every_client_reads(bootstrap: str, topic: str, produced: list[Sample]) -> None:
-    want = expected(produced)
-    total = len(produced)
-    assert by_partition(_confluent_read(bootstrap, topic, total)) == want
-    assert by_partition(_kafka_python_read(bootstrap, topic, total)) == want
-    assert by_partition(asyncio.run(_aiokafka_read(bootstrap, topic, total))) == want
+    want, counts = expected(produced), _counts(produced)
+    assert by_partition(map(confluent_consumed, confluent_consume(bootstrap, topic, counts))) == want
+    assert by_partition(map(kafka_python_consumed, kafka_python_consume(bootstrap, topic, counts))) == want
+    read = aiokafka_run(aiokafka_consume(bootstrap, topic, counts))
+    assert by_partition(map(aiokafka_consumed, read)) == want
 
 
 def _stored_codecs(broker: BrokerProcess, topic: str) -> set[Compression]:
@@ -174,25 +106,8 @@ def test_kafka_python_creates_a_gzip_topic_and_writes_it_uncompressed(interop_br
     finally:
         admin.close()
     produced = samples(topic, PARTITIONS, PER_PARTITION, base_timestamp())
-    producer = KafkaProducer(
-        bootstrap_servers=interop_broker.bootstrap, linger_ms=20, request_timeout_ms=10000
-    )
-    try:
-        futures = [
-            producer.send(
-                topic,
-                key=s.key,
-                value=s.value,
-                partition=s.partition,
-                headers=list(s.headers),
-                timestamp_ms=s.timestamp,
-            )
-            for s in produced
-        ]
-        producer.flush(20)
-        assert all(f.get(timeout=20) is not None for f in futures)
-    finally:
-        producer.close(5)
+    metadata = kafka_python_produce(kafka_python_producer(interop_broker.bootstrap), topic, produced)
+    assert all(m is not None for m in metadata)
     assert _stored_codecs(interop_broker, topic) == {Compression.GZIP}
     _every_client_reads(interop_broker.bootstrap, topic, produced)
 
@@ -212,25 +127,7 @@ def test_aiokafka_creates_an_uncompressed_topic_and_writes_it_with_snappy(
             )
         finally:
             await admin.close()
-        producer = AIOKafkaProducer(
-            bootstrap_servers=interop_broker.bootstrap, compression_type="snappy", linger_ms=20
-        )
-        await producer.start()
-        try:
-            sent = [
-                await producer.send(
-                    topic,
-                    key=s.key,
-                    value=s.value,
-                    partition=s.partition,
-                    headers=list(s.headers),
-                    timestamp_ms=s.timestamp,
-                )
-                for s in produced
-            ]
-            await asyncio.gather(*sent)
-        finally:
-            await producer.stop()
+        await aiokafka_produce(interop_broker.bootstrap, topic, produced, compression_type="snappy")
 
     asyncio.run(asyncio.wait_for(scenario(), 40))
     assert _stored_codecs(interop_broker, topic) == {Compression.NONE}
@@ -297,7 +194,8 @@ def test_a_codec_set_later_by_alter_configs_applies_to_the_next_batches(
         Compression.NONE,
     )
     produced = [*first, *second, *third, *fourth]
-    assert by_partition(_confluent_read(bootstrap, topic, len(produced))) == expected(produced)
+    read = confluent_consume(bootstrap, topic, _counts(produced))
+    assert by_partition(map(confluent_consumed, read)) == expected(produced)
 
 
 def test_a_transactional_producer_s_records_and_markers_on_a_recompressing_topic(
@@ -330,15 +228,7 @@ def test_a_transactional_producer_s_records_and_markers_on_a_recompressing_topic
     assert {b.compression for b in data} == {Compression.GZIP} and all(b.is_transactional for b in data)
     assert len(markers) == 2 and {b.compression for b in markers} == {Compression.NONE}
 
-    def committed() -> list[bytes]:
-        got = _confluent_read(bootstrap, topic, 20, **{"isolation.level": "read_committed"})
-        return [c.value or b"" for c in got if c.partition == 0]
-
-    values: list[bytes] = []
-
-    def read_all() -> bool:
-        values[:] = committed()
-        return len(values) == 20
-
-    wait_until(read_all, 30, "the committed records")
-    assert values == [b"committed-%d " % n * 10 for n in range(20)]
+    committed = confluent_consume(
+        bootstrap, topic, {0: 20}, timeout=30, **{"isolation.level": "read_committed"}
+    )
+    assert [m.value() for m in committed] == [b"committed-%d " % n * 10 for n in range(20)]

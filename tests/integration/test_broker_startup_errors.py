@@ -39,6 +39,13 @@ def minimal(log_dir: Path, port: int = 0, host: str = "127.0.0.1") -> list[str]:
     return ["--override", f"listeners=PLAINTEXT://{host}:{port}", "--override", f"log.dirs={log_dir}"]
 
 
+def config_file(path: Path, settings: dict[str, str]) -> list[str]:
+    """`--config` with these settings in a properties file: secrets given with --override draw a warning
+    line of their own (they show in ps), which is not what these tests look at."""
+    path.write_text("".join(f"{name}={value}\n" for name, value in settings.items()), encoding="utf-8")
+    return ["--config", str(path)]
+
+
 def assert_refused_in_one_line(result: subprocess.CompletedProcess[str], *named: str) -> str:
     assert result.returncode != 0, result.stderr
     assert "Traceback" not in result.stderr, result.stderr

@@ -152,7 +152,11 @@ def test_peer_certificate_from_an_unknown_ca_is_refused(broker: SecureBroker, tm
 
 
 def test_broker_with_gssapi_between_brokers_refuses_to_start_in_one_line(tmp_path: Path) -> None:
-    from tests.integration.test_broker_startup_errors import assert_refused_in_one_line, run_broker
+    from tests.integration.test_broker_startup_errors import (
+        assert_refused_in_one_line,
+        config_file,
+        run_broker,
+    )
 
     port = free_port()
     settings = {
@@ -164,7 +168,7 @@ def test_broker_with_gssapi_between_brokers_refuses_to_start_in_one_line(tmp_pat
         "sasl.jaas.config": f'{PLAIN} required username="b" password="p" user_b="p";',
         # sasl.mechanism.inter.broker.protocol left at Kafka's default, GSSAPI
     }
-    arguments = [item for key, value in settings.items() for item in ("--override", f"{key}={value}")]
+    arguments = config_file(tmp_path / "server.properties", settings)
     line = assert_refused_in_one_line(run_broker(*arguments), "sasl.mechanism.inter.broker.protocol=GSSAPI")
     assert "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512" in line
 

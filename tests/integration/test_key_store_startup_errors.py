@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import trustme
 
-from tests.integration.test_broker_startup_errors import assert_refused_in_one_line, run_broker
+from tests.integration.test_broker_startup_errors import assert_refused_in_one_line, config_file, run_broker
 from tests.support.broker_process import free_port
 from tests.support.java_stores import key_store, trust_store
 
@@ -30,7 +30,7 @@ def _tls_broker(tmp_path: Path, store_type: str, **settings: str) -> list[str]:
         "ssl.truststore.password": "trust-pw",
         **settings,
     }
-    return [argument for name, value in stores.items() for argument in ("--override", f"{name}={value}")]
+    return config_file(tmp_path / "server.properties", stores)
 
 
 @pytest.mark.parametrize("store_type", ["JKS", "PKCS12"])

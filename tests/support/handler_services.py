@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
+from odradek.cluster.leadership import SingleNodeLeadership
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, TopicState
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topics import TopicAdmin
@@ -75,6 +76,7 @@ class HandlerBroker:
             appends=AppendNotifier(),
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
+            leadership=SingleNodeLeadership(cluster, node_id),
             advertised={LISTENER: [endpoint]},
         )
         self._correlation_id = 0
@@ -98,10 +100,16 @@ class HandlerBroker:
         return found
 
     async def call(
-        self, request: Any, version: int, listener: str = LISTENER, principal: str = ANONYMOUS_PRINCIPAL
+        self,
+        request: Any,
+        version: int,
+        listener: str = LISTENER,
+        principal: str = ANONYMOUS_PRINCIPAL,
+        client_port: int = 50000,
     ) -> Any:
         """The handler's response to `request` sent at `version` on `listener` by `principal` (decoded
-        from its own encoding)."""
+        from its own encoding), from the connection of `client_port` (one client's connection by
+        default)."""
         api_key = type(request).API_KEY
         registration = registration_for(api_key, version, self.services.mode)
         assert registration is not None, f"the broker does not serve API {api_key} v{version}"
@@ -112,7 +120,9 @@ class HandlerBroker:
             correlation_id=self._correlation_id,
             client_id="handler-tests",
         )
-        context = RequestContext(header, version, "127.0.0.1", 50000, listener, self.services, principal)
+        context = RequestContext(
+            header, version, "127.0.0.1", client_port, listener, self.services, principal
+        )
         decoded = type(request).decode(request.encode(version), version)
         return await registration.handler(decoded, context)
 
@@ -127,6 +137,6 @@ class HandlerBroker:
         return type(response).decode(response.encode(version), version)
 
     def close(self) -> None:
-        self.services.recompression.shutdown()
+        self.services.record_workers.shutdown()
         self.services.regexes.close()
         self.logs.shutdown()

@@ -1,19 +1,43 @@
 """Which partitions this broker leads, and at which leader epoch: what every append as leader stamps on
 its batches and checks first (Kafka's Partition.appendRecordsToLeader takes the partition's own
-leaderEpoch, set by the last LeaderAndIsr applied).
+leaderEpoch, set by the last LeaderAndIsr applied), what a client's epoch is checked against, and
+whether the partition's ISR is too short for an acks=-1 append (refused there before anything is
+appended).
 
-In a cluster the replica manager answers, never the metadata cache: the controller sends UpdateMetadata
-before LeaderAndIsr (at failover, when a broker registers again), so for one round trip the cache of a
-broker that still leads at epoch e names the next leader at e+1. A batch stamped e+1 there would pass,
-at that next leader, for one of its own: the follower this broker becomes would find no divergence and
-keep records the leader never had. A single node has no controller: its own cache is the authority.
+One owner answers, `Services.leadership`, which the coordinators share: in a cluster the replica
+manager, never the metadata cache. The controller sends UpdateMetadata before LeaderAndIsr (at
+failover, when a broker registers again), so for one round trip the cache of a broker that still
+leads at epoch e names the next leader at e+1. A batch stamped e+1 there would pass, at that next
+leader, for one of its own: the follower this broker becomes would find no divergence and keep
+records the leader never had. A single node has no controller: its own cache is the authority.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Protocol
 
+from odradek.cluster.control_requests import NO_EPOCH
 from odradek.cluster.metadata import ClusterMetadata
+from odradek.protocol.error_codes import ErrorCode
+from odradek.storage.partition import TopicPartition
+
+#: Waits until the in-sync replicas of a partition this broker leads hold what it appended there (the
+#: partition, the offset after the append, how long it may wait in ms), and says how that went: NONE,
+#: REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND or NOT_LEADER_OR_FOLLOWER, as a Produce with
+#: acks=-1 is answered (handlers/delayed_produce.py owns it). What the coordinators' own writes and
+#: transaction markers wait with; None where the append itself commits the write (a single node).
+IsrWait = Callable[[TopicPartition, int, int], Awaitable[ErrorCode]]
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why the data path refuses a partition, and who leads it as far as this broker knows."""
+
+    error_code: ErrorCode
+    leader_id: int = -1
+    leader_epoch: int = -1
 
 
 class Leadership(Protocol):
@@ -21,9 +45,34 @@ class Leadership(Protocol):
         """The leader epoch this broker leads the partition at; None when it does not lead it."""
         ...
 
+    def leader_epoch_start_offset(self, topic: str, partition: int) -> int | None:
+        """Its log end when it began leading at that epoch (Kafka's leaderEpochStartOffsetOpt): until
+        the high watermark reaches it, ListOffsets is OFFSET_NOT_AVAILABLE. None when not led here,
+        or when the high watermark never lags it."""
+        ...
+
+    def leader_refusal(
+        self, topic: str, partition: int, current_leader_epoch: int = NO_EPOCH
+    ) -> Refusal | None:
+        """None when this broker leads the partition (at `current_leader_epoch`, if the client gave
+        one, KIP-320); otherwise the error and the leader to point the client to."""
+        ...
+
+    def replica_refusal(
+        self, topic: str, partition: int, current_leader_epoch: int = NO_EPOCH
+    ) -> Refusal | None:
+        """As `leader_refusal`, but a follower's replica serves too (a consumer's Fetch v11+, KIP-392)."""
+        ...
+
+    def under_min_isr(self, topic: str, partition: int) -> bool:
+        """Whether the partition has fewer in-sync replicas than Kafka's effective minimum,
+        min(min.insync.replicas, replication factor): an acks=-1 append is refused then."""
+        ...
+
 
 class SingleNodeLeadership:
-    """A single node leads what its metadata says it leads (every partition), at the epoch it says."""
+    """A single node leads what its metadata says it leads (every partition), at the epoch it says. A
+    partition it does not know is not refused here: the handlers answer it as unknown."""
 
     def __init__(self, cluster: ClusterMetadata, node_id: int) -> None:
         self.cluster = cluster
@@ -34,3 +83,26 @@ class SingleNodeLeadership:
         if state is None or state.leader_id != self.node_id:
             return None
         return state.leader_epoch
+
+    def leader_epoch_start_offset(self, topic: str, partition: int) -> int | None:
+        return None  # the high watermark of a single node's logs is their log end
+
+    def leader_refusal(
+        self, topic: str, partition: int, current_leader_epoch: int = NO_EPOCH
+    ) -> Refusal | None:
+        if current_leader_epoch == NO_EPOCH:
+            return None  # Produce, and clients before KIP-320: nothing to check (any other negative is old)
+        epoch = self.leader_epoch(topic, partition)
+        if epoch is None or current_leader_epoch == epoch:
+            return None
+        fenced = current_leader_epoch < epoch
+        code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
+        return Refusal(code, self.node_id, epoch)
+
+    def replica_refusal(
+        self, topic: str, partition: int, current_leader_epoch: int = NO_EPOCH
+    ) -> Refusal | None:
+        return self.leader_refusal(topic, partition, current_leader_epoch)
+
+    def under_min_isr(self, topic: str, partition: int) -> bool:
+        return False  # one replica, always in sync: Kafka's effective minimum is 1

@@ -74,6 +74,23 @@ def apply_partition_changes(
     cache.add_topic(created, by_id=topic_id != NO_TOPIC_ID)
 
 
+def follow_leadership(cache: ClusterMetadata, state: PartitionLeadership) -> None:
+    """The cache follows a leadership the replica manager applied, so Metadata and the data path
+    agree with it before the controller's UpdateMetadata arrives; never backwards."""
+    cached = cache.partition(state.topic, state.partition)
+    if cached is not None and cached.leader_epoch >= state.leader_epoch:
+        return
+    update = PartitionState(
+        partition=state.partition,
+        leader_id=state.leader,
+        leader_epoch=state.leader_epoch,
+        replicas=list(state.replicas),
+        isr=list(state.isr),
+        offline_replicas=list(cached.offline_replicas) if cached is not None else [],
+    )
+    apply_partition_changes(cache, state.topic, {state.partition: update}, state.topic_id)
+
+
 def _partition_state(state: PartitionLeadership) -> PartitionState:
     return PartitionState(
         partition=state.partition,

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from odradek.cluster.control_requests import (
@@ -35,11 +33,13 @@ from odradek.cluster.control_requests import (
     PartitionLeadership,
     StopReplicaPartition,
 )
-from odradek.cluster.metadata import ClusterMetadata, LiveBroker, PartitionState
-from odradek.cluster.metadata_update import apply_partition_changes, apply_update_metadata
+from odradek.cluster.leadership import Refusal
+from odradek.cluster.metadata import ClusterMetadata, LiveBroker
+from odradek.cluster.metadata_update import apply_update_metadata, follow_leadership
+from odradek.cluster.replica_logs import delete_logs, local_log
+from odradek.cluster.replication.hosted_partition import HostedPartition, PartitionKey
 from odradek.cluster.replication.isr_updates import IsrUpdater
 from odradek.cluster.replication.leader_replication import LeaderReplication
-from odradek.cluster.replication.leader_state import LeaderState
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.errors import StorageError
 from odradek.storage.log import Log
@@ -53,33 +53,6 @@ INITIAL_CONTROLLER_EPOCH = 0
 #: at LeaderAndIsr.InitialLeaderEpoch - 1), so the controller's first epoch, 0, is newer.
 UNKNOWN_LEADER_EPOCH = -1
 
-PartitionKey = tuple[str, int]
-
-
-@dataclass(slots=True)
-class HostedPartition:
-    """A partition with a replica on this broker, as the last LeaderAndIsr applied left it."""
-
-    topic: str
-    partition: int
-    topic_id: uuid.UUID | None
-    leader: int
-    leader_epoch: int
-    partition_epoch: int
-    replicas: list[int]
-    isr: list[int]
-    log: Log
-    #: Set while this broker leads the partition: its followers' progress and the ISR change in flight.
-    leader_state: LeaderState | None = field(default=None)
-    #: While this broker leads the partition: the leader epoch its uninterrupted leadership began at. A
-    #: new epoch that keeps it leader (an ISR change, a reassignment, a preferred election back here)
-    #: keeps it, so an append made at any epoch since is still this leader's to acknowledge (its log
-    #: was never truncated meanwhile); -1 for a follower.
-    leader_since_epoch: int = -1
-    #: While this broker leads the partition: its log end when it applied the current leader epoch
-    #: (Kafka's leaderEpochStartOffsetOpt); -1 for a follower.
-    leader_epoch_start_offset: int = -1
-
 
 class FollowerFetchers(Protocol):
     """The replica fetchers (cluster/replication/fetcher_manager.py): what the replica manager asks."""
@@ -87,15 +60,6 @@ class FollowerFetchers(Protocol):
     def add_partitions(self, partitions: list[HostedPartition]) -> None: ...
 
     def remove_partitions(self, keys: Iterable[PartitionKey]) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """Why the data path refuses a partition, and who leads it as far as this broker knows."""
-
-    error_code: ErrorCode
-    leader_id: int = -1
-    leader_epoch: int = -1
 
 
 class ReplicaManager:
@@ -143,7 +107,7 @@ class ReplicaManager:
         KIP-320); otherwise the error to answer with and the leader to point the client to."""
         hosted = self.leading.get((topic, partition))
         if hosted is not None:
-            if current_leader_epoch < 0 or current_leader_epoch == hosted.leader_epoch:
+            if current_leader_epoch == NO_EPOCH or current_leader_epoch == hosted.leader_epoch:
                 return None
             fenced = current_leader_epoch < hosted.leader_epoch
             code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
@@ -153,7 +117,7 @@ class ReplicaManager:
         # UNKNOWN_LEADER_EPOCH, an older one FENCED_LEADER_EPOCH; only at its own epoch is it "not leader".
         follower = self.hosted.get((topic, partition))
         epoch = follower.leader_epoch if follower is not None else current_leader_epoch
-        if current_leader_epoch >= 0 and current_leader_epoch != epoch and follower is not None:
+        if current_leader_epoch != NO_EPOCH and current_leader_epoch != epoch and follower is not None:
             fenced = current_leader_epoch < epoch
             code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
             return Refusal(code, follower.leader, epoch)
@@ -169,7 +133,7 @@ class ReplicaManager:
         hosted = self.leading.get((topic, partition)) or self.hosted.get((topic, partition))
         if hosted is None:
             return self._not_leader(topic, partition)
-        if current_leader_epoch < 0 or current_leader_epoch == hosted.leader_epoch:
+        if current_leader_epoch == NO_EPOCH or current_leader_epoch == hosted.leader_epoch:
             return None
         fenced = current_leader_epoch < hosted.leader_epoch
         code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
@@ -277,7 +241,7 @@ class ReplicaManager:
             for state in accepted:
                 key = (state.topic, state.partition)
                 try:
-                    local_logs.append((state, await self._local_log(state)))
+                    local_logs.append((state, await local_log(self.logs, state)))
                 except (OSError, StorageError) as error:  # one partition's disk failure is its own answer
                     log.error("creating the log of %s-%d failed", *key, exc_info=error)
                     outcome[key] = ErrorCode.KAFKA_STORAGE_ERROR
@@ -342,7 +306,7 @@ class ReplicaManager:
                     # Also a log this broker no longer hosts: a topic deleted while it was down.
                     deleting.setdefault(stop.topic, []).append(stop.partition)
             for topic, indexes in deleting.items():
-                for index in await self._delete_logs(topic, indexes):
+                for index in await delete_logs(self.logs, topic, indexes):
                     outcome[(topic, index)] = ErrorCode.KAFKA_STORAGE_ERROR
             self._leadership_changed([], stopped)
             return outcome
@@ -366,7 +330,7 @@ class ReplicaManager:
         for state in states:
             hosted = self.hosted.get((state.topic, state.partition))
             if hosted is not None and hosted.leader_epoch > state.leader_epoch:
-                self._cache(_leadership(hosted))
+                follow_leadership(self.cluster, _leadership(hosted))
         if self.on_metadata_update is not None:
             self.on_metadata_update()
         return deleted
@@ -393,21 +357,6 @@ class ReplicaManager:
         if self.node_id not in state.replicas:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return ErrorCode.NONE
-
-    async def _local_log(self, state: PartitionLeadership) -> Log:
-        """The partition's log, created (empty, off the loop) if this broker has none yet. A log of
-        another topic id (the topic was deleted and made again while this broker did not see it) is
-        set aside by storage and an empty one made, as KRaft Kafka's stray replicas; Kafka's ZooKeeper
-        mode answers INCONSISTENT_TOPIC_ID for ever, leaving the replica out of its partition."""
-        existing = self.logs.get_log(state.topic, state.partition)
-        if existing is not None and existing.matches_topic_id(state.topic_id):
-            return existing
-        job = self.logs.prepare_partitions(state.topic, [state.partition], topic_id=state.topic_id)
-        await asyncio.to_thread(job.run)
-        self.logs.complete_partitions(job)
-        created = self.logs.get_log(state.topic, state.partition)
-        assert created is not None
-        return created
 
     def _apply(self, state: PartitionLeadership, replica_log: Log) -> None:
         key = (state.topic, state.partition)
@@ -443,34 +392,7 @@ class ReplicaManager:
             replica_log.auto_high_watermark = self.logs.single_node
             if self.leading.pop(key, None) is not None:
                 self.leaders.on_resign(*key)
-        self._cache(state)
-
-    def _cache(self, state: PartitionLeadership) -> None:
-        """The cache follows a leadership this broker applied, so Metadata and the data path agree with
-        it before the controller's UpdateMetadata arrives; never backwards."""
-        cached = self.cluster.partition(state.topic, state.partition)
-        if cached is not None and cached.leader_epoch >= state.leader_epoch:
-            return
-        update = PartitionState(
-            partition=state.partition,
-            leader_id=state.leader,
-            leader_epoch=state.leader_epoch,
-            replicas=list(state.replicas),
-            isr=list(state.isr),
-            offline_replicas=list(cached.offline_replicas) if cached is not None else [],
-        )
-        apply_partition_changes(self.cluster, state.topic, {state.partition: update}, state.topic_id)
-
-    async def _delete_logs(self, topic: str, partitions: list[int]) -> list[int]:
-        """Remove the partitions' logs through storage's crash-safe deletion; returns those whose
-        directory could not be renamed (a disk error: KAFKA_STORAGE_ERROR, the controller retries)."""
-        job = self.logs.take_partition_deletion(topic, partitions)
-        if not job.logs:
-            return []
-        await asyncio.to_thread(job.run)
-        failed = [replica_log.topic_partition.partition for replica_log in job.logs]
-        self.logs.complete_partition_deletion(job)
-        return failed
+        follow_leadership(self.cluster, state)
 
 
 def _leadership(hosted: HostedPartition) -> PartitionLeadership:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from odradek.config.topic_catalog import (
     CLEANUP_POLICIES,
-    COMPRESSION_TYPES,
     FORMAT_VERSION_DEFAULT,
     FORMAT_VERSION_IGNORED,
     NO_TIERED_STORAGE,
@@ -18,6 +17,7 @@ from odradek.config.topic_catalog import (
 )
 from odradek.config.types import LONG_MAX, ConfigKey, ConfigType, DynamicUpdateMode, Importance
 from odradek.config.validators import KAFKA_VERSION, RangeOrValue, at_least, between, list_of, one_of
+from odradek.protocol.records import COMPRESSION_TYPES
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE

@@ -327,9 +327,9 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         30000,
         HIGH,
-        "How long the broker waits for answers to its own requests, and the transaction coordinator "
-        "for an expired transactional id's removal to reach the ISR (its other writes wait the "
-        "transaction's own timeout).",
+        "How long the broker waits for answers to its own requests, a transaction marker for its "
+        "partition's ISR, and the transaction coordinator for an expired transactional id's removal "
+        "to reach the ISR (its other writes wait the transaction's own timeout).",
         cluster_only=(
             "a single node sends no requests to other brokers, and its writes are in the ISR at once."
         ),

@@ -21,12 +21,12 @@ from odradek.config.validators import (
     list_of,
     one_of,
 )
+from odradek.protocol.records import COMPRESSION_TYPES
 
 HOUR_MS = 60 * 60 * 1000
 MINUTE_MS = 60 * 1000
 WEEK_MS = 7 * 24 * HOUR_MS
 
-COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 CLEANUP_POLICIES = ("compact", "delete")
 NO_TIERED_STORAGE = "odradek has no tiered storage."

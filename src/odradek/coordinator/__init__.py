@@ -13,8 +13,9 @@ The group coordinator, module by module:
   `consumer_reconcile` (current towards target assignment), `consumer_targets` and `assignors`
   (target assignment), `consumer_regexes` (regex subscriptions resolved in the background),
   `consumer_checks`, `consumer_replay`, `consumer_describe`.
-- Client regexes (subscriptions, ListTransactions filters): `client_regex` (RE2, matched in the
-  `regex_worker` process).
+- Client regexes (subscriptions, ListTransactions filters): `client_regex` (RE2, matched in
+  `regex_worker` processes), `regex_lane` (a worker and its queue, limits, deadline), `regex_frames`
+  (their messages).
 - Offsets: `offsets` (the store), `offset_requests` (commit, fetch, delete, expiry).
 - `group_admin`: DescribeGroups, ListGroups, DeleteGroups. `timer`: keyed loop timers. `settings`.
 - Transactional offsets: `shard` holds TxnOffsetCommit records per producer id until the marker

@@ -13,17 +13,21 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from odradek.cluster.leadership import Leadership
+from odradek.cluster.metadata import ClusterMetadata
+from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator import classic_join, classic_members, group_admin, offset_requests
 from odradek.coordinator.classic_join import JoinContext
 from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.consumer_describe import describe_consumer_group
+from odradek.coordinator.consumer_group import ConsumerGroup
 from odradek.coordinator.consumer_regexes import TopicFilter, describe_all
 from odradek.coordinator.group_admin import ListedGroup
 from odradek.coordinator.group_runtime import GroupRuntime
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem, TopicPartition
 from odradek.coordinator.offsets import OffsetAndMetadata
 from odradek.coordinator.records import offset_commit_record
+from odradek.coordinator.regex_lane import Requester
 from odradek.coordinator.result import CoordinatorResult
 from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -37,6 +41,7 @@ from odradek.protocol.messages.heartbeat import HeartbeatRequest
 from odradek.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from odradek.protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity, MemberResponse
 from odradek.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger("odradek.coordinator")
 
@@ -47,13 +52,14 @@ class GroupCoordinator:
     def __init__(
         self,
         config: BrokerConfig,
-        cluster: Any,
-        topics: Any,
-        logs: Any,
+        cluster: ClusterMetadata,
+        topics: TopicAdmin,
+        logs: LogManager,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
-        leadership: Leadership | None = None,
         regexes: RegexMatcher | None = None,
+        *,
+        leadership: Leadership,
         **runtime_options: Any,
     ) -> None:
         self.settings = GroupSettings(config)
@@ -217,16 +223,20 @@ class GroupCoordinator:
         client_id: str,
         client_host: str,
         describable: TopicFilter = describe_all,
+        *,
+        requester: Requester,
     ) -> ConsumerGroupHeartbeatResponse:
         """A heartbeat answered once what it wrote is on the in-sync replicas (the new coordinator's
         runtime completes a write's response only when it is committed): a member is never told an
         epoch or assignment a failover would take back. The error, if not: COORDINATOR_NOT_AVAILABLE
-        (timed out, ISR too small) or NOT_COORDINATOR."""
-        if request.subscribed_topic_regex:
-            # RE2's verdict, from the worker (a pattern may be megabytes): Kafka checks a regex with
-            # RE2/J when a member brings it.
+        (timed out, ISR too small) or NOT_COORDINATOR. `requester`: who sent it (a regex it brings is
+        checked in that principal's name, and dropped if its connection closes meanwhile)."""
+        regex = request.subscribed_topic_regex
+        if regex and self._needs_check(request.group_id, regex):
+            # RE2's verdict, from the worker: Kafka checks a regex with RE2/J when a member brings one
+            # no member of the group subscribes to yet.
             try:
-                await self.regexes.check(request.subscribed_topic_regex, "SubscribedTopicRegex")
+                await self.regexes.check(regex, "SubscribedTopicRegex", requester)
             except KafkaError as invalid:
                 return ConsumerGroupHeartbeatResponse(
                     error_code=invalid.error_code, error_message=invalid.error_message
@@ -240,6 +250,18 @@ class GroupCoordinator:
         if error is not None:
             return ConsumerGroupHeartbeatResponse(error_code=error, error_message=error.message)
         return response
+
+    def _needs_check(self, group_id: str, regex: str) -> bool:
+        """Whether a heartbeat's `regex` must be compiled: not when a member of the group subscribes to
+        it already (it was checked when it came), nor when the heartbeat will be refused anyway (no
+        group id, or a group this broker does not coordinate now)."""
+        if not group_id:
+            return False
+        try:
+            group = self.runtime.shard_for(group_id).groups.get(group_id)
+        except KafkaError:
+            return False
+        return not (isinstance(group, ConsumerGroup) and group.subscribed_regexes()[regex] > 0)
 
     def consumer_group_heartbeat(
         self,

@@ -19,9 +19,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from odradek.cluster.leadership import Leadership
+from odradek.cluster.leadership import IsrWait, Leadership
+from odradek.cluster.metadata import ClusterMetadata
 from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.records import (
     GROUP_METADATA,
@@ -42,6 +43,8 @@ from odradek.coordinator.write_errors import (
 )
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.records import Compression
+from odradek.storage.log_manager import LogManager
+from odradek.storage.partition import TopicPartition
 
 log = logging.getLogger("odradek.coordinator")
 
@@ -57,14 +60,15 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
     def __init__(
         self,
         settings: GroupSettings,
-        logs: Any,
-        cluster: Any,
+        logs: LogManager,
+        cluster: ClusterMetadata,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None,
         regexes: RegexMatcher,
         clock: Callable[[], float] = time.time,
         timer_factory: Callable[[Runner], CoordinatorTimer] = CoordinatorTimer,
-        leadership: Leadership | None = None,
+        *,
+        leadership: Leadership,
     ) -> None:
         super().__init__(
             OFFSETS_TOPIC,
@@ -77,15 +81,15 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
             node_id,
             notify_append,
             clock,
-            leadership,
+            leadership=leadership,
         )
         self.settings = settings
         self.timer_factory = timer_factory
         #: Resolves the consumer groups' regex subscriptions.
         self.regexes = regexes
-        #: Waits until a partition's in-sync replicas hold a write (the offset after it): the append's
-        #: outcome. Wired in cluster mode; None: the append itself commits the write (a single node).
-        self.replicated: Callable[[int, int], Awaitable[ErrorCode]] | None = None
+        #: Waits until a partition's in-sync replicas hold a write, at most offsets.commit.timeout.ms
+        #: (cluster/leadership.py). Wired in cluster mode; None: the append itself commits the write.
+        self.replicated: IsrWait | None = None
         self._waits: set[asyncio.Task[None]] = set()
 
     def new_shard(self, partition: int) -> GroupShard:
@@ -145,12 +149,17 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         end = self.log_end(partition)
         if self.replicated is None or end <= log_end_before:
             return None
-        outcome = await self.replicated(partition, end)
+        outcome = await self._replicated(partition, end)
         return None if outcome is ErrorCode.NONE else transaction_log_error(outcome)
 
     def log_end(self, partition: int) -> int:
         partition_log = self.logs.get_log(self.topic, partition)
         return int(partition_log.log_end_offset) if partition_log is not None else 0
+
+    def _replicated(self, partition: int, committed_at: int) -> Awaitable[ErrorCode]:
+        assert self.replicated is not None
+        tp = TopicPartition(self.topic, partition)
+        return self.replicated(tp, committed_at, self.settings.offsets_commit_timeout_ms)
 
     def stop_waiting(self) -> None:
         """Drop the writes still waiting for the ISR (the coordinator stops)."""
@@ -167,8 +176,7 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         """Kafka's storeGroup: the members hear how the GroupMetadata write went once the in-sync
         replicas hold it (or it failed), never before: a SyncGroup answered with an assignment a
         failover would lose would let two generations consume at once."""
-        assert self.replicated is not None
-        waiting = self.replicated(shard.partition, committed_at)
+        waiting = self._replicated(shard.partition, committed_at)
 
         async def tell() -> None:
             outcome = await waiting

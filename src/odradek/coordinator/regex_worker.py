@@ -1,17 +1,19 @@
 """The regex worker: a process of the broker's own that compiles and matches the regexes clients send
-(client_regex.RegexMatcher starts it as `python -m odradek.coordinator.regex_worker`).
+(client_regex's WorkerLane starts it as `python -m odradek.coordinator.regex_worker <lane>`; the lane's
+name is there for `ps`).
 
-A process, not a thread: RE2 holds Python's GIL while it compiles (a nine-character pattern can take a
-third of a second), which in a thread would stop the broker's event loop. Here it costs only this
-process's time, at the lowest CPU priority, and the broker can kill it to drop work nobody waits for.
+A process, not a thread: RE2 holds Python's GIL while it compiles (`\\pL{1000}` takes a tenth of a
+second, a pattern of 16,384 characters a second), which in a thread would stop the broker's event
+loop. Here it costs only this process's time, at the lowest CPU priority (set by the broker before this
+process starts, as is its address-space limit), and the broker can kill it to drop work nobody waits
+for.
 
-It reads requests from stdin and writes replies to stdout, each a 4-byte big-endian length and a JSON
-object; it exits at the end of stdin, and with the broker (PR_SET_PDEATHSIG). Requests:
+It reads requests from stdin and writes replies to stdout (regex_frames); it exits at the end of stdin,
+and with the broker (PR_SET_PDEATHSIG). Requests, each with `budget`, the CPU seconds it may take:
 - {"op": "check", "pattern": p}: {"ok": true}, or {"invalid": reason}
-- {"op": "match", "pattern": p, "names": [...], "budget": s}: {"matched": [indexes]}, {"invalid": reason},
-  or {"over_budget": s} when matching took more than `budget` seconds of CPU
-- {"op": "resolve", "patterns": [...], "names": [...], "budget": s}: {"resolved": {pattern: [indexes]},
-  "invalid": {pattern: reason}}, or {"over_budget": s}
+- {"op": "match", "pattern": p, "names": [...]}: {"matched": [indexes]}, or {"invalid": reason}
+Either may be {"out_of_memory": true} (the address-space limit was reached: the worker then exits, a
+fresh one takes the next job). A job past its budget ends the worker by SIGPROF, wherever it is.
 A match is RE2's over the whole name (anchored at both ends), as Kafka's RE2/J `matcher(name).matches()`.
 """
 
@@ -19,74 +21,67 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import os
 import signal
-import struct
 import sys
-import time
 from collections.abc import Sequence
-from typing import Any, BinaryIO, Final
+from typing import Any, Final
 
 import re2
 
-_SIZE: Final = struct.Struct(">I")
+from odradek.coordinator import regex_frames
+
 #: RE2's compiled pattern without the module's cache (re2.compile keeps 128 patterns alive).
 _RE2: Final[Any] = re2._re2.RE2
 _WHOLE_TEXT: Final[Any] = re2._re2.RE2.Anchor.ANCHOR_BOTH
 _NO_MATCH: Final = (-1, -1)
 _PR_SET_PDEATHSIG: Final = 1
+#: The shortest budget the timer takes: setitimer(0) would turn it off instead.
+_LEAST_BUDGET: Final = 1e-6
 
 
 class Invalid(Exception):
     """RE2 refuses the pattern; the message says why."""
 
 
-class OverBudget(Exception):
-    pass
-
-
 def main() -> None:
     _die_with_broker()
-    with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, 0, 19)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C of the broker's terminal is the broker's
+    # SIGPROF keeps its default action (the process ends): the per-job CPU timer relies on it.
+    signal.signal(signal.SIGPROF, signal.SIG_DFL)
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     while True:
-        request = _read(requests)
-        if request is None:
-            return
-        reply = answer(request)
-        data = json.dumps(reply).encode()
-        replies.write(_SIZE.pack(len(data)) + data)
+        try:
+            request = regex_frames.read(requests)
+            if request is None:
+                return
+            reply = answer(request)
+        except MemoryError:  # the request itself (its names) is more than the address-space limit
+            reply = {"out_of_memory": True}
+        replies.write(regex_frames.encode(reply))
         replies.flush()
+        if "out_of_memory" in reply:
+            return  # RE2 is not written to recover from std::bad_alloc: a fresh process is safer
 
 
 def answer(request: dict[str, Any]) -> dict[str, Any]:
-    op = request["op"]
+    """One job, within its CPU budget: ITIMER_PROF counts this process's CPU time (at the lowest
+    priority a worker kept waiting has not worked) and its SIGPROF ends the process even inside RE2's
+    C++ code, where neither a Python signal handler nor a check between names would run."""
+    signal.setitimer(signal.ITIMER_PROF, max(float(request["budget"]), _LEAST_BUDGET))
     try:
-        if op == "check":
-            compile_pattern(request["pattern"])
+        compiled = compile_pattern(request["pattern"])
+        if request["op"] == "check":
             return {"ok": True}
-        # The budget is CPU time: a worker the machine keeps waiting (it runs at the lowest priority)
-        # has not worked.
-        deadline = time.process_time() + float(request["budget"])
-        if op == "match":
-            return {"matched": matching(compile_pattern(request["pattern"]), request["names"], deadline)}
-        if op == "resolve":
-            resolved: dict[str, list[int]] = {}
-            invalid: dict[str, str] = {}
-            for pattern in request["patterns"]:
-                try:
-                    resolved[pattern] = matching(compile_pattern(pattern), request["names"], deadline)
-                except Invalid as error:
-                    invalid[pattern] = str(error)
-            return {"resolved": resolved, "invalid": invalid}
+        if request["op"] == "match":
+            return {"matched": matching(compiled, request["names"])}
+        raise ValueError(f"unknown regex worker request {request['op']!r}")
     except Invalid as error:
         return {"invalid": str(error)}
-    except OverBudget:
-        return {"over_budget": request["budget"]}
-    raise ValueError(f"unknown regex worker request {op!r}")
+    except MemoryError:
+        return {"out_of_memory": True}
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
 
 
 def compile_pattern(pattern: str) -> Any:
@@ -102,27 +97,13 @@ def compile_pattern(pattern: str) -> Any:
     return compiled
 
 
-def matching(compiled: Any, names: Sequence[str], deadline: float) -> list[int]:
+def matching(compiled: Any, names: Sequence[str]) -> list[int]:
     matched = []
     for index, name in enumerate(names):
-        if time.process_time() > deadline:
-            raise OverBudget
         text = name.encode("utf-8", "surrogatepass")
         if compiled.Match(_WHOLE_TEXT, text, 0, len(text))[0] != _NO_MATCH:
             matched.append(index)
     return matched
-
-
-def _read(stream: BinaryIO) -> dict[str, Any] | None:
-    header = stream.read(_SIZE.size)
-    if len(header) < _SIZE.size:
-        return None
-    (size,) = _SIZE.unpack(header)
-    body = stream.read(size)
-    if len(body) < size:
-        return None
-    request: dict[str, Any] = json.loads(body)
-    return request
 
 
 def _die_with_broker() -> None:

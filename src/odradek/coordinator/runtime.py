@@ -25,7 +25,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Hashable, Iterable, Sequence
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
-from odradek.cluster.leadership import Leadership, SingleNodeLeadership
+from odradek.cluster.leadership import Leadership
+from odradek.cluster.metadata import ClusterMetadata
+from odradek.cluster.topics import TopicAdmin
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import (
@@ -39,6 +41,7 @@ from odradek.protocol.records import (
 )
 from odradek.protocol.records.control import read_end_transaction_marker
 from odradek.storage.fetch import FetchIsolation
+from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
 
@@ -168,12 +171,13 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         default_partitions: int,
         load_buffer_size: int,
         compression: Compression,
-        logs: Any,
-        cluster: Any,
+        logs: LogManager,
+        cluster: ClusterMetadata,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
-        leadership: Leadership | None = None,
+        *,
+        leadership: Leadership,
     ) -> None:
         self.topic = topic
         self.keys = keys
@@ -187,7 +191,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         self.clock = clock
         #: Which partitions this broker leads, at which epoch: the replica manager in a cluster, never
         #: the metadata cache (which UpdateMetadata moves ahead of the LeaderAndIsr it announces).
-        self.leadership = leadership if leadership is not None else SingleNodeLeadership(cluster, node_id)
+        self.leadership = leadership
         self.shards: dict[int, ShardT] = {}
         self.states: dict[int, PartitionState] = {}
         self.loads: dict[int, asyncio.Task[None]] = {}
@@ -228,7 +232,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         return self._creation
 
     async def create_topic(
-        self, topics: Any, replication: int, configs: dict[str, str], single_node: bool
+        self, topics: TopicAdmin, replication: int, configs: dict[str, str], single_node: bool
     ) -> bool:
         """Create the topic (internal, `default_partitions`); True if it exists now. More replicas than
         brokers is refused in a cluster (tried again on the next request, as Kafka waits for enough

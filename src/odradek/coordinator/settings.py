@@ -52,6 +52,10 @@ class GroupSettings:
         return self.config.offsets_retention_check_interval_ms
 
     @property
+    def offsets_commit_timeout_ms(self) -> int:
+        return self.config.offsets_commit_timeout_ms
+
+    @property
     def offsets_topic_num_partitions(self) -> int:
         return self.config.offsets_topic_num_partitions
 

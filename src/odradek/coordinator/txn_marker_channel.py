@@ -1,20 +1,24 @@
-"""Kafka's TransactionMarkerChannelManager: the COMMIT / ABORT markers of prepared transactions, sent to
-the leaders of their partitions when those are other brokers (cluster mode).
+"""Kafka's TransactionMarkerChannelManager: the COMMIT / ABORT markers of prepared transactions, written
+in the background wherever their partitions are led, then the transaction's completion.
 
 One queue and one sender task per destination broker; everything queued for a broker when its sender
-wakes goes in one WriteTxnMarkers (v1) request, a marker per transaction. A partition answered NONE (or
-UNKNOWN_TOPIC_OR_PARTITION: deleted, nothing left to close) is done; any other error, or a failed
-connection, sends it again after a backoff to whoever leads it then (the metadata cache is the
-controller's view, refreshed by its UpdateMetadata), which may be this broker itself (written directly,
-and done once its in-sync replicas hold it, as a leader elsewhere answers).
-A partition without a leader waits for one. A transaction is complete when every partition's marker
-is written; a transaction the coordinator no longer owns (its `__transaction_state` partition moved,
-or a newer epoch) is dropped, the new coordinator sends its markers again.
+wakes goes in one WriteTxnMarkers (v1) request, a marker per transaction, one request in flight per
+broker (as Kafka's). A partition answered NONE (or UNKNOWN_TOPIC_OR_PARTITION: deleted, nothing left
+to close) is done; any other error (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT...),
+or a failed connection, sends it again after a backoff to whoever leads it then (the metadata cache
+is the controller's view, refreshed by its UpdateMetadata). A partition led here is written directly
+(`write_local` appends at the call, where the marker writer checks the replica manager's leadership,
+never the cache's, and the in-sync replicas are then waited for in a task of its own, as a leader
+elsewhere answers only once they hold it). A partition without a leader waits for one. Once every
+marker is written, `on_complete` writes the transaction's Complete* record; the transaction stays
+under way until that returns. A transaction the coordinator no longer owns (its `__transaction_state`
+partition moved, or a newer epoch) is dropped: the new coordinator sends its markers again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -49,6 +53,8 @@ class PendingMarkers:
     committed: bool
     coordinator_epoch: int
     remaining: set[TopicPartition] = field(default_factory=set)
+    #: Every marker written: its Complete* record is being written (`on_complete`).
+    completing: bool = False
 
 
 class TxnMarkerChannel:
@@ -59,7 +65,7 @@ class TxnMarkerChannel:
         node_id: int,
         write_local: Callable[[PendingMarkers, TopicPartition], Awaitable[ErrorCode]],
         still_wanted: Callable[[PendingMarkers], bool],
-        on_complete: Callable[[PendingMarkers], None],
+        on_complete: Callable[[PendingMarkers], Awaitable[None]],
         security: InterBrokerSecurity = PLAINTEXT,
     ) -> None:
         self.config = config
@@ -74,21 +80,26 @@ class TxnMarkerChannel:
         self._wakeups: dict[int, asyncio.Event] = {}
         self._senders: dict[int, asyncio.Task[None]] = {}
         self._retries: set[asyncio.TimerHandle] = set()
-        self._local_writes: set[asyncio.Task[None]] = set()
+        #: Markers appended here, waiting for their in-sync replicas.
+        self._local_writes: set[asyncio.Future[ErrorCode]] = set()
+        #: Transactions whose Complete* record is being written.
+        self._completions: set[asyncio.Task[None]] = set()
         self._unreachable: set[int] = set()
         self._connections = BrokerConnections(
             f"broker-{node_id}-txn-markers", security, config.request_timeout_ms / 1000
         )
 
     def send(self, txn: PendingMarkers) -> None:
-        """Write `txn`'s remaining markers wherever their partitions are led; `on_complete` when all are."""
+        """Write `txn`'s remaining markers wherever their partitions are led (those led here at once);
+        `on_complete` when all are. It replaces what was under way for the same transactional id."""
         self.pending[txn.transactional_id] = txn
         for tp in sorted(txn.remaining):
             self._route(txn, tp)
         self._maybe_done(txn)
 
-    def under_way(self, transactional_id: str) -> bool:
-        return transactional_id in self.pending
+    def under_way(self, transactional_id: str) -> PendingMarkers | None:
+        """What is being written for the transactional id (its markers, then its completion), if any."""
+        return self.pending.get(transactional_id)
 
     def drop(self, transactional_id: str) -> None:
         """Stop sending the transaction's markers (its coordinator moved): queued entries are skipped."""
@@ -101,7 +112,10 @@ class TxnMarkerChannel:
             handle.cancel()
         for write in self._local_writes:
             write.cancel()
+        for completion in self._completions:
+            completion.cancel()
         self._local_writes.clear()
+        self._completions.clear()
         self._senders.clear()
         self._retries.clear()
         self._queues.clear()
@@ -127,9 +141,16 @@ class TxnMarkerChannel:
             return
         leader = state.leader_id
         if leader == self.node_id:
-            task = asyncio.get_running_loop().create_task(self._write_here(txn, tp))
-            self._local_writes.add(task)
-            task.add_done_callback(self._local_writes.discard)
+            try:
+                written = asyncio.ensure_future(self.write_local(txn, tp))  # appended now; its wait runs
+            except Exception:
+                # Kept under way (and tried again) rather than lost with the rest of `send`.
+                log.exception("writing a marker of %s to %s-%d failed", txn.transactional_id, *tp)
+                self._retry_later(txn, tp)
+                return
+            self._local_writes.add(written)
+            written.add_done_callback(self._local_writes.discard)
+            written.add_done_callback(functools.partial(self._written_here, txn, tp))
             return
         if leader < 0 or inter_broker_endpoint(self.config, self.cluster, leader) is None:
             self._retry_later(txn, tp)  # no leader yet: wait for the controller to elect one
@@ -137,9 +158,15 @@ class TxnMarkerChannel:
         self._queues.setdefault(leader, []).append((txn, tp))
         self._wake(leader)
 
-    async def _write_here(self, txn: PendingMarkers, tp: TopicPartition) -> None:
-        error = await self.write_local(txn, tp)
-        if error in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+    def _written_here(
+        self, txn: PendingMarkers, tp: TopicPartition, written: asyncio.Future[ErrorCode]
+    ) -> None:
+        if written.cancelled():
+            return  # the channel stopped
+        failure = written.exception()
+        if failure is not None:
+            log.error("writing a marker of %s to %s-%d failed", txn.transactional_id, *tp, exc_info=failure)
+        if failure is None and written.result() in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
             txn.remaining.discard(tp)
             self._maybe_done(txn)
         else:
@@ -155,9 +182,18 @@ class TxnMarkerChannel:
         self._retries.add(handle)
 
     def _maybe_done(self, txn: PendingMarkers) -> None:
-        if not txn.remaining and self.pending.get(txn.transactional_id) is txn:
-            del self.pending[txn.transactional_id]
-            self.on_complete(txn)
+        if not txn.remaining and not txn.completing and self.pending.get(txn.transactional_id) is txn:
+            txn.completing = True
+            completion = asyncio.get_running_loop().create_task(self._complete(txn))
+            self._completions.add(completion)
+            completion.add_done_callback(self._completions.discard)
+
+    async def _complete(self, txn: PendingMarkers) -> None:
+        try:
+            await self.on_complete(txn)
+        finally:
+            if self.pending.get(txn.transactional_id) is txn:
+                del self.pending[txn.transactional_id]
 
     # ----- senders ------------------------------------------------------------------------------------
 

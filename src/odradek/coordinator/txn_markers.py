@@ -7,9 +7,11 @@ sequence checks; an older coordinator epoch is refused by the producer state as
 TRANSACTION_COORDINATOR_FENCED). Appending it closes the producer's transaction in that partition,
 which moves the last stable offset and, for an abort, adds the transaction to the `.txnindex`
 (storage does both). A marker in `__consumer_offsets` also completes the producer's pending
-transactional offset commits. As Kafka's acks=-1 marker appends, a marker counts as written only once
-the partition's in-sync replicas hold it (`write_replicated`): a transaction completed on a marker its
-leader alone had would stay open in that partition for good if the leader were lost.
+transactional offset commits. As Kafka's acks=-1 marker appends, a marker is refused with nothing
+appended (NOT_ENOUGH_REPLICAS) while the partition's ISR is under min.insync.replicas, and counts as
+written only once the in-sync replicas hold it: a transaction completed on a marker its leader alone
+had would stay open in that partition for good if the leader were lost. The checks and the append are
+one synchronous step; only the wait for the followers is awaited.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
-from odradek.cluster.leadership import Leadership
+from odradek.cluster.leadership import IsrWait, Leadership
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.handlers.errors import error_code_for
 from odradek.protocol.error_codes import ErrorCode
@@ -37,7 +39,8 @@ class MarkerWriter:
         groups: Any,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
-        replicated: Callable[[str, int, int], Awaitable[ErrorCode]] | None = None,
+        replicated: IsrWait | None = None,
+        timeout_ms: int = 30_000,
     ) -> None:
         self.logs = logs
         #: Which partitions this broker leads, and at which epoch (cluster/leadership.py).
@@ -45,11 +48,13 @@ class MarkerWriter:
         self.groups = groups
         self.notify_append = notify_append
         self.clock = clock
-        #: Waits until a partition's in-sync replicas hold what was appended (topic, partition, the
-        #: offset after it): the append's outcome. None: the append itself is enough (a single node).
+        #: Waits until a partition's in-sync replicas hold what was appended, at most `timeout_ms`
+        #: (Kafka's request.timeout.ms for markers): the append's outcome. None: the append itself is
+        #: enough (a single node).
         self.replicated = replicated
+        self.timeout_ms = timeout_ms
 
-    async def write_replicated(
+    def write(
         self,
         topic: str,
         partition: int,
@@ -57,17 +62,18 @@ class MarkerWriter:
         producer_epoch: int,
         committed: bool,
         coordinator_epoch: int,
-    ) -> ErrorCode:
-        """`write`, then wait for the in-sync replicas: NONE once they hold the marker, else the
-        append's error (REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER),
-        which the coordinator retries: a marker written again closes nothing twice."""
-        error = self.write(topic, partition, producer_id, producer_epoch, committed, coordinator_epoch)
+    ) -> Awaitable[ErrorCode]:
+        """Append the marker now, and return its outcome to await: NONE once the in-sync replicas hold
+        it, else the append's error (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS with nothing appended,
+        REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND), which the coordinator retries: a marker
+        written again closes nothing twice."""
+        error = self._append(topic, partition, producer_id, producer_epoch, committed, coordinator_epoch)
         log = self.logs.get_log(topic, partition)
         if error is not ErrorCode.NONE or self.replicated is None or log is None:
-            return error
-        return await self.replicated(topic, partition, log.log_end_offset)
+            return _answered(error)
+        return self.replicated(TopicPartition(topic, partition), log.log_end_offset, self.timeout_ms)
 
-    def write(
+    def _append(
         self,
         topic: str,
         partition: int,
@@ -85,6 +91,10 @@ class MarkerWriter:
         if epoch is None:
             # Another broker leads it: the marker goes there (the coordinator's marker channel).
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        if self.leadership.under_min_isr(topic, partition):
+            # As Kafka's appendRecordsToLeader with acks=-1: refused before anything is appended, or
+            # the marker would wait for an ISR that cannot take it and every retry append another.
+            return ErrorCode.NOT_ENOUGH_REPLICAS
         control = ControlRecordType.COMMIT if committed else ControlRecordType.ABORT
         batch = bytearray(
             build_end_transaction_marker_batch(
@@ -104,3 +114,7 @@ class MarkerWriter:
         if self.notify_append is not None:
             self.notify_append(TopicPartition(topic, partition))
         return ErrorCode.NONE
+
+
+async def _answered(error: ErrorCode) -> ErrorCode:
+    return error

@@ -6,6 +6,12 @@ A partition is loaded when this broker becomes its leader and dropped when it st
 (runtime.py), as the group coordinator's `__consumer_offsets`; cluster mode drives both from the
 replica manager's leadership hook. The loaded ids of every shard are also indexed here, by id and by
 current producer id (every transactional Produce looks its producer up).
+
+A state change (`write`) appends the next TransactionLogValue, waits until the in-sync replicas hold
+it and only then applies it (Kafka's pendingState and completeTransitionTo): the state in memory is
+what a coordinator elected from the ISR would find in the log, and a write that fails (refused under
+`transaction.state.log.min.isr`, timed out, leadership lost) leaves no trace. While an id's write
+waits, it is in `writing`: the coordinator answers its other steps CONCURRENT_TRANSACTIONS.
 """
 
 from __future__ import annotations
@@ -13,17 +19,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Hashable
-from typing import Any, Final
+from collections.abc import Callable, Hashable
+from typing import Final
 
-from odradek.cluster.leadership import Leadership
+from odradek.cluster.leadership import IsrWait, Leadership
+from odradek.cluster.metadata import ClusterMetadata
+from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState
 from odradek.coordinator.txn_metadata import TransactionMetadata
-from odradek.coordinator.txn_records import TxnLogRecord, decode_txn_record
+from odradek.coordinator.txn_records import TransactionLogValue, TxnLogRecord, decode_txn_record
 from odradek.coordinator.write_errors import append_failure, transaction_log_error
-from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import Compression
+from odradek.storage.log_manager import LogManager
+from odradek.storage.partition import TopicPartition
 
 TRANSACTION_STATE_TOPIC: Final = "__transaction_state"
 log = logging.getLogger("odradek.coordinator.transactions")
@@ -71,13 +81,14 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
     def __init__(
         self,
         config: BrokerConfig,
-        cluster: Any,
-        topics: Any,
-        logs: Any,
+        cluster: ClusterMetadata,
+        topics: TopicAdmin,
+        logs: LogManager,
         node_id: int,
         notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
-        leadership: Leadership | None = None,
+        *,
+        leadership: Leadership,
     ) -> None:
         super().__init__(
             TRANSACTION_STATE_TOPIC,
@@ -90,7 +101,7 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
             node_id,
             notify_append,
             clock,
-            leadership,
+            leadership=leadership,
         )
         self.config = config
         self.topics = topics
@@ -101,11 +112,11 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
         #: Told of each partition's transactions once it is loaded (the coordinator completes the
         #: prepared ones, as Kafka's coordinator does when it takes over).
         self.on_partition_loaded: Callable[[list[TransactionMetadata]], None] | None = None
-        #: Waits until a partition's in-sync replicas hold a write (the offset after it), at most the
-        #: given ms, and says how that went (NONE, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-        #: NOT_LEADER_OR_FOLLOWER); wired in cluster mode. None: the append itself commits the write
-        #: (a single node).
-        self.replicated: Callable[[int, int, int], Awaitable[ErrorCode]] | None = None
+        #: Waits until a partition's in-sync replicas hold a write (cluster/leadership.py); wired in
+        #: cluster mode. None: the append itself commits the write (a single node).
+        self.replicated: IsrWait | None = None
+        #: Transactional ids whose write waits for the ISR (Kafka's pendingState).
+        self.writing: set[str] = set()
 
     def write_timeout_ms(self, record: TxnLogRecord) -> int:
         """How long a write waits for the in-sync replicas: as Kafka's TransactionStateManager, a
@@ -128,7 +139,7 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
     async def _create_topic(self, single_node: bool) -> bool:
         configs = {
             "cleanup.policy": "compact",
-            "compression.type": "producer",  # the coordinator writes uncompressed batches
+            "compression.type": "uncompressed",  # as Kafka's TransactionStateManager
             "unclean.leader.election.enable": "false",
             "min.insync.replicas": str(self.config.transaction_state_log_min_isr),
             "segment.bytes": str(self.config.transaction_state_log_segment_bytes),
@@ -173,6 +184,30 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
 
     # ----- appends ----------------------------------------------------------------------------------
 
+    async def write(self, transactional_id: str, value: TransactionLogValue | None) -> None:
+        """Append `value` (None: a tombstone), wait for the ISR, then apply it; KafkaError (nothing
+        applied) when the write failed, or while another write of the id waits."""
+        if transactional_id in self.writing:
+            raise KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS)
+        self.writing.add(transactional_id)
+        try:
+            error = await self.append(TxnLogRecord(transactional_id, value))
+        finally:
+            self.writing.discard(transactional_id)
+        if error is not None:
+            raise KafkaError(error)
+        metadata = self.txns.get(transactional_id)
+        if value is None:
+            self.remove(transactional_id)
+        elif metadata is None:
+            metadata = TransactionMetadata.from_value(transactional_id, value)
+            metadata.coordinator_epoch = self.coordinator_epoch(self.partition_for(transactional_id))
+            self.put(metadata)
+        else:
+            old_producer_id = metadata.producer_id
+            metadata.apply(value)
+            self.put(metadata, old_producer_id)
+
     async def append(self, record: TxnLogRecord) -> ErrorCode | None:
         """Append one record to the transactional id's partition and wait until its in-sync replicas
         hold it (Kafka's appendTransactionToLog, acks=-1); the error a client is told, if any. The
@@ -186,7 +221,8 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
             log.warning("writing to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, partition, failure)
             return transaction_log_error(append_failure(failure))
         if self.replicated is not None:
-            outcome = await self.replicated(partition, committed_at, self.write_timeout_ms(record))
+            tp = TopicPartition(self.topic, partition)
+            outcome = await self.replicated(tp, committed_at, self.write_timeout_ms(record))
             if outcome is not ErrorCode.NONE:
                 log.info(
                     "%s: its write to %s-%d did not reach the in-sync replicas (%s); not applied",

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from odradek.coordinator.consumer_regexes import TopicFilter, describe_all
+from odradek.coordinator.regex_lane import Requester
 from odradek.handlers.authorization import authorize, authorize_group, authorized_operations, require_group
 from odradek.handlers.context import RequestContext
 from odradek.handlers.groups import client_host, group_coordinator
@@ -75,7 +76,12 @@ async def handle_consumer_group_heartbeat(
             return [name for name in names if _may_describe(context, name)]
 
     return await coordinator.consumer_group_heartbeat_committed(
-        request, context.api_version, context.client_id or "", client_host(context), describable
+        request,
+        context.api_version,
+        context.client_id or "",
+        client_host(context),
+        describable,
+        requester=Requester(context.principal, context.closed),
     )
 
 

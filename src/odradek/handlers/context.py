@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 ANONYMOUS_PRINCIPAL = "User:ANONYMOUS"
 
 
+def _never_closed() -> bool:
+    return False
+
+
 @dataclass(slots=True)
 class RequestContext:
     header: RequestHeader
@@ -31,6 +35,9 @@ class RequestContext:
     #: A consumer's Fetch while client quotas are in force: records the answer's record bytes (and the
     #: handling time so far) on the client's quotas and returns the throttle time, 0 if none (KIP-219).
     fetch_quota: Callable[[int], int] | None = None
+    #: Whether the connection the request came on has closed since: work done only for its answer
+    #: (a client's regex in the regex worker) can be dropped then.
+    closed: Callable[[], bool] = _never_closed
 
     @property
     def client_id(self) -> str | None:

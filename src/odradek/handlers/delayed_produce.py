@@ -17,9 +17,10 @@ On a single node (and for a leader alone in its ISR) the HW is the log end after
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import functools
 from dataclasses import dataclass
 
+from odradek.cluster.leadership import IsrWait
 from odradek.handlers.services import Services
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.produce import PartitionProduceResponse
@@ -97,37 +98,7 @@ async def replication_outcome(
     return ErrorCode(answer.error_code)
 
 
-def timed_write_waiter(topic: str, services: Services) -> Callable[[int, int, int], Awaitable[ErrorCode]]:
-    """For a coordinator's runtime: wait until a partition of its internal `topic` has a write on its
-    in-sync replicas (partition, the offset after the write, how long it may wait in ms); the append's
-    outcome."""
-
-    async def replicated(partition: int, required_offset: int, timeout_ms: int) -> ErrorCode:
-        tp = TopicPartition(topic, partition)
-        return await replication_outcome(tp, required_offset, timeout_ms, services)
-
-    return replicated
-
-
-def coordinator_write_waiter(
-    topic: str, timeout_ms: Callable[[], int], services: Services
-) -> Callable[[int, int], Awaitable[ErrorCode]]:
-    """As `timed_write_waiter`, for a runtime whose writes all wait `timeout_ms()` (read at each write)."""
-    timed = timed_write_waiter(topic, services)
-
-    async def replicated(partition: int, required_offset: int) -> ErrorCode:
-        return await timed(partition, required_offset, timeout_ms())
-
-    return replicated
-
-
-def marker_write_waiter(services: Services) -> Callable[[str, int, int], Awaitable[ErrorCode]]:
-    """For transaction markers (Kafka appends them with acks=-1 and request.timeout.ms): wait until
-    the partition (topic, partition, the offset after the marker) has the marker on its in-sync
-    replicas; the append's outcome. At once NONE on a single node."""
-
-    async def replicated(topic: str, partition: int, required_offset: int) -> ErrorCode:
-        tp = TopicPartition(topic, partition)
-        return await replication_outcome(tp, required_offset, services.config.request_timeout_ms, services)
-
-    return replicated
+def isr_wait(services: Services) -> IsrWait:
+    """`replication_outcome` for the broker's own acks=-1 appends: the coordinators' writes to their
+    internal topics and transaction markers (cluster/leadership.py)."""
+    return functools.partial(replication_outcome, services=services)

@@ -22,6 +22,7 @@ _STORAGE_CODES: dict[type[BaseException], ErrorCode] = {
     storage.InvalidRecordError: ErrorCode.INVALID_RECORD,
     storage.InvalidTimestampError: ErrorCode.INVALID_TIMESTAMP,
     storage.RecordTooLargeError: ErrorCode.MESSAGE_TOO_LARGE,
+    storage.RecordListTooLargeError: ErrorCode.RECORD_LIST_TOO_LARGE,
     storage.OutOfOrderSequenceError: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
     storage.InvalidProducerEpochError: ErrorCode.INVALID_PRODUCER_EPOCH,
     storage.UnknownProducerIdError: ErrorCode.UNKNOWN_PRODUCER_ID,

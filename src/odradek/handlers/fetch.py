@@ -25,7 +25,7 @@ Version notes:
   the partition may fetch as followers (NOT_LEADER_OR_FOLLOWER otherwise). A follower's fetch naming a
   partition at an epoch newer than the one this broker hosts it at (its LeaderAndIsr is still on the way) is
   held, whole, until that LeaderAndIsr is applied or max_wait_ms passes (then UNKNOWN_LEADER_EPOCH), where
-  Kafka answers at once and the follower backs off (see `_hold_for_epochs`).
+  Kafka answers at once and the follower backs off (follower_fetch.py).
 - Fetching from followers (KIP-392, ZooKeeper mode): a consumer's fetch from v11 may be served by any
   replica of the partition, a follower reading up to its own high watermark (OFFSET_OUT_OF_RANGE past
   its log end, NOT_LEADER_OR_FOLLOWER on a broker with no replica); the leader, with
@@ -45,13 +45,19 @@ import asyncio
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from odradek.handlers.authorization import authorize, authorize_cluster
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for
+from odradek.handlers.fetch_down_conversion import Conversion, convert_down
 from odradek.handlers.fetch_sessions import CachedPartition, FetchSession, PartitionKey
 from odradek.handlers.file_records import FileRecords
+from odradek.handlers.follower_fetch import (
+    awaiting_epochs,
+    diverging,
+    hold_for_epochs,
+    record_follower_fetches,
+)
 from odradek.handlers.leadership import POINTS_TO_LEADER, leader_endpoints, refusal, replica_refusal
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
@@ -68,15 +74,12 @@ from odradek.protocol.messages.fetch import (
     NodeEndpoint,
     PartitionData,
 )
-from odradek.protocol.records import down_convert_batches
+from odradek.protocol.records import Compression
 from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage.errors import OffsetOutOfRangeError, StorageError
 from odradek.storage.fetch import FetchDataInfo, FetchIsolation
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
-
-if TYPE_CHECKING:
-    from odradek.server.delayed import AppendWaiter
 
 #: Below this many bytes a fetch copies the data into the response (one write) instead of sendfile.
 SENDFILE_THRESHOLD = 64 * 1024
@@ -111,18 +114,18 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     follower = replica_id >= 0 and context.services.replicas is not None
     with context.services.appends.waiting_on(keys) as waiter:
         while True:
-            results, size, errors = _read_all(plan.partitions, request, isolation, context, denied)
+            results, limits, size, errors = _read_all(plan.partitions, request, isolation, context, denied)
             if follower:
                 # As Kafka: the leader learns the follower's position when the fetch arrives, not when
                 # it is answered (a follower at the log end waits; its position moves the HW now).
-                _record_follower_fetches(
+                record_follower_fetches(
                     plan.partitions, results, replica_id, _replica_epoch(request, context), context
                 )
             remaining = deadline - loop.time()
-            held = _awaiting_epochs(plan.partitions, results, context) if follower and remaining > 0 else []
+            held = awaiting_epochs(plan.partitions, results, context) if follower and remaining > 0 else []
             if held:
                 _release(results)
-                await _hold_for_epochs(waiter, held, context, deadline)
+                await hold_for_epochs(waiter, held, context, deadline)
                 continue
             # `errors` also counts a redirect to a preferred read replica: answered at once, as Kafka.
             if size >= request.min_bytes or errors or remaining <= 0 or not readable:
@@ -132,47 +135,38 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     throttle_ms = context.fetch_quota(size) if context.fetch_quota is not None else 0
     if throttle_ms > 0:
         return _throttled(plan, results, throttle_ms)
+    if context.api_version <= 3:
+        await _convert_down(plan.partitions, results, limits, context)
     if plan.opens_session:
-        _open_session(plan, replica_id >= 0, context)
+        # A follower's session may evict consumers' sessions (Kafka's privileged sessions). Beyond Kafka
+        # 3.9, which takes the replica id on the client's word, the privilege needs a follower to be
+        # possible (cluster mode) and CLUSTER_ACTION: otherwise any client evicts consumers' sessions.
+        privileged = follower and authorize_cluster(context, AclOperation.CLUSTER_ACTION)
+        _open_session(plan, privileged, context)
     return _respond(plan, results, context, replica_id >= 0)
 
 
-def _awaiting_epochs(
-    partitions: list[CachedPartition], results: list[PartitionData], context: RequestContext
-) -> list[CachedPartition]:
-    """The partitions a follower fetches at an epoch this broker hosts them at but has not applied yet."""
-    replicas = context.services.replicas
-    assert replicas is not None
-    return [
-        entry
-        for entry, data in zip(partitions, results, strict=True)
-        if data.error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
-        and replicas.awaits_leader_epoch(entry.topic, entry.partition, entry.current_leader_epoch)
-    ]
-
-
-async def _hold_for_epochs(
-    waiter: AppendWaiter, held: list[CachedPartition], context: RequestContext, deadline: float
+async def _convert_down(
+    partitions: list[CachedPartition],
+    results: list[PartitionData],
+    limits: list[int],
+    context: RequestContext,
 ) -> None:
-    """Hold a follower's fetch until this broker has applied the leader epochs it names, or until its
-    max_wait_ms has passed (the caller then answers UNKNOWN_LEADER_EPOCH for what is still unknown).
-
-    The controller sends a moved partition's LeaderAndIsr to its new leader and its followers at
-    once, and a follower often applies it first. Kafka answers that follower's fetch at once with
-    UNKNOWN_LEADER_EPOCH, and the follower backs the partition off for replica.fetch.backoff.ms
-    (1 s), holding the new leader's high watermark and every acks=all produce of the partition that
-    long. Held here, the fetch is answered as soon as the LeaderAndIsr (which wakes the partition's
-    waiters) arrives. The whole fetch waits, even when its other partitions have data: answering
-    those would hand the moved one its error and the backoff. Nothing waits past max_wait_ms."""
-    replicas = context.services.replicas
-    assert replicas is not None
-    loop = asyncio.get_running_loop()
-    while any(replicas.awaits_leader_epoch(p.topic, p.partition, p.current_leader_epoch) for p in held):
-        remaining = deadline - loop.time()
-        if remaining <= 0:
-            return
-        waiter.rearm()
-        await waiter.wait(remaining)
+    """Fetch v0-3: the v2 batches read converted to the version's message set, in the record workers
+    (handlers/fetch_down_conversion.py); before v3 cut at the partition's limit, as Kafka 0.10.0 cut it."""
+    reads = {
+        index: Conversion(bytes(data.records), entry.fetch_offset, limit)
+        for index, (entry, data, limit) in enumerate(zip(partitions, results, limits, strict=True))
+        if data.error_code == ErrorCode.NONE and data.records
+    }
+    for index, converted in (await convert_down(reads, context)).items():
+        entry = partitions[index]
+        if isinstance(converted, CodecError):
+            results[index] = _error(entry, error_code_for(converted))
+        elif context.api_version <= 2 and len(converted) > entry.max_bytes:
+            results[index].records = converted[: max(entry.max_bytes, 0)]  # a partial last message
+        else:
+            results[index].records = converted
 
 
 def _release(results: list[PartitionData]) -> None:
@@ -203,40 +197,6 @@ def _open_session(plan: _Plan, privileged: bool, context: RequestContext) -> Non
     for entry in plan.partitions:
         session.add(_key(entry), entry)
     plan.session, plan.session_id = session, session.session_id
-
-
-def _record_follower_fetches(
-    partitions: list[CachedPartition],
-    results: list[PartitionData],
-    replica_id: int,
-    replica_epoch: int,
-    context: RequestContext,
-) -> None:
-    """The leader learns each follower's log end from its fetch offset, and its broker epoch (Kafka's
-    updateFollowerFetchState, after the read, and not for a fetch answered with DivergingEpoch); the
-    answer then carries the high watermark as that fetch left it."""
-    replicas = context.services.replicas
-    assert replicas is not None
-    for entry, data in zip(partitions, results, strict=True):
-        if data.error_code != ErrorCode.NONE or _diverging(data):
-            continue
-        replicas.leaders.record_follower_fetch(
-            entry.topic,
-            entry.partition,
-            replica_id,
-            entry.fetch_offset,
-            entry.log_start_offset,
-            replica_epoch,
-        )
-        log = context.services.logs.get_log(entry.topic, entry.partition)
-        if log is not None:
-            data.high_watermark = log.high_watermark
-            data.last_stable_offset = log.last_stable_offset
-
-
-def _diverging(data: PartitionData) -> bool:
-    diverging = data.diverging_epoch
-    return diverging is not None and (diverging.epoch >= 0 or diverging.end_offset >= 0)
 
 
 def _unauthorized_topics(
@@ -352,8 +312,9 @@ def _read_all(
     isolation: FetchIsolation,
     context: RequestContext,
     denied: frozenset[str],
-) -> tuple[list[PartitionData], int, bool]:
+) -> tuple[list[PartitionData], list[int], int, bool]:
     results = []
+    limits = []
     total = 0
     errors = False
     budget = request.max_bytes if context.api_version >= 3 else 2**31 - 1
@@ -363,14 +324,13 @@ def _read_all(
         if denied and entry.topic in denied:
             results.append(_error(entry, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             continue
-        limit = min(entry.max_bytes, budget - total)
-        data, size = _read_partition(
-            entry, max(limit, 0), total == 0 or hard_limit, isolation, context, request
-        )
+        limit = max(min(entry.max_bytes, budget - total), 0)
+        data, size = _read_partition(entry, limit, total == 0 or hard_limit, isolation, context, request)
         results.append(data)
+        limits.append(limit)
         total += size
         errors = errors or data.error_code != ErrorCode.NONE or data.preferred_read_replica >= 0
-    return results, total, errors
+    return results, limits, total, errors
 
 
 def _read_partition(
@@ -389,7 +349,7 @@ def _read_partition(
     check = replica_refusal if from_any_replica else refusal
     refused = check(context, entry.topic, entry.partition, entry.current_leader_epoch)
     if refused is not None and refused.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-        data = _error(entry, refused.error_code)  # ZooKeeper mode: only a replica serves
+        data = _error(entry, refused.error_code)  # not served here, or not at the client's epoch
         if refused.error_code in POINTS_TO_LEADER:
             data.current_leader = LeaderIdAndEpoch(
                 leader_id=refused.leader_id, leader_epoch=refused.leader_epoch
@@ -404,15 +364,6 @@ def _read_partition(
     if unreadable is not None:
         return _error(entry, unreadable), 0
     replicas = services.replicas
-    # In a cluster the refusal above checked the epoch against the replica manager's (the last
-    # LeaderAndIsr applied); the cache's may already be the next leader's. A single node's is its own.
-    if (
-        replicas is None
-        and entry.current_leader_epoch >= 0
-        and entry.current_leader_epoch != partition.leader_epoch
-    ):
-        fenced = entry.current_leader_epoch < partition.leader_epoch
-        return _error(entry, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH), 0
     if (
         replica_id >= 0
         and replicas is not None
@@ -437,7 +388,7 @@ def _read_partition(
             return _with_offsets(_error(entry, ErrorCode.NONE), log, diverging), 0
     try:
         info = log.read(entry.fetch_offset, limit, isolation=isolation, min_one_message=first)
-        records = _records(info, entry, context.api_version)
+        records = _records(info, context.api_version)
     except OffsetOutOfRangeError:
         return _with_offsets(_error(entry, ErrorCode.OFFSET_OUT_OF_RANGE), log), 0
     except (StorageError, CodecError) as error:
@@ -464,7 +415,8 @@ def _unreadable_format(log: Log, replica_id: int, api_version: int) -> ErrorCode
     """Kafka's KafkaApis.maybeConvertFetchedData: a zstd topic is not served before v10 (which those
     clients cannot read), nor a consumer's v0-3 fetch (read by converting down) of a topic with
     message.downconversion.enable false."""
-    if api_version < 10 and log.config.compression_type == "zstd":
+    stored = log.config.compression
+    if api_version < 10 and stored is not None and stored.compression is Compression.ZSTD:
         return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
     if api_version <= 3 and replica_id < 0 and not log.config.message_downconversion_enable:
         return ErrorCode.UNSUPPORTED_VERSION
@@ -488,18 +440,13 @@ def _diverging_epoch(log: Log, entry: CachedPartition) -> EpochEndOffset | None:
     return None
 
 
-def _records(info: FetchDataInfo, entry: CachedPartition, api_version: int) -> bytes | FileRecords:
+def _records(info: FetchDataInfo, api_version: int) -> bytes | FileRecords:
+    """The bytes read, to send (v4+), or to convert down once the fetch is answered (v0-3)."""
     size = info.size
-    if api_version <= 3:
-        magic = 0 if api_version <= 1 else 1
-        if not size:
-            return b""
-        converted = down_convert_batches(info.read_bytes(), magic, first_offset=entry.fetch_offset)
-        if api_version <= 2 and len(converted) > entry.max_bytes:
-            return converted[: max(entry.max_bytes, 0)]  # a partial last message, as Kafka 0.10.0 sent
-        return converted
-    if size < SENDFILE_THRESHOLD:
-        return info.read_bytes() if size else b""
+    if not size:
+        return b""
+    if api_version <= 3 or size < SENDFILE_THRESHOLD:
+        return info.read_bytes()
     return FileRecords(info.regions)
 
 
@@ -574,7 +521,7 @@ def _must_send(entry: CachedPartition, data: PartitionData) -> bool:
         data.records
         or data.error_code != ErrorCode.NONE
         or data.preferred_read_replica >= 0
-        or _diverging(data)  # a fetcher whose log parted from the leader's must hear where, as Kafka
+        or diverging(data)  # a fetcher whose log parted from the leader's must hear where, as Kafka
         or data.high_watermark != entry.sent_high_watermark
         or data.last_stable_offset != entry.sent_last_stable_offset
         or data.log_start_offset != entry.sent_log_start_offset

@@ -1,20 +1,20 @@
-"""What the data path answers for a partition this broker does not lead (ZooKeeper mode).
+"""What the data path answers for a partition this broker does not lead (or not at the client's epoch).
 
-Produce, Fetch, ListOffsets, OffsetForLeaderEpoch and DeleteRecords ask `refusal` once per partition;
-on a single node (Services.replicas is None) it costs one attribute check and answers None. What they
-stamp or check a client's epoch against is `leader_epoch`, the replica manager's, not the cache's. KIP-951:
-from Produce v10 and Fetch v12 a NOT_LEADER_OR_FOLLOWER (and, for Fetch, FENCED_LEADER_EPOCH) answer
-names the current leader and epoch, and the response carries that leader's endpoint for the listener
-the client came in on (Produce v10+, Fetch v16+), so the client can go there without a Metadata
-round trip.
+Produce, Fetch, ListOffsets, OffsetForLeaderEpoch and DeleteRecords ask `refusal` once per partition,
+and stamp or check a client's epoch against `leader_epoch`: both are `Services.leadership`'s (the
+replica manager in a cluster, never the metadata cache; a single node's cache, cluster/leadership.py).
+KIP-951: from Produce v10 and Fetch v12 a NOT_LEADER_OR_FOLLOWER (and, for Fetch, FENCED_LEADER_EPOCH)
+answer names the current leader and epoch, and the response carries that leader's endpoint for the
+listener the client came in on (Produce v10+, Fetch v16+), so the client can go there without a
+Metadata round trip.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from odradek.cluster.leadership import Refusal
 from odradek.cluster.metadata import BrokerEndpoint
-from odradek.cluster.replica_manager import Refusal
 from odradek.handlers.context import RequestContext
 from odradek.protocol.error_codes import ErrorCode
 
@@ -27,38 +27,25 @@ def refusal(
     context: RequestContext, topic: str, partition: int, current_leader_epoch: int = -1
 ) -> Refusal | None:
     """None when this broker may serve the partition; else the error and the leader it knows."""
-    replicas = context.services.replicas
-    if replicas is None:
-        return None
-    return replicas.leader_refusal(topic, partition, current_leader_epoch)
+    return context.services.leadership.leader_refusal(topic, partition, current_leader_epoch)
 
 
 def replica_refusal(
     context: RequestContext, topic: str, partition: int, current_leader_epoch: int = -1
 ) -> Refusal | None:
     """As `refusal`, but a follower's replica may serve (a consumer's Fetch v11+, KIP-392)."""
-    replicas = context.services.replicas
-    if replicas is None:
-        return None
-    return replicas.replica_refusal(topic, partition, current_leader_epoch)
+    return context.services.leadership.replica_refusal(topic, partition, current_leader_epoch)
 
 
 def leader_epoch(context: RequestContext, topic: str, partition: int) -> int | None:
-    """The leader epoch this broker leads the partition at, None when it does not lead it: in a cluster
-    the last LeaderAndIsr's (the replica manager's), never the metadata cache's, which UpdateMetadata
-    moves ahead of it (cluster/leadership.py); on a single node the cache's, its own."""
-    replicas = context.services.replicas
-    if replicas is not None:
-        return replicas.leader_epoch(topic, partition)
-    state = context.services.cluster.partition(topic, partition)
-    return state.leader_epoch if state is not None else None
+    """The leader epoch this broker leads the partition at, None when it does not lead it."""
+    return context.services.leadership.leader_epoch(topic, partition)
 
 
 def leader_epoch_start_offset(context: RequestContext, topic: str, partition: int) -> int | None:
     """Where the epoch this broker leads the partition at began in its log (Kafka's
     leaderEpochStartOffsetOpt); None on a single node, whose high watermark never lags."""
-    replicas = context.services.replicas
-    return replicas.leader_epoch_start_offset(topic, partition) if replicas is not None else None
+    return context.services.leadership.leader_epoch_start_offset(topic, partition)
 
 
 def leader_endpoints(context: RequestContext, leader_ids: Iterable[int]) -> list[BrokerEndpoint]:

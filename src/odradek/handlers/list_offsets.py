@@ -22,8 +22,10 @@ from odradek.handlers.authorization import authorize
 from odradek.handlers.context import RequestContext
 from odradek.handlers.errors import error_code_for
 from odradek.handlers.leadership import leader_epoch, leader_epoch_start_offset, refusal
+from odradek.handlers.record_jobs import run_record_jobs
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
+from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.list_offsets import (
     ListOffsetsPartition,
@@ -36,6 +38,12 @@ from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage.errors import StorageError
 from odradek.storage.fetch import FetchIsolation
 from odradek.storage.log import Log
+from odradek.storage.offsets_by_time import (
+    RecordSearch,
+    TimestampAndOffset,
+    plan_offset_by_timestamp,
+    within_bound,
+)
 
 LATEST = -1
 EARLIEST = -2
@@ -65,25 +73,22 @@ async def handle_list_offsets(request: ListOffsetsRequest, context: RequestConte
                 partitions.append(_failed(partition.partition_index, ErrorCode.INVALID_REQUEST))
                 continue
             seen.add(partition.partition_index)
-            partitions.append(_lookup(topic.name, partition, isolation, context))
+            partitions.append(await _lookup(topic.name, partition, isolation, context))
         topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
     return ListOffsetsResponse(topics=topics)
 
 
-def _lookup(
+async def _lookup(
     topic: str, request: ListOffsetsPartition, isolation: FetchIsolation, context: RequestContext
 ) -> ListOffsetsPartitionResponse:
     index = request.partition_index
     refused = refusal(context, topic, index, request.current_leader_epoch)
-    if refused is not None:  # ZooKeeper mode: offsets are the leader's to answer
+    if refused is not None:  # offsets are the leader's to answer, at the client's epoch
         return _failed(index, refused.error_code)
-    epoch = leader_epoch(context, topic, index)  # the replica manager's in a cluster, not the cache's
+    epoch = leader_epoch(context, topic, index)
     log = context.services.logs.get_log(topic, index) if epoch is not None else None
     if epoch is None or log is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    if request.current_leader_epoch >= 0 and request.current_leader_epoch != epoch:
-        fenced = request.current_leader_epoch < epoch
-        return _failed(index, ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH)
     timestamp = request.timestamp
     if context.api_version == 0:
         return _old_style(index, log, timestamp, request.max_num_offsets, isolation)
@@ -97,10 +102,10 @@ def _lookup(
     if timestamp == LATEST and lagging:
         return _failed(index, ErrorCode.OFFSET_NOT_AVAILABLE)
     try:
-        found = log.fetch_offset_by_timestamp(timestamp, isolation)
+        found = await _offset_by_timestamp(log, timestamp, isolation, context)
     except ValueError:
         return _failed(index, ErrorCode.INVALID_REQUEST)
-    except StorageError as error:
+    except (StorageError, CodecError) as error:
         return _failed(index, error_code_for(error))
     if found is None and lagging and timestamp != EARLIEST:
         return _failed(index, ErrorCode.OFFSET_NOT_AVAILABLE)  # it may be past the lagging HW
@@ -115,6 +120,18 @@ def _lookup(
         offset=found.offset,
         leader_epoch=found.leader_epoch if found.leader_epoch is not None else -1,
     )
+
+
+async def _offset_by_timestamp(
+    log: Log, timestamp: int, isolation: FetchIsolation, context: RequestContext
+) -> TimestampAndOffset | None:
+    """The offset for ``timestamp``: the batch found from headers and indexes here, its records
+    searched in a record worker (decoding a batch of many records took seconds on the event loop)."""
+    planned = plan_offset_by_timestamp(log, timestamp)
+    while isinstance(planned, RecordSearch):
+        found = (await run_record_jobs({0: planned}, context))[0]
+        planned = found if found is not None or planned.last else planned.next_plan(log)
+    return within_bound(log, planned, timestamp, isolation)
 
 
 def _high_watermark_lags(context: RequestContext, topic: str, index: int, log: Log) -> bool:

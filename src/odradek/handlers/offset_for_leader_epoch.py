@@ -61,18 +61,14 @@ def _end_offset(topic: str, request: OffsetForLeaderPartition, context: RequestC
     index = request.partition
     current = request.current_leader_epoch if context.api_version >= 2 else NO_EPOCH
     refused = refusal(context, topic, index, current)
-    if refused is not None:  # ZooKeeper mode: followers ask the leader too, as consumers do
+    if refused is not None:  # followers ask the leader too, as consumers do, at their epoch
         return _failed(index, refused.error_code)
-    # the epoch this broker leads at: the replica manager's in a cluster (the cache's may already be
-    # the next leader's, whose epoch must not be said to end here), a single node's own cache's
+    # the epoch this broker leads at (never the cache's in a cluster: it may already be the next
+    # leader's, whose epoch must not be said to end here)
     led_at = leader_epoch(context, topic, index)
     log = context.services.logs.get_log(topic, index) if led_at is not None else None
     if led_at is None or log is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    if current != NO_EPOCH and current != led_at:
-        return _failed(
-            index, ErrorCode.FENCED_LEADER_EPOCH if current < led_at else ErrorCode.UNKNOWN_LEADER_EPOCH
-        )
     latest = log.latest_epoch
     if request.leader_epoch == led_at and (latest is None or latest < led_at):
         epoch, end_offset = led_at, log.log_end_offset

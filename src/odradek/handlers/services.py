@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
+from odradek.cluster.leadership import Leadership
 from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, ClusterMetadata
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.producer_ids import ProducerIdManager
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.security.client_quotas import ClientQuotas
-from odradek.storage.recompression import RecompressionWorkers
+from odradek.storage.record_workers import RecordWorkers
 
 if TYPE_CHECKING:
     from odradek.cluster.controller.controller import KafkaController
@@ -57,6 +58,9 @@ class Services:
     appends: AppendNotifier
     fetch_sessions: FetchSessionCache
     producer_ids: ProducerIdManager | ZkProducerIdManager
+    #: Which partitions this broker leads, at which epoch (cluster/leadership.py): the replica manager
+    #: in a cluster, a single node's own metadata otherwise. Shared with the coordinators.
+    leadership: Leadership
     #: Advertised endpoints of every broker, by listener name.
     advertised: dict[str, list[BrokerEndpoint]] = field(default_factory=dict)
     #: Set while the metrics endpoint runs (metrics.port > 0); None costs the hot path one check.
@@ -79,8 +83,9 @@ class Services:
     controller: KafkaController | None = None
     #: ZooKeeper mode only: a leader's AddPartitionsToTxn verification with other brokers' coordinators.
     txn_verifier: RemoteVerifier | None = None
-    #: The threads that rewrite produced batches in their topic's compression.type before the append.
-    recompression: RecompressionWorkers = field(default_factory=RecompressionWorkers)
+    #: The threads of the record work of produces and fetches (rewrites in a topic's codec, record
+    #: checks, conversions between record formats), which the event loop never does itself.
+    record_workers: RecordWorkers = field(default_factory=RecordWorkers)
 
     def join_zookeeper_cluster(
         self, replicas: ReplicaManager, security: InterBrokerSecurity = PLAINTEXT
@@ -91,6 +96,7 @@ class Services:
 
         self.cluster.mode = BrokerMode.ZOOKEEPER
         self.replicas = replicas
+        self.leadership = replicas
         self.txn_verifier = RemoteVerifier(self.node_id, security, self.config.request_timeout_ms / 1000)
 
     @property

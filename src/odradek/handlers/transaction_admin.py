@@ -6,9 +6,10 @@ Version notes:
 - ListTransactions v1 adds `duration_filter` (transactions running longer than that many ms), v2 a
   regular expression on the transactional id (KIP-1152): RE2 syntax matched against the whole id, as
   Kafka's RE2/J, off the event loop (coordinator/client_regex.py); one RE2 refuses is
-  INVALID_REGULAR_EXPRESSION. Unknown state names come back in
-  `unknown_state_filters`, as Kafka answers. A broker still loading a partition answers
-  COORDINATOR_LOAD_IN_PROGRESS with what it has.
+  INVALID_REGULAR_EXPRESSION, but only when there is an id to match (Kafka compiles it even with none);
+  a broker busy with other principals' patterns answers COORDINATOR_LOAD_IN_PROGRESS, which the admin
+  client retries after a backoff. Unknown state names come back in `unknown_state_filters`, as Kafka
+  answers. A broker still loading a partition answers COORDINATOR_LOAD_IN_PROGRESS with what it has.
 - States are Kafka's names (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit,
   CompleteAbort, Dead, PrepareEpochFence).
 - With an authorizer, as Kafka's KafkaApis: DescribeTransactions needs DESCRIBE on each transactional id
@@ -18,6 +19,7 @@ Version notes:
 
 from __future__ import annotations
 
+from odradek.coordinator.regex_lane import Requester
 from odradek.coordinator.runtime import PartitionState
 from odradek.coordinator.txn_metadata import TxnState
 from odradek.handlers.authorization import authorize
@@ -119,13 +121,16 @@ async def handle_list_transactions(
                 transaction_state=metadata.state.kafka_name,
             )
         )
-    if request.transactional_id_pattern:  # null or empty: no filter, as Kafka
+    # Null or empty: no filter, as Kafka. With no id left to match, nothing is compiled (Kafka compiles
+    # first, so a pattern RE2 refuses is reported even then): the request needs no ACL, and anyone
+    # could otherwise make the broker compile.
+    if request.transactional_id_pattern and listed:
         try:
             ids = [state.transactional_id for state in listed]
+            requester = Requester(context.principal, context.closed)
+            pattern = request.transactional_id_pattern
             matched = set(
-                await context.services.regexes.matching(
-                    request.transactional_id_pattern, ids, "Transaction ID pattern"
-                )
+                await context.services.regexes.matching(pattern, ids, "Transaction ID pattern", requester)
             )
         except KafkaError as error:
             return lt.ListTransactionsResponse(error_code=error.error_code)

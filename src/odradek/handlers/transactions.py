@@ -9,10 +9,11 @@ Version notes:
   (KIP-890 part 1), served too: `verify_only` answers whether each partition is already in the
   producer's ongoing transaction, without adding it.
 - WriteTxnMarkers is served for the partitions this broker leads (NOT_LEADER_OR_FOLLOWER for the
-  others); a single-node coordinator writes its markers through the same code without a request. As
-  Kafka's acks=-1 marker appends, each partition is answered once its in-sync replicas hold the
-  marker, at most request.timeout.ms (REQUEST_TIMED_OUT; NOT_LEADER_OR_FOLLOWER if the leadership
-  moved), and the coordinator sends it again until then.
+  others); a coordinator writes the markers of partitions its broker leads through the same code
+  without a request. As Kafka's acks=-1 marker appends, a partition under min.insync.replicas is
+  refused with nothing appended (NOT_ENOUGH_REPLICAS); the others are answered once their in-sync
+  replicas hold the marker, at most request.timeout.ms (REQUEST_TIMED_OUT; NOT_LEADER_OR_FOLLOWER if
+  the leadership moved), all in one response, and the coordinator sends a marker again until then.
 - With an authorizer, as Kafka's KafkaApis: AddPartitionsToTxn needs WRITE on the transactional id
   (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition) and WRITE on each topic (else
   TOPIC_AUTHORIZATION_FAILED for its partitions and OPERATION_NOT_ATTEMPTED for the others); v4+ (the
@@ -329,7 +330,8 @@ async def handle_write_txn_markers(
         return _markers_refused(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     coordinator = transaction_coordinator(context)
     results = []
-    #: Each marker's append, waiting (together) for the in-sync replicas: answered once they hold them.
+    #: Each marker, appended as its partition is checked; their waits for the in-sync replicas run
+    #: together and the request is answered once all are decided (Kafka's one delayed produce each).
     writes: list[tuple[WritableTxnMarkerPartitionResult, Awaitable[ErrorCode]]] = []
     for marker in request.markers:
         topics = []
@@ -341,7 +343,7 @@ async def handle_write_txn_markers(
                 if refused is not None:
                     answer.error_code = refused.error_code
                 else:
-                    written = coordinator.markers.write_replicated(
+                    written = coordinator.markers.write(
                         topic.name,
                         partition,
                         marker.producer_id,

@@ -1,15 +1,17 @@
-"""The transaction coordinator's writes to `__transaction_state` wait for the ISR, as acks=all.
+"""The transaction coordinator's answers wait for the ISR, as acks=all.
 
 Kafka's coordinator appends with acks=-1 and answers its client only once the in-sync replicas hold the
 record, so a coordinator that takes over (the partition's next leader, elected from the ISR) finds every
 state a client was told about: an EndTxn answered NONE is a PrepareCommit that survives the
-coordinator's loss. The coordinator here appends synchronously (one step is never interleaved with
-another); the handlers then wait here before answering, up to the transaction's timeout (as Kafka's
-TransactionStateManager waits for its appends). A timed-out wait, or an ISR under
-`transaction.state.log.min.isr` (the coordinator's append is refused then, nothing appended), is
+coordinator's loss. The coordinator's own writes wait for the ISR before they are applied
+(coordinator/txn_state_log.py); a step that wrote nothing (partitions already in the transaction, a
+retried EndTxn of a completed transaction) may still stand on a record an earlier step appended, so
+the handlers wait here too before answering: until the id's partition's high watermark covers what was
+appended to it, up to the transaction's timeout (as Kafka's TransactionStateManager waits for its
+appends). A timed-out wait, or an ISR under `transaction.state.log.min.isr`, is
 COORDINATOR_NOT_AVAILABLE, leadership lost meanwhile NOT_COORDINATOR (Kafka's mapping of the append's
-errors, coordinator/write_errors.py); the client retries, and a retried EndTxn of a prepared transaction
-is answered once it is replicated. On a single node the append itself moves the high watermark.
+errors, coordinator/write_errors.py), which clients retry. On a single node the append itself moves the
+high watermark.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.dynamic_configs import FILE_NAME, DynamicBrokerConfigs, apply_log_defaults
 from odradek.cluster.inter_broker_connection import inter_broker_security
+from odradek.cluster.leadership import Leadership, SingleNodeLeadership
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
@@ -55,7 +56,7 @@ from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.handlers.configs import reconfigure
-from odradek.handlers.delayed_produce import coordinator_write_waiter, marker_write_waiter, timed_write_waiter
+from odradek.handlers.delayed_produce import isr_wait
 from odradek.handlers.fetch_sessions import FetchSessionCache
 from odradek.handlers.services import Services
 from odradek.security.acl_store import AclStoreError
@@ -188,10 +189,12 @@ class Broker:
         member = self.member
         zk_broker_configs: ZkBrokerConfigs | None = None
         replicas: ReplicaManager | None = None
+        leadership: Leadership
         if member is None:
             meta = self.logs.ensure_meta_properties(self.node_id, self.config.cluster_id)
             cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
             topics = TopicAdmin(self.config, cluster, self.logs, self.node_id)
+            leadership = SingleNodeLeadership(cluster, self.node_id)
         else:
             await member.connect()
             # As Kafka: the cluster's id is /cluster/id; meta.properties must agree (a log dir of
@@ -214,7 +217,7 @@ class Broker:
             assert member.zk is not None
             topics.attach(member.zk)
             # what this broker leads, at which epoch: the coordinators append as leaders too
-            replicas = ReplicaManager(self.node_id, cluster, self.logs)
+            leadership = replicas = ReplicaManager(self.node_id, cluster, self.logs)
         appends = AppendNotifier()
         regexes = RegexMatcher()  # one worker for the regexes clients send, shared by both users
         groups = GroupCoordinator(
@@ -224,7 +227,7 @@ class Broker:
             self.logs,
             self.node_id,
             appends.notify,
-            leadership=replicas,
+            leadership=leadership,
             regexes=regexes,
         )
         producer_ids: ProducerIdManager | ZkProducerIdManager
@@ -250,6 +253,7 @@ class Broker:
             appends=appends,
             groups=groups,
             producer_ids=producer_ids,
+            leadership=leadership,
             dynamic_configs=self.dynamic_configs,
             zk_broker_configs=zk_broker_configs,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
@@ -272,8 +276,8 @@ class Broker:
             groups,
             appends.notify,
             inter_broker_security=self.inter_broker_security,
-            marker_replicated=marker_write_waiter(self.services),
-            leadership=replicas,
+            marker_replicated=isr_wait(self.services),
+            leadership=leadership,
         )
         self.services.transactions = transactions
         await self._listen()  # bound (the advertised ports are known), not serving yet
@@ -371,9 +375,7 @@ class Broker:
         services.appends.on_append = replicas.leaders.on_append
         # The coordinators' writes are acks=all appends: refused under min.insync.replicas.
         groups.runtime.under_min_isr = functools.partial(replicas.under_min_isr, OFFSETS_TOPIC)
-        groups.runtime.replicated = coordinator_write_waiter(
-            OFFSETS_TOPIC, lambda: services.config.offsets_commit_timeout_ms, services
-        )
+        groups.runtime.replicated = isr_wait(services)
         if services.transactions is not None:
             state_log = services.transactions.state_log
             state_log.under_min_isr = functools.partial(replicas.under_min_isr, TRANSACTION_STATE_TOPIC)
@@ -381,7 +383,7 @@ class Broker:
             services.transactions.leader_since_epoch = functools.partial(
                 replicas.leader_since_epoch, TRANSACTION_STATE_TOPIC
             )
-            state_log.replicated = timed_write_waiter(TRANSACTION_STATE_TOPIC, services)
+            state_log.replicated = isr_wait(services)
         self.fetchers = replica_fetchers(
             self.config, self._live_config, services, self.logs, replicas, self.inter_broker_security
         )
@@ -576,12 +578,14 @@ class Broker:
             if self.services.txn_verifier is not None:
                 self.services.txn_verifier.close()
             self.services.regexes.close()
+            # Before the drain: queued record work is dropped and the jobs under way stop at their next
+            # checkpoint, so that no request waits for a rewrite to end; the requests that needed them
+            # close their connections unanswered, as Kafka drops the requests it has not handled.
+            self.services.record_workers.shutdown()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*(c.drain() for c in list(self.connections))), 10)
         for connection in list(self.connections):
             connection.close()
-        if self.services is not None:
-            self.services.recompression.shutdown()  # the requests are answered: no produce waits on it
         await asyncio.gather(*(cancel_and_wait(task) for task in self.tasks))
         if self.fetchers is not None:
             await self.fetchers.shutdown()  # before the logs close: no append may come after

@@ -324,6 +324,7 @@ class Connection(asyncio.BufferedProtocol):
             services=self.services,
             principal=self.principal,
             sasl=sasl,
+            closed=lambda: self.closed,
         )
         try:
             quotas = self.services.client_quotas

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.replication.fetch_state import FetcherContext
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
-from odradek.cluster.replication.replica_fetcher import FetcherContext
 from odradek.config.broker import BrokerConfig
 from odradek.handlers.services import Services
 from odradek.storage.log_manager import LogManager

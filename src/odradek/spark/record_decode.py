@@ -68,7 +68,7 @@ def decode_region(
 ) -> DecodedRegion:
     """Decode the complete batches in `buf`, keeping records with from_offset <= offset < until_offset,
     into a batch of `columns` (default: the full source schema, with headers if `include_headers`)."""
-    payloads: list[bytes | memoryview] = []
+    payloads: list[bytes | bytearray | memoryview] = []
     counts: list[int] = []
     base_offsets: list[int] = []
     base_timestamps: list[int] = []
@@ -125,7 +125,7 @@ def decode_region(
 
 
 def _decode_records(
-    payloads: list[bytes | memoryview],
+    payloads: list[bytes | bytearray | memoryview],
     counts: list[int],
     base_offsets: list[int],
     base_timestamps: list[int],

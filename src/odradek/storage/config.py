@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from odradek.protocol.records import Compression, TargetCompression
+from odradek.protocol.records import COMPRESSION_TYPES, Compression, TargetCompression
 from odradek.storage.errors import InvalidLogConfigError
 
 LONG_MAX = 2**63 - 1
@@ -24,16 +24,6 @@ TIMESTAMP_TYPE_CREATE_TIME = "CreateTime"
 TIMESTAMP_TYPE_LOG_APPEND_TIME = "LogAppendTime"
 
 ConfigValue = str | int | float | bool | None
-
-#: compression.type's values and the codec each stores batches in; ``producer`` keeps the producer's.
-COMPRESSION_TYPES: dict[str, Compression | None] = {
-    "uncompressed": Compression.NONE,
-    "zstd": Compression.ZSTD,
-    "lz4": Compression.LZ4,
-    "snappy": Compression.SNAPPY,
-    "gzip": Compression.GZIP,
-    "producer": None,
-}
 
 
 @dataclass(frozen=True, slots=True)

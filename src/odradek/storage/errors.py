@@ -72,7 +72,7 @@ class InvalidTimestampError(StorageError):
 
 
 class RecordTooLargeError(StorageError):
-    """A batch larger than ``max.message.bytes`` or ``segment.bytes`` (MESSAGE_TOO_LARGE)."""
+    """A batch larger than ``max.message.bytes`` (MESSAGE_TOO_LARGE: producers split it and retry)."""
 
     def __init__(
         self, batch_size: int, limit: int, what: str = "max.message.bytes", message: str | None = None
@@ -80,6 +80,14 @@ class RecordTooLargeError(StorageError):
         super().__init__(message or f"record batch of {batch_size} bytes exceeds {what} ({limit})")
         self.batch_size = batch_size
         self.limit = limit
+
+
+class RecordListTooLargeError(RecordTooLargeError):
+    """An append larger than ``segment.bytes`` (RECORD_LIST_TOO_LARGE, as Kafka: splitting would not
+    help a producer whose single records outgrow the segment, so it is not retried)."""
+
+    def __init__(self, size: int, segment_bytes: int) -> None:
+        super().__init__(size, segment_bytes, "segment.bytes")
 
 
 class DuplicateSequenceError(StorageError):

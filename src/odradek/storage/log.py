@@ -27,9 +27,9 @@ from odradek.storage.log_append import AppendResult, append_as_leader, append_re
 from odradek.storage.log_loader import LoadedLog, load_log
 from odradek.storage.offsets_by_time import TimestampAndOffset, fetch_offset_by_timestamp
 from odradek.storage.partition import TopicPartition
+from odradek.storage.prepared_appends import PreparedAppend
 from odradek.storage.producer_recovery import delete_snapshots_below, write_snapshot
 from odradek.storage.producer_state import AppendOrigin
-from odradek.storage.recompression import RecompressedBatches
 from odradek.storage.retention import delete_old_segments
 from odradek.storage.segment import LogSegment
 from odradek.storage.truncation import truncate_fully_and_start_at, truncate_to
@@ -201,17 +201,20 @@ class Log:
         *,
         leader_epoch: int = 0,
         origin: AppendOrigin = AppendOrigin.CLIENT,
-        recompressed: RecompressedBatches | None = None,
+        prepared: PreparedAppend | None = None,
     ) -> AppendResult:
         """Append one or more v2 batches as the leader: offsets (and the partition leader epoch, and for
         LogAppendTime topics the timestamp) are patched into ``records`` in place, then written; a batch
         whose codec differs from the topic's compression.type is rewritten in it first (into a new
-        buffer: ``recompressed`` if it was prepared from these batches for the current codec).
+        buffer). What needs the batches' records (that rewrite, the topic's rules on keys and
+        timestamps) is ``prepared`` if it was made from these bytes for the config the log has, and is
+        done here otherwise (see prepared_appends).
 
-        Raises CorruptRecordError, RecordTooLargeError, InvalidRecordError, and the producer-state errors;
-        DuplicateSequenceError carries the offsets a retried batch got the first time.
+        Raises CorruptRecordError, RecordTooLargeError, InvalidRecordError, InvalidTimestampError, and
+        the producer-state errors; DuplicateSequenceError carries the offsets a retried batch got the
+        first time.
         """
-        return append_as_leader(self, records, leader_epoch, origin, recompressed)
+        return append_as_leader(self, records, leader_epoch, origin, prepared)
 
     def append_as_follower(self, records: bytearray | memoryview | bytes) -> AppendResult:
         """Append batches fetched from the leader, offsets and epochs as they are. A partial batch at

@@ -2,10 +2,9 @@
 offsets (whole v2 batches, sizes, CRC-32C, the header rules Kafka's LogValidator applies), the
 producer-state analysis of each batch, then the write and the bookkeeping that follows it.
 
-Records are not decoded, except for compacted topics (a record without a key cannot be compacted, so
-Kafka rejects it), for transaction markers (their type decides commit or abort) and for the lower
-timestamp bound when a topic sets one (``message.timestamp.before.max.ms``; the upper bound is the
-header's max timestamp).
+Records are not read here, except transaction markers' (their type decides commit or abort): what
+needs a batch's records (a rewrite in the topic's codec, a compacted topic's keys, timestamps) is
+``prepared_appends``' work, done before in a record worker or by the Log itself.
 """
 
 from __future__ import annotations
@@ -25,15 +24,15 @@ from odradek.protocol.records import (
     read_end_transaction_marker,
     split_complete_batches,
 )
-from odradek.storage.config import LONG_MAX, LogConfig
+from odradek.storage.config import LogConfig
 from odradek.storage.errors import (
     CorruptRecordError,
     DuplicateSequenceError,
     InvalidRecordError,
-    InvalidTimestampError,
-    RecordError,
+    RecordListTooLargeError,
     RecordTooLargeError,
 )
+from odradek.storage.prepared_appends import PreparedAppend, prepare_append
 from odradek.storage.producer_state import (
     AppendOrigin,
     BatchMetadata,
@@ -42,7 +41,6 @@ from odradek.storage.producer_state import (
     ProducerStateManager,
     increment_sequence,
 )
-from odradek.storage.recompression import RecompressedBatches, recompress_for_append
 from odradek.storage.txn_index import AbortedTxn
 
 if TYPE_CHECKING:
@@ -50,20 +48,29 @@ if TYPE_CHECKING:
 
 Buffer = bytes | bytearray | memoryview
 
+#: The most records a client's batch may hold (librdkafka's largest batch.num.messages), where Kafka
+#: has no bound: a few hundred bytes of zstd can hold millions of tiny records, which the broker reads
+#: one by one in Python (a rewrite, a compacted topic's keys, an old consumer's fetch). MESSAGE_TOO_LARGE,
+#: on which producers split their batch.
+MAX_RECORDS_PER_BATCH = 1_000_000
+
 
 def append_as_leader(
     log: Log,
     records: bytearray | memoryview,
     leader_epoch: int,
     origin: AppendOrigin,
-    recompressed: RecompressedBatches | None,
+    prepared: PreparedAppend | None,
 ) -> AppendResult:
-    """``Log.append``: validate, rewrite batches in another codec than the topic's, assign offsets (and
-    the epoch, and LogAppendTime) in place, write."""
+    """``Log.append``: validate, take the record work from ``prepared`` if it was made from these bytes
+    for the log's config (else do it now: a rewrite in the topic's codec, the rules on keys and
+    timestamps), assign offsets (and the epoch, and LogAppendTime) in place, write."""
     now = log.clock()
     config = log.config
-    headers = validate_batches(records, config, origin, now)
-    records, headers = recompress_for_append(records, headers, config, recompressed)
+    headers = validate_batches(records, config, origin)
+    if prepared is None or not prepared.made_for(records, config):
+        prepared = prepare_append(records, headers, config, now, origin)
+    records, headers = prepared.records_to_store(records, headers)
     offset = log.log_end_offset
     log_append_time = now if config.log_append_time else NO_TIMESTAMP
     for header in headers:
@@ -88,19 +95,15 @@ def append_replicated(log: Log, records: Buffer) -> AppendResult:
     return write_batches(log, records, headers, AppendOrigin.REPLICATION, NO_TIMESTAMP, None, log.clock())
 
 
-def validate_batches(
-    records: Buffer, config: LogConfig, origin: AppendOrigin, now: int | None = None
-) -> list[RecordBatchHeader]:
+def validate_batches(records: Buffer, config: LogConfig, origin: AppendOrigin) -> list[RecordBatchHeader]:
     """Headers (``pos`` relative to ``records``) of the batches making up ``records`` exactly.
 
     Raises CorruptRecordError for anything but whole, CRC-valid v2 batches; RecordTooLargeError for a
     batch over ``max.message.bytes`` or an append over ``segment.bytes``; InvalidRecordError for header
-    rules (record count vs offsets, control batches from clients, keyless records in compacted topics);
-    InvalidTimestampError for a client's CreateTime record outside the timestamp bounds around ``now``
-    (the broker's clock; None: not checked).
+    rules (record count vs offsets, control batches from clients, a producer id without a sequence).
     """
     if len(records) > config.segment_bytes:
-        raise RecordTooLargeError(len(records), config.segment_bytes, "segment.bytes")
+        raise RecordListTooLargeError(len(records), config.segment_bytes)
     headers: list[RecordBatchHeader] = []
     pos = 0
     try:
@@ -113,10 +116,6 @@ def validate_batches(
             if not header.crc_is_valid(records):
                 raise CorruptRecordError(f"record batch at position {pos} fails its CRC-32C check")
             _check_header_rules(header, origin)
-            if config.compact and origin is AppendOrigin.CLIENT and not header.is_control:
-                _check_keys(records, pos)
-            if now is not None and origin is AppendOrigin.CLIENT and not config.log_append_time:
-                _check_timestamps(records, header, config, now)
             headers.append(header)
             pos = header.end
     except (CorruptRecordError, RecordTooLargeError, InvalidRecordError):
@@ -139,51 +138,13 @@ def _check_header_rules(header: RecordBatchHeader, origin: AppendOrigin) -> None
             )
         if header.producer_id >= 0 and header.base_sequence < 0:
             raise InvalidRecordError(f"batch from producer {header.producer_id} has no sequence number")
-
-
-def _check_timestamps(records: Buffer, header: RecordBatchHeader, config: LogConfig, now: int) -> None:
-    """Kafka's LogValidator bounds on CreateTime timestamps. The header's max timestamp settles the
-    upper bound without decoding; records are decoded only when ``message.timestamp.before.max.ms`` is
-    set below its default (no limit), or to name the records at fault once the header has failed."""
-    if header.is_control or header.max_timestamp == NO_TIMESTAMP:
-        return
-    earliest, latest = (
-        now - config.message_timestamp_before_max_ms,
-        now + config.message_timestamp_after_max_ms,
-    )
-    if header.max_timestamp <= latest and config.message_timestamp_before_max_ms >= LONG_MAX:
-        return
-    batch = RecordBatch.decode(records, header.pos, verify_crc=False)
-    offenders = [
-        (index, record.timestamp)
-        for index, record in enumerate(batch.records)
-        if record.timestamp != NO_TIMESTAMP and not earliest <= record.timestamp <= latest
-    ]
-    if offenders:
-        raise InvalidTimestampError(
-            f"Timestamp {offenders[0][1]} of a record in the batch at offset {header.base_offset} is out of "
-            f"range. The timestamp should be within [{earliest}, {latest}] ({len(offenders)} of "
-            f"{len(batch.records)} records are outside it)",
-            [RecordError(index, f"timestamp {timestamp} is out of range") for index, timestamp in offenders],
-        )
-    if header.max_timestamp > latest:  # a header claiming more than its records: refused as before
-        raise InvalidTimestampError(
-            f"Timestamp {header.max_timestamp} of the batch at offset {header.base_offset} is out of range. "
-            f"The timestamp should be within [{earliest}, {latest}]"
-        )
-
-
-def _check_keys(records: Buffer, pos: int) -> None:
-    """A record without a key cannot be compacted: the batch is refused, naming every keyless record
-    (KIP-467) so that a client can tell them from the records refused only for sharing their batch."""
-    batch = RecordBatch.decode(records, pos, verify_crc=False)
-    keyless = [index for index, record in enumerate(batch.records) if record.key is None]
-    if keyless:
-        raise InvalidRecordError(
-            f"{len(keyless)} of {len(batch.records)} records in the batch have no key: "
-            "a compacted topic accepts only records with a key",
-            [RecordError(index, "record has no key, which a compacted topic requires") for index in keyless],
-        )
+        if header.records_count > MAX_RECORDS_PER_BATCH:
+            raise RecordTooLargeError(
+                -1,
+                MAX_RECORDS_PER_BATCH,
+                message=f"record batch holds {header.records_count} records, more than the broker takes in "
+                f"one batch ({MAX_RECORDS_PER_BATCH})",
+            )
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,7 +148,8 @@ def test_offsets_of_a_committed_transaction_are_never_read_as_none_by_a_read_com
 
 def _stable_offset(client: RawClient, group: str, topic: str) -> int:
     """Partition 0's committed offset as OffsetFetch v7 with require_stable answers it, asked again
-    (at once: as soon as possible after the commit) while it is UNSTABLE_OFFSET_COMMIT."""
+    while it is UNSTABLE_OFFSET_COMMIT (first at once, as soon as possible after the commit, then
+    after a pause as short as a client's retry backoff, not in a tight loop)."""
     request = OffsetFetchRequest(
         group_id=group,
         topics=[OffsetFetchRequestTopic(name=topic, partition_indexes=[0])],
@@ -162,6 +163,7 @@ def _stable_offset(client: RawClient, group: str, topic: str) -> int:
         if partition.error_code != ErrorCode.UNSTABLE_OFFSET_COMMIT or time.monotonic() > deadline:
             assert partition.error_code == ErrorCode.NONE
             return int(partition.committed_offset)
+        time.sleep(0.01)
 
 
 def test_end_txn_is_answered_only_once_its_prepare_record_is_on_every_in_sync_replica(

@@ -22,6 +22,7 @@ from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import TopicPartition
 from odradek.cluster.controller.controller import KafkaController
 from odradek.cluster.controller.leader_elections import PREFERRED_ELECTION, UNCLEAN_ELECTION
+from odradek.cluster.controller.term import ControllerTerm
 from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.zookeeper import brokers, paths, topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
@@ -107,6 +108,11 @@ async def three_brokers(
         await asyncio.to_thread(topics.create_topic, zk, "t", assignment, {})
         await _until(lambda: controller is not None and len(controller.context.states) == 2)  # type: ignore[union-attr]
         await controller.wait_idle()
+        # the fakes have what the setup sent (LeaderAndIsr, UpdateMetadata): a test that clears them
+        # must not get those afterwards
+        channel = controller.channel
+        assert channel is not None
+        await _until(lambda: all(c.idle for c in channel.channels.values()))
         yield Setup(zk, fakes, epochs, controller, topic_id, connect_zk)
     finally:
         if controller is not None:
@@ -265,17 +271,23 @@ def test_a_member_that_registered_again_before_the_controller_saw_it_bounce_is_r
     """A broker that restarted (a new registration, maybe without its unflushed tail) while the
     controller still holds its previous registration: an ISR the controller wrote with it would carry a
     mzxid newer than the new registration, and the next controller's check of unseen restarts
-    (broker_changes.on_restarts_no_controller_saw) would not see it. The controller reads each
-    member's registration before it writes: a registration that changed is INELIGIBLE_REPLICA (a
-    sender's own, STALE_BROKER_EPOCH)."""
+    (broker_changes.on_restarts_no_controller_saw) would not see it. The controller's write checks
+    that no member registered again since it saw the registrations: one that did is INELIGIBLE_REPLICA
+    while its bounce waits (the sender's own registration, read first: STALE_BROKER_EPOCH)."""
+    real = broker_changes.on_broker_change
+    holding: list[bool] = []
+    held: list[object] = []
+
+    async def not_handled_yet(term: ControllerTerm) -> None:
+        if holding:
+            held.append(term)  # the bounce is on the controller's queue, not handled
+        else:
+            await real(term)
+
+    monkeypatch.setattr(broker_changes, "on_broker_change", not_handled_yet)  # the controller takes it
 
     async def scenario(s: Setup) -> None:
-        held: list[object] = []
-
-        async def not_handled_yet(term: object) -> None:
-            held.append(term)  # the bounce is on the controller's queue, not handled
-
-        monkeypatch.setattr(broker_changes, "on_broker_change", not_handled_yet)
+        holding.append(True)
         await asyncio.to_thread(s.zk.kazoo.delete, paths.broker(2))
         await asyncio.to_thread(brokers.register_broker, s.zk, s.fakes[2].registration())
         await _until(lambda: len(held) > 0)

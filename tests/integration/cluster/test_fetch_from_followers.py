@@ -44,6 +44,7 @@ class Cluster:
                     "node.id": str(node),
                     "broker.rack": RACKS[node],
                     "replica.selector.class": SELECTORS[node],
+                    "metrics.host": f"127.0.0.{node + 1}",
                     "metrics.port": str(free_port()),
                     "zookeeper.connect": connect,
                     "zookeeper.session.timeout.ms": "20000",

@@ -9,6 +9,8 @@ from collections.abc import Callable
 import pytest
 
 from odradek.cluster.zookeeper import paths, topics
+from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
+from odradek.cluster.zookeeper.brokers import register_broker, registrations_version
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.cluster_znodes import ControllerZnode
 from odradek.cluster.zookeeper.controller_election import (
@@ -17,7 +19,7 @@ from odradek.cluster.zookeeper.controller_election import (
     read_controller_epoch,
 )
 from odradek.cluster.zookeeper.controller_fence import ControllerFence
-from odradek.cluster.zookeeper.errors import ControllerMovedError
+from odradek.cluster.zookeeper.errors import ControllerMovedError, ZnodeVersionMovedError
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode, TopicAssignmentZnode
 from tests.support.zookeeper import ZooKeeperServer, expire_session
 
@@ -82,7 +84,7 @@ def test_a_stale_controller_cannot_write(
     before = topics.partition_state(second, "t", 0)
     with pytest.raises(ControllerMovedError, match=r"controller epoch 1 is over"):
         topics.update_partition_state(
-            stale, "t", 0, PartitionStateZnode(2, 1, [2], stale.epoch), partition_epoch=0
+            stale, "t", 0, PartitionStateZnode(2, 1, [2], stale.epoch), 0, registrations_version(second)
         )
     with pytest.raises(ControllerMovedError):
         topics.create_partition_states(stale, "t", {1: PartitionStateZnode(1, 0, [1], stale.epoch)})
@@ -91,7 +93,8 @@ def test_a_stale_controller_cannot_write(
     assert topics.partition_state(second, "t", 0) == before
     assert topics.partition_state(second, "t", 1) is None
     # the new controller writes
-    assert topics.update_partition_state(fresh, "t", 0, PartitionStateZnode(2, 1, [2], fresh.epoch), 0) == 1
+    written = PartitionStateZnode(2, 1, [2], fresh.epoch)
+    assert topics.update_partition_state(fresh, "t", 0, written, 0, registrations_version(second)) == 1
 
 
 def test_partition_state_is_compare_and_set_on_the_partition_epoch(zk: ZooKeeperClient) -> None:
@@ -100,10 +103,32 @@ def test_partition_state_is_compare_and_set_on_the_partition_epoch(zk: ZooKeeper
     topics.create_partition_states(fence, "t", {0: PartitionStateZnode(1, 0, [1, 2, 3], fence.epoch)})
     assert topics.partition_state(zk, "t", 0) == (PartitionStateZnode(1, 0, [1, 2, 3], 1), 0)
     shrunk = PartitionStateZnode(1, 0, [1, 2], fence.epoch)
-    assert topics.update_partition_state(fence, "t", 0, shrunk, partition_epoch=0) == 1
+    version = registrations_version(zk)
+    assert topics.update_partition_state(fence, "t", 0, shrunk, 0, version) == 1
     # a write based on the state read before that one loses, and changes nothing
-    assert topics.update_partition_state(fence, "t", 0, PartitionStateZnode(3, 1, [3], 1), 0) is None
+    assert topics.update_partition_state(fence, "t", 0, PartitionStateZnode(3, 1, [3], 1), 0, version) is None
     assert topics.partition_state(zk, "t", 0) == (shrunk, 1)
+
+
+def test_a_partition_state_write_fails_whole_once_a_broker_registered_after_the_version_read(
+    zk: ZooKeeperClient,
+) -> None:
+    """A re-created /brokers/ids/<id> starts at data version 0 again; the parent's version tells a new
+    registration from the old one, so the controller's state write can check it in the same multi."""
+    fence = elect_controller(zk, 1)
+    topics.create_topic_assignment(zk, "t", TopicAssignmentZnode({0: [1, 2]}))
+    topics.create_partition_states(fence, "t", {0: PartitionStateZnode(1, 0, [1, 2], fence.epoch)})
+    registration = BrokerRegistration(2, (ListenerEndpoint("PLAINTEXT", "127.0.0.1", 9092, "PLAINTEXT"),), 0)
+    register_broker(zk, registration)
+    version = registrations_version(zk)
+    zk.kazoo.delete(paths.broker(2))  # broker 2 goes (its session expired) ...
+    register_broker(zk, registration)  # ... and registers again
+    assert registrations_version(zk) > version
+    with pytest.raises(ZnodeVersionMovedError):
+        topics.update_partition_state(fence, "t", 0, PartitionStateZnode(1, 0, [1], fence.epoch), 0, version)
+    assert topics.partition_state(zk, "t", 0) == (PartitionStateZnode(1, 0, [1, 2], fence.epoch), 0)
+    moved = registrations_version(zk)
+    assert topics.update_partition_state(fence, "t", 0, PartitionStateZnode(1, 0, [1], 1), 0, moved) == 1
 
 
 def test_brokers_see_the_controller_come_and_go_on_their_event_loop(

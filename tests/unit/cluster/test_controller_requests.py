@@ -8,9 +8,11 @@ import uuid
 import pytest
 
 from odradek.cluster.controller import requests
+from odradek.cluster.controller.broker_changes import on_broker_change
 from odradek.cluster.controller.channel import _log_errors
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import ControllerContext, LiveBroker, PartitionState, TopicPartition
+from odradek.cluster.controller.registrations import BrokerRegistrations
 from odradek.cluster.controller.term import ControllerTerm
 from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
@@ -163,7 +165,18 @@ def test_the_controller_sends_at_the_inter_broker_protocol_version_s_request_ver
 ) -> None:
     channel = RecordingChannel()
     config = ControllerConfig(1, "REPL", inter_broker_versions=InterBrokerVersions.at(ibp))
-    term = ControllerTerm(None, config, None, context(), channel, print, print)  # type: ignore[arg-type]
+    registrations = BrokerRegistrations(None, 0, {})  # type: ignore[arg-type]
+    term = ControllerTerm(
+        None,  # type: ignore[arg-type]
+        config,
+        None,  # type: ignore[arg-type]
+        context(),
+        channel,  # type: ignore[arg-type]
+        print,
+        print,
+        registrations,
+        on_broker_change,
+    )
     term.send_leader_and_isr([T0])
     term.send_update_metadata([2], [T0])
     term.send(2, requests.stop_replica(term.context, 1, 2, [T0], delete=False))

@@ -78,10 +78,10 @@ def test_followers_not_caught_up_within_the_lag_are_out_of_sync() -> None:
 def test_a_follower_joins_at_the_high_watermark_and_the_epoch_start() -> None:
     state = LeaderState.on_become_leader(1, [1, 2, 3], [1, 2], now_ms=0)
     state.followers[3].record_fetch(5, 9, 1)
-    assert not state.may_join_isr(3, high_watermark=6, epoch_start_offset=0)
-    assert not state.may_join_isr(3, high_watermark=5, epoch_start_offset=7)
-    assert state.may_join_isr(3, high_watermark=5, epoch_start_offset=5)
-    assert not state.may_join_isr(2, high_watermark=0, epoch_start_offset=0)  # in the ISR already
+    assert not state.may_join_isr(3, high_watermark=6, leader_epoch_start_offset=0)
+    assert not state.may_join_isr(3, high_watermark=5, leader_epoch_start_offset=7)
+    assert state.may_join_isr(3, high_watermark=5, leader_epoch_start_offset=5)
+    assert not state.may_join_isr(2, high_watermark=0, leader_epoch_start_offset=0)  # in the ISR already
 
 
 def test_fetchers_are_chosen_as_kafkas_get_fetcher_id() -> None:

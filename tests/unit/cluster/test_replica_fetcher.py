@@ -15,12 +15,8 @@ from typing import Any
 import pytest
 
 from odradek.cluster.inter_broker_versions import InterBrokerVersions
-from odradek.cluster.replication.replica_fetcher import (
-    FetcherContext,
-    FetcherSettings,
-    FetchState,
-    ReplicaFetcher,
-)
+from odradek.cluster.replication.fetch_state import FetcherContext, FetcherSettings, FetchState
+from odradek.cluster.replication.replica_fetcher import ReplicaFetcher
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.frames import decode_response, encode_response

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from odradek.cluster.metadata import ClusterMetadata
-from odradek.cluster.replica_manager import HostedPartition
+from odradek.cluster.replication.fetch_state import FetcherContext
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager, fetcher_index
-from odradek.cluster.replication.replica_fetcher import FetcherContext
+from odradek.cluster.replication.hosted_partition import HostedPartition
 from odradek.config.broker import BrokerConfig
 from odradek.storage.config import LogConfig
 from odradek.storage.log_manager import LogManager

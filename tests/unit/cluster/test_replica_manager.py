@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from odradek.cluster.control_requests import ControllerStamp, PartitionLeadership, StopReplicaPartition
+from odradek.cluster.leadership import Refusal
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker
 from odradek.cluster.metadata_update import apply_update_metadata
-from odradek.cluster.replica_manager import Refusal, ReplicaManager
+from odradek.cluster.replica_manager import ReplicaManager
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import RecordBatchBuilder
 from odradek.storage.config import LogConfig
@@ -99,6 +100,8 @@ def test_leader_refusal_is_none_only_for_a_led_partition_at_its_epoch(logs: LogM
     assert replicas.leader_refusal("t", 0, 4) is None
     assert replicas.leader_refusal("t", 0, 3) == Refusal(ErrorCode.FENCED_LEADER_EPOCH, NODE, 4)
     assert replicas.leader_refusal("t", 0, 5) == Refusal(ErrorCode.UNKNOWN_LEADER_EPOCH, NODE, 4)
+    # Only -1 means "no epoch given" (Kafka's RequestUtils.getLeaderEpoch); any other negative is older.
+    assert replicas.leader_refusal("t", 0, -2) == Refusal(ErrorCode.FENCED_LEADER_EPOCH, NODE, 4)
     assert replicas.leader_refusal("other", 0) == Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
 
@@ -284,6 +287,7 @@ def test_a_follower_refuses_a_leader_fetch_by_epoch_before_saying_it_is_not_lead
     asyncio.run(replicas.become_leader_or_follower(ControllerStamp(1, 1), [_state(0, 1, 4)]))
     assert replicas.leader_refusal("t", 0, 5) == Refusal(ErrorCode.UNKNOWN_LEADER_EPOCH, 1, 4)
     assert replicas.leader_refusal("t", 0, 3) == Refusal(ErrorCode.FENCED_LEADER_EPOCH, 1, 4)
+    assert replicas.leader_refusal("t", 0, -2) == Refusal(ErrorCode.FENCED_LEADER_EPOCH, 1, 4)
     assert replicas.leader_refusal("t", 0, 4) == Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, 1, 4)
     assert replicas.leader_refusal("t", 0) == Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, 1, 4)
 
@@ -315,6 +319,7 @@ def test_a_follower_serves_consumers_of_its_replicas_only_at_their_epoch(logs: L
     assert replicas.replica_refusal("t", 0) is None
     assert replicas.replica_refusal("t", 0, 4) is None
     assert replicas.replica_refusal("t", 0, 3) == Refusal(ErrorCode.FENCED_LEADER_EPOCH, 1, 4)
+    assert replicas.replica_refusal("t", 0, -2) == Refusal(ErrorCode.FENCED_LEADER_EPOCH, 1, 4)
     assert replicas.replica_refusal("t", 0, 5) == Refusal(ErrorCode.UNKNOWN_LEADER_EPOCH, 1, 4)
     # A partition the cluster knows but this broker holds no replica of: NOT_LEADER_OR_FOLLOWER.
     apply_update_metadata(cluster, 1, [_broker(1), _broker(3)], [_state(1, 1, 1), _state(0, 1, 4)])

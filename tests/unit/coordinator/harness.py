@@ -13,6 +13,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from odradek.cluster.leadership import SingleNodeLeadership
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
@@ -92,7 +93,14 @@ class Harness:
         self.topics = TopicAdmin(self.config, self.cluster, self.logs, 1)
         self.topics.load()
         self.coordinator = GroupCoordinator(
-            self.config, self.cluster, self.topics, self.logs, 1, clock=self.clock, timer_factory=self._timer
+            self.config,
+            self.cluster,
+            self.topics,
+            self.logs,
+            1,
+            leadership=SingleNodeLeadership(self.cluster, 1),
+            clock=self.clock,
+            timer_factory=self._timer,
         )
 
     def _timer(self, runner: Runner) -> ManualTimer:

@@ -8,6 +8,7 @@ import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from odradek.coordinator import consumer_records as cr
 from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.consumer_group import ConsumerGroup
 from odradek.coordinator.consumer_regexes import REFRESH_MIN_INTERVAL_MS, TopicFilter, describe_all
+from odradek.coordinator.regex_lane import Requester
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
@@ -24,6 +26,7 @@ from odradek.protocol.messages.consumer_group_heartbeat import (
 from tests.unit.coordinator.harness import Harness
 
 pytestmark = pytest.mark.timeout(60)
+MEMBER = Requester("User:member")
 
 
 def run(tmp_path: Path, scenario: Callable[[Harness], Awaitable[None]]) -> None:
@@ -95,15 +98,14 @@ def ids(h: Harness, names: dict[str, set[int]]) -> dict[uuid.UUID, set[int]]:
     return {h.cluster.topics[name].topic_id: partitions for name, partitions in names.items()}
 
 
-def count_resolutions(monkeypatch: pytest.MonkeyPatch) -> list[tuple[frozenset[str], int]]:
-    calls: list[tuple[frozenset[str], int]] = []
+def count_resolutions(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Each pattern resolved (a job of its own in the worker), with how many topics it ran on."""
+    calls: list[tuple[str, int]] = []
     original = RegexMatcher.resolve
 
-    async def spy(
-        self: RegexMatcher, patterns: Collection[str], names: Sequence[str]
-    ) -> dict[str, frozenset[str]]:
-        calls.append((frozenset(patterns), len(names)))
-        return await original(self, patterns, names)
+    async def spy(self: RegexMatcher, group_id: str, pattern: str, names: Sequence[str]) -> frozenset[str]:
+        calls.append((pattern, len(names)))
+        return await original(self, group_id, pattern, names)
 
     monkeypatch.setattr(RegexMatcher, "resolve", spy)
     return calls
@@ -127,7 +129,7 @@ def test_a_regex_subscription_was_matched_against_every_topic_at_each_heartbeat(
         for _ in range(5):
             assert beat(h, "m1", epoch, ids(h, topic_names(h, assigned))).error_code == ErrorCode.NONE
             await h.advance(100)
-        assert calls == [(frozenset({"orders-.*"}), 3)]  # one match per topic set, no heartbeat matched
+        assert calls == [("orders-.*", 3)]  # one match per topic set, no heartbeat matched
 
         # A new topic: resolved again once the 10 s since the last resolution have passed.
         await h.create_topic("orders-apac", 1)
@@ -196,7 +198,9 @@ def test_a_subscribed_regex_re2_refuses_is_invalid_regular_expression(tmp_path: 
             subscribed_topic_regex=pattern,
             topic_partitions=[],
         )
-        response = await h.coordinator.consumer_group_heartbeat_committed(request, 1, "client", "/h")
+        response = await h.coordinator.consumer_group_heartbeat_committed(
+            request, 1, "client", "/h", requester=MEMBER
+        )
         assert response.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
         assert (response.error_message or "").startswith(
             f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: "
@@ -211,3 +215,96 @@ def test_a_regex_resolution_is_written_as_kafkas_record(tmp_path: Path) -> None:
     key, value = record.encode()
     assert key == b"\x00\x10" + b"\x00\x01g" + b"\x00\x09orders-.*"
     assert value is not None and value[:2] == b"\x00\x00"  # value version 0 (flexible)
+
+
+def test_a_heartbeat_checked_a_regex_its_group_already_subscribes_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every heartbeat bringing a regex had it compiled again; Kafka compiles a regex only when a member
+    brings one no member of the group subscribes to yet."""
+    checked: list[str] = []
+    original = RegexMatcher.check
+
+    async def spy(self: RegexMatcher, pattern: str, *rest: Any) -> None:
+        checked.append(pattern)
+        await original(self, pattern, *rest)
+
+    monkeypatch.setattr(RegexMatcher, "check", spy)
+
+    def joining(member: str) -> ConsumerGroupHeartbeatRequest:
+        return ConsumerGroupHeartbeatRequest(
+            group_id="g",
+            member_id=member,
+            member_epoch=0,
+            rebalance_timeout_ms=5000,
+            subscribed_topic_regex="orders-.*",
+            topic_partitions=[],
+        )
+
+    async def scenario(h: Harness) -> None:
+        beat_committed = h.coordinator.consumer_group_heartbeat_committed
+        first = await beat_committed(joining("m1"), 1, "client", "/h", requester=MEMBER)
+        assert first.error_code == ErrorCode.NONE
+        second = await beat_committed(joining("m2"), 1, "client", "/h", requester=MEMBER)
+        assert second.error_code == ErrorCode.NONE
+        again = ConsumerGroupHeartbeatRequest(
+            group_id="g", member_id="m1", member_epoch=first.member_epoch, subscribed_topic_regex="orders-.*"
+        )
+        assert (await beat_committed(again, 1, "client", "/h", requester=MEMBER)).error_code == ErrorCode.NONE
+        assert checked == ["orders-.*"]
+
+    run(tmp_path, scenario)
+
+
+def test_a_failed_resolution_was_queued_again_at_every_heartbeat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resolution that failed (over the worker's CPU budget) left no trace, so Kafka's 10 s minimum
+    between resolutions never applied: every heartbeat queued it again, 5 s of the worker's CPU each.
+    A regex that failed is tried again only once a topic was created or 10 minutes have passed."""
+    calls = count_resolutions(monkeypatch)
+
+    async def scenario(h: Harness) -> None:
+        h.coordinator.regexes.limits.cpu_seconds = 1e-6  # stands for a regex that costs more than 5 s
+        joined = beat(h, "m1", 0, regex="orders-.*")
+        await resolved(h)
+        for _ in range(5):
+            beat(h, "m1", joined.member_epoch)
+            await resolved(h)
+            await h.advance(100)
+        assert len(calls) == 1
+        await h.advance(REFRESH_MIN_INTERVAL_MS)
+        beat(h, "m1", joined.member_epoch)
+        await resolved(h)
+        assert len(calls) == 1  # no topic since: the same names would cost the same
+        await h.create_topic("orders-apac", 1)
+        h.coordinator.regexes.limits.cpu_seconds = 5.0
+        beat(h, "m1", joined.member_epoch)
+        await resolved(h)
+        assert calls == [("orders-.*", 3), ("orders-.*", 4)]
+        assert group(h).resolved_regexes["orders-.*"].topics == {"orders-eu", "orders-us", "orders-apac"}
+
+    run(tmp_path, scenario)
+
+
+def test_one_costly_regex_kept_the_groups_other_regexes_unresolved(tmp_path: Path) -> None:
+    """A group's regexes shared one budget: one costly pattern (a member's) left every other member's
+    unresolved too. Each is a job of its own now, held to the budget alone."""
+    costly = "\\pL*" * 4000  # valid; RE2 takes ~0.3 s of CPU to compile it
+
+    async def scenario(h: Harness) -> None:
+        h.coordinator.regexes.limits.cpu_seconds = 0.1
+        joined = beat(h, "m1", 0, regex="orders-.*")
+        await resolved(h)
+        assigned = beat(h, "m1", joined.member_epoch)
+        assert topic_names(h, assigned) == {"orders-eu": {0, 1}, "orders-us": {0, 1, 2}}
+        beat(h, "m2", 0, regex=costly)
+        await h.create_topic("orders-apac", 1)
+        await h.advance(REFRESH_MIN_INTERVAL_MS + 1)
+        again = beat(h, "m1", assigned.member_epoch, ids(h, topic_names(h, assigned)))
+        assert again.error_code == ErrorCode.NONE
+        await resolved(h)  # both regexes, each on its own budget
+        assert group(h).resolved_regexes["orders-.*"].topics == {"orders-eu", "orders-us", "orders-apac"}
+        assert costly not in group(h).resolved_regexes
+
+    run(tmp_path, scenario)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem
+from odradek.coordinator.regex_lane import Requester
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.write_errors import (
     group_metadata_error,
@@ -20,6 +21,7 @@ from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from odradek.protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from odradek.storage.log import Log
+from odradek.storage.partition import TopicPartition
 from tests.unit.coordinator.harness import Harness, join_new_member, settle, start
 
 E = ErrorCode
@@ -166,7 +168,9 @@ class Followers:
     def __init__(self) -> None:
         self.waiting: list[asyncio.Future[ErrorCode]] = []
 
-    async def replicated(self, _partition: int, _required_offset: int) -> ErrorCode:
+    async def replicated(
+        self, _partition: TopicPartition, _required_offset: int, _timeout_ms: int
+    ) -> ErrorCode:
         future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
         self.waiting.append(future)
         return await future
@@ -238,7 +242,11 @@ def test_a_consumer_group_heartbeat_is_answered_once_the_isr_holds_what_it_wrote
     async def scenario(h: Harness) -> None:
         followers = Followers()
         h.coordinator.runtime.replicated = followers.replicated
-        beating = start(h.coordinator.consumer_group_heartbeat_committed(_joining_heartbeat(), 1, "c", "/h"))
+        beating = start(
+            h.coordinator.consumer_group_heartbeat_committed(
+                _joining_heartbeat(), 1, "c", "/h", requester=Requester("User:c")
+            )
+        )
         await settle()
         assert not beating.done()  # the member's epoch and assignment are appended, not yet replicated
         followers.waiting.pop(0).set_result(E.NONE)
@@ -255,7 +263,11 @@ def test_a_consumer_group_heartbeat_whose_write_times_out_is_coordinator_not_ava
     async def scenario(h: Harness) -> None:
         followers = Followers()
         h.coordinator.runtime.replicated = followers.replicated
-        beating = start(h.coordinator.consumer_group_heartbeat_committed(_joining_heartbeat(), 1, "c", "/h"))
+        beating = start(
+            h.coordinator.consumer_group_heartbeat_committed(
+                _joining_heartbeat(), 1, "c", "/h", requester=Requester("User:c")
+            )
+        )
         await settle()
         followers.waiting.pop(0).set_result(E.REQUEST_TIMED_OUT)
         await settle()

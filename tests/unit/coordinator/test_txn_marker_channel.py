@@ -24,6 +24,7 @@ from odradek.protocol.messages.write_txn_markers import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
+from tests.support.async_waits import until
 from tests.support.fake_broker import FakeBroker, Received
 
 SELF = 1
@@ -73,6 +74,8 @@ class Harness:
             )
         )
         self.local: list[tuple[str, int]] = []
+        #: What the next local writes raise (an unexpected failure of the append).
+        self.local_failures: list[Exception] = []
         self.completed: list[str] = []
         self.wanted = True
         self.channel = TxnMarkerChannel(
@@ -81,12 +84,17 @@ class Harness:
             SELF,
             write_local=self._write_local,
             still_wanted=lambda txn: self.wanted,
-            on_complete=lambda txn: self.completed.append(txn.transactional_id),
+            on_complete=self._complete,
         )
 
-    async def _write_local(self, txn: PendingMarkers, tp: tuple[str, int]) -> ErrorCode:
-        self.local.append(tp)
-        return ErrorCode.NONE
+    def _write_local(self, txn: PendingMarkers, tp: tuple[str, int]) -> Awaitable[ErrorCode]:
+        self.local.append(tp)  # appended at the call, as the marker writer does
+        if self.local_failures:
+            raise self.local_failures.pop(0)
+        return _at_once(ErrorCode.NONE)
+
+    async def _complete(self, txn: PendingMarkers) -> None:
+        self.completed.append(txn.transactional_id)
 
     def lead(self, partition: int, leader: int) -> None:
         state = self.cluster.partition("t", partition)
@@ -95,14 +103,12 @@ class Harness:
         state.leader_epoch += 1
 
 
+async def _at_once(error: ErrorCode) -> ErrorCode:
+    return error
+
+
 def _txn(name: str, producer_id: int, *partitions: int) -> PendingMarkers:
     return PendingMarkers(name, producer_id, 0, True, 3, {("t", p) for p in partitions})
-
-
-async def _until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.01)
 
 
 @pytest.fixture
@@ -132,7 +138,7 @@ def test_markers_of_two_transactions_reach_the_other_leader_in_one_request(
         try:
             harness.channel.send(_txn("a", 10, 0, 2))
             harness.channel.send(_txn("b", 11, 1))
-            await _until(lambda: sorted(harness.completed) == ["a", "b"])
+            await until(lambda: sorted(harness.completed) == ["a", "b"])
             (request,) = brokers[2].requests_of(ApiKey.WRITE_TXN_MARKERS)
             assert [(m.producer_id, m.topics[0].partition_indexes) for m in request.markers] == [
                 (10, [0]),
@@ -158,8 +164,45 @@ def test_not_leader_sends_the_marker_again_to_the_new_leader(brokers: dict[int, 
             await brokers[2].wait_for(lambda b: len(b.requests_of(ApiKey.WRITE_TXN_MARKERS)) >= 2)
             assert harness.completed == []  # refused: never complete without the marker
             harness.lead(0, 3)  # the controller's UpdateMetadata names the new leader
-            await _until(lambda: harness.completed == ["a"])
+            await until(lambda: harness.completed == ["a"])
             assert len(brokers[3].requests_of(ApiKey.WRITE_TXN_MARKERS)) == 1
+        finally:
+            await _stopped(harness, brokers)
+
+    asyncio.run(main())
+
+
+def test_a_leader_refusing_the_marker_under_min_insync_replicas_is_sent_it_until_it_takes_it(
+    brokers: dict[int, FakeBroker],
+) -> None:
+    async def main() -> None:
+        await _started(brokers)
+        answers = [ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NONE]
+        brokers[2].responder = _answer(lambda topic, p: answers.pop(0))
+        harness = Harness({0: 2}, brokers)
+        try:
+            harness.channel.send(_txn("a", 10, 0))
+            await until(lambda: harness.completed == ["a"])
+            assert len(brokers[2].requests_of(ApiKey.WRITE_TXN_MARKERS)) == 3
+        finally:
+            await _stopped(harness, brokers)
+
+    asyncio.run(main())
+
+
+def test_a_local_marker_whose_append_raises_is_written_again_and_the_others_still_go_out(
+    brokers: dict[int, FakeBroker],
+) -> None:
+    async def main() -> None:
+        await _started(brokers)
+        brokers[2].responder = _answer(lambda topic, p: ErrorCode.NONE)
+        harness = Harness({0: SELF, 1: 2}, brokers)
+        harness.local_failures.append(OSError("No space left on device"))
+        try:
+            harness.channel.send(_txn("a", 10, 0, 1))
+            await until(lambda: harness.completed == ["a"])
+            assert harness.local == [("t", 0), ("t", 0)]
+            assert len(brokers[2].requests_of(ApiKey.WRITE_TXN_MARKERS)) == 1
         finally:
             await _stopped(harness, brokers)
 
@@ -181,7 +224,7 @@ def test_a_broker_that_cannot_be_reached_gets_the_marker_once_it_listens(
             brokers[2].port = port
             brokers[2].responder = _answer(lambda topic, p: ErrorCode.NONE)
             await brokers[2].start()
-            await _until(lambda: harness.completed == ["a"])
+            await until(lambda: harness.completed == ["a"])
         finally:
             await _stopped(harness, brokers)
 

@@ -145,7 +145,9 @@ async def test_find_coordinator_names_the_leader_of_the_groups_offsets_partition
     cluster_member: HandlerBroker,
 ) -> None:
     services = cluster_member.services
-    groups = GroupCoordinator(services.config, services.cluster, services.topics, services.logs, 2)
+    groups = GroupCoordinator(
+        services.config, services.cluster, services.topics, services.logs, 2, leadership=services.leadership
+    )
     partitions = groups.settings.offsets_topic_num_partitions
     led_by_1, led_by_3 = "group-on-1", "group-on-3"
     wanted = {groups.runtime.partition_for(led_by_1): 1, groups.runtime.partition_for(led_by_3): 3}

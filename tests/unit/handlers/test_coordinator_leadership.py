@@ -8,10 +8,14 @@ import time
 import uuid
 from pathlib import Path
 
+from odradek.cluster.leadership import Leadership
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.records import offset_commit_record
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
+from odradek.coordinator.txn_metadata import TxnState
+from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
+from odradek.handlers.delayed_produce import isr_wait
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.write_txn_markers import (
     WritableTxnMarker,
@@ -22,12 +26,14 @@ from odradek.protocol.messages.write_txn_markers import (
 from odradek.protocol.records import RecordBatchHeader
 from odradek.storage.fetch import FetchIsolation
 from odradek.storage.log import Log
+from tests.support.async_waits import until
 from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
 from tests.support.handler_services import HandlerBroker
 from tests.unit.handlers.cluster_member import BROKERS, TOPIC, TOPIC_ID
 
 OFFSETS_ID = uuid.UUID(int=99)
-IDS = {TOPIC: TOPIC_ID, OFFSETS_TOPIC: OFFSETS_ID}
+TXN_STATE_ID = uuid.UUID(int=98)
+IDS = {TOPIC: TOPIC_ID, OFFSETS_TOPIC: OFFSETS_ID, TRANSACTION_STATE_TOPIC: TXN_STATE_ID}
 
 
 def _epochs_stamped(log: Log) -> list[int]:
@@ -41,11 +47,32 @@ def _epochs_stamped(log: Log) -> list[int]:
     return epochs
 
 
-def _member(tmp_path: Path) -> HandlerBroker:
-    return HandlerBroker(tmp_path / "member", node_id=2, zookeeper_mode=True, replicated=True)
+class AskedLeadership:
+    """The replica manager's word, with the partitions it was asked about (in order)."""
+
+    def __init__(self, leadership: Leadership) -> None:
+        self.leadership = leadership
+        self.asked: list[tuple[str, int]] = []
+
+    def leader_epoch(self, topic: str, partition: int) -> int | None:
+        self.asked.append((topic, partition))
+        return self.leadership.leader_epoch(topic, partition)
+
+    def under_min_isr(self, topic: str, partition: int) -> bool:
+        return self.leadership.under_min_isr(topic, partition)
 
 
-def _transactions(broker: HandlerBroker) -> TransactionCoordinator:
+def _member(tmp_path: Path, replicated: bool = True) -> HandlerBroker:
+    return HandlerBroker(
+        tmp_path / "member",
+        node_id=2,
+        zookeeper_mode=True,
+        replicated=replicated,
+        **{"transaction.state.log.num.partitions": "1"},
+    )
+
+
+def _transactions(broker: HandlerBroker, wait_for_isr: bool = False) -> TransactionCoordinator:
     services = broker.services
     assert services.replicas is not None
     return TransactionCoordinator(
@@ -56,6 +83,7 @@ def _transactions(broker: HandlerBroker) -> TransactionCoordinator:
         services.node_id,
         services.producer_ids,
         None,
+        marker_replicated=isr_wait(services) if wait_for_isr else None,
         leadership=services.replicas,  # as the broker wires it in a cluster
     )
 
@@ -121,5 +149,47 @@ async def test_a_group_coordinator_writes_nothing_to_a_partition_its_broker_only
         except KafkaError as refused:
             assert refused.error_code == ErrorCode.NOT_COORDINATOR
         assert broker.log(OFFSETS_TOPIC).log_end_offset == 0  # the follower's log is its leader's copy
+    finally:
+        broker.close()
+
+
+async def test_a_coordinators_own_markers_are_written_where_and_at_the_epoch_the_replica_manager_says(
+    tmp_path: Path,
+) -> None:
+    """The coordinator's marker channel routes by the cache (the controller's newest word, as Kafka's),
+    but writes a marker here only where the replica manager leads, at its epoch: orders-0 is stamped
+    with the epoch of its last LeaderAndIsr, not the cache's newer one, and orders-1, which the cache
+    already names this broker leader of while it still follows, gets its marker once its LeaderAndIsr
+    arrives, never in the follower's log."""
+    broker = _member(tmp_path, replicated=False)
+    try:
+        state_log = Partition(TRANSACTION_STATE_TOPIC, 0, leader=2, leader_epoch=1, replicas=[2])
+        led = Partition(TOPIC, 0, leader=2, leader_epoch=3, replicas=[2, 3, 1])
+        followed = Partition(TOPIC, 1, leader=1, leader_epoch=7, replicas=[1, 2, 3])
+        await broker.call(update_metadata(BROKERS, [state_log, led, followed], IDS), 8)
+        await broker.call(leader_and_isr([state_log, led, followed], IDS), 7)
+        coordinator = _transactions(broker, wait_for_isr=True)
+        leadership = AskedLeadership(coordinator.markers.leadership)
+        coordinator.markers.leadership = leadership
+        await coordinator.start(single_node=False)
+        pid, epoch = await coordinator.init_producer_id("t", 60000, -1, -1)
+        added = await coordinator.add_partitions("t", pid, epoch, [(TOPIC, 0), (TOPIC, 1)])
+        assert set(added.values()) == {ErrorCode.NONE}
+        # the controller's next decisions, in the cache only: this broker leads both, at 4 and 8
+        ahead = [
+            Partition(TOPIC, 0, leader=2, leader_epoch=4, replicas=[2, 3, 1]),
+            Partition(TOPIC, 1, leader=2, leader_epoch=8, replicas=[1, 2, 3]),
+        ]
+        await broker.call(update_metadata(BROKERS, ahead, IDS), 8)
+        await coordinator.end_txn("t", pid, epoch, committed=True)
+        await until(lambda: broker.log(TOPIC, 0).log_end_offset == 1)
+        assert _epochs_stamped(broker.log(TOPIC, 0)) == [3]
+        await until(lambda: leadership.asked.count((TOPIC, 1)) >= 3)  # tried again every 100 ms
+        assert broker.log(TOPIC, 1).log_end_offset == 0
+        assert coordinator.state_log.txns["t"].state is TxnState.PREPARE_COMMIT
+        await broker.call(leader_and_isr([ahead[1]], IDS), 7)
+        await until(lambda: coordinator.state_log.txns["t"].state is TxnState.COMPLETE_COMMIT)
+        assert _epochs_stamped(broker.log(TOPIC, 1)) == [8]
+        coordinator.stop()
     finally:
         broker.close()

@@ -5,6 +5,7 @@ principal is FETCH_SESSION_ID_NOT_FOUND to it, which can neither read its partit
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +85,21 @@ async def test_another_principal_read_and_closed_a_fetch_session_by_its_id(
     )
     closed = await _incremental(handler_broker, session_id, 2, OWNER)
     assert closed.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+
+
+async def test_a_client_claiming_a_replica_id_evicted_a_fresh_consumer_session(tmp_path: Path) -> None:
+    """A session was a follower's (privileged: it may evict any consumer's session, however new) on the
+    client's word: any client, with no ACL, claimed replica id 1 and took a consumer's place. Beyond
+    Kafka 3.9 (which does the same), the privilege needs a follower to exist (cluster mode) and
+    CLUSTER_ACTION."""
+    broker = HandlerBroker(tmp_path / "data", **{"max.incremental.fetch.session.cache.slots": "1"})
+    try:
+        await broker.create_topic(TOPIC, 1)
+        session_id = await _open(broker, OWNER)
+        claim = fetch_request({P0: 0}, session_epoch=0)
+        claim.replica_id = 1  # no such broker: this is a single node
+        await broker.call(claim, FETCH_VERSION, principal=OTHER)
+        again = await _incremental(broker, session_id, 1, OWNER)
+        assert again.error_code == ErrorCode.NONE  # type: ignore[attr-defined]
+    finally:
+        broker.close()

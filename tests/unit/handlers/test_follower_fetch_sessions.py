@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from odradek.cluster.replication.fetch_session import FollowerFetchSession
-from odradek.cluster.replication.replica_fetcher import FetcherContext, FetchState, ReplicaFetcher
+from odradek.cluster.replication.fetch_state import FetcherContext, FetchState
+from odradek.cluster.replication.replica_fetcher import ReplicaFetcher
 from odradek.protocol.messages.fetch import FetchRequest
 from odradek.storage.config import LogConfig
 from odradek.storage.log_manager import LogManager

@@ -135,3 +135,29 @@ async def test_an_isr_change_refused_with_an_unexpected_error_is_sent_again(
         while broker.replicas.leading[(TOPIC, 0)].isr != [2, 3, 1]:
             await asyncio.sleep(0.01)
     assert [p.new_isr for p in controller.proposals] == [(2, 3, 1), (2, 3, 1)]
+
+
+async def test_an_isr_change_refused_again_and_again_with_an_unexpected_error_is_sent_after_doubling_pauses(
+    replicated_member: HandlerBroker,
+) -> None:
+    # a controller answering an unexpected error every time must not be asked in a tight loop
+    broker = replicated_member
+    refusals = (ErrorCode.UNKNOWN_SERVER_ERROR,) * 6
+    controller = _RefusingController(*refusals)
+    await _leading(broker, controller)
+    assert broker.replicas is not None
+    leaders = broker.replicas.leaders
+    pauses: list[float] = []
+
+    async def pause(seconds: float) -> None:
+        pauses.append(seconds)
+
+    leaders.pause = pause
+    await broker.call(produce_request(0), 9)
+    await _fetch(broker, 3, 1)
+    await _fetch(broker, 1, 1)
+    async with asyncio.timeout(5):
+        while broker.replicas.leading[(TOPIC, 0)].isr != [2, 3, 1]:
+            await asyncio.sleep(0.01)
+    assert len(controller.proposals) == len(refusals) + 1
+    assert pauses == [0.1, 0.2, 0.4, 0.8, 1.0, 1.0]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from odradek.coordinator.client_regex import RegexMatcher
+from odradek.coordinator.regex_lane import Requester
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.list_transactions import ListTransactionsRequest
@@ -43,6 +44,7 @@ async def transactions(broker: HandlerBroker) -> AsyncIterator[TransactionCoordi
         services.node_id,
         services.producer_ids,
         None,
+        leadership=services.leadership,
     )
     await coordinator.start(single_node=True)
     services.transactions = coordinator
@@ -108,12 +110,26 @@ async def test_list_transactions_matched_ids_the_principal_may_not_describe(
     asked: list[str] = []
     original = RegexMatcher.matching
 
-    async def spy(self: RegexMatcher, pattern: str, names: Sequence[str], what: str) -> list[str]:
+    async def spy(
+        self: RegexMatcher, pattern: str, names: Sequence[str], what: str, requester: Requester
+    ) -> list[str]:
         asked.extend(names)
-        return await original(self, pattern, names, what)
+        return await original(self, pattern, names, what, requester)
 
     monkeypatch.setattr(RegexMatcher, "matching", spy)
     async with transactions(secured):
         response = await listed(secured, ".*payments", principal=ALICE)
     assert [t.transactional_id for t in response.transaction_states] == ["alice-payments"]
     assert sorted(asked) == ["alice-orders", "alice-payments"]
+
+
+async def test_list_transactions_compiled_the_pattern_for_a_principal_who_may_describe_no_id(
+    secured: HandlerBroker,
+) -> None:
+    """ListTransactions needs no ACL, and its pattern was compiled even when the principal could see no
+    transactional id: anyone could make the broker compile. With nothing to match, nothing is compiled
+    (so a pattern RE2 would refuse is not reported then; Kafka compiles it first)."""
+    async with transactions(secured):
+        response = await listed(secured, "(?=x)" + "\\pL" * 5000, principal="User:mallory")
+    assert (response.error_code, response.transaction_states) == (ErrorCode.NONE, [])
+    assert secured.services.regexes.transactions.pid is None  # no worker was ever asked

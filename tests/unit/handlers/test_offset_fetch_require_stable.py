@@ -64,7 +64,13 @@ async def coordinators(broker: HandlerBroker) -> AsyncIterator[uuid.UUID]:
     the input topic's id."""
     services = broker.services
     groups = GroupCoordinator(
-        services.config, services.cluster, services.topics, services.logs, 1, services.appends.notify
+        services.config,
+        services.cluster,
+        services.topics,
+        services.logs,
+        1,
+        services.appends.notify,
+        leadership=services.leadership,
     )
     transactions = TransactionCoordinator(
         services.config,
@@ -75,6 +81,7 @@ async def coordinators(broker: HandlerBroker) -> AsyncIterator[uuid.UUID]:
         services.producer_ids,
         groups,
         services.appends.notify,
+        leadership=services.leadership,
     )
     services.groups, services.transactions = groups, transactions
     state = await broker.create_topic(TOPIC, 2)

@@ -18,7 +18,7 @@ from odradek.protocol.records import (
     build_message_set,
     iter_record_batches,
 )
-from odradek.storage import recompression
+from odradek.storage import prepared_appends
 from odradek.storage.fetch import FetchIsolation
 from tests.support.handler_services import HandlerBroker
 
@@ -62,18 +62,18 @@ async def test_a_v3_producer_s_gzip_batch_is_stored_in_the_zstd_topic_s_codec(
     assert _stored(handler_broker) == [(Compression.ZSTD, [b"a", b"b"])]
 
 
-async def test_batches_are_recompressed_by_the_recompression_workers_not_on_the_event_loop(
+async def test_batches_are_recompressed_by_the_record_workers_not_on_the_event_loop(
     handler_broker: HandlerBroker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await handler_broker.create_topic(TOPIC, partitions=2, configs={"compression.type": "lz4"})
     threads: list[threading.Thread] = []
-    real = recompression.recompress_batch
+    real = prepared_appends.rebuild_batch
 
     def spy(*args: object, **kwargs: object) -> bytearray:
         threads.append(threading.current_thread())
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(recompression, "recompress_batch", spy)
+    monkeypatch.setattr(prepared_appends, "rebuild_batch", spy)
     request = ProduceRequest(
         acks=1,
         timeout_ms=1000,
@@ -89,8 +89,8 @@ async def test_batches_are_recompressed_by_the_recompression_workers_not_on_the_
     )
     response = await handler_broker.call(request, 9)
     assert [p.error_code for p in response.responses[0].partition_responses] == [ErrorCode.NONE] * 2
-    # the recompression workers' own threads: not the loop's, nor those flushes and ZooKeeper calls use
-    assert len(threads) == 2 and all(t.name.startswith("odradek-recompress") for t in threads)
+    # the record workers' own threads: not the loop's, nor those flushes and ZooKeeper calls use
+    assert len(threads) == 2 and all(t.name.startswith("odradek-records") for t in threads)
     assert _stored(handler_broker, 0) == [(Compression.LZ4, [b"a"])]
     assert _stored(handler_broker, 1) == [(Compression.LZ4, [b"b"])]
 
@@ -103,7 +103,7 @@ async def test_a_batch_already_in_the_topic_s_codec_goes_to_no_thread(
     def never(*_: object) -> None:
         raise AssertionError("nothing needed a worker thread")
 
-    monkeypatch.setattr(recompression, "prepare_recompression", never)
+    monkeypatch.setattr(handler_broker.services.record_workers, "submit", never)
     response = await handler_broker.call(_produce(_batch(b"a", compression=Compression.SNAPPY)), 9)
     assert response.responses[0].partition_responses[0].error_code == ErrorCode.NONE
     assert _stored(handler_broker) == [(Compression.SNAPPY, [b"a"])]

@@ -40,6 +40,7 @@ def _coordinator(broker: HandlerBroker) -> TransactionCoordinator:
         services.node_id,
         services.producer_ids,
         None,
+        leadership=services.leadership,
     )
 
 
@@ -95,7 +96,7 @@ async def test_an_exhausted_epoch_gets_a_new_producer_id(handler_broker: Handler
         pid, _ = await coordinator.init_producer_id("old", 60000, -1, -1)
         metadata = coordinator.state_log.txns["old"]
         last_epoch = metadata.next_value(coordinator.now_ms(), producer_epoch=MAX_EPOCH - 1)
-        await coordinator._write("old", last_epoch)
+        await coordinator.state_log.write("old", last_epoch)
         assert await coordinator.init_producer_id("old", 60000, -1, -1) == (pid, MAX_EPOCH)
         new_pid, epoch = await coordinator.init_producer_id("old", 60000, -1, -1)
         assert new_pid != pid and epoch == 0

@@ -1,20 +1,31 @@
 """The transaction coordinator's writes as Kafka's acks=-1 appends: refused with nothing appended under
 min.insync.replicas, applied to its memory only once the in-sync replicas hold them (a failed write
 leaves no trace), other steps of the id answered CONCURRENT_TRANSACTIONS meanwhile, and no
-transaction marker written before the PrepareCommit/PrepareAbort record is on the ISR."""
+transaction marker written before the PrepareCommit/PrepareAbort record is on the ISR.
+
+Then, as Kafka's coordinator, the markers go out in the background (the marker channel): EndTxn, an
+InitProducerId that aborts its predecessor's transaction and the periodic abort check never wait for
+them (they did, and one marker waiting for its followers held every timed-out transaction open), the
+transaction's steps are answered CONCURRENT_TRANSACTIONS until its Complete* record is written, and a
+marker refused under min.insync.replicas is sent again until its partition takes it."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
+from odradek.cluster.leadership import IsrWait, Leadership, SingleNodeLeadership
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_metadata import TxnState
+from odradek.coordinator.txn_records import TransactionLogValue
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.storage.partition import TopicPartition
+from tests.support.async_waits import until
 from tests.support.handler_services import HandlerBroker
 
 pytestmark = pytest.mark.timeout(30)
@@ -31,7 +42,9 @@ class Replication:
         #: How long each write was allowed to wait, in ms.
         self.timeouts: list[int] = []
 
-    async def replicated(self, _partition: int, _required_offset: int, timeout_ms: int) -> ErrorCode:
+    async def replicated(
+        self, _partition: TopicPartition, _required_offset: int, timeout_ms: int
+    ) -> ErrorCode:
         self.timeouts.append(timeout_ms)
         future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
         self.waiting.append(future)
@@ -45,8 +58,27 @@ class Replication:
         self.waiting.pop(0).set_result(outcome)
 
 
+@pytest.fixture
+def no_periodic_check(tmp_path: Path) -> Iterator[HandlerBroker]:
+    """A broker whose coordinator's periodic check (which completes prepared transactions too) never
+    runs during a test: what completes a transaction there is what the test is about."""
+    broker = HandlerBroker(
+        tmp_path / "data", **{"transaction.abort.timed.out.transaction.cleanup.interval.ms": "3600000"}
+    )
+    try:
+        yield broker
+    finally:
+        broker.close()
+
+
 @contextlib.asynccontextmanager
-async def running(handler_broker: HandlerBroker) -> AsyncIterator[TransactionCoordinator]:
+async def running(
+    handler_broker: HandlerBroker,
+    marker_replicated: IsrWait | None = None,
+    leadership: Leadership | None = None,
+) -> AsyncIterator[TransactionCoordinator]:
+    """A single node's coordinator on the broker's services; `marker_replicated` plays the data
+    partitions' followers, `leadership` the replica manager."""
     await handler_broker.create_topic("data", 2)
     services = handler_broker.services
     made = TransactionCoordinator(
@@ -57,6 +89,8 @@ async def running(handler_broker: HandlerBroker) -> AsyncIterator[TransactionCoo
         services.node_id,
         services.producer_ids,
         None,
+        marker_replicated=marker_replicated,
+        leadership=leadership if leadership is not None else services.leadership,
     )
     await made.start(single_node=True)
     try:
@@ -127,7 +161,7 @@ async def test_no_marker_is_written_before_the_prepare_record_is_on_the_isr(
         coordinator.state_log.replicated = None  # the followers are back: the client's retry commits
         await coordinator.end_txn(TXN, pid, epoch, committed=True)
         assert handler_broker.log("data").log_end_offset == 1
-        assert coordinator.state_log.txns[TXN].state is TxnState.COMPLETE_COMMIT
+        await until(lambda: coordinator.state_log.txns[TXN].state is TxnState.COMPLETE_COMMIT)
 
 
 async def test_a_transaction_write_waits_for_the_isr_as_long_as_the_transactions_own_timeout(
@@ -189,42 +223,57 @@ class MarkerReplication:
     def __init__(self) -> None:
         self.waiting: list[tuple[tuple[str, int, int], asyncio.Future[ErrorCode]]] = []
 
-    async def replicated(self, topic: str, partition: int, required_offset: int) -> ErrorCode:
+    async def replicated(
+        self, partition: TopicPartition, required_offset: int, _timeout_ms: int
+    ) -> ErrorCode:
         future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
-        self.waiting.append(((topic, partition, required_offset), future))
+        self.waiting.append(((*partition, required_offset), future))
         return await future
 
     async def answer(self, outcome: ErrorCode) -> tuple[str, int, int]:
-        for _ in range(100):
-            if self.waiting:
-                break
-            await asyncio.sleep(0.01)
+        """Let the oldest waiting marker through with `outcome`; (topic, partition, its end offset)."""
+        await until(lambda: bool(self.waiting))
         marker, future = self.waiting.pop(0)
         future.set_result(outcome)
         return marker
 
 
-@contextlib.asynccontextmanager
-async def with_marker_followers(
-    handler_broker: HandlerBroker, followers: MarkerReplication
-) -> AsyncIterator[TransactionCoordinator]:
-    await handler_broker.create_topic("data", 2)
-    services = handler_broker.services
-    made = TransactionCoordinator(
-        services.config,
-        services.cluster,
-        services.topics,
-        services.logs,
-        services.node_id,
-        services.producer_ids,
-        None,
-        marker_replicated=followers.replicated,
-    )
-    await made.start(single_node=True)
-    try:
-        yield made
-    finally:
-        made.stop()
+class ShrinkingIsr:
+    """The replica manager of a single node whose partitions' ISR can fall under min.insync.replicas."""
+
+    def __init__(self, handler_broker: HandlerBroker) -> None:
+        services = handler_broker.services
+        self.leads = SingleNodeLeadership(services.cluster, services.node_id)
+        self.shrunk: set[tuple[str, int]] = set()
+        #: How often an append to a shrunk partition was refused.
+        self.refused = 0
+
+    def leader_epoch(self, topic: str, partition: int) -> int | None:
+        return self.leads.leader_epoch(topic, partition)
+
+    def under_min_isr(self, topic: str, partition: int) -> bool:
+        if (topic, partition) in self.shrunk:
+            self.refused += 1
+            return True
+        return False
+
+
+def _state(coordinator: TransactionCoordinator, transactional_id: str = TXN) -> TxnState:
+    return coordinator.state_log.txns[transactional_id].state
+
+
+async def test_end_txn_is_answered_once_its_prepare_record_is_on_the_isr_not_after_its_markers(
+    handler_broker: HandlerBroker,
+) -> None:
+    """Kafka's endTransaction answers once PrepareCommit is replicated, then queues the markers: EndTxn
+    waited for every marker's followers (request.timeout.ms each time one timed out)."""
+    followers = MarkerReplication()
+    async with running(handler_broker, followers.replicated) as coordinator:
+        pid, epoch = await _ongoing(coordinator)
+        await asyncio.wait_for(coordinator.end_txn(TXN, pid, epoch, committed=True), 10)
+        assert _state(coordinator) is TxnState.PREPARE_COMMIT
+        assert await followers.answer(E.NONE) == ("data", 0, 1)
+        await until(lambda: _state(coordinator) is TxnState.COMPLETE_COMMIT)
 
 
 async def test_a_transaction_completes_only_once_its_markers_are_on_the_in_sync_replicas(
@@ -233,13 +282,204 @@ async def test_a_transaction_completes_only_once_its_markers_are_on_the_in_sync_
     """As Kafka's acks=-1 marker appends: a CompleteCommit written while a marker is on the leader only
     would outlive that marker if the leader were lost, and no coordinator would send it again."""
     followers = MarkerReplication()
-    async with with_marker_followers(handler_broker, followers) as coordinator:
+    async with running(handler_broker, followers.replicated) as coordinator:
+        pid, epoch = await _ongoing(coordinator)
+        await asyncio.wait_for(coordinator.end_txn(TXN, pid, epoch, committed=True), 10)
+        assert await followers.answer(E.REQUEST_TIMED_OUT) == ("data", 0, 1)  # the marker: offset 0
+        assert _state(coordinator) is TxnState.PREPARE_COMMIT  # the commit stands, its marker is retried
+        assert await followers.answer(E.NONE) == ("data", 0, 2)  # written again, replicated this time
+        await until(lambda: _state(coordinator) is TxnState.COMPLETE_COMMIT)
+
+
+async def test_a_stuck_marker_keeps_no_timed_out_transaction_from_being_aborted(
+    handler_broker: HandlerBroker,
+) -> None:
+    """Kafka's abortTimedOutTransactions only queues markers: the check awaited each prepared
+    transaction's markers in turn, so one marker waiting for its followers left every other timed-out
+    transaction open, and the last stable offsets of healthy partitions with it."""
+    followers = MarkerReplication()
+    async with running(handler_broker, followers.replicated) as coordinator:
+        pid, epoch = await _ongoing(coordinator)
+        await asyncio.wait_for(coordinator.end_txn(TXN, pid, epoch, committed=True), 10)
+        other_pid, other_epoch = await coordinator.init_producer_id("abandoned", 1, -1, -1)
+        await coordinator.add_partitions("abandoned", other_pid, other_epoch, [("data", 1)])
+        await until(lambda: coordinator.state_log.txns["abandoned"].timed_out(coordinator.now_ms()))
+        await asyncio.wait_for(coordinator.abort_timed_out(), 10)
+        await until(lambda: _state(coordinator, "abandoned") is TxnState.PREPARE_ABORT)
+        markers = {(await followers.answer(E.NONE))[:2] for _ in range(2)}
+        assert markers == {("data", 0), ("data", 1)}
+        await until(lambda: _state(coordinator, "abandoned") is TxnState.COMPLETE_ABORT)
+        await until(lambda: _state(coordinator) is TxnState.COMPLETE_COMMIT)
+
+
+async def test_a_new_instance_is_answered_concurrent_transactions_without_waiting_for_the_abort_markers(
+    handler_broker: HandlerBroker,
+) -> None:
+    followers = MarkerReplication()
+    async with running(handler_broker, followers.replicated) as coordinator:
+        pid, epoch = await _ongoing(coordinator)
+        with pytest.raises(KafkaError) as fencing:  # its predecessor's transaction is aborted first
+            await asyncio.wait_for(coordinator.init_producer_id(TXN, 60000, -1, -1), 10)
+        assert fencing.value.error_code is E.CONCURRENT_TRANSACTIONS
+        assert _state(coordinator) is TxnState.PREPARE_ABORT
+        with pytest.raises(KafkaError) as again:  # the client retries while the markers are written
+            await coordinator.init_producer_id(TXN, 60000, -1, -1)
+        assert again.value.error_code is E.CONCURRENT_TRANSACTIONS
+        await followers.answer(E.NONE)
+        await until(lambda: _state(coordinator) is TxnState.COMPLETE_ABORT)
+        assert await coordinator.init_producer_id(TXN, 60000, -1, -1) == (pid, epoch + 2)
+
+
+async def test_steps_of_a_transaction_whose_markers_are_being_written_answer_concurrent_transactions(
+    handler_broker: HandlerBroker,
+) -> None:
+    """As Kafka between PrepareCommit and CompleteCommit: the client's next transaction, a retried
+    EndTxn and a new instance wait (they retry CONCURRENT_TRANSACTIONS); the opposite ending is refused."""
+    followers = MarkerReplication()
+    async with running(handler_broker, followers.replicated) as coordinator:
+        pid, epoch = await _ongoing(coordinator)
+        await asyncio.wait_for(coordinator.end_txn(TXN, pid, epoch, committed=True), 10)
+        assert await coordinator.add_partitions(TXN, pid, epoch, [("data", 1)]) == {
+            ("data", 1): E.CONCURRENT_TRANSACTIONS
+        }
+        for step in (
+            coordinator.end_txn(TXN, pid, epoch, committed=True),
+            coordinator.init_producer_id(TXN, 60000, pid, epoch),
+        ):
+            with pytest.raises(KafkaError) as waiting:
+                await step
+            assert waiting.value.error_code is E.CONCURRENT_TRANSACTIONS
+        with pytest.raises(KafkaError) as opposite:
+            await coordinator.end_txn(TXN, pid, epoch, committed=False)
+        assert opposite.value.error_code is E.INVALID_TXN_STATE
+        await followers.answer(E.NONE)
+        await until(lambda: _state(coordinator) is TxnState.COMPLETE_COMMIT)
+        await coordinator.end_txn(TXN, pid, epoch, committed=True)  # a retry of the completed EndTxn
+        assert await coordinator.add_partitions(TXN, pid, epoch, [("data", 1)]) == {("data", 1): E.NONE}
+
+
+async def test_a_marker_refused_under_min_insync_replicas_is_written_once_the_isr_is_back(
+    handler_broker: HandlerBroker,
+) -> None:
+    """Kafka's acks=-1 append: refused (NOT_ENOUGH_REPLICAS) with nothing appended while the ISR is
+    short, and sent again until it is not. It was appended, waited for an ISR that could not take it,
+    and every retry appended another."""
+    followers = MarkerReplication()
+    isr = ShrinkingIsr(handler_broker)
+    isr.shrunk.add(("data", 0))
+    async with running(handler_broker, followers.replicated, isr) as coordinator:
         pid, epoch = await _ongoing(coordinator)
         ending = asyncio.ensure_future(coordinator.end_txn(TXN, pid, epoch, committed=True))
-        assert await followers.answer(E.REQUEST_TIMED_OUT) == ("data", 0, 1)  # the marker: offset 0
-        await ending  # the PrepareCommit is on the ISR: the commit stands, its markers are retried
-        assert coordinator.state_log.txns[TXN].state is TxnState.PREPARE_COMMIT
-        retrying = asyncio.ensure_future(coordinator.abort_timed_out())  # the periodic check
-        assert await followers.answer(E.NONE) == ("data", 0, 2)  # written again, replicated this time
-        await retrying
-        assert coordinator.state_log.txns[TXN].state is TxnState.COMPLETE_COMMIT
+        await until(lambda: isr.refused >= 3)  # the marker channel sends it again every 100 ms
+        assert handler_broker.log("data").log_end_offset == 0
+        assert not followers.waiting
+        assert _state(coordinator) is TxnState.PREPARE_COMMIT
+        isr.shrunk.clear()
+        assert await followers.answer(E.NONE) == ("data", 0, 1)  # one marker, no more
+        await until(lambda: _state(coordinator) is TxnState.COMPLETE_COMMIT)
+        await ending
+
+
+async def test_a_prepared_transaction_reloaded_while_its_marker_waits_is_completed_at_the_new_epoch(
+    no_periodic_check: HandlerBroker,
+) -> None:
+    """Its `__transaction_state` partition led anew while a marker waited for its followers: the load
+    sends the markers again under the new coordinator epoch and completes the transaction. The load's
+    completion was skipped while the old one waited (keyed by transactional id) and the old one, finding
+    new metadata, gave up: the transaction stayed prepared until the periodic check (held off here)."""
+    followers = MarkerReplication()
+    async with running(no_periodic_check, followers.replicated) as coordinator:
+        pid, epoch = await _ongoing(coordinator)
+        ending = asyncio.ensure_future(coordinator.end_txn(TXN, pid, epoch, committed=True))
+        await until(lambda: bool(followers.waiting))  # the marker waits for its followers
+        partition = coordinator.state_log.partition_for(TXN)
+        state = no_periodic_check.services.cluster.partition(TRANSACTION_STATE_TOPIC, partition)
+        assert state is not None
+        state.leader_epoch += 1  # led anew: it moved away and back
+        coordinator.leader_since_epoch = lambda _partition: state.leader_epoch
+        await coordinator.refresh_leadership()
+        reloaded = coordinator.state_log.txns[TXN]
+        assert reloaded.coordinator_epoch == state.leader_epoch
+        assert await followers.answer(E.NONE) == ("data", 0, 1)  # the old marker's wait ends
+        assert await followers.answer(E.NONE) == ("data", 0, 2)  # the new coordinator's marker
+        await until(lambda: reloaded.state is TxnState.COMPLETE_COMMIT)
+        await ending
+
+
+async def test_a_complete_record_refused_under_the_transaction_log_min_isr_is_written_once_it_is_back(
+    handler_broker: HandlerBroker,
+) -> None:
+    """As Kafka's marker channel retries its completion append on COORDINATOR_NOT_AVAILABLE: the
+    markers are all written, so only the CompleteCommit record is written again."""
+    followers = MarkerReplication()
+    async with running(handler_broker, followers.replicated) as coordinator:
+        pid, epoch = await _ongoing(coordinator)
+        await asyncio.wait_for(coordinator.end_txn(TXN, pid, epoch, committed=True), 10)
+        refusals: list[int] = []
+
+        def short_isr(partition: int) -> bool:
+            refusals.append(partition)
+            return True
+
+        coordinator.state_log.under_min_isr = short_isr
+        await followers.answer(E.NONE)  # the marker is on the ISR: time for CompleteCommit
+        await until(lambda: len(refusals) >= 3)
+        assert _state(coordinator) is TxnState.PREPARE_COMMIT
+        coordinator.state_log.under_min_isr = lambda _partition: False
+        await until(lambda: _state(coordinator) is TxnState.COMPLETE_COMMIT)
+        assert handler_broker.log("data").log_end_offset == 1  # one marker: not sent again
+
+
+async def test_a_complete_record_waits_out_another_write_of_its_transactional_id(
+    no_periodic_check: HandlerBroker,
+) -> None:
+    """An earlier coordinator epoch's write still waiting for the ISR (its partition reloaded meanwhile)
+    answers the CompleteCommit CONCURRENT_TRANSACTIONS: it is written once that write is over, not left
+    to the periodic check (held off here)."""
+    followers = MarkerReplication()
+    async with running(no_periodic_check, followers.replicated) as coordinator:
+        pid, epoch = await _ongoing(coordinator)
+        await asyncio.wait_for(coordinator.end_txn(TXN, pid, epoch, committed=True), 10)
+        written = coordinator.state_log.write
+        completions: list[int] = []
+
+        async def write(transactional_id: str, value: TransactionLogValue | None) -> None:
+            if value is not None and value.transaction_status == TxnState.COMPLETE_COMMIT:
+                completions.append(value.transaction_status)
+            await written(transactional_id, value)
+
+        coordinator.state_log.write = write
+        coordinator.state_log.writing.add(TXN)  # the other write
+        await followers.answer(E.NONE)
+        await until(lambda: len(completions) >= 2)  # refused, and tried again
+        assert _state(coordinator) is TxnState.PREPARE_COMMIT
+        coordinator.state_log.writing.discard(TXN)
+        await until(lambda: _state(coordinator) is TxnState.COMPLETE_COMMIT)
+
+
+async def test_one_expired_transactional_id_waiting_for_the_isr_holds_no_other_removal(
+    handler_broker: HandlerBroker,
+) -> None:
+    """As Kafka's removal of expired ids, which waits for none of its tombstones: each waited for the
+    one before it (request.timeout.ms where a partition's followers were slow)."""
+    async with running(handler_broker) as coordinator:
+        for transactional_id in ("idle-a", "idle-b"):
+            await coordinator.init_producer_id(transactional_id, 60000, -1, -1)
+            coordinator.state_log.txns[transactional_id].last_update_ms = 0  # idle for decades
+        followers = Replication()
+        coordinator.state_log.replicated = followers.replicated
+        removing = asyncio.ensure_future(coordinator.remove_expired())
+        await until(lambda: len(followers.waiting) == 2)  # both tombstones written, both waiting
+        await followers.answer(E.NONE)
+        await followers.answer(E.NONE)
+        await removing
+        assert "idle-a" not in coordinator.state_log.txns and "idle-b" not in coordinator.state_log.txns
+
+
+async def test_the_transaction_state_topic_is_created_uncompressed_as_kafka_creates_it(
+    handler_broker: HandlerBroker,
+) -> None:
+    # Kafka's TransactionStateManager sets compression.type=uncompressed (it was producer here);
+    # __consumer_offsets keeps producer, as Kafka's GroupCoordinator creates it.
+    async with running(handler_broker):
+        assert handler_broker.log(TRANSACTION_STATE_TOPIC, 0).config.compression_type == "uncompressed"

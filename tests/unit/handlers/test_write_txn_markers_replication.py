@@ -4,7 +4,10 @@ request.timeout.ms, NOT_LEADER_OR_FOLLOWER once the leadership moved), which the
 It was answered at the leader's append: the coordinator then wrote CompleteCommit, and a leader lost
 before its followers fetched the marker left the partition's transaction open for good (the new
 leader never had the marker, the coordinator never sends it again), holding read_committed readers
-at its first offset and letting the producer's next transaction end it instead."""
+at its first offset and letting the producer's next transaction end it instead. As Kafka's acks=-1
+append, a partition under min.insync.replicas refuses the marker with nothing appended
+(NOT_ENOUGH_REPLICAS at once): it was appended, and each of the coordinator's retries appended another,
+and the whole request waited request.timeout.ms for an ISR that could not take it."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
-from odradek.handlers.delayed_produce import marker_write_waiter
+from odradek.handlers.delayed_produce import isr_wait
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import FetchPartition
 from odradek.protocol.messages.write_txn_markers import (
@@ -37,9 +40,14 @@ def leader(tmp_path: Path) -> Iterator[HandlerBroker]:
     """Broker 2 of the cluster, its high watermark moved by its followers' fetches, with a transaction
     coordinator (as Broker.start wires it) to write markers."""
     broker = HandlerBroker(
-        tmp_path / "member", node_id=2, zookeeper_mode=True, replicated=True, **{"request.timeout.ms": "500"}
+        tmp_path / "member",
+        node_id=2,
+        zookeeper_mode=True,
+        replicated=True,
+        **{"request.timeout.ms": "500", "min.insync.replicas": "2"},
     )
     services = broker.services
+    assert services.replicas is not None
     services.transactions = TransactionCoordinator(
         services.config,
         services.cluster,
@@ -49,7 +57,8 @@ def leader(tmp_path: Path) -> Iterator[HandlerBroker]:
         services.producer_ids,
         None,
         services.appends.notify,
-        marker_replicated=marker_write_waiter(services),
+        marker_replicated=isr_wait(services),
+        leadership=services.leadership,
     )
     try:
         yield broker
@@ -64,14 +73,14 @@ async def _leading(broker: HandlerBroker) -> None:
     await broker.call(leader_and_isr([led], {TOPIC: TOPIC_ID}), 7)
 
 
-def _markers() -> WriteTxnMarkersRequest:
+def _markers(partitions: tuple[int, ...] = (0,)) -> WriteTxnMarkersRequest:
     return WriteTxnMarkersRequest(
         markers=[
             WritableTxnMarker(
                 producer_id=1000,
                 producer_epoch=0,
                 transaction_result=True,
-                topics=[WritableTxnMarkerTopic(name=TOPIC, partition_indexes=[0])],
+                topics=[WritableTxnMarkerTopic(name=TOPIC, partition_indexes=list(partitions))],
                 coordinator_epoch=0,
             )
         ]
@@ -80,6 +89,10 @@ def _markers() -> WriteTxnMarkersRequest:
 
 def _error(response: WriteTxnMarkersResponse) -> int:
     return int(response.markers[0].topics[0].partitions[0].error_code)
+
+
+def _errors(response: WriteTxnMarkersResponse) -> dict[int, ErrorCode]:
+    return {p.partition_index: ErrorCode(p.error_code) for p in response.markers[0].topics[0].partitions}
 
 
 async def _follower_fetch(broker: HandlerBroker, replica: int, offset: int) -> None:
@@ -112,3 +125,20 @@ async def test_markers_the_followers_never_fetch_are_answered_request_timed_out(
 ) -> None:
     await _leading(leader)
     assert _error(await asyncio.wait_for(leader.call(_markers(), 1), 5)) == E.REQUEST_TIMED_OUT
+
+
+async def test_a_marker_under_min_insync_replicas_is_refused_with_nothing_appended_and_holds_no_other(
+    leader: HandlerBroker,
+) -> None:
+    # orders-0 has lost two of its three replicas; orders-1 has one replica, and it is in sync
+    shrunk = Partition(TOPIC, 0, leader=2, leader_epoch=3, replicas=[2, 3, 1], isr=[2])
+    alone = Partition(TOPIC, 1, leader=2, leader_epoch=3, replicas=[2], isr=[2])
+    await leader.call(update_metadata(BROKERS, [shrunk, alone], {TOPIC: TOPIC_ID}), 8)
+    await leader.call(leader_and_isr([shrunk, alone], {TOPIC: TOPIC_ID}), 7)
+    for attempt in range(1, 4):  # the coordinator sends again after each refusal
+        answer = asyncio.ensure_future(leader.call(_markers((0, 1)), 1))
+        await _settle()
+        assert answer.done()  # at once: not after request.timeout.ms
+        assert _errors(answer.result()) == {0: E.NOT_ENOUGH_REPLICAS, 1: E.NONE}
+        assert leader.log(TOPIC, 0).log_end_offset == 0  # nothing appended, however often it is sent
+        assert leader.log(TOPIC, 1).log_end_offset == attempt

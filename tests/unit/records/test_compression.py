@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import random
 import struct
+import tracemalloc
+import zlib
+from collections.abc import Callable
 
 import cramjam
 import pytest
@@ -14,13 +18,16 @@ from hypothesis import strategies as st
 
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.records import (
+    CompressedSizeError,
     Compression,
     CompressionError,
     DecompressedSizeError,
     UnsupportedCompressionError,
     compress,
+    compression,
     decompress,
 )
+from odradek.protocol.records.compression import CHUNK_SIZE, Buffer
 from odradek.protocol.records.lz4_frame import FRAME_MAGIC, xxh32
 
 CODECS = list(Compression)
@@ -158,3 +165,100 @@ def test_mutated_frames_raise_only_codec_errors(codec: Compression, data: st.Dat
 
 def test_frame_magic_constant() -> None:
     assert compress(Compression.LZ4, b"").startswith(FRAME_MAGIC)
+
+
+def _peak_traced_bytes(work: Callable[[], object]) -> int:
+    """The most memory Python's allocators held at once while ``work`` ran, above what it held before."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before, _ = tracemalloc.get_traced_memory()
+        work()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak - before
+
+
+@pytest.mark.parametrize("codec", [c for c in CODECS if c is not Compression.NONE])
+def test_decompressed_output_is_held_once_not_copied_at_the_end(codec: Compression) -> None:
+    size = 16 * 1024 * 1024
+    payload = compress(codec, bytes(range(256)) * (size // 256))
+    # Twice the output (a final bytes() or join of the parts) doubled what a rewrite holds.
+    assert _peak_traced_bytes(lambda: decompress(codec, payload)) < size * 1.4
+
+
+def test_a_zstd_frame_without_content_size_is_refused_within_a_chunk_of_the_limit() -> None:
+    # Java's zstd-jni streams frames without a content size: only decompressing tells the size, and
+    # the output must stop at the limit, not be inflated whole first (a GiB of zeros here).
+    compressor = cramjam.zstd.Compressor()
+    for _ in range(64):
+        compressor.compress(bytes(16 * 1024 * 1024))
+    frame = bytes(compressor.finish())
+    assert _zstd_frame_content_size_flag(frame) == 0 and len(frame) < 200_000
+    limit = 4 * 1024 * 1024
+
+    def refused() -> None:
+        with pytest.raises(DecompressedSizeError):
+            decompress(Compression.ZSTD, frame, max_size=limit)
+
+    assert _peak_traced_bytes(refused) < limit + 3 * CHUNK_SIZE
+
+
+def _zstd_frame_content_size_flag(frame: bytes) -> int:
+    return frame[4] >> 6
+
+
+def test_gzip_members_are_read_in_one_pass_over_the_payload(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 50,000 empty members in a megabyte: each member's leftover input was copied whole, quadratically.
+    payload = gzip.compress(b"", mtime=0) * 50_000
+    handed_back: list[int] = []
+    real = zlib.decompressobj
+
+    class CountingInflater:
+        def __init__(self, *args: int) -> None:
+            self._inflater = real(*args)
+
+        def decompress(self, data: Buffer, max_length: int = 0) -> bytes:
+            out = self._inflater.decompress(data, max_length)
+            if self._inflater.eof:
+                handed_back.append(len(self._inflater.unused_data))
+            return out
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._inflater, name)
+
+    monkeypatch.setattr(compression.zlib, "decompressobj", CountingInflater)
+    assert decompress(Compression.GZIP, payload) == b""
+    assert len(handed_back) == 50_000
+    assert sum(handed_back) <= 2 * len(payload)
+
+
+@pytest.mark.parametrize("codec", [c for c in CODECS if c is not Compression.NONE])
+def test_compression_past_the_output_limit_stops_within_a_chunk(codec: Compression) -> None:
+    incompressible = random.Random(7).randbytes(24 * 1024 * 1024)
+    consumed: list[int] = []
+    with pytest.raises(CompressedSizeError):
+        compress(codec, incompressible, max_size=1024 * 1024, progress=consumed.append)
+    assert sum(consumed) <= 1024 * 1024 + 2 * CHUNK_SIZE
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_progress_hook_that_raises_stops_a_codec_between_chunks(codec: Compression) -> None:
+    data = bytes(range(256)) * (64 * 1024)  # 16 MiB
+    payload = compress(codec, data)
+    calls: list[int] = []
+
+    def stop_after_two(size: int) -> None:
+        calls.append(size)
+        if len(calls) == 2:
+            raise InterruptedError("stopping")
+
+    for work in (
+        lambda: compress(codec, data, progress=stop_after_two),
+        lambda: decompress(codec, payload, progress=stop_after_two),
+    ):
+        calls.clear()
+        with pytest.raises(InterruptedError):
+            work()
+        assert len(calls) == 2

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from odradek.protocol.records import (
     Compression,
     DecompressedSizeError,
+    InvalidRecordsError,
     Record,
     RecordBatch,
     RecordBatchBuilder,
@@ -23,6 +24,7 @@ from odradek.protocol.records import (
     decompress,
     recompress_batch,
 )
+from tests.support.hand_built_batches import START_MS, hand_built_batch, hand_built_record
 
 from .kafka_oracle import read_records
 from .strategies import HEADERS, NULLABLE_BYTES, TIMESTAMPS
@@ -152,3 +154,36 @@ def test_a_payload_decompressing_past_the_limit_is_refused_not_inflated() -> Non
         recompress_batch(
             builder.build(), 0, TargetCompression(Compression.GZIP), max_decompressed_size=1 << 20
         )
+
+
+@pytest.mark.parametrize(
+    ("records", "count"),
+    [
+        pytest.param(hand_built_record(0, b"only one"), 3, id="fewer-records-than-declared"),
+        pytest.param(hand_built_record(0, b"a") + hand_built_record(1, b"b"), 1, id="more-than-declared"),
+        pytest.param(b"\xff" * 64, 3, id="not-records-at-all"),
+        pytest.param(hand_built_record(0, b"a")[:-2], 1, id="a-record-cut-short"),
+    ],
+)
+def test_a_batch_whose_records_do_not_read_as_its_header_says_is_refused_not_signed_again(
+    records: bytes, count: int
+) -> None:
+    sent = hand_built_batch(records, Compression.GZIP, count=count)
+    with pytest.raises(InvalidRecordsError):
+        recompress_batch(sent, 0, TargetCompression(Compression.ZSTD))
+
+
+def test_offset_deltas_out_of_order_are_renumbered_as_kafka_s_rebuild_numbers_them() -> None:
+    records = hand_built_record(0, b"a") + hand_built_record(0, b"b") + hand_built_record(7, b"c")
+    rebuilt = recompress_batch(
+        hand_built_batch(records, Compression.GZIP, count=3), 0, TargetCompression(Compression.LZ4)
+    )
+    decoded = RecordBatch.decode(rebuilt)
+    assert [(r.offset, r.value) for r in decoded.records] == [(0, b"a"), (1, b"b"), (2, b"c")]
+
+
+def test_the_rebuilt_batch_s_max_timestamp_is_its_records_largest() -> None:
+    records = hand_built_record(0, b"a") + hand_built_record(1, b"b", timestamp_delta=5000)
+    sent = hand_built_batch(records, Compression.SNAPPY, count=2, max_timestamp=START_MS)  # claims less
+    rebuilt = RecordBatchHeader.read(recompress_batch(sent, 0, TargetCompression(Compression.ZSTD)))
+    assert (rebuilt.base_timestamp, rebuilt.max_timestamp) == (START_MS, START_MS + 5000)

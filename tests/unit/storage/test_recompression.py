@@ -20,18 +20,22 @@ from odradek.protocol.records import (
     iter_record_batches,
     recompress_batch,
 )
-from odradek.protocol.records.header import HEADER_SIZE, write_crc
-from odradek.storage import recompression
+from odradek.protocol.records.header import HEADER_SIZE, patch_partition_leader_epoch, write_crc
+from odradek.storage import prepared_appends
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import (
     DuplicateSequenceError,
     InvalidLogConfigError,
+    InvalidRecordError,
+    InvalidTimestampError,
     RecordTooLargeError,
 )
 from odradek.storage.fetch import FetchIsolation
 from odradek.storage.log import Log
+from odradek.storage.log_append import validate_batches
+from odradek.storage.prepared_appends import PreparedAppend, needs_record_work, prepare_append
 from odradek.storage.producer_state import AppendOrigin
-from odradek.storage.recompression import prepare_recompression
+from tests.support.hand_built_batches import hand_built_batch, hand_built_record
 
 from .helpers import START_MS, FakeClock, batch, marker, open_log, read_records, values
 
@@ -140,7 +144,9 @@ def test_a_batch_larger_than_max_message_bytes_once_recompressed_is_refused(tmp_
 def test_a_batch_decompressing_past_the_broker_s_bound_is_record_too_large(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(recompression, "MAX_DECOMPRESSED_BYTES", 1024 * 1024)  # 128 MiB in the broker
+    monkeypatch.setattr(
+        prepared_appends, "DEFAULT_MAX_DECOMPRESSED_SIZE", 1024 * 1024
+    )  # 128 MiB in the broker
     log = open_log(tmp_path / "t-0", FakeClock(), compression_type="gzip")
     bomb = batch([bytes(1024 * 1024)], compression=Compression.ZSTD)
     assert len(bomb) < 1000
@@ -167,47 +173,54 @@ def test_a_changed_compression_type_applies_from_the_next_append(tmp_path: Path)
     assert [b.compression for b in _stored(log)] == [Compression.SNAPPY, Compression.ZSTD]
 
 
+def _prepared(records: bytearray, config: LogConfig) -> PreparedAppend:
+    headers = validate_batches(records, config, AppendOrigin.CLIENT)
+    return prepare_append(records, headers, config, START_MS)
+
+
 def test_batches_recompressed_ahead_of_the_append_are_used_as_they_are(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = LogConfig(compression_type="zstd", compression_zstd_level=7)
     log = Log.open(tmp_path / "t-0", config, clock=FakeClock())
     sent = batch(VALUES, compression=Compression.GZIP)
-    prepared = prepare_recompression(sent, config)
-    assert prepared is not None
+    prepared = _prepared(sent, config)
     expected = recompress_batch(sent, 0, TargetCompression(Compression.ZSTD, 7))
-    assert prepared.records is not None
-    assert bytes(prepared.records[HEADER_SIZE:]) == bytes(expected[HEADER_SIZE:])
+    assert prepared.stored is not None
+    assert bytes(prepared.stored[HEADER_SIZE:]) == bytes(expected[HEADER_SIZE:])
 
     def not_again(*_: object) -> bytearray:
         raise AssertionError("the append compressed the batch again")
 
-    monkeypatch.setattr(recompression, "recompress_batch", not_again)
-    log.append(sent, recompressed=prepared)
+    monkeypatch.setattr(prepared_appends, "rebuild_batch", not_again)
+    log.append(sent, prepared=prepared)
     assert log.read(0, 1 << 20).read_bytes()[HEADER_SIZE:] == bytes(expected[HEADER_SIZE:])
 
 
 def test_batches_recompressed_for_a_config_that_changed_since_are_recompressed_again(tmp_path: Path) -> None:
     log = open_log(tmp_path / "t-0", FakeClock(), compression_type="zstd")
     sent = batch(VALUES, compression=Compression.GZIP)
-    prepared = prepare_recompression(sent, LogConfig(compression_type="snappy"))
-    log.append(sent, recompressed=prepared)
+    prepared = _prepared(sent, LogConfig(compression_type="snappy"))
+    log.append(sent, prepared=prepared)
     assert [b.compression for b in _stored(log)] == [Compression.ZSTD]
     other = batch([b"other"], compression=Compression.GZIP)
-    log.append(other, recompressed=prepare_recompression(sent, log.config))  # prepared for other bytes
+    same_size = batch([b"OTHER"], compression=Compression.GZIP)
+    assert len(same_size) == len(other)
+    log.append(other, prepared=_prepared(same_size, log.config))  # prepared for other bytes
     assert values(read_records(log))[-1] == b"other"
 
 
-def test_nothing_is_prepared_when_no_batch_needs_a_new_codec() -> None:
-    assert prepare_recompression(batch([b"a"]), LogConfig()) is None
-    assert (
-        prepare_recompression(batch([b"a"], compression=Compression.LZ4), LogConfig(compression_type="lz4"))
-        is None
-    )
-    assert prepare_recompression(bytearray(b"not a batch at all"), LogConfig(compression_type="lz4")) is None
-    corrupt = batch([b"a"])
-    corrupt[-1] ^= 0xFF  # the CRC no longer matches: the append refuses it, nothing is recompressed
-    assert prepare_recompression(corrupt, LogConfig(compression_type="lz4")) is None
+def test_nothing_needs_record_work_when_no_batch_needs_a_new_codec_nor_a_rule_its_records() -> None:
+    def needs(records: bytearray, **settings: object) -> bool:
+        return needs_record_work(records, LogConfig(**settings), START_MS, AppendOrigin.CLIENT)  # type: ignore[arg-type]
+
+    assert not needs(batch([b"a"]))
+    assert not needs(batch([b"a"], compression=Compression.LZ4), compression_type="lz4")
+    assert needs(batch([b"a"], compression=Compression.LZ4), compression_type="zstd")
+    assert needs(batch([b"a"]), cleanup_policy=("compact",))
+    assert needs(batch([b"a"]), message_timestamp_before_max_ms=1000)
+    assert not needs(bytearray(b"not a batch at all"), compression_type="lz4")
+    assert not needs(marker(commit=True, producer_id=1), compression_type="lz4")
 
 
 def test_every_batch_of_a_multi_batch_append_is_recompressed_on_its_own(tmp_path: Path) -> None:
@@ -252,3 +265,66 @@ def test_a_codec_id_no_codec_has_is_unsupported_compression_when_the_topic_would
     with pytest.raises(UnsupportedCompressionError):
         log.append(odd)
     assert log.log_end_offset == 0
+
+
+@pytest.mark.parametrize(
+    ("records", "count"),
+    [
+        pytest.param(hand_built_record(0, b"only one"), 3, id="fewer-records-than-declared"),
+        pytest.param(b"\xff" * 64, 3, id="not-records-at-all"),
+    ],
+)
+def test_a_batch_whose_records_do_not_read_as_its_header_says_is_invalid_record_not_stored(
+    tmp_path: Path, records: bytes, count: int
+) -> None:
+    # Rewritten with a fresh, valid CRC over whatever the payload held, it could not be read back.
+    log = open_log(tmp_path / "t-0", FakeClock(), compression_type="zstd")
+    with pytest.raises(InvalidRecordError):
+        log.append(hand_built_batch(records, Compression.GZIP, count=count))
+    assert log.log_end_offset == 0
+
+
+def test_a_record_past_the_timestamp_bound_hidden_under_the_header_s_max_is_invalid_timestamp_when_rewritten(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    log = open_log(tmp_path / "t-0", clock, compression_type="zstd")
+    ten_years = 10 * 365 * 24 * 3600 * 1000
+    records = hand_built_record(0, b"a") + hand_built_record(1, b"b", timestamp_delta=ten_years)
+    sent = hand_built_batch(records, Compression.GZIP, count=2, base_timestamp=clock(), max_timestamp=clock())
+    with pytest.raises(InvalidTimestampError) as refused:
+        log.append(sent)
+    assert [e.batch_index for e in refused.value.record_errors] == [1]
+    assert log.log_end_offset == 0
+
+
+def test_a_rewritten_batch_gets_consecutive_offsets_and_its_records_max_timestamp(tmp_path: Path) -> None:
+    clock = FakeClock()
+    log = open_log(tmp_path / "t-0", clock, compression_type="lz4")
+    records = hand_built_record(0, b"a") + hand_built_record(0, b"b", timestamp_delta=70)
+    log.append(hand_built_batch(records, Compression.SNAPPY, count=2, base_timestamp=clock()))
+    (stored,) = _stored(log)
+    assert [(r.offset, r.value) for r in stored.records] == [(0, b"a"), (1, b"b")]
+    assert stored.max_timestamp == clock() + 70
+
+
+def test_work_prepared_for_a_batch_differing_only_where_its_crc_does_not_look_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The CRC-32C covers a batch from its attributes on: two batches of one size and one CRC may still
+    # differ (here the partition leader epoch), so the prepared work is checked against the bytes.
+    log = open_log(tmp_path / "t-0", FakeClock(), compression_type="zstd")
+    sent = batch(VALUES, compression=Compression.GZIP)
+    other = bytearray(sent)
+    patch_partition_leader_epoch(other, 0, 7)
+    prepared = _prepared(other, log.config)
+    rebuilt: list[int] = []
+    real = prepared_appends.rebuild_batch
+
+    def spy(*args: object, **kwargs: object) -> bytearray:
+        rebuilt.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(prepared_appends, "rebuild_batch", spy)
+    log.append(sent, prepared=prepared)
+    assert rebuilt == [1]

@@ -14,17 +14,19 @@ another epoch (INELIGIBLE_REPLICA, KIP-841). What passes is written with a compa
 state znode's version, fenced by the controller epoch; an ISR-only change keeps the leader epoch.
 Every live broker then gets UpdateMetadata for the partitions changed.
 
-Beyond Kafka: before it writes, the controller reads the sender's and each member's registration
-from ZooKeeper. One that registered again since the controller's context saw it (it restarted, maybe
-without its unflushed tail, and the bounce waits on the controller's queue) is refused: the sender's
-STALE_BROKER_EPOCH, a member's INELIGIBLE_REPLICA. Written, such a state would be newer than the new
-registration, and the next controller's check of restarts no controller saw (broker_changes.py), which
-compares the two, would keep the restarted broker in the ISR.
+Beyond Kafka: the sender's registration is read from ZooKeeper too (STALE_BROKER_EPOCH when it
+registered again since the controller saw it), and the write checks that no member registered again
+since the controller saw it (registrations.py): it restarted, maybe without its unflushed tail, and
+its bounce waits on the controller's queue. Written, the state would be newer than the new
+registration, and the next controller's check of restarts no controller saw (broker_changes.py) would
+keep the restarted broker in the ISR. The controller handles the bounce at once and decides again on
+what it now knows (a partition the bounce changed: INVALID_UPDATE_VERSION; a member's broker epoch no
+longer its registration's: INELIGIBLE_REPLICA); a change it could not settle so (the bounce not
+handled) is INELIGIBLE_REPLICA, with nothing written.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from collections.abc import Sequence
@@ -33,7 +35,6 @@ from dataclasses import dataclass
 from odradek.cluster.controller import reassignment_hooks
 from odradek.cluster.controller.context import ControllerContext, PartitionState, TopicPartition
 from odradek.cluster.controller.term import ControllerTerm
-from odradek.cluster.zookeeper import brokers
 from odradek.cluster.zookeeper.topic_znodes import RECOVERED, PartitionStateZnode
 from odradek.protocol.error_codes import ErrorCode
 
@@ -82,8 +83,9 @@ async def on_alter_partition(
     """Check every change, write those that pass, tell every live broker."""
     context = term.context
     known = context.live_brokers.get(broker_id)
-    registered = _Registrations(term)
-    if known is None or known.epoch != broker_epoch or await registered.epoch(broker_id) != broker_epoch:
+    registrations = term.registrations
+    await registrations.read_version()
+    if known is None or known.epoch != broker_epoch or await registrations.epoch(broker_id) != broker_epoch:
         logger.info(
             "Controller %d ignores AlterPartition from broker %d at epoch %d (known epoch %s)",
             term.controller_id,
@@ -96,7 +98,7 @@ async def on_alter_partition(
     changed: list[TopicPartition] = []
     accepted: list[TopicPartition] = []
     for change in changes:
-        outcome, tp, written = await _apply(term, broker_id, change, registered)
+        outcome, tp, written = await _apply(term, broker_id, change)
         outcomes.append(outcome)
         if tp is not None and outcome.error == ErrorCode.NONE:
             accepted.append(tp)
@@ -111,7 +113,7 @@ async def on_alter_partition(
 
 
 async def _apply(
-    term: ControllerTerm, broker_id: int, change: IsrChangeRequest, registered: _Registrations
+    term: ControllerTerm, broker_id: int, change: IsrChangeRequest
 ) -> tuple[IsrChangeOutcome, TopicPartition | None, bool]:
     """The outcome for one partition, the partition (when known), and whether its znode was written."""
     context = term.context
@@ -119,30 +121,23 @@ async def _apply(
     if topic is None:
         return IsrChangeOutcome(ErrorCode.UNKNOWN_TOPIC_ID), None, False
     tp = TopicPartition(topic, change.partition)
-    state = context.states.get(tp)
-    if state is None or topic in context.topics_being_deleted:
+    if tp not in context.states or topic in context.topics_being_deleted:
         return IsrChangeOutcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), None, False
-    refused = check_change(context, tp, state, broker_id, change)
-    if refused is None and await registered.restarted_unseen(change.new_isr):
-        refused = ErrorCode.INELIGIBLE_REPLICA
-    if refused is not None:
-        if refused == ErrorCode.NONE:  # the state asked for is the current one
-            return IsrChangeOutcome(ErrorCode.NONE, state), tp, False
-        logger.info(
-            "Controller %d refuses broker %d's ISR %s for %s-%d: %s",
-            term.controller_id,
-            broker_id,
-            list(change.new_isr),
-            tp.topic,
-            tp.partition,
-            refused.name,
-        )
-        return IsrChangeOutcome(refused), tp, False
     expected = change.partition_epoch
+    checked = context.states[tp]
+    refused: ErrorCode | None = None
 
     def decide(current: PartitionState) -> PartitionStateZnode | None:
-        # one compare-and-set: if another writer moved the znode on, the proposal is out of date
-        if current.partition_epoch != expected:
+        nonlocal refused
+        if current is not checked and current.partition_epoch != expected:
+            # Read again (another writer won the compare-and-set) or changed by a broker change
+            # handled meanwhile: the proposal is out of date. (The state first checked may differ
+            # from `expected`: a retry repeating the current state is answered with it.)
+            refused = ErrorCode.INVALID_UPDATE_VERSION
+            return None
+        # checked again after a broker change handled meanwhile (term.update_state)
+        refused = check_change(context, tp, current, broker_id, change)
+        if refused is not None:
             return None
         znode = current.znode
         return PartitionStateZnode(
@@ -155,7 +150,20 @@ async def _apply(
 
     written = await term.update_state(tp, decide)
     if written is None:
-        return IsrChangeOutcome(ErrorCode.INVALID_UPDATE_VERSION), tp, False
+        if refused == ErrorCode.NONE:  # the state asked for is the current one
+            return IsrChangeOutcome(ErrorCode.NONE, context.states[tp]), tp, False
+        # None: not written because a member registered again (term.update_state)
+        error = ErrorCode.INELIGIBLE_REPLICA if refused is None else refused
+        logger.info(
+            "Controller %d refuses broker %d's ISR %s for %s-%d: %s",
+            term.controller_id,
+            broker_id,
+            list(change.new_isr),
+            tp.topic,
+            tp.partition,
+            error.name,
+        )
+        return IsrChangeOutcome(error), tp, False
     logger.info(
         "Controller %d: ISR of %s-%d is now %s (partition epoch %d)",
         term.controller_id,
@@ -210,28 +218,6 @@ def check_change(
         if epoch != UNKNOWN_BROKER_EPOCH and epoch != live.epoch:
             return ErrorCode.INELIGIBLE_REPLICA
     return None
-
-
-class _Registrations:
-    """The brokers' registrations as ZooKeeper has them now, read once each per request."""
-
-    def __init__(self, term: ControllerTerm) -> None:
-        self.term = term
-        self._epochs: dict[int, int | None] = {}
-
-    async def epoch(self, broker_id: int) -> int | None:
-        if broker_id not in self._epochs:
-            self._epochs[broker_id] = await asyncio.to_thread(brokers.broker_epoch, self.term.zk, broker_id)
-        return self._epochs[broker_id]
-
-    async def restarted_unseen(self, members: Sequence[int]) -> bool:
-        """Whether a member registered again (or went) since the controller's context saw it."""
-        live = self.term.context.live_brokers
-        for member in members:
-            known = live.get(member)
-            if known is None or await self.epoch(member) != known.epoch:
-                return True
-        return False
 
 
 def _topic_named(context: ControllerContext, topic_id: uuid.UUID | None) -> str | None:

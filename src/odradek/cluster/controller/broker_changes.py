@@ -3,7 +3,6 @@ onBrokerFailure; ReplicaStateMachine's OfflineReplica)."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 from collections.abc import Collection
@@ -14,7 +13,6 @@ from odradek.cluster.controller import (
     reassignment,
     requests,
     topic_changes,
-    zk_state,
 )
 from odradek.cluster.controller.context import UNKNOWN_ZXID, ControllerContext, PartitionState, TopicPartition
 from odradek.cluster.controller.term import ControllerTerm
@@ -26,7 +24,7 @@ logger = logging.getLogger(__name__)
 
 async def on_broker_change(term: ControllerTerm) -> None:
     context = term.context
-    current = await asyncio.to_thread(zk_state.read_live_brokers, term.zk)
+    current = await term.read_registrations()
     known = context.live_brokers
     joined = sorted(set(current) - set(known))
     dead = sorted(set(known) - set(current))

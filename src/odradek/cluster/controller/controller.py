@@ -34,9 +34,10 @@ from odradek.cluster.controller.channel import ControllerChannelManager
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import ControllerContext, TopicPartition
 from odradek.cluster.controller.event_manager import ControllerEventManager
+from odradek.cluster.controller.registrations import BrokerRegistrations
 from odradek.cluster.controller.replica_assignment import ReassignmentError, ReplicaAssignment
 from odradek.cluster.controller.term import ControllerTerm
-from odradek.cluster.zookeeper import paths
+from odradek.cluster.zookeeper import brokers, paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.controller_election import active_controller, elect_controller
 from odradek.cluster.zookeeper.controller_fence import ControllerFence, DeleteOp
@@ -257,7 +258,7 @@ class KafkaController:
     async def _dispatch_to_term(self, term: ControllerTerm, event: events.ControllerEvent) -> None:
         if isinstance(event, events.BrokerChange | events.BrokerModification):
             # both re-read every registration: joins, departures, bounces (epochs) and new endpoints
-            await broker_changes.on_broker_change(term)
+            await term.handle_broker_change()
         elif isinstance(event, events.TopicChange):
             await topic_changes.on_topic_change(term)
         elif isinstance(event, events.PartitionModifications):
@@ -330,6 +331,8 @@ class KafkaController:
             raise
 
     async def _on_controller_failover(self, fence: ControllerFence) -> None:
+        # read before the registrations are (registrations.py)
+        registrations_version = await asyncio.to_thread(brokers.registrations_version, self.zk)
         context = await asyncio.to_thread(zk_state.load_context, self.zk, fence.epoch, fence.epoch_zk_version)
         channel = ControllerChannelManager(
             self.broker_id,
@@ -338,7 +341,15 @@ class KafkaController:
             self.config.connect_timeout_s,
         )
         self.term = term = ControllerTerm(
-            self.zk, self.config, fence, context, channel, self._watch_topic, self._watched_topics.discard
+            self.zk,
+            self.config,
+            fence,
+            context,
+            channel,
+            self._watch_topic,
+            self._watched_topics.discard,
+            BrokerRegistrations(self.zk, registrations_version, context.live_brokers),
+            broker_changes.on_broker_change,
         )
         for broker_id in sorted(context.live_brokers):
             term.open_channel(broker_id)

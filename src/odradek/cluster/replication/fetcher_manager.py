@@ -11,22 +11,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.metadata import ClusterMetadata
-from odradek.cluster.replication.replica_fetcher import (
-    FetcherContext,
-    FetcherSettings,
-    FetchState,
-    PartitionKey,
-    ReplicaFetcher,
-)
+from odradek.cluster.replication.fetch_state import FetcherContext, FetcherSettings, FetchState
+from odradek.cluster.replication.hosted_partition import HostedPartition, PartitionKey
+from odradek.cluster.replication.replica_fetcher import ReplicaFetcher
 from odradek.config.broker import BrokerConfig
-
-if TYPE_CHECKING:
-    from odradek.cluster.replica_manager import HostedPartition
 
 
 class ReplicaFetcherManager:

@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Mapping
 
 from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.metadata import ClusterMetadata, PartitionState
 from odradek.cluster.metadata_update import apply_partition_changes
+from odradek.cluster.replication.hosted_partition import HostedPartition, PartitionKey
 from odradek.cluster.replication.isr_updates import CommittedIsr, IsrUpdateFailed, IsrUpdater, ProposedIsr
 from odradek.cluster.replication.leader_state import LeaderState
 from odradek.cluster.replication.replica_selector import (
@@ -32,12 +32,7 @@ from odradek.config.catalog_cluster import RACK_AWARE_SELECTOR
 from odradek.protocol.error_codes import ErrorCode
 from odradek.storage.partition import TopicPartition
 
-if TYPE_CHECKING:
-    from odradek.cluster.replica_manager import HostedPartition
-
 log = logging.getLogger("odradek.cluster.replicas")
-
-PartitionKey = tuple[str, int]
 
 #: The refusals that say a proposal was not written, and never will be by any controller (Kafka's
 #: handleAlterPartitionError): the leader goes back to its committed ISR.
@@ -83,6 +78,8 @@ class LeaderReplication:
         #: A topic's `min.insync.replicas` (the broker's topic configs).
         self.min_insync_replicas: Callable[[str], int] = lambda _topic: 1
         self.clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)
+        #: Waits the pause before an ISR change is sent again (tests record it instead).
+        self.pause: Callable[[float], Awaitable[None]] = asyncio.sleep
         #: `replica.selector.class` (KIP-392): None or LeaderSelector keep consumers on the leader.
         self.replica_selector_class: str | None = None
         self._isr_changes: set[asyncio.Task[None]] = set()
@@ -157,7 +154,7 @@ class LeaderReplication:
         if (
             state.pending_isr is None
             and replica_id not in state.isr
-            and state.may_join_isr(replica_id, hosted.log.high_watermark, _epoch_start_offset(hosted))
+            and state.may_join_isr(replica_id, hosted.log.high_watermark, hosted.leader_epoch_start_offset)
         ):
             self._propose_isr(hosted, (*hosted.isr, replica_id))
 
@@ -319,7 +316,7 @@ class LeaderReplication:
                 return  # an answer for another epoch or an older state: pending until LeaderAndIsr
             # Kafka sends it again at once; after a pause here (doubling, at most a second), so that
             # a controller answering an unexpected error every time is not asked in a tight loop.
-            await asyncio.sleep(pause)
+            await self.pause(pause)
             pause = min(pause * 2, ISR_CHANGE_RETRY_MAX_S)
             if not self._current(hosted, state):
                 return
@@ -370,11 +367,3 @@ class LeaderReplication:
                 self.on_high_watermark(TopicPartition(hosted.topic, hosted.partition))
         else:
             self.maybe_advance_high_watermark(hosted)
-
-
-def _epoch_start_offset(hosted: HostedPartition) -> int:
-    """Where the leader's current epoch began in its log (assigned when it became leader)."""
-    for entry in reversed(hosted.log.leader_epoch_cache.entries):
-        if entry.epoch <= hosted.leader_epoch:
-            return entry.start_offset
-    return hosted.log.log_end_offset

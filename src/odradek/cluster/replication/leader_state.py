@@ -139,10 +139,14 @@ class LeaderState:
             and now_ms - self.followers.get(replica, FollowerProgress()).last_caught_up_ms > lag_time_max_ms
         ]
 
-    def may_join_isr(self, replica: int, high_watermark: int, epoch_start_offset: int) -> bool:
-        """Kafka's isFollowerInSync for a replica outside the ISR: caught up to the HW and to the start
-        of the leader's epoch (so it holds everything this leader acknowledged)."""
+    def may_join_isr(self, replica: int, high_watermark: int, leader_epoch_start_offset: int) -> bool:
+        """Kafka's isFollowerInSync for a replica outside the ISR: caught up to the HW and to the
+        leader's log end when it applied its current LeaderAndIsr (Kafka's leaderEpochStartOffsetOpt),
+        so it holds everything this leader may have acknowledged. Not the start of the epoch in the
+        epoch cache: a leader restarted at the same epoch held records above that start, and above
+        its checkpointed HW, some of them maybe acknowledged."""
         progress = self.followers.get(replica)
         if progress is None or replica in self.isr:
             return False
-        return progress.log_end_offset >= high_watermark and progress.log_end_offset >= epoch_start_offset
+        end = progress.log_end_offset
+        return end >= high_watermark and end >= leader_epoch_start_offset

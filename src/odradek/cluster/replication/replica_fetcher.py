@@ -26,17 +26,14 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from odradek.cluster.inter_broker_connection import InterBrokerSecurity
 from odradek.cluster.replication.fetch_session import (
     SESSION_ERRORS,
     FetchPlan,
     FollowerFetchSession,
-    Position,
 )
+from odradek.cluster.replication.fetch_state import FetcherContext, FetcherSettings, FetchState, position
+from odradek.cluster.replication.hosted_partition import PartitionKey
 from odradek.cluster.replication.leader_connection import LeaderConnection
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
@@ -56,77 +53,14 @@ from odradek.protocol.messages.list_offsets import (
 )
 from odradek.protocol.records.framing import split_complete_batches
 from odradek.storage.errors import StorageError
-from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
-from odradek.storage.segment import LogSegment
 
 log = logging.getLogger("odradek.cluster.replication.fetcher")
 
-#: Fetch v17 is Kafka 3.9's inter-broker version (topic ids, replica_state with the broker epoch); a
-#: lower inter.broker.protocol.version lowers it (FetcherSettings.fetch_version).
-FETCH_VERSION = 17
 #: Before v13 a Fetch names topics (for a partition whose topic id this broker does not know).
 FETCH_VERSION_BY_NAME = 12
-LIST_OFFSETS_VERSION = 9
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
-PartitionKey = tuple[str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class FetcherSettings:
-    """The replica.* settings a fetcher works with."""
-
-    fetch_max_bytes: int
-    fetch_min_bytes: int
-    fetch_wait_max_ms: int
-    fetch_response_max_bytes: int
-    fetch_backoff_ms: int
-    socket_timeout_ms: int
-    socket_receive_buffer_bytes: int
-    #: inter.broker.protocol.version's Fetch and ListOffsets versions.
-    fetch_version: int = FETCH_VERSION
-    list_offsets_version: int = LIST_OFFSETS_VERSION
-
-
-@dataclass(slots=True)
-class FetchState:
-    """One followed partition: where the next fetch starts, at which leader epoch."""
-
-    topic: str
-    partition: int
-    topic_id: uuid.UUID | None
-    leader_epoch: int
-    log: Log
-    #: Monotonic time before which the partition is not fetched (after an error).
-    delayed_until: float = 0.0
-
-    @property
-    def key(self) -> PartitionKey:
-        return (self.topic, self.partition)
-
-
-def _position(state: FetchState) -> Position:
-    """Where the partition's next fetch starts, as a fetch session compares it."""
-    latest = state.log.latest_epoch
-    return (state.log.log_end_offset, state.log.log_start_offset, latest if latest is not None else -1)
-
-
-@dataclass(frozen=True, slots=True)
-class FetcherContext:
-    """What a fetcher needs from its broker."""
-
-    node_id: int
-    broker_epoch: Callable[[], int]
-    #: The leader's inter-broker (host, port), or None while no live broker has that id.
-    endpoint: Callable[[int], tuple[str, int] | None]
-    local_host: str | None
-    #: Called after an append or HW change (wakes what waits on the partition).
-    on_appended: Callable[[TopicPartition], None]
-    #: Segments a truncation took out of a log, for deletion after file.delete.delay.ms.
-    schedule_deletion: Callable[[list[LogSegment], int], None]
-    #: The inter-broker listener's TLS and SASL.
-    security: InterBrokerSecurity = field(default_factory=InterBrokerSecurity)
 
 
 class ReplicaFetcher:
@@ -229,7 +163,7 @@ class ReplicaFetcher:
         )
         version = self.settings.fetch_version if by_id else FETCH_VERSION_BY_NAME
         sent = {s.key: (s, s.leader_epoch, s.log.log_end_offset) for s in ready}
-        plan = self.session.plan([(s, _position(s)) for s in ready], version)
+        plan = self.session.plan([(s, position(s)) for s in ready], version)
         request = self._request(plan, version)
         response = await self._send_unless_abandoned(connection, request, version, sent)
         if response is None:

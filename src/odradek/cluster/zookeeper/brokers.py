@@ -3,6 +3,12 @@
 The registration is ephemeral: it lives as long as the broker's session. Its creation zxid (czxid) is
 the broker epoch, which the controller sends in LeaderAndIsr/UpdateMetadata/StopReplica so that a
 broker can refuse requests meant for an earlier incarnation of itself.
+
+Beyond Kafka: every registration also moves /brokers/ids' data version on, in the same multi. A
+re-created ephemeral znode starts at version 0 again, so no check of its own version can tell a new
+registration from the old one; the parent's version can. The controller writes partition states
+behind a check of that version (cluster/controller/registrations.py), so no state it writes names a
+broker that registered again since the controller last read the registrations.
 """
 
 from __future__ import annotations
@@ -85,6 +91,7 @@ def _create(
     transaction = zk.kazoo.transaction()
     transaction.create(path, b"", ephemeral=True)
     transaction.set_data(path, registration.serialize(), version=0)
+    transaction.set_data(paths.BROKER_IDS, b"", version=-1)  # see the module docstring
     results = zk.commit(transaction)
     if isinstance(results[1], ZnodeStat):
         return int(results[1].czxid), None
@@ -140,6 +147,12 @@ def broker_epoch(zk: ZooKeeperClient, broker_id: int) -> int | None:
     """A broker's epoch (its registration's czxid) as ZooKeeper has it now; None when not registered."""
     found = zk.read(paths.broker(broker_id))
     return None if found is None else int(found[1].czxid)
+
+
+def registrations_version(zk: ZooKeeperClient) -> int:
+    """The data version of /brokers/ids: every registration moves it on (register_broker)."""
+    found = zk.read(paths.BROKER_IDS)
+    return -1 if found is None else int(found[1].version)
 
 
 def live_broker_ids(zk: ZooKeeperClient) -> list[int]:

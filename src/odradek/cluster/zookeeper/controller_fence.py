@@ -15,7 +15,7 @@ from kazoo.exceptions import BadVersionError, KazooException, NoNodeError, Rolle
 
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
-from odradek.cluster.zookeeper.errors import ControllerMovedError
+from odradek.cluster.zookeeper.errors import ControllerMovedError, ZnodeVersionMovedError
 
 #: zkVersion meaning "whatever the version" in a set or delete.
 ANY_VERSION = -1
@@ -51,7 +51,15 @@ class DeleteOp:
     version: int = ANY_VERSION
 
 
-ZnodeOp: TypeAlias = CreateOp | SetDataOp | DeleteOp
+@dataclass(frozen=True, slots=True)
+class CheckOp:
+    """Apply the multi only if the znode's data version is still `version`."""
+
+    path: str
+    version: int
+
+
+ZnodeOp: TypeAlias = CreateOp | SetDataOp | DeleteOp | CheckOp
 
 
 class ControllerFence:
@@ -72,8 +80,9 @@ class ControllerFence:
     def commit(self, ops: Sequence[ZnodeOp]) -> list[object]:
         """Apply `ops` atomically behind the epoch check; their results (created path, new stat, True).
 
-        Raises ControllerMovedError when the epoch moved on, else the first failing op's kazoo error
-        (BadVersionError, NodeExistsError, NoNodeError...), with nothing applied.
+        Raises ControllerMovedError when the epoch moved on, ZnodeVersionMovedError when a CheckOp
+        failed, else the first failing op's kazoo error (BadVersionError, NodeExistsError,
+        NoNodeError...), with nothing applied.
         """
         transaction = self.zk.kazoo.transaction()
         transaction.check(paths.CONTROLLER_EPOCH, self.epoch_zk_version)
@@ -82,6 +91,8 @@ class ControllerFence:
                 transaction.create(op.path, op.data)
             elif isinstance(op, SetDataOp):
                 transaction.set_data(op.path, op.data, op.version)
+            elif isinstance(op, CheckOp):
+                transaction.check(op.path, op.version)
             else:
                 transaction.delete(op.path, op.version)
         results: list[object] = self.zk.commit(transaction)
@@ -91,10 +102,17 @@ class ControllerFence:
                 f"controller epoch {self.epoch} is over: {paths.CONTROLLER_EPOCH} is no longer at zkVersion "
                 f"{self.epoch_zk_version}, another broker was elected controller"
             )
-        failure = next(
-            (r for r in op_results if isinstance(r, KazooException) and not isinstance(r, RolledBackError)),
+        failed = next(
+            (
+                (op, r)
+                for op, r in zip(ops, op_results, strict=True)
+                if isinstance(r, KazooException) and not isinstance(r, RolledBackError)
+            ),
             None,
         )
-        if failure is not None:
+        if failed is not None:
+            op, failure = failed
+            if isinstance(op, CheckOp):
+                raise ZnodeVersionMovedError(f"{op.path} is no longer at version {op.version}")
             raise failure
         return op_results

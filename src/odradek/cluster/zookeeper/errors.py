@@ -24,6 +24,11 @@ class ControllerMovedError(ZooKeeperError):
     """Another broker became controller (/controller_epoch moved on): this one must resign."""
 
 
+class ZnodeVersionMovedError(ZooKeeperError):
+    """A controller write's check of a znode's version failed (controller_fence.CheckOp): nothing of
+    the write was applied."""
+
+
 class BrokerIdAlreadyRegisteredError(ZooKeeperError):
     """/brokers/ids/<id> exists and belongs to another session: two brokers were given the same id."""
 

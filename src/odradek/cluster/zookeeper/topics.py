@@ -19,7 +19,7 @@ from kazoo.protocol.states import ZnodeStat
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.configs import set_entity_config
-from odradek.cluster.zookeeper.controller_fence import ControllerFence, CreateOp, DeleteOp, SetDataOp
+from odradek.cluster.zookeeper.controller_fence import CheckOp, ControllerFence, CreateOp, DeleteOp, SetDataOp
 from odradek.cluster.zookeeper.errors import TopicAlreadyExistsError, TopicAlreadyMarkedForDeletionError
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode, TopicAssignmentZnode
 
@@ -103,13 +103,23 @@ def partition_state_and_zxid(
 
 
 def update_partition_state(
-    fence: ControllerFence, topic: str, partition: int, state: PartitionStateZnode, partition_epoch: int
+    fence: ControllerFence,
+    topic: str,
+    partition: int,
+    state: PartitionStateZnode,
+    partition_epoch: int,
+    registrations_version: int,
 ) -> int | None:
-    """Compare-and-set: write `state` if the partition epoch is still `partition_epoch`; returns the new
-    partition epoch, or None when the state changed meanwhile (re-read and decide again)."""
+    """Compare-and-set: write `state` if the partition epoch is still `partition_epoch`, and no broker
+    registered since /brokers/ids was at `registrations_version` (else ZnodeVersionMovedError, see
+    brokers.py); returns the new partition epoch, or None when the state changed meanwhile (re-read
+    and decide again)."""
     try:
-        (stat,) = fence.commit(
-            [SetDataOp(paths.partition_state(topic, partition), state.serialize(), partition_epoch)]
+        _, stat = fence.commit(
+            [
+                CheckOp(paths.BROKER_IDS, registrations_version),
+                SetDataOp(paths.partition_state(topic, partition), state.serialize(), partition_epoch),
+            ]
         )
     except BadVersionError:
         return None

@@ -90,10 +90,11 @@ class RecordBatch:
             raise CorruptRecordError(f"record batch at position {pos} fails its CRC-32C check")
         compression = header.compression
         raw = memoryview(buf)[pos + HEADER_SIZE : end]
+        # bytes, not the codec's bytearray: the records' keys and values are slices of it
         if compression is Compression.NONE:
             payload = bytes(raw)
         else:
-            payload = decompress(compression, raw, MAGIC_V2, max_decompressed_size)
+            payload = bytes(decompress(compression, raw, MAGIC_V2, max_decompressed_size))
         timestamp_type = header.timestamp_type
         log_append_time = header.max_timestamp if timestamp_type is TimestampType.LOG_APPEND_TIME else None
         records = decode_records(
@@ -139,6 +140,7 @@ class RecordBatch:
             body,
             attributes,
             self.compression,
+            None,
             base_offset=self.base_offset,
             partition_leader_epoch=self.partition_leader_epoch,
             last_offset_delta=self.last_offset_delta,
@@ -191,11 +193,13 @@ class RecordBatchBuilder:
         is_transactional: bool = False,
         is_control: bool = False,
         partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+        compression_level: int | None = None,
     ) -> None:
         if timestamp_type is TimestampType.LOG_APPEND_TIME and log_append_time is None:
             raise RecordsError("a LogAppendTime batch needs log_append_time")
         self.base_offset = base_offset
         self.compression = Compression(compression)
+        self.compression_level = compression_level
         self.timestamp_type = TimestampType(timestamp_type)
         self.log_append_time = log_append_time
         self.producer_id = producer_id
@@ -265,6 +269,7 @@ class RecordBatchBuilder:
             self._body,
             attributes,
             self.compression,
+            self.compression_level,
             base_offset=self.base_offset,
             partition_leader_epoch=self.partition_leader_epoch,
             last_offset_delta=last_offset_delta,
@@ -318,6 +323,7 @@ def _assemble(
     body: Buffer,
     attributes: int,
     compression: Compression,
+    level: int | None,
     *,
     base_offset: int,
     partition_leader_epoch: int,
@@ -329,7 +335,7 @@ def _assemble(
     base_sequence: int,
     records_count: int,
 ) -> bytes:
-    payload = compress(compression, body, MAGIC_V2) if compression is not Compression.NONE else body
+    payload = compress(compression, body, MAGIC_V2, level) if compression is not Compression.NONE else body
     batch_length = MIN_BATCH_LENGTH + len(payload)
     if batch_length > _INT32_MAX:
         raise RecordsError(f"record batch of {batch_length} bytes does not fit a batch length")

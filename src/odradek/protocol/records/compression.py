@@ -1,8 +1,14 @@
 """Compression codecs of the record formats: gzip, snappy (raw and xerial-framed), lz4 frame, zstd.
 
-Decompression is bounded: hostile input can never make us hold more than ``max_size`` decompressed bytes
-(default 128 MiB); past that a DecompressedSizeError is raised. Every failure is a CompressionError (a
-CodecError); errors of zlib and cramjam never escape.
+Both directions stream in chunks (``CHUNK_SIZE`` bytes of input to compress, of output when
+decompressing) into one growing buffer, which is returned as it is: nothing is copied at the end, so
+a caller holds its output once. Decompression is bounded: hostile input never makes us hold more
+than ``max_size`` decompressed bytes (default 128 MiB) and one chunk; past that a
+DecompressedSizeError is raised. Compression may be bounded too (``max_size``: CompressedSizeError
+within a chunk of input past it). Between chunks both call ``progress`` with the chunk's size, so a
+caller counts its work as it goes and stops it by raising there (a broker stopping, a request over its
+budget). Every failure is a CompressionError (a CodecError); errors of zlib, cramjam and zstandard
+never escape.
 
 Format notes:
 - snappy: Java clients write the xerial framing (``\\x82SNAPPY\\x00``, two int32 versions, then blocks
@@ -10,7 +16,8 @@ Format notes:
   written, as Kafka's own broker does.
 - lz4: the LZ4 frame format with independent blocks. Kafka 0.8/0.9 computed the frame descriptor checksum
   over the magic number too; that quirk is written for magic 0 and accepted on read for magic 0.
-- zstd: only RecordBatch v2 may use it (KIP-110).
+- zstd: only RecordBatch v2 may use it (KIP-110). Read and written with python-zstandard, whose
+  decompressing reader stops where asked (cramjam's decompresses a frame whole).
 
 Levels (KIP-390, a topic's ``compression.<codec>.level``): gzip 1-9 or -1 for zlib's default (6); lz4
 1-17, where the default 9 is Kafka's fast compressor and any other level its high-compression one;
@@ -20,14 +27,18 @@ zstd -131072..22, default 3. Snappy has none.
 from __future__ import annotations
 
 import struct
+import sys
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cramjam
+import zstandard
 
 from odradek.protocol.records import lz4_frame
 from odradek.protocol.records.attributes import MAGIC_V0, MAGIC_V2, Compression
 from odradek.protocol.records.errors import (
+    CompressedSizeError,
     CompressionError,
     DecompressedSizeError,
     UnsupportedCompressionError,
@@ -35,7 +46,14 @@ from odradek.protocol.records.errors import (
 
 Buffer = bytes | bytearray | memoryview
 
+#: Called with the size of each chunk a codec has just done; it may raise to stop the work.
+Progress = Callable[[int], None]
+
 DEFAULT_MAX_DECOMPRESSED_SIZE = 128 * 1024 * 1024
+#: The step of the streaming codecs: input compressed, or output decompressed, between two calls of
+#: ``progress`` and two checks of a bound.
+CHUNK_SIZE = 1024 * 1024
+_NO_LIMIT = sys.maxsize
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = struct.Struct(">8sii")
@@ -44,13 +62,32 @@ _XERIAL_COMPATIBLE_VERSION = 1
 _XERIAL_BLOCK_SIZE = 32 * 1024  # xerial SnappyOutputStream's default block size
 _BLOCK_LENGTH = struct.Struct(">i")
 
-_ZSTD_FRAME_MAGIC = b"\x28\xb5\x2f\xfd"
-_ZSTD_FIRST_GUESS = 256 * 1024
+_ZSTD_FRAME_MAGIC = 0xFD2FB528
+_ZSTD_SKIPPABLE_MAGIC = 0x184D2A50  # the low four bits are free
+_ZSTD_RESERVED_BLOCK = 3
+
+#: Input handed to zlib for the first read of a gzip member, doubled on each read of that member up
+#: to 64 KiB: what follows a member's end is copied back out (``unused_data``), so many small
+#: members must each be given little.
+_GZIP_FIRST_INPUT = 32
+_GZIP_MAX_INPUT = 64 * 1024
 
 GZIP_DEFAULT_LEVEL = -1  # java.util.zip.Deflater.DEFAULT_COMPRESSION: zlib's level 6
 LZ4_DEFAULT_LEVEL = 9
 ZSTD_DEFAULT_LEVEL = 3
 _GZIP_WBITS = 16 + zlib.MAX_WBITS  # a gzip member, not a bare zlib stream
+
+
+#: compression.type's values (Kafka's BrokerCompressionType) and the codec each stores batches in;
+#: ``producer`` keeps each batch's own.
+COMPRESSION_TYPES: dict[str, Compression | None] = {
+    "uncompressed": Compression.NONE,
+    "zstd": Compression.ZSTD,
+    "lz4": Compression.LZ4,
+    "snappy": Compression.SNAPPY,
+    "gzip": Compression.GZIP,
+    "producer": None,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,24 +106,42 @@ def check_codec_allowed(compression: Compression, magic: int) -> None:
 
 
 def compress(
-    compression: Compression, data: Buffer, magic: int = MAGIC_V2, level: int | None = None
-) -> bytes:
+    compression: Compression,
+    data: Buffer,
+    magic: int = MAGIC_V2,
+    level: int | None = None,
+    *,
+    max_size: int | None = None,
+    progress: Progress | None = None,
+) -> bytearray:
     """Compress ``data`` with ``compression`` (at ``level``, None: the codec's default) as a batch of
-    ``magic`` must carry it."""
+    ``magic`` must carry it; CompressedSizeError once the output passes ``max_size``."""
     check_codec_allowed(compression, magic)
+    limit = _NO_LIMIT if max_size is None else max_size
     try:
         if compression is Compression.NONE:
-            return bytes(data)
+            return _copy(data, limit, progress, CompressedSizeError)
         if compression is Compression.GZIP:
-            return _gzip_compress(data, zlib.Z_DEFAULT_COMPRESSION if level is None else level)
+            return _gzip_compress(
+                data, zlib.Z_DEFAULT_COMPRESSION if level is None else level, limit, progress
+            )
         if compression is Compression.SNAPPY:
-            return _xerial_compress(data)
+            return _xerial_compress(data, limit, progress)
         if compression is Compression.LZ4:
             lz4_level = None if level in (None, LZ4_DEFAULT_LEVEL) else level
-            return lz4_frame.compress(data, legacy_header_checksum=magic == MAGIC_V0, level=lz4_level)
+            return lz4_frame.compress(
+                data,
+                legacy_header_checksum=magic == MAGIC_V0,
+                level=lz4_level,
+                max_size=limit,
+                progress=progress,
+            )
         if compression is Compression.ZSTD:
-            return bytes(cramjam.zstd.compress(data, level=ZSTD_DEFAULT_LEVEL if level is None else level))
-    except (cramjam.CompressionError, zlib.error, ValueError) as exc:  # ValueError: a level out of range
+            return _zstd_compress(data, ZSTD_DEFAULT_LEVEL if level is None else level, limit, progress)
+    except CompressionError:
+        raise
+    except (cramjam.CompressionError, zlib.error, zstandard.ZstdError, ValueError) as exc:
+        # ValueError: a level out of range
         raise CompressionError(f"{compression.name} compression failed: {exc}") from None
     raise UnsupportedCompressionError(f"unknown compression {compression!r}")
 
@@ -96,69 +151,94 @@ def decompress(
     data: Buffer,
     magic: int = MAGIC_V2,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
-) -> bytes:
+    *,
+    progress: Progress | None = None,
+) -> bytearray:
     """Decompress ``data`` (the payload of a batch of ``magic``), holding at most ``max_size`` bytes."""
     check_codec_allowed(compression, magic)
     try:
         if compression is Compression.NONE:
-            return _bounded(bytes(data), max_size)
+            return _copy(data, max_size, progress, DecompressedSizeError)
         if compression is Compression.GZIP:
-            return _gzip_decompress(data, max_size)
+            return _gzip_decompress(data, max_size, progress)
         if compression is Compression.SNAPPY:
-            return _snappy_decompress(data, max_size)
+            return _snappy_decompress(data, max_size, progress)
         if compression is Compression.LZ4:
-            return lz4_frame.decompress(data, max_size, accept_legacy_header_checksum=magic == MAGIC_V0)
+            return lz4_frame.decompress(
+                data, max_size, accept_legacy_header_checksum=magic == MAGIC_V0, progress=progress
+            )
         if compression is Compression.ZSTD:
-            return _zstd_decompress(data, max_size)
-    except cramjam.DecompressionError as exc:
+            return _zstd_decompress(data, max_size, progress)
+    except (cramjam.DecompressionError, zstandard.ZstdError) as exc:
         raise CompressionError(f"corrupt {compression.name} data: {exc}") from None
     raise UnsupportedCompressionError(f"unknown compression {compression!r}")
 
 
-def _bounded(result: bytes, max_size: int) -> bytes:
-    if len(result) > max_size:
-        raise DecompressedSizeError(f"decompressed data exceeds the limit of {max_size} bytes")
-    return result
+def _copy(
+    data: Buffer, max_size: int, progress: Progress | None, too_large: type[CompressionError]
+) -> bytearray:
+    view = memoryview(data)
+    if len(view) > max_size:
+        raise too_large(f"data of {len(view)} bytes exceeds the limit of {max_size} bytes")
+    out = bytearray()
+    for start in range(0, len(view), CHUNK_SIZE):
+        chunk = view[start : start + CHUNK_SIZE]
+        out += chunk
+        if progress is not None:
+            progress(len(chunk))
+    return out
 
 
-def _gzip_compress(data: Buffer, level: int) -> bytes:
+def _check_size(out: bytearray, max_size: int, what: str, too_large: type[CompressionError]) -> None:
+    if len(out) > max_size:
+        raise too_large(f"{what} data exceeds the limit of {max_size} bytes")
+
+
+def _gzip_compress(data: Buffer, level: int, max_size: int, progress: Progress | None) -> bytearray:
     # zlib (the stdlib's, which releases the GIL as it deflates) wrote gzip a third faster than
     # cramjam at Kafka's default level when measured.
     deflater = zlib.compressobj(level, zlib.DEFLATED, _GZIP_WBITS)
-    return deflater.compress(data) + deflater.flush()
+    return _stream_compressed(data, deflater.compress, deflater.flush, max_size, progress, "gzip")
 
 
-def _gzip_decompress(data: Buffer, max_size: int) -> bytes:
-    # zlib's max_length lets us stop at the limit instead of inflating a bomb first and checking after.
-    parts: list[bytes] = []
-    total = 0
-    remaining = bytes(data)
+def _gzip_decompress(data: Buffer, max_size: int, progress: Progress | None) -> bytearray:
+    """Java's GZIPInputStream reads concatenated members; so do we, each from where the last ended."""
+    view = memoryview(data)
+    out = bytearray()
+    pos = 0
     try:
         while True:
-            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            chunk = inflater.decompress(remaining, max_size - total + 1)
-            total += len(chunk)
-            parts.append(chunk)
-            if total > max_size:
-                raise DecompressedSizeError(f"decompressed gzip data exceeds the limit of {max_size} bytes")
-            if not inflater.eof:
-                raise CompressionError("gzip data ends before the end of its stream")
-            # Java's GZIPInputStream reads concatenated members; so do we.
-            remaining = inflater.unused_data
-            if not remaining:
-                return b"".join(parts)
+            inflater = zlib.decompressobj(_GZIP_WBITS)
+            given = _GZIP_FIRST_INPUT
+            while not inflater.eof:
+                pending: Buffer = inflater.unconsumed_tail  # input held back by the output bound last time
+                if not pending:
+                    pending = view[pos : pos + given]
+                    pos += len(pending)
+                    given = min(given * 2, _GZIP_MAX_INPUT)
+                    if not pending:
+                        raise CompressionError("gzip data ends before the end of its stream")
+                # zlib's max_length stops at a chunk (and at the limit) instead of inflating a bomb whole
+                chunk = inflater.decompress(pending, min(CHUNK_SIZE, max_size - len(out) + 1))
+                out += chunk
+                _check_size(out, max_size, "decompressed gzip", DecompressedSizeError)
+                if progress is not None and chunk:
+                    progress(len(chunk))
+            pos -= len(inflater.unused_data)  # the next member starts there
+            if pos >= len(view):
+                return out
     except zlib.error as exc:
         raise CompressionError(f"corrupt gzip data: {exc}") from None
 
 
-def _snappy_decompress(data: Buffer, max_size: int) -> bytes:
+def _snappy_decompress(data: Buffer, max_size: int, progress: Progress | None) -> bytearray:
     view = memoryview(data)
+    out = bytearray()
     if view[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
-        return _snappy_raw_block(view, max_size, max_size)
+        _snappy_raw_block(view, out, max_size, progress)
+        return out
     if len(view) < _XERIAL_HEADER.size:
         raise CompressionError("xerial snappy header is truncated")
-    parts: list[bytes] = []
-    total = 0
     pos = _XERIAL_HEADER.size
     while pos < len(view):
         if len(view) - pos < 4:
@@ -167,73 +247,136 @@ def _snappy_decompress(data: Buffer, max_size: int) -> bytes:
         pos += 4
         if length < 0 or length > len(view) - pos:
             raise CompressionError(f"xerial snappy block length {length} is impossible")
-        block = _snappy_raw_block(view[pos : pos + length], max_size - total, max_size)
-        total += len(block)
-        parts.append(block)
+        _snappy_raw_block(view[pos : pos + length], out, max_size, progress)
         pos += length
-    return b"".join(parts)
+    return out
 
 
-def _snappy_raw_block(block: memoryview, room: int, max_size: int) -> bytes:
+def _snappy_raw_block(block: memoryview, out: bytearray, max_size: int, progress: Progress | None) -> None:
+    """Decompress one raw snappy block onto the end of ``out``."""
     # The raw format states its decompressed length up front: check it before anything is allocated.
     declared = int(cramjam.snappy.decompress_raw_len(block))
-    if declared > room:
+    if declared > max_size - len(out):
         raise DecompressedSizeError(f"decompressed snappy data exceeds the limit of {max_size} bytes")
-    return bytes(cramjam.snappy.decompress_raw(block))
+    start = len(out)
+    out += bytes(declared)  # calloc'ed: the pages are touched once, by the copy that writes them
+    with memoryview(out) as whole:
+        written = int(cramjam.snappy.decompress_raw_into(block, whole[start:]))
+    if written != declared:
+        raise CompressionError(f"snappy block declares {declared} bytes and holds {written}")
+    if progress is not None:
+        progress(written)
 
 
-def _xerial_compress(data: Buffer) -> bytes:
+def _xerial_compress(data: Buffer, max_size: int, progress: Progress | None) -> bytearray:
     view = memoryview(data)
     out = bytearray(_XERIAL_HEADER.pack(XERIAL_MAGIC, _XERIAL_VERSION, _XERIAL_COMPATIBLE_VERSION))
     for start in range(0, len(view), _XERIAL_BLOCK_SIZE):
-        block = bytes(cramjam.snappy.compress_raw(view[start : start + _XERIAL_BLOCK_SIZE]))
+        chunk = view[start : start + _XERIAL_BLOCK_SIZE]
+        block = cramjam.snappy.compress_raw(chunk)
         out += _BLOCK_LENGTH.pack(len(block))
         out += block
-    return bytes(out)
+        _check_size(out, max_size, "compressed snappy", CompressedSizeError)
+        if progress is not None:
+            progress(len(chunk))
+    return out
 
 
-def _zstd_decompress(data: Buffer, max_size: int) -> bytes:
-    """Decompress into a bounded buffer, growing it up to ``max_size`` while the output does not fit."""
-    source = bytes(data)
-    content_size = _zstd_content_size(source)
-    if content_size is not None and content_size > max_size:
-        raise DecompressedSizeError(f"zstd frame declares {content_size} bytes, over the limit of {max_size}")
-    # Java's zstd-jni streams frames without a content size, so often we can only guess and grow.
-    guess = content_size if content_size is not None else max(_ZSTD_FIRST_GUESS, len(source) * 8)
-    capacity = min(max(guess, 1), max_size)
-    while True:
-        out = bytearray(capacity)
-        try:
-            written = int(cramjam.zstd.decompress_into(source, out))
-        except cramjam.DecompressionError as exc:
-            # cramjam says "failed to write whole buffer" when the output does not fit; anything else
-            # is corrupt input, not worth retrying with a bigger buffer.
-            if "whole buffer" not in str(exc):
-                raise CompressionError(f"corrupt ZSTD data: {exc}") from None
-            if capacity >= max_size:
-                raise DecompressedSizeError(
-                    f"zstd data decompresses past the limit of {max_size} bytes"
-                ) from None
-            capacity = min(capacity * 4, max_size)
-            continue
-        del out[written:]
-        return bytes(out)
+def _zstd_compress(data: Buffer, level: int, max_size: int, progress: Progress | None) -> bytearray:
+    # The frame states its content size, as a one-shot compression writes it, so a reader can
+    # check its bound before decompressing.
+    compressor = zstandard.ZstdCompressor(level=level).compressobj(size=len(memoryview(data)))
+    return _stream_compressed(data, compressor.compress, compressor.flush, max_size, progress, "zstd")
 
 
-def _zstd_content_size(source: bytes) -> int | None:
-    """The Frame_Content_Size of the first zstd frame, if its header carries one."""
-    if source[:4] != _ZSTD_FRAME_MAGIC:
+def _stream_compressed(
+    data: Buffer,
+    compress_chunk: Callable[[memoryview], bytes],
+    flush: Callable[[], bytes],
+    max_size: int,
+    progress: Progress | None,
+    codec: str,
+) -> bytearray:
+    """``data`` through a streaming compressor a chunk at a time, stopping once past ``max_size``."""
+    view = memoryview(data)
+    out = bytearray()
+    for start in range(0, len(view), CHUNK_SIZE):
+        chunk = view[start : start + CHUNK_SIZE]
+        out += compress_chunk(chunk)
+        _check_size(out, max_size, f"compressed {codec}", CompressedSizeError)
+        if progress is not None:
+            progress(len(chunk))
+    out += flush()
+    _check_size(out, max_size, f"compressed {codec}", CompressedSizeError)
+    return out
+
+
+def _zstd_decompress(data: Buffer, max_size: int, progress: Progress | None) -> bytearray:
+    view = memoryview(data)
+    declared = _zstd_declared_size(view)
+    if declared is not None and declared > max_size:
+        raise DecompressedSizeError(f"zstd frames declare {declared} bytes, over the limit of {max_size}")
+    # Java's zstd-jni streams frames without a content size, so often only decompressing tells.
+    reader = zstandard.ZstdDecompressor().stream_reader(view, read_across_frames=True)
+    out = bytearray()
+    while chunk := reader.read(min(CHUNK_SIZE, max_size - len(out) + 1)):
+        out += chunk
+        _check_size(out, max_size, "decompressed zstd", DecompressedSizeError)
+        if progress is not None:
+            progress(len(chunk))
+    return out
+
+
+def _zstd_declared_size(view: memoryview) -> int | None:
+    """The content size the zstd frames in ``view`` declare (None if one declares none), having checked
+    that ``view`` is whole frames and nothing else (RFC 8878): the decompressing reader stops quietly
+    at the end of its input, so a frame cut short would otherwise read as a shorter one."""
+    if len(view) < 4 or int.from_bytes(view[:4], "little") != _ZSTD_FRAME_MAGIC:
         raise CompressionError("zstd data does not start with a zstd frame")
-    if len(source) < 5:
+    total: int | None = 0
+    pos = 0
+    while pos < len(view):
+        if len(view) - pos < 4:
+            raise CompressionError("zstd data ends inside a frame's magic number")
+        magic = int.from_bytes(view[pos : pos + 4], "little")
+        if magic & ~0xF == _ZSTD_SKIPPABLE_MAGIC:
+            if len(view) - pos < 8:
+                raise CompressionError("zstd skippable frame header is truncated")
+            pos += 8 + int.from_bytes(view[pos + 4 : pos + 8], "little")
+        elif magic == _ZSTD_FRAME_MAGIC:
+            pos, size = _zstd_frame_end(view, pos)
+            total = None if total is None or size is None else total + size
+        else:
+            raise CompressionError("zstd data holds bytes that are not a zstd frame")
+        if pos > len(view):
+            raise CompressionError("zstd data ends inside a frame")
+    return total
+
+
+def _zstd_frame_end(view: memoryview, pos: int) -> tuple[int, int | None]:
+    """Where the zstd frame at ``pos`` ends, and its Frame_Content_Size if its header carries one."""
+    if len(view) - pos < 5:
         raise CompressionError("zstd frame header is truncated")
-    descriptor = source[4]
+    descriptor = view[pos + 4]
     single_segment = bool(descriptor & 0x20)
     size_field = (0, 2, 4, 8)[descriptor >> 6] or (1 if single_segment else 0)
-    if size_field == 0:
-        return None
-    pos = 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[descriptor & 0x03]
-    if len(source) < pos + size_field:
+    content_at = pos + 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[descriptor & 0x03]
+    pos = content_at + size_field
+    if len(view) < pos:
         raise CompressionError("zstd frame header is truncated")
-    size = int.from_bytes(source[pos : pos + size_field], "little")
-    # A two-byte field stores the size minus 256 (RFC 8878, 3.1.1.1.4).
-    return size + 256 if size_field == 2 else size
+    size = int.from_bytes(view[content_at:pos], "little") if size_field else None
+    if size is not None and size_field == 2:
+        size += 256  # a two-byte field stores the size minus 256 (RFC 8878, 3.1.1.1.4)
+    while True:
+        if len(view) - pos < 3:
+            raise CompressionError("zstd frame ends before its last block")
+        block = int.from_bytes(view[pos : pos + 3], "little")
+        block_type = (block >> 1) & 0x03
+        if block_type == _ZSTD_RESERVED_BLOCK:
+            raise CompressionError("zstd block of the reserved type")
+        pos += 3 + (1 if block_type == 1 else block >> 3)  # an RLE block stores one byte
+        if block & 1:  # Last_Block
+            break
+    if descriptor & 0x04:
+        pos += 4  # Content_Checksum
+    return pos, size

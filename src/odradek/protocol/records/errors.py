@@ -17,6 +17,11 @@ class CorruptRecordError(RecordsError):
     """Bytes that are structurally wrong: bad magic, impossible lengths, CRC mismatch, bad varints."""
 
 
+class InvalidRecordsError(CorruptRecordError):
+    """The records of a whole, CRC-valid batch that do not read as its header says: fewer or more than
+    it declares, or malformed (Kafka's InvalidRecordException, INVALID_RECORD)."""
+
+
 class UnsupportedCompressionError(RecordsError):
     """A compression codec that is unknown, or not allowed at this message format version."""
 
@@ -27,3 +32,11 @@ class CompressionError(RecordsError):
 
 class DecompressedSizeError(CompressionError):
     """Decompressed output would exceed the caller's limit (a guard against decompression bombs)."""
+
+
+class CompressedSizeError(CompressionError):
+    """Compressed output would exceed the caller's limit (a batch rewritten past max.message.bytes)."""
+
+
+class TooManyRecordsError(RecordsError):
+    """More records than the caller reads in one go (a bound on the work hostile input can cause)."""

@@ -30,11 +30,12 @@ from odradek.protocol.records.attributes import (
 )
 from odradek.protocol.records.compression import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
+    Progress,
     check_codec_allowed,
     compress,
     decompress,
 )
-from odradek.protocol.records.errors import CorruptRecordError, RecordsError
+from odradek.protocol.records.errors import CorruptRecordError, RecordsError, TooManyRecordsError
 from odradek.protocol.records.framing import MIN_ENTRY_LENGTH
 from odradek.protocol.records.record import Record
 
@@ -83,20 +84,51 @@ def decode_message_set(
     *,
     verify_crc: bool = True,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    max_records: int | None = None,
+    progress: Progress | None = None,
 ) -> MessageSet:
-    """Decode the messages in ``buf[pos:end]``, deep-decoding compressed wrappers."""
+    """Decode the messages in ``buf[pos:end]``, deep-decoding compressed wrappers.
+
+    RecordsError (TooManyRecordsError) once more than ``max_records`` records are read; ``progress``
+    is called with each wrapper's decompressed chunks and may raise to stop.
+    """
     view = memoryview(buf)[: len(buf) if end is None else end]
     result = MessageSet()
     start = pos
+    records = 0
     while pos < len(view):
         entry_end = _complete_entry_end(view, pos)
         if entry_end is None:
             result.truncated = True
             break
-        result.batches.append(_decode_top_level(view, pos, entry_end, verify_crc, max_decompressed_size))
+        batch = _decode_top_level(view, pos, entry_end, verify_crc, max_decompressed_size, progress)
+        records += len(batch.records)
+        if max_records is not None and records > max_records:
+            raise TooManyRecordsError(f"message set holds more than {max_records} records")
+        result.batches.append(batch)
         pos = entry_end
     result.valid_bytes = pos - start
     return result
+
+
+def scan_message_set(buf: Buffer, max_entries: int) -> list[tuple[int, int, Compression]]:
+    """(size, magic, codec) of each whole top-level message of ``buf``, read from their headers only
+    (no CRC checked, nothing decompressed); TooManyRecordsError past ``max_entries`` of them."""
+    view = memoryview(buf)
+    entries: list[tuple[int, int, Compression]] = []
+    pos = 0
+    while pos < len(view):
+        entry_end = _complete_entry_end(view, pos)
+        if entry_end is None:
+            break
+        if len(entries) == max_entries:
+            raise TooManyRecordsError(f"message set holds more than {max_entries} messages")
+        _, _, _, magic, attributes = _ENTRY_HEAD.unpack_from(view, pos)
+        compression = compression_of(attributes)
+        check_codec_allowed(compression, magic)
+        entries.append((entry_end - pos, magic, compression))
+        pos = entry_end
+    return entries
 
 
 def build_message_set(
@@ -159,7 +191,12 @@ def _complete_entry_end(view: memoryview, pos: int) -> int | None:
 
 
 def _decode_top_level(
-    view: memoryview, pos: int, end: int, verify_crc: bool, max_decompressed_size: int
+    view: memoryview,
+    pos: int,
+    end: int,
+    verify_crc: bool,
+    max_decompressed_size: int,
+    progress: Progress | None = None,
 ) -> LegacyBatch:
     offset, magic, attributes, timestamp, crc, key, value = _decode_message(view, pos, end, verify_crc)
     compression = compression_of(attributes)
@@ -171,7 +208,7 @@ def _decode_top_level(
         return LegacyBatch(offset, magic, compression, timestamp_type, timestamp, crc, size, records)
     if value is None:
         raise CorruptRecordError(f"compressed message at position {pos} has a null value")
-    inner = decompress(compression, value, magic, max_decompressed_size)
+    inner = decompress(compression, value, magic, max_decompressed_size, progress=progress)
     messages = _decode_inner(memoryview(inner), magic, verify_crc)
     if not messages:
         raise CorruptRecordError(f"compressed message at position {pos} holds no messages")
@@ -242,8 +279,8 @@ def _encode_message(
     magic: int,
     attributes: int,
     timestamp: int,
-    key: bytes | None,
-    value: bytes | None,
+    key: Buffer | None,
+    value: Buffer | None,
 ) -> None:
     body = bytearray((magic, attributes))
     try:

@@ -10,11 +10,14 @@ compressed bytes.
 from __future__ import annotations
 
 import struct
+import sys
+from collections.abc import Callable
 
 import cramjam
 import lz4.block
 
 from odradek.protocol.records.errors import (
+    CompressedSizeError,
     CompressionError,
     DecompressedSizeError,
     UnsupportedCompressionError,
@@ -37,10 +40,18 @@ _UNCOMPRESSED_BLOCK_FLAG = 0x80000000
 _BLOCK_SIZE = struct.Struct("<I")
 
 
-def compress(data: Buffer, legacy_header_checksum: bool = False, level: int | None = None) -> bytes:
+def compress(
+    data: Buffer,
+    legacy_header_checksum: bool = False,
+    level: int | None = None,
+    *,
+    max_size: int = sys.maxsize,
+    progress: Callable[[int], None] | None = None,
+) -> bytearray:
     """One LZ4 frame holding ``data``; ``legacy_header_checksum`` writes the Kafka 0.8/0.9 checksum.
     ``level`` None uses the fast compressor; a level (1-17) the high-compression one, as Kafka's
-    Lz4BlockOutputStream does for any level but its default."""
+    Lz4BlockOutputStream does for any level but its default. CompressedSizeError once the frame passes
+    ``max_size``; ``progress`` is called with each block's input size (and may raise to stop)."""
     view = memoryview(data)
     flg = _FLG_VERSION_01 | _FLG_BLOCK_INDEPENDENCE
     bd = _WRITE_BD_CODE << 4
@@ -52,9 +63,11 @@ def compress(data: Buffer, legacy_header_checksum: bool = False, level: int | No
     for start in range(0, len(view), block_size):
         chunk = view[start : start + block_size]
         if level is None:
-            block = bytes(cramjam.lz4.compress_block(chunk, store_size=False))
+            block = memoryview(cramjam.lz4.compress_block(chunk, store_size=False))
         else:  # cramjam's block codec has no high-compression mode (it ignores the level)
-            block = lz4.block.compress(chunk, mode="high_compression", compression=level, store_size=False)
+            block = memoryview(
+                lz4.block.compress(chunk, mode="high_compression", compression=level, store_size=False)
+            )
         if len(block) >= len(chunk):
             # Incompressible input: store it, flagged as uncompressed, instead of growing it.
             out += _BLOCK_SIZE.pack(len(chunk) | _UNCOMPRESSED_BLOCK_FLAG)
@@ -62,16 +75,28 @@ def compress(data: Buffer, legacy_header_checksum: bool = False, level: int | No
         else:
             out += _BLOCK_SIZE.pack(len(block))
             out += block
+        if len(out) > max_size:
+            raise CompressedSizeError(f"compressed lz4 data exceeds the limit of {max_size} bytes")
+        if progress is not None:
+            progress(len(chunk))
     out += _BLOCK_SIZE.pack(0)  # end mark
-    return bytes(out)
+    if len(out) > max_size:
+        raise CompressedSizeError(f"compressed lz4 data exceeds the limit of {max_size} bytes")
+    return out
 
 
-def decompress(data: Buffer, max_size: int, accept_legacy_header_checksum: bool = False) -> bytes:
-    """The content of the LZ4 frame at the start of ``data``, at most ``max_size`` bytes of it."""
+def decompress(
+    data: Buffer,
+    max_size: int,
+    accept_legacy_header_checksum: bool = False,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> bytearray:
+    """The content of the LZ4 frame at the start of ``data``, at most ``max_size`` bytes of it;
+    ``progress`` is called with each block's output size (and may raise to stop)."""
     view = memoryview(data)
     pos, block_max, block_checksum, content_checksum = _read_frame_header(view, accept_legacy_header_checksum)
-    parts: list[bytes] = []
-    total = 0
+    out = bytearray()
     scratch = bytearray(block_max)
     while True:
         if len(view) - pos < 4:
@@ -87,17 +112,18 @@ def decompress(data: Buffer, max_size: int, accept_legacy_header_checksum: bool 
         block = view[pos : pos + size]
         pos += size + (4 if block_checksum else 0)
         if stored:
-            chunk = bytes(block)
+            chunk = block
         else:
-            written = int(cramjam.lz4.decompress_block_into(block, scratch))
-            chunk = bytes(scratch[:written])
-        total += len(chunk)
-        if total > max_size:
+            chunk = memoryview(scratch)[: int(cramjam.lz4.decompress_block_into(block, scratch))]
+        produced = len(chunk)
+        if produced > max_size - len(out):
             raise DecompressedSizeError(f"decompressed lz4 data exceeds the limit of {max_size} bytes")
-        parts.append(chunk)
+        out += chunk
+        if progress is not None:
+            progress(produced)
     if content_checksum and len(view) - pos < 4:
         raise CompressionError("lz4 frame ends before its content checksum")
-    return b"".join(parts)
+    return out
 
 
 def _read_frame_header(view: memoryview, accept_legacy: bool) -> tuple[int, int, bool, bool]:

@@ -8,11 +8,13 @@ headerValueLength varint | headerValue]. A length of -1 means null (not allowed 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from odradek.protocol.records.errors import CorruptRecordError, RecordsError, RecordsTruncatedError
 from odradek.protocol.records.varint import read_varint, read_varlong, write_varint, write_varlong
+
+Buffer = bytes | bytearray | memoryview
 
 RecordHeader = tuple[str, bytes | None]
 """A record header: a UTF-8 string key and nullable bytes value."""
@@ -33,7 +35,7 @@ class Record:
 
 
 def decode_records(
-    payload: bytes,
+    payload: Buffer,
     count: int,
     base_offset: int,
     base_timestamp: int,
@@ -43,33 +45,51 @@ def decode_records(
 
     ``log_append_time``, when given, replaces every record's timestamp (LogAppendTime batches).
     """
+    return list(iter_records(payload, count, base_offset, base_timestamp, log_append_time))
+
+
+def iter_records(
+    payload: Buffer,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    start_offset: int = 0,
+) -> Iterator[Record]:
+    """The ``count`` records filling ``payload`` one at a time, from the first at or after
+    ``start_offset``: those before it are passed over with their length and offset read only."""
     if count < 0:
         raise CorruptRecordError(f"record batch has a negative record count {count}")
-    records: list[Record] = []  # grown, not preallocated: count is untrusted
     pos = 0
     end = len(payload)
+    skipping = start_offset > base_offset
     try:
-        for _ in range(count):
+        for index in range(count):  # a loop on the count, never a list of it: count is untrusted
             if pos >= end:
-                raise CorruptRecordError(f"record batch declares {count} records, holds {len(records)}")
+                raise CorruptRecordError(f"record batch declares {count} records, holds {index}")
             length, pos = read_varint(payload, pos)
             if length < 0 or length > end - pos:
                 raise CorruptRecordError(f"record length {length} at position {pos} is impossible")
             record_end = pos + length
-            records.append(
-                _decode_record(payload, pos, record_end, base_offset, base_timestamp, log_append_time)
-            )
+            if skipping and base_offset + _offset_delta(payload, pos) < start_offset:
+                pos = record_end
+                continue
+            yield _decode_record(payload, pos, record_end, base_offset, base_timestamp, log_append_time)
             pos = record_end
     except RecordsTruncatedError:
         # The batch itself is whole, so a record running off its end is corruption, not truncation.
         raise CorruptRecordError("record runs past the end of its batch") from None
     if pos != end:
         raise CorruptRecordError(f"record batch has {end - pos} bytes after its {count} records")
-    return records
+
+
+def _offset_delta(payload: Buffer, pos: int) -> int:
+    _, pos = read_varlong(payload, pos + 1)  # past the attributes and the timestamp delta
+    return read_varint(payload, pos)[0]
 
 
 def _decode_record(
-    payload: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, log_append_time: int | None
+    payload: Buffer, pos: int, end: int, base_offset: int, base_timestamp: int, log_append_time: int | None
 ) -> Record:
     # The record's own length bounds every read: a field running past it is corruption.
     pos += 1  # attributes: unused by every Kafka version so far
@@ -98,7 +118,7 @@ def _decode_record(
     return Record(base_offset + offset_delta, timestamp, key, value, tuple(headers))
 
 
-def _read_nullable_bytes(payload: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
+def _read_nullable_bytes(payload: Buffer, pos: int, end: int) -> tuple[bytes | None, int]:
     length, pos = read_varint(payload, pos)
     if length < 0:
         if length != -1:
@@ -106,7 +126,7 @@ def _read_nullable_bytes(payload: bytes, pos: int, end: int) -> tuple[bytes | No
         return None, pos
     if length > end - pos:
         raise CorruptRecordError(f"field length {length} runs past the record")
-    return payload[pos : pos + length], pos + length
+    return bytes(payload[pos : pos + length]), pos + length
 
 
 def encode_record(
