@@ -210,7 +210,8 @@ async def _describe(
         validate_topic_name(name)
         state = services.cluster.topic(name)
         if state is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            # Kafka sets no message here, which its message class sends as "" (the client prints it so)
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
         topic_config, overrides = await services.topics.described_configs(name)
         entries = config_entries.topic_entries(
             topic_config, overrides, services.config, services.dynamic_configs, keys
