@@ -113,6 +113,19 @@ _ELECTION_MESSAGES = {
     ErrorCode.INVALID_TOPIC_EXCEPTION: "The topic is being deleted",
     ErrorCode.ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
 }
+#: A failed election's reason names the strategy of Kafka's partition state machine that failed.
+_FAILED_STRATEGIES = {
+    ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE: "PreferredReplicaPartitionLeaderElectionStrategy",
+    ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE: "OfflinePartitionLeaderElectionStrategy(true)",
+}
+
+
+def _election_message(partition: TopicPartition, code: ErrorCode) -> str | None:
+    strategy = _FAILED_STRATEGIES.get(code)
+    if strategy is not None:
+        where = f"{partition.topic}-{partition.partition}"
+        return f"Failed to elect leader for partition {where} under strategy {strategy}"
+    return _ELECTION_MESSAGES.get(code)
 
 
 def _elect_response(
@@ -124,7 +137,9 @@ def _elect_response(
             continue  # asked for every partition, Kafka names only those elected or failed
         by_topic.setdefault(partition.topic, []).append(
             PartitionResult(
-                partition_id=partition.partition, error_code=code, error_message=_ELECTION_MESSAGES.get(code)
+                partition_id=partition.partition,
+                error_code=code,
+                error_message=_election_message(partition, code),
             )
         )
     return ElectLeadersResponse(
