@@ -1,6 +1,6 @@
-"""kafka-reassign-partitions: generate, execute (with a replication throttle), verify (which clears the
-throttles), list and cancel. A throttle of 1 B/s holds a reassignment in progress once the first fetch
-of the new replica has used up the quota, which is how the cancel gets one to cancel."""
+"""kafka-reassign-partitions: generate, execute (with and without a replication throttle), verify (which
+clears the throttles), list and cancel. A throttle of 1 B/s holds a reassignment in progress once the
+first fetch of the new replica has used up the quota, which is how the cancel gets one to cancel."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def reassign_single_node(session: Session) -> None:
     reassign(session, "--generate", "--topics-to-move-json-file", move, "--broker-list", "1")
     plan = {"version": 1, "partitions": [{"topic": "tools-reassign", "partition": 0, "replicas": [1]}]}
     path = session.file("plan.json", json.dumps(plan))
-    reassign(session, "--execute", "--reassignment-json-file", path, "--throttle", "10000000")
+    reassign(session, "--execute", "--reassignment-json-file", path)
     wait_for(lambda: no_reassignment(session), 60, "the reassignment to complete")
     reassign(session, "--verify", "--reassignment-json-file", path)
     reassign(session, "--list")
@@ -89,28 +89,40 @@ def reassign_cluster(session: Session) -> None:
         ],
     }
     path = session.file("plan.json", json.dumps(plan))
-    reassign(session, "--execute", "--reassignment-json-file", path, "--throttle", "50000000")
-    session.run(
-        "kafka-configs", B, "{bootstrap}", "--describe", "--entity-type", "topics", "--entity-name", topic
-    )
-    for node in ("1", "2", "3"):
-        session.run(
-            "kafka-configs", B, "{bootstrap}", "--describe", "--entity-type", "brokers", "--entity-name", node
-        )
+    reassign(session, "--execute", "--reassignment-json-file", path)  # throttles: reassign-throttled
     wait_for(lambda: no_reassignment(session), 60, "the reassignment to complete")
     reassign(session, "--verify", "--reassignment-json-file", path)
-    session.run(
-        "kafka-configs", B, "{bootstrap}", "--describe", "--entity-type", "topics", "--entity-name", topic
-    )
-    session.run(
-        "kafka-configs", B, "{bootstrap}", "--describe", "--entity-type", "brokers", "--entity-name", "1"
-    )
     session.run("kafka-topics", B, "{bootstrap}", "--describe", "--topic", topic)
     reassign(session, "--execute", "--reassignment-json-file", path)
     bad = {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [2, 2]}]}
     reassign(session, "--execute", "--reassignment-json-file", session.file("bad.json", json.dumps(bad)))
     gone = {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [2, 7]}]}
     reassign(session, "--execute", "--reassignment-json-file", session.file("gone.json", json.dumps(gone)))
+
+
+@scenario(targets=("cluster",))
+def reassign_throttled(session: Session) -> None:
+    """--throttle: the replication throttles --execute sets on the brokers and the topic, and --verify
+    clears once the reassignment is complete."""
+    topic = "tools-reassign-throttled"
+    create(session, topic, 2, record=False)  # replicas 1,2,3 and 2,3,1
+    plan = {
+        "version": 1,
+        "partitions": [
+            {"topic": topic, "partition": 0, "replicas": [2, 3]},
+            {"topic": topic, "partition": 1, "replicas": [3, 1]},
+        ],
+    }
+    path = session.file("throttled.json", json.dumps(plan))
+    reassign(session, "--execute", "--reassignment-json-file", path, "--throttle", "50000000")
+    configs = ("kafka-configs", B, "{bootstrap}", "--describe", "--entity-type")
+    session.run(*configs, "topics", "--entity-name", topic)
+    for node in ("1", "2", "3"):
+        session.run(*configs, "brokers", "--entity-name", node)
+    wait_for(lambda: no_reassignment(session), 60, "the reassignment to complete")
+    reassign(session, "--verify", "--reassignment-json-file", path)
+    session.run(*configs, "topics", "--entity-name", topic)
+    session.run(*configs, "brokers", "--entity-name", "1")
 
 
 @scenario(targets=("cluster",))
