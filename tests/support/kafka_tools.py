@@ -421,6 +421,14 @@ def install(line: str) -> Installation:
     return installation
 
 
+def restart(line: str) -> None:
+    """Stop `line`'s shared JVM, started again on next use: what tools left behind (an admin client a
+    tool never closed, still calling brokers that are gone) goes with it, as a JVM of its own would."""
+    installation = _INSTALLED.get(line)
+    if installation is not None:
+        installation.close()
+
+
 @atexit.register
 def close() -> None:
     """Stop every line's shared JVM (at exit at the latest)."""

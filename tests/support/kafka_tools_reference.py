@@ -87,12 +87,19 @@ def scenarios_for(line: str, kind: str, names: Sequence[str] | None = None) -> l
 # ----- as pytest tests (tests/compat/kafka_tools) ------------------------------------------------
 
 
+#: The tool lines `make test` runs against each kind of target. What the broker answers is the same
+#: whichever line asks, and the lines differ in their tools, which the single node shows: the 3.9 tools
+#: run against it only, to keep `make test` short. The reference runner records and checks every line
+#: against both (`--line kafka-3.9 --brokers 3 --check`).
+TESTED_LINES = {"single-node": kafka_tools.LINES, "cluster": ("kafka-4",)}
+
+
 def pytest_params(kind: str, disruptive: bool = False) -> list[object]:
     """(line, scenario) of every scenario of `kind` (those that stop brokers, or the others), each
     known difference a strict expected failure."""
     differences = java_suite.known_differences(KNOWN_DIFFERENCES)
     params: list[object] = []
-    for line in kafka_tools.LINES:
+    for line in TESTED_LINES[kind]:
         for chosen in scenarios_for(line, kind):
             if chosen.disruptive != disruptive:
                 continue
@@ -129,9 +136,10 @@ class LineTargets:
         return self.current
 
     def stop(self) -> None:
-        if self.current is not None:
-            current, self.current, self.line = self.current, None, None
+        if self.current is not None and self.line is not None:
+            current, line, self.current, self.line = self.current, self.line, None, None
             current.stop()
+            kafka_tools.restart(line)  # its tools' leftovers call the brokers just stopped
 
 
 def check(target: ToolTarget, line: str, name: str, work: Path) -> None:
@@ -220,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
                 with target_of(args.broker, brokers, place) as target:
                     for chosen in runs:  # those that stop brokers last (scenarios_for)
                         failures += _one(installation, target, chosen, work, record, args, print_=_say)
+                kafka_tools.restart(line)
     except (pytest.skip.Exception, pytest.fail.Exception) as error:  # a missing tool, a failed build
         print(error, file=sys.stderr)
         return 1

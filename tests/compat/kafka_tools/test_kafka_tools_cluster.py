@@ -1,7 +1,8 @@
-"""Apache Kafka's command-line tools (4.x and 3.9) against odradek's 3-broker ZooKeeper cluster
-(tests/support/txn_cluster.py): each scenario of tests/support/tool_scenarios prints what it prints
-against Apache Kafka 3.9's three brokers (golden/<line>/cluster). The scenarios that stop brokers are in
-test_kafka_tools_cluster_failures.py, on a cluster of their own. Each tool line gets a cluster of its own."""
+"""Apache Kafka's command-line tools (the lines of kafka_tools_reference.TESTED_LINES: 4.x) against
+odradek's 3-broker ZooKeeper cluster (tests/support/txn_cluster.py): each scenario of
+tests/support/tool_scenarios prints what it prints against Apache Kafka 3.9's three brokers
+(golden/<line>/cluster). The scenarios that stop brokers are in test_kafka_tools_cluster_failures.py,
+on a cluster of their own. Each tool line gets a cluster of its own."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Apache Kafka's command-line tools (4.x and 3.9) against odradek's 3-broker ZooKeeper cluster: the
-scenarios of tests/support/tool_scenarios that stop and start brokers (an unclean election), on a
-cluster of their own (one per tool line), each printing what it prints against Apache Kafka 3.9's
-three brokers."""
+"""Apache Kafka's command-line tools (the lines of kafka_tools_reference.TESTED_LINES: 4.x) against
+odradek's 3-broker ZooKeeper cluster: the scenarios of tests/support/tool_scenarios that stop and start
+brokers (an unclean election), on a cluster of their own (one per tool line), each printing what it
+prints against Apache Kafka 3.9's three brokers."""
 
 from __future__ import annotations
 

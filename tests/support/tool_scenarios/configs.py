@@ -27,7 +27,6 @@ def topic_configs(session: Session) -> None:
     configs(session, "--describe", *topic)
     configs(session, "--alter", *topic, "--add-config", "retention.ms=soon")
     configs(session, "--alter", *topic, "--add-config", "no.such.config=1")
-    configs(session, "--alter", *topic, "--delete-config", "retention.msec")
     configs(session, "--alter", *topic, "--add-config", "min.insync.replicas=0")
     configs(session, "--describe", "--entity-type", "topics", "--entity-name", "tools-missing")
     configs(
@@ -44,6 +43,15 @@ def topic_configs(session: Session) -> None:
     configs(session, "--describe", "--topic", "tools-configs")
     configs(session, "--alter", "--topic", "tools-configs", "--delete-config", "cleanup.policy,segment.bytes")
     configs(session, "--describe", "--topic", "tools-configs")
+
+
+@scenario()
+def topic_config_unknown_deleted(session: Session) -> None:
+    """Deleting a config name no topic has (tests/compat/kafka_tools/known-differences.toml)."""
+    create(session, "tools-configs-unknown", 1, record=False)
+    topic = ("--entity-type", "topics", "--entity-name", "tools-configs-unknown")
+    configs(session, "--alter", *topic, "--delete-config", "retention.msec")
+    configs(session, "--describe", *topic)
 
 
 @scenario()

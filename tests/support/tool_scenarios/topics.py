@@ -84,7 +84,12 @@ def topic_errors(session: Session) -> None:
     )  # fmt: skip
     session.run("kafka-topics", B, "{bootstrap}", "--create", "--topic", "tools bad", "--partitions", "1")
     session.run("kafka-topics", B, "{bootstrap}", "--create", "--topic", "x" * 250, "--partitions", "1")
-    session.run(
-        "kafka-topics", B, "{bootstrap}", "--create", "--topic", "tools-bad", "--replica-assignment", "1:7",
-    )  # fmt: skip
     session.run("kafka-topics", B, "{bootstrap}", "--list", "--topic", "tools-bad")
+
+
+@scenario()
+def topic_on_an_unregistered_broker(session: Session) -> None:
+    """A replica on a broker that is not registered (tests/compat/kafka_tools/known-differences.toml)."""
+    nowhere = ("--create", "--topic", "tools-nowhere", "--replica-assignment", "1:7")
+    session.run("kafka-topics", B, "{bootstrap}", *nowhere)
+    session.run("kafka-topics", B, "{bootstrap}", "--list", "--topic", "tools-nowhere")
