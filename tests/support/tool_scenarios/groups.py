@@ -21,7 +21,7 @@ def _own_groups(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if "tools-group" in line or "GROUP" in line)
 
 
-_COORDINATOR = re.compile(r"\S+:\d+ \(\d+\)")
+_COORDINATOR = re.compile(r"\S+:\d+\s+\(\d+\)")
 
 
 def _coordinator(text: str) -> str:
