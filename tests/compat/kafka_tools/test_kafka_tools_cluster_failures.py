@@ -17,7 +17,7 @@ from tests.support.tool_scenarios.targets import OdradekCluster
 from tests.support.zookeeper import ZooKeeperServer, zookeeper_server
 
 __all__ = ["zookeeper_server"]  # the fixture
-pytestmark = pytest.mark.timeout(600)
+pytestmark = pytest.mark.timeout(1200)  # the first test resolves the tools from Maven Central
 KIND = "cluster"
 
 

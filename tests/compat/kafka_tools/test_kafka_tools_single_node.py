@@ -13,7 +13,7 @@ from tests.support import kafka_tools_reference
 from tests.support.kafka_tools_reference import LineTargets
 from tests.support.tool_scenarios.targets import OdradekSingleNode
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = pytest.mark.timeout(1200)  # the first test resolves the tools from Maven Central
 KIND = "single-node"
 
 
