@@ -12,7 +12,7 @@ PYTEST := $(BIN)/python -m pytest -q
 TEST_WORKERS ?= 3
 
 .PHONY: console-screenshots eos-acceptance run test test-fast lint typecheck unit regressions bench clean faults \
-	java-compat java-compat-reference spark-kafka-jars
+	java-compat java-compat-reference spark-kafka-jars kafka-tools kafka-tools-reference
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -65,7 +65,7 @@ faults: $(STAMP)
 	$(BIN)/python -m tests.faults --brokers $(BROKERS) --faults $(FAULTS) --seed $(SEED) --report docs/bench/faults-report.json
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache tests/compat/java/target
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache tests/compat/java/target tests/compat/kafka_tools/target
 
 # Apache Kafka's Java clients against odradek (tests/compat/java; docs/testing.md): `make test` builds the
 # JUnit suite on first use, once per kafka-clients line, its Maven dependencies in .cache/maven; this
@@ -83,6 +83,17 @@ java-compat-reference: $(STAMP)
 # --connector-jars` takes. The Spark tests and bench/spark_connectors_bench.py resolve them on first use.
 spark-kafka-jars: $(STAMP)
 	@$(BIN)/python -m tests.support.spark_kafka_jars
+
+# Apache Kafka's command-line tools against odradek (tests/compat/kafka_tools; docs/testing.md): `make test`
+# resolves the kafka-tools and kafka_2.13 jars of each line (4.x, 3.9) on first use; this does it by hand.
+# kafka-tools-reference runs every scenario against Apache Kafka 3.9 itself (one broker, then three) and
+# records what the tools print there as the golden transcripts the tests compare odradek's with.
+kafka-tools: $(STAMP)
+	$(BIN)/python -m tests.support.kafka_tools
+
+kafka-tools-reference: $(STAMP)
+	@bash scripts/install-system-deps.sh
+	$(BIN)/python -m tests.support.kafka_tools_reference
 
 # The README's console screenshots, taken by the console's browser tests (tests/console).
 console-screenshots: $(STAMP)

@@ -18,6 +18,7 @@ LONGEST_FIRST = (
     "tests/faults/",
     "tests/integration/cluster/",
     "tests/compat/java/",
+    "tests/compat/kafka_tools/",
     "tests/spark/",
 )
 

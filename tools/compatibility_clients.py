@@ -14,7 +14,8 @@ import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from pathlib import Path
 
-from tests.support import java_suite, spark_kafka_jars
+from tests.support import java_suite, kafka_tools, kafka_tools_reference, spark_kafka_jars
+from tests.support.tool_scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[1]
 POM_NAMESPACE = {"m": "http://maven.apache.org/POM/4.0.0"}
@@ -28,7 +29,10 @@ client's tests find odradek does not do yet, with the reason; a difference found
 listed (its regression test is in `tests/regressions`). The Java rows are written from the Java suite
 (`tests/compat/java`, docs/testing.md), whose every test also passes against Apache Kafka 3.9.2 in
 ZooKeeper mode (`make java-compat-reference`), except KIP-848's consumer groups, which Kafka 3.9 serves
-only in KRaft mode.
+only in KRaft mode. The rows of Kafka's command-line tools are written from `tests/compat/kafka_tools`:
+its scenarios, each printing against odradek what it prints against Apache Kafka 3.9.2
+(`make kafka-tools-reference` records that); `make test` runs the 4.x tools against both targets, the
+3.9 tools against the single node.
 """
 
 #: What a client line sees of odradek that differs from Apache Kafka 3.9 on purpose (not a failing test).
@@ -95,6 +99,14 @@ def clients_section() -> str:
         lines.append(
             f"| {client} | {versions[line]} | {_java_tests(line)} | {_differences(line, differences)} |"
         )
+    tool_versions = _versions(kafka_tools.PROJECT / "pom.xml", kafka_tools.LINES)
+    tool_differences = java_suite.known_differences(kafka_tools_reference.KNOWN_DIFFERENCES)
+    for line in kafka_tools.LINES:
+        tools = f"Apache Kafka's command-line tools (`kafka-tools`, `kafka_2.13`, `{line}`)"
+        lines.append(
+            f"| {tools} | {tool_versions[line]} | {_tool_scenarios(line)} "
+            f"| {_differences(line, tool_differences, by_design=False)} |"
+        )
     requirements = _python_requirements()
     lines.append(
         "| Spark's Kafka connector (`spark-sql-kafka-0-10_2.13`, with kafka-clients "
@@ -115,29 +127,39 @@ def _java_tests(line: str) -> str:
     return f"the Java suite's tests by class: {classes}"
 
 
-def _differences(line: str, differences: list[java_suite.KnownDifference]) -> str:
+def _tool_scenarios(line: str) -> str:
+    names = ", ".join(f"`{s.name}`" for s in SCENARIOS.values() if line in s.lines)
+    return f"the tool scenarios (`tests/support/tool_scenarios`): {names}"
+
+
+def _differences(line: str, differences: list[java_suite.KnownDifference], by_design: bool = True) -> str:
     found = [
         f"`{d.test}` ({', '.join(t for t in java_suite.TARGETS if t in d.targets)}): {d.reason.rstrip('.')}"
         for d in differences
         if line in d.clients
     ]
-    if line in BY_DESIGN:
+    if by_design and line in BY_DESIGN:
         found.append(BY_DESIGN[line])
     return "; ".join(found) if found else "none"
 
 
 def _java_versions() -> dict[str, str]:
     """Each Maven profile's kafka.version in tests/compat/java/pom.xml."""
-    root = ElementTree.parse(java_suite.PROJECT / "pom.xml").getroot()
+    return _versions(java_suite.PROJECT / "pom.xml", java_suite.LINES)
+
+
+def _versions(pom: Path, lines: tuple[str, ...]) -> dict[str, str]:
+    """Each Maven profile's kafka.version in `pom`, by its kafka.line."""
+    root = ElementTree.parse(pom).getroot()
     versions = {}
     for profile in root.iterfind("m:profiles/m:profile", POM_NAMESPACE):
         line = profile.findtext("m:properties/m:kafka.line", namespaces=POM_NAMESPACE)
         version = profile.findtext("m:properties/m:kafka.version", namespaces=POM_NAMESPACE)
         if line and version:
             versions[line] = version
-    missing = set(java_suite.LINES) - set(versions)
+    missing = set(lines) - set(versions)
     if missing:
-        raise ValueError(f"tests/compat/java/pom.xml has no profile for {sorted(missing)}")
+        raise ValueError(f"{pom} has no profile for {sorted(missing)}")
     return versions
 
 

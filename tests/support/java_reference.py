@@ -17,28 +17,15 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.support import java_suite
-from tests.support.broker_process import _die_with_parent
-from tests.support.ports import free_port
-from tests.support.requirements import require_executable
+from tests.support.kafka_reference import KafkaBrokers
 from tests.support.zookeeper import ZooKeeperServer
-
-REFERENCE_PROJECT = java_suite.PROJECT / "reference-broker"
-CLASSPATH = java_suite.PROJECT / "target" / "reference-broker" / "classpath.txt"
-KAFKA_JVM_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC")
-LOG4J = "log4j.rootLogger=WARN, stdout\nlog4j.appender.stdout=org.apache.log4j.ConsoleAppender\n" + (
-    "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\n"
-    "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
-)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,109 +55,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_against_kafka(brokers: int, lines: list[str], work: Path) -> int:
-    classpath = _reference_classpath()
     work.mkdir(parents=True, exist_ok=True)
     zookeeper = ZooKeeperServer(work).start()
-    processes: list[subprocess.Popen[bytes]] = []
+    kafka = KafkaBrokers(brokers, work, zookeeper)
     try:
-        addresses = []
-        for node in range(1, brokers + 1):
-            host = "127.0.0.1" if brokers == 1 else f"127.0.0.{node + 1}"
-            address = (host, free_port())
-            processes.append(_start_broker(node, address, brokers, zookeeper, classpath, work))
-            addresses.append(address)
-        for address in addresses:
-            _wait_listening(address, processes)
-        bootstrap = ",".join(f"{host}:{port}" for host, port in addresses)
+        kafka.start()
         kind = "single-node" if brokers == 1 else "cluster"
-        target = java_suite.Target(kind, bootstrap, brokers, broker="kafka-3.9")
-        print(f"Apache Kafka, {brokers} broker(s) at {bootstrap}", flush=True)
+        target = java_suite.Target(kind, kafka.bootstrap, brokers, broker="kafka-3.9")
+        print(f"Apache Kafka, {brokers} broker(s) at {kafka.bootstrap}", flush=True)
         reports = java_suite.run_lines(
             target, work, lines, extra=[f"--exclude-tag={java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE}"]
         )
         return sum(_print_outcomes(report) for report in reports.values())
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        kafka.stop()
         zookeeper.stop()
-
-
-def _reference_classpath() -> str:
-    """kafka_2.13's class path, resolved on first use."""
-    if not CLASSPATH.exists():
-        mvn = require_executable("mvn")
-        subprocess.run(
-            [
-                mvn,
-                "-q",
-                "-B",
-                f"-Dmaven.repo.local={java_suite.MAVEN_REPOSITORY}",
-                "dependency:build-classpath",
-                f"-Dmdep.outputFile={CLASSPATH}",
-            ],
-            cwd=REFERENCE_PROJECT,
-            check=True,
-            timeout=java_suite.BUILD_TIMEOUT_S,
-        )
-    return CLASSPATH.read_text().strip()
-
-
-def _start_broker(
-    node: int,
-    address: tuple[str, int],
-    brokers: int,
-    zookeeper: ZooKeeperServer,
-    classpath: str,
-    work: Path,
-) -> subprocess.Popen[bytes]:
-    replication = min(brokers, 3)
-    settings = {
-        **java_suite.SINGLE_NODE_SETTINGS,
-        "broker.id": str(node),
-        "listeners": f"PLAINTEXT://{address[0]}:{address[1]}",
-        "log.dirs": str(work / f"data-{node}"),
-        "zookeeper.connect": f"{zookeeper.connect_string}/kafka",
-        "zookeeper.session.timeout.ms": "6000",
-        "offsets.topic.replication.factor": str(replication),
-        "transaction.state.log.replication.factor": str(replication),
-        "transaction.state.log.min.isr": str(min(replication, 2)),
-        "auto.leader.rebalance.enable": "false",
-    }
-    if brokers > 1:  # as tests/support/txn_cluster.py
-        settings |= {"offsets.topic.num.partitions": "3", "transaction.state.log.num.partitions": "3"}
-    config = work / f"server-{node}.properties"
-    config.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
-    log4j = work / "log4j.properties"
-    log4j.write_text(LOG4J)
-    java = require_executable("java")
-    main = ["kafka.Kafka", str(config)]
-    with open(work / f"kafka-{node}.log", "ab") as log:
-        return subprocess.Popen(
-            [java, *KAFKA_JVM_OPTIONS, f"-Dlog4j.configuration={log4j.as_uri()}", "-cp", classpath, *main],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,
-        )
-
-
-def _wait_listening(address: tuple[str, int], processes: list[subprocess.Popen[bytes]]) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if any(p.poll() is not None for p in processes):
-            raise RuntimeError("an Apache Kafka broker exited at start-up (see its kafka-N.log; --keep)")
-        try:
-            with socket.create_connection(address, timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"Apache Kafka did not listen on {address} within 120 s")
 
 
 def _print_outcomes(report: java_suite.Report) -> int:

@@ -19,7 +19,15 @@ CLEANUP_INTERVAL_MS = 1000
 
 
 class Cluster:
-    def __init__(self, base: Path, connect: str, replication: int, min_isr: int = 1) -> None:
+    def __init__(
+        self,
+        base: Path,
+        connect: str,
+        replication: int,
+        min_isr: int = 1,
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        """`extra`: more settings for every broker (they win over these)."""
         self.replication = replication
         self.brokers = {
             node: BrokerProcess(
@@ -37,6 +45,7 @@ class Cluster:
                     "controlled.shutdown.retry.backoff.ms": "500",
                     "group.initial.rebalance.delay.ms": "0",
                     "auto.leader.rebalance.enable": "false",
+                    **(extra or {}),
                 },
                 host=f"127.0.0.{node + 1}",
             )

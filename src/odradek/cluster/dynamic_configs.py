@@ -31,6 +31,7 @@ from odradek.cluster.config_changes import describe_change, describe_configs
 from odradek.config.broker import (
     BrokerConfig,
     refuse_unsupported_broker_configs,
+    scala_set,
     validate_dynamic_broker_configs,
 )
 from odradek.config.catalog import BROKER_CONFIGS, LISTENER_PREFIX, listener_base
@@ -205,7 +206,7 @@ def _check(configs: Mapping[str, str], *, cluster_default: bool) -> None:
         raise KafkaError(
             ErrorCode.INVALID_REQUEST,
             "These security configs can be dynamically updated only per-listener using the listener "
-            f"prefix: {', '.join(without_prefix)}",
+            f"prefix: {scala_set(without_prefix)}",
         )
     known = {name: value for name, value in configs.items() if name in BROKER_CONFIGS}
     validate_dynamic_broker_configs(known, cluster_default=cluster_default)
@@ -216,7 +217,8 @@ def _check(configs: Mapping[str, str], *, cluster_default: bool) -> None:
         if cluster_default and base not in _CLUSTER_LEVEL_LISTENER:
             raise KafkaError(
                 ErrorCode.INVALID_REQUEST,
-                f"Cannot update these configs at default cluster level, broker id must be specified: {name}",
+                "Cannot update these configs at default cluster level, broker id must be specified: "
+                + scala_set([name]),
             )
         if base in BROKER_CONFIGS:
             try:

@@ -1,5 +1,7 @@
 """Kafka's rules for topic names, partition counts and replica assignments, checked in the order
-Kafka's controller checks them; each raises KafkaError with Kafka's error code and message."""
+Kafka's controller checks them; each raises KafkaError with Kafka's error code and message (those of
+Kafka 3.9 in ZooKeeper mode where its KRaft controller words them otherwise: what its lone broker
+says, and what odradek's cluster says, cluster/assignment.py)."""
 
 from __future__ import annotations
 
@@ -34,13 +36,14 @@ def check_growth(
 ) -> int:
     """CreatePartitions' checks of the new count and assignments; returns the replication factor."""
     current = len(state.partitions)
-    if count == current:
-        raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+    # Kafka 3.9's words (ZkAdminManager.createPartitions), as a lone broker of it says them
     if count < current:
         raise KafkaError(
             ErrorCode.INVALID_PARTITIONS,
-            f"The topic {state.name} currently has {current} partition(s); {count} would not be an increase.",
+            f"Topic currently has {current} partitions, which is higher than the requested {count}.",
         )
+    if count == current:
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
     additional = count - current
     replication_factor = len(state.partitions[0].replicas) if state.partitions else 1
     if assignments is not None:
@@ -122,9 +125,7 @@ def check_replicas(cluster: ClusterMetadata, replicas: Sequence[int], replicatio
 def check_placement(cluster: ClusterMetadata, replication_factor: int) -> None:
     brokers = len(cluster.brokers)
     if replication_factor > brokers:
-        raise KafkaError(
+        raise KafkaError(  # AdminUtils.assignReplicasToBrokers' words
             ErrorCode.INVALID_REPLICATION_FACTOR,
-            f"Unable to replicate the partition {replication_factor} time(s): The target replication "
-            f"factor of {replication_factor} cannot be reached because only {brokers} broker(s) are "
-            "registered.",
+            f"Replication factor: {replication_factor} larger than available brokers: {brokers}.",
         )

@@ -207,7 +207,14 @@ def refuse_unsupported_broker_configs(configs: Mapping[str, str]) -> None:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(error).replace(key.name, name, 1)) from None
         if base != name and key.read_only:
             # listener-scoped settings of read-only configs (TLS, SASL) are read at start-up only
-            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Cannot update these configs dynamically: {name}")
+            raise KafkaError(
+                ErrorCode.INVALID_CONFIG, f"Cannot update these configs dynamically: {scala_set([name])}"
+            )
+
+
+def scala_set(names: Sequence[str]) -> str:
+    """Config names as Kafka's DynamicBrokerConfig lists them in its refusals: a Scala Set's text."""
+    return f"Set({', '.join(names)})"
 
 
 def validate_dynamic_broker_configs(
@@ -221,7 +228,7 @@ def validate_dynamic_broker_configs(
     fixed = sorted(name for name in configs if BROKER_CONFIGS[name].read_only)
     if fixed:
         raise KafkaError(
-            ErrorCode.INVALID_CONFIG, f"Cannot update these configs dynamically: {', '.join(fixed)}"
+            ErrorCode.INVALID_CONFIG, f"Cannot update these configs dynamically: {scala_set(fixed)}"
         )
     if cluster_default:
         per_broker = sorted(
@@ -231,7 +238,7 @@ def validate_dynamic_broker_configs(
             raise KafkaError(
                 ErrorCode.INVALID_CONFIG,
                 "Cannot update these configs at default cluster level, broker id must be specified: "
-                + ", ".join(per_broker),
+                + scala_set(per_broker),
             )
     parsed: dict[str, ConfigValue] = {}
     for name, raw in configs.items():

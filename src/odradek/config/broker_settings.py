@@ -86,6 +86,11 @@ class BrokerSettings:
     controller_quota_window_num = Setting[int]("controller.quota.window.num")
     controller_quota_window_size_seconds = Setting[int]("controller.quota.window.size.seconds")
     client_quota_callback_class = Setting[str | None]("client.quota.callback.class")
+    leader_replication_throttled_rate = Setting[int]("leader.replication.throttled.rate")
+    follower_replication_throttled_rate = Setting[int]("follower.replication.throttled.rate")
+    replica_alter_log_dirs_io_max_bytes_per_second = Setting[int](
+        "replica.alter.log.dirs.io.max.bytes.per.second"
+    )
 
     # listeners, sockets, threads
     metrics_port = Setting[int | None]("metrics.port")

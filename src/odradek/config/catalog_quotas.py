@@ -8,12 +8,14 @@ refused unless left at their default.
 
 from __future__ import annotations
 
-from odradek.config.types import ConfigKey, ConfigType, Importance
+from odradek.config.types import LONG_MAX, ConfigKey, ConfigType, DynamicUpdateMode, Importance
 from odradek.config.validators import at_least
 
 LOW = Importance.LOW
+MEDIUM = Importance.MEDIUM
 REPLICATION = "replication quotas (throttled replicas and their rates) are not built in odradek."
 CONTROLLER = "controller mutation quotas (KIP-599) are not built in odradek."
+NO_LOG_DIR_MOVES = "odradek does not move replicas between log directories (AlterReplicaLogDirs)."
 CALLBACK = "odradek cannot load Java classes: quotas follow Kafka's default user/client-id precedence."
 
 QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
@@ -94,5 +96,40 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "A ClientQuotaCallback class replacing the default user/client-id quota lookup.",
         refused=CALLBACK,
+    ),
+    # Kafka's broker-level replication throttles (DynamicConfig.Broker), set per broker or as the
+    # cluster default: kafka-reassign-partitions --throttle sets them, --verify and --cancel delete them
+    # on every broker, throttled or not, so they are known (a DELETE is fine) and refused if set.
+    ConfigKey(
+        "leader.replication.throttled.rate",
+        ConfigType.LONG,
+        LONG_MAX,
+        MEDIUM,
+        "Bytes per second leaders may send of the replicas named in a topic's "
+        "leader.replication.throttled.replicas.",
+        at_least(0),
+        dynamic=DynamicUpdateMode.CLUSTER_WIDE,
+        refused=REPLICATION,
+    ),
+    ConfigKey(
+        "follower.replication.throttled.rate",
+        ConfigType.LONG,
+        LONG_MAX,
+        MEDIUM,
+        "Bytes per second followers may fetch of the replicas named in a topic's "
+        "follower.replication.throttled.replicas.",
+        at_least(0),
+        dynamic=DynamicUpdateMode.CLUSTER_WIDE,
+        refused=REPLICATION,
+    ),
+    ConfigKey(
+        "replica.alter.log.dirs.io.max.bytes.per.second",
+        ConfigType.LONG,
+        LONG_MAX,
+        MEDIUM,
+        "Bytes per second a replica moving between log directories may copy.",
+        at_least(0),
+        dynamic=DynamicUpdateMode.CLUSTER_WIDE,
+        refused=NO_LOG_DIR_MOVES,
     ),
 )

@@ -22,6 +22,14 @@ def validate_topic_configs(configs: Mapping[str, str | None], broker: BrokerConf
     parse_topic_configs(configs, broker)
 
 
+class InvalidConfigValue(KafkaError):
+    """A topic config value that does not parse or is out of range (Kafka's ConfigException, which its
+    alters, unlike CreateTopics, answer naming the resource)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.INVALID_CONFIG, message)
+
+
 def parse_topic_configs(
     configs: Mapping[str, str | None], broker: BrokerConfig | None = None
 ) -> dict[str, ConfigValue]:
@@ -45,7 +53,7 @@ def parse_topic_configs(
         try:
             parsed[name] = key.parse(raw)
         except ConfigError as error:
-            raise KafkaError(ErrorCode.INVALID_CONFIG, str(error)) from None
+            raise InvalidConfigValue(str(error)) from None
     effective = _effective(parsed, broker)
     _check_relations(effective)
     for name, value in parsed.items():

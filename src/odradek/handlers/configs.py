@@ -36,6 +36,7 @@ from odradek.cluster.dynamic_configs import apply_log_defaults
 from odradek.cluster.topic_checks import validate_topic_name
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog import BROKER_CONFIGS, LISTENER_PREFIX, listener_base
+from odradek.config.topic import InvalidConfigValue
 from odradek.config.topic_catalog import TOPIC_CONFIGS
 from odradek.config.types import ConfigKey, ConfigType
 from odradek.handlers import config_entries
@@ -210,7 +211,8 @@ async def _describe(
         validate_topic_name(name)
         state = services.cluster.topic(name)
         if state is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            # Kafka sets no message here, which its message class sends as "" (the client prints it so)
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
         topic_config, overrides = await services.topics.described_configs(name)
         entries = config_entries.topic_entries(
             topic_config, overrides, services.config, services.dynamic_configs, keys
@@ -257,7 +259,12 @@ async def _alter(
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
         validate_topic_name(name)
         # Applied again to the configs as they are when the change's turn comes (see TopicAdmin).
-        await services.topics.alter_configs(name, change, validate_only=request.validate_only)
+        try:
+            await services.topics.alter_configs(name, change, validate_only=request.validate_only)
+        except InvalidConfigValue as error:  # ZkAdminManager's words for a ConfigException
+            resource = f"ConfigResource(type=TOPIC, name='{name}')"
+            message = f"Invalid config value for resource {resource}: {error.error_message}"
+            raise KafkaError(ErrorCode.INVALID_CONFIG, message) from None
     elif resource_type == ResourceType.BROKER:
         if name:
             broker_id = _broker_id(name, "Node id must be an integer, but it is: ")

@@ -1,14 +1,17 @@
 """Requests the controller serves: ControlledShutdown (key 7, v0-3), ElectLeaders (key 43, v0-2) and
 AlterPartition (key 56, v0-3).
 
-ZooKeeper mode only. Each broker runs a controller elector; only the active controller answers, every
-other broker says NOT_CONTROLLER (clients and shutting-down brokers then look for the controller in
-Metadata). ControlledShutdown v0-1 carry no broker epoch (-1 is never stale), v2+ do; the controller
-checks it. With an authorizer, ControlledShutdown needs CLUSTER_ACTION and ElectLeaders ALTER on the
-cluster, as in Kafka. ElectLeaders v0 has no election type (preferred); a null topic list means every
-partition. AlterPartition, from partition leaders, needs CLUSTER_ACTION too; v0-1 name topics, v2+
-give their ids (UNKNOWN_TOPIC_ID for one the controller does not know), v3 gives each new ISR member's
-broker epoch; the checks are in cluster/controller/alter_partition.py.
+ZooKeeper mode only, except ElectLeaders, which a single node answers as the controller of a cluster of
+one (Kafka 3.9's lone broker does): no election is ever needed there. Each broker of a cluster runs a
+controller elector; only the active controller answers, every other broker says NOT_CONTROLLER (clients
+and shutting-down brokers then look for the controller in Metadata). ControlledShutdown v0-1 carry no
+broker epoch (-1 is never stale), v2+ do; the controller checks it. With an authorizer,
+ControlledShutdown needs CLUSTER_ACTION and ElectLeaders ALTER on the cluster, as in Kafka. ElectLeaders
+v0 has no election type (preferred); a null topic list means every partition, and then the answer leaves
+out those that needed no election (KafkaApis does). AlterPartition, from partition leaders, needs
+CLUSTER_ACTION too; v0-1 name topics, v2+ give their ids (UNKNOWN_TOPIC_ID for one the controller does
+not know), v3 gives each new ISR member's broker epoch; the checks are in
+cluster/controller/alter_partition.py.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from odradek.cluster.controller.alter_partition import (
 )
 from odradek.cluster.controller.context import TopicPartition
 from odradek.cluster.controller.controller import KafkaController, NotControllerError
+from odradek.cluster.controller.leader_elections import elect_in_a_cluster_of_one
 from odradek.cluster.metadata import BrokerMode
 from odradek.handlers.authorization import authorize_cluster
 from odradek.handlers.context import RequestContext
@@ -76,7 +80,7 @@ async def handle_controlled_shutdown(
     )
 
 
-@handles(ApiKey.ELECT_LEADERS, 0, 2, modes=CLUSTER_ONLY)
+@handles(ApiKey.ELECT_LEADERS, 0, 2)
 async def handle_elect_leaders(request: ElectLeadersRequest, context: RequestContext) -> ElectLeadersResponse:
     asked = (
         None
@@ -86,6 +90,10 @@ async def handle_elect_leaders(request: ElectLeadersRequest, context: RequestCon
     if not authorize_cluster(context, AclOperation.ALTER):
         refused = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
         return _elect_response(refused, {p: refused for p in asked or []})
+    services = context.services
+    if services.mode is not BrokerMode.ZOOKEEPER:
+        outcome = elect_in_a_cluster_of_one(services.cluster, services.node_id, request.election_type, asked)
+        return _elect_response(ErrorCode.NONE, outcome, every_partition=asked is None)
     controller = _active(context)
     try:
         if controller is None:
@@ -96,14 +104,43 @@ async def handle_elect_leaders(request: ElectLeadersRequest, context: RequestCon
     except NotControllerError:
         outcome = {p: ErrorCode.NOT_CONTROLLER for p in asked or []}
         return _elect_response(ErrorCode.NOT_CONTROLLER, outcome)
-    return _elect_response(ErrorCode.NONE, outcome)
+    return _elect_response(ErrorCode.NONE, outcome, every_partition=asked is None)
 
 
-def _elect_response(error: ErrorCode, outcome: dict[TopicPartition, ErrorCode]) -> ElectLeadersResponse:
+#: The messages Kafka's controller gives these answers (the others carry none).
+_ELECTION_MESSAGES = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "The partition does not exist.",
+    ErrorCode.INVALID_TOPIC_EXCEPTION: "The topic is being deleted",
+    ErrorCode.ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
+}
+#: A failed election's reason names the strategy of Kafka's partition state machine that failed.
+_FAILED_STRATEGIES = {
+    ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE: "PreferredReplicaPartitionLeaderElectionStrategy",
+    ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE: "OfflinePartitionLeaderElectionStrategy(true)",
+}
+
+
+def _election_message(partition: TopicPartition, code: ErrorCode) -> str | None:
+    strategy = _FAILED_STRATEGIES.get(code)
+    if strategy is not None:
+        where = f"{partition.topic}-{partition.partition}"
+        return f"Failed to elect leader for partition {where} under strategy {strategy}"
+    return _ELECTION_MESSAGES.get(code)
+
+
+def _elect_response(
+    error: ErrorCode, outcome: dict[TopicPartition, ErrorCode], every_partition: bool = False
+) -> ElectLeadersResponse:
     by_topic: dict[str, list[PartitionResult]] = {}
     for partition, code in sorted(outcome.items()):
+        if every_partition and code == ErrorCode.ELECTION_NOT_NEEDED:
+            continue  # asked for every partition, Kafka names only those elected or failed
         by_topic.setdefault(partition.topic, []).append(
-            PartitionResult(partition_id=partition.partition, error_code=code, error_message=None)
+            PartitionResult(
+                partition_id=partition.partition,
+                error_code=code,
+                error_message=_election_message(partition, code),
+            )
         )
     return ElectLeadersResponse(
         throttle_time_ms=0,

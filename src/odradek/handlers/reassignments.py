@@ -1,18 +1,21 @@
 """AlterPartitionReassignments (key 45, v0-1) and ListPartitionReassignments (key 46, v0).
 
-ZooKeeper mode only, served by the controller as in Kafka 3.9's ZooKeeper mode: clients send them to
-the broker Metadata names as controller, any other broker answers NOT_CONTROLLER (a top-level error)
-and the client looks again. v0 and v1 are flexible; v1 adds allow_replication_factor_change (KIP-860:
-when false, a target with another number of replicas is INVALID_REPLICA_ASSIGNMENT). A null replica
-list cancels the partition's reassignment. The answer comes once a reassignment has started; it
-completes when the new replicas are in sync (ListPartitionReassignments shows it until then).
-Alter needs ALTER on the cluster, List DESCRIBE, as in Kafka.
+Served by the controller as in Kafka 3.9's ZooKeeper mode: clients send them to the broker Metadata
+names as controller, any other broker answers NOT_CONTROLLER (a top-level error) and the client looks
+again. A single node answers them as the controller of a cluster of one (Kafka 3.9's lone broker does):
+a partition can only be "reassigned" to the broker it is on, which is done at once. v0 and v1 are
+flexible; v1 adds allow_replication_factor_change (KIP-860: when false, a target with another number of
+replicas is INVALID_REPLICA_ASSIGNMENT). A null replica list cancels the partition's reassignment. The
+answer comes once a reassignment has started; it completes when the new replicas are in sync
+(ListPartitionReassignments shows it until then). Alter needs ALTER on the cluster, List DESCRIBE, as in
+Kafka.
 """
 
 from __future__ import annotations
 
 from odradek.cluster.controller.context import TopicPartition
 from odradek.cluster.controller.controller import NotControllerError
+from odradek.cluster.controller.reassignment import reassign_in_a_cluster_of_one
 from odradek.cluster.metadata import BrokerMode
 from odradek.handlers.authorization import authorize_cluster
 from odradek.handlers.context import RequestContext
@@ -33,10 +36,8 @@ from odradek.protocol.messages.list_partition_reassignments import (
 )
 from odradek.security.acl import AclOperation
 
-CLUSTER_ONLY = frozenset({BrokerMode.ZOOKEEPER})
 
-
-@handles(ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, 1, modes=CLUSTER_ONLY)
+@handles(ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, 1)
 async def handle_alter_partition_reassignments(
     request: AlterPartitionReassignmentsRequest, context: RequestContext
 ) -> AlterPartitionReassignmentsResponse:
@@ -47,13 +48,19 @@ async def handle_alter_partition_reassignments(
         for topic in request.topics
         for p in topic.partitions
     }
-    controller = context.services.controller
+    services = context.services
+    controller = services.controller
     try:
-        if controller is None or not controller.is_active:
+        if services.mode is not BrokerMode.ZOOKEEPER:
+            results = reassign_in_a_cluster_of_one(
+                services.cluster, services.node_id, asked, request.allow_replication_factor_change
+            )
+        elif controller is None or not controller.is_active:
             raise NotControllerError()
-        results = await controller.alter_partition_reassignments(
-            asked, request.allow_replication_factor_change, timeout=_timeout(request.timeout_ms)
-        )
+        else:
+            results = await controller.alter_partition_reassignments(
+                asked, request.allow_replication_factor_change, timeout=_timeout(request.timeout_ms)
+            )
     except NotControllerError:
         return _alter_refused(request, ErrorCode.NOT_CONTROLLER)
     except TimeoutError:
@@ -74,7 +81,7 @@ async def handle_alter_partition_reassignments(
     )
 
 
-@handles(ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, 0, modes=CLUSTER_ONLY)
+@handles(ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, 0)
 async def handle_list_partition_reassignments(
     request: ListPartitionReassignmentsRequest, context: RequestContext
 ) -> ListPartitionReassignmentsResponse:
@@ -85,11 +92,17 @@ async def handle_list_partition_reassignments(
         if request.topics is None
         else [TopicPartition(t.name, p) for t in request.topics for p in t.partition_indexes]
     )
-    controller = context.services.controller
+    services = context.services
+    controller = services.controller
     try:
-        if controller is None or not controller.is_active:
+        if services.mode is not BrokerMode.ZOOKEEPER:
+            ongoing = {}  # a cluster of one: no reassignment is ever in progress
+        elif controller is None or not controller.is_active:
             raise NotControllerError()
-        ongoing = await controller.list_partition_reassignments(asked, timeout=_timeout(request.timeout_ms))
+        else:
+            ongoing = await controller.list_partition_reassignments(
+                asked, timeout=_timeout(request.timeout_ms)
+            )
     except NotControllerError:
         return _list_refused(ErrorCode.NOT_CONTROLLER)
     except TimeoutError:

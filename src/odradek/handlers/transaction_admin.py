@@ -24,7 +24,7 @@ from odradek.coordinator.runtime import PartitionState
 from odradek.coordinator.txn_metadata import TxnState
 from odradek.handlers.authorization import authorize
 from odradek.handlers.context import RequestContext
-from odradek.handlers.leadership import refusal
+from odradek.handlers.leadership import replica_refusal
 from odradek.handlers.registry import handles
 from odradek.handlers.transactions import transaction_coordinator
 from odradek.protocol.api_keys import ApiKey
@@ -158,7 +158,8 @@ async def handle_describe_producers(
             topics.append(dp.TopicResponse(name=topic.name, partitions=partitions))
             continue
         for index in topic.partition_indexes:
-            refused = refusal(context, topic.name, index)
+            # any local replica answers, a follower's too (ReplicaManager.activeProducerState)
+            refused = replica_refusal(context, topic.name, index)
             log = context.services.logs.get_log(topic.name, index)
             if refused is not None or log is None:
                 error = refused.error_code if refused is not None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

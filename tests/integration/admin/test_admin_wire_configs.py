@@ -213,7 +213,7 @@ def test_describe_broker_configs(wire: Wire) -> None:
 
 def test_describe_configs_errors(wire: Wire) -> None:
     cases = {
-        (TOPIC, "no-such-topic"): (UNKNOWN_TOPIC_OR_PARTITION, None),
+        (TOPIC, "no-such-topic"): (UNKNOWN_TOPIC_OR_PARTITION, ""),  # Kafka's unset message
         (TOPIC, "bad name"): (
             INVALID_TOPIC_EXCEPTION,
             "Topic name is invalid: 'bad name' contains one or more characters other than ASCII "

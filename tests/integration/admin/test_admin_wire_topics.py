@@ -201,8 +201,7 @@ def test_create_topics_errors(wire: Wire) -> None:
         ),
         "create-rf-too-big": (
             INVALID_REPLICATION_FACTOR,
-            "Unable to replicate the partition 3 time(s): The target replication factor of 3 cannot be "
-            "reached because only 1 broker(s) are registered.",
+            "Replication factor: 3 larger than available brokers: 1.",
         ),
         "create-assign-and-count": (
             INVALID_REQUEST,
@@ -374,13 +373,13 @@ def test_create_partitions_errors_and_validate_only(wire: Wire) -> None:
     results = {r.name: (r.error_code, r.error_message) for r in wire.send(request, 3).results}
     assert results == {
         "grow-no-such-topic": (UNKNOWN_TOPIC_OR_PARTITION, None),
-        "grow-errors": (INVALID_PARTITIONS, "Topic already has 2 partition(s)."),
+        "grow-errors": (INVALID_PARTITIONS, "Topic already has 2 partitions."),
         "grow-errors-dup": (INVALID_REQUEST, "Duplicate topic name."),
     }
     cases = {
         1: (
             INVALID_PARTITIONS,
-            "The topic grow-errors currently has 2 partition(s); 1 would not be an increase.",
+            "Topic currently has 2 partitions, which is higher than the requested 1.",
         ),
         4: (
             INVALID_REPLICA_ASSIGNMENT,

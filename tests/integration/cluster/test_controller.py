@@ -765,6 +765,27 @@ def test_a_topic_with_a_replica_down_is_deleted_once_that_broker_is_back(
     run(connect_zk, [1, 2, 3], scenario)
 
 
+def test_an_election_for_a_topic_being_deleted_is_refused_as_an_invalid_topic_not_an_unknown_one(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    """KafkaController.processReplicaLeaderElection: a topic queued for deletion is INVALID_TOPIC_EXCEPTION
+    ("The topic is being deleted"); it had been UNKNOWN_TOPIC_OR_PARTITION, as if it did not exist."""
+
+    async def scenario(c: Cluster) -> None:
+        controller = await c.controller(1)
+        await c.create_topic("going", {0: [2, 3]})
+        await c.wait_state("going", 0, lambda s: True)
+        await c.leave(3)  # broker 3 keeps its copy: the deletion waits for it
+        await c.wait_state("going", 0, lambda s: s.leader_epoch == 1)
+        await asyncio.to_thread(topics.mark_topic_for_deletion, c.zk, "going")
+        await c.brokers[2].wait_for(lambda f: SR in f.api_keys())
+        await controller.wait_idle()
+        elected = await controller.elect_leaders(PREFERRED_ELECTION, [TopicPartition("going", 0)])
+        assert elected == {("going", 0): ErrorCode.INVALID_TOPIC_EXCEPTION}
+
+    run(connect_zk, [1, 2, 3], scenario)
+
+
 def test_a_new_controller_takes_the_replicas_of_brokers_that_died_with_the_old_one_out_of_the_isrs(
     connect_zk: Callable[[], ZooKeeperClient],
 ) -> None:

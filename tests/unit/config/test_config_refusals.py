@@ -77,7 +77,7 @@ def test_alter_configs_of_listener_scoped_tls_setting_read_at_start_up_is_refuse
     with pytest.raises(KafkaError) as caught:
         refuse_unsupported_broker_configs({name: "required"})
     assert caught.value.error_code is ErrorCode.INVALID_CONFIG
-    assert caught.value.error_message == f"Cannot update these configs dynamically: {name}"
+    assert caught.value.error_message == f"Cannot update these configs dynamically: Set({name})"
     refuse_unsupported_broker_configs({"listener.name.ssl.ssl.keystore.location": "/etc/kafka/new.pem"})
 
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+#: ElectLeaders election_type values (ElectionType.java).
+PREFERRED_ELECTION = 0
+UNCLEAN_ELECTION = 1
+
 
 @dataclass(frozen=True, slots=True)
 class Elected:
@@ -71,3 +75,13 @@ def isr_without_replica(leader: int, isr: Sequence[int], replica: int) -> tuple[
     new_leader = -1 if leader == replica else leader
     new_isr = list(isr) if len(isr) == 1 else [r for r in isr if r != replica]
     return new_leader, new_isr
+
+
+def election_not_needed(
+    election_type: int, leader: int, assignment: Sequence[int], live: Collection[int]
+) -> bool:
+    """KafkaController.processReplicaLeaderElection's split: a preferred election is not needed where
+    the first replica leads, an unclean one where a live broker leads."""
+    if election_type == PREFERRED_ELECTION:
+        return bool(assignment) and leader == assignment[0]
+    return leader in live

@@ -12,14 +12,14 @@ from odradek.cluster.controller import election, events, rebalance, requests
 from odradek.cluster.controller.context import PartitionState, TopicPartition
 from odradek.cluster.controller.term import ControllerTerm
 from odradek.cluster.controller.unclean import unclean_allowed, warn_if_unclean
+from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.zookeeper.topic_znodes import PartitionStateZnode
 from odradek.protocol.error_codes import ErrorCode
 
 logger = logging.getLogger(__name__)
 
-#: ElectLeaders election_type values (ElectionType.java).
-PREFERRED_ELECTION = 0
-UNCLEAN_ELECTION = 1
+PREFERRED_ELECTION = election.PREFERRED_ELECTION
+UNCLEAN_ELECTION = election.UNCLEAN_ELECTION
 
 
 async def online_partitions(term: ControllerTerm, partitions: Iterable[TopicPartition]) -> None:
@@ -149,28 +149,59 @@ async def on_elect_leaders(
     elected: list[TopicPartition] = []
     for tp in wanted:
         state = context.states.get(tp)
-        if state is None or tp.topic in context.topics_being_deleted:
+        if state is None:
             errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        elif tp.topic in context.topics_being_deleted:
+            errors[tp] = ErrorCode.INVALID_TOPIC_EXCEPTION  # as Kafka: "The topic is being deleted"
+        elif election_type not in (PREFERRED_ELECTION, UNCLEAN_ELECTION):
+            errors[tp] = ErrorCode.INVALID_REQUEST
+        elif election.election_not_needed(
+            election_type, state.leader, context.replicas(tp), context.live_broker_ids()
+        ):
+            errors[tp] = ErrorCode.ELECTION_NOT_NEEDED
         elif election_type == PREFERRED_ELECTION:
-            if state.leader == context.replicas(tp)[0]:
-                errors[tp] = ErrorCode.ELECTION_NOT_NEEDED
-            elif await term.update_state(tp, functools.partial(preferred_election, term, tp)) is not None:
+            if await term.update_state(tp, functools.partial(preferred_election, term, tp)) is not None:
                 errors[tp] = ErrorCode.NONE
                 elected.append(tp)
             else:
                 errors[tp] = ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
-        elif election_type == UNCLEAN_ELECTION:
-            if context.is_live(state.leader):
-                errors[tp] = ErrorCode.ELECTION_NOT_NEEDED
-            elif await term.update_state(tp, functools.partial(unclean_election, term, tp)) is not None:
+        else:
+            if await term.update_state(tp, functools.partial(unclean_election, term, tp)) is not None:
                 errors[tp] = ErrorCode.NONE
                 elected.append(tp)
             else:
                 errors[tp] = ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
-        else:
-            errors[tp] = ErrorCode.INVALID_REQUEST
     term.send_leader_and_isr(elected)
     term.send_update_metadata(context.live_broker_ids(), elected)
+    return errors
+
+
+def elect_in_a_cluster_of_one(
+    cluster: ClusterMetadata, node_id: int, election_type: int, partitions: list[TopicPartition] | None
+) -> dict[TopicPartition, ErrorCode]:
+    """ElectLeaders on a single node, the controller and only broker of a cluster of one (Kafka 3.9's
+    lone broker serves it so): it leads every partition and is its only replica, so no election is
+    ever needed. None means every partition."""
+    wanted = (
+        [TopicPartition(t.name, p.partition) for t in cluster.topics.values() for p in t.partitions]
+        if partitions is None
+        else partitions
+    )
+    errors: dict[TopicPartition, ErrorCode] = {}
+    for tp in wanted:
+        state = cluster.partition(tp.topic, tp.partition)
+        if state is None:
+            errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        elif election_type not in (PREFERRED_ELECTION, UNCLEAN_ELECTION):
+            errors[tp] = ErrorCode.INVALID_REQUEST
+        elif election.election_not_needed(election_type, state.leader_id, state.replicas, [node_id]):
+            errors[tp] = ErrorCode.ELECTION_NOT_NEEDED
+        else:  # a partition this node does not lead: none in a cluster of one
+            errors[tp] = (
+                ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+                if election_type == PREFERRED_ELECTION
+                else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+            )
     return errors
 
 

@@ -22,12 +22,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from odradek.cluster.controller import election, requests, topic_changes, zk_state
 from odradek.cluster.controller.context import PartitionState, TopicPartition
 from odradek.cluster.controller.replica_assignment import ReassignmentError, ReplicaAssignment
 from odradek.cluster.controller.term import ControllerTerm
+from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.zookeeper import reassign_znode, topics
 from odradek.cluster.zookeeper.controller_fence import ANY_VERSION
 from odradek.cluster.zookeeper.topic_znodes import NO_LEADER, PartitionStateZnode
@@ -209,6 +210,25 @@ def _validate(
 ) -> ReassignmentError | None:
     """KafkaController.validateReplicas (and KIP-860's allow_replication_factor_change)."""
     context = term.context
+    current = context.full_assignment(tp)
+    return validate_target(
+        target,
+        current.reassign_to(target).adding,
+        current.origin_replicas,
+        context.live_broker_ids(),
+        allow_replication_factor_change,
+    )
+
+
+def validate_target(
+    target: Sequence[int],
+    adding: Sequence[int],
+    origin: Sequence[int],
+    live: Collection[int],
+    allow_replication_factor_change: bool,
+) -> ReassignmentError | None:
+    """A target replica list as KafkaController.validateReplicas checks it: `adding` are the replicas it
+    adds, `origin` the partition's replicas before any reassignment, `live` the live brokers."""
     refused = ErrorCode.INVALID_REPLICA_ASSIGNMENT
     if not target:
         return ReassignmentError(refused, "Empty replica list specified in partition reassignment.")
@@ -218,15 +238,12 @@ def _validate(
         )
     if any(r < 0 for r in target):
         return ReassignmentError(refused, f"Invalid broker id in replica list: {list(target)}")
-    current = context.full_assignment(tp)
-    adding = current.reassign_to(target).adding
-    if not set(adding) <= context.live_broker_ids():
+    if not set(adding) <= set(live):
         return ReassignmentError(
             refused,
             f"Replica assignment has brokers that are not alive. Replica list: {list(adding)}, "
-            f"live broker list: {sorted(context.live_broker_ids())}",
+            f"live broker list: {sorted(live)}",
         )
-    origin = current.origin_replicas
     if not allow_replication_factor_change and origin and len(origin) != len(target):
         return ReassignmentError(
             refused,
@@ -234,6 +251,37 @@ def _validate(
             "but allowReplicationFactorChange is false.",
         )
     return None
+
+
+def reassign_in_a_cluster_of_one(
+    cluster: ClusterMetadata,
+    node_id: int,
+    reassignments: Mapping[TopicPartition, Sequence[int] | None],
+    allow_replication_factor_change: bool = True,
+) -> dict[TopicPartition, ReassignmentError]:
+    """AlterPartitionReassignments on a single node, the controller and only broker of a cluster of one
+    (Kafka 3.9's lone broker serves it so): the only target that passes validation is the broker the
+    partition is on already, a reassignment complete at once; so none is ever in progress to cancel
+    (and ListPartitionReassignments lists none)."""
+    results: dict[TopicPartition, ReassignmentError] = {}
+    for tp, target in sorted(reassignments.items()):
+        state = cluster.partition(tp.topic, tp.partition)
+        origin = list(state.replicas) if state is not None else []
+        if target is not None:
+            adding = [r for r in target if r not in origin]
+            refused = validate_target(target, adding, origin, [node_id], allow_replication_factor_change)
+            if refused is not None:
+                results[tp] = refused
+                continue
+        if target is None:
+            results[tp] = ReassignmentError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
+        elif state is None:
+            results[tp] = ReassignmentError(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist."
+            )
+        else:
+            results[tp] = NO_ERROR
+    return results
 
 
 async def _write_assignment(term: ControllerTerm, tp: TopicPartition, assignment: ReplicaAssignment) -> None:

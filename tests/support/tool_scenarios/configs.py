@@ -1,0 +1,154 @@
+"""kafka-configs with --bootstrap-server: topic, broker and cluster-default configs, SCRAM users and
+client quotas (the ZooKeeper-only forms of 3.9 are left out: Kafka 4 has none)."""
+
+from __future__ import annotations
+
+from tests.support.tool_scenarios.session import Session, scenario
+from tests.support.tool_scenarios.topics import create
+
+B = "--bootstrap-server"
+
+
+def configs(session: Session, *args: str, sort: bool = False) -> None:
+    session.run("kafka-configs", B, "{bootstrap}", *args, sort=sort)
+
+
+@scenario()
+def topic_configs(session: Session) -> None:
+    create(session, "tools-configs", 1, record=False)
+    topic = ("--entity-type", "topics", "--entity-name", "tools-configs")
+    configs(session, "--describe", *topic)
+    configs(
+        session, "--alter", *topic, "--add-config", "retention.ms=86400000,cleanup.policy=[compact,delete]"
+    )
+    configs(session, "--describe", *topic)
+    configs(session, "--alter", *topic, "--add-config", "max.message.bytes=2000000,segment.bytes=10485760")
+    configs(session, "--alter", *topic, "--delete-config", "retention.ms")
+    configs(session, "--describe", *topic)
+    configs(session, "--alter", *topic, "--add-config", "retention.ms=soon")
+    configs(session, "--alter", *topic, "--add-config", "no.such.config=1")
+    configs(session, "--alter", *topic, "--add-config", "min.insync.replicas=0")
+    configs(session, "--describe", "--entity-type", "topics", "--entity-name", "tools-missing")
+    configs(
+        session,
+        "--alter",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        "tools-missing",
+        "--add-config",
+        "retention.ms=1",
+    )
+    # the shorter forms
+    configs(session, "--describe", "--topic", "tools-configs")
+    configs(session, "--alter", "--topic", "tools-configs", "--delete-config", "cleanup.policy,segment.bytes")
+    configs(session, "--describe", "--topic", "tools-configs")
+
+
+@scenario()
+def topic_config_unknown_deleted(session: Session) -> None:
+    """Deleting a config name no topic has (tests/compat/kafka_tools/known-differences.toml)."""
+    create(session, "tools-configs-unknown", 1, record=False)
+    topic = ("--entity-type", "topics", "--entity-name", "tools-configs-unknown")
+    configs(session, "--alter", *topic, "--delete-config", "retention.msec")
+    configs(session, "--describe", *topic)
+
+
+@scenario()
+def broker_configs(session: Session) -> None:
+    broker = ("--entity-type", "brokers", "--entity-name", "1")
+    default = ("--entity-type", "brokers", "--entity-default")
+    configs(session, "--describe", *broker)
+    configs(session, "--alter", *broker, "--add-config", "log.cleaner.backoff.ms=30000")
+    configs(session, "--describe", *broker)
+    configs(session, "--describe", "--broker", "1")
+    configs(session, "--alter", *default, "--add-config", "log.retention.ms=259200000")
+    configs(session, "--describe", *default)
+    configs(session, "--describe", "--broker-defaults")
+    configs(session, "--alter", *broker, "--add-config", "log.retention.ms=soon")
+    configs(session, "--alter", *broker, "--add-config", "broker.id=7")
+    if session.line == "kafka-4":  # 3.9's tool asks broker 9 itself, and waits for it until it times out
+        configs(session, "--describe", "--entity-type", "brokers", "--entity-name", "9")
+    configs(session, "--alter", *broker, "--delete-config", "log.cleaner.backoff.ms")
+    configs(session, "--alter", *default, "--delete-config", "log.retention.ms")
+    configs(session, "--describe", *broker)
+    configs(session, "--describe", *default)
+
+
+@scenario()
+def scram_users(session: Session) -> None:
+    user = ("--entity-type", "users", "--entity-name", "tools-alice")
+    configs(
+        session, "--alter", *user, "--add-config",
+        "SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-secret]",
+    )  # fmt: skip
+    configs(session, "--describe", *user)
+    configs(session, "--alter", *user, "--add-config", "SCRAM-SHA-256=[iterations=100,password=x]")
+    configs(session, "--alter", *user, "--delete-config", "SCRAM-SHA-512")
+    configs(session, "--describe", *user)
+    configs(session, "--alter", *user, "--delete-config", "SCRAM-SHA-256")
+    configs(session, "--describe", *user)
+
+
+@scenario()
+def client_quotas(session: Session) -> None:
+    alice = ("--entity-type", "users", "--entity-name", "tools-quota-alice")
+    configs(
+        session, "--alter", *alice, "--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152"
+    )
+    configs(session, "--describe", *alice)
+    app = ("--entity-type", "clients", "--entity-name", "tools-app")
+    configs(session, "--alter", *app, "--add-config", "request_percentage=50")
+    configs(session, "--describe", *app)
+    both = (*alice, "--entity-type", "clients", "--entity-name", "tools-app")
+    configs(session, "--alter", *both, "--add-config", "producer_byte_rate=1024")
+    configs(session, "--describe", *both)
+    configs(session, "--describe", "--entity-type", "users", "--entity-default")
+    configs(
+        session,
+        "--alter",
+        "--entity-type",
+        "users",
+        "--entity-default",
+        "--add-config",
+        "producer_byte_rate=4096",
+    )
+    configs(session, "--describe", "--entity-type", "users", "--entity-default")
+    configs(
+        session,
+        "--alter",
+        "--entity-type",
+        "ips",
+        "--entity-name",
+        "127.0.0.9",
+        "--add-config",
+        "connection_creation_rate=10",
+    )
+    configs(session, "--describe", "--entity-type", "ips", "--entity-name", "127.0.0.9")
+    configs(session, "--alter", *alice, "--add-config", "producer_byte_rate=lots")
+    configs(session, "--alter", *alice, "--add-config", "no_such_quota=1")
+    # undo, so the other scenarios' clients are not throttled
+    configs(session, "--alter", *both, "--delete-config", "producer_byte_rate")
+    configs(session, "--alter", *alice, "--delete-config", "producer_byte_rate,consumer_byte_rate")
+    configs(session, "--alter", *app, "--delete-config", "request_percentage")
+    configs(
+        session,
+        "--alter",
+        "--entity-type",
+        "users",
+        "--entity-default",
+        "--delete-config",
+        "producer_byte_rate",
+    )
+    configs(
+        session,
+        "--alter",
+        "--entity-type",
+        "ips",
+        "--entity-name",
+        "127.0.0.9",
+        "--delete-config",
+        "connection_creation_rate",
+    )
+    configs(session, "--describe", "--entity-type", "users")
+    configs(session, "--describe", "--entity-type", "clients")
