@@ -198,7 +198,7 @@ def build(line: str) -> str:
     out = PROJECT / "target" / line
     stamp = out / "classpath.txt"
     MAVEN_REPOSITORY.mkdir(parents=True, exist_ok=True)
-    with _locked(MAVEN_REPOSITORY.parent / "java-compat.lock"):
+    with locked(MAVEN_REPOSITORY.parent / "java-compat.lock"):
         if not stamp.exists() or stamp.stat().st_mtime < _newest_input():
             shutil.rmtree(out, ignore_errors=True)
             command = [
@@ -232,7 +232,7 @@ def _newest_input() -> float:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
     with open(path, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
