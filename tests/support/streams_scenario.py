@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from tests.support import streams_app
+from tests.support import streams_app, transaction_snapshot
 
 WINDOW_MS = 10_000
 #: The values counted (the repartition's keys) and the windows the input's timestamps span.
@@ -128,7 +128,7 @@ def run(brokers: Brokers, work: Path) -> None:
     ]
     producer = PacedProducer(brokers.bootstrap, topics[0], records)
     output = OutputReader(brokers.bootstrap, topics[1])
-    steps = _Steps(admin, application_id, topics[0], output, instances, producer)
+    steps = _Steps(brokers.bootstrap, admin, application_id, topics, output, instances, producer)
     killed: list[int] = []
     try:
         for instance in instances:
@@ -176,7 +176,7 @@ def run(brokers: Brokers, work: Path) -> None:
     assert not problems, (
         f"{len(problems)} of {len(expected)} windowed counts are not exactly once:\n"
         + "\n".join(problems[:20])
-        + f"\n{steps.timeline()}"
+        + f"\n{steps.timeline()}\n{steps.brokers_state()}"
         + "".join(f"\n--- instance {i.name}:\n{i.log_text()}" for i in instances)
     )
     _check_internal_topics(admin, application_id)
@@ -188,16 +188,19 @@ class _Steps:
 
     def __init__(
         self,
+        bootstrap: str,
         admin: Any,
         application_id: str,
-        input_topic: str,
+        topics: tuple[str, str],
         output: OutputReader,
         instances: Sequence[streams_app.Instance],
         producer: PacedProducer,
     ) -> None:
+        self.bootstrap = bootstrap
         self.admin = admin
         self.application_id = application_id
-        self.input_topic = input_topic
+        self.input_topic = topics[0]
+        self.topics = [*topics, *internal_topics(application_id)]
         self.output = output
         self.instances = instances
         self.producer = producer
@@ -212,6 +215,9 @@ class _Steps:
 
     def timeline(self) -> str:
         return "the timeline:\n" + "\n".join(self.events)
+
+    def brokers_state(self) -> str:
+        return "what the brokers say:\n" + transaction_snapshot.snapshot(self.bootstrap, self.topics)
 
     def until_every_input_partition_committed(self, what: str) -> None:
         """Until the application's group has committed, on every input partition, a later offset than
@@ -239,10 +245,15 @@ class _Steps:
                 raise AssertionError(
                     f"timed out after {STEP_TIMEOUT_S}s waiting for {what}: "
                     f"{self.output.reflected()} input records counted, {self.producer.sent} produced\n"
-                    f"{self.timeline()}{logs}"
+                    f"{self.timeline()}\n{self.brokers_state()}{logs}"
                 )
             self.output.poll(0.5)
         self.note(what)
+
+
+def internal_topics(application_id: str) -> tuple[str, str]:
+    """The repartition topic and the store's changelog, as Streams names them."""
+    return f"{application_id}-by-value-repartition", f"{application_id}-counts-changelog"
 
 
 def _committed_offsets(admin: Any, group: str, topic: str) -> dict[int, int]:
@@ -266,8 +277,7 @@ def _check_internal_topics(admin: Any, application_id: str) -> None:
     """The repartition topic and the changelog exist, every partition at RF=3."""
     metadata = admin.list_topics(timeout=30)
     internal = {name: t for name, t in metadata.topics.items() if name.startswith(application_id)}
-    kinds = sorted(name.rsplit("-", 1)[-1] for name in internal)
-    assert kinds == ["changelog", "repartition"], f"the application's internal topics: {sorted(internal)}"
+    assert sorted(internal) == sorted(internal_topics(application_id)), f"internal topics: {sorted(internal)}"
     for name, topic in internal.items():
         factors = {len(p.replicas) for p in topic.partitions.values()}
         assert factors == {REPLICATION}, f"{name}: replication factors {factors}"
