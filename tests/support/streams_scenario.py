@@ -2,11 +2,11 @@
 
 Two instances of `WindowedCount` (tests/compat/streams; tests/support/streams_app.py) count the input
 topic's values in 10-second event-time windows behind a repartition, with a windowed store and its
-changelog, their internal topics at RF=3. While the input is produced at a steady pace, the broker that
-coordinates the application's group is SIGKILLed and started again, then one instance is SIGKILLed
-(mid-transaction: the input never stops) and started again on its state directory. Once the output
-holds every count, both instances close and the output is read from the start with
-`isolation.level=read_committed`.
+changelog, their internal topics at RF=3. The input is produced at a steady pace (its event time
+following it) from before the first fault until after the last: meanwhile the broker that coordinates
+the application's group is SIGKILLed and started again, then one instance is SIGKILLed (mid-transaction:
+the input never stops) and started again on its state directory. Once the output holds every count,
+both instances close and the output is read from the start with `isolation.level=read_committed`.
 
 What exactly once promises for this count: caching is off, so each input record changes one count by
 one, in one transaction with its changelog record, its repartition record and its input offset. The
@@ -37,10 +37,8 @@ from tests.support import streams_app, transaction_snapshot
 WINDOW_MS = 10_000
 #: The values counted (the repartition's keys) and the windows the input's timestamps span.
 VALUES = tuple(f"page-{n}" for n in range(8))
-WINDOWS = 6
-RECORDS = 6000
-#: Input records a second until the faults are over (then the rest at once): each fault hits an
-#: application at work, with input arriving.
+#: Input records a second, produced until the faults are over: each fault hits an application at work,
+#: with input arriving, and each step after one has new input to commit. Event time follows the count.
 RATE = 100
 PARTITIONS = 4
 REPLICATION = 3
@@ -71,13 +69,9 @@ class InputRecord:
 WindowedKey = tuple[str, int]  # (value, window start in ms)
 
 
-def input_records(base_ms: int, count: int = RECORDS, seed: int = 26) -> list[InputRecord]:
-    """`count` records, their timestamps rising evenly over WINDOWS windows from `base_ms`."""
-    chooser = random.Random(seed)
-    span = WINDOWS * WINDOW_MS
-    return [
-        InputRecord(f"event-{n}", chooser.choice(VALUES), base_ms + n * span // count) for n in range(count)
-    ]
+def input_record(n: int, base_ms: int, chooser: random.Random) -> InputRecord:
+    """The `n`th input record: its value drawn by `chooser`, its timestamp 1/RATE s after the last's."""
+    return InputRecord(f"event-{n}", chooser.choice(VALUES), base_ms + n * 1000 // RATE)
 
 
 def expected_counts(records: Sequence[InputRecord]) -> Counter[WindowedKey]:
@@ -119,14 +113,11 @@ def run(brokers: Brokers, work: Path) -> None:
     created = admin.create_topics([NewTopic(t, PARTITIONS, REPLICATION) for t in topics])
     for future in created.values():
         future.result(60)
-    now = int(time.time() * 1000)
-    records = input_records(now - now % WINDOW_MS - WINDOWS * WINDOW_MS)
-    expected = expected_counts(records)
     instances = [
         streams_app.Instance(name, classpath, brokers.bootstrap, application_id, work, topics, WINDOW_MS)
         for name in ("a", "b")
     ]
-    producer = PacedProducer(brokers.bootstrap, topics[0], records)
+    producer = PacedProducer(brokers.bootstrap, topics[0], int(time.time() * 1000))
     output = OutputReader(brokers.bootstrap, topics[1])
     steps = _Steps(brokers.bootstrap, admin, application_id, topics, output, instances, producer)
     killed: list[int] = []
@@ -151,8 +142,9 @@ def run(brokers: Brokers, work: Path) -> None:
         instances[0].start()
         steps.note("instance a started again")
         steps.until_every_input_partition_committed("progress with instance a back")
-        producer.hurry()
+        producer.finish()
         steps.until(lambda: producer.done, "the whole input produced")
+        expected = expected_counts(producer.records)
         steps.until(lambda: output.covers(expected), "every (value, window) at its final count")
         for instance in instances:
             code = instance.stop()
@@ -166,7 +158,7 @@ def run(brokers: Brokers, work: Path) -> None:
         for node in killed:
             brokers.restart(node)
     assert producer.errors == [], f"the input's producer failed: {producer.errors[:5]}"
-    produced = Counter(records)
+    produced = Counter(producer.records)
     stored = Counter(read_input(brokers.bootstrap, topics[0]))
     assert stored == produced, (
         f"the input topic lost or repeated records: {sum((produced - stored).values())} missing, "
@@ -284,32 +276,37 @@ def _check_internal_topics(admin: Any, application_id: str) -> None:
 
 
 class PacedProducer:
-    """Produces the input at RATE records a second from a thread: idempotent, acks=all."""
+    """Produces input records at RATE a second from a thread until `finish`: idempotent, acks=all."""
 
-    def __init__(self, bootstrap: str, topic: str, records: Sequence[InputRecord]) -> None:
+    def __init__(self, bootstrap: str, topic: str, base_ms: int, seed: int = 26) -> None:
         from confluent_kafka import Producer
 
         self.topic = topic
-        self.records = records
+        self.base_ms = base_ms
+        self.chooser = random.Random(seed)
         self.producer = Producer(
             {"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 5}
         )
+        #: Every record produced, in order (complete once `done`).
+        self.records: list[InputRecord] = []
         self.errors: list[str] = []
-        self.sent = 0
         self.done = False
-        self._stopping = threading.Event()
-        self._hurried = threading.Event()
+        self._finishing = threading.Event()
         self._thread = threading.Thread(target=self._produce, name="streams-input", daemon=True)
+
+    @property
+    def sent(self) -> int:
+        return len(self.records)
 
     def start(self) -> None:
         self._thread.start()
 
-    def hurry(self) -> None:
-        """The rest of the input at once: the faults are over."""
-        self._hurried.set()
+    def finish(self) -> None:
+        """No more records: the faults are over (what was produced is flushed)."""
+        self._finishing.set()
 
     def stop(self) -> None:
-        self._stopping.set()
+        self._finishing.set()
         if self._thread.is_alive():
             self._thread.join(180)
 
@@ -320,23 +317,21 @@ class PacedProducer:
     def _produce(self) -> None:
         per_tick = max(1, RATE // 10)
         started = time.monotonic()
-        for n, record in enumerate(self.records):
-            if self._stopping.is_set():
-                return
-            self.producer.produce(
-                self.topic,
-                key=record.key.encode(),
-                value=record.value.encode(),
-                timestamp=record.timestamp_ms,
-                on_delivery=self._delivered,
-            )
-            self.sent = n + 1
-            if self.sent % per_tick == 0:
-                self.producer.poll(0)
-                # keep to RATE: the input lasts long enough for every fault to hit it mid-run
-                ahead = started + self.sent / RATE - time.monotonic()
-                if ahead > 0 and not self._hurried.is_set():
-                    self._stopping.wait(ahead)
+        while not self._finishing.is_set():
+            for _ in range(per_tick):
+                record = input_record(len(self.records), self.base_ms, self.chooser)
+                self.producer.produce(
+                    self.topic,
+                    key=record.key.encode(),
+                    value=record.value.encode(),
+                    timestamp=record.timestamp_ms,
+                    on_delivery=self._delivered,
+                )
+                self.records.append(record)
+            self.producer.poll(0)
+            ahead = started + self.sent / RATE - time.monotonic()
+            if ahead > 0:
+                self._finishing.wait(ahead)
         remaining = self.producer.flush(120)
         if remaining:
             self.errors.append(f"{remaining} records never delivered")
