@@ -209,7 +209,9 @@ class _Steps:
         return "the timeline:\n" + "\n".join(self.events)
 
     def brokers_state(self) -> str:
-        return "what the brokers say:\n" + transaction_snapshot.snapshot(self.bootstrap, self.topics)
+        return "what the brokers say:\n" + transaction_snapshot.snapshot(
+            self.bootstrap, self.topics, (self.application_id, self.input_topic)
+        )
 
     def until_every_input_partition_committed(self, what: str) -> None:
         """Until the application's group has committed, on every input partition, a later offset than
