@@ -26,7 +26,7 @@ import random
 import threading
 import time
 import uuid
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -238,7 +238,8 @@ class _Steps:
                 logs = "".join(f"\n--- instance {i.name}:\n{i.log_text()}" for i in self.instances)
                 raise AssertionError(
                     f"timed out after {STEP_TIMEOUT_S}s waiting for {what}: "
-                    f"{self.output.reflected()} input records counted, {self.producer.sent} produced\n"
+                    f"{self.output.reflected()} input records counted, {self.producer.sent} produced; the "
+                    f"output reader's latest errors: {list(self.output.errors)}\n"
                     f"{self.timeline()}\n{self.brokers_state()}{logs}"
                 )
             self.output.poll(0.5)
@@ -346,11 +347,17 @@ class OutputReader:
     def __init__(self, bootstrap: str, topic: str) -> None:
         self.consumer = _consumer(bootstrap, topic, {"isolation.level": "read_committed"})
         self.updates: dict[WindowedKey, list[int]] = defaultdict(list)
+        #: The latest errors the consumer reported (a broker unreachable...), for a failure's message.
+        self.errors: deque[str] = deque(maxlen=10)
 
     def poll(self, timeout: float) -> None:
         for message in self.consumer.consume(500, timeout):
-            if message.error() is None:
+            error = message.error()
+            if error is None:
                 _add_update(self.updates, message)
+            else:
+                _check_position_kept(error)
+                self.errors.append(str(error))
 
     def reflected(self) -> int:
         """How many input records the committed counts reflect (each window's latest count, summed)."""
@@ -383,6 +390,9 @@ def _add_update(updates: dict[WindowedKey, list[int]], message: Any) -> None:
 
 
 def _consumer(bootstrap: str, topic: str, settings: Mapping[str, object]) -> Any:
+    """A reader of every partition of `topic` from its start. A position the brokers refuse (offset out
+    of range) is an error, never a silent jump to the end or back to the start, which would hide what
+    follows or count it twice (`_check_position_kept`)."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     consumer = Consumer(
@@ -390,11 +400,19 @@ def _consumer(bootstrap: str, topic: str, settings: Mapping[str, object]) -> Any
             "bootstrap.servers": bootstrap,
             "group.id": f"streams-check-{uuid.uuid4().hex[:8]}",
             "enable.auto.commit": False,
+            "auto.offset.reset": "error",
             **settings,
         }
     )
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
     return consumer
+
+
+def _check_position_kept(error: Any) -> None:
+    from confluent_kafka import KafkaError
+
+    if error.code() == KafkaError._AUTO_OFFSET_RESET:
+        raise AssertionError(f"a broker refused a reader's position (nothing of a log may go): {error}")
 
 
 def _read_to_end(bootstrap: str, topic: str, settings: Mapping[str, object]) -> list[Any]:
@@ -414,6 +432,8 @@ def _read_to_end(bootstrap: str, topic: str, settings: Mapping[str, object]) -> 
                     messages.append(message)
                 elif error.code() == KafkaError._PARTITION_EOF:
                     ended.add(message.partition())
+                else:
+                    _check_position_kept(error)
     finally:
         consumer.close()
     return messages
