@@ -65,7 +65,8 @@ faults: $(STAMP)
 	$(BIN)/python -m tests.faults --brokers $(BROKERS) --faults $(FAULTS) --seed $(SEED) --report docs/bench/faults-report.json
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache tests/compat/java/target tests/compat/kafka_tools/target
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache tests/compat/java/target tests/compat/kafka_tools/target \
+		tests/compat/streams/target
 
 # Apache Kafka's Java clients against odradek (tests/compat/java; docs/testing.md): `make test` builds the
 # JUnit suite on first use, once per kafka-clients line, its Maven dependencies in .cache/maven; this

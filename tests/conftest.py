@@ -15,6 +15,7 @@ from tests.support.broker_process import BrokerProcess
 LONGEST_FIRST = (
     "tests/spark/test_pipeline_exactly_once.py",
     "tests/spark/test_pipeline.py",
+    "tests/compat/streams/",
     "tests/faults/",
     "tests/integration/cluster/",
     "tests/compat/java/",

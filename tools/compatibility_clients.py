@@ -2,7 +2,8 @@
 
 The Java rows come from the Java suite itself: the kafka-clients versions its pom pins, its test classes
 (tests/support/java_suite.py reads them from the sources, as pytest does) and its known differences
-(tests/compat/java/known-differences.toml). The Python clients' versions are the requirements in
+(tests/compat/java/known-differences.toml); Kafka Streams' row, from the version its application's pom
+pins (tests/compat/streams/pom.xml). The Python clients' versions are the requirements in
 pyproject.toml; what their tests cover is said in CLIENT_TESTS below.
 """
 
@@ -42,6 +43,18 @@ BY_DESIGN = {
     "exist throws `GroupIdNotFoundException` (DescribeGroups v6, KIP-1043) where Kafka 3.9 describes it "
     "as Dead (`AdminGroupsTest`)",
 }
+
+#: Kafka Streams: what its test runs (tests/compat/streams, tests/support/streams_scenario.py), and what
+#: it finds differing from Kafka 3.9.
+STREAMS_POM = REPO / "tests" / "compat" / "streams" / "pom.xml"
+STREAMS_TESTED = (
+    "on the 3-broker cluster only: an application with `processing.guarantee=exactly_once_v2` (a "
+    "windowed count behind a repartition, a windowed state store, changelog and repartition topics at "
+    "RF=3), two instances; the group's coordinator broker SIGKILLed and restarted, then an instance "
+    "SIGKILLed and restarted, mid-run; the output read `read_committed` holds each window's counts "
+    "1..n once each (`tests/compat/streams`; the same run passes against Apache Kafka 3.9.2)"
+)
+STREAMS_DIFFERENCES = "none"
 
 #: The Python clients and kcat: the requirement they are installed by, and where their tests are.
 CLIENT_TESTS = (
@@ -107,6 +120,10 @@ def clients_section() -> str:
             f"| {tools} | {tool_versions[line]} | {_tool_scenarios(line)} "
             f"| {_differences(line, tool_differences, by_design=False)} |"
         )
+    lines.append(
+        f"| Kafka Streams (`kafka-streams`) | {_pom_property(STREAMS_POM, 'kafka.version')} | "
+        f"{STREAMS_TESTED} | {STREAMS_DIFFERENCES} |"
+    )
     requirements = _python_requirements()
     lines.append(
         "| Spark's Kafka connector (`spark-sql-kafka-0-10_2.13`, with kafka-clients "
@@ -161,6 +178,14 @@ def _versions(pom: Path, lines: tuple[str, ...]) -> dict[str, str]:
     if missing:
         raise ValueError(f"{pom} has no profile for {sorted(missing)}")
     return versions
+
+
+def _pom_property(pom: Path, name: str) -> str:
+    root = ElementTree.parse(pom).getroot()
+    value = root.findtext(f"m:properties/m:{name}", namespaces=POM_NAMESPACE)
+    if not value:
+        raise ValueError(f"{pom} has no property {name}")
+    return value
 
 
 def _python_requirements() -> dict[str, str]:

@@ -1,0 +1,72 @@
+"""The Kafka Streams scenario (tests/support/streams_scenario.py) against Apache Kafka 3.9 itself, three
+brokers in ZooKeeper mode: the check of the scenario, not of odradek. What the test asserts of odradek
+must hold here first.
+
+    .venv/bin/python -m tests.support.streams_reference [--keep DIR]
+
+The brokers are tests/support/kafka_reference.py's (kafka_2.13 3.9.2 from .cache/maven, Debian's
+ZooKeeper, 127.0.0.2-4, the settings odradek's cluster gets); a killed broker starts again on its data.
+Exits 0 when the scenario passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.support import streams_scenario
+from tests.support.kafka_reference import KafkaBrokers
+from tests.support.zookeeper import ZooKeeperServer
+
+BROKERS = 3
+
+
+class KafkaCluster(KafkaBrokers):
+    """Apache Kafka's brokers as `streams_scenario.Brokers`: a kill is a SIGKILL, a restart starts the
+    broker again on its data."""
+
+    def __init__(self, work: Path, zookeeper: ZooKeeperServer) -> None:
+        super().__init__(BROKERS, work, zookeeper)
+
+    def kill(self, node: int) -> None:
+        process = self.processes.pop(node)
+        process.kill()
+        process.wait()
+
+    def restart(self, node: int) -> None:
+        self.start_broker(node)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--keep", type=Path, help="keep the brokers' data and logs and the instances' here")
+    args = parser.parse_args(argv)
+    work = args.keep or Path(tempfile.mkdtemp(prefix="streams-reference-"))
+    work.mkdir(parents=True, exist_ok=True)
+    zookeeper = ZooKeeperServer(work).start()
+    cluster = KafkaCluster(work, zookeeper)
+    try:
+        cluster.start()
+        print(f"Apache Kafka 3.9, {BROKERS} brokers at {cluster.bootstrap}", flush=True)
+        streams_scenario.run(cluster, work / "streams")
+        print("the Streams scenario passed against Apache Kafka", flush=True)
+        return 0
+    except (AssertionError, RuntimeError, pytest.fail.Exception, pytest.skip.Exception) as failure:
+        print(f"the Streams scenario failed against Apache Kafka: {failure}", file=sys.stderr)
+        return 1
+    finally:
+        cluster.stop()
+        zookeeper.stop()
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
