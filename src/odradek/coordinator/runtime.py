@@ -157,6 +157,10 @@ class _LoadingRound:
 ShardT = TypeVar("ShardT", bound=CoordinatorShard)
 
 
+#: How often the same reason an internal topic cannot be created is said at WARNING.
+CREATION_REFUSAL_LOG_INTERVAL_S = 60.0
+
+
 class CoordinatorRuntime(ABC, Generic[ShardT]):
     """The shards of one internal topic on this broker. Subclasses say how a shard is made."""
 
@@ -203,6 +207,9 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         self.under_min_isr: Callable[[int], bool] = lambda _partition: False
         self._loading = _LoadingRound(topic, keys)
         self._creation: asyncio.Task[bool] | None = None
+        #: Why the topic could not be created last time, and when that was last warned about: every
+        #: FindCoordinator tries again, and a retrying client must not flood the log.
+        self._creation_refused: tuple[str, float] | None = None
 
     @abstractmethod
     def new_shard(self, partition: int) -> ShardT:
@@ -240,9 +247,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         brokers = max(len(self.cluster.brokers), 1)
         if replication > brokers:
             if not single_node:
-                log.warning(
-                    "not creating %s: %d brokers, replication factor %d", self.topic, brokers, replication
-                )
+                self._creation_refused_because(f"{brokers} brokers, replication factor {replication}")
                 return False
             replication = brokers
             if "min.insync.replicas" in configs:
@@ -254,12 +259,23 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
             )
         except KafkaError as error:
             if error.error_code is not ErrorCode.TOPIC_ALREADY_EXISTS:
-                log.warning("creating %s failed: %s", self.topic, error)
+                self._creation_refused_because(str(error))
                 return False
         except Exception:
             log.exception("creating %s failed", self.topic)
             return False
+        self._creation_refused = None
         return self.cluster.topic(self.topic) is not None
+
+    def _creation_refused_because(self, reason: str) -> None:
+        """A WARNING for a new reason, or once a minute for the same; DEBUG in between."""
+        now = time.monotonic()
+        said = self._creation_refused
+        if said is None or said[0] != reason or now - said[1] >= CREATION_REFUSAL_LOG_INTERVAL_S:
+            self._creation_refused = (reason, now)
+            log.warning("not creating %s yet: %s", self.topic, reason)
+        else:
+            log.debug("not creating %s yet: %s", self.topic, reason)
 
     # ----- shards ----------------------------------------------------------------------------------
 
