@@ -47,6 +47,10 @@ class TruncationCheckpoints:
         than it holds (or a write failed): append to it only once ``written`` returned."""
         return replica_log in self._offline or self._flushes.truncation_unsynced(replica_log) is not None
 
+    def offline(self, replica_log: Log) -> bool:
+        """Whether a failed write took the log offline (until the broker restarts)."""
+        return replica_log in self._offline
+
     async def written(self, replica_log: Log) -> None:
         """Return once the checkpoints written after the log's last truncation are on disk (at once when
         none is due). Raises LogStorageError when writing them failed, then and at every later call."""
