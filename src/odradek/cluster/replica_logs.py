@@ -65,11 +65,17 @@ async def local_log(logs: LogManager, state: PartitionLeadership) -> Log:
 
 async def delete_logs(logs: LogManager, topic: str, partitions: list[int]) -> list[int]:
     """Remove the partitions' logs through storage's crash-safe deletion; returns those whose directory
-    could not be renamed (a disk error: KAFKA_STORAGE_ERROR, the controller retries)."""
+    could not be renamed, or renamed not durably (a disk error: KAFKA_STORAGE_ERROR, the controller
+    retries)."""
     job = logs.take_partition_deletion(topic, partitions)
     if not job.logs:
         return []
     await asyncio.to_thread(job.run)
     failed = [replica_log.topic_partition.partition for replica_log in job.logs]
+    failed += [
+        replica_log.topic_partition.partition
+        for replica_log in job.renamed
+        if replica_log.dir.parent in job.unsynced_dirs
+    ]
     logs.complete_partition_deletion(job)
     return failed

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -167,6 +168,34 @@ def test_leader_and_isr_stops_fetching_the_partitions_it_makes_this_broker_lead_
         return still_followed
 
     assert asyncio.run(main()) == set(), "fetched while LeaderAndIsr waited to lead them"
+
+
+def test_an_eio_fsyncing_a_directory_after_a_truncation_fails_the_checkpoint_write(
+    logs: LogManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkpoint is renamed into place and the log dir fsynced; the truncated log's directory (the
+    removed segments' renames) is fsynced too. files.fsync_dir swallowed every OSError of os.fsync, EIO
+    included: the write 'succeeded', the log was not offline and the follower appended, though the
+    rename of the lowered checkpoint may never reach the disk (Kafka's Utils.flushDir throws)."""
+    replica_log = _ten_fsynced_records(logs, 0)
+    logs.flushes.prepare_checkpoint().run()
+    checkpoints = TruncationCheckpoints(logs.flushes)
+    real = os.fsync
+
+    def failing_on_directories(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EIO, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", failing_on_directories)
+
+    async def main() -> None:
+        replica_log.truncate_to(4)
+        await checkpoints.written(replica_log)
+
+    with pytest.raises(LogStorageError):
+        asyncio.run(main())
+    assert checkpoints.pending(replica_log)
 
 
 def test_an_offline_partition_is_answered_kafka_storage_error_as_a_follower_too_and_never_fetched_again(
