@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import logging
 import os
 import stat
 from collections.abc import Iterable, Iterator
@@ -196,6 +197,44 @@ def test_an_eio_fsyncing_a_directory_after_a_truncation_fails_the_checkpoint_wri
     with pytest.raises(LogStorageError):
         asyncio.run(main())
     assert checkpoints.pending(replica_log)
+
+
+def test_a_partition_a_failed_checkpoint_write_took_offline_is_no_longer_fetched_nor_logged_every_backoff(
+    logs: LogManager, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failed truncation checkpoint takes t-0 offline until restart. It stayed in the fetcher: after
+    each replica.fetch.backoff.ms it was fetched again (the leader reading and sending up to
+    replica.fetch.max.bytes every time), and every answer logged an ERROR with a traceback, for as long
+    as the broker ran. Kafka's fetcher marks such a partition failed and stops fetching it."""
+    replica_log = logs.get_or_create_log("t", 0)
+    for offset in range(10):
+        replica_log.append_as_follower(bytearray(_batches(offset, 1, 1)))
+
+    def failing(job: TruncationCheckpointJob) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(TruncationCheckpointJob, "run", failing)
+    checkpoints = TruncationCheckpoints(logs.flushes)
+
+    async def main() -> None:
+        fetcher = _fetcher(logs, checkpoints)
+        try:
+            state = FetchState("t", 0, None, leader_epoch=2, log=replica_log)
+            fetcher.partitions[state.key] = state
+            await fetcher._apply(_Leader(0, 0), state, _answer(diverging=(1, 4)))
+            with caplog.at_level(logging.ERROR):
+                for _ in range(5):  # five backoffs later
+                    state.delayed_until = 0
+                    await fetcher._apply(_Leader(0, 0), state, _answer(_batches(4, 2, 3)))
+            errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+            assert state.key not in fetcher.partitions and len(errors) <= 2, (
+                f"still fetched: {state.key in fetcher.partitions}; {len(errors)} ERROR records"
+            )
+        finally:
+            fetcher.task.cancel()
+            await asyncio.gather(fetcher.task, return_exceptions=True)
+
+    asyncio.run(main())
 
 
 def test_an_offline_partition_is_answered_kafka_storage_error_as_a_follower_too_and_never_fetched_again(

@@ -7,14 +7,16 @@ a power loss would bring them back torn or stale (or as a hole) under a recovery
 trusts unchecked. Here the write runs in a worker thread (an fsync on the loop would stall every
 connection), and whatever appends to a truncated log waits for it first: its replica fetcher before
 the next append (replica_fetcher.py), and a LeaderAndIsr that makes this broker its leader before it
-leads (replica_manager.py). Nothing else waits: ``pending`` is one dictionary lookup, and the fetch
+leads (replica_logs.py; the request stops the partition's fetcher before it waits, as Kafka's
+makeLeaders). Nothing else waits: ``pending`` is one dictionary lookup, and the fetch
 path awaits only after a truncation (rare: a leader change or an unclean election).
 
 One write serves every waiter it covers, and the storage task's own (server/storage_work.py): a write
 taken after a log's last truncation covers it, whoever took it.
 
 A write that fails takes the logs it was for offline until the broker restarts: nothing appends to
-them, and they never lead (LeaderAndIsr answers KAFKA_STORAGE_ERROR). It is not retried: after a
+them, their fetcher drops them (Kafka's markPartitionFailed), and LeaderAndIsr answers
+KAFKA_STORAGE_ERROR for them, to lead or to follow. It is not retried: after a
 failed fsync a second one may succeed although the data of the first never reached the disk. Kafka
 takes the whole log dir offline there (and halts once none is left); odradek has no log dir failure
 handling yet, so the other partitions of the dir go on, and the controller is not told (the follower
