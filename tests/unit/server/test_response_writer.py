@@ -3,15 +3,19 @@ closes still sends the answers it already gave."""
 
 from __future__ import annotations
 
+import array
 import asyncio
 import contextlib
+import fcntl
 import os
 import socket
+import termios
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from odradek.server.output import FLUSH_BYTES, ResponseOutput, ResponseWriter
-from tests.support.response_writing import PlainRegion, random_file, writer_and_peer
+from tests.support.response_writing import PlainRegion, random_file, writer_and_peer, writer_and_tcp_peer
 
 
 class RecordingTransport:
@@ -243,28 +247,60 @@ def test_a_region_its_file_no_longer_holds_closes_the_connection_instead_of_send
     assert len(received) == len(b"header") + 100_000
 
 
-def test_answers_the_kernel_holds_for_a_client_that_has_not_read_them_are_not_counted_as_taken() -> None:
+def test_answers_the_send_queue_holds_behind_a_client_that_stopped_reading_are_not_counted_as_taken() -> None:
     """Idle expiry asks whether the client still takes its answers. The writer counted what the kernel
     took as taken, and the kernel's send buffer grows to megabytes: a slow reader still draining the end
-    of a large answer, the broker's part done, looked idle and was closed before it had it all."""
+    of a large answer, the broker's part done, looked idle and was closed before it had it all. On TCP
+    the kernel tells what its send queue holds unacknowledged (SIOCOUTQ): what waits there because the
+    client's window is closed is not counted. What the client's kernel acknowledged counts, read or
+    not (TCP does not tell): at most the client's receive window."""
+    total = 1 << 20
 
-    async def scenario() -> tuple[int, int]:
-        writer, transport, peer = await writer_and_peer(peer_receive_buffer=1 << 20)
-        await writer.send(output(b"x" * 100_000))
-        await _until(lambda: transport.get_write_buffer_size() == 0, 5)
-        assert transport.get_write_buffer_size() == 0  # all of it in the kernel, none of it read
-        unread = writer.bytes_taken
+    async def scenario() -> tuple[int, int, int, int]:
+        writer, transport, peer = await writer_and_tcp_peer(peer_receive_buffer=4096)
+        sending = asyncio.ensure_future(writer.send(output(b"x" * total)))
+        # the kernel took what it could (the transport holds the rest, if any) and the client's window
+        # is full
+        await _until_still(lambda: (writer.handed - transport.get_write_buffer_size(), _unread(peer)), 5)
+        kernel_took = writer.handed - transport.get_write_buffer_size()
+        taken = writer.bytes_taken
+        received = _unread(peer)  # after `taken`: the client's kernel acknowledges only what it holds
         peer.setblocking(False)
         read = 0
-        while read < 100_000:
-            got = _read_available(peer, 100_000 - read)
+        deadline = time.monotonic() + 10
+        while read < total and time.monotonic() < deadline:
+            got = _read_available(peer, total - read)
             read += got
             await asyncio.sleep(0 if got else 0.005)
-        taken = writer.bytes_taken
+        await asyncio.wait_for(sending, 5)
+        await _until(lambda: writer.bytes_taken == total, 5)
+        finally_taken = writer.bytes_taken
         transport.abort()
         peer.close()
-        return unread, taken
+        return kernel_took, received, taken, finally_taken
 
-    unread, taken = asyncio.run(scenario())
-    assert unread < 100_000, "answers the client has not read were counted as taken"
-    assert taken == 100_000
+    kernel_took, received, taken, finally_taken = asyncio.run(scenario())
+    assert kernel_took > received  # the server's send queue held what the closed window kept back
+    assert taken <= received, (
+        f"{taken:,} bytes counted as taken; the client's kernel had received {received:,} of the "
+        f"{kernel_took:,} the server's kernel took"
+    )
+    assert finally_taken == total
+
+
+async def _until_still(value: Callable[[], object], seconds: float) -> None:
+    """Let the loop run until `value()` stays the same over 5 polls 20 ms apart, or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    last, still = value(), 0
+    while still < 5 and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+        current = value()
+        still = still + 1 if current == last else 0
+        last = current
+
+
+def _unread(peer: socket.socket) -> int:
+    """Bytes the client's kernel holds that the client has not read (FIONREAD)."""
+    queued = array.array("i", [0])
+    fcntl.ioctl(peer.fileno(), termios.FIONREAD, queued)
+    return queued[0]
