@@ -324,6 +324,8 @@ class ReplicaManager:
             for topic, indexes in deleting.items():
                 for index in await delete_logs(self.logs, topic, indexes):
                     outcome[(topic, index)] = ErrorCode.KAFKA_STORAGE_ERROR
+            if deleting:
+                self.truncation_checkpoints.forget_deleted()
             self._leadership_changed([], stopped)
             return outcome
 

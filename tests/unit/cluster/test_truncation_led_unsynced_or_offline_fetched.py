@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from odradek.cluster.control_requests import ControllerStamp, PartitionLeadership
+from odradek.cluster.control_requests import ControllerStamp, PartitionLeadership, StopReplicaPartition
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.fetch_state import FetchState
@@ -266,3 +266,34 @@ def test_an_offline_partition_is_answered_kafka_storage_error_as_a_follower_too_
     assert asyncio.run(main()) == {("t", 0): ErrorCode.KAFKA_STORAGE_ERROR}
     assert followed == set(), "an offline partition was handed to a fetcher again"
     assert replicas.hosted[("t", 0)].leader_epoch == 2
+
+
+def test_an_offline_log_is_let_go_once_stop_replica_deleted_it(
+    logs: LogManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The offline logs were kept for as long as the broker ran, deleted or not (their segments, indexes
+    and producer state with them). A controller deletes a replica (its topic deleted, or the replica
+    moved away) with StopReplica."""
+    replica_log = _ten_fsynced_records(logs, 0)
+
+    def failing(job: TruncationCheckpointJob) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    checkpoints = TruncationCheckpoints(logs.flushes)
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs, truncation_checkpoints=checkpoints)
+    stamp = ControllerStamp(1, 1)
+
+    async def main() -> None:
+        await replicas.become_leader_or_follower(stamp, [_leadership(0, 1, epoch=2)])
+        replica_log.truncate_to(4)
+        with monkeypatch.context() as disk:
+            disk.setattr(TruncationCheckpointJob, "run", failing)
+            with pytest.raises(LogStorageError):
+                await checkpoints.written(replica_log)
+        assert checkpoints.offline(replica_log)
+        stopped = await replicas.stop_replicas(stamp, [StopReplicaPartition("t", 0, delete=True)])
+        assert stopped == {("t", 0): ErrorCode.NONE}
+
+    asyncio.run(main())
+    assert logs.get_log("t", 0) is None
+    assert not checkpoints.offline(replica_log), "a deleted log is still held as offline"

@@ -14,10 +14,11 @@ path awaits only after a truncation (rare: a leader change or an unclean electio
 One write serves every waiter it covers, and the storage task's own (server/storage_work.py): a write
 taken after a log's last truncation covers it, whoever took it.
 
-A write that fails takes the logs it was for offline until the broker restarts: nothing appends to
-them, their fetcher drops them (Kafka's markPartitionFailed), and LeaderAndIsr answers
-KAFKA_STORAGE_ERROR for them, to lead or to follow. It is not retried: after a
-failed fsync a second one may succeed although the data of the first never reached the disk. Kafka
+A write that fails takes the logs it was for offline until the broker restarts (or a StopReplica
+deletes them; a replica made again has a new log): nothing appends to them, their fetcher drops them
+(Kafka's markPartitionFailed), and LeaderAndIsr answers KAFKA_STORAGE_ERROR for them, to lead or to
+follow. It is not retried: after a failed fsync a second one may succeed although the data of the
+first never reached the disk. Kafka
 takes the whole log dir offline there (and halts once none is left); odradek has no log dir failure
 handling yet, so the other partitions of the dir go on, and the controller is not told (the follower
 drops out of the ISR as it falls behind).
@@ -41,7 +42,7 @@ class TruncationCheckpoints:
         self._flushes = flushes
         #: The writes under way, each with the job it runs.
         self._writing: dict[asyncio.Task[None], TruncationCheckpointJob] = {}
-        #: The logs a failed write was for: offline until the broker restarts.
+        #: The logs a failed write was for: offline until the broker restarts or they are deleted.
         self._offline: set[Log] = set()
 
     def pending(self, replica_log: Log) -> bool:
@@ -52,6 +53,11 @@ class TruncationCheckpoints:
     def offline(self, replica_log: Log) -> bool:
         """Whether a failed write took the log offline (until the broker restarts)."""
         return replica_log in self._offline
+
+    def forget_deleted(self) -> None:
+        """Let go of the offline logs storage no longer holds (deleted): a partition made again here
+        gets a new log, and the old one's files and state need not live on."""
+        self._offline = {offline for offline in self._offline if self._flushes.holds(offline)}
 
     async def written(self, replica_log: Log) -> None:
         """Return once the checkpoints written after the log's last truncation are on disk (at once when
