@@ -280,7 +280,7 @@ class ResponseWriter:
         position, end = region.position, region.position + region.length
         while position < end and not self.lost:
             size = min(end - position, COPY_PIECE_BYTES)
-            piece = await loop.run_in_executor(None, os.pread, region.fd, size, position)
+            piece = await _to_the_end(loop.run_in_executor(None, os.pread, region.fd, size, position))
             if self.lost:
                 return
             if not piece:
@@ -324,3 +324,19 @@ class ResponseWriter:
         if self.drained is None:
             self.drained = asyncio.get_running_loop().create_future()
         await self.drained
+
+
+async def _to_the_end(read: asyncio.Future[bytes]) -> bytes:
+    """Await a read running in a worker thread until it has ended, even when cancelled meanwhile (the
+    cancellation is raised after): a thread cannot be stopped, and the caller lets go of the region's
+    file once this returns, which would close the descriptor the read still uses (or let another
+    file take its number)."""
+    cancelled = False
+    while not read.done():
+        try:
+            await asyncio.wait((read,))
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    return read.result()

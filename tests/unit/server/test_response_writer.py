@@ -10,12 +10,21 @@ import fcntl
 import os
 import socket
 import termios
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from odradek.server.output import FLUSH_BYTES, ResponseOutput, ResponseWriter
-from tests.support.response_writing import PlainRegion, random_file, writer_and_peer, writer_and_tcp_peer
+from tests.support.response_writing import (
+    PlainRegion,
+    held_region,
+    random_file,
+    writer_and_peer,
+    writer_and_tcp_peer,
+)
 
 
 class RecordingTransport:
@@ -304,3 +313,62 @@ def _unread(peer: socket.socket) -> int:
     queued = array.array("i", [0])
     fcntl.ioctl(peer.fileno(), termios.FIONREAD, queued)
     return queued[0]
+
+
+def test_a_region_copied_in_a_worker_thread_keeps_its_file_open_until_the_read_ends_despite_a_cancel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where sendfile cannot write (TLS), a region is read in pieces in a worker thread. The answer's
+    task cancelled meanwhile (the connection closing) let go of the region, closing the file, while the
+    read still ran on its descriptor: it read a closed descriptor, or whatever file the broker opened
+    next under that number."""
+    segment = random_file(tmp_path / "00000000000000000000.log", 1000)
+    expected = os.pread(segment, 1000, 0)
+    region = held_region(segment, 0, 1000)
+    held_fd = region.fd
+    reading, go_on = threading.Event(), threading.Event()
+    reads: list[bytes | OSError] = []
+    real_pread = os.pread
+
+    def slow_pread(fd: int, size: int, position: int) -> bytes:
+        reading.set()
+        go_on.wait(10)
+        try:
+            piece = real_pread(fd, size, position)
+        except OSError as error:
+            reads.append(error)
+            raise
+        reads.append(piece)
+        return piece
+
+    monkeypatch.setattr(os, "pread", slow_pread)
+
+    async def scenario() -> None:
+        transport = RecordingTransport()  # no socket: the region is copied, as on TLS
+        writer = ResponseWriter(transport)  # type: ignore[arg-type]
+        out = ResponseOutput()
+        out += b"header"
+        out.add_region(region)
+        sending = asyncio.ensure_future(writer.send(out))
+        assert await asyncio.to_thread(reading.wait, 10)
+        sending.cancel()
+        await asyncio.wait([sending], timeout=1)  # the answer lets go of the region once it can
+        go_on.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(sending, 10)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        go_on.set()
+        os.close(segment)
+    assert reads == [expected], f"the read of the region got {reads!r}"
+    assert region.fd == -1 and _closed(held_fd)
+
+
+def _closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
