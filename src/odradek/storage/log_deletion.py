@@ -84,7 +84,7 @@ class TopicDeletionJob:
     checkpoint: Callable[[], None]
     #: Filled by ``run``: logs whose directory now has its ``-delete`` name.
     renamed: list[Log] = field(default_factory=list)
-    #: Log dirs holding renames whose fsync failed: fsynced again by the next ``run``.
+    #: Log dirs holding renames not fsynced yet (one whose fsync failed is tried again by the next ``run``).
     unsynced_dirs: set[Path] = field(default_factory=set)
     finished: bool = False
 
