@@ -1,5 +1,5 @@
-"""A ResponseWriter on a real socket, with the peer's end in the test's hands (a client that reads
-slowly, stops reading or goes away), and a file to send regions of."""
+"""A ResponseWriter on a real socket (a socket pair, or TCP on loopback), with the peer's end in the
+test's hands (a client that reads slowly, stops reading or goes away), and a file to send regions of."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from odradek.server.output import ResponseWriter
 from odradek.storage.fetch import FileRegion, HeldRegion
 from odradek.storage.shared_file import SharedFile
+from tests.support.ports import free_port
 
 
 class ForwardingProtocol(asyncio.Protocol):
@@ -44,6 +45,28 @@ async def writer_and_peer(
     client's."""
     ours, peer = socket.socketpair()
     peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, peer_receive_buffer)
+    transport, protocol = await asyncio.get_running_loop().connect_accepted_socket(ForwardingProtocol, ours)
+    assert protocol.writer is not None
+    return protocol.writer, transport, peer
+
+
+async def writer_and_tcp_peer(
+    peer_receive_buffer: int = 4096,
+) -> tuple[ResponseWriter, asyncio.Transport, socket.socket]:
+    """As `writer_and_peer`, over a TCP connection on loopback (as a broker's: the kernel queues and
+    acknowledges as TCP does). The client's receive buffer is set before it connects, so the window it
+    offers is that small from the start."""
+    listener = socket.create_server(("127.0.0.1", free_port()))
+    peer = socket.socket()
+    try:
+        peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, peer_receive_buffer)
+        peer.connect(listener.getsockname())
+        ours, _ = listener.accept()
+    except BaseException:
+        peer.close()
+        raise
+    finally:
+        listener.close()
     transport, protocol = await asyncio.get_running_loop().connect_accepted_socket(ForwardingProtocol, ours)
     assert protocol.writer is not None
     return protocol.writer, transport, peer

@@ -4,10 +4,47 @@ removed off the loop through storage's jobs, so other requests are served meanwh
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 
 from odradek.cluster.control_requests import PartitionLeadership
+from odradek.cluster.replication.hosted_partition import PartitionKey
+from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
+from odradek.storage.errors import LogStorageError, StorageError
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
+
+log = logging.getLogger("odradek.cluster.replicas")
+
+
+async def prepare_logs(
+    logs: LogManager, checkpoints: TruncationCheckpoints, node_id: int, states: list[PartitionLeadership]
+) -> tuple[list[tuple[PartitionLeadership, Log]], list[PartitionKey]]:
+    """For a LeaderAndIsr: each partition's log (``local_log``), and the partitions whose log could not
+    be made (a disk error). Returns once no log about to lead (``leader == node_id``) has a truncation
+    whose lowered recovery point is not on disk: producers would write where the file on disk still
+    claims fsynced records (Kafka's truncations write it before going on). Each wait lets other
+    partitions' logs be truncated, so the check is made again until none is pending; a log whose write
+    failed is offline (``checkpoints.offline``), for the caller to answer."""
+    prepared: list[tuple[PartitionLeadership, Log]] = []
+    failed: list[PartitionKey] = []
+    for state in states:
+        try:
+            prepared.append((state, await local_log(logs, state)))
+        except (OSError, StorageError) as error:  # one partition's disk failure is its own answer
+            log.error("preparing the log of %s-%d failed", state.topic, state.partition, exc_info=error)
+            failed.append((state.topic, state.partition))
+    while waiting := [
+        replica_log
+        for state, replica_log in prepared
+        if state.leader == node_id
+        and checkpoints.pending(replica_log)
+        and not checkpoints.offline(replica_log)
+    ]:
+        for replica_log in waiting:
+            with contextlib.suppress(LogStorageError):  # offline now: logged where the write failed
+                await checkpoints.written(replica_log)
+    return prepared, failed
 
 
 async def local_log(logs: LogManager, state: PartitionLeadership) -> Log:
@@ -28,11 +65,17 @@ async def local_log(logs: LogManager, state: PartitionLeadership) -> Log:
 
 async def delete_logs(logs: LogManager, topic: str, partitions: list[int]) -> list[int]:
     """Remove the partitions' logs through storage's crash-safe deletion; returns those whose directory
-    could not be renamed (a disk error: KAFKA_STORAGE_ERROR, the controller retries)."""
+    could not be renamed, or renamed not durably (a disk error: KAFKA_STORAGE_ERROR, the controller
+    retries)."""
     job = logs.take_partition_deletion(topic, partitions)
     if not job.logs:
         return []
     await asyncio.to_thread(job.run)
     failed = [replica_log.topic_partition.partition for replica_log in job.logs]
+    failed += [
+        replica_log.topic_partition.partition
+        for replica_log in job.renamed
+        if replica_log.dir.parent in job.unsynced_dirs
+    ]
     logs.complete_partition_deletion(job)
     return failed

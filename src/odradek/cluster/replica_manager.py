@@ -36,13 +36,12 @@ from odradek.cluster.control_requests import (
 from odradek.cluster.leadership import Refusal
 from odradek.cluster.metadata import ClusterMetadata, LiveBroker
 from odradek.cluster.metadata_update import apply_update_metadata, follow_leadership
-from odradek.cluster.replica_logs import delete_logs, local_log
+from odradek.cluster.replica_logs import delete_logs, prepare_logs
 from odradek.cluster.replication.hosted_partition import HostedPartition, PartitionKey
 from odradek.cluster.replication.isr_updates import IsrUpdater
 from odradek.cluster.replication.leader_replication import LeaderReplication
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.storage.errors import StorageError
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 
@@ -238,24 +237,31 @@ class ReplicaManager:
                 outcome[key] = code
                 if code is ErrorCode.NONE:
                     accepted.append(state)
+            leading = [(state.topic, state.partition) for state in accepted if state.leader == self.node_id]
+            if self.fetchers is not None:
+                # Kafka's makeLeaders: a partition about to be led here is no longer fetched, before
+                # anything waits; its fetcher would go on meanwhile (a DivergingEpoch from the old
+                # leader truncating the log about to lead).
+                self.fetchers.remove_partitions(leading)
             # Every log first (new ones are created in worker threads, so other requests are served
             # meanwhile), then every state at once: the cache names this broker leader of a partition
             # only in the same turn as the coordinators hear of it, so FindCoordinator never names a
             # broker whose coordinator would answer NOT_COORDINATOR for it.
+            prepared, failed = await prepare_logs(
+                self.logs, self.truncation_checkpoints, self.node_id, accepted
+            )
+            outcome.update(dict.fromkeys(failed, ErrorCode.KAFKA_STORAGE_ERROR))
             local_logs: list[tuple[PartitionLeadership, Log]] = []
-            for state in accepted:
+            offline: list[PartitionKey] = []
+            for state, replica_log in prepared:  # no wait from here on: what was checked still holds
                 key = (state.topic, state.partition)
-                try:
-                    replica_log = await local_log(self.logs, state)
-                    if state.leader == self.node_id:
-                        # A log its fetcher truncated leads only once the lowered recovery point is on
-                        # disk: producers would write where the file on disk still claims fsynced
-                        # records (Kafka's truncations write it before going on).
-                        await self.truncation_checkpoints.written(replica_log)
-                    local_logs.append((state, replica_log))
-                except (OSError, StorageError) as error:  # one partition's disk failure is its own answer
-                    log.error("preparing the log of %s-%d failed", *key, exc_info=error)
+                if self.truncation_checkpoints.offline(replica_log):
+                    # As Kafka's offline partition: neither led nor followed (nor fetched) until restart.
+                    log.warning("%s-%d is offline: LeaderAndIsr answered KAFKA_STORAGE_ERROR", *key)
                     outcome[key] = ErrorCode.KAFKA_STORAGE_ERROR
+                    offline.append(key)
+                    continue
+                local_logs.append((state, replica_log))
             leaders: list[PartitionKey] = []
             followers: list[PartitionKey] = []
             for state, replica_log in local_logs:
@@ -263,9 +269,8 @@ class ReplicaManager:
                 key = (state.topic, state.partition)
                 (leaders if state.leader == self.node_id else followers).append(key)
             if self.fetchers is not None:
-                # Kafka's makeLeaders / makeFollowers: a new leader stops fetching; a follower
-                # fetches from its (new) leader at the new epoch.
-                self.fetchers.remove_partitions([*leaders, *followers])
+                # Kafka's makeFollowers: a follower fetches from its (new) leader at the new epoch.
+                self.fetchers.remove_partitions([*followers, *offline])
                 self.fetchers.add_partitions([self.hosted[key] for key in followers if self._fetches(key)])
             for key in (*leaders, *followers):
                 self.leaders.on_new_epoch(*key)
@@ -319,6 +324,8 @@ class ReplicaManager:
             for topic, indexes in deleting.items():
                 for index in await delete_logs(self.logs, topic, indexes):
                     outcome[(topic, index)] = ErrorCode.KAFKA_STORAGE_ERROR
+            if deleting:
+                self.truncation_checkpoints.forget_deleted()
             self._leadership_changed([], stopped)
             return outcome
 

@@ -15,11 +15,13 @@ The writer counts the bytes of answers the client has taken (`bytes_taken`): the
 expiry asks whether the client still reads, and, as Kafka's Selector refreshes a channel on every write
 readiness, each piece the socket takes of a region counts at once. loop.sendfile was not used for that
 reason: it reports nothing until a whole call is done, so a client reading steadily but less than one
-call's bytes per `connections.max.idle.ms` looked idle. Beyond Kafka, what the kernel still holds
-unacknowledged in the socket's send buffer is not counted as taken: Kafka sets that buffer to
-`socket.send.buffer.bytes` (100 KiB), odradek leaves it to the kernel's autotuning (up to
-net.ipv4.tcp_wmem's 4 MiB), and a slow reader still draining megabytes the kernel took at the end of
-its answer would otherwise look idle.
+call's bytes per `connections.max.idle.ms` looked idle. Beyond Kafka, what the socket's send queue
+still holds unacknowledged by the client's kernel (Linux's SIOCOUTQ on TCP: not sent yet, as while the
+client's receive window is closed, or sent and not acknowledged) is not counted as taken: Kafka sets
+that buffer to `socket.send.buffer.bytes` (100 KiB), odradek leaves it to the kernel's autotuning (up
+to net.ipv4.tcp_wmem's 4 MiB), and a slow reader still draining megabytes the kernel took at the end of
+its answer would otherwise look idle. What the client's kernel acknowledged counts, read by the client
+or not: TCP does not tell, and that is at most its receive window.
 """
 
 from __future__ import annotations
@@ -118,13 +120,15 @@ class ResponseWriter:
 
     @property
     def bytes_taken(self) -> int:
-        """Bytes of answers the client has taken: neither what the transport still buffers nor what the
-        kernel has not had acknowledged. It grows only while the client reads."""
+        """Bytes of answers the client's kernel has acknowledged: neither what the transport still
+        buffers nor what the socket's send queue holds unacknowledged. Once the client stops reading,
+        it stops growing when the client's receive window is full."""
         return self.handed - self.transport.get_write_buffer_size() - self._unacknowledged()
 
     def _unacknowledged(self) -> int:
-        """Bytes in the socket's send queue the peer has not acknowledged (Linux's SIOCOUTQ); 0 where
-        that cannot be asked (then the kernel's buffer counts as taken, as in Kafka)."""
+        """Bytes in the socket's send queue the peer has not acknowledged (Linux's SIOCOUTQ: on TCP,
+        those not sent yet and those sent but not acknowledged); 0 where that cannot be asked (then the
+        kernel's buffer counts as taken, as in Kafka)."""
         sock = self.transport.get_extra_info("socket")
         fd = -1 if sock is None else sock.fileno()  # -1 once closed: never another connection's socket
         if fd < 0:
@@ -276,7 +280,7 @@ class ResponseWriter:
         position, end = region.position, region.position + region.length
         while position < end and not self.lost:
             size = min(end - position, COPY_PIECE_BYTES)
-            piece = await loop.run_in_executor(None, os.pread, region.fd, size, position)
+            piece = await _to_the_end(loop.run_in_executor(None, os.pread, region.fd, size, position))
             if self.lost:
                 return
             if not piece:
@@ -320,3 +324,19 @@ class ResponseWriter:
         if self.drained is None:
             self.drained = asyncio.get_running_loop().create_future()
         await self.drained
+
+
+async def _to_the_end(read: asyncio.Future[bytes]) -> bytes:
+    """Await a read running in a worker thread until it has ended, even when cancelled meanwhile (the
+    cancellation is raised after): a thread cannot be stopped, and the caller lets go of the region's
+    file once this returns, which would close the descriptor the read still uses (or let another
+    file take its number)."""
+    cancelled = False
+    while not read.done():
+        try:
+            await asyncio.wait((read,))
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    return read.result()

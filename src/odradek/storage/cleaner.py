@@ -146,7 +146,14 @@ def run_cleaning(plan: CleaningPlan) -> CleaningResult:
             new.delete_files()
             raise
         result.groups.append(CleanedGroup(tuple(group), new))
-    fsync_dir(plan.directory)
+    try:
+        fsync_dir(plan.directory)
+    except BaseException:
+        # The `.swap` files are complete segments a restart would install: not once this cleaning
+        # failed, over what may be cleaned (or deleted) since.
+        for cleaned in result.groups:
+            cleaned.new.delete_files()
+        raise
     return result
 
 

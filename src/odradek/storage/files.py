@@ -8,6 +8,7 @@ deletion or a compaction swap.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import time
 from collections.abc import Callable
@@ -115,15 +116,27 @@ def read_exactly(fd: int, length: int, position: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def fsync_dir(path: Path) -> None:
-    """Persist a directory's entries (renames, creations); a no-op where directories can't be opened."""
+#: What fsync answers on a file system that cannot fsync a directory (fsync(2): "does not support
+#: synchronization"; some network and FUSE file systems): nothing there to make durable.
+_CANNOT_FSYNC_DIRECTORIES = frozenset({errno.EINVAL, errno.EROFS, errno.ENOTSUP, errno.EOPNOTSUPP})
+
+
+def fsync_dir(path: Path, *, missing_ok: bool = False) -> None:
+    """Persist a directory's entries (renames, creations). Raises what the fsync raises (EIO, ENOSPC:
+    the entries may never reach the disk), as Kafka's Utils.flushDir, except where the file system
+    cannot fsync a directory at all. A missing directory raises FileNotFoundError unless ``missing_ok``
+    (a log's directory renamed for its deletion meanwhile, as Kafka's flushDirIfExists)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        if missing_ok:
+            return
+        raise
     try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
+        os.fsync(fd)
+    except OSError as error:
+        if error.errno not in _CANNOT_FSYNC_DIRECTORIES:
+            raise
     finally:
         os.close(fd)
 

@@ -56,7 +56,9 @@ class FlushJob:
             finally:
                 os.close(fd)
         if self.directory is not None:
-            fsync_dir(self.directory)
+            # A log deleted meanwhile has its directory renamed: nothing of it to keep (Kafka's
+            # LocalLog.flush, flushDirIfExists).
+            fsync_dir(self.directory, missing_ok=True)
 
 
 class RecoveryPoint:

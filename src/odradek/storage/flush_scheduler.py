@@ -96,6 +96,10 @@ class FlushScheduler:
 
     # -- truncations -----------------------------------------------------------------------------
 
+    def holds(self, log: Log) -> bool:
+        """Whether ``log`` is still the manager's (not deleted, nor set aside)."""
+        return self._logs.get(log.topic_partition) is log
+
     def truncation_unsynced(self, log: Log) -> int | None:
         """The number of the log's last truncation while no checkpoint taken after it is on disk (its
         recovery point there may claim offsets the truncation removed); None once one is."""

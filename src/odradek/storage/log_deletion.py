@@ -84,19 +84,24 @@ class TopicDeletionJob:
     checkpoint: Callable[[], None]
     #: Filled by ``run``: logs whose directory now has its ``-delete`` name.
     renamed: list[Log] = field(default_factory=list)
+    #: Log dirs holding renames not fsynced yet (one whose fsync failed is tried again by the next ``run``).
+    unsynced_dirs: set[Path] = field(default_factory=set)
     finished: bool = False
 
     def run(self) -> None:
         """The file work, in a worker thread. Never raises for a file operation: one that failed
-        leaves its log in ``logs`` (and the mark in place) for the next ``run``."""
+        leaves its log in ``logs`` (or its log dir in ``unsynced_dirs``), and the mark in place, for
+        the next ``run``."""
         for log in list(self.logs):
             target = log.dir.parent / delete_dir_name(log.topic_partition)
             if _attempt(partial(log.rename_dir, target), "rename", log.dir):
                 self.logs.remove(log)
                 self.renamed.append(log)
-        for log_dir in sorted({log.dir.parent for log in self.renamed}):
-            fsync_dir(log_dir)  # the renames are durable before the mark goes
-        if self.logs:
+                self.unsynced_dirs.add(target.parent)
+        for log_dir in sorted(self.unsynced_dirs):  # the renames are durable before the mark goes
+            if _attempt(partial(fsync_dir, log_dir), "fsync the renames in", log_dir):
+                self.unsynced_dirs.discard(log_dir)
+        if self.logs or self.unsynced_dirs:
             return
         if _attempt(self.checkpoint, "rewrite offset checkpoints after deleting", self.topic):
             self.finished = _attempt(

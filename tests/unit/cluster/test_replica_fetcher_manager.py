@@ -6,6 +6,7 @@ leaves its fetcher backing off, never crashing)."""
 from __future__ import annotations
 
 import asyncio
+import errno
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,8 +18,12 @@ from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager, f
 from odradek.cluster.replication.hosted_partition import HostedPartition
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.config.broker import BrokerConfig
+from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.fetch import EpochEndOffset, PartitionData
+from odradek.protocol.records import RecordBatchBuilder
 from odradek.storage.config import LogConfig
-from odradek.storage.flush_scheduler import FlushScheduler
+from odradek.storage.errors import LogStorageError
+from odradek.storage.flush_scheduler import FlushScheduler, TruncationCheckpointJob
 from odradek.storage.log_manager import LogManager
 
 
@@ -46,7 +51,9 @@ def _hosted(logs: LogManager, topic: str, partition: int, leader: int) -> Hosted
     )
 
 
-def _manager(config: list[BrokerConfig]) -> ReplicaFetcherManager:
+def _manager(
+    config: list[BrokerConfig], checkpoints: TruncationCheckpoints | None = None
+) -> ReplicaFetcherManager:
     context = FetcherContext(
         node_id=2,
         broker_epoch=lambda: 1,
@@ -55,7 +62,7 @@ def _manager(config: list[BrokerConfig]) -> ReplicaFetcherManager:
         on_appended=lambda _: None,
         schedule_deletion=lambda segments, delay: None,
         # no power loss here: truncations wait for nothing (test_truncation_checkpoints.py)
-        truncation_checkpoints=TruncationCheckpoints(FlushScheduler([], {})),
+        truncation_checkpoints=checkpoints or TruncationCheckpoints(FlushScheduler([], {})),
     )
     return ReplicaFetcherManager(lambda: config[0], ClusterMetadata("c", -1, []), context)
 
@@ -105,3 +112,57 @@ def test_fetchers_take_their_request_versions_from_inter_broker_protocol_version
         assert (settings.fetch_version, settings.list_offsets_version) == (fetch, list_offsets)
 
     asyncio.run(run())
+
+
+def test_a_partition_a_fetcher_dropped_for_its_failed_log_is_followed_no_more_and_its_idle_fetcher_stops(
+    logs: LogManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fetcher drops a partition whose log went offline (a failed truncation checkpoint), as Kafka's
+    markPartitionFailed: the manager must forget it too (it listed it as followed, and a change of
+    num.replica.fetchers looked it up in a fetcher that no longer had it)."""
+
+    def failing(job: TruncationCheckpointJob) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(TruncationCheckpointJob, "run", failing)
+
+    async def run() -> None:
+        config = [_config(1)]
+        checkpoints = TruncationCheckpoints(logs.flushes)
+        manager = _manager(config, checkpoints)
+        offline, online = _hosted(logs, "t", 0, leader=1), _hosted(logs, "u", 0, leader=3)
+        manager.add_partitions([offline, online])
+        offline.log.append_as_follower(bytearray(_batch()))
+        offline.log.truncate_to(0)
+        with pytest.raises(LogStorageError):
+            await checkpoints.written(offline.log)
+        fetcher = manager.fetchers[(1, 0)]
+        state = fetcher.partitions[("t", 0)]
+        await fetcher._apply(None, state, _records_answer())  # type: ignore[arg-type]
+        assert manager.followed() == {("u", 0): 3}
+        assert (1, 0) not in manager.fetchers
+        config[0] = _config(2)
+        manager.add_partitions([])  # redistributes what is followed
+        assert manager.followed() == {("u", 0): 3}
+        await manager.shutdown()
+        assert fetcher.task.done()
+
+    asyncio.run(run())
+
+
+def _batch() -> bytes:
+    builder = RecordBatchBuilder(0, partition_leader_epoch=1)
+    builder.append(1_700_000_000_000, None, b"value")
+    return builder.build()
+
+
+def _records_answer() -> PartitionData:
+    return PartitionData(
+        partition_index=0,
+        error_code=ErrorCode.NONE,
+        high_watermark=0,
+        last_stable_offset=0,
+        log_start_offset=0,
+        diverging_epoch=EpochEndOffset(epoch=-1, end_offset=-1),
+        records=_batch(),
+    )

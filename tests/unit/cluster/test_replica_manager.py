@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
+import os
+import stat
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -216,6 +219,27 @@ def test_a_deletion_the_disk_refuses_is_a_storage_error_and_keeps_the_log(
     monkeypatch.setattr(Log, "rename_dir", original)
     assert asyncio.run(replicas.stop_replicas(stamp, stops[:1])) == {("t", 0): ErrorCode.NONE}
     assert logs.get_log("t", 0) is None
+
+
+def test_a_deletion_whose_renames_the_disk_did_not_fsync_is_a_storage_error(
+    logs: LogManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The log dir's fsync after the `-delete` renames failed (EIO): the rename may be undone by a power
+    loss, the partition back whole. It raised out of the deletion job (it must not), and before that
+    it was taken for a sync: the controller was told the replica was gone."""
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
+    stamp = ControllerStamp(1, 1)
+    asyncio.run(replicas.become_leader_or_follower(stamp, [_state(0, NODE, 1)]))
+    real = os.fsync
+
+    def failing_on_directories(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EIO, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", failing_on_directories)
+    outcome = asyncio.run(replicas.stop_replicas(stamp, [StopReplicaPartition("t", 0, True)]))
+    assert outcome == {("t", 0): ErrorCode.KAFKA_STORAGE_ERROR}
 
 
 class _Fetchers:

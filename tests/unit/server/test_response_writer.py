@@ -3,15 +3,28 @@ closes still sends the answers it already gave."""
 
 from __future__ import annotations
 
+import array
 import asyncio
 import contextlib
+import fcntl
 import os
 import socket
+import termios
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from odradek.server.output import FLUSH_BYTES, ResponseOutput, ResponseWriter
-from tests.support.response_writing import PlainRegion, random_file, writer_and_peer
+from tests.support.response_writing import (
+    PlainRegion,
+    held_region,
+    random_file,
+    writer_and_peer,
+    writer_and_tcp_peer,
+)
 
 
 class RecordingTransport:
@@ -243,28 +256,119 @@ def test_a_region_its_file_no_longer_holds_closes_the_connection_instead_of_send
     assert len(received) == len(b"header") + 100_000
 
 
-def test_answers_the_kernel_holds_for_a_client_that_has_not_read_them_are_not_counted_as_taken() -> None:
+def test_answers_the_send_queue_holds_behind_a_client_that_stopped_reading_are_not_counted_as_taken() -> None:
     """Idle expiry asks whether the client still takes its answers. The writer counted what the kernel
     took as taken, and the kernel's send buffer grows to megabytes: a slow reader still draining the end
-    of a large answer, the broker's part done, looked idle and was closed before it had it all."""
+    of a large answer, the broker's part done, looked idle and was closed before it had it all. On TCP
+    the kernel tells what its send queue holds unacknowledged (SIOCOUTQ): what waits there because the
+    client's window is closed is not counted. What the client's kernel acknowledged counts, read or
+    not (TCP does not tell): at most the client's receive window."""
+    total = 1 << 20
 
-    async def scenario() -> tuple[int, int]:
-        writer, transport, peer = await writer_and_peer(peer_receive_buffer=1 << 20)
-        await writer.send(output(b"x" * 100_000))
-        await _until(lambda: transport.get_write_buffer_size() == 0, 5)
-        assert transport.get_write_buffer_size() == 0  # all of it in the kernel, none of it read
-        unread = writer.bytes_taken
+    async def scenario() -> tuple[int, int, int, int]:
+        writer, transport, peer = await writer_and_tcp_peer(peer_receive_buffer=4096)
+        sending = asyncio.ensure_future(writer.send(output(b"x" * total)))
+        # the kernel took what it could (the transport holds the rest, if any) and the client's window
+        # is full
+        await _until_still(lambda: (writer.handed - transport.get_write_buffer_size(), _unread(peer)), 5)
+        kernel_took = writer.handed - transport.get_write_buffer_size()
+        taken = writer.bytes_taken
+        received = _unread(peer)  # after `taken`: the client's kernel acknowledges only what it holds
         peer.setblocking(False)
         read = 0
-        while read < 100_000:
-            got = _read_available(peer, 100_000 - read)
+        deadline = time.monotonic() + 10
+        while read < total and time.monotonic() < deadline:
+            got = _read_available(peer, total - read)
             read += got
             await asyncio.sleep(0 if got else 0.005)
-        taken = writer.bytes_taken
+        await asyncio.wait_for(sending, 5)
+        await _until(lambda: writer.bytes_taken == total, 5)
+        finally_taken = writer.bytes_taken
         transport.abort()
         peer.close()
-        return unread, taken
+        return kernel_took, received, taken, finally_taken
 
-    unread, taken = asyncio.run(scenario())
-    assert unread < 100_000, "answers the client has not read were counted as taken"
-    assert taken == 100_000
+    kernel_took, received, taken, finally_taken = asyncio.run(scenario())
+    assert kernel_took > received  # the server's send queue held what the closed window kept back
+    assert taken <= received, (
+        f"{taken:,} bytes counted as taken; the client's kernel had received {received:,} of the "
+        f"{kernel_took:,} the server's kernel took"
+    )
+    assert finally_taken == total
+
+
+async def _until_still(value: Callable[[], object], seconds: float) -> None:
+    """Let the loop run until `value()` stays the same over 5 polls 20 ms apart, or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    last, still = value(), 0
+    while still < 5 and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+        current = value()
+        still = still + 1 if current == last else 0
+        last = current
+
+
+def _unread(peer: socket.socket) -> int:
+    """Bytes the client's kernel holds that the client has not read (FIONREAD)."""
+    queued = array.array("i", [0])
+    fcntl.ioctl(peer.fileno(), termios.FIONREAD, queued)
+    return queued[0]
+
+
+def test_a_region_copied_in_a_worker_thread_keeps_its_file_open_until_the_read_ends_despite_a_cancel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where sendfile cannot write (TLS), a region is read in pieces in a worker thread. The answer's
+    task cancelled meanwhile (the connection closing) let go of the region, closing the file, while the
+    read still ran on its descriptor: it read a closed descriptor, or whatever file the broker opened
+    next under that number."""
+    segment = random_file(tmp_path / "00000000000000000000.log", 1000)
+    expected = os.pread(segment, 1000, 0)
+    region = held_region(segment, 0, 1000)
+    held_fd = region.fd
+    reading, go_on = threading.Event(), threading.Event()
+    reads: list[bytes | OSError] = []
+    real_pread = os.pread
+
+    def slow_pread(fd: int, size: int, position: int) -> bytes:
+        reading.set()
+        go_on.wait(10)
+        try:
+            piece = real_pread(fd, size, position)
+        except OSError as error:
+            reads.append(error)
+            raise
+        reads.append(piece)
+        return piece
+
+    monkeypatch.setattr(os, "pread", slow_pread)
+
+    async def scenario() -> None:
+        transport = RecordingTransport()  # no socket: the region is copied, as on TLS
+        writer = ResponseWriter(transport)  # type: ignore[arg-type]
+        out = ResponseOutput()
+        out += b"header"
+        out.add_region(region)
+        sending = asyncio.ensure_future(writer.send(out))
+        assert await asyncio.to_thread(reading.wait, 10)
+        sending.cancel()
+        await asyncio.wait([sending], timeout=1)  # the answer lets go of the region once it can
+        go_on.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(sending, 10)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        go_on.set()
+        os.close(segment)
+    assert reads == [expected], f"the read of the region got {reads!r}"
+    assert region.fd == -1 and _closed(held_fd)
+
+
+def _closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False

@@ -60,14 +60,24 @@ class ReplicaFetcherManager:
             where = self._where.pop(key, None)
             if where is None:
                 continue
-            fetcher = self.fetchers[where]
-            fetcher.remove(key)
-            if not fetcher.partitions:
-                del self.fetchers[where]
-                fetcher.task.cancel()
-                fetcher.close_connection()
-                self._retired.add(fetcher.task)
-                fetcher.task.add_done_callback(self._retired.discard)
+            self.fetchers[where].remove(key)
+            self._stop_if_idle(where)
+
+    def _partition_failed(self, key: PartitionKey) -> None:
+        """A fetcher dropped the partition (its log failed: offline until restart, and the replica
+        manager never hands it over again)."""
+        where = self._where.pop(key, None)
+        if where is not None:
+            self._stop_if_idle(where)
+
+    def _stop_if_idle(self, where: tuple[int, int]) -> None:
+        fetcher = self.fetchers[where]
+        if not fetcher.partitions:
+            del self.fetchers[where]
+            fetcher.task.cancel()
+            fetcher.close_connection()
+            self._retired.add(fetcher.task)
+            fetcher.task.add_done_callback(self._retired.discard)
 
     def followed(self) -> dict[PartitionKey, int]:
         """Each followed partition's leader (for tests and the console)."""
@@ -100,7 +110,11 @@ class ReplicaFetcherManager:
         fetcher = self.fetchers.get(where)
         if fetcher is None:
             fetcher = ReplicaFetcher(
-                f"ReplicaFetcher-{where[1]}-{leader}", leader, self.settings(), self.context
+                f"ReplicaFetcher-{where[1]}-{leader}",
+                leader,
+                self.settings(),
+                self.context,
+                self._partition_failed,
             )
             self.fetchers[where] = fetcher
         fetcher.add(state)

@@ -17,7 +17,8 @@ A partition removed (or moved to a new epoch) while its fetch is in flight ignor
 and so does one removed while that answer's handling waits (a flush, a ListOffsets, the checkpoint
 after a truncation): Kafka holds partitionMapLock across it, here the handling asks again after each
 wait (`_follows`). After a truncation nothing is appended until the lowered recovery point is on disk
-(truncation_checkpoints.py): the next fetch goes out at once, its answer waits for the write if need be.
+(truncation_checkpoints.py): the next fetch goes out at once, its answer waits for the write if need be;
+a partition whose write failed (offline until restart) leaves the fetcher, as Kafka's markPartitionFailed.
 Fetches run in a fetch session with the leader (fetch_session.py, KIP-227): after a full one, each
 names only the partitions whose position moved, and the leader answers only those with news.
 """
@@ -28,6 +29,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 
 from odradek.cluster.replication.fetch_session import (
     SESSION_ERRORS,
@@ -54,7 +56,7 @@ from odradek.protocol.messages.list_offsets import (
     ListOffsetsTopic,
 )
 from odradek.protocol.records.framing import split_complete_batches
-from odradek.storage.errors import StorageError
+from odradek.storage.errors import LogStorageError, StorageError
 from odradek.storage.partition import TopicPartition
 
 log = logging.getLogger("odradek.cluster.replication.fetcher")
@@ -66,11 +68,21 @@ EARLIEST_TIMESTAMP = -2
 
 
 class ReplicaFetcher:
-    def __init__(self, name: str, leader_id: int, settings: FetcherSettings, context: FetcherContext) -> None:
+    def __init__(
+        self,
+        name: str,
+        leader_id: int,
+        settings: FetcherSettings,
+        context: FetcherContext,
+        on_partition_failed: Callable[[PartitionKey], None] | None = None,
+    ) -> None:
         self.name = name
         self.leader_id = leader_id
         self.settings = settings
         self.context = context
+        #: Told of each partition this fetcher stopped fetching because its storage failed (the
+        #: fetcher manager, as Kafka's failedPartitions).
+        self.on_partition_failed = on_partition_failed
         self.partitions: dict[PartitionKey, FetchState] = {}
         self._changed = asyncio.Event()
         #: The partitions of the fetch in flight, and what abandons it (see `add`).
@@ -283,6 +295,9 @@ class ReplicaFetcher:
                     self.settings.fetch_backoff_ms,
                 )
                 self._delay(state)
+        except LogStorageError as error:
+            if self._follows(state):  # else not this fetcher's any more: whoever took it over decides
+                self._mark_failed(state, error)
         except StorageError as error:
             log.error("%s: %s-%d: storage failed", self.name, state.topic, state.partition, exc_info=error)
             self._delay(state)
@@ -415,6 +430,15 @@ class ReplicaFetcher:
         )
         removed = replica_log.truncate_to(offset)
         self.context.schedule_deletion(removed, replica_log.config.file_delete_delay_ms)
+
+    def _mark_failed(self, state: FetchState, error: LogStorageError) -> None:
+        """Kafka's markPartitionFailed: a partition whose log failed (offline until the broker restarts,
+        truncation_checkpoints.py) is fetched no more; fetched again after each backoff, the leader
+        would read and send it every time, and each answer fail again."""
+        self.partitions.pop(state.key, None)
+        log.error("%s: %s-%d is no longer fetched: %s", self.name, state.topic, state.partition, error)
+        if self.on_partition_failed is not None:
+            self.on_partition_failed(state.key)
 
     def _delay(self, state: FetchState) -> None:
         state.delayed_until = time.monotonic() + self.settings.fetch_backoff_ms / 1000

@@ -7,15 +7,18 @@ a power loss would bring them back torn or stale (or as a hole) under a recovery
 trusts unchecked. Here the write runs in a worker thread (an fsync on the loop would stall every
 connection), and whatever appends to a truncated log waits for it first: its replica fetcher before
 the next append (replica_fetcher.py), and a LeaderAndIsr that makes this broker its leader before it
-leads (replica_manager.py). Nothing else waits: ``pending`` is one dictionary lookup, and the fetch
+leads (replica_logs.py; the request stops the partition's fetcher before it waits, as Kafka's
+makeLeaders). Nothing else waits: ``pending`` is one dictionary lookup, and the fetch
 path awaits only after a truncation (rare: a leader change or an unclean election).
 
 One write serves every waiter it covers, and the storage task's own (server/storage_work.py): a write
 taken after a log's last truncation covers it, whoever took it.
 
-A write that fails takes the logs it was for offline until the broker restarts: nothing appends to
-them, and they never lead (LeaderAndIsr answers KAFKA_STORAGE_ERROR). It is not retried: after a
-failed fsync a second one may succeed although the data of the first never reached the disk. Kafka
+A write that fails takes the logs it was for offline until the broker restarts (or a StopReplica
+deletes them; a replica made again has a new log): nothing appends to them, their fetcher drops them
+(Kafka's markPartitionFailed), and LeaderAndIsr answers KAFKA_STORAGE_ERROR for them, to lead or to
+follow. It is not retried: after a failed fsync a second one may succeed although the data of the
+first never reached the disk. Kafka
 takes the whole log dir offline there (and halts once none is left); odradek has no log dir failure
 handling yet, so the other partitions of the dir go on, and the controller is not told (the follower
 drops out of the ISR as it falls behind).
@@ -39,13 +42,22 @@ class TruncationCheckpoints:
         self._flushes = flushes
         #: The writes under way, each with the job it runs.
         self._writing: dict[asyncio.Task[None], TruncationCheckpointJob] = {}
-        #: The logs a failed write was for: offline until the broker restarts.
+        #: The logs a failed write was for: offline until the broker restarts or they are deleted.
         self._offline: set[Log] = set()
 
     def pending(self, replica_log: Log) -> bool:
         """Whether the log was truncated and the checkpoint files on disk may still claim more of it
         than it holds (or a write failed): append to it only once ``written`` returned."""
         return replica_log in self._offline or self._flushes.truncation_unsynced(replica_log) is not None
+
+    def offline(self, replica_log: Log) -> bool:
+        """Whether a failed write took the log offline (until the broker restarts)."""
+        return replica_log in self._offline
+
+    def forget_deleted(self) -> None:
+        """Let go of the offline logs storage no longer holds (deleted): a partition made again here
+        gets a new log, and the old one's files and state need not live on."""
+        self._offline = {offline for offline in self._offline if self._flushes.holds(offline)}
 
     async def written(self, replica_log: Log) -> None:
         """Return once the checkpoints written after the log's last truncation are on disk (at once when
