@@ -11,10 +11,23 @@ import shutil
 from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
 from tests.support.broker_process import BrokerProcess
 from tests.support.interop import consume_partition_zero, create_topic, produce_acknowledged, wait_until
+
+
+def _created(bootstrap: str, name: str) -> bool:
+    """Whether CreateTopics made `name`; False while the name is still taken."""
+    try:
+        create_topic(bootstrap, name)
+    except KafkaException as error:
+        if error.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS:
+            return False
+        raise
+    return True
+
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -39,7 +52,9 @@ def test_a_restored_replica_of_a_deleted_topic_is_set_aside_and_the_new_topic_st
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         admin.delete_topics(["orders"], operation_timeout=30)["orders"].result(40)
         wait_until(lambda: not (data / "orders-0").exists(), 30, "the old replica deleted")
-        create_topic(broker.bootstrap, "orders")
+        # The replica's directory goes before the controller ends the deletion; until it has, the
+        # name is taken (TOPIC_ALREADY_EXISTS, "marked for deletion"), as in Kafka.
+        wait_until(lambda: _created(broker.bootstrap, "orders"), 30, "the topic made again")
         wait_until(lambda: (data / "orders-0").exists(), 30, "the new replica made")
         broker.stop()
         shutil.rmtree(data / "orders-0")
