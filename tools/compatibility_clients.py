@@ -63,8 +63,9 @@ CONNECT_TESTED = (
     "on the 3-broker cluster only: two distributed workers (`ConnectDistributed`), their config, offset "
     "and status topics compacted at RF=3, running the FileStreamSource and FileStreamSink connectors "
     "(file → topic → file); the worker running the source task SIGKILLed and restarted mid-run while "
-    "lines are appended; the sink's file holds every input line, a line repeated only if it was in the "
-    "input before the kill (at least once, as Connect promises for these connectors) "
+    "lines are appended, then the one running the sink task; the sink's file holds every input line, a "
+    "line repeated only if it was in the input before the last kill (at least once, as Connect promises "
+    "for these connectors) "
     "(`tests/compat/connect`; the same run passes against Apache Kafka 3.9.2). 4.1.2, not 4.4.0: "
     "`connect-file` resolves at no newer version here"
 )

@@ -1,7 +1,8 @@
-"""Kafka Connect (4.x) in distributed mode on the 3-broker ZooKeeper cluster: FileStreamSource → topic →
-FileStreamSink, two workers, the one running the source task SIGKILLed mid-run and started again
-(tests/support/connect_scenario.py). Every input line must reach the sink's file; a line may repeat only
-if it was in the input before the kill (at least once, as Connect promises for these connectors)."""
+"""Kafka Connect (4.1.2) in distributed mode on the 3-broker ZooKeeper cluster: FileStreamSource → topic
+→ FileStreamSink, two workers; the one running the source task SIGKILLed mid-run and started again,
+then the one running the sink task (tests/support/connect_scenario.py). Every input line must reach the
+sink's file; a line may repeat only if it was in the input before the last kill (at least once, as
+Connect promises for these connectors)."""
 
 from __future__ import annotations
 
