@@ -66,7 +66,7 @@ faults: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache tests/compat/java/target tests/compat/kafka_tools/target \
-		tests/compat/streams/target
+		tests/compat/streams/target tests/compat/connect/target
 
 # Apache Kafka's Java clients against odradek (tests/compat/java; docs/testing.md): `make test` builds the
 # JUnit suite on first use, once per kafka-clients line, its Maven dependencies in .cache/maven; this

@@ -16,6 +16,7 @@ LONGEST_FIRST = (
     "tests/spark/test_pipeline_exactly_once.py",
     "tests/spark/test_pipeline.py",
     "tests/compat/streams/",
+    "tests/compat/connect/",
     "tests/faults/",
     "tests/integration/cluster/",
     "tests/compat/java/",

@@ -3,8 +3,9 @@
 The Java rows come from the Java suite itself: the kafka-clients versions its pom pins, its test classes
 (tests/support/java_suite.py reads them from the sources, as pytest does) and its known differences
 (tests/compat/java/known-differences.toml); Kafka Streams' row, from the version its application's pom
-pins (tests/compat/streams/pom.xml). The Python clients' versions are the requirements in
-pyproject.toml; what their tests cover is said in CLIENT_TESTS below.
+pins (tests/compat/streams/pom.xml); Kafka Connect's, from tests/compat/connect/pom.xml. The Python
+clients' versions are the requirements in pyproject.toml; what their tests cover is said in CLIENT_TESTS
+below.
 """
 
 from __future__ import annotations
@@ -56,6 +57,20 @@ STREAMS_TESTED = (
 )
 STREAMS_DIFFERENCES = "none"
 
+#: Kafka Connect: what its test runs (tests/compat/connect, tests/support/connect_scenario.py).
+CONNECT_POM = REPO / "tests" / "compat" / "connect" / "pom.xml"
+CONNECT_TESTED = (
+    "on the 3-broker cluster only: two distributed workers (`ConnectDistributed`), their config, offset "
+    "and status topics compacted at RF=3, running the FileStreamSource and FileStreamSink connectors "
+    "(file → topic → file); the worker running the source task SIGKILLed and restarted mid-run while "
+    "lines are appended, then the one running the sink task; the sink's file holds every input line, a "
+    "line repeated only if it was in the input before the last kill (at least once, as Connect promises "
+    "for these connectors) "
+    "(`tests/compat/connect`; the same run passes against Apache Kafka 3.9.2). 4.1.2, not 4.4.0: "
+    "`connect-file` resolves at no newer version here"
+)
+CONNECT_DIFFERENCES = "none"
+
 #: The Python clients and kcat: the requirement they are installed by, and where their tests are.
 CLIENT_TESTS = (
     (
@@ -89,7 +104,7 @@ CLIENT_TESTS = (
 
 #: Spark's own Kafka connector (tests/spark/kafka-connector/pom.xml pins it; its jars hold the Java client).
 SPARK_CONNECTOR_TESTS = (
-    "`spark.read`/`readStream.format(\"kafka\")` and `.write`/`writeStream.format(\"kafka\")`, batch and "
+    '`spark.read`/`readStream.format("kafka")` and `.write`/`writeStream.format("kafka")`, batch and '
     "streaming, exact rows: every column, `includeHeaders`, `startingOffsetsByTimestamp` and "
     "`endingOffsetsByTimestamp`, `kafka.group.id` across a restart from a checkpoint, the `partition` and "
     "`headers` columns written (`tests/spark/test_kafka_connector.py`); SCRAM-SHA-512 over SASL_PLAINTEXT "
@@ -123,6 +138,10 @@ def clients_section() -> str:
     lines.append(
         f"| Kafka Streams (`kafka-streams`) | {_pom_property(STREAMS_POM, 'kafka.version')} | "
         f"{STREAMS_TESTED} | {STREAMS_DIFFERENCES} |"
+    )
+    lines.append(
+        "| Kafka Connect (`connect-runtime`, `connect-file`) | "
+        f"{_pom_property(CONNECT_POM, 'kafka.version')} | {CONNECT_TESTED} | {CONNECT_DIFFERENCES} |"
     )
     requirements = _python_requirements()
     lines.append(
