@@ -23,8 +23,19 @@ SHOWN_ARGUMENT_CHARS: Final = 1000
 #: The most of one message the formatter writes.
 SHOWN_MESSAGE_CHARS: Final = 8000
 
-#: C0 controls, DEL, and the characters Unicode counts as line breaks, written as Python escapes.
-_ESCAPES = {code: ascii(chr(code))[1:-1] for code in (*range(0x20), 0x7F, 0x85, 0x2028, 0x2029)}
+#: C0 and C1 controls (a terminal's CSI is U+009B as well as ESC [), DEL, the characters Unicode counts
+#: as line breaks, and the bidirectional controls (which reorder what a viewer shows), as Python escapes.
+_ESCAPES = {
+    code: ascii(chr(code))[1:-1]
+    for code in (
+        *range(0x20),
+        *range(0x7F, 0xA0),
+        0x2028,
+        0x2029,
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+    )
+}
 
 
 def shortened(text: str, limit: int = SHOWN_CHARS) -> str:

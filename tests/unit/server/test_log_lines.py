@@ -34,6 +34,15 @@ def test_fields_and_other_control_characters_are_escaped_too() -> None:
     assert "id=a\\x1b[31mred\\x00\\u2028" in line
 
 
+def test_c1_controls_and_bidirectional_overrides_from_a_client_were_left_as_they_came() -> None:
+    """U+009B is a terminal's CSI as ESC [ is, and U+202E reverses what follows where the log is shown:
+    only U+0085 of the C1 controls was escaped, no bidirectional control at all."""
+    line = _format("member %s joined", "a\x9b31mred\x9d0;title\x07\u202etxt.exe\u2066x\u2069")
+    for code in ("\x9b", "\x9d", "\u202e", "\u2066", "\u2069"):
+        assert code not in line
+    assert "a\\x9b31mred\\x9d0;title\\x07\\u202etxt.exe\\u2066x\\u2069" in line
+
+
 def test_an_exception_still_follows_its_line() -> None:
     try:
         raise ValueError("boom")
