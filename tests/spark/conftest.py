@@ -37,6 +37,18 @@ def spark() -> Iterator[object]:
         session.stop()
 
 
+@pytest.fixture(autouse=True)
+def _active_session(request: pytest.FixtureRequest) -> None:
+    """Make the shared session the active one of the JVM thread this test's calls run on. Spark looks a
+    Python data source (`odradek`) up in the calling thread's active session, and py4j serves a
+    connection opened again (after a call a timeout or a failed worker broke) on a new JVM thread that
+    has none: every later write in that worker failed DATA_SOURCE_NOT_FOUND."""
+    if "spark" not in request.fixturenames and "kafka_connector" not in request.fixturenames:
+        return
+    session = request.getfixturevalue("spark")
+    session._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)  # type: ignore[attr-defined]
+
+
 #: Why the session has no Kafka connector, when it has none.
 _connector_unavailable: list[str] = []
 
