@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import subprocess
 import urllib.error
 import urllib.request
@@ -22,7 +21,8 @@ from typing import Any
 import pytest
 
 from tests.support import java_suite
-from tests.support.broker_process import REPO, _die_with_parent
+from tests.support.broker_process import REPO
+from tests.support.jvm_process import JvmProcess
 from tests.support.ports import free_port
 from tests.support.requirements import require_executable
 
@@ -37,7 +37,6 @@ LOG_OPTIONS = (
     "-Dorg.slf4j.simpleLogger.showDateTime=true",
     "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
 )
-STOP_TIMEOUT_S = 40.0
 REQUEST_TIMEOUT_S = 10.0
 
 
@@ -83,11 +82,10 @@ class RestError(Exception):
     """The worker's REST API answered with an error status (or not at all)."""
 
 
-class Worker:
+class Worker(JvmProcess):
     """One distributed worker: a JVM on its own properties file, started, killed, restarted."""
 
     def __init__(self, name: str, classpath: str, work: Path, settings: Mapping[str, str]) -> None:
-        self.name = name
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = work / f"worker-{name}.log"
@@ -103,7 +101,7 @@ class Worker:
                 }.items()
             )
         )
-        self.command = [
+        command = [
             require_executable("java"),
             *JVM_OPTIONS,
             *LOG_OPTIONS,
@@ -112,50 +110,12 @@ class Worker:
             MAIN_CLASS,
             str(config),
         ]
-        self.process: subprocess.Popen[bytes] | None = None
+        super().__init__(name, command, self.log_path)
 
     @property
     def worker_id(self) -> str:
         """How Connect names this worker in a status (its advertised REST host and port)."""
         return f"127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        with open(self.log_path, "ab") as log:
-            log.write(f"--- worker {self.name} starts\n".encode())
-            log.flush()
-            self.process = subprocess.Popen(
-                self.command,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,
-            )
-
-    def kill(self) -> None:
-        """SIGKILL: no task stopped, no offset flushed, no group left."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait()
-        self.process = None
-
-    def stop(self) -> int | None:
-        """SIGTERM: the worker stops its tasks (flushing their offsets) and leaves the group."""
-        if self.process is None:
-            return None
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        code = self.process.returncode
-        self.process = None
-        return code
-
-    def exited(self) -> int | None:
-        """The exit code if the JVM ended by itself."""
-        return None if self.process is None else self.process.poll()
 
     def request(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
         """A REST call; its JSON answer. RestError for an error status or no answer (a worker starting,

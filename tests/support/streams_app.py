@@ -11,21 +11,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.support import java_suite
-from tests.support.broker_process import REPO, _die_with_parent
+from tests.support.broker_process import REPO
+from tests.support.jvm_process import JvmProcess
 from tests.support.requirements import require_executable
 
 PROJECT = REPO / "tests" / "compat" / "streams"
 MAIN_CLASS = "odradek.streams.WindowedCount"
 #: Streams' own threads compute little here (a count): the client JIT and a small heap are enough.
 JVM_OPTIONS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
-STOP_TIMEOUT_S = 40.0
 
 
 def build() -> str:
@@ -70,7 +69,7 @@ def _newest_input() -> float:
     return max(p.stat().st_mtime for p in inputs)
 
 
-class Instance:
+class Instance(JvmProcess):
     """One instance of the application: a JVM on its own state directory, started, killed, restarted."""
 
     def __init__(
@@ -83,11 +82,10 @@ class Instance:
         topics: tuple[str, str],
         window_ms: int,
     ) -> None:
-        self.name = name
         self.state_dir = work / f"state-{name}"
         self.log_path = work / f"streams-{name}.log"
         input_topic, output_topic = topics
-        self.command = [
+        command = [
             require_executable("java"),
             *JVM_OPTIONS,
             "-cp",
@@ -100,45 +98,7 @@ class Instance:
             output_topic,
             str(window_ms),
         ]
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with open(self.log_path, "ab") as log:
-            log.write(f"--- {self.name} starts\n".encode())
-            log.flush()
-            self.process = subprocess.Popen(
-                self.command,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,
-            )
-
-    def kill(self) -> None:
-        """SIGKILL: no close, no commit, an open transaction left open."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait()
-        self.process = None
-
-    def stop(self) -> int | None:
-        """SIGTERM: Streams closes (commits what it processed); the exit code, None if never started."""
-        if self.process is None:
-            return None
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        code = self.process.returncode
-        self.process = None
-        return code
-
-    def exited(self) -> int | None:
-        """The exit code if the JVM ended by itself (an application in ERROR exits 1)."""
-        return None if self.process is None else self.process.poll()
+        super().__init__(name, command, self.log_path)
 
     def log_text(self, limit: int = 12000) -> str:
         try:
