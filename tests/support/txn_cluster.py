@@ -3,6 +3,9 @@ replication of their topics and internal topics chosen by the test module."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +113,28 @@ class Cluster:
 
         wait_until(answered, 60, f"a coordinator for {key}", interval=0.2)
         return found[-1]
+
+
+@contextmanager
+def running_cluster(zookeeper_connect: str, work: Path) -> Iterator[Cluster]:
+    """Three brokers in a chroot of their own, internal topics at RF=3 and min.insync.replicas 2 (as the
+    Java suite's cluster), once every broker names all three in its Metadata; stopped after."""
+    cluster = Cluster(work, f"{zookeeper_connect}/odradek-{uuid.uuid4().hex[:8]}", replication=3, min_isr=2)
+    try:
+        for broker in cluster.brokers.values():
+            broker.start()
+        wait_until(lambda: _every_broker_known(cluster), 60, "three brokers in every broker's Metadata", 0.2)
+        yield cluster
+    finally:
+        for broker in cluster.brokers.values():
+            broker.stop()
+
+
+def _every_broker_known(cluster: Cluster) -> bool:
+    try:
+        return all(len(cluster.metadata(node, []).brokers) == len(BROKER_IDS) for node in BROKER_IDS)
+    except Exception:
+        return False
 
 
 def transactional_producer(cluster: Cluster, transactional_id: str, **extra: Any) -> Any:

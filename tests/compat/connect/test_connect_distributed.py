@@ -6,15 +6,13 @@ Connect promises for these connectors)."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support import connect_scenario
-from tests.support.interop import wait_until
-from tests.support.txn_cluster import BROKER_IDS, Cluster
+from tests.support.txn_cluster import Cluster, running_cluster
 from tests.support.zookeeper import ZooKeeperServer, zookeeper_server
 
 __all__ = ["zookeeper_server"]  # the fixture
@@ -22,24 +20,8 @@ __all__ = ["zookeeper_server"]  # the fixture
 
 @pytest.fixture
 def cluster(zookeeper_server: ZooKeeperServer, tmp_path: Path) -> Iterator[Cluster]:
-    """Three brokers, internal topics at RF=3 and min.insync.replicas 2 (as the Java suite's cluster)."""
-    connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
-    cluster = Cluster(tmp_path, connect, replication=3, min_isr=2)
-    try:
-        for broker in cluster.brokers.values():
-            broker.start()
-        wait_until(lambda: _every_broker_known(cluster), 60, "three brokers in every broker's Metadata", 0.2)
+    with running_cluster(zookeeper_server.connect_string, tmp_path) as cluster:
         yield cluster
-    finally:
-        for broker in cluster.brokers.values():
-            broker.stop()
-
-
-def _every_broker_known(cluster: Cluster) -> bool:
-    try:
-        return all(len(cluster.metadata(node, []).brokers) == len(BROKER_IDS) for node in BROKER_IDS)
-    except Exception:
-        return False
 
 
 @pytest.mark.timeout(600)
