@@ -4,15 +4,13 @@ batch and streaming through Spark's `kafka` format, and by librdkafka independen
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.spark.kafka_helpers import consume_all
-from tests.support.interop import wait_until
-from tests.support.txn_cluster import BROKER_IDS, Cluster
+from tests.support.txn_cluster import BROKER_IDS, Cluster, running_cluster
 from tests.support.zookeeper import ZooKeeperServer, zookeeper_server
 
 __all__ = ["zookeeper_server"]  # the fixture
@@ -22,23 +20,10 @@ ROWS = 60
 
 @pytest.fixture(scope="module")
 def cluster(zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
-    cluster = Cluster(tmp_path_factory.mktemp("spark-connector-cluster"), connect, replication=3, min_isr=2)
-    try:
-        for broker in cluster.brokers.values():
-            broker.start()
-        wait_until(lambda: _every_broker_known(cluster), 60, "three brokers in every broker's Metadata", 0.2)
-        yield cluster
-    finally:
-        for broker in cluster.brokers.values():
-            broker.stop()
-
-
-def _every_broker_known(cluster: Cluster) -> bool:
-    try:
-        return all(len(cluster.metadata(node, []).brokers) == len(BROKER_IDS) for node in BROKER_IDS)
-    except Exception:
-        return False
+    with running_cluster(
+        zookeeper_server.connect_string, tmp_path_factory.mktemp("spark-connector-cluster")
+    ) as made:
+        yield made
 
 
 def test_write_then_read_batch_and_streaming_across_three_brokers(
