@@ -142,6 +142,23 @@ class LineTargets:
             kafka_tools.restart(line)  # its tools' leftovers call the brokers just stopped
 
 
+@contextmanager
+def odradek_cluster_lines(
+    zookeeper: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory, prefix: str
+) -> Iterator[LineTargets]:
+    """A 3-broker odradek cluster of its own per tool line, each in a ZooKeeper chroot of its own."""
+
+    def cluster(line: str) -> OdradekCluster:
+        connect = f"{zookeeper.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
+        return OdradekCluster(tmp_path_factory.mktemp(f"{prefix}-{line}"), connect)
+
+    started = LineTargets(cluster)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
 def check(target: ToolTarget, line: str, name: str, work: Path) -> None:
     """Run scenario `name` with `line`'s tools against `target` (odradek): its transcript must be
     Kafka's (a scenario run against odradek only asserts what must hold itself)."""

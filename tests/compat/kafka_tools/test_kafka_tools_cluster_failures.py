@@ -5,7 +5,6 @@ prints against Apache Kafka 3.9's three brokers."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,6 @@ import pytest
 
 from tests.support import kafka_tools_reference
 from tests.support.kafka_tools_reference import LineTargets
-from tests.support.tool_scenarios.targets import OdradekCluster
 from tests.support.zookeeper import ZooKeeperServer, zookeeper_server
 
 __all__ = ["zookeeper_server"]  # the fixture
@@ -25,15 +23,10 @@ KIND = "cluster"
 def targets(
     zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LineTargets]:
-    def cluster(line: str) -> OdradekCluster:
-        connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
-        return OdradekCluster(tmp_path_factory.mktemp(f"kafka-tools-cluster-failures-{line}"), connect)
-
-    started = LineTargets(cluster)
-    try:
-        yield started
-    finally:
-        started.stop()
+    with kafka_tools_reference.odradek_cluster_lines(
+        zookeeper_server, tmp_path_factory, "kafka-tools-cluster-failures"
+    ) as lines:
+        yield lines
 
 
 @pytest.mark.parametrize(("line", "name"), kafka_tools_reference.pytest_params(KIND, disruptive=True))
