@@ -1,10 +1,17 @@
 """kafka-acls with --bootstrap-server: add, list and remove ACLs on each kind of resource, by pattern
 type, with the --producer and --consumer shortcuts. The ACL entries of a resource are a set: the tool
-prints them in hash order, so each block's entries are sorted here."""
+prints them in hash order, so each block's entries are sorted here.
+
+In a cluster, the broker that changes an ACL writes it to ZooKeeper and the others learn of it from a
+change notification a moment later (in Kafka as in odradek), while each tool asks whichever broker it
+likes: after each change the scenario waits until every broker describes the same ACLs."""
 
 from __future__ import annotations
 
-from tests.support.tool_scenarios.session import Session, scenario
+from odradek.protocol.messages.describe_acls import DescribeAclsRequest, DescribeAclsResponse
+from odradek.security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
+from tests.support.raw_client import RawClient
+from tests.support.tool_scenarios.session import Session, scenario, wait_for
 
 B = "--bootstrap-server"
 
@@ -25,6 +32,39 @@ def _sorted_entries(text: str) -> str:
 
 def acls(session: Session, *args: str) -> None:
     session.run("kafka-acls", B, "{bootstrap}", *args, shown=_sorted_entries)
+    if session.cluster and ("--add" in args or "--remove" in args):
+        wait_for(lambda: _agreed(session), 30, "every broker to describe the same ACLs")
+
+
+def _described(session: Session, node: int) -> frozenset[tuple[object, ...]] | None:
+    """Every ACL broker `node` describes (None when it cannot answer now)."""
+    host, port = session.target.addresses[node]
+    request = DescribeAclsRequest(
+        resource_type_filter=ResourceType.ANY,
+        resource_name_filter=None,
+        pattern_type_filter=PatternType.ANY,
+        principal_filter=None,
+        host_filter=None,
+        operation=AclOperation.ANY,
+        permission_type=AclPermissionType.ANY,
+    )
+    try:
+        with RawClient(port, timeout=5, host=host) as client:
+            response: DescribeAclsResponse = client.request(request, 1)
+    except OSError:
+        return None
+    if response.error_code != 0:
+        return None
+    return frozenset(
+        (r.resource_type, r.resource_name, r.pattern_type, a.principal, a.host, a.operation, a.permission_type)
+        for r in response.resources
+        for a in r.acls
+    )
+
+
+def _agreed(session: Session) -> bool:
+    answers = [_described(session, node) for node in session.target.addresses]
+    return None not in answers and len(set(answers)) == 1
 
 
 ALICE = ("--allow-principal", "User:tools-alice")
