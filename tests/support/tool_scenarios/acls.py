@@ -56,7 +56,15 @@ def _described(session: Session, node: int) -> frozenset[tuple[object, ...]] | N
     if response.error_code != 0:
         return None
     return frozenset(
-        (r.resource_type, r.resource_name, r.pattern_type, a.principal, a.host, a.operation, a.permission_type)
+        (
+            r.resource_type,
+            r.resource_name,
+            r.pattern_type,
+            a.principal,
+            a.host,
+            a.operation,
+            a.permission_type,
+        )
         for r in response.resources
         for a in r.acls
     )
