@@ -1,11 +1,11 @@
 """Kafka Connect in distributed mode through a worker crash: FileStreamSource → topic → FileStreamSink.
 
 Two workers (tests/support/connect_worker.py) share a group, their config, offset and status topics
-compacted at RF=3 on the brokers. A FileStreamSource connector reads an input file into a one-partition
-topic and a FileStreamSink connector writes that topic to an output file. Lines are appended to the
-input at a steady pace from before the first crash until after the last restart; meanwhile the worker
-running the source task is SIGKILLed (the other takes its tasks over) and started again, then the one
-running the sink task (by then, often the other one) is.
+compacted on the brokers (RF=3 on a cluster, 1 on a single node). A FileStreamSource connector reads
+an input file into a one-partition topic and a FileStreamSink connector writes that topic to an output
+file. Lines are appended to the input at a steady pace from before the first crash until after the
+last restart; meanwhile the worker running the source task is SIGKILLed (the other takes its tasks
+over) and started again, then the one running the sink task (by then, often the other one) is.
 
 What Connect promises for these connectors is at least once: a worker commits a source task's file
 position and a sink task's consumer offset every `offset.flush.interval.ms`, so a killed worker's tasks
@@ -36,6 +36,7 @@ from tests.support.connect_worker import RestError, Worker
 
 #: Lines appended to the input file a second, from before the crash until after the restart.
 RATE = 50
+#: The replication factor of the topics on a 3-broker cluster (a single node: 1).
 REPLICATION = 3
 #: Progress asked for after each step: this many more lines in the output file.
 PROGRESS_LINES = 100
@@ -112,7 +113,7 @@ def output_lines(path: Path) -> list[str]:
     return text.split("\n")[:-1]
 
 
-def worker_settings(bootstrap: str, tag: str) -> dict[str, str]:
+def worker_settings(bootstrap: str, tag: str, replication: int = REPLICATION) -> dict[str, str]:
     return {
         "bootstrap.servers": bootstrap,
         "group.id": f"connect-{tag}",
@@ -121,9 +122,9 @@ def worker_settings(bootstrap: str, tag: str) -> dict[str, str]:
         "config.storage.topic": f"connect-configs-{tag}",
         "offset.storage.topic": f"connect-offsets-{tag}",
         "status.storage.topic": f"connect-status-{tag}",
-        "config.storage.replication.factor": str(REPLICATION),
-        "offset.storage.replication.factor": str(REPLICATION),
-        "status.storage.replication.factor": str(REPLICATION),
+        "config.storage.replication.factor": str(replication),
+        "offset.storage.replication.factor": str(replication),
+        "status.storage.replication.factor": str(replication),
         "offset.storage.partitions": "5",
         "status.storage.partitions": "3",
         # commit source positions and sink offsets every second (60 s by default): a crash then
@@ -146,8 +147,9 @@ def internal_topics(tag: str) -> tuple[str, str, str]:
     return f"connect-configs-{tag}", f"connect-offsets-{tag}", f"connect-status-{tag}"
 
 
-def run(bootstrap: str, work: Path) -> None:
-    """The whole scenario; an AssertionError says what broke, with a timeline and the workers' logs."""
+def run(bootstrap: str, work: Path, replication: int = REPLICATION) -> None:
+    """The whole scenario, its topics at `replication`; an AssertionError says what broke, with a
+    timeline and the workers' logs."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
     classpath = connect_worker.build()
@@ -155,9 +157,9 @@ def run(bootstrap: str, work: Path) -> None:
     tag = uuid.uuid4().hex[:8]
     topic = f"connect-lines-{tag}"
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(topic, 1, REPLICATION)]).values():
+    for future in admin.create_topics([NewTopic(topic, 1, replication)]).values():
         future.result(60)
-    settings = worker_settings(bootstrap, tag)
+    settings = worker_settings(bootstrap, tag, replication)
     workers = [Worker(name, classpath, work, settings) for name in ("a", "b")]
     input_path, output_path = work / "input.txt", work / "output.txt"
     appender = Appender(input_path)
@@ -206,7 +208,7 @@ def run(bootstrap: str, work: Path) -> None:
         f"the sink's file: {problems}\nthe topic: {topic_problems}\n{steps.timeline()}"
         + "".join(f"\n--- worker {w.name}:\n{w.log_text()}" for w in workers)
     )
-    _check_internal_topics(admin, tag)
+    _check_internal_topics(admin, tag, replication)
     repeated = sum(n - 1 for n in Counter(output_lines(output_path)).values() if n > 1)
     steps.note(f"{len(appender.lines)} lines delivered, {repeated} repeated (all from before the last kill)")
     print(steps.timeline())  # shown by pytest -rP, and by the reference run
@@ -321,15 +323,15 @@ def _sink_config(path: Path, topic: str) -> dict[str, str]:
     }
 
 
-def _check_internal_topics(admin: Any, tag: str) -> None:
-    """Connect's config, offset and status topics exist, compacted, every partition at RF=3."""
+def _check_internal_topics(admin: Any, tag: str, replication: int) -> None:
+    """Connect's config, offset and status topics exist, compacted, every partition at `replication`."""
     from confluent_kafka.admin import ConfigResource
 
     metadata = admin.list_topics(timeout=30)
     for name in internal_topics(tag):
         assert name in metadata.topics, f"{name} missing: {sorted(metadata.topics)}"
         factors = {len(p.replicas) for p in metadata.topics[name].partitions.values()}
-        assert factors == {REPLICATION}, f"{name}: replication factors {factors}"
+        assert factors == {replication}, f"{name}: replication factors {factors}"
         resource = ConfigResource(ConfigResource.Type.TOPIC, name)
         config = admin.describe_configs([resource])[resource].result(30)
         assert config["cleanup.policy"].value == "compact", (

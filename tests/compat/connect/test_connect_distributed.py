@@ -1,8 +1,8 @@
-"""Kafka Connect (4.1.2) in distributed mode on the 3-broker ZooKeeper cluster: FileStreamSource → topic
-→ FileStreamSink, two workers; the one running the source task SIGKILLed mid-run and started again,
-then the one running the sink task (tests/support/connect_scenario.py). Every input line must reach the
-sink's file; a line may repeat only if it was in the input before the last kill (at least once, as
-Connect promises for these connectors)."""
+"""Kafka Connect (4.1.2) in distributed mode on the 3-broker ZooKeeper cluster and on a single node:
+FileStreamSource → topic → FileStreamSink, two workers; the one running the source task SIGKILLed
+mid-run and started again, then the one running the sink task (tests/support/connect_scenario.py).
+Every input line must reach the sink's file; a line may repeat only if it was in the input before the
+last kill (at least once, as Connect promises for these connectors)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import connect_scenario
+from tests.support.broker_process import BrokerProcess
 from tests.support.txn_cluster import Cluster, running_cluster
 from tests.support.zookeeper import ZooKeeperServer, zookeeper_server
 
@@ -29,6 +30,18 @@ def test_file_lines_reach_the_sink_at_least_once_through_a_worker_kill(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     connect_scenario.run(cluster.bootstrap(), tmp_path / "connect")
+
+
+@pytest.mark.timeout(600)
+def test_file_lines_reach_the_sink_at_least_once_through_a_worker_kill_on_a_single_node(
+    tmp_path: Path,
+) -> None:
+    # Connect's own topics and the lines' topic at RF=1: what a one-broker development set-up has
+    broker = BrokerProcess(tmp_path / "data", {"group.initial.rebalance.delay.ms": "0"}).start()
+    try:
+        connect_scenario.run(broker.bootstrap, tmp_path / "connect", replication=1)
+    finally:
+        broker.stop()
 
 
 def test_the_check_finds_a_lost_line_and_a_torn_one() -> None:
