@@ -30,14 +30,20 @@ async def serve_tls(
 
 
 class _AlertingServerProtocol(SSLProtocol):
-    # asyncio's own attributes (Python 3.11+), which typeshed leaves out
-    _outgoing: ssl.MemoryBIO
+    """asyncio's TLS protocol (its Python 3.11+ form, with the outgoing TLS bytes in `_outgoing`) that
+    sends what a failed handshake left there before asyncio closes the connection."""
 
     def _on_handshake_complete(self, handshake_exc: BaseException | None) -> None:
-        if handshake_exc is not None and isinstance(self._transport, asyncio.WriteTransport):
-            alert = self._outgoing.read()
+        # A Python whose asyncio keeps these elsewhere closes as before (the regression test
+        # tests/regressions/test_refused_tls_handshake_closed_without_an_alert.py then fails).
+        outgoing = getattr(self, "_outgoing", None)
+        if (
+            handshake_exc is not None
+            and isinstance(outgoing, ssl.MemoryBIO)
+            and isinstance(self._transport, asyncio.WriteTransport)
+        ):
+            alert = outgoing.read()
             if alert:
-                # written at once when the socket's send buffer is empty, as it is mid-handshake; what
-                # cannot be is dropped with the connection, as before
+                # a few bytes into an empty send buffer: written at once, before asyncio's close
                 self._transport.write(alert)
         super()._on_handshake_complete(handshake_exc)
