@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
@@ -21,13 +22,20 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
@@ -36,6 +44,7 @@ import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
 import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -246,6 +255,44 @@ class SecurityTest {
             assertInstanceOf(ClusterAuthorizationException.class, alterConfigs.getCause(),
                 alterConfigs.toString());
         }
+    }
+
+    @Test
+    void adminOperationsNotGrantedRaiseTheAuthorizationExceptionOfTheirResource() throws Exception {
+        String topic = Topics.create("admin-not-granted", 1);
+        TopicPartition partition = new TopicPartition(topic, 0);
+        String group = Names.unique("admin-not-granted-group");
+        String transactionalId = Names.unique("admin-not-granted-txn");
+        try (Admin admin = Clients.admin(Secured.scram(NOBODY, PASSWORD))) {
+            refused(TopicAuthorizationException.class,
+                admin.createTopics(List.of(new NewTopic(Names.unique("not-created"), 1, (short) 1))).all());
+            refused(TopicAuthorizationException.class, admin.deleteTopics(List.of(topic)).all());
+            refused(TopicAuthorizationException.class,
+                admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(2))).all());
+            refused(TopicAuthorizationException.class, admin.describeConfigs(
+                List.of(new ConfigResource(ConfigResource.Type.TOPIC, topic))).all());
+            refused(TopicAuthorizationException.class,
+                admin.deleteRecords(Map.of(partition, RecordsToDelete.beforeOffset(0))).all());
+            refused(TopicAuthorizationException.class,
+                admin.listOffsets(Map.of(partition, OffsetSpec.latest())).all());
+            refused(TopicAuthorizationException.class, admin.describeProducers(List.of(partition)).all());
+            refused(GroupAuthorizationException.class, admin.deleteConsumerGroups(List.of(group)).all());
+            refused(GroupAuthorizationException.class, admin.describeConsumerGroups(List.of(group)).all());
+            refused(TransactionalIdAuthorizationException.class,
+                admin.describeTransactions(List.of(transactionalId)).all());
+            refused(ClusterAuthorizationException.class, admin.describeAcls(AclBindingFilter.ANY).values());
+            refused(ClusterAuthorizationException.class, admin.describeUserScramCredentials().all());
+            refused(ClusterAuthorizationException.class, admin.describeClientQuotas(ClientQuotaFilter.all()).entities());
+            refused(ClusterAuthorizationException.class, admin.listPartitionReassignments().reassignments());
+            refused(ClusterAuthorizationException.class,
+                admin.electLeaders(ElectionType.PREFERRED, Set.of(partition)).all());
+            assertTrue(admin.listConsumerGroups().all().get().stream().noneMatch(g -> g.groupId().equals(group)));
+        }
+    }
+
+    private static void refused(Class<? extends Throwable> expected, KafkaFuture<?> answer) {
+        ExecutionException refused = assertThrows(ExecutionException.class, answer::get);
+        assertInstanceOf(expected, refused.getCause(), refused.toString());
     }
 
     @Test
