@@ -4,6 +4,7 @@ it must pass here, against one broker and against three.
 
     make java-compat-reference                              # both lines, one broker then three
     .venv/bin/python -m tests.support.java_reference --brokers 3 --line kafka-4 [--keep DIR]
+    .venv/bin/python -m tests.support.java_reference --class SecurityTest       # only these classes
 
 Kafka's broker (`kafka_2.13`, tests/compat/java/reference-broker/pom.xml) is resolved into .cache/maven
 like the clients; ZooKeeper is Debian's, as for the cluster tests. The brokers get the settings the
@@ -24,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from tests.support import java_suite
-from tests.support.kafka_reference import KafkaBrokers
+from tests.support.java_security import JavaSecurity
+from tests.support.kafka_reference import KafkaBrokers, broker_host
 from tests.support.zookeeper import ZooKeeperServer
 
 
@@ -35,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--brokers", type=int, choices=(1, 3), action="append", help="default: 1, then 3")
     parser.add_argument("--line", choices=java_suite.LINES, action="append", help="default: every line")
     parser.add_argument("--keep", type=Path, help="keep the brokers' data and logs and the reports here")
+    parser.add_argument("--class", dest="classes", action="append", help="run only this test class")
     args = parser.parse_args(argv)
     work = args.keep or Path(tempfile.mkdtemp(prefix="java-reference-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -42,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         failures = 0
         for brokers in args.brokers or [1, 3]:
             failures += _run_against_kafka(
-                brokers, args.line or list(java_suite.LINES), work / f"kafka-{brokers}"
+                brokers, args.line or list(java_suite.LINES), work / f"kafka-{brokers}", args.classes
             )
         print("every test passed against Apache Kafka" if not failures else f"{failures} failed", flush=True)
         return 0 if failures == 0 else 1
@@ -54,28 +57,33 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _run_against_kafka(brokers: int, lines: list[str], work: Path) -> int:
+def _run_against_kafka(brokers: int, lines: list[str], work: Path, classes: list[str] | None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     zookeeper = ZooKeeperServer(work).start()
-    kafka = KafkaBrokers(brokers, work, zookeeper)
+    hosts = {node: broker_host(node, brokers) for node in range(1, brokers + 1)}
+    security = JavaSecurity(work / "security", hosts)  # the secured listeners odradek's targets have
+    kafka = KafkaBrokers(brokers, work, zookeeper, node_settings=security.broker_settings)
     try:
         kafka.start()
         kind = "single-node" if brokers == 1 else "cluster"
-        target = java_suite.Target(kind, kafka.bootstrap, brokers, broker="kafka-3.9")
+        target = java_suite.Target(kind, kafka.bootstrap, brokers, broker="kafka-3.9", security=security)
         print(f"Apache Kafka, {brokers} broker(s) at {kafka.bootstrap}", flush=True)
+        only = None if not classes else [t for t in java_suite.declared_tests() if t.class_name in classes]
         reports = java_suite.run_lines(
-            target, work, lines, extra=[f"--exclude-tag={java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE}"]
+            target, work, lines, extra=[f"--exclude-tag={java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE}"], only=only
         )
-        return sum(_print_outcomes(report) for report in reports.values())
+        return sum(_print_outcomes(report, only) for report in reports.values())
     finally:
         kafka.stop()
         zookeeper.stop()
 
 
-def _print_outcomes(report: java_suite.Report) -> int:
-    """One line per test; the failures in full. Returns how many failed (or were not reported)."""
+def _print_outcomes(report: java_suite.Report, only: list[java_suite.JavaTest] | None) -> int:
+    """One line per test run; the failures in full. Returns how many failed (or were not reported)."""
     failed = 0
     for test in java_suite.declared_tests(report.line):
+        if only is not None and test not in only:
+            continue
         try:
             report.check(test)
             outcome = "passed"

@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.broker_process import REPO
+from tests.support.java_security import JavaSecurity
 from tests.support.requirements import require_executable
 
 PROJECT = REPO / "tests" / "compat" / "java"
@@ -84,6 +85,17 @@ class Target:
     brokers: int
     #: "odradek", or "kafka-3.9" for the reference runs (some answers differ by the versions served).
     broker: str = "odradek"
+    #: The brokers' SASL_SSL and mutual-TLS listeners and the stores to reach them (SecurityTest).
+    security: JavaSecurity | None = None
+
+    def system_properties(self) -> list[str]:
+        """The -D options support/Target.java reads."""
+        return [
+            f"-Dodradek.bootstrap={self.bootstrap}",
+            f"-Dodradek.brokers={self.brokers}",
+            f"-Dodradek.broker={self.broker}",
+            *(self.security.system_properties() if self.security is not None else []),
+        ]
 
 
 # ----- the tests the sources declare -------------------------------------------------------------
@@ -315,9 +327,7 @@ class Run:
         command = [
             java,
             *JVM_OPTIONS,
-            f"-Dodradek.bootstrap={target.bootstrap}",
-            f"-Dodradek.brokers={target.brokers}",
-            f"-Dodradek.broker={target.broker}",
+            *target.system_properties(),
             "-cp",
             classpath,
             "org.junit.platform.console.ConsoleLauncher",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tests.support import java_suite
@@ -36,16 +36,21 @@ class KafkaBrokers:
     """`brokers` Apache Kafka brokers (ids 1..n) on one ZooKeeper; `start` waits until each listens."""
 
     def __init__(
-        self, brokers: int, work: Path, zookeeper: ZooKeeperServer, extra: Mapping[str, str] | None = None
+        self,
+        brokers: int,
+        work: Path,
+        zookeeper: ZooKeeperServer,
+        extra: Mapping[str, str] | None = None,
+        node_settings: Callable[[int, int], Mapping[str, str]] | None = None,
     ) -> None:
+        """`extra`: settings for every broker; `node_settings`: for one broker, given its node id and
+        PLAINTEXT port (they win over `extra`)."""
         self.work = work
         self.zookeeper = zookeeper
         self.extra = dict(extra or {})
+        self.node_settings = node_settings
         self.classpath = reference_classpath()
-        self.addresses = {
-            node: ("127.0.0.1" if brokers == 1 else f"127.0.0.{node + 1}", free_port())
-            for node in range(1, brokers + 1)
-        }
+        self.addresses = {node: (broker_host(node, brokers), free_port()) for node in range(1, brokers + 1)}
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
 
     @property
@@ -102,6 +107,8 @@ class KafkaBrokers:
         if brokers > 1:  # as tests/support/txn_cluster.py
             settings |= {"offsets.topic.num.partitions": "3", "transaction.state.log.num.partitions": "3"}
         settings |= self.extra
+        if self.node_settings is not None:
+            settings |= self.node_settings(node, port)
         self.work.mkdir(parents=True, exist_ok=True)
         config = self.work / f"server-{node}.properties"
         config.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
@@ -137,6 +144,11 @@ class KafkaBrokers:
                 time.sleep(0.2)
         address = self.addresses[node]
         raise RuntimeError(f"Apache Kafka did not listen on {address} within {START_TIMEOUT_S} s")
+
+
+def broker_host(node: int, brokers: int) -> str:
+    """Where broker `node` of `brokers` listens: 127.0.0.1 alone, 127.0.0.2-4 for three."""
+    return "127.0.0.1" if brokers == 1 else f"127.0.0.{node + 1}"
 
 
 def reference_classpath() -> str:

@@ -4,7 +4,7 @@ replication of their topics and internal topics chosen by the test module."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest, F
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
 from tests.support.broker_process import BrokerProcess
 from tests.support.interop import wait_until
+from tests.support.ports import free_port
 from tests.support.raw_client import RawClient
 
 BROKER_IDS = (1, 2, 3)
@@ -29,9 +30,12 @@ class Cluster:
         replication: int,
         min_isr: int = 1,
         extra: dict[str, str] | None = None,
+        node_settings: Callable[[int, int], Mapping[str, str]] | None = None,
     ) -> None:
-        """`extra`: more settings for every broker (they win over these)."""
+        """`extra`: more settings for every broker (they win over these); `node_settings`: more for one
+        broker, given its node id and PLAINTEXT port (they win over `extra`)."""
         self.replication = replication
+        ports = {node: free_port() for node in BROKER_IDS}
         self.brokers = {
             node: BrokerProcess(
                 base / f"broker-{node}",
@@ -49,8 +53,10 @@ class Cluster:
                     "group.initial.rebalance.delay.ms": "0",
                     "auto.leader.rebalance.enable": "false",
                     **(extra or {}),
+                    **(node_settings(node, ports[node]) if node_settings else {}),
                 },
-                host=f"127.0.0.{node + 1}",
+                port=ports[node],
+                host=host(node),
             )
             for node in BROKER_IDS
         }
@@ -113,6 +119,11 @@ class Cluster:
 
         wait_until(answered, 60, f"a coordinator for {key}", interval=0.2)
         return found[-1]
+
+
+def host(node: int) -> str:
+    """The loopback address broker `node` listens on (127.0.0.2-4), as a host of its own."""
+    return f"127.0.0.{node + 1}"
 
 
 @contextmanager

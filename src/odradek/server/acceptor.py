@@ -7,7 +7,8 @@ be exceeded, and closes a connection at once when its address already has `max.c
 (or its override).
 
 On a TLS listener the handshake runs in a task of its own (its timeout is asyncio's), so a slow or
-silent client never holds up the next accept; a failed handshake only closes that connection.
+silent client never holds up the next accept; a failed handshake only closes that connection, once the
+client has its alert (server/tls_handshake.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable
 
 from odradek.server.connection import Connection
 from odradek.server.connection_quotas import ConnectionQuotas
+from odradek.server.tls_handshake import serve_tls
 
 log = logging.getLogger("odradek.acceptor")
 
@@ -115,7 +117,10 @@ class Acceptor:
             return made[-1]
 
         try:
-            await loop.connect_accepted_socket(make, client, ssl=self.ssl_context)
+            if self.ssl_context is None:
+                await loop.connect_accepted_socket(make, client)
+            else:
+                await serve_tls(loop, client, self.ssl_context, make())
         except (OSError, ssl.SSLError) as error:
             # TLS: an untrusted or missing client certificate, plaintext on a TLS port, a timeout
             log.info("connection from %s dropped before it was served: %s", address, error)

@@ -11,7 +11,8 @@ import pytest
 
 from tests.support import java_suite
 from tests.support.interop import wait_until
-from tests.support.txn_cluster import BROKER_IDS, Cluster
+from tests.support.java_security import JavaSecurity
+from tests.support.txn_cluster import BROKER_IDS, Cluster, host
 from tests.support.zookeeper import ZooKeeperServer, zookeeper_server
 
 __all__ = ["zookeeper_server"]  # the fixture
@@ -28,12 +29,13 @@ def reports(
     lines, only = java_suite.selected_tests(request)  # pytest -k runs only what it picked
     work = tmp_path_factory.mktemp("java-cluster")
     connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
-    cluster = Cluster(work, connect, replication=3, min_isr=2)
+    security = JavaSecurity(work / "security", {node: host(node) for node in BROKER_IDS})
+    cluster = Cluster(work, connect, replication=3, min_isr=2, node_settings=security.broker_settings)
     try:
         for broker in cluster.brokers.values():
             broker.start()
         wait_until(lambda: _every_broker_known(cluster), 60, "three brokers in every broker's Metadata", 0.2)
-        target = java_suite.Target(TARGET, cluster.bootstrap(), len(BROKER_IDS))
+        target = java_suite.Target(TARGET, cluster.bootstrap(), len(BROKER_IDS), security=security)
         yield java_suite.run_lines(target, work, lines, only=only)
     finally:
         for broker in cluster.brokers.values():

@@ -9,6 +9,8 @@ import pytest
 
 from tests.support import java_suite
 from tests.support.broker_process import BrokerProcess
+from tests.support.java_security import JavaSecurity
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.timeout(1200)
 TARGET = "single-node"
@@ -20,9 +22,13 @@ def reports(
 ) -> Iterator[Mapping[str, java_suite.Report]]:
     lines, only = java_suite.selected_tests(request)  # pytest -k runs only what it picked
     work = tmp_path_factory.mktemp("java-single-node")
-    broker = BrokerProcess(work / "data", java_suite.SINGLE_NODE_SETTINGS).start()
+    security = JavaSecurity(work / "security", {1: "127.0.0.1"})
+    port = free_port()
+    settings = java_suite.SINGLE_NODE_SETTINGS | security.broker_settings(1, port)
+    broker = BrokerProcess(work / "data", settings, port=port).start()
     try:
-        yield java_suite.run_lines(java_suite.Target(TARGET, broker.bootstrap, 1), work, lines, only=only)
+        target = java_suite.Target(TARGET, broker.bootstrap, 1, security=security)
+        yield java_suite.run_lines(target, work, lines, only=only)
     finally:
         broker.stop()
 

@@ -302,8 +302,12 @@ class AdminTest {
         }
     }
 
+    /**
+     * The PLAINTEXT principal is a super user of the target's ACL authorizer (tests/support/java_security.py):
+     * a super user is allowed every operation, as every client is with no authorizer at all.
+     */
     @Test
-    void authorizedOperationsWithoutAnAuthorizerAreEveryOperationOfTheResource() throws Exception {
+    void authorizedOperationsOfASuperUserAreEveryOperationOfTheResource() throws Exception {
         try (Admin admin = Clients.admin()) {
             String topic = Topics.create(admin, "authorized-operations", 1);
             Set<AclOperation> cluster = admin.describeCluster(

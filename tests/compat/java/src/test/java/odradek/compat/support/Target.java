@@ -40,6 +40,40 @@ public final class Target {
         return System.getProperty("odradek.broker", "odradek").equals("odradek");
     }
 
+    /** bootstrap.servers of the brokers' SASL_SSL listeners (SCRAM-SHA-512 users). */
+    public static String saslSslBootstrap() {
+        return required("odradek.sasl.ssl.bootstrap");
+    }
+
+    /** bootstrap.servers of the brokers' SSL listeners, which require a client certificate. */
+    public static String sslBootstrap() {
+        return required("odradek.ssl.bootstrap");
+    }
+
+    /** The PKCS12 trust store holding the CA of the brokers' certificates. */
+    public static String trustStore() {
+        return required("odradek.ssl.truststore");
+    }
+
+    /** The PKCS12 key store holding the client certificate the brokers trust. */
+    public static String keyStore() {
+        return required("odradek.ssl.keystore");
+    }
+
+    /** The password of both stores. */
+    public static String storePassword() {
+        return required("odradek.ssl.password");
+    }
+
+    private static String required(String property) {
+        String value = System.getProperty(property);
+        if (value == null || value.isBlank()) {
+            throw new IllegalStateException("-D" + property + " is not set: run the suite through pytest "
+                + "(tests/support/java_suite.py passes it with the secured listeners it starts)");
+        }
+        return value;
+    }
+
     /** How many brokers the target has: 1 for a single node, 3 for the ZooKeeper cluster. */
     public static int brokers() {
         return Integer.getInteger("odradek.brokers", 1);
