@@ -56,7 +56,9 @@ from odradek.handlers.follower_fetch import (
     awaiting_epochs,
     diverging,
     hold_for_epochs,
+    leader_throttles,
     record_follower_fetches,
+    record_replication,
 )
 from odradek.handlers.leadership import POINTS_TO_LEADER, leader_endpoints, refusal, replica_refusal
 from odradek.handlers.registry import handles
@@ -386,6 +388,9 @@ def _read_partition(
             return _with_offsets(_error(entry, ErrorCode.OFFSET_OUT_OF_RANGE), log), 0
         if diverging is not None:
             return _with_offsets(_error(entry, ErrorCode.NONE), log, diverging), 0
+    if replica_id >= 0 and leader_throttles(entry, log, replica_id, context):
+        # As Kafka: no records, and none counted towards min_bytes (the fetch waits as if idle).
+        return _with_offsets(_error(entry, ErrorCode.NONE), log), 0
     try:
         info = log.read(entry.fetch_offset, limit, isolation=isolation, min_one_message=first)
         records = _records(info, context.api_version)
@@ -494,7 +499,9 @@ def _respond(
             topics[key] = topic
         topic.partitions.append(data)
         # As Kafka's BytesOutPerSec: bytes to clients only (a follower's fetch is replication traffic).
-        if data.records and not replica_fetch and context.services.traffic is not None:
+        if replica_fetch:
+            record_replication(entry, data, context)
+        elif data.records and context.services.traffic is not None:
             context.services.traffic.fetched(entry.topic, len(data.records))
     return FetchResponse(
         error_code=ErrorCode.NONE,
