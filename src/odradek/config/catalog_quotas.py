@@ -113,6 +113,7 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         dynamic=DynamicUpdateMode.CLUSTER_WIDE,
         cluster_only=SINGLE_NODE,
+        dynamic_only=True,
     ),
     ConfigKey(
         "follower.replication.throttled.rate",
@@ -124,6 +125,7 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         dynamic=DynamicUpdateMode.CLUSTER_WIDE,
         cluster_only=SINGLE_NODE,
+        dynamic_only=True,
     ),
     ConfigKey(
         "replica.alter.log.dirs.io.max.bytes.per.second",
@@ -134,5 +136,6 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         dynamic=DynamicUpdateMode.CLUSTER_WIDE,
         refused=NO_LOG_DIR_MOVES,
+        dynamic_only=True,
     ),
 )

@@ -11,7 +11,8 @@ import pytest
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog import BROKER_CONFIGS
 from odradek.config.topic_catalog import TOPIC_CONFIGS
-from odradek.config.types import ConfigError, DynamicUpdateMode
+from odradek.config.types import ConfigError, ConfigSource, DynamicUpdateMode
+from odradek.handlers.config_entries import Synonym, broker_entries
 
 
 @pytest.mark.parametrize(
@@ -86,3 +87,18 @@ def test_an_invalid_throttled_replica_list_is_refused_with_kafkas_message(value:
         f"Invalid value {shown} for configuration {name}: {name} must be the literal '*' or a list of "
         "replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."
     )
+
+
+def test_the_rates_are_described_as_kafka_describes_its_dynamic_only_broker_configs() -> None:
+    """Kafka 3.9 knows the throttle rates only as dynamic configs (DynamicConfig.Broker, not KafkaConfig):
+    a broker lists one only when it is set, with no DEFAULT_CONFIG synonym (`kafka-configs --describe`
+    prints `synonyms={DYNAMIC_BROKER_CONFIG:...}` alone; tests/compat/kafka_tools reassign-throttled)."""
+    unset = {entry.name for entry in broker_entries(BrokerConfig({}), None, None)}
+    assert "leader.replication.throttled.rate" not in unset
+    assert "replication.quota.window.num" in unset  # a KafkaConfig key: always listed
+    config = BrokerConfig({}).with_dynamic({}, {"leader.replication.throttled.rate": "100"})
+    (entry,) = broker_entries(config, None, ["leader.replication.throttled.rate"])
+    assert (entry.value, entry.source) == ("100", ConfigSource.DYNAMIC_BROKER_CONFIG)
+    assert entry.synonyms == [
+        Synonym("leader.replication.throttled.rate", "100", ConfigSource.DYNAMIC_BROKER_CONFIG)
+    ]
