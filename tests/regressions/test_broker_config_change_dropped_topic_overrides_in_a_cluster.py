@@ -11,6 +11,7 @@ import asyncio
 from pathlib import Path
 
 from odradek.handlers.configs import reconfigure
+from odradek.storage.config import LogConfig
 from tests.support.controller_requests import leader_and_isr, update_metadata
 from tests.support.handler_services import HandlerBroker
 from tests.unit.handlers.cluster_member import BROKERS, TOPIC, TOPIC_ID, led_here
@@ -39,5 +40,24 @@ def test_a_broker_config_change_keeps_the_topic_overrides_a_cluster_member_read_
         assert config.retention_ms == 1234
         assert config.leader_replication_throttled_replicas == ("0:2",)
         assert broker.services.logs.default_config.retention_ms == 3_600_000  # the new default applies
+    finally:
+        broker.close()
+
+
+def test_unusable_topic_configs_written_by_another_tool_leave_the_log_as_it_was(tmp_path: Path) -> None:
+    broker = HandlerBroker(tmp_path / "member", node_id=2, zookeeper_mode=True)
+
+    async def run() -> None:
+        await broker.call(update_metadata(BROKERS, [led_here(0)], {TOPIC: TOPIC_ID}), 8)
+        await broker.call(leader_and_isr([led_here(0)], {TOPIC: TOPIC_ID}), 7)
+        state = broker.services.cluster.topic(TOPIC)
+        assert state is not None
+        state.configs = {"segment.bytes": "1"}  # below what storage takes
+        reconfigure(broker.services, broker.services.config.with_dynamic({"log.retention.ms": "3600000"}, {}))
+
+    try:
+        asyncio.run(run())  # raised InvalidLogConfigError, half applied
+        assert broker.log(TOPIC, 0).config.segment_bytes == LogConfig().segment_bytes
+        assert broker.services.logs.default_config.retention_ms == 3_600_000
     finally:
         broker.close()

@@ -41,6 +41,7 @@ from odradek.config.types import ConfigError, ConfigKey
 from odradek.logs import shortened
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.config import LogConfig
+from odradek.storage.errors import InvalidLogConfigError
 from odradek.storage.files import atomic_write
 from odradek.storage.log_manager import LogManager
 
@@ -203,10 +204,15 @@ def apply_log_defaults(
     logs.default_config = LogConfig.from_mapping(dict(resolve_topic_config({}, config)))
     for partition, partition_log in logs.logs.items():
         state = cluster.topic(partition.topic) if cluster is not None else None
-        if state is not None:
-            partition_log.update_config(logs.topic_log_config(state.configs))
-        else:
+        if state is None:
             partition_log.update_config(logs.config_for(partition.topic))
+            continue
+        try:
+            partition_log.update_config(logs.topic_log_config(state.configs))
+        except InvalidLogConfigError as error:  # another tool wrote them: the log keeps what it has
+            log.error(
+                "cannot apply the configs of topic %s: %s", shortened(partition.topic), shortened(str(error))
+            )
 
 
 def _check(configs: Mapping[str, str], *, cluster_default: bool) -> None:

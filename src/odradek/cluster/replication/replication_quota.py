@@ -114,7 +114,8 @@ class ReplicationQuotas:
         )
 
 
-@functools.lru_cache(maxsize=1024)
+# Keyed by the LogConfig's own tuple (no copy): a fetch asks once per throttled partition.
+@functools.lru_cache(maxsize=256)
 def throttled_partitions(replicas: tuple[str, ...], broker_id: int) -> frozenset[int] | None:
     """The partitions a throttled-replicas list names for `broker_id`; None for `*` (all of them).
     Kafka's TopicConfigHandler.parseThrottledPartitions; an entry that is not `partition:broker`
