@@ -26,6 +26,10 @@ Version notes:
   partition at an epoch newer than the one this broker hosts it at (its LeaderAndIsr is still on the way) is
   held, whole, until that LeaderAndIsr is applied or max_wait_ms passes (then UNKNOWN_LEADER_EPOCH), where
   Kafka answers at once and the follower backs off (follower_fetch.py).
+- Replication throttles (as Kafka's leader replication quota; cluster/replication/replication_quota.py):
+  over leader.replication.throttled.rate, a follower not in the ISR gets the partitions the topic's
+  leader.replication.throttled.replicas names for this broker without records, not counted towards
+  min_bytes; what followers are sent of those partitions is recorded on the rate (follower_fetch.py).
 - Fetching from followers (KIP-392, ZooKeeper mode): a consumer's fetch from v11 may be served by any
   replica of the partition, a follower reading up to its own high watermark (OFFSET_OUT_OF_RANGE past
   its log end, NOT_LEADER_OR_FOLLOWER on a broker with no replica); the leader, with
