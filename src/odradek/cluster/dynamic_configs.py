@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Final
 
 from odradek.cluster.config_changes import describe_change, describe_configs
+from odradek.cluster.metadata import ClusterMetadata
 from odradek.config.broker import (
     BrokerConfig,
     refuse_unsupported_broker_configs,
@@ -40,6 +41,7 @@ from odradek.config.types import ConfigError, ConfigKey
 from odradek.logs import shortened
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.config import LogConfig
+from odradek.storage.errors import InvalidLogConfigError
 from odradek.storage.files import atomic_write
 from odradek.storage.log_manager import LogManager
 
@@ -192,12 +194,25 @@ class DynamicBrokerConfigs:
         atomic_write(self.path, (json.dumps(doc, indent=1) + "\n").encode(), mode=0o600)
 
 
-def apply_log_defaults(logs: LogManager, config: BrokerConfig) -> None:
+def apply_log_defaults(
+    logs: LogManager, config: BrokerConfig, cluster: ClusterMetadata | None = None
+) -> None:
     """Give every partition log the topic defaults `config` now implies (log.retention.ms, ...), under
-    each topic's own overrides, as Kafka reconfigures its logs after a dynamic change."""
+    each topic's own overrides, as Kafka reconfigures its logs after a dynamic change. The overrides are
+    the metadata cache's (`cluster`, where a ZooKeeper cluster member keeps what /config/topics says;
+    the log dir's topic store holds no cluster topic's), else the topic store's."""
     logs.default_config = LogConfig.from_mapping(dict(resolve_topic_config({}, config)))
     for partition, partition_log in logs.logs.items():
-        partition_log.update_config(logs.config_for(partition.topic))
+        state = cluster.topic(partition.topic) if cluster is not None else None
+        if state is None:
+            partition_log.update_config(logs.config_for(partition.topic))
+            continue
+        try:
+            partition_log.update_config(logs.topic_log_config(state.configs))
+        except InvalidLogConfigError as error:  # another tool wrote them: the log keeps what it has
+            log.error(
+                "cannot apply the configs of topic %s: %s", shortened(partition.topic), shortened(str(error))
+            )
 
 
 def _check(configs: Mapping[str, str], *, cluster_default: bool) -> None:

@@ -8,9 +8,11 @@ import contextlib
 import logging
 
 from odradek.cluster.control_requests import PartitionLeadership
+from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.replication.hosted_partition import PartitionKey
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
-from odradek.storage.errors import LogStorageError, StorageError
+from odradek.logs import shortened
+from odradek.storage.errors import InvalidLogConfigError, LogStorageError, StorageError
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 
@@ -18,7 +20,11 @@ log = logging.getLogger("odradek.cluster.replicas")
 
 
 async def prepare_logs(
-    logs: LogManager, checkpoints: TruncationCheckpoints, node_id: int, states: list[PartitionLeadership]
+    logs: LogManager,
+    checkpoints: TruncationCheckpoints,
+    node_id: int,
+    states: list[PartitionLeadership],
+    cluster: ClusterMetadata,
 ) -> tuple[list[tuple[PartitionLeadership, Log]], list[PartitionKey]]:
     """For a LeaderAndIsr: each partition's log (``local_log``), and the partitions whose log could not
     be made (a disk error). Returns once no log about to lead (``leader == node_id``) has a truncation
@@ -30,7 +36,7 @@ async def prepare_logs(
     failed: list[PartitionKey] = []
     for state in states:
         try:
-            prepared.append((state, await local_log(logs, state)))
+            prepared.append((state, await local_log(logs, state, cluster)))
         except (OSError, StorageError) as error:  # one partition's disk failure is its own answer
             log.error("preparing the log of %s-%d failed", state.topic, state.partition, exc_info=error)
             failed.append((state.topic, state.partition))
@@ -47,15 +53,26 @@ async def prepare_logs(
     return prepared, failed
 
 
-async def local_log(logs: LogManager, state: PartitionLeadership) -> Log:
-    """The partition's log, created (empty) if this broker has none yet. A log of another topic id (the
+async def local_log(logs: LogManager, state: PartitionLeadership, cluster: ClusterMetadata) -> Log:
+    """The partition's log, created (empty) if this broker has none yet, with the topic's configs as
+    the metadata cache has them from /config/topics (as Kafka fetches them from ZooKeeper to create a
+    log; the log dir's topic store holds no cluster topic's). A log of another topic id (the
     topic was deleted and made again while this broker did not see it) is set aside by storage and an
     empty one made, as KRaft Kafka's stray replicas; Kafka's ZooKeeper mode answers
     INCONSISTENT_TOPIC_ID for ever, leaving the replica out of its partition."""
     existing = logs.get_log(state.topic, state.partition)
     if existing is not None and existing.matches_topic_id(state.topic_id):
         return existing
-    job = logs.prepare_partitions(state.topic, [state.partition], topic_id=state.topic_id)
+    known = cluster.topic(state.topic)
+    config = None
+    if known is not None:
+        try:
+            config = logs.topic_log_config(known.configs)
+        except InvalidLogConfigError as error:  # written by another tool: the defaults, as before
+            log.error(
+                "configs of topic %s not usable for its new log: %s", state.topic, shortened(str(error))
+            )
+    job = logs.prepare_partitions(state.topic, [state.partition], topic_id=state.topic_id, config=config)
     await asyncio.to_thread(job.run)
     logs.complete_partitions(job)
     created = logs.get_log(state.topic, state.partition)

@@ -248,7 +248,7 @@ class ReplicaManager:
             # only in the same turn as the coordinators hear of it, so FindCoordinator never names a
             # broker whose coordinator would answer NOT_COORDINATOR for it.
             prepared, failed = await prepare_logs(
-                self.logs, self.truncation_checkpoints, self.node_id, accepted
+                self.logs, self.truncation_checkpoints, self.node_id, accepted, self.cluster
             )
             outcome.update(dict.fromkeys(failed, ErrorCode.KAFKA_STORAGE_ERROR))
             local_logs: list[tuple[PartitionLeadership, Log]] = []

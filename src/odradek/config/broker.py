@@ -113,8 +113,9 @@ class BrokerConfig(BrokerSettings):
     def layered_values(self, name: str) -> list[tuple[ConfigValue, ConfigSource]]:
         """Every value this config has, highest priority first (the default only if it is not null)."""
         found = [(self._layers[source][name], source) for source in _LAYERS if name in self._layers[source]]
-        default = BROKER_CONFIGS[name].default
-        if default is not None:
+        key = BROKER_CONFIGS[name]
+        default = key.default
+        if default is not None and not key.dynamic_only:
             found.append((default, ConfigSource.DEFAULT_CONFIG))
         return found
 

@@ -1,9 +1,11 @@
 """Broker configs of quotas: the windows client quotas are measured over (odradek.security.client_quotas).
 
 Client quotas are built (user / client-id byte rates and request percentages, set with
-AlterClientQuotas): their window settings are read once at start-up, as Kafka reads them. Replication
-quotas, controller mutation quotas and custom quota callbacks are not built: their settings are
-refused unless left at their default.
+AlterClientQuotas): their window settings are read once at start-up, as Kafka reads them. So are
+replication quotas (cluster/replication/replication_quota.py): their windows are read at start-up,
+their rates at every check (per broker over the cluster-wide default). Controller mutation quotas,
+alter-log-dirs throttles and custom quota callbacks are not built: their settings are refused unless
+left at their default.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from odradek.config.validators import at_least
 
 LOW = Importance.LOW
 MEDIUM = Importance.MEDIUM
-REPLICATION = "replication quotas (throttled replicas and their rates) are not built in odradek."
+SINGLE_NODE = "a single node has no followers: nothing replicates, so nothing is throttled."
 CONTROLLER = "controller mutation quotas (KIP-599) are not built in odradek."
 NO_LOG_DIR_MOVES = "odradek does not move replicas between log directories (AlterReplicaLogDirs)."
 CALLBACK = "odradek cannot load Java classes: quotas follow Kafka's default user/client-id precedence."
@@ -42,7 +44,7 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Samples kept in memory for replication quotas.",
         at_least(1),
-        refused=REPLICATION,
+        cluster_only=SINGLE_NODE,
     ),
     ConfigKey(
         "replication.quota.window.size.seconds",
@@ -51,7 +53,7 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Length of one replication quota sample window, in seconds.",
         at_least(1),
-        refused=REPLICATION,
+        cluster_only=SINGLE_NODE,
     ),
     ConfigKey(
         "alter.log.dirs.replication.quota.window.num",
@@ -60,7 +62,7 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Samples kept in memory for alter-log-dirs replication quotas.",
         at_least(1),
-        refused=REPLICATION,
+        refused=NO_LOG_DIR_MOVES,
     ),
     ConfigKey(
         "alter.log.dirs.replication.quota.window.size.seconds",
@@ -69,7 +71,7 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Length of one alter-log-dirs replication quota sample window, in seconds.",
         at_least(1),
-        refused=REPLICATION,
+        refused=NO_LOG_DIR_MOVES,
     ),
     ConfigKey(
         "controller.quota.window.num",
@@ -98,8 +100,9 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         refused=CALLBACK,
     ),
     # Kafka's broker-level replication throttles (DynamicConfig.Broker), set per broker or as the
-    # cluster default: kafka-reassign-partitions --throttle sets them, --verify and --cancel delete them
-    # on every broker, throttled or not, so they are known (a DELETE is fine) and refused if set.
+    # cluster default: kafka-reassign-partitions --throttle sets them, --verify and --cancel delete them.
+    # Kafka 3.9 knows them only as dynamic configs (one in server.properties is "not a known config",
+    # ignored); odradek honours one there too, as the lowest layer, since a setting it accepts acts.
     ConfigKey(
         "leader.replication.throttled.rate",
         ConfigType.LONG,
@@ -109,7 +112,8 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "leader.replication.throttled.replicas.",
         at_least(0),
         dynamic=DynamicUpdateMode.CLUSTER_WIDE,
-        refused=REPLICATION,
+        cluster_only=SINGLE_NODE,
+        dynamic_only=True,
     ),
     ConfigKey(
         "follower.replication.throttled.rate",
@@ -120,7 +124,8 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "follower.replication.throttled.replicas.",
         at_least(0),
         dynamic=DynamicUpdateMode.CLUSTER_WIDE,
-        refused=REPLICATION,
+        cluster_only=SINGLE_NODE,
+        dynamic_only=True,
     ),
     ConfigKey(
         "replica.alter.log.dirs.io.max.bytes.per.second",
@@ -131,5 +136,6 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least(0),
         dynamic=DynamicUpdateMode.CLUSTER_WIDE,
         refused=NO_LOG_DIR_MOVES,
+        dynamic_only=True,
     ),
 )

@@ -33,10 +33,6 @@ NO_TIERED_STORAGE = "odradek has no tiered storage."
 # Kafka 3.x: deprecated, and ignored from 3.0 on (every batch is written in format v2).
 FORMAT_VERSION_DEFAULT = "3.0-IV1"
 FORMAT_VERSION_IGNORED = "deprecated in Kafka 3.x and ignored from 3.0 on; odradek writes message format v2."
-NO_REPLICATION_THROTTLE = (
-    "replication throttling is not built: its rates (leader.replication.throttled.rate, "
-    "follower.replication.throttled.rate) are refused, and without a rate Kafka throttles no replica either."
-)
 NO_ELECTION = "a single node leads every partition itself: there is no leader to elect."
 
 
@@ -147,7 +143,6 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Replicas whose replication is throttled on the follower side, as PartitionId:BrokerId "
         "pairs, or '*' for all.",
         THROTTLED_REPLICAS,
-        inert=NO_REPLICATION_THROTTLE,
     ),
     _topic(
         "index.interval.bytes",
@@ -163,7 +158,6 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Replicas whose replication is throttled on the leader side, as PartitionId:BrokerId pairs, "
         "or '*' for all.",
         THROTTLED_REPLICAS,
-        inert=NO_REPLICATION_THROTTLE,
     ),
     _topic(
         "local.retention.bytes",

@@ -136,6 +136,9 @@ class ConfigKey:
     # cluster_only: why this config, real in a cluster (with zookeeper.connect), has nothing to act on
     # in a single node (e.g. a replica fetcher's setting where nothing replicates).
     cluster_only: str = ""
+    # dynamic_only: Kafka knows this broker config only as a dynamic one (DynamicConfig.Broker, not
+    # KafkaConfig): DescribeConfigs lists it only when set, with no DEFAULT_CONFIG synonym.
+    dynamic_only: bool = False
 
     def __post_init__(self) -> None:
         if sum(bool(reason) for reason in (self.refused, self.inert, self.cluster_only)) > 1:

@@ -147,21 +147,30 @@ class Check:
         return self.description
 
 
-def _is_throttled_replica_list(value: ConfigValue) -> bool:
-    if not isinstance(value, list):
-        return False
-    if [item.strip() for item in value] == ["*"]:
-        return True
-    return all(_PARTITION_BROKER.fullmatch(item.strip()) for item in value)
+@dataclass(frozen=True, slots=True)
+class ThrottledReplicaList:
+    """Kafka's ThrottledReplicaListValidator: `*`, or `partition:broker` pairs (an empty entry is
+    allowed, and entries joining into `*` count as the wildcard), with Kafka's message."""
+
+    def __call__(self, name: str, value: ConfigValue) -> None:
+        if not isinstance(value, list):
+            raise ConfigError.invalid_value(name, value, f"{name} must be a List")
+        entries = [item.strip() for item in value]
+        if "".join(entries) == "*" or all(_PARTITION_BROKER.fullmatch(item) for item in entries):
+            return
+        raise ConfigError(
+            f"Invalid value [{', '.join(value)}] for configuration {name}: {name} must be the literal '*' "
+            f"or a list of replicas in the following format: {self.describe()}",
+            name,
+        )
+
+    def describe(self) -> str:
+        return "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
 
 
 _PARTITION_BROKER = re.compile(r"([0-9]+:[0-9]+)?")
 
-THROTTLED_REPLICAS = Check(
-    _is_throttled_replica_list,
-    "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
-    "Must be the wildcard (*) or a list of PartitionId:BrokerId pairs",
-)
+THROTTLED_REPLICAS = ThrottledReplicaList()
 
 
 def _is_kafka_version(value: ConfigValue) -> bool:

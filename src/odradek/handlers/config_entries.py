@@ -87,7 +87,8 @@ def broker_entries(
 ) -> list[Described]:
     """Every config of this broker (BROKER resource named by its id): the catalog, the listener-scoped
     settings and any custom (unknown) names it was given, as Kafka lists a broker's originals."""
-    names = set(BROKER_CONFIGS) | set(config.listener_overrides()) | set(config.unknown)
+    listed = {name for name, key in BROKER_CONFIGS.items() if not key.dynamic_only or config.is_set(name)}
+    names = listed | set(config.listener_overrides()) | set(config.unknown)
     if dynamic is not None:
         names |= set(dynamic.per_broker) | set(dynamic.cluster_default)
     return [_broker_entry(config, dynamic, name) for name in sorted(_wanted(names, keys))]

@@ -26,6 +26,10 @@ Version notes:
   partition at an epoch newer than the one this broker hosts it at (its LeaderAndIsr is still on the way) is
   held, whole, until that LeaderAndIsr is applied or max_wait_ms passes (then UNKNOWN_LEADER_EPOCH), where
   Kafka answers at once and the follower backs off (follower_fetch.py).
+- Replication throttles (as Kafka's leader replication quota; cluster/replication/replication_quota.py):
+  over leader.replication.throttled.rate, a follower not in the ISR gets the partitions the topic's
+  leader.replication.throttled.replicas names for this broker without records, not counted towards
+  min_bytes; what followers are sent of those partitions is recorded on the rate (follower_fetch.py).
 - Fetching from followers (KIP-392, ZooKeeper mode): a consumer's fetch from v11 may be served by any
   replica of the partition, a follower reading up to its own high watermark (OFFSET_OUT_OF_RANGE past
   its log end, NOT_LEADER_OR_FOLLOWER on a broker with no replica); the leader, with
@@ -56,7 +60,9 @@ from odradek.handlers.follower_fetch import (
     awaiting_epochs,
     diverging,
     hold_for_epochs,
+    leader_throttles,
     record_follower_fetches,
+    record_replication,
 )
 from odradek.handlers.leadership import POINTS_TO_LEADER, leader_endpoints, refusal, replica_refusal
 from odradek.handlers.registry import handles
@@ -386,6 +392,9 @@ def _read_partition(
             return _with_offsets(_error(entry, ErrorCode.OFFSET_OUT_OF_RANGE), log), 0
         if diverging is not None:
             return _with_offsets(_error(entry, ErrorCode.NONE), log, diverging), 0
+    if replica_id >= 0 and leader_throttles(entry, log, replica_id, context):
+        # As Kafka: no records, and none counted towards min_bytes (the fetch waits as if idle).
+        return _with_offsets(_error(entry, ErrorCode.NONE), log), 0
     try:
         info = log.read(entry.fetch_offset, limit, isolation=isolation, min_one_message=first)
         records = _records(info, context.api_version)
@@ -494,7 +503,9 @@ def _respond(
             topics[key] = topic
         topic.partitions.append(data)
         # As Kafka's BytesOutPerSec: bytes to clients only (a follower's fetch is replication traffic).
-        if data.records and not replica_fetch and context.services.traffic is not None:
+        if replica_fetch:
+            record_replication(entry, data, context)
+        elif data.records and context.services.traffic is not None:
             context.services.traffic.fetched(entry.topic, len(data.records))
     return FetchResponse(
         error_code=ErrorCode.NONE,

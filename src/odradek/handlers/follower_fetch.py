@@ -11,6 +11,7 @@ from odradek.handlers.context import RequestContext
 from odradek.handlers.fetch_sessions import CachedPartition
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import PartitionData
+from odradek.storage.log import Log
 
 
 class PartitionWaiter(Protocol):
@@ -93,3 +94,34 @@ def diverging(data: PartitionData) -> bool:
     """Whether the answer tells the follower where its log parted from the leader's (DivergingEpoch)."""
     diverging = data.diverging_epoch
     return diverging is not None and (diverging.epoch >= 0 or diverging.end_offset >= 0)
+
+
+def leader_throttles(entry: CachedPartition, log: Log, replica_id: int, context: RequestContext) -> bool:
+    """Whether the leader's replication quota holds this follower's partition back now (Kafka's
+    shouldLeaderThrottle): a partition the topic's leader.replication.throttled.replicas names for this
+    broker, fetched by a replica not in the ISR, while the throttled replicas' rate is over
+    leader.replication.throttled.rate. It is then answered without records."""
+    quota = context.services.replication_quotas.leader
+    replicas = context.services.replicas
+    throttled = (
+        replicas is not None
+        and quota.is_throttled(log.config.leader_replication_throttled_replicas, entry.partition)
+        and not replicas.leaders.in_sync(entry.topic, entry.partition, replica_id)
+        and quota.is_quota_exceeded()
+    )
+    if throttled:
+        quota.count_throttled(1)
+    return throttled
+
+
+def record_replication(entry: CachedPartition, data: PartitionData, context: RequestContext) -> None:
+    """The records a follower is sent of a throttled partition count towards the leader's quota, in
+    sync or not (Kafka's sizeOfThrottledPartitions, after the answer is built)."""
+    if not data.records:
+        return
+    log = context.services.logs.get_log(entry.topic, entry.partition)
+    quota = context.services.replication_quotas.leader
+    if log is not None and quota.is_throttled(
+        log.config.leader_replication_throttled_replicas, entry.partition
+    ):
+        quota.record(len(data.records))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
 from odradek.cluster.leadership import Leadership
 from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, ClusterMetadata
+from odradek.cluster.replication.replication_quota import ReplicationQuotas
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.producer_ids import ProducerIdManager
@@ -111,6 +112,9 @@ class Services:
     authorizer: AclAuthorizer | None = None
     #: Client quotas (DescribeClientQuotas / AlterClientQuotas) and their enforcement on every request.
     client_quotas: ClientQuotas = field(default_factory=lambda: ClientQuotas(11, 1))
+    #: Replication throttles (leader.replication.throttled.rate and the topics' throttled replicas):
+    #: the leader's side is applied to followers' fetches, the follower's by the replica fetchers.
+    replication_quotas: ReplicationQuotas = field(default_factory=ReplicationQuotas.unbounded)
     #: Where the regular expressions clients send are compiled and matched (off the event loop).
     regexes: RegexMatcher = field(default_factory=RegexMatcher)
 

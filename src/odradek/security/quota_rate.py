@@ -105,6 +105,17 @@ class Rate:
         return sum(sample.value for sample in self._ring)
 
 
+class SimpleRate(Rate):
+    """Kafka's SimpleRate (the replication quotas' rate): the elapsed time is at least one window, not
+    `samples - 1` of them, so a replica's first burst already measures as the rate it is."""
+
+    __slots__ = ()
+
+    def window_size_ms(self, now_ms: int) -> int:
+        self._purge_obsolete(now_ms)
+        return max(now_ms - self._oldest(now_ms).start_ms, self.window_ms)
+
+
 def java_round(value: float) -> int:
     """Java's Math.round: halves round up (Python's round() rounds them to even)."""
     return math.floor(value + 0.5)

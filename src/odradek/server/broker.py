@@ -33,6 +33,7 @@ from odradek.cluster.leadership import Leadership, SingleNodeLeadership
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
+from odradek.cluster.replication.replication_quota import ReplicationQuotas
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.cluster.topics import TopicAdmin
 from odradek.cluster.zk_acls import AclChangeListener, ZkAclStore
@@ -265,6 +266,7 @@ class Broker:
             scram_credentials=credentials,
             authorizer=authorizer,
             client_quotas=self._client_quotas(member is None),
+            replication_quotas=ReplicationQuotas.of(self.node_id, self._live_config),
             regexes=regexes,
         )
         self.quotas.ip_throttle = self.services.client_quotas.connection_throttle_ms

@@ -119,6 +119,7 @@ class BrokerMetrics:
         yield from self._requests()
         yield from self._state()
         yield from self._client_quotas()
+        yield from self._replication_quotas()
 
     def _traffic(self) -> Iterator[Metric]:
         for name, documentation, values in (
@@ -220,6 +221,38 @@ class BrokerMetrics:
                 throttled.add_metric(values, sensor.throttled)
         yield rate
         yield throttle
+        yield throttled
+
+    def _replication_quotas(self) -> Iterator[Metric]:
+        """Per side (leader, follower), as Kafka's LeaderReplication / FollowerReplication byte-rate:
+        the throttled replicas' rate measured now and its bound, the bytes recorded, and how many
+        times a partition was held back."""
+        labels = ["side"]
+        rate = GaugeMetricFamily(
+            "odradek_replication_quota_byte_rate", "Throttled replicas' measured bytes/s", labels=labels
+        )
+        bound = GaugeMetricFamily(
+            "odradek_replication_quota_bound",
+            "leader/follower.replication.throttled.rate in force, bytes/s",
+            labels=labels,
+        )
+        recorded = CounterMetricFamily(
+            "odradek_replication_quota_bytes", "Bytes of throttled replicas replicated", labels=labels
+        )
+        throttled = CounterMetricFamily(
+            "odradek_replication_quota_throttled_partitions",
+            "Partitions left out of a fetch (follower) or answered without records (leader) over the quota",
+            labels=labels,
+        )
+        quotas = self.services.replication_quotas
+        for quota in (quotas.leader, quotas.follower):
+            rate.add_metric([quota.side], quota.byte_rate())
+            bound.add_metric([quota.side], quota.upper_bound)
+            recorded.add_metric([quota.side], quota.bytes_total)
+            throttled.add_metric([quota.side], quota.throttled_total)
+        yield rate
+        yield bound
+        yield recorded
         yield throttled
 
 

@@ -48,5 +48,6 @@ def replica_fetchers(
         schedule_deletion=logs.schedule_deletion,
         truncation_checkpoints=replicas.truncation_checkpoints,
         security=security,
+        quota=services.replication_quotas.follower,
     )
     return ReplicaFetcherManager(live_config, cluster, context)

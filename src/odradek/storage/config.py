@@ -59,6 +59,10 @@ class LogConfig:
     compression_zstd_level: int = 3
     #: Whether consumers' Fetch v0-3 are served by converting batches down (Kafka 3.x).
     message_downconversion_enable: bool = True
+    #: The replicas whose replication is throttled, on the leader's and on the follower's side:
+    #: "partition:broker" pairs or "*" (cluster/replication/replication_quota.py), as Kafka's LogConfig.
+    leader_replication_throttled_replicas: tuple[str, ...] = ()
+    follower_replication_throttled_replicas: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.segment_bytes < 14:

@@ -103,7 +103,8 @@ def test_password_never_shows_its_value() -> None:
             THROTTLED_REPLICAS,
             ["0:1", "1:2"],
             ["0-1"],
-            "Must be the wildcard (*) or a list of PartitionId:BrokerId pairs",
+            "x.y must be the literal '*' or a list of replicas in the following format: "
+            "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
             "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
         ),
     ],

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
 from odradek.cluster.replication.fetch_session import Position
 from odradek.cluster.replication.hosted_partition import PartitionKey
+from odradek.cluster.replication.replication_quota import ReplicationQuota, ReplicationQuotas
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
@@ -48,6 +49,9 @@ class FetchState:
     log: Log
     #: Monotonic time before which the partition is not fetched (after an error).
     delayed_until: float = 0.0
+    #: How far the leader's high watermark was past this log's end at the last answer applied (Kafka's
+    #: PartitionFetchState.lag); None before the first. 0 is in sync: never throttled.
+    lag: int | None = None
 
     @property
     def key(self) -> PartitionKey:
@@ -77,3 +81,5 @@ class FetcherContext:
     truncation_checkpoints: TruncationCheckpoints
     #: The inter-broker listener's TLS and SASL.
     security: InterBrokerSecurity = field(default_factory=InterBrokerSecurity)
+    #: The follower's replication quota (follower.replication.throttled.rate).
+    quota: ReplicationQuota = field(default_factory=lambda: ReplicationQuotas.unbounded().follower)

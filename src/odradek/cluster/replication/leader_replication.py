@@ -125,6 +125,11 @@ class LeaderReplication:
         hosted = self.leading.get((topic, partition))
         return hosted is not None and replica_id in hosted.replicas and replica_id != self.node_id
 
+    def in_sync(self, topic: str, partition: int, replica_id: int) -> bool:
+        """Whether `replica_id` is in the partition's committed ISR (Kafka's inSyncReplicaIds)."""
+        hosted = self.leading.get((topic, partition))
+        return hosted is not None and replica_id in hosted.isr
+
     def record_follower_fetch(
         self,
         topic: str,

@@ -130,6 +130,10 @@ class ReplicaFetcher:
                 if not ready:
                     await self._idle()
                     continue
+                ready = self._unthrottled(ready)
+                if not ready:
+                    await self._throttled_backoff()
+                    continue
                 try:
                     await self._fetch_once(ready)
                 except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
@@ -142,6 +146,29 @@ class ReplicaFetcher:
     def _ready(self) -> list[FetchState]:
         now = time.monotonic()
         return [s for s in self.partitions.values() if s.delayed_until <= now]
+
+    def _unthrottled(self, ready: list[FetchState]) -> list[FetchState]:
+        """The partitions the follower's replication quota lets this fetch ask for (Kafka's
+        shouldFollowerThrottle): over follower.replication.throttled.rate, the partitions the topic's
+        follower.replication.throttled.replicas names for this broker are left out, unless in sync."""
+        quota = self.context.quota
+        throttled = [
+            state
+            for state in ready
+            if state.lag != 0
+            and quota.is_throttled(state.log.config.follower_replication_throttled_replicas, state.partition)
+        ]
+        if not throttled or not quota.is_quota_exceeded():
+            return ready
+        quota.count_throttled(len(throttled))
+        return [state for state in ready if state not in throttled]
+
+    async def _throttled_backoff(self) -> None:
+        """Every partition ready is throttled: as Kafka's fetcher with no fetch to send, wait
+        replica.fetch.backoff.ms (or until a partition is added) and ask the quota again."""
+        self._changed.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), self.settings.fetch_backoff_ms / 1000)
 
     async def _idle(self) -> None:
         """Wait for a partition to be added or for the earliest backoff to end."""
@@ -332,6 +359,12 @@ class ReplicaFetcher:
         before = replica_log.high_watermark
         if replica_log.update_high_watermark(data.high_watermark) != before or records:
             self.context.on_appended(TopicPartition(state.topic, state.partition))
+        state.lag = max(0, data.high_watermark - replica_log.log_end_offset)
+        quota = self.context.quota
+        if records and quota.is_throttled(
+            replica_log.config.follower_replication_throttled_replicas, state.partition
+        ):
+            quota.record(len(records))  # in sync or not, as Kafka's
 
     def _truncate_on_divergence(self, state: FetchState, leader_epoch: int, leader_end: int) -> None:
         """Kafka's getOffsetTruncationState, for the leader's DivergingEpoch answer."""
