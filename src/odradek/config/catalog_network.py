@@ -16,7 +16,7 @@ from odradek.config.listeners import (
     is_protocol_map,
 )
 from odradek.config.types import INT_MAX, ConfigKey, ConfigType, DynamicUpdateMode, Importance
-from odradek.config.validators import Check, at_least, between, one_of
+from odradek.config.validators import SOCKET_BUFFER_BYTES, Check, at_least, between, one_of
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER, CLUSTER_WIDE = DynamicUpdateMode.PER_BROKER, DynamicUpdateMode.CLUSTER_WIDE
@@ -176,16 +176,18 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         100 * 1024,
         HIGH,
-        "SO_SNDBUF of client sockets; -1 keeps the OS default.",
-        refused="odradek leaves socket buffer sizes to the operating system for now.",
+        "SO_SNDBUF of every socket a listener accepts; -1 keeps the OS default.",
+        SOCKET_BUFFER_BYTES,
     ),
     ConfigKey(
         "socket.receive.buffer.bytes",
         ConfigType.INT,
         100 * 1024,
         HIGH,
-        "SO_RCVBUF of client sockets; -1 keeps the OS default.",
-        refused="odradek leaves socket buffer sizes to the operating system for now.",
+        "SO_RCVBUF of every listener's server socket, which the sockets it accepts inherit (set before "
+        "listening, so the TCP window scale can follow), and of the broker's own connections for "
+        "transaction markers and produce verification to other brokers; -1 keeps the OS default.",
+        SOCKET_BUFFER_BYTES,
     ),
     ConfigKey(
         "socket.request.max.bytes",

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from odradek.config.types import ConfigError, ConfigValue
+from odradek.config.types import INT_MAX, ConfigError, ConfigValue
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +162,11 @@ THROTTLED_REPLICAS = Check(
     "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
     "Must be the wildcard (*) or a list of PartitionId:BrokerId pairs",
 )
+
+
+#: A socket buffer size: -1 leaves the operating system's default. Kafka declares no validator and then
+#: fails every connection on 0 or below (Java refuses such a size); odradek refuses it at start-up.
+SOCKET_BUFFER_BYTES = RangeOrValue(1, INT_MAX, -1)
 
 
 def _is_kafka_version(value: ConfigValue) -> bool:

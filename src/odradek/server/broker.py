@@ -460,13 +460,23 @@ class Broker:
                 return connection
 
             try:
-                sockets = bind_sockets(endpoint.host, endpoint.port)
+                sockets = bind_sockets(endpoint.host, endpoint.port, config.socket_receive_buffer_bytes)
             except OSError as error:
                 raise _bind_error(f"listener {name}", endpoint.host, endpoint.port, error) from None
             for server_socket in sockets:
                 backlog = config.socket_listen_backlog_size
                 tls = security.tls.context if security is not None and security.tls is not None else None
-                self.acceptors.append(Acceptor(name, server_socket, backlog, quotas, factory, tls))
+                self.acceptors.append(
+                    Acceptor(
+                        name,
+                        server_socket,
+                        backlog,
+                        quotas,
+                        factory,
+                        tls,
+                        send_buffer_bytes=config.socket_send_buffer_bytes,
+                    )
+                )
             self.bound[name] = (endpoint.host, int(sockets[0].getsockname()[1]))
         # also refuses stores for a non-TLS listener; the inter-broker client's context is reloaded too
         services.tls = TlsReloader(self.acceptors, config, self.inter_broker_security)
