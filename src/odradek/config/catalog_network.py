@@ -281,9 +281,10 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         500,
         HIGH,
-        "Requests that may wait for processing before the broker stops reading.",
+        "Requests read and waiting to be taken up, across every connection, at which the broker stops "
+        "reading from sockets until one is taken up. A request being handled no longer counts, whatever "
+        "it waits for (as in Kafka's request queue), nor do those a connection has read behind it.",
         at_least(1),
-        refused=NOT_BUILT,
     ),
     ConfigKey(
         "queued.max.request.bytes",
