@@ -23,6 +23,12 @@ PER_BROKER, CLUSTER_WIDE = DynamicUpdateMode.PER_BROKER, DynamicUpdateMode.CLUST
 ONE_LOOP = "odradek serves every connection from one asyncio loop, so there is no thread pool to size."
 NOT_BUILT = "odradek does not have this limit yet."
 
+#: Network configs Kafka reads for the whole broker only: a listener.name.<listener>. form of one would
+#: do nothing, so it is refused.
+BROKER_WIDE_NETWORK_CONFIGS = frozenset(
+    ("socket.send.buffer.bytes", "socket.receive.buffer.bytes", "queued.max.requests")
+)
+
 LISTENER_LIST = Check(
     is_endpoint_list, "LISTENER_NAME://host:port,...", "Must be LISTENER_NAME://host:port, ..."
 )

@@ -91,3 +91,22 @@ def test_a_socket_buffer_size_neither_minus_one_nor_positive_is_refused_naming_i
             {"node.id": "1", "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": "/tmp/unused", name: value},
             warn_unknown=False,
         )
+
+
+@pytest.mark.parametrize(
+    "name", ["socket.send.buffer.bytes", "socket.receive.buffer.bytes", "queued.max.requests"]
+)
+def test_a_listener_scoped_form_kafka_does_not_read_is_refused_naming_it(name: str) -> None:
+    """Kafka reads these for the whole broker only: its listener.name.<l>. form would be accepted and do
+    nothing (it was refused while the config itself was, and slipped through once that became real)."""
+    scoped = f"listener.name.plaintext.{name}"
+    with pytest.raises(ConfigError, match=scoped.replace(".", r"\.")):
+        BrokerConfig(
+            {
+                "node.id": "1",
+                "listeners": "PLAINTEXT://127.0.0.1:0",
+                "log.dirs": "/tmp/unused",
+                scoped: "1000",
+            },
+            warn_unknown=False,
+        )
