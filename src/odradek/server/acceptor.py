@@ -6,10 +6,10 @@ kernel's listen backlog, `socket.listen.backlog.size`) or while `max.connection.
 be exceeded, and closes a connection at once when its address already has `max.connections.per.ip`
 (or its override).
 
-Each accepted socket gets `socket.send.buffer.bytes` as its SO_SNDBUF; its SO_RCVBUF is the server
-socket's (`socket.receive.buffer.bytes`, set by `bind_sockets` before listening, as Kafka's
-SocketServer: the window scale a connection agrees at its handshake depends on it). -1 leaves either to
-the operating system.
+Each accepted socket gets SO_KEEPALIVE and `socket.send.buffer.bytes` as its SO_SNDBUF; its SO_RCVBUF
+is the server socket's (`socket.receive.buffer.bytes`, set by `bind_sockets` before listening, as
+Kafka's SocketServer: the window scale a connection agrees at its handshake depends on it). -1 leaves
+either to the operating system.
 
 On a TLS listener the handshake runs in a task of its own (its timeout is asyncio's), so a slow or
 silent client never holds up the next accept; a failed handshake only closes that connection.
@@ -84,13 +84,12 @@ class Acceptor:
                 log.warning("accepting on listener %s failed: %s", self.listener, error)
                 await asyncio.sleep(0.1)
                 continue
-            if self.send_buffer_bytes != -1:
-                try:
-                    client.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer_bytes)
-                except OSError as error:  # gone already: only this connection is lost
-                    log.info("dropping a connection on listener %s: %s", self.listener, error)
-                    client.close()
-                    continue
+            try:
+                self._configure(client)
+            except OSError as error:  # gone already: only this connection is lost
+                log.info("dropping a connection on listener %s: %s", self.listener, error)
+                client.close()
+                continue
             await self.quotas.wait_for_slot(self.listener)
             await self.quotas.wait_for_creation_rate(self.listener)
             address = str(peer[0])
@@ -108,6 +107,13 @@ class Acceptor:
                 handshake = loop.create_task(self._serve(loop, client, address))
                 self.handshakes.add(handshake)
                 handshake.add_done_callback(self.handshakes.discard)
+
+    def _configure(self, client: socket.socket) -> None:
+        """As Kafka's acceptor: keepalive on (asyncio's transport sets TCP_NODELAY), and the send
+        buffer unless -1."""
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        if self.send_buffer_bytes != -1:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer_bytes)
 
     def _close_throttled(self, client: socket.socket) -> None:
         self.throttled.pop(client, None)

@@ -26,10 +26,18 @@ class _Accepted(asyncio.Protocol):
         self.accepted.put_nowait(transport.get_extra_info("socket"))
 
 
-def buffers_of_an_accepted_socket(send_buffer_bytes: int, receive_buffer_bytes: int) -> tuple[int, int]:
-    """(SO_SNDBUF, SO_RCVBUF) of the broker's side of a connection accepted by a listener with these."""
+SNDBUF = (socket.SOL_SOCKET, socket.SO_SNDBUF)
+RCVBUF = (socket.SOL_SOCKET, socket.SO_RCVBUF)
+KEEPALIVE = (socket.SOL_SOCKET, socket.SO_KEEPALIVE)
+NODELAY = (socket.IPPROTO_TCP, socket.TCP_NODELAY)
 
-    async def accept_one() -> tuple[int, int]:
+
+def options_of_an_accepted_socket(
+    send_buffer_bytes: int, receive_buffer_bytes: int, *options: tuple[int, int]
+) -> tuple[int, ...]:
+    """`options` of the broker's side of a connection accepted by a listener with these buffer sizes."""
+
+    async def accept_one() -> tuple[int, ...]:
         config = BrokerConfig(
             {"node.id": "1", "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": "/tmp/unused"},
             warn_unknown=False,
@@ -49,10 +57,7 @@ def buffers_of_an_accepted_socket(send_buffer_bytes: int, receive_buffer_bytes: 
         client = socket.create_connection(("127.0.0.1", acceptor.port))
         try:
             broker_side = await asyncio.wait_for(accepted.get(), 10)
-            return (
-                broker_side.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF),
-                broker_side.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF),
-            )
+            return tuple(broker_side.getsockopt(level, option) for level, option in options)
         finally:
             client.close()
             acceptor.close()
@@ -60,7 +65,12 @@ def buffers_of_an_accepted_socket(send_buffer_bytes: int, receive_buffer_bytes: 
     return asyncio.run(accept_one())
 
 
-def os_default_buffers() -> tuple[int, int]:
+def buffers_of_an_accepted_socket(send_buffer_bytes: int, receive_buffer_bytes: int) -> tuple[int, ...]:
+    """(SO_SNDBUF, SO_RCVBUF) of the broker's side of a connection accepted by a listener with these."""
+    return options_of_an_accepted_socket(send_buffer_bytes, receive_buffer_bytes, SNDBUF, RCVBUF)
+
+
+def os_default_buffers() -> tuple[int, ...]:
     """(SO_SNDBUF, SO_RCVBUF) of a socket accepted with nothing set."""
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
@@ -110,3 +120,9 @@ def test_a_listener_scoped_form_kafka_does_not_read_is_refused_naming_it(name: s
             },
             warn_unknown=False,
         )
+
+
+def test_accepted_sockets_have_tcp_keepalive_as_kafkas() -> None:
+    """Kafka's acceptor turns SO_KEEPALIVE on for every connection (and TCP_NODELAY, which asyncio's
+    transports set); odradek left keepalive off."""
+    assert options_of_an_accepted_socket(-1, -1, KEEPALIVE, NODELAY) == (1, 1)
