@@ -126,6 +126,16 @@ class Connection(asyncio.BufferedProtocol):
             transport.close()
             return
         self.task = asyncio.get_running_loop().create_task(self._serve())
+        self.task.add_done_callback(self._serving_ended)
+
+    def _serving_ended(self, task: asyncio.Task[None]) -> None:
+        """A failure that escaped the task (a bug outside any handler) closes the connection: left
+        open and unserved, its requests would stay counted in the request queue, and a full queue
+        stops every connection reading."""
+        if task.cancelled() or task.exception() is None or self.closed:
+            return
+        log.error("closing connection from %s:%d: serving it failed", *self.peer, exc_info=task.exception())
+        self.close()
 
     def _take_tls_principal(self) -> bool:
         """The client certificate's DN through ssl.principal.mapping.rules; False when no rule applies."""

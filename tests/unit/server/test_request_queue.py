@@ -160,3 +160,22 @@ def test_a_closed_connection_gives_back_its_place_in_the_queue() -> None:
         waiting.close()
 
     asyncio.run(main())
+
+
+def test_a_connection_whose_serving_failed_is_closed_rather_than_holding_its_place_in_the_queue() -> None:
+    """A failure escaping a connection's task (a bug outside any handler) left its requests counted
+    for good, and with them every other connection stopped being read once the queue was full."""
+
+    async def main() -> None:
+        queue = RequestQueue(2)
+
+        async def fail(name: str) -> None:
+            raise RuntimeError(name)  # with no services, counting it fails too: the task ends
+
+        failing = ScriptedConnection(queue, fail)
+        failing.receive("boom", "next")
+        assert queue.queued == 2
+        await until(lambda: failing.closed)
+        assert failing.socket.closed and queue.queued == 0
+
+    asyncio.run(main())
