@@ -22,6 +22,11 @@ HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER, CLUSTER_WIDE = DynamicUpdateMode.PER_BROKER, DynamicUpdateMode.CLUSTER_WIDE
 ONE_LOOP = "odradek serves every connection from one asyncio loop, so there is no thread pool to size."
 NOT_BUILT = "odradek does not have this limit yet."
+CONNECTION_SETUP = (
+    "odradek's clients to other brokers bound connecting by replica.socket.timeout.ms (replica fetchers), "
+    "controller.socket.timeout.ms (the controller and AlterPartition) and request.timeout.ms (transaction "
+    "markers and verification); a connection set-up timeout with backoff of its own is not built."
+)
 
 #: Network configs Kafka reads for the whole broker only: a listener.name.<listener>. form of one would
 #: do nothing, so it is refused.
@@ -194,6 +199,23 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "listening, so the TCP window scale can follow), and of the broker's own connections for "
         "transaction markers and produce verification to other brokers; -1 keeps the OS default.",
         SOCKET_BUFFER_BYTES,
+    ),
+    ConfigKey(
+        "socket.connection.setup.timeout.ms",
+        ConfigType.LONG,
+        10 * 1000,
+        MEDIUM,
+        "How long the broker's clients to other brokers wait for a connection to be set up, the first "
+        "time (then more, up to socket.connection.setup.timeout.max.ms).",
+        refused=CONNECTION_SETUP,
+    ),
+    ConfigKey(
+        "socket.connection.setup.timeout.max.ms",
+        ConfigType.LONG,
+        30 * 1000,
+        MEDIUM,
+        "The most the broker's clients to other brokers wait for a connection to be set up.",
+        refused=CONNECTION_SETUP,
     ),
     ConfigKey(
         "socket.request.max.bytes",
