@@ -22,6 +22,7 @@ from pathlib import Path
 
 from odradek.cli.arguments import add_connection_arguments
 from odradek.config.broker import BrokerConfig
+from odradek.config.catalog import is_sensitive
 from odradek.config.properties import format_property, parse_override
 from odradek.config.types import ConfigError
 
@@ -163,11 +164,19 @@ def write_broker_configs(
         unknown = sorted(set(BrokerConfig(broker, warn_unknown=False).unknown) & extra.keys())
         if unknown:
             raise ConfigError(f"--override {unknown[0]}: not a broker config")
+    for name in sorted(name for name in extra if is_sensitive(name)):
+        print(
+            f"odradek cluster up: warning: {name} given with --override is visible to every user of this "
+            "machine (ps, /proc)",
+            file=sys.stderr,
+        )
     paths = []
     for node, broker in enumerate(settings, start=1):
         directory = base / f"broker-{node}"
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / "server.properties"
+        path.touch(mode=0o600)
+        path.chmod(0o600)  # the user's alone before anything is written: it may hold a secret
         path.write_text("".join(format_property(key, value) for key, value in broker.items()), "utf-8")
         paths.append(path)
     return paths

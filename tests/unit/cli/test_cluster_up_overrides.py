@@ -53,3 +53,12 @@ def test_an_unusable_override_stops_cluster_up_in_one_line_naming_it(
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("odradek cluster up: ") and named in err, err
     assert not (tmp_path / "zookeeper").exists()  # stopped before starting anything
+
+
+def test_a_secret_given_as_an_override_is_warned_about_and_its_files_are_the_users_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = write_broker_configs(tmp_path, 2, 9092, "127.0.0.1:2181", ["ssl.key.password=hunter2"])
+    assert all(path.stat().st_mode & 0o777 == 0o600 for path in paths)
+    err = capsys.readouterr().err
+    assert "ssl.key.password" in err and "hunter2" not in err
