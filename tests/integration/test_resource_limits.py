@@ -1,5 +1,6 @@
 """Bounded resources against a broker process: max.connections, max.connections.per.ip (and its
-overrides), socket.listen.backlog.size and queued.max.request.bytes all do what Kafka's do."""
+overrides), socket.listen.backlog.size, socket.send/receive.buffer.bytes and queued.max.request.bytes
+all do what Kafka's do."""
 
 from __future__ import annotations
 
@@ -87,6 +88,24 @@ def test_the_listen_backlog_is_socket_listen_backlog_size(tmp_path: Path) -> Non
         ).stdout
         # ss shows a listening socket's backlog as its Send-Q: "LISTEN 0 7 127.0.0.1:port ..."
         assert re.search(r"LISTEN\s+\d+\s+7\s", listing), listing
+
+
+def test_accepted_connections_get_kafkas_default_socket_buffers(tmp_path: Path) -> None:
+    """socket.send.buffer.bytes and socket.receive.buffer.bytes at Kafka's default, 100 KiB (Linux
+    shows them doubled); they were refused at any other value and did nothing at this one."""
+    with broker(
+        tmp_path, {"socket.send.buffer.bytes": "102400", "socket.receive.buffer.bytes": "102400"}
+    ) as running:
+        client = RawClient(running.port)
+        assert answers(client)
+        listing = subprocess.run(
+            ["ss", "-Htmn", "state", "established", f"sport = :{running.port}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        client.close()
+        assert "rb204800," in listing and "tb204800," in listing, listing
 
 
 def test_with_queued_max_request_bytes_exhausted_reading_stops_until_memory_is_released(

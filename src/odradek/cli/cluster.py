@@ -3,6 +3,9 @@
 `up` starts a ZooKeeper (Debian's jars) on 127.0.0.1 and N brokers, broker i on 127.0.0.(i+1) at the
 same port (each loopback address is a host of its own on Linux), with their data, logs and
 server.properties in --dir; Ctrl-C stops the brokers (controlled shutdown) and then ZooKeeper.
+`--override key=value` (repeatable) goes into every broker's server.properties, after the broker's
+own config checks have passed it for each: an unknown, refused or invalid setting, or one that `up`
+sets per broker, stops the command in one line naming it before anything starts.
 """
 
 from __future__ import annotations
@@ -18,12 +21,22 @@ import time
 from pathlib import Path
 
 from odradek.cli.arguments import add_connection_arguments
+from odradek.config.broker import BrokerConfig
+from odradek.config.catalog import is_sensitive
+from odradek.config.properties import format_property, parse_override
+from odradek.config.types import ConfigError
 
 EXAMPLES = """examples:
   odradek cluster up --brokers 3
   odradek cluster up --brokers 3 --dir /tmp/odradek-cluster
+  odradek cluster up --brokers 3 --override num.partitions=6 --override log.retention.hours=1
   odradek cluster status --bootstrap-server 127.0.0.2:9092
 """
+
+#: What `up` sets for each broker itself: the same value on every broker would break the cluster.
+PER_BROKER_CONFIGS = frozenset(
+    ("broker.id", "node.id", "listeners", "advertised.listeners", "log.dirs", "log.dir", "zookeeper.connect")
+)
 
 #: How long Ctrl-C waits for a broker's controlled shutdown before killing it.
 STOP_TIMEOUT_S = 60.0
@@ -48,6 +61,13 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     up.add_argument("--dir", type=Path, help="where data, logs and configs go (default: a new temp dir)")
     up.add_argument("--port", type=int, default=9092, help="each broker's port (default 9092)")
     up.add_argument("--zookeeper-port", type=int, default=2181, help="ZooKeeper's port (default 2181)")
+    up.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a broker config for every broker, as in server.properties (repeatable)",
+    )
     up.set_defaults(run=run_up)
     status = actions.add_parser(
         "status",
@@ -66,12 +86,19 @@ def run_up(args: argparse.Namespace) -> int:
         print("odradek cluster up: --brokers must be 1 to 8 (127.0.0.2 to 127.0.0.9)", file=sys.stderr)
         return 2
     base = args.dir or Path(tempfile.mkdtemp(prefix="odradek-cluster-"))
+    connect = f"127.0.0.1:{args.zookeeper_port}/odradek"
+    try:
+        configs = write_broker_configs(base, args.brokers, args.port, connect, args.override)
+    except ConfigError as error:
+        print(f"odradek cluster up: {error}", file=sys.stderr)
+        if args.dir is None:
+            base.rmdir()  # made above, still empty
+        return 2
     try:
         zookeeper = start_zookeeper(base / "zookeeper", args.zookeeper_port)
     except (ZooKeeperUnavailableError, OSError) as error:
         print(f"odradek cluster up: {error}", file=sys.stderr)
         return 1
-    connect = f"127.0.0.1:{args.zookeeper_port}/odradek"
     brokers: list[subprocess.Popen[bytes]] = []
     stopping = False
 
@@ -82,8 +109,8 @@ def run_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
-        for node in range(1, args.brokers + 1):
-            brokers.append(_start_broker(base, node, args.port, connect, min(args.brokers, 3)))
+        for config in configs:
+            brokers.append(_start_broker(config))
         addresses = [f"127.0.0.{node + 1}:{args.port}" for node in range(1, args.brokers + 1)]
         for address in addresses:
             if not _wait_listening(address, 30):
@@ -114,20 +141,62 @@ def run_up(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_broker(
-    base: Path, node: int, port: int, connect: str, replication: int
-) -> subprocess.Popen[bytes]:
-    directory = base / f"broker-{node}"
-    directory.mkdir(parents=True, exist_ok=True)
+def write_broker_configs(
+    base: Path, brokers: int, port: int, connect: str, overrides: list[str]
+) -> list[Path]:
+    """Each broker's server.properties (broker i in `base`/broker-i), with `overrides` (key=value)
+    after what `up` sets; nothing is written unless every broker's settings pass the broker's config
+    checks. Raises ConfigError naming the first setting that does not."""
+    extra: dict[str, str] = {}
+    for override in overrides:
+        key, value = parse_override(override)
+        if key in PER_BROKER_CONFIGS:
+            raise ConfigError(
+                f"--override {key}: cluster up sets it for each broker (--port, --dir, --zookeeper-port)"
+            )
+        extra[key] = value
+    settings = [
+        {**_broker_settings(base, node, port, connect, brokers), **extra} for node in range(1, brokers + 1)
+    ]
+    for broker in settings:
+        # as the broker will read them; a name no catalog knows is refused here, where Kafka's broker
+        # would only warn, since a misspelt override would otherwise go unseen in broker.log
+        unknown = sorted(set(BrokerConfig(broker, warn_unknown=False).unknown) & extra.keys())
+        if unknown:
+            raise ConfigError(f"--override {unknown[0]}: not a broker config")
+    for name in sorted(name for name in extra if is_sensitive(name)):
+        print(
+            f"odradek cluster up: warning: {name} given with --override is visible to every user of this "
+            "machine (ps, /proc)",
+            file=sys.stderr,
+        )
+    paths = []
+    for node, broker in enumerate(settings, start=1):
+        directory = base / f"broker-{node}"
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / "server.properties"
+        path.touch(mode=0o600)
+        path.chmod(0o600)  # the user's alone before anything is written: it may hold a secret
+        path.write_text("".join(format_property(key, value) for key, value in broker.items()), "utf-8")
+        paths.append(path)
+    return paths
+
+
+def _broker_settings(base: Path, node: int, port: int, connect: str, brokers: int) -> dict[str, str]:
     listener = f"PLAINTEXT://127.0.0.{node + 1}:{port}"
-    config = directory / "server.properties"
-    config.write_text(
-        f"broker.id={node}\nlisteners={listener}\nadvertised.listeners={listener}\n"
-        f"log.dirs={directory / 'data'}\nzookeeper.connect={connect}\n"
+    return {
+        "broker.id": str(node),
+        "listeners": listener,
+        "advertised.listeners": listener,
+        "log.dirs": str(base / f"broker-{node}" / "data"),
+        "zookeeper.connect": connect,
         # a development cluster of few brokers: a replication factor it can honour
-        f"offsets.topic.replication.factor={replication}\n"
-    )
-    with open(directory / "broker.log", "ab") as log:
+        "offsets.topic.replication.factor": str(min(brokers, 3)),
+    }
+
+
+def _start_broker(config: Path) -> subprocess.Popen[bytes]:
+    with open(config.parent / "broker.log", "ab") as log:
         return subprocess.Popen(
             [sys.executable, "-m", "odradek.cli.main", "broker", "--config", str(config)],
             stdout=log,

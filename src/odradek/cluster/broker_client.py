@@ -1,7 +1,8 @@
 """A broker's own connection to another broker's inter-broker listener, for requests it sends itself
 (the transaction coordinator's WriteTxnMarkers, a partition leader's AddPartitionsToTxn verification).
 
-One connection per destination, opened on first use and again after a failure; one request in flight
+One connection per destination, opened on first use (its SO_RCVBUF `socket.receive.buffer.bytes`, as
+Kafka's marker and AddPartitionsToTxn network clients) and again after a failure; one request in flight
 at a time (callers serialise through `request`). A kept connection found dead is replaced once within
 the same request (the requests sent here are safe to repeat); other failures surface as
 `BrokerUnreachable`, so the caller decides what a retry means for its request.
@@ -48,6 +49,7 @@ class BrokerConnection:
         client_id: str,
         security: InterBrokerSecurity = PLAINTEXT,
         timeout_s: float = REQUEST_TIMEOUT_S,
+        receive_buffer_bytes: int = -1,
     ) -> None:
         self.host = host
         self.port = port
@@ -55,6 +57,7 @@ class BrokerConnection:
         #: The inter-broker listener's TLS and SASL (the broker's one shared object: reloads reach it).
         self.security = security
         self.timeout_s = timeout_s
+        self.receive_buffer_bytes = receive_buffer_bytes
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._correlation_id = 0
@@ -78,7 +81,11 @@ class BrokerConnection:
     async def _exchange(self, request: Request, version: int) -> Any:
         if self._writer is None or self._reader is None:
             self._reader, self._writer = await open_inter_broker_connection(
-                self.host, self.port, self.security, self.client_id
+                self.host,
+                self.port,
+                self.security,
+                self.client_id,
+                receive_buffer_bytes=self.receive_buffer_bytes,
             )
         self._correlation_id += 1
         return await round_trip(
@@ -95,10 +102,15 @@ class BrokerConnections:
     """The connections of one sender, by destination broker (replaced when its endpoint changes)."""
 
     def __init__(
-        self, client_id: str, security: InterBrokerSecurity = PLAINTEXT, timeout_s: float = REQUEST_TIMEOUT_S
+        self,
+        client_id: str,
+        security: InterBrokerSecurity = PLAINTEXT,
+        timeout_s: float = REQUEST_TIMEOUT_S,
+        receive_buffer_bytes: int = -1,
     ) -> None:
         self.client_id = client_id
         self.security = security
+        self.receive_buffer_bytes = receive_buffer_bytes
         #: request.timeout.ms, as Kafka's inter-broker network clients (markers, verification) use it.
         self.timeout_s = timeout_s
         self._by_node: dict[int, BrokerConnection] = {}
@@ -110,7 +122,12 @@ class BrokerConnections:
         if existing is not None:
             existing.close()
         connection = BrokerConnection(
-            endpoint.host, endpoint.port, self.client_id, self.security, self.timeout_s
+            endpoint.host,
+            endpoint.port,
+            self.client_id,
+            self.security,
+            self.timeout_s,
+            self.receive_buffer_bytes,
         )
         self._by_node[node_id] = connection
         return connection

@@ -152,6 +152,7 @@ async def open_inter_broker_connection(
     security: InterBrokerSecurity,
     client_id: str,
     sock: socket.socket | None = None,
+    receive_buffer_bytes: int = -1,
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A connection to the broker at `host`:`port` (its endpoint for the inter-broker listener),
     through TLS and authenticated as `security` says, ready for requests.
@@ -159,8 +160,11 @@ async def open_inter_broker_connection(
     Raises InterBrokerAuthenticationError when the peer refuses the TLS handshake or the login, and
     OSError, asyncio.IncompleteReadError or CodecError when the connection fails; the caller bounds
     the time (asyncio.wait_for) as it bounds its requests. `sock`: a socket the caller already connected
-    to `host`:`port` (a replica fetcher sets its buffers and source address first)."""
+    to `host`:`port` (a replica fetcher sets its buffers and source address first); otherwise
+    `receive_buffer_bytes`, unless -1, is the new socket's SO_RCVBUF, set before it connects."""
     server_hostname = host if security.tls is not None else None
+    if sock is None and receive_buffer_bytes != -1:
+        sock = await _connected_socket(host, port, receive_buffer_bytes)
     try:
         if sock is not None:
             reader, writer = await asyncio.open_connection(
@@ -200,6 +204,22 @@ async def open_inter_broker_connection(
         writer.close()
         raise
     return reader, writer
+
+
+async def _connected_socket(host: str, port: int, receive_buffer_bytes: int) -> socket.socket:
+    """A socket connected to `host`:`port` (its first address) with this SO_RCVBUF: set before the
+    handshake, since the TCP window scale is agreed then."""
+    loop = asyncio.get_running_loop()
+    family, kind, proto, _, address = (await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM))[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setblocking(False)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer_bytes)
+        await loop.sock_connect(sock, address)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 async def _authenticate(

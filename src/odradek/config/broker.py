@@ -22,6 +22,7 @@ from typing import TypeAlias
 
 from odradek.config.broker_settings import BrokerSettings
 from odradek.config.catalog import BROKER_CONFIGS, BROKER_SYNONYMS, LISTENER_PREFIX, listener_base
+from odradek.config.catalog_network import BROKER_WIDE_NETWORK_CONFIGS
 from odradek.config.hosts import is_loopback
 from odradek.config.listeners import Endpoint, parse_endpoints, parse_protocol_map
 from odradek.config.properties import load_with_overrides
@@ -362,8 +363,13 @@ def _check_relations(config: BrokerConfig) -> None:
 
 def _check_listener_scoped(name: str, raw: str) -> None:
     """A listener-scoped setting of a refused config (listener.name.ssl.ssl.keystore.location) is
-    refused as the config itself is."""
-    key = BROKER_CONFIGS.get(listener_base(name))
+    refused as the config itself is, and so is one of a config Kafka never reads per listener."""
+    base = listener_base(name)
+    if base in BROKER_WIDE_NETWORK_CONFIGS:
+        raise ConfigError(
+            f"{name}: {base} is set for the whole broker only (as in Kafka), not per listener", name
+        )
+    key = BROKER_CONFIGS.get(base)
     if key is not None and key.refused:
         try:
             key.check_supported(key.parse(raw))

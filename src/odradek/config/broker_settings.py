@@ -108,6 +108,8 @@ class BrokerSettings:
     security_inter_broker_protocol = Setting[str]("security.inter.broker.protocol")
     control_plane_listener_name = Setting[str | None]("control.plane.listener.name")
     socket_send_buffer_bytes = Setting[int]("socket.send.buffer.bytes")
+    socket_connection_setup_timeout_ms = Setting[int]("socket.connection.setup.timeout.ms")
+    socket_connection_setup_timeout_max_ms = Setting[int]("socket.connection.setup.timeout.max.ms")
     socket_receive_buffer_bytes = Setting[int]("socket.receive.buffer.bytes")
     socket_request_max_bytes = Setting[int]("socket.request.max.bytes")
     unstable_api_versions_enable = Setting[bool]("unstable.api.versions.enable")

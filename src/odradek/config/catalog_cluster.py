@@ -11,7 +11,7 @@ import uuid
 
 from odradek.config.inter_broker_protocol import INTER_BROKER_PROTOCOL, LATEST
 from odradek.config.types import ConfigKey, ConfigType, ConfigValue, DynamicUpdateMode, Importance
-from odradek.config.validators import Check, at_least
+from odradek.config.validators import SOCKET_BUFFER_BYTES, Check, at_least
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
@@ -188,7 +188,8 @@ CLUSTER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         64 * 1024,
         HIGH,
-        "SO_RCVBUF of replica fetcher sockets.",
+        "SO_RCVBUF of replica fetcher sockets; -1 keeps the OS default.",
+        SOCKET_BUFFER_BYTES,
         cluster_only=NOTHING_REPLICATES,
     ),
     ConfigKey(

@@ -16,12 +16,23 @@ from odradek.config.listeners import (
     is_protocol_map,
 )
 from odradek.config.types import INT_MAX, ConfigKey, ConfigType, DynamicUpdateMode, Importance
-from odradek.config.validators import Check, at_least, between, one_of
+from odradek.config.validators import SOCKET_BUFFER_BYTES, Check, at_least, between, one_of
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER, CLUSTER_WIDE = DynamicUpdateMode.PER_BROKER, DynamicUpdateMode.CLUSTER_WIDE
 ONE_LOOP = "odradek serves every connection from one asyncio loop, so there is no thread pool to size."
 NOT_BUILT = "odradek does not have this limit yet."
+CONNECTION_SETUP = (
+    "odradek's clients to other brokers bound connecting by replica.socket.timeout.ms (replica fetchers), "
+    "controller.socket.timeout.ms (the controller and AlterPartition) and request.timeout.ms (transaction "
+    "markers and verification); a connection set-up timeout with backoff of its own is not built."
+)
+
+#: Network configs Kafka reads for the whole broker only: a listener.name.<listener>. form of one would
+#: do nothing, so it is refused.
+BROKER_WIDE_NETWORK_CONFIGS = frozenset(
+    ("socket.send.buffer.bytes", "socket.receive.buffer.bytes", "queued.max.requests")
+)
 
 LISTENER_LIST = Check(
     is_endpoint_list, "LISTENER_NAME://host:port,...", "Must be LISTENER_NAME://host:port, ..."
@@ -176,16 +187,35 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         100 * 1024,
         HIGH,
-        "SO_SNDBUF of client sockets; -1 keeps the OS default.",
-        refused="odradek leaves socket buffer sizes to the operating system for now.",
+        "SO_SNDBUF of every socket a listener accepts; -1 keeps the OS default.",
+        SOCKET_BUFFER_BYTES,
     ),
     ConfigKey(
         "socket.receive.buffer.bytes",
         ConfigType.INT,
         100 * 1024,
         HIGH,
-        "SO_RCVBUF of client sockets; -1 keeps the OS default.",
-        refused="odradek leaves socket buffer sizes to the operating system for now.",
+        "SO_RCVBUF of every listener's server socket, which the sockets it accepts inherit (set before "
+        "listening, so the TCP window scale can follow), and of the broker's own connections for "
+        "transaction markers and produce verification to other brokers; -1 keeps the OS default.",
+        SOCKET_BUFFER_BYTES,
+    ),
+    ConfigKey(
+        "socket.connection.setup.timeout.ms",
+        ConfigType.LONG,
+        10 * 1000,
+        MEDIUM,
+        "How long the broker's clients to other brokers wait for a connection to be set up, the first "
+        "time (then more, up to socket.connection.setup.timeout.max.ms).",
+        refused=CONNECTION_SETUP,
+    ),
+    ConfigKey(
+        "socket.connection.setup.timeout.max.ms",
+        ConfigType.LONG,
+        30 * 1000,
+        MEDIUM,
+        "The most the broker's clients to other brokers wait for a connection to be set up.",
+        refused=CONNECTION_SETUP,
     ),
     ConfigKey(
         "socket.request.max.bytes",
@@ -279,9 +309,10 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         500,
         HIGH,
-        "Requests that may wait for processing before the broker stops reading.",
+        "Requests read and waiting to be taken up, across every connection, at which the broker stops "
+        "reading from sockets until one is taken up. A request being handled no longer counts, whatever "
+        "it waits for (as in Kafka's request queue), nor do those a connection has read behind it.",
         at_least(1),
-        refused=NOT_BUILT,
     ),
     ConfigKey(
         "queued.max.request.bytes",

@@ -18,6 +18,7 @@ from odradek.config.types import ConfigError
 
 _WHITESPACE = " \t\f"
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_NAMED_ESCAPES = {value: "\\" + name for name, value in _ESCAPES.items()}
 
 
 def load_properties(path: str | Path) -> dict[str, str]:
@@ -55,6 +56,28 @@ def apply_overrides(properties: dict[str, str], overrides: Iterable[str]) -> dic
         key, value = parse_override(override)
         merged[key] = value
     return merged
+
+
+def format_property(key: str, value: str) -> str:
+    """One ``key=value`` line that `parse_properties` reads back as these (the file to be written as
+    UTF-8, which odradek reads; other control characters as ``\\uXXXX``)."""
+    return f"{_escape(key, True)}={_escape(value, False)}\n"
+
+
+def _escape(text: str, is_key: bool) -> str:
+    out: list[str] = []
+    for index, char in enumerate(text):
+        if char == "\\":
+            out.append("\\\\")
+        elif char in _NAMED_ESCAPES:
+            out.append(_NAMED_ESCAPES[char])
+        elif char in "=:#!" or (char == " " and (is_key or index == 0)):
+            out.append("\\" + char)
+        elif char < " " or char == "\x7f":
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 def load_with_overrides(path: str | Path | None, overrides: Sequence[str] = ()) -> dict[str, str]:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from odradek.config.types import ConfigError, ConfigValue
+from odradek.config.types import INT_MAX, ConfigError, ConfigValue
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +171,11 @@ class ThrottledReplicaList:
 _PARTITION_BROKER = re.compile(r"([0-9]+:[0-9]+)?")
 
 THROTTLED_REPLICAS = ThrottledReplicaList()
+
+
+#: A socket buffer size: -1 leaves the operating system's default. Kafka declares no validator and then
+#: fails every connection on 0 or below (Java refuses such a size); odradek refuses it at start-up.
+SOCKET_BUFFER_BYTES = RangeOrValue(1, INT_MAX, -1)
 
 
 def _is_kafka_version(value: ConfigValue) -> bool:

@@ -92,7 +92,10 @@ class TxnMarkerChannel:
         self._completions: set[asyncio.Task[None]] = set()
         self._unreachable: set[int] = set()
         self._connections = BrokerConnections(
-            f"broker-{node_id}-txn-markers", security, config.request_timeout_ms / 1000
+            f"broker-{node_id}-txn-markers",
+            security,
+            config.request_timeout_ms / 1000,
+            config.socket_receive_buffer_bytes,
         )
 
     def send(self, txn: PendingMarkers) -> None:

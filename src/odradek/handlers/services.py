@@ -98,7 +98,12 @@ class Services:
         self.cluster.mode = BrokerMode.ZOOKEEPER
         self.replicas = replicas
         self.leadership = replicas
-        self.txn_verifier = RemoteVerifier(self.node_id, security, self.config.request_timeout_ms / 1000)
+        self.txn_verifier = RemoteVerifier(
+            self.node_id,
+            security,
+            self.config.request_timeout_ms / 1000,
+            self.config.socket_receive_buffer_bytes,
+        )
 
     @property
     def mode(self) -> BrokerMode:

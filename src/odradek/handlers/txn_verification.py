@@ -65,9 +65,15 @@ class RemoteVerifier:
     """The connections a leader verifies through (one per coordinator broker)."""
 
     def __init__(
-        self, node_id: int, security: InterBrokerSecurity = PLAINTEXT, timeout_s: float = REQUEST_TIMEOUT_S
+        self,
+        node_id: int,
+        security: InterBrokerSecurity = PLAINTEXT,
+        timeout_s: float = REQUEST_TIMEOUT_S,
+        receive_buffer_bytes: int = -1,
     ) -> None:
-        self.connections = BrokerConnections(f"broker-{node_id}-txn-verification", security, timeout_s)
+        self.connections = BrokerConnections(
+            f"broker-{node_id}-txn-verification", security, timeout_s, receive_buffer_bytes
+        )
 
     async def verify(self, request: ProduceRequest, context: RequestContext) -> Verdicts:
         """The verdicts for the request's transactional partitions whose coordinator is another broker

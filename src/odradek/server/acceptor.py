@@ -6,6 +6,11 @@ kernel's listen backlog, `socket.listen.backlog.size`) or while `max.connection.
 be exceeded, and closes a connection at once when its address already has `max.connections.per.ip`
 (or its override).
 
+Each accepted socket gets SO_KEEPALIVE and `socket.send.buffer.bytes` as its SO_SNDBUF; its SO_RCVBUF
+is the server socket's (`socket.receive.buffer.bytes`, set by `bind_sockets` before listening, as
+Kafka's SocketServer: the window scale a connection agrees at its handshake depends on it). -1 leaves
+either to the operating system.
+
 On a TLS listener the handshake runs in a task of its own (its timeout is asyncio's), so a slow or
 silent client never holds up the next accept; a failed handshake only closes that connection, once the
 client has its alert (server/tls_handshake.py).
@@ -39,6 +44,7 @@ class Acceptor:
         quotas: ConnectionQuotas,
         factory: ConnectionFactory,
         ssl_context: ssl.SSLContext | None = None,
+        send_buffer_bytes: int = -1,
     ) -> None:
         self.listener = listener
         self.socket = server_socket
@@ -47,6 +53,7 @@ class Acceptor:
         self.factory = factory
         self.task: asyncio.Task[None] | None = None
         self.ssl_context = ssl_context
+        self.send_buffer_bytes = send_buffer_bytes
         self.handshakes: set[asyncio.Task[None]] = set()
         #: Connections over their IP's connection rate, closed when their throttle time is over.
         self.throttled: dict[socket.socket, asyncio.TimerHandle] = {}
@@ -79,6 +86,12 @@ class Acceptor:
                 log.warning("accepting on listener %s failed: %s", self.listener, error)
                 await asyncio.sleep(0.1)
                 continue
+            try:
+                self._configure(client)
+            except OSError as error:  # gone already: only this connection is lost
+                log.info("dropping a connection on listener %s: %s", self.listener, error)
+                client.close()
+                continue
             await self.quotas.wait_for_slot(self.listener)
             await self.quotas.wait_for_creation_rate(self.listener)
             address = str(peer[0])
@@ -96,6 +109,13 @@ class Acceptor:
                 handshake = loop.create_task(self._serve(loop, client, address))
                 self.handshakes.add(handshake)
                 handshake.add_done_callback(self.handshakes.discard)
+
+    def _configure(self, client: socket.socket) -> None:
+        """As Kafka's acceptor: keepalive on (asyncio's transport sets TCP_NODELAY), and the send
+        buffer unless -1."""
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        if self.send_buffer_bytes != -1:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer_bytes)
 
     def _close_throttled(self, client: socket.socket) -> None:
         self.throttled.pop(client, None)
@@ -131,9 +151,10 @@ class Acceptor:
                 client.close()
 
 
-def bind_sockets(host: str | None, port: int) -> list[socket.socket]:
+def bind_sockets(host: str | None, port: int, receive_buffer_bytes: int = -1) -> list[socket.socket]:
     """Bound, non-blocking server sockets for `host` (every local address when empty), not listening
-    yet so nothing connects before the broker serves. With port 0, all share the first one's port."""
+    yet so nothing connects before the broker serves. With port 0, all share the first one's port.
+    `receive_buffer_bytes` (unless -1) is their SO_RCVBUF, which accepted sockets inherit."""
     infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     sockets: list[socket.socket] = []
     try:
@@ -143,6 +164,8 @@ def bind_sockets(host: str | None, port: int) -> list[socket.socket]:
             server_socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             if family == socket.AF_INET6:  # as asyncio: each family on its own socket
                 server_socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if receive_buffer_bytes != -1:
+                server_socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer_bytes)
             if port == 0 and len(sockets) > 1:
                 address = (address[0], sockets[0].getsockname()[1], *address[2:])
             server_socket.bind(address)

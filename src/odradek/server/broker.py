@@ -85,6 +85,7 @@ from odradek.server.delayed import AppendNotifier
 from odradek.server.framing import ReadScratch
 from odradek.server.memory_pool import memory_pool_for
 from odradek.server.replica_fetchers import replica_fetchers
+from odradek.server.request_queue import RequestQueue
 from odradek.server.storage_work import run_file_deletions, run_storage_work
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.config import LogConfig
@@ -115,6 +116,7 @@ class Broker:
         self.services: Services | None = None
         # First, so that a limit that cannot be used stops the broker before it touches anything.
         self.memory_pool = memory_pool_for(config)
+        self.request_queue = RequestQueue(config.queued_max_requests)
         if config.console_port is not None:
             check_console_installed()
             check_console_files(config.console_basic_auth_file, config.console_command_config)
@@ -441,7 +443,12 @@ class Broker:
         config = self.config
         max_request = config.socket_request_max_bytes
         scratch = ReadScratch()  # shared by every connection this loop reads (see framing.py)
-        pool, quotas, services = self.memory_pool, self.quotas, self.services
+        pool, quotas, services, request_queue = (
+            self.memory_pool,
+            self.quotas,
+            self.services,
+            self.request_queue,
+        )
         for endpoint in config.listener_endpoints():
             name = endpoint.listener_name
             security = self.listener_security.get(name)
@@ -455,20 +462,32 @@ class Broker:
                     self.connections.discard(connection)
                     release(connection)
 
-                connection = Connection(services, name, max_request, on_close, scratch, pool, security)
+                connection = Connection(
+                    services, name, max_request, on_close, scratch, pool, security, request_queue
+                )
                 self.connections.add(connection)
                 if quotas.is_protected(services.config, name) and quotas.over_broker_limit():
                     self._close_least_recently_used(name)
                 return connection
 
             try:
-                sockets = bind_sockets(endpoint.host, endpoint.port)
+                sockets = bind_sockets(endpoint.host, endpoint.port, config.socket_receive_buffer_bytes)
             except OSError as error:
                 raise _bind_error(f"listener {name}", endpoint.host, endpoint.port, error) from None
             for server_socket in sockets:
                 backlog = config.socket_listen_backlog_size
                 tls = security.tls.context if security is not None and security.tls is not None else None
-                self.acceptors.append(Acceptor(name, server_socket, backlog, quotas, factory, tls))
+                self.acceptors.append(
+                    Acceptor(
+                        name,
+                        server_socket,
+                        backlog,
+                        quotas,
+                        factory,
+                        tls,
+                        send_buffer_bytes=config.socket_send_buffer_bytes,
+                    )
+                )
             self.bound[name] = (endpoint.host, int(sockets[0].getsockname()[1]))
         # also refuses stores for a non-TLS listener; the inter-broker client's context is reloaded too
         services.tls = TlsReloader(self.acceptors, config, self.inter_broker_security)

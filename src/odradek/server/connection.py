@@ -18,7 +18,9 @@ read takes all that has arrived.
 A declared size above `socket.request.max.bytes` (or negative) closes the connection before the body is
 read; a malformed frame closes only this connection. With `queued.max.request.bytes`, request bodies
 are reserved in the broker's `MemoryPool`; while it has nothing free the connection stops reading, and
-resumes once a request somewhere has been handled.
+resumes once a request somewhere has been handled. Requests read and waiting to be taken up are counted
+in the broker's `RequestQueue` (`queued.max.requests`); while it is full a connection that reads stops
+reading, and resumes once a request somewhere has been taken up (request_queue.py says what counts).
 
 Frames are split off the byte stream by `framing.FrameReader` (reads without copies for large frames).
 
@@ -47,6 +49,7 @@ from odradek.server.framing import FrameReader, FrameSizeError, ReadScratch
 from odradek.server.memory_pool import MemoryPool
 from odradek.server.output import ResponseWriter
 from odradek.server.request_handling import count_unexpected_error, handle_frame
+from odradek.server.request_queue import RequestQueue
 
 log = logging.getLogger("odradek.connection")
 
@@ -65,6 +68,7 @@ class Connection(asyncio.BufferedProtocol):
         scratch: ReadScratch,
         pool: MemoryPool | None = None,
         security: ListenerSecurity | None = None,
+        request_queue: RequestQueue | None = None,
     ) -> None:
         self.services = services
         self.listener = listener
@@ -83,6 +87,10 @@ class Connection(asyncio.BufferedProtocol):
         self.muted_for_requests = False
         self.paused_for_requests = False
         self.paused_for_memory = False
+        self.paused_for_queue = False
+        self.request_queue = request_queue
+        #: How many of this connection's requests the request queue counts now (see `_recount`).
+        self.requests_counted = 0
         #: KIP-219: after a throttled response the connection reads and handles nothing until then.
         self.muted_until = 0.0
         self.wakeup = asyncio.Event()
@@ -118,6 +126,16 @@ class Connection(asyncio.BufferedProtocol):
             transport.close()
             return
         self.task = asyncio.get_running_loop().create_task(self._serve())
+        self.task.add_done_callback(self._serving_ended)
+
+    def _serving_ended(self, task: asyncio.Task[None]) -> None:
+        """A failure that escaped the task (a bug outside any handler) closes the connection: left
+        open and unserved, its requests would stay counted in the request queue, and a full queue
+        stops every connection reading."""
+        if task.cancelled() or task.exception() is None or self.closed:
+            return
+        log.error("closing connection from %s:%d: serving it failed", *self.peer, exc_info=task.exception())
+        self.close()
 
     def _take_tls_principal(self) -> bool:
         """The client certificate's DN through ssl.principal.mapping.rules; False when no rule applies."""
@@ -149,6 +167,11 @@ class Connection(asyncio.BufferedProtocol):
             return
         if frames:
             self._queue(frames)
+        queue = self.request_queue
+        if queue is not None and queue.full and not self.paused_for_queue and not self.closed:
+            self.paused_for_queue = True
+            queue.wait(self, self._queue_has_room)
+            self._update_reading()
         pool = self.pool
         if pool is not None and pool.exhausted and self.reader.large_frame is None and not self.closed:
             self.paused_for_memory = True
@@ -173,15 +196,37 @@ class Connection(asyncio.BufferedProtocol):
         self.paused_for_memory = False
         self._update_reading()
 
+    def _queue_has_room(self) -> None:
+        self.paused_for_queue = False
+        self._update_reading()
+
+    def _recount(self) -> None:
+        """Tell the request queue how many requests this connection has waiting to be taken up: none
+        while it handles one (those behind it would not have been read yet in Kafka, and the one under
+        way has left Kafka's queue, whatever it waits for), is muted for a quota, or is done."""
+        queue = self.request_queue
+        if queue is None:
+            return
+        waiting = (
+            0 if self.busy or self.muted_until or self.closed or self.serving_stopped else len(self.frames)
+        )
+        if waiting != self.requests_counted:
+            delta, self.requests_counted = waiting - self.requests_counted, waiting
+            queue.change(delta)
+
     def _queue(self, frames: list[bytearray]) -> None:
         self.frames.extend(frames)
         self.queued_bytes += sum(len(frame) for frame in frames)
         self.wakeup.set()
         self.muted_for_requests = True
+        self._recount()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self.wakeup.set()
+        if self.request_queue is not None:
+            self.request_queue.stop_waiting(self)
+            self._recount()
         if self.writer is not None:
             self.writer.connection_lost()
         if self.pool is not None:
@@ -231,6 +276,7 @@ class Connection(asyncio.BufferedProtocol):
             frame = frames.popleft()
             self.queued_bytes -= len(frame)
             self.busy = True
+            self._recount()
             started = time.perf_counter()
             try:
                 await self._handle(frame)
@@ -242,6 +288,7 @@ class Connection(asyncio.BufferedProtocol):
                 self.close()
             finally:
                 self.busy = False
+                self._recount()
                 if self.writer is None or not self.writer.backed_up:
                     self.last_active = time.monotonic()  # the answer (if any) is out
                 if self.pool is not None:
@@ -288,6 +335,7 @@ class Connection(asyncio.BufferedProtocol):
     def mute(self, throttle_ms: int) -> None:
         """Stop reading and handling for `throttle_ms` (Kafka mutes a throttled client's channel)."""
         self.muted_until = max(self.muted_until, time.monotonic() + throttle_ms / 1000)
+        self._recount()
         self._update_reading()
 
     async def _stay_muted(self) -> None:
@@ -299,10 +347,16 @@ class Connection(asyncio.BufferedProtocol):
             if time.monotonic() < self.muted_until:
                 return
         self.muted_until = 0.0
+        self._recount()
         self._update_reading()
 
     def _update_reading(self) -> None:
-        paused = self.paused_for_requests or self.paused_for_memory or self.muted_until > 0
+        paused = (
+            self.paused_for_requests
+            or self.paused_for_memory
+            or self.paused_for_queue
+            or self.muted_until > 0
+        )
         if paused == self.reading_paused or self.transport is None or self.closed:
             return
         self.reading_paused = paused
@@ -333,6 +387,7 @@ class Connection(asyncio.BufferedProtocol):
         )
         self.closed = True
         self.wakeup.set()
+        self._recount()
         if self.writer is not None:
             self.writer.abort()
         elif self.transport is not None:
@@ -342,6 +397,7 @@ class Connection(asyncio.BufferedProtocol):
         if not self.closed:
             self.closed = True
             self.wakeup.set()
+            self._recount()
             if self.writer is not None:
                 self.writer.close()  # answers already given go out before the connection closes
             elif self.transport is not None:
@@ -352,6 +408,7 @@ class Connection(asyncio.BufferedProtocol):
         queued are never answered, as when Kafka's broker stops: the client sends them again
         elsewhere, rather than getting answers from services that are stopping."""
         self.serving_stopped = True
+        self._recount()
 
     async def drain(self) -> None:
         """Wait until the request being handled (if any) is answered; used at shutdown."""

@@ -17,10 +17,10 @@ readiness, each piece the socket takes of a region counts at once. loop.sendfile
 reason: it reports nothing until a whole call is done, so a client reading steadily but less than one
 call's bytes per `connections.max.idle.ms` looked idle. Beyond Kafka, what the socket's send queue
 still holds unacknowledged by the client's kernel (Linux's SIOCOUTQ on TCP: not sent yet, as while the
-client's receive window is closed, or sent and not acknowledged) is not counted as taken: Kafka sets
-that buffer to `socket.send.buffer.bytes` (100 KiB), odradek leaves it to the kernel's autotuning (up
-to net.ipv4.tcp_wmem's 4 MiB), and a slow reader still draining megabytes the kernel took at the end of
-its answer would otherwise look idle. What the client's kernel acknowledged counts, read by the client
+client's receive window is closed, or sent and not acknowledged) is not counted as taken: that buffer
+is `socket.send.buffer.bytes` (100 KiB, as Kafka's), but with -1 it is left to the kernel's autotuning
+(up to net.ipv4.tcp_wmem's 4 MiB), and a slow reader still draining megabytes the kernel took at the
+end of its answer would otherwise look idle. What the client's kernel acknowledged counts, read by the client
 or not: TCP does not tell, and that is at most its receive window.
 """
 

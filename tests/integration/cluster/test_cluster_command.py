@@ -1,5 +1,5 @@
-"""`odradek cluster up` starts ZooKeeper and brokers that form one cluster; `status` reports it; Ctrl-C
-stops them all."""
+"""`odradek cluster up` starts ZooKeeper and brokers that form one cluster, each with the settings of
+`--override`; `status` reports it; Ctrl-C stops them all."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from confluent_kafka.admin import AdminClient, ConfigResource
 
 from tests.support.broker_process import REPO, free_port
 from tests.support.requirements import require_module
@@ -23,8 +24,9 @@ def test_cluster_up_status_and_ctrl_c(tmp_path: Path) -> None:
     port, zookeeper_port = free_port(), free_port()
     odradek = [sys.executable, "-m", "odradek.cli.main"]
     ports = ["--port", str(port), "--zookeeper-port", str(zookeeper_port)]
+    settings = ["--override", "num.partitions=2"]
     up = subprocess.Popen(
-        [*odradek, "cluster", "up", "--brokers", "3", "--dir", str(tmp_path), *ports],
+        [*odradek, "cluster", "up", "--brokers", "3", "--dir", str(tmp_path), *ports, *settings],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         cwd=REPO,
@@ -50,6 +52,10 @@ def test_cluster_up_status_and_ctrl_c(tmp_path: Path) -> None:
         assert "brokers (3):" in status.stdout
         assert "controller: " in status.stdout and "controller: -1" not in status.stdout
         assert "partitions without a leader: 0" in status.stdout
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        for node in ("1", "2", "3"):
+            (described,) = admin.describe_configs([ConfigResource("broker", node)]).values()
+            assert described.result(30)["num.partitions"].value == "2"
     finally:
         up.send_signal(signal.SIGINT)
         assert up.wait(90) == 0

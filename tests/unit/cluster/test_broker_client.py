@@ -4,6 +4,7 @@ previous process (restarted on the same port) is replaced within the request, no
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 
 import pytest
@@ -68,6 +69,42 @@ def test_a_broker_that_does_not_answer_is_given_up_after_request_timeout_ms() ->
             assert time.monotonic() - started < 10
         finally:
             verifier.connections.close()
+            await fake.stop()
+
+    asyncio.run(main())
+
+
+def test_markers_and_verification_connections_take_socket_receive_buffer_bytes() -> None:
+    """As Kafka's transaction marker and AddPartitionsToTxn network clients: their SO_RCVBUF is
+    socket.receive.buffer.bytes (Linux reports it doubled); -1 leaves the OS default."""
+
+    async def receive_buffer_after_a_request(connection: BrokerConnection) -> int:
+        await connection.request(WriteTxnMarkersRequest(markers=[]), 1)
+        assert connection._writer is not None
+        sock: socket.socket = connection._writer.get_extra_info("socket")
+        return int(sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF))
+
+    async def main() -> None:
+        fake = await FakeBroker(2).start()
+
+        async def respond(received: Received) -> WriteTxnMarkersResponse:
+            return WriteTxnMarkersResponse(markers=[])
+
+        fake.responder = respond
+        endpoint = BrokerEndpoint(2, fake.host, fake.port)
+        config = BrokerConfig({"socket.receive.buffer.bytes": "32768"}, warn_unknown=False)
+        markers = TxnMarkerChannel(config, ClusterMetadata("c", 1, []), 1, None, None, None)  # type: ignore[arg-type]
+        verifier = RemoteVerifier(1, receive_buffer_bytes=config.socket_receive_buffer_bytes)
+        unset = RemoteVerifier(1, receive_buffer_bytes=-1)
+        with socket.socket() as plain:
+            os_default = plain.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+        try:
+            assert await receive_buffer_after_a_request(markers._connections.to(2, endpoint)) == 65536
+            assert await receive_buffer_after_a_request(verifier.connections.to(2, endpoint)) == 65536
+            assert await receive_buffer_after_a_request(unset.connections.to(2, endpoint)) == os_default
+        finally:
+            for connections in (markers._connections, verifier.connections, unset.connections):
+                connections.close()
             await fake.stop()
 
     asyncio.run(main())

@@ -73,6 +73,8 @@ KAFKA_BROKER_DEFAULTS = {
     "socket.request.max.bytes": 104857600,
     "socket.send.buffer.bytes": 102400,
     "socket.receive.buffer.bytes": 102400,
+    "socket.connection.setup.timeout.ms": 10000,
+    "socket.connection.setup.timeout.max.ms": 30000,
     "connections.max.idle.ms": 600000,
     "num.network.threads": 3,
     "num.io.threads": 8,

@@ -8,6 +8,7 @@ import pytest
 
 from odradek.config.properties import (
     apply_overrides,
+    format_property,
     load_properties,
     load_with_overrides,
     parse_override,
@@ -117,3 +118,20 @@ def test_an_override_without_a_key_is_not_quoted() -> None:
     with pytest.raises(ConfigError) as refused:
         parse_override("=s3cret")
     assert "s3cret" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("super.users", "User:alice;User:bob"),
+        ("a key:with=separators", " leading space, trailing space "),
+        ("ssl.keystore.password", "p\\a=s:s#w!o\trd\n\r\f\x01"),
+        ("sasl.jaas.config", 'org.Module required username="élan";'),
+        ("empty", ""),
+    ],
+)
+def test_a_formatted_property_reads_back_as_written(key: str, value: str) -> None:
+    assert parse_properties(format_property(key, value) + format_property("next", "x")) == {
+        key: value,
+        "next": "x",
+    }
