@@ -72,6 +72,23 @@ def _coordinator(host: str, port: int, key: str) -> int:
     return found[-1]
 
 
+def elect_preferred_leaders(cluster: MixedCluster, topic: str, partitions: int) -> None:
+    """ElectLeaders PREFERRED for every partition of `topic`, then wait until each is led by the first
+    of its replicas on every broker's Metadata."""
+    from confluent_kafka import ElectionType, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap(*cluster.running())})
+    asked = [TopicPartition(topic, p) for p in range(partitions)]
+    admin.elect_leaders(ElectionType.PREFERRED, asked).result(60)
+
+    def preferred() -> bool:
+        views = cluster.wait_in_sync(topic, partitions)
+        return all(v.leader == v.replicas[0] for v in views.values())
+
+    wait_until(preferred, PATIENCE_S, f"{topic}'s preferred leaders", 0.3)
+
+
 @dataclass
 class Acknowledged:
     """What a producer's delivery reports said: each acknowledged value by partition, and the errors."""
@@ -108,3 +125,51 @@ def produce_acknowledged(producer: Any, topic: str, tag: str, count: int, partit
         producer.poll(0)
     producer.flush(PATIENCE_S)
     return acknowledged
+
+
+class ProducerUnderLoad:
+    """An idempotent acks=all producer writing `<tag>-<i>` round-robin over the partitions from a
+    thread, until `stop`; every acknowledgement is kept."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int, tag: str) -> None:
+        import threading
+
+        self.topic = topic
+        self.partitions = partitions
+        self.tag = tag
+        self.acknowledged = Acknowledged()
+        # delivery.timeout.ms long enough to ride out a leader's SIGKILL and its ZooKeeper session
+        self._producer = idempotent_producer(bootstrap, **{"delivery.timeout.ms": 120_000})
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"load-{tag}", daemon=True)
+        self.sent = 0
+
+    def start(self) -> ProducerUnderLoad:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        import time
+
+        while not self._stopping.is_set():
+            try:
+                self._producer.produce(
+                    self.topic,
+                    value=f"{self.tag}-{self.sent}".encode(),
+                    partition=self.sent % self.partitions,
+                    on_delivery=self.acknowledged.on_delivery,
+                )
+                self.sent += 1
+            except BufferError:
+                pass
+            self._producer.poll(0.005)
+            time.sleep(0.002)
+
+    def wait_acknowledged(self, count: int) -> None:
+        wait_until(lambda: self.acknowledged.count >= count, PATIENCE_S, f"{count} acknowledged records", 0.1)
+
+    def stop(self) -> Acknowledged:
+        self._stopping.set()
+        self._thread.join(30)
+        self._producer.flush(PATIENCE_S)
+        return self.acknowledged

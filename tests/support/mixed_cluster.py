@@ -175,6 +175,12 @@ class MixedCluster:
             logs.append(f"--- kafka {node}\n{text}")
         return "\n".join(logs)
 
+    def log_dirs(self) -> list[Path]:
+        """Every broker's log directory (that exists yet)."""
+        dirs = [self.kafka.log_dir(n) for n in self.of_kind(Kind.KAFKA)]
+        dirs += [b.data_dir for b in self.odradek.values()]
+        return [d for d in dirs if d.is_dir()]
+
     # -- what ZooKeeper says -----------------------------------------------------------------------
 
     @property

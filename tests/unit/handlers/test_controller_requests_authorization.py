@@ -54,6 +54,7 @@ async def test_controller_requests_need_their_cluster_permission(tmp_path: Path,
         altered = await broker.call(alter, 1)
         assert (altered.error_code, altered.topics) == (expected, [])
         allocated = await broker.call(AllocateProducerIdsRequest(broker_id=2, broker_epoch=5), 0)
-        assert (allocated.error_code, allocated.producer_id_start, allocated.producer_id_len) == (expected, 0, 0)
+        answered = (allocated.error_code, allocated.producer_id_start, allocated.producer_id_len)
+        assert answered == (expected, 0, 0)
     finally:
         broker.close()
