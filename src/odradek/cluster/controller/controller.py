@@ -24,6 +24,7 @@ from odradek.cluster.controller import (
     alter_partition,
     broker_changes,
     events,
+    features,
     leader_elections,
     producer_ids,
     reassignment,
@@ -351,6 +352,9 @@ class KafkaController:
             raise
 
     async def _on_controller_failover(self, fence: ControllerFence) -> None:
+        # first, as Kafka's maybeSetupFeatureVersioning
+        layout = self.config.inter_broker_versions.feature_znode_version
+        await asyncio.to_thread(features.enable_feature_versioning, self.zk, fence, layout)
         # read before the registrations are (registrations.py)
         registrations_version = await asyncio.to_thread(brokers.registrations_version, self.zk)
         context = await asyncio.to_thread(zk_state.load_context, self.zk, fence.epoch, fence.epoch_zk_version)
