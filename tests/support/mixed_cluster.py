@@ -65,6 +65,7 @@ class MixedCluster:
     ) -> None:
         assert sorted(kinds) == list(range(1, len(kinds) + 1)), "broker ids are 1..n"
         self.kinds = dict(kinds)
+        work.mkdir(parents=True, exist_ok=True)
         self.chroot = f"/mixed-{uuid.uuid4().hex[:8]}"
         settings = {
             "zookeeper.connect": f"{zookeeper.connect_string}{self.chroot}",
