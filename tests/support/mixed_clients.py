@@ -15,7 +15,8 @@ from tests.support.interop import wait_until
 from tests.support.mixed_cluster import PATIENCE_S, MixedCluster
 from tests.support.raw_client import RawClient
 
-#: The transaction coordinator's key type in FindCoordinator.
+#: FindCoordinator's key types.
+GROUP_KEY = 0
 TRANSACTION_KEY = 1
 
 
@@ -46,22 +47,30 @@ def _codes(answers: list[InitProducerIdResponse]) -> list[str]:
 
 def transactional_id_coordinated_by(cluster: MixedCluster, node: int, prefix: str) -> str:
     """A fresh transactional id whose transaction coordinator is broker `node`."""
+    return _key_coordinated_by(cluster, node, prefix, TRANSACTION_KEY)
+
+
+def group_id_coordinated_by(cluster: MixedCluster, node: int, prefix: str) -> str:
+    """A fresh group id whose group coordinator is broker `node`."""
+    return _key_coordinated_by(cluster, node, prefix, GROUP_KEY)
+
+
+def _key_coordinated_by(cluster: MixedCluster, node: int, prefix: str, key_type: int) -> str:
     host, port = cluster.kafka.addresses[node]
     for attempt in range(500):
         candidate = f"{prefix}-{attempt}-{uuid.uuid4().hex[:6]}"
-        coordinator = _coordinator(host, port, candidate)
-        if coordinator == node:
+        if _coordinator(host, port, candidate, key_type) == node:
             return candidate
-    raise AssertionError(f"no transactional id found coordinated by broker {node}")
+    raise AssertionError(f"no key of type {key_type} found coordinated by broker {node}")
 
 
-def _coordinator(host: str, port: int, key: str) -> int:
+def _coordinator(host: str, port: int, key: str, key_type: int) -> int:
     found: list[int] = []
 
     def answered() -> bool:
         with RawClient(port, timeout=10, host=host) as client:
             response: FindCoordinatorResponse = client.request(
-                FindCoordinatorRequest(key=key, key_type=TRANSACTION_KEY), 2
+                FindCoordinatorRequest(key=key, key_type=key_type), 2
             )
         if response.error_code != ErrorCode.NONE:
             return False

@@ -21,6 +21,7 @@ from tests.support.interop import wait_until
 from tests.support.mixed_clients import (
     ProducerUnderLoad,
     elect_preferred_leaders,
+    group_id_coordinated_by,
     idempotent_producer,
     produce_acknowledged,
     producer_id_from,
@@ -39,8 +40,9 @@ PARTITIONS = 3
 #: Preferred leaders 1, 2, 3: a leader of each kind, followers of both.
 ASSIGNMENT = [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
 TRANSACTION_STATE = "__transaction_state"
-#: As the reference brokers' settings (tests/support/kafka_reference.py).
-TRANSACTION_STATE_PARTITIONS = 3
+CONSUMER_OFFSETS = "__consumer_offsets"
+#: Both internal topics' partitions, as the reference brokers' settings (tests/support/kafka_reference.py).
+INTERNAL_PARTITIONS = 3
 #: The longer run (make mixed-long) SIGKILLs the leaders this many times each.
 KILL_ROUNDS = int(os.environ.get("ODRADEK_MIXED_KILL_ROUNDS", "1"))
 
@@ -142,7 +144,7 @@ def test_controller_moves_to_odradek_and_back_with_producer_ids_and_transactions
         cluster.start_broker(node)
     cluster.wait_registered()
     cluster.wait_in_sync(topic, PARTITIONS)
-    _check_every_kind_serves_producers(cluster, topic, "under-odradek")
+    _check_every_kind_serves_clients(cluster, topic, "under-odradek")
     # back to Kafka: the odradek controller dies
     cluster.kill(ODRADEK)
     assert cluster.wait_controller([KAFKA_CONTROLLER, KAFKA_OTHER]) in (KAFKA_CONTROLLER, KAFKA_OTHER)
@@ -151,13 +153,15 @@ def test_controller_moves_to_odradek_and_back_with_producer_ids_and_transactions
     cluster.wait_in_sync(topic, PARTITIONS)
     # the restarted broker leads nothing until a preferred election (auto.leader.rebalance.enable is
     # off): it takes its transaction coordinators back
-    elect_preferred_leaders(cluster, TRANSACTION_STATE, TRANSACTION_STATE_PARTITIONS)
-    _check_every_kind_serves_producers(cluster, topic, "under-kafka")
+    elect_preferred_leaders(cluster, TRANSACTION_STATE, INTERNAL_PARTITIONS)
+    elect_preferred_leaders(cluster, CONSUMER_OFFSETS, INTERNAL_PARTITIONS)
+    _check_every_kind_serves_clients(cluster, topic, "under-kafka")
     cluster.wait_replicas_agree(topic, PARTITIONS)
 
 
-def _check_every_kind_serves_producers(cluster: MixedCluster, topic: str, tag: str) -> None:
-    """Producer ids from every broker, distinct; a transaction coordinated by each kind committed."""
+def _check_every_kind_serves_clients(cluster: MixedCluster, topic: str, tag: str) -> None:
+    """Producer ids from every broker, distinct; a transaction coordinated by each kind committed; offsets
+    committed to a group coordinator of each kind."""
     ids = [producer_id_from(cluster, node) for node in sorted(cluster.kinds)]
     assert len(set(ids)) == len(ids), ids
     from confluent_kafka import Producer
@@ -171,3 +175,26 @@ def _check_every_kind_serves_producers(cluster: MixedCluster, topic: str, tag: s
         commit_abort_commit(producer, txn_topic, PARTITIONS)
         read = read_committed_values(cluster.bootstrap(), txn_topic, PARTITIONS, timeout_s=PATIENCE_S)
         assert read == expected_after_rounds(PARTITIONS), f"coordinated by {coordinator}"
+        group = group_id_coordinated_by(cluster, coordinator, f"{tag}-group-{coordinator}")
+        assert commit_and_fetch_offsets(cluster, group, txn_topic) == {p: p + 1 for p in range(PARTITIONS)}
+
+
+def commit_and_fetch_offsets(cluster: MixedCluster, group: str, topic: str) -> dict[int, int]:
+    """Offsets p + 1 committed for each partition p by one consumer, as another consumer reads them."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    def consumer() -> Consumer:
+        return Consumer({"bootstrap.servers": cluster.bootstrap(), "group.id": group})
+
+    committer = consumer()
+    try:
+        wanted = [TopicPartition(topic, p, p + 1) for p in range(PARTITIONS)]
+        committer.commit(offsets=wanted, asynchronous=False)
+    finally:
+        committer.close()
+    reader = consumer()
+    try:
+        asked = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+        return {tp.partition: tp.offset for tp in reader.committed(asked, timeout=60)}
+    finally:
+        reader.close()
