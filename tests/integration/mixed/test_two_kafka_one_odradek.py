@@ -135,6 +135,9 @@ def test_controller_moves_to_odradek_and_back_with_producer_ids_and_transactions
 ) -> None:
     topic = "controller-moves"
     create(cluster, ODRADEK, topic)
+    # both internal topics made now, under Kafka's controller, with their leaders on all three brokers
+    commit_and_fetch_offsets(cluster, "warm-up", topic)
+    transactional_id_coordinated_by(cluster, ODRADEK, "warm-up")
     assert cluster.controller() == KAFKA_CONTROLLER
     # to odradek: the other Kafka broker stops (a controlled shutdown), the controller dies
     cluster.stop_broker(KAFKA_OTHER)
@@ -144,6 +147,7 @@ def test_controller_moves_to_odradek_and_back_with_producer_ids_and_transactions
         cluster.start_broker(node)
     cluster.wait_registered()
     cluster.wait_in_sync(topic, PARTITIONS)
+    _coordinate_as_assigned(cluster)
     _check_every_kind_serves_clients(cluster, topic, "under-odradek")
     # back to Kafka: the odradek controller dies
     cluster.kill(ODRADEK)
@@ -151,12 +155,16 @@ def test_controller_moves_to_odradek_and_back_with_producer_ids_and_transactions
     cluster.start_broker(ODRADEK)
     cluster.wait_registered()
     cluster.wait_in_sync(topic, PARTITIONS)
-    # the restarted broker leads nothing until a preferred election (auto.leader.rebalance.enable is
-    # off): it takes its transaction coordinators back
-    elect_preferred_leaders(cluster, TRANSACTION_STATE, INTERNAL_PARTITIONS)
-    elect_preferred_leaders(cluster, CONSUMER_OFFSETS, INTERNAL_PARTITIONS)
+    _coordinate_as_assigned(cluster)
     _check_every_kind_serves_clients(cluster, topic, "under-kafka")
     cluster.wait_replicas_agree(topic, PARTITIONS)
+
+
+def _coordinate_as_assigned(cluster: MixedCluster) -> None:
+    """Restarted brokers lead nothing until a preferred election (auto.leader.rebalance.enable is off):
+    they take their group and transaction coordinators back."""
+    for internal in (TRANSACTION_STATE, CONSUMER_OFFSETS):
+        elect_preferred_leaders(cluster, internal, INTERNAL_PARTITIONS)
 
 
 def _check_every_kind_serves_clients(cluster: MixedCluster, topic: str, tag: str) -> None:
