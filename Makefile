@@ -11,7 +11,7 @@ PYTEST := $(BIN)/python -m pytest -q
 # worker (tests/conftest.py). TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 3
 
-.PHONY: console-screenshots eos-acceptance run test test-fast lint typecheck unit regressions bench clean faults \
+.PHONY: console-screenshots eos-acceptance mixed-long run test test-fast lint typecheck unit regressions bench clean faults \
 	java-compat java-compat-reference spark-kafka-jars kafka-tools kafka-tools-reference
 
 $(STAMP): pyproject.toml
@@ -95,6 +95,12 @@ kafka-tools: $(STAMP)
 kafka-tools-reference: $(STAMP)
 	@bash scripts/install-system-deps.sh
 	$(BIN)/python -m tests.support.kafka_tools_reference
+
+# Issue 27's mixed clusters (Apache Kafka 3.9 and odradek brokers on one ZooKeeper) with each leader
+# SIGKILLed 5 times under load (the suite does it once). See docs/testing.md.
+mixed-long: $(STAMP)
+	@bash scripts/install-system-deps.sh
+	ODRADEK_MIXED_KILL_ROUNDS=5 $(PYTEST) tests/integration/mixed
 
 # The README's console screenshots, taken by the console's browser tests (tests/console).
 console-screenshots: $(STAMP)

@@ -19,6 +19,7 @@ LONGEST_FIRST = (
     "tests/compat/connect/",
     "tests/faults/",
     "tests/integration/cluster/",
+    "tests/integration/mixed/",
     "tests/compat/java/",
     "tests/compat/kafka_tools/",
     "tests/spark/",

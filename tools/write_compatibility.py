@@ -156,12 +156,8 @@ AREAS = (
             K.UPDATE_METADATA,
             K.CONTROLLED_SHUTDOWN,
             K.ALTER_PARTITION,
+            K.ALLOCATE_PRODUCER_IDS,
         ),
-    ),
-    Area(
-        "producer id blocks from the controller (KIP-730)",
-        (K.ALLOCATE_PRODUCER_IDS,),
-        why_not="brokers take their blocks from ZooKeeper themselves",
     ),
     Area(
         "leader elections and partition reassignment",

@@ -84,11 +84,19 @@ class KafkaBrokers:
             process.kill()
             process.wait()
 
+    def kill_broker(self, node: int) -> None:
+        """SIGKILL, as a crash would."""
+        process = self.processes.pop(node, None)
+        if process is not None:
+            process.kill()
+            process.wait()
+
     def stop(self) -> None:
         for node in list(self.processes):
             self.stop_broker(node, timeout=30)
 
-    def _launch(self, node: int) -> subprocess.Popen[bytes]:
+    def settings(self, node: int) -> dict[str, str]:
+        """What broker `node`'s server.properties holds (a mixed cluster gives odradek the same)."""
         brokers = len(self.addresses)
         replication = min(brokers, 3)
         host, port = self.addresses[node]
@@ -109,6 +117,10 @@ class KafkaBrokers:
         settings |= self.extra
         if self.node_settings is not None:
             settings |= self.node_settings(node, port)
+        return settings
+
+    def _launch(self, node: int) -> subprocess.Popen[bytes]:
+        settings = self.settings(node)
         self.work.mkdir(parents=True, exist_ok=True)
         config = self.work / f"server-{node}.properties"
         config.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))

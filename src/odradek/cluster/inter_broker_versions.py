@@ -6,7 +6,8 @@ AlterPartition is the one Kafka does not tie to the IBP (its brokers take the co
 from ApiVersions); odradek asks no ApiVersions between brokers, so it sends the highest that every
 broker of a cluster at that IBP serves: the one of the IBP's release (3.0 and 3.1: v0, 3.2: v1, 3.3
 and 3.4: v2, 3.5 on: v3). ControlledShutdown (v3) and WriteTxnMarkers (v1) do not change from 3.0-IV1 on.
-One behaviour goes with them: from 3.2-IV0 an uncleanly elected leader is RECOVERING (KIP-704).
+Two behaviours go with them: from 3.2-IV0 an uncleanly elected leader is RECOVERING (KIP-704), and from
+3.3-IV0 the controller writes /feature in its second layout.
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ class InterBrokerVersions:
     def leader_recovery(self) -> bool:
         """KIP-704, from 3.2-IV0 (with LeaderAndIsr v6): an unclean election marks its leader RECOVERING."""
         return self.leader_and_isr >= 6
+
+    @property
+    def feature_znode_version(self) -> int:
+        """The layout of /feature the controller writes: 2 from 3.3-IV0 (with AlterPartition v2)."""
+        return 2 if self.alter_partition >= 2 else 1
 
     def controller_request(self, api_key: int) -> int:
         """The version of a controller-to-broker request (LeaderAndIsr, UpdateMetadata, StopReplica)."""

@@ -1,5 +1,5 @@
-"""Requests the controller serves: ControlledShutdown (key 7, v0-3), ElectLeaders (key 43, v0-2) and
-AlterPartition (key 56, v0-3).
+"""Requests the controller serves: ControlledShutdown (key 7, v0-3), ElectLeaders (key 43, v0-2),
+AlterPartition (key 56, v0-3) and AllocateProducerIds (key 67, v0).
 
 ZooKeeper mode only, except ElectLeaders, which a single node answers as the controller of a cluster of
 one (Kafka 3.9's lone broker does): no election is ever needed there. Each broker of a cluster runs a
@@ -11,7 +11,9 @@ v0 has no election type (preferred); a null topic list means every partition, an
 out those that needed no election (KafkaApis does). AlterPartition, from partition leaders, needs
 CLUSTER_ACTION too; v0-1 name topics, v2+ give their ids (UNKNOWN_TOPIC_ID for one the controller does
 not know), v3 gives each new ISR member's broker epoch; the checks are in
-cluster/controller/alter_partition.py.
+cluster/controller/alter_partition.py. AllocateProducerIds, from Kafka's brokers (3.0-IV0 and later) in
+a cluster that mixes them with odradek's, needs CLUSTER_ACTION; its checks are in
+cluster/controller/producer_ids.py.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.allocate_producer_ids import (
+    AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse,
+)
 from odradek.protocol.messages.alter_partition import (
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -227,4 +233,30 @@ def _partition_result(partition: int, outcome: IsrChangeOutcome, version: int) -
         isr=list(state.isr),
         leader_recovery_state=state.znode.leader_recovery_state,
         partition_epoch=state.partition_epoch,
+    )
+
+
+@handles(ApiKey.ALLOCATE_PRODUCER_IDS, 0, 0, modes=CLUSTER_ONLY)
+async def handle_allocate_producer_ids(
+    request: AllocateProducerIdsRequest, context: RequestContext
+) -> AllocateProducerIdsResponse:
+    if not authorize_cluster(context, AclOperation.CLUSTER_ACTION):
+        return _allocate_response(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    controller = _active(context)
+    if controller is None:
+        return _allocate_response(ErrorCode.NOT_CONTROLLER)
+    result = await controller.allocate_producer_ids(request.broker_id, request.broker_epoch)
+    if result.block is None:
+        return _allocate_response(result.error)
+    return AllocateProducerIdsResponse(
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        producer_id_start=result.block.first_producer_id,
+        producer_id_len=result.block.size,
+    )
+
+
+def _allocate_response(error: ErrorCode) -> AllocateProducerIdsResponse:
+    return AllocateProducerIdsResponse(
+        throttle_time_ms=0, error_code=error, producer_id_start=0, producer_id_len=0
     )

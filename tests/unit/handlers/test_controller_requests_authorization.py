@@ -1,5 +1,6 @@
 """With an authorizer, the controller's client-facing requests need Kafka's cluster permissions:
-ControlledShutdown and AlterPartition CLUSTER_ACTION, ElectLeaders ALTER (answered by a cluster member)."""
+ControlledShutdown, AlterPartition and AllocateProducerIds CLUSTER_ACTION, ElectLeaders ALTER (answered
+by a cluster member)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.allocate_producer_ids import AllocateProducerIdsRequest
 from odradek.protocol.messages.alter_partition import AlterPartitionRequest, PartitionData, TopicData
 from odradek.protocol.messages.controlled_shutdown import ControlledShutdownRequest
 from odradek.protocol.messages.elect_leaders import ElectLeadersRequest, TopicPartitions
@@ -51,5 +53,8 @@ async def test_controller_requests_need_their_cluster_permission(tmp_path: Path,
         )
         altered = await broker.call(alter, 1)
         assert (altered.error_code, altered.topics) == (expected, [])
+        allocated = await broker.call(AllocateProducerIdsRequest(broker_id=2, broker_epoch=5), 0)
+        answered = (allocated.error_code, allocated.producer_id_start, allocated.producer_id_len)
+        assert answered == (expected, 0, 0)
     finally:
         broker.close()

@@ -66,6 +66,17 @@ async def test_cluster_member_advertises_the_controller_apis_at_kafka_3_9_versio
     assert listed[ApiKey.ELECT_LEADERS] == (0, 2)
 
 
+async def test_cluster_member_advertises_allocate_producer_ids_as_a_kafka_3_9_zookeeper_broker_does(
+    cluster_member: HandlerBroker, handler_broker: HandlerBroker
+) -> None:
+    # Kafka's 3.x brokers ask the controller for producer-id blocks only once it lists the API
+    response = await cluster_member.call(ApiVersionsRequest(), 3)
+    listed = {entry.api_key: (entry.min_version, entry.max_version) for entry in response.api_keys}
+    assert listed[ApiKey.ALLOCATE_PRODUCER_IDS] == (0, 0)
+    single = await handler_broker.call(ApiVersionsRequest(), 3)
+    assert ApiKey.ALLOCATE_PRODUCER_IDS not in {entry.api_key for entry in single.api_keys}
+
+
 # ----- LeaderAndIsr ------------------------------------------------------------------------------------
 
 

@@ -24,7 +24,9 @@ from odradek.cluster.controller import (
     alter_partition,
     broker_changes,
     events,
+    features,
     leader_elections,
+    producer_ids,
     reassignment,
     topic_changes,
     unclean,
@@ -206,6 +208,21 @@ class KafkaController:
         except TimeoutError:
             return alter_partition.AlterPartitionResult(ErrorCode.REQUEST_TIMED_OUT, [])
 
+    async def allocate_producer_ids(
+        self, broker_id: int, broker_epoch: int, timeout: float = 30.0
+    ) -> producer_ids.AllocateProducerIdsResult:
+        """AllocateProducerIds (key 67) on the controller: a block of producer ids for `broker_id`;
+        NOT_CONTROLLER when this broker is not (or stops being) controller, REQUEST_TIMED_OUT when the
+        event queue is too slow (the broker asks again)."""
+        done: asyncio.Future[producer_ids.AllocateProducerIdsResult] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self.events.put(events.AllocateProducerIds(broker_id, broker_epoch, done))
+        try:
+            return await asyncio.wait_for(asyncio.shield(done), timeout)
+        except TimeoutError:
+            return producer_ids.AllocateProducerIdsResult(ErrorCode.REQUEST_TIMED_OUT)
+
     def set_unclean_leader_election_enable(self, enabled: bool) -> None:
         """The broker's unclean.leader.election.enable changed at run time (AlterConfigs); turned on,
         the offline partitions are elected again (KafkaController.enableDefaultUncleanLeaderElection)."""
@@ -299,6 +316,10 @@ class KafkaController:
             )
             if not event.done.done():
                 event.done.set_result(answer)
+        elif isinstance(event, events.AllocateProducerIds):
+            allocated = await producer_ids.on_allocate_producer_ids(term, event.broker_id, event.broker_epoch)
+            if not event.done.done():
+                event.done.set_result(allocated)
         else:
             logger.warning("Controller %d does not handle %s", self.broker_id, event.name)
 
@@ -331,6 +352,9 @@ class KafkaController:
             raise
 
     async def _on_controller_failover(self, fence: ControllerFence) -> None:
+        # first, as Kafka's maybeSetupFeatureVersioning
+        layout = self.config.inter_broker_versions.feature_znode_version
+        await asyncio.to_thread(features.enable_feature_versioning, self.zk, fence, layout)
         # read before the registrations are (registrations.py)
         registrations_version = await asyncio.to_thread(brokers.registrations_version, self.zk)
         context = await asyncio.to_thread(zk_state.load_context, self.zk, fence.epoch, fence.epoch_zk_version)
@@ -450,6 +474,8 @@ def _answer_not_controller(event: events.ControllerEvent) -> None:
         event.done.set_result(events.ControlledShutdownResult(ErrorCode.NOT_CONTROLLER, []))
     elif isinstance(event, events.AlterPartition) and not event.done.done():
         event.done.set_result(alter_partition.AlterPartitionResult(ErrorCode.NOT_CONTROLLER, []))
+    elif isinstance(event, events.AllocateProducerIds) and not event.done.done():
+        event.done.set_result(producer_ids.AllocateProducerIdsResult(ErrorCode.NOT_CONTROLLER))
     elif (
         isinstance(
             event,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from odradek.cluster.controller.alter_partition import AlterPartitionResult, IsrChangeRequest
 from odradek.cluster.controller.context import TopicPartition
+from odradek.cluster.controller.producer_ids import AllocateProducerIdsResult
 from odradek.cluster.controller.replica_assignment import ReassignmentError, ReplicaAssignment
 from odradek.protocol.error_codes import ErrorCode
 
@@ -161,3 +162,12 @@ class AlterPartition(ControllerEvent):
     broker_epoch: int
     changes: list[IsrChangeRequest]
     done: asyncio.Future[AlterPartitionResult] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class AllocateProducerIds(ControllerEvent):
+    """A broker asks for a block of producer ids (AllocateProducerIds, key 67); answered through `done`."""
+
+    broker_id: int
+    broker_epoch: int
+    done: asyncio.Future[AllocateProducerIdsResult] = field(compare=False)

@@ -18,6 +18,8 @@ DELETE_TOPICS: Final = "/admin/delete_topics"
 #: Reassignments asked for by writing a plan (kafka-reassign-partitions before KIP-455; still read).
 REASSIGN_PARTITIONS: Final = "/admin/reassign_partitions"
 LATEST_PRODUCER_ID_BLOCK: Final = "/latest_producer_id_block"
+#: The finalized features (KIP-584) the controller keeps (kafka/zk/ZkData.scala FeatureZNode).
+FEATURE: Final = "/feature"
 ISR_CHANGE_NOTIFICATION: Final = "/isr_change_notification"
 LOG_DIR_EVENT_NOTIFICATION: Final = "/log_dir_event_notification"
 #: The old consumers' root, which Kafka still creates at start.
