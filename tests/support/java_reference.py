@@ -4,13 +4,16 @@ it must pass here, against one broker and against three.
 
     make java-compat-reference                              # both lines, one broker then three
     .venv/bin/python -m tests.support.java_reference --brokers 3 --line kafka-4 [--keep DIR]
+    .venv/bin/python -m tests.support.java_reference --brokers 3 --test-class PartitionerTest
 
 Kafka's broker (`kafka_2.13`, tests/compat/java/reference-broker/pom.xml) is resolved into .cache/maven
 like the clients; ZooKeeper is Debian's, as for the cluster tests. The brokers get the settings the
 odradek targets have (java_suite.SINGLE_NODE_SETTINGS; tests/support/txn_cluster.py for three) and
 listen on 127.0.0.2-4 for three, as odradek's cluster does. Classes tagged
 `not-in-kafka-zookeeper-mode` (KIP-848's consumer groups, which Kafka 3.9 serves only in KRaft mode)
-are left out. Exits 0 only when every test ran and passed.
+are left out. With three brokers the tests that kill brokers get the control channel of
+tests/support/broker_control.py (a SIGKILL, a start on the same data). Exits 0 only when every test
+ran and passed.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import java_suite
+from tests.support.broker_control import BrokerControl, serving
 from tests.support.kafka_reference import KafkaBrokers
 from tests.support.zookeeper import ZooKeeperServer
 
@@ -34,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--brokers", type=int, choices=(1, 3), action="append", help="default: 1, then 3")
     parser.add_argument("--line", choices=java_suite.LINES, action="append", help="default: every line")
+    parser.add_argument("--test-class", action="append", help="run only this class's tests (default: all)")
     parser.add_argument("--keep", type=Path, help="keep the brokers' data and logs and the reports here")
     args = parser.parse_args(argv)
     work = args.keep or Path(tempfile.mkdtemp(prefix="java-reference-"))
@@ -42,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         failures = 0
         for brokers in args.brokers or [1, 3]:
             failures += _run_against_kafka(
-                brokers, args.line or list(java_suite.LINES), work / f"kafka-{brokers}"
+                brokers, args.line or list(java_suite.LINES), work / f"kafka-{brokers}", args.test_class
             )
         print("every test passed against Apache Kafka" if not failures else f"{failures} failed", flush=True)
         return 0 if failures == 0 else 1
@@ -54,45 +59,51 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _run_against_kafka(brokers: int, lines: list[str], work: Path) -> int:
+def _run_against_kafka(brokers: int, lines: list[str], work: Path, classes: list[str] | None) -> int:
     work.mkdir(parents=True, exist_ok=True)
+    only = None if not classes else [t for t in java_suite.declared_tests() if t.class_name in classes]
     zookeeper = ZooKeeperServer(work).start()
     kafka = KafkaBrokers(brokers, work, zookeeper)
     try:
         kafka.start()
         kind = "single-node" if brokers == 1 else "cluster"
-        target = java_suite.Target(kind, kafka.bootstrap, brokers, broker="kafka-3.9")
         print(f"Apache Kafka, {brokers} broker(s) at {kafka.bootstrap}", flush=True)
-        reports = java_suite.run_lines(
-            target, work, lines, extra=[f"--exclude-tag={java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE}"]
-        )
-        return sum(_print_outcomes(report) for report in reports.values())
+        extra = [f"--exclude-tag={java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE}"]
+        if brokers == 1:  # nothing to kill: the classes that kill brokers skip, as on odradek's single node
+            target = java_suite.Target(kind, kafka.bootstrap, brokers, broker="kafka-3.9")
+            reports = java_suite.run_lines(target, work, lines, extra=extra, only=only)
+        else:
+            control = BrokerControl(kafka.addresses, kafka.kill_broker, kafka.start_broker)
+            with serving(control) as url:
+                target = java_suite.Target(kind, kafka.bootstrap, brokers, broker="kafka-3.9", control=url)
+                reports = java_suite.run_lines(target, work, lines, extra=extra, only=only)
+            print(f"broker steps taken: {control.done}", flush=True)
+        return sum(_print_outcomes(report, only) for report in reports.values())
     finally:
         kafka.stop()
         zookeeper.stop()
 
 
-def _print_outcomes(report: java_suite.Report) -> int:
-    """One line per test; the failures in full. Returns how many failed (or were not reported)."""
+def _print_outcomes(report: java_suite.Report, only: list[java_suite.JavaTest] | None) -> int:
+    """One line per test (of `only`, when given); the failures in full. Returns how many failed (or
+    were not reported)."""
     failed = 0
     for test in java_suite.declared_tests(report.line):
+        if only is not None and test not in only:
+            continue
         try:
             report.check(test)
             outcome = "passed"
         except pytest.skip.Exception as skipped:
             outcome = f"skipped: {skipped}"
         except pytest.fail.Exception as failure:
-            if test.class_name in _excluded_classes() and test not in report.invocations:
+            excluded = java_suite.tagged_classes(java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE)
+            if test.class_name in excluded and test not in report.invocations:
                 continue  # left out on purpose (not-in-kafka-zookeeper-mode)
             failed += 1
             outcome = f"FAILED\n{failure}"
         print(f"[{report.line} vs Kafka {report.target.kind}] {test.id}: {outcome}", flush=True)
     return failed
-
-
-def _excluded_classes() -> set[str]:
-    tag = f"@Tag(Target.{java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE.upper().replace('-', '_')})"
-    return {p.stem for _, p in java_suite.test_sources(java_suite.source_roots()) if tag in p.read_text()}
 
 
 if __name__ == "__main__":
