@@ -1,0 +1,181 @@
+package odradek.compat;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import odradek.compat.support.BrokerControl;
+import odradek.compat.support.Clients;
+import odradek.compat.support.Target;
+import odradek.compat.support.Topics;
+import odradek.compat.support.Waits;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RetriableException;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Isolated;
+
+/**
+ * An idempotent acks=all producer sending without pause to an RF=3, min.insync.replicas=2 topic while
+ * the leader of one of its partitions is SIGKILLed and later started again: every acknowledged record
+ * is in the log exactly once, at the offset acknowledged, in the order sent. Runs on the cluster only,
+ * alone (it kills a broker), and leaves every broker up and every ISR full.
+ */
+@Tag(Target.KILLS_BROKERS)
+@Isolated
+class ProducerFailoverTest {
+    private static final int PARTITIONS = 3;
+    /** Records acknowledged on the killed leader's partition between the steps. */
+    private static final int ACKS_PER_STEP = 100;
+
+    @Test
+    @Timeout(300)
+    void everyRecordAcknowledgedAcrossALeaderKillIsReadBackOnceInOrder() throws Exception {
+        BrokerControl control = BrokerControl.require();
+        String topic = Topics.create("leader-kill", PARTITIONS, Map.of("min.insync.replicas", "2"));
+        int victim;
+        try (Admin admin = Clients.admin()) {
+            victim = BrokerControl.leader(admin, topic, 0);
+        }
+        Sender sender = new Sender(topic);
+        Thread sending = new Thread(sender, "leader-kill-producer");
+        control.runThenHeal(() -> {
+            try {
+                sending.start();
+                sender.awaitAcks(0, ACKS_PER_STEP);
+                control.kill(victim);
+                sender.awaitAcks(0, sender.acked(0) + ACKS_PER_STEP); // partition 0 now has a new leader
+                control.restart(victim);
+                sender.awaitAcks(0, sender.acked(0) + ACKS_PER_STEP);
+            } finally {
+                sender.stop.set(true);
+                sending.join(Clients.API_TIMEOUT_MS * 4L);
+            }
+        });
+        assertTrue(sender.failure.get() == null, "the producer thread failed: " + sender.failure.get());
+        List<String> fatal = sender.errors.stream().filter(e -> !(e instanceof RetriableException))
+            .map(Exception::toString).toList();
+        assertEquals(List.of(), fatal, "no fatal error in a callback");
+
+        Map<Integer, List<ConsumerRecord<String, String>>> log = readCommitted(topic, PARTITIONS);
+        for (int p = 0; p < PARTITIONS; p++) {
+            List<Long> sequence = log.get(p).stream().map(r -> Long.parseLong(r.value())).toList();
+            for (int i = 1; i < sequence.size(); i++) {
+                assertTrue(sequence.get(i - 1) < sequence.get(i),
+                    "partition " + p + " holds its records once each, in the order sent: " + sequence.get(i - 1)
+                        + " then " + sequence.get(i) + " at offset " + log.get(p).get(i).offset());
+            }
+            Map<Long, Long> stored = new HashMap<>();
+            log.get(p).forEach(r -> stored.put(Long.parseLong(r.value()), r.offset()));
+            for (Map.Entry<Long, Long> acked : sender.acknowledged.get(p).entrySet()) {
+                assertEquals(acked.getValue(), stored.get(acked.getKey()),
+                    "record " + acked.getKey() + " is stored at the offset acknowledged, on partition " + p);
+            }
+            if (sender.errors.isEmpty()) { // nothing failed: the log is exactly what was sent
+                assertEquals(sender.sent.get(p), sequence, "partition " + p + " holds exactly what was sent");
+            }
+        }
+    }
+
+    /** Sends 0, 1, 2... round the partitions, at most 200 unacknowledged at a time, until stopped. */
+    private static final class Sender implements Runnable {
+        final String topic;
+        final AtomicBoolean stop = new AtomicBoolean();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final ConcurrentLinkedQueue<Exception> errors = new ConcurrentLinkedQueue<>();
+        /** Per partition: value -> acknowledged offset. */
+        final Map<Integer, Map<Long, Long>> acknowledged = new ConcurrentHashMap<>();
+        final Map<Integer, List<Long>> sent = new HashMap<>();
+        private final Map<Integer, AtomicInteger> ackCounts = new ConcurrentHashMap<>();
+        private final Semaphore inFlight = new Semaphore(200);
+
+        Sender(String topic) {
+            this.topic = topic;
+            for (int p = 0; p < PARTITIONS; p++) {
+                acknowledged.put(p, new ConcurrentHashMap<>());
+                sent.put(p, new ArrayList<>());
+                ackCounts.put(p, new AtomicInteger());
+            }
+        }
+
+        @Override
+        public void run() {
+            try (KafkaProducer<String, String> producer = Clients.producer("acks", "all",
+                    "enable.idempotence", "true", "delivery.timeout.ms", 120_000, "request.timeout.ms", 10_000,
+                    "max.block.ms", 120_000, "linger.ms", 5)) {
+                for (long n = 0; !stop.get(); n++) {
+                    int partition = (int) (n % PARTITIONS);
+                    long value = n;
+                    inFlight.acquire();
+                    if (n % 10 == 0) {
+                        Thread.sleep(5); // at most ~2,000 records a second: enough to be sending at the kill
+                    }
+                    sent.get(partition).add(value);
+                    producer.send(new ProducerRecord<>(topic, partition, null, Long.toString(value)), (m, e) -> {
+                        inFlight.release();
+                        if (e != null) {
+                            errors.add(e);
+                        } else {
+                            acknowledged.get(partition).put(value, m.offset());
+                            ackCounts.get(partition).incrementAndGet();
+                        }
+                    });
+                }
+                producer.flush();
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        }
+
+        int acked(int partition) {
+            return ackCounts.get(partition).get();
+        }
+
+        void awaitAcks(int partition, int count) throws InterruptedException {
+            Waits.until(Duration.ofSeconds(120), count + " acknowledgements on partition " + partition, () -> {
+                if (failure.get() != null) {
+                    throw new AssertionError("the producer thread failed", failure.get());
+                }
+                return acked(partition) >= count;
+            });
+        }
+    }
+
+    /** Every record of every partition, read_committed, from the start to the end offsets now. */
+    static Map<Integer, List<ConsumerRecord<String, String>>> readCommitted(String topic, int partitions) {
+        List<TopicPartition> all = new ArrayList<>();
+        Map<Integer, List<ConsumerRecord<String, String>>> read = new HashMap<>();
+        for (int p = 0; p < partitions; p++) {
+            all.add(new TopicPartition(topic, p));
+            read.put(p, new ArrayList<>());
+        }
+        try (KafkaConsumer<String, String> consumer = Clients.consumer("isolation.level", "read_committed")) {
+            consumer.assign(all);
+            consumer.seekToBeginning(all);
+            Map<TopicPartition, Long> end = consumer.endOffsets(all);
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (all.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                assertTrue(System.nanoTime() < deadline, "read every partition to " + end + " within 60 s");
+                consumer.poll(Duration.ofMillis(200)).forEach(r -> read.get(r.partition()).add(r));
+            }
+        }
+        return read;
+    }
+}
