@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,6 +18,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import odradek.compat.support.BrokerControl;
 import odradek.compat.support.Clients;
+import odradek.compat.support.Names;
 import odradek.compat.support.Target;
 import odradek.compat.support.Topics;
 import odradek.compat.support.Waits;
@@ -25,8 +27,13 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RetriableException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -35,7 +42,8 @@ import org.junit.jupiter.api.parallel.Isolated;
 /**
  * An idempotent acks=all producer sending without pause to an RF=3, min.insync.replicas=2 topic while
  * the leader of one of its partitions is SIGKILLed and later started again: every acknowledged record
- * is in the log exactly once, at the offset acknowledged, in the order sent. Runs on the cluster only,
+ * is in the log exactly once, at the offset acknowledged, in the order sent; and a transactional one:
+ * a read_committed reader sees exactly the committed transactions' records. Runs on the cluster only,
  * alone (it kills a broker), and leaves every broker up and every ISR full.
  */
 @Tag(Target.KILLS_BROKERS)
@@ -91,6 +99,133 @@ class ProducerFailoverTest {
             if (sender.errors.isEmpty()) { // nothing failed: the log is exactly what was sent
                 assertEquals(sender.sent.get(p), sequence, "partition " + p + " holds exactly what was sent");
             }
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void everyTransactionCommittedAcrossALeaderKillIsReadBackOnceInOrderAndNoAbortedOne() throws Exception {
+        BrokerControl control = BrokerControl.require();
+        String topic = Topics.create("leader-kill-txn", PARTITIONS, Map.of("min.insync.replicas", "2"));
+        int victim;
+        try (Admin admin = Clients.admin()) {
+            victim = BrokerControl.leader(admin, topic, 0);
+        }
+        TransactionalSender sender = new TransactionalSender(topic);
+        Thread sending = new Thread(sender, "leader-kill-transactions");
+        control.runThenHeal(() -> {
+            try {
+                sending.start();
+                sender.awaitCommits(ACKS_PER_STEP);
+                control.kill(victim);
+                sender.awaitCommits(sender.committedOnFirst() + ACKS_PER_STEP);
+                control.restart(victim);
+                sender.awaitCommits(sender.committedOnFirst() + ACKS_PER_STEP);
+            } finally {
+                sender.stop.set(true);
+                sending.join(Clients.API_TIMEOUT_MS * 4L);
+            }
+        });
+        assertTrue(sender.failure.get() == null, "the transactional producer failed: " + sender.failure.get());
+        Map<Integer, List<ConsumerRecord<String, String>>> log = readCommitted(topic, PARTITIONS);
+        for (int p = 0; p < PARTITIONS; p++) {
+            List<Long> stored = log.get(p).stream().map(r -> Long.parseLong(r.value())).toList();
+            assertEquals(sender.committed.get(p), stored,
+                "partition " + p + " shows read_committed exactly the committed transactions' records, in order"
+                    + " (aborted: " + sender.aborts + ")");
+        }
+    }
+
+    /**
+     * Transactions of 30 records round the partitions, one after the other, until stopped. A commit that
+     * times out is retried (the producer resumes it); an abortable error aborts the transaction, whose
+     * records then must not be read; anything else (fenced, a failed abort) ends the thread as a failure.
+     */
+    private static final class TransactionalSender implements Runnable {
+        final String topic;
+        final AtomicBoolean stop = new AtomicBoolean();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        /** Per partition: the values of committed transactions, in the order sent. */
+        final Map<Integer, List<Long>> committed = new ConcurrentHashMap<>();
+        final List<String> aborts = new CopyOnWriteArrayList<>();
+        private final AtomicInteger onFirst = new AtomicInteger();
+
+        TransactionalSender(String topic) {
+            this.topic = topic;
+            for (int p = 0; p < PARTITIONS; p++) {
+                committed.put(p, new CopyOnWriteArrayList<>());
+            }
+        }
+
+        @Override
+        public void run() {
+            try (KafkaProducer<String, String> producer = Clients.producer(
+                    "transactional.id", Names.unique("leader-kill-txn"),
+                    "delivery.timeout.ms", 120_000, "request.timeout.ms", 10_000, "max.block.ms", 60_000,
+                    "transaction.timeout.ms", 120_000)) {
+                producer.initTransactions();
+                long n = 0;
+                while (!stop.get()) {
+                    producer.beginTransaction();
+                    Map<Integer, List<Long>> sent = new HashMap<>();
+                    try {
+                        for (int i = 0; i < 30; i++, n++) {
+                            int partition = (int) (n % PARTITIONS);
+                            producer.send(new ProducerRecord<>(topic, partition, null, Long.toString(n)));
+                            sent.computeIfAbsent(partition, k -> new ArrayList<>()).add(n);
+                        }
+                    } catch (ProducerFencedException
+                             | AuthorizationException fatal) {
+                        throw fatal;
+                    } catch (KafkaException abortable) {
+                        // send() refuses once an earlier send of this transaction failed: abort it
+                        aborts.add(abortable.toString());
+                        producer.abortTransaction();
+                        continue;
+                    }
+                    if (commit(producer)) {
+                        sent.forEach((partition, values) -> committed.get(partition).addAll(values));
+                        onFirst.addAndGet(sent.getOrDefault(0, List.of()).size());
+                    }
+                }
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        }
+
+        /** Whether the transaction committed; false when it was aborted on an abortable error. */
+        private boolean commit(KafkaProducer<String, String> producer) {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    producer.commitTransaction();
+                    return true;
+                } catch (TimeoutException timedOut) {
+                    if (attempt == 3) {
+                        throw timedOut;
+                    }
+                } catch (ProducerFencedException
+                         | UnsupportedVersionException
+                         | AuthorizationException fatal) {
+                    throw fatal;
+                } catch (KafkaException abortable) {
+                    aborts.add(abortable.toString());
+                    producer.abortTransaction();
+                    return false;
+                }
+            }
+        }
+
+        int committedOnFirst() {
+            return onFirst.get();
+        }
+
+        void awaitCommits(int count) throws InterruptedException {
+            Waits.until(Duration.ofSeconds(120), count + " committed records on partition 0", () -> {
+                if (failure.get() != null) {
+                    throw new AssertionError("the transactional producer failed", failure.get());
+                }
+                return committedOnFirst() >= count;
+            });
         }
     }
 
