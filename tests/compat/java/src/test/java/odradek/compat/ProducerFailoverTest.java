@@ -60,7 +60,7 @@ class ProducerFailoverTest {
         String topic = Topics.create("leader-kill", PARTITIONS, Map.of("min.insync.replicas", "2"));
         int victim;
         try (Admin admin = Clients.admin()) {
-            victim = BrokerControl.leader(admin, topic, 0);
+            victim = BrokerControl.leader(admin, topic, PARTITIONS, 0);
         }
         Sender sender = new Sender(topic);
         Thread sending = new Thread(sender, "leader-kill-producer");
@@ -109,7 +109,7 @@ class ProducerFailoverTest {
         String topic = Topics.create("leader-kill-txn", PARTITIONS, Map.of("min.insync.replicas", "2"));
         int victim;
         try (Admin admin = Clients.admin()) {
-            victim = BrokerControl.leader(admin, topic, 0);
+            victim = BrokerControl.leader(admin, topic, PARTITIONS, 0);
         }
         TransactionalSender sender = new TransactionalSender(topic);
         Thread sending = new Thread(sender, "leader-kill-transactions");

@@ -10,12 +10,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.junit.jupiter.api.Assumptions;
 
@@ -104,15 +102,13 @@ public final class BrokerControl {
         }
     }
 
-    /** The leader of {@code partition} of {@code topic} as the brokers describe it now. */
-    public static int leader(Admin admin, String topic, int partition) throws InterruptedException,
-        ExecutionException {
-        TopicDescription described = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
-        Node leader = described.partitions().get(partition).leader();
-        if (leader == null) {
-            throw new IllegalStateException(topic + "-" + partition + " has no leader");
-        }
-        return leader.id();
+    /**
+     * The leader of {@code partition} of {@code topic} (of {@code partitions}), from the first description
+     * that shows every partition led and in sync: a broker the controller has not told of a new topic
+     * yet answers that it does not know it ({@link Topics#describeLed}).
+     */
+    public static int leader(Admin admin, String topic, int partitions, int partition) throws InterruptedException {
+        return Topics.describeLed(admin, topic, partitions).partitions().get(partition).leader().id();
     }
 
     /**
