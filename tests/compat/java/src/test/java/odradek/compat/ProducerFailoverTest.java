@@ -6,11 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,9 +30,11 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.ElectionNotNeededException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -100,6 +105,8 @@ class ProducerFailoverTest {
                 assertEquals(sender.sent.get(p), sequence, "partition " + p + " holds exactly what was sent");
             }
         }
+        assertEquals(offsetsAndValues(log), offsetsAndValues(readFromThePreferredLeaders(topic, victim)),
+            "the restarted broker, leading again, holds the same records at the same offsets");
     }
 
     @Test
@@ -134,6 +141,39 @@ class ProducerFailoverTest {
                 "partition " + p + " shows read_committed exactly the committed transactions' records, in order"
                     + " (aborted: " + sender.aborts + ")");
         }
+        assertEquals(offsetsAndValues(log), offsetsAndValues(readFromThePreferredLeaders(topic, victim)),
+            "the restarted broker, leading again, holds the same records at the same offsets");
+    }
+
+    /**
+     * Every partition read again once its preferred replica leads it: the killed broker (the first
+     * leader of partition 0, so its preferred replica) then serves what it kept and fetched after its
+     * restart, which must be what the other replicas served.
+     */
+    static Map<Integer, List<ConsumerRecord<String, String>>> readFromThePreferredLeaders(String topic, int victim)
+        throws Exception {
+        Set<TopicPartition> all = new HashSet<>();
+        for (int p = 0; p < PARTITIONS; p++) {
+            all.add(new TopicPartition(topic, p));
+        }
+        try (Admin admin = Clients.admin()) {
+            try {
+                admin.electLeaders(ElectionType.PREFERRED, all).all().get();
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof ElectionNotNeededException)) {
+                    throw e;
+                }
+            }
+            Waits.until(Duration.ofSeconds(60), "broker " + victim + " leading " + topic + "-0 again",
+                () -> BrokerControl.leader(admin, topic, PARTITIONS, 0) == victim);
+        }
+        return readCommitted(topic, PARTITIONS);
+    }
+
+    static Map<Integer, List<String>> offsetsAndValues(Map<Integer, List<ConsumerRecord<String, String>>> log) {
+        Map<Integer, List<String>> each = new HashMap<>();
+        log.forEach((p, records) -> each.put(p, records.stream().map(r -> r.offset() + ":" + r.value()).toList()));
+        return each;
     }
 
     /**
