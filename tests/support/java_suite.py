@@ -373,11 +373,19 @@ class Run:
 
 
 def _selectors(only: Collection[JavaTest] | None) -> list[str]:
-    """The launcher's selection: every class of the package, or just `only` (pytest -k picked them)."""
+    """The launcher's selection: every class of the package, or just `only` (pytest -k picked them).
+
+    `only` selects each class and filters its methods by name: a method selector must name a
+    parameterized method's parameter types, or discovery fails and takes every test of the run with it.
+    """
     if only is None:
         return [f"--select-package={PACKAGE}"]
     qualified = {path.stem: _qualified(root, path) for root, path in test_sources(source_roots())}
-    return [f"--select-method={qualified[test.class_name]}#{test.method}" for test in sorted(only)]
+    classes = sorted({qualified[test.class_name] for test in only})
+    methods = [
+        f"--include-methodname=^{re.escape(qualified[t.class_name])}#{t.method}$" for t in sorted(only)
+    ]
+    return [*(f"--select-class={name}" for name in classes), *methods]
 
 
 def _qualified(root: Path, path: Path) -> str:

@@ -214,3 +214,19 @@ def test_a_second_runs_results_join_the_first_runs_report() -> None:
     first.merge(second)
     first.check(JavaTest("SampleTest", "plain"))
     first.check(JavaTest("KillTest", "kills"))
+
+
+def test_tests_picked_by_pytest_are_selected_by_class_and_method_name_so_a_parameterized_one_is_found() -> (
+    None
+):
+    picked = [
+        JavaTest("ProducerTest", "acksOneAndAllAnswerEachRecordWithItsOffset"),
+        JavaTest("AdminTest", "x"),
+    ]
+    assert java_suite._selectors(picked) == [
+        "--select-class=odradek.compat.AdminTest",
+        "--select-class=odradek.compat.ProducerTest",
+        r"--include-methodname=^odradek\.compat\.AdminTest#x$",
+        r"--include-methodname=^odradek\.compat\.ProducerTest#acksOneAndAllAnswerEachRecordWithItsOffset$",
+    ]
+    assert java_suite._selectors(None) == ["--select-package=odradek.compat"]
