@@ -47,8 +47,9 @@ import org.junit.jupiter.api.parallel.Isolated;
 /**
  * An idempotent acks=all producer sending without pause to an RF=3, min.insync.replicas=2 topic while
  * the leader of one of its partitions is SIGKILLed and later started again: every acknowledged record
- * is in the log exactly once, at the offset acknowledged, in the order sent; and a transactional one:
- * a read_committed reader sees exactly the committed transactions' records. Runs on the cluster only,
+ * is in the log exactly once, at the offset acknowledged, in the order sent; and beside it, through the
+ * same kill, a transactional one: a read_committed reader sees exactly the committed transactions'
+ * records. Then the killed broker leads again and serves the same records. Runs on the cluster only,
  * alone (it kills a broker), and leaves every broker up and every ISR full.
  */
 @Tag(Target.KILLS_BROKERS)
@@ -60,89 +61,77 @@ class ProducerFailoverTest {
 
     @Test
     @Timeout(300)
-    void everyRecordAcknowledgedAcrossALeaderKillIsReadBackOnceInOrder() throws Exception {
+    void everyRecordAcknowledgedOrCommittedAcrossALeaderKillIsReadBackOnceInOrder() throws Exception {
         BrokerControl control = BrokerControl.require();
         String topic = Topics.create("leader-kill", PARTITIONS, Map.of("min.insync.replicas", "2"));
         int victim;
         try (Admin admin = Clients.admin()) {
             victim = BrokerControl.leader(admin, topic, PARTITIONS, 0);
         }
-        Sender sender = new Sender(topic);
-        Thread sending = new Thread(sender, "leader-kill-producer");
+        // Both producers write to the same partitions through the same kill, their values told apart by
+        // a prefix: one kill and one restart serve both.
+        Sender idempotent = new Sender(topic);
+        TransactionalSender transactional = new TransactionalSender(topic);
+        Thread idempotentThread = new Thread(idempotent, "leader-kill-idempotent");
+        Thread transactionalThread = new Thread(transactional, "leader-kill-transactional");
         control.runThenHeal(() -> {
             try {
-                sending.start();
-                sender.awaitAcks(0, ACKS_PER_STEP);
-                control.kill(victim);
-                sender.awaitAcks(0, sender.acked(0) + ACKS_PER_STEP); // partition 0 now has a new leader
+                idempotentThread.start();
+                transactionalThread.start();
+                awaitBoth(idempotent, transactional);
+                control.kill(victim); // partition 0 has to move to a new leader for the next step
+                awaitBoth(idempotent, transactional);
                 control.restart(victim);
-                sender.awaitAcks(0, sender.acked(0) + ACKS_PER_STEP);
+                awaitBoth(idempotent, transactional);
             } finally {
-                sender.stop.set(true);
-                sending.join(Clients.API_TIMEOUT_MS * 4L);
+                idempotent.stop.set(true);
+                transactional.stop.set(true);
+                idempotentThread.join(Clients.API_TIMEOUT_MS * 4L);
+                transactionalThread.join(Clients.API_TIMEOUT_MS * 4L);
             }
         });
-        assertTrue(sender.failure.get() == null, "the producer thread failed: " + sender.failure.get());
-        List<String> fatal = sender.errors.stream().filter(e -> !(e instanceof RetriableException))
+        assertTrue(idempotent.failure.get() == null, "the idempotent producer failed: " + idempotent.failure.get());
+        assertTrue(transactional.failure.get() == null,
+            "the transactional producer failed: " + transactional.failure.get());
+        List<String> fatal = idempotent.errors.stream().filter(e -> !(e instanceof RetriableException))
             .map(Exception::toString).toList();
-        assertEquals(List.of(), fatal, "no fatal error in a callback");
+        assertEquals(List.of(), fatal, "no fatal error in the idempotent producer's callbacks");
 
         Map<Integer, List<ConsumerRecord<String, String>>> log = readCommitted(topic, PARTITIONS);
         for (int p = 0; p < PARTITIONS; p++) {
-            List<Long> sequence = log.get(p).stream().map(r -> Long.parseLong(r.value())).toList();
+            List<ConsumerRecord<String, String>> ours = log.get(p).stream()
+                .filter(r -> r.value().startsWith(Sender.PREFIX)).toList();
+            List<Long> sequence = ours.stream().map(r -> Sender.number(r.value())).toList();
             for (int i = 1; i < sequence.size(); i++) {
                 assertTrue(sequence.get(i - 1) < sequence.get(i),
-                    "partition " + p + " holds its records once each, in the order sent: " + sequence.get(i - 1)
-                        + " then " + sequence.get(i) + " at offset " + log.get(p).get(i).offset());
+                    "partition " + p + " holds the idempotent producer's records once each, in the order sent: "
+                        + sequence.get(i - 1) + " then " + sequence.get(i) + " at offset " + ours.get(i).offset());
             }
             Map<Long, Long> stored = new HashMap<>();
-            log.get(p).forEach(r -> stored.put(Long.parseLong(r.value()), r.offset()));
-            for (Map.Entry<Long, Long> acked : sender.acknowledged.get(p).entrySet()) {
+            ours.forEach(r -> stored.put(Sender.number(r.value()), r.offset()));
+            for (Map.Entry<Long, Long> acked : idempotent.acknowledged.get(p).entrySet()) {
                 assertEquals(acked.getValue(), stored.get(acked.getKey()),
                     "record " + acked.getKey() + " is stored at the offset acknowledged, on partition " + p);
             }
-            if (sender.errors.isEmpty()) { // nothing failed: the log is exactly what was sent
-                assertEquals(sender.sent.get(p), sequence, "partition " + p + " holds exactly what was sent");
+            if (idempotent.errors.isEmpty()) { // nothing failed: the log is exactly what was sent
+                assertEquals(idempotent.sent.get(p), sequence, "partition " + p + " holds exactly what was sent");
             }
+            List<Long> committed = log.get(p).stream().filter(r -> r.value().startsWith(TransactionalSender.PREFIX))
+                .map(r -> TransactionalSender.number(r.value())).toList();
+            assertEquals(transactional.committed.get(p), committed,
+                "partition " + p + " shows read_committed exactly the committed transactions' records, in order"
+                    + " (aborted: " + transactional.aborts + ")");
         }
         assertEquals(offsetsAndValues(log), offsetsAndValues(readFromThePreferredLeaders(topic, victim)),
             "the restarted broker, leading again, holds the same records at the same offsets");
     }
 
-    @Test
-    @Timeout(300)
-    void everyTransactionCommittedAcrossALeaderKillIsReadBackOnceInOrderAndNoAbortedOne() throws Exception {
-        BrokerControl control = BrokerControl.require();
-        String topic = Topics.create("leader-kill-txn", PARTITIONS, Map.of("min.insync.replicas", "2"));
-        int victim;
-        try (Admin admin = Clients.admin()) {
-            victim = BrokerControl.leader(admin, topic, PARTITIONS, 0);
-        }
-        TransactionalSender sender = new TransactionalSender(topic);
-        Thread sending = new Thread(sender, "leader-kill-transactions");
-        control.runThenHeal(() -> {
-            try {
-                sending.start();
-                sender.awaitCommits(ACKS_PER_STEP);
-                control.kill(victim);
-                sender.awaitCommits(sender.committedOnFirst() + ACKS_PER_STEP);
-                control.restart(victim);
-                sender.awaitCommits(sender.committedOnFirst() + ACKS_PER_STEP);
-            } finally {
-                sender.stop.set(true);
-                sending.join(Clients.API_TIMEOUT_MS * 4L);
-            }
-        });
-        assertTrue(sender.failure.get() == null, "the transactional producer failed: " + sender.failure.get());
-        Map<Integer, List<ConsumerRecord<String, String>>> log = readCommitted(topic, PARTITIONS);
-        for (int p = 0; p < PARTITIONS; p++) {
-            List<Long> stored = log.get(p).stream().map(r -> Long.parseLong(r.value())).toList();
-            assertEquals(sender.committed.get(p), stored,
-                "partition " + p + " shows read_committed exactly the committed transactions' records, in order"
-                    + " (aborted: " + sender.aborts + ")");
-        }
-        assertEquals(offsetsAndValues(log), offsetsAndValues(readFromThePreferredLeaders(topic, victim)),
-            "the restarted broker, leading again, holds the same records at the same offsets");
+    /** Until each producer has had ACKS_PER_STEP more records acknowledged (committed) on partition 0. */
+    private static void awaitBoth(Sender idempotent, TransactionalSender transactional) throws InterruptedException {
+        int acked = idempotent.acked(0);
+        int committed = transactional.committedOnFirst();
+        idempotent.awaitAcks(0, acked + ACKS_PER_STEP);
+        transactional.awaitCommits(committed + ACKS_PER_STEP);
     }
 
     /**
@@ -182,6 +171,7 @@ class ProducerFailoverTest {
      * records then must not be read; anything else (fenced, a failed abort) ends the thread as a failure.
      */
     private static final class TransactionalSender implements Runnable {
+        static final String PREFIX = "t";
         final String topic;
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -211,7 +201,7 @@ class ProducerFailoverTest {
                     try {
                         for (int i = 0; i < 30; i++, n++) {
                             int partition = (int) (n % PARTITIONS);
-                            producer.send(new ProducerRecord<>(topic, partition, null, Long.toString(n)));
+                            producer.send(new ProducerRecord<>(topic, partition, null, PREFIX + n));
                             sent.computeIfAbsent(partition, k -> new ArrayList<>()).add(n);
                         }
                     } catch (ProducerFencedException
@@ -255,6 +245,10 @@ class ProducerFailoverTest {
             }
         }
 
+        static long number(String value) {
+            return Long.parseLong(value.substring(PREFIX.length()));
+        }
+
         int committedOnFirst() {
             return onFirst.get();
         }
@@ -271,6 +265,7 @@ class ProducerFailoverTest {
 
     /** Sends 0, 1, 2... round the partitions, at most 200 unacknowledged at a time, until stopped. */
     private static final class Sender implements Runnable {
+        static final String PREFIX = "i";
         final String topic;
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -303,7 +298,7 @@ class ProducerFailoverTest {
                         Thread.sleep(5); // at most ~2,000 records a second: enough to be sending at the kill
                     }
                     sent.get(partition).add(value);
-                    producer.send(new ProducerRecord<>(topic, partition, null, Long.toString(value)), (m, e) -> {
+                    producer.send(new ProducerRecord<>(topic, partition, null, PREFIX + value), (m, e) -> {
                         inFlight.release();
                         if (e != null) {
                             errors.add(e);
@@ -317,6 +312,10 @@ class ProducerFailoverTest {
             } catch (Throwable t) {
                 failure.set(t);
             }
+        }
+
+        static long number(String value) {
+            return Long.parseLong(value.substring(PREFIX.length()));
         }
 
         int acked(int partition) {
