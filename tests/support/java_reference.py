@@ -4,14 +4,16 @@ it must pass here, against one broker and against three.
 
     make java-compat-reference                              # both lines, one broker then three
     .venv/bin/python -m tests.support.java_reference --brokers 3 --line kafka-4 [--keep DIR]
-    .venv/bin/python -m tests.support.java_reference --class SecurityTest       # only these classes
+    .venv/bin/python -m tests.support.java_reference --brokers 3 --class PartitionerTest  # only these classes
 
 Kafka's broker (`kafka_2.13`, tests/compat/java/reference-broker/pom.xml) is resolved into .cache/maven
 like the clients; ZooKeeper is Debian's, as for the cluster tests. The brokers get the settings the
 odradek targets have (java_suite.SINGLE_NODE_SETTINGS; tests/support/txn_cluster.py for three) and
 listen on 127.0.0.2-4 for three, as odradek's cluster does. Classes tagged
 `not-in-kafka-zookeeper-mode` (KIP-848's consumer groups, which Kafka 3.9 serves only in KRaft mode)
-are left out. Exits 0 only when every test ran and passed.
+are left out. With three brokers the tests that kill brokers get the control channel of
+tests/support/broker_control.py (a SIGKILL, a start on the same data). Exits 0 only when every test
+ran and passed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import java_suite
+from tests.support.broker_control import BrokerControl, serving
 from tests.support.java_security import JavaSecurity
 from tests.support.kafka_reference import KafkaBrokers, broker_host
 from tests.support.zookeeper import ZooKeeperServer
@@ -59,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run_against_kafka(brokers: int, lines: list[str], work: Path, classes: list[str] | None) -> int:
     work.mkdir(parents=True, exist_ok=True)
+    only = None if not classes else [t for t in java_suite.declared_tests() if t.class_name in classes]
     zookeeper = ZooKeeperServer(work).start()
     hosts = {node: broker_host(node, brokers) for node in range(1, brokers + 1)}
     security = JavaSecurity(work / "security", hosts)  # the secured listeners odradek's targets have
@@ -66,12 +70,19 @@ def _run_against_kafka(brokers: int, lines: list[str], work: Path, classes: list
     try:
         kafka.start()
         kind = "single-node" if brokers == 1 else "cluster"
-        target = java_suite.Target(kind, kafka.bootstrap, brokers, broker="kafka-3.9", security=security)
         print(f"Apache Kafka, {brokers} broker(s) at {kafka.bootstrap}", flush=True)
-        only = None if not classes else [t for t in java_suite.declared_tests() if t.class_name in classes]
-        reports = java_suite.run_lines(
-            target, work, lines, extra=[f"--exclude-tag={java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE}"], only=only
-        )
+        extra = [f"--exclude-tag={java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE}"]
+        if brokers == 1:  # nothing to kill: the classes that kill brokers skip, as on odradek's single node
+            target = java_suite.Target(kind, kafka.bootstrap, brokers, broker="kafka-3.9", security=security)
+            reports = java_suite.run_lines(target, work, lines, extra=extra, only=only)
+        else:
+            control = BrokerControl(kafka.addresses, kafka.kill_broker, kafka.start_broker)
+            with serving(control) as url:
+                target = java_suite.Target(
+                    kind, kafka.bootstrap, brokers, broker="kafka-3.9", security=security, control=url
+                )
+                reports = java_suite.run_lines(target, work, lines, extra=extra, only=only)
+            print(f"broker steps taken: {control.done}", flush=True)
         return sum(_print_outcomes(report, only) for report in reports.values())
     finally:
         kafka.stop()
@@ -79,7 +90,8 @@ def _run_against_kafka(brokers: int, lines: list[str], work: Path, classes: list
 
 
 def _print_outcomes(report: java_suite.Report, only: list[java_suite.JavaTest] | None) -> int:
-    """One line per test run; the failures in full. Returns how many failed (or were not reported)."""
+    """One line per test (of `only`, when given); the failures in full. Returns how many failed (or
+    were not reported)."""
     failed = 0
     for test in java_suite.declared_tests(report.line):
         if only is not None and test not in only:
@@ -90,17 +102,13 @@ def _print_outcomes(report: java_suite.Report, only: list[java_suite.JavaTest] |
         except pytest.skip.Exception as skipped:
             outcome = f"skipped: {skipped}"
         except pytest.fail.Exception as failure:
-            if test.class_name in _excluded_classes() and test not in report.invocations:
+            excluded = java_suite.tagged_classes(java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE)
+            if test.class_name in excluded and test not in report.invocations:
                 continue  # left out on purpose (not-in-kafka-zookeeper-mode)
             failed += 1
             outcome = f"FAILED\n{failure}"
         print(f"[{report.line} vs Kafka {report.target.kind}] {test.id}: {outcome}", flush=True)
     return failed
-
-
-def _excluded_classes() -> set[str]:
-    tag = f"@Tag(Target.{java_suite.NOT_IN_KAFKA_ZOOKEEPER_MODE.upper().replace('-', '_')})"
-    return {p.stem for _, p in java_suite.test_sources(java_suite.source_roots()) if tag in p.read_text()}
 
 
 if __name__ == "__main__":

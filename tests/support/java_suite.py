@@ -58,6 +58,10 @@ SINGLE_NODE_SETTINGS = {
 #: A JUnit tag on what Kafka 3.9 serves only in KRaft mode (KIP-848's consumer groups): odradek serves it
 #: in ZooKeeper mode too, so the reference runs (tests/support/java_reference.py) leave it out.
 NOT_IN_KAFKA_ZOOKEEPER_MODE = "not-in-kafka-zookeeper-mode"
+#: A JUnit tag on the classes that SIGKILL brokers through the control channel
+#: (tests/support/broker_control.py): they run after every other class, one line after the other, so no
+#: other test sees the brokers die.
+KILLS_BROKERS = "kills-brokers"
 #: A small heap and the client JIT only: the clients wait on the brokers far more than they compute.
 JVM_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 BUILD_TIMEOUT_S = 900
@@ -87,6 +91,9 @@ class Target:
     broker: str = "odradek"
     #: The brokers' SASL_SSL and mutual-TLS listeners and the stores to reach them (SecurityTest).
     security: JavaSecurity | None = None
+    #: The base URL of tests/support/broker_control.py's server for these brokers, or None (a single node):
+    #: the classes tagged KILLS_BROKERS skip without it.
+    control: str | None = None
 
     def system_properties(self) -> list[str]:
         """The -D options support/Target.java reads."""
@@ -95,6 +102,7 @@ class Target:
             f"-Dodradek.brokers={self.brokers}",
             f"-Dodradek.broker={self.broker}",
             *(self.security.system_properties() if self.security is not None else []),
+            *([] if self.control is None else [f"-Dodradek.control={self.control}"]),
         ]
 
 
@@ -297,6 +305,11 @@ class Report:
         if all(i.status == "aborted" for i in ran):
             pytest.skip(f"{where}: {ran[0].message}")
 
+    def merge(self, other: Report) -> None:
+        """Add a second run's results (the classes that kill brokers) to this one's."""
+        self.invocations.update(other.invocations)
+        self.output += "\n" + other.output
+
     def undeclared(self, declared: Sequence[JavaTest]) -> list[str]:
         """What JUnit ran that `declared` (`declared_tests(line)`) lacks: no pytest test reports it."""
         return sorted(t.id for t in self.invocations if t not in set(declared))
@@ -317,12 +330,14 @@ class Run:
         classpath: str,
         extra: Sequence[str] = (),
         only: Collection[JavaTest] | None = None,
+        name: str = "",
     ) -> None:
+        """`name`: a suffix for the report and log of a second run of the same line and target."""
         self.line = line
         self.target = target
-        self.reports = work_dir / f"junit-{line}-{target.kind}"
+        self.reports = work_dir / f"junit-{line}-{target.kind}{name}"
         self.reports.mkdir(parents=True, exist_ok=True)
-        self.log_path = work_dir / f"junit-{line}-{target.kind}.log"
+        self.log_path = work_dir / f"junit-{line}-{target.kind}{name}.log"
         java = require_executable("java")
         command = [
             java,
@@ -367,11 +382,19 @@ class Run:
 
 
 def _selectors(only: Collection[JavaTest] | None) -> list[str]:
-    """The launcher's selection: every class of the package, or just `only` (pytest -k picked them)."""
+    """The launcher's selection: every class of the package, or just `only` (pytest -k picked them).
+
+    `only` selects each class and filters its methods by name: a method selector must name a
+    parameterized method's parameter types, or discovery fails and takes every test of the run with it.
+    """
     if only is None:
         return [f"--select-package={PACKAGE}"]
     qualified = {path.stem: _qualified(root, path) for root, path in test_sources(source_roots())}
-    return [f"--select-method={qualified[test.class_name]}#{test.method}" for test in sorted(only)]
+    classes = sorted({qualified[test.class_name] for test in only})
+    methods = [
+        f"--include-methodname=^{re.escape(qualified[t.class_name])}#{t.method}$" for t in sorted(only)
+    ]
+    return [*(f"--select-class={name}" for name in classes), *methods]
 
 
 def _qualified(root: Path, path: Path) -> str:
@@ -455,17 +478,60 @@ def run_lines(
     only: Collection[JavaTest] | None = None,
 ) -> Mapping[str, Report]:
     """Build every line, then run them against `target` at the same time (one JVM each: the clients
-    mostly wait on the brokers, so two runs side by side take little longer than one)."""
+    mostly wait on the brokers, so two runs side by side take little longer than one).
+
+    With a control channel, the classes tagged KILLS_BROKERS run afterwards, one line after the other in
+    a JVM of its own: a broker they kill must not fail another class's test, of either line.
+    """
     classpaths = {line: build(line) for line in lines}
+    chosen = {
+        line: None if only is None else [t for t in only if t in set(declared_tests(line))] for line in lines
+    }
+    if target.control is None:
+        return _run_together(target, work_dir, classpaths, chosen, extra)
+    killers = tagged_classes(KILLS_BROKERS)
+    reports = _run_together(target, work_dir, classpaths, chosen, [*extra, f"--exclude-tag={KILLS_BROKERS}"])
+    for line in lines:
+        picked = chosen[line]
+        if picked is not None and not any(t.class_name in killers for t in picked):
+            continue
+        run = Run(
+            line,
+            target,
+            work_dir,
+            classpaths[line],
+            [*extra, f"--include-tag={KILLS_BROKERS}"],
+            picked,
+            name="-kills",
+        )
+        try:
+            reports[line].merge(run.wait())
+        finally:
+            run.stop()
+    return reports
+
+
+def _run_together(
+    target: Target,
+    work_dir: Path,
+    classpaths: Mapping[str, str],
+    chosen: Mapping[str, list[JavaTest] | None],
+    extra: Sequence[str],
+) -> dict[str, Report]:
     runs = []
     try:
-        for line in lines:
-            ours = None if only is None else [t for t in only if t in set(declared_tests(line))]
-            runs.append(Run(line, target, work_dir, classpaths[line], extra, ours))
+        for line, classpath in classpaths.items():
+            runs.append(Run(line, target, work_dir, classpath, extra, chosen[line]))
         return {run.line: run.wait() for run in runs}
     finally:
         for run in runs:
             run.stop()
+
+
+def tagged_classes(tag: str) -> set[str]:
+    """The test classes (of any line) annotated `@Tag(Target.<TAG>)`."""
+    annotation = f"@Tag(Target.{tag.upper().replace('-', '_')})"
+    return {path.stem for _, path in test_sources(source_roots()) if annotation in path.read_text()}
 
 
 def main() -> int:

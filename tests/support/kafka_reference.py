@@ -72,6 +72,13 @@ class KafkaBrokers:
         if wait:
             self.wait_listening(node)
 
+    def kill_broker(self, node: int) -> None:
+        """SIGKILL, as a crash: no controlled shutdown, nothing flushed."""
+        process = self.processes.pop(node, None)
+        if process is not None:
+            process.kill()
+            process.wait()
+
     def stop_broker(self, node: int, timeout: float = 60.0) -> None:
         """SIGTERM, as `kafka-server-stop.sh`: a controlled shutdown."""
         process = self.processes.pop(node, None)

@@ -1,15 +1,17 @@
 """Apache Kafka's Java clients (the newest kafka-clients 4.x and 3.9.x) against the 3-broker ZooKeeper
 cluster (tests/support/txn_cluster.py: topics at RF=3, internal topics at RF=3 with min.insync.replicas
-2): every JUnit test of tests/compat/java, one pytest test each (tests/support/java_suite.py)."""
+2): every JUnit test of tests/compat/java, one pytest test each (tests/support/java_suite.py). The tests
+that kill brokers do it through tests/support/broker_control.py, and start them again before they end."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import pytest
 
 from tests.support import java_suite
+from tests.support.broker_control import BrokerControl, serving
 from tests.support.interop import wait_until
 from tests.support.java_security import JavaSecurity
 from tests.support.txn_cluster import BROKER_IDS, Cluster, host
@@ -35,11 +37,22 @@ def reports(
         for broker in cluster.brokers.values():
             broker.start()
         wait_until(lambda: _every_broker_known(cluster), 60, "three brokers in every broker's Metadata", 0.2)
-        target = java_suite.Target(TARGET, cluster.bootstrap(), len(BROKER_IDS), security=security)
-        yield java_suite.run_lines(target, work, lines, only=only)
+        control = BrokerControl(BROKER_IDS, lambda node: cluster.brokers[node].kill(), _restarter(cluster))
+        with serving(control) as url:
+            target = java_suite.Target(
+                TARGET, cluster.bootstrap(), len(BROKER_IDS), security=security, control=url
+            )
+            yield java_suite.run_lines(target, work, lines, only=only)
     finally:
         for broker in cluster.brokers.values():
             broker.stop()
+
+
+def _restarter(cluster: Cluster) -> Callable[[int], None]:
+    def restart(node: int) -> None:
+        cluster.brokers[node].start(timeout=60)
+
+    return restart
 
 
 def _every_broker_known(cluster: Cluster) -> bool:

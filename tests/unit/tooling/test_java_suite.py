@@ -198,3 +198,35 @@ def test_every_known_difference_names_a_declared_test() -> None:
 
 def _report() -> Report:
     return Report("kafka-4", TARGET, java_suite.parse_report(REPORT))
+
+
+def test_the_classes_that_kill_brokers_are_found_by_their_tag() -> None:
+    killers = java_suite.tagged_classes(java_suite.KILLS_BROKERS)
+    assert {"ProducerFailoverTest", "ClassicGroupFailoverTest", "ConsumerProtocolFailoverTest"} <= killers
+    assert "PartitionerTest" not in killers
+
+
+def test_a_second_runs_results_join_the_first_runs_report() -> None:
+    first = _report()
+    second = Report(
+        "kafka-4", first.target, {JavaTest("KillTest", "kills"): [java_suite.Invocation("k", "passed")]}
+    )
+    first.merge(second)
+    first.check(JavaTest("SampleTest", "plain"))
+    first.check(JavaTest("KillTest", "kills"))
+
+
+def test_tests_picked_by_pytest_are_selected_by_class_and_method_name_so_a_parameterized_one_is_found() -> (
+    None
+):
+    picked = [
+        JavaTest("ProducerTest", "acksOneAndAllAnswerEachRecordWithItsOffset"),
+        JavaTest("AdminTest", "x"),
+    ]
+    assert java_suite._selectors(picked) == [
+        "--select-class=odradek.compat.AdminTest",
+        "--select-class=odradek.compat.ProducerTest",
+        r"--include-methodname=^odradek\.compat\.AdminTest#x$",
+        r"--include-methodname=^odradek\.compat\.ProducerTest#acksOneAndAllAnswerEachRecordWithItsOffset$",
+    ]
+    assert java_suite._selectors(None) == ["--select-package=odradek.compat"]

@@ -17,6 +17,11 @@ public final class Target {
      * leave it out (tests/support/java_suite.py names it too).
      */
     public static final String NOT_IN_KAFKA_ZOOKEEPER_MODE = "not-in-kafka-zookeeper-mode";
+    /**
+     * A tag on the classes that SIGKILL brokers ({@link BrokerControl}): the pytest side runs them after
+     * every other class, one client line after the other (tests/support/java_suite.py names it too).
+     */
+    public static final String KILLS_BROKERS = "kills-brokers";
 
     private Target() {
     }
@@ -72,6 +77,15 @@ public final class Target {
                 + "(tests/support/java_suite.py passes it with the secured listeners it starts)");
         }
         return value;
+    }
+
+    /**
+     * The base URL of the control channel that kills and restarts the target's brokers
+     * ({@code -Dodradek.control}, tests/support/broker_control.py), or null: a single node has none.
+     */
+    public static String control() {
+        String url = System.getProperty("odradek.control");
+        return url == null || url.isBlank() ? null : url;
     }
 
     /** How many brokers the target has: 1 for a single node, 3 for the ZooKeeper cluster. */
