@@ -91,13 +91,6 @@ class KafkaBrokers:
             process.kill()
             process.wait()
 
-    def kill_broker(self, node: int) -> None:
-        """SIGKILL, as a crash would."""
-        process = self.processes.pop(node, None)
-        if process is not None:
-            process.kill()
-            process.wait()
-
     def stop(self) -> None:
         for node in list(self.processes):
             self.stop_broker(node, timeout=30)
