@@ -33,6 +33,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -314,7 +315,10 @@ class SecurityTest {
             } catch (ExecutionException refused) {
                 outcome[0] = refused.getCause();
             } catch (RuntimeException refused) {
-                outcome[0] = refused;
+                // InitProducerId's refusal may come before send() or after it: before, send() throws the
+                // producer's error state, "Cannot execute transactional method...", caused by it
+                boolean errorState = refused.getClass() == KafkaException.class && refused.getCause() != null;
+                outcome[0] = errorState ? refused.getCause() : refused;
             }
             return !(outcome[0] instanceof TopicAuthorizationException);
         });
