@@ -46,7 +46,7 @@ class AdminElectionTest {
                 Optional.of(new NewPartitionReassignment(reordered)))).all().get();
             Waits.until(Duration.ofSeconds(60), "the replicas reordered to " + reordered, () -> {
                 TopicPartitionInfo info = describe(admin, topic);
-                return admin.listPartitionReassignments().reassignments().get().isEmpty()
+                return admin.listPartitionReassignments(Set.of(partition)).reassignments().get().isEmpty()
                     && info.replicas().stream().map(Node::id).toList().equals(reordered);
             });
             assertEquals(leader, describe(admin, topic).leader().id(), "a reordering alone moves no leadership");

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -15,6 +16,7 @@ import odradek.compat.support.Clients;
 import odradek.compat.support.Names;
 import odradek.compat.support.Produce;
 import odradek.compat.support.Topics;
+import odradek.compat.support.Waits;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeReplicaLogDirsResult.ReplicaLogDirInfo;
 import org.apache.kafka.clients.admin.LogDirDescription;
@@ -54,6 +56,9 @@ class AdminLogDirsTest {
             Node broker = admin.describeCluster().nodes().get().iterator().next();
             TopicPartitionReplica replica = new TopicPartitionReplica(topic, 0, broker.id());
             String dir = onlyLogDir(admin, broker.id());
+            // In a cluster a broker holds its replica once the controller's LeaderAndIsr has reached it.
+            Waits.until(Duration.ofSeconds(30), "broker " + broker.id() + " to hold " + replica, () -> dir.equals(
+                admin.describeReplicaLogDirs(List.of(replica)).values().get(replica).get().getCurrentReplicaLogDir()));
 
             admin.alterReplicaLogDirs(Map.of(replica, dir)).all().get();
             ReplicaLogDirInfo info = admin.describeReplicaLogDirs(List.of(replica)).values().get(replica).get();
