@@ -384,17 +384,18 @@ class Run:
 def _selectors(only: Collection[JavaTest] | None) -> list[str]:
     """The launcher's selection: every class of the package, or just `only` (pytest -k picked them).
 
-    `only` selects each class and filters its methods by name: a method selector must name a
-    parameterized method's parameter types, or discovery fails and takes every test of the run with it.
-    """
+    `only` is selected as its classes filtered by method name: --select-method=Class#method finds no
+    method that takes parameters (a @ParameterizedTest), and one selector JUnit cannot resolve fails the
+    whole run's discovery. The filter matches the method's fully qualified name, `Class#method`, with or
+    without its parameter types (JUnit 1.14 leaves them out; the pattern must match the whole name)."""
     if only is None:
         return [f"--select-package={PACKAGE}"]
     qualified = {path.stem: _qualified(root, path) for root, path in test_sources(source_roots())}
     classes = sorted({qualified[test.class_name] for test in only})
-    methods = [
-        f"--include-methodname=^{re.escape(qualified[t.class_name])}#{t.method}$" for t in sorted(only)
+    return [f"--select-class={name}" for name in classes] + [
+        f"--include-methodname={re.escape(qualified[test.class_name] + '#' + test.method)}(\\(.*\\))?"
+        for test in sorted(only)
     ]
-    return [*(f"--select-class={name}" for name in classes), *methods]
 
 
 def _qualified(root: Path, path: Path) -> str:

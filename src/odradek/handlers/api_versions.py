@@ -5,7 +5,8 @@ Version notes:
 - v3+: flexible; the request carries the client's software name and version (validated as Kafka does:
   letters, digits, '.', '-' and '_', starting and ending with a letter or digit), and the response may
   carry feature tags. Tagged fields that hold their defaults are left out: Debian's kcat (librdkafka
-  2.0.2) mis-skips some of them.
+  2.0.2) mis-skips some of them. No feature is supported or finalized, at epoch 0, as a ZooKeeper-mode
+  Kafka 3.9 broker answers (odradek.cluster.features); the epoch is the one tag sent.
 - A request newer than v4 is answered by the connection layer with a v0 body holding
   UNSUPPORTED_VERSION and only the ApiVersions entry, so the client can retry with a version we know.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from odradek.cluster.features import FINALIZED_FEATURES_EPOCH
 from odradek.cluster.metadata import BrokerMode
 from odradek.handlers.context import RequestContext
 from odradek.handlers.registry import REGISTRY, handles
@@ -32,7 +34,9 @@ async def handle_api_versions(request: ApiVersionsRequest, context: RequestConte
         and _SOFTWARE_FIELD.match(request.client_software_version)
     ):
         return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=served)
-    return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=served)
+    return ApiVersionsResponse(
+        error_code=ErrorCode.NONE, api_keys=served, finalized_features_epoch=FINALIZED_FEATURES_EPOCH
+    )
 
 
 def supported_api_versions(mode: BrokerMode = BrokerMode.SINGLE_NODE) -> list[ApiVersion]:

@@ -6,6 +6,8 @@ code, and so does the response's top-level error code. Kafka writes that by hand
 derived from the schemas. A response array is filled by mirroring the request array that names the same
 things (matched by their identity fields: topic name or id, partition index, group id, resource...),
 copying those identity fields and setting every error code field; anything else keeps its default.
+A request array that only groups what it names (AlterReplicaLogDirs' destination directories) is looked
+through: the response answers each of its inner elements.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ def _mirrored_elements(
         return None
     origin = _source_array(spec, source_fields, version)
     if origin is None:
-        return None
+        return _mirrored_from_nested(element, spec, source, source_fields, version, error_code)
     values: list[Any] | None = getattr(source, origin.name)
     if values is None:
         return []
@@ -115,6 +117,31 @@ def _mirrored_elements(
         setattr(made, target.name, value)
         elements.append(made)
     return elements
+
+
+def _mirrored_from_nested(
+    element: type[Struct],
+    spec: FieldSpec,
+    source: Struct,
+    source_fields: tuple[FieldSpec, ...],
+    version: int,
+    error_code: int,
+) -> list[Struct] | None:
+    """The elements answering a request array one level down, its outer elements only grouping what
+    it names (AlterReplicaLogDirs' topics under each destination directory): one per inner element, in
+    order, as Kafka's error response lists them."""
+    for outer in source_fields:
+        if outer.kind != "array" or outer.struct is None:
+            continue
+        inner = _source_array(spec, _present(outer.struct, version), version)
+        if inner is None or inner.struct is None:
+            continue
+        return [
+            _mirror(element, value, version, error_code)
+            for group in getattr(source, outer.name) or []
+            for value in getattr(group, inner.name) or []
+        ]
+    return None
 
 
 def _source_array(spec: FieldSpec, source_fields: tuple[FieldSpec, ...], version: int) -> FieldSpec | None:

@@ -2,11 +2,14 @@
 
 Each entity is kept with its quota keys as Kafka writes them in ZooKeeper (strings: whole numbers for
 the byte rates), and the file is replaced atomically (written, fsynced, renamed) on every change.
+Changes are written from worker threads, one at a time: each write holds every change made before it,
+so the last file renamed into place is the newest (two at once shared one temporary file).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -33,6 +36,7 @@ class LocalQuotaStore:
     def __init__(self, log_dir: Path) -> None:
         self.path = log_dir / FILE_NAME
         self._entities: dict[QuotaEntity, dict[str, float]] = {}
+        self._writing = threading.Lock()
 
     def load(self) -> dict[QuotaEntity, dict[str, float]]:
         try:
@@ -52,6 +56,10 @@ class LocalQuotaStore:
         return dict(self._entities)
 
     def write(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
+        with self._writing:
+            self._write(entity, values)
+
+    def _write(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
         if values:
             self._entities[entity] = dict(values)
         else:

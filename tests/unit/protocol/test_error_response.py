@@ -14,6 +14,11 @@ from odradek.protocol.error_response import error_response
 from odradek.protocol.frames import decode_response, encode_response
 from odradek.protocol.messages import REQUESTS
 from odradek.protocol.messages.alter_client_quotas import AlterClientQuotasRequest, EntityData, EntryData
+from odradek.protocol.messages.alter_replica_log_dirs import (
+    AlterReplicaLogDir,
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirTopic,
+)
 from odradek.protocol.messages.alter_user_scram_credentials import (
     AlterUserScramCredentialsRequest,
     ScramCredentialDeletion,
@@ -118,3 +123,21 @@ def test_an_entity_named_by_nested_names_is_echoed_with_the_error() -> None:
     [entry] = answer.entries
     assert entry.error_code == CODE
     assert [(e.entity_type, e.entity_name) for e in entry.entity] == [("user", "alice")]
+
+
+def test_topics_grouped_under_each_log_dir_are_each_answered() -> None:
+    # AlterReplicaLogDirs names its topics under each destination directory: the error response was
+    # empty (the directories name nothing a result is about), so the client learnt nothing of its topics.
+    request = AlterReplicaLogDirsRequest(
+        dirs=[
+            AlterReplicaLogDir(path="/a", topics=[AlterReplicaLogDirTopic(name="t", partitions=[0, 2])]),
+            AlterReplicaLogDir(path="/b", topics=[AlterReplicaLogDirTopic(name="u", partitions=[1])]),
+        ]
+    )
+    answer = error_response(request, 2, CODE)
+    assert [
+        (r.topic_name, [(p.partition_index, p.error_code) for p in r.partitions]) for r in answer.results
+    ] == [
+        ("t", [(0, CODE), (2, CODE)]),
+        ("u", [(1, CODE)]),
+    ]
