@@ -15,10 +15,12 @@ import json
 import os
 import signal
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
@@ -28,6 +30,7 @@ from tests.support.broker_process import BrokerProcess
 from tests.support.interop import raw_fetch, wait_until
 from tests.support.kafka_reference import KafkaBrokers
 from tests.support.raw_client import RawClient
+from tests.support.requirements import require_module
 from tests.support.zookeeper import ZooKeeperServer
 
 #: Bounds of the waits on a loaded 2-core machine: the checks pass as soon as they hold.
@@ -309,3 +312,20 @@ class MixedCluster:
 
         wait_until(agree, PATIENCE_S, f"{topic}'s replicas alike on every broker", 0.5)
         return agreed
+
+
+@contextmanager
+def running_mixed_cluster(
+    tmp_path_factory: pytest.TempPathFactory,
+    zookeeper: ZooKeeperServer,
+    kinds: Mapping[int, Kind],
+    first: int,
+) -> Iterator[MixedCluster]:
+    """A module's mixed cluster: started with `first` as controller, stopped at the end."""
+    require_module("confluent_kafka")
+    name = "mixed-" + "".join(kind.name[0].lower() for kind in kinds.values())
+    cluster = MixedCluster(tmp_path_factory.mktemp(name), zookeeper, kinds)
+    try:
+        yield cluster.start(first=first)
+    finally:
+        cluster.stop()

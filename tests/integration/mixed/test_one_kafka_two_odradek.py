@@ -18,8 +18,7 @@ from tests.support.mixed_clients import (
     producer_id_from,
     transactional_id_coordinated_by,
 )
-from tests.support.mixed_cluster import Kind, MixedCluster
-from tests.support.requirements import require_module
+from tests.support.mixed_cluster import Kind, MixedCluster, running_mixed_cluster
 from tests.support.txn_cluster import commit_abort_commit, expected_after_rounds
 from tests.support.txn_reader import read_committed_values
 from tests.support.zookeeper import ZooKeeperServer
@@ -38,16 +37,10 @@ RECORDS = 300
 def cluster(
     zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[MixedCluster]:
-    require_module("confluent_kafka")
-    made = MixedCluster(
-        tmp_path_factory.mktemp("mixed-1k2o"),
-        zookeeper_server,
-        {1: Kind.KAFKA, 2: Kind.ODRADEK, 3: Kind.ODRADEK},
-    )
-    try:
-        yield made.start(first=KAFKA)
-    finally:
-        made.stop()
+    with running_mixed_cluster(
+        tmp_path_factory, zookeeper_server, {1: Kind.KAFKA, 2: Kind.ODRADEK, 3: Kind.ODRADEK}, KAFKA
+    ) as cluster:
+        yield cluster
 
 
 def test_a_topic_made_through_kafka_is_replicated_alike_on_both_kinds(cluster: MixedCluster) -> None:

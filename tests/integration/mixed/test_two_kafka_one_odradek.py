@@ -27,8 +27,7 @@ from tests.support.mixed_clients import (
     producer_id_from,
     transactional_id_coordinated_by,
 )
-from tests.support.mixed_cluster import PATIENCE_S, Kind, MixedCluster
-from tests.support.requirements import require_module
+from tests.support.mixed_cluster import PATIENCE_S, Kind, MixedCluster, running_mixed_cluster
 from tests.support.txn_cluster import commit_abort_commit, expected_after_rounds
 from tests.support.txn_reader import read_committed_values
 from tests.support.zookeeper import ZooKeeperServer
@@ -51,16 +50,10 @@ KILL_ROUNDS = int(os.environ.get("ODRADEK_MIXED_KILL_ROUNDS", "1"))
 def cluster(
     zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[MixedCluster]:
-    require_module("confluent_kafka")
-    made = MixedCluster(
-        tmp_path_factory.mktemp("mixed-2k1o"),
-        zookeeper_server,
-        {1: Kind.KAFKA, 2: Kind.KAFKA, 3: Kind.ODRADEK},
-    )
-    try:
-        yield made.start(first=KAFKA_CONTROLLER)
-    finally:
-        made.stop()
+    with running_mixed_cluster(
+        tmp_path_factory, zookeeper_server, {1: Kind.KAFKA, 2: Kind.KAFKA, 3: Kind.ODRADEK}, KAFKA_CONTROLLER
+    ) as cluster:
+        yield cluster
 
 
 def create(cluster: MixedCluster, through: int, topic: str, **configs: str) -> None:
