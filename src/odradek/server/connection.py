@@ -91,6 +91,8 @@ class Connection(asyncio.BufferedProtocol):
         self.request_queue = request_queue
         #: How many of this connection's requests the request queue counts now (see `_recount`).
         self.requests_counted = 0
+        #: Waiting for the client to take its answers before taking up more (see `_next_frames`).
+        self.waiting_for_client = False
         #: KIP-219: after a throttled response the connection reads and handles nothing until then.
         self.muted_until = 0.0
         self.wakeup = asyncio.Event()
@@ -203,13 +205,13 @@ class Connection(asyncio.BufferedProtocol):
     def _recount(self) -> None:
         """Tell the request queue how many requests this connection has waiting to be taken up: none
         while it handles one (those behind it would not have been read yet in Kafka, and the one under
-        way has left Kafka's queue, whatever it waits for), is muted for a quota, or is done."""
+        way has left Kafka's queue, whatever it waits for), waits for its client to take its answers, is
+        muted for a quota, or is done."""
         queue = self.request_queue
         if queue is None:
             return
-        waiting = (
-            0 if self.busy or self.muted_until or self.closed or self.serving_stopped else len(self.frames)
-        )
+        held = self.busy or self.waiting_for_client or self.muted_until or self.closed or self.serving_stopped
+        waiting = 0 if held else len(self.frames)
         if waiting != self.requests_counted:
             delta, self.requests_counted = waiting - self.requests_counted, waiting
             queue.change(delta)
@@ -303,7 +305,14 @@ class Connection(asyncio.BufferedProtocol):
             return False
         writer = self.writer
         if writer is not None and writer.paused:
-            await writer.drain()
+            # Kafka's channel stays muted until its answer is sent: what this client sends meanwhile
+            # is not counted in the request queue, or clients that never read would keep it full
+            self.waiting_for_client = True
+            try:
+                await writer.drain()
+            finally:
+                self.waiting_for_client = False
+                self._recount()
             if self.closed or self.frames:  # a read came meanwhile
                 return True
         if len(self.reader.pending) >= 4:

@@ -179,3 +179,36 @@ def test_a_connection_whose_serving_failed_is_closed_rather_than_holding_its_pla
         assert failing.socket.closed and queue.queued == 0
 
     asyncio.run(main())
+
+
+def test_a_client_that_never_reads_its_answers_holds_no_place_in_the_queue() -> None:
+    """A connection waiting for its client to take its answers takes up nothing more (Kafka mutes a
+    channel until its response is sent): the requests read meanwhile stayed counted for as long as the
+    client did not read, so a few such clients kept the queue full and every other connection unread."""
+
+    async def main() -> None:
+        queue = RequestQueue(2)
+        handled: list[str] = []
+
+        async def handle(name: str) -> None:
+            handled.append(name)
+
+        stalled, other = ScriptedConnection(queue, handle), ScriptedConnection(queue, handle)
+        stalled.receive("m1")
+        stalled.pause_writing()  # its answers fill the socket: the client does not read them
+        await until(
+            lambda: handled == ["m1"] and stalled.writer is not None and stalled.writer.drained is not None
+        )
+        stalled.receive("m2", "m3")  # one more read comes before the connection stops reading
+        assert stalled.socket.paused
+        assert queue.queued == 0
+        other.receive("o1")
+        assert not other.socket.paused
+        await until(lambda: "o1" in handled)
+        stalled.resume_writing()  # the client reads again: its requests are taken up
+        await until(lambda: len(handled) == 4)
+        assert handled == ["m1", "o1", "m2", "m3"] and queue.queued == 0
+        for connection in (stalled, other):
+            connection.close()
+
+    asyncio.run(main())
