@@ -25,8 +25,14 @@ async def serve_tls(
     raises what the handshake failed with (after the client has been sent its alert)."""
     handshake_done = loop.create_future()
     tls = _AlertingServerProtocol(loop, protocol, context, handshake_done, server_side=True)
-    await loop.connect_accepted_socket(lambda: tls, client)
-    await handshake_done
+    transport, _ = await loop.connect_accepted_socket(lambda: tls, client)
+    try:
+        await handshake_done
+    except BaseException:
+        # as asyncio's own TLS connect: a failed handshake is closed already, a cancelled one
+        # (the listener stopping) is not, and would stay open until the handshake timeout
+        transport.close()
+        raise
 
 
 class _AlertingServerProtocol(SSLProtocol):
