@@ -207,19 +207,30 @@ async def open_inter_broker_connection(
 
 
 async def _connected_socket(host: str, port: int, receive_buffer_bytes: int) -> socket.socket:
-    """A socket connected to `host`:`port` (its first address) with this SO_RCVBUF: set before the
-    handshake, since the TCP window scale is agreed then."""
+    """A socket connected to `host`:`port` with this SO_RCVBUF: set before the handshake, since the
+    TCP window scale is agreed then. Each address the host resolves to is tried in turn (as asyncio's
+    own connect): a host resolving to an address the broker does not listen on is reached at the next.
+    """
     loop = asyncio.get_running_loop()
-    family, kind, proto, _, address = (await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM))[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setblocking(False)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer_bytes)
-        await loop.sock_connect(sock, address)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
+    addresses = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    errors: list[OSError] = []
+    for family, kind, proto, _, address in addresses:
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setblocking(False)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer_bytes)
+            await loop.sock_connect(sock, address)
+        except OSError as error:
+            sock.close()
+            errors.append(error)
+            continue
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+    if len(errors) == 1:
+        raise errors[0]
+    raise OSError(f"cannot connect to {host}:{port}: {'; '.join(str(error) for error in errors)}")
 
 
 async def _authenticate(

@@ -108,3 +108,39 @@ def test_markers_and_verification_connections_take_socket_receive_buffer_bytes()
             await fake.stop()
 
     asyncio.run(main())
+
+
+def test_a_broker_whose_first_address_refuses_is_reached_at_its_next_one() -> None:
+    """With socket.receive.buffer.bytes set (its default, 100 KiB) the connection was made to the
+    first address the broker's host resolved to and no other: a host whose IPv6 address comes first
+    while the broker listens on IPv4 only was never reached, and its transaction markers never
+    delivered (asyncio's connect, used before, tries each address in turn; Kafka's clients go on to
+    the next address too)."""
+
+    async def main() -> None:
+        fake = await FakeBroker(2).start()
+
+        async def respond(received: Received) -> WriteTxnMarkersResponse:
+            return WriteTxnMarkersResponse(markers=[])
+
+        fake.responder = respond
+        loop = asyncio.get_running_loop()
+        refusing = socket.socket()  # bound, never listening: a connection to it is refused
+        refusing.bind(("127.0.0.2", 0))
+        stream = (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "")
+
+        async def resolve(host: str, port: int, **_: object) -> list[object]:
+            assert host == "broker-2.test"
+            return [(*stream, refusing.getsockname()), (*stream, (fake.host, fake.port))]
+
+        loop.getaddrinfo = resolve  # type: ignore[method-assign,assignment]
+        connection = BrokerConnection("broker-2.test", fake.port, "test", receive_buffer_bytes=100 * 1024)
+        try:
+            await connection.request(WriteTxnMarkersRequest(markers=[]), 1)
+            assert len(fake.received) == 1
+        finally:
+            connection.close()
+            refusing.close()
+            await fake.stop()
+
+    asyncio.run(main())
