@@ -19,7 +19,6 @@ Replicas in sync are never held back (that would shrink the ISR), only counted.
 
 from __future__ import annotations
 
-import functools
 import re
 import time
 from collections.abc import Callable
@@ -114,11 +113,27 @@ class ReplicationQuotas:
         )
 
 
-# Keyed by the LogConfig's own tuple (no copy): a fetch asks once per throttled partition.
-@functools.lru_cache(maxsize=256)
+#: Parsed lists by the identity of the LogConfig's own tuple (kept here, so its id is not reused):
+#: hashing or comparing the list by value would read all of it for each partition of each fetch.
+_parsed: dict[tuple[int, int], tuple[tuple[str, ...], frozenset[int] | None]] = {}
+_PARSED_MAX: Final = 256
+
+
 def throttled_partitions(replicas: tuple[str, ...], broker_id: int) -> frozenset[int] | None:
-    """The partitions a throttled-replicas list names for `broker_id`; None for `*` (all of them).
-    Kafka's TopicConfigHandler.parseThrottledPartitions; an entry that is not `partition:broker`
+    """The partitions a throttled-replicas list names for `broker_id`; None for `*` (all of them)."""
+    key = (id(replicas), broker_id)
+    cached = _parsed.get(key)
+    if cached is not None and cached[0] is replicas:
+        return cached[1]
+    partitions = _parse(replicas, broker_id)
+    if len(_parsed) >= _PARSED_MAX:
+        del _parsed[next(iter(_parsed))]  # the oldest
+    _parsed[key] = (replicas, partitions)
+    return partitions
+
+
+def _parse(replicas: tuple[str, ...], broker_id: int) -> frozenset[int] | None:
+    """Kafka's TopicConfigHandler.parseThrottledPartitions; an entry that is not `partition:broker`
     (refused by the config's validator, but another tool may write ZooKeeper) throttles nothing."""
     entries = [entry.strip() for entry in replicas]
     if "".join(entries) == ALL_REPLICAS:
