@@ -154,6 +154,8 @@ def write_broker_configs(
             raise ConfigError(
                 f"--override {key}: cluster up sets it for each broker (--port, --dir, --zookeeper-port)"
             )
+        if not _is_utf8(key + value):  # bytes the command line could not decode (surrogate escapes)
+            raise ConfigError(f"--override {_printable(key)}: not valid UTF-8")
         extra[key] = value
     settings = [
         {**_broker_settings(base, node, port, connect, brokers), **extra} for node in range(1, brokers + 1)
@@ -180,6 +182,18 @@ def write_broker_configs(
         path.write_text("".join(format_property(key, value) for key, value in broker.items()), "utf-8")
         paths.append(path)
     return paths
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _broker_settings(base: Path, node: int, port: int, connect: str, brokers: int) -> dict[str, str]:

@@ -43,6 +43,9 @@ def test_a_value_with_properties_syntax_reaches_the_broker_unchanged(tmp_path: P
         ("log.dirs=/tmp/x", "log.dirs"),
         ("broker.id=7", "broker.id"),
         ("num.partitions", "num.partitions"),  # no '='
+        # bytes that are not UTF-8 on the command line (Python's surrogate escapes): a traceback
+        # writing server.properties, with the first broker's file already made
+        ("super.users=User:al\udcffce", "super.users"),
     ],
 )
 def test_an_unusable_override_stops_cluster_up_in_one_line_naming_it(
