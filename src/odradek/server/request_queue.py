@@ -8,12 +8,13 @@ connection's next request is not even read meanwhile (its channel is muted).
 
 odradek has no handler threads: each connection takes up its own requests in order, on the event loop.
 What corresponds to Kafka's queue is the requests a connection has read and not yet taken up, while it
-is not handling one of its own (nor muted for a quota): requests behind the one a connection is
-handling would still be in the socket in Kafka, and the one being handled, whatever it waits for, has
-left the queue. So the count grows when the event loop falls behind the connections that send, as
-Kafka's when its handler threads fall behind, and a request that waits on others (acks=all on the
-followers' fetches, a JoinGroup on the other members) never holds up the reading of those: the
-requests counted are all about to be taken up, without waiting on anything.
+is not handling one of its own (nor muted for a quota, nor waiting for its client to take its
+answers): requests behind the one a connection is handling would still be in the socket in Kafka, the
+one being handled, whatever it waits for, has left the queue, and Kafka reads nothing more from a
+connection until its answer is sent. So the count grows when the event loop falls behind the
+connections that send, as Kafka's when its handler threads fall behind, and a request that waits on
+others (acks=all on the followers' fetches, a JoinGroup on the other members) never holds up the
+reading of those: the requests counted are all about to be taken up, without waiting on anything.
 
 As the memory pool of `queued.max.request.bytes`, the bound is not strict: a connection that reads while
 the queue is full stops reading after that read, whose requests are queued (at most 32 are split off
