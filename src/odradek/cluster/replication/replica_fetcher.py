@@ -152,16 +152,19 @@ class ReplicaFetcher:
         shouldFollowerThrottle): over follower.replication.throttled.rate, the partitions the topic's
         follower.replication.throttled.replicas names for this broker are left out, unless in sync."""
         quota = self.context.quota
-        throttled = [
-            state
-            for state in ready
-            if state.lag != 0
-            and quota.is_throttled(state.log.config.follower_replication_throttled_replicas, state.partition)
-        ]
-        if not throttled or not quota.is_quota_exceeded():
+        kept: list[FetchState] = []
+        held = 0
+        for state in ready:
+            if state.lag != 0 and quota.is_throttled(
+                state.log.config.follower_replication_throttled_replicas, state.partition
+            ):
+                held += 1
+            else:
+                kept.append(state)
+        if not held or not quota.is_quota_exceeded():
             return ready
-        quota.count_throttled(len(throttled))
-        return [state for state in ready if state not in throttled]
+        quota.count_throttled(held)
+        return kept
 
     async def _throttled_backoff(self) -> None:
         """Every partition ready is throttled: as Kafka's fetcher with no fetch to send, wait
