@@ -362,8 +362,13 @@ class Broker:
             for entity, values in store.load().items():
                 quotas.apply(entity, values)
 
+            # One write at a time (the store's own order), the others waiting here on the loop: each
+            # waiting in a worker thread held it, and enough of them held every one the broker has.
+            turn = asyncio.Lock()
+
             async def persist(entity: QuotaEntity, values: Mapping[str, float]) -> None:
-                await asyncio.to_thread(store.write, entity, values)
+                async with turn:
+                    await asyncio.to_thread(store.write, entity, values)
                 quotas.apply(entity, values)
 
             quotas.persist = persist
