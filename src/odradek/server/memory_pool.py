@@ -8,18 +8,17 @@ succeeds while anything at all is free, so one request may take the pool below z
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from odradek.config.broker import BrokerConfig
+from odradek.server.read_waiters import ReadWaiters
 
 
-class MemoryPool:
+class MemoryPool(ReadWaiters):
     """Bytes available for request bodies on one event loop, and the connections waiting for some."""
 
     def __init__(self, capacity: int) -> None:
+        super().__init__()
         self.capacity = capacity
         self.available = capacity
-        self._waiting: dict[object, Callable[[], None]] = {}
 
     @property
     def exhausted(self) -> bool:
@@ -38,17 +37,8 @@ class MemoryPool:
 
     def release(self, size: int) -> None:
         self.available += size
-        if self.available > 0 and self._waiting:
-            waiting, self._waiting = self._waiting, {}
-            for resume in waiting.values():
-                resume()
-
-    def wait(self, owner: object, resume: Callable[[], None]) -> None:
-        """Call `resume` once memory is free again (the owner then retries, and may wait again)."""
-        self._waiting[owner] = resume
-
-    def stop_waiting(self, owner: object) -> None:
-        self._waiting.pop(owner, None)
+        if self.available > 0:
+            self._resume_all()
 
 
 def memory_pool_for(config: BrokerConfig) -> MemoryPool | None:

@@ -24,16 +24,16 @@ bound again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from odradek.server.read_waiters import ReadWaiters
 
 
-class RequestQueue:
+class RequestQueue(ReadWaiters):
     """The requests waiting to be taken up, across every connection of one event loop."""
 
     def __init__(self, capacity: int) -> None:
+        super().__init__()
         self.capacity = capacity
         self.queued = 0
-        self._waiting: dict[object, Callable[[], None]] = {}
 
     @property
     def full(self) -> bool:
@@ -42,14 +42,5 @@ class RequestQueue:
     def change(self, delta: int) -> None:
         """Requests were queued (delta > 0) or taken up, dropped or set aside (delta < 0)."""
         self.queued += delta
-        if delta < 0 and self._waiting and self.queued < self.capacity:
-            waiting, self._waiting = self._waiting, {}
-            for resume in waiting.values():
-                resume()
-
-    def wait(self, owner: object, resume: Callable[[], None]) -> None:
-        """Call `resume` once the count is below the bound again."""
-        self._waiting[owner] = resume
-
-    def stop_waiting(self, owner: object) -> None:
-        self._waiting.pop(owner, None)
+        if delta < 0 and self.queued < self.capacity:
+            self._resume_all()
