@@ -9,7 +9,9 @@ snapshots), leader epochs (leader-epoch-checkpoint, bumped by each restart), rec
 offset (log-start-offset checkpoint) and a compacted topic. After every switch each partition must be
 served exactly as before it (tests/support/partition_image.py: every batch record by record, log start
 offset, high watermark, last stable offset, aborted transactions and producer state), neither kind may
-have dropped a producer snapshot the other wrote as unreadable, and an idempotent producer kept
+have dropped a producer snapshot the other wrote as unreadable, a retry of a producer's batch now below
+the log start offset (its state is only in the snapshots) must be answered as a duplicate, not
+appended again, and an idempotent producer kept
 running across the switches must get no error (no duplicate or out-of-sequence answer) and have every
 record it was acknowledged stored once, in order.
 """
@@ -21,12 +23,15 @@ from pathlib import Path
 
 import pytest
 
+from odradek.protocol.error_codes import ErrorCode
 from tests.support.broker_process import BrokerProcess
-from tests.support.mixed_clients import Acknowledged, idempotent_producer
+from tests.support.mixed_clients import Acknowledged, idempotent_producer, producer_id_from
 from tests.support.mixed_cluster import PATIENCE_S, Kind, MixedCluster
 from tests.support.partition_image import PartitionImage, partition_image
+from tests.support.raw_client import RawClient
 from tests.support.requirements import require_module
 from tests.support.txn_cluster import commit_abort_commit
+from tests.support.txn_wire import produce
 from tests.support.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.timeout(600)
@@ -70,6 +75,11 @@ def test_each_kind_serves_exactly_what_the_other_wrote_after_a_clean_stop_and_a_
     for future in created.values():
         future.result(60)
 
+    # A producer's one batch, soon below the log start offset (deleted records): only the producer
+    # snapshots carry its state over, so only they let each kind see a retry of it as a duplicate.
+    retried = producer_id_from(cluster, BROKER)
+    assert _send_retried_batch(cluster, retried) == (ErrorCode.NONE, 0)
+
     # Kafka writes: an idempotent producer (kept across every switch), keyed records with headers on
     # every topic, three transactions (commit, abort, commit), records deleted below an offset.
     producer = idempotent_producer(bootstrap, **{"delivery.timeout.ms": 120_000})
@@ -94,6 +104,9 @@ def test_each_kind_serves_exactly_what_the_other_wrote_after_a_clean_stop_and_a_
         changed = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
         assert not changed, f"{now.value} (step {step}, crash={crash}) serves otherwise: {changed}"
         assert _snapshots_dropped(cluster) == [], f"{now.value} (step {step}) dropped the other's snapshots"
+        assert _send_retried_batch(cluster, retried) == (ErrorCode.NONE, 0), f"{now.value} (step {step})"
+        host, port = cluster.kafka.addresses[BROKER]
+        assert partition_image(host, port, TRIMMED, 0) == after[(TRIMMED, 0)], "the retry was appended again"
         _produce(producer, acknowledged, f"{now.value}-{step}", RECORDS // 4)
         assert acknowledged.errors == [], f"after the switch to {now.value}: {acknowledged.errors}"
         before = _images(cluster)
@@ -134,6 +147,13 @@ def _images_when_led(cluster: MixedCluster) -> dict[tuple[str, int], PartitionIm
     for topic in (PLAIN, COMPACTED, TRIMMED):
         cluster.wait_in_sync(topic, PARTITIONS)
     return _images(cluster)
+
+
+def _send_retried_batch(cluster: MixedCluster, producer_id: int) -> tuple[ErrorCode, int]:
+    """The same idempotent batch (sequence 0) to the trimmed topic's partition 0: its error and offset."""
+    host, port = cluster.kafka.addresses[BROKER]
+    with RawClient(port, timeout=10, host=host) as client:
+        return produce(client, TRIMMED, [b"retried-0", b"retried-1"], pid=producer_id, sequence=0)
 
 
 def _snapshots_dropped(cluster: MixedCluster) -> list[str]:
