@@ -25,6 +25,7 @@ import pytest
 
 from odradek.protocol.error_codes import ErrorCode
 from tests.support.broker_process import BrokerProcess
+from tests.support.interop import wait_until
 from tests.support.mixed_clients import Acknowledged, idempotent_producer, producer_id_from
 from tests.support.mixed_cluster import PATIENCE_S, Kind, MixedCluster
 from tests.support.partition_image import PartitionImage, partition_image
@@ -51,7 +52,12 @@ def cluster(
     zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[MixedCluster]:
     require_module("confluent_kafka")
-    cluster = MixedCluster(tmp_path_factory.mktemp("logdirs"), zookeeper_server, {BROKER: Kind.KAFKA})
+    cluster = MixedCluster(
+        tmp_path_factory.mktemp("logdirs"),
+        zookeeper_server,
+        {BROKER: Kind.KAFKA},
+        {"log.cleaner.backoff.ms": "500"},  # the compacted topic is cleaned soon after it is dirty
+    )
     try:
         yield cluster.start()
     finally:
@@ -68,7 +74,11 @@ def test_each_kind_serves_exactly_what_the_other_wrote_after_a_clean_stop_and_a_
     admin = AdminClient({"bootstrap.servers": bootstrap})
     topics = {
         PLAIN: {"segment.bytes": SEGMENT_BYTES, "segment.index.bytes": "4096"},
-        COMPACTED: {"segment.bytes": SEGMENT_BYTES, "cleanup.policy": "compact"},
+        COMPACTED: {
+            "segment.bytes": SEGMENT_BYTES,
+            "cleanup.policy": "compact",
+            "min.cleanable.dirty.ratio": "0.01",
+        },
         TRIMMED: {"segment.bytes": SEGMENT_BYTES},
     }
     created = admin.create_topics([NewTopic(t, PARTITIONS, 1, config=c) for t, c in topics.items()])
@@ -94,6 +104,7 @@ def test_each_kind_serves_exactly_what_the_other_wrote_after_a_clean_stop_and_a_
     _produce(producer, acknowledged, "kafka-after", RECORDS // 4)
     assert acknowledged.errors == []
 
+    _wait_compacted(cluster)
     before = _images(cluster)
     assert all(i.log_start_offset == RECORDS // 8 for (t, _), i in before.items() if t == TRIMMED)
     assert any(i.aborted for (t, _), i in before.items() if t == PLAIN)
@@ -147,6 +158,26 @@ def _images_when_led(cluster: MixedCluster) -> dict[tuple[str, int], PartitionIm
     for topic in (PLAIN, COMPACTED, TRIMMED):
         cluster.wait_in_sync(topic, PARTITIONS)
     return _images(cluster)
+
+
+def _wait_compacted(cluster: MixedCluster) -> None:
+    """Until Kafka's cleaner has compacted each partition of the compacted topic (records are gone
+    below the high watermark), then no more: a cleaning between two images would change them."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+
+    host, port = cluster.kafka.addresses[BROKER]
+
+    def compacted() -> bool:
+        images = [partition_image(host, port, COMPACTED, p) for p in range(PARTITIONS)]
+        return all(sum(len(b.records) for b in i.batches) < i.high_watermark for i in images)
+
+    wait_until(compacted, PATIENCE_S, f"{COMPACTED} compacted by Kafka's cleaner", 0.5)
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap()})
+    never = ConfigEntry("min.cleanable.dirty.ratio", "1", incremental_operation=AlterConfigOpType.SET)
+    (done,) = admin.incremental_alter_configs(
+        [ConfigResource("topic", COMPACTED, incremental_configs=[never])]
+    ).values()
+    done.result(60)
 
 
 def _send_retried_batch(cluster: MixedCluster, producer_id: int) -> tuple[ErrorCode, int]:
