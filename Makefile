@@ -97,10 +97,11 @@ kafka-tools-reference: $(STAMP)
 	$(BIN)/python -m tests.support.kafka_tools_reference
 
 # Issue 27's mixed clusters (Apache Kafka 3.9 and odradek brokers on one ZooKeeper) with each leader
-# SIGKILLed 5 times under load (the suite does it once). See docs/testing.md.
+# SIGKILLed 5 times under load and 3 rounds of the rolling replacement (the suite does one of each).
+# See docs/testing.md.
 mixed-long: $(STAMP)
 	@bash scripts/install-system-deps.sh
-	ODRADEK_MIXED_KILL_ROUNDS=5 $(PYTEST) tests/integration/mixed
+	ODRADEK_MIXED_KILL_ROUNDS=5 ODRADEK_ROLLING_ROUNDS=3 $(PYTEST) tests/integration/mixed
 
 # The README's console screenshots, taken by the console's browser tests (tests/console).
 console-screenshots: $(STAMP)

@@ -37,8 +37,11 @@ class BrokerProcess:
         host: str = "127.0.0.1",
         module: str = "odradek.cli.main",
         env: dict[str, str] | None = None,
+        config_file: Path | None = None,
     ) -> None:
         self.data_dir = data_dir
+        #: A server.properties to start from as given (`--config`): then only `overrides` are added.
+        self.config_file = config_file
         #: Environment variables set for the broker on top of the test's (e.g. KAFKA_OPTS).
         self.env = dict(env or {})
         #: The module run as `python -m` with the odradek command's arguments (a test's own launcher
@@ -57,15 +60,17 @@ class BrokerProcess:
 
     def start(self, timeout: float = 30.0, wait: bool = True) -> BrokerProcess:
         """Launch the broker and, with `wait`, return once its port accepts connections."""
-        settings = {
+        defaults = {
             "node.id": "1",
             "listeners": f"PLAINTEXT://{self.host}:{self.port}",
             "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
             "log.dirs": str(self.data_dir),
             "num.partitions": "1",
-            **self.overrides,
         }
+        settings = {**(defaults if self.config_file is None else {}), **self.overrides}
         command = [sys.executable, "-m", self.module, "broker"]
+        if self.config_file is not None:
+            command += ["--config", str(self.config_file)]
         for key, value in settings.items():
             command += ["--override", f"{key}={value}"]
         log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the child's lifetime

@@ -119,11 +119,15 @@ class KafkaBrokers:
             settings |= self.node_settings(node, port)
         return settings
 
-    def _launch(self, node: int) -> subprocess.Popen[bytes]:
-        settings = self.settings(node)
+    def config_file(self, node: int) -> Path:
+        """Broker `node`'s server.properties, written from `settings`."""
         self.work.mkdir(parents=True, exist_ok=True)
         config = self.work / f"server-{node}.properties"
-        config.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
+        config.write_text("".join(f"{key}={value}\n" for key, value in self.settings(node).items()))
+        return config
+
+    def _launch(self, node: int) -> subprocess.Popen[bytes]:
+        config = self.config_file(node)
         log4j = self.work / "log4j.properties"
         log4j.write_text(LOG4J)
         java = require_executable("java")

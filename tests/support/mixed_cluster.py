@@ -145,6 +145,32 @@ class MixedCluster:
         else:
             self.odradek[node].kill()
 
+    def replace(self, node: int, crash: bool = False) -> Kind:
+        """Broker `node` stopped (SIGTERM: a controlled shutdown; SIGKILL with `crash`) and a broker of
+        the other kind started in its place with the same broker.id, the same log directory and the
+        Kafka broker's own server.properties as written (issue #27's rolling replacement); returns the
+        kind now running. Only a broker that started as Kafka's has a log directory both kinds share."""
+        if crash:
+            self.kill(node)
+            # Kafka refuses to start while the dead broker's registration is still in ZooKeeper
+            # (NodeExists): an operator waits out its session, as this does
+            wait_until(
+                lambda: node not in self.registered(), PATIENCE_S, f"broker {node}'s session gone", 0.2
+            )
+        else:
+            self.stop_broker(node)
+        log_dir = self.kafka.log_dir(node)
+        if self.kinds[node] is Kind.KAFKA:
+            host, port = self.kafka.addresses[node]
+            config = self.kafka.config_file(node)
+            self.odradek[node] = BrokerProcess(log_dir, {}, port=port, host=host, config_file=config)
+            self.kinds[node] = Kind.ODRADEK
+        else:
+            assert self.odradek[node].data_dir == log_dir, f"broker {node} never ran on Kafka's log dir"
+            self.kinds[node] = Kind.KAFKA
+        self.start_broker(node)
+        return self.kinds[node]
+
     def pause(self, node: int) -> None:
         os.kill(self._pid(node), signal.SIGSTOP)
 
@@ -160,7 +186,11 @@ class MixedCluster:
 
     def running(self) -> list[int]:
         alive = [n for n, p in self.kafka.processes.items() if p.poll() is None]
-        alive += [n for n, b in self.odradek.items() if b.process is not None and b.process.poll() is None]
+        alive += [
+            n
+            for n, b in self.odradek.items()
+            if self.kinds[n] is Kind.ODRADEK and b.process is not None and b.process.poll() is None
+        ]
         return sorted(alive)
 
     def of_kind(self, kind: Kind) -> list[int]:

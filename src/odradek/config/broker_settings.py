@@ -313,3 +313,11 @@ class BrokerSettings:
     password_encoder_cipher_algorithm = Setting[str]("password.encoder.cipher.algorithm")
     password_encoder_key_length = Setting[int]("password.encoder.key.length")
     password_encoder_iterations = Setting[int]("password.encoder.iterations")
+
+    # Kafka's metrics plugins (refused unless at their defaults: catalog_metrics.py)
+    metric_reporters = Setting[list[str]]("metric.reporters")
+    kafka_metrics_reporters = Setting[list[str]]("kafka.metrics.reporters")
+    kafka_metrics_polling_interval_secs = Setting[int]("kafka.metrics.polling.interval.secs")
+    metrics_num_samples = Setting[int]("metrics.num.samples")
+    metrics_recording_level = Setting[str]("metrics.recording.level")
+    metrics_sample_window_ms = Setting[int]("metrics.sample.window.ms")

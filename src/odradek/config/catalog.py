@@ -6,6 +6,7 @@ from odradek.config.catalog_cleaner import CLEANER_CONFIG_KEYS
 from odradek.config.catalog_cluster import CLUSTER_CONFIG_KEYS
 from odradek.config.catalog_coordinators import COORDINATOR_CONFIG_KEYS
 from odradek.config.catalog_log import LOG_CONFIG_KEYS
+from odradek.config.catalog_metrics import METRICS_CONFIG_KEYS
 from odradek.config.catalog_network import NETWORK_CONFIG_KEYS
 from odradek.config.catalog_quotas import QUOTA_CONFIG_KEYS
 from odradek.config.catalog_security import SECURITY_CONFIG_KEYS
@@ -38,6 +39,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = _index(
     SECURITY_CONFIG_KEYS,
     SECURITY_PLUGIN_CONFIG_KEYS,
     QUOTA_CONFIG_KEYS,
+    METRICS_CONFIG_KEYS,
 )
 
 

@@ -190,21 +190,14 @@ class Broker:
 
     async def start(self) -> None:
         started = time.monotonic()
-        await asyncio.to_thread(self.logs.startup)
-        self.logs_loaded = True
         member = self.member
-        zk_broker_configs: ZkBrokerConfigs | None = None
-        replicas: ReplicaManager | None = None
-        leadership: Leadership
+        # As Kafka: meta.properties is checked against the broker and cluster ids before any log is
+        # loaded, so a log dir of another broker or cluster is refused untouched (recovery writes).
         if member is None:
             meta = self.logs.ensure_meta_properties(self.node_id, self.config.cluster_id)
-            cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
-            topics = TopicAdmin(self.config, cluster, self.logs, self.node_id)
-            leadership = SingleNodeLeadership(cluster, self.node_id)
         else:
             await member.connect()
-            # As Kafka: the cluster's id is /cluster/id; meta.properties must agree (a log dir of
-            # another cluster stops the start-up in one line).
+            # the cluster's id is /cluster/id; meta.properties must agree
             cluster_id = await member.cluster_id(self.config.cluster_id or generate_cluster_id())
             if self.config.cluster_id and self.config.cluster_id != cluster_id:
                 raise ConfigError(
@@ -213,6 +206,16 @@ class Broker:
                     "cluster.id",
                 )
             meta = self.logs.ensure_meta_properties(self.node_id, cluster_id)
+        await asyncio.to_thread(self.logs.startup)
+        self.logs_loaded = True
+        zk_broker_configs: ZkBrokerConfigs | None = None
+        replicas: ReplicaManager | None = None
+        leadership: Leadership
+        if member is None:
+            cluster = ClusterMetadata(meta.cluster_id, self.node_id, [])
+            topics = TopicAdmin(self.config, cluster, self.logs, self.node_id)
+            leadership = SingleNodeLeadership(cluster, self.node_id)
+        else:
             assert member.zk is not None
             # the dynamic broker configs /config/brokers holds, before anything reads the configuration
             zk_broker_configs = ZkBrokerConfigs(member.zk, self.node_id, self.dynamic_configs)

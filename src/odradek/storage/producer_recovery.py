@@ -1,25 +1,15 @@
 """Producer state on disk and its rebuild: ``<offset>.snapshot`` files and replay of batch headers.
 
-Snapshot format (ours, not Kafka's): one header line, then a JSON document::
-
-    odradek-producer-snapshot 1 <crc32c of the JSON bytes, 8 hex digits>\\n
-    {"offset": 1200, "producers": [{"producer_id": 7, "producer_epoch": 0, "coordinator_epoch": -1,
-      "last_timestamp": 1700000000000, "current_txn_first_offset": null,
-      "batches": [[last_seq, last_offset, offset_delta, timestamp], ...]}]}
-
-``offset`` is the log offset the state reflects (the file is named after it). All five retained batches
-are kept, so duplicates are still detected after a restart. A snapshot that fails its CRC or does not
-parse is deleted and an older one (or an empty state) is used, replaying more of the log instead.
+A snapshot is Kafka's file (producer_snapshot_file.py), named after the log offset the state reflects.
+Kafka's layout keeps only each producer's last batch, so after a restart a retry of an older one of its
+last five batches is no longer recognised as a duplicate (as on Kafka). A snapshot that fails its
+checks is deleted and an older one (or an empty state) is used, replaying more of the log instead.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections import deque
 from pathlib import Path
-
-import crc32c
 
 from odradek.protocol.records import RecordBatch, RecordBatchHeader, RecordsError, read_end_transaction_marker
 from odradek.storage.errors import CorruptSnapshotError
@@ -30,18 +20,15 @@ from odradek.storage.files import (
     offset_file_name,
     offset_from_file_name,
 )
+from odradek.storage.producer_snapshot_file import decode_snapshot, encode_snapshot
 from odradek.storage.producer_state import (
     AppendOrigin,
-    BatchMetadata,
     CompletedTxn,
     ProducerAppendInfo,
     ProducerStateEntry,
     ProducerStateManager,
     increment_sequence,
 )
-
-_MAGIC = "odradek-producer-snapshot"
-_VERSION = 1
 
 _log = logging.getLogger(__name__)
 
@@ -65,26 +52,9 @@ def write_snapshot(
 ) -> Path:
     """Write the state at ``state.map_end_offset``; unsynced by default (flushed later, off the loop).
     ``sync_directory=False``: the caller fsyncs the partition directory itself (see ``atomic_write``)."""
-    body = json.dumps(
-        {
-            "offset": state.map_end_offset,
-            "producers": [
-                {
-                    "producer_id": e.producer_id,
-                    "producer_epoch": e.producer_epoch,
-                    "coordinator_epoch": e.coordinator_epoch,
-                    "last_timestamp": e.last_timestamp,
-                    "current_txn_first_offset": e.current_txn_first_offset,
-                    "batches": [[b.last_seq, b.last_offset, b.offset_delta, b.timestamp] for b in e.batches],
-                }
-                for e in state.producers.values()
-            ],
-        },
-        separators=(",", ":"),
-    ).encode()
-    header = f"{_MAGIC} {_VERSION} {crc32c.crc32c(body):08x}\n".encode()
+    data = encode_snapshot(list(state.producers.values()))
     path = snapshot_path(partition_dir, state.map_end_offset)
-    atomic_write(path, header + body, fsync=fsync, sync_directory=sync_directory)
+    atomic_write(path, data, fsync=fsync, sync_directory=sync_directory)
     return path
 
 
@@ -92,27 +62,15 @@ def read_snapshot(path: Path) -> tuple[int, list[ProducerStateEntry]]:
     """(offset, entries) of a snapshot file; CorruptSnapshotError if it fails any check."""
     try:
         raw = path.read_bytes()
-        header, _, body = raw.partition(b"\n")
-        magic, version, crc = header.decode("ascii").split(" ")
-        if magic != _MAGIC or int(version) != _VERSION or int(crc, 16) != crc32c.crc32c(body):
-            raise CorruptSnapshotError(f"snapshot {path} fails its header or CRC check")
-        doc = json.loads(body)
-        entries = [
-            ProducerStateEntry(
-                int(p["producer_id"]),
-                int(p["producer_epoch"]),
-                int(p["coordinator_epoch"]),
-                int(p["last_timestamp"]),
-                None if p["current_txn_first_offset"] is None else int(p["current_txn_first_offset"]),
-                deque(BatchMetadata(*(int(v) for v in b)) for b in p["batches"]),
-            )
-            for p in doc["producers"]
-        ]
-        return int(doc["offset"]), entries
-    except CorruptSnapshotError:
-        raise
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except OSError as e:
         raise CorruptSnapshotError(f"snapshot {path} cannot be read: {e}") from e
+    offset = offset_from_file_name(path.name)
+    if offset is None:
+        raise CorruptSnapshotError(f"{path} is not named after an offset")
+    try:
+        return offset, decode_snapshot(raw)
+    except CorruptSnapshotError as e:
+        raise CorruptSnapshotError(f"snapshot {path}: {e}") from e
 
 
 def load_latest_snapshot(
