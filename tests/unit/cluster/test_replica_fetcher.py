@@ -8,8 +8,6 @@ import asyncio
 import dataclasses
 import threading
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,7 +33,6 @@ from odradek.protocol.messages.list_offsets import (
 )
 from odradek.protocol.records import RecordBatch, RecordBatchBuilder
 from odradek.protocol.records import record as record_module
-from odradek.storage.config import LogConfig
 from odradek.storage.flush import FlushJob
 from odradek.storage.flush_scheduler import FlushScheduler
 from odradek.storage.log import Log
@@ -53,16 +50,6 @@ SETTINGS = FetcherSettings(
     socket_timeout_ms=1000,
     socket_receive_buffer_bytes=-1,
 )
-
-
-@pytest.fixture
-def logs(tmp_path: Path) -> Iterator[LogManager]:
-    manager = LogManager([tmp_path / "logs"], LogConfig.from_mapping({}), single_node=False)
-    manager.startup()
-    try:
-        yield manager
-    finally:
-        manager.shutdown()
 
 
 def _batches(base_offset: int, epoch: int, values: list[bytes]) -> bytes:

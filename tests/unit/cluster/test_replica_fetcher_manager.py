@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -21,20 +19,9 @@ from odradek.config.broker import BrokerConfig
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import EpochEndOffset, PartitionData
 from odradek.protocol.records import RecordBatchBuilder
-from odradek.storage.config import LogConfig
 from odradek.storage.errors import LogStorageError
 from odradek.storage.flush_scheduler import FlushScheduler, TruncationCheckpointJob
 from odradek.storage.log_manager import LogManager
-
-
-@pytest.fixture
-def logs(tmp_path: Path) -> Iterator[LogManager]:
-    manager = LogManager([tmp_path / "logs"], LogConfig.from_mapping({}), single_node=False)
-    manager.startup()
-    try:
-        yield manager
-    finally:
-        manager.shutdown()
 
 
 def _hosted(logs: LogManager, topic: str, partition: int, leader: int) -> HostedPartition:

@@ -7,10 +7,6 @@ out of the next fetch; a fetch with nothing left waits replica.fetch.backoff.ms.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from odradek.cluster.replication.fetch_state import FetcherContext, FetcherSettings, FetchState
 from odradek.cluster.replication.replica_fetcher import ReplicaFetcher
@@ -33,16 +29,6 @@ SETTINGS = FetcherSettings(
     socket_timeout_ms=1000,
     socket_receive_buffer_bytes=-1,
 )
-
-
-@pytest.fixture
-def logs(tmp_path: Path) -> Iterator[LogManager]:
-    manager = LogManager([tmp_path / "logs"], LogConfig.from_mapping({}), single_node=False)
-    manager.startup()
-    try:
-        yield manager
-    finally:
-        manager.shutdown()
 
 
 def _fetcher(quota: ReplicationQuota) -> ReplicaFetcher:

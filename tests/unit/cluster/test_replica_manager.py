@@ -9,7 +9,6 @@ import errno
 import os
 import stat
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,16 +26,6 @@ from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 
 NODE = 2
-
-
-@pytest.fixture
-def logs(tmp_path: Path) -> Iterator[LogManager]:
-    manager = LogManager([tmp_path / "logs"], LogConfig.from_mapping({}), single_node=False)
-    manager.startup()
-    try:
-        yield manager
-    finally:
-        manager.shutdown()
 
 
 def _state(partition: int, leader: int, epoch: int, topic: str = "t") -> PartitionLeadership:

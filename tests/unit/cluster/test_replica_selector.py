@@ -4,10 +4,6 @@ leader's choice of candidates (in the ISR, holding the fetch offset, reachable o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from odradek.cluster.control_requests import ControllerStamp, PartitionLeadership
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker
@@ -18,7 +14,6 @@ from odradek.cluster.replication.replica_selector import (
     select_read_replica,
 )
 from odradek.config.catalog_cluster import LEADER_SELECTOR, RACK_AWARE_SELECTOR
-from odradek.storage.config import LogConfig
 from odradek.storage.log_manager import LogManager
 
 LEADER = ReplicaView(1, "a", 100, 0)
@@ -48,16 +43,6 @@ def test_leader_selector_and_no_selector_never_name_a_follower() -> None:
 
 
 # ----- the leader's candidates ----------------------------------------------------------------------
-
-
-@pytest.fixture
-def logs(tmp_path: Path) -> Iterator[LogManager]:
-    manager = LogManager([tmp_path / "logs"], LogConfig.from_mapping({}), single_node=False)
-    manager.startup()
-    try:
-        yield manager
-    finally:
-        manager.shutdown()
 
 
 def _live(node: int, rack: str, listener: str = "PLAINTEXT") -> LiveBroker:
