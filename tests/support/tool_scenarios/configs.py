@@ -3,14 +3,55 @@ client quotas (the ZooKeeper-only forms of 3.9 are left out: Kafka 4 has none)."
 
 from __future__ import annotations
 
-from tests.support.tool_scenarios.session import Session, scenario
+from odradek.protocol.messages.describe_configs import (
+    DescribeConfigsRequest,
+    DescribeConfigsResource,
+    DescribeConfigsResponse,
+)
+from tests.support.raw_client import RawClient
+from tests.support.tool_scenarios.session import Session, scenario, wait_for
 from tests.support.tool_scenarios.topics import create
 
 B = "--bootstrap-server"
 
 
+#: The cluster-wide default broker configs' DescribeConfigs resource, and their source there.
+BROKER, DYNAMIC_DEFAULT_BROKER_CONFIG = 4, 5
+
+
 def configs(session: Session, *args: str, sort: bool = False) -> None:
     session.run("kafka-configs", B, "{bootstrap}", *args, sort=sort)
+
+
+def wait_defaults_agree(session: Session) -> None:
+    """In a cluster, until every broker describes the same cluster-wide defaults: the broker that
+    changed them writes ZooKeeper, the others read the change notification a moment later (in Kafka as
+    in odradek), and a tool asks whichever broker it likes."""
+    if session.cluster:
+        wait_for(lambda: _defaults_agreed(session), 30, "every broker to describe the same broker defaults")
+
+
+def _defaults(session: Session, node: int) -> frozenset[tuple[str, str | None]] | None:
+    host, port = session.target.addresses[node]
+    request = DescribeConfigsRequest(
+        resources=[DescribeConfigsResource(resource_type=BROKER, resource_name="", configuration_keys=None)]
+    )
+    try:
+        with RawClient(port, timeout=5, host=host) as client:
+            response: DescribeConfigsResponse = client.request(request, 1)
+    except OSError:
+        return None
+    (result,) = response.results
+    if result.error_code != 0:
+        return None
+    return frozenset(
+        (c.name, c.value) for c in result.configs if c.config_source == DYNAMIC_DEFAULT_BROKER_CONFIG
+    )
+
+
+def _defaults_agreed(session: Session) -> bool:
+    answers = [_defaults(session, node) for node in session.target.addresses]
+    return None not in answers and len(set(answers)) == 1
 
 
 @scenario()
@@ -63,6 +104,7 @@ def broker_configs(session: Session) -> None:
     configs(session, "--describe", *broker)
     configs(session, "--describe", "--broker", "1")
     configs(session, "--alter", *default, "--add-config", "log.retention.ms=259200000")
+    wait_defaults_agree(session)
     configs(session, "--describe", *default)
     configs(session, "--describe", "--broker-defaults")
     configs(session, "--alter", *broker, "--add-config", "log.retention.ms=soon")
@@ -71,6 +113,7 @@ def broker_configs(session: Session) -> None:
         configs(session, "--describe", "--entity-type", "brokers", "--entity-name", "9")
     configs(session, "--alter", *broker, "--delete-config", "log.cleaner.backoff.ms")
     configs(session, "--alter", *default, "--delete-config", "log.retention.ms")
+    wait_defaults_agree(session)
     configs(session, "--describe", *broker)
     configs(session, "--describe", *default)
 
