@@ -99,14 +99,7 @@ class BrokerProcess:
         """Graceful stop (SIGTERM); returns the exit code."""
         if self.process is None:
             return None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        code = self.process.returncode
+        code = terminate(self.process, timeout)
         self.process = None
         return code
 
@@ -126,3 +119,15 @@ class BrokerProcess:
             return self.log_path.read_text(errors="replace")[-5000:]
         except OSError:
             return ""
+
+
+def terminate(process: subprocess.Popen[bytes], timeout: float) -> int:
+    """SIGTERM `process` (unless it has ended), SIGKILL it after `timeout` s; its exit code."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode

@@ -7,7 +7,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from tests.support.broker_process import _die_with_parent
+from tests.support.broker_process import _die_with_parent, terminate
 
 STOP_TIMEOUT_S = 40.0
 
@@ -44,14 +44,7 @@ class JvmProcess:
         """SIGTERM, then SIGKILL after STOP_TIMEOUT_S: the exit code, None if never started."""
         if self.process is None:
             return None
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        code = self.process.returncode
+        code = terminate(self.process, STOP_TIMEOUT_S)
         self.process = None
         return code
 
