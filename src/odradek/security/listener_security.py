@@ -2,11 +2,14 @@
 PLAINTEXT nothing, SSL a TLS handshake, SASL_PLAINTEXT a SASL exchange, SASL_SSL both.
 
 Built once at start-up; any setting that cannot be honoured stops the start with one line naming it,
-and so does a TLS or SASL setting given while no listener would use it (settings are real or refused).
+and so does a TLS or SASL setting scoped to a listener that would not use it. The unscoped ones with no
+listener to read them are accepted with a warning, as Kafka accepts (and ignores) them: operators'
+PLAINTEXT-only server.properties often carry them, and a broker replacing Kafka's must start on that file.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from odradek.config.broker import BrokerConfig
@@ -16,6 +19,8 @@ from odradek.config.types import ConfigError
 from odradek.security.listener_settings import ListenerSettings
 from odradek.security.sasl_config import ListenerSasl, listener_sasl
 from odradek.security.tls import ListenerTls, listener_tls
+
+log = logging.getLogger(__name__)
 
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
@@ -41,6 +46,7 @@ def listener_security(config: BrokerConfig) -> dict[str, ListenerSecurity]:
     """Each listener's security, by listener name; raises ConfigError."""
     endpoints = config.listener_endpoints()
     refuse_unused(config, endpoints)
+    warn_unread(config, endpoints)
     security: dict[str, ListenerSecurity] = {}
     for endpoint in endpoints:
         settings = ListenerSettings(config, endpoint.listener_name)
@@ -51,19 +57,30 @@ def listener_security(config: BrokerConfig) -> dict[str, ListenerSecurity]:
     return security
 
 
+def warn_unread(config: BrokerConfig, endpoints: list[Endpoint]) -> None:
+    """One warning naming the TLS and SASL settings no listener reads (names only: values may be secret)."""
+    protocols = {endpoint.security_protocol for endpoint in endpoints}
+    unread = [
+        f"{', '.join(names)} (no {kind} listener)"
+        for names, kind in (
+            (_set_but_unread(config, protocols, _TLS_ONLY, TLS_PROTOCOLS), "SSL or SASL_SSL"),
+            (_set_but_unread(config, protocols, _SASL_ONLY, SASL_PROTOCOLS), "SASL"),
+        )
+        if names
+    ]
+    if unread:
+        log.warning("set but not read, as Kafka ignores them too: %s", "; ".join(unread))
+
+
+def _set_but_unread(
+    config: BrokerConfig, protocols: set[str], names: tuple[str, ...], readers: tuple[str, ...]
+) -> list[str]:
+    return [] if protocols.intersection(readers) else [name for name in names if config.is_set(name)]
+
+
 def refuse_unused(config: BrokerConfig, endpoints: list[Endpoint]) -> None:
+    """A TLS or SASL setting scoped to a listener that does not use TLS or SASL stops the start."""
     protocols = {endpoint.listener_name: endpoint.security_protocol for endpoint in endpoints}
-    for names, wanted, kind in (
-        (_TLS_ONLY, TLS_PROTOCOLS, "SSL or SASL_SSL"),
-        (_SASL_ONLY, SASL_PROTOCOLS, "SASL"),
-    ):
-        if any(protocol in wanted for protocol in protocols.values()):
-            continue
-        for name in names:
-            if config.is_set(name):
-                raise ConfigError(
-                    f"{name} is set but no listener uses {kind}, so nothing would read it", name
-                )
     for name in config.listener_overrides():
         listener = name[len(LISTENER_PREFIX) :].split(".", 1)[0].upper()
         base = listener_base(name)
