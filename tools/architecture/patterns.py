@@ -27,6 +27,9 @@ The definitions (docs/architecture.md, "The census", says the same):
   `still_leading_since`, `leader_since_epoch`, `under_min_isr`, `leader_epoch_start_offset`) asked
   of `leadership` or `replicas`; an equality of a `leader`/`leader_id` with a `node_id` (leadership
   read from the metadata cache by hand).
+- log append outside storage/: a call of `Log.append` as leader (an `append(...)` given a
+  `leader_epoch=`) or of `append_as_follower(...)` anywhere but storage/: after #28 only partition/
+  makes them.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ WIRING = "post-construction-wiring"
 ANY = "any-collaborator"
 HANDLER_WAIT = "handler-side-wait"
 LEADER_CHECK = "hand-made-leader-check"
-PATTERNS = (MODE_CHECK, WIRING, ANY, HANDLER_WAIT, LEADER_CHECK)
+LOG_APPEND = "log-append-outside-storage"
+PATTERNS = (MODE_CHECK, WIRING, ANY, HANDLER_WAIT, LEADER_CHECK, LOG_APPEND)
 
 #: Fields of `Services` (and names bound from them) that exist only on a cluster member.
 CLUSTER_ONLY_SERVICES = frozenset({"replicas", "controller", "zk_broker_configs", "txn_verifier"})
@@ -94,6 +98,7 @@ def find_all(source: Source, modules: list[Module]) -> list[Finding]:
         found += any_collaborators(module)
         found += handler_waits(module)
         found += leader_checks(module)
+        found += log_appends(module)
     return sorted(found, key=lambda f: (f.pattern, f.path, f.line, f.kind))
 
 
@@ -401,6 +406,20 @@ def leader_checks(module: Module) -> Iterator[Finding]:
             names = {_chain(node.left)[-1], _chain(node.comparators[0])[-1]}
             if names & {"leader", "leader_id"} and "node_id" in names:
                 yield _finding(LEADER_CHECK, "compares a leader with its own id", module, node)
+
+
+# ----- log appends -----------------------------------------------------------------------------------
+
+
+def log_appends(module: Module) -> Iterator[Finding]:
+    if module.relative.startswith("odradek/storage/"):
+        return
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "append_as_follower":
+                yield _finding(LOG_APPEND, "append as follower", module, node)
+            elif node.func.attr == "append" and any(k.arg == "leader_epoch" for k in node.keywords):
+                yield _finding(LOG_APPEND, "append as leader", module, node)
 
 
 # ----- helpers ----------------------------------------------------------------------------------------

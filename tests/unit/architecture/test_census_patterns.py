@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tools.architecture.census import take
-from tools.architecture.patterns import ANY, HANDLER_WAIT, LEADER_CHECK, MODE_CHECK, WIRING
+from tools.architecture.patterns import ANY, HANDLER_WAIT, LEADER_CHECK, LOG_APPEND, MODE_CHECK, WIRING
 
 from tests.unit.architecture.conftest import PackageMaker
 
@@ -144,4 +144,18 @@ def test_hand_made_leader_checks_are_leadership_read_outside_cluster(make_packag
         ("odradek/handlers/produce.py", 2, "reads the replica manager's leading map"),
         ("odradek/handlers/produce.py", 3, "asks leadership.leader_epoch"),
         ("odradek/handlers/produce.py", 4, "compares a leader with its own id"),
+    ]
+
+
+def test_log_appends_outside_storage_are_leader_and_follower_appends(make_package: PackageMaker) -> None:
+    appends = (
+        "def f(log, batches, epoch, responses):\n"
+        "    log.append(batches, leader_epoch=epoch)\n"  # 2
+        "    log.append_as_follower(batches)\n"  # 3
+        "    responses.append(batches)\n"  # a list
+    )
+    package = make_package({"handlers/produce.py": appends, "storage/log_manager.py": appends})
+    assert _found(package, LOG_APPEND) == [
+        ("odradek/handlers/produce.py", 2, "append as leader"),
+        ("odradek/handlers/produce.py", 3, "append as follower"),
     ]
