@@ -15,7 +15,7 @@ The definitions (docs/architecture.md, "The census", says the same):
   method of the package that is no data attribute; a call of a function returning a `Callable`) or
   a collaborator (a constructor call of a class of the package that is neither a dataclass, an enum,
   an error nor a protocol message; a call or `await` of a function returning one; a local name or
-  `self` attribute holding one).
+  `self` attribute holding one) or a setting (read straight from `config` or `self.config`).
 - `Any` collaborator: a parameter (not `*args`/`**kwargs`) or attribute annotated `Any` or
   `Any | None` (or a module's alias of `Any`, `Group = Any`) whose name is not one of the message
   values in `DATA_NAMES`.
@@ -250,6 +250,8 @@ def wiring(module: Module, index: _PackageIndex) -> Iterator[Finding]:
 def _wired(value: ast.expr, index: _PackageIndex, held: set[str], local_functions: set[str]) -> str | None:
     if isinstance(value, ast.Lambda):
         return "hook"
+    if _reads_setting(value):
+        return "setting"
     if isinstance(value, ast.Await):
         awaited = value.value
         if isinstance(awaited, ast.Call) and _called(awaited) in index.collaborator_factories:
@@ -272,6 +274,15 @@ def _wired(value: ast.expr, index: _PackageIndex, held: set[str], local_function
         if name in index.functions and name not in index.data_attributes and not name.startswith("__"):
             return "hook"
     return None
+
+
+def _reads_setting(value: ast.expr) -> bool:
+    """A broker setting read straight from the configuration (`self.config.x`, `config.x or None`)."""
+    operands = value.values if isinstance(value, ast.BoolOp) else [value]
+    return any(
+        isinstance(operand, ast.Attribute) and _chain(operand.value) in (["config"], ["self", "config"])
+        for operand in operands
+    )
 
 
 def _instances_built(scope: ast.AST) -> set[str]:

@@ -62,6 +62,7 @@ def test_wiring_is_a_hook_or_collaborator_set_on_another_object_after_constructi
                 "        services.tls = TlsReloader()\n"  # 6: a collaborator
                 "        reloader = TlsReloader()\n"
                 "        services.other = reloader\n"  # 8: a local holding one
+                "        replicas.leaders.lag_ms = self.config.replica_lag_time_max_ms\n"  # 9: a setting
                 "        response.error_code = code\n"  # data, not wiring
                 "        self.hook = self.changed\n"  # its own attribute
                 "    def changed(self): ...\n"
@@ -84,6 +85,7 @@ def test_wiring_is_a_hook_or_collaborator_set_on_another_object_after_constructi
         ("odradek/server/broker.py", 5, "hook"),
         ("odradek/server/broker.py", 6, "collaborator"),
         ("odradek/server/broker.py", 8, "collaborator"),
+        ("odradek/server/broker.py", 9, "setting"),
     ]
 
 
