@@ -23,10 +23,12 @@ from collections.abc import Mapping
 
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.config_znodes import EntityConfigZnode
 from odradek.cluster.zookeeper.configs import (
     config_changes_after,
     create_config_change_notification,
     entity_config,
+    remove_empty_entity,
     set_entity_config,
 )
 from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
@@ -72,10 +74,15 @@ class ZkClientQuotas:
 
     def _write(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
         config_type, name = zk_entity_path(entity)
-        current = entity_config(self.zk, config_type, name)
+        path = paths.config_entity(config_type, name)
+        found = self.zk.read(path)
+        current = {} if found is None else EntityConfigZnode.parse(found[0], path).config
         config = {key: value for key, value in current.items() if key not in entity.keys}
         config.update({key: config_string(key, value) for key, value in values.items()})
-        set_entity_config(self.zk, config_type, name, config)
+        # an entity left with nothing loses its znode, as in Kafka (not one another broker changed since)
+        version = None if found is None else found[1].version
+        if config or not remove_empty_entity(self.zk, config_type, name, version):
+            set_entity_config(self.zk, config_type, name, config)
         create_config_change_notification(self.zk, f"{config_type}/{name}")
 
     def _read_everything(self) -> tuple[int, dict[QuotaEntity, dict[str, float]]]:
