@@ -313,6 +313,52 @@ def test_topic_configs_altered_on_one_kind_are_in_effect_on_the_other_and_descri
     )
 
 
+#: Topic configs Kafka 3.9 accepts and odradek refuses (its limits are Kafka 4's: segment.bytes at least
+#: 1 MiB; message.timestamp.difference.max.ms, deprecated in 3.x, gone in 4.0).
+KAFKA_39_ONLY = {"segment.bytes": "524288", "message.timestamp.difference.max.ms": "86400000"}
+
+
+def test_topic_configs_only_kafka_39_accepts_are_described_by_odradek_and_the_rest_obeyed(
+    cluster: MixedCluster,
+) -> None:
+    topic = "kafka-39-configs"
+    create_topic(cluster, topic)
+    with admin(cluster, ODRADEK) as client:
+        for name, value in KAFKA_39_ONLY.items():
+            resource = AlterConfigsResource(
+                resource_type=TOPIC_RESOURCE,
+                resource_name=topic,
+                configs=[AlterableConfig(name=name, config_operation=SET, value=value)],
+            )
+            response = client.request(
+                IncrementalAlterConfigsRequest(resources=[resource], validate_only=False), 1
+            )
+            assert [r.error_code for r in response.responses] == [ErrorCode.INVALID_CONFIG], response
+    alter_configs(cluster, KAFKA, TOPIC_RESOURCE, topic, {**KAFKA_39_ONLY, "max.message.bytes": "2048"})
+    names = ["segment.bytes", "max.message.bytes"]
+    wait_until(
+        lambda: (
+            describe_configs(cluster, KAFKA, TOPIC_RESOURCE, topic, names)
+            == describe_configs(cluster, ODRADEK, TOPIC_RESOURCE, topic, names)
+        ),
+        PATIENCE_S,
+        f"{topic} described by odradek as by Kafka",
+        0.3,
+    )
+    # odradek knows no message.timestamp.difference.max.ms: not described, as Kafka leaves out names it
+    # does not define; Kafka describes it
+    everything = describe_configs(cluster, ODRADEK, TOPIC_RESOURCE, topic, None)
+    assert "message.timestamp.difference.max.ms" not in everything and "segment.bytes" in everything
+    with admin(cluster, ODRADEK) as client:
+        too_large = batch(b"k", os.urandom(4096))
+        wait_until(
+            lambda: produce(client, topic, LED_BY[ODRADEK], too_large)[0] == ErrorCode.MESSAGE_TOO_LARGE,
+            PATIENCE_S,
+            f"{topic}'s max.message.bytes on broker {ODRADEK}",
+            0.3,
+        )
+
+
 # -- dynamic broker configs ----------------------------------------------------------------------------
 
 CLUSTER_DEFAULTS = {"message.max.bytes": "4096", "log.retention.ms": "7200000"}
@@ -578,10 +624,10 @@ def alter_configs(
 
 
 def describe_configs(
-    cluster: MixedCluster, node: int, resource_type: int, name: str, keys: list[str]
+    cluster: MixedCluster, node: int, resource_type: int, name: str, keys: list[str] | None
 ) -> dict[str, tuple[object, ...]]:
-    """Broker `node`'s DescribeConfigs v4 of `keys`: name -> (value, read only, source, sensitive,
-    synonyms); for the cluster-wide broker defaults, only those set."""
+    """Broker `node`'s DescribeConfigs v4 of `keys` (None: all): name -> (value, read only, source,
+    sensitive, synonyms); for the cluster-wide broker defaults, only those set."""
     request = DescribeConfigsRequest(
         resources=[
             DescribeConfigsResource(resource_type=resource_type, resource_name=name, configuration_keys=keys)
