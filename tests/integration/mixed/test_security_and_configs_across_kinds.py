@@ -425,6 +425,31 @@ def test_per_broker_configs_set_with_kafka_configs_are_described_and_stored_alik
     assert described[ODRADEK] == described[KAFKA]
 
 
+def test_broker_configs_kafka_39_cannot_update_dynamically_odradek_cannot_either(
+    cluster: MixedCluster,
+) -> None:
+    """What Kafka describes read-only odradek must too, and refuse alike: an update stored in ZooKeeper
+    that Kafka's brokers would never apply."""
+    kafka = describe_configs(cluster, KAFKA, BROKER_RESOURCE, str(KAFKA), None)
+    odradek = describe_configs(cluster, ODRADEK, BROKER_RESOURCE, str(ODRADEK), None)
+    read_only = {name for name, (_, fixed, *_) in kafka.items() if fixed}
+    assert sorted(n for n in read_only & set(odradek) if not odradek[n][1]) == []
+    answers = {}
+    for node in (KAFKA, ODRADEK):
+        resource = AlterConfigsResource(
+            resource_type=BROKER_RESOURCE,
+            resource_name="",
+            configs=[AlterableConfig(name="log.message.format.version", config_operation=SET, value="3.0")],
+        )
+        with admin(cluster, node) as client:
+            response = client.request(
+                IncrementalAlterConfigsRequest(resources=[resource], validate_only=False), 1
+            )
+        answers[node] = [(r.error_code, r.error_message) for r in response.responses]
+    assert answers[ODRADEK] == answers[KAFKA]
+    assert answers[KAFKA][0][0] != ErrorCode.NONE
+
+
 def test_both_kinds_refuse_a_per_broker_config_of_another_broker(cluster: MixedCluster) -> None:
     """Kafka 3.9 (ZkAdminManager) alters and describes only its own broker id, or the cluster default."""
     answers = {}
