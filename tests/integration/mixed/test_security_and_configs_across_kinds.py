@@ -450,6 +450,15 @@ def test_broker_configs_kafka_39_cannot_update_dynamically_odradek_cannot_either
     assert answers[KAFKA][0][0] != ErrorCode.NONE
 
 
+def test_the_authorizers_configs_are_described_as_kafka_39_describes_them(cluster: MixedCluster) -> None:
+    """Kafka 3.9 knows super.users and allow.everyone.if.no.acl.found as its authorizer's, not as broker
+    configs: it lists them only when set, as custom names (hidden, sensitive, of unknown type)."""
+    names = ["super.users", "allow.everyone.if.no.acl.found"]
+    kafka = describe_configs(cluster, KAFKA, BROKER_RESOURCE, str(KAFKA), names)
+    assert kafka == {"super.users": (None, True, 4, True, [("super.users", None, 4)])}
+    assert describe_configs(cluster, ODRADEK, BROKER_RESOURCE, str(ODRADEK), names) == kafka
+
+
 def test_both_kinds_refuse_a_per_broker_config_of_another_broker(cluster: MixedCluster) -> None:
     """Kafka 3.9 (ZkAdminManager) alters and describes only its own broker id, or the cluster default."""
     answers = {}
