@@ -103,3 +103,35 @@ def test_a_users_last_scram_credential_deleted_keeps_its_znode_while_it_has_clie
     asyncio.run(store.alter({}, {("dave", "SCRAM-SHA-256")}))
     assert json.loads(raw_zk.get(f"{chroot}/config/users/dave")[0]) == {"version": 1, "config": {}}
     assert raw_zk.get_children(f"{chroot}/config/users/dave/clients") == ["app"]
+
+
+@pytest.mark.parametrize("quota", [2048.0, None], ids=["changed", "removed"])
+def test_a_quota_write_keeps_a_credential_another_broker_wrote_after_it_read(
+    connect_zk: Callable[[], ZooKeeperClient],
+    raw_zk: KazooClient,
+    zookeeper_connect: str,
+    quota: float | None,
+) -> None:
+    """The quota's read-modify-write is a compare-and-set: the credential is not overwritten (nor its
+    znode deleted as empty), the quota is written over it."""
+    zk, chroot = connect_zk(), _chroot(zookeeper_connect)
+    quotas = _quotas(zk)
+    other = ZkScramCredentialStore(connect_zk()).load()
+    entity = QuotaEntity(user="erin")
+    asyncio.run(quotas.write(entity, {"producer_byte_rate": 1024.0}))
+    credential = credential_from_password("SCRAM-SHA-256", "erin-secret", 4096)
+    read = zk.read
+    raced: list[bool] = []
+
+    def read_then_another_broker_writes(path: str) -> object:
+        found = read(path)
+        if path.endswith("/users/erin") and not raced:
+            raced.append(True)
+            asyncio.run(other.alter({("erin", "SCRAM-SHA-256"): credential}, set()))
+        return found
+
+    zk.read = read_then_another_broker_writes  # type: ignore[method-assign,assignment]
+    asyncio.run(quotas.write(entity, {} if quota is None else {"producer_byte_rate": quota}))
+    config = json.loads(raw_zk.get(f"{chroot}/config/users/erin")[0])["config"]
+    assert raced and "SCRAM-SHA-256" in config
+    assert config.get("producer_byte_rate") == (None if quota is None else "2048")
