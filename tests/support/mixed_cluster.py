@@ -15,7 +15,7 @@ import json
 import os
 import signal
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +65,10 @@ class MixedCluster:
         zookeeper: ZooKeeperServer,
         kinds: Mapping[int, Kind],
         extra: Mapping[str, str] | None = None,
+        node_settings: Callable[[int, int], Mapping[str, str]] | None = None,
     ) -> None:
+        """`extra`: settings of every broker; `node_settings`: of one broker, given its id and PLAINTEXT
+        port (more listeners, say), for both kinds alike."""
         assert sorted(kinds) == list(range(1, len(kinds) + 1)), "broker ids are 1..n"
         self.kinds = dict(kinds)
         work.mkdir(parents=True, exist_ok=True)
@@ -79,7 +82,7 @@ class MixedCluster:
         }
         self.zookeeper = zookeeper
         #: Kafka's brokers; its address book covers every id, odradek's brokers take their addresses.
-        self.kafka = KafkaBrokers(len(kinds), work / "kafka", zookeeper, settings)
+        self.kafka = KafkaBrokers(len(kinds), work / "kafka", zookeeper, settings, node_settings)
         self.odradek = {
             node: BrokerProcess(
                 work / f"odradek-{node}",
@@ -350,11 +353,12 @@ def running_mixed_cluster(
     zookeeper: ZooKeeperServer,
     kinds: Mapping[int, Kind],
     first: int,
+    node_settings: Callable[[int, int], Mapping[str, str]] | None = None,
 ) -> Iterator[MixedCluster]:
     """A module's mixed cluster: started with `first` as controller, stopped at the end."""
     require_module("confluent_kafka")
     name = "mixed-" + "".join(kind.name[0].lower() for kind in kinds.values())
-    cluster = MixedCluster(tmp_path_factory.mktemp(name), zookeeper, kinds)
+    cluster = MixedCluster(tmp_path_factory.mktemp(name), zookeeper, kinds, node_settings=node_settings)
     try:
         yield cluster.start(first=first)
     finally:

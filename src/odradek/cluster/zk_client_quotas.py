@@ -10,8 +10,10 @@ keeps them.
 ```
 Names are sanitized as Kafka's Sanitizer does (URL-encoded). A change rewrites the entity's znode
 keeping every key that is not a quota (/config/users/<user> also holds the user's SCRAM credentials),
-then notifies; every broker (this one too) re-reads the entities its notifications name, as Kafka's
-ZkConfigManager with its UserConfigHandler and ClientIdConfigHandler. All quotas are read at start.
+by compare-and-set on its version (Kafka's last writer wins: a credential another broker wrote between
+its read and its write is lost), removing it once it holds nothing (as Kafka), then notifies; every
+broker (this one too) re-reads the entities its notifications name, as Kafka's ZkConfigManager with
+its UserConfigHandler and ClientIdConfigHandler. All quotas are read at start.
 ZooKeeper calls block: they run in worker threads, and what they read is applied on the loop.
 """
 
@@ -19,16 +21,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
+import time
 from collections.abc import Mapping
+from typing import Final
+
+from kazoo.exceptions import BadVersionError, NodeExistsError
 
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.config_znodes import EntityConfigZnode
 from odradek.cluster.zookeeper.configs import (
     config_changes_after,
     create_config_change_notification,
     entity_config,
-    set_entity_config,
+    remove_empty_entity,
 )
+from odradek.cluster.zookeeper.errors import ZooKeeperError
 from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
 from odradek.security.client_quotas import ClientQuotas
 from odradek.security.quota_entities import (
@@ -44,6 +53,8 @@ from odradek.security.quota_entities import (
 log = logging.getLogger(__name__)
 
 _CLIENTS = "clients"
+#: Attempts of one compare-and-set of an entity's config before giving up.
+MAX_UPDATE_RETRIES: Final = 10
 
 
 class ZkClientQuotas:
@@ -71,11 +82,32 @@ class ZkClientQuotas:
     # ----- in worker threads --------------------------------------------------------------------
 
     def _write(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
+        """Replace the entity's quota keys, keeping its other keys (a user's SCRAM credentials), by
+        compare-and-set on the znode's version, tried again when another broker wrote it meanwhile."""
         config_type, name = zk_entity_path(entity)
-        current = entity_config(self.zk, config_type, name)
-        config = {key: value for key, value in current.items() if key not in entity.keys}
-        config.update({key: config_string(key, value) for key, value in values.items()})
-        set_entity_config(self.zk, config_type, name, config)
+        path = paths.config_entity(config_type, name)
+        for _ in range(MAX_UPDATE_RETRIES + 1):
+            found = self.zk.read(path)
+            current = {} if found is None else EntityConfigZnode.parse(found[0], path).config
+            config = {key: value for key, value in current.items() if key not in entity.keys}
+            config.update({key: config_string(key, value) for key, value in values.items()})
+            # an entity left with nothing loses its znode, as in Kafka (AdminZkClient.tryCleanQuotaNodes)
+            if not config and (
+                found is None or remove_empty_entity(self.zk, config_type, name, found[1].version)
+            ):
+                break
+            data = EntityConfigZnode(config).serialize()
+            try:
+                if found is None:
+                    self.zk.create_persistent_path(path, data, exist_ok=False)
+                else:
+                    self.zk.write(self.zk.kazoo.set_async, path, data, found[1].version)
+            except (BadVersionError, NodeExistsError):
+                time.sleep(random.uniform(0.05, 0.1))
+                continue
+            break
+        else:
+            raise ZooKeeperError(f"{path} changed too often to be updated ({MAX_UPDATE_RETRIES} retries)")
         create_config_change_notification(self.zk, f"{config_type}/{name}")
 
     def _read_everything(self) -> tuple[int, dict[QuotaEntity, dict[str, float]]]:

@@ -5,7 +5,8 @@ Sanitizer does) where each SCRAM mechanism is a key whose value is ScramCredenti
 (`salt=<b64>,stored_key=<b64>,server_key=<b64>,iterations=<n>`). The same znode holds the user's
 quotas (`producer_byte_rate`...): an alteration reads the config, changes only the mechanisms' keys and
 writes it back by compare-and-set on the znode's version, tried again on a conflict, then notifies
-`users/<user>` under /config/changes (ZkAdminManager.alterUserScramCredentials, changeConfigs).
+`users/<user>` under /config/changes (ZkAdminManager.alterUserScramCredentials, changeConfigs). A user
+left with no config and no client quotas loses its znode, as in Kafka.
 
 Every broker keeps the credentials in memory for the SASL exchange (Kafka's CredentialCache): read at
 start-up, and again for a user whenever a notification names it (`user_changed`, called by the broker's
@@ -27,7 +28,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.config_znodes import EntityConfigZnode
-from odradek.cluster.zookeeper.configs import create_config_change_notification
+from odradek.cluster.zookeeper.configs import create_config_change_notification, remove_empty_entity
 from odradek.cluster.zookeeper.errors import ZooKeeperError
 from odradek.cluster.zookeeper.sanitizer import desanitize, sanitize
 from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
@@ -152,6 +153,12 @@ class ZkScramCredentialStore:
                     config.pop(mechanism, None)
                 else:
                     config[mechanism] = credential_to_string(credential)
+            if not config and (
+                version is None or remove_empty_entity(self.zk, paths.USER_CONFIG, name, version)
+            ):
+                # nothing left of the user: no znode, as Kafka (AdminZkClient.tryCleanQuotaNodes)
+                create_config_change_notification(self.zk, f"{paths.USER_CONFIG}/{name}")
+                return {}
             data = EntityConfigZnode(config).serialize()
             try:
                 if version is None:

@@ -35,7 +35,11 @@ from odradek.cluster.zookeeper.configs import change_entity_config, entity_confi
 from odradek.cluster.zookeeper.errors import TopicAlreadyExistsError, TopicAlreadyMarkedForDeletionError
 from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode
 from odradek.cluster.zookeeper.topics import create_topic, mark_topic_for_deletion, topic_assignment
-from odradek.config.topic import TopicConfig, parse_topic_configs, resolve_topic_config
+from odradek.config.topic import (
+    TopicConfig,
+    parse_topic_configs,
+    resolve_stored_topic_config,
+)
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
@@ -208,7 +212,7 @@ class ZkTopicAdmin(TopicAdmin):
         described at once, before this broker has read its /config/changes notification (the metadata
         cache, which Produce and the logs use, follows that notification)."""
         overrides = await asyncio.to_thread(entity_config, self.zk, paths.TOPIC_CONFIG, name)
-        return resolve_topic_config(overrides, self.broker_config), overrides
+        return resolve_stored_topic_config(overrides, self.broker_config), overrides
 
     async def alter_configs(
         self,

@@ -116,7 +116,7 @@ class BrokerConfig(BrokerSettings):
         found = [(self._layers[source][name], source) for source in _LAYERS if name in self._layers[source]]
         key = BROKER_CONFIGS[name]
         default = key.default
-        if default is not None and not key.dynamic_only:
+        if default is not None and not key.dynamic_only and not key.authorizer_config:
             found.append((default, ConfigSource.DEFAULT_CONFIG))
         return found
 

@@ -313,7 +313,8 @@ LOG_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Default message.format.version.",
         KAFKA_VERSION,
-        dynamic=CLUSTER_WIDE,
+        # not dynamic: Kafka 3.x refuses to update it at run time (DynamicLogConfig), and its brokers
+        # would never apply what odradek stored in ZooKeeper
         inert=FORMAT_VERSION_IGNORED,
     ),
     ConfigKey(

@@ -53,6 +53,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         None,
         LOW,
         "Principals allowed everything whatever the ACLs, separated by semicolons (User:alice;User:bob).",
+        authorizer_config=True,
     ),
     ConfigKey(
         "allow.everyone.if.no.acl.found",
@@ -60,6 +61,7 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         False,
         LOW,
         "Allow an operation on a resource that no ACL applies to at all (false: only ACLs allow).",
+        authorizer_config=True,
     ),
     ConfigKey(
         "principal.builder.class",

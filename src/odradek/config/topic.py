@@ -13,7 +13,14 @@ from odradek.config.broker import BrokerConfig
 from odradek.config.catalog import BROKER_CONFIGS
 from odradek.config.settings import Setting
 from odradek.config.topic_catalog import TOPIC_CONFIGS, TOPIC_SYNONYMS, BrokerSynonym
-from odradek.config.types import ConfigEntry, ConfigError, ConfigSource, ConfigSynonym, ConfigValue
+from odradek.config.types import (
+    ConfigEntry,
+    ConfigError,
+    ConfigSource,
+    ConfigSynonym,
+    ConfigValue,
+    parse_value,
+)
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 
@@ -67,6 +74,25 @@ def parse_topic_configs(
 def resolve_topic_config(overrides: Mapping[str, str], broker: BrokerConfig) -> TopicConfig:
     """Every topic config's value for a topic with these overrides on this broker."""
     parsed = parse_topic_configs(overrides, broker)
+    return TopicConfig({name: _entry(name, parsed, broker) for name in sorted(TOPIC_CONFIGS)})
+
+
+def resolve_stored_topic_config(overrides: Mapping[str, str], broker: BrokerConfig) -> TopicConfig:
+    """Every config of a topic whose overrides another broker of the cluster stored (DescribeConfigs
+    in ZooKeeper mode): a Kafka 3.9 broker stores what its own limits allow, which odradek's (Kafka 4's)
+    may not. So a value is taken by its type only (a segment.bytes below 1 MiB, say: the logs use it
+    too), and a name this broker does not define is left out (3.x's message.timestamp.difference.max.ms),
+    as Kafka's describe leaves out names its LogConfig lacks; a value of the wrong type is still
+    INVALID_CONFIG, as in Kafka."""
+    parsed: dict[str, ConfigValue] = {}
+    for name, raw in overrides.items():
+        key = TOPIC_CONFIGS.get(name)
+        if key is None:
+            continue
+        try:
+            parsed[name] = parse_value(name, key.type, raw)
+        except ConfigError as error:
+            raise InvalidConfigValue(str(error)) from None
     return TopicConfig({name: _entry(name, parsed, broker) for name in sorted(TOPIC_CONFIGS)})
 
 

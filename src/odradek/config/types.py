@@ -139,6 +139,10 @@ class ConfigKey:
     # dynamic_only: Kafka knows this broker config only as a dynamic one (DynamicConfig.Broker, not
     # KafkaConfig): DescribeConfigs lists it only when set, with no DEFAULT_CONFIG synonym.
     dynamic_only: bool = False
+    # authorizer_config: Kafka 3.9 knows this config only as its authorizer's (AclAuthorizer), not as
+    # KafkaConfig's: DescribeConfigs lists it only when set, as any custom name (no value, sensitive,
+    # of unknown type, no default), so the super users are not told to whoever may describe configs.
+    authorizer_config: bool = False
 
     def __post_init__(self) -> None:
         if sum(bool(reason) for reason in (self.refused, self.inert, self.cluster_only)) > 1:
@@ -146,8 +150,9 @@ class ConfigKey:
 
     @property
     def sensitive(self) -> bool:
-        """Passwords: DescribeConfigs reports them with a null value, and logs never show them."""
-        return self.type is ConfigType.PASSWORD
+        """Passwords (and the authorizer's configs, as Kafka): DescribeConfigs reports them with a null
+        value, and logs never show them."""
+        return self.type is ConfigType.PASSWORD or self.authorizer_config
 
     @property
     def valid_values(self) -> str:

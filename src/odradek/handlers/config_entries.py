@@ -87,7 +87,11 @@ def broker_entries(
 ) -> list[Described]:
     """Every config of this broker (BROKER resource named by its id): the catalog, the listener-scoped
     settings and any custom (unknown) names it was given, as Kafka lists a broker's originals."""
-    listed = {name for name, key in BROKER_CONFIGS.items() if not key.dynamic_only or config.is_set(name)}
+    listed = {
+        name
+        for name, key in BROKER_CONFIGS.items()
+        if not (key.dynamic_only or key.authorizer_config) or config.is_set(name)
+    }
     names = listed | set(config.listener_overrides()) | set(config.unknown)
     if dynamic is not None:
         names |= set(dynamic.per_broker) | set(dynamic.cluster_default)
@@ -196,6 +200,7 @@ def _effective_topic_value(
 
 def _broker_entry(config: BrokerConfig, dynamic: DynamicBrokerConfigs | None, name: str) -> Described:
     key = _broker_key(name)
+    custom = key is None or key.authorizer_config  # described as Kafka describes names it does not define
     sensitive = key is None or key.sensitive
     if name in BROKER_CONFIGS:
         raw: str | None = BROKER_CONFIGS[name].to_string(config.value_and_source(name)[0])
@@ -209,8 +214,8 @@ def _broker_entry(config: BrokerConfig, dynamic: DynamicBrokerConfigs | None, na
         source=synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG,
         read_only=name not in BROKER_CONFIGS or BROKER_CONFIGS[name].read_only,
         sensitive=sensitive,
-        config_type=int(key.type) if key is not None else _UNKNOWN_TYPE,
-        documentation=key.documentation if key is not None else None,
+        config_type=_UNKNOWN_TYPE if key is None or custom else int(key.type),
+        documentation=None if key is None or custom else key.documentation,
         synonyms=synonyms,
     )
 

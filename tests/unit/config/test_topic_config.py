@@ -11,6 +11,7 @@ from odradek.config import (
     resolve_topic_config,
     validate_topic_configs,
 )
+from odradek.config.topic import resolve_stored_topic_config
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 
@@ -158,3 +159,24 @@ def test_unlimited_retention_from_hours() -> None:
 def test_resolve_rejects_invalid_overrides() -> None:
     with pytest.raises(KafkaError):
         resolve_topic_config({"retention.ms": "-7"}, BrokerConfig({}))
+
+
+def test_stored_overrides_a_kafka_39_broker_accepts_are_described_not_refused() -> None:
+    """In a mixed cluster a Kafka 3.9 broker stores values odradek (Kafka 4's limits) would refuse, and
+    names 4.0 removed: DescribeConfigs on an odradek broker failed the whole topic with INVALID_CONFIG."""
+    stored = {
+        "segment.bytes": "524288",
+        "message.timestamp.difference.max.ms": "86400000",
+        "max.message.bytes": "2048",
+    }
+    described = resolve_stored_topic_config(stored, BrokerConfig({}))
+    assert described["segment.bytes"] == 524288
+    assert described.entry("segment.bytes").source is ConfigSource.DYNAMIC_TOPIC_CONFIG
+    assert described["max.message.bytes"] == 2048
+    assert "message.timestamp.difference.max.ms" not in described
+
+
+def test_a_stored_override_of_the_wrong_type_is_still_an_invalid_config() -> None:
+    with pytest.raises(KafkaError) as caught:
+        resolve_stored_topic_config({"segment.bytes": "big"}, BrokerConfig({}))
+    assert caught.value.error_code is ErrorCode.INVALID_CONFIG

@@ -4,14 +4,18 @@
 A change is two writes: the entity's whole config, then a sequential notification
 /config/changes/config_change_<10 digits> naming it. Every broker reads the notifications after the
 last one it handled (ZkNodeChangeNotificationListener), in sequence order, and re-reads those entities.
+A user, client or IP left with no config loses its znode instead (`remove_empty_entity`), as Kafka's
+AdminZkClient.tryCleanQuotaNodes keeps /config/users, /config/clients and /config/ips from growing
+with every user and quota ever made; the notification is written all the same.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError
 
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
@@ -19,6 +23,10 @@ from odradek.cluster.zookeeper.config_znodes import ConfigChangeNotification, En
 from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
 
 log = logging.getLogger(__name__)
+
+#: The entity types whose znodes go once they hold no config (Kafka's quota entity types).
+_REMOVED_WHEN_EMPTY = frozenset({paths.USER_CONFIG, paths.CLIENT_CONFIG, paths.IP_CONFIG})
+_CLIENTS = "clients"
 
 
 def change_entity_config(
@@ -42,6 +50,52 @@ def set_entity_config(
             zk.create_persistent_path(path, data, exist_ok=False)
         except NodeExistsError:  # created meanwhile by another broker: last writer wins, as in Kafka
             zk.write(zk.kazoo.set_async, path, data)
+
+
+def remove_empty_entity(
+    zk: ZooKeeperClient, entity_type: str, entity_name: str, version: int | None = None
+) -> bool:
+    """Delete the znode of a user, client or IP entity (`entity_name` sanitized, perhaps
+    `<user>/clients/<client>`) that is to hold no config, then a user's `clients` znode and the user's
+    own when nothing is left in them; True once the entity's znode is gone. False (the caller writes
+    the empty config instead) for other entity types, an entity with children, or, given `version`,
+    one changed since it was read at that version.
+
+    Each delete is non-recursive and the user's own is conditional on the version read empty: a child
+    or a config another broker adds meanwhile stays (Kafka deletes recursively after looking).
+    """
+    if entity_type not in _REMOVED_WHEN_EMPTY:
+        return False
+    path = paths.config_entity(entity_type, entity_name)
+    try:
+        zk.write(zk.kazoo.delete_async, path, -1 if version is None else version)
+    except (NotEmptyError, BadVersionError):
+        return False
+    except NoNodeError:
+        pass  # gone already: nothing of it is left to clean
+    user, _, client = entity_name.partition(f"/{_CLIENTS}/")
+    if entity_type == paths.USER_CONFIG and client:
+        user_path = paths.config_entity(entity_type, user)
+        try:
+            zk.write(zk.kazoo.delete_async, f"{user_path}/{_CLIENTS}")
+            found = zk.read(user_path)
+            if found is not None and _holds_no_config(found[0]):
+                zk.write(zk.kazoo.delete_async, user_path, found[1].version)
+        except (NotEmptyError, BadVersionError, NoNodeError):
+            pass  # another client, a config or a child of the user's: it stays
+    return True
+
+
+def _holds_no_config(data: bytes | None) -> bool:
+    """No data (an intermediate znode's) or an empty `config`; not data it cannot read (kept for
+    whoever wrote it)."""
+    if not data:
+        return True
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and doc.get("config") == {}
 
 
 def entity_config(zk: ZooKeeperClient, entity_type: str, entity_name: str) -> dict[str, str]:
