@@ -300,7 +300,12 @@ class GroupReader:
 
 class CommittedOffsetsWatch:
     """A group's committed offsets, asked of the cluster twice a second from a thread (an answer that
-    fails while a coordinator moves is skipped)."""
+    fails while a coordinator moves is skipped).
+
+    Asked through a consumer that never joins the group (`committed`), not through AdminClient's
+    list_consumer_group_offsets: librdkafka 2.16's admin client dereferences a null group when that
+    answer is NOT_COORDINATOR and the process dies of SIGSEGV (confluentinc/librdkafka#5040), which a
+    coordinator moving under it answers, from either kind as from Kafka."""
 
     def __init__(self, bootstrap: str, group: str, topic: str, partitions: int) -> None:
         self.bootstrap = bootstrap
@@ -316,18 +321,23 @@ class CommittedOffsetsWatch:
         return self
 
     def _run(self) -> None:
-        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-        from confluent_kafka.admin import AdminClient
+        from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        asker = Consumer(
+            {"bootstrap.servers": self.bootstrap, "group.id": self.group, "enable.auto.commit": False}
+        )
         asked = [TopicPartition(self.topic, p) for p in range(self.partitions)]
-        while not self._stopping.wait(0.5):
-            try:
-                futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(self.group, asked)])
-                answer = futures[self.group].result(10)
-            except Exception:
-                continue
-            self.seen.append({tp.partition: tp.offset for tp in answer.topic_partitions if tp.offset >= 0})
+        try:
+            while not self._stopping.wait(0.5):
+                try:
+                    answer = asker.committed(asked, timeout=10)
+                except KafkaException:
+                    continue
+                self.seen.append(
+                    {tp.partition: tp.offset for tp in answer if tp.error is None and tp.offset >= 0}
+                )
+        finally:
+            asker.close()
 
     def stop(self) -> list[dict[int, int]]:
         self._stopping.set()
