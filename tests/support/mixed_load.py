@@ -235,6 +235,10 @@ class TransactionalLoad:
                     raise
                 self.outcome.errors.append(f"commit again: {failed.args[0]}")
 
+    def gave_up(self) -> bool:
+        """Ended by itself (a fatal error), not asked to stop."""
+        return not self._thread.is_alive() and not self._stopping.is_set()
+
     def stop(self) -> Outcome:
         self._stopping.set()
         self._thread.join(PATIENCE_S * 2)
@@ -395,13 +399,22 @@ class MixedLoad:
         last: list[dict[str, int]] = []
 
         def moved() -> bool:
+            gave_up = self.gave_up()
+            assert not gave_up, f"{what}: a client gave up: {gave_up}"
             last.append(self.progress())
             return all(last[-1][k] >= start[k] + records for k in start)
 
         try:
             wait_until(moved, PATIENCE_S * 2, f"every client {records} records further {what}", 0.3)
         except AssertionError as stuck:
-            raise AssertionError(f"{stuck}: from {start} to {last[-1]}") from None
+            raise AssertionError(f"{stuck}: from {start} to {last[-1:]}") from None
+
+    def gave_up(self) -> list[str]:
+        """The fatal errors of clients that stopped by themselves (their last word), to fail at once."""
+        fatal = [e for r in self.java.outputs for e in self.java.outcome(r).errors if e.startswith("fatal")]
+        if self.transactional.gave_up():
+            fatal.append(f"librdkafka's transactional producer: {self.transactional.outcome.errors[-1:]}")
+        return fatal
 
     def stop(self) -> LoadOutcomes:
         """Every client stopped (each even if another's stop failed), then what each was told."""
