@@ -137,13 +137,19 @@ class JavaLoad:
         return self
 
     def outcome(self, role: str) -> Outcome:
+        """What the role wrote so far (a line still being written left out)."""
         path = self.outputs[role]
-        return parse_outcome(path.read_text().splitlines()) if path.exists() else Outcome()
+        text = path.read_text() if path.exists() else ""
+        return parse_outcome(text[: text.rfind("\n") + 1].splitlines())
 
     def stop(self) -> dict[str, Outcome]:
         """The stop file, then the JVM's own exit (its producers flushed, its consumer closed)."""
         self.stop_file.touch()
-        wait_until(lambda: self.jvm.exited() is not None, PATIENCE_S * 2, "the Java load's exit", 0.2)
+        try:
+            wait_until(lambda: self.jvm.exited() is not None, PATIENCE_S * 2, "the Java load's exit", 0.2)
+        except AssertionError:
+            self.jvm.kill()
+            raise
         code = self.jvm.exited()
         assert code == 0, f"the Java load exited {code}: {self.jvm.log_path.read_text()[-3000:]}"
         self.jvm.process = None
