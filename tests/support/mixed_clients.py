@@ -69,6 +69,12 @@ def _key_coordinated_by(cluster: MixedCluster, node: int, prefix: str, key_type:
     raise AssertionError(f"no key of type {key_type} found coordinated by broker {node}")
 
 
+def coordinator_of(cluster: MixedCluster, asked: int, key: str, key_type: int) -> int:
+    """The coordinator of `key` (GROUP_KEY or TRANSACTION_KEY) broker `asked` names."""
+    host, port = cluster.kafka.addresses[asked]
+    return _coordinator(host, port, key, key_type)
+
+
 def _coordinator(host: str, port: int, key: str, key_type: int) -> int:
     found: list[int] = []
 
