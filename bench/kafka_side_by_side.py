@@ -4,6 +4,8 @@
     .venv/bin/python bench/kafka_side_by_side.py --quick    # 1 round, fewer records -> docs/bench/quick
     .venv/bin/python bench/kafka_side_by_side.py --only "3 brokers"   # scenarios whose label has this
     .venv/bin/python bench/kafka_side_by_side.py --report-only        # rebuild the doc section
+    .venv/bin/python bench/kafka_side_by_side.py --profile produce --only "1 KiB, acks=1, none"
+        # py-spy on odradek through the first matching scenario -> docs/bench/kafka-side-by-side-profile-*
 
 For each scenario and round, a fresh deployment of each kind in turn (the order flips every round, so
 neither always runs on the warmer machine) goes through bench/side_by_side/measure.py's steps; the
@@ -33,7 +35,7 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path[:0] = [str(BENCH), str(REPO)]
 
-from side_by_side import report, tools  # noqa: E402
+from side_by_side import profile, report, tools  # noqa: E402
 from side_by_side.deployments import KAFKA_SERVER_START_JVM_OPTIONS, KINDS  # noqa: E402
 from side_by_side.measure import Scenario, measure  # noqa: E402
 from tests.support.zookeeper import ZooKeeperServer  # noqa: E402
@@ -83,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", action="append", default=[], help="scenarios whose label contains this")
     parser.add_argument("--out", type=Path, help="the raw JSON (default docs/bench/kafka-side-by-side.json)")
+    parser.add_argument(
+        "--profile", choices=("produce", "consume"), help="only profile odradek in the first --only scenario"
+    )
     parser.add_argument("--report-only", action="store_true", help="only rebuild the doc from the raw JSON")
     parser.add_argument(
         "--update-docs",
@@ -93,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = args.out or (QUICK_RAW if args.quick else RAW)
     update_docs = args.update_docs if args.update_docs is not None else not args.quick
+    if args.profile:
+        chosen = next(s for s in plan(args.quick) if any(o in s.label for o in args.only or [""]))
+        return run_profile(chosen, args.profile)
     if not args.report_only:
         rounds = args.rounds or (1 if args.quick else 3)
         scenarios = [s for s in plan(args.quick) if not args.only or any(o in s.label for o in args.only)]
@@ -143,6 +151,22 @@ def run(scenarios: list[Scenario], rounds: int, out: Path, quick: bool, budget_s
     raw["minutes"] = round((time.monotonic() - started) / 60, 1)
     out.write_text(json.dumps(raw, indent=1) + "\n")
     print(f"{raw['minutes']} min; raw results in {out}", flush=True)
+
+
+def run_profile(scenario: Scenario, phase: str) -> int:
+    perf = tools.install()
+    with tempfile.TemporaryDirectory(prefix="side-by-side-zk-") as scratch:
+        zookeeper = ZooKeeperServer(Path(scratch))
+        zookeeper.start()
+        try:
+            warm_up(perf, zookeeper)
+            summary = profile.profile(scenario, phase, perf, zookeeper, RAW.parent)
+        finally:
+            zookeeper.stop()
+            perf.close()
+    top = ", ".join(f"{s['function']} {s['percent']:.0f}%" for s in summary["self"][:5])
+    print(f"{summary['samples']} samples, broker CPU {summary['broker_cpu_s']:.1f} s; self: {top}")
+    return 0
 
 
 def warm_up(perf: tools.PerfTools, zookeeper: ZooKeeperServer) -> None:

@@ -170,15 +170,17 @@ def create_topic(bootstrap: str, topic: str, partitions: int, brokers: int) -> N
     config = {"min.insync.replicas": "2"} if brokers > 1 else {}
     deadline = time.monotonic() + TOPIC_TIMEOUT_S
     while True:
-        future = admin.create_topics([NewTopic(topic, partitions, brokers, config=config)])[topic]
+        request = [NewTopic(topic, partitions, brokers, config=config)]
+        future = admin.create_topics(request, request_timeout=TOPIC_TIMEOUT_S)[topic]
         try:
-            future.result(30)
+            future.result(max(1.0, deadline - time.monotonic()))
             break
         except KafkaException as error:
-            if time.monotonic() > deadline:
-                raise
+            # a retried request may find the topic its first attempt made
             if "already exists" in str(error).lower():
                 break
+            if time.monotonic() > deadline:
+                raise
             time.sleep(0.5)
     while time.monotonic() < deadline:
         metadata = admin.list_topics(topic, timeout=10).topics.get(topic)
