@@ -62,13 +62,22 @@ def plan(quick: bool) -> list[Scenario]:
             int(MEGABYTES[size] * scale) // size,
             e2e,
             librdkafka_seconds=(1.0 if quick else 2.0) if size == 1024 and compression != "zstd" else 0.0,
+            warm_up_records=int(MEGABYTES[size] * scale) // size,
         )
         for size, acks, compression in itertools.product(
             (100, 1024, 10240), ("1", "all"), ("none", "lz4", "zstd")
         )
     ]
     cluster = [
-        Scenario(3, 1024, "all", compression, int(CLUSTER_MEGABYTES * scale) // 1024, e2e * 2 // 3)
+        Scenario(
+            3,
+            1024,
+            "all",
+            compression,
+            int(CLUSTER_MEGABYTES * scale) // 1024,
+            e2e * 2 // 3,
+            warm_up_records=int(CLUSTER_MEGABYTES * scale) // 1024,
+        )
         for compression in ("none", "lz4")
     ]
     return single + cluster

@@ -1,7 +1,8 @@
 """One measurement: a fresh deployment of one kind through one scenario, every figure of it.
 
-In order, on one deployment: start-up; a topic (RF = brokers; with three, min.insync.replicas=2 and
-three partitions so each broker leads one); ProducerPerformance writes the scenario's records as fast as
+In order, on one deployment: start-up; topics (RF = brokers; with three, min.insync.replicas=2 and
+three partitions so each broker leads one); an unmeasured warm-up pass (the producer and the consumer
+below, as many records, on a topic of their own); ProducerPerformance writes the scenario's records as fast as
 it can (`--throughput -1`), the brokers' CPU read around it; ConsumerPerformance reads them all back,
 CPU read again; EndToEndLatency sends one record at a time and waits for it to be consumed (so the rate
 is modest by construction and measures latency, not queueing), on a topic of its own; for the single
@@ -15,7 +16,7 @@ import os
 import tempfile
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ from tests.support.zookeeper import ZooKeeperServer
 
 MB = 1_000_000
 TOPIC_TIMEOUT_S = 90.0
+TOOL_TIMEOUT_S = 600.0
+WARM_UP_TOPIC = "warm-up"
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class Scenario:
     records: int
     e2e_messages: int
     librdkafka_seconds: float = 0.0
+    #: Records produced and read back, unmeasured, before the measured pass (same size, acks, codec).
+    warm_up_records: int = 0
 
     @property
     def label(self) -> str:
@@ -78,56 +83,26 @@ def measure(
 def _workload(deployment: Deployment, scenario: Scenario, perf: tools.PerfTools) -> dict[str, Any]:
     bootstrap = deployment.bootstrap
     topic, e2e_topic = "perf", "e2e"
-    for name in (topic, e2e_topic):
+    for name in (WARM_UP_TOPIC, topic, e2e_topic):
         create_topic(bootstrap, name, scenario.partitions, scenario.brokers)
+    figures: dict[str, Any] = {}
+    if scenario.warm_up_records:
+        # Unmeasured: a broker fresh from start-up (Kafka's JIT above all) is not the broker of a
+        # long-running cluster; the measured pass comes after one like it.
+        warm_up = replace(scenario, records=scenario.warm_up_records)
+        figures["warm_up"] = {
+            "produce": asdict(_produce(perf, bootstrap, WARM_UP_TOPIC, warm_up)),
+            "consume": asdict(_consume(perf, bootstrap, WARM_UP_TOPIC, warm_up)),
+        }
     megabytes = scenario.records * scenario.record_size / MB
-    producer_props = [
-        f"bootstrap.servers={bootstrap}",
-        f"acks={scenario.acks}",
-        f"compression.type={scenario.compression}",
-    ]
     before = deployment.usage().cpu_seconds
-    produced = tools.parse_producer(
-        tools.run(
-            perf,
-            tools.PRODUCER,
-            [
-                "--topic",
-                topic,
-                "--num-records",
-                str(scenario.records),
-                "--record-size",
-                str(scenario.record_size),
-                "--throughput",
-                "-1",
-                "--producer-props",
-                *producer_props,
-            ],
-            timeout=600,
-        )
-    )
+    produced = _produce(perf, bootstrap, topic, scenario)
     after_produce = deployment.usage().cpu_seconds
-    consumed = tools.parse_consumer(
-        tools.run(
-            perf,
-            tools.CONSUMER,
-            [
-                "--bootstrap-server",
-                bootstrap,
-                "--topic",
-                topic,
-                "--messages",
-                str(scenario.records),
-                "--timeout",
-                "60000",
-            ],
-            timeout=600,
-        )
-    )
+    consumed = _consume(perf, bootstrap, topic, scenario)
     after_consume = deployment.usage().cpu_seconds
     if consumed.records < scenario.records:
         raise tools.ToolFailed(f"ConsumerPerformance read {consumed.records} of {scenario.records} records")
-    figures: dict[str, Any] = {
+    figures |= {
         "produce": asdict(produced),
         "consume": asdict(consumed),
         "megabytes": megabytes,
@@ -151,13 +126,27 @@ def _workload(deployment: Deployment, scenario: Scenario, perf: tools.PerfTools)
                     str(scenario.record_size),
                     str(properties),
                 ],
-                timeout=600,
+                timeout=TOOL_TIMEOUT_S,
             )
         )
     )
     if scenario.librdkafka_seconds:
         figures["librdkafka"] = librdkafka_bench(deployment, scenario)
     return figures
+
+
+def _produce(perf: tools.PerfTools, bootstrap: str, topic: str, scenario: Scenario) -> tools.ProducerFigures:
+    arguments = ["--topic", topic, "--num-records", str(scenario.records)]
+    arguments += ["--record-size", str(scenario.record_size), "--throughput", "-1", "--producer-props"]
+    arguments += [f"bootstrap.servers={bootstrap}", f"acks={scenario.acks}"]
+    arguments += [f"compression.type={scenario.compression}"]
+    return tools.parse_producer(tools.run(perf, tools.PRODUCER, arguments, timeout=TOOL_TIMEOUT_S))
+
+
+def _consume(perf: tools.PerfTools, bootstrap: str, topic: str, scenario: Scenario) -> tools.ConsumerFigures:
+    arguments = ["--bootstrap-server", bootstrap, "--topic", topic, "--messages", str(scenario.records)]
+    arguments += ["--timeout", "60000"]
+    return tools.parse_consumer(tools.run(perf, tools.CONSUMER, arguments, timeout=TOOL_TIMEOUT_S))
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int, brokers: int) -> None:
