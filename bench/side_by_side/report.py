@@ -164,8 +164,9 @@ def run_facts(raw: dict[str, Any], raw_path: Path) -> str:
     failed = sum(1 for s in raw["scenarios"] for r in s["runs"] if not r.get("ok"))
     total = sum(len(s["runs"]) for s in raw["scenarios"])
     skipped = f" {raw['rounds_skipped']}." if raw.get("rounds_skipped") else ""
+    rounds = 1 + max((r["round"] for s in raw["scenarios"] for r in s["runs"]), default=-1)
     return (
-        f"Run of {raw['started_at']} (`{raw['command']}`, {raw['rounds']} rounds, "
+        f"Run of {raw['started_at']} (`{raw['command']}`, {rounds} of {raw['rounds']} rounds, "
         f"{raw.get('minutes', '?')} min), odradek at commit {machine['odradek_commit']}, "
         f"{machine['cores']} cores ({machine['cpu_model']}), {machine['memory_gib']} GiB, "
         f"{machine['java']}. The machine was shared with other work: 1-minute load average "
