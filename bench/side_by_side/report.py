@@ -163,8 +163,11 @@ def run_facts(raw: dict[str, Any], raw_path: Path) -> str:
     ]
     failed = sum(1 for s in raw["scenarios"] for r in s["runs"] if not r.get("ok"))
     total = sum(len(s["runs"]) for s in raw["scenarios"])
-    skipped = f" {raw['rounds_skipped']}." if raw.get("rounds_skipped") else ""
     rounds = 1 + max((r["round"] for s in raw["scenarios"] for r in s["runs"]), default=-1)
+    missing = range(rounds + 1, raw["rounds"] + 1)
+    skipped = (
+        f" Round {', '.join(map(str, missing))} not started: the time budget was spent." if missing else ""
+    )
     return (
         f"Run of {raw['started_at']} (`{raw['command']}`, {rounds} of {raw['rounds']} rounds, "
         f"{raw.get('minutes', '?')} min), odradek at commit {machine['odradek_commit']}, "
