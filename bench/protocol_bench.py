@@ -1,7 +1,7 @@
 """Protocol codec benchmark: odradek against kafka-python's protocol classes on the same messages.
 
     .venv/bin/python bench/protocol_bench.py                  # print the table
-    .venv/bin/python bench/protocol_bench.py --write-docs     # and write it into docs/benchmarks.md
+    .venv/bin/python bench/protocol_bench.py --write-docs     # and write it into docs/bench/protocol.md
 
 Three messages, each decoded and encoded by both codecs in the same process:
 
@@ -50,7 +50,7 @@ from odradek.protocol.messages.produce import PartitionProduceData, ProduceReque
 from odradek.protocol.schema import Message
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DOCS = REPO_ROOT / "docs" / "benchmarks.md"
+DOCS = REPO_ROOT / "docs" / "bench" / "protocol.md"
 SECTION_START = "<!-- protocol-bench:start -->"
 SECTION_END = "<!-- protocol-bench:end -->"
 GOAL = 5.0

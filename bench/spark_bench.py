@@ -1,8 +1,8 @@
 """Spark through odradek: rows per second of a Spark query reading N messages from odradek (the `odradek`
 format), against the same rows read from Parquet in the same run (the ceiling), and the sink's rows per
-second. Writes its figures to the "Spark" section of docs/benchmarks.md (other sections are left alone).
+second. Writes its figures to the "Spark" section of docs/bench/spark.md (other sections are left alone).
 
-    .venv/bin/python bench/spark_bench.py                 # 4M rows, results into docs/benchmarks.md
+    .venv/bin/python bench/spark_bench.py                 # 4M rows, results into docs/bench/spark.md
     .venv/bin/python bench/spark_bench.py --rows 1000000 --no-write
 
 Queries, each run `--repeat` times in turn over every source, best time kept:
@@ -148,7 +148,7 @@ def main() -> int:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sink-rows", type=int, default=1_000_000)
-    parser.add_argument("--output", default=str(REPO / "docs" / "benchmarks.md"))
+    parser.add_argument("--output", default=str(REPO / "docs" / "bench" / "spark.md"))
     parser.add_argument("--no-write", action="store_true", help="print the figures only")
     parser.add_argument(
         "--queries", default=",".join(QUERIES), help="comma-separated, of " + ", ".join(QUERIES)

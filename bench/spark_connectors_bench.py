@@ -1,7 +1,7 @@
 """odradek's Python Spark source and sink against Spark's own Kafka connector (`spark-sql-kafka-0-10`, the
 `kafka` format, Apache Kafka's Java client inside): rows per second of the same queries over the same
 topic, and of writing the same rows, in one Spark session and one run, taking turns. Its raw figures go
-to docs/bench/spark-connectors.json and its section ("Spark connectors") to docs/benchmarks.md.
+to docs/bench/spark-connectors.json and its section ("Spark connectors") to docs/bench/spark.md.
 
     .venv/bin/python bench/spark_connectors_bench.py                 # 2M rows, 3 rounds, results written
     .venv/bin/python bench/spark_connectors_bench.py --rows 200000 --repeat 1 --no-write
@@ -57,7 +57,7 @@ def main() -> int:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sink-rows", type=int, default=500_000)
-    parser.add_argument("--output", default=str(REPO / "docs" / "benchmarks.md"))
+    parser.add_argument("--output", default=str(REPO / "docs" / "bench" / "spark.md"))
     parser.add_argument("--raw", default=str(RAW))
     parser.add_argument("--no-write", action="store_true", help="print the figures only")
     args = parser.parse_args()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-DOCS = REPO / "docs" / "benchmarks.md"
+DOCS = REPO / "docs" / "bench" / "tansu.md"
 DOCS_BENCH = REPO / "docs" / "bench"
 START = "<!-- broker-bench:start -->"
 END = "<!-- broker-bench:end -->"
@@ -159,7 +159,7 @@ def build(out_dir: Path, log: Callable[[str], None]) -> str:
 
 
 def update_docs(log: Callable[[str], None]) -> None:
-    """Replace (or add) only the text between our markers in docs/benchmarks.md."""
+    """Replace (or add) only the text between our markers in docs/bench/tansu.md."""
     from broker_bench import sections
 
     parts = []
@@ -167,7 +167,8 @@ def update_docs(log: Callable[[str], None]) -> None:
     if full.exists():
         results = load(full)
         images = sorted(DOCS_BENCH.glob("*.png"))
-        parts.append(sections.full_report(results, [f"bench/{image.name}" for image in images]))
+        # the plots lie beside tansu.md
+        parts.append(sections.full_report(results, [image.name for image in images]))
     profile = DOCS_BENCH / "profile.json"
     if profile.exists():
         parts.append(sections.profile_section(json.loads(profile.read_text())))

@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         "--update-docs",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="rewrite the Broker vs Tansu section of docs/benchmarks.md (default: full mode)",
+        help="rewrite the Broker vs Tansu section of docs/bench/tansu.md (default: full mode)",
     )
     parser.add_argument(
         "--profile",

@@ -471,7 +471,7 @@ def profile_section(profile: dict[str, Any]) -> str:
         "function anywhere on the stack. While consuming, the broker is nearly idle (sendfile does the "
         "work; the clients set the pace), and `EpollSelector.select` there is mostly the loop waiting for "
         "sockets, which py-spy cannot always tell from work. Flame graphs: "
-        "[produce](bench/profile-produce.svg), [consume](bench/profile-consume.svg)."
+        "[produce](profile-produce.svg), [consume](profile-consume.svg)."
     ]
     for phase in ("produce", "consume"):
         summary = profile.get(phase)

@@ -75,6 +75,7 @@ _MAIN_CLASSES: dict[str, tuple[str, str]] = {
     "kafka-console-consumer": ("org.apache.kafka.tools.consumer.ConsoleConsumer",) * 2,
     "kafka-producer-perf-test": ("org.apache.kafka.tools.ProducerPerformance",) * 2,
     "kafka-consumer-perf-test": ("org.apache.kafka.tools.ConsumerPerformance",) * 2,
+    "kafka-e2e-latency": ("org.apache.kafka.tools.EndToEndLatency",) * 2,
     "kafka-verifiable-producer": ("org.apache.kafka.tools.VerifiableProducer",) * 2,
     "kafka-verifiable-consumer": ("org.apache.kafka.tools.VerifiableConsumer",) * 2,
 }

@@ -69,8 +69,8 @@ def run(args: argparse.Namespace) -> int:
             "--config file",
             name,
         )
-    # The standard asyncio loop, even where uvloop is installed: measured in docs/benchmarks.md ("Event
-    # loop"), uvloop 0.23 cost more CPU per produced MB here and cannot sendfile, which Fetch relies on.
+    # The standard asyncio loop, even where uvloop is installed: measured in docs/bench/event-loop.md,
+    # uvloop 0.23 cost more CPU per produced MB here and cannot sendfile, which Fetch relies on.
     try:
         asyncio.run(serve(config, properties))
     except StartupError as error:
