@@ -287,6 +287,16 @@ def _quiet_expected_shutdown_errors(session: Any) -> None:
     with a stack trace, though nothing is wrong (the batch is not committed and is replayed)."""
     session.sparkContext.setLogLevel("OFF")
     logging.getLogger("py4j").setLevel(logging.CRITICAL)
+    _quiet_accumulator_server(session)
+
+
+def _quiet_accumulator_server(session: Any) -> None:
+    """PySpark's accumulator server prints an EOFError traceback when the JVM closes its connection
+    before the server is shut down: a race of every stop (SparkContext.stop stops the JVM first), and
+    of a query stopped while its batch runs (seen when Ctrl-C stopped a query under load)."""
+    server = getattr(session.sparkContext, "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = lambda request, client_address: None
 
 
 def stop_spark(session: Any, timeout_s: float = 30.0) -> None:
@@ -294,11 +304,7 @@ def stop_spark(session: Any, timeout_s: float = 30.0) -> None:
     from pyspark import SparkContext
 
     gateway = SparkContext._gateway
-    # PySpark's accumulator server prints an EOFError traceback when the JVM closes its connection
-    # before the server is shut down, a race of every stop (SparkContext.stop stops the JVM first).
-    server = getattr(session.sparkContext, "_accumulatorServer", None)
-    if server is not None:
-        server.handle_error = lambda request, client_address: None
+    _quiet_accumulator_server(session)
     session.stop()
     process: subprocess.Popen[bytes] | None = getattr(gateway, "proc", None)
     if gateway is None or process is None:
