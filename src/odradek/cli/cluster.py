@@ -198,14 +198,17 @@ def _printable(text: str) -> str:
 
 def _broker_settings(base: Path, node: int, port: int, connect: str, brokers: int) -> dict[str, str]:
     listener = f"PLAINTEXT://127.0.0.{node + 1}:{port}"
+    replication = min(brokers, 3)
     return {
         "broker.id": str(node),
         "listeners": listener,
         "advertised.listeners": listener,
         "log.dirs": str(base / f"broker-{node}" / "data"),
         "zookeeper.connect": connect,
-        # a development cluster of few brokers: a replication factor it can honour
-        "offsets.topic.replication.factor": str(min(brokers, 3)),
+        # a development cluster of few brokers: internal topics at a replication factor it can honour
+        "offsets.topic.replication.factor": str(replication),
+        "transaction.state.log.replication.factor": str(replication),
+        "transaction.state.log.min.isr": str(min(replication, 2)),
     }
 
 
