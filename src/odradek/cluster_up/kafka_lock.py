@@ -52,9 +52,10 @@ class Artifact:
 
     @property
     def file_name(self) -> str:
-        """Its name in the cache: group and file name, as two artifacts of different groups may share
-        an artifact id and version (Yammer's and Dropwizard's metrics-core)."""
-        return f"{self.group}_{self.artifact}-{self.version}.jar"
+        """Its name in the cache: group, artifact and version, as two artifacts of different groups may
+        share an artifact id (Yammer's and Dropwizard's metrics-core); joined by a character no part
+        may hold, so no two coordinates share a name."""
+        return f"{self.group}+{self.artifact}+{self.version}.jar"
 
 
 def read_lock(text: str) -> tuple[Artifact, ...]:

@@ -31,9 +31,15 @@ def test_the_shipped_lock_pins_kafka_2_13_3_9_2_and_its_runtime_class_path() -> 
 def test_two_artifacts_of_one_name_in_different_groups_get_different_cache_files() -> None:
     names = [a.file_name for a in kafka_broker_artifacts() if a.artifact == "metrics-core"]
     assert names == [
-        "com.yammer.metrics_metrics-core-2.2.0.jar",
-        "io.dropwizard.metrics_metrics-core-4.1.12.1.jar",
+        "com.yammer.metrics+metrics-core+2.2.0.jar",
+        "io.dropwizard.metrics+metrics-core+4.1.12.1.jar",
     ]
+
+
+def test_coordinates_that_would_join_into_one_name_get_different_cache_files() -> None:
+    # "a_b" + "c" and "a" + "b_c" made one file name, "a_b_c-1.jar", when joined by "_"
+    one, other = read_lock(f"a_b:c:1 10 {SHA1} {SHA256}\na:b_c:1 10 {SHA1} {SHA256}\n")
+    assert one.file_name != other.file_name
 
 
 def test_an_artifacts_repository_path_is_maven_layout() -> None:
