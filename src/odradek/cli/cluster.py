@@ -83,7 +83,13 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    up.add_argument("--brokers", type=int, default=3, metavar="N", help="how many brokers (1-8; default 3)")
+    up.add_argument(
+        "--brokers",
+        type=int,
+        default=3,
+        metavar="N",
+        help="how many odradek brokers (1-8 with --kafka's; default 3)",
+    )
     up.add_argument(
         "--kafka",
         type=int,
