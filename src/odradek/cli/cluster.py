@@ -35,7 +35,7 @@ from odradek.cluster_up.jar_cache import (
     check_repository,
     default_cache_dir,
 )
-from odradek.cluster_up.java import find_java
+from odradek.cluster_up.java import find_java, java_major_version
 from odradek.cluster_up.kafka_broker import HEAP, kafka_command
 from odradek.cluster_up.kafka_lock import KAFKA_VERSION, LockFileError, kafka_broker_artifacts
 from odradek.cluster_up.local_zookeeper import ZooKeeperUnavailableError, start_zookeeper
@@ -61,6 +61,8 @@ PER_BROKER_CONFIGS = frozenset(
 STOP_TIMEOUT_S = 60.0
 #: How long each kind may take to listen after its start (a JVM on a busy laptop is slow to).
 START_TIMEOUT_S = {"odradek": 30.0, "kafka": 120.0}
+#: The Java that --kafka's brokers are tested with (Kafka 3.9 itself also runs on 11).
+MINIMUM_JAVA = 17
 #: Loopback addresses 127.0.0.2-127.0.0.9, one a broker.
 MAX_BROKERS = 8
 
@@ -210,8 +212,14 @@ def _kafka_runtime(repository: str) -> tuple[str, list[Path]]:
     java = find_java()
     if java is None:
         raise _KafkaUnavailableError(
-            f"--kafka needs Java 17 or newer to run Apache Kafka {KAFKA_VERSION}: "
+            f"--kafka needs Java {MINIMUM_JAVA} or newer to run Apache Kafka {KAFKA_VERSION}: "
             "java is not on PATH (nor in $JAVA_HOME/bin)"
+        )
+    version = java_major_version(java)
+    if version is not None and version < MINIMUM_JAVA:
+        raise _KafkaUnavailableError(
+            f"--kafka needs Java {MINIMUM_JAVA} or newer to run Apache Kafka {KAFKA_VERSION}: "
+            f"{java} is Java {version}"
         )
     try:
         class_path = cached_class_path(

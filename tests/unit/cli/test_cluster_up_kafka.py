@@ -15,6 +15,12 @@ from odradek.config.properties import load_properties
 CONNECT = "127.0.0.1:2181/odradek"
 
 
+@pytest.fixture(autouse=True)
+def no_maven_central(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that got past its check would download from here, never from Maven Central."""
+    monkeypatch.setenv("ODRADEK_MAVEN_REPOSITORY", (tmp_path / "no-repository").as_uri())
+
+
 def test_kafkas_brokers_come_after_odradeks_with_the_same_settings(tmp_path: Path) -> None:
     paths = write_broker_configs(tmp_path, 1, 9092, CONNECT, ["num.partitions=3"], kafka=2)
     written = [load_properties(path) for path in paths]
@@ -94,3 +100,34 @@ def test_a_maven_repository_that_is_not_a_url_is_refused_in_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and url in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("banner", "found"),
+    [('openjdk version "11.0.2" 2019-01-15', "11"), ('java version "1.8.0_392"', "8")],
+)
+def test_cluster_up_kafka_with_a_java_older_than_17_says_so_and_starts_nothing(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    banner: str,
+    found: str,
+) -> None:
+    # an old Java on PATH went on to download 48 MB and start ZooKeeper; the broker then died in its
+    # log with an UnsupportedClassVersionError and the command said only "did not start"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    java = bin_dir / "java"
+    java.write_text(f"#!/bin/sh\necho '{banner}' >&2\n")
+    java.chmod(0o755)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    mirror = ["--maven-repository", (tmp_path / "no-mirror").as_uri()]  # never Maven Central
+    assert (
+        main(["cluster", "up", "--brokers", "1", "--kafka", "1", "--dir", str(tmp_path / "c"), *mirror]) == 1
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Java 17" in err and f"{java} is Java {found}" in err, err
+    assert not (tmp_path / "c" / "zookeeper").exists()
+    assert not (tmp_path / "cache").exists()
