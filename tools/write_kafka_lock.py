@@ -1,4 +1,4 @@
-"""Writes src/odradek/cluster_up/kafka-3.9.2.lock: the jars of Apache Kafka 3.9.2's broker class path
+"""Writes src/odradek/cli/cluster_up/kafka-3.9.2.lock: the jars of Apache Kafka 3.9.2's broker class path
 as Maven resolves them, with each jar's size, SHA-1 and SHA-256.
 
 Maven resolves tests/compat/java/reference-broker/pom.xml (kafka_2.13 3.9.2 and slf4j-reload4j, the
@@ -22,11 +22,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from odradek.cluster_up.kafka_lock import KAFKA_VERSION, LOCK_FILE  # noqa: E402
+from odradek.cli.cluster_up.kafka_lock import KAFKA_VERSION, LOCK_FILE  # noqa: E402
 
 POM_PROJECT = REPO / "tests" / "compat" / "java" / "reference-broker"
 MAVEN_REPOSITORY = REPO / ".cache" / "maven"
-LOCK_PATH = REPO / "src" / "odradek" / "cluster_up" / LOCK_FILE
+LOCK_PATH = REPO / "src" / "odradek" / "cli" / "cluster_up" / LOCK_FILE
 HEADER = f"""\
 # Apache Kafka {KAFKA_VERSION}'s broker class path: org.apache.kafka:kafka_2.13:{KAFKA_VERSION} and its
 # runtime dependencies as Maven resolves them, with org.slf4j:slf4j-reload4j for its logging, in

@@ -4,7 +4,7 @@
 same port (each loopback address is a host of its own on Linux), with their data, logs and
 server.properties in --dir; Ctrl-C stops the brokers (controlled shutdown) and then ZooKeeper.
 `--kafka N` adds N Apache Kafka 3.9.2 brokers after odradek's (ids and addresses following on), their
-jars fetched once into the user's cache (odradek.cluster_up.jar_cache), with the same settings.
+jars fetched once into the user's cache (odradek.cli.cluster_up.jar_cache), with the same settings.
 `--override key=value` (repeatable) goes into every broker's server.properties, after the broker's
 own config checks have passed it for each: an unknown, refused or invalid setting, or one that `up`
 sets per broker, stops the command in one line naming it before anything starts.
@@ -26,8 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from odradek.cli.arguments import add_connection_arguments
-from odradek.cluster_up.child_process import start_child, stop_children
-from odradek.cluster_up.jar_cache import (
+from odradek.cli.cluster_up.child_process import start_child, stop_children
+from odradek.cli.cluster_up.jar_cache import (
     MAVEN_CENTRAL,
     REPOSITORY_ENV,
     JarCacheError,
@@ -35,10 +35,10 @@ from odradek.cluster_up.jar_cache import (
     check_repository,
     default_cache_dir,
 )
-from odradek.cluster_up.java import find_java, java_major_version
-from odradek.cluster_up.kafka_broker import HEAP, kafka_command
-from odradek.cluster_up.kafka_lock import KAFKA_VERSION, LockFileError, kafka_broker_artifacts
-from odradek.cluster_up.local_zookeeper import ZooKeeperUnavailableError, start_zookeeper
+from odradek.cli.cluster_up.java import find_java, java_major_version
+from odradek.cli.cluster_up.kafka_broker import HEAP, kafka_command
+from odradek.cli.cluster_up.kafka_lock import KAFKA_VERSION, LockFileError, kafka_broker_artifacts
+from odradek.cli.cluster_up.local_zookeeper import ZooKeeperUnavailableError, start_zookeeper
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog import is_sensitive
 from odradek.config.properties import format_property, parse_override

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from odradek.cluster_up.kafka_lock import KAFKA_VERSION, Artifact
+from odradek.cli.cluster_up.kafka_lock import KAFKA_VERSION, Artifact
 
 #: Maven Central; a mirror (or a file:// directory in Maven's layout) is given with --maven-repository
 #: or this environment variable.

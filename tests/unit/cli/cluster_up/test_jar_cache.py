@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from odradek.cluster_up.jar_cache import (
+from odradek.cli.cluster_up.jar_cache import (
     PART_PREFIX,
     JarCacheError,
     cached_class_path,
     check_repository,
     default_cache_dir,
 )
-from odradek.cluster_up.kafka_lock import Artifact, read_lock
+from odradek.cli.cluster_up.kafka_lock import Artifact, read_lock
 from tests.support.ports import free_port
 
 JARS = {

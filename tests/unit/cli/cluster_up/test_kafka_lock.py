@@ -1,4 +1,4 @@
-"""The lock file of Kafka 3.9.2's broker jars (src/odradek/cluster_up/kafka-3.9.2.lock): what `cluster up
+"""The lock file of Kafka 3.9.2's broker jars (src/odradek/cli/cluster_up/kafka-3.9.2.lock): what `cluster up
 --kafka N` downloads. Its names become paths in the user's cache and in a repository URL, so the reader
 refuses any that could climb out of a directory, even though the file is ours."""
 
@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from odradek.cluster_up.kafka_lock import LockFileError, kafka_broker_artifacts, read_lock
+from odradek.cli.cluster_up.kafka_lock import LockFileError, kafka_broker_artifacts, read_lock
 
 SHA1 = "a" * 40
 SHA256 = "b" * 64

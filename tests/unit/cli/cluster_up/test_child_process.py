@@ -9,13 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from odradek.cluster_up.child_process import start_child, stop_children
+from odradek.cli.cluster_up.child_process import start_child, stop_children
 from tests.support.interop import wait_until
 
 PARENT = """
 import sys
 from pathlib import Path
-from odradek.cluster_up.child_process import start_child
+from odradek.cli.cluster_up.child_process import start_child
 child = start_child([sys.executable, "-c", "import time; time.sleep(120)"], Path(sys.argv[1]))
 print(child.pid, flush=True)
 import time

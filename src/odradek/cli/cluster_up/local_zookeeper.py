@@ -14,8 +14,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from odradek.cluster_up.child_process import start_child
-from odradek.cluster_up.java import find_java
+from odradek.cli.cluster_up.child_process import start_child
+from odradek.cli.cluster_up.java import find_java
 
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 SLF4J_SIMPLE_JAR = Path("/usr/share/java/slf4j-simple.jar")
