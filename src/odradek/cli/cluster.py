@@ -3,6 +3,8 @@
 `up` starts a ZooKeeper (Debian's jars) on 127.0.0.1 and N brokers, broker i on 127.0.0.(i+1) at the
 same port (each loopback address is a host of its own on Linux), with their data, logs and
 server.properties in --dir; Ctrl-C stops the brokers (controlled shutdown) and then ZooKeeper.
+`--kafka N` adds N Apache Kafka 3.9.2 brokers after odradek's (ids and addresses following on), their
+jars fetched once into the user's cache (odradek.cli.cluster_up.jar_cache), with the same settings.
 `--override key=value` (repeatable) goes into every broker's server.properties, after the broker's
 own config checks have passed it for each: an unknown, refused or invalid setting, or one that `up`
 sets per broker, stops the command in one line naming it before anything starts.
@@ -12,15 +14,31 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from odradek.cli.arguments import add_connection_arguments
+from odradek.cli.cluster_up.child_process import start_child, stop_children
+from odradek.cli.cluster_up.jar_cache import (
+    MAVEN_CENTRAL,
+    REPOSITORY_ENV,
+    JarCacheError,
+    cached_class_path,
+    check_repository,
+    default_cache_dir,
+)
+from odradek.cli.cluster_up.java import find_java, java_major_version
+from odradek.cli.cluster_up.kafka_broker import HEAP, kafka_command
+from odradek.cli.cluster_up.kafka_lock import KAFKA_VERSION, LockFileError, kafka_broker_artifacts
+from odradek.cli.cluster_up.local_zookeeper import ZooKeeperUnavailableError, start_zookeeper
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog import is_sensitive
 from odradek.config.properties import format_property, parse_override
@@ -30,6 +48,7 @@ EXAMPLES = """examples:
   odradek cluster up --brokers 3
   odradek cluster up --brokers 3 --dir /tmp/odradek-cluster
   odradek cluster up --brokers 3 --override num.partitions=6 --override log.retention.hours=1
+  odradek cluster up --brokers 2 --kafka 1
   odradek cluster status --bootstrap-server 127.0.0.2:9092
 """
 
@@ -40,6 +59,12 @@ PER_BROKER_CONFIGS = frozenset(
 
 #: How long Ctrl-C waits for a broker's controlled shutdown before killing it.
 STOP_TIMEOUT_S = 60.0
+#: How long each kind may take to listen after its start (a JVM on a busy laptop is slow to).
+START_TIMEOUT_S = {"odradek": 30.0, "kafka": 120.0}
+#: The Java that --kafka's brokers are tested with (Kafka 3.9 itself also runs on 11).
+MINIMUM_JAVA = 17
+#: Loopback addresses 127.0.0.2-127.0.0.9, one a broker.
+MAX_BROKERS = 8
 
 
 def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,10 +79,33 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     up = actions.add_parser(
         "up",
         help="start ZooKeeper and N brokers on loopback until Ctrl-C",
-        epilog="examples:\n  odradek cluster up --brokers 3\n  odradek cluster up --dir /tmp/c1\n",
+        epilog=(
+            "examples:\n  odradek cluster up --brokers 3\n  odradek cluster up --dir /tmp/c1\n"
+            "  odradek cluster up --brokers 2 --kafka 1\n"
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    up.add_argument("--brokers", type=int, default=3, metavar="N", help="how many brokers (1-8; default 3)")
+    up.add_argument(
+        "--brokers",
+        type=int,
+        default=3,
+        metavar="N",
+        help="how many odradek brokers (1-8 with --kafka's; default 3)",
+    )
+    up.add_argument(
+        "--kafka",
+        type=int,
+        default=0,
+        metavar="N",
+        help=f"how many Apache Kafka {KAFKA_VERSION} brokers to start beside them (default 0; needs Java 17; "
+        "their jars, about 48 MB, are downloaded once into ~/.cache/odradek)",
+    )
+    up.add_argument(
+        "--maven-repository",
+        default=os.environ.get(REPOSITORY_ENV, MAVEN_CENTRAL),
+        metavar="URL",
+        help=f"where Kafka's jars are downloaded from (default ${REPOSITORY_ENV}, or {MAVEN_CENTRAL})",
+    )
     up.add_argument("--dir", type=Path, help="where data, logs and configs go (default: a new temp dir)")
     up.add_argument("--port", type=int, default=9092, help="each broker's port (default 9092)")
     up.add_argument("--zookeeper-port", type=int, default=2181, help="ZooKeeper's port (default 2181)")
@@ -80,20 +128,35 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def run_up(args: argparse.Namespace) -> int:
-    from odradek.cluster.local_zookeeper import ZooKeeperUnavailableError, start_zookeeper
-
-    if not 1 <= args.brokers <= 8:
-        print("odradek cluster up: --brokers must be 1 to 8 (127.0.0.2 to 127.0.0.9)", file=sys.stderr)
+    if not 1 <= args.brokers <= MAX_BROKERS or not 0 <= args.kafka <= MAX_BROKERS - args.brokers:
+        print(
+            f"odradek cluster up: --brokers (1 or more) and --kafka together must be 1 to {MAX_BROKERS} "
+            "(127.0.0.2 to 127.0.0.9)",
+            file=sys.stderr,
+        )
         return 2
     base = args.dir or Path(tempfile.mkdtemp(prefix="odradek-cluster-"))
     connect = f"127.0.0.1:{args.zookeeper_port}/odradek"
     try:
-        configs = write_broker_configs(base, args.brokers, args.port, connect, args.override)
-    except ConfigError as error:
+        repository = check_repository(args.maven_repository) if args.kafka else ""
+        configs = write_broker_configs(base, args.brokers, args.port, connect, args.override, args.kafka)
+    except (ConfigError, JarCacheError) as error:
         print(f"odradek cluster up: {error}", file=sys.stderr)
         if args.dir is None:
             base.rmdir()  # made above, still empty
         return 2
+    try:
+        java, class_path = _kafka_runtime(repository) if args.kafka else ("", [])
+    except (_KafkaUnavailableError, KeyboardInterrupt) as error:
+        print(f"odradek cluster up: {str(error) or 'interrupted'}", file=sys.stderr)
+        if args.dir is None:
+            shutil.rmtree(base, ignore_errors=True)
+        return 1
+    kinds = ["odradek"] * args.brokers + ["kafka"] * args.kafka
+    commands = [
+        _odradek_command(config) if kind == "odradek" else kafka_command(java, class_path, config)
+        for kind, config in zip(kinds, configs, strict=True)
+    ]
     try:
         zookeeper = start_zookeeper(base / "zookeeper", args.zookeeper_port)
     except (ZooKeeperUnavailableError, OSError) as error:
@@ -109,16 +172,20 @@ def run_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
-        for config in configs:
-            brokers.append(_start_broker(config))
-        addresses = [f"127.0.0.{node + 1}:{args.port}" for node in range(1, args.brokers + 1)]
-        for address in addresses:
-            if not _wait_listening(address, 30):
-                print(f"odradek cluster up: broker at {address} did not start: see {base}", file=sys.stderr)
+        for command, config in zip(commands, configs, strict=True):
+            brokers.append(start_child(command, config.parent / "broker.log"))
+        addresses = [_address(node, args.port) for node in range(1, len(kinds) + 1)]
+        for kind, address, broker in zip(kinds, addresses, brokers, strict=True):
+            if not _wait_listening(address, broker, START_TIMEOUT_S[kind], lambda: stopping):
+                if not stopping:
+                    print(
+                        f"odradek cluster up: broker at {address} did not start: see {base}", file=sys.stderr
+                    )
                 return 1
         print(f"ZooKeeper: {connect}")
-        for node, address in enumerate(addresses, start=1):
-            print(f"broker {node}: {address}")
+        for node, (kind, address, config) in enumerate(zip(kinds, addresses, configs, strict=True), start=1):
+            name = "odradek" if kind == "odradek" else f"Apache Kafka {KAFKA_VERSION} ({HEAP})"
+            print(f"broker {node}: {address}  {name}, log {config.parent / 'broker.log'}")
         print(f"bootstrap: {','.join(addresses)}")
         print(f"data, logs and configs: {base}  (Ctrl-C stops the cluster)", flush=True)
         while not stopping:
@@ -127,26 +194,53 @@ def run_up(args: argparse.Namespace) -> int:
                 break
             time.sleep(0.2)
     finally:
-        for broker in brokers:  # each moves its leaderships away (controlled shutdown), then stops
-            if broker.poll() is None:
-                broker.terminate()
-        for broker in brokers:
-            try:
-                broker.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                broker.kill()
-        zookeeper.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            zookeeper.wait(10)
+        # each broker moves its leaderships away (controlled shutdown), then stops. Kafka's go first,
+        # while odradek's can take their partitions: a Kafka broker left with nowhere to move them
+        # retries 3 times 5 s apart (controlled.shutdown.max.retries) before it stops anyway
+        stop_children([b for b, kind in zip(brokers, kinds, strict=False) if kind == "kafka"], STOP_TIMEOUT_S)
+        stop_children(brokers, STOP_TIMEOUT_S)
+        stop_children([zookeeper], 10)
     return 0
 
 
+class _KafkaUnavailableError(Exception):
+    """Kafka's brokers cannot be run here: no Java, or their jars could not be had."""
+
+
+def _kafka_runtime(repository: str) -> tuple[str, list[Path]]:
+    """Java and Kafka's class path, downloaded into the user's cache on first use."""
+    java = find_java()
+    if java is None:
+        raise _KafkaUnavailableError(
+            f"--kafka needs Java {MINIMUM_JAVA} or newer to run Apache Kafka {KAFKA_VERSION}: "
+            "java is not on PATH (nor in $JAVA_HOME/bin)"
+        )
+    version = java_major_version(java)
+    if version is not None and version < MINIMUM_JAVA:
+        raise _KafkaUnavailableError(
+            f"--kafka needs Java {MINIMUM_JAVA} or newer to run Apache Kafka {KAFKA_VERSION}: "
+            f"{java} is Java {version}"
+        )
+    try:
+        class_path = cached_class_path(
+            kafka_broker_artifacts(), default_cache_dir(), repository, report=_report
+        )
+    except (JarCacheError, LockFileError, OSError) as error:
+        raise _KafkaUnavailableError(str(error)) from error
+    return java, class_path
+
+
+def _report(message: str) -> None:
+    print(f"odradek cluster up: {message}", file=sys.stderr, flush=True)
+
+
 def write_broker_configs(
-    base: Path, brokers: int, port: int, connect: str, overrides: list[str]
+    base: Path, brokers: int, port: int, connect: str, overrides: list[str], kafka: int = 0
 ) -> list[Path]:
-    """Each broker's server.properties (broker i in `base`/broker-i), with `overrides` (key=value)
-    after what `up` sets; nothing is written unless every broker's settings pass the broker's config
-    checks. Raises ConfigError naming the first setting that does not."""
+    """Each broker's server.properties (broker i in `base`/broker-i): odradek's `brokers` first, then
+    `kafka` Kafka brokers, all with the same settings and `overrides` (key=value) after what `up` sets;
+    nothing is written unless every broker's settings pass odradek's config checks (Kafka's brokers
+    get exactly what odradek's accept). Raises ConfigError naming the first setting that does not."""
     extra: dict[str, str] = {}
     for override in overrides:
         key, value = parse_override(override)
@@ -157,8 +251,9 @@ def write_broker_configs(
         if not _is_utf8(key + value):  # bytes the command line could not decode (surrogate escapes)
             raise ConfigError(f"--override {_printable(key)}: not valid UTF-8")
         extra[key] = value
+    total = brokers + kafka
     settings = [
-        {**_broker_settings(base, node, port, connect, brokers), **extra} for node in range(1, brokers + 1)
+        {**_broker_settings(base, node, port, connect, total), **extra} for node in range(1, total + 1)
     ]
     for broker in settings:
         # as the broker will read them; a name no catalog knows is refused here, where Kafka's broker
@@ -197,33 +292,38 @@ def _printable(text: str) -> str:
 
 
 def _broker_settings(base: Path, node: int, port: int, connect: str, brokers: int) -> dict[str, str]:
-    listener = f"PLAINTEXT://127.0.0.{node + 1}:{port}"
+    listener = f"PLAINTEXT://{_address(node, port)}"
+    # a development cluster of few brokers: internal topics at a replication factor it can honour
+    replication = min(brokers, 3)
     return {
         "broker.id": str(node),
         "listeners": listener,
         "advertised.listeners": listener,
         "log.dirs": str(base / f"broker-{node}" / "data"),
         "zookeeper.connect": connect,
-        # a development cluster of few brokers: a replication factor it can honour
-        "offsets.topic.replication.factor": str(min(brokers, 3)),
+        "offsets.topic.replication.factor": str(replication),
+        "transaction.state.log.replication.factor": str(replication),
+        "transaction.state.log.min.isr": str(min(replication, 2)),
+        # both kinds speak 3.9's inter-broker requests (Kafka 3.9.2's default too, said for --kafka)
+        "inter.broker.protocol.version": "3.9",
     }
 
 
-def _start_broker(config: Path) -> subprocess.Popen[bytes]:
-    with open(config.parent / "broker.log", "ab") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "odradek.cli.main", "broker", "--config", str(config)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,  # Ctrl-C reaches this command, which stops the brokers in order
-        )
+def _address(node: int, port: int) -> str:
+    return f"127.0.0.{node + 1}:{port}"
 
 
-def _wait_listening(address: str, timeout: float) -> bool:
+def _odradek_command(config: Path) -> list[str]:
+    return [sys.executable, "-m", "odradek.cli.main", "broker", "--config", str(config)]
+
+
+def _wait_listening(
+    address: str, process: subprocess.Popen[bytes], timeout: float, stopping: Callable[[], bool]
+) -> bool:
+    """Whether `process` listens on `address` within `timeout`; False at once if it exits or Ctrl-C."""
     host, _, port = address.rpartition(":")
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and process.poll() is None and not stopping():
         with contextlib.suppress(OSError), socket.create_connection((host, int(port)), timeout=0.5):
             return True
         time.sleep(0.1)

@@ -34,7 +34,10 @@ def test_cluster_up_status_and_ctrl_c(tmp_path: Path) -> None:
     try:
         assert up.stdout is not None
         lines = [up.stdout.readline().decode() for _ in range(6)]
-        assert lines[1:4] == [f"broker {n}: 127.0.0.{n + 1}:{port}\n" for n in (1, 2, 3)], lines
+        assert lines[1:4] == [
+            f"broker {n}: 127.0.0.{n + 1}:{port}  odradek, log {tmp_path}/broker-{n}/broker.log\n"
+            for n in (1, 2, 3)
+        ], lines
         bootstrap = f"127.0.0.3:{port}"
         deadline = time.monotonic() + 20
         while True:  # until the controller has told every broker about the others

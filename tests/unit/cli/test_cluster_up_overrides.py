@@ -65,3 +65,15 @@ def test_a_secret_given_as_an_override_is_warned_about_and_its_files_are_the_use
     assert all(path.stat().st_mode & 0o777 == 0o600 for path in paths)
     err = capsys.readouterr().err
     assert "ssl.key.password" in err and "hunter2" not in err
+
+
+def test_a_small_cluster_gives_transaction_state_a_replication_factor_it_can_honour(tmp_path: Path) -> None:
+    # only offsets.topic.replication.factor was lowered for few brokers: __transaction_state kept
+    # Kafka's 3 (min.isr 2), so no transactional producer could start on a cluster of one or two
+    for brokers, replication, min_isr in ((1, "1", "1"), (2, "2", "2"), (4, "3", "2")):
+        paths = write_broker_configs(tmp_path / str(brokers), brokers, 9092, "127.0.0.1:2181/odradek", [])
+        for path in paths:
+            written = load_properties(path)
+            assert written["offsets.topic.replication.factor"] == replication
+            assert written["transaction.state.log.replication.factor"] == replication
+            assert written["transaction.state.log.min.isr"] == min_isr

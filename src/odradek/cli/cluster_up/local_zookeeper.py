@@ -9,11 +9,13 @@ that fails to start says why in its log.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import time
 from pathlib import Path
+
+from odradek.cli.cluster_up.child_process import start_child
+from odradek.cli.cluster_up.java import find_java
 
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 SLF4J_SIMPLE_JAR = Path("/usr/share/java/slf4j-simple.jar")
@@ -27,9 +29,8 @@ class ZooKeeperUnavailableError(Exception):
 
 
 def zookeeper_command() -> list[str]:
-    java_home = os.environ.get("JAVA_HOME")
-    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
-    if java is None or not Path(java).exists():
+    java = find_java()
+    if java is None:
         raise ZooKeeperUnavailableError("Java is not installed: run scripts/install-system-deps.sh")
     if not ZOOKEEPER_JAR.exists():
         raise ZooKeeperUnavailableError(
@@ -65,16 +66,8 @@ def start_zookeeper(directory: Path, port: int, timeout: float = 60.0) -> subpro
             ]
         )
     )
-    with open(directory / "zookeeper.log", "ab") as log:
-        process = subprocess.Popen(
-            [*zookeeper_command(), str(config)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            # Ctrl-C in a terminal reaches the whole foreground group: ZooKeeper must outlive the
-            # brokers' controlled shutdowns, so the command that started it stops it last
-            start_new_session=True,
-        )
+    # ZooKeeper must outlive the brokers' controlled shutdowns: the command stops it last
+    process = start_child([*zookeeper_command(), str(config)], directory / "zookeeper.log")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
