@@ -9,20 +9,34 @@ import pytest
 
 from tests.support.broker_process import BrokerProcess
 
-#: The longest-running modules, scheduled first under `--numprocesses N --dist loadfile` (make test: a
-#: module's tests stay on one worker, so its module-scoped brokers and clusters start once), so that none
-#: of them starts near the end of a run and keeps one worker busy while the others are idle.
+#: The longest-running modules first, then the folders of slow ones, for `make test` (`--numprocesses N
+#: --dist loadfile --no-loadscope-reorder`): a module's tests stay on one worker, so its module-scoped
+#: brokers and clusters start once, and a worker takes the next module in this order when it is nearly
+#: done, so the longest start at once and the short ones fill in at the end, when the workers finish
+#: together. Without `--no-loadscope-reorder` xdist sorts the modules by their number of tests instead,
+#: which put the slowest (one or two tests each, the exactly-once pipeline's 7 minutes among them) last.
+#: The files are in the order of their durations in a full run on the loaded 2-core machine.
 LONGEST_FIRST = (
     "tests/spark/test_pipeline_exactly_once.py",
     "tests/spark/test_pipeline.py",
-    "tests/compat/streams/",
+    "tests/spark/test_security.py",
+    "tests/compat/java/test_java_clients_cluster.py",
     "tests/compat/connect/",
-    "tests/faults/",
-    "tests/integration/cluster/",
-    "tests/integration/mixed/",
-    "tests/compat/java/",
+    "tests/integration/test_crash_recovery.py",
+    "tests/faults/test_replication_acceptance.py",
+    "tests/integration/mixed/test_rolling_replacement.py",
+    "tests/integration/mixed/test_two_kafka_one_odradek.py",
     "tests/compat/kafka_tools/",
+    "tests/compat/java/",
+    "tests/compat/streams/",
+    "tests/integration/mixed/",
+    "tests/compat/groups/test_group_broker_restart.py",
+    "tests/integration/cluster/",
+    "tests/faults/",
     "tests/spark/",
+    "tests/console/",
+    "tests/compat/",
+    "tests/integration/",
 )
 
 
