@@ -110,7 +110,7 @@ console-screenshots: $(STAMP)
 	ODRADEK_SCREENSHOTS=docs/console $(BIN)/python -m pytest -q tests/console
 
 # Issue 19's exactly-once acceptance run: `odradek pipeline` SIGKILLed at random moments and restarted
-# 10 times (the suite runs 3 kills); about 7 minutes. See docs/pipeline.md.
+# 10 times (the suite runs 2 kills); about 7 minutes. See docs/pipeline.md.
 eos-acceptance: $(STAMP)
 	@bash scripts/install-system-deps.sh
 	ODRADEK_EOS_KILLS=10 $(PYTEST) tests/spark/test_pipeline_exactly_once.py

@@ -221,9 +221,7 @@ def test_pipeline_interrupted_by_ctrl_c_exits_130_leaving_no_process_and_its_out
     assert "Traceback" not in output and "py4j" not in output.lower(), output
     summary = SUMMARY.search(output)
     assert summary is not None and summary.group(1) == "stopped (SIGINT)", output
-    time.sleep(1)
-    left = {pid: command for pid, (started, command) in descendants.items() if _start_time(pid) == started}
-    assert left == {}, f"left running: {left}"
+    assert _left_running(descendants, 1.0) == {}
     rows_written = int(summary.group(3))
     assert len(_parquet_rows(tmp_path / "pipeline-output")) == rows_written
 
@@ -289,6 +287,17 @@ def _descendants(pid: int) -> dict[int, tuple[str, str]]:
         found[child] = (_start_time(child) or "", command)
         pending += children.get(child, [])
     return found
+
+
+def _left_running(processes: dict[int, tuple[str, str]], within_s: float) -> dict[int, str]:
+    """Which of `processes` still run `within_s` after their parent ended: as soon as none is left, rather
+    than after a fixed pause."""
+    deadline = time.monotonic() + within_s
+    while True:
+        left = {pid: command for pid, (started, command) in processes.items() if _start_time(pid) == started}
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
 
 
 def _start_time(pid: int) -> str | None:
