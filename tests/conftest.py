@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,12 +16,12 @@ from tests.support.broker_process import BrokerProcess
 #: done, so the longest start at once and the short ones fill in at the end, when the workers finish
 #: together. Without `--no-loadscope-reorder` xdist sorts the modules by their number of tests instead,
 #: which put the slowest (one or two tests each, the exactly-once pipeline's 7 minutes among them) last.
-#: The files are in the order of their durations in a full run on the loaded 2-core machine.
+#: The files are in the order of their durations in the last full run on the loaded 2-core machine.
 LONGEST_FIRST = (
     "tests/spark/test_pipeline_exactly_once.py",
     "tests/spark/test_pipeline.py",
+    "tests/compat/java/test_java_clients_cluster.py",  # before the third Spark module: less CPU at once
     "tests/spark/test_security.py",
-    "tests/compat/java/test_java_clients_cluster.py",
     "tests/compat/connect/",
     "tests/integration/test_crash_recovery.py",
     "tests/faults/test_replication_acceptance.py",
@@ -48,6 +49,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return next(ranks, len(LONGEST_FIRST))
 
     items.sort(key=rank)
+
+
+#: Seconds each module took, setups, calls and teardowns summed (under xdist, in the controller, from
+#: every worker's reports): the measure LONGEST_FIRST is ordered by.
+_module_seconds = Counter[str]()
+SLOWEST_MODULES_SHOWN = 30
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _module_seconds[report.nodeid.split("::", 1)[0]] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """With --durations (as make test asks), the slowest modules too: a module is what a worker takes."""
+    if not config.getoption("durations") or not _module_seconds:
+        return
+    slowest = _module_seconds.most_common(SLOWEST_MODULES_SHOWN)
+    terminalreporter.write_sep("=", f"slowest {len(slowest)} modules (setups, calls, teardowns)")
+    for module, seconds in slowest:
+        terminalreporter.write_line(f"{seconds:8.2f}s {module}")
 
 
 @pytest.fixture
