@@ -21,7 +21,8 @@ import pytest
 from odradek.pipelines import JobSettings, PipelineError, PipelineRun, page_views, run_pipeline
 from odradek.pipelines.connectors import require_kafka_connector
 from tests.spark.kafka_helpers import consume_all
-from tests.support.broker_process import REPO, BrokerProcess
+from tests.support.broker_process import BrokerProcess
+from tests.support.spark_jvm import pipeline_environment
 from tests.support.spark_kafka_jars import spark_jars_setting
 
 EVENTS = 3000
@@ -122,10 +123,6 @@ def _pipeline_command(*arguments: str) -> list[str]:
     return [sys.executable, "-m", "odradek.cli.main", "pipeline", *arguments]
 
 
-def _environment() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(REPO / "src")}
-
-
 def _parquet_rows(output_dir: Path) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
@@ -140,7 +137,7 @@ def test_pipeline_run_twice_processes_everything_both_times(tmp_path: Path) -> N
     summaries = []
     for _ in range(2):
         completed = subprocess.run(
-            command, cwd=tmp_path, env=_environment(), capture_output=True, text=True, timeout=300
+            command, cwd=tmp_path, env=pipeline_environment(), capture_output=True, text=True, timeout=300
         )
         assert completed.returncode == 0, completed.stdout + completed.stderr
         summary = SUMMARY.search(completed.stdout)
@@ -165,7 +162,7 @@ def test_pipeline_command_runs_on_sparks_kafka_connector(tmp_path: Path) -> None
             *("--events", "1000", "--rate", "0", "--trigger", "available-now"),
         ),
         cwd=tmp_path,
-        env=_environment(),
+        env=pipeline_environment(),
         capture_output=True,
         text=True,
         timeout=300,
@@ -198,7 +195,7 @@ def test_pipeline_interrupted_by_ctrl_c_exits_130_leaving_no_process_and_its_out
         process = subprocess.Popen(
             _pipeline_command("--events", "50000", "--rate", "500", "--trigger", "1 second"),
             cwd=tmp_path,
-            env=_environment(),
+            env=pipeline_environment(),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -241,7 +238,7 @@ def test_pipeline_refuses_a_checkpoint_of_another_cluster_on_a_given_broker(
             *("--checkpoint-dir", str(checkpoint), "--output-dir", str(tmp_path / "out")),
         ),
         cwd=tmp_path,
-        env=_environment(),
+        env=pipeline_environment(),
         capture_output=True,
         text=True,
         timeout=120,

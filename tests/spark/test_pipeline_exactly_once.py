@@ -38,8 +38,9 @@ from odradek.protocol.messages.list_offsets import (
     ListOffsetsRequest,
     ListOffsetsTopic,
 )
-from tests.support.broker_process import REPO, BrokerProcess
+from tests.support.broker_process import BrokerProcess
 from tests.support.raw_client import RawClient
+from tests.support.spark_jvm import pipeline_environment
 from tests.support.txn_reader import read_committed_values
 
 KILLS = int(os.environ.get("ODRADEK_EOS_KILLS", "2"))
@@ -77,7 +78,7 @@ def pipeline(broker: BrokerProcess, work: Path, log: Path, *extra: str) -> subpr
         return subprocess.Popen(
             command,
             cwd=work,
-            env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+            env=pipeline_environment(),
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: the kill takes Spark's JVM and workers too
