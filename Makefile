@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest -q
 # `make test` spreads the suite over this many pytest-xdist workers: most tests wait on brokers, ZooKeeper
 # and clients in other processes, so more workers than the 2 cores pay off. Each test module stays on one
-# worker (tests/conftest.py). TEST_WORKERS=0 runs everything in one process.
+# worker, the longest modules first (tests/conftest.py; --no-loadscope-reorder keeps that order, where
+# xdist would sort the modules by their number of tests). TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 3
 
 .PHONY: console-screenshots eos-acceptance mixed-long run test test-fast lint typecheck unit regressions bench clean faults \
@@ -40,7 +41,7 @@ test-fast: $(STAMP) lint typecheck
 
 test: $(STAMP) lint typecheck
 	@bash scripts/install-system-deps.sh
-	$(PYTEST) --numprocesses=$(TEST_WORKERS) --dist=loadfile --durations=25
+	$(PYTEST) --numprocesses=$(TEST_WORKERS) --dist=loadfile --no-loadscope-reorder --durations=25
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'
@@ -110,7 +111,7 @@ console-screenshots: $(STAMP)
 	ODRADEK_SCREENSHOTS=docs/console $(BIN)/python -m pytest -q tests/console
 
 # Issue 19's exactly-once acceptance run: `odradek pipeline` SIGKILLed at random moments and restarted
-# 10 times (the suite runs 3 kills); about 7 minutes. See docs/pipeline.md.
+# 10 times (the suite runs 2 kills); about 7 minutes. See docs/pipeline.md.
 eos-acceptance: $(STAMP)
 	@bash scripts/install-system-deps.sh
 	ODRADEK_EOS_KILLS=10 $(PYTEST) tests/spark/test_pipeline_exactly_once.py

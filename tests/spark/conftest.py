@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import spark_kafka_jars
+from tests.support import spark_jvm, spark_kafka_jars
 from tests.support.broker_process import BrokerProcess
 from tests.support.requirements import require_module
 
@@ -25,7 +25,10 @@ require_module("pyarrow", allow_module_level=True)
 def spark() -> Iterator[object]:
     from odradek.spark.session import local_spark
 
-    conf = {"spark.sql.shuffle.partitions": "2"}
+    conf = {
+        "spark.sql.shuffle.partitions": "2",
+        "spark.driver.extraJavaOptions": spark_jvm.DRIVER_JAVA_OPTIONS,
+    }
     try:
         conf["spark.jars"] = spark_kafka_jars.spark_jars_setting()
     except spark_kafka_jars.ConnectorUnavailable as error:

@@ -21,7 +21,8 @@ import pytest
 from odradek.pipelines import JobSettings, PipelineError, PipelineRun, page_views, run_pipeline
 from odradek.pipelines.connectors import require_kafka_connector
 from tests.spark.kafka_helpers import consume_all
-from tests.support.broker_process import REPO, BrokerProcess
+from tests.support.broker_process import BrokerProcess
+from tests.support.spark_jvm import pipeline_environment
 from tests.support.spark_kafka_jars import spark_jars_setting
 
 EVENTS = 3000
@@ -122,10 +123,6 @@ def _pipeline_command(*arguments: str) -> list[str]:
     return [sys.executable, "-m", "odradek.cli.main", "pipeline", *arguments]
 
 
-def _environment() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(REPO / "src")}
-
-
 def _parquet_rows(output_dir: Path) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
@@ -140,7 +137,7 @@ def test_pipeline_run_twice_processes_everything_both_times(tmp_path: Path) -> N
     summaries = []
     for _ in range(2):
         completed = subprocess.run(
-            command, cwd=tmp_path, env=_environment(), capture_output=True, text=True, timeout=300
+            command, cwd=tmp_path, env=pipeline_environment(), capture_output=True, text=True, timeout=300
         )
         assert completed.returncode == 0, completed.stdout + completed.stderr
         summary = SUMMARY.search(completed.stdout)
@@ -165,7 +162,7 @@ def test_pipeline_command_runs_on_sparks_kafka_connector(tmp_path: Path) -> None
             *("--events", "1000", "--rate", "0", "--trigger", "available-now"),
         ),
         cwd=tmp_path,
-        env=_environment(),
+        env=pipeline_environment(),
         capture_output=True,
         text=True,
         timeout=300,
@@ -198,7 +195,7 @@ def test_pipeline_interrupted_by_ctrl_c_exits_130_leaving_no_process_and_its_out
         process = subprocess.Popen(
             _pipeline_command("--events", "50000", "--rate", "500", "--trigger", "1 second"),
             cwd=tmp_path,
-            env=_environment(),
+            env=pipeline_environment(),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -221,9 +218,7 @@ def test_pipeline_interrupted_by_ctrl_c_exits_130_leaving_no_process_and_its_out
     assert "Traceback" not in output and "py4j" not in output.lower(), output
     summary = SUMMARY.search(output)
     assert summary is not None and summary.group(1) == "stopped (SIGINT)", output
-    time.sleep(1)
-    left = {pid: command for pid, (started, command) in descendants.items() if _start_time(pid) == started}
-    assert left == {}, f"left running: {left}"
+    assert _left_running(descendants, 1.0) == {}
     rows_written = int(summary.group(3))
     assert len(_parquet_rows(tmp_path / "pipeline-output")) == rows_written
 
@@ -243,7 +238,7 @@ def test_pipeline_refuses_a_checkpoint_of_another_cluster_on_a_given_broker(
             *("--checkpoint-dir", str(checkpoint), "--output-dir", str(tmp_path / "out")),
         ),
         cwd=tmp_path,
-        env=_environment(),
+        env=pipeline_environment(),
         capture_output=True,
         text=True,
         timeout=120,
@@ -289,6 +284,17 @@ def _descendants(pid: int) -> dict[int, tuple[str, str]]:
         found[child] = (_start_time(child) or "", command)
         pending += children.get(child, [])
     return found
+
+
+def _left_running(processes: dict[int, tuple[str, str]], within_s: float) -> dict[int, str]:
+    """Which of `processes` still run `within_s` after their parent ended: as soon as none is left, rather
+    than after a fixed pause."""
+    deadline = time.monotonic() + within_s
+    while True:
+        left = {pid: command for pid, (started, command) in processes.items() if _start_time(pid) == started}
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
 
 
 def _start_time(pid: int) -> str | None:

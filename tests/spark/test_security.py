@@ -4,7 +4,6 @@ option names (`kafka.sasl.jaas.config`, `kafka.ssl.truststore.location`, ...), a
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -18,9 +17,9 @@ from odradek.client.two_phase_commit import committed_offset, open_transactions
 from odradek.spark.exactly_once import MARKER_TOPIC
 from odradek.spark.security import SecurityConfigError, librdkafka_security, parse_jaas_login
 from tests.spark.kafka_helpers import consume_all, produce
-from tests.support.broker_process import REPO
 from tests.support.java_stores import key_store, trust_store
 from tests.support.security import SCRAM_USERS, SecureBroker, start_secure_broker
+from tests.support.spark_jvm import pipeline_environment
 from tests.support.txn_reader import read_committed_values
 
 SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="{}" password="{}";'
@@ -262,7 +261,7 @@ def run_pipeline_command(
     return subprocess.run(
         [sys.executable, "-m", "odradek.cli.main", "pipeline", *arguments],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        env=pipeline_environment(),
         capture_output=True,
         text=True,
         timeout=timeout,
