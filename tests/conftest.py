@@ -25,6 +25,8 @@ LONGEST_FIRST = (
     "tests/compat/connect/",
     "tests/integration/test_crash_recovery.py",
     "tests/faults/test_replication_acceptance.py",
+    "tests/integration/mixed/test_mixed_load_java_and_librdkafka.py",
+    "tests/integration/mixed/test_coordinators_moving_between_kinds.py",
     "tests/integration/mixed/test_rolling_replacement.py",
     "tests/integration/mixed/test_two_kafka_one_odradek.py",
     "tests/compat/kafka_tools/",
