@@ -13,7 +13,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tests.support import java_suite
@@ -42,13 +42,16 @@ class KafkaBrokers:
         zookeeper: ZooKeeperServer,
         extra: Mapping[str, str] | None = None,
         node_settings: Callable[[int, int], Mapping[str, str]] | None = None,
+        jvm_options: Sequence[str] = KAFKA_JVM_OPTIONS,
     ) -> None:
         """`extra`: settings for every broker; `node_settings`: for one broker, given its node id and
-        PLAINTEXT port (they win over `extra`)."""
+        PLAINTEXT port (they win over `extra`); `jvm_options`: heap and GC (a small one for tests, the
+        scale bench gives kafka-server-start.sh's)."""
         self.work = work
         self.zookeeper = zookeeper
         self.extra = dict(extra or {})
         self.node_settings = node_settings
+        self.jvm_options = tuple(jvm_options)
         self.classpath = reference_classpath()
         self.addresses = {node: (broker_host(node, brokers), free_port()) for node in range(1, brokers + 1)}
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
@@ -136,7 +139,7 @@ class KafkaBrokers:
             return subprocess.Popen(
                 [
                     java,
-                    *KAFKA_JVM_OPTIONS,
+                    *self.jvm_options,
                     f"-Dlog4j.configuration={log4j.as_uri()}",
                     "-cp",
                     self.classpath,
