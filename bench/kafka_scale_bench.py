@@ -247,16 +247,17 @@ class Phases:
 
     def wait(self, what: str, since: float, check: Callable[[], bool]) -> float:
         """Seconds from `since` to `check` holding (polled); PhaseTimeout past the phase's bound."""
+        last_error: Exception | None = None
         while True:
             try:
                 done = check()
-            except Exception:  # a broker not answering yet
-                done = False
+            except Exception as error:  # a broker not answering yet
+                done, last_error = False, error
             now = time.monotonic()
             if done:
                 return round(now - since, 3)
             if now - since > self.timeout:
-                raise PhaseTimeout(f"{what}: not within {self.timeout:.0f} s")
+                raise PhaseTimeout(f"{what}: not within {self.timeout:.0f} s (last error: {last_error!r})")
             time.sleep(POLL_S)
 
     def all_led(self) -> bool:
@@ -264,14 +265,19 @@ class Phases:
         return all(len(v) == self.partitions and all(p.leader >= 0 for p in v.values()) for v in views)
 
     def all_in_sync(self) -> bool:
+        return self.in_sync(TOPIC, self.partitions)
+
+    def in_sync(self, topic: str, partitions: int) -> bool:
+        """Every broker running and describing every partition of `topic` led, with all 3 in its ISR."""
         if self.cluster.running() != list(BROKERS):
             return False
-        views = self.views()
-        return all(
-            len(v) == self.partitions
-            and all(p.leader >= 0 and len(p.isr) == len(BROKERS) for p in v.values())
-            for v in views
-        )
+        for broker in BROKERS:
+            view = self.cluster.partitions(topic, broker)
+            if len(view) != partitions or any(
+                p.leader < 0 or len(p.isr) != len(BROKERS) for p in view.values()
+            ):
+                return False
+        return True
 
     def answers(self, broker: int) -> bool:
         self.cluster.metadata(broker, [])
