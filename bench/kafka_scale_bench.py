@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,8 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # broker_bench, as ben
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.scale_probes import RATE, ProducerLoop, profiled, spread
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from broker_bench.peers import sample_process
 from tests.support.mixed_cluster import Kind, MixedCluster
@@ -72,6 +73,8 @@ KAFKA_SERVER_START_JVM = (
     "-Djava.awt.headless=true",
 )
 POLL_S = 0.25
+#: Partitions a request at a time, where the broker refuses them all in one (see request_partitions).
+SPLIT_PARTITIONS = 5000
 
 
 class PhaseTimeout(Exception):
@@ -167,24 +170,52 @@ class Phases:
         before = self.rss()
         with self.profiled("create"):
             start = time.monotonic()
-            future = admin.create_topics(
-                [NewTopic(TOPIC, self.partitions, 3)],
-                operation_timeout=self.timeout,
-                request_timeout=self.timeout,
-            )[TOPIC]
-            try:
-                future.result(self.timeout)
-                answered: float | str = round(time.monotonic() - start, 3)
-            except KafkaException as error:  # a timed-out answer: the creation may still complete
-                answered = str(error.args[0])
+            requests = self.request_partitions(admin, NewTopic(TOPIC, self.partitions, 3))
+            answered = round(time.monotonic() - start, 3)
             leaders = self.wait("every partition led on every broker", start, self.all_led)
             in_sync = self.wait("every partition's ISR full on every broker", start, self.all_in_sync)
         after = self.rss()
-        self.run["create"] = {"answered_s": answered, "all_led_s": leaders, "all_in_sync_s": in_sync}
+        self.run["create"] = {
+            "answered_s": answered,
+            "all_led_s": leaders,
+            "all_in_sync_s": in_sync,
+            "requests": requests,
+        }
         self.run["rss_bytes"] = {"before": before, "after_create": after}
         self.run["rss_per_partition_bytes"] = {
             broker: round((after[broker] - before[broker]) / self.partitions) for broker in after
         }
+
+    def request_partitions(self, admin: AdminClient, topic: NewTopic) -> list[str]:
+        """One CreateTopics; if the broker refuses so many partitions in one request (odradek past
+        10,000 metadata records, as Kafka's KRaft controller; Kafka's ZooKeeper mode has no such
+        bound), CreateTopics of SPLIT_PARTITIONS and CreatePartitions by as many until all exist.
+        What was asked and answered, in order."""
+        asked = [f"CreateTopics {topic.num_partitions}"]
+        try:
+            self.answer(admin.create_topics([topic], operation_timeout=self.timeout)[TOPIC])
+            return [*asked, "ok"]
+        except KafkaException as error:
+            if error.args[0].code() != KafkaError.POLICY_VIOLATION:
+                raise
+            asked.append(f"refused: {error.args[0].str()}")
+        count = min(SPLIT_PARTITIONS, topic.num_partitions)
+        self.answer(admin.create_topics([NewTopic(TOPIC, count, 3)], operation_timeout=self.timeout)[TOPIC])
+        asked += [f"CreateTopics {count}", "ok"]
+        while count < topic.num_partitions:
+            count = min(count + SPLIT_PARTITIONS, topic.num_partitions)
+            added = admin.create_partitions([NewPartitions(TOPIC, count)], operation_timeout=self.timeout)
+            self.answer(added[TOPIC])
+            asked += [f"CreatePartitions to {count}", "ok"]
+        return asked
+
+    def answer(self, future: Future[None]) -> None:
+        """A request's answer; a timed-out one is let be (the change may still complete)."""
+        try:
+            future.result(self.timeout)
+        except KafkaException as error:
+            if error.args[0].code() != KafkaError.REQUEST_TIMED_OUT:
+                raise
 
     def fail_over_controller(self) -> None:
         loop = ProducerLoop(self.cluster.bootstrap(), TOPIC, self.partitions)
@@ -298,6 +329,7 @@ class Phases:
 
 ROWS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
     ("CreateTopics answered (s)", lambda r: r.get("create", {}).get("answered_s")),
+    ("requests (a single CreateTopics unless noted)", lambda r: _requests(r.get("create", {}))),
     (
         "every partition led and in sync on every broker (s)",
         lambda r: r.get("create", {}).get("all_in_sync_s"),
@@ -368,6 +400,14 @@ def brief(run: dict[str, Any]) -> str:
     shown = ", ".join(f"{label} {value}" for label, value in figures.items() if value is not None)
     trouble = run.get("stopped") or run.get("error") or ""
     return f"{run['kind']} {run['partitions']}: {shown} {trouble}".strip()
+
+
+def _requests(create: dict[str, Any]) -> str | None:
+    asked = create.get("requests")
+    if not asked:
+        return None
+    made = [a for a in asked if a.startswith("Create")]
+    return "1" if len(made) == 1 else f"{len(made) - 1} after a refusal: " + ", ".join(made[1:])
 
 
 def _mean(per_broker: dict[int, int] | None) -> int | None:
