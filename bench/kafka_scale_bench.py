@@ -20,7 +20,7 @@ cache with kafka-server-start.sh's JVM options: -Xmx1G -Xms1G, G1), then
   its ZooKeeper registration to go (Kafka refuses to start before), restart it, and time its first
   Metadata answer (start-up with N partitions on disk) and every partition's ISR full again.
 
-A phase that takes longer than --phase-timeout (600 s) is recorded as such and ends that kind's run.
+A phase that takes longer than --phase-timeout (300 s) is recorded as such and ends that kind's run.
 py-spy records odradek's brokers during each phase (--profile largest: at the largest N only), hot
 spots in the JSON and one flame graph per phase. Raw results and the commands go to
 docs/bench/kafka-scale.json, the table into docs/bench/kafka-scale.md between its table markers.
@@ -72,7 +72,10 @@ KAFKA_SERVER_START_JVM = (
     "-XX:MaxInlineLevel=15",
     "-Djava.awt.headless=true",
 )
+#: Every broker's Metadata is asked this often while waiting (10,000 partitions: once a second, as the
+#: answers, three of 10,000 partitions each, cost the brokers too).
 POLL_S = 0.25
+POLL_S_PER_PARTITION = 1 / 10_000
 #: Partitions a request at a time, where the broker refuses them all in one (see request_partitions).
 SPLIT_PARTITIONS = 5000
 
@@ -88,7 +91,7 @@ def main() -> int:
     parser.add_argument("--partitions", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--quick", action="store_true", help="1,000 partitions only")
     parser.add_argument("--kinds", nargs="+", choices=[k.value for k in Kind], default=["kafka", "odradek"])
-    parser.add_argument("--phase-timeout", type=float, default=600.0)
+    parser.add_argument("--phase-timeout", type=float, default=300.0)
     parser.add_argument("--profile", choices=["none", "largest", "all"], default="largest")
     parser.add_argument("--keep", type=Path, help="keep the brokers' data and logs under this directory")
     args = parser.parse_args()
@@ -289,7 +292,7 @@ class Phases:
                 return round(now - since, 3)
             if now - since > self.timeout:
                 raise PhaseTimeout(f"{what}: not within {self.timeout:.0f} s (last error: {last_error!r})")
-            time.sleep(POLL_S)
+            time.sleep(max(POLL_S, self.partitions * POLL_S_PER_PARTITION))
 
     def all_led(self) -> bool:
         views = [self.cluster.partitions(TOPIC, broker) for broker in self.cluster.running()]
