@@ -196,28 +196,33 @@ class Phases:
         What was asked and answered, in order."""
         asked = [f"CreateTopics {topic.num_partitions}"]
         try:
-            self.answer(admin.create_topics([topic], operation_timeout=self.timeout)[TOPIC])
+            self.answer(admin.create_topics([topic], **self.timeouts())[TOPIC])
             return [*asked, "ok"]
         except KafkaException as error:
             if error.args[0].code() != KafkaError.POLICY_VIOLATION:
                 raise
             asked.append(f"refused: {error.args[0].str()}")
         count = min(SPLIT_PARTITIONS, topic.num_partitions)
-        self.answer(admin.create_topics([NewTopic(TOPIC, count, 3)], operation_timeout=self.timeout)[TOPIC])
+        self.answer(admin.create_topics([NewTopic(TOPIC, count, 3)], **self.timeouts())[TOPIC])
         asked += [f"CreateTopics {count}", "ok"]
         while count < topic.num_partitions:
             count = min(count + SPLIT_PARTITIONS, topic.num_partitions)
-            added = admin.create_partitions([NewPartitions(TOPIC, count)], operation_timeout=self.timeout)
+            added = admin.create_partitions([NewPartitions(TOPIC, count)], **self.timeouts())
             self.answer(added[TOPIC])
             asked += [f"CreatePartitions to {count}", "ok"]
         return asked
+
+    def timeouts(self) -> dict[str, float]:
+        """The broker may take the whole phase to answer (Kafka waits for the new leaders), and the
+        client waits as long (its own default is 60 s)."""
+        return {"operation_timeout": self.timeout, "request_timeout": self.timeout}
 
     def answer(self, future: Future[None]) -> None:
         """A request's answer; a timed-out one is let be (the change may still complete)."""
         try:
             future.result(self.timeout)
         except KafkaException as error:
-            if error.args[0].code() != KafkaError.REQUEST_TIMED_OUT:
+            if error.args[0].code() not in (KafkaError.REQUEST_TIMED_OUT, KafkaError._TIMED_OUT):
                 raise
 
     def fail_over_controller(self) -> None:
@@ -225,7 +230,15 @@ class Phases:
         loop.start()
         try:
             warm = time.monotonic()
-            self.wait("an ack on every partition", warm, lambda: len(loop.acks.ever) == self.partitions)
+            try:
+                self.wait("an ack on every partition", warm, lambda: len(loop.acks.ever) == self.partitions)
+            except PhaseTimeout:
+                self.run["controller_failover"] = {
+                    "partitions_acknowledged_before_the_kill": len(loop.acks.ever),
+                    "delivery_errors": dict(loop.acks.errors),
+                    "records_not_queued": loop.skipped,
+                }
+                raise
             controller = self.cluster.controller()
             assert controller is not None
             elected: list[float] = []
