@@ -56,6 +56,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/failover_bench.py
 	$(BIN)/python bench/spark_connectors_bench.py
 	$(BIN)/python bench/kafka_side_by_side.py
+	$(BIN)/python bench/kafka_scale_bench.py
 
 # The fault-injection harness's long run (tests/faults; docs/testing.md): 50 faults on 3 brokers, its raw
 # report to docs/bench/faults-report.json. FAULTS, BROKERS and SEED override the defaults.

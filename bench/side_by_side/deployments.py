@@ -23,22 +23,9 @@ from pathlib import Path
 from broker_bench import wire
 from broker_bench.peers import sample_process
 from tests.support.broker_process import BrokerProcess
-from tests.support.kafka_reference import KafkaBrokers
+from tests.support.kafka_reference import KAFKA_SERVER_START_JVM_OPTIONS, KafkaBrokers
 from tests.support.zookeeper import ZooKeeperServer
 
-#: kafka-server-start.sh's KAFKA_HEAP_OPTS and kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS, Kafka
-#: 3.9's defaults for a broker started by its own scripts.
-KAFKA_SERVER_START_JVM_OPTIONS = (
-    "-Xmx1G",
-    "-Xms1G",
-    "-server",
-    "-XX:+UseG1GC",
-    "-XX:MaxGCPauseMillis=20",
-    "-XX:InitiatingHeapOccupancyPercent=35",
-    "-XX:+ExplicitGCInvokesConcurrent",
-    "-XX:MaxInlineLevel=15",
-    "-Djava.awt.headless=true",
-)
 START_TIMEOUT_S = 180.0
 #: Settings only ZooKeeper-mode brokers take; odradek's single node runs without ZooKeeper.
 _ZOOKEEPER_ONLY = ("zookeeper.connect", "zookeeper.session.timeout.ms")

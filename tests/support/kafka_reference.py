@@ -25,6 +25,19 @@ from tests.support.zookeeper import ZooKeeperServer
 REFERENCE_PROJECT = java_suite.PROJECT / "reference-broker"
 CLASSPATH = java_suite.PROJECT / "target" / "reference-broker" / "classpath.txt"
 KAFKA_JVM_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC")
+#: kafka-server-start.sh's KAFKA_HEAP_OPTS and kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS, Kafka
+#: 3.9's defaults for a broker started by its own scripts: what the benchmarks give Kafka.
+KAFKA_SERVER_START_JVM_OPTIONS = (
+    "-Xmx1G",
+    "-Xms1G",
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:MaxInlineLevel=15",
+    "-Djava.awt.headless=true",
+)
 LOG4J = "log4j.rootLogger=WARN, stdout\nlog4j.appender.stdout=org.apache.log4j.ConsoleAppender\n" + (
     "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\n"
     "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n"

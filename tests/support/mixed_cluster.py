@@ -15,7 +15,7 @@ import json
 import os
 import signal
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +28,7 @@ from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestT
 from odradek.protocol.records.batch import RecordBatch, iter_record_batches
 from tests.support.broker_process import BrokerProcess
 from tests.support.interop import raw_fetch, wait_until
-from tests.support.kafka_reference import KafkaBrokers
+from tests.support.kafka_reference import KAFKA_JVM_OPTIONS, KafkaBrokers
 from tests.support.raw_client import RawClient
 from tests.support.requirements import require_module
 from tests.support.zookeeper import ZooKeeperServer
@@ -66,6 +66,7 @@ class MixedCluster:
         kinds: Mapping[int, Kind],
         extra: Mapping[str, str] | None = None,
         node_settings: Callable[[int, int], Mapping[str, str]] | None = None,
+        kafka_jvm_options: Sequence[str] = KAFKA_JVM_OPTIONS,
     ) -> None:
         """`extra`: settings of every broker; `node_settings`: of one broker, given its id and PLAINTEXT
         port (more listeners, say), for both kinds alike."""
@@ -82,7 +83,9 @@ class MixedCluster:
         }
         self.zookeeper = zookeeper
         #: Kafka's brokers; its address book covers every id, odradek's brokers take their addresses.
-        self.kafka = KafkaBrokers(len(kinds), work / "kafka", zookeeper, settings, node_settings)
+        self.kafka = KafkaBrokers(
+            len(kinds), work / "kafka", zookeeper, settings, node_settings, jvm_options=kafka_jvm_options
+        )
         self.odradek = {
             node: BrokerProcess(
                 work / f"odradek-{node}",
@@ -175,12 +178,12 @@ class MixedCluster:
         return self.kinds[node]
 
     def pause(self, node: int) -> None:
-        os.kill(self._pid(node), signal.SIGSTOP)
+        os.kill(self.pid(node), signal.SIGSTOP)
 
     def resume(self, node: int) -> None:
-        os.kill(self._pid(node), signal.SIGCONT)
+        os.kill(self.pid(node), signal.SIGCONT)
 
-    def _pid(self, node: int) -> int:
+    def pid(self, node: int) -> int:
         if self.kinds[node] is Kind.KAFKA:
             return self.kafka.processes[node].pid
         process = self.odradek[node].process

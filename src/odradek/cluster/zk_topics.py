@@ -3,8 +3,9 @@
 As Kafka's ZkAdminManager/AdminZkClient: CreateTopics places the replicas over the live brokers
 (`assignment`), writes /config/topics/<t> then /brokers/topics/<t>; the controller sees the new topic,
 creates its partition states and tells the brokers (LeaderAndIsr, UpdateMetadata). CreatePartitions
-grows the assignment in place (compare-and-set on its znode version), DeleteTopics writes the
-/admin/delete_topics marker. Nothing is created locally: this broker learns about topics, like every
+grows the assignment in place (compare-and-set on its znode version; the topic is the one ZooKeeper
+holds, as this broker may not have heard of it yet), DeleteTopics writes the /admin/delete_topics
+marker. Nothing is created locally: this broker learns about topics, like every
 other broker, from the controller. CreateTopics answers once the new topic has leaders in this
 broker's metadata (Kafka's DelayedCreatePartitions) or, after `CREATION_WAIT_S`, with the assignment
 written anyway: clients retry Metadata until the controller has caught up.
@@ -171,16 +172,25 @@ class ZkTopicAdmin(TopicAdmin):
         *,
         validate_only: bool = False,
     ) -> TopicState:
-        state = self._non_internal(
-            name,
-            ErrorCode.INVALID_REQUEST,
-            f"Cannot increase the number of partitions of internal topic {name}: its partitions "
-            "are assigned by hashing over their count.",
-        )
+        if name in INTERNAL_TOPICS:
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                f"Cannot increase the number of partitions of internal topic {name}: its partitions "
+                "are assigned by hashing over their count.",
+            )
+        if await asyncio.to_thread(self.zk.read, paths.delete_topic_marker(name)) is not None:
+            raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "The topic is queued for deletion.")
+        # As Kafka's ZkAdminManager, the topic is what ZooKeeper holds: this broker's metadata learns
+        # of a new topic only once the controller has elected its leaders, which for thousands of
+        # partitions is well after CreateTopics was answered.
         found = await asyncio.to_thread(topic_assignment, self.zk, name)
         if found is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         current, version = found
+        state = self.cluster.topic(name) or _with_placement(
+            TopicState(name, current.topic_id or uuid.UUID(int=0), []),
+            {partition: list(replicas) for partition, replicas in current.partitions.items()},
+        )
         if current.adding_replicas or current.removing_replicas:
             # as Kafka: the controller rewrites this znode while a reassignment runs
             raise KafkaError(
