@@ -20,7 +20,6 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from tests.support import java_suite
 from tests.support.interop import wait_until
@@ -534,31 +533,7 @@ def _never_backwards(what: str, offsets: list[dict[int, int]]) -> list[str]:
 def read_by_offset(bootstrap: str, topic: str, partitions: int) -> dict[int, dict[int, str]]:
     """Each partition's records (offset -> value) up to its last stable offset, as a fresh read_committed
     consumer reads them."""
-    from confluent_kafka import Consumer, TopicPartition
+    from tests.support.txn_reader import read_committed_by_offset
 
-    consumer: Any = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"reader-{topic}-{time.monotonic_ns()}",
-            "isolation.level": "read_committed",
-            "enable.auto.commit": False,
-            "enable.partition.eof": True,
-        }
-    )
-    try:
-        consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-        read: dict[int, dict[int, str]] = {p: {} for p in range(partitions)}
-        done: set[int] = set()
-        deadline = time.monotonic() + PATIENCE_S
-        while len(done) < partitions and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
-            if message.error() is not None:
-                done.add(message.partition())  # up to the last stable offset
-                continue
-            read[message.partition()][message.offset()] = message.value().decode()
-        assert len(done) == partitions, f"{topic}: only partitions {sorted(done)} read to their end"
-        return read
-    finally:
-        consumer.close()
+    read = read_committed_by_offset(bootstrap, topic, partitions, PATIENCE_S)
+    return {p: {offset: value.decode() for offset, value in records.items()} for p, records in read.items()}

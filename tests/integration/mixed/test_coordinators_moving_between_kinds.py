@@ -15,7 +15,6 @@ what a group read still there, committed offsets never back) and every replica i
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import pytest
 
@@ -28,9 +27,8 @@ from tests.support.mixed_clients import (
     group_id_coordinated_by,
     transactional_id_coordinated_by,
 )
-from tests.support.mixed_cluster import PATIENCE_S, Kind, MixedCluster, running_mixed_cluster
+from tests.support.mixed_cluster import PATIENCE_S, Kind, MixedCluster
 from tests.support.mixed_load import LoadIds, MixedLoad, read_by_offset
-from tests.support.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -45,13 +43,8 @@ STEP = 50
 
 
 @pytest.fixture(scope="module")
-def cluster(
-    zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[MixedCluster]:
-    with running_mixed_cluster(
-        tmp_path_factory, zookeeper_server, {1: Kind.KAFKA, 2: Kind.ODRADEK, 3: Kind.ODRADEK}, KAFKA
-    ) as cluster:
-        yield cluster
+def cluster(one_kafka_two_odradek: MixedCluster) -> MixedCluster:
+    return one_kafka_two_odradek
 
 
 def coordinators(cluster: MixedCluster, ids: LoadIds) -> dict[str, int]:

@@ -8,8 +8,6 @@ one cluster.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.support.mixed_clients import (
@@ -18,10 +16,9 @@ from tests.support.mixed_clients import (
     producer_id_from,
     transactional_id_coordinated_by,
 )
-from tests.support.mixed_cluster import Kind, MixedCluster, running_mixed_cluster
+from tests.support.mixed_cluster import Kind, MixedCluster
 from tests.support.txn_cluster import commit_abort_commit, expected_after_rounds
 from tests.support.txn_reader import read_committed_values
-from tests.support.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -34,13 +31,8 @@ RECORDS = 300
 
 
 @pytest.fixture(scope="module")
-def cluster(
-    zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[MixedCluster]:
-    with running_mixed_cluster(
-        tmp_path_factory, zookeeper_server, {1: Kind.KAFKA, 2: Kind.ODRADEK, 3: Kind.ODRADEK}, KAFKA
-    ) as cluster:
-        yield cluster
+def cluster(one_kafka_two_odradek: MixedCluster) -> MixedCluster:
+    return one_kafka_two_odradek
 
 
 def test_a_topic_made_through_kafka_is_replicated_alike_on_both_kinds(cluster: MixedCluster) -> None:
