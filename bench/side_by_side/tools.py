@@ -17,20 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support import kafka_tools
+from tests.support.kafka_reference import KAFKA_JVM_PERFORMANCE_OPTIONS
 from tests.support.requirements import require_executable
 
 LINE = "kafka-3.9"
 #: kafka-run-class.sh's KAFKA_HEAP_OPTS for a tool and its KAFKA_JVM_PERFORMANCE_OPTS.
-TOOL_JVM_OPTIONS = (
-    "-Xmx256M",
-    "-server",
-    "-XX:+UseG1GC",
-    "-XX:MaxGCPauseMillis=20",
-    "-XX:InitiatingHeapOccupancyPercent=35",
-    "-XX:+ExplicitGCInvokesConcurrent",
-    "-XX:MaxInlineLevel=15",
-    "-Djava.awt.headless=true",
-)
+TOOL_JVM_OPTIONS = ("-Xmx256M", *KAFKA_JVM_PERFORMANCE_OPTIONS)
 PRODUCER = "kafka-producer-perf-test"
 CONSUMER = "kafka-consumer-perf-test"
 END_TO_END = "kafka-e2e-latency"

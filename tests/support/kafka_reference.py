@@ -25,11 +25,8 @@ from tests.support.zookeeper import ZooKeeperServer
 REFERENCE_PROJECT = java_suite.PROJECT / "reference-broker"
 CLASSPATH = java_suite.PROJECT / "target" / "reference-broker" / "classpath.txt"
 KAFKA_JVM_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC")
-#: kafka-server-start.sh's KAFKA_HEAP_OPTS and kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS, Kafka
-#: 3.9's defaults for a broker started by its own scripts: what the benchmarks give Kafka.
-KAFKA_SERVER_START_JVM_OPTIONS = (
-    "-Xmx1G",
-    "-Xms1G",
+#: kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS (Kafka 3.9), for its brokers and tools alike.
+KAFKA_JVM_PERFORMANCE_OPTIONS = (
     "-server",
     "-XX:+UseG1GC",
     "-XX:MaxGCPauseMillis=20",
@@ -38,6 +35,9 @@ KAFKA_SERVER_START_JVM_OPTIONS = (
     "-XX:MaxInlineLevel=15",
     "-Djava.awt.headless=true",
 )
+#: kafka-server-start.sh's KAFKA_HEAP_OPTS with the options above: Kafka 3.9's defaults for a broker
+#: started by its own scripts, what the benchmarks give Kafka.
+KAFKA_SERVER_START_JVM_OPTIONS = ("-Xmx1G", "-Xms1G", *KAFKA_JVM_PERFORMANCE_OPTIONS)
 LOG4J = "log4j.rootLogger=WARN, stdout\nlog4j.appender.stdout=org.apache.log4j.ConsoleAppender\n" + (
     "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\n"
     "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
