@@ -10,8 +10,9 @@ cache with kafka-server-start.sh's JVM options: -Xmx1G -Xms1G, G1), then
   gives every partition a leader and all three replicas in its ISR;
 - RSS per partition: each broker's resident set size then, less its RSS before the CreateTopics,
   divided by the replicas it holds (N: RF=3 on 3 brokers);
-- controller failover: a confluent-kafka producer (acks=all, idempotent) writes one record to each
-  partition in turn, 2,000 records a second; once every partition has acknowledged one, SIGKILL the
+- controller failover: confluent-kafka producers (acks=all, idempotent; bench/scale_probes.py) write one
+  record to each partition in turn, at most 2,000 records a second and one unacknowledged record per
+  partition; once every partition has acknowledged one, SIGKILL the
   controller and time, per partition, the acknowledgement of the first record *sent after* the kill
   (a record already replicated before the kill says nothing). The worst partition is the failover
   time: it includes the ZooKeeper session's expiry (6 s for both), the new controller's election and

@@ -28,6 +28,12 @@ from broker_bench.profiling import py_spy_binary
 #: partitions / RATE seconds (5 s at 10,000 partitions), and at most one every MIN_INTERVAL_S.
 RATE = 2000
 MIN_INTERVAL_S = 0.2
+#: Partitions per producer (ProducerLoop's docstring says why), and at most this many producers: each
+#: has a thread and a connection per broker (10,000 partitions: 500 each).
+PARTITIONS_PER_PRODUCER = 50
+MAX_PRODUCERS = 20
+#: The delivery reports are served at least this often (the acknowledgements' resolution).
+POLL_EVERY_S = 0.005
 #: A failover may take minutes at 10,000 partitions: records are retried all along rather than failed.
 MESSAGE_TIMEOUT_MS = 600_000
 PY_SPY_RATE_HZ = 50
@@ -68,8 +74,18 @@ class FirstAcks:
 
 
 class ProducerLoop(threading.Thread):
-    """A confluent-kafka producer (acks=all, idempotent, bench/failover_bench.py's fast-failover settings)
-    sending one 100-byte record to each partition of `topic` in turn, `RATE` records a second."""
+    """confluent-kafka producers (acks=all, idempotent, bench/failover_bench.py's fast-failover settings)
+    sending one 100-byte record to each partition of `topic` in turn, at most `RATE` records a second,
+    and never a partition's next record while its last one is unacknowledged.
+
+    Both limits keep librdkafka's queues out of the figures. librdkafka sends each partition's records
+    in a ProduceRequest of their own, at most 5 in flight per broker connection when idempotent, and a
+    broker (Kafka's as odradek's) answers one request of a connection at a time: a connection carries
+    about one partition per acks=all round trip. One producer writing 1,000 partitions every 0.5 s
+    queued records faster than its three connections carried them; librdkafka's queues grew without
+    bound and some partitions' first record waited behind them for minutes, never sent (the "13 of
+    1,000 partitions never acknowledged"). Hence one record in flight per partition, and a producer (its
+    own connections) per PARTITIONS_PER_PRODUCER partitions, at most MAX_PRODUCERS."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
         super().__init__(daemon=True, name="producer-loop")
@@ -80,43 +96,84 @@ class ProducerLoop(threading.Thread):
             "queue.buffering.max.messages": 2_000_000,
             "log_level": 2,  # the kills' connection errors are expected
         }
-        self.producer = Producer(config)
+        count = min(MAX_PRODUCERS, max(1, -(-partitions // PARTITIONS_PER_PRODUCER)))
+        self.producers = [Producer(config) for _ in range(count)]
         self.topic = topic
         self.partitions = partitions
         self.interval_s = max(MIN_INTERVAL_S, partitions / RATE)
         self.acks = FirstAcks()
         self.skipped = 0
+        #: Sends passed over because the partition's last record was still unacknowledged.
+        self.held_back = 0
+        #: Completed passes over every partition.
+        self.rounds = 0
+        #: Partitions with a record sent and not yet acknowledged (or failed); the loop's thread only.
+        self.unacknowledged: set[int] = set()
         self.stopping = threading.Event()
+
+    def producer_of(self, partition: int) -> Producer:
+        return self.producers[partition % len(self.producers)]
 
     def run(self) -> None:
         value = b"x" * 100
         pause = self.interval_s / self.partitions
-        next_send = time.monotonic()
+        next_send = last_poll = time.monotonic()
         while not self.stopping.is_set():
             for partition in range(self.partitions):
                 if self.stopping.is_set():
                     break
-                sent = time.monotonic()
-                try:
-                    self.producer.produce(
-                        self.topic,
-                        value,
-                        partition=partition,
-                        on_delivery=functools.partial(self.acks.delivered, sent),
-                    )
-                except BufferError:
-                    self.skipped += 1
+                if partition in self.unacknowledged:
+                    self.held_back += 1
+                else:
+                    self._send(partition, value)
                 next_send += pause
-                if (left := next_send - time.monotonic()) > 0.002:
-                    self.producer.poll(left)
+                now = time.monotonic()
+                if (left := next_send - now) > 0.002 or now - last_poll > POLL_EVERY_S:
+                    self._poll(left)
+                    last_poll = time.monotonic()
                 next_send = max(next_send, time.monotonic() - 1)  # no burst after a stall
-            self.producer.poll(0)
+            self._poll(0)
+            self.rounds += 1
+
+    def _send(self, partition: int, value: bytes) -> None:
+        sent = time.monotonic()
+        try:
+            self.producer_of(partition).produce(
+                self.topic,
+                value,
+                partition=partition,
+                on_delivery=functools.partial(self._delivered, partition, sent),
+            )
+        except BufferError:
+            self.skipped += 1
+            return
+        self.unacknowledged.add(partition)
+
+    def _delivered(self, partition: int, sent: float, error: KafkaError | None, message: Message) -> None:
+        # called by poll(), in the loop's thread
+        self.unacknowledged.discard(partition)
+        self.acks.delivered(sent, error, message)
+
+    def _poll(self, timeout: float) -> None:
+        """Serve every producer's delivery reports, then wait out what is left of `timeout`."""
+        deadline = time.monotonic() + max(timeout, 0)
+        for producer in self.producers:
+            producer.poll(0)
+        if (left := deadline - time.monotonic()) > 0:
+            self.producers[0].poll(left)
 
     def stop(self) -> None:
         self.stopping.set()
         self.join(30)
-        self.producer.purge()  # what is left unacknowledged says nothing more
-        self.producer.flush(10)
+        for producer in self.producers:
+            producer.purge()  # what is left unacknowledged says nothing more
+            producer.flush(10)
+
+    def close(self) -> None:
+        """Producers of a loop never started."""
+        for producer in self.producers:
+            producer.purge()
+            producer.flush(0)
 
 
 def spread(seconds: list[float]) -> dict[str, float]:
