@@ -164,6 +164,11 @@ class ZkTopicAdmin(TopicAdmin):
         log.info("topic %s (id %s) marked for deletion", name, state.topic_id)
         return state
 
+    async def partition_count(self, name: str) -> int | None:
+        """From ZooKeeper, as create_partitions reads the topic: the metadata cache may not know it yet."""
+        found = await asyncio.to_thread(topic_assignment, self.zk, name)
+        return None if found is None else len(found[0].partitions)
+
     async def create_partitions(
         self,
         name: str,
