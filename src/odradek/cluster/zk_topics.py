@@ -236,11 +236,13 @@ class ZkTopicAdmin(TopicAdmin):
         *,
         validate_only: bool = False,
     ) -> None:
+        # As AdminZkClient.validateTopicConfig: the topic is what ZooKeeper holds (this broker's metadata
+        # may not know a topic just created), and one that does not exist is so whatever its configs.
+        if await asyncio.to_thread(self.zk.read, paths.topic(name)) is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         current = await asyncio.to_thread(entity_config, self.zk, paths.TOPIC_CONFIG, name)
         configs = dict(change(dict(current)))
         parse_topic_configs(dict(configs), self.broker_config)  # raises KafkaError(INVALID_CONFIG)
-        if self.cluster.topic(name) is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         if validate_only:
             return
         # Every broker (this one included) applies it when it reads the /config/changes notification.
