@@ -89,6 +89,12 @@ class TopicAdmin:
         """Whether `name` is being created: its partitions are being made, it is not visible yet."""
         return name in self._creating
 
+    async def partition_count(self, name: str) -> int | None:
+        """The topic's partition count as CreatePartitions will grow it (None: no such topic), for the
+        limit on the partitions one request may add."""
+        state = self.cluster.topic(name)
+        return None if state is None else len(state.partitions)
+
     def topic_config(self, name: str) -> TopicConfig:
         state = self.cluster.topic(name)
         return resolve_topic_config(state.configs if state is not None else {}, self.broker_config)

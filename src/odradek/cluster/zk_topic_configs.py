@@ -30,6 +30,7 @@ from odradek.cluster.zookeeper.errors import ZooKeeperError
 from odradek.cluster.zookeeper.notifications import CHANGE_EXPIRATION_MS, purge_expired_notifications
 from odradek.cluster.zookeeper.znode_json import MalformedZnodeError
 from odradek.config.catalog import TOPIC_CONFIGS
+from odradek.config.types import ConfigError
 from odradek.logs import shortened
 from odradek.storage.errors import InvalidLogConfigError
 from odradek.storage.log_manager import LogManager
@@ -137,6 +138,7 @@ class TopicConfigSync:
             log.warning("expired config change notifications not purged: %s", error)
 
     def _apply_to_logs(self, name: str, configs: dict[str, str]) -> None:
+        _report_not_honoured(name, configs)
         try:
             self.logs.apply_topic_config(name, self.logs.topic_log_config(configs))
         except InvalidLogConfigError as error:  # another tool wrote what this broker cannot use
@@ -147,3 +149,22 @@ class TopicConfigSync:
             )
         except Exception:  # keep the old ones; the traceback says why, the configs are read above
             log.exception("cannot apply the configs of topic %s", shortened(name))
+
+
+def _report_not_honoured(name: str, configs: dict[str, str]) -> None:
+    """Another broker (Kafka's, with tiered storage) may have stored a value odradek's AlterConfigs
+    refuses: too late to refuse it, so it is said once per read that this broker does not honour it."""
+    for config_name, raw in configs.items():
+        key = TOPIC_CONFIGS.get(config_name)
+        if key is None or not key.refused:
+            continue
+        try:
+            key.check_supported(key.parse(raw))
+        except ConfigError as error:
+            log.error(
+                "topic %s: %s=%s is stored but not honoured by this broker (%s)",
+                shortened(name),
+                config_name,
+                shortened(raw),
+                shortened(str(error)),
+            )

@@ -164,6 +164,11 @@ class ZkTopicAdmin(TopicAdmin):
         log.info("topic %s (id %s) marked for deletion", name, state.topic_id)
         return state
 
+    async def partition_count(self, name: str) -> int | None:
+        """From ZooKeeper, as create_partitions reads the topic: the metadata cache may not know it yet."""
+        found = await asyncio.to_thread(topic_assignment, self.zk, name)
+        return None if found is None else len(found[0].partitions)
+
     async def create_partitions(
         self,
         name: str,
@@ -231,11 +236,13 @@ class ZkTopicAdmin(TopicAdmin):
         *,
         validate_only: bool = False,
     ) -> None:
+        # As AdminZkClient.validateTopicConfig: the topic is what ZooKeeper holds (this broker's metadata
+        # may not know a topic just created), and one that does not exist is so whatever its configs.
+        if await asyncio.to_thread(self.zk.read, paths.topic(name)) is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         current = await asyncio.to_thread(entity_config, self.zk, paths.TOPIC_CONFIG, name)
         configs = dict(change(dict(current)))
         parse_topic_configs(dict(configs), self.broker_config)  # raises KafkaError(INVALID_CONFIG)
-        if self.cluster.topic(name) is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         if validate_only:
             return
         # Every broker (this one included) applies it when it reads the /config/changes notification.

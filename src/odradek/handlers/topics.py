@@ -159,8 +159,13 @@ async def handle_create_partitions(
 ) -> CreatePartitionsResponse:
     counts = Counter(topic.name for topic in request.topics)
     authorized = {name for name in counts if authorize(context, AclOperation.ALTER, ResourceType.TOPIC, name)}
-    # As for CreateTopics, only the topics the principal may alter count towards the limit.
-    if _partitions_to_add(request.topics, counts, authorized, context) > MAX_RECORDS_PER_USER_OP:
+    # As for CreateTopics, only the topics the principal may alter count towards the limit; a topic
+    # whose count could not be read (ZooKeeper unreachable) is answered with that failure, not grown.
+    unread: dict[str, Exception] = {}
+    if (
+        await _partitions_to_add(request.topics, counts, authorized, unread, context)
+        > MAX_RECORDS_PER_USER_OP
+    ):
         return CreatePartitionsResponse(
             results=[
                 CreatePartitionsTopicResult(
@@ -173,10 +178,13 @@ async def handle_create_partitions(
     for topic in request.topics:
         if topic.name in results:
             continue
+        message: str | None
         if counts[topic.name] > 1:
             code, message = ErrorCode.INVALID_REQUEST, _DUPLICATE_NAME
         elif topic.name not in authorized:
             code, message = _DENIED, _DENIED_MESSAGE
+        elif topic.name in unread:
+            code, message = resource_failure(unread[topic.name], context, f"topic {topic.name!r}")
         else:
             try:
                 await _grow(topic, request.validate_only, context)
@@ -212,15 +220,27 @@ def _records_to_create(
     return records
 
 
-def _partitions_to_add(
-    topics: list[CreatePartitionsTopic], counts: Counter[str], authorized: set[str], context: RequestContext
+async def _partitions_to_add(
+    topics: list[CreatePartitionsTopic],
+    counts: Counter[str],
+    authorized: set[str],
+    unread: dict[str, Exception],
+    context: RequestContext,
 ) -> int:
-    """The partition records Kafka's controller would make to grow these (authorized) topics."""
+    """The partition records Kafka's controller would make to grow these (authorized) topics, counted
+    from the partitions each has where it will be grown (in a ZooKeeper cluster, ZooKeeper's: the
+    metadata cache may not know a topic just created); `unread` gets the topics whose count failed."""
     records = 0
     for topic in topics:
-        state = context.services.cluster.topic(topic.name)
-        if counts[topic.name] == 1 and topic.name in authorized and state is not None:
-            records += max(topic.count - len(state.partitions), 0)
+        if counts[topic.name] != 1 or topic.name not in authorized:
+            continue
+        try:
+            current = await context.services.topics.partition_count(topic.name)
+        except Exception as error:  # answered as the growth would have failed: see the caller
+            unread[topic.name] = error
+            continue
+        if current is not None:
+            records += max(topic.count - current, 0)
     return records
 
 

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from odradek.config.topic_catalog import TOPIC_CONFIGS
+from odradek.config.types import ConfigError, parse_value
 from odradek.protocol.records import COMPRESSION_TYPES, Compression, TargetCompression
 from odradek.storage.errors import InvalidLogConfigError
 
@@ -111,13 +113,22 @@ class LogConfig:
     def from_mapping(cls, m: Mapping[str, object], base: LogConfig | None = None) -> LogConfig:
         """A config from Kafka-named keys ("segment.bytes" ...), over ``base`` (or Kafka's defaults).
 
-        Keys storage does not use are ignored, so a whole topic config map can be passed.
+        Keys storage does not use are ignored, so a whole topic config map can be passed. A string
+        (an override as stored, perhaps by a Kafka broker or another tool) is parsed by the topic
+        config's Kafka type first, as DescribeConfigs and Kafka's ConfigDef parse it: what they would
+        refuse is never applied.
         """
         changes: dict[str, Any] = {}
         for name, value in m.items():
             field = _FIELDS_BY_KAFKA_NAME.get(name)
             if field is None or value is None:
                 continue
+            key = TOPIC_CONFIGS.get(name)
+            if isinstance(value, str) and key is not None:
+                try:
+                    value = parse_value(name, key.type, value)
+                except ConfigError as error:
+                    raise InvalidLogConfigError(str(error)) from None
             changes[field.name] = _coerce(name, field.type, value)
         return dataclasses.replace(base if base is not None else cls(), **changes)
 

@@ -98,3 +98,14 @@ def test_a_notification_naming_a_huge_topic_is_logged_within_a_bound(
     lines = _lines(caplog)
     assert lines
     assert all(len(line) < LINE_BOUND for line in lines), [len(line) for line in lines]
+
+
+def test_a_topic_config_odradek_refuses_but_another_broker_stored_is_logged_as_not_honoured(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Kafka 3.9 broker with tiered storage may store remote.storage.enable=true, which odradek's
+    AlterConfigs refuses: this broker described it and went on keeping the topic's segments locally,
+    without a word. Nothing can refuse a value already stored: the error says it is not honoured."""
+    _changed(tmp_path, "tiered", {"remote.storage.enable": "true", "retention.ms": "60000"})
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert any("tiered" in line and "remote.storage.enable" in line for line in errors), errors

@@ -8,15 +8,23 @@ always whole and the pinned one: a cut, tampered or oversized download is delete
 jar already in the cache is checked again before each use, and fetched anew if it is not the pinned
 one. A file lock keeps two commands sharing the cache from writing the same jar; the `.part-` files a
 killed command left are removed by the next one.
+
+The cache directory, and each directory above it, must be writable by this user alone (or be sticky,
+as /tmp): whoever else could write there could swap a jar after its check and before Java reads it.
+Reads take what has arrived rather than wait for a whole chunk, so that the deadline of a download
+holds against a repository that trickles its bytes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import grp
 import hashlib
 import http.client
 import os
+import pwd
+import stat
 import tempfile
 import time
 import urllib.error
@@ -68,7 +76,8 @@ def cached_class_path(
     """The jars of `artifacts` in `cache_dir`, in order, each fetched from `repository` unless the
     cache holds it already; `report` is told once before anything is downloaded."""
     repository = check_repository(repository)
-    cache_dir.mkdir(parents=True, exist_ok=True)
+    cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _check_private(cache_dir)
     with _exclusive(cache_dir / ".lock"):
         for stale in cache_dir.glob(f"{PART_PREFIX}*"):  # left by a command killed mid-download
             stale.unlink(missing_ok=True)
@@ -82,6 +91,43 @@ def cached_class_path(
         for artifact in missing:
             _download(artifact, cache_dir, repository)
     return [cache_dir / a.file_name for a in artifacts]
+
+
+def _check_private(cache_dir: Path) -> None:
+    """Raises JarCacheError unless only this user (and root) may change what `cache_dir` holds: it is
+    this user's and no directory on its way, as written or as links resolve it, may be written by
+    others (unless sticky: there others may not rename or remove what is not theirs)."""
+    user = os.geteuid()
+    absolute = cache_dir.absolute()
+    for directory in dict.fromkeys([absolute, *absolute.parents, *cache_dir.resolve().parents]):
+        try:
+            found = os.stat(directory)
+        except OSError as error:
+            raise JarCacheError(f"the Kafka jar cache {cache_dir}: {error}") from error
+        owners = (user,) if directory == absolute else (user, 0)
+        if found.st_uid not in owners:
+            raise JarCacheError(
+                f"{directory} is owned by user {found.st_uid}: it cannot hold the Kafka jar cache safely"
+            )
+        writers = stat.S_IWOTH | (0 if _private_group(found.st_gid) else stat.S_IWGRP)
+        if found.st_mode & writers and not (directory != absolute and found.st_mode & stat.S_ISVTX):
+            raise JarCacheError(
+                f"{directory} may be written by other users: they could replace a cached Kafka jar "
+                "between its check and its use (chmod go-w, or choose another XDG_CACHE_HOME)"
+            )
+
+
+def _private_group(gid: int) -> bool:
+    """This user's own group (a user private group, as umask 002 systems give each user): its write
+    permission lets no one else in."""
+    if gid != os.getegid():
+        return False
+    try:
+        members = grp.getgrgid(gid).gr_mem
+        user = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return False
+    return set(members) <= {user}
 
 
 def _holds(path: Path, artifact: Artifact) -> bool:
@@ -120,8 +166,13 @@ def _download(artifact: Artifact, cache_dir: Path, repository: str) -> None:
 
 
 def _published_sha1(artifact: Artifact, url: str) -> str:
+    deadline = time.monotonic() + JAR_TIMEOUT_S
+    text = b""
     with _open(artifact, url) as response:
-        text = response.read(MAX_SHA1_FILE_BYTES + 1)
+        while len(text) <= MAX_SHA1_FILE_BYTES and (
+            chunk := _read_some(artifact, url, response, MAX_SHA1_FILE_BYTES + 1 - len(text), deadline)
+        ):
+            text += chunk
     if len(text) > MAX_SHA1_FILE_BYTES:
         raise JarCacheError(
             f"{artifact.coordinates}: {url} is not a .sha1 file (over {MAX_SHA1_FILE_BYTES} bytes)"
@@ -136,14 +187,12 @@ def _copy_bounded(artifact: Artifact, url: str, out: BinaryIO) -> tuple[str, str
     received = 0
     deadline = time.monotonic() + JAR_TIMEOUT_S
     with _open(artifact, url) as response:
-        while chunk := response.read(CHUNK_BYTES):
+        while chunk := _read_some(artifact, url, response, CHUNK_BYTES, deadline):
             received += len(chunk)
             if received > artifact.size:
                 raise JarCacheError(
                     f"{artifact.coordinates}: {url} sent more than the pinned {artifact.size} bytes"
                 )
-            if time.monotonic() > deadline:
-                raise JarCacheError(f"{artifact.coordinates}: {url} took over {JAR_TIMEOUT_S:.0f} s")
             sha1.update(chunk)
             sha256.update(chunk)
             out.write(chunk)
@@ -152,6 +201,16 @@ def _copy_bounded(artifact: Artifact, url: str, out: BinaryIO) -> tuple[str, str
             f"{artifact.coordinates}: {url} sent {received} bytes, the lock file pins {artifact.size}"
         )
     return sha1.hexdigest(), sha256.hexdigest()
+
+
+def _read_some(artifact: Artifact, url: str, response: BinaryIO, limit: int, deadline: float) -> bytes:
+    """What has arrived, up to `limit` bytes (b"" at the end); raises JarCacheError past `deadline`.
+    read1 returns after one receive where read would wait for all `limit` bytes, however slowly they
+    come, so the deadline is looked at after each piece a slow repository sends."""
+    if time.monotonic() > deadline:
+        raise JarCacheError(f"{artifact.coordinates}: {url} took over {JAR_TIMEOUT_S:g} s")
+    read1 = getattr(response, "read1", None)  # http.client's responses and files have it
+    return bytes(read1(limit) if read1 is not None else response.read(limit))
 
 
 @contextlib.contextmanager

@@ -7,14 +7,19 @@ URL, and leaves nothing in the cache that a later run would use."""
 
 from __future__ import annotations
 
+import getpass
+import grp
 import hashlib
 import http.server
+import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from odradek.cli.cluster_up import jar_cache
 from odradek.cli.cluster_up.jar_cache import (
     PART_PREFIX,
     JarCacheError,
@@ -25,6 +30,10 @@ from odradek.cli.cluster_up.jar_cache import (
 from odradek.cli.cluster_up.kafka_lock import Artifact, read_lock
 from tests.support.ports import free_port
 
+#: A trickled answer: its bytes one at a time, never all of them (the connection then closes).
+TRICKLED_BYTES = 100
+TRICKLE_PAUSE_S = 0.1
+
 JARS = {
     "org.example:first:1.0": b"PK first jar " * 1000,
     "org.example.other:second:2.0-rc1": b"PK second jar " * 3000,
@@ -33,12 +42,16 @@ JARS = {
 
 class FakeRepository:
     """A Maven repository on 127.0.0.1 serving `root`; `served` records each path asked for. A path in
-    `endless` is answered with bytes until the client goes away."""
+    `endless` is answered with bytes until the client goes away; one in `trickled` with its length
+    announced and its first `TRICKLED_BYTES` bytes sent one at a time, `TRICKLE_PAUSE_S` apart."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.served: list[str] = []
         self.endless: set[str] = set()
+        self.trickled: set[str] = set()
+        #: Set once a trickled answer has sent all it would send.
+        self.trickle_done = threading.Event()
         repository = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -60,6 +73,16 @@ class FakeRepository:
                 self.send_response(200)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
+                if self.path in repository.trickled:
+                    try:
+                        for byte in body[:TRICKLED_BYTES]:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(TRICKLE_PAUSE_S)
+                    except OSError:
+                        return
+                    repository.trickle_done.set()
+                    return
                 self.wfile.write(body)
 
             def log_message(self, format: str, *args: object) -> None:
@@ -233,3 +256,89 @@ def test_the_cache_is_under_xdg_cache_home_or_home_cache(tmp_path: Path) -> None
     # a relative XDG_CACHE_HOME is ignored, as the XDG base directory specification says
     assert default_cache_dir({"XDG_CACHE_HOME": "rel"}) == Path.home() / ".cache" / "odradek" / "kafka-3.9.2"
     assert default_cache_dir({}) == Path.home() / ".cache" / "odradek" / "kafka-3.9.2"
+
+
+@pytest.mark.parametrize("suffix", ["", ".sha1"])
+def test_a_repository_trickling_bytes_is_given_up_on_after_the_download_deadline_not_after_its_last_byte(
+    tmp_path: Path,
+    repository: FakeRepository,
+    artifacts: tuple[Artifact, ...],
+    monkeypatch: pytest.MonkeyPatch,
+    suffix: str,
+) -> None:
+    """A read of a whole chunk waited for the chunk (or the connection's end): a server sending a byte
+    every few seconds, each within the socket timeout, held the command past JAR_TIMEOUT_S for as
+    long as it liked; the deadline was looked at only between chunks."""
+    monkeypatch.setattr(jar_cache, "JAR_TIMEOUT_S", TRICKLE_PAUSE_S * 3)
+    repository.trickled.add(f"/maven2/{artifacts[0].repository_path}{suffix}")
+    with pytest.raises(JarCacheError, match="took over"):
+        fetch(artifacts, tmp_path / "cache", repository.url)
+    # given up on while the server was still trickling, not once it had sent its last byte
+    assert not repository.trickle_done.is_set()
+
+
+def test_a_cache_directory_others_may_write_is_refused_as_its_jars_could_be_swapped_after_their_check(
+    tmp_path: Path, repository: FakeRepository, artifacts: tuple[Artifact, ...]
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    cache.chmod(0o777)
+    with pytest.raises(JarCacheError, match=f"{cache} may be written by other users"):
+        fetch(artifacts, cache, repository.url)
+    assert repository.served == []
+
+
+def test_a_cache_directory_under_a_directory_others_may_write_is_refused(
+    tmp_path: Path, repository: FakeRepository, artifacts: tuple[Artifact, ...]
+) -> None:
+    """Whoever may write the parent may rename the cache away and put one of their own in its place."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(JarCacheError, match=f"{shared} may be written by other users"):
+        fetch(artifacts, shared / "cache", repository.url)
+
+
+def test_a_cache_directory_under_a_sticky_world_writable_directory_is_used(
+    tmp_path: Path, repository: FakeRepository, artifacts: tuple[Artifact, ...]
+) -> None:
+    """As /tmp: others may not rename or remove what they do not own there."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    jars = fetch(artifacts, shared / "cache", repository.url)
+    assert [p.read_bytes() for p in jars] == list(JARS.values())
+
+
+def test_a_cache_directory_owned_by_another_user_is_refused(
+    tmp_path: Path, repository: FakeRepository, artifacts: tuple[Artifact, ...]
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    other = os.geteuid() + 4242
+    if os.geteuid() != 0:
+        pytest.skip("only root may give a directory to another user")
+    os.chown(cache, other, -1)
+    with pytest.raises(JarCacheError, match=f"{cache} is owned by user {other}"):
+        fetch(artifacts, cache, repository.url)
+
+
+def test_a_new_cache_directory_is_made_private(
+    tmp_path: Path, repository: FakeRepository, artifacts: tuple[Artifact, ...]
+) -> None:
+    cache = tmp_path / "new" / "cache"
+    fetch(artifacts, cache, repository.url)
+    assert cache.stat().st_mode & 0o077 == 0
+
+
+def test_a_cache_directory_writable_by_the_users_own_private_group_is_used(
+    tmp_path: Path, repository: FakeRepository, artifacts: tuple[Artifact, ...]
+) -> None:
+    """umask 002 systems give each user a group of their own: its write permission lets no one else in."""
+    if any(member for member in grp.getgrgid(os.getegid()).gr_mem if member != getpass.getuser()):
+        pytest.skip("this user's group has other members")
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    cache.chmod(0o770)
+    jars = fetch(artifacts, cache, repository.url)
+    assert [p.read_bytes() for p in jars] == list(JARS.values())
