@@ -384,9 +384,20 @@ def test_cluster_wide_broker_configs_set_on_one_kind_are_in_effect_on_the_other_
                 f"message.max.bytes in effect on broker {checked_on}",
                 0.3,
             )
-        defaults = [describe_configs(cluster, n, BROKER_RESOURCE, "", names) for n in (made_on, checked_on)]
-        assert defaults[0] == defaults[1]
-        assert {name: value for name, (value, *_) in defaults[0].items()} == CLUSTER_DEFAULTS
+
+        # each broker describes the defaults from what its own change notification brought it, the one
+        # that made the change too (in Kafka as in odradek): a moment after the other may enforce them
+        def agreed() -> bool:
+            made, checked = (
+                describe_configs(cluster, n, BROKER_RESOURCE, "", names) for n in (made_on, checked_on)
+            )
+            return made == checked
+
+        wait_until(
+            agreed, PATIENCE_S, f"brokers {made_on} and {checked_on} describing the same defaults", 0.3
+        )
+        defaults = describe_configs(cluster, checked_on, BROKER_RESOURCE, "", names)
+        assert {name: value for name, (value, *_) in defaults.items()} == CLUSTER_DEFAULTS
         own = [describe_configs(cluster, n, BROKER_RESOURCE, str(n), names) for n in (made_on, checked_on)]
         assert own[0] == own[1]
     finally:
