@@ -11,44 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker
 from odradek.cluster.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper import paths
-from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.configs import entity_config
 from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode
 from odradek.cluster.zookeeper.topics import create_topic
-from odradek.config.broker import BrokerConfig
-from odradek.config.topic import resolve_topic_config
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.storage.config import LogConfig
-from odradek.storage.log_manager import LogManager
-from tests.support.zookeeper import ZooKeeperServer, zookeeper_server
+from tests.support.zk_topic_admin import admin
+from tests.support.zookeeper import zookeeper_server
 
-__all__ = ["zookeeper_server"]  # the fixture
+__all__ = ["admin", "zookeeper_server"]  # the fixtures
 pytestmark = pytest.mark.timeout(60)
-
-
-@pytest.fixture
-def admin(zookeeper_server: ZooKeeperServer, tmp_path: Path) -> Iterator[ZkTopicAdmin]:
-    """Broker 1's topic administration, attached to ZooKeeper, its metadata cache empty of topics."""
-    config = BrokerConfig({"node.id": "1", "log.dirs": str(tmp_path)}, warn_unknown=False)
-    logs = LogManager([tmp_path], LogConfig.from_mapping(dict(resolve_topic_config({}, config))))
-    endpoint = BrokerEndpoint(1, "127.0.0.1", 9092)
-    cluster = ClusterMetadata("cluster", 1, [endpoint])
-    cluster.set_live_brokers([LiveBroker(1, {"PLAINTEXT": endpoint})])
-    zk = ZooKeeperClient.connect(f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}")
-    topics = ZkTopicAdmin(config, cluster, logs, 1)
-    topics.attach(zk)
-    try:
-        yield topics
-    finally:
-        zk.close()
 
 
 def test_alter_configs_of_a_topic_written_to_zookeeper_before_the_controller_announced_it_is_stored(
