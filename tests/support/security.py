@@ -113,7 +113,8 @@ def start_secure_broker(
     return SecureBroker(process, ports, certificates)
 
 
-def add_scram_user(port: int, user: str, password: str, iterations: int = 4096) -> None:
+def scram_upsertions(user: str, password: str, iterations: int = 4096) -> list[ScramCredentialUpsertion]:
+    """`user`'s credentials for every SCRAM mechanism, each with a fresh salt."""
     upsertions = []
     for mechanism, (wire_type, _) in MECHANISMS.items():
         salt = os.urandom(24)
@@ -126,6 +127,11 @@ def add_scram_user(port: int, user: str, password: str, iterations: int = 4096) 
                 salted_password=salted_password(mechanism, password, salt, iterations),
             )
         )
+    return upsertions
+
+
+def add_scram_user(port: int, user: str, password: str, iterations: int = 4096) -> None:
+    upsertions = scram_upsertions(user, password, iterations)
     with RawClient(port) as client:
         response = client.request(AlterUserScramCredentialsRequest(deletions=[], upsertions=upsertions), 0)
     assert [result.error_code for result in response.results] == [0], response

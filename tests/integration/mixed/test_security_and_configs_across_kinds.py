@@ -30,7 +30,6 @@ from odradek.protocol.messages.alter_client_quotas import (
 from odradek.protocol.messages.alter_user_scram_credentials import (
     AlterUserScramCredentialsRequest,
     ScramCredentialDeletion,
-    ScramCredentialUpsertion,
 )
 from odradek.protocol.messages.create_acls import AclCreation, CreateAclsRequest
 from odradek.protocol.messages.delete_acls import DeleteAclsFilter, DeleteAclsRequest
@@ -48,13 +47,14 @@ from odradek.protocol.messages.incremental_alter_configs import (
 )
 from odradek.protocol.records import Compression, Record, build_record_batch
 from odradek.security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
-from odradek.security.scram_credentials import MECHANISMS, salted_password
+from odradek.security.scram_credentials import MECHANISMS
 from tests.support import kafka_tools
 from tests.support.interop import wait_until
 from tests.support.kafka_reference import broker_host
 from tests.support.mixed_cluster import PATIENCE_S, Kind, MixedCluster, running_mixed_cluster
 from tests.support.mixed_security import SaslListeners, produce, scram_client
 from tests.support.raw_client import RawClient
+from tests.support.security import scram_upsertions
 from tests.support.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.timeout(600)
@@ -122,19 +122,7 @@ def test_a_scram_user_made_on_one_kind_logs_in_on_the_other_and_deleted_there_no
 
 
 def upsert_scram_user(cluster: MixedCluster, node: int, user: str, password: str) -> None:
-    upsertions = []
-    for mechanism, (wire_type, _) in MECHANISMS.items():
-        salt = os.urandom(24)
-        iterations = 4096
-        upsertions.append(
-            ScramCredentialUpsertion(
-                name=user,
-                mechanism=wire_type,
-                iterations=iterations,
-                salt=salt,
-                salted_password=salted_password(mechanism, password, salt, iterations),
-            )
-        )
+    upsertions = scram_upsertions(user, password)
     with admin(cluster, node) as client:
         response = client.request(AlterUserScramCredentialsRequest(deletions=[], upsertions=upsertions), 0)
     assert [r.error_code for r in response.results] == [ErrorCode.NONE], response
@@ -182,18 +170,7 @@ def test_an_acl_made_on_one_kind_is_enforced_by_the_other_and_its_removal_there_
     # refused everywhere before the ACL exists (the check below could not pass without it)
     assert write(listeners, checked_on, user, password, allowed) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
-    acl = AclCreation(
-        resource_type=ResourceType.TOPIC,
-        resource_name=allowed,
-        resource_pattern_type=PatternType.LITERAL,
-        principal=f"User:{user}",
-        host="*",
-        operation=AclOperation.WRITE,
-        permission_type=AclPermissionType.ALLOW,
-    )
-    with admin(cluster, made_on) as client:
-        created = client.request(CreateAclsRequest(creations=[acl]), 2)
-    assert [r.error_code for r in created.results] == [ErrorCode.NONE], created
+    grant_write(cluster, made_on, user, allowed)
     wait_until(
         lambda: write(listeners, checked_on, user, password, allowed) == ErrorCode.NONE,
         PATIENCE_S,
