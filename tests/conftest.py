@@ -19,8 +19,9 @@ from tests.support.broker_process import BrokerProcess
 #: The files are in the order of their durations in the last full run on the loaded 2-core machine.
 LONGEST_FIRST = (
     "tests/spark/test_pipeline_exactly_once.py",
-    "tests/spark/test_pipeline.py",
+    "tests/spark/test_pipeline_command.py",
     "tests/compat/java/test_java_clients_cluster.py",  # before the third Spark module: less CPU at once
+    "tests/spark/test_pipeline.py",
     "tests/spark/test_security.py",
     "tests/compat/connect/",
     "tests/integration/test_crash_recovery.py",

@@ -27,7 +27,7 @@ from compatibility_clients import clients_section
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.metadata import BrokerMode
-from odradek.handlers.registry import REGISTRY, Registration
+from odradek.handlers._common.registry import REGISTRY, Registration
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.messages import OTHER_SCHEMAS, REQUESTS, RESPONSES
 from odradek.protocol.schema import Message, Versions

@@ -134,3 +134,25 @@ def test_console_port_without_the_console_installed_is_refused_in_one_line(
         ConsoleUnavailableError, match=r"console.port is set .*missing uvicorn.*odradek\[console\]"
     ):
         check_console_installed()
+
+
+def test_a_broker_with_a_metrics_endpoint_gives_it_to_its_console_for_the_clients_page(
+    tmp_path: Path,
+) -> None:
+    require_module("uvicorn")
+    port, metrics_port = free_port(), free_port()
+    settings = {
+        "console.port": str(port),
+        "metrics.port": str(metrics_port),
+        "offsets.topic.num.partitions": "1",
+    }
+    broker = BrokerProcess(tmp_path / "data", settings).start()
+    try:
+        status, page = wait_for(
+            lambda: http_status(f"http://127.0.0.1:{port}/clients"), timeout=30, what="console"
+        )
+        assert status == 200
+        assert "--metrics-url" not in page  # it was given one: the broker's
+        assert "No client has pushed metrics" in page
+    finally:
+        broker.stop()

@@ -8,6 +8,7 @@ import json
 import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from types import FrameType
@@ -23,8 +24,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="where to write the JSON report (stdout if absent)")
     parser.add_argument("--keep", action="store_true", help="keep the brokers' data and logs afterwards")
     args = parser.parse_args(argv)
-    # SIGTERM ends the run like Ctrl-C: through the `finally` that stops every process and heals every cut
+    # SIGTERM ends the run like Ctrl-C: through the `finally` that stops every process and heals every cut.
+    # Both are also remembered: a KeyboardInterrupt raised while the interpreter runs a finalizer is
+    # printed and dropped ("Exception ignored"), and the run then went on to report success.
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     # `kill -USR1 <pid>` prints every thread's stack: where a long run is waiting
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     base = Path(tempfile.mkdtemp(prefix="odradek-faults-"))
@@ -32,7 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     keep = args.keep
     try:
         report = run(
-            base, args.brokers, args.faults, args.seed, log=lambda line: print(line, file=sys.stderr)
+            base,
+            args.brokers,
+            args.faults,
+            args.seed,
+            log=lambda line: print(line, file=sys.stderr),
+            interrupted=_interrupted.is_set,
         )
         # a run that lost, duplicated or reordered anything keeps its brokers' logs to find out why
         keep = keep or not report["anomalies"]["clean"]
@@ -56,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.faults} faults in {report['duration_s']} s: {anomalies['counts']}", file=sys.stderr)
     # a run in which nothing was acknowledged proves nothing
     kept = anomalies["clean"] and report["not_enough_replicas"]["holds"]
+    if _interrupted.is_set():
+        return 128 + signal.SIGINT  # an interrupted run never reports success
     return 0 if kept and report["summary"]["acknowledged"] > 0 else 1
 
 
@@ -66,7 +77,11 @@ def _print_log_tails(base: Path, lines: int = 30) -> None:
         print("\n".join(tail), file=sys.stderr)
 
 
+_interrupted = threading.Event()
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
+    _interrupted.set()
     raise KeyboardInterrupt
 
 

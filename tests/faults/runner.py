@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,14 @@ from tests.faults.workload import Workload, read_everything
 RECOVERY_TIMEOUT_S = 60.0
 
 
-def run(base: Path, brokers: int, fault_count: int, seed: int, log: Any = print) -> dict[str, Any]:
+def run(
+    base: Path,
+    brokers: int,
+    fault_count: int,
+    seed: int,
+    log: Any = print,
+    interrupted: Callable[[], bool] = lambda: False,
+) -> dict[str, Any]:
     started = time.monotonic()
     rng = random.Random(seed)
     kinds = faults.schedule(seed, fault_count)
@@ -38,6 +46,8 @@ def run(base: Path, brokers: int, fault_count: int, seed: int, log: Any = print)
         workload.start()
         time.sleep(3)
         for number, kind in enumerate(kinds, 1):
+            if interrupted():  # asked to stop, its KeyboardInterrupt lost (see __main__.py)
+                raise KeyboardInterrupt
             at = time.monotonic() - started
             record: dict[str, Any] = {"n": number, "kind": kind, "at_s": round(at, 1)}
             try:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from odradek.cluster.metadata.acls import FILE_NAME
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.describe_acls import DescribeAclsRequest
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
 from odradek.security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
-from odradek.security.acl_store import FILE_NAME
 from tests.integration.test_broker_startup_errors import assert_refused_in_one_line, run_broker
 from tests.support.acls import AUTHORIZER, grant, sasl_client, start_acl_broker
 from tests.support.broker_process import BrokerProcess

@@ -211,13 +211,13 @@ def test_list_offsets_v0_answers_old_style_offsets_up_to_max_num_offsets(client:
 # ----- ApiVersions -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4, 5])
 def test_api_versions_every_version(client: RawClient, version: int) -> None:
     request = ApiVersionsRequest(client_software_name="raw-test", client_software_version="1.0")
     response = client.request(request, version)
     assert response.error_code == ErrorCode.NONE
     served = {v.api_key: (v.min_version, v.max_version) for v in response.api_keys}
-    assert served[ApiKey.API_VERSIONS] == (0, 4)
+    assert served[ApiKey.API_VERSIONS] == (0, 5)
     for api in (ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.METADATA):
         assert served[api][0] == 0, f"{api.name} must serve the classic v0"
 
@@ -226,14 +226,14 @@ def test_api_versions_newer_than_ours_gets_a_v0_unsupported_version_answer_and_t
     client: RawClient,
 ) -> None:
     request = ApiVersionsRequest(client_software_name="future-client", client_software_version="9.9")
-    frame = bytearray(encode_request(request, 4, correlation_id=77, client_id="future"))
-    struct.pack_into(">h", frame, 6, 5)  # v5: a header and body laid out as v4's, version bumped
+    frame = bytearray(encode_request(request, 5, correlation_id=77, client_id="future"))
+    struct.pack_into(">h", frame, 6, 6)  # v6: a header and body laid out as v5's, version bumped
     client.send_bytes(bytes(frame))
     correlation_id, response = client.receive(ApiKey.API_VERSIONS, 0)
     assert correlation_id == 77
     assert response.error_code == ErrorCode.UNSUPPORTED_VERSION
     assert [(v.api_key, v.min_version, v.max_version) for v in response.api_keys] == [
-        (ApiKey.API_VERSIONS, 0, 4)
+        (ApiKey.API_VERSIONS, 0, 5)
     ]
     # The client now retries with a version we know, on the same connection.
     retried = client.request(request, 3)

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from odradek.cli.main import main as odradek
+from odradek.cluster.metadata.client_quotas import FILE_NAME
 from odradek.protocol.frames import encode_request
 from odradek.protocol.messages.api_versions import ApiVersionsRequest
 from odradek.protocol.messages.metadata import MetadataRequest
-from odradek.security.quota_store import FILE_NAME
 from tests.integration.test_broker_startup_errors import assert_refused_in_one_line, run_broker
 from tests.support.broker_process import BrokerProcess, free_port
 from tests.support.raw_client import RawClient

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from odradek.cluster.dynamic_configs import FILE_NAME as DYNAMIC_CONFIGS
+from odradek.cluster.metadata.broker_configs import FILE_NAME as DYNAMIC_CONFIGS
+from odradek.cluster.metadata.client_metrics import FILE_NAME as CLIENT_METRICS_FILE
+from odradek.cluster.metadata.group_configs import FILE_NAME as GROUP_CONFIGS_FILE
 from odradek.storage.files import TOPICS_FILE
 from tests.support.broker_command import assert_refused_in_one_line, minimal_settings, run_broker
 from tests.support.broker_process import BrokerProcess
@@ -143,3 +145,32 @@ def test_a_directory_that_is_no_partition_refuses_start_up_in_one_line(tmp_path:
     (data / name).mkdir(parents=True)
     result = run_broker(*minimal_settings(data), "--override", "node.id=1")
     assert_refused_in_one_line(result, str(data / name), "not in the form of topic-partition")
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["not json", "[]", '{"version": 1, "subscriptions": []}', '{"version": 2, "subscriptions": {}}'],
+    ids=["not json", "array", "subscriptions array", "unknown version"],
+)
+def test_client_metrics_subscriptions_of_the_wrong_shape_refuse_start_up_in_one_line(
+    tmp_path: Path, content: str
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / CLIENT_METRICS_FILE).write_text(content)
+    result = run_broker(*minimal_settings(data), "--override", "node.id=1")
+    assert_refused_in_one_line(result, CLIENT_METRICS_FILE)
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["not json", "[]", '{"version": 1, "groups": []}', '{"version": 2, "groups": {}}'],
+    ids=["not json", "array", "groups array", "unknown version"],
+)
+def test_group_configs_of_the_wrong_shape_refuse_start_up_in_one_line(tmp_path: Path, content: str) -> None:
+    """Before, the GROUP configs file's error was no start-up failure: a traceback."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / GROUP_CONFIGS_FILE).write_text(content)
+    result = run_broker(*minimal_settings(data), "--override", "node.id=1")
+    assert_refused_in_one_line(result, GROUP_CONFIGS_FILE)

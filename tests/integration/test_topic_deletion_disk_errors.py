@@ -70,35 +70,50 @@ def test_delete_with_a_failing_topic_store_answers_storage_error_and_keeps_the_t
     asyncio.run(scenario())
 
 
-def test_a_name_whose_renames_failed_is_refused_until_the_retention_check_finishes_them(
+def test_a_rename_failing_in_one_log_dir_takes_it_offline_and_the_name_waits_for_the_next_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def scenario() -> None:
-        async with _broker(tmp_path, {"log.retention.check.interval.ms": "100"}) as broker:
+    """As Kafka's renameDir (under maybeHandleIOException): a deletion's rename failing is its log dir
+    failing, which goes offline while the broker serves the other; the topic stays marked for deletion
+    until the next start finishes it there. It was retried at every retention check, the dir online."""
+    dirs = {"log.dirs": f"{tmp_path / 'd1'},{tmp_path / 'd2'}", "log.retention.check.interval.ms": "100"}
+
+    async def failing() -> Path:
+        async with _broker(tmp_path, dirs) as broker:
             port = broker.bound["PLAINTEXT"][1]
             with RawClient(port) as client:
                 assert await asyncio.to_thread(_create, client, "orders") == ErrorCode.NONE
-                _fail_renames(monkeypatch, lambda source: source.name == "orders-1")
+                second = broker.logs.get_log("orders", 1)
+                first = broker.logs.get_log("orders", 0)
+                assert second is not None and first is not None and first.dir.parent != second.dir.parent
+                failed_dir = second.dir.parent
+                _fail_renames(monkeypatch, lambda source: source.parent == failed_dir)
                 deleted = await asyncio.to_thread(_delete, client, "orders")
-                again = await asyncio.to_thread(_create_result, client, "orders")
-                auto_created = await asyncio.to_thread(_metadata, client, "orders", auto_create=True)
-                monkeypatch.undo()
                 await asyncio.to_thread(
-                    wait_until, lambda: not broker.logs.is_topic_being_deleted("orders"), 10, "the retry"
+                    wait_until, lambda: broker.logs.live_log_dirs == [first.dir.parent], 10, "the dir offline"
                 )
-                created = await asyncio.to_thread(_create, client, "orders")
+                again = await asyncio.to_thread(_create_result, client, "orders")
+                other = await asyncio.to_thread(_create, client, "other")
+                monkeypatch.undo()
             # The deletion is committed (marked durably) before the renames: it answers success.
             assert deleted.error_code == ErrorCode.NONE
             assert (again.error_code, again.error_message) == (
                 ErrorCode.TOPIC_ALREADY_EXISTS,
                 "Topic 'orders' is marked for deletion.",
             )
-            assert auto_created.error_code == ErrorCode.LEADER_NOT_AVAILABLE  # retriable, as in Kafka
-            assert created == ErrorCode.NONE
+            assert other == ErrorCode.NONE
+            return failed_dir
+
+    async def restarted(failed_dir: Path) -> None:
+        async with _broker(tmp_path, dirs) as broker:
+            assert broker.logs.offline_log_dirs == []
+            assert not (failed_dir / "orders-1").exists()
+            with RawClient(broker.bound["PLAINTEXT"][1]) as client:
+                assert await asyncio.to_thread(_create, client, "orders") == ErrorCode.NONE
             log = broker.logs.get_log("orders", 1)
             assert log is not None and log.log_end_offset == 0
 
-    asyncio.run(scenario())
+    asyncio.run(restarted(asyncio.run(failing())))
 
 
 def test_topic_deletion_renames_directories_off_the_event_loop(

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from odradek.cluster.zk_topics import ZkTopicAdmin
+from odradek.cluster.metadata.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.configs import entity_config
 from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode

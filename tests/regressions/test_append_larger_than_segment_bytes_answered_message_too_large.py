@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from odradek.handlers.errors import error_code_for
+from odradek.partition.errors import error_code_for
 from odradek.protocol.error_codes import ErrorCode
 from odradek.storage.errors import StorageError
 from tests.unit.storage.helpers import FakeClock, batch, open_log

@@ -11,8 +11,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from odradek.cluster.metadata.client_quotas import LocalQuotaStore
 from odradek.security.quota_entities import QuotaEntity
-from odradek.security.quota_store import LocalQuotaStore
 
 WRITERS = 8
 WRITES_EACH = 25
@@ -27,7 +27,7 @@ def test_concurrent_writes_of_the_quota_store_all_succeed_and_all_persist(tmp_pa
         start.wait()
         for n in range(WRITES_EACH):
             try:
-                store.write(QuotaEntity(user=f"user-{writer}-{n}"), {"producer_byte_rate": 1024.0 + n})
+                store.write_file(QuotaEntity(user=f"user-{writer}-{n}"), {"producer_byte_rate": 1024.0 + n})
             except Exception as error:  # every failure is the finding
                 failures.append(error)
 

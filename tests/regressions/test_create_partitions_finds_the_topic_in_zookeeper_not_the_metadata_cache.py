@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from odradek.cluster.zk_topics import ZkTopicAdmin
+from odradek.cluster.metadata.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode
 from odradek.cluster.zookeeper.topics import create_topic, mark_topic_for_deletion, topic_assignment
 from odradek.protocol.error_codes import ErrorCode, KafkaError

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from odradek.cluster.metadata import BrokerEndpoint, LiveBroker
-from odradek.cluster.zk_topics import ZkTopicAdmin
+from odradek.cluster.metadata.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.errors import ZooKeeperError
 from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode
@@ -37,9 +37,7 @@ def broker(zookeeper_server: ZooKeeperServer, tmp_path: Path) -> Iterator[Handle
     endpoint = BrokerEndpoint(NODE_ID, "127.0.0.1", 9092)
     services.cluster.set_live_brokers([LiveBroker(NODE_ID, {"PLAINTEXT": endpoint})])
     zk = ZooKeeperClient.connect(f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}")
-    topics = ZkTopicAdmin(handler_broker.config, services.cluster, services.logs, NODE_ID)
-    topics.attach(zk)
-    services.topics = topics
+    services.topics = ZkTopicAdmin(handler_broker.config, services.cluster, zk)
     try:
         yield handler_broker
     finally:

@@ -2,7 +2,8 @@
 client got UnsupportedVersionException from updateFeatures and an empty finalizedFeaturesEpoch from
 describeFeatures, where Kafka 3.9 in ZooKeeper mode (whose brokers support no feature flag) finalizes
 none at epoch 0 and answers every update INVALID_REQUEST, feature by feature, validateOnly or not.
-(tests/compat/java AdminFeaturesTest)
+(tests/compat/java AdminFeaturesTest). Since share groups are served by default, share.version (Kafka
+4.x's) is supported at 0-1 and finalized at 1, at the same epoch; it cannot be updated either.
 """
 
 from __future__ import annotations
@@ -34,18 +35,23 @@ def test_update_features_is_refused_feature_by_feature_and_no_feature_is_finaliz
                     feature_updates=[
                         FeatureUpdateKey(feature="metadata.version", max_version_level=21),
                         FeatureUpdateKey(feature="no.such.feature", max_version_level=1),
+                        FeatureUpdateKey(feature="share.version", max_version_level=0),
                     ],
                     validate_only=True,
                 ),
                 version,
             )
     assert served[57] == (0, 1)
-    assert (versions.supported_features, versions.finalized_features) == ([], [])
+    assert [(f.name, f.min_version, f.max_version) for f in versions.supported_features] == [
+        ("share.version", 0, 1)
+    ]
+    assert [(f.name, f.max_version_level) for f in versions.finalized_features] == [("share.version", 1)]
     assert versions.finalized_features_epoch == 0
     for response in refused.values():
         assert response.error_code == ErrorCode.NONE
         assert {r.feature: r.error_code for r in response.results} == {
             "metadata.version": ErrorCode.INVALID_REQUEST,
             "no.such.feature": ErrorCode.INVALID_REQUEST,
+            "share.version": ErrorCode.INVALID_REQUEST,
         }
         assert all(r.error_message for r in response.results)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from odradek.cluster.metadata import client_quotas as quota_store
 from odradek.config.broker import BrokerConfig
-from odradek.security import quota_store
 from odradek.security.quota_entities import QuotaEntity
 from odradek.server.broker import Broker
 from odradek.storage.files import atomic_write
@@ -50,10 +50,12 @@ async def _scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(quota_store, "atomic_write", slow_write)
     try:
         assert broker.services is not None
-        persist = broker.services.client_quotas.persist
-        assert persist is not None
+        storage = broker.services.client_quotas.store
+        assert storage is not None
         writes = [
-            asyncio.ensure_future(persist(QuotaEntity(user=f"user-{n}"), {"producer_byte_rate": 1024.0}))
+            asyncio.ensure_future(
+                storage.write(QuotaEntity(user=f"user-{n}"), {"producer_byte_rate": 1024.0})
+            )
             for n in range(WRITES)
         ]
         await asyncio.sleep(0)  # every write under way

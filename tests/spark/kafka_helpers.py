@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
@@ -78,3 +79,42 @@ def consume_all(bootstrap: str, topic: str, partitions: Iterable[int] = (0, 1, 2
     finally:
         consumer.close()
     return result
+
+
+def copy_batch_and_streaming(
+    spark: Any, options: dict[str, str], plaintext: str, prefix: str, checkpoint: str
+) -> None:
+    """Through Spark's own Kafka connector with `options` (a login): six records produced to
+    `<prefix>-in` over `plaintext` are read back in a batch, copied to `<prefix>-batch-copy` by a batch
+    write and to `<prefix>-stream-copy` by a streaming query, and both copies hold them all, in order."""
+    produce(plaintext, f"{prefix}-in", 6)
+    expected = sorted((i % 3, i // 3, b"k%d" % i, b"v%d" % i) for i in range(6))
+    frame = spark.read.format("kafka").options(**options).option("subscribe", f"{prefix}-in").load()
+    assert sorted((r.partition, r.offset, r.key, r.value) for r in frame.collect()) == expected
+    frame.selectExpr("key", "value", "partition").write.format("kafka").options(**options).option(
+        "topic", f"{prefix}-batch-copy"
+    ).save()
+    stream = (
+        spark.readStream.format("kafka")
+        .options(**options)
+        .option("subscribe", f"{prefix}-in")
+        .option("startingOffsets", "earliest")
+        .load()
+        .selectExpr("key", "value", "partition")
+    )
+    query = (
+        stream.writeStream.format("kafka")
+        .options(**options)
+        .option("topic", f"{prefix}-stream-copy")
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        query.awaitTermination(120)
+        assert query.exception() is None, query.exception()
+    finally:
+        query.stop()
+    for copy in (f"{prefix}-batch-copy", f"{prefix}-stream-copy"):
+        got = [(m.partition, m.offset, m.key, m.value) for m in consume_all(plaintext, copy)]
+        assert got == expected, copy

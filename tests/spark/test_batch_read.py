@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from confluent_kafka import Producer
 
 from tests.spark.kafka_helpers import consume_all, produce
 from tests.support.broker_process import BrokerProcess
@@ -139,3 +140,28 @@ def test_bad_options_fail_at_start(
 ) -> None:
     with pytest.raises(Exception, match=message):
         read(spark, spark_broker, **options).collect()
+
+
+def test_read_committed_leaves_out_aborted_records_on_a_plaintext_listener(
+    spark: Any, spark_broker: BrokerProcess
+) -> None:
+    """`kafka.isolation.level=read_committed` was handed to librdkafka only: the raw Fetch reader, which
+    `reader=auto` picks on plaintext listeners, fetched read_uncommitted and returned aborted records."""
+    producer = Producer({"bootstrap.servers": spark_broker.bootstrap, "transactional.id": "batch-rc-txn"})
+    producer.init_transactions(30)
+    for outcome, prefix in ((producer.abort_transaction, "aborted"), (producer.commit_transaction, "kept")):
+        producer.begin_transaction()
+        for i in range(6):
+            producer.produce("batch-read-committed", f"{prefix}{i}".encode(), partition=i % 3)
+        assert producer.flush(30) == 0  # in the log before the abort (librdkafka purges what it holds)
+        outcome(30)
+    values = sorted(
+        r.value.decode()
+        for r in read(
+            spark,
+            spark_broker,
+            subscribe="batch-read-committed",
+            **{"kafka.isolation.level": "read_committed"},
+        ).collect()
+    )
+    assert values == [f"kept{i}" for i in range(6)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,9 @@ from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from tests.spark.kafka_helpers import Message, consume_all, produce
+from tests.spark.pipeline_commands import SUMMARY, parquet_rows, run_pipeline_command
 from tests.support.broker_process import BrokerProcess
+from tests.support.spark_kafka_jars import spark_jars_setting
 
 #: Timestamps of the produced records: record i is stamped BASE_MS + i (CreateTime).
 BASE_MS = 1_700_000_000_000
@@ -286,3 +289,20 @@ def test_offsets_below_the_log_start_follow_fail_on_data_loss(
         for i in range(12)
         if not (i % PARTITIONS == 0 and i // PARTITIONS < 2)
     )
+
+
+def test_pipeline_command_runs_on_sparks_kafka_connector(tmp_path: Path) -> None:
+    """`--connector kafka`: Spark's own connector reads the page views and writes the aggregates (at
+    least once, the default with it), its jars given with --connector-jars."""
+    completed = run_pipeline_command(
+        tmp_path,
+        *("--connector", "kafka", "--connector-jars", spark_jars_setting()),
+        *("--events", "1000", "--rate", "0", "--trigger", "available-now"),
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    summary = SUMMARY.search(completed.stdout)
+    assert summary is not None, completed.stdout
+    assert "exactly once" not in completed.stdout
+    rows = parquet_rows(tmp_path / "pipeline-output")
+    assert len(rows) == int(summary.group(3)) > 0
+    assert sum(r["value"] for r in rows if r["metric"] == "views_per_page") == 1000

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.spark.kafka_helpers import consume_all, produce
+from tests.spark.kafka_helpers import copy_batch_and_streaming
 from tests.support.security import SCRAM_USERS, SecureBroker, start_secure_broker
 
 SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="{}" password="{}";'
@@ -38,41 +38,7 @@ def test_scram_login_reads_and_writes_batch_and_streaming(
     kafka_connector: Any, secure_broker: SecureBroker, checkpoint: str
 ) -> None:
     plaintext = secure_broker.bootstrap("PLAINTEXT")
-    produce(plaintext, "secured-in", 6)
-    options = scram_options(secure_broker)
-
-    frame = kafka_connector.read.format("kafka").options(**options).option("subscribe", "secured-in").load()
-    assert sorted((r.partition, r.offset, r.key, r.value) for r in frame.collect()) == sorted(
-        (i % 3, i // 3, b"k%d" % i, b"v%d" % i) for i in range(6)
-    )
-
-    frame.selectExpr("key", "value", "partition").write.format("kafka").options(**options).option(
-        "topic", "secured-batch-copy"
-    ).save()
-    stream = (
-        kafka_connector.readStream.format("kafka")
-        .options(**options)
-        .option("subscribe", "secured-in")
-        .option("startingOffsets", "earliest")
-        .load()
-        .selectExpr("key", "value", "partition")
-    )
-    query = (
-        stream.writeStream.format("kafka")
-        .options(**options)
-        .option("topic", "secured-stream-copy")
-        .option("checkpointLocation", checkpoint)
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination(120)
-        assert query.exception() is None, query.exception()
-    finally:
-        query.stop()
-    for copy in ("secured-batch-copy", "secured-stream-copy"):
-        got = [(m.partition, m.offset, m.key, m.value) for m in consume_all(plaintext, copy)]
-        assert got == sorted((i % 3, i // 3, b"k%d" % i, b"v%d" % i) for i in range(6)), copy
+    copy_batch_and_streaming(kafka_connector, scram_options(secure_broker), plaintext, "secured", checkpoint)
 
 
 def test_a_wrong_scram_password_fails_the_read_with_an_authentication_error(

@@ -38,6 +38,7 @@ from odradek.protocol.messages.list_offsets import (
     ListOffsetsRequest,
     ListOffsetsTopic,
 )
+from tests.spark.pipeline_commands import descendants, parquet_rows
 from tests.support.broker_process import BrokerProcess
 from tests.support.raw_client import RawClient
 from tests.support.spark_jvm import pipeline_environment
@@ -88,7 +89,7 @@ def pipeline(broker: BrokerProcess, work: Path, log: Path, *extra: str) -> subpr
 def kill_group(process: subprocess.Popen[bytes]) -> None:
     """SIGKILL the pipeline's process group, then every process it left (Spark's Python daemon is in
     a group of its own) and wait until all are gone."""
-    left = _descendants(process.pid)
+    left = list(descendants(process.pid))
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(30)
     for pid in left:
@@ -133,7 +134,7 @@ def test_pipeline_killed_and_restarted_writes_every_aggregate_exactly_once(
 
     # Every aggregate Spark computed, from Parquet without a replay's repeats: one value each.
     computed: dict[Aggregate, int] = {}
-    for row in _parquet_rows(tmp_path / "out"):
+    for row in parquet_rows(tmp_path / "out"):
         key = (row["metric"], _ms(row["window_start"]), row["page"])
         assert computed.setdefault(key, row["value"]) == row["value"], f"{key}: two values (seed {SEED})"
     # The output topic as a read_committed consumer sees it: each aggregate once, with that value.
@@ -216,36 +217,12 @@ def _wait(process: subprocess.Popen[bytes], done: Callable[[], bool], at_most_s:
         time.sleep(0.1)
 
 
-def _parquet_rows(output_dir: Path) -> list[dict[str, Any]]:
-    import pyarrow.parquet as pq
-
-    rows: list[dict[str, Any]] = pq.read_table(output_dir).to_pylist()
-    return rows
-
-
 def _ms(value: Any) -> int:
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return int(value.timestamp() * 1000)
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    found, pending = [], list(children.get(pid, []))
-    while pending:
-        child = pending.pop()
-        found.append(child)
-        pending += children.get(child, [])
-    return found
 
 
 def _alive(pid: int) -> bool:

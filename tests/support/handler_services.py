@@ -18,22 +18,25 @@ from pathlib import Path
 from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
-from odradek.cluster.leadership import SingleNodeLeadership
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, TopicState
+from odradek.cluster.metadata.client_metrics import LocalClientMetricsConfigs
+from odradek.cluster.metadata.group_configs import LocalGroupConfigs
+from odradek.cluster.metadata.producer_ids import LocalProducerIdManager
+from odradek.cluster.metadata.topics import LocalTopicAdmin
 from odradek.cluster.replica_manager import ReplicaManager
-from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
 from odradek.config.topic import resolve_topic_config
-from odradek.coordinator.producer_ids import ProducerIdManager
-from odradek.handlers.context import ANONYMOUS_PRINCIPAL, RequestContext
-from odradek.handlers.fetch_sessions import FetchSessionCache
-from odradek.handlers.registry import registration_for
-from odradek.handlers.services import Services
+from odradek.handlers._common.context import ANONYMOUS_PRINCIPAL, RequestContext
+from odradek.handlers._common.registry import registration_for
+from odradek.handlers._common.services import Services
+from odradek.partition.fetch_sessions import FetchSessionCache
+from odradek.partition.replica_manager import ReplicaManager as PartitionReplicas
 from odradek.protocol.messages.request_header import RequestHeader
-from odradek.server.delayed import AppendNotifier
+from odradek.security.authenticator import SaslAuthenticator
 from odradek.storage.config import LogConfig
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
+from odradek.telemetry.manager import ClientMetricsManager
 
 NODE_ID = 1
 LISTENER = "PLAINTEXT"
@@ -49,45 +52,55 @@ class HandlerBroker:
         node_id: int = NODE_ID,
         zookeeper_mode: bool = False,
         replicated: bool = False,
+        extra_log_dirs: tuple[Path, ...] = (),
         **overrides: str,
     ) -> None:
         settings = {"node.id": str(node_id), "log.dirs": str(log_dir), **overrides}
         self.config = BrokerConfig(settings, warn_unknown=False)
         self.logs = LogManager(
-            [log_dir],
+            [log_dir, *extra_log_dirs],
             LogConfig.from_mapping(dict(resolve_topic_config({}, self.config))),
             producer_id_expiration_ms=self.config.producer_id_expiration_ms,
-            # replicated=True: as the broker in a cluster, the high watermark is the replica manager's
-            # (followers' fetches move it); else every append moves it, which most tests assume.
+            # replicated=True: as the broker in a cluster, the logs are not the topic store's (its
+            # stray-log rule is a single node's); the high watermark is the replica manager's in both
             single_node=not replicated,
         )
         self.logs.startup()
         meta = self.logs.ensure_meta_properties(node_id)
         endpoint = BrokerEndpoint(node_id, "127.0.0.1", 9092)  # advertised only: nothing listens
         cluster = ClusterMetadata(meta.cluster_id, node_id, [endpoint])
-        topics = TopicAdmin(self.config, cluster, self.logs, node_id)
+        # as Broker.start: a cluster member's replica manager takes the controller's requests, a single
+        # node's leads its own partitions
+        control = ReplicaManager(node_id, cluster, self.logs) if zookeeper_mode else None
+        replicas = control or PartitionReplicas(node_id, cluster, self.logs)
+        topics = LocalTopicAdmin(self.config, cluster, self.logs, node_id, replicas)
         topics.load()
+        client_metrics = ClientMetricsManager(self.config.telemetry_max_bytes)
+        client_metrics_configs = LocalClientMetricsConfigs(log_dir, client_metrics)
+        client_metrics_configs.load()
+        group_configs = LocalGroupConfigs(log_dir)
+        group_configs.load()
         self.services = Services(
             node_id=node_id,
             config=self.config,
             cluster=cluster,
             topics=topics,
             logs=self.logs,
-            appends=AppendNotifier(),
+            appends=replicas.appends,
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
-            producer_ids=ProducerIdManager(self.logs.log_dirs[0]),
-            leadership=SingleNodeLeadership(cluster, node_id),
+            producer_ids=LocalProducerIdManager(self.logs.log_dirs[0]),
+            replicas=replicas,
             advertised={LISTENER: [endpoint]},
+            client_metrics=client_metrics,
+            client_metrics_configs=client_metrics_configs,
+            group_configs=None if zookeeper_mode else group_configs,
         )
         self._correlation_id = 0
-        self.replicas: ReplicaManager | None = None
-        if zookeeper_mode:
-            self.replicas = ReplicaManager(node_id, cluster, self.logs)
-            # as Broker._join_cluster
-            self.replicas.leaders.on_high_watermark = self.services.appends.wake
-            self.replicas.leaders.min_insync_replicas = self.services.topics.min_insync_replicas
-            self.services.appends.on_append = self.replicas.leaders.on_append
-            self.services.join_zookeeper_cluster(self.replicas)
+        # as Broker.start
+        replicas.leaders.min_insync_replicas = self.services.topics.min_insync_replicas
+        self.replicas: ReplicaManager | None = control
+        if control is not None:  # as Broker._join_cluster
+            self.services.join_zookeeper_cluster(control)
 
     async def create_topic(
         self, name: str, partitions: int = 1, configs: dict[str, str | None] | None = None
@@ -106,10 +119,13 @@ class HandlerBroker:
         listener: str = LISTENER,
         principal: str = ANONYMOUS_PRINCIPAL,
         client_port: int = 50000,
+        security_protocol: str = "PLAINTEXT",
+        sasl: SaslAuthenticator | None = None,
     ) -> Any:
         """The handler's response to `request` sent at `version` on `listener` by `principal` (decoded
         from its own encoding), from the connection of `client_port` (one client's connection by
-        default)."""
+        default; its connection id is the port), a connection of `security_protocol` whose SASL exchange
+        is `sasl`."""
         api_key = type(request).API_KEY
         registration = registration_for(api_key, version, self.services.mode)
         assert registration is not None, f"the broker does not serve API {api_key} v{version}"
@@ -121,7 +137,16 @@ class HandlerBroker:
             client_id="handler-tests",
         )
         context = RequestContext(
-            header, version, "127.0.0.1", client_port, listener, self.services, principal
+            header,
+            version,
+            "127.0.0.1",
+            client_port,
+            listener,
+            self.services,
+            principal,
+            security_protocol=security_protocol,
+            sasl=sasl,
+            connection_id=client_port,  # one connection per client port
         )
         decoded = type(request).decode(request.encode(version), version)
         return await registration.handler(decoded, context)

@@ -1,7 +1,8 @@
 """Hostile request frames for a running broker: random bytes and mutations of valid requests.
 
 Seeds are valid, size-prefixed requests of read-mostly APIs (ApiVersions, Metadata, Produce to the
-hostile topics, Fetch, ListOffsets, groups and describe APIs) at several versions. A frame is then:
+hostile topics, Fetch, ListOffsets, groups and describe APIs, DescribeTopicPartitions) at several
+versions. A frame is then:
 
 - a seed as it is (so some requests are answered and the connection lives on);
 - a seed mutated in its body: bit flips, random bytes, a length or count field set to 2^31-1, -1 or
@@ -26,6 +27,11 @@ from odradek.protocol.messages.api_versions import ApiVersionsRequest
 from odradek.protocol.messages.describe_cluster import DescribeClusterRequest
 from odradek.protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from odradek.protocol.messages.describe_groups import DescribeGroupsRequest
+from odradek.protocol.messages.describe_topic_partitions import (
+    Cursor,
+    DescribeTopicPartitionsRequest,
+    TopicRequest,
+)
 from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
 from odradek.protocol.messages.heartbeat import HeartbeatRequest
@@ -101,6 +107,11 @@ def seed_frames() -> list[bytes]:
     )
     seeds += [(describe_configs, v) for v in (0, 4)]
     seeds += [(DescribeClusterRequest(), v) for v in (0, 1)]
+    named = [TopicRequest(name=t) for t in HOSTILE_TOPICS]
+    seeds += [
+        (DescribeTopicPartitionsRequest(topics=named, response_partition_limit=1), 0),
+        (DescribeTopicPartitionsRequest(topics=[], cursor=Cursor(topic_name=HOSTILE_TOPICS[1])), 0),
+    ]
     return [encode_request(body, version, correlation_id=7, client_id="hostile") for body, version in seeds]
 
 

@@ -26,6 +26,7 @@ STORE_PASSWORD = "java-suite-secret"
 CLIENT_COMMON_NAME = "java-suite-client"
 CLIENT_ORGANIZATION = "odradek"
 CLIENT_UNIT = "compat"
+TOKEN_SECRET_KEY = "java-suite-token-secret"
 
 
 class JavaSecurity:
@@ -75,6 +76,8 @@ class JavaSecurity:
             ),
             "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
             "super.users": "User:ANONYMOUS",
+            # DelegationTokenTest's tokens: the same key on every broker
+            "delegation.token.secret.key": TOKEN_SECRET_KEY,
         }
 
     def system_properties(self) -> list[str]:

@@ -94,6 +94,8 @@ class Target:
     #: The base URL of tests/support/broker_control.py's server for these brokers, or None (a single node):
     #: the classes tagged KILLS_BROKERS skip without it.
     control: str | None = None
+    #: The broker's metrics endpoint (metrics.port), where odradek serves what clients push (KIP-714).
+    metrics: str | None = None
 
     def system_properties(self) -> list[str]:
         """The -D options support/Target.java reads."""
@@ -103,6 +105,7 @@ class Target:
             f"-Dodradek.broker={self.broker}",
             *(self.security.system_properties() if self.security is not None else []),
             *([] if self.control is None else [f"-Dodradek.control={self.control}"]),
+            *([] if self.metrics is None else [f"-Dodradek.metrics={self.metrics}"]),
         ]
 
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Self
 
 from tests.support import java_suite
 from tests.support.broker_process import _die_with_parent
@@ -45,29 +47,23 @@ LOG4J = "log4j.rootLogger=WARN, stdout\nlog4j.appender.stdout=org.apache.log4j.C
 START_TIMEOUT_S = 120
 
 
-class KafkaBrokers:
-    """`brokers` Apache Kafka brokers (ids 1..n) on one ZooKeeper; `start` waits until each listens."""
+class ReferenceNodes(ABC):
+    """Apache Kafka JVMs, one per node id (1..n) at `addresses`, with what every kind of reference
+    shares: starting them and waiting until each listens, SIGKILL, controlled shutdown, their
+    server.properties written from `settings`."""
 
-    def __init__(
-        self,
-        brokers: int,
-        work: Path,
-        zookeeper: ZooKeeperServer,
-        extra: Mapping[str, str] | None = None,
-        node_settings: Callable[[int, int], Mapping[str, str]] | None = None,
-        jvm_options: Sequence[str] = KAFKA_JVM_OPTIONS,
-    ) -> None:
-        """`extra`: settings for every broker; `node_settings`: for one broker, given its node id and
-        PLAINTEXT port (they win over `extra`); `jvm_options`: the heap and collector (the benchmark
-        gives the ones `kafka-server-start.sh` would)."""
+    def __init__(self, brokers: int, work: Path) -> None:
         self.work = work
-        self.zookeeper = zookeeper
-        self.extra = dict(extra or {})
-        self.node_settings = node_settings
-        self.jvm_options = tuple(jvm_options)
-        self.classpath = reference_classpath()
         self.addresses = {node: (broker_host(node, brokers), free_port()) for node in range(1, brokers + 1)}
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
+
+    @abstractmethod
+    def settings(self, node: int) -> dict[str, str]:
+        """What node `node`'s server.properties holds."""
+
+    @abstractmethod
+    def _launch(self, node: int) -> subprocess.Popen[bytes]:
+        """Node `node`'s JVM, started."""
 
     @property
     def bootstrap(self) -> str:
@@ -76,7 +72,7 @@ class KafkaBrokers:
     def log_dir(self, node: int) -> Path:
         return self.work / f"data-{node}"
 
-    def start(self) -> KafkaBrokers:
+    def start(self) -> Self:
         for node in self.addresses:
             self.start_broker(node, wait=False)
         for node in self.addresses:
@@ -111,6 +107,49 @@ class KafkaBrokers:
         for node in list(self.processes):
             self.stop_broker(node, timeout=30)
 
+    def config_file(self, node: int) -> Path:
+        """Node `node`'s server.properties, written from `settings`."""
+        self.work.mkdir(parents=True, exist_ok=True)
+        config = self.work / f"server-{node}.properties"
+        config.write_text("".join(f"{key}={value}\n" for key, value in self.settings(node).items()))
+        return config
+
+    def wait_listening(self, node: int) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if any(p.poll() is not None for p in self.processes.values()):
+                raise RuntimeError(f"an Apache Kafka node exited at start-up (see {self.work}/kafka-N.log)")
+            try:
+                with socket.create_connection(self.addresses[node], timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        address = self.addresses[node]
+        raise RuntimeError(f"Apache Kafka did not listen on {address} within {START_TIMEOUT_S} s")
+
+
+class KafkaBrokers(ReferenceNodes):
+    """`brokers` Apache Kafka brokers (ids 1..n) on one ZooKeeper; `start` waits until each listens."""
+
+    def __init__(
+        self,
+        brokers: int,
+        work: Path,
+        zookeeper: ZooKeeperServer,
+        extra: Mapping[str, str] | None = None,
+        node_settings: Callable[[int, int], Mapping[str, str]] | None = None,
+        jvm_options: Sequence[str] = KAFKA_JVM_OPTIONS,
+    ) -> None:
+        """`extra`: settings for every broker; `node_settings`: for one broker, given its node id and
+        PLAINTEXT port (they win over `extra`); `jvm_options`: the heap and collector (the benchmark
+        gives the ones `kafka-server-start.sh` would)."""
+        super().__init__(brokers, work)
+        self.zookeeper = zookeeper
+        self.extra = dict(extra or {})
+        self.node_settings = node_settings
+        self.jvm_options = tuple(jvm_options)
+        self.classpath = reference_classpath()
+
     def settings(self, node: int) -> dict[str, str]:
         """What broker `node`'s server.properties holds (a mixed cluster gives odradek the same)."""
         brokers = len(self.addresses)
@@ -135,13 +174,6 @@ class KafkaBrokers:
             settings |= self.node_settings(node, port)
         return settings
 
-    def config_file(self, node: int) -> Path:
-        """Broker `node`'s server.properties, written from `settings`."""
-        self.work.mkdir(parents=True, exist_ok=True)
-        config = self.work / f"server-{node}.properties"
-        config.write_text("".join(f"{key}={value}\n" for key, value in self.settings(node).items()))
-        return config
-
     def _launch(self, node: int) -> subprocess.Popen[bytes]:
         config = self.config_file(node)
         log4j = self.work / "log4j.properties"
@@ -163,19 +195,6 @@ class KafkaBrokers:
                 stdin=subprocess.DEVNULL,
                 preexec_fn=_die_with_parent,
             )
-
-    def wait_listening(self, node: int) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if any(p.poll() is not None for p in self.processes.values()):
-                raise RuntimeError(f"an Apache Kafka broker exited at start-up (see {self.work}/kafka-N.log)")
-            try:
-                with socket.create_connection(self.addresses[node], timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        address = self.addresses[node]
-        raise RuntimeError(f"Apache Kafka did not listen on {address} within {START_TIMEOUT_S} s")
 
 
 def broker_host(node: int, brokers: int) -> str:

@@ -64,6 +64,7 @@ _MAIN_CLASSES: dict[str, tuple[str, str]] = {
     "kafka-topics": ("org.apache.kafka.tools.TopicCommand",) * 2,
     "kafka-configs": ("org.apache.kafka.tools.ConfigCommand", "kafka.admin.ConfigCommand"),
     "kafka-acls": ("org.apache.kafka.tools.AclCommand", "kafka.admin.AclCommand"),
+    "kafka-delegation-tokens": ("org.apache.kafka.tools.DelegationTokenCommand",) * 2,
     "kafka-consumer-groups": ("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",) * 2,
     "kafka-reassign-partitions": ("org.apache.kafka.tools.reassign.ReassignPartitionsCommand",) * 2,
     "kafka-leader-election": ("org.apache.kafka.tools.LeaderElectionCommand",) * 2,
@@ -78,6 +79,10 @@ _MAIN_CLASSES: dict[str, tuple[str, str]] = {
     "kafka-e2e-latency": ("org.apache.kafka.tools.EndToEndLatency",) * 2,
     "kafka-verifiable-producer": ("org.apache.kafka.tools.VerifiableProducer",) * 2,
     "kafka-verifiable-consumer": ("org.apache.kafka.tools.VerifiableConsumer",) * 2,
+    "kafka-client-metrics": ("org.apache.kafka.tools.ClientMetricsCommand",) * 2,
+    # 4.x only (KIP-932): no 3.9 scenario runs them
+    "kafka-share-groups": ("org.apache.kafka.tools.consumer.group.ShareGroupCommand",) * 2,
+    "kafka-console-share-consumer": ("org.apache.kafka.tools.consumer.ConsoleShareConsumer",) * 2,
 }
 TOOLS = tuple(_MAIN_CLASSES)
 

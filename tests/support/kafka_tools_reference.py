@@ -1,5 +1,6 @@
-"""Kafka's command-line tools against Apache Kafka 3.9 itself: the golden transcripts the tool tests
-compare odradek with (tests/compat/kafka_tools; docs/testing.md).
+"""Kafka's command-line tools against Apache Kafka 3.9 itself (or, for a scenario whose `reference` is
+"kafka-4-kraft", Kafka 4.x in KRaft mode): the golden transcripts the tool tests compare odradek with
+(tests/compat/kafka_tools; docs/testing.md).
 
     make kafka-tools-reference                        # record every golden transcript again
     .venv/bin/python -m tests.support.kafka_tools_reference --check          # compare, write nothing
@@ -68,7 +69,7 @@ def difference(expected: str, actual: str, name: str) -> str:
         difflib.unified_diff(
             expected.splitlines(keepends=True),
             actual.splitlines(keepends=True),
-            f"{name} (Apache Kafka 3.9)",
+            f"{name} (Apache Kafka)",
             f"{name} (this run)",
         )
     )
@@ -182,19 +183,22 @@ def check(target: ToolTarget, line: str, name: str, work: Path) -> None:
         (work / "transcript.txt").write_text(actual)
         pytest.fail(
             f"Kafka's tools ({line}) print against odradek's {target.kind} what they do not print against "
-            f"Apache Kafka 3.9:\n{difference(path.read_text(), actual, name)}\n"
+            f"Apache Kafka:\n{difference(path.read_text(), actual, name)}\n"
             f"--- every step as it ran:\n" + "\n".join(session.raw),
             pytrace=False,
         )
 
 
 @contextmanager
-def target_of(broker: str, brokers: int, work: Path) -> Iterator[ToolTarget]:
+def target_of(broker: str, brokers: int, work: Path, reference: str = "kafka-3.9") -> Iterator[ToolTarget]:
+    """odradek, or (`broker` "kafka") the Apache Kafka of `reference` (Scenario.reference)."""
     zookeeper = ZooKeeperServer(work).start()
     started: KafkaTarget | OdradekCluster | OdradekSingleNode
     try:
-        if broker == "kafka":
-            started = KafkaTarget(brokers, work / "kafka", zookeeper)
+        if broker == "kafka" and reference == "kafka-4-kraft":
+            started = KafkaTarget.kraft(brokers, work / "kafka")
+        elif broker == "kafka":
+            started = KafkaTarget.zookeeper_mode(brokers, work / "kafka", zookeeper)
         elif brokers == 1:
             started = OdradekSingleNode(work / "odradek")
         else:
@@ -238,14 +242,14 @@ def main(argv: list[str] | None = None) -> int:
                     for s in scenarios_for(line, kind, args.scenario)
                     if not (s.odradek_only and args.broker == "kafka")
                 ]
-                if not runs:
-                    continue
-                # brokers of their own for each line (the same names in both lines' scenarios)
-                place = work / f"{args.broker}-{brokers}-{line}"
-                with target_of(args.broker, brokers, place) as target:
-                    for chosen in runs:  # those that stop brokers last (scenarios_for)
-                        failures += _one(installation, target, chosen, work, record, args, print_=_say)
-                kafka_tools.restart(line)
+                for reference in sorted({s.reference for s in runs}):
+                    # brokers of their own for each line (the same names in both lines' scenarios)
+                    place = work / f"{args.broker}-{brokers}-{line}-{reference}"
+                    with target_of(args.broker, brokers, place, reference) as target:
+                        for chosen in runs:  # those that stop brokers last (scenarios_for)
+                            if chosen.reference == reference:
+                                failures += _one(installation, target, chosen, work, record, args, _say)
+                    kafka_tools.restart(line)
     except (pytest.skip.Exception, pytest.fail.Exception) as error:  # a missing tool, a failed build
         print(error, file=sys.stderr)
         return 1

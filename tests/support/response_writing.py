@@ -86,6 +86,9 @@ class PlainRegion:
     def close(self) -> None:
         pass
 
+    def read_failed(self, error: OSError) -> None:
+        pass  # the test's own file: no log dir to take offline
+
 
 def random_file(path: Path, size: int) -> int:
     """A file of `size` random bytes, open for reading; the caller closes it."""

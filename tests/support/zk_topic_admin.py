@@ -10,12 +10,9 @@ from pathlib import Path
 import pytest
 
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker
-from odradek.cluster.zk_topics import ZkTopicAdmin
+from odradek.cluster.metadata.zk_topics import ZkTopicAdmin
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.config.broker import BrokerConfig
-from odradek.config.topic import resolve_topic_config
-from odradek.storage.config import LogConfig
-from odradek.storage.log_manager import LogManager
 from tests.support.zookeeper import ZooKeeperServer
 
 
@@ -23,14 +20,11 @@ from tests.support.zookeeper import ZooKeeperServer
 def admin(zookeeper_server: ZooKeeperServer, tmp_path: Path) -> Iterator[ZkTopicAdmin]:
     """Broker 1's topic administration, attached to ZooKeeper, its metadata cache empty of topics."""
     config = BrokerConfig({"node.id": "1", "log.dirs": str(tmp_path)}, warn_unknown=False)
-    logs = LogManager([tmp_path], LogConfig.from_mapping(dict(resolve_topic_config({}, config))))
     endpoint = BrokerEndpoint(1, "127.0.0.1", 9092)
     cluster = ClusterMetadata("cluster", 1, [endpoint])
     cluster.set_live_brokers([LiveBroker(1, {"PLAINTEXT": endpoint})])
     zk = ZooKeeperClient.connect(f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}")
-    topics = ZkTopicAdmin(config, cluster, logs, 1)
-    topics.attach(zk)
     try:
-        yield topics
+        yield ZkTopicAdmin(config, cluster, zk)
     finally:
         zk.close()

@@ -1,13 +1,14 @@
 """The layers of src/odradek and the import rules between them (docs/architecture.md, "The rules").
 
 Imports point down the chain `protocol <- storage <- partition <- {coordinator, cluster} <- handlers
-<- server`. `config`, `security`, `tasks` and `logs` are leaves: anyone may import them, and they
+<- server`. `config`, `security`, `tasks`, `telemetry` and `logs` are leaves: anyone may import them, and they
 import only each other and `protocol`. `coordinator` and `cluster` never import each other. A handler
 imports no other handler module, except the shared ones under `handlers/_common/` (and the package's
-`__init__`, which imports every handler to register it). The applications (`cli`, `client`,
-`console`, `pipelines`, `spark`) sit above the broker and may import it; the broker never imports
-them. A new top-level package must be placed here before anything imports it. No import cycle
-between modules, whatever the kind of import (module level, `if TYPE_CHECKING:` or in a function).
+`__init__`, which imports every handler to register it); `handlers/_common/` imports no API module.
+The applications (`cli`, `client`, `console`, `pipelines`, `spark`) sit above the broker and may
+import it; the broker never imports them. A new top-level package must be placed here before
+anything imports it. No import cycle between modules, whatever the kind of import (module level,
+`if TYPE_CHECKING:` or in a function).
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ CHAIN: dict[str, int] = {
     "server": 5,
 }
 #: Imported by anyone; they import only each other and `protocol`. `` is the root package itself.
-LEAVES = frozenset({"config", "security", "tasks", "logs", ""})
+LEAVES = frozenset({"config", "security", "tasks", "telemetry", "logs", ""})
 #: Above the broker: they may import it, it never imports them.
 APPLICATIONS = frozenset({"cli", "client", "console", "pipelines", "spark"})
 #: The packages that must never import each other (siblings in the chain).
 SIBLINGS = frozenset({"coordinator", "cluster"})
 HANDLERS = "handlers"
-#: Where the modules every handler shares live once #28 lands (context, errors, registry, ...).
+#: The handlers' shared layer (context, registry, authorization, services): API modules import it,
+#: it imports none of them.
 HANDLERS_COMMON = "handlers._common"
 
 UPWARD = "upward-import"
@@ -69,7 +71,12 @@ def edge_rule(importer: str, imported: str) -> str | None:
         if package not in CHAIN and package not in LEAVES and package not in APPLICATIONS:
             return UNPLACED
     if source == target:
-        if source == HANDLERS and _handler_module(importer) and _handler_module(imported):
+        if (
+            source == HANDLERS
+            and _handler_module(imported)
+            and (_handler_module(importer) or _common(importer))
+        ):
+            # an API module imports only _common; _common, the layer under them, imports no API module
             return HANDLER
         return None
     if source in APPLICATIONS:
@@ -85,10 +92,16 @@ def edge_rule(importer: str, imported: str) -> str | None:
     return UPWARD if CHAIN[target] > CHAIN[source] else None
 
 
+def _common(module: str) -> bool:
+    """Under handlers/_common/ (the handlers' shared layer)."""
+    _, _, rest = module.partition(".")
+    return (rest + ".").startswith(HANDLERS_COMMON + ".")
+
+
 def _handler_module(module: str) -> bool:
     """A handler module: in handlers/, not the package itself, not under handlers/_common/."""
     _, _, rest = module.partition(".")
-    return bool(rest) and rest != HANDLERS and not (rest + ".").startswith(HANDLERS_COMMON + ".")
+    return bool(rest) and rest != HANDLERS and not _common(module)
 
 
 def edge_violations(source: Source) -> list[Violation]:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from odradek.cli.arguments import add_connection_arguments
-from odradek.cli.cluster_up.child_process import start_child, stop_children
+from odradek.cli.cluster_up.child_process import start_child
 from odradek.cli.cluster_up.jar_cache import (
     MAVEN_CENTRAL,
     REPOSITORY_ENV,
@@ -43,6 +43,7 @@ from odradek.config.broker import BrokerConfig
 from odradek.config.catalog import is_sensitive
 from odradek.config.properties import format_property, parse_override
 from odradek.config.types import ConfigError
+from odradek.tasks.child_processes import stop_children
 
 EXAMPLES = """examples:
   odradek cluster up --brokers 3

@@ -8,16 +8,18 @@ dynamically on the entity, as kafka-configs does; --all adds defaults and static
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from odradek.cli.arguments import add_connection_arguments, config_list, name_list
 from odradek.cli.client import Admin
+from odradek.cli.config_admin import alter_configs, broker_ids, describe_entries, entity_label
+from odradek.cli.config_rows import ConfigRow
 from odradek.cli.errors import USAGE, CliError, command
 from odradek.cli.output import table
+from odradek.cli.topics import list_topic_names
 
 if TYPE_CHECKING:
-    from confluent_kafka.admin._config import ConfigEntry, ConfigResource
+    pass
 
 ENTITY_TYPES = ("topics", "brokers")
 
@@ -89,7 +91,7 @@ def run_describe(args: argparse.Namespace) -> int:
         qualifier = "All" if args.all else "Dynamic"
         if index:
             print()
-        print(f"{qualifier} configs for {_entity_label(args.entity_type, name)}:")
+        print(f"{qualifier} configs for {entity_label(args.entity_type, name)}:")
         if not entries:
             print("  (none)")
             continue
@@ -107,74 +109,8 @@ def run_alter(args: argparse.Namespace) -> int:
     name = _entity_name(args)
     admin = Admin(args)
     alter_configs(admin, args.entity_type, name, dict(to_set), to_delete)
-    print(f"Completed updating config for {_entity_label(args.entity_type, name)}.")
+    print(f"Completed updating config for {entity_label(args.entity_type, name)}.")
     return 0
-
-
-@dataclass(frozen=True)
-class ConfigRow:
-    """One config of an entity as DescribeConfigs reports it; `source` is Kafka's ConfigSource name."""
-
-    name: str
-    value: str | None
-    source: str
-    read_only: bool
-    sensitive: bool
-    is_default: bool
-
-
-def describe_entries(admin: Admin, entity_type: str, name: str) -> list[ConfigRow]:
-    """The entity's configs, sorted by name (DescribeConfigs)."""
-    from confluent_kafka import KafkaError
-
-    if entity_type == "brokers" and name == "":
-        from odradek.cli.wire import describe_broker_default
-
-        return describe_broker_default(admin.config, admin.timeout)
-    if entity_type == "brokers":
-        _check_broker_exists(admin, name)
-    resource = _resource(entity_type, name)
-    futures = admin.client.describe_configs([resource], **admin.options)
-    label = _entity_label(entity_type, name)
-    known = {
-        KafkaError.UNKNOWN_TOPIC_OR_PART: f"{label} does not exist",
-        KafkaError._UNKNOWN_BROKER: f"{label} does not exist",
-    }
-    configs: dict[str, ConfigEntry] = admin.wait(futures[resource], "DescribeConfigs", known)
-    return [_row(configs[key]) for key in sorted(configs)]
-
-
-def alter_configs(
-    admin: Admin, entity_type: str, name: str, to_set: dict[str, str], to_delete: list[str]
-) -> None:
-    """Set and remove configs of one entity in one IncrementalAlterConfigs request."""
-    from confluent_kafka import KafkaError
-    from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry
-
-    both = sorted(set(to_set) & set(to_delete))
-    if both:
-        raise CliError(f"cannot both set and delete {', '.join(both)}", USAGE)
-    if entity_type == "brokers" and name == "":
-        from odradek.cli.wire import alter_broker_default
-
-        alter_broker_default(admin.config, admin.timeout, to_set, to_delete)
-        return
-    if entity_type == "brokers":
-        _check_broker_exists(admin, name)
-    operations = [
-        ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET) for key, value in to_set.items()
-    ]
-    operations += [
-        ConfigEntry(key, None, incremental_operation=AlterConfigOpType.DELETE) for key in to_delete
-    ]
-    resource = _resource(entity_type, name, operations)
-    futures = admin.client.incremental_alter_configs([resource], **admin.options)
-    label = _entity_label(entity_type, name)
-    known = {
-        KafkaError.UNKNOWN_TOPIC_OR_PART: f"{label} does not exist",
-        KafkaError._UNKNOWN_BROKER: f"{label} does not exist",
-    }
-    admin.wait(futures[resource], "IncrementalAlterConfigs", known)
 
 
 def _add_entity_arguments(parser: argparse.ArgumentParser, name_required: bool) -> None:
@@ -199,51 +135,8 @@ def _entity_name(args: argparse.Namespace) -> str:
 
 def _all_entity_names(admin: Admin, entity_type: str) -> list[str]:
     if entity_type == "brokers":
-        return _broker_ids(admin)
-    from odradek.cli.topics import list_topic_names
-
+        return broker_ids(admin)
     return list_topic_names(admin, include_internal=False)
-
-
-def _broker_ids(admin: Admin) -> list[str]:
-    cluster: Any = admin.wait(admin.client.describe_cluster(**admin.options), "Metadata")
-    return [str(node.id) for node in sorted(cluster.nodes, key=lambda node: node.id)]
-
-
-def _check_broker_exists(admin: Admin, name: str) -> None:
-    """librdkafka waits for the whole timeout for a broker it does not know: say so at once instead."""
-    ids = _broker_ids(admin)
-    if name not in ids:
-        raise CliError(f"broker {name} does not exist (the cluster has {', '.join(ids) or 'no brokers'})")
-
-
-def _resource(entity_type: str, name: str, operations: list[ConfigEntry] | None = None) -> ConfigResource:
-    from confluent_kafka.admin._config import ConfigResource
-    from confluent_kafka.admin._resource import ResourceType
-
-    kind = ResourceType.TOPIC if entity_type == "topics" else ResourceType.BROKER
-    return ConfigResource(kind, name, incremental_configs=operations)
-
-
-def _entity_label(entity_type: str, name: str) -> str:
-    if entity_type == "topics":
-        return f"topic '{name}'"
-    return "the default of all brokers" if name == "" else f"broker {name}"
-
-
-def _row(entry: ConfigEntry) -> ConfigRow:
-    from confluent_kafka.admin._config import ConfigSource
-
-    source: Any = entry.source
-    source = ConfigSource(source) if isinstance(source, int) else source
-    return ConfigRow(
-        name=entry.name,
-        value=entry.value,
-        source=str(getattr(source, "name", source)),
-        read_only=entry.is_read_only,
-        sensitive=entry.is_sensitive,
-        is_default=entry.is_default,
-    )
 
 
 def _is_dynamic_for(entry: ConfigRow, entity_type: str, name: str) -> bool:

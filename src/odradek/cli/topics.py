@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from odradek.cli.arguments import add_connection_arguments, key_value, name_list, positive_int
 from odradek.cli.client import Admin
+from odradek.cli.config_admin import alter_configs, describe_entries
 from odradek.cli.errors import USAGE, CliError, command
 from odradek.cli.output import table
 
@@ -180,8 +181,6 @@ def run_describe(args: argparse.Namespace) -> int:
 
 @command("topics alter")
 def run_alter(args: argparse.Namespace) -> int:
-    from odradek.cli.configs import alter_configs
-
     to_delete = [name for group in args.delete_config for name in group]
     if args.partitions is None and not args.config and not to_delete:
         raise CliError("nothing to alter: give --partitions, --config or --delete-config", USAGE)
@@ -259,8 +258,6 @@ def _add_partitions(admin: Admin, topic: str, current: int, wanted: int) -> None
 def _non_default_configs(admin: Admin, topic: str) -> tuple[list[tuple[str, str]] | None, str | None]:
     """(name, value) of configs not at their default, or None and why they could not be read."""
     from confluent_kafka import KafkaError
-
-    from odradek.cli.configs import describe_entries
 
     try:
         entries = describe_entries(admin, "topics", topic)

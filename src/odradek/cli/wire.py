@@ -20,7 +20,7 @@ import struct
 from typing import Any
 
 from odradek.cli.client import ClientConfig, split_host_port
-from odradek.cli.configs import ConfigRow
+from odradek.cli.config_rows import ConfigRow
 from odradek.cli.errors import CliError
 from odradek.cli.wire_security import authenticate, security_protocol, wrap_tls
 from odradek.protocol.api_keys import ApiKey

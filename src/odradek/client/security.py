@@ -9,6 +9,9 @@ would: `security.protocol` (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL); for TLS `
 `ssl.endpoint.identification.algorithm` (https, the default, checks the broker's host name; none does
 not), `ssl.cipher.suites` (an OpenSSL cipher list, as librdkafka's); for SASL `sasl.mechanism` (or
 librdkafka's `sasl.mechanisms`: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), `sasl.username`, `sasl.password`.
+A delegation token (`client_security(config, token=True)`: the username is the token id, the password
+its HMAC in base64) logs in with SCRAM and the extension `tokenauth=true`, as Kafka's ScramLoginModule
+with `tokenauth="true"`; librdkafka has no setting for it.
 Java's settings (JKS stores, `sasl.jaas.config`) are translated to these before (spark/security.py,
 cli/client.py).
 
@@ -30,6 +33,7 @@ from odradek.protocol.error_codes import ErrorCode
 from odradek.security.key_stores import StoreError, read_key_store
 from odradek.security.sasl_client import (
     MECHANISMS,
+    TOKEN_AUTH_EXTENSION,
     KeyDerivation,
     SaslLoginError,
     SaslRequest,
@@ -95,6 +99,8 @@ class SaslCredentials:
     mechanism: str
     username: str
     password: str = field(repr=False)
+    #: A delegation token's login (SCRAM with `tokenauth=true`): `username` is the token id.
+    token: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,13 +113,16 @@ class ClientSecurity:
 PLAINTEXT: Final = ClientSecurity()
 
 
-def client_security(config: Mapping[str, object]) -> ClientSecurity:
-    """The connection security `config` asks for; raises ClientSecurityError."""
+def client_security(config: Mapping[str, object], *, token: bool = False) -> ClientSecurity:
+    """The connection security `config` asks for (`token`: its SASL login is a delegation token's);
+    raises ClientSecurityError."""
     protocol = str(config.get("security.protocol", "PLAINTEXT")).strip().upper()
     if protocol not in PROTOCOLS:
         raise ClientSecurityError(f"security.protocol {protocol} is not one of {', '.join(PROTOCOLS)}")
+    if token and not protocol.startswith("SASL"):
+        raise ClientSecurityError(f"a delegation token logs in with SASL: security.protocol is {protocol}")
     tls = tls_context(config) if protocol in ("SSL", "SASL_SSL") else None
-    sasl = _credentials(config) if protocol.startswith("SASL") else None
+    sasl = _credentials(config, token) if protocol.startswith("SASL") else None
     return ClientSecurity(protocol, tls, sasl)
 
 
@@ -188,7 +197,8 @@ def authenticate(exchange: Exchange, security: ClientSecurity) -> None:
     login = security.sasl
     if login is None:
         return
-    steps = sasl_exchange(login.mechanism, login.username, login.password)
+    extensions = {TOKEN_AUTH_EXTENSION: "true"} if login.token else None
+    steps = sasl_exchange(login.mechanism, login.username, login.password, extensions)
     try:
         step = next(steps)
         while True:  # a command-line client: SCRAM's key derivation runs right here
@@ -196,12 +206,13 @@ def authenticate(exchange: Exchange, security: ClientSecurity) -> None:
     except StopIteration:
         return
     except SaslLoginError as error:
+        who = f"with delegation token {login.username}" if login.token else f"as {login.username}"
         raise ClientSecurityError(
-            f"SASL {login.mechanism} login as {login.username} refused: {error}", error.code
+            f"SASL {login.mechanism} login {who} refused: {error}", error.code
         ) from None
 
 
-def _credentials(config: Mapping[str, object]) -> SaslCredentials:
+def _credentials(config: Mapping[str, object], token: bool) -> SaslCredentials:
     mechanism = str(config.get("sasl.mechanism", config.get("sasl.mechanisms", "GSSAPI"))).strip().upper()
     if mechanism not in MECHANISMS:
         raise ClientSecurityError(
@@ -211,7 +222,11 @@ def _credentials(config: Mapping[str, object]) -> SaslCredentials:
     user, password = config.get("sasl.username"), config.get("sasl.password")
     if user is None or password is None:
         raise ClientSecurityError("SASL needs sasl.username and sasl.password in the client settings")
-    return SaslCredentials(mechanism, str(user), str(password))
+    if token and not mechanism.startswith("SCRAM-"):
+        raise ClientSecurityError(
+            f"a delegation token logs in with SCRAM-SHA-256 or SCRAM-SHA-512, not sasl.mechanism {mechanism}"
+        )
+    return SaslCredentials(mechanism, str(user), str(password), token)
 
 
 def _load_pkcs12(context: ssl.SSLContext, config: Mapping[str, object]) -> None:

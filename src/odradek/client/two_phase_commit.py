@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
-from odradek.client.connection import BrokerConnection, parse_bootstrap
+from odradek.client.cluster import RETRIABLE, Cluster, RequestError, produce_to_leader, retrying
 from odradek.client.partitioner import partition_for_key
 from odradek.client.security import PLAINTEXT, ClientSecurity
 from odradek.protocol.error_codes import ErrorCode
@@ -36,12 +35,9 @@ from odradek.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnTopicData,
 )
 from odradek.protocol.messages.end_txn import EndTxnRequest
-from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
 from odradek.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from odradek.protocol.messages.list_transactions import ListTransactionsRequest
-from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from odradek.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
-from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from odradek.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequest,
     TxnOffsetCommitRequestPartition,
@@ -50,32 +46,8 @@ from odradek.protocol.messages.txn_offset_commit import (
 from odradek.protocol.records import RecordBatchBuilder, RecordHeader
 
 E = ErrorCode
-T = TypeVar("T")
 GROUP_KEY, TRANSACTION_KEY = 0, 1
-#: Errors that clear by themselves: asked again after a pause.
-RETRIABLE = frozenset(
-    {
-        E.COORDINATOR_LOAD_IN_PROGRESS,
-        E.COORDINATOR_NOT_AVAILABLE,
-        E.NOT_COORDINATOR,
-        E.CONCURRENT_TRANSACTIONS,
-        E.NOT_LEADER_OR_FOLLOWER,
-        E.LEADER_NOT_AVAILABLE,
-        E.UNKNOWN_TOPIC_OR_PARTITION,
-        E.NOT_ENOUGH_REPLICAS,
-        E.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-        E.REQUEST_TIMED_OUT,
-        E.UNSTABLE_OFFSET_COMMIT,
-    }
-)
 BATCH_BYTES = 1 << 20
-_RETRY_PAUSE_S = 0.05
-
-
-class TwoPhaseError(RuntimeError):
-    def __init__(self, what: str, error: ErrorCode) -> None:
-        super().__init__(f"{what}: {error.name}")
-        self.error = error
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,85 +70,7 @@ class OffsetMarker:
     metadata: str = ""
 
 
-class _Cluster:
-    """Connections by node, the coordinator of a key, partition leaders."""
-
-    def __init__(self, bootstrap: str, timeout_s: float, security: ClientSecurity) -> None:
-        self.timeout_s = timeout_s
-        self.security = security
-        self.bootstrap = parse_bootstrap(bootstrap)
-        self.connections: dict[tuple[str, int], BrokerConnection] = {}
-        self.nodes: dict[int, tuple[str, int]] = {}
-
-    def any(self) -> BrokerConnection:
-        failure: OSError | None = None
-        for address in itertools.chain(self.connections, self.bootstrap):
-            try:
-                return self.to(address)
-            except OSError as error:
-                failure = error
-        raise ConnectionError(f"no broker of {self.bootstrap} answers: {failure}")
-
-    def to(self, address: tuple[str, int]) -> BrokerConnection:
-        connection = self.connections.get(address)
-        if connection is None:
-            connection = BrokerConnection(*address, self.timeout_s, self.security)
-            self.connections[address] = connection
-        return connection
-
-    def node(self, node_id: int) -> BrokerConnection:
-        if node_id not in self.nodes:
-            self.metadata([])
-        return self.to(self.nodes[node_id])
-
-    def drop(self, connection: BrokerConnection) -> None:
-        for address, known in list(self.connections.items()):
-            if known is connection:
-                del self.connections[address]
-        connection.close()
-
-    def metadata(self, topics: Sequence[str]) -> Any:
-        request = MetadataRequest(
-            topics=[MetadataRequestTopic(name=t) for t in topics], allow_auto_topic_creation=True
-        )
-        response = self.any().request(request, 8)
-        self.nodes = {b.node_id: (b.host, b.port) for b in response.brokers}
-        return response
-
-    def coordinator(self, key: str, key_type: int) -> BrokerConnection:
-        answer = self.any().request(FindCoordinatorRequest(key=key, key_type=key_type), 3)
-        error = ErrorCode(answer.error_code)
-        if error is not E.NONE:
-            raise TwoPhaseError(f"FindCoordinator for {key!r}", error)
-        self.nodes[answer.node_id] = (answer.host, answer.port)
-        return self.to((answer.host, answer.port))
-
-    def close(self) -> None:
-        for connection in self.connections.values():
-            connection.close()
-        self.connections.clear()
-
-
-def _retrying(
-    cluster: _Cluster, what: str, timeout_s: float, attempt: Callable[[], ErrorCode | tuple[ErrorCode, T]]
-) -> T | None:
-    """Run `attempt` until its error is not retriable (or `timeout_s` passes); raise a final error."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            outcome = attempt()
-        except OSError as failure:  # a broker restarting: reconnect on the next attempt
-            cluster.close()
-            if time.monotonic() > deadline:
-                raise ConnectionError(f"{what}: {failure}") from failure
-            time.sleep(_RETRY_PAUSE_S * 4)
-            continue
-        error, value = outcome if isinstance(outcome, tuple) else (outcome, None)
-        if error is E.NONE:
-            return value
-        if error not in RETRIABLE or time.monotonic() > deadline:
-            raise TwoPhaseError(what, error)
-        time.sleep(_RETRY_PAUSE_S)
+TwoPhaseError = RequestError  # its name for the errors of its requests
 
 
 class TwoPhaseProducer:
@@ -189,7 +83,7 @@ class TwoPhaseProducer:
     ) -> None:
         self.transactional_id = transactional_id
         self.timeout_s = timeout_s
-        self.cluster = _Cluster(bootstrap, timeout_s, security)
+        self.cluster = Cluster(bootstrap, timeout_s, security)
         self.producer_id = -1
         self.producer_epoch = -1
         self._pending: dict[
@@ -254,7 +148,7 @@ class TwoPhaseProducer:
                 return ErrorCode(found.error_code), len(found.partitions)
 
             self._partition_counts[topic] = (
-                _retrying(self.cluster, f"Metadata for {topic}", self.timeout_s, attempt) or 0
+                retrying(self.cluster, f"Metadata for {topic}", self.timeout_s, attempt) or 0
             )
         return self._partition_counts[topic]
 
@@ -283,7 +177,7 @@ class TwoPhaseProducer:
             # A final error wins over retriable ones (OPERATION_NOT_ATTEMPTED only echoes another).
             return max(errors, key=lambda e: e not in RETRIABLE) if errors else E.NONE
 
-        _retrying(self.cluster, f"AddPartitionsToTxn of {self.transactional_id}", self.timeout_s, attempt)
+        retrying(self.cluster, f"AddPartitionsToTxn of {self.transactional_id}", self.timeout_s, attempt)
 
     def _produce(self, partitions: list[tuple[str, int]]) -> None:
         response = self.cluster.metadata(sorted({t for t, _ in partitions}))
@@ -318,36 +212,7 @@ class TwoPhaseProducer:
         return batches
 
     def _produce_batch(self, tp: tuple[str, int], batch: bytes, leader: int) -> None:
-        topic, partition = tp
-        request = ProduceRequest(
-            transactional_id=self.transactional_id,
-            acks=-1,
-            timeout_ms=int(self.timeout_s * 1000),
-            topic_data=[
-                TopicProduceData(
-                    name=topic, partition_data=[PartitionProduceData(index=partition, records=batch)]
-                )
-            ],
-        )
-        state = {"leader": leader}
-
-        def attempt() -> ErrorCode:
-            if state["leader"] < 0:
-                found = self.cluster.metadata([topic]).topics[0]
-                state["leader"] = next(
-                    (p.leader_id for p in found.partitions if p.partition_index == partition), -1
-                )
-                if state["leader"] < 0:
-                    return E.LEADER_NOT_AVAILABLE
-            answer = self.cluster.node(state["leader"]).request(request, 9)
-            error = ErrorCode(answer.responses[0].partition_responses[0].error_code)
-            if error is E.DUPLICATE_SEQUENCE_NUMBER:
-                return E.NONE  # a retry of a batch already appended
-            if error in (E.NOT_LEADER_OR_FOLLOWER, E.LEADER_NOT_AVAILABLE):
-                state["leader"] = -1
-            return error
-
-        _retrying(self.cluster, f"Produce to {topic}-{partition}", self.timeout_s, attempt)
+        produce_to_leader(self.cluster, tp, batch, leader, self.timeout_s, self.transactional_id)
 
     def _commit_marker(self, marker: OffsetMarker) -> None:
         add = AddOffsetsToTxnRequest(
@@ -356,7 +221,7 @@ class TwoPhaseProducer:
             producer_epoch=self.producer_epoch,
             group_id=marker.group_id,
         )
-        _retrying(
+        retrying(
             self.cluster,
             f"AddOffsetsToTxn of {self.transactional_id}",
             self.timeout_s,
@@ -387,14 +252,14 @@ class TwoPhaseProducer:
             answer = self.cluster.coordinator(marker.group_id, GROUP_KEY).request(commit, 3)
             return ErrorCode(answer.topics[0].partitions[0].error_code)
 
-        _retrying(self.cluster, f"TxnOffsetCommit of {self.transactional_id}", self.timeout_s, attempt)
+        retrying(self.cluster, f"TxnOffsetCommit of {self.transactional_id}", self.timeout_s, attempt)
 
 
 # ----- the second phase, from any process ---------------------------------------------------------
 
 
 def _init(
-    cluster: _Cluster, transactional_id: str, keep_prepared: bool, timeout_s: float
+    cluster: Cluster, transactional_id: str, keep_prepared: bool, timeout_s: float
 ) -> InitProducerIdResponse:
     request = InitProducerIdRequest(
         transactional_id=transactional_id,
@@ -410,7 +275,7 @@ def _init(
         answers.append(answer)
         return ErrorCode(answer.error_code)
 
-    _retrying(cluster, f"InitProducerId (two-phase commit) of {transactional_id}", timeout_s, attempt)
+    retrying(cluster, f"InitProducerId (two-phase commit) of {transactional_id}", timeout_s, attempt)
     return answers[-1]
 
 
@@ -425,7 +290,7 @@ def finish(
     """The second phase: commit (or abort) the transaction open on `transactional_id`, whoever prepared
     it. With `expected`, only that transaction (a different one open raises `TwoPhaseError` with
     INVALID_TXN_STATE). Returns the transaction finished, None when none was open."""
-    cluster = _Cluster(bootstrap, timeout_s, security)
+    cluster = Cluster(bootstrap, timeout_s, security)
     try:
         answer = _init(cluster, transactional_id, keep_prepared=True, timeout_s=timeout_s)
         ongoing = PreparedTransaction(
@@ -443,7 +308,7 @@ def finish(
             producer_epoch=answer.producer_epoch,
             committed=commit,
         )
-        _retrying(
+        retrying(
             cluster,
             f"EndTxn ({'commit' if commit else 'abort'}) of {transactional_id}",
             timeout_s,
@@ -460,7 +325,7 @@ def open_transactions(
     bootstrap: str, timeout_s: float = 60.0, security: ClientSecurity = PLAINTEXT
 ) -> list[str]:
     """The transactional ids with an open transaction, on every broker (ListTransactions)."""
-    cluster = _Cluster(bootstrap, timeout_s, security)
+    cluster = Cluster(bootstrap, timeout_s, security)
     try:
         cluster.metadata([])
         found: set[str] = set()
@@ -487,7 +352,7 @@ def committed_offset(
     count. Not `require_stable`: a prepared two-phase transaction holding a newer marker stays open until
     its coordinator finishes it, and meanwhile the broker would answer UNSTABLE_OFFSET_COMMIT; without it
     the answer is the last committed offset, which is the one wanted."""
-    cluster = _Cluster(bootstrap, timeout_s, security)
+    cluster = Cluster(bootstrap, timeout_s, security)
     request = OffsetFetchRequest(
         group_id=group_id,
         topics=[OffsetFetchRequestTopic(name=topic, partition_indexes=[partition])],
@@ -502,7 +367,7 @@ def committed_offset(
             found = answer.topics[0].partitions[0]
             return ErrorCode(found.error_code), found.committed_offset
 
-        offset = _retrying(cluster, f"OffsetFetch of {group_id}", timeout_s, attempt)
+        offset = retrying(cluster, f"OffsetFetch of {group_id}", timeout_s, attempt)
         return -1 if offset is None else offset
     finally:
         cluster.close()

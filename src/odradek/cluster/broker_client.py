@@ -115,6 +115,18 @@ class BrokerConnections:
         self.timeout_s = timeout_s
         self._by_node: dict[int, BrokerConnection] = {}
 
+    @classmethod
+    def of_broker(
+        cls, config: BrokerConfig, node_id: int, purpose: str, security: InterBrokerSecurity = PLAINTEXT
+    ) -> BrokerConnections:
+        """A broker's sender to the others, with the broker's request timeout and receive buffer."""
+        return cls(
+            f"broker-{node_id}-{purpose}",
+            security,
+            config.request_timeout_ms / 1000,
+            config.socket_receive_buffer_bytes,
+        )
+
     def to(self, node_id: int, endpoint: BrokerEndpoint) -> BrokerConnection:
         existing = self._by_node.get(node_id)
         if existing is not None and (existing.host, existing.port) == (endpoint.host, endpoint.port):

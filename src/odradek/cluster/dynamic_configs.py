@@ -2,15 +2,9 @@
 
 AlterConfigs and IncrementalAlterConfigs on a BROKER resource change them: the empty resource name
 is the cluster-wide default, the broker's id its own layer. Both are kept, as the strings the client
-sent, in ``<first log dir>/__odradek_broker_configs.json`` (readable by the owner only, since it may
-hold passwords), replaced atomically on every change::
-
-    {"version": 1, "cluster_default": {"log.retention.ms": "3600000"},
-     "brokers": {"1": {"max.connections": "100"}}}
-
-and applied over the static configuration with ``BrokerConfig.with_dynamic``. Kafka keeps these in
-ZooKeeper or its metadata log; a single node keeps them next to its topics, a ZooKeeper cluster member
-in ZooKeeper (cluster/zk_broker_configs.py: no file then, the layers are adopted from there).
+sent, by a store (cluster/metadata/broker_configs.py: a single node's file in its first log dir, a
+ZooKeeper cluster member's znodes, whose layers are adopted from there) and applied here over the
+static configuration with ``BrokerConfig.with_dynamic``.
 
 Validation follows Kafka's broker (DynamicBrokerConfig.validate as ConfigAdminManager calls it): read-only
 configs, SSL keystore/truststore configs without a listener prefix, per-broker configs at the cluster
@@ -21,11 +15,11 @@ INVALID_CONFIG: Kafka keeps unknown names as custom configs for its plugins, whi
 
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 from odradek.cluster.config_changes import describe_change, describe_configs
 from odradek.cluster.metadata import ClusterMetadata
@@ -42,13 +36,9 @@ from odradek.logs import shortened
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import InvalidLogConfigError
-from odradek.storage.files import atomic_write
 from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger(__name__)
-
-FILE_NAME: Final = "__odradek_broker_configs.json"
-_VERSION: Final = 1
 
 #: Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: dynamic only per listener (listener.name.<l>.<config>).
 _LISTENER_ONLY: Final = frozenset(
@@ -71,48 +61,57 @@ _CLUSTER_LEVEL_LISTENER: Final = frozenset(
 )
 
 
+class LayerFile(Protocol):
+    """Where a single node keeps its two layers (cluster/metadata/broker_configs.py)."""
+
+    #: The file, as log lines name it.
+    path: Path
+
+    def read(self) -> tuple[dict[str, object], dict[str, object]]:
+        """The cluster-wide default and this broker's own layer as stored ({} if none); ConfigError
+        naming the file if it cannot be read."""
+        ...
+
+    def write(self, cluster_default: Mapping[str, str], per_broker: Mapping[str, str]) -> None:
+        """Replace both layers (blocking: an fsynced file; called from a worker thread)."""
+
+
 class DynamicBrokerConfigs:
-    """The two dynamic layers of one broker, as last written to disk, and the configuration they make."""
+    """The two dynamic layers of one broker and the configuration they make over the static one; a
+    single node's as last written to its `LayerFile`, a cluster member's as adopted from ZooKeeper."""
 
     def __init__(
         self,
-        path: Path,
         node_id: int,
         static: BrokerConfig,
+        stored_in: LayerFile | None = None,
         cluster_default: Mapping[str, str] | None = None,
         per_broker: Mapping[str, str] | None = None,
     ) -> None:
-        self.path = path
         self.node_id = node_id
         self.static = static
+        #: A single node's file (None: the layers are adopted, `alter` is the store's own).
+        self.stored_in = stored_in
         self.cluster_default: dict[str, str] = dict(cluster_default or {})
         self.per_broker: dict[str, str] = dict(per_broker or {})
+        self._turn = asyncio.Lock()
 
     @classmethod
-    def load(cls, log_dir: Path, node_id: int, static: BrokerConfig) -> DynamicBrokerConfigs:
+    def load(cls, stored_in: LayerFile, node_id: int, static: BrokerConfig) -> DynamicBrokerConfigs:
         """The stored layers ({} if none). A stored value that no longer passes validation is dropped
         with a warning, as Kafka ignores invalid dynamic configs at start-up."""
-        store = cls(log_dir / FILE_NAME, node_id, static)
+        layers = cls(node_id, static, stored_in)
+        cluster_layer, own_layer = stored_in.read()
+        layers.cluster_default = _usable(cluster_layer, cluster_default=True)
+        layers.per_broker = _usable(own_layer, cluster_default=False)
         try:
-            doc = json.loads(store.path.read_text("utf-8"))
-        except FileNotFoundError:
-            return store
-        except (OSError, ValueError) as error:
-            raise ConfigError(f"cannot read dynamic broker configs {store.path}: {error}") from error
-        if not isinstance(doc, dict):
-            raise ConfigError(f"{store.path}: a JSON object was expected, not {_json_kind(doc)}")
-        if doc.get("version") != _VERSION:
-            raise ConfigError(f"{store.path}: unsupported version {doc.get('version')!r}")
-        cluster_layer = _json_object(doc, "cluster_default", store.path)
-        own_layer = _json_object(_json_object(doc, "brokers", store.path), str(node_id), store.path)
-        store.cluster_default = _usable(cluster_layer, cluster_default=True)
-        store.per_broker = _usable(own_layer, cluster_default=False)
-        try:
-            store.config()
+            layers.config()
         except ConfigError as error:
-            log.warning("ignoring stored dynamic broker configs %s: %s", store.path, shortened(str(error)))
-            store.cluster_default, store.per_broker = {}, {}
-        return store
+            log.warning(
+                "ignoring stored dynamic broker configs %s: %s", stored_in.path, shortened(str(error))
+            )
+            layers.cluster_default, layers.per_broker = {}, {}
+        return layers
 
     def adopt(self, cluster_default: Mapping[str, str], per_broker: Mapping[str, str]) -> BrokerConfig:
         """Take both layers as another store keeps them (ZooKeeper, in a cluster), writing no file.
@@ -168,30 +167,40 @@ class DynamicBrokerConfigs:
         except ConfigError as error:
             raise KafkaError(ErrorCode.INVALID_REQUEST, str(error)) from None
 
-    def replace(self, configs: Mapping[str, str], *, cluster_default: bool) -> BrokerConfig:
+    async def replace(self, configs: Mapping[str, str], *, cluster_default: bool) -> BrokerConfig:
         """Validate, persist and return the configuration with `configs` as the whole layer."""
-        config = self.validate(configs, cluster_default=cluster_default)
-        before = self.layer(cluster_default=cluster_default)
-        if cluster_default:
-            self.cluster_default = dict(configs)
-        else:
-            self.per_broker = dict(configs)
-        self._write()
+        return await self.alter(lambda _: dict(configs), cluster_default=cluster_default)
+
+    async def alter(
+        self,
+        change: Callable[[dict[str, str]], dict[str, str]],
+        *,
+        cluster_default: bool,
+        check: Callable[[BrokerConfig], object] | None = None,
+    ) -> BrokerConfig:
+        """Validate (and `check`), persist and return the configuration whose layer is `change` applied
+        to the layer as it is when this change's turn comes: one computed before another's write ended
+        would undo that one. The file is written from a worker thread, one change at a time (an fsync
+        on the event loop held every connection), and the layers change once it is written."""
+        async with self._turn:
+            configs = change(dict(self.layer(cluster_default=cluster_default)))
+            config = self.validate(configs, cluster_default=cluster_default)
+            if check is not None:
+                check(config)
+            before = self.layer(cluster_default=cluster_default)
+            layers = (
+                (dict(configs), self.per_broker) if cluster_default else (self.cluster_default, dict(configs))
+            )
+            if self.stored_in is None:  # (a cluster member's store writes ZooKeeper instead)
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "This broker keeps no dynamic config file.")
+            await asyncio.to_thread(self.stored_in.write, *layers)
+            self.cluster_default, self.per_broker = layers
         log.info(
             "dynamic configs of %s changed: %s",
             "the default of all brokers" if cluster_default else f"broker {self.node_id}",
             describe_change(before, configs, _broker_key),
         )
         return config
-
-    def _write(self) -> None:
-        doc = {
-            "version": _VERSION,
-            "cluster_default": dict(sorted(self.cluster_default.items())),
-            "brokers": {str(self.node_id): dict(sorted(self.per_broker.items()))} if self.per_broker else {},
-        }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, (json.dumps(doc, indent=1) + "\n").encode(), mode=0o600)
 
 
 def apply_log_defaults(
@@ -244,27 +253,6 @@ def _check(configs: Mapping[str, str], *, cluster_default: bool) -> None:
 
 def _broker_key(name: str) -> ConfigKey | None:
     return BROKER_CONFIGS.get(listener_base(name) if name.startswith(LISTENER_PREFIX) else name)
-
-
-def _json_object(doc: dict[str, object], key: str, path: Path) -> dict[str, object]:
-    """The object stored under `key` ({} when absent); anything else stops start-up naming the file,
-    rather than an AttributeError from deep inside it."""
-    value = doc.get(key, {})
-    if not isinstance(value, dict):
-        raise ConfigError(f"{path}: {key!r} must be a JSON object, not {_json_kind(value)}")
-    return value
-
-
-def _json_kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
 
 
 def _usable(stored: dict[str, object], *, cluster_default: bool) -> dict[str, str]:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from odradek.cluster.control_requests import LEADER_DURING_DELETE, PartitionLeadership
 from odradek.cluster.metadata import ClusterMetadata, LiveBroker, PartitionState, TopicState
-from odradek.cluster.topics import INTERNAL_TOPICS
+from odradek.cluster.topic_checks import INTERNAL_TOPICS
 
 NO_TOPIC_ID = uuid.UUID(int=0)
 
@@ -51,6 +51,13 @@ def apply_partition_changes(
 ) -> None:
     """Overwrite (or with None, remove) some partitions of `topic` in the cache."""
     current = cache.topic(topic)
+    if current is not None and _in_place(current, updates, topic_id):
+        # The common case (a LeaderAndIsr applied, an ISR change committed): one partition at a time,
+        # and rebuilding a topic of 10,000 partitions for each held the event loop for seconds.
+        for index, state in updates.items():
+            if state is not None:  # always, as _in_place checked
+                current.partitions[index] = state
+        return
     partitions = {p.partition: p for p in current.partitions} if current is not None else {}
     for index, state in updates.items():
         if state is None:
@@ -72,6 +79,15 @@ def apply_partition_changes(
         cache.remove_topic(topic)  # recreated under the same name with a new id
     created = TopicState(topic, topic_id, dense, is_internal=topic in INTERNAL_TOPICS)
     cache.add_topic(created, by_id=topic_id != NO_TOPIC_ID)
+
+
+def _in_place(
+    current: TopicState, updates: dict[int, PartitionState | None], topic_id: uuid.UUID | None
+) -> bool:
+    """Whether `updates` only overwrite partitions the cached topic has, under its id."""
+    same_topic = topic_id is None or topic_id == NO_TOPIC_ID or topic_id == current.topic_id
+    count = len(current.partitions)
+    return same_topic and all(state is not None and 0 <= index < count for index, state in updates.items())
 
 
 def follow_leadership(cache: ClusterMetadata, state: PartitionLeadership) -> None:

@@ -9,9 +9,9 @@ import logging
 
 from odradek.cluster.control_requests import PartitionLeadership
 from odradek.cluster.metadata import ClusterMetadata
-from odradek.cluster.replication.hosted_partition import PartitionKey
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.logs import shortened
+from odradek.partition.hosted_partition import PartitionKey
 from odradek.storage.errors import InvalidLogConfigError, LogStorageError, StorageError
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
@@ -63,6 +63,13 @@ async def local_log(logs: LogManager, state: PartitionLeadership, cluster: Clust
     existing = logs.get_log(state.topic, state.partition)
     if existing is not None and existing.matches_topic_id(state.topic_id):
         return existing
+    if existing is None and not state.is_new and logs.offline_log_dirs:
+        # As Kafka's getOrCreateLog: the replica's log may be in a failed dir; an empty one made here
+        # would be taken for it (KAFKA_STORAGE_ERROR: the controller marks the replica offline).
+        raise LogStorageError(
+            f"cannot create the log of {state.topic}-{state.partition}: log dirs "
+            f"{', '.join(str(d) for d in logs.offline_log_dirs)} are offline"
+        )
     known = cluster.topic(state.topic)
     config = None
     if known is not None:
@@ -82,17 +89,13 @@ async def local_log(logs: LogManager, state: PartitionLeadership, cluster: Clust
 
 async def delete_logs(logs: LogManager, topic: str, partitions: list[int]) -> list[int]:
     """Remove the partitions' logs through storage's crash-safe deletion; returns those whose directory
-    could not be renamed, or renamed not durably (a disk error: KAFKA_STORAGE_ERROR, the controller
-    retries)."""
+    could not be renamed, or renamed not durably (a disk error: their log dir is offline; they answer
+    KAFKA_STORAGE_ERROR and the controller retries once the broker registers again)."""
     job = logs.take_partition_deletion(topic, partitions)
     if not job.logs:
         return []
     await asyncio.to_thread(job.run)
-    failed = [replica_log.topic_partition.partition for replica_log in job.logs]
-    failed += [
-        replica_log.topic_partition.partition
-        for replica_log in job.renamed
-        if replica_log.dir.parent in job.unsynced_dirs
-    ]
+    # a replica whose dir failed under the job is offline with it (renamed or not)
+    failed = [replica_log.topic_partition.partition for replica_log in [*job.logs, *job.abandoned]]
     logs.complete_partition_deletion(job)
     return failed

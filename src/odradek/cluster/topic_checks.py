@@ -6,12 +6,21 @@ says, and what odradek's cluster says, cluster/assignment.py)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
-from odradek.cluster.metadata import ClusterMetadata, TopicState
+from odradek.cluster.metadata import ClusterMetadata, PartitionState, TopicState
+from odradek.config.broker import BrokerConfig
+from odradek.config.topic import parse_topic_configs
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
+#: A manual replica assignment: partition -> broker ids, as a mapping or as pairs.
+Assignments = Mapping[int, Sequence[int]] | Sequence[tuple[int, Sequence[int]]]
+#: The coordinators' topics (Kafka's Topic.INTERNAL_TOPICS): only they create and write them.
+INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+#: KRaft's metadata log: no client may create a topic of that name.
+CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"
 MAX_NAME_LENGTH: Final = 249
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 
@@ -129,3 +138,111 @@ def check_placement(cluster: ClusterMetadata, replication_factor: int) -> None:
             ErrorCode.INVALID_REPLICATION_FACTOR,
             f"Replication factor: {replication_factor} larger than available brokers: {brokers}.",
         )
+
+
+def plan_topic(
+    broker_config: BrokerConfig,
+    cluster: ClusterMetadata,
+    being_deleted: Callable[[str], bool],
+    node_id: int,
+    name: str,
+    num_partitions: int,
+    replication_factor: int,
+    assignments: Assignments | None,
+    configs: Mapping[str, str | None] | None,
+    internal: bool,
+) -> tuple[TopicState, int]:
+    """The new topic CreateTopics asks for, checked in the order Kafka's controller checks them (name,
+    existence, configs, then assignment or partition count and replication factor; raises KafkaError),
+    led by `node_id` alone until placed; and its replication factor. -1 means the broker default."""
+    if name == CLUSTER_METADATA_TOPIC:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited.")
+    validate_topic_name(name)
+    if name in cluster.topics:
+        raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+    if being_deleted(name):
+        # Kafka's answer while a deletion of the name is still under way.
+        raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' is marked for deletion.")
+    if name in INTERNAL_TOPICS and not internal:
+        # Kafka lets an admin create these; here only the coordinators do, with their own configs.
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited.")
+    check_collision(cluster, name)
+    given = dict(configs or {})
+    parse_topic_configs(given, broker_config)  # raises KafkaError(INVALID_CONFIG), nulls included
+    if assignments:
+        if replication_factor != -1:
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                "A manual partition assignment was specified, but replication factor was not set to -1.",
+            )
+        if num_partitions != -1:
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                "A manual partition assignment was specified, but numPartitions was not set to -1.",
+            )
+        pairs = list(assignments.items()) if isinstance(assignments, Mapping) else list(assignments)
+        replication_factor = check_assignments(cluster, pairs)
+        num_partitions = len(pairs)
+    else:
+        if replication_factor < -1 or replication_factor == 0:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                "Replication factor must be larger than 0, or -1 to use the default value.",
+            )
+        if num_partitions < -1 or num_partitions == 0:
+            raise KafkaError(
+                ErrorCode.INVALID_PARTITIONS,
+                "Number of partitions was set to an invalid non-positive value.",
+            )
+        if num_partitions == -1:
+            num_partitions = broker_config.num_partitions
+        if replication_factor == -1:
+            replication_factor = broker_config.default_replication_factor
+        check_placement(cluster, replication_factor)
+    stored = {k: v for k, v in given.items() if v is not None}
+    state = led_alone(name, uuid.uuid4(), num_partitions, stored, node_id, internal=internal)
+    return state, replication_factor
+
+
+def existing_non_internal(
+    cluster: ClusterMetadata, name: str, refusal: ErrorCode, message: str
+) -> TopicState:
+    """The topic a delete or a growth applies to: UNKNOWN_TOPIC_OR_PARTITION if there is none,
+    `refusal` (with `message`) if it is internal."""
+    state = cluster.topic(name)
+    if state is None:
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if state.is_internal:
+        raise KafkaError(refusal, message)
+    return state
+
+
+def min_insync_replicas(broker_config: BrokerConfig, cluster: ClusterMetadata, name: str) -> int:
+    state = cluster.topic(name)
+    if state is not None and "min.insync.replicas" in state.configs:
+        return int(state.configs["min.insync.replicas"])
+    return broker_config.min_insync_replicas
+
+
+def led_alone(
+    name: str,
+    topic_id: uuid.UUID,
+    partitions: int,
+    configs: dict[str, str],
+    node_id: int,
+    internal: bool = False,
+) -> TopicState:
+    """A topic whose every partition `node_id` leads at epoch 0 with an ISR of itself."""
+    return TopicState(
+        name=name,
+        topic_id=topic_id,
+        partitions=[led_alone_partition(p, node_id) for p in range(partitions)],
+        configs=configs,
+        is_internal=internal or name in INTERNAL_TOPICS,
+    )
+
+
+def led_alone_partition(partition: int, node_id: int) -> PartitionState:
+    return PartitionState(
+        partition=partition, leader_id=node_id, leader_epoch=0, replicas=[node_id], isr=[node_id]
+    )

@@ -344,6 +344,18 @@ def _check_relations(config: BrokerConfig) -> None:
     _require_order(
         config, "group.consumer.heartbeat.interval.ms", "group.consumer.session.timeout.ms", strict=True
     )
+    # as Kafka's GroupCoordinatorConfig and ShareGroupConfig (a heartbeat past the session times every
+    # member out; the bounds bound share groups' GROUP configs)
+    for setting in (
+        "session.timeout.ms",
+        "heartbeat.interval.ms",
+        "record.lock.duration.ms",
+        "delivery.count.limit",
+        "partition.max.record.locks",
+    ):
+        _require_order(config, f"group.share.min.{setting}", f"group.share.{setting}")
+        _require_order(config, f"group.share.{setting}", f"group.share.max.{setting}")
+    _require_order(config, "group.share.heartbeat.interval.ms", "group.share.session.timeout.ms", strict=True)
     _require_order(config, "replica.fetch.wait.max.ms", "replica.socket.timeout.ms")
     _require_order(config, "replica.fetch.wait.max.ms", "replica.lag.time.max.ms", strict=True)
     queued = _int(config["queued.max.request.bytes"])

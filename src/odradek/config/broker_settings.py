@@ -94,6 +94,7 @@ class BrokerSettings:
 
     # listeners, sockets, threads
     metrics_port = Setting[int | None]("metrics.port")
+    telemetry_max_bytes = Setting[int]("telemetry.max.bytes")
     metrics_host = Setting[str]("metrics.host")
     console_port = Setting[int | None]("console.port")
     console_host = Setting[str]("console.host")
@@ -208,6 +209,23 @@ class BrokerSettings:
     group_consumer_max_size = Setting[int]("group.consumer.max.size")
     group_consumer_assignors = Setting[list[str]]("group.consumer.assignors")
     group_consumer_migration_policy = Setting[str]("group.consumer.migration.policy")
+    group_share_session_timeout_ms = Setting[int]("group.share.session.timeout.ms")
+    group_share_min_session_timeout_ms = Setting[int]("group.share.min.session.timeout.ms")
+    group_share_max_session_timeout_ms = Setting[int]("group.share.max.session.timeout.ms")
+    group_share_heartbeat_interval_ms = Setting[int]("group.share.heartbeat.interval.ms")
+    group_share_min_heartbeat_interval_ms = Setting[int]("group.share.min.heartbeat.interval.ms")
+    group_share_max_heartbeat_interval_ms = Setting[int]("group.share.max.heartbeat.interval.ms")
+    group_share_max_size = Setting[int]("group.share.max.size")
+    group_share_record_lock_duration_ms = Setting[int]("group.share.record.lock.duration.ms")
+    group_share_min_record_lock_duration_ms = Setting[int]("group.share.min.record.lock.duration.ms")
+    group_share_max_record_lock_duration_ms = Setting[int]("group.share.max.record.lock.duration.ms")
+    group_share_delivery_count_limit = Setting[int]("group.share.delivery.count.limit")
+    group_share_partition_max_record_locks = Setting[int]("group.share.partition.max.record.locks")
+    group_share_min_delivery_count_limit = Setting[int]("group.share.min.delivery.count.limit")
+    group_share_max_delivery_count_limit = Setting[int]("group.share.max.delivery.count.limit")
+    group_share_min_partition_max_record_locks = Setting[int]("group.share.min.partition.max.record.locks")
+    group_share_max_partition_max_record_locks = Setting[int]("group.share.max.partition.max.record.locks")
+    group_share_max_share_sessions = Setting[int]("group.share.max.share.sessions")
     offset_metadata_max_bytes = Setting[int]("offset.metadata.max.bytes")
     offsets_load_buffer_size = Setting[int]("offsets.load.buffer.size")
     offsets_topic_replication_factor = Setting[int]("offsets.topic.replication.factor")
@@ -235,6 +253,33 @@ class BrokerSettings:
     transaction_two_phase_commit_enable = Setting[bool]("transaction.two.phase.commit.enable")
     producer_id_expiration_ms = Setting[int]("producer.id.expiration.ms")
     producer_id_expiration_check_interval_ms = Setting[int]("producer.id.expiration.check.interval.ms")
+
+    # the share coordinator (__share_group_state)
+    share_coordinator_state_topic_num_partitions = Setting[int](
+        "share.coordinator.state.topic.num.partitions"
+    )
+    share_coordinator_state_topic_replication_factor = Setting[int](
+        "share.coordinator.state.topic.replication.factor"
+    )
+    share_coordinator_state_topic_min_isr = Setting[int]("share.coordinator.state.topic.min.isr")
+    share_coordinator_state_topic_segment_bytes = Setting[int]("share.coordinator.state.topic.segment.bytes")
+    share_coordinator_state_topic_compression_codec = Setting[int](
+        "share.coordinator.state.topic.compression.codec"
+    )
+    share_coordinator_snapshot_update_records_per_snapshot = Setting[int](
+        "share.coordinator.snapshot.update.records.per.snapshot"
+    )
+    share_coordinator_write_timeout_ms = Setting[int]("share.coordinator.write.timeout.ms")
+    share_coordinator_load_buffer_size = Setting[int]("share.coordinator.load.buffer.size")
+    share_coordinator_threads = Setting[int]("share.coordinator.threads")
+    share_coordinator_append_linger_ms = Setting[int]("share.coordinator.append.linger.ms")
+    share_coordinator_state_topic_prune_interval_ms = Setting[int](
+        "share.coordinator.state.topic.prune.interval.ms"
+    )
+    share_coordinator_cold_partition_snapshot_interval_ms = Setting[int](
+        "share.coordinator.cold.partition.snapshot.interval.ms"
+    )
+    share_coordinator_cached_buffer_max_bytes = Setting[int]("share.coordinator.cached.buffer.max.bytes")
 
     # security
     authorizer_class_name = Setting[str]("authorizer.class.name")

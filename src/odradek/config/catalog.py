@@ -11,6 +11,7 @@ from odradek.config.catalog_network import NETWORK_CONFIG_KEYS
 from odradek.config.catalog_quotas import QUOTA_CONFIG_KEYS
 from odradek.config.catalog_security import SECURITY_CONFIG_KEYS
 from odradek.config.catalog_security_plugins import SECURITY_PLUGIN_CONFIG_KEYS
+from odradek.config.catalog_share_coordinator import SHARE_COORDINATOR_CONFIG_KEYS
 from odradek.config.catalog_zookeeper import ZOOKEEPER_CONFIG_KEYS
 from odradek.config.topic_catalog import TOPIC_CONFIGS, TOPIC_SYNONYMS
 from odradek.config.types import ConfigKey
@@ -36,6 +37,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = _index(
     LOG_CONFIG_KEYS,
     CLEANER_CONFIG_KEYS,
     COORDINATOR_CONFIG_KEYS,
+    SHARE_COORDINATOR_CONFIG_KEYS,
     SECURITY_CONFIG_KEYS,
     SECURITY_PLUGIN_CONFIG_KEYS,
     QUOTA_CONFIG_KEYS,

@@ -4,7 +4,7 @@ offsets (``__consumer_offsets``), transactions (``__transaction_state``) and pro
 from __future__ import annotations
 
 from odradek.config.types import INT_MAX, ConfigKey, ConfigType, DynamicUpdateMode, Importance
-from odradek.config.validators import at_least, list_of, one_of
+from odradek.config.validators import at_least, between, list_of, one_of
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
@@ -14,6 +14,8 @@ WHOLE_CLUSTER = (
     "a single node is the whole cluster: the topic gets one replica (and needs one in sync) "
     "whatever this says."
 )
+#: Why the bounds of consumer groups' GROUP configs bound nothing.
+CONSUMER_GROUP_CONFIGS_REFUSED = "they bound consumer groups' GROUP configs, which odradek refuses yet."
 WRITES_IN_THE_ISR = "a single node's writes are on its whole ISR (itself) as soon as they are appended."
 
 COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
@@ -44,10 +46,14 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
         "group.coordinator.rebalance.protocols",
         ConfigType.LIST,
-        ["classic", "consumer"],
+        # Kafka 4.4's default is classic,consumer,streams and it ignores 'share' here (share.version,
+        # changed by kafka-features, is its switch). odradek has no feature store to change, so this
+        # list stays its switch: 'share' is in the default, and leaving it out turns share groups off.
+        ["classic", "consumer", "share"],
         MEDIUM,
-        "Group protocols the coordinator serves: 'classic' (JoinGroup/SyncGroup) and 'consumer' "
-        "(KIP-848 ConsumerGroupHeartbeat).",
+        "Group protocols the coordinator serves: 'classic' (JoinGroup/SyncGroup), 'consumer' "
+        "(KIP-848 ConsumerGroupHeartbeat) and 'share' (KIP-932 share groups, ShareGroupHeartbeat; "
+        "share.version is finalized at 1 with it, 0 without).",
         list_of("classic", "consumer", "share", "streams"),
     ),
     ConfigKey(
@@ -83,7 +89,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Shortest session timeout a consumer group may be configured with.",
         at_least(1),
-        inert="they bound per-group settings, and GROUP config resources are not served yet.",
+        inert=CONSUMER_GROUP_CONFIGS_REFUSED,
     ),
     ConfigKey(
         "group.consumer.max.session.timeout.ms",
@@ -92,7 +98,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Longest session timeout a consumer group may be configured with.",
         at_least(1),
-        inert="they bound per-group settings, and GROUP config resources are not served yet.",
+        inert=CONSUMER_GROUP_CONFIGS_REFUSED,
     ),
     ConfigKey(
         "group.consumer.heartbeat.interval.ms",
@@ -109,7 +115,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Shortest heartbeat interval a consumer group may be configured with.",
         at_least(1),
-        inert="they bound per-group settings, and GROUP config resources are not served yet.",
+        inert=CONSUMER_GROUP_CONFIGS_REFUSED,
     ),
     ConfigKey(
         "group.consumer.max.heartbeat.interval.ms",
@@ -118,7 +124,7 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Longest heartbeat interval a consumer group may be configured with.",
         at_least(1),
-        inert="they bound per-group settings, and GROUP config resources are not served yet.",
+        inert=CONSUMER_GROUP_CONFIGS_REFUSED,
     ),
     ConfigKey(
         "group.consumer.max.size",
@@ -144,6 +150,145 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "neither (disabled).",
         one_of("disabled", "downgrade", "upgrade", "bidirectional", case_sensitive=False),
         refused="odradek does not convert groups between the classic and consumer protocols yet.",
+    ),
+    # Share groups (KIP-932): served unless "share" is left out of group.coordinator.rebalance.protocols.
+    ConfigKey(
+        "group.share.session.timeout.ms",
+        ConfigType.INT,
+        45000,
+        MEDIUM,
+        "Session timeout of share-group members: one silent longer is removed from its group.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "group.share.min.session.timeout.ms",
+        ConfigType.INT,
+        45000,
+        MEDIUM,
+        "Shortest session timeout a share group may be configured with.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "group.share.max.session.timeout.ms",
+        ConfigType.INT,
+        60000,
+        MEDIUM,
+        "Longest session timeout a share group may be configured with.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "group.share.heartbeat.interval.ms",
+        ConfigType.INT,
+        5000,
+        MEDIUM,
+        "Heartbeat interval the coordinator gives share-group members.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "group.share.min.heartbeat.interval.ms",
+        ConfigType.INT,
+        5000,
+        MEDIUM,
+        "Shortest heartbeat interval a share group may be configured with.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "group.share.max.heartbeat.interval.ms",
+        ConfigType.INT,
+        15000,
+        MEDIUM,
+        "Longest heartbeat interval a share group may be configured with.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "group.share.record.lock.duration.ms",
+        ConfigType.INT,
+        30000,
+        MEDIUM,
+        "How long a share-group member holds the records a ShareFetch acquired for it before they are "
+        "released for others.",
+        between(1000, 3_600_000),
+    ),
+    ConfigKey(
+        "group.share.min.record.lock.duration.ms",
+        ConfigType.INT,
+        15000,
+        MEDIUM,
+        "Shortest record lock a share group may be configured with.",
+        between(1000, 30000),
+    ),
+    ConfigKey(
+        "group.share.max.record.lock.duration.ms",
+        ConfigType.INT,
+        60000,
+        MEDIUM,
+        "Longest record lock a share group may be configured with.",
+        between(30000, 3_600_000),
+    ),
+    ConfigKey(
+        "group.share.delivery.count.limit",
+        ConfigType.INT,
+        5,
+        MEDIUM,
+        "Deliveries of a record to share-group members before it is archived (never delivered again).",
+        between(2, 10),
+    ),
+    ConfigKey(
+        "group.share.min.delivery.count.limit",
+        ConfigType.INT,
+        2,
+        MEDIUM,
+        "Smallest delivery count limit a share group may be configured with.",
+        between(2, 5),
+    ),
+    ConfigKey(
+        "group.share.max.delivery.count.limit",
+        ConfigType.INT,
+        10,
+        MEDIUM,
+        "Largest delivery count limit a share group may be configured with.",
+        between(5, 25),
+    ),
+    ConfigKey(
+        "group.share.min.partition.max.record.locks",
+        ConfigType.INT,
+        100,
+        MEDIUM,
+        "Smallest record lock limit per share partition a share group may be configured with.",
+        between(100, 2000),
+    ),
+    ConfigKey(
+        "group.share.max.partition.max.record.locks",
+        ConfigType.INT,
+        4000,
+        MEDIUM,
+        "Largest record lock limit per share partition a share group may be configured with.",
+        between(2000, 10000),
+    ),
+    ConfigKey(
+        "group.share.partition.max.record.locks",
+        ConfigType.INT,
+        2000,
+        MEDIUM,
+        "Most records in flight (acquired, or between the share-partition start and end offsets) in one "
+        "share partition.",
+        between(100, 10000),
+    ),
+    ConfigKey(
+        "group.share.max.share.sessions",
+        ConfigType.INT,
+        2000,
+        MEDIUM,
+        "Most share sessions a broker holds; one more gets SHARE_SESSION_LIMIT_REACHED.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "group.share.max.size",
+        ConfigType.INT,
+        200,
+        MEDIUM,
+        "Most members of one share group.",
+        between(1, 1000),
     ),
     ConfigKey(
         "offset.metadata.max.bytes",

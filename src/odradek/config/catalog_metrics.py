@@ -9,6 +9,7 @@ and ignored, so a reporter in an operator's server.properties silently did not r
 from __future__ import annotations
 
 from odradek.config.types import ConfigKey, ConfigType, ConfigValue, Importance
+from odradek.config.validators import at_least
 
 REPORTERS = "odradek cannot load Java metrics reporters: its metrics are served by metrics.port (Prometheus)."
 SAMPLING = "odradek keeps no sample windows: its metrics endpoint (metrics.port) computes values as read."
@@ -35,4 +36,15 @@ METRICS_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "metrics.recording.level", ConfigType.STRING, "INFO", "Highest recording level of metrics.", SAMPLING
     ),
     _refused("metrics.sample.window.ms", ConfigType.LONG, 30000, "Window of a metric sample.", SAMPLING),
+    # KIP-714: the largest PushTelemetry payload (as sent, compressed or not) a client may push; pushed
+    # metrics are kept by the broker itself and served on metrics.port (Kafka hands them to a plugin).
+    ConfigKey(
+        "telemetry.max.bytes",
+        ConfigType.INT,
+        1024 * 1024,
+        Importance.LOW,
+        "The largest telemetry push (after compression, if any) a client may send; larger ones are "
+        "refused with TELEMETRY_TOO_LARGE.",
+        at_least(1),
+    ),
 )

@@ -21,7 +21,6 @@ from odradek.config.validators import SOCKET_BUFFER_BYTES, Check, at_least, betw
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER, CLUSTER_WIDE = DynamicUpdateMode.PER_BROKER, DynamicUpdateMode.CLUSTER_WIDE
 ONE_LOOP = "odradek serves every connection from one asyncio loop, so there is no thread pool to size."
-NOT_BUILT = "odradek does not have this limit yet."
 CONNECTION_SETUP = (
     "odradek's clients to other brokers bound connecting by replica.socket.timeout.ms (replica fetchers), "
     "controller.socket.timeout.ms (the controller and AlterPartition) and request.timeout.ms (transaction "
@@ -386,9 +385,9 @@ NETWORK_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.INT,
         2000,
         MEDIUM,
-        "Most partitions one request may name.",
+        "Most partitions one DescribeTopicPartitions answer holds (a client's ResponsePartitionLimit is "
+        "cut to it).",
         at_least(1),
-        refused=NOT_BUILT,
     ),
 )
 

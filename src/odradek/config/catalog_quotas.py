@@ -2,10 +2,10 @@
 
 Client quotas are built (user / client-id byte rates and request percentages, set with
 AlterClientQuotas): their window settings are read once at start-up, as Kafka reads them. So are
-replication quotas (cluster/replication/replication_quota.py): their windows are read at start-up,
-their rates at every check (per broker over the cluster-wide default). Controller mutation quotas,
-alter-log-dirs throttles and custom quota callbacks are not built: their settings are refused unless
-left at their default.
+replication quotas and the alter-log-dirs quota on moves between log directories
+(cluster/replication/replication_quota.py): their windows are read at start-up, their rates at every
+check (per broker over the cluster-wide default). Controller mutation quotas and custom quota callbacks
+are not built: their settings are refused unless left at their default.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ LOW = Importance.LOW
 MEDIUM = Importance.MEDIUM
 SINGLE_NODE = "a single node has no followers: nothing replicates, so nothing is throttled."
 CONTROLLER = "controller mutation quotas (KIP-599) are not built in odradek."
-NO_LOG_DIR_MOVES = "odradek does not move replicas between log directories (AlterReplicaLogDirs)."
 CALLBACK = "odradek cannot load Java classes: quotas follow Kafka's default user/client-id precedence."
 
 QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
@@ -62,7 +61,6 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Samples kept in memory for alter-log-dirs replication quotas.",
         at_least(1),
-        refused=NO_LOG_DIR_MOVES,
     ),
     ConfigKey(
         "alter.log.dirs.replication.quota.window.size.seconds",
@@ -71,7 +69,6 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         LOW,
         "Length of one alter-log-dirs replication quota sample window, in seconds.",
         at_least(1),
-        refused=NO_LOG_DIR_MOVES,
     ),
     ConfigKey(
         "controller.quota.window.num",
@@ -132,10 +129,10 @@ QUOTA_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         ConfigType.LONG,
         LONG_MAX,
         MEDIUM,
-        "Bytes per second a replica moving between log directories may copy.",
+        "Bytes per second the copies of replicas moving between log directories (AlterReplicaLogDirs) may "
+        "make, all moves of the broker together.",
         at_least(0),
         dynamic=DynamicUpdateMode.CLUSTER_WIDE,
-        refused=NO_LOG_DIR_MOVES,
         dynamic_only=True,
     ),
 )

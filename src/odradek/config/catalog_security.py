@@ -17,12 +17,11 @@ described with no value.
 from __future__ import annotations
 
 from odradek.config.types import ConfigKey, ConfigType, DynamicUpdateMode, Importance
-from odradek.config.validators import Check, one_of
+from odradek.config.validators import Check, at_least, one_of
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 PER_BROKER = DynamicUpdateMode.PER_BROKER
 PRINCIPALS = "odradek builds principals itself (User:<SASL name> or the mapped certificate name)."
-NO_DELEGATION_TOKENS = "delegation tokens are not built (the token APIs are not served)."
 #: Kafka's ACL authorizers (ZooKeeper mode, KRaft mode): odradek answers both with AclAuthorizer semantics.
 AUTHORIZER_CLASS_NAMES = (
     "kafka.security.authorizer.AclAuthorizer",
@@ -102,40 +101,45 @@ SECURITY_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         MEDIUM,
         "Largest SASL token accepted before authentication completes.",
     ),
-    *(
-        ConfigKey(name, config_type, default, MEDIUM, doc, refused=NO_DELEGATION_TOKENS)
-        for name, config_type, default, doc in (
-            (
-                "delegation.token.secret.key",
-                ConfigType.PASSWORD,
-                None,
-                "Secret that signs delegation tokens.",
-            ),
-            (
-                "delegation.token.master.key",
-                ConfigType.PASSWORD,
-                None,
-                "Deprecated delegation.token.secret.key.",
-            ),
-            (
-                "delegation.token.max.lifetime.ms",
-                ConfigType.LONG,
-                7 * 24 * 3600 * 1000,
-                "A token's longest life.",
-            ),
-            (
-                "delegation.token.expiry.time.ms",
-                ConfigType.LONG,
-                24 * 3600 * 1000,
-                "How long a token lives unrenewed.",
-            ),
-            (
-                "delegation.token.expiry.check.interval.ms",
-                ConfigType.LONG,
-                3600 * 1000,
-                "How often expired tokens go.",
-            ),
-        )
+    # ----- delegation tokens (KIP-48): security/delegation_tokens.py; read once at start-up -----
+    ConfigKey(
+        "delegation.token.secret.key",
+        ConfigType.PASSWORD,
+        None,
+        MEDIUM,
+        "Secret key that signs delegation tokens (the HMAC of a token id), the same on every broker; "
+        "unset or empty: the token APIs answer DELEGATION_TOKEN_AUTH_DISABLED.",
+    ),
+    ConfigKey(
+        "delegation.token.master.key",
+        ConfigType.PASSWORD,
+        None,
+        MEDIUM,
+        "Deprecated name of delegation.token.secret.key, read when that one is not set.",
+    ),
+    ConfigKey(
+        "delegation.token.max.lifetime.ms",
+        ConfigType.LONG,
+        7 * 24 * 3600 * 1000,
+        MEDIUM,
+        "A token's longest life, beyond which it cannot be renewed.",
+        at_least(1),
+    ),
+    ConfigKey(
+        "delegation.token.expiry.time.ms",
+        ConfigType.LONG,
+        24 * 3600 * 1000,
+        MEDIUM,
+        "How long a token lives unrenewed (and the renewal period when a client asks for a negative one).",
+        at_least(1),
+    ),
+    ConfigKey(
+        "delegation.token.expiry.check.interval.ms",
+        ConfigType.LONG,
+        3600 * 1000,
+        LOW,
+        "How often tokens past their expiry are removed.",
+        at_least(1),
     ),
     ConfigKey(
         "connections.max.reauth.ms",

@@ -22,7 +22,7 @@ from odradek.console.data.cluster import BrokerMemory
 from odradek.console.data.config_cache import SummaryConfigCache
 from odradek.console.data.session import ClusterError, Session
 from odradek.console.history import History
-from odradek.console.pages import brokers, groups, messages, overview, topic, topics
+from odradek.console.pages import brokers, clients, groups, messages, overview, topic, topics
 from odradek.console.pages.common import Console, ReadOnly, page
 from odradek.console.same_origin import SameOriginChanges
 from odradek.console.sampler import Sampler
@@ -69,6 +69,7 @@ def create_app(settings: ConsoleSettings) -> Starlette:
         *topic.routes,
         *groups.routes,
         *brokers.routes,
+        *clients.routes,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(

@@ -54,6 +54,15 @@ def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="SECONDS",
         help="how often throughput and lag are sampled for the charts (default: 5)",
     )
+    parser.add_argument(
+        "--metrics-url",
+        dest="metrics_urls",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a broker's metrics endpoint (http://HOST:PORT/metrics, its metrics.port), read for the "
+        "metrics clients push (the Clients page); repeatable",
+    )
     add_connection_arguments(parser)
     for action in parser._actions:
         if action.dest == "request_timeout":
@@ -99,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         request_timeout=args.request_timeout,
         basic_auth_file=args.basic_auth_file,
         sample_interval=args.sample_interval,
+        metrics_urls=tuple(args.metrics_urls),
     )
     try:
         app = create_app(settings)

@@ -23,3 +23,5 @@ class ConsoleSettings:
     sample_interval: float = 5.0
     #: Samples kept per series: an hour at the default interval.
     history_length: int = 720
+    #: The brokers' Prometheus endpoints, read for the metrics clients push (the Clients page).
+    metrics_urls: tuple[str, ...] = ()

@@ -29,4 +29,12 @@ The transaction coordinator:
 - `txn_metadata`: a transactional id's state (Kafka's TransactionMetadata and its states).
 - `txn_records`: the TransactionLog key and value formats. `txn_markers`: COMMIT/ABORT markers into
   the partitions this broker leads (also WriteTxnMarkers). `producer_ids`: the producer-id blocks.
+
+The share coordinator (KIP-932), `share/`:
+
+- `share/coordinator`: the share-partition states of the keys this broker coordinates; the steps of
+  the five *ShareGroupState APIs, each appended and replicated before it is applied and answered.
+- `share/shard`: one `__share_group_state` partition's states, Kafka's checks and fencing, replay.
+- `share/records`: ShareSnapshot and ShareUpdate, Kafka 4.4's format. `share/batches`: combining
+  state batches (a newer one wins, nothing below the start offset).
 """

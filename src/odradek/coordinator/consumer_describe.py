@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from odradek.coordinator.consumer_group import ConsumerGroup, Partitions
+from odradek.coordinator.ports import MetadataView
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.consumer_group_describe import (
     Assignment,
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 CONSUMER_MEMBER_TYPE = 1
 
 
-def describe_consumer_group(shard: GroupShard, group_id: str, cluster: Any) -> DescribedGroup:
+def describe_consumer_group(shard: GroupShard, group_id: str, cluster: MetadataView) -> DescribedGroup:
     group = shard.groups.get(group_id)
     if not isinstance(group, ConsumerGroup):
         reason = "not found" if group is None else "is not a consumer group"
@@ -58,7 +59,7 @@ def describe_consumer_group(shard: GroupShard, group_id: str, cluster: Any) -> D
     )
 
 
-def _assignment(partitions: Partitions, cluster: Any) -> Assignment:
+def _assignment(partitions: Partitions, cluster: MetadataView) -> Assignment:
     """The partitions by topic, named; a topic no longer in the metadata is left out, as Kafka does."""
     topics = []
     for topic_id, numbers in sorted(partitions.items()):

@@ -14,7 +14,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from odradek.coordinator import consumer_records as cr
 from odradek.coordinator.assignors import ASSIGNORS
@@ -44,6 +44,7 @@ from odradek.coordinator.consumer_targets import (
     subscribed_ids,
 )
 from odradek.coordinator.offsets import OffsetAndMetadata
+from odradek.coordinator.ports import MetadataView
 from odradek.coordinator.records import CoordinatorRecord, group_metadata_tombstone
 from odradek.coordinator.result import CoordinatorResult
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -71,7 +72,7 @@ def rebalance_key(group_id: str, member_id: str) -> str:
 
 
 class ConsumerGroupManager:
-    def __init__(self, shard: GroupShard, cluster: Any, regexes: RegexMatcher) -> None:
+    def __init__(self, shard: GroupShard, cluster: MetadataView, regexes: RegexMatcher) -> None:
         self.shard = shard
         self.cluster = cluster
         self.regexes = RegexResolver(shard, cluster, regexes)
@@ -181,7 +182,7 @@ class ConsumerGroupManager:
             error_code=ErrorCode.NONE,
             member_id=member_id,
             member_epoch=reconciled.member_epoch,
-            heartbeat_interval_ms=self.shard.settings.consumer_heartbeat_interval_ms,
+            heartbeat_interval_ms=self.shard.settings.consumer_group(group.group_id).heartbeat_interval_ms,
         )
         full_request = request.member_epoch == 0 or (
             request.rebalance_timeout_ms != -1
@@ -200,7 +201,8 @@ class ConsumerGroupManager:
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
         if group is None:
             return ConsumerGroup(group_id)
-        assert isinstance(group, ClassicGroup)
+        if not isinstance(group, ClassicGroup):
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if create and group.is_empty and not group.members and not group.pending_join_members:
             records.append(group_metadata_tombstone(group_id))  # an empty classic group is replaced
             return ConsumerGroup(group_id)
@@ -336,7 +338,7 @@ class ConsumerGroupManager:
     def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
         self.shard.timer.schedule(
             session_key(group_id, member_id),
-            self.shard.settings.consumer_session_timeout_ms,
+            self.shard.settings.consumer_group(group_id).session_timeout_ms,
             lambda: self._fence_by_timer(group_id, member_id, None, "its session expired"),
         )
 

@@ -30,11 +30,11 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from odradek.cluster.metadata import ClusterMetadata
 from odradek.coordinator import consumer_records as cr
 from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.consumer_group import ConsumerGroup, ConsumerMember, ResolvedRegex
 from odradek.coordinator.consumer_targets import metadata_hash
+from odradek.coordinator.ports import MetadataView
 from odradek.coordinator.records import CoordinatorRecord
 from odradek.coordinator.result import CoordinatorResult
 from odradek.coordinator.timer import CoordinatorTimer
@@ -91,7 +91,7 @@ class _Failure:
 class RegexResolver:
     """The regex resolutions of one shard's consumer groups, and the ones under way."""
 
-    def __init__(self, shard: RegexShard, cluster: ClusterMetadata, matcher: RegexMatcher) -> None:
+    def __init__(self, shard: RegexShard, cluster: MetadataView, matcher: RegexMatcher) -> None:
         self.shard = shard
         self.cluster = cluster
         self.matcher = matcher

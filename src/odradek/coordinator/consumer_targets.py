@@ -12,10 +12,10 @@ import hashlib
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from odradek.coordinator.assignors import ASSIGNORS, MemberSpec
 from odradek.coordinator.consumer_group import ConsumerGroup, ConsumerMember, Partitions, ResolvedRegex
+from odradek.coordinator.ports import MetadataView
 
 #: A group's regexes as last resolved (ConsumerGroup.resolved_regexes).
 Resolutions = Mapping[str, ResolvedRegex]
@@ -31,7 +31,7 @@ def subscribed_names(member: ConsumerMember, resolutions: Resolutions) -> set[st
     return names
 
 
-def subscribed_ids(cluster: Any, member: ConsumerMember, resolutions: Resolutions) -> set[uuid.UUID]:
+def subscribed_ids(cluster: MetadataView, member: ConsumerMember, resolutions: Resolutions) -> set[uuid.UUID]:
     ids = set()
     for name in subscribed_names(member, resolutions):
         state = cluster.topic(name)
@@ -40,7 +40,7 @@ def subscribed_ids(cluster: Any, member: ConsumerMember, resolutions: Resolution
     return ids
 
 
-def metadata_hash(cluster: Any, members: Iterable[ConsumerMember], resolutions: Resolutions) -> int:
+def metadata_hash(cluster: MetadataView, members: Iterable[ConsumerMember], resolutions: Resolutions) -> int:
     """A hash of the subscribed topics (name, id, partition count): any change rebalances the group."""
     names: set[str] = set()
     for member in members:
@@ -60,7 +60,7 @@ def preferred_assignor(names: list[str], members: Iterable[ConsumerMember]) -> s
 
 
 def compute_targets(
-    cluster: Any,
+    cluster: MetadataView,
     assignor_names: list[str],
     group: ConsumerGroup,
     members: Mapping[str, ConsumerMember],

@@ -9,6 +9,7 @@ from odradek.coordinator.classic_group import ClassicGroup, ClassicGroupState
 from odradek.coordinator.offset_requests import delete_all_offsets
 from odradek.coordinator.records import CoordinatorRecord, group_metadata_tombstone
 from odradek.coordinator.result import CoordinatorResult
+from odradek.coordinator.share_group import ShareGroup
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.describe_groups import DescribedGroup, DescribedGroupMember
 
@@ -69,6 +70,8 @@ def list_groups(shard: GroupShard, states: set[str], types: set[str]) -> list[Li
             if group.is_in(S.DEAD):
                 continue
             entry = ListedGroup(group_id, group.protocol_type or "", group.state.value, "classic")
+        elif isinstance(group, ShareGroup):
+            entry = ListedGroup(group_id, "share", group.state_name, "share")
         else:
             entry = ListedGroup(group_id, "consumer", group.state_name, "consumer")
         if states and entry.group_state.lower() not in states:
@@ -100,4 +103,6 @@ def group_tombstones(shard: GroupShard, group_id: str) -> list[CoordinatorRecord
     group = shard.groups.get(group_id)
     if isinstance(group, ClassicGroup) or group is None:
         return [group_metadata_tombstone(group_id)]
+    if isinstance(group, ShareGroup):
+        return shard.share.tombstones(group)
     return shard.consumer.tombstones(group)

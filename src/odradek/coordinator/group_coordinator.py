@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Hashable
 from typing import Any
 
-from odradek.cluster.leadership import Leadership
-from odradek.cluster.metadata import ClusterMetadata
-from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
+from odradek.config.group_catalog import GroupConfigLookup, no_group_configs
 from odradek.coordinator import classic_join, classic_members, group_admin, offset_requests
 from odradek.coordinator.classic_join import JoinContext
 from odradek.coordinator.client_regex import RegexMatcher
@@ -26,10 +23,15 @@ from odradek.coordinator.group_admin import ListedGroup
 from odradek.coordinator.group_runtime import GroupRuntime
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem, TopicPartition
 from odradek.coordinator.offsets import OffsetAndMetadata
+from odradek.coordinator.ports import InternalTopics, MetadataView
 from odradek.coordinator.records import offset_commit_record
 from odradek.coordinator.regex_lane import Requester
 from odradek.coordinator.result import CoordinatorResult
 from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
+from odradek.coordinator.share_coordinator import ShareGroups
+from odradek.partition.end_offsets import PartitionEndOffsets
+from odradek.partition.leadership import Leadership
+from odradek.partition.share.persister import SharePersister
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.consumer_group_describe import DescribedGroup as ConsumerDescribedGroup
 from odradek.protocol.messages.consumer_group_heartbeat import (
@@ -52,17 +54,19 @@ class GroupCoordinator:
     def __init__(
         self,
         config: BrokerConfig,
-        cluster: ClusterMetadata,
-        topics: TopicAdmin,
+        cluster: MetadataView,
+        topics: InternalTopics,
         logs: LogManager,
         node_id: int,
-        notify_append: Callable[[Hashable], None] | None = None,
         regexes: RegexMatcher | None = None,
         *,
         leadership: Leadership,
+        share_persister: SharePersister | None = None,
+        end_offsets: PartitionEndOffsets | None = None,
+        group_configs: GroupConfigLookup = no_group_configs,
         **runtime_options: Any,
     ) -> None:
-        self.settings = GroupSettings(config)
+        self.settings = GroupSettings(config, group_configs)
         self.cluster = cluster
         self.topics = topics
         self.node_id = node_id
@@ -76,20 +80,23 @@ class GroupCoordinator:
             logs,
             cluster,
             node_id,
-            notify_append,
             self.regexes,
             leadership=leadership,
             **runtime_options,
         )
+        #: Share groups (KIP-932); `share_persister` keeps their partitions' state (the share coordinator),
+        #: `end_offsets` tells the partitions' ends for their lag.
+        self.share = ShareGroups(self.runtime, cluster, share_persister, end_offsets)
         self._expiry: asyncio.TimerHandle | None = None
         self.started = False
 
     # ----- lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Create `__consumer_offsets` if needed (single node) and load the partitions this broker leads."""
+        """Create `__consumer_offsets` now if the internal-topic port says so (a single node), and load
+        the partitions this broker leads."""
         self.started = True
-        if self.settings.single_node:
+        if self.topics.created_at_startup:
             await self.ensure_offsets_topic()
         self.refresh_leadership()
         self._schedule_expiry()
@@ -123,9 +130,7 @@ class GroupCoordinator:
             "segment.bytes": str(self.settings.offsets_topic_segment_bytes),
         }
         replication = self.settings.offsets_topic_replication_factor
-        created = await self.runtime.create_topic(
-            self.topics, replication, configs, self.settings.single_node
-        )
+        created = await self.runtime.create_topic(self.topics, replication, configs)
         if created and self.started:
             self.refresh_leadership()
         return created

@@ -18,12 +18,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from odradek.cluster.leadership import IsrWait, Leadership
-from odradek.cluster.metadata import ClusterMetadata
 from odradek.coordinator.client_regex import RegexMatcher
+from odradek.coordinator.ports import MetadataView
 from odradek.coordinator.records import (
     GROUP_METADATA,
     OFFSET_COMMIT,
@@ -41,6 +40,7 @@ from odradek.coordinator.write_errors import (
     offset_commit_error,
     transaction_log_error,
 )
+from odradek.partition.leadership import IsrWait, Leadership
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.records import Compression
 from odradek.storage.log_manager import LogManager
@@ -61,9 +61,8 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         self,
         settings: GroupSettings,
         logs: LogManager,
-        cluster: ClusterMetadata,
+        cluster: MetadataView,
         node_id: int,
-        notify_append: Callable[[Hashable], None] | None,
         regexes: RegexMatcher,
         clock: Callable[[], float] = time.time,
         timer_factory: Callable[[Runner], CoordinatorTimer] = CoordinatorTimer,
@@ -79,7 +78,6 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
             logs,
             cluster,
             node_id,
-            notify_append,
             clock,
             leadership=leadership,
         )
@@ -88,7 +86,7 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         #: Resolves the consumer groups' regex subscriptions.
         self.regexes = regexes
         #: Waits until a partition's in-sync replicas hold a write, at most offsets.commit.timeout.ms
-        #: (cluster/leadership.py). Wired in cluster mode; None: the append itself commits the write.
+        #: (partition/leadership.py). Wired in cluster mode; None: the append itself commits the write.
         self.replicated: IsrWait | None = None
         self._waits: set[asyncio.Task[None]] = set()
 

@@ -13,6 +13,7 @@ from odradek.coordinator.classic_group import ClassicGroup, ClassicGroupState
 from odradek.coordinator.offsets import OffsetAndMetadata
 from odradek.coordinator.records import CoordinatorRecord, offset_commit_record, offset_commit_tombstone
 from odradek.coordinator.result import CoordinatorResult
+from odradek.coordinator.share_group import ShareGroup
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 if TYPE_CHECKING:
@@ -132,6 +133,8 @@ def delete_offsets(
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is in dead state.")
         if not group.is_empty and not group.uses_consumer_protocol:
             raise KafkaError(ErrorCode.NON_EMPTY_GROUP)
+    elif isinstance(group, ShareGroup):
+        raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
     subscribed = shard.is_subscribed_to_topic
     errors: dict[TopicPartition, ErrorCode] = {}
     records: list[CoordinatorRecord] = []

@@ -37,6 +37,7 @@ import odradek
 from odradek.coordinator import regex_frames
 from odradek.coordinator.regex_frames import Message
 from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.tasks.child_processes import die_with_parent
 
 log = logging.getLogger("odradek.coordinator.regex")
 
@@ -329,13 +330,14 @@ def _wait(fd: int, event: int, job: _Job, deadline: float) -> None:
 
 def _start(name: str, memory_bytes: int) -> subprocess.Popen[bytes]:
     path = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
+    dying = die_with_parent(signal.SIGKILL)  # a worker never outlives the broker, even one SIGKILLed
     worker = subprocess.Popen(
         [sys.executable, "-m", "odradek.coordinator.regex_worker", name],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         bufsize=0,
         env={**os.environ, "PYTHONPATH": path},
-        preexec_fn=lambda: _limit_worker(memory_bytes),
+        preexec_fn=lambda: _limit_worker(memory_bytes, dying),
     )
     assert worker.stdin is not None and worker.stdout is not None
     os.set_blocking(worker.stdin.fileno(), False)
@@ -343,9 +345,11 @@ def _start(name: str, memory_bytes: int) -> subprocess.Popen[bytes]:
     return worker
 
 
-def _limit_worker(memory_bytes: int) -> None:
+def _limit_worker(memory_bytes: int, dying: Callable[[], None]) -> None:
     """In the worker's process before it runs Python (so before RE2 is loaded): the lowest CPU
-    priority, and its address space limited (a std::bad_alloc in RE2 is then MemoryError)."""
+    priority, its address space limited (a std::bad_alloc in RE2 is then MemoryError), and its death
+    with the broker (`dying`)."""
+    dying()
     with contextlib.suppress(OSError):
         os.setpriority(os.PRIO_PROCESS, 0, 19)
     _, hard = resource.getrlimit(resource.RLIMIT_AS)

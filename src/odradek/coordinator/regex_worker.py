@@ -9,7 +9,8 @@ process starts, as is its address-space limit), and the broker can kill it to dr
 for.
 
 It reads requests from stdin and writes replies to stdout (regex_frames); it exits at the end of stdin,
-and with the broker (PR_SET_PDEATHSIG). Requests, each with `budget`, the CPU seconds it may take:
+and with the broker (PR_SET_PDEATHSIG, set by the lane that starts it). Requests, each with `budget`,
+the CPU seconds it may take:
 - {"op": "check", "pattern": p}: {"ok": true}, or {"invalid": reason}
 - {"op": "match", "pattern": p, "names": [...]}: {"matched": [indexes]}, or {"invalid": reason}
 Either may be {"out_of_memory": true} (the address-space limit was reached: the worker then exits, a
@@ -19,9 +20,6 @@ A match is RE2's over the whole name (anchored at both ends), as Kafka's RE2/J `
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -35,7 +33,6 @@ from odradek.coordinator import regex_frames
 _RE2: Final[Any] = re2._re2.RE2
 _WHOLE_TEXT: Final[Any] = re2._re2.RE2.Anchor.ANCHOR_BOTH
 _NO_MATCH: Final = (-1, -1)
-_PR_SET_PDEATHSIG: Final = 1
 #: The shortest budget the timer takes: setitimer(0) would turn it off instead.
 _LEAST_BUDGET: Final = 1e-6
 
@@ -45,7 +42,6 @@ class Invalid(Exception):
 
 
 def main() -> None:
-    _die_with_broker()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C of the broker's terminal is the broker's
     # SIGPROF keeps its default action (the process ends): the per-job CPU timer relies on it.
     signal.signal(signal.SIGPROF, signal.SIG_DFL)
@@ -104,15 +100,6 @@ def matching(compiled: Any, names: Sequence[str]) -> list[int]:
         if compiled.Match(_WHOLE_TEXT, text, 0, len(text))[0] != _NO_MATCH:
             matched.append(index)
     return matched
-
-
-def _die_with_broker() -> None:
-    """Linux: SIGKILL when the broker dies (even by SIGKILL), so a worker is never left behind."""
-    parent = os.getppid()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the broker died before the line above
-        sys.exit(0)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The coordinator runtime: the partitions of an internal topic as shards, loaded by replay, written by
-append; both coordinators run on it (groups over `__consumer_offsets`, transactions over
-`__transaction_state`).
+append; the coordinators run on it (groups over `__consumer_offsets`, transactions over
+`__transaction_state`, share-group state over `__share_group_state`).
 
 Like Kafka's CoordinatorRuntime, a partition is the shard of the keys (group ids, transactional ids)
 hashing to it: loaded when this broker becomes its leader (its records replayed, newest last), dropped
@@ -22,12 +22,11 @@ import logging
 import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Hashable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
-from odradek.cluster.leadership import Leadership
-from odradek.cluster.metadata import ClusterMetadata
-from odradek.cluster.topics import TopicAdmin
+from odradek.coordinator.ports import InternalTopics, MetadataView
+from odradek.partition.leadership import Leadership
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import (
@@ -176,9 +175,8 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         load_buffer_size: int,
         compression: Compression,
         logs: LogManager,
-        cluster: ClusterMetadata,
+        cluster: MetadataView,
         node_id: int,
-        notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
         *,
         leadership: Leadership,
@@ -191,20 +189,16 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         self.logs = logs
         self.cluster = cluster
         self.node_id = node_id
-        self.notify_append = notify_append
         self.clock = clock
-        #: Which partitions this broker leads, at which epoch: the replica manager in a cluster, never
-        #: the metadata cache (which UpdateMetadata moves ahead of the LeaderAndIsr it announces).
+        #: Which partitions this broker leads, at which epoch, and the one entry every write appends
+        #: through (its leader check, min ISR and epoch): the replica manager, never the metadata cache
+        #: (which UpdateMetadata moves ahead of the LeaderAndIsr it announces).
         self.leadership = leadership
         self.shards: dict[int, ShardT] = {}
         self.states: dict[int, PartitionState] = {}
         self.loads: dict[int, asyncio.Task[None]] = {}
         #: The leader epoch each shard was made at: its coordinator epoch.
         self.leader_epochs: dict[int, int] = {}
-        #: Whether a partition led here has fewer in-sync replicas than its min.insync.replicas (the
-        #: replica manager's answer, wired in cluster mode): a coordinator's write is an acks=all append,
-        #: refused then with nothing appended, as Kafka's appendRecordsToLeader refuses it.
-        self.under_min_isr: Callable[[int], bool] = lambda _partition: False
         self._loading = _LoadingRound(topic, keys)
         self._creation: asyncio.Task[bool] | None = None
         #: Why the topic could not be created last time, and when that was last warned about: every
@@ -239,30 +233,18 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         return self._creation
 
     async def create_topic(
-        self, topics: TopicAdmin, replication: int, configs: dict[str, str], single_node: bool
+        self, internal_topics: InternalTopics, replication: int, configs: dict[str, str]
     ) -> bool:
-        """Create the topic (internal, `default_partitions`); True if it exists now. More replicas than
-        brokers is refused in a cluster (tried again on the next request, as Kafka waits for enough
-        brokers) and cut to the brokers on a single node, which is the whole cluster."""
-        brokers = max(len(self.cluster.brokers), 1)
-        if replication > brokers:
-            if not single_node:
-                self._creation_refused_because(f"{brokers} brokers, replication factor {replication}")
-                return False
-            replication = brokers
-            if "min.insync.replicas" in configs:
-                min_isr = min(int(configs["min.insync.replicas"]), brokers)
-                configs = {**configs, "min.insync.replicas": str(min_isr)}
+        """Create the topic (internal, `default_partitions`) through `internal_topics`, which decides
+        its replicas; True if it exists now. A refusal is said (not too often) and tried again on the
+        next request, as Kafka waits for enough brokers."""
         try:
-            await topics.create_topic(
-                self.topic, self.default_partitions, replication, configs=configs, internal=True
-            )
-        except KafkaError as error:
-            if error.error_code is not ErrorCode.TOPIC_ALREADY_EXISTS:
-                self._creation_refused_because(str(error))
-                return False
+            refused = await internal_topics.create(self.topic, self.default_partitions, replication, configs)
         except Exception:
             log.exception("creating %s failed", self.topic)
+            return False
+        if refused is not None:
+            self._creation_refused_because(refused)
             return False
         self._creation_refused = None
         return self.cluster.topic(self.topic) is not None
@@ -423,19 +405,12 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         producer_id: int = NO_PRODUCER_ID,
         producer_epoch: int = NO_PRODUCER_EPOCH,
     ) -> int:
-        """Append `records` to `partition` (this broker must lead it) in as few batches as fit, and
+        """Append `records` to `partition` (this broker must lead it) in as few batches as fit, through
+        the replica manager's one entry as an acks=-1 append (Kafka's CoordinatorPartitionWriter), and
         return the offset after them (the high watermark that makes the write committed). Raises
         KafkaError(NOT_ENOUGH_REPLICAS) with nothing appended when the ISR is under min.insync.replicas,
-        else what the log raises (write_errors.py says what a client is told)."""
-        log_ = self.logs.get_log(self.topic, partition)
-        # As Kafka's appendRecordsToLeader: led here at the epoch of the last LeaderAndIsr applied
-        epoch = self.leadership.leader_epoch(self.topic, partition)
-        if log_ is None or epoch is None:
-            raise KafkaError(ErrorCode.NOT_COORDINATOR)
-        if self.under_min_isr(partition):
-            raise KafkaError(
-                ErrorCode.NOT_ENOUGH_REPLICAS, f"{self.topic}-{partition}: fewer in-sync replicas than needed"
-            )
+        NOT_COORDINATOR when this broker does not lead the partition, else what the log raises
+        (write_errors.py says what a client is told)."""
         now = self.now_ms()
         batches = bytearray()
         transactional = producer_id != NO_PRODUCER_ID
@@ -457,7 +432,48 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
                 builder = new_builder()
             builder.append(now, key, value)
         batches += builder.build()
-        result = log_.append(batches, leader_epoch=epoch, origin=AppendOrigin.COORDINATOR)
-        if self.notify_append is not None:
-            self.notify_append(TopicPartition(self.topic, partition))
-        return int(result.last_offset) + 1
+        tp = TopicPartition(self.topic, partition)
+        try:
+            made = self.leadership.append_records(tp, batches, AppendOrigin.COORDINATOR, required_acks=-1)
+        except KafkaError as refused:
+            if refused.error_code is ErrorCode.NOT_ENOUGH_REPLICAS:
+                raise
+            raise KafkaError(ErrorCode.NOT_COORDINATOR) from None  # not led here (any more)
+        return made.last_offset + 1
+
+
+class ShardFactoryRuntime(CoordinatorRuntime[ShardT]):
+    """A runtime whose shards `make_shard` makes: built by `server/` for a coordinator whose own modules
+    then need none of the cluster's types (the share coordinator's, coordinator/share/)."""
+
+    def __init__(
+        self,
+        make_shard: Callable[[int], ShardT],
+        topic: str,
+        keys: str,
+        default_partitions: int,
+        load_buffer_size: int,
+        compression: Compression,
+        logs: LogManager,
+        cluster: MetadataView,
+        node_id: int,
+        clock: Callable[[], float] = time.time,
+        *,
+        leadership: Leadership,
+    ) -> None:
+        super().__init__(
+            topic,
+            keys,
+            default_partitions,
+            load_buffer_size,
+            compression,
+            logs,
+            cluster,
+            node_id,
+            clock,
+            leadership=leadership,
+        )
+        self.make_shard = make_shard
+
+    def new_shard(self, partition: int) -> ShardT:
+        return self.make_shard(partition)

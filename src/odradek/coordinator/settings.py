@@ -5,6 +5,14 @@ from __future__ import annotations
 from typing import Final
 
 from odradek.config.broker import BrokerConfig
+from odradek.config.group_catalog import (
+    ConsumerGroupSettings,
+    GroupConfigLookup,
+    ShareGroupSettings,
+    consumer_group_settings,
+    no_group_configs,
+    share_group_settings,
+)
 
 #: How long a new classic member's JoinGroup may wait (Kafka's group.classic.new.member.join.timeout).
 NEW_MEMBER_JOIN_TIMEOUT_MS: Final = 300_000
@@ -12,8 +20,19 @@ OFFSETS_TOPIC: Final = "__consumer_offsets"
 
 
 class GroupSettings:
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, group_configs: GroupConfigLookup = no_group_configs) -> None:
         self.config = config
+        #: Each group's GROUP configs (KIP-848/932), over the broker's settings for that group.
+        self.group_configs = group_configs
+
+    def share_group(self, group_id: str) -> ShareGroupSettings:
+        """What the share group `group_id` runs with: its GROUP configs, the broker's group.share.* else."""
+        return share_group_settings(self.group_configs(group_id), self.config)
+
+    def consumer_group(self, group_id: str) -> ConsumerGroupSettings:
+        """What the consumer group `group_id` runs with: its GROUP configs, the broker's
+        group.consumer.* else (read at each heartbeat, so a change applies from the next, as Kafka)."""
+        return consumer_group_settings(self.group_configs(group_id), self.config)
 
     @property
     def min_session_timeout_ms(self) -> int:
@@ -76,14 +95,6 @@ class GroupSettings:
         return self.config.group_coordinator_rebalance_protocols
 
     @property
-    def consumer_session_timeout_ms(self) -> int:
-        return self.config.group_consumer_session_timeout_ms
-
-    @property
-    def consumer_heartbeat_interval_ms(self) -> int:
-        return self.config.group_consumer_heartbeat_interval_ms
-
-    @property
     def consumer_max_size(self) -> int:
         return self.config.group_consumer_max_size
 
@@ -92,6 +103,9 @@ class GroupSettings:
         return self.config.group_consumer_assignors
 
     @property
-    def single_node(self) -> bool:
-        """No ZooKeeper: this broker is the whole cluster."""
-        return not self.config.zookeeper_connect
+    def share_groups_enabled(self) -> bool:
+        return "share" in self.config.group_coordinator_rebalance_protocols
+
+    @property
+    def share_max_size(self) -> int:
+        return self.config.group_share_max_size

@@ -16,6 +16,7 @@ from odradek.coordinator.classic_group import ClassicGroup, ClassicGroupState, C
 from odradek.coordinator.classic_rebalance import ClassicRebalancer
 from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.offsets import OffsetAndMetadata, OffsetStore
+from odradek.coordinator.ports import MetadataView
 from odradek.coordinator.records import (
     GROUP_METADATA,
     OFFSET_COMMIT,
@@ -29,8 +30,11 @@ from odradek.coordinator.records import (
     decode_record,
 )
 from odradek.coordinator.settings import GroupSettings
+from odradek.coordinator.share_group import ShareGroup, replay_share_record
+from odradek.coordinator.share_members import ShareGroupManager
+from odradek.coordinator.share_records import SHARE_RECORD_TYPES
 from odradek.coordinator.timer import CoordinatorTimer
-from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 if TYPE_CHECKING:
     from odradek.coordinator.consumer_group import ConsumerGroup
@@ -40,7 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("odradek.coordinator")
 
 S = ClassicGroupState
-Group = Any  # ClassicGroup | ConsumerGroup
+Group = Any  # ClassicGroup | ConsumerGroup | ShareGroup
 
 
 class GroupShard:
@@ -50,7 +54,7 @@ class GroupShard:
         settings: GroupSettings,
         timer: CoordinatorTimer,
         now_ms: Callable[[], int],
-        cluster: Any,
+        cluster: MetadataView,
         regexes: RegexMatcher,
     ) -> None:
         self.partition = partition
@@ -70,6 +74,7 @@ class GroupShard:
         from odradek.coordinator.consumer_protocol import ConsumerGroupManager
 
         self.consumer: ConsumerGroupManager = ConsumerGroupManager(self, cluster, regexes)
+        self.share = ShareGroupManager(self.groups, settings, timer, cluster, now_ms)
 
     # ----- replay --------------------------------------------------------------------------------
 
@@ -171,6 +176,8 @@ class GroupShard:
         elif record.record_type == GROUP_METADATA:
             assert isinstance(record.key, GroupMetadataKey)
             self._replay_group_metadata(record.key.group, record.value)
+        elif record.record_type in SHARE_RECORD_TYPES:
+            replay_share_record(self.groups, record)
         else:
             self.consumer.replay(record)
 
@@ -212,6 +219,8 @@ class GroupShard:
             if isinstance(group, ClassicGroup):
                 for member in group.members.values():
                     self.rebalancer.reschedule_heartbeat(group, member)
+            elif isinstance(group, ShareGroup):
+                self.share.on_loaded(group)
             else:
                 self.consumer.on_loaded(group)
         log.debug(
@@ -242,6 +251,8 @@ class GroupShard:
         if isinstance(group, ClassicGroup):
             group.complete_all_with_error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
             group.state = S.DEAD
+        elif isinstance(group, ShareGroup):
+            self.share.on_removed(group)
         elif group is not None:
             self.consumer.on_removed(group)
 
@@ -252,6 +263,8 @@ class GroupShard:
 
     def offset_expiration_base(self, group: Group) -> Callable[[OffsetAndMetadata], int] | None:
         """From when a group's offsets age (Kafka's offsetExpirationCondition), None if they don't."""
+        if isinstance(group, ShareGroup):
+            return None  # a share group has no committed offsets (its state is the share coordinator's)
         if not isinstance(group, ClassicGroup):
             return self.consumer.offset_expiration_base(group)
         if group.protocol_type is None:
@@ -263,11 +276,17 @@ class GroupShard:
             return lambda offset: offset.commit_timestamp_ms
         return None
 
-    def validate_consumer_group_commit(self, group: ConsumerGroup, context: OffsetCommitContext) -> None:
+    def validate_consumer_group_commit(
+        self, group: ConsumerGroup | ShareGroup, context: OffsetCommitContext
+    ) -> None:
+        if isinstance(group, ShareGroup):
+            raise _not_a_consumer_group(group.group_id)
         self.consumer.validate_offset_commit(group, context)
 
     def validate_offset_fetch(self, group: Group, member_id: str, member_epoch: int) -> None:
         """KIP-848 members fetch with their epoch (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)."""
+        if isinstance(group, ShareGroup):
+            raise _not_a_consumer_group(group.group_id)
         if not isinstance(group, ClassicGroup):
             self.consumer.validate_offset_fetch(group, member_id, member_epoch)
 
@@ -281,3 +300,8 @@ class GroupShard:
         if isinstance(group, ClassicGroup):
             return group.is_empty
         return bool(group.is_empty)
+
+
+def _not_a_consumer_group(group_id: str) -> KafkaError:
+    """Kafka's answer to offset commits, fetches and deletes naming a share group."""
+    return KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")

@@ -23,9 +23,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 
-from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
-from odradek.cluster.metadata import ClusterMetadata
-from odradek.config.broker import BrokerConfig
+from odradek.coordinator.ports import MetadataView, TxnMarkerSender
 from odradek.coordinator.txn_marker_channel import (
     RETRY_BACKOFF_S,
     PendingMarkers,
@@ -44,23 +42,21 @@ _WRITE_AGAIN = (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.CONCURRENT_TRANSA
 class TxnCompletion:
     def __init__(
         self,
-        config: BrokerConfig,
-        cluster: ClusterMetadata,
+        cluster: MetadataView,
         node_id: int,
         state_log: TxnStateLog,
         markers: MarkerWriter,
-        security: InterBrokerSecurity = PLAINTEXT,
+        sender: TxnMarkerSender,
     ) -> None:
         self.state_log = state_log
         self.markers = markers
         self.channel = TxnMarkerChannel(
-            config,
             cluster,
             node_id,
+            sender,
             write_local=self._write_here,
             still_wanted=lambda txn: self._current(txn) is not None,
             on_complete=self._write_complete,
-            security=security,
         )
 
     def send_markers(self, metadata: TransactionMetadata) -> None:

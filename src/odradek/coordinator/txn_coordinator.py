@@ -16,21 +16,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Hashable
-from typing import Any
+from collections.abc import Awaitable, Callable
 
-from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
-from odradek.cluster.leadership import IsrWait, Leadership
 from odradek.config.broker import BrokerConfig
-from odradek.coordinator.producer_ids import ProducerIdSource
+from odradek.coordinator.ports import InternalTopics, MetadataView, ProducerIdSource, TxnMarkerSender
 from odradek.coordinator.runtime import check_key_length, partition_for
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_completion import TxnCompletion
 from odradek.coordinator.txn_init import InitAnswer, ProducerIdInit
-from odradek.coordinator.txn_markers import MarkerWriter
+from odradek.coordinator.txn_markers import MarkerWriter, OffsetsTransactions
 from odradek.coordinator.txn_metadata import TWO_PHASE_COMMIT_TIMEOUT_MS, TransactionMetadata, TxnState
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC, TxnStateLog
+from odradek.partition.leadership import IsrWait, Leadership
 from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger("odradek.coordinator.transactions")
 E = ErrorCode
@@ -40,40 +39,42 @@ class TransactionCoordinator:
     def __init__(
         self,
         config: BrokerConfig,
-        cluster: Any,
-        topics: Any,
-        logs: Any,
+        cluster: MetadataView,
+        topics: InternalTopics,
+        logs: LogManager,
         node_id: int,
         producer_ids: ProducerIdSource,
-        groups: Any,
-        notify_append: Callable[[Hashable], None] | None = None,
+        groups: OffsetsTransactions | None,
         clock: Callable[[], float] = time.time,
-        inter_broker_security: InterBrokerSecurity = PLAINTEXT,
         marker_replicated: IsrWait | None = None,
         *,
         leadership: Leadership,
+        marker_sender: TxnMarkerSender,
     ) -> None:
         self.config = config
         self.cluster = cluster
         self.node_id = node_id
         self.clock = clock
         self.state_log = TxnStateLog(
-            config, cluster, topics, logs, node_id, notify_append, clock, leadership=leadership
+            config,
+            cluster,
+            topics,
+            logs,
+            node_id,
+            clock,
+            leadership=leadership,
+            on_partition_loaded=self._loaded,
         )
-        self.state_log.on_partition_loaded = self._loaded
         #: Also what WriteTxnMarkers appends with, for partitions this broker leads.
         self.markers = MarkerWriter(
-            logs,
             self.state_log.leadership,
             groups,
-            notify_append,
             clock,
             marker_replicated,
             config.request_timeout_ms,
         )
-        self.completion = TxnCompletion(
-            config, cluster, node_id, self.state_log, self.markers, inter_broker_security
-        )
+        #: Markers for partitions led elsewhere go through `marker_sender` (the inter-broker client).
+        self.completion = TxnCompletion(cluster, node_id, self.state_log, self.markers, marker_sender)
         self.initialising = ProducerIdInit(self.state_log, producer_ids, self.completion)
         self._tasks: list[asyncio.Task[None]] = []
         #: The leader epoch this broker's uninterrupted leadership of a `__transaction_state` partition
@@ -85,18 +86,18 @@ class TransactionCoordinator:
         self._refreshing = asyncio.Lock()
         self._refreshes: set[asyncio.Task[None]] = set()
         self.started = False
-        self.single_node = True
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
 
     # ----- lifecycle ------------------------------------------------------------------------------
 
-    async def start(self, single_node: bool) -> None:
+    async def start(self) -> None:
+        """Create `__transaction_state` if the internal-topic port says so now (a single node), load the
+        partitions this broker leads and start the periodic checks."""
         self.started = True
-        self.single_node = single_node
-        if single_node:
-            await self.state_log.ensure_topic(single_node)
+        if self.state_log.topics.created_at_startup:
+            await self.state_log.ensure_topic()
         await self.refresh_leadership()
         loop = asyncio.get_running_loop()
         self._tasks = [
@@ -193,7 +194,7 @@ class TransactionCoordinator:
         return int(state.leader_id)
 
     async def _create_and_load(self) -> None:
-        if await self.state_log.ensure_topic(self.single_node):
+        if await self.state_log.ensure_topic():
             await self.refresh_leadership()
 
     async def _every(self, interval_ms: int, job: Callable[[], Awaitable[None]]) -> None:
@@ -322,12 +323,18 @@ class TransactionCoordinator:
         return E.NONE
 
     def verify_partition(
-        self, producer_id: int, producer_epoch: int, topic: str, partition: int
+        self, transactional_id: str, producer_id: int, producer_epoch: int, topic: str, partition: int
     ) -> ErrorCode:
         """KIP-890 part 1 on the leader: a transactional batch only for a partition added to the
-        producer's ongoing transaction (`transaction.partition.verification.enable`)."""
+        ongoing transaction of the producer the transactional id has now
+        (`transaction.partition.verification.enable`). Another id's producer is
+        INVALID_PRODUCER_ID_MAPPING, as Kafka's handleVerifyPartitionsInTransaction: the right to write
+        one transactional id is not one to append in another's transaction."""
         if not self.config.transaction_partition_verification_enable:
             return E.NONE
+        owner = self.state_log.txns.get(transactional_id)
+        if owner is None or owner.producer_id != producer_id:
+            return E.INVALID_PRODUCER_ID_MAPPING
         error = self.check_producer(producer_id, producer_epoch)
         if error is E.PRODUCER_FENCED:
             return E.INVALID_PRODUCER_EPOCH

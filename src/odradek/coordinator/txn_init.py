@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from odradek.coordinator.producer_ids import ProducerIdSource
+from odradek.coordinator.ports import ProducerIdSource
 from odradek.coordinator.txn_completion import TxnCompletion
 from odradek.coordinator.txn_metadata import MAX_EPOCH, TransactionMetadata, TxnState
 from odradek.coordinator.txn_state_log import TxnStateLog

@@ -25,16 +25,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from odradek.cluster.broker_client import BrokerConnections, BrokerUnreachable, inter_broker_endpoint
-from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
-from odradek.cluster.metadata import ClusterMetadata
-from odradek.config.broker import BrokerConfig
+from odradek.coordinator.ports import BrokerUnavailable, MetadataView, TxnMarkerSender
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.write_txn_markers import (
     WritableTxnMarker,
     WritableTxnMarkerTopic,
     WriteTxnMarkersRequest,
-    WriteTxnMarkersResponse,
 )
 
 log = logging.getLogger("odradek.coordinator.transactions")
@@ -66,16 +62,16 @@ _DONE = frozenset({ErrorCode.NONE, ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, Err
 class TxnMarkerChannel:
     def __init__(
         self,
-        config: BrokerConfig,
-        cluster: ClusterMetadata,
+        cluster: MetadataView,
         node_id: int,
+        sender: TxnMarkerSender,
         write_local: Callable[[PendingMarkers, TopicPartition], Awaitable[ErrorCode]],
         still_wanted: Callable[[PendingMarkers], bool],
         on_complete: Callable[[PendingMarkers], Awaitable[None]],
-        security: InterBrokerSecurity = PLAINTEXT,
     ) -> None:
-        self.config = config
         self.cluster = cluster
+        #: The requests to other brokers (their connections are the channel's: closed when it stops).
+        self.sender = sender
         self.node_id = node_id
         self.write_local = write_local
         self.still_wanted = still_wanted
@@ -91,12 +87,6 @@ class TxnMarkerChannel:
         #: Transactions whose Complete* record is being written.
         self._completions: set[asyncio.Task[None]] = set()
         self._unreachable: set[int] = set()
-        self._connections = BrokerConnections(
-            f"broker-{node_id}-txn-markers",
-            security,
-            config.request_timeout_ms / 1000,
-            config.socket_receive_buffer_bytes,
-        )
 
     def send(self, txn: PendingMarkers) -> None:
         """Write `txn`'s remaining markers wherever their partitions are led (those led here at once);
@@ -129,7 +119,7 @@ class TxnMarkerChannel:
         self._retries.clear()
         self._queues.clear()
         self.pending.clear()
-        self._connections.close()
+        self.sender.close()
 
     # ----- routing ------------------------------------------------------------------------------------
 
@@ -161,7 +151,7 @@ class TxnMarkerChannel:
             written.add_done_callback(self._local_writes.discard)
             written.add_done_callback(functools.partial(self._written_here, txn, tp))
             return
-        if leader < 0 or inter_broker_endpoint(self.config, self.cluster, leader) is None:
+        if leader < 0 or not self.sender.reachable(leader):
             self._retry_later(txn, tp)  # no leader yet: wait for the controller to elect one
             return
         self._queues.setdefault(leader, []).append((txn, tp))
@@ -229,8 +219,7 @@ class TxnMarkerChannel:
                         self._retry_later(txn, tp)
 
     async def _send(self, broker: int, batch: list[tuple[PendingMarkers, TopicPartition]]) -> None:
-        endpoint = inter_broker_endpoint(self.config, self.cluster, broker)
-        if endpoint is None:  # it left the cluster since: its partitions get other leaders
+        if not self.sender.reachable(broker):  # it left the cluster since: its partitions get other leaders
             for txn, tp in batch:
                 self._retry_later(txn, tp)
             return
@@ -254,10 +243,8 @@ class TxnMarkerChannel:
             ]
         )
         try:
-            response: WriteTxnMarkersResponse = await self._connections.to(broker, endpoint).request(
-                request, VERSION
-            )
-        except BrokerUnreachable as unreachable:
+            response = await self.sender.write_txn_markers(broker, request, VERSION)
+        except BrokerUnavailable as unreachable:
             # Said once per outage: the retries run every RETRY_BACKOFF_S until it answers or leaves.
             level = logging.DEBUG if broker in self._unreachable else logging.INFO
             self._unreachable.add(broker)

@@ -17,13 +17,14 @@ one synchronous step; only the wait for the followers is awaited.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Hashable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
-from odradek.cluster.leadership import IsrWait, Leadership
 from odradek.coordinator.settings import OFFSETS_TOPIC
-from odradek.handlers.errors import error_code_for
-from odradek.protocol.error_codes import ErrorCode
+from odradek.partition.errors import error_code_for
+from odradek.partition.leader_append import LeaderAppend
+from odradek.partition.leadership import IsrWait, Leadership
+from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import ControlRecordType
 from odradek.protocol.records.control import build_end_transaction_marker_batch
 from odradek.storage import errors as storage_errors
@@ -31,22 +32,25 @@ from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
 
 
+class OffsetsTransactions(Protocol):
+    """The group coordinator, told of a marker written to `__consumer_offsets` (the transactional
+    offset commits it holds are then committed or dropped)."""
+
+    def complete_transaction(self, partition: int, producer_id: int, committed: bool) -> None: ...
+
+
 class MarkerWriter:
     def __init__(
         self,
-        logs: Any,
         leadership: Leadership,
-        groups: Any,
-        notify_append: Callable[[Hashable], None] | None = None,
+        groups: OffsetsTransactions | None,
         clock: Callable[[], float] = time.time,
         replicated: IsrWait | None = None,
         timeout_ms: int = 30_000,
     ) -> None:
-        self.logs = logs
-        #: Which partitions this broker leads, and at which epoch (cluster/leadership.py).
+        #: The replica manager: the markers append through its one entry (partition/leadership.py).
         self.leadership = leadership
         self.groups = groups
-        self.notify_append = notify_append
         self.clock = clock
         #: Waits until a partition's in-sync replicas hold what was appended, at most `timeout_ms`
         #: (Kafka's request.timeout.ms for markers): the append's outcome. None: the append itself is
@@ -67,11 +71,10 @@ class MarkerWriter:
         it, else the append's error (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS with nothing appended,
         REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND), which the coordinator retries: a marker
         written again closes nothing twice."""
-        error = self._append(topic, partition, producer_id, producer_epoch, committed, coordinator_epoch)
-        log = self.logs.get_log(topic, partition)
-        if error is not ErrorCode.NONE or self.replicated is None or log is None:
-            return _answered(error)
-        return self.replicated(TopicPartition(topic, partition), log.log_end_offset, self.timeout_ms)
+        made = self._append(topic, partition, producer_id, producer_epoch, committed, coordinator_epoch)
+        if isinstance(made, ErrorCode) or self.replicated is None:
+            return _answered(made if isinstance(made, ErrorCode) else ErrorCode.NONE)
+        return self.replicated(made.partition, made.last_offset + 1, self.timeout_ms)
 
     def _append(
         self,
@@ -81,21 +84,7 @@ class MarkerWriter:
         producer_epoch: int,
         committed: bool,
         coordinator_epoch: int,
-    ) -> ErrorCode:
-        log = self.logs.get_log(topic, partition)
-        if log is None:
-            # Deleted meanwhile, or this broker's LeaderAndIsr is late: the channel tries again and
-            # skips the partition once the metadata says it is gone, as Kafka's.
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        # Stamped with the epoch of the last LeaderAndIsr this broker applied, never the cache's
-        epoch = self.leadership.leader_epoch(topic, partition)
-        if epoch is None:
-            # Another broker leads it: the marker goes there (the coordinator's marker channel).
-            return ErrorCode.NOT_LEADER_OR_FOLLOWER
-        if self.leadership.under_min_isr(topic, partition):
-            # As Kafka's appendRecordsToLeader with acks=-1: refused before anything is appended, or
-            # the marker would wait for an ISR that cannot take it and every retry append another.
-            return ErrorCode.NOT_ENOUGH_REPLICAS
+    ) -> LeaderAppend | ErrorCode:
         control = ControlRecordType.COMMIT if committed else ControlRecordType.ABORT
         batch = bytearray(
             build_end_transaction_marker_batch(
@@ -107,14 +96,22 @@ class MarkerWriter:
             )
         )
         try:
-            log.append(batch, leader_epoch=epoch, origin=AppendOrigin.COORDINATOR)
+            # As Kafka's marker appends, acks=-1: refused with nothing appended while the ISR is under
+            # min.insync.replicas, or the marker would wait for an ISR that cannot take it and every
+            # retry append another. Not led here: NOT_LEADER_OR_FOLLOWER (the marker goes to the
+            # leader, through the coordinator's marker channel); no log here, UNKNOWN_TOPIC_OR_PARTITION
+            # (deleted meanwhile, or this broker's LeaderAndIsr is late: the channel tries again and
+            # skips the partition once the metadata says it is gone, as Kafka's).
+            made = self.leadership.append_records(
+                TopicPartition(topic, partition), batch, AppendOrigin.COORDINATOR, required_acks=-1
+            )
+        except KafkaError as refused:
+            return refused.error_code
         except storage_errors.StorageError as error:
             return error_code_for(error)
         if topic == OFFSETS_TOPIC and self.groups is not None:
             self.groups.complete_transaction(partition, producer_id, committed)
-        if self.notify_append is not None:
-            self.notify_append(TopicPartition(topic, partition))
-        return ErrorCode.NONE
+        return made
 
 
 async def _answered(error: ErrorCode) -> ErrorCode:

@@ -19,17 +19,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Final
 
-from odradek.cluster.leadership import IsrWait, Leadership
-from odradek.cluster.metadata import ClusterMetadata
-from odradek.cluster.topics import TopicAdmin
 from odradek.config.broker import BrokerConfig
+from odradek.coordinator.ports import InternalTopics, MetadataView
 from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState
 from odradek.coordinator.txn_metadata import TransactionMetadata
 from odradek.coordinator.txn_records import TransactionLogValue, TxnLogRecord, decode_txn_record
 from odradek.coordinator.write_errors import append_failure, transaction_log_error
+from odradek.partition.leadership import IsrWait, Leadership
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import Compression
 from odradek.storage.log_manager import LogManager
@@ -81,14 +80,14 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
     def __init__(
         self,
         config: BrokerConfig,
-        cluster: ClusterMetadata,
-        topics: TopicAdmin,
+        cluster: MetadataView,
+        topics: InternalTopics,
         logs: LogManager,
         node_id: int,
-        notify_append: Callable[[Hashable], None] | None = None,
         clock: Callable[[], float] = time.time,
         *,
         leadership: Leadership,
+        on_partition_loaded: Callable[[list[TransactionMetadata]], None] | None = None,
     ) -> None:
         super().__init__(
             TRANSACTION_STATE_TOPIC,
@@ -99,7 +98,6 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
             logs,
             cluster,
             node_id,
-            notify_append,
             clock,
             leadership=leadership,
         )
@@ -111,8 +109,8 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
         self.by_producer: dict[int, TransactionMetadata] = {}
         #: Told of each partition's transactions once it is loaded (the coordinator completes the
         #: prepared ones, as Kafka's coordinator does when it takes over).
-        self.on_partition_loaded: Callable[[list[TransactionMetadata]], None] | None = None
-        #: Waits until a partition's in-sync replicas hold a write (cluster/leadership.py); wired in
+        self.on_partition_loaded = on_partition_loaded
+        #: Waits until a partition's in-sync replicas hold a write (partition/leadership.py); wired in
         #: cluster mode. None: the append itself commits the write (a single node).
         self.replicated: IsrWait | None = None
         #: Transactional ids whose write waits for the ISR (Kafka's pendingState).
@@ -130,13 +128,13 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
 
     # ----- the topic ------------------------------------------------------------------------------
 
-    async def ensure_topic(self, single_node: bool) -> bool:
+    async def ensure_topic(self) -> bool:
         """Create `__transaction_state` if it is missing; True if it exists now."""
         if self.cluster.topic(TRANSACTION_STATE_TOPIC) is not None:
             return True
-        return await asyncio.shield(self.topic_creation(lambda: self._create_topic(single_node)))
+        return await asyncio.shield(self.topic_creation(self._create_topic))
 
-    async def _create_topic(self, single_node: bool) -> bool:
+    async def _create_topic(self) -> bool:
         configs = {
             "cleanup.policy": "compact",
             "compression.type": "uncompressed",  # as Kafka's TransactionStateManager
@@ -145,7 +143,7 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
             "segment.bytes": str(self.config.transaction_state_log_segment_bytes),
         }
         replication = self.config.transaction_state_log_replication_factor
-        return await self.create_topic(self.topics, replication, configs, single_node)
+        return await self.create_topic(self.topics, replication, configs)
 
     # ----- shards -----------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """Request handlers: one module per API family, each a thin async function from request to response.
 
-Importing this package imports every module in it, which registers each handler (see registry.py).
+Importing this package imports every module in it, which registers each handler (see _common/registry.py).
 """
 
 import importlib

@@ -21,13 +21,13 @@ Version notes:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Final
 
-from odradek.handlers.authorization import authorize_cluster
-from odradek.handlers.context import RequestContext
-from odradek.handlers.errors import resource_failure
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import authorize_cluster
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.registry import handles
+from odradek.partition.errors import resource_failure
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.alter_client_quotas import (
@@ -80,7 +80,7 @@ async def handle_describe_client_quotas(
         return _describe_failed(ErrorCode.INVALID_REQUEST, str(error))
     except _UnsupportedEntityType as error:
         return _describe_failed(ErrorCode.UNSUPPORTED_VERSION, str(error))
-    quotas = context.services.client_quotas.configs.by_entity
+    quotas = await context.services.client_quotas.stored_all()
     entries = [
         DescribeEntryData(
             entity=[DescribeEntityData(entity_type=kind, entity_name=name) for kind, name in entity.parts()],
@@ -98,7 +98,6 @@ async def handle_describe_client_quotas(
 async def handle_alter_client_quotas(
     request: AlterClientQuotasRequest, context: RequestContext
 ) -> AlterClientQuotasResponse:
-    quotas = context.services.client_quotas
     allowed = authorize_cluster(context, AclOperation.ALTER_CONFIGS)
     results = []
     for entry in request.entries:
@@ -107,37 +106,44 @@ async def handle_alter_client_quotas(
             denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
             results.append(EntryDataResult(error_code=denied, error_message=denied.message, entity=echoed))
             continue
-        try:
-            entity, values = _altered(entry, quotas.configs.by_entity.get)
-        except QuotaRequestError as error:
-            code = ErrorCode.INVALID_REQUEST
-            results.append(EntryDataResult(error_code=code, error_message=str(error), entity=echoed))
-            continue
-        code, message = ErrorCode.NONE, None
-        if not request.validate_only and values != quotas.configs.by_entity.get(entity, {}):
-            try:
-                if quotas.persist is not None:
-                    await quotas.persist(entity, values)
-                else:
-                    quotas.apply(entity, values)
-            except Exception as error:  # a disk or ZooKeeper failure: this entry fails, logged
-                code, message = resource_failure(error, context, f"the client quotas of {entity}")
+        code, message = await _alter_entry(entry, request.validate_only, context)
         results.append(EntryDataResult(error_code=code, error_message=message, entity=echoed))
     return AlterClientQuotasResponse(throttle_time_ms=0, entries=results)
 
 
-def _altered(
-    entry: EntryData, current: Callable[[QuotaEntity], dict[str, float] | None]
-) -> tuple[QuotaEntity, dict[str, float]]:
-    """The entity an entry names and its quotas once the entry's ops are applied."""
-    entity = entity_from_wire([(e.entity_type, e.entity_name) for e in entry.entity])
-    values = dict(current(entity) or {})
+async def _alter_entry(
+    entry: EntryData, validate_only: bool, context: RequestContext
+) -> tuple[ErrorCode, str | None]:
+    """One entry's change, read and stored under the quotas' lock (another entry's write under way
+    would otherwise be undone by this one's, computed from what was stored before it)."""
+    quotas = context.services.client_quotas
+    async with quotas.altering:
+        try:
+            entity = entity_from_wire([(e.entity_type, e.entity_name) for e in entry.entity])
+            # where they are kept: another broker may have changed them, unnotified here yet
+            current = await quotas.stored(entity)
+            values = _altered(entry, entity, current)
+        except QuotaRequestError as error:
+            return ErrorCode.INVALID_REQUEST, str(error)
+        except Exception as error:  # ZooKeeper unreachable: this entry fails, logged
+            return resource_failure(error, context, "the client quotas")
+        if not validate_only and values != dict(current):
+            try:
+                await quotas.alter(entity, values)
+            except Exception as error:  # a disk or ZooKeeper failure: this entry fails, logged
+                return resource_failure(error, context, f"the client quotas of {entity}")
+    return ErrorCode.NONE, None
+
+
+def _altered(entry: EntryData, entity: QuotaEntity, current: Mapping[str, float]) -> dict[str, float]:
+    """The entity's quotas once the entry's ops are applied to `current`."""
+    values = dict(current)
     for op in entry.ops:
         if op.remove:
             values.pop(op.key, None)
         else:
             values[op.key] = checked_value(entity, op.key, op.value)
-    return entity, values
+    return values
 
 
 def _filter(components: Iterable[ComponentData], strict: bool) -> Callable[[QuotaEntity], bool]:

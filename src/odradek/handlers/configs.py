@@ -13,7 +13,16 @@ Version notes:
   KAFKA-13609), persisted in the log dir and applied at once (topic defaults reach every log); in a
   ZooKeeper cluster written to /config/brokers/<id|<default>> with a /config/changes notification
   instead, which every broker (this one too) applies when it reads it, as Kafka's.
-  BROKER_LOGGER, CLIENT_METRICS and GROUP resources are not supported: INVALID_REQUEST.
+  CLIENT_METRICS (16): a client telemetry subscription by name (KIP-714; Kafka 3.9 has them in KRaft
+  mode only): its configs validated as Kafka's ClientMetricsConfigs (telemetry/subscriptions.py),
+  stored in the log dir or in ZooKeeper (/config/client-metrics/<name>, every broker notified),
+  described with their defaults; cluster permissions, as BROKER's.
+  GROUP (32): a group's configs (Kafka 4.4's GroupConfig; odradek serves the share-group ones,
+  config/group_catalog.py), validated against the broker's group.share.* bounds, stored in the log dir
+  or in ZooKeeper (/config/groups/<group>, every broker notified), described with the broker's values
+  where unset; DESCRIBE_CONFIGS/ALTER_CONFIGS on the group (else
+  GROUP_AUTHORIZATION_FAILED).
+  BROKER_LOGGER resources are not supported: INVALID_REQUEST.
 - Setting or deleting a config no catalog knows is INVALID_CONFIG (Kafka keeps unknown broker names as
   custom configs for plugins; odradek loads none), and so is a config odradek cannot honour yet set to
   anything but its default (docs/operations.md lists them).
@@ -36,15 +45,16 @@ from odradek.cluster.dynamic_configs import apply_log_defaults
 from odradek.cluster.topic_checks import validate_topic_name
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog import BROKER_CONFIGS, LISTENER_PREFIX, listener_base
+from odradek.config.group_catalog import GROUP_CONFIGS, validate_group_configs
 from odradek.config.topic import InvalidConfigValue
 from odradek.config.topic_catalog import TOPIC_CONFIGS
-from odradek.config.types import ConfigKey, ConfigType
-from odradek.handlers import config_entries
-from odradek.handlers.authorization import authorize, authorize_cluster
-from odradek.handlers.context import RequestContext
-from odradek.handlers.errors import resource_failure
-from odradek.handlers.registry import handles
-from odradek.handlers.services import Services
+from odradek.config.types import ConfigError, ConfigKey, ConfigType
+from odradek.handlers._common import config_entries
+from odradek.handlers._common.authorization import authorize, authorize_cluster
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.registry import handles
+from odradek.handlers._common.services import Services
+from odradek.partition.errors import resource_failure
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages import alter_configs as legacy
@@ -58,6 +68,7 @@ from odradek.protocol.messages.describe_configs import (
 )
 from odradek.security.acl import AclOperation
 from odradek.security.acl import ResourceType as AclResourceType
+from odradek.telemetry.subscriptions import CLIENT_METRICS_CONFIGS, subscription
 
 
 class ResourceType(IntEnum):
@@ -69,6 +80,13 @@ class ResourceType(IntEnum):
     BROKER_LOGGER = 8
     CLIENT_METRICS = 16
     GROUP = 32
+
+
+_CATALOGS: dict[int, Mapping[str, ConfigKey]] = {
+    ResourceType.TOPIC: TOPIC_CONFIGS,
+    ResourceType.CLIENT_METRICS: CLIENT_METRICS_CONFIGS,
+    ResourceType.GROUP: GROUP_CONFIGS,
+}
 
 
 class OpType(IntEnum):
@@ -83,6 +101,8 @@ class OpType(IntEnum):
 _OPERATIONS = frozenset(op.value for op in OpType)
 _BROKER_ID = re.compile(r"[+-]?[0-9]+")
 _DESCRIBE_CONFIGS, _ALTER_CONFIGS = AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS
+#: Resources whose configs need the cluster's permission, as Kafka's.
+_CLUSTER_RESOURCES = (ResourceType.BROKER, ResourceType.CLIENT_METRICS)
 
 
 @handles(ApiKey.DESCRIBE_CONFIGS, 0, 4)
@@ -152,7 +172,7 @@ async def handle_incremental_alter_configs(
             ops = [(c.name, c.value, c.config_operation) for c in resource.configs]
             _check_entries(ops)
             kind = resource.resource_type
-            catalog = TOPIC_CONFIGS if kind == ResourceType.TOPIC else BROKER_CONFIGS
+            catalog = _CATALOGS.get(kind, BROKER_CONFIGS)
             await _alter(
                 kind,
                 resource.resource_name,
@@ -182,7 +202,12 @@ def _authorize(context: RequestContext, resource_type: int, name: str, operation
             raise KafkaError(
                 ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.TOPIC_AUTHORIZATION_FAILED.message
             )
-    elif resource_type == ResourceType.BROKER and not authorize_cluster(context, operation):
+    elif resource_type == ResourceType.GROUP:
+        if not authorize(context, operation, AclResourceType.GROUP, name):
+            raise KafkaError(
+                ErrorCode.GROUP_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED.message
+            )
+    elif resource_type in _CLUSTER_RESOURCES and not authorize_cluster(context, operation):
         raise KafkaError(
             ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message
         )
@@ -227,6 +252,16 @@ async def _describe(
                 ErrorCode.INVALID_REQUEST,
                 f"Unexpected broker id, expected {services.node_id} or empty string, but received {name}",
             )
+    elif resource.resource_type == ResourceType.CLIENT_METRICS:
+        if not name:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Client metrics subscription name must not be empty")
+        configs = services.client_metrics.subscription_configs(name)
+        entries = config_entries.client_metrics_entries(configs, keys)
+    elif resource.resource_type == ResourceType.GROUP:
+        _check_group_name(name)
+        store = services.group_configs
+        stored = store.configs(name) if store is not None else {}
+        entries = config_entries.group_entries(stored, services.config, keys)
     else:
         raise KafkaError(
             ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {_type_name(resource.resource_type)}"
@@ -278,24 +313,81 @@ async def _alter(
             raise KafkaError(ErrorCode.INVALID_REQUEST, "This broker does not keep dynamic configs.")
         cluster_default = not name
         in_zookeeper = services.zk_broker_configs
+
+        def checked(current: dict[str, str]) -> dict[str, str]:
+            wanted = change(current)
+            candidate = dynamic.validate(wanted, cluster_default=cluster_default)
+            if in_zookeeper is not None:
+                in_zookeeper.check_storable(wanted)
+            if services.tls is not None:
+                services.tls.check(candidate)  # a key store that cannot be loaded is refused, nothing written
+            return wanted
+
         if in_zookeeper is not None:
-            current = await in_zookeeper.current(cluster_default=cluster_default)
-        else:
-            current = dynamic.layer(cluster_default=cluster_default)
-        wanted = change(current)
-        candidate = dynamic.validate(wanted, cluster_default=cluster_default)
-        if in_zookeeper is not None:
-            in_zookeeper.check_storable(wanted)
-        if services.tls is not None:
-            services.tls.check(candidate)  # a key store that cannot be loaded is refused, nothing written
-        if request.validate_only:
+            # read, changed and written in this broker's turn (another change may be under way)
+            validate_only = request.validate_only
+            await in_zookeeper.alter(checked, cluster_default=cluster_default, validate_only=validate_only)
             return
-        if in_zookeeper is not None:
-            await in_zookeeper.write(wanted, cluster_default=cluster_default)
-        else:
-            reconfigure(services, dynamic.replace(wanted, cluster_default=cluster_default))
+        checked(dynamic.layer(cluster_default=cluster_default))
+        if not request.validate_only:
+            # applied again to the layer as it is when the write's turn comes (another may be under way)
+            tls = services.tls
+            altered = await dynamic.alter(
+                change, cluster_default=cluster_default, check=None if tls is None else tls.check
+            )
+            reconfigure(services, altered)
+    elif resource_type == ResourceType.CLIENT_METRICS:
+        store = services.client_metrics_configs
+        if store is None:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "This broker does not keep client metrics configs.")
+        await store.alter(
+            name, partial(_valid_subscription, name, change), validate_only=request.validate_only
+        )
+    elif resource_type == ResourceType.GROUP:
+        _check_group_name(name)
+        group_store = services.group_configs
+        if group_store is None:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "This broker does not keep group configs.")
+        await group_store.alter(
+            name, partial(_valid_group_configs, change, services.config), validate_only=request.validate_only
+        )
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource_type}")
+
+
+#: The longest group id whose configs are kept: ZooKeeper's znode path (and a whole request to it)
+#: must stay far under its packet limit, or the broker's session is lost.
+_MAX_GROUP_NAME_BYTES = 32_767
+
+
+def _check_group_name(name: str) -> None:
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty.")
+    if len(name.encode()) > _MAX_GROUP_NAME_BYTES:
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST, f"Group name is longer than {_MAX_GROUP_NAME_BYTES} bytes."
+        )
+
+
+def _valid_group_configs(
+    change: Callable[[dict[str, str]], dict[str, str]], broker: BrokerConfig, current: dict[str, str]
+) -> dict[str, str]:
+    """A GROUP change, refused (INVALID_CONFIG) as Kafka's GroupConfig.validate refuses it."""
+    wanted = change(current)
+    try:
+        validate_group_configs(wanted, broker)
+    except ConfigError as error:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, str(error)) from None
+    return wanted
+
+
+def _valid_subscription(
+    name: str, change: Callable[[dict[str, str]], dict[str, str]], current: dict[str, str]
+) -> dict[str, str]:
+    """A CLIENT_METRICS change, refused (KafkaError) as Kafka's controller refuses it."""
+    wanted = change(current)
+    subscription(name, wanted)
+    return wanted
 
 
 def reconfigure(services: Services, config: BrokerConfig) -> None:
@@ -361,6 +453,8 @@ def _check_known(name: str, catalog: Mapping[str, ConfigKey], kind: int) -> None
     """Deleting a name no catalog knows is an error, not a quiet success (it is surely a typo)."""
     if kind == ResourceType.TOPIC and name not in catalog:
         raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {name}")
+    if kind == ResourceType.GROUP and name not in catalog:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown group config name: {name}")
     if kind == ResourceType.BROKER:
         base = listener_base(name) if name.startswith(LISTENER_PREFIX) else name
         if base not in BROKER_CONFIGS:

@@ -10,8 +10,9 @@ Version notes:
   joining with a regex is assigned its topics at a heartbeat after the resolution.
 - With "consumer" left out of `group.coordinator.rebalance.protocols`, heartbeats get
   UNSUPPORTED_VERSION, as from Kafka.
-- Groups use the broker-wide `group.consumer.session.timeout.ms` and `.heartbeat.interval.ms`;
-  per-group overrides (IncrementalAlterConfigs on GROUP resources) are not supported.
+- Groups use the broker-wide `group.consumer.session.timeout.ms` and `.heartbeat.interval.ms`, or
+  their GROUP configs `consumer.session.timeout.ms` and `consumer.heartbeat.interval.ms` where set
+  (IncrementalAlterConfigs on GROUP resources), read at each heartbeat as Kafka 4.4 does.
 - A classic group that is empty becomes a consumer group when a consumer member joins; a non-empty
   one answers GROUP_ID_NOT_FOUND (Kafka's online upgrade and classic members inside consumer groups
   are not supported).
@@ -30,10 +31,15 @@ from collections.abc import Collection
 
 from odradek.coordinator.consumer_regexes import TopicFilter, describe_all
 from odradek.coordinator.regex_lane import Requester
-from odradek.handlers.authorization import authorize, authorize_group, authorized_operations, require_group
-from odradek.handlers.context import RequestContext
-from odradek.handlers.groups import client_host, group_coordinator
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import (
+    authorize,
+    authorize_group,
+    authorized_operations,
+    require_group,
+)
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.coordinators import client_host, group_coordinator
+from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.consumer_group_describe import (

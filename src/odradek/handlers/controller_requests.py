@@ -18,19 +18,19 @@ cluster/controller/producer_ids.py.
 
 from __future__ import annotations
 
-from odradek.cluster.controller.alter_partition import (
+from odradek.cluster.controller.context import TopicPartition
+from odradek.cluster.controller.controller import KafkaController, NotControllerError
+from odradek.cluster.controller.isr_changes import (
     UNKNOWN_BROKER_EPOCH,
     AlterPartitionResult,
     IsrChangeOutcome,
     IsrChangeRequest,
 )
-from odradek.cluster.controller.context import TopicPartition
-from odradek.cluster.controller.controller import KafkaController, NotControllerError
 from odradek.cluster.controller.leader_elections import elect_in_a_cluster_of_one
 from odradek.cluster.metadata import BrokerMode
-from odradek.handlers.authorization import authorize_cluster
-from odradek.handlers.context import RequestContext
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import authorize_cluster
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.allocate_producer_ids import (

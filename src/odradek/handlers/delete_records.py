@@ -14,11 +14,11 @@ Version notes:
 
 from __future__ import annotations
 
-from odradek.handlers.authorization import authorize
-from odradek.handlers.context import RequestContext
-from odradek.handlers.errors import error_code_for
-from odradek.handlers.leadership import refusal
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import authorize
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.leadership import refusal
+from odradek.handlers._common.registry import handles
+from odradek.partition.errors import error_code_for
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.delete_records import (

@@ -14,10 +14,10 @@ Version notes:
 
 from __future__ import annotations
 
-from odradek.handlers.authorization import authorize_cluster, authorized_operations
-from odradek.handlers.authorized_operations import OMITTED
-from odradek.handlers.context import RequestContext
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import authorize_cluster, authorized_operations
+from odradek.handlers._common.authorized_operations import OMITTED
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.describe_cluster import (

@@ -6,9 +6,11 @@ Version notes:
   cordoned (KIP-1066: never, here).
 - A null topic list means every partition; partitions asked for but not hosted are left out, and so
   are topics left with no partitions, as in Kafka. The offset lag of a partition is how far its log
-  end is behind its high watermark (0 on a single node); there are no future logs (no
-  AlterReplicaLogDirs), so is_future_key is always false.
-- A log directory that cannot be read is reported with KAFKA_STORAGE_ERROR.
+  end is behind its high watermark (0 on a single node); a replica moving to another dir
+  (AlterReplicaLogDirs) is also listed in its target dir with is_future_key, its offset lag how far its
+  copy is behind the current log's end, as Kafka's.
+- A log directory that failed (an I/O error in it took it offline until restart) or cannot be read is
+  reported with KAFKA_STORAGE_ERROR, no partitions and no sizes, as Kafka's.
 - With an authorizer: DESCRIBE on the cluster, else no directories and (v3+)
   CLUSTER_AUTHORIZATION_FAILED, as Kafka.
 """
@@ -18,9 +20,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from odradek.handlers.authorization import authorize_cluster
-from odradek.handlers.context import RequestContext
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import authorize_cluster
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.describe_log_dirs import (
@@ -48,20 +50,31 @@ async def handle_describe_log_dirs(
         wanted = set(logs)
     else:
         wanted = {TopicPartition(t.topic, p) for t in request.topics for p in t.partitions}
-    by_dir: dict[Path, dict[str, list[tuple[int, Log]]]] = {}
-    for partition, log in sorted(logs.items(), key=lambda item: (item[0].topic, item[0].partition)):
+    futures = context.services.logs.future_logs
+    by_dir: dict[Path, dict[str, list[tuple[int, Log, Log | None]]]] = {}
+    replicas: list[tuple[TopicPartition, Log, Log | None]] = [(tp, log, None) for tp, log in logs.items()]
+    replicas += [(tp, future, logs.get(tp)) for tp, future in futures.items()]
+    for partition, log, current in sorted(replicas, key=lambda item: (item[0].topic, item[0].partition)):
         if partition in wanted:
             by_dir.setdefault(log.dir.parent, {}).setdefault(partition.topic, []).append(
-                (partition.partition, log)
+                (partition.partition, log, current)
             )
+    offline = set(context.services.logs.offline_log_dirs)
     return DescribeLogDirsResponse(
         error_code=ErrorCode.NONE,
-        results=[_describe(log_dir, by_dir.get(log_dir, {})) for log_dir in context.services.logs.log_dirs],
+        results=[
+            _describe(log_dir, by_dir.get(log_dir, {}), log_dir in offline)
+            for log_dir in context.services.logs.log_dirs
+        ],
     )
 
 
-def _describe(log_dir: Path, topics: dict[str, list[tuple[int, Log]]]) -> DescribeLogDirsResult:
+def _describe(
+    log_dir: Path, topics: dict[str, list[tuple[int, Log, Log | None]]], offline: bool
+) -> DescribeLogDirsResult:
     path = str(log_dir.absolute())
+    if offline:
+        return DescribeLogDirsResult(error_code=ErrorCode.KAFKA_STORAGE_ERROR, log_dir=path, topics=[])
     try:
         volume = os.statvfs(log_dir)
     except OSError:
@@ -76,10 +89,15 @@ def _describe(log_dir: Path, topics: dict[str, list[tuple[int, Log]]]) -> Descri
                     DescribeLogDirsPartition(
                         partition_index=index,
                         partition_size=log.size_in_bytes,
-                        offset_lag=max(log.high_watermark - log.log_end_offset, 0),
-                        is_future_key=False,
+                        # Kafka's getLogEndOffsetLag: a future log's lag is to the current log's end
+                        offset_lag=(
+                            max(log.high_watermark - log.log_end_offset, 0)
+                            if current is None
+                            else current.log_end_offset - log.log_end_offset
+                        ),
+                        is_future_key=current is not None,
                     )
-                    for index, log in partitions
+                    for index, log, current in partitions
                 ],
             )
             for name, partitions in topics.items()

@@ -16,8 +16,15 @@ Version notes:
   Before v3, partition_max_bytes is a hard limit, as it was in Kafka 0.10.0: the converted message
   set is cut at that many bytes, so a message larger than the limit arrives partial and the client
   reports it as too large (or retries with a larger limit) instead of getting more than it asked for.
-- The wait is a delayed operation woken by appends to the partitions being fetched, never by polling.
-- A follower's fetch (replica_id >= 0, ZooKeeper mode) reads up to the log end, gets DivergingEpoch when its
+- The wait is a delayed operation woken by appends to the partitions being fetched, never by polling;
+  a wake-up re-reads only the partitions woken (as Kafka's DelayedFetch.tryComplete checks offsets),
+  not all of them: a follower's session of thousands of partitions would be read whole for each
+  append and high watermark move of any one. In a follower's session, a partition fetched again at the
+  position last read with nothing to send, whose log end, high watermark and log start are as last
+  sent, is not read again (the divergence check and the read would say the same); its position is
+  still recorded, which keeps the follower caught up for the ISR.
+- A follower's fetch (replica_id >= 0; on a single node, whose partitions have no other replica, every
+  such fetch is NOT_LEADER_OR_FOLLOWER, as in Kafka) reads up to the log end, gets DivergingEpoch when its
   last fetched epoch ends earlier in the leader's log (v12+, KIP-595's truncation), or OFFSET_OUT_OF_RANGE
   when the leader cannot place that epoch or the fetch starts below its log start (Kafka's readRecords; such
   a fetch counts for nothing), and tells the leader how far the follower has got: its fetch offset moves the
@@ -47,16 +54,19 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from odradek.handlers.authorization import authorize, authorize_cluster
-from odradek.handlers.context import RequestContext
-from odradek.handlers.errors import error_code_for
-from odradek.handlers.fetch_down_conversion import Conversion, convert_down
-from odradek.handlers.fetch_sessions import CachedPartition, FetchSession, PartitionKey
-from odradek.handlers.file_records import FileRecords
-from odradek.handlers.follower_fetch import (
+from odradek.handlers._common.authorization import authorize, authorize_cluster
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.leadership import POINTS_TO_LEADER, leader_endpoints, refusal, replica_refusal
+from odradek.handlers._common.record_jobs import run_record_jobs
+from odradek.handlers._common.registry import handles
+from odradek.partition.errors import error_code_for
+from odradek.partition.fetch_down_conversion import Conversion, down_conversion_jobs
+from odradek.partition.fetch_sessions import CachedPartition, FetchSession, PartitionKey
+from odradek.partition.file_records import FileRecords
+from odradek.partition.follower_fetch import (
     awaiting_epochs,
     diverging,
     hold_for_epochs,
@@ -64,8 +74,6 @@ from odradek.handlers.follower_fetch import (
     record_follower_fetches,
     record_replication,
 )
-from odradek.handlers.leadership import POINTS_TO_LEADER, leader_endpoints, refusal, replica_refusal
-from odradek.handlers.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -117,27 +125,50 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
     keys = [TopicPartition(p.topic, p.partition) for p in plan.partitions]
     replica_id = _replica_id(request, context)
-    follower = replica_id >= 0 and context.services.replicas is not None
+    follower = replica_id >= 0
+    reading = _Reading(plan.partitions, request, isolation, context, denied, keys)
     with context.services.appends.waiting_on(keys) as waiter:
+        read = reading.all()
+        indexes: Sequence[int] = range(len(plan.partitions))
         while True:
-            results, limits, size, errors = _read_all(plan.partitions, request, isolation, context, denied)
             if follower:
                 # As Kafka: the leader learns the follower's position when the fetch arrives, not when
                 # it is answered (a follower at the log end waits; its position moves the HW now).
                 record_follower_fetches(
-                    plan.partitions, results, replica_id, _replica_epoch(request, context), context
+                    [plan.partitions[i] for i in indexes],
+                    [read.results[i] for i in indexes],
+                    replica_id,
+                    _replica_epoch(request, context),
+                    context.services.replicas,
+                    context.services.logs,
                 )
             remaining = deadline - loop.time()
-            held = awaiting_epochs(plan.partitions, results, context) if follower and remaining > 0 else []
+            held = (
+                awaiting_epochs(plan.partitions, read.results, context.services.replicas)
+                if follower and remaining > 0
+                else []
+            )
             if held:
-                _release(results)
-                await hold_for_epochs(waiter, held, context, deadline)
+                _release(read.results)
+                await hold_for_epochs(waiter, held, context.services.replicas, deadline)
+                waiter.take_woken()
+                read, indexes = reading.all(), range(len(plan.partitions))
                 continue
             # `errors` also counts a redirect to a preferred read replica: answered at once, as Kafka.
-            if size >= request.min_bytes or errors or remaining <= 0 or not readable:
+            if read.size >= request.min_bytes or read.errors or remaining <= 0 or not readable:
                 break
             waiter.rearm()
-            await waiter.wait(remaining)
+            woke = await waiter.wait(remaining)
+            woken = waiter.take_woken()
+            if woke and woken is not None:
+                # Only the partitions woken can have news (Kafka's DelayedFetch.tryComplete looks at each
+                # partition's offsets): re-reading all would cost a session of thousands of partitions
+                # a whole read for each append or high watermark move of any one of them.
+                indexes = reading.again(read, woken)
+            else:
+                _release(read.results)
+                read, indexes = reading.all(), range(len(plan.partitions))
+    results, limits, size = read.results, read.limits, read.size
     throttle_ms = context.fetch_quota(size) if context.fetch_quota is not None else 0
     if throttle_ms > 0:
         return _throttled(plan, results, throttle_ms)
@@ -145,9 +176,14 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
         await _convert_down(plan.partitions, results, limits, context)
     if plan.opens_session:
         # A follower's session may evict consumers' sessions (Kafka's privileged sessions). Beyond Kafka
-        # 3.9, which takes the replica id on the client's word, the privilege needs a follower to be
-        # possible (cluster mode) and CLUSTER_ACTION: otherwise any client evicts consumers' sessions.
-        privileged = follower and authorize_cluster(context, AclOperation.CLUSTER_ACTION)
+        # 3.9, which takes the replica id on the client's word, the privilege needs the id to be another
+        # live broker's (a single node has none) and CLUSTER_ACTION: else any client evicts consumers'.
+        privileged = (
+            follower
+            and replica_id != context.services.node_id
+            and replica_id in context.services.cluster.live_brokers
+            and authorize_cluster(context, AclOperation.CLUSTER_ACTION)
+        )
         _open_session(plan, privileged, context)
     return _respond(plan, results, context, replica_id >= 0)
 
@@ -159,13 +195,14 @@ async def _convert_down(
     context: RequestContext,
 ) -> None:
     """Fetch v0-3: the v2 batches read converted to the version's message set, in the record workers
-    (handlers/fetch_down_conversion.py); before v3 cut at the partition's limit, as Kafka 0.10.0 cut it."""
+    (partition/fetch_down_conversion.py); before v3 cut at the partition's limit, as Kafka 0.10.0 cut it."""
     reads = {
         index: Conversion(bytes(data.records), entry.fetch_offset, limit)
         for index, (entry, data, limit) in enumerate(zip(partitions, results, limits, strict=True))
         if data.error_code == ErrorCode.NONE and data.records
     }
-    for index, converted in (await convert_down(reads, context)).items():
+    converted_reads = await run_record_jobs(down_conversion_jobs(reads, context.api_version), context)
+    for index, converted in converted_reads.items():
         entry = partitions[index]
         if isinstance(converted, CodecError):
             results[index] = _error(entry, error_code_for(converted))
@@ -312,31 +349,80 @@ def _isolation(request: FetchRequest, context: RequestContext) -> FetchIsolation
     return FetchIsolation.HIGH_WATERMARK
 
 
-def _read_all(
-    partitions: list[CachedPartition],
-    request: FetchRequest,
-    isolation: FetchIsolation,
-    context: RequestContext,
-    denied: frozenset[str],
-) -> tuple[list[PartitionData], list[int], int, bool]:
-    results = []
-    limits = []
-    total = 0
-    errors = False
-    budget = request.max_bytes if context.api_version >= 3 else 2**31 - 1
-    # Before v3 every partition reads its first batch whole, then is cut to its limit (_records).
-    hard_limit = context.api_version < 3
-    for entry in partitions:
-        if denied and entry.topic in denied:
-            results.append(_error(entry, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
-            continue
-        limit = max(min(entry.max_bytes, budget - total), 0)
-        data, size = _read_partition(entry, limit, total == 0 or hard_limit, isolation, context, request)
-        results.append(data)
-        limits.append(limit)
-        total += size
-        errors = errors or data.error_code != ErrorCode.NONE or data.preferred_read_replica >= 0
-    return results, limits, total, errors
+#: A place held in a `_Read` until its partition is read (never sent, never changed).
+_UNREAD = PartitionData(partition_index=-1, error_code=ErrorCode.NONE)
+
+
+@dataclass(slots=True)
+class _Read:
+    """What a fetch has read so far: each partition's answer, the byte limit it was read with and its
+    size, and in all."""
+
+    results: list[PartitionData]
+    limits: list[int]
+    sizes: list[int]
+    size: int = 0
+    #: Partitions answered with an error (or sent to a preferred read replica): answered at once.
+    errors: int = 0
+
+
+@dataclass(slots=True)
+class _Reading:
+    partitions: list[CachedPartition]
+    request: FetchRequest
+    isolation: FetchIsolation
+    context: RequestContext
+    denied: frozenset[str]
+    keys: list[TopicPartition]
+    #: Each partition's place in `partitions`, made when a wake-up first needs it.
+    places: dict[TopicPartition, int] | None = None
+
+    def all(self) -> _Read:
+        """Every partition read, in order, within the request's max_bytes."""
+        count = len(self.partitions)
+        read = _Read([_UNREAD] * count, [0] * count, [0] * count)
+        self._read(read, range(count))
+        return read
+
+    def again(self, read: _Read, woken: Iterable[Hashable]) -> list[int]:
+        """Re-read the partitions `woken` in place (the others keep what they read); their places."""
+        if self.places is None:
+            self.places = {key: index for index, key in enumerate(self.keys)}
+        places = self.places
+        indexes = sorted(places[key] for key in woken if key in places)
+        for index in indexes:
+            data = read.results[index]
+            if isinstance(data.records, FileRecords):
+                data.records.close()
+            read.size -= read.sizes[index]
+            read.errors -= _is_error(data)
+        self._read(read, indexes)
+        return indexes
+
+    def _read(self, read: _Read, indexes: Iterable[int]) -> None:
+        context = self.context
+        budget = self.request.max_bytes if context.api_version >= 3 else 2**31 - 1
+        # Before v3 every partition reads its first batch whole, then is cut to its limit (_records).
+        hard_limit = context.api_version < 3
+        for index in indexes:
+            entry = self.partitions[index]
+            if self.denied and entry.topic in self.denied:
+                # Not an error that answers the fetch at once: as Kafka's, whose read never sees them.
+                read.results[index] = _error(entry, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                continue
+            limit = max(min(entry.max_bytes, budget - read.size), 0)
+            first = read.size == 0 or hard_limit
+            data, size = _read_partition(entry, limit, first, self.isolation, context, self.request)
+            read.results[index], read.limits[index], read.sizes[index] = data, limit, size
+            read.size += size
+            read.errors += _is_error(data)
+
+
+def _is_error(data: PartitionData) -> bool:
+    """Whether the read answers the fetch at once (an error, or a redirect to a preferred read replica)."""
+    return data.error_code not in (ErrorCode.NONE, ErrorCode.TOPIC_AUTHORIZATION_FAILED) or (
+        data.preferred_read_replica >= 0
+    )
 
 
 def _read_partition(
@@ -370,13 +456,13 @@ def _read_partition(
     if unreadable is not None:
         return _error(entry, unreadable), 0
     replicas = services.replicas
-    if (
-        replica_id >= 0
-        and replicas is not None
-        and not replicas.leaders.is_replica(entry.topic, entry.partition, replica_id)
-    ):
+    if replica_id >= 0 and not replicas.leaders.is_replica(entry.topic, entry.partition, replica_id):
         return _error(entry, ErrorCode.NOT_LEADER_OR_FOLLOWER), 0
-    if from_any_replica and replicas is not None:
+    if replica_id >= 0 and _idle(entry, log):
+        # Nothing the divergence check, the throttle or the read could say differs from the last
+        # answer: at 10,000 partitions these reads were most of a leader's work.
+        return _idle_answer(entry, log), 0
+    if from_any_replica:
         preferred = replicas.leaders.preferred_read_replica(
             entry.topic, entry.partition, request.rack_id, context.listener, entry.fetch_offset
         )
@@ -392,7 +478,9 @@ def _read_partition(
             return _with_offsets(_error(entry, ErrorCode.OFFSET_OUT_OF_RANGE), log), 0
         if diverging is not None:
             return _with_offsets(_error(entry, ErrorCode.NONE), log, diverging), 0
-    if replica_id >= 0 and leader_throttles(entry, log, replica_id, context):
+    if replica_id >= 0 and leader_throttles(
+        entry, log, replica_id, services.replicas, services.replication_quotas.leader
+    ):
         # As Kafka: no records, and none counted towards min_bytes (the fetch waits as if idle).
         return _with_offsets(_error(entry, ErrorCode.NONE), log), 0
     try:
@@ -408,6 +496,8 @@ def _read_partition(
             AbortedTransaction(producer_id=a.producer_id, first_offset=a.first_offset)
             for a in info.aborted_transactions
         ]
+    if replica_id >= 0 and not records:
+        entry.idle_position = (entry.fetch_offset, entry.last_fetched_epoch)
     data = PartitionData(
         partition_index=entry.partition,
         error_code=ErrorCode.NONE,
@@ -418,6 +508,34 @@ def _read_partition(
         records=records,
     )
     return data, len(records)
+
+
+def _idle(entry: CachedPartition, log: Log) -> bool:
+    """Whether a follower's fetch of `entry` is, in its session, the one last read with nothing to send
+    (same position, nothing appended since) and the offsets it was last sent are still the log's.
+
+    The position read before decided divergence (the leader's epochs change only with its log end) and
+    found nothing to throttle; a partition whose leadership moved is refused before this check."""
+    return (
+        entry.idle_position is not None
+        and entry.idle_position == (entry.fetch_offset, entry.last_fetched_epoch)
+        and entry.fetch_offset == log.log_end_offset
+        and entry.sent_high_watermark == log.high_watermark
+        and entry.sent_log_start_offset == log.log_start_offset
+    )
+
+
+def _idle_answer(entry: CachedPartition, log: Log) -> PartitionData:
+    """An idle partition's answer: what it was last sent (record_follower_fetches then sets the high
+    watermark and last stable offset the follower's fetch leaves)."""
+    return PartitionData(
+        partition_index=entry.partition,
+        error_code=ErrorCode.NONE,
+        high_watermark=log.high_watermark,
+        last_stable_offset=entry.sent_last_stable_offset,
+        log_start_offset=log.log_start_offset,
+        records=b"",
+    )
 
 
 def _unreadable_format(log: Log, replica_id: int, api_version: int) -> ErrorCode | None:
@@ -504,7 +622,7 @@ def _respond(
         topic.partitions.append(data)
         # As Kafka's BytesOutPerSec: bytes to clients only (a follower's fetch is replication traffic).
         if replica_fetch:
-            record_replication(entry, data, context)
+            record_replication(entry, data, context.services.logs, context.services.replication_quotas.leader)
         elif data.records and context.services.traffic is not None:
             context.services.traffic.fetched(entry.topic, len(data.records))
     return FetchResponse(
@@ -517,8 +635,6 @@ def _respond(
 
 def _leaders_named(results: list[PartitionData], context: RequestContext) -> list[NodeEndpoint]:
     """v16+ (KIP-951): the endpoints of the leaders that refusals point to."""
-    if context.services.replicas is None:
-        return []
     named = (d.current_leader.leader_id for d in results if d.error_code in POINTS_TO_LEADER)
     return [
         NodeEndpoint(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)

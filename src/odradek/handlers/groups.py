@@ -19,29 +19,16 @@ With an authorizer each needs READ on the group, else GROUP_AUTHORIZATION_FAILED
 
 from __future__ import annotations
 
-from odradek.coordinator.group_coordinator import GroupCoordinator
-from odradek.handlers.authorization import require_group
-from odradek.handlers.context import RequestContext
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import require_group
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.coordinators import client_host, group_coordinator
+from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from odradek.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from odradek.protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse, MemberIdentity
 from odradek.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
-
-
-def group_coordinator(context: RequestContext) -> GroupCoordinator:
-    """The broker's group coordinator; COORDINATOR_NOT_AVAILABLE before it is started."""
-    coordinator = getattr(context.services, "groups", None)
-    if coordinator is None:
-        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-    assert isinstance(coordinator, GroupCoordinator)
-    return coordinator
-
-
-def client_host(context: RequestContext) -> str:
-    return f"/{context.client_host}"
 
 
 @handles(ApiKey.JOIN_GROUP, 0, 9)

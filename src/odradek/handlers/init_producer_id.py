@@ -22,16 +22,16 @@ Version notes:
   cluster or WRITE on at least one topic, else CLUSTER_AUTHORIZATION_FAILED; a transactional id needs
   WRITE on it, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 - In a cluster the answer waits until the coordinator's `__transaction_state` record is on the ISR
-  (handlers/txn_log_replication.py).
+  (coordinator/txn_log_replication.py).
 """
 
 from __future__ import annotations
 
-from odradek.handlers.authorization import authorize, authorize_cluster
-from odradek.handlers.context import RequestContext
-from odradek.handlers.registry import handles
-from odradek.handlers.transactions import for_version, transaction_coordinator
-from odradek.handlers.txn_log_replication import txn_log_replicated
+from odradek.coordinator.txn_log_replication import txn_log_replicated
+from odradek.handlers._common.authorization import authorize, authorize_cluster
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.coordinators import for_version, transaction_coordinator
+from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
@@ -59,7 +59,12 @@ async def handle_init_producer_id(
                     request.producer_epoch,
                     two_phase_commit=request.enable2_pc,
                 )
-                unreplicated = await txn_log_replicated(coordinator, request.transactional_id, context)
+                unreplicated = await txn_log_replicated(
+                    coordinator,
+                    request.transactional_id,
+                    context.services.replicas,
+                    context.services.config.request_timeout_ms,
+                )
                 if unreplicated is not None:
                     raise KafkaError(unreplicated)
                 return InitProducerIdResponse(
@@ -76,7 +81,12 @@ async def handle_init_producer_id(
                 request.producer_epoch,
                 two_phase_commit=request.enable2_pc,
             )
-            unreplicated = await txn_log_replicated(coordinator, request.transactional_id, context)
+            unreplicated = await txn_log_replicated(
+                coordinator,
+                request.transactional_id,
+                context.services.replicas,
+                context.services.config.request_timeout_ms,
+            )
             if unreplicated is not None:
                 raise KafkaError(unreplicated)
         except KafkaError as error:

@@ -31,12 +31,17 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from odradek.cluster.control_requests import ControllerStamp, PartitionLeadership, StopReplicaPartition
+from odradek.cluster.control_requests import (
+    LEADER_DURING_DELETE,
+    ControllerStamp,
+    PartitionLeadership,
+    StopReplicaPartition,
+)
 from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, LiveBroker
 from odradek.cluster.replica_manager import ReplicaManager
-from odradek.handlers.authorization import authorize_cluster
-from odradek.handlers.context import RequestContext
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import authorize_cluster
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.leader_and_isr import (
@@ -104,12 +109,36 @@ async def handle_update_metadata(
     brokers = [_live_broker(broker, version) for broker in request.live_brokers]
     try:
         _require_cluster_action(context)
-        _replicas(context).update_metadata(
-            _stamp(request), brokers, _update_metadata_partitions(request, version)
-        )
+        partitions = list(_update_metadata_partitions(request, version))
+        known = _topic_ids(context, {p.topic for p in partitions if p.leader == LEADER_DURING_DELETE})
+        _replicas(context).update_metadata(_stamp(request), brokers, partitions)
     except KafkaError as error:
         return UpdateMetadataResponse(error_code=error.error_code)
+    _share_state_of_deleted_topics(context, known)
     return UpdateMetadataResponse(error_code=ErrorCode.NONE)
+
+
+def _topic_ids(context: RequestContext, names: set[str]) -> dict[str, uuid.UUID]:
+    topics = ((name, context.services.cluster.topic(name)) for name in names)
+    return {name: topic.topic_id for name, topic in topics if topic is not None}
+
+
+def _share_state_of_deleted_topics(context: RequestContext, known: dict[str, uuid.UUID]) -> None:
+    """Topics the controller deleted (gone from the cache, or there under another id): every share
+    group's state of them goes here, on the leaders, the share coordinators and the group coordinators
+    (Kafka 4.4's onPartitionsDeleted and on-topics-deleted cleanup; the coordinators' writes are not
+    waited for)."""
+    cluster = context.services.cluster
+    gone = {i for name, i in known.items() if (t := cluster.topic(name)) is None or t.topic_id != i}
+    if not gone:
+        return
+    if context.services.share_partitions is not None:
+        for topic_id in gone:
+            context.services.share_partitions.topic_deleted(topic_id)
+    if context.services.share_coordinator is not None:
+        context.services.share_coordinator.forget_topics(gone)
+    if context.services.groups is not None:
+        context.services.groups.share.topics_deleted(gone)
 
 
 def _require_cluster_action(context: RequestContext) -> None:
@@ -120,9 +149,10 @@ def _require_cluster_action(context: RequestContext) -> None:
 
 
 def _replicas(context: RequestContext) -> ReplicaManager:
-    replicas = context.services.replicas
-    assert replicas is not None, "served only in ZooKeeper mode, which sets the replica manager"
-    return replicas
+    control = context.services.replica_control
+    # the registry serves these APIs only in ZooKeeper mode, whose wiring sets the control half
+    assert control is not None, "served only in ZooKeeper mode"
+    return control
 
 
 def _stamp(request: LeaderAndIsrRequest | StopReplicaRequest | UpdateMetadataRequest) -> ControllerStamp:

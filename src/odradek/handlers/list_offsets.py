@@ -18,12 +18,12 @@ Version notes:
 
 from __future__ import annotations
 
-from odradek.handlers.authorization import authorize
-from odradek.handlers.context import RequestContext
-from odradek.handlers.errors import error_code_for
-from odradek.handlers.leadership import leader_epoch, leader_epoch_start_offset, refusal
-from odradek.handlers.record_jobs import run_record_jobs
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import authorize
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.leadership import leader_epoch, leader_epoch_start_offset, refusal
+from odradek.handlers._common.record_jobs import run_record_jobs
+from odradek.handlers._common.registry import handles
+from odradek.partition.errors import error_code_for
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode

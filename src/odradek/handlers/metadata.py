@@ -27,11 +27,11 @@ Version notes:
 from __future__ import annotations
 
 from odradek.cluster.metadata import TopicState
-from odradek.cluster.topics import INTERNAL_TOPICS
-from odradek.handlers.authorization import authorize, authorize_cluster, authorized_operations
-from odradek.handlers.authorized_operations import OMITTED
-from odradek.handlers.context import RequestContext
-from odradek.handlers.registry import handles
+from odradek.cluster.topic_checks import INTERNAL_TOPICS
+from odradek.handlers._common.authorization import authorize, authorize_cluster, authorized_operations
+from odradek.handlers._common.authorized_operations import OMITTED
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.metadata import (
@@ -53,12 +53,9 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
     version = context.api_version
     wanted = request.topics
     brokers = services.advertised_brokers(context.listener)
-    # ZooKeeper mode: a leader that is not alive on this listener cannot be reached: Kafka answers
-    # LEADER_NOT_AVAILABLE with no leader. A single node leads everything itself.
-    live = frozenset(b.node_id for b in brokers) if cluster.zookeeper_mode else None
     if wanted is None or (version == 0 and not wanted):
         topics = [
-            _describe(t, request, context, live)
+            _describe(t, request, context)
             for t in sorted(cluster.topics.values(), key=lambda t: t.name)
             if _may_describe(context, t.name)
         ]
@@ -72,9 +69,7 @@ async def handle_metadata(request: MetadataRequest, context: RequestContext) -> 
         ids = [entry.topic_id for entry in wanted if entry.topic_id not in (None, ZERO_UUID)]
         by_id: list[tuple[str | None, object]] = [(None, topic_id) for topic_id in ids]
         asked = dict.fromkeys(by_id or [(entry.name, entry.topic_id) for entry in wanted])
-        topics = [
-            await _lookup(name, topic_id, may_create, request, context, live) for name, topic_id in asked
-        ]
+        topics = [await _lookup(name, topic_id, may_create, request, context) for name, topic_id in asked]
     return MetadataResponse(
         brokers=[
             MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack) for b in brokers
@@ -110,7 +105,6 @@ async def _lookup(
     may_create: bool,
     request: MetadataRequest,
     context: RequestContext,
-    live: frozenset[int] | None,
 ) -> MetadataResponseTopic:
     cluster = context.services.cluster
     if name is None:
@@ -121,7 +115,7 @@ async def _lookup(
             return MetadataResponseTopic(
                 error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=None, topic_id=topic_id
             )
-        return _describe(topic, request, context, live)
+        return _describe(topic, request, context)
     if not _may_describe(context, name):
         return MetadataResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name)
     topic = cluster.topic(name)
@@ -146,36 +140,33 @@ async def _lookup(
         except KafkaError as error:
             return MetadataResponseTopic(error_code=error.error_code, name=name)
         return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
-    return _describe(topic, request, context, live)
+    return _describe(topic, request, context)
 
 
-def _describe(
-    topic: TopicState, request: MetadataRequest, context: RequestContext, live: frozenset[int] | None
-) -> MetadataResponseTopic:
-    return MetadataResponseTopic(
-        error_code=ErrorCode.NONE,
-        name=topic.name,
-        topic_id=topic.topic_id or ZERO_UUID,
-        is_internal=topic.is_internal,
-        partitions=[
+def _describe(topic: TopicState, request: MetadataRequest, context: RequestContext) -> MetadataResponseTopic:
+    cluster = context.services.cluster
+    partitions = []
+    for p in topic.partitions:
+        # a leader not alive on this listener cannot be reached: Kafka answers LEADER_NOT_AVAILABLE
+        leader = cluster.reachable_leader(p, context.listener)
+        partitions.append(
             MetadataResponsePartition(
-                error_code=ErrorCode.NONE
-                if _reachable(p.leader_id, live)
-                else ErrorCode.LEADER_NOT_AVAILABLE,
+                error_code=ErrorCode.NONE if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
                 partition_index=p.partition,
-                leader_id=p.leader_id if _reachable(p.leader_id, live) else -1,
+                leader_id=leader,
                 leader_epoch=p.leader_epoch,
                 replica_nodes=list(p.replicas),
                 isr_nodes=list(p.isr),
                 offline_replicas=list(p.offline_replicas),
             )
-            for p in topic.partitions
-        ],
+        )
+    return MetadataResponseTopic(
+        error_code=ErrorCode.NONE,
+        name=topic.name,
+        topic_id=topic.topic_id or ZERO_UUID,
+        is_internal=topic.is_internal,
+        partitions=partitions,
         topic_authorized_operations=authorized_operations(
             context, ResourceType.TOPIC, topic.name, request.include_topic_authorized_operations
         ),
     )
-
-
-def _reachable(leader_id: int, live: frozenset[int] | None) -> bool:
-    return leader_id >= 0 and (live is None or leader_id in live)

@@ -18,10 +18,10 @@ Version notes:
 
 from __future__ import annotations
 
-from odradek.handlers.authorization import authorize, authorize_cluster
-from odradek.handlers.context import RequestContext
-from odradek.handlers.leadership import leader_epoch, refusal
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import authorize, authorize_cluster
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.leadership import leader_epoch, refusal
+from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.offset_for_leader_epoch import (

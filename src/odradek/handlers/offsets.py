@@ -41,11 +41,11 @@ from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommi
 from odradek.coordinator.offsets import OffsetAndMetadata
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.write_errors import offset_commit_error
-from odradek.handlers.authorization import authorize, authorize_group, require_group
-from odradek.handlers.context import RequestContext
-from odradek.handlers.delayed_produce import replication_outcome
-from odradek.handlers.groups import group_coordinator
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import authorize, authorize_group, require_group
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.coordinators import group_coordinator
+from odradek.handlers._common.registry import handles
+from odradek.partition.delayed_produce import replication_outcome
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.offset_commit import (
@@ -164,15 +164,13 @@ async def offsets_replicated(group_id: str, context: RequestContext) -> ErrorCod
     """None once the group's `__consumer_offsets` partition has its commit on every in-sync replica
     (at once on a single node); else the error the commit is answered with, as Kafka's group
     coordinator maps the append's (coordinator/write_errors.py)."""
-    if context.services.replicas is None:
-        return None
     partition = group_coordinator(context).runtime.partition_for(group_id)
     log = context.services.logs.get_log(OFFSETS_TOPIC, partition)
     if log is None:
         return ErrorCode.NOT_COORDINATOR
     tp = TopicPartition(OFFSETS_TOPIC, partition)
     timeout_ms = context.services.config.offsets_commit_timeout_ms
-    outcome = await replication_outcome(tp, log.log_end_offset, timeout_ms, context.services)
+    outcome = await replication_outcome(tp, log.log_end_offset, timeout_ms, context.services.replicas)
     return None if outcome is ErrorCode.NONE else offset_commit_error(outcome)
 
 

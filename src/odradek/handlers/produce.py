@@ -30,7 +30,8 @@ Version notes:
   is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (as Kafka's KafkaApis); then WRITE on each topic (one check
   per topic), else TOPIC_AUTHORIZATION_FAILED for its partitions, before its existence is looked at. As
   Kafka 3.x (KIP-679) an idempotent producer's right is checked once, at InitProducerId, not on every
-  Produce.
+  Produce. Transactional records (a partition's first batch) in a request with no transactional id
+  are TRANSACTIONAL_ID_AUTHORIZATION_FAILED, authorizer or not (Kafka's KafkaApis).
 Every refusal that needs no record comes first (handlers/produce_admission.py), then the record work
 some partitions need (handlers/produce_record_work.py), in the record workers, never on the event loop:
 a batch in another codec than its topic's `compression.type` is rewritten in it (its records walked
@@ -44,20 +45,18 @@ level only (sizes, CRC-32C, header rules) and their offsets patched in place by 
 
 from __future__ import annotations
 
-import asyncio
-
-from odradek.handlers.authorization import authorize
-from odradek.handlers.context import CloseConnection, RequestContext
-from odradek.handlers.delayed_produce import AwaitingReplicas, wait_for_replicas
-from odradek.handlers.errors import resource_failure
-from odradek.handlers.leadership import leader_endpoints
+from odradek.handlers._common.authorization import authorize
+from odradek.handlers._common.context import CloseConnection, RequestContext
+from odradek.handlers._common.leadership import leader_endpoints
+from odradek.handlers._common.registry import handles
 from odradek.handlers.produce_admission import Admitted, admit, failed_response
 from odradek.handlers.produce_record_work import PartitionKey, prepare_records
-from odradek.handlers.registry import handles
-from odradek.handlers.txn_verification import Verdicts
+from odradek.partition.errors import resource_failure
+from odradek.partition.leader_append import LeaderAppend
+from odradek.partition.txn_verification import ProducedPartitions, Verdicts, transactional_producer
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
-from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.produce import (
     BatchIndexAndErrorMessage,
     NodeEndpoint,
@@ -70,23 +69,32 @@ from odradek.protocol.messages.produce import (
 )
 from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage import errors as storage_errors
-from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
 from odradek.storage.prepared_appends import PreparedAppend
+from odradek.storage.producer_state import AppendOrigin
 
 
 @handles(ApiKey.PRODUCE, 0, 13)
 async def handle_produce(request: ProduceRequest, context: RequestContext) -> ProduceResponse | None:
     services = context.services
-    appended: list[Log] = []
-    awaiting: list[AwaitingReplicas] = []
-    transactional_allowed = request.transactional_id is None or authorize(
-        context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id
+    appended: list[tuple[LeaderAppend, PartitionProduceResponse]] = []
+    # As Kafka's KafkaApis: transactional records need the request's transactional id (else any client
+    # could append in an ongoing transaction's name), and WRITE on it.
+    transactional_allowed = (
+        authorize(context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
+        if request.transactional_id is not None
+        else not _has_transactional_records(request)
     )
     # In a cluster, transactional partitions whose coordinator is another broker are verified there
     # first (KIP-890 part 1), for the whole request at once.
-    verifier = services.txn_verifier
-    verdicts = await verifier.verify(request, context) if verifier is not None else None
+    verification = services.txn_verification
+    verdicts = (
+        await verification.verify(
+            request.transactional_id, services.transactions, _partitions_by_name(request, context)
+        )
+        if verification is not None
+        else None
+    )
     denied = (
         ErrorCode.TOPIC_AUTHORIZATION_FAILED
         if transactional_allowed
@@ -127,7 +135,6 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
                     request,
                     context,
                     appended,
-                    awaiting,
                     verdicts,
                     admitted[key],
                     prepared.get(key),
@@ -139,9 +146,7 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
                 partition_responses=[p for p in partitions if p is not None],
             )
         )
-    await _flush_if_due(appended)
-    if awaiting:
-        await wait_for_replicas(awaiting, request.timeout_ms, context.services)
+    await _complete(appended, request.timeout_ms, context)
     if request.acks == 0:
         _close_if_failed(responses)
         return None
@@ -154,6 +159,24 @@ def _topic_name(topic: TopicProduceData, context: RequestContext) -> tuple[str |
         state = context.services.cluster.topic_by_id(topic.topic_id)
         return (state.name if state is not None else None), ErrorCode.UNKNOWN_TOPIC_ID
     return topic.name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def _has_transactional_records(request: ProduceRequest) -> bool:
+    """Whether a partition's first batch is transactional (Kafka's RequestUtils.hasTransactionalRecords)."""
+    return any(
+        transactional_producer(data.records) is not None
+        for topic in request.topic_data
+        for data in topic.partition_data
+        if data.records
+    )
+
+
+def _partitions_by_name(request: ProduceRequest, context: RequestContext) -> ProducedPartitions:
+    """Each partition's topic name (None: an unknown topic id), index and records."""
+    for topic in request.topic_data:
+        name = _topic_name(topic, context)[0]
+        for data in topic.partition_data:
+            yield name, data.index, data.records
 
 
 async def _prepare(
@@ -174,8 +197,6 @@ async def _prepare(
 
 def _leaders_named(responses: list[TopicProduceResponse], context: RequestContext) -> list[NodeEndpoint]:
     """v10+ (KIP-951): the endpoints of the leaders that NOT_LEADER_OR_FOLLOWER answers point to."""
-    if context.services.replicas is None:
-        return []
     named = (
         p.current_leader.leader_id
         for topic in responses
@@ -226,14 +247,19 @@ def _close_if_failed(responses: list[TopicProduceResponse]) -> None:
         raise CloseConnection(f"produce with acks=0 failed for {', '.join(failed)}")
 
 
-async def _flush_if_due(logs: list[Log]) -> None:
-    """fsync the logs whose flush.messages / flush.ms is due, off the loop, before acknowledging."""
-    for log in logs:
-        if log.flush_needed():
-            job = log.prepare_flush()
-            if job is not None:
-                await asyncio.to_thread(job.run)
-                log.complete_flush(job)
+async def _complete(
+    appended: list[tuple[LeaderAppend, PartitionProduceResponse]], timeout_ms: int, context: RequestContext
+) -> None:
+    """Each appended partition answered once its append is due (fsynced if due; acks=all: on the ISR):
+    the replica manager's delayed produce decides, the answers only carry it."""
+    if not appended:
+        return
+    outcomes = await context.services.replicas.complete_appends([a for a, _ in appended], timeout_ms)
+    for (_, response), outcome in zip(appended, outcomes, strict=True):
+        if outcome is not ErrorCode.NONE:
+            response.error_code = outcome
+            response.base_offset = -1
+            response.log_append_time_ms = -1
 
 
 def _append(
@@ -241,8 +267,7 @@ def _append(
     data: PartitionProduceData,
     request: ProduceRequest,
     context: RequestContext,
-    appended: list[Log],
-    awaiting: list[AwaitingReplicas],
+    appended: list[tuple[LeaderAppend, PartitionProduceResponse]],
     verdicts: Verdicts | None,
     before: Admitted,
     prepared: PreparedAppend | None,
@@ -252,7 +277,7 @@ def _append(
     admission = admit(topic, data, request, context, verdicts, before)
     if not isinstance(admission, Admitted):
         return admission
-    log, batches = admission.log, admission.records
+    batches = admission.records
     tp = TopicPartition(topic, data.index)
     if prepared is not None and prepared.error is not None:
         return _refused(topic, data.index, prepared.error, context)
@@ -261,60 +286,32 @@ def _append(
         assert isinstance(prepared.source, bytearray)  # made by the conversion: the append patches it
         batches = prepared.source
     try:
-        result = log.append(batches, leader_epoch=admission.leader_epoch, prepared=prepared)
-    except storage_errors.DuplicateSequenceError as duplicate:
-        # An idempotent retry of a batch already in the log: success, with the offsets it got then;
-        # with acks=all only once the ISR has it (the first attempt may have timed out waiting).
-        response = PartitionProduceResponse(
-            index=data.index,
-            error_code=ErrorCode.NONE,
-            base_offset=duplicate.base_offset,
-            log_append_time_ms=-1,
-            log_start_offset=duplicate.log_start_offset,
-        )
-        _await_replicas_if_needed(tp, log, duplicate.last_offset, request, context, awaiting, response)
-        return response
+        made = services.replicas.append_records(tp, batches, AppendOrigin.CLIENT, request.acks, prepared)
+    except KafkaError as refused:  # leadership or the ISR, admitted just above: not expected here
+        return failed_response(data.index, refused.error_code)
     except (storage_errors.StorageError, CodecError) as error:  # a failed disk is logged there
         return _refused(topic, data.index, error, context)
-    services.appends.notify(tp)
-    appended.append(log)
-    if services.traffic is not None:
-        services.traffic.produced(topic, len(batches), result.records_count)
+    if services.traffic is not None and not made.duplicate:
+        services.traffic.produced(topic, len(batches), made.records_count)
+    # An idempotent retry of a batch already in the log (a duplicate) is a success, with the offsets it
+    # got then; with acks=all only once the ISR has it (the first attempt may have timed out waiting).
     response = PartitionProduceResponse(
         index=data.index,
         error_code=ErrorCode.NONE,
-        base_offset=result.base_offset,
-        log_append_time_ms=result.log_append_time,
-        log_start_offset=result.log_start_offset,
+        base_offset=made.base_offset,
+        log_append_time_ms=made.log_append_time,
+        log_start_offset=made.log_start_offset,
     )
-    _await_replicas_if_needed(tp, log, result.last_offset, request, context, awaiting, response)
+    appended.append((made, response))
     return response
 
 
 def _refused(topic: str, index: int, error: Exception, context: RequestContext) -> PartitionProduceResponse:
     """The partition's answer to a refusal of its records; a failed disk is answered with no message
-    and logged (handlers/errors.py)."""
+    and logged (partition/errors.py)."""
     failed = failed_response(index, *resource_failure(error, context, f"{topic}-{index}"))
     failed.record_errors = _record_errors(error)
     return failed
-
-
-def _await_replicas_if_needed(
-    tp: TopicPartition,
-    log: Log,
-    last_offset: int,
-    request: ProduceRequest,
-    context: RequestContext,
-    awaiting: list[AwaitingReplicas],
-    response: PartitionProduceResponse,
-) -> None:
-    """acks=all in a cluster: the answer waits until the high watermark passes `last_offset`."""
-    replicas = context.services.replicas
-    if request.acks != -1 or replicas is None or log.high_watermark > last_offset:
-        return
-    hosted = replicas.leading.get((tp.topic, tp.partition))
-    if hosted is not None:
-        awaiting.append(AwaitingReplicas(tp, log, last_offset + 1, hosted.leader_epoch, response))
 
 
 def _record_errors(error: BaseException) -> list[BatchIndexAndErrorMessage]:

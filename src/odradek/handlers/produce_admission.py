@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from odradek.handlers.context import RequestContext
-from odradek.handlers.errors import resource_failure
-from odradek.handlers.leadership import leader_epoch, refusal
-from odradek.handlers.transactions import verify_transactional_produce
-from odradek.handlers.txn_verification import Verdicts
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.coordinators import verify_transactional_produce
+from odradek.handlers._common.leadership import leader_epoch, refusal
+from odradek.partition.errors import resource_failure
+from odradek.partition.txn_verification import Verdicts
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.produce import (
@@ -95,7 +95,9 @@ def admit(
     batches = before.records if before else _own_buffer(records)
     if message_set:
         return Admitted(log, epoch, batches, message_set=True)
-    unverified = verify_transactional_produce(context, topic, data.index, batches, verdicts)
+    unverified = verify_transactional_produce(
+        context, request.transactional_id, topic, data.index, batches, verdicts
+    )
     if unverified is not ErrorCode.NONE:
         return failed_response(data.index, unverified)
     if before is None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from odradek.handlers.context import RequestContext
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.record_jobs import run_record_jobs
 from odradek.handlers.produce_admission import Admitted
-from odradek.handlers.record_jobs import run_record_jobs
 from odradek.protocol.records import iter_batch_headers
 from odradek.storage.config import LogConfig
 from odradek.storage.prepared_appends import PreparedAppend, RecordBudget, needs_record_work, prepare_append

@@ -17,9 +17,9 @@ from odradek.cluster.controller.context import TopicPartition
 from odradek.cluster.controller.controller import NotControllerError
 from odradek.cluster.controller.reassignment import reassign_in_a_cluster_of_one
 from odradek.cluster.metadata import BrokerMode
-from odradek.handlers.authorization import authorize_cluster
-from odradek.handlers.context import RequestContext
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import authorize_cluster
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.alter_partition_reassignments import (

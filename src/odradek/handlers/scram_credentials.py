@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from odradek.handlers.authorization import authorize_cluster
-from odradek.handlers.context import RequestContext
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import authorize_cluster
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.alter_user_scram_credentials import (

@@ -27,9 +27,10 @@ Version notes:
   partitions would otherwise have the broker make directories until its disk is full). Only the
   topics the principal may create or alter count, as only those reach Kafka's controller: counting
   the others would tell which of them exist and how many partitions they have.
-- Internal topics (__consumer_offsets, __transaction_state) are created by their coordinators only,
-  cannot be deleted (TOPIC_DELETION_DISABLED) and cannot get more partitions (INVALID_REQUEST: a
-  group's partition is a hash modulo the count): Kafka lets an administrator do all three.
+- Internal topics (__consumer_offsets, __transaction_state, __share_group_state) are created by their
+  coordinators only, cannot be deleted (TOPIC_DELETION_DISABLED) and cannot get more partitions
+  (INVALID_REQUEST: a key's partition is a hash modulo the count): Kafka lets an administrator do
+  all three.
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ import uuid
 from collections import Counter
 
 from odradek.cluster.metadata import TopicState
-from odradek.handlers.authorization import authorize, authorize_cluster
-from odradek.handlers.config_entries import created_topic_configs
-from odradek.handlers.context import RequestContext
-from odradek.handlers.errors import resource_failure
-from odradek.handlers.registry import handles
+from odradek.handlers._common.authorization import authorize, authorize_cluster
+from odradek.handlers._common.config_entries import created_topic_configs
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.registry import handles
+from odradek.partition.errors import resource_failure
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.create_partitions import (
@@ -317,6 +318,13 @@ async def _delete(
         return _deletion(
             state.name, state.topic_id, *resource_failure(error, context, f"topic {state.name!r}")
         )
+    # Share groups' state of the topic goes too (a cluster's leaders learn it by StopReplica).
+    if context.services.share_partitions is not None:
+        context.services.share_partitions.topic_deleted(state.topic_id)
+    if context.services.share_coordinator is not None:
+        await context.services.share_coordinator.topics_deleted({state.topic_id})
+    if context.services.groups is not None:
+        context.services.groups.share.topics_deleted({state.topic_id})
     return _deletion(state.name, state.topic_id, ErrorCode.NONE, None)
 
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 from odradek.coordinator.regex_lane import Requester
 from odradek.coordinator.runtime import PartitionState
 from odradek.coordinator.txn_metadata import TxnState
-from odradek.handlers.authorization import authorize
-from odradek.handlers.context import RequestContext
-from odradek.handlers.leadership import replica_refusal
-from odradek.handlers.registry import handles
-from odradek.handlers.transactions import transaction_coordinator
+from odradek.handlers._common.authorization import authorize
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.coordinators import transaction_coordinator
+from odradek.handlers._common.leadership import replica_refusal
+from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages import describe_producers as dp

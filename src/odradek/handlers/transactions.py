@@ -8,6 +8,10 @@ Version notes:
 - AddPartitionsToTxn v0-3 is the client's call (one transaction); v4+ is the broker's batched form
   (KIP-890 part 1), served too: `verify_only` answers whether each partition is already in the
   producer's ongoing transaction, without adding it.
+- TxnOffsetCommit v0-4, as Kafka 3.9. v5 is KIP-890 part 2 (transaction.version 2: the coordinator adds
+  the group to the transaction itself, with EndTxn v5's epoch bumps) and v6 (KIP-1319) adds topic ids
+  on top of it; the codec knows v6, but neither is served: kafka-clients 4.4 sends v5+ only while
+  transaction.version >= 2 is finalized, which odradek does not finalize (no KIP-890 part 2).
 - WriteTxnMarkers is served for the partitions this broker leads (NOT_LEADER_OR_FOLLOWER for the
   others); a coordinator writes the markers of partitions its broker leads through the same code
   without a request. As Kafka's acks=-1 marker appends, a partition under min.insync.replicas is
@@ -22,7 +26,7 @@ Version notes:
   (TOPIC_AUTHORIZATION_FAILED for its partitions, the others committed); EndTxn WRITE on the
   transactional id; WriteTxnMarkers CLUSTER_ACTION (CLUSTER_AUTHORIZATION_FAILED for every partition).
 - In a cluster AddPartitionsToTxn, AddOffsetsToTxn and EndTxn are answered once the coordinator's
-  `__transaction_state` record is on the ISR (handlers/txn_log_replication.py), TxnOffsetCommit once
+  `__transaction_state` record is on the ISR (coordinator/txn_log_replication.py), TxnOffsetCommit once
   the group's `__consumer_offsets` partition has the commit, as Kafka's acks=-1 appends.
 """
 
@@ -33,15 +37,13 @@ from collections.abc import Awaitable
 
 from odradek.coordinator.offset_requests import OffsetCommitItem
 from odradek.coordinator.settings import OFFSETS_TOPIC
-from odradek.coordinator.txn_coordinator import TransactionCoordinator
-from odradek.handlers.authorization import authorize, authorize_cluster, authorize_group
-from odradek.handlers.context import RequestContext
-from odradek.handlers.groups import group_coordinator
-from odradek.handlers.leadership import refusal
+from odradek.coordinator.txn_log_replication import txn_log_replicated
+from odradek.handlers._common.authorization import authorize, authorize_cluster, authorize_group
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.coordinators import for_version, group_coordinator, transaction_coordinator
+from odradek.handlers._common.leadership import refusal
+from odradek.handlers._common.registry import handles
 from odradek.handlers.offsets import offsets_replicated
-from odradek.handlers.registry import handles
-from odradek.handlers.txn_log_replication import txn_log_replicated
-from odradek.handlers.txn_verification import Verdicts, transactional_producer
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
@@ -72,26 +74,12 @@ from odradek.protocol.messages.write_txn_markers import (
 from odradek.security.acl import AclOperation, ResourceType
 
 
-def transaction_coordinator(context: RequestContext) -> TransactionCoordinator:
-    coordinator = context.services.transactions
-    if coordinator is None:
-        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-    return coordinator
-
-
 def may_write_transactional_id(context: RequestContext, transactional_id: str) -> bool:
     return authorize(context, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)
 
 
 def _may_read(context: RequestContext, topic: str) -> bool:
     return authorize(context, AclOperation.READ, ResourceType.TOPIC, topic)
-
-
-def for_version(error: ErrorCode, api_version: int, fenced_since: int) -> ErrorCode:
-    """PRODUCER_FENCED as the client's version knows it."""
-    if error is ErrorCode.PRODUCER_FENCED and api_version < fenced_since:
-        return ErrorCode.INVALID_PRODUCER_EPOCH
-    return error
 
 
 @handles(ApiKey.ADD_PARTITIONS_TO_TXN, 0, 5)
@@ -126,7 +114,10 @@ async def handle_add_partitions_to_txn(
             )
             if all(e is ErrorCode.NONE for e in errors.values()):
                 unreplicated = await txn_log_replicated(
-                    coordinator, request.v3_and_below_transactional_id, context
+                    coordinator,
+                    request.v3_and_below_transactional_id,
+                    context.services.replicas,
+                    context.services.config.request_timeout_ms,
                 )
                 if unreplicated is not None:
                     errors = dict.fromkeys(wanted, unreplicated)
@@ -160,7 +151,9 @@ async def _add_partitions_batched(
                 # leader's NOT_COORDINATOR, retried once it knows the new one).
                 coordinator.state_log.check_coordinator(txn.transactional_id)
                 errors = {
-                    tp: coordinator.verify_partition(txn.producer_id, txn.producer_epoch, *tp)
+                    tp: coordinator.verify_partition(
+                        txn.transactional_id, txn.producer_id, txn.producer_epoch, *tp
+                    )
                     for tp in wanted
                 }
             else:
@@ -168,7 +161,12 @@ async def _add_partitions_batched(
                     txn.transactional_id, txn.producer_id, txn.producer_epoch, wanted
                 )
                 if all(e is ErrorCode.NONE for e in errors.values()):
-                    unreplicated = await txn_log_replicated(coordinator, txn.transactional_id, context)
+                    unreplicated = await txn_log_replicated(
+                        coordinator,
+                        txn.transactional_id,
+                        context.services.replicas,
+                        context.services.config.request_timeout_ms,
+                    )
                     if unreplicated is not None:
                         errors = dict.fromkeys(wanted, unreplicated)
         except KafkaError as error:
@@ -203,7 +201,15 @@ async def handle_add_offsets_to_txn(
             request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
         )
         if error is ErrorCode.NONE:
-            error = await txn_log_replicated(coordinator, request.transactional_id, context) or error
+            error = (
+                await txn_log_replicated(
+                    coordinator,
+                    request.transactional_id,
+                    context.services.replicas,
+                    context.services.config.request_timeout_ms,
+                )
+                or error
+            )
     except KafkaError as failure:
         error = failure.error_code
     return AddOffsetsToTxnResponse(error_code=for_version(error, context.api_version, 2))
@@ -219,7 +225,12 @@ async def handle_end_txn(request: EndTxnRequest, context: RequestContext) -> End
             request.transactional_id, request.producer_id, request.producer_epoch, request.committed
         )
         # Answered once the Prepare* record is on the ISR: a successor coordinator then finishes it.
-        error = await txn_log_replicated(coordinator, request.transactional_id, context)
+        error = await txn_log_replicated(
+            coordinator,
+            request.transactional_id,
+            context.services.replicas,
+            context.services.config.request_timeout_ms,
+        )
     except KafkaError as failure:
         error = failure.error_code
     return EndTxnResponse(error_code=for_version(error or ErrorCode.NONE, context.api_version, 2))
@@ -273,10 +284,10 @@ async def _txn_offset_commit(
             request.producer_id,
             request.producer_epoch,
             request.member_id,
-            request.generation_id,
+            request.generation_id_or_member_epoch,
             items,
         )
-        if context.services.replicas is not None and any(e is ErrorCode.NONE for e in errors.values()):
+        if any(e is ErrorCode.NONE for e in errors.values()):
             unreplicated = await offsets_replicated(request.group_id, context)
             if unreplicated is not None:
                 errors = {tp: unreplicated if e is ErrorCode.NONE else e for tp, e in errors.items()}
@@ -292,18 +303,20 @@ async def _verify_offsets_partition(
     transaction coordinator: this broker's, or in a cluster another broker's (KIP-890 part 1)."""
     coordinator = transaction_coordinator(context)
     pid, epoch = request.producer_id, request.producer_epoch
-    verifier = context.services.txn_verifier
-    if verifier is not None:
+    verification = context.services.txn_verification
+    if verification is not None:
         node = coordinator.coordinator_node(request.transactional_id)
         if node != context.services.node_id:
             tp = (OFFSETS_TOPIC, offsets_partition)
-            asked = await verifier.ask(context, node, request.transactional_id, pid, epoch, [tp])
+            asked = await verification.coordinators.verify(node, request.transactional_id, pid, epoch, [tp])
             error = asked[tp]
             # The coordinator answers as to a leader; a TxnOffsetCommit client is told it is fenced.
             return ErrorCode.PRODUCER_FENCED if error is ErrorCode.INVALID_PRODUCER_EPOCH else error
     unverified = coordinator.check_producer(pid, epoch)
     if unverified is ErrorCode.NONE:
-        unverified = coordinator.verify_partition(pid, epoch, OFFSETS_TOPIC, offsets_partition)
+        unverified = coordinator.verify_partition(
+            request.transactional_id, pid, epoch, OFFSETS_TOPIC, offsets_partition
+        )
     return unverified
 
 
@@ -380,25 +393,3 @@ def _markers_refused(request: WriteTxnMarkersRequest, error: ErrorCode) -> Write
             for marker in request.markers
         ]
     )
-
-
-def verify_transactional_produce(
-    context: RequestContext,
-    topic: str,
-    partition: int,
-    batches: bytearray | memoryview,
-    verdicts: Verdicts | None = None,
-) -> ErrorCode:
-    """NONE for a non-transactional batch; for a transactional one, whether its producer's ongoing
-    transaction holds the partition (Kafka 3.x's INVALID_TXN_STATE otherwise), so no stray batch can
-    pin the last stable offset. Only the header's attributes, producer id and epoch are read. In a
-    cluster, `verdicts` holds what other brokers' coordinators answered (txn_verification.py)."""
-    producer = transactional_producer(batches)
-    if producer is None:
-        return ErrorCode.NONE
-    if verdicts is not None and (topic, partition) in verdicts:
-        return verdicts[(topic, partition)]
-    coordinator = context.services.transactions
-    if coordinator is None:
-        return ErrorCode.INVALID_TXN_STATE
-    return coordinator.verify_partition(*producer, topic, partition)

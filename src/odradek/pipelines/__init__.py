@@ -7,7 +7,8 @@ from odradek.pipelines.checkpoint import CheckpointMismatch
 from odradek.pipelines.errors import PipelineError
 from odradek.pipelines.events import PageView, page_views
 from odradek.pipelines.job import JobSettings
-from odradek.pipelines.run import PipelineResult, PipelineRun, local_broker, run_pipeline
+from odradek.pipelines.local_broker import local_broker
+from odradek.pipelines.run import PipelineResult, PipelineRun, run_pipeline
 
 __all__ = [
     "CheckpointMismatch",

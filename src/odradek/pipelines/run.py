@@ -9,18 +9,12 @@ stops at once."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
-import os
 import signal
-import socket
 import subprocess
-import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -38,6 +32,7 @@ from odradek.pipelines.job import (
     progress_line,
     start,
 )
+from odradek.pipelines.restarts import MAX_WORKER_RESTARTS, worker_did_not_connect_back
 
 #: How long a stop request waits for the running micro-batch to end before stopping inside it.
 STOP_GRACE_S = 10.0
@@ -169,12 +164,28 @@ def _run(run: PipelineRun, session: Any, stop: _StopRequest, say: Callable[[str]
             _finish_prepared(settings, say)
         queries = [] if stop.requested.is_set() else start(session, settings, tally)
         settled = {q.id: 0 for q in queries}
+        restarts = 0
         while any(q.isActive for q in queries) and not stop.requested.is_set():
             for query in queries:
                 try:
                     query.awaitTermination(max(1, round(run.progress_every_s / len(queries))))
                 except Exception as failure:  # the query failed (StreamingQueryException)
-                    raise PipelineError(_failure(query.name, failure)) from failure
+                    if restarts == MAX_WORKER_RESTARTS or not worker_did_not_connect_back(failure):
+                        raise PipelineError(_failure(query.name, failure)) from failure
+                    restarts += 1
+                    say(
+                        f"query {query.name}: Spark's Python worker did not connect back within Spark's "
+                        f"fixed 10 s (a loaded machine); restarting it from its checkpoint "
+                        f"({restarts}/{MAX_WORKER_RESTARTS})"
+                    )
+                    for other in queries:
+                        if other.isActive:
+                            other.stop()
+                    if settings.exactly_once:
+                        _finish_prepared(settings, say)
+                    queries = start(session, settings, tally)
+                    settled = {q.id: 0 for q in queries}
+                    break
                 if stop.requested.is_set():
                     break
             else:
@@ -349,71 +360,3 @@ class _StopRequest:
             raise KeyboardInterrupt
         self.signal = number
         self.requested.set()
-
-
-@contextmanager
-def local_broker(partitions: int = 3) -> Iterator[str]:
-    """A throwaway odradek broker on a free loopback port; yields its bootstrap address. It runs in a
-    session of its own, so Ctrl-C on the terminal reaches the pipeline and not the broker, which must
-    outlive the stopping queries; it gets SIGTERM if the pipeline dies."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    with tempfile.TemporaryDirectory(prefix="odradek-pipeline-") as data:
-        overrides = {
-            "node.id": "1",
-            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
-            "log.dirs": str(Path(data) / "logs"),
-            "num.partitions": str(partitions),
-            # The exactly-once sink's two-phase commit (KIP-939), off by default as in Kafka.
-            "transaction.two.phase.commit.enable": "true",
-        }
-        command = [sys.executable, "-m", "odradek.cli.main", "broker", "--log-level", "WARNING"]
-        for key, value in overrides.items():
-            command += ["--override", f"{key}={value}"]
-        src = str(Path(__file__).resolve().parents[2])
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p),
-        }
-        with open(Path(data) / "broker.log", "wb") as log:
-            process = subprocess.Popen(
-                command,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-                preexec_fn=_terminate_with_parent,
-            )
-        try:
-            _wait_listening(process, port, Path(data) / "broker.log")
-            yield f"127.0.0.1:{port}"
-        finally:
-            process.terminate()
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def _terminate_with_parent() -> None:
-    """Linux: SIGTERM when the parent dies (PR_SET_PDEATHSIG), elsewhere nothing."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
-
-
-def _wait_listening(process: subprocess.Popen[bytes], port: int, log: Path, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(
-                f"broker exited with {process.returncode}:\n{log.read_text(errors='replace')[-3000:]}"
-            )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"broker did not listen on {port} within {timeout_s} s")

@@ -86,6 +86,8 @@ def _mirror(
             match = _same_identity(spec, source_fields)
             if match is not None:
                 setattr(made, spec.name, getattr(source, match.name))
+        elif spec.kind == "records" and version not in spec.nullable and getattr(made, spec.name) is None:
+            setattr(made, spec.name, b"")  # no records, where the version cannot say null (ShareFetch v1+)
     return made
 
 

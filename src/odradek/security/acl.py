@@ -158,11 +158,29 @@ class AclBindingFilter:
             raise InvalidAclError("Filter contains UNKNOWN elements")
 
     def matches(self, binding: AclBinding) -> bool:
-        pattern, entry = binding.pattern, binding.entry
+        return self.matches_pattern(binding.pattern) and self.matches_entry(binding.entry)
+
+    def matches_pattern(self, pattern: ResourcePattern) -> bool:
         if self.resource_type is not ResourceType.ANY and self.resource_type is not pattern.resource_type:
             return False
-        if not self._matches_pattern(pattern):
-            return False
+        return self._matches_pattern(pattern)
+
+    def exact_patterns(self) -> tuple[ResourcePattern, ...]:
+        """The patterns this filter names exactly (Kafka's matchesAtMostOne, then filterToResources):
+        none unless its resource type, name and pattern type are definite (ANY: literal and prefixed)."""
+        kind, name = self.resource_type, self.name
+        if kind in (ResourceType.ANY, ResourceType.UNKNOWN) or name is None:
+            return ()
+        if self.pattern_type in (PatternType.LITERAL, PatternType.PREFIXED):
+            return (ResourcePattern(kind, name, self.pattern_type),)
+        if self.pattern_type is PatternType.ANY:
+            return (
+                ResourcePattern(kind, name, PatternType.LITERAL),
+                ResourcePattern(kind, name, PatternType.PREFIXED),
+            )
+        return ()
+
+    def matches_entry(self, entry: AccessControlEntry) -> bool:
         if self.principal is not None and self.principal != entry.principal:
             return False
         if self.host is not None and self.host != entry.host:

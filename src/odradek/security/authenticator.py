@@ -16,12 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from odradek.protocol.error_codes import ErrorCode
+from odradek.security.delegation_tokens import TokenCredential
 from odradek.security.principal_mapping import ANONYMOUS
 from odradek.security.sasl_config import PLAIN, ListenerSasl
 from odradek.security.sasl_mechanisms import PlainServer, SaslAuthenticationError, SaslServer, ScramServer
 from odradek.security.scram_credentials import ScramCredential
 
 CredentialLookup = Callable[[str, str], ScramCredential | None]
+TokenLookup = Callable[[str, str], TokenCredential | None]
 
 
 class SaslState(enum.Enum):
@@ -51,13 +53,19 @@ class AuthenticateResult:
 
 
 class SaslAuthenticator:
-    def __init__(self, sasl: ListenerSasl, credential_of: CredentialLookup) -> None:
+    def __init__(
+        self, sasl: ListenerSasl, credential_of: CredentialLookup, token_of: TokenLookup | None = None
+    ) -> None:
         self.sasl = sasl
         self.credential_of = credential_of
+        self.token_of = token_of
         self.state = SaslState.HANDSHAKE
         self.server: SaslServer | None = None
-        #: The authenticated user (KafkaPrincipal name); kept across re-authentications.
-        self.user: str | None = None
+        #: The authenticated principal (``User:alice``; a token's owner); kept across re-authentications.
+        self.authenticated_principal: str | None = None
+        #: Whether the session is a delegation token's (KafkaPrincipal.tokenAuthenticated): such a
+        #: session may not create or renew tokens.
+        self.token_authenticated = False
         self.mechanism: str | None = None
         #: time.monotonic() at which the session ends; None: it never does.
         self.session_expires_at: float | None = None
@@ -66,11 +74,11 @@ class SaslAuthenticator:
 
     @property
     def authenticated(self) -> bool:
-        return self.user is not None and self.state is not SaslState.FAILED
+        return self.authenticated_principal is not None and self.state is not SaslState.FAILED
 
     @property
     def principal(self) -> str:
-        return f"User:{self.user if self.user is not None else ANONYMOUS}"
+        return self.authenticated_principal or f"User:{ANONYMOUS}"
 
     def session_expired(self, now: float | None = None) -> bool:
         expires = self.session_expires_at
@@ -96,7 +104,7 @@ class SaslAuthenticator:
         self.server = (
             PlainServer(self.sasl.plain_users)
             if mechanism == PLAIN
-            else ScramServer(mechanism, self.credential_of)
+            else ScramServer(mechanism, self.credential_of, self.token_of)
         )
         self.state = SaslState.AUTHENTICATE if version >= 1 else SaslState.RAW_TOKENS
         return HandshakeResult(ErrorCode.NONE, offered)
@@ -120,14 +128,24 @@ class SaslAuthenticator:
             return self._fail(str(error))
         if not self.server.complete:
             return AuthenticateResult(ErrorCode.NONE, None, answer)
-        user = self.server.authorization_id
-        if self.user is not None and user != self.user:
+        session_token = self.server.token if isinstance(self.server, ScramServer) else None
+        principal = (
+            session_token.owner if session_token is not None else f"User:{self.server.authorization_id}"
+        )
+        previous = self.authenticated_principal
+        if previous is not None and principal != previous:
             return self._fail(
-                f"Cannot change principals during re-authentication from User:{self.user} to User:{user}"
+                f"Cannot change principals during re-authentication from {previous} to {principal}"
             )
-        self.user = user
+        self.authenticated_principal = principal
+        self.token_authenticated = session_token is not None
         self.state = SaslState.COMPLETE
         lifetime_ms = self.sasl.max_reauth_ms
+        if session_token is not None:
+            # Kafka's session ends with the token's credential (CREDENTIAL_LIFETIME_MS), with or
+            # without connections.max.reauth.ms: the client re-authenticates then, or is closed.
+            left_ms = max(session_token.expiry_timestamp_ms - int(time.time() * 1000), 1)
+            lifetime_ms = min(lifetime_ms, left_ms) if lifetime_ms > 0 else left_ms
         self.session_expires_at = time.monotonic() + lifetime_ms / 1000 if lifetime_ms > 0 else None
         return AuthenticateResult(ErrorCode.NONE, None, answer, lifetime_ms if version >= 1 else 0)
 

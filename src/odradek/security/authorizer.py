@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from odradek.security.acl import (
@@ -30,11 +29,12 @@ from odradek.security.acl import (
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
+    InvalidAclError,
     PatternType,
     ResourcePattern,
     ResourceType,
 )
-from odradek.security.acl_store import AclChange, AclsByPattern, AclStore, FileAclStore
+from odradek.security.acl_store import AclChange, AclsByPattern, AclStore
 
 if TYPE_CHECKING:
     from odradek.config.broker import BrokerConfig
@@ -153,19 +153,27 @@ class AclAuthorizer:
             log.info("ACL created: %s", _describe(binding))
 
     async def delete_acls(self, filters: Sequence[AclBindingFilter]) -> list[list[AclBinding]]:
-        """Remove what each filter matches (one list per filter, as DeleteAcls answers)."""
-        bindings = self._bindings()
-        matched = [[b for b in bindings if acl_filter.matches(b)] for acl_filter in filters]
-        removed: dict[ResourcePattern, set[AccessControlEntry]] = {}
-        for binding in {b for found in matched for b in found}:
-            removed.setdefault(binding.pattern, set()).add(binding.entry)
-        if removed:
-            await self._apply(
-                {pattern: _removing(frozenset(entries)) for pattern, entries in removed.items()}
-            )
-            for found in matched:
-                for binding in found:
-                    log.info("ACL deleted: %s", _describe(binding))
+        """Remove what each filter matches: one list per filter, as DeleteAcls answers, each binding
+        under the first filter that matches it. As Kafka's AclAuthorizer.deleteAcls, the patterns
+        changed are those known here and those a filter names exactly, and each one's entries are
+        filtered as the store holds them now: in a cluster another broker may have just changed them,
+        its notification not here yet."""
+        removals: dict[ResourcePattern, dict[AccessControlEntry, int]] = {}
+        async with self._updating:
+            named = [pattern for f in filters for pattern in f.exact_patterns() if self._storable(pattern)]
+            changes: dict[ResourcePattern, AclChange] = {}
+            for pattern in dict.fromkeys([*self._acls, *named]):
+                matching = [(index, f) for index, f in enumerate(filters) if f.matches_pattern(pattern)]
+                if matching:
+                    changes[pattern] = _removing_matched(pattern, matching, removals)
+            if changes:
+                self._replace(await self.store.update(changes))
+        matched: list[list[AclBinding]] = [[] for _ in filters]
+        for pattern, removed in removals.items():
+            for entry, index in removed.items():
+                binding = AclBinding(pattern, entry)
+                matched[index].append(binding)
+                log.info("ACL deleted: %s", _describe(binding))
         return matched
 
     async def reload(
@@ -191,6 +199,16 @@ class AclAuthorizer:
             if name.startswith(prefix):
                 entries.extend(prefixed)
         return entries
+
+    def _storable(self, pattern: ResourcePattern) -> bool:
+        """Whether the store can hold the pattern (a filter may name one it cannot: nothing there)."""
+        if not pattern.name:  # never created (CreateAcls refuses it), and no znode path
+            return False
+        try:
+            self.store.check(pattern)
+        except InvalidAclError:
+            return False
+        return True
 
     def _bindings(self) -> list[AclBinding]:
         return [AclBinding(pattern, entry) for pattern, entries in self._acls.items() for entry in entries]
@@ -222,8 +240,24 @@ def _adding(entries: frozenset[AccessControlEntry]) -> AclChange:
     return lambda stored: stored | entries
 
 
-def _removing(entries: frozenset[AccessControlEntry]) -> AclChange:
-    return lambda stored: stored - entries
+def _removing_matched(
+    pattern: ResourcePattern,
+    matching: Sequence[tuple[int, AclBindingFilter]],
+    removals: dict[ResourcePattern, dict[AccessControlEntry, int]],
+) -> AclChange:
+    """Remove the stored entries the filters match, noting each under the first filter matching it
+    (in `removals`, as of the last attempt: a compare-and-set tried again calls it again)."""
+
+    def change(stored: frozenset[AccessControlEntry]) -> frozenset[AccessControlEntry]:
+        removed: dict[AccessControlEntry, int] = {}
+        for entry in stored:
+            index = next((index for index, f in matching if f.matches_entry(entry)), None)
+            if index is not None:
+                removed[entry] = index
+        removals[pattern] = removed
+        return stored - removed.keys()
+
+    return change
 
 
 def _covered(pattern: ResourcePattern, denied: list[ResourcePattern]) -> bool:
@@ -250,16 +284,14 @@ def _describe(binding: AclBinding) -> str:
     )
 
 
-def authorizer_from_config(
-    config: BrokerConfig, log_dir: Path, store: AclStore | None = None
-) -> AclAuthorizer | None:
+def authorizer_from_config(config: BrokerConfig, store: AclStore) -> AclAuthorizer | None:
     """The broker's authorizer, or None when ``authorizer.class.name`` is empty (everything allowed;
-    the catalog refuses any class name but Kafka's ACL authorizers). Its ACLs are `store`'s (a
-    cluster's ZooKeeper), else the log dir's."""
+    the catalog refuses any class name but Kafka's ACL authorizers). Its ACLs are `store`'s (the log
+    dir's, or a cluster's ZooKeeper), read here."""
     if not config.authorizer_class_name:
         return None
     return AclAuthorizer(
-        store if store is not None else FileAclStore(log_dir),
+        store,
         parse_super_users(config.super_users),
         config.allow_everyone_if_no_acl_found,
     )

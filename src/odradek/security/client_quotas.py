@@ -15,11 +15,12 @@ With no quota configured the connection pays one attribute check (`active`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from odradek.security.quota_entities import (
     CONSUMER_BYTE_RATE,
@@ -120,10 +121,24 @@ class ClientQuotaManager:
         return bound * (self.samples - 1) * (self.window_ms / 1000)
 
 
-class ClientQuotas:
-    """The broker's client quotas: their configs (persisted by `persist`) and their enforcement."""
+class QuotaStore(Protocol):
+    """Where the quotas are kept (implemented in cluster/metadata/client_quotas.py: the log dir, or
+    ZooKeeper). The admin APIs read them there, not from the copy in force: in a cluster another broker
+    may have changed them a moment ago, before its notification reached this one (Kafka 3.9's
+    ZkAdminManager reads ZooKeeper too)."""
 
-    def __init__(self, window_num: int, window_size_seconds: int) -> None:
+    async def write(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
+        """Replace the entity's quotas where they are kept (durably, before returning)."""
+
+    async def read(self, entity: QuotaEntity) -> Mapping[str, float]: ...
+
+    async def read_all(self) -> Mapping[QuotaEntity, Mapping[str, float]]: ...
+
+
+class ClientQuotas:
+    """The broker's client quotas: their configs (kept by `store`) and their enforcement."""
+
+    def __init__(self, window_num: int, window_size_seconds: int, store: QuotaStore | None = None) -> None:
         self.configs = QuotaConfigs()
         window_ms = window_size_seconds * 1000
         self.produce = ClientQuotaManager(PRODUCER_BYTE_RATE, self.configs, window_num, window_ms)
@@ -139,8 +154,27 @@ class ClientQuotas:
         self._connections_swept_ms = 0
         self._window_num = window_num
         self._window_ms = window_ms
-        #: Writes an entity's new quotas where the broker keeps them (the log dir, or ZooKeeper).
-        self.persist: Callable[[QuotaEntity, Mapping[str, float]], Awaitable[None]] | None = None
+        #: Where the broker keeps them (the log dir, or ZooKeeper); None: in memory only (tests).
+        self.store = store
+        #: Held by an admin change from its read of an entity's quotas to their write: one read while
+        #: another's write is under way would undo that one (AlterClientQuotas changes keys, not all).
+        self.altering = asyncio.Lock()
+
+    async def alter(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
+        """Replace the entity's quotas where they are kept, then in force here at once (the other
+        brokers of a cluster apply them when the store's change notification reaches them)."""
+        if self.store is not None:
+            await self.store.write(entity, values)
+        self.apply(entity, values)
+
+    async def stored(self, entity: QuotaEntity) -> Mapping[str, float]:
+        """The entity's quotas where they are kept (what the admin APIs read and change)."""
+        if self.store is None:
+            return self.configs.by_entity.get(entity, {})
+        return await self.store.read(entity)
+
+    async def stored_all(self) -> Mapping[QuotaEntity, Mapping[str, float]]:
+        return self.configs.by_entity if self.store is None else await self.store.read_all()
 
     def apply(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
         """Replace the entity's quotas in force (after a change, or read at start / from ZooKeeper)."""

@@ -12,11 +12,18 @@ yields that step as a `KeyDerivation` for its driver to run (a driver on an even
 thread) and is sent its result. Kafka's client refuses fewer rounds than the mechanism's minimum (4096);
 this one also refuses more than Kafka's maximum (16384, which AlterUserScramCredentials enforces), since
 whoever answers on a broker's address could otherwise ask for 2^31-1 rounds, hours of CPU.
+
+SCRAM extensions (RFC 5802, Kafka's ScramExtensions): `extensions` go after the nonce of the client's
+first message, `n,,n=<name>,r=<nonce>,tokenauth=true` for a delegation token (KIP-48/84), and are part of
+the client-first-bare the proof signs. scramp writes no extensions, so they are added to its message
+and to the bare message it signs. A server's first message may carry optional extensions after the
+iteration count (ignored, as Kafka's client does); a mandatory one (`m=`) fails the login (RFC 5802).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+import re
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -28,6 +35,11 @@ from odradek.protocol.messages.sasl_handshake import SaslHandshakeRequest
 from odradek.security.scram_credentials import MAX_ITERATIONS
 
 MECHANISMS: Final = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+#: The extension of a delegation token's login (the broker's side: security/delegation_tokens.py).
+TOKEN_AUTH_EXTENSION: Final = "tokenauth"
+# Kafka's ScramMessages: an extension's name is letters, its value printable ASCII without ',' and '='.
+_EXTENSION_NAME = re.compile(r"[A-Za-z]+")
+_EXTENSION_VALUE = re.compile(r"[\x01-\x2b\x2d-\x3c\x3e-\x7f]+")
 
 
 @dataclass(frozen=True)
@@ -51,13 +63,17 @@ class SaslLoginError(Exception):
         self.code = code
 
 
-def sasl_exchange(mechanism: str, username: str, password: str) -> SaslSteps:
-    """The requests of one login as `username` with `mechanism` (one of MECHANISMS)."""
+def sasl_exchange(
+    mechanism: str, username: str, password: str, extensions: Mapping[str, str] | None = None
+) -> SaslSteps:
+    """The requests of one login as `username` with `mechanism` (one of MECHANISMS); `extensions`
+    (SCRAM only) go in the client's first message."""
     if mechanism not in MECHANISMS:
         raise SaslLoginError(
             f"SASL mechanism {mechanism} is not supported here ({', '.join(MECHANISMS)})",
             ErrorCode.UNSUPPORTED_SASL_MECHANISM,
         )
+    suffix = _extensions(mechanism, extensions or {})
     handshake = yield SaslHandshakeRequest(mechanism=mechanism)
     _check(handshake.error_code, None, "SaslHandshake")
     if mechanism == "PLAIN":
@@ -65,7 +81,9 @@ def sasl_exchange(mechanism: str, username: str, password: str) -> SaslSteps:
         return
     client = ScramClient([mechanism], username, password)
     try:
-        server_first = yield from _token(client.get_client_first().encode())
+        client_first = client.get_client_first() + suffix
+        client.client_first_bare += suffix  # the AuthMessage the proof signs holds the extensions
+        server_first = yield from _token(client_first.encode())
         client.set_server_first(server_first.decode())
         iterations = int(client.iterations)
         if iterations > MAX_ITERATIONS:  # fewer than Kafka's minimum (4096) scramp refuses itself
@@ -77,6 +95,21 @@ def sasl_exchange(mechanism: str, username: str, password: str) -> SaslSteps:
         client.set_server_final(server_final.decode())
     except (ScramException, UnicodeDecodeError) as error:
         raise SaslLoginError(f"SASL {mechanism} authentication failed: {error}") from None
+
+
+def _extensions(mechanism: str, extensions: Mapping[str, str]) -> str:
+    """`,name=value` for each extension, refused (before anything is sent) when one cannot be written."""
+    if not extensions:
+        return ""
+    if mechanism == "PLAIN":
+        raise SaslLoginError("SASL PLAIN carries no extensions (a delegation token logs in with SCRAM)")
+    for name, value in extensions.items():
+        if not _EXTENSION_NAME.fullmatch(name) or not _EXTENSION_VALUE.fullmatch(value):
+            raise SaslLoginError(
+                f"SCRAM extension {name!r}={value!r} cannot be sent: a name is letters, a value "
+                "printable ASCII without ',' or '='"
+            )
+    return "".join(f",{name}={value}" for name, value in extensions.items())
 
 
 def _token(token: bytes) -> Generator[SaslRequest, Any, bytes]:

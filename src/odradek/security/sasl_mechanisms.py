@@ -15,11 +15,13 @@ from typing import Protocol
 
 import scramp
 
+from odradek.security.delegation_tokens import TOKEN_AUTH_EXTENSION, TokenCredential
 from odradek.security.scram_credentials import MECHANISMS, ScramCredential
 
 INVALID_CREDENTIALS = "Authentication failed: Invalid username or password"
 INVALID_SCRAM_CREDENTIALS = "Authentication failed: Invalid user credentials"
 INVALID_CLIENT_FINAL = "Authentication failed: invalid SCRAM client final message"
+INVALID_TOKEN = "Token Authentication failed: Invalid tokenId"
 
 
 class SaslAuthenticationError(Exception):
@@ -80,9 +82,20 @@ class ScramServer:
     it. librdkafka before 2.1 (Debian's kcat) sends its client nonce twice, and Kafka accepts that.
     """
 
-    def __init__(self, mechanism: str, credential_of: Callable[[str, str], ScramCredential | None]) -> None:
+    def __init__(
+        self,
+        mechanism: str,
+        credential_of: Callable[[str, str], ScramCredential | None],
+        token_of: Callable[[str, str], TokenCredential | None] | None = None,
+    ) -> None:
         self.mechanism = mechanism
         self.credential_of = credential_of
+        self.token_of = token_of
+        #: Set when the client-first asked for a delegation token (`tokenauth=true`): the token found.
+        self.token: TokenCredential | None = None
+        self.token_auth = False
+        #: The client-first-bare as sent, extensions included: the proof covers them (RFC 5802).
+        self.client_first_bare = ""
         self.complete = False
         self.authorization_id = ""
         self.username = ""
@@ -103,7 +116,10 @@ class ScramServer:
             if self.round == 0:
                 self.round = 1
                 authorization_id, without_it = _take_authorization_id(message)
-                self.server.set_client_first(without_it)
+                without_extensions, extensions = _take_extensions(without_it)
+                self.token_auth = extensions.get(TOKEN_AUTH_EXTENSION, "").lower() == "true"
+                self.client_first_bare = without_it.split(",", 2)[-1]
+                self.server.set_client_first(without_extensions)
                 self.gs2_header = message[: message.index(",", message.index(",") + 1) + 1].encode()
                 if authorization_id is not None and _name_of(authorization_id) != self.username:
                     raise SaslAuthenticationError(
@@ -115,18 +131,25 @@ class ScramServer:
                 self.round = 2
                 final = self._client_final(message)
                 self.complete = True
-                self.authorization_id = self.username
+                self.authorization_id = self.token.owner if self.token is not None else self.username
                 return final.encode()
         except scramp.ScramException as error:
             # scramp wraps what _auth_info raises; an unknown user fails as a wrong password does
             if self.unknown_user:
-                raise SaslAuthenticationError(INVALID_SCRAM_CREDENTIALS) from None
+                raise SaslAuthenticationError(
+                    INVALID_TOKEN if self.token_auth else INVALID_SCRAM_CREDENTIALS
+                ) from None
             raise SaslAuthenticationError(f"Authentication failed: invalid SCRAM message ({error})") from None
         raise SaslAuthenticationError("Authentication failed: the SCRAM exchange is already complete")
 
     def _auth_info(self, username: str) -> tuple[bytes, bytes, bytes, int]:
         name = _name_of(username)
-        credential = self.credential_of(name, self.mechanism)
+        if self.token_auth:
+            # Kafka's DelegationTokenCredentialCallback: the username is the token's id
+            self.token = self.token_of(name, self.mechanism) if self.token_of is not None else None
+            credential = self.token.credential if self.token is not None else None
+        else:
+            credential = self.credential_of(name, self.mechanism)
         if credential is None:
             self.unknown_user = True
             raise KeyError("unknown user")
@@ -164,7 +187,7 @@ class ScramServer:
                 "Authentication failed: Invalid client nonce in the final client message."
             )
         without_proof = message[: -len(parts[-1]) - 1]
-        auth_message = f"{self.server.client_first_bare},{self.server.server_first},{without_proof}".encode()
+        auth_message = f"{self.client_first_bare},{self.server.server_first},{without_proof}".encode()
         client_signature = hmac.new(credential.stored_key, auth_message, self.digest).digest()
         proof = _base64(parts[-1][2:])
         if proof is None or len(proof) != len(client_signature):
@@ -185,6 +208,27 @@ def _take_authorization_id(client_first: str) -> tuple[str | None, str]:
         if separator:
             return authorization_id, f"{flag},,{bare}"
     return None, client_first
+
+
+def _take_extensions(client_first: str) -> tuple[str, dict[str, str]]:
+    """The client-first without the extensions after its nonce (`,tokenauth=true`: Kafka's
+    ScramExtensions), which scramp refuses, and those extensions by name."""
+    gs2_flag, gs2_authzid, bare = client_first.split(",", 2) if client_first.count(",") >= 2 else ("", "", "")
+    if not bare:
+        return client_first, {}
+    attributes = bare.split(",")
+    kept = 0
+    for index, attribute in enumerate(attributes):
+        if attribute.startswith("r="):
+            kept = index + 1
+            break
+    if kept == 0 or kept == len(attributes):
+        return client_first, {}
+    extensions = {}
+    for attribute in attributes[kept:]:
+        name, _, value = attribute.partition("=")
+        extensions[name] = value
+    return ",".join([gs2_flag, gs2_authzid, *attributes[:kept]]), extensions
 
 
 def _name_of(saslname: str) -> str:

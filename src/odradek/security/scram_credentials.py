@@ -3,10 +3,9 @@
 A credential is never the password: Kafka (ScramFormatter) keeps the salt, the iteration count and two
 keys derived from the salted password (RFC 5802): ``stored_key = H(HMAC(salted, "Client Key"))`` and
 ``server_key = HMAC(salted, "Server Key")``. AlterUserScramCredentials sends the salted password, so the
-broker never sees the password either. On a single node the credentials live in
-``<first log dir>/__odradek_scram_credentials.json`` (owner-only, replaced atomically on each change);
-in a ZooKeeper cluster in ``/config/users/<user>`` (odradek.cluster.zk_scram_credentials), both behind
-`CredentialStore`.
+broker never sees the password either. Where they are kept is a `CredentialStore`: the first log dir's
+file on a single node, ``/config/users/<user>`` in a ZooKeeper cluster (both in
+odradek.cluster.metadata.scram_credentials).
 """
 
 from __future__ import annotations
@@ -14,20 +13,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import logging
 import os
 from collections.abc import Collection
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final, Protocol
 
-from odradek.storage.files import atomic_write
-
 log = logging.getLogger("odradek.security")
-
-FILE_NAME: Final = "__odradek_scram_credentials.json"
-_VERSION: Final = 1
 
 #: Kafka's ScramMechanism: name, wire type (AlterUserScramCredentials), hash, minimum iterations.
 MECHANISMS: Final = {"SCRAM-SHA-256": (1, "sha256"), "SCRAM-SHA-512": (2, "sha512")}
@@ -129,7 +121,8 @@ UserCredentials = dict[str, dict[str, ScramCredential]]
 
 
 class CredentialStore(Protocol):
-    """Where SCRAM credentials live: the log dir on a single node, /config/users in a cluster."""
+    """Where SCRAM credentials live: the log dir on a single node, /config/users in a cluster
+    (cluster/metadata/scram_credentials.py)."""
 
     def get(self, user: str, mechanism: str) -> ScramCredential | None:
         """What the SASL exchange checks (in memory: never waits)."""
@@ -144,73 +137,3 @@ class CredentialStore(Protocol):
     ) -> None:
         """Apply one AlterUserScramCredentials change, durably, before returning."""
         ...
-
-
-class ScramCredentialStore:
-    """Credentials by user and mechanism, persisted in one file of the broker's first log dir."""
-
-    def __init__(self, path: Path, credentials: dict[str, dict[str, ScramCredential]] | None = None) -> None:
-        self.path = path
-        self.credentials = credentials or {}
-
-    @classmethod
-    def load(cls, log_dir: Path) -> ScramCredentialStore:
-        path = log_dir / FILE_NAME
-        try:
-            doc = json.loads(path.read_text("utf-8"))
-        except FileNotFoundError:
-            return cls(path)
-        except (OSError, ValueError) as error:
-            raise CredentialError(f"cannot read SCRAM credentials {path}: {error}") from None
-        if doc.get("version") != _VERSION:
-            raise CredentialError(f"{path}: unsupported version {doc.get('version')!r}")
-        try:
-            credentials = {
-                user: {mechanism: ScramCredential.from_json(c) for mechanism, c in by_mechanism.items()}
-                for user, by_mechanism in doc.get("users", {}).items()
-            }
-        except (KeyError, TypeError, ValueError) as error:
-            raise CredentialError(f"{path}: malformed credential: {error}") from None
-        return cls(path, credentials)
-
-    def get(self, user: str, mechanism: str) -> ScramCredential | None:
-        return self.credentials.get(user, {}).get(mechanism)
-
-    def users(self) -> list[str]:
-        return sorted(self.credentials)
-
-    def mechanisms(self, user: str) -> dict[str, ScramCredential]:
-        return dict(self.credentials.get(user, {}))
-
-    async def describe(self, users: Collection[str] | None) -> UserCredentials:
-        named = self.users() if users is None else users
-        return {user: self.mechanisms(user) for user in named if self.credentials.get(user)}
-
-    async def alter(
-        self, upserts: dict[tuple[str, str], ScramCredential], deletions: set[tuple[str, str]]
-    ) -> None:
-        self.apply(upserts, deletions)
-
-    def apply(self, upserts: dict[tuple[str, str], ScramCredential], deletions: set[tuple[str, str]]) -> None:
-        """Apply one AlterUserScramCredentials change and persist it before returning."""
-        for user, mechanism in deletions:
-            by_mechanism = self.credentials.get(user, {})
-            by_mechanism.pop(mechanism, None)
-            if not by_mechanism:
-                self.credentials.pop(user, None)
-        for (user, mechanism), credential in upserts.items():
-            self.credentials.setdefault(user, {})[mechanism] = credential
-        self._write()
-        changed = sorted({f"{u}/{m}" for u, m in [*upserts, *deletions]})
-        log.info("SCRAM credentials changed: %s", ", ".join(changed))
-
-    def _write(self) -> None:
-        doc = {
-            "version": _VERSION,
-            "users": {
-                user: {mechanism: c.to_json() for mechanism, c in sorted(by_mechanism.items())}
-                for user, by_mechanism in sorted(self.credentials.items())
-            },
-        }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, (json.dumps(doc, indent=1) + "\n").encode(), mode=0o600)

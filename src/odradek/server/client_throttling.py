@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Final
 
+from odradek.partition.purgatory import delayed_seconds
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.messages.fetch import FetchRequest, FetchResponse
 from odradek.security.client_quotas import ClientQuotas, now_ms
-from odradek.server.delayed import delayed_seconds
 
 #: Requests between brokers (Kafka's ClusterAction APIs) and the SASL exchange: never throttled.
 EXEMPT: Final = frozenset(

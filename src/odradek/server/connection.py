@@ -33,14 +33,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Final, cast
 
-from odradek.handlers.context import ANONYMOUS_PRINCIPAL, CloseConnection
-from odradek.handlers.services import Services
+from odradek.handlers._common.context import ANONYMOUS_PRINCIPAL, CloseConnection
+from odradek.handlers._common.services import Services
 from odradek.security.authenticator import SaslAuthenticator
 from odradek.security.listener_security import ListenerSecurity
 from odradek.security.principal_mapping import PrincipalMappingError, rfc2253_name
@@ -56,6 +57,8 @@ log = logging.getLogger("odradek.connection")
 #: How long a connection handles requests back to back before it lets the others in (Kafka's request
 #: handlers take requests from every connection in turn).
 _FAIR_SHARE_SECONDS: Final = 0.005
+#: Numbers the broker's connections from 1 (0 is no connection), as Kafka's connection ids name them.
+_CONNECTION_IDS: Final = itertools.count(1)
 
 
 class Connection(asyncio.BufferedProtocol):
@@ -71,8 +74,10 @@ class Connection(asyncio.BufferedProtocol):
         request_queue: RequestQueue | None = None,
     ) -> None:
         self.services = services
+        self.connection_id = next(_CONNECTION_IDS)
         self.listener = listener
         self.max_request_bytes = max_request_bytes
+        self.client_software: tuple[str, str] | None = None
         self.on_close = on_close
         self.transport: asyncio.Transport | None = None
         self.peer: tuple[str, int] = ("", 0)
@@ -110,7 +115,7 @@ class Connection(asyncio.BufferedProtocol):
         self.tls_principal = ANONYMOUS_PRINCIPAL
         self.sasl: SaslAuthenticator | None = None
         if security is not None and security.sasl is not None:
-            self.sasl = SaslAuthenticator(security.sasl, services.scram_credential)
+            self.sasl = SaslAuthenticator(security.sasl, services.scram_credential, services.token_credential)
             self.reader.max_frame_bytes = min(max_request_bytes, security.sasl.max_receive_size)
 
     # ----- asyncio.Protocol --------------------------------------------------------------------
@@ -329,6 +334,10 @@ class Connection(asyncio.BufferedProtocol):
             self.paused_for_requests = False
             self._update_reading()
         return False
+
+    @property
+    def security_protocol(self) -> str:
+        return self.security.security_protocol if self.security is not None else "PLAINTEXT"
 
     @property
     def principal(self) -> str:

@@ -12,8 +12,6 @@ process' command line.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import importlib.util
 import logging
 import signal
@@ -23,9 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from odradek.config.broker import BrokerConfig
 from odradek.config.properties import load_properties
 from odradek.config.types import ConfigError
 from odradek.console.users_file import AuthFileError, load_users
+from odradek.tasks.child_processes import die_with_parent, stop_child
 
 log = logging.getLogger("odradek.broker")
 
@@ -75,6 +75,21 @@ class ConsoleOptions:
     allowed_hosts: Sequence[str] = field(default_factory=tuple)
     basic_auth_file: str | None = None
     command_config: str | None = None
+    #: The broker's own metrics endpoint, when metrics.port is set (the console's Clients page).
+    metrics_url: str | None = None
+
+    @classmethod
+    def of(cls, config: BrokerConfig, metrics_url: str | None) -> ConsoleOptions:
+        """The options the ``console.*`` settings give (``console.port`` set)."""
+        assert config.console_port is not None
+        return cls(
+            port=config.console_port,
+            host=config.console_host,
+            allowed_hosts=tuple(config.console_allowed_hosts),
+            basic_auth_file=config.console_basic_auth_file,
+            command_config=config.console_command_config,
+            metrics_url=metrics_url,
+        )
 
     def arguments(self) -> list[str]:
         """``odradek console``'s options; files are named, their contents never put here."""
@@ -85,6 +100,8 @@ class ConsoleOptions:
             arguments += ["--basic-auth-file", self.basic_auth_file]
         if self.command_config is not None:
             arguments += ["--command-config", self.command_config]
+        if self.metrics_url is not None:
+            arguments += ["--metrics-url", self.metrics_url]
         return arguments
 
 
@@ -99,7 +116,9 @@ class ConsoleProcess:
     def start(self) -> None:
         command = [sys.executable, "-m", "odradek.cli.main", "console", "--bootstrap-server", self.bootstrap]
         command += self.options.arguments()
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, preexec_fn=_end_with_broker)
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent(signal.SIGTERM)
+        )
         host = f"[{self.options.host}]" if ":" in self.options.host else self.options.host
         log.info(
             "console started",
@@ -108,20 +127,5 @@ class ConsoleProcess:
 
     def stop(self) -> None:
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(STOP_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _end_with_broker() -> None:
-    """Linux: the console gets SIGTERM when the broker dies, even by SIGKILL, so none is left behind."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if process is not None:
+            stop_child(process, STOP_SECONDS)

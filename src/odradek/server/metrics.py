@@ -36,7 +36,7 @@ from odradek.security.client_quotas import now_ms
 
 if TYPE_CHECKING:
     from odradek.config.broker import BrokerConfig
-    from odradek.handlers.services import Services
+    from odradek.handlers._common.services import Services
 
 log = logging.getLogger("odradek.metrics")
 
@@ -120,6 +120,7 @@ class BrokerMetrics:
         yield from self._state()
         yield from self._client_quotas()
         yield from self._replication_quotas()
+        yield from self._client_telemetry()
 
     def _traffic(self) -> Iterator[Metric]:
         for name, documentation, values in (
@@ -224,7 +225,8 @@ class BrokerMetrics:
         yield throttled
 
     def _replication_quotas(self) -> Iterator[Metric]:
-        """Per side (leader, follower), as Kafka's LeaderReplication / FollowerReplication byte-rate:
+        """Per side (leader, follower, alter-log-dirs), as Kafka's LeaderReplication /
+        FollowerReplication / AlterLogDirsReplication byte-rate:
         the throttled replicas' rate measured now and its bound, the bytes recorded, and how many
         times a partition was held back."""
         labels = ["side"]
@@ -233,7 +235,8 @@ class BrokerMetrics:
         )
         bound = GaugeMetricFamily(
             "odradek_replication_quota_bound",
-            "leader/follower.replication.throttled.rate in force, bytes/s",
+            "leader/follower.replication.throttled.rate or replica.alter.log.dirs.io.max.bytes.per.second "
+            "in force, bytes/s",
             labels=labels,
         )
         recorded = CounterMetricFamily(
@@ -245,7 +248,7 @@ class BrokerMetrics:
             labels=labels,
         )
         quotas = self.services.replication_quotas
-        for quota in (quotas.leader, quotas.follower):
+        for quota in (quotas.leader, quotas.follower, quotas.alter_log_dirs):
             rate.add_metric([quota.side], quota.byte_rate())
             bound.add_metric([quota.side], quota.upper_bound)
             recorded.add_metric([quota.side], quota.bytes_total)
@@ -254,6 +257,47 @@ class BrokerMetrics:
         yield bound
         yield recorded
         yield throttled
+
+    def _client_telemetry(self) -> Iterator[Metric]:
+        """What clients push (KIP-714; Kafka hands it to a ClientTelemetry plugin): the data points of
+        each client instance's latest push, bounded by the manager and gone with the instance."""
+        manager = self.services.client_metrics
+        manager.expire(now_ms())
+        instances = manager.instances()
+        yield GaugeMetricFamily(
+            "odradek_client_telemetry_instances",
+            "Client instances that asked for telemetry subscriptions and have not expired",
+            value=len(instances),
+        )
+        refused = CounterMetricFamily(
+            "odradek_client_telemetry_refused",
+            "GetTelemetrySubscriptions and PushTelemetry refused, by error (throttled, unknown "
+            "subscription, ...)",
+            labels=["error"],
+        )
+        for error, count in sorted(manager.refusals.items()):
+            refused.add_metric([error.name.lower()], count)
+        yield refused
+        pushed = GaugeMetricFamily(
+            "odradek_client_telemetry_metric",
+            "A metric a client pushed (the latest value; sums are cumulative), per client instance",
+            labels=["client_instance_id", "client_id", "metric", "attributes"],
+        )
+        for instance in instances:
+            ids = [str(instance.client_instance_id), instance.client.client_id or ""]
+            for point in instance.points:
+                attributes = ",".join(f"{key}={value}" for key, value in point.attributes)
+                pushed.add_metric([*ids, point.name, attributes], point.value)
+        yield pushed
+
+
+def endpoint_url(config: BrokerConfig, endpoint: MetricsEndpoint | None) -> str | None:
+    """Where the console reads the metrics clients push: this broker's endpoint, if it has one."""
+    if endpoint is None:
+        return None
+    host = config.metrics_host
+    host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host  # bound everywhere: reach it here
+    return f"http://{f'[{host}]' if ':' in host else host}:{endpoint.port}/metrics"
 
 
 class MetricsEndpoint:

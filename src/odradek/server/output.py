@@ -4,7 +4,10 @@ A response is encoded into a ResponseOutput (a bytearray). Record data that live
 not copied into it: the codec calls the region's `append_to(out)`, which records where in the byte
 stream the region belongs, and the writer then sends the bytes around it with the region itself going
 from the page cache to the socket by os.sendfile, as much as the socket takes each time it is
-writable (on TLS, where the kernel cannot encrypt, the region is read in pieces and written).
+writable (on TLS, where the kernel cannot encrypt, the region is read in pieces and written). When
+sendfile fails other than by the socket, the rest of the region is read instead: a read failing too is
+the disk's, told to the region (`read_failed`: its log dir goes offline, later fetches answer
+KAFKA_STORAGE_ERROR; Kafka only closes the connection), and the connection closes.
 
 Plain responses are not written one by one: those finished in the same turn of the event loop (a
 producer's pipelined requests often arrive, and are answered, together) go out in one write at the end
@@ -53,6 +56,9 @@ class FileRegion(Protocol):
 
     def close(self) -> None:
         """Sent or dropped: the writer is done with the file."""
+
+    def read_failed(self, error: OSError) -> None:
+        """The file could not be read (the disk, never the socket): its owner takes it out of service."""
 
 
 class ResponseOutput(bytearray):
@@ -210,8 +216,9 @@ class ResponseWriter:
             return
         try:
             fd = self._plain_socket_fd()
-            if fd is None or not await self._sendfile(fd, region):
-                await self._copy(region)
+            rest = region.position if fd is None else await self._sendfile(fd, region)
+            if rest is not None:
+                await self._copy(region, rest)
         except ConnectionError:
             # The client went away mid-response: drop the rest, as any write to a closed socket does.
             self.lost = True
@@ -228,9 +235,10 @@ class ResponseWriter:
         sock = self.transport.get_extra_info("socket")
         return None if sock is None else int(sock.fileno())
 
-    async def _sendfile(self, fd: int, region: FileRegion) -> bool:
-        """Send `region` with os.sendfile, as much as the socket takes each time it is writable; False
-        when sendfile cannot send this file at all (then it is copied)."""
+    async def _sendfile(self, fd: int, region: FileRegion) -> int | None:
+        """Send `region` with os.sendfile, as much as the socket takes each time it is writable; None
+        once done, or the position from which the rest is to be copied (sendfile failed: its error
+        does not say whether the file or the socket did, and reading the file tells)."""
         position, end = region.position, region.position + region.length
         watched = -1
         try:
@@ -241,14 +249,17 @@ class ResponseWriter:
                         sent = os.sendfile(fd, region.fd, position, end - position)
                     except (BlockingIOError, InterruptedError):
                         pass
-                    except OSError as error:
-                        if isinstance(error, ConnectionError) or position > region.position:
-                            raise
-                        return False  # not a file sendfile can read: copied instead
+                    except ConnectionError:
+                        raise
+                    except OSError:
+                        # a file sendfile cannot read (copied instead), or a disk error the copy's
+                        # read meets again (and reports): beyond Kafka, whose transferTo error only
+                        # closes the connection, a disk failing under a fetch takes its dir offline
+                        return position
                     else:
                         if sent == 0:
                             self._end_answer("a fetched region ends %d bytes early", end - position)
-                            return True
+                            return None
                 if sent:
                     position += sent
                     self.handed += sent
@@ -260,7 +271,7 @@ class ResponseWriter:
         finally:
             if watched >= 0:
                 os.close(watched)
-        return True
+        return None
 
     async def _until_writable(self, watched: int) -> None:
         loop = asyncio.get_running_loop()
@@ -273,14 +284,19 @@ class ResponseWriter:
             loop.remove_writer(watched)
             self.waiting = None
 
-    async def _copy(self, region: FileRegion) -> None:
-        """Read `region` in pieces (in a worker thread: the disk may be slow) and write them, waiting
-        while the transport is over its high-water mark."""
+    async def _copy(self, region: FileRegion, position: int) -> None:
+        """Read `region` from `position` in pieces (in a worker thread: the disk may be slow) and write
+        them, waiting while the transport is over its high-water mark. A read error is the file's."""
         loop = asyncio.get_running_loop()
-        position, end = region.position, region.position + region.length
-        while position < end and not self.lost:
+        end = region.position + region.length
+        # (closing: the socket failed under sendfile, its loss not delivered yet: nothing to read for)
+        while position < end and not self.lost and not self.transport.is_closing():
             size = min(end - position, COPY_PIECE_BYTES)
-            piece = await _to_the_end(loop.run_in_executor(None, os.pread, region.fd, size, position))
+            try:
+                piece = await _to_the_end(loop.run_in_executor(None, os.pread, region.fd, size, position))
+            except OSError as error:
+                region.read_failed(error)
+                raise
             if self.lost:
                 return
             if not piece:

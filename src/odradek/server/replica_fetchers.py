@@ -14,7 +14,7 @@ from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.fetch_state import FetcherContext
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
 from odradek.config.broker import BrokerConfig
-from odradek.handlers.services import Services
+from odradek.handlers._common.services import Services
 from odradek.storage.log_manager import LogManager
 
 #: Hosts that name no single address: outgoing connections then leave from wherever the OS picks.

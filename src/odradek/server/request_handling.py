@@ -19,11 +19,12 @@ import logging
 import time
 from typing import Any, Final, Protocol
 
+from odradek.handlers._common.context import CloseConnection, RequestContext
+from odradek.handlers._common.registry import registration_for
+from odradek.handlers._common.services import Services
 from odradek.handlers.api_versions import unsupported_version_response
-from odradek.handlers.context import CloseConnection, RequestContext
-from odradek.handlers.errors import error_code_for
-from odradek.handlers.registry import registration_for
-from odradek.handlers.services import Services
+from odradek.partition.errors import error_code_for
+from odradek.partition.purgatory import delayed_seconds
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
@@ -34,10 +35,10 @@ from odradek.protocol.frames import (
     encode_response_into,
     read_request_header,
 )
+from odradek.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from odradek.protocol.messages.request_header import RequestHeader
 from odradek.security.authenticator import SaslAuthenticator, SaslState
 from odradek.server.client_throttling import before_handling, throttle_time_ms
-from odradek.server.delayed import delayed_seconds
 from odradek.server.framing import FrameReader
 from odradek.server.output import ResponseWriter
 
@@ -51,6 +52,7 @@ class ServedConnection(Protocol):
     """What handling a request needs of its connection."""
 
     services: Services
+    connection_id: int
     listener: str
     peer: tuple[str, int]
     closed: bool
@@ -58,9 +60,14 @@ class ServedConnection(Protocol):
     sasl: SaslAuthenticator | None
     reader: FrameReader
     max_request_bytes: int
+    #: The client software (name, version) its ApiVersions v3+ named (KIP-511), for client telemetry.
+    client_software: tuple[str, str] | None
 
     @property
     def principal(self) -> str: ...
+
+    @property
+    def security_protocol(self) -> str: ...
 
     def close(self) -> None: ...
 
@@ -99,8 +106,11 @@ async def handle_frame(connection: ServedConnection, frame: bytearray) -> None:
         listener=connection.listener,
         services=services,
         principal=connection.principal,
+        security_protocol=connection.security_protocol,
         sasl=sasl,
         closed=lambda: connection.closed,
+        connection_id=connection.connection_id,
+        client_software=connection.client_software,
     )
     try:
         quotas = services.client_quotas
@@ -130,18 +140,36 @@ async def handle_frame(connection: ServedConnection, frame: bytearray) -> None:
                 connection.mute(throttle_ms)  # from after the response (queued below) is written
         if response is None or connection.closed:
             return  # acks=0 produce: Kafka sends nothing back
+        if isinstance(response, ApiVersionsResponse) and header.request_api_version >= 3:
+            _remember_client_software(connection, request, response)
         writer = connection.writer
         assert writer is not None
         out = writer.new_output()
         encode_response_into(out, response, header.request_api_version, header.correlation_id)
     except CloseConnection:
         raise
+    except asyncio.CancelledError:
+        serving = asyncio.current_task()
+        if serving is None or serving.cancelling():
+            raise  # the connection's serving is being stopped
+        # A task the handler shared with others (a load, a creation) was cancelled, not this request:
+        # raised on, it would end the serving task as cancelled, the connection left open and unserved.
+        _answer_failure(connection, header, request, RuntimeError("a task the request awaited was cancelled"))
+        return
     except Exception as error:
         _answer_failure(connection, header, request, error)
         return
     await writer.send(out)
     if sasl is not None and header.request_api_key in _SASL_APIS:
         _after_sasl_step(connection, sasl, getattr(response, "error_message", None))
+
+
+def _remember_client_software(
+    connection: ServedConnection, request: ApiVersionsRequest, response: ApiVersionsResponse
+) -> None:
+    """As Kafka's ClientInformation: the software an accepted ApiVersions v3+ named is the connection's."""
+    if response.error_code == ErrorCode.NONE:
+        connection.client_software = (request.client_software_name, request.client_software_version)
 
 
 def count_unexpected_error(connection: ServedConnection, frame: bytearray) -> None:

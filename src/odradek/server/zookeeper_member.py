@@ -33,6 +33,7 @@ from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerE
 from odradek.cluster.zookeeper.brokers import register_broker
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.errors import BrokerIdAlreadyRegisteredError, ZooKeeperError
+from odradek.cluster.zookeeper.log_dir_events import propagate_log_dir_event
 from odradek.cluster.zookeeper.session import ZooKeeperSecurity
 from odradek.config.broker import BrokerConfig
 
@@ -147,6 +148,12 @@ class ZooKeeperMember:
         self.alter_partition.start()
         replicas.isr_updater = self.alter_partition
         return True
+
+    async def propagate_log_dir_event(self) -> None:
+        """Tell the controller that a log dir of this broker failed (Kafka's propagateLogDirEvent)."""
+        assert self.zk is not None
+        name = await asyncio.to_thread(propagate_log_dir_event, self.zk, self.node_id)
+        log.info("told the controller of a failed log dir: %s", name)
 
     async def start_controller(self) -> KafkaController:
         """Start the controller elector (after registering, as Kafka: the controller reads brokers)."""

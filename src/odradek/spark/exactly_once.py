@@ -14,7 +14,8 @@
   batch (the driver died after committing, before Spark recorded the batch) is not written again.
 
 The tasks and the driver connect as the sink's Kafka options say: TLS and SASL (PLAIN, SCRAM) from
-`kafka.security.protocol`, `kafka.ssl.*` and `kafka.sasl.*`, as the at-least-once mode's producer.
+`kafka.security.protocol`, `kafka.ssl.*` and `kafka.sasl.*`, as the at-least-once mode's producer
+(a delegation token's login, `tokenauth="true"`, included).
 
 Nothing happens when the writer is made: Spark makes it again for the commit step, after the tasks
 have prepared.
@@ -173,9 +174,9 @@ def abort_leftovers(
 
 
 def _security(options: SinkOptions) -> ClientSecurity:
-    """The connections' TLS and SASL, from the sink's Kafka options (made where used: an SSL context
-    does not travel to the executors)."""
-    return client_security(options.kafka_params)
+    """The connections' TLS and SASL (a delegation token's login too), from the sink's Kafka options
+    (made where used: an SSL context does not travel to the executors)."""
+    return client_security(options.kafka_params, token=options.token_login)
 
 
 def _prepared(messages: list[WriterCommitMessage | None]) -> list[PreparedTransaction]:

@@ -2,7 +2,10 @@
 
 One confluent-kafka consumer that never subscribes or commits: it lists topics, and asks ListOffsets for
 earliest (-2), latest (-1) and by-timestamp offsets of many partitions in one request each. Created
-lazily and never pickled (Spark pickles readers to send them to workers).
+lazily and never pickled (Spark pickles readers to send them to workers). A delegation token's login,
+which librdkafka cannot make, asks the same through odradek's own client (client/offsets.py); a topic
+the token's owner may not describe is then refused (TOPIC_AUTHORIZATION_FAILED), as by Spark's
+connector, rather than left out.
 """
 
 from __future__ import annotations
@@ -11,8 +14,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from odradek.client.cluster import Cluster, RequestError
+from odradek.client.offsets import list_offsets, topic_partitions
+from odradek.client.security import ClientSecurityError
 from odradek.spark.offsets import EARLIEST_OFFSET, LATEST_OFFSET, OffsetSpec, TopicPartition
-from odradek.spark.options import SourceOptions
+from odradek.spark.options import SourceOptions, token_security
 from odradek.spark.security import KafkaAuthenticationError, check_connection, is_secured
 
 _T = TypeVar("_T")
@@ -24,14 +30,26 @@ class OffsetReader:
         self.options = options
         self.role = role
         self._consumer: Any = None
+        self._cluster: Cluster | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"options": self.options, "role": self.role, "_consumer": None}
+        return {"options": self.options, "role": self.role, "_consumer": None, "_cluster": None}
 
     def close(self) -> None:
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    @property
+    def cluster(self) -> Cluster:
+        """odradek's client, for a delegation token's login."""
+        if self._cluster is None:
+            bootstrap = self.options.kafka_params["bootstrap.servers"]
+            self._cluster = Cluster(bootstrap, _TIMEOUT_S, token_security(self.options.kafka_params))
+        return self._cluster
 
     @property
     def consumer(self) -> Any:
@@ -54,6 +72,8 @@ class OffsetReader:
         subscription = self.options.subscription
         if subscription.assigned:
             return sorted(subscription.assigned)
+        if self.options.token_login:
+            return self._token_topic_partitions()
         metadata = self._retry(lambda: self.consumer.list_topics(timeout=_TIMEOUT_S))
         result: list[TopicPartition] = []
         for name, topic in metadata.topics.items():
@@ -63,6 +83,17 @@ class OffsetReader:
                 continue  # internal topics, as the Java consumer's exclude.internal.topics
             result.extend((name, p) for p in topic.partitions)
         return sorted(result)
+
+    def _token_topic_partitions(self) -> list[TopicPartition]:
+        subscription = self.options.subscription
+        names = None if subscription.pattern is not None else sorted(subscription.topics)
+        found = self._retry(lambda: topic_partitions(self.cluster, names))
+        return sorted(
+            (name, p)
+            for name, partitions in found.items()
+            if subscription.matches(name) and not (subscription.pattern is not None and name.startswith("__"))
+            for p in partitions
+        )
 
     def earliest(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         return self._list_offsets({tp: EARLIEST_OFFSET for tp in partitions})
@@ -135,6 +166,8 @@ class OffsetReader:
     def _list_offsets(self, queries: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         if not queries:
             return {}
+        if self.options.token_login:
+            return self._retry(lambda: list_offsets(self.cluster, queries, _TIMEOUT_S))
         from confluent_kafka import TopicPartition as KafkaTopicPartition
 
         request = [KafkaTopicPartition(t, p, q) for (t, p), q in queries.items()]
@@ -152,8 +185,8 @@ class OffsetReader:
         for attempt in range(retries + 1):
             try:
                 return call()
-            except KafkaAuthenticationError:
-                raise
+            except (KafkaAuthenticationError, ClientSecurityError, RequestError):
+                raise  # a refused login or request: final (RequestError's retriable ones were retried)
             except Exception:
                 if attempt == retries:
                     raise

@@ -13,7 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from odradek.client.security import unsupported_settings
+from odradek.client.security import (
+    SETTINGS,
+    ClientSecurity,
+    ClientSecurityError,
+    client_security,
+    unsupported_settings,
+)
 from odradek.spark.offsets import (
     EARLIEST,
     LATEST,
@@ -24,7 +30,13 @@ from odradek.spark.offsets import (
     parse_timestamp_spec,
 )
 from odradek.spark.schema import source_columns
-from odradek.spark.security import is_secured, librdkafka_security, raise_on_authentication_error
+from odradek.spark.security import (
+    SecurityConfigError,
+    is_secured,
+    librdkafka_security,
+    raise_on_authentication_error,
+    take_token_login,
+)
 
 STRATEGY_KEYS = ("subscribe", "subscribepattern", "assign")
 
@@ -107,6 +119,8 @@ class SourceOptions:
     query_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     # The columns a user-specified schema projects to (schema.projected_columns); None: the full schema.
     columns: tuple[str, ...] | None = None
+    #: A delegation token's login: every connection through odradek's client (`token_security`).
+    token_login: bool = False
 
     @property
     def output_columns(self) -> tuple[str, ...]:
@@ -115,6 +129,7 @@ class SourceOptions:
 
     def consumer_config(self, role: str) -> dict[str, Any]:
         """librdkafka settings for a consumer that assigns and seeks (never subscribes or commits)."""
+        _no_librdkafka(self.token_login)
         config: dict[str, Any] = {
             "group.id": f"{self.group_id_prefix}-{self.query_id}-{role}",
             "enable.auto.commit": False,
@@ -140,18 +155,27 @@ class SinkOptions:
     #: The micro-batch a batch write belongs to (foreachBatch's batch id), so that a replayed
     #: micro-batch is recognised; streaming writes learn it from Spark.
     batch_id: int | None = None
+    #: A delegation token's login: every connection through odradek's client (`token_security`).
+    token_login: bool = False
 
     @property
     def exactly_once(self) -> bool:
         return self.transactional_id_prefix is not None
 
     def producer_config(self) -> dict[str, Any]:
+        _no_librdkafka(self.token_login)
         # murmur2 is the Java client's partitioner: a key lands where Spark's connector would put it.
         config: dict[str, Any] = {"linger.ms": 5, "partitioner": "murmur2_random"}
         config.update(self.kafka_params)
         if is_secured(config):
             config.setdefault("error_cb", raise_on_authentication_error)
         return config
+
+
+def _no_librdkafka(token_login: bool) -> None:
+    """A token's credentials in librdkafka would be tried as a SCRAM user's (no `tokenauth`)."""
+    if token_login:
+        raise SecurityConfigError("librdkafka cannot log in with a delegation token (tokenauth=true)")
 
 
 def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
@@ -163,7 +187,7 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
             raise ValueError("ending offset not valid in streaming queries")
         if "endingoffsetsbytimestamp" in params or "endingtimestamp" in params:
             raise ValueError("ending timestamp not valid in streaming queries")
-    kafka_params = _kafka_params(params, for_producer=False)
+    kafka_params, token_login = _kafka_params(params, for_producer=False)
     subscription = _subscription(params)
     starting = _offset_limit(
         params,
@@ -191,6 +215,10 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
     reader = params.get("reader", "auto").strip().lower()
     if reader not in ("auto", "raw", "consumer"):
         raise ValueError(f"Invalid value '{reader}' for option 'reader', must be 'auto', 'raw' or 'consumer'")
+    if token_login and reader == "consumer":
+        raise ValueError(
+            "reader=consumer (librdkafka) cannot log in with a delegation token (tokenauth=true)"
+        )
     return SourceOptions(
         kafka_params=kafka_params,
         subscription=subscription,
@@ -209,6 +237,7 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         poll_timeout_ms=_positive(params, "kafkaconsumer.polltimeoutms") or 120_000,
         group_id_prefix=params.get("groupidprefix", "spark-kafka-source"),
         reader=reader,
+        token_login=token_login,
     )
 
 
@@ -216,7 +245,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     params = {key.lower(): value for key, value in options.items()}
     _reject_unknown(params, _SINK_KEYS)
     topic = params.get("topic")
-    kafka_params = _kafka_params(params, for_producer=True)
+    kafka_params, token_login = _kafka_params(params, for_producer=True)
     prefix = params.get("transactionalidprefix", "").strip() or None
     exactly_once = _boolean(params, "exactlyonce", False)
     batch_id = params.get("batchid")
@@ -240,6 +269,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
         topic=topic.strip() if topic else None,
         transactional_id_prefix=prefix if exactly_once else None,
         batch_id=int(batch_id) if batch_id is not None else None,
+        token_login=token_login,
     )
 
 
@@ -254,7 +284,8 @@ def _reject_unknown(params: Mapping[str, str], known: set[str]) -> None:
         )
 
 
-def _kafka_params(params: Mapping[str, str], *, for_producer: bool) -> dict[str, str]:
+def _kafka_params(params: Mapping[str, str], *, for_producer: bool) -> tuple[dict[str, str], bool]:
+    """The Kafka client settings in librdkafka's names, and whether the login is a delegation token's."""
     kafka = {key[len("kafka.") :]: value for key, value in params.items() if key.startswith("kafka.")}
     if for_producer:
         for name, what in (("key.serializer", "keys"), ("value.serializer", "values")):
@@ -278,7 +309,34 @@ def _kafka_params(params: Mapping[str, str], *, for_producer: bool) -> dict[str,
     if "bootstrap.servers" not in kafka:
         role = "producer" if for_producer else "consumer"
         raise ValueError(f"Option 'kafka.bootstrap.servers' must be specified for configuring Kafka {role}")
-    return librdkafka_security(kafka)
+    token_login = take_token_login(kafka)
+    config = librdkafka_security(kafka)
+    if token_login:
+        _check_token_settings(config)
+    return config, token_login
+
+
+def _check_token_settings(config: Mapping[str, str]) -> None:
+    """A token's login connects through odradek's own client only, which reads the connection's
+    security settings and nothing else: any other Kafka option would be ignored, so it is refused."""
+    unsupported = sorted(k for k in config if k not in SETTINGS and k != "bootstrap.servers")
+    if unsupported:
+        raise ValueError(
+            f"Kafka option(s) {', '.join(unsupported)} not supported with a delegation token login "
+            "(tokenauth=true): its connections go through odradek's own client, which reads "
+            "bootstrap.servers, security.protocol, the TLS key and trust settings, "
+            "ssl.endpoint.identification.algorithm, ssl.cipher.suites and sasl.mechanism"
+        )
+    try:
+        client_security(config, token=True)
+    except ClientSecurityError as error:
+        raise ValueError(f"Delegation token login (tokenauth=true): {error}") from None
+
+
+def token_security(params: Mapping[str, str]) -> ClientSecurity:
+    """The connections' TLS and a token's SASL login for odradek's client (made where used: an SSL
+    context does not travel to the executors)."""
+    return client_security(params, token=True)
 
 
 def _subscription(params: Mapping[str, str]) -> Subscription:

@@ -6,10 +6,16 @@ find the partition's leader, Fetch v11 (one partition, up to `FETCH_BYTES` a res
 is sent before the current response is decoded, so the broker serves while this task decodes. Errors it
 does not handle itself (offsets out of range, leadership moves it cannot follow) hand the rest of the
 range to the confluent-kafka reader, which has the data-loss logic.
+
+A delegation token's login (which librdkafka cannot make) always reads here, under TLS and SASL as the
+options say (client/security.py), and has no confluent-kafka reader to hand over to: it follows
+leadership moves itself, applies the data-loss rule to offsets no longer there, and raises any other
+error (TOPIC_AUTHORIZATION_FAILED for a topic the token's owner may not read) naming it.
 """
 
 from __future__ import annotations
 
+import logging
 import socket
 import struct
 import time
@@ -18,6 +24,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from odradek.client.cluster import Cluster, RequestError
+from odradek.client.offsets import list_offsets
+from odradek.client.security import PLAINTEXT, ClientSecurity, authenticate, secure
 from odradek.protocol.codec import decode_from
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.frames import encode_request, response_header_version
@@ -25,7 +34,9 @@ from odradek.protocol.messages import RESPONSES
 from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from odradek.protocol.messages.response_header import ResponseHeader
-from odradek.spark.options import SourceOptions
+from odradek.spark.consumer_read import DataLossError, data_loss_message
+from odradek.spark.offsets import EARLIEST_OFFSET
+from odradek.spark.options import SourceOptions, token_security
 from odradek.spark.ranges import OffsetRange
 from odradek.spark.record_decode import decode_region
 
@@ -33,17 +44,42 @@ FETCH_BYTES = 8 * 1024 * 1024
 FETCH_VERSION = 11
 METADATA_VERSION = 8
 _SIZE = struct.Struct(">i")
+#: SaslHandshake v1 and SaslAuthenticate v1, as Kafka's clients.
+_SASL_VERSION = 1
+#: A token's read: errors that clear by themselves (a leader moving), and how often one is asked again.
+_RETRIABLE = frozenset(
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.REPLICA_NOT_AVAILABLE,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+        ErrorCode.REQUEST_TIMED_OUT,
+    }
+)
+_TOKEN_READ_ATTEMPTS = 10
+_RETRY_PAUSE_S = 0.5
+log = logging.getLogger(__name__)
 
 
 class Connection:
     """One blocking socket to a broker; requests may be sent ahead and their responses read in order."""
 
-    def __init__(self, host: str, port: int, timeout_s: float) -> None:
-        self.sock = socket.create_connection((host, port), timeout=timeout_s)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def __init__(self, host: str, port: int, timeout_s: float, security: ClientSecurity = PLAINTEXT) -> None:
+        """Connected, under TLS and logged in when `security` asks (ClientSecurityError if refused)."""
+        sock = socket.create_connection((host, port), timeout=timeout_s)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock = secure(sock, security, host)
         self.correlation_id = 0
         self.pending: list[tuple[int, int, int]] = []  # (correlation id, api key, version)
         self.buffer = bytearray()
+        try:
+            authenticate(lambda request: self.request(request, _SASL_VERSION), security)
+        except BaseException:
+            self.sock.close()
+            raise
 
     def send(self, body: Any, version: int) -> None:
         self.correlation_id += 1
@@ -93,10 +129,18 @@ class Connection:
 
 
 class NeedsConsumer(Exception):
-    """The raw path cannot go on; the rest of the range is read by confluent-kafka."""
+    """The raw path cannot go on; the rest of the range is read by confluent-kafka. `error`: the
+    broker's, when it gave one."""
+
+    def __init__(self, message: str, error: ErrorCode | None = None) -> None:
+        super().__init__(message)
+        self.error = error
 
 
 def read_range_raw(offset_range: OffsetRange, options: SourceOptions) -> Iterator[pa.RecordBatch]:
+    if options.token_login:
+        yield from _read_range_with_token(offset_range, options)
+        return
     position = offset_range.from_offset
     try:
         for batch, next_position in _fetch_range(offset_range, options):
@@ -111,10 +155,58 @@ def read_range_raw(offset_range: OffsetRange, options: SourceOptions) -> Iterato
         yield from read_range_with_consumer(rest, options)
 
 
-def _fetch_range(offset_range: OffsetRange, options: SourceOptions) -> Iterator[tuple[pa.RecordBatch, int]]:
+def _read_range_with_token(offset_range: OffsetRange, options: SourceOptions) -> Iterator[pa.RecordBatch]:
+    """A token's read: no confluent-kafka reader can take over (it cannot log in with a token)."""
+    security = token_security(options.kafka_params)
+    topic, partition, until = offset_range.topic, offset_range.partition, offset_range.until_offset
+    position, failures = offset_range.from_offset, 0
+    while position < until:
+        rest = OffsetRange(topic, partition, position, until)
+        try:
+            for batch, next_position in _fetch_range(rest, options, security):
+                position, failures = next_position, 0
+                yield batch
+            return
+        except TimeoutError:
+            raise  # kafkaConsumer.pollTimeoutMs waited out (an OSError, but no dropped connection)
+        except (NeedsConsumer, OSError) as failure:
+            error = failure.error if isinstance(failure, NeedsConsumer) else None
+            if error is ErrorCode.OFFSET_OUT_OF_RANGE:
+                position = _after_data_loss(rest, options, security)
+                continue
+            retriable = isinstance(failure, OSError) or error in _RETRIABLE
+            failures += 1
+            if not retriable or failures >= _TOKEN_READ_ATTEMPTS:
+                what = f"reading {topic}-{partition} at offset {position}: {failure}"
+                if error is not None:
+                    raise RequestError(what, error) from None
+                raise RuntimeError(what) from failure
+            time.sleep(_RETRY_PAUSE_S)
+
+
+def _after_data_loss(offset_range: OffsetRange, options: SourceOptions, security: ClientSecurity) -> int:
+    """Where a token's read goes on when its offset is no longer in the log (failOnDataLoss=false:
+    the earliest offset there is, as the confluent-kafka reader), or DataLossError."""
+    tp = (offset_range.topic, offset_range.partition)
+    cluster = Cluster(options.kafka_params["bootstrap.servers"], options.poll_timeout_ms / 1000, security)
+    try:
+        low = list_offsets(cluster, {tp: EARLIEST_OFFSET}, options.poll_timeout_ms / 1000)[tp]
+    finally:
+        cluster.close()
+    position = offset_range.from_offset
+    detail = f"Cannot fetch offset {position} of {tp[0]}-{tp[1]}: the earliest available offset is {low}."
+    if options.fail_on_data_loss or low <= position:
+        raise DataLossError(data_loss_message(detail))
+    log.warning("%s Skipping to %d (failOnDataLoss=false).", detail, min(low, offset_range.until_offset))
+    return min(low, offset_range.until_offset)
+
+
+def _fetch_range(
+    offset_range: OffsetRange, options: SourceOptions, security: ClientSecurity = PLAINTEXT
+) -> Iterator[tuple[pa.RecordBatch, int]]:
     topic, partition, until = offset_range.topic, offset_range.partition, offset_range.until_offset
     timeout_s = options.poll_timeout_ms / 1000
-    connection = _leader_connection(options, topic, partition, timeout_s)
+    connection = _leader_connection(options, topic, partition, timeout_s, security)
     position = offset_range.from_offset
     waited_since = time.monotonic()
     try:
@@ -123,7 +215,7 @@ def _fetch_range(offset_range: OffsetRange, options: SourceOptions) -> Iterator[
             data = _partition_data(connection.receive())
             error = ErrorCode(data.error_code)
             if error is not ErrorCode.NONE:
-                raise NeedsConsumer(f"{topic}-{partition}: {error.name}")
+                raise NeedsConsumer(f"{topic}-{partition}: {error.name}", error)
             records = data.records or b""
             region = decode_region(
                 records,
@@ -182,18 +274,21 @@ def _fetch_request(topic: str, partition: int, offset: int) -> FetchRequest:
 
 def _partition_data(response: Any) -> Any:
     if response.error_code:
-        raise NeedsConsumer(f"fetch failed: {ErrorCode(response.error_code).name}")
+        error = ErrorCode(response.error_code)
+        raise NeedsConsumer(f"fetch failed: {error.name}", error)
     return response.responses[0].partitions[0]
 
 
-def _leader_connection(options: SourceOptions, topic: str, partition: int, timeout_s: float) -> Connection:
+def _leader_connection(
+    options: SourceOptions, topic: str, partition: int, timeout_s: float, security: ClientSecurity
+) -> Connection:
     """Ask a bootstrap server who leads the partition, and connect to it."""
     last_error: Exception | None = None
     for server in options.kafka_params["bootstrap.servers"].split(","):
         host, _, port = server.strip().rpartition(":")
         host = host.strip("[]") or "localhost"
         try:
-            bootstrap = Connection(host, int(port), timeout_s)
+            bootstrap = Connection(host, int(port), timeout_s, security)
         except OSError as error:
             last_error = error
             continue
@@ -213,9 +308,12 @@ def _leader_connection(options: SourceOptions, topic: str, partition: int, timeo
         for t in metadata.topics:
             if t.name != topic:
                 continue
+            if t.error_code:
+                topic_error = ErrorCode(t.error_code)
+                raise NeedsConsumer(f"Metadata for {topic}: {topic_error.name}", topic_error)
             for p in t.partitions:
                 if p.partition_index == partition and p.error_code == 0 and p.leader_id in brokers:
                     leader_host, leader_port = brokers[p.leader_id]
-                    return Connection(leader_host, leader_port, timeout_s)
-        raise NeedsConsumer(f"no leader known for {topic}-{partition}")
+                    return Connection(leader_host, leader_port, timeout_s, security)
+        raise NeedsConsumer(f"no leader known for {topic}-{partition}", ErrorCode.LEADER_NOT_AVAILABLE)
     raise NeedsConsumer(f"no bootstrap server reachable: {last_error}")

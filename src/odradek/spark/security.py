@@ -14,12 +14,18 @@ and sink here connect through confluent-kafka (librdkafka), so the Java names ar
 JKS and PKCS12 stores (`ssl.*.type`, or a location named `.jks`/`.p12` with no type, Java's default being
 JKS) are read here with their passwords and passed as inline PEM. librdkafka's own names
 (`sasl.username`, `ssl.ca.location`, ...) pass through unchanged, so either style works.
+
+A delegation token's login (a ScramLoginModule line with `tokenauth="true"`) is one librdkafka cannot
+make (its SCRAM sends no extensions): `take_token_login` turns it into `sasl.username`/`sasl.password`
+for odradek's own client (client/security.py, `token=True`), which the source and sink then use for
+every connection. Elsewhere (`parse_jaas_login`: the CLI, the pipeline) it is refused by name.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from odradek.security.key_stores import STORE_TYPES, StoreError, read_key_store, read_trust_store
 
@@ -114,8 +120,48 @@ def translate_java_stores(config: dict[str, str]) -> None:
         _store(config, "keystore", {"key": "ssl.key.pem", "certificate.chain": "ssl.certificate.pem"})
 
 
+@dataclass(frozen=True)
+class JaasLogin:
+    """A PLAIN or SCRAM login line's credentials; `token`: a delegation token's (`tokenauth=true`)."""
+
+    username: str
+    password: str = field(repr=False)
+    token: bool = False
+
+
 def parse_jaas_login(text: str, mechanism: str) -> tuple[str, str]:
-    """Username and password from a Java `sasl.jaas.config` line for PLAIN or SCRAM."""
+    """Username and password from a Java `sasl.jaas.config` line for PLAIN or SCRAM (a delegation
+    token's refused: librdkafka cannot log in with one)."""
+    login = parse_jaas(text, mechanism)
+    if login.token:
+        # librdkafka's SCRAM client sends no extensions: it cannot say `tokenauth=true`, and its login
+        # would be refused as an unknown user's
+        raise SecurityConfigError(
+            "sasl.jaas.config with tokenauth=true (a delegation token) is not supported here: librdkafka "
+            "cannot log in with a token; the odradek source and sink (format odradek) and Spark's Kafka "
+            "connector (format kafka) can"
+        )
+    return login.username, login.password
+
+
+def take_token_login(config: dict[str, str]) -> bool:
+    """Java settings (`sasl.jaas.config`, `sasl.mechanism`): when the login line is a delegation token's
+    (ScramLoginModule with `tokenauth="true"`), it is replaced in place by `sasl.username` (the token
+    id) and `sasl.password` (its HMAC) and True returned; any other login is left as it is."""
+    jaas = config.get("sasl.jaas.config")
+    if jaas is None:
+        return False
+    login = parse_jaas(jaas, config.get("sasl.mechanism", config.get("sasl.mechanisms", "PLAIN")))
+    if not login.token:
+        return False
+    del config["sasl.jaas.config"]
+    config.setdefault("sasl.username", login.username)
+    config.setdefault("sasl.password", login.password)
+    return True
+
+
+def parse_jaas(text: str, mechanism: str) -> JaasLogin:
+    """The credentials of a Java `sasl.jaas.config` line for PLAIN or SCRAM."""
     match = _JAAS.match(text)
     if match is None:
         raise SecurityConfigError(
@@ -147,7 +193,7 @@ def parse_jaas_login(text: str, mechanism: str) -> tuple[str, str]:
         position = option.end()
     if "username" not in options or "password" not in options:
         raise SecurityConfigError("sasl.jaas.config must give both username and password")
-    return options["username"], options["password"]
+    return JaasLogin(options["username"], options["password"], options.get("tokenauth", "").lower() == "true")
 
 
 def _translate_endpoint_identification(config: dict[str, str]) -> None:

@@ -8,6 +8,10 @@ or micro-batch. Guarantee: at least once (a retried task or a replayed micro-bat
 
 With `exactlyOnce=true` (and `transactionalIdPrefix`) each task writes in a two-phase-commit
 transaction that the driver's commit step commits: exactly once (odradek/spark/exactly_once.py).
+
+A delegation token's login (`tokenauth="true"`), which librdkafka cannot make, writes through odradek's
+own producer (client/producer.py) instead, with the same guarantee: every row acknowledged (acks=all)
+before `write()` returns.
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
+from odradek.client.cluster import RequestError
+from odradek.client.producer import Producer
 from odradek.spark import exactly_once
-from odradek.spark.options import SinkOptions
+from odradek.spark.options import SinkOptions, token_security
 from odradek.spark.schema import HEADER_TYPE
 from odradek.spark.security import check_connection, is_secured
 
@@ -126,10 +132,13 @@ def _all_rows(
 
 def produce_batches(batches: Iterator[pa.RecordBatch], options: SinkOptions, columns: WriteColumns) -> int:
     """Produce every row, wait for every acknowledgement, raise the first delivery error."""
-    from confluent_kafka import KafkaException, Producer
+    if options.token_login:
+        return _produce_with_token(batches, options, columns)
+    from confluent_kafka import KafkaException
+    from confluent_kafka import Producer as KafkaProducer
 
     config = options.producer_config()
-    producer = Producer(config)
+    producer = KafkaProducer(config)
     if is_secured(config):
         check_connection(producer, 60.0)
     failures: list[str] = []
@@ -163,6 +172,36 @@ def produce_batches(batches: Iterator[pa.RecordBatch], options: SinkOptions, col
     if failures:
         raise RuntimeError("Failed to send records to Kafka: " + "; ".join(failures))
     return count
+
+
+def _produce_with_token(
+    batches: Iterator[pa.RecordBatch], options: SinkOptions, columns: WriteColumns
+) -> int:
+    """`produce_batches` through odradek's own producer, for a delegation token's login."""
+    bootstrap = options.kafka_params["bootstrap.servers"]
+    count = 0
+    with Producer(bootstrap, security=token_security(options.kafka_params)) as producer:
+        try:
+            for batch in batches:
+                for topic, key, value, partition, headers in _rows(batch, options.topic, columns):
+                    if topic is None:
+                        raise ValueError(exactly_once.NULL_TOPIC)
+                    producer.send(topic, _bytes(value), _bytes(key), partition, _headers(headers))
+                    count += 1
+            producer.flush()
+        except RequestError as error:
+            raise RuntimeError(f"Failed to send records to Kafka: {error}") from error
+    return count
+
+
+def _bytes(value: object) -> bytes | None:
+    if value is None or isinstance(value, bytes):
+        return value
+    return value.encode() if isinstance(value, str) else bytes(value)  # type: ignore[call-overload]
+
+
+def _headers(headers: list[tuple[str, Any]] | None) -> list[tuple[str, bytes | None]]:
+    return [(str(k), _bytes(v)) for k, v in headers or ()]
 
 
 def _rows(

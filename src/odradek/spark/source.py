@@ -136,9 +136,14 @@ def _with_columns(options: SourceOptions, schema: StructType) -> SourceOptions:
 
 
 def _raw_possible(options: SourceOptions) -> bool:
-    """The raw path speaks plaintext Kafka only; anything that needs TLS or SASL goes through librdkafka."""
+    """The raw path speaks plaintext Kafka, and a delegation token's login (which librdkafka cannot make);
+    anything else that needs TLS or SASL goes through librdkafka."""
+    if options.token_login:
+        return True
     if options.reader == "consumer":
         return False
+    if options.kafka_params.get("isolation.level", "").strip().lower() == "read_committed":
+        return False  # the raw reader fetches read_uncommitted: librdkafka leaves aborted records out
     protocol = options.kafka_params.get("security.protocol", "plaintext").lower()
     return protocol == "plaintext"
 

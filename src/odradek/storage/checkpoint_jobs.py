@@ -16,7 +16,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from odradek.storage.checkpoints import write_offset_checkpoint
+from odradek.storage.errors import LogStorageError
+from odradek.storage.log_dir_failure import LogDirFailures
 from odradek.storage.partition import TopicPartition
+
+
+class CheckpointWriteError(LogStorageError):
+    """Some checkpoint files could not be written: the log dirs they are in have failed (the files of
+    the other dirs were written)."""
+
+    def __init__(self, failures: dict[Path, OSError]) -> None:
+        super().__init__(
+            "writing the offset checkpoints failed in "
+            + ", ".join(f"{log_dir}: {error}" for log_dir, error in failures.items())
+        )
+        #: Each failed log dir with the first error seen there.
+        self.failures = failures
+
+    @property
+    def log_dirs(self) -> list[Path]:
+        return list(self.failures)
 
 
 @dataclass(slots=True)
@@ -26,18 +45,40 @@ class CheckpointJob:
     files: list[tuple[Path, dict[TopicPartition, int]]]
     sequence: int = 0
     writer: CheckpointWriter | None = None
+    #: Where a failed dir is reported (it goes offline); None: only raised.
+    failures: LogDirFailures | None = None
 
     def run(self) -> None:
+        """Write every file; one that fails does not stop the others (its dir has failed, theirs has
+        not). Raises CheckpointWriteError naming the failed dirs."""
+        failures: dict[Path, OSError] = {}
         if self.writer is None:
             for path, offsets in self.files:
-                write_offset_checkpoint(path, offsets)
-            return
-        with self.writer.lock:
-            for path, offsets in self.files:
-                if self.sequence < self.writer.written.get(path, 0):
-                    continue
-                write_offset_checkpoint(path, offsets)
-                self.writer.written[path] = self.sequence
+                _write(path, offsets, failures)
+        else:
+            with self.writer.lock:
+                for path, offsets in self.files:
+                    if self.sequence < self.writer.written.get(path, 0):
+                        continue
+                    if _write(path, offsets, failures):
+                        self.writer.written[path] = self.sequence
+        if failures:
+            raised = CheckpointWriteError(failures)
+            if self.failures is not None:
+                for log_dir, error in failures.items():
+                    self.failures.mark_offline(log_dir, error)
+            raise raised
+
+
+def _write(path: Path, offsets: dict[TopicPartition, int], failures: dict[Path, OSError]) -> bool:
+    if path.parent in failures:
+        return False  # one error per dir is enough: the dir is going offline
+    try:
+        write_offset_checkpoint(path, offsets)
+    except OSError as error:
+        failures[path.parent] = error
+        return False
+    return True
 
 
 @dataclass(slots=True)

@@ -24,7 +24,9 @@ leaves gaps, as in Kafka.
 Files: segments are cleaned in groups of consecutive segments totalling at most ``segment.bytes``; each
 group becomes one segment written as ``<base>.log.cleaned`` (and its indexes), fsynced, renamed to
 ``.swap``; installing renames the old segments ``.deleted`` and the swap files to their final names.
-The loader finishes or discards an interrupted swap (see ``log_loader``).
+The loader finishes or discards an interrupted swap (see ``log_loader``). A cleaning that fails
+removes every file it wrote; the log manager then takes the dir offline for an OSError (Kafka's
+LogCleaner) or marks the partition uncleanable for any other error.
 """
 
 from __future__ import annotations
@@ -127,32 +129,36 @@ def plan_cleaning(log: Log, now_ms: int | None = None, *, force: bool = False) -
 
 def run_cleaning(plan: CleaningPlan) -> CleaningResult:
     """Write the cleaned segments (suffixed ``.swap``); file work only, safe in a worker thread."""
-    offset_map = _build_offset_map(plan)
-    aborted = _aborted_ranges(plan.aborted)
     result = CleaningResult([], plan.end_offset, None)
-    for group in _group_segments(plan.segments, plan.config.segment_bytes):
-        # A partition deleted (and perhaps recreated) meanwhile must not receive our .swap files.
-        if os.stat(plan.directory).st_ino != plan.directory_inode:
-            raise LogStorageError(f"{plan.directory} was replaced while it was being cleaned")
-        new = LogSegment.create(
-            plan.directory, group[0].base_offset, plan.config, plan.now_ms, suffix=CLEANED_SUFFIX
-        )
-        try:
+    try:
+        offset_map = _build_offset_map(plan)
+        aborted = _aborted_ranges(plan.aborted)
+        for group in _group_segments(plan.segments, plan.config.segment_bytes):
+            # A partition deleted (and perhaps recreated) meanwhile must not receive our .swap files.
+            if os.stat(plan.directory).st_ino != plan.directory_inode:
+                raise LogStorageError(f"{plan.directory} was replaced while it was being cleaned")
+            new = LogSegment.create(
+                plan.directory, group[0].base_offset, plan.config, plan.now_ms, suffix=CLEANED_SUFFIX
+            )
+            result.groups.append(CleanedGroup(tuple(group), new))
             _clean_group(plan, group, new, offset_map, aborted, result)
             new.on_become_inactive()
             new.flush()
             new.change_suffix(SWAP_SUFFIX)
-        except BaseException:
-            new.delete_files()
-            raise
-        result.groups.append(CleanedGroup(tuple(group), new))
-    try:
         fsync_dir(plan.directory)
-    except BaseException:
-        # The `.swap` files are complete segments a restart would install: not once this cleaning
-        # failed, over what may be cleaned (or deleted) since.
+    except BaseException as failure:
+        # Every group's files go, the earlier groups' `.swap` files too: complete segments a restart
+        # would install once this cleaning failed, over what may be cleaned (or truncated) since. The
+        # error is the caller's to classify (an OSError takes the dir offline); a `.swap` that cannot
+        # be unlinked is the disk failing too, and its dir must not serve on with it in place.
+        undeleted: OSError | None = None
         for cleaned in result.groups:
-            cleaned.new.delete_files()
+            try:
+                cleaned.new.delete_files()
+            except OSError as error:
+                undeleted = undeleted or error
+        if undeleted is not None and isinstance(failure, Exception) and not isinstance(failure, OSError):
+            raise undeleted from failure
         raise
     return result
 

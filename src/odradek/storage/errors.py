@@ -20,6 +20,11 @@ class LogStorageError(StorageError):
     """An I/O failure on a log directory (Kafka's KafkaStorageException): the partition is offline."""
 
 
+class LogDirReadError(LogStorageError):
+    """A file of a log dir that cannot be read at start-up (an offset checkpoint, a partition's
+    ``partition.metadata``): an IOException in Kafka's readers, which takes that log dir offline."""
+
+
 class InvalidLogConfigError(StorageError, ValueError):
     """A topic config value of the wrong type or out of range."""
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from odradek.storage.errors import OffsetOutOfRangeError
 from odradek.storage.files import read_exactly
+from odradek.storage.log_dir_failure import LogDirFailures, is_disk_error
 from odradek.storage.segment import LogSegment
 from odradek.storage.shared_file import SharedFile
 from odradek.storage.txn_index import AbortedTxn
@@ -44,31 +45,55 @@ class FileRegion:
     path: Path
     position: int
     length: int
+    #: Where a failed read of the file is reported (its log's dir goes offline); None in tools, tests.
+    failures: LogDirFailures | None = None
 
     @property
     def fd(self) -> int:
         return self.file.fd
 
     def read(self) -> bytes:
-        return read_exactly(self.fd, self.length, self.position)
+        """The region's bytes (a fetch copied into its answer, a move's copy); an I/O error takes the
+        log dir offline (LogStorageError) as any other read of the log does."""
+        try:
+            return read_exactly(self.fd, self.length, self.position)
+        except OSError as error:
+            if self.failures is None or not is_disk_error(error):
+                raise
+            raise self.failures.mark_offline(self.path.parent.parent, error) from error
 
     def hold(self) -> HeldRegion:
         """This region, to send later: its file stays open until the HeldRegion is closed. Raises
         ClosedFileError if the segment was closed since the read."""
-        return HeldRegion(self.file.hold(), self.position, self.length)
+        log_dir = self.path.parent.parent  # the segment's partition dir's parent
+        return HeldRegion(self.file.hold(), self.position, self.length, self.failures, log_dir)
 
 
 class HeldRegion:
     """A region an answer holds until it is sent or dropped (``close``): a counted hold on the
     segment's file, not a descriptor of its own."""
 
-    __slots__ = ("_file", "fd", "length", "position")
+    __slots__ = ("_failures", "_file", "_log_dir", "fd", "length", "position")
 
-    def __init__(self, file: SharedFile, position: int, length: int) -> None:
+    def __init__(
+        self,
+        file: SharedFile,
+        position: int,
+        length: int,
+        failures: LogDirFailures | None = None,
+        log_dir: Path | None = None,
+    ) -> None:
         self._file: SharedFile | None = file
         self.fd = file.fd
         self.position = position
         self.length = length
+        self._failures = failures
+        self._log_dir = log_dir
+
+    def read_failed(self, error: OSError) -> None:
+        """Sending it met an I/O error reading the file: the log dir failed, as for any read of it."""
+        if self._failures is not None and self._log_dir is not None and is_disk_error(error):
+            self._failures.mark_offline(self._log_dir, error)
 
     def __len__(self) -> int:
         return self.length
@@ -146,7 +171,9 @@ def read_log(
             continue
         incomplete = result.first_entry_incomplete
         if result.length > 0 and not incomplete:
-            regions = (FileRegion(segment.file, segment.log_path, result.position, result.length),)
+            regions = (
+                FileRegion(segment.file, segment.log_path, result.position, result.length, log.failures),
+            )
             if aborted is not None:
                 upper = segment.offset_index.upper_bound_offset(result.position + result.length)
                 if upper is None:

@@ -45,6 +45,7 @@ CLEAN_SHUTDOWN_MARKER = ".kafka_cleanshutdown"
 TOPICS_FILE = "__odradek_topics.json"
 DELETE_DIR_SUFFIX = "-delete"
 STRAY_DIR_SUFFIX = "-stray"
+FUTURE_DIR_SUFFIX = "-future"
 
 
 def offset_file_name(offset: int, suffix: str) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,8 +35,19 @@ class FlushJob:
     directory: Path | None = None
     #: The log's truncation count when the job was prepared (``Log.complete_flush`` compares it).
     truncations: int = 0
+    #: Told of an I/O error (the log's dir then goes offline: it raises LogStorageError); None: the
+    #: OSError is raised as it is.
+    failed: Callable[[OSError], None] | None = None
 
     def run(self) -> None:
+        try:
+            self._run()
+        except OSError as error:
+            if self.failed is not None:
+                self.failed(error)
+            raise
+
+    def _run(self) -> None:
         for segment in self.segments:
             if segment.closed:
                 continue

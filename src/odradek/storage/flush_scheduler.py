@@ -30,6 +30,7 @@ from odradek.storage.files import (
 )
 from odradek.storage.flush import FlushJob
 from odradek.storage.log import Log
+from odradek.storage.log_dir_failure import LogDirFailures
 from odradek.storage.partition import TopicPartition
 
 
@@ -67,8 +68,10 @@ class FlushScheduler:
         log_dirs: Sequence[Path],
         logs: Mapping[TopicPartition, Log],
         on_work_due: Callable[[], None] | None = None,
+        failures: LogDirFailures | None = None,
     ) -> None:
         self._log_dirs = log_dirs
+        self._failures = failures
         self._logs = logs
         self._on_work_due = on_work_due
         self._checkpoints = CheckpointWriter()
@@ -148,7 +151,9 @@ class FlushScheduler:
         before may have failed)."""
         self._checkpoint_due = False
         fsyncs = [
-            FlushJob(log.log_end_offset, [], [log.leader_epoch_cache.path], log.dir)
+            FlushJob(
+                log.log_end_offset, [], [log.leader_epoch_cache.path], log.dir, failed=self._reporter(log)
+            )
             for log in self._unsynced
             if self._logs.get(log.topic_partition) is log  # a deleted log's files are going
         ]
@@ -194,6 +199,17 @@ class FlushScheduler:
             ]
         )
 
+    def _reporter(self, log: Log) -> Callable[[OSError], None] | None:
+        """A failed fsync of ``log``'s files takes its log dir offline (raising LogStorageError)."""
+        failures = self._failures
+        if failures is None:
+            return None
+
+        def failed(error: OSError) -> None:
+            raise failures.mark_offline(log.dir.parent, error) from error
+
+        return failed
+
     def _captured(self, files: list[tuple[Path, dict[TopicPartition, int]]]) -> CheckpointJob:
         self._checkpoints.captured += 1
-        return CheckpointJob(files, self._checkpoints.captured, self._checkpoints)
+        return CheckpointJob(files, self._checkpoints.captured, self._checkpoints, self._failures)

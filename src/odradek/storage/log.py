@@ -10,6 +10,7 @@ lookup and a few header reads.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import uuid
@@ -24,9 +25,10 @@ from odradek.storage.fetch import FetchDataInfo, FetchIsolation, read_log
 from odradek.storage.files import DELETED_SUFFIX, Clock, system_clock
 from odradek.storage.flush import FlushJob, RecoveryPoint
 from odradek.storage.log_append import AppendResult, append_as_leader, append_replicated
+from odradek.storage.log_dir_failure import LogDirFailures
 from odradek.storage.log_loader import LoadedLog, load_log
 from odradek.storage.offsets_by_time import TimestampAndOffset, fetch_offset_by_timestamp
-from odradek.storage.partition import TopicPartition
+from odradek.storage.partition import TopicPartition, future_dir_partition
 from odradek.storage.prepared_appends import PreparedAppend
 from odradek.storage.producer_recovery import delete_snapshots_below, write_snapshot
 from odradek.storage.producer_state import AppendOrigin
@@ -60,25 +62,28 @@ class Log:
         clock: Clock = system_clock,
         auto_high_watermark: bool = True,
         events: LogEvents | None = None,
+        failures: LogDirFailures | None = None,
     ) -> None:
         self.dir = directory
         #: The topic id in ``partition.metadata`` (KIP-516); None for a log made without one.
         self.topic_id = loaded.topic_id
-        tp = TopicPartition.from_dir_name(directory.name)
+        tp = TopicPartition.from_dir_name(directory.name) or future_dir_partition(directory.name)
         self.topic_partition = tp if tp is not None else TopicPartition(directory.name, 0)
         self.config = config
         self.clock = clock
         self.leader_epoch_cache = loaded.leader_epoch_cache
         self.producer_state = loaded.producer_state
         self.auto_high_watermark = auto_high_watermark
-        """Single-node mode: the high watermark follows the log end after every append. Replication
-        turns this off and moves it with ``update_high_watermark``."""
+        """A leader alone in its ISR: the high watermark follows the log end after every append. The
+        partition's leadership sets it (partition/leader_replication.py); otherwise it is moved with
+        ``update_high_watermark``. LogManager opens every log without it (a follower's rule)."""
         self._segments = loaded.segments
         self._bases = [s.base_offset for s in loaded.segments]
         self._log_start_offset = loaded.log_start_offset
         self._recovery_point = RecoveryPoint(loaded.recovery_point, clock())
         self._high_watermark = loaded.log_start_offset
         self._events = events
+        self._failures = failures
         self.cleaner_checkpoint: int | None = None
         """First dirty offset for compaction (``cleaner-offset-checkpoint``), kept by the LogManager."""
         self.latest_delete_horizon: int | None = None
@@ -103,6 +108,7 @@ class Log:
         producer_id_expiration_ms: int = 86_400_000,
         auto_high_watermark: bool = True,
         events: LogEvents | None = None,
+        failures: LogDirFailures | None = None,
     ) -> Log:
         """Open (creating if needed) the log in ``directory``, recovering it as ``log_loader`` describes.
         Slow after an unclean shutdown: call it from a worker thread. ``events`` hears of the rolls and
@@ -124,6 +130,7 @@ class Log:
             clock=clock,
             auto_high_watermark=auto_high_watermark,
             events=events,
+            failures=failures,
         )
 
     # -- offsets ---------------------------------------------------------------------------------
@@ -153,6 +160,11 @@ class Log:
         return self._recovery_point.offset
 
     @property
+    def failures(self) -> LogDirFailures | None:
+        """Where an I/O error in the log's dir is reported (None in tools and tests)."""
+        return self._failures
+
+    @property
     def segments(self) -> Sequence[LogSegment]:
         """The segments, oldest first: a live view (no copy), so do not hold it across log changes."""
         return self._segments
@@ -177,10 +189,19 @@ class Log:
     def update_high_watermark(self, high_watermark: int) -> int:
         """Set the HW, clamped to [log start, log end]; returns the value set. It may go down (Kafka's
         updateHighWatermark): a follower takes its leader's, which lags after a leader change; a
-        leader only ever raises its own (cluster/replication/leader_replication.py)."""
+        leader only ever raises its own (partition/leader_replication.py)."""
         self._high_watermark = min(max(high_watermark, self._log_start_offset), self.log_end_offset)
         self.producer_state.on_high_watermark_updated(self._high_watermark)
         return self._high_watermark
+
+    def assign_leader_epoch(self, epoch: int, start_offset: int) -> bool:
+        """Record that ``epoch`` starts at ``start_offset`` (a leader's new epoch), its checkpoint
+        written in the dir; returns whether the epochs changed."""
+        try:
+            return self.leader_epoch_cache.assign(epoch, start_offset)
+        except OSError as error:
+            self._dir_failed(error)
+            raise
 
     def fetch_offset_by_timestamp(
         self, target_timestamp: int, isolation: FetchIsolation = FetchIsolation.LOG_END
@@ -214,15 +235,30 @@ class Log:
         the producer-state errors; DuplicateSequenceError carries the offsets a retried batch got the
         first time.
         """
-        return append_as_leader(self, records, leader_epoch, origin, prepared)
+        try:
+            return append_as_leader(self, records, leader_epoch, origin, prepared)
+        except OSError as error:
+            self._dir_failed(error)
+            raise
 
     def append_as_follower(self, records: bytearray | memoryview | bytes) -> AppendResult:
         """Append batches fetched from the leader, offsets and epochs as they are. A partial batch at
         the end (normal in a Fetch response) is left out."""
-        return append_replicated(self, records)
+        try:
+            return append_replicated(self, records)
+        except OSError as error:
+            self._dir_failed(error)
+            raise
 
     def roll(self) -> LogSegment:
         """Start a new active segment at the log end offset (no-op if the active one is empty)."""
+        try:
+            return self._roll()
+        except OSError as error:
+            self._dir_failed(error)
+            raise
+
+    def _roll(self) -> LogSegment:
         active = self._segments[-1]
         new_base = self.log_end_offset
         if active.size == 0 and active.base_offset == new_base:
@@ -255,7 +291,11 @@ class Log:
         """Regions for a Fetch from ``fetch_offset`` (a whole batch if it is mid-batch), at most
         ``max_bytes`` (but one whole batch with ``min_one_message``), never at or past the isolation's
         bound (or ``max_offset`` if lower). Raises OffsetOutOfRangeError outside [log start, log end]."""
-        return read_log(self, fetch_offset, max_bytes, isolation, min_one_message, max_offset)
+        try:
+            return read_log(self, fetch_offset, max_bytes, isolation, min_one_message, max_offset)
+        except OSError as error:
+            self._dir_failed(error)
+            raise
 
     def segment_index_for(self, offset: int) -> int:
         """Index in ``segments`` of the segment that would hold ``offset`` (the first one if below)."""
@@ -276,7 +316,11 @@ class Log:
         if offset <= self._log_start_offset:
             return
         self._log_start_offset = offset
-        self.leader_epoch_cache.truncate_from_start(offset)
+        try:
+            self.leader_epoch_cache.truncate_from_start(offset)
+        except OSError as error:  # its checkpoint rewritten in the dir
+            self._dir_failed(error)
+            raise
         self.producer_state.on_log_start_offset_incremented(offset)
         if self._high_watermark < offset:
             self.update_high_watermark(offset)
@@ -293,24 +337,40 @@ class Log:
         gone = {id(s) for s in segments}
         self._segments = [s for s in self._segments if id(s) not in gone]
         self._bases = [s.base_offset for s in self._segments]
+        failure: OSError | None = None
         for segment in segments:
             try:
                 segment.change_suffix(DELETED_SUFFIX)
             except OSError as error:  # out of the log all the same: unlinked later by the names it has
-                _log.warning("could not rename segment %s to .deleted: %s", segment.log_path, error)
+                failure = failure or error
         try:
             delete_snapshots_below(self.dir, self._segments[0].base_offset)
         except OSError as error:  # an old snapshot left behind goes at the next call
             _log.warning("could not delete producer snapshots in %s: %s", self.dir, error)
+        if failure is not None and self._failures is not None:
+            # As Kafka's deleteSegmentFiles, the dir failed: a start before the segment is unlinked
+            # would load it again, its records back below the log start. The segments are returned
+            # all the same (out of the log: closed, and unlinked by the names they have).
+            self._failures.mark_offline(self.dir.parent, failure)
+        elif failure is not None:
+            _log.warning("could not rename segments in %s to .deleted: %s", self.dir, failure)
         return list(segments)
 
     def truncate_to(self, offset: int) -> list[LogSegment]:
         """Replication: drop everything at or after ``offset``. Returns segments to delete later."""
-        return truncate_to(self, offset)
+        try:
+            return truncate_to(self, offset)
+        except OSError as error:
+            self._dir_failed(error)
+            raise
 
     def truncate_fully_and_start_at(self, offset: int) -> list[LogSegment]:
         """Replace the whole log by an empty one starting at ``offset``; returns segments to delete."""
-        return truncate_fully_and_start_at(self, offset)
+        try:
+            return truncate_fully_and_start_at(self, offset)
+        except OSError as error:
+            self._dir_failed(error)
+            raise
 
     def reset_offsets(self, *, log_start_offset: int, recovery_point: int) -> None:
         """Set the log start offset and recovery point outright (truncation moves them down)."""
@@ -358,9 +418,11 @@ class Log:
     def prepare_flush(self, up_to_offset: int | None = None) -> FlushJob | None:
         """The fsyncs making everything below ``up_to_offset`` (default: the log end) durable: run the
         job in a worker thread, then ``complete_flush`` (see flush.py)."""
-        return self._recovery_point.prepare(
+        job = self._recovery_point.prepare(
             self._segments, self.log_end_offset, up_to_offset, self.leader_epoch_cache.path, self.dir
         )
+        # a failed fsync takes the log dir offline, wherever the job runs (never retried: see flush.py)
+        return None if job is None else dataclasses.replace(job, failed=self._dir_failed)
 
     def prepare_roll_flush(self) -> FlushJob | None:
         """The flush a roll asked for: everything below the newest rolled segment (None: done)."""
@@ -415,6 +477,13 @@ class Log:
         self._segments[start : start + len(old)] = [new]
         self._bases = [s.base_offset for s in self._segments]
         return True
+
+    def _dir_failed(self, error: OSError) -> None:
+        """An I/O error in the log's dir: as Kafka, the whole dir goes offline, and this raises the
+        LogStorageError (KAFKA_STORAGE_ERROR to clients); without a channel (tests, tools) it returns
+        and the OSError goes on as it is."""
+        if self._failures is not None:
+            raise self._failures.mark_offline(self.dir.parent, error) from error
 
     def _set_segments(self, segments: list[LogSegment]) -> None:
         self._segments = segments

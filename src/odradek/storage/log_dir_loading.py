@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from odradek.storage.checkpoints import CheckpointFormatError, read_offset_checkpoint, unreadable_checkpoint
-from odradek.storage.errors import LogStorageError
+from odradek.storage.errors import LogDirReadError, LogStorageError
 from odradek.storage.files import (
     CLEAN_SHUTDOWN_MARKER,
     CLEANER_OFFSET_CHECKPOINT,
@@ -30,7 +30,13 @@ from odradek.storage.files import (
 )
 from odradek.storage.log import Log
 from odradek.storage.log_deletion import remove_directory
-from odradek.storage.partition import TopicPartition, delete_dir_name, is_delete_dir_name, is_stray_dir_name
+from odradek.storage.partition import (
+    TopicPartition,
+    delete_dir_name,
+    future_dir_partition,
+    is_delete_dir_name,
+    is_stray_dir_name,
+)
 from odradek.storage.stray_logs import set_aside, stray_reason
 from odradek.storage.topic_store import TopicRecord
 
@@ -68,6 +74,7 @@ def load_log_dir(
     open_log: OpenLog,
     deleting: Mapping[str, uuid.UUID],
     topics: Mapping[str, TopicRecord] | None,
+    futures: dict[TopicPartition, Log] | None = None,
 ) -> tuple[dict[TopicPartition, Log], bool]:
     """The logs of ``log_dir``, and whether any directory was removed or set aside (the offset
     checkpoints then name partitions that are gone). ``topics``: a single node's topic store, which
@@ -86,6 +93,14 @@ def load_log_dir(
         if is_stray_dir_name(child.name):
             # As Kafka: kept, never served or removed, for the operator to look at or delete.
             _log.warning("stray partition directory %s: not served; remove it once not needed", child)
+            continue
+        future_of = future_dir_partition(child.name)
+        if future_of is not None and futures is not None:
+            if future_of.topic in deleting or (topics is not None and future_of.topic not in topics):
+                remove_directory(child)  # a move of a partition that is gone
+                continue
+            # a replica moving here when the broker stopped: the copy resumes (log_moves.py)
+            futures[future_of] = open_log(child, future_of, offsets)
             continue
         tp = TopicPartition.from_dir_name(child.name)
         if tp is None:
@@ -121,6 +136,7 @@ def _read_checkpoint(path: Path) -> dict[TopicPartition, int]:
     try:
         return read_offset_checkpoint(path)
     except CheckpointFormatError as e:
-        # Kafka takes the log dir offline (CheckpointFileWithFailureHandler), so a broker with one log
-        # dir stops: guessing offsets could serve records below the log start, or skip recovery.
-        raise LogStorageError(unreadable_checkpoint(e)) from e
+        # Kafka takes the log dir offline (CheckpointFileWithFailureHandler): the broker starts with the
+        # others, and one with a single log dir stops. Guessing offsets could serve records below the
+        # log start, or skip recovery.
+        raise LogDirReadError(unreadable_checkpoint(e)) from e

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from odradek.storage.checkpoints import CheckpointFormatError, read_meta_properties
 from odradek.storage.errors import LogStorageError
 
 LOCK_FILE_NAME: Final = ".lock"
@@ -26,24 +27,49 @@ class LogDirLockedError(LogStorageError):
 class LogDirLocks:
     """The held locks of a broker's log dirs; ``release`` gives them up (at shutdown)."""
 
-    def __init__(self, descriptors: list[int]) -> None:
+    def __init__(self, descriptors: list[int], offline: dict[Path, LogStorageError] | None = None) -> None:
         self._descriptors = descriptors
+        #: The log dirs that could not be created, read or locked (a disk error), or whose
+        #: meta.properties cannot be read, with why: the broker starts with them offline, as Kafka
+        #: 3.9's createAndValidateLogDirs, lockLogDirs and MetaPropertiesEnsemble's error dirs.
+        self.offline = dict(offline or {})
 
     @classmethod
     def acquire(cls, log_dirs: Sequence[Path]) -> LogDirLocks:
-        """Create each log dir if missing and lock it; releases what it took if any dir fails."""
+        """Create each log dir if missing and lock it; one that fails (not a directory, unreadable, a
+        disk error, a meta.properties that cannot be read) is left ``offline`` when the others can be
+        used. Refuses (releasing what it took)
+        when another process holds one, when none can be used, or when the first cannot: odradek keeps
+        its own metadata (topic store, node-local stores) in the first log dir, where Kafka keeps none."""
         canonical = [os.path.realpath(log_dir) for log_dir in log_dirs]
         if len(set(canonical)) != len(canonical):
             # Locking it twice would fail as if another broker held it: name the real mistake.
             raise LogStorageError(f"Duplicate log directory found: {', '.join(str(d) for d in log_dirs)}")
         descriptors: list[int] = []
+        offline: dict[Path, LogStorageError] = {}
         try:
             for log_dir in log_dirs:
-                descriptors.append(_lock(log_dir))
+                try:
+                    descriptors.append(_lock(log_dir))
+                    _check_meta_properties(log_dir)
+                except LogDirLockedError:
+                    raise
+                except LogStorageError as error:
+                    offline[log_dir] = error
+            if len(offline) == len(log_dirs):
+                raise LogStorageError(
+                    "None of the log dirs can be created or validated: "
+                    + "; ".join(str(error) for error in offline.values())
+                )
+            if log_dirs and log_dirs[0] in offline:
+                raise LogStorageError(
+                    f"{offline[log_dirs[0]]}: the first log dir holds the broker's own metadata and must be "
+                    "usable (another may start offline)"
+                )
         except BaseException:
             cls(descriptors).release()
             raise
-        return cls(descriptors)
+        return cls(descriptors, offline)
 
     def release(self) -> None:
         descriptors, self._descriptors = self._descriptors, []
@@ -77,3 +103,16 @@ def _lock(log_dir: Path) -> int:
             f"Failed to lock {log_dir / LOCK_FILE_NAME}: {error.strerror or error}"
         ) from None
     return fd
+
+
+def _check_meta_properties(log_dir: Path) -> None:
+    """Raise LogStorageError if the dir's meta.properties exists and cannot be read: Kafka's
+    MetaPropertiesEnsemble.Loader counts such a dir among its error dirs (offline from the start)."""
+    try:
+        read_meta_properties(log_dir)
+    except CheckpointFormatError as error:
+        raise LogStorageError(str(error)) from None
+    except OSError as error:
+        raise LogStorageError(
+            f"Error while reading {log_dir / 'meta.properties'}: {error.strerror or error}"
+        ) from None

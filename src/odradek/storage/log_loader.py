@@ -32,7 +32,7 @@ from pathlib import Path
 from odradek.protocol.records import RecordBatchHeader
 from odradek.storage.checkpoints import CheckpointFormatError, read_partition_metadata, unreadable_checkpoint
 from odradek.storage.config import LogConfig
-from odradek.storage.errors import CorruptIndexError, LogStorageError
+from odradek.storage.errors import CorruptIndexError, LogDirReadError
 from odradek.storage.files import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
@@ -85,7 +85,7 @@ def load_log(
     try:
         topic_id = read_partition_metadata(directory)
     except CheckpointFormatError as error:  # fsynced before its rename: not a crash's doing
-        raise LogStorageError(unreadable_checkpoint(error)) from error
+        raise LogDirReadError(unreadable_checkpoint(error)) from error
     _remove_temp_files_and_complete_swaps(directory, config, now_ms)
     segments, cut_at_open = _open_segments(directory, config, now_ms)
     first_base = segments[0].base_offset if segments else 0

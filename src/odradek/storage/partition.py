@@ -7,12 +7,14 @@ import re
 import uuid
 from typing import NamedTuple
 
-from odradek.storage.files import DELETE_DIR_SUFFIX, STRAY_DIR_SUFFIX
+from odradek.storage.files import DELETE_DIR_SUFFIX, FUTURE_DIR_SUFFIX, STRAY_DIR_SUFFIX
 
 # Kafka: `<topic>-<partition>.<32 hex uuid>-delete` for a partition directory awaiting removal, and
 # `-stray` for one set aside because it is not the topic it is named after (kept for the operator).
 _DELETE_DIR = re.compile(r"^(?P<tp>.+-\d+)\.(?P<uid>[0-9a-f]{32})-delete$")
 _STRAY_DIR = re.compile(r"^(?P<tp>.+-\d+)\.(?P<uid>[0-9a-f]{32})-stray$")
+#: A replica being moved to another log dir (KIP-113): its copy there until it catches up.
+_FUTURE_DIR = re.compile(r"^(?P<tp>.+-\d+)\.(?P<uid>[0-9a-f]{32})-future$")
 #: The longest file name Linux file systems (ext4, xfs, tmpfs) take, in bytes.
 MAX_FILE_NAME_BYTES = 255
 
@@ -47,6 +49,18 @@ def delete_dir_name(tp: TopicPartition) -> str:
 def stray_dir_name(tp: TopicPartition) -> str:
     """The name a stray partition directory is set aside under (Kafka's ``logStrayDirName``)."""
     return _renamed_dir_name(tp, STRAY_DIR_SUFFIX)
+
+
+def future_dir_name(tp: TopicPartition) -> str:
+    """Kafka's ``logFutureDirName``: ``<topic>-<partition>.<uuid>-future`` (the topic is never cut:
+    AlterReplicaLogDirs refuses a topic too long for it, as Kafka)."""
+    return f"{tp.dir_name}.{uuid.uuid4().hex}{FUTURE_DIR_SUFFIX}"
+
+
+def future_dir_partition(name: str) -> TopicPartition | None:
+    """The partition a future log's directory is of; None for any other name."""
+    match = _FUTURE_DIR.match(name)
+    return None if match is None else TopicPartition.from_dir_name(match.group("tp"))
 
 
 def is_delete_dir_name(name: str) -> bool:

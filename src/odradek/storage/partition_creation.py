@@ -52,6 +52,7 @@ from odradek.storage.checkpoints import write_partition_metadata
 from odradek.storage.config import LogConfig
 from odradek.storage.files import fsync_dir
 from odradek.storage.log import Log
+from odradek.storage.log_dir_failure import LogDirFailures
 from odradek.storage.partition import stray_dir_name
 from odradek.storage.topic_store import TopicRecord, TopicStore
 
@@ -81,6 +82,8 @@ class PartitionCreationJob:
     adopted: dict[int, Log] = field(default_factory=dict)
     #: Filled by ``run``: partition -> its open log.
     logs: dict[int, Log] = field(default_factory=dict)
+    #: Where an I/O error making a partition in a log dir is reported (Kafka's getOrCreateLog).
+    failures: LogDirFailures | None = None
 
     @property
     def has_work(self) -> bool:
@@ -89,6 +92,8 @@ class PartitionCreationJob:
     def run(self) -> None:
         """Every file operation of the job; call it in a worker thread."""
         made: list[Path] = []
+        #: The log dir being written (None: the topic store, odradek's own file in the first dir).
+        log_dir: Path | None = None
         try:
             if self.strays:
                 self._set_strays_aside()
@@ -96,9 +101,11 @@ class PartitionCreationJob:
                 self.store.put_topic(self.record)
             for partition, adopted in self.adopted.items():
                 assert self.topic_id is not None
+                log_dir = adopted.dir.parent
                 write_partition_metadata(adopted.dir, self.topic_id)
                 self.logs[partition] = adopted
             for partition, directory in self.directories.items():
+                log_dir = directory.parent
                 if not directory.exists():
                     directory.mkdir(parents=True)
                     made.append(directory)
@@ -107,6 +114,12 @@ class PartitionCreationJob:
                 self.logs[partition] = self.open_log(directory, self.config)  # fsyncs the directory last
             for log_dir in sorted({directory.parent for directory in self.directories.values()}):
                 fsync_dir(log_dir)
+        except OSError as error:
+            self._undo(made)
+            if self.failures is None or log_dir is None:
+                raise
+            # as Kafka's getOrCreateLog: the dir failed, not just this partition; the next would too
+            raise self.failures.mark_offline(log_dir, error) from error
         except BaseException:
             self._undo(made)
             raise

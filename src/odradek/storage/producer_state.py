@@ -267,8 +267,9 @@ class ProducerStateManager:
 
     @property
     def first_unstable_offset(self) -> int | None:
-        candidates = [*self.ongoing_txns, *self.unreplicated_txns]
-        return min(candidates) if candidates else None
+        if not self.ongoing_txns and not self.unreplicated_txns:
+            return None  # nearly always, and asked for each partition of every fetch: no list built
+        return min([*self.ongoing_txns, *self.unreplicated_txns])
 
     def on_high_watermark_updated(self, high_watermark: int) -> None:
         self._remove_unreplicated(high_watermark)

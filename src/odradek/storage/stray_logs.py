@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from odradek.storage.checkpoints import CheckpointFormatError, read_partition_metadata, unreadable_checkpoint
-from odradek.storage.errors import LogStorageError
+from odradek.storage.errors import LogDirReadError, LogStorageError
 from odradek.storage.files import TOPICS_FILE, fsync_dir
 from odradek.storage.partition import (
     TopicPartition,
@@ -38,7 +38,7 @@ def stray_reason(directory: Path, tp: TopicPartition, record: TopicRecord | None
     try:
         topic_id = read_partition_metadata(directory)
     except CheckpointFormatError as error:
-        raise LogStorageError(unreadable_checkpoint(error)) from error
+        raise LogDirReadError(unreadable_checkpoint(error)) from error
     if topic_id is not None and topic_id != record.topic_id:
         return (
             f"it holds topic id {topic_id_to_string(topic_id)}, not the topic's "

@@ -32,6 +32,7 @@ def reports(
     work = tmp_path_factory.mktemp("java-cluster")
     connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
     security = JavaSecurity(work / "security", {node: host(node) for node in BROKER_IDS})
+    # share groups (KIP-932, ShareConsumerTest) are served by default, as by Kafka 4.4
     cluster = Cluster(work, connect, replication=3, min_isr=2, node_settings=security.broker_settings)
     try:
         for broker in cluster.brokers.values():

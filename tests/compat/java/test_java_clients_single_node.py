@@ -23,11 +23,13 @@ def reports(
     lines, only = java_suite.selected_tests(request)  # pytest -k runs only what it picked
     work = tmp_path_factory.mktemp("java-single-node")
     security = JavaSecurity(work / "security", {1: "127.0.0.1"})
-    port = free_port()
-    settings = java_suite.SINGLE_NODE_SETTINGS | security.broker_settings(1, port)
+    port, metrics_port = free_port(), free_port()
+    settings = java_suite.SINGLE_NODE_SETTINGS | security.broker_settings(1, port)  # share groups: by default
+    settings["metrics.port"] = str(metrics_port)  # ClientTelemetryTest reads what clients pushed there
     broker = BrokerProcess(work / "data", settings, port=port).start()
     try:
-        target = java_suite.Target(TARGET, broker.bootstrap, 1, security=security)
+        metrics = f"http://127.0.0.1:{metrics_port}/metrics"
+        target = java_suite.Target(TARGET, broker.bootstrap, 1, security=security, metrics=metrics)
         yield java_suite.run_lines(target, work, lines, only=only)
     finally:
         broker.stop()

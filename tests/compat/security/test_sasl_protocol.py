@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from odradek.handlers.registry import REGISTRY
+from odradek.handlers._common.registry import REGISTRY
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.frames import encode_request
@@ -79,7 +79,12 @@ def test_every_other_api_before_authentication_closes_the_connection_unanswered(
 
 def test_api_versions_is_answered_before_authentication(secure_broker: SecureBroker) -> None:
     with RawClient(secure_broker.ports["SASL_PLAINTEXT"]) as client:
-        keys = {api.api_key for api in client.request(ApiVersionsRequest(), 3).api_keys}
+        keys = {
+            api.api_key
+            for api in client.request(
+                ApiVersionsRequest(client_software_name="odradek-tests", client_software_version="1.0"), 3
+            ).api_keys
+        }
     assert {ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE} <= keys
 
 

@@ -14,12 +14,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from odradek.cluster.replication.isr_updates import CommittedIsr, IsrUpdateFailed, IsrUpdater, ProposedIsr
 from odradek.cluster.zookeeper import topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.controller_election import active_controller
 from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode
 from odradek.config.broker import BrokerConfig
+from odradek.partition.isr_updates import CommittedIsr, IsrUpdateFailed, IsrUpdater, ProposedIsr
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from odradek.server.broker import Broker

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from odradek.cluster.metadata import ClusterMetadata
-from odradek.cluster.zk_topic_configs import TopicConfigSync
+from odradek.cluster.metadata.topic_configs import TopicConfigSync
 from odradek.cluster.zookeeper import configs, paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.notifications import purge_expired_notifications

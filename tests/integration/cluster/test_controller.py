@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from odradek.cluster.controller import alter_partition, events, requests
+from odradek.cluster.controller import events, isr_changes, requests
 from odradek.cluster.controller.channel import ControllerChannelManager
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import TopicPartition
@@ -583,7 +583,7 @@ def test_a_broker_that_shut_down_and_registered_again_unnoticed_is_no_longer_shu
         assert 2 not in context.shutting_down
         # its leader may take it back into the ISR
         znode, version = await c.wait_state("t", 0, lambda s: s.leader == 3)
-        back = alter_partition.IsrChangeRequest(
+        back = isr_changes.IsrChangeRequest(
             topic="t",
             topic_id=None,
             partition=0,

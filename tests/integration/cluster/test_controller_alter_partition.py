@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from odradek.cluster.controller import broker_changes, reassignment_hooks
-from odradek.cluster.controller.alter_partition import UNKNOWN_BROKER_EPOCH, IsrChangeRequest
+from odradek.cluster.controller import broker_changes, reassignment
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import TopicPartition
 from odradek.cluster.controller.controller import KafkaController
+from odradek.cluster.controller.isr_changes import UNKNOWN_BROKER_EPOCH, IsrChangeRequest
 from odradek.cluster.controller.leader_elections import PREFERRED_ELECTION, UNCLEAN_ELECTION
 from odradek.cluster.controller.term import ControllerTerm
 from odradek.cluster.inter_broker_versions import InterBrokerVersions
@@ -190,7 +190,7 @@ def test_a_retried_request_repeating_the_current_state_is_answered_with_it(
     async def on_isr_change(term: object, topic: str, partition: int) -> None:
         told.append((topic, partition))
 
-    monkeypatch.setattr(reassignment_hooks, "on_isr_change", on_isr_change)
+    monkeypatch.setattr(reassignment, "on_isr_change", on_isr_change)
 
     async def scenario(s: Setup) -> None:
         assert await s.alter(change((1, 3), 0)) == (ErrorCode.NONE, [ErrorCode.NONE])

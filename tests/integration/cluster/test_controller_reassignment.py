@@ -354,7 +354,7 @@ def _plan(found: tuple[bytes, Any] | None) -> set[tuple[str, int]]:
 def test_the_leaders_alter_partition_that_puts_the_target_in_the_isr_completes_the_reassignment(
     connect_zk: Callable[[], ZooKeeperClient],
 ) -> None:
-    from odradek.cluster.controller.alter_partition import UNKNOWN_BROKER_EPOCH, IsrChangeRequest
+    from odradek.cluster.controller.isr_changes import UNKNOWN_BROKER_EPOCH, IsrChangeRequest
 
     async def scenario(c: Cluster) -> None:
         controller = await c.controller(3)

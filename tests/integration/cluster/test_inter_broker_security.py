@@ -27,14 +27,14 @@ import trustme
 
 from odradek.cluster.inter_broker_connection import inter_broker_security
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker
+from odradek.cluster.metadata.scram_credentials import ZkScramCredentialStore
 from odradek.cluster.replication.alter_partition import AlterPartitionManager
-from odradek.cluster.replication.isr_updates import CommittedIsr, ProposedIsr
-from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zookeeper import paths as zk_paths
 from odradek.cluster.zookeeper import topics as zk_topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.config import BrokerConfig
-from odradek.handlers.services import FIRST_METADATA_WAIT_S
+from odradek.handlers._common.services import FIRST_METADATA_WAIT_S
+from odradek.partition.isr_updates import CommittedIsr, ProposedIsr
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.controlled_shutdown import ControlledShutdownRequest
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse

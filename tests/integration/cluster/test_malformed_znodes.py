@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from odradek.cluster.controller import zk_state
-from odradek.cluster.zk_topic_configs import TopicConfigSync
+from odradek.cluster.metadata.topic_configs import TopicConfigSync
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
 from odradek.cluster.zookeeper.brokers import register_broker

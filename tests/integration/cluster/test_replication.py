@@ -512,6 +512,7 @@ def test_an_offset_commit_waits_for_the_in_sync_replicas_of_its_offsets_partitio
     from odradek.coordinator.runtime import partition_for
 
     cluster.create("committed")
+    _ensure_offsets_topic(cluster)  # made by a FindCoordinator, not by this module's earlier tests
     group = "waits-for-replicas"
     offsets_state = f"__consumer_offsets-{partition_for(group, 3)}"
     topic, partition = offsets_state.rsplit("-", 1)

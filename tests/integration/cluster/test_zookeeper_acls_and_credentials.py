@@ -13,8 +13,8 @@ from typing import TypeVar
 import pytest
 from kazoo.client import KazooClient
 
-from odradek.cluster.zk_acls import AclChangeListener, ZkAclStore
-from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
+from odradek.cluster.metadata.acls import AclChangeListener, ZkAclStore
+from odradek.cluster.metadata.scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zookeeper.acl_znodes import EXTENDED_CHANGES, LITERAL_CHANGES
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.configs import set_entity_config
@@ -261,3 +261,26 @@ def test_a_user_znode_name_kafka_would_not_write_is_skipped(
     _run(lambda: writer.alter({("ann", "SCRAM-SHA-256"): _credential("pw")}, set()))
     assert list(ZkScramCredentialStore(connect_zk()).load().credentials) == ["ann"]
     _run(lambda: writer.user_changed("%FF"))
+
+
+def test_acls_too_big_for_a_znode_are_refused_without_losing_the_zookeeper_session(
+    connect_zk: Callable[[], ZooKeeperClient],
+) -> None:
+    """20,000 ACLs on one resource (one CreateAcls) make a znode of about 1.5 MB, over ZooKeeper's
+    packet limit (jute.maxbuffer, 1 MB): sent, ZooKeeper dropped the connection (every watch of the
+    broker fired again) and the write was reported as unanswered after the session timeout."""
+    zk = connect_zk()
+    authorizer = _authorizer(zk)
+    session = zk.session_id
+    many = [
+        AclBinding(
+            ORDERS,
+            AccessControlEntry(f"User:user-number-{n}", "*", AclOperation.READ, AclPermissionType.ALLOW),
+        )
+        for n in range(20_000)
+    ]
+    with pytest.raises(AclStoreError, match="bytes"):
+        _run(lambda: authorizer.create_acls(many))
+    assert zk.connected and zk.session_id == session
+    _run(lambda: authorizer.create_acls(many[:100]))
+    assert len(authorizer.acls(EVERYTHING)) == 100

@@ -12,19 +12,18 @@ from collections.abc import Callable
 import pytest
 from kazoo.client import KazooClient
 
-from odradek.cluster.zk_client_quotas import ZkClientQuotas
-from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
+from odradek.cluster.metadata.client_quotas import ZkQuotaStore
+from odradek.cluster.metadata.scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zookeeper.client import ZooKeeperClient
-from odradek.security.client_quotas import ClientQuotas
 from odradek.security.quota_entities import QuotaEntity
 from odradek.security.scram_credentials import credential_from_password
 
 pytestmark = pytest.mark.timeout(120)
 
 
-def _quotas(zk: ZooKeeperClient) -> ZkClientQuotas:
+def _quotas(zk: ZooKeeperClient) -> ZkQuotaStore:
     zk.ensure_persistent_paths()
-    return ZkClientQuotas(zk, ClientQuotas(window_num=11, window_size_seconds=1))
+    return ZkQuotaStore(zk)
 
 
 def _chroot(zookeeper_connect: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from odradek.config.broker import BrokerConfig
-from odradek.handlers.registry import REGISTRY, Registration
+from odradek.handlers._common.registry import REGISTRY, Registration
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.api_versions import ApiVersionsRequest
@@ -289,3 +289,36 @@ def _closed_after(port: int, request: Any, version: int) -> bool:
     with RawClient(port) as client:
         client.send(request, version)
         return client.wait_closed()
+
+
+def test_a_cancelled_error_escaping_a_handler_is_answered_and_the_connection_served_still(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A handler awaiting a task it shares with others (a share partition's load, a topic's creation)
+    gets CancelledError when that task is cancelled, not the request: it ended the connection's serving
+    task as cancelled, which left the connection open, unanswered and never read again (its client
+    waited out its request timeout). Answered as any unexpected failure, and the next request served."""
+
+    async def cancelled(request: Any, context: Any) -> Any:
+        shared = asyncio.ensure_future(asyncio.sleep(3600))
+        asyncio.get_running_loop().call_soon(shared.cancel)
+        return await asyncio.shield(shared)
+
+    served = REGISTRY[ApiKey.METADATA]
+    monkeypatch.setitem(
+        REGISTRY,
+        ApiKey.METADATA,
+        Registration(ApiKey.METADATA, served.min_version, served.max_version, cancelled),
+    )
+
+    def exchange(port: int) -> None:
+        with RawClient(port) as client:
+            answer = client.request(MetadataRequest(topics=[MetadataRequestTopic(name="orders")]), 9)
+            assert [(t.name, t.error_code) for t in answer.topics] == [("orders", UNKNOWN_SERVER_ERROR)]
+            assert client.request(ApiVersionsRequest(), 0).error_code == 0
+
+    async def scenario() -> None:
+        async with _broker(tmp_path) as (port, _):
+            await asyncio.to_thread(exchange, port)
+
+    asyncio.run(scenario())

@@ -18,7 +18,9 @@ pytestmark = pytest.mark.timeout(60)
 
 def test_api_versions_does_not_list_the_controller_apis(shared_broker: BrokerProcess) -> None:
     with RawClient(shared_broker.port) as client:
-        response = client.request(ApiVersionsRequest(), 3)
+        response = client.request(
+            ApiVersionsRequest(client_software_name="odradek-tests", client_software_version="1.0"), 3
+        )
     listed = {entry.api_key for entry in response.api_keys}
     assert ApiKey.METADATA in listed
     assert not listed & {ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA}

@@ -12,6 +12,11 @@ from pathlib import Path
 import pytest
 
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnTopic,
+    AddPartitionsToTxnTransaction,
+)
 from odradek.protocol.messages.describe_producers import DescribeProducersRequest
 from odradek.protocol.messages.describe_producers import TopicRequest as DescribeProducersTopic
 from odradek.protocol.messages.describe_transactions import DescribeTransactionsRequest
@@ -124,11 +129,67 @@ def test_a_stray_transactional_batch_is_refused_and_does_not_stall_read_committe
     create_topics(client, "stray")
     pid, _, epoch = init(client, "stray-producer")
     # Not added to a transaction: refused, nothing appended (it would pin the last stable offset).
-    assert produce(client, "stray", [b"stray"], pid, epoch, transactional=True)[0] is E.INVALID_TXN_STATE
+    stray = produce(client, "stray", [b"stray"], pid, epoch, transactional=True, txn_id="stray-producer")
+    assert stray[0] is E.INVALID_TXN_STATE
     assert produce(client, "stray", [b"plain"]) == (E.NONE, 0)
     fetched = read_committed(client, "stray")
     assert (fetched.high_watermark, fetched.last_stable_offset) == (1, 1)
     assert committed_values(fetched) == [b"plain"]
+
+
+def test_a_transactional_batch_without_a_transactional_id_cannot_join_another_producers_transaction(
+    client: RawClient,
+) -> None:
+    """A Produce carrying transactional batches but no transactional id was checked against the
+    producer id's transaction alone: any client that may write the topic appended, in an ongoing
+    transaction's name (its producer id, epoch and next sequence are in DescribeProducers), records the
+    owner then committed, without WRITE on its transactional id. As Kafka's KafkaApis, transactional
+    records need the request's transactional id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED."""
+    create_topics(client, "joined")
+    pid, _, epoch = init(client, "owner")
+    assert add_partitions(client, "owner", pid, epoch, "joined") is E.NONE
+    assert produce(client, "joined", [b"owner"], pid, epoch, 0, True, "owner") == (E.NONE, 0)
+
+    injected = produce(client, "joined", [b"injected"], pid, epoch, 1, transactional=True)
+
+    assert injected[0] is E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert end_txn(client, "owner", pid, epoch, committed=True) is E.NONE
+    assert committed_values(read_committed(client, "joined", max_wait_ms=500)) == [b"owner"]
+
+
+def test_a_transactional_id_cannot_append_in_another_ids_producer_transaction(client: RawClient) -> None:
+    """KIP-890's check asked the producer id's transaction only, not whether it is the request's
+    transactional id's: a client that may write its own transactional id appended, in another id's
+    ongoing transaction (its producer id and epoch are in DescribeProducers), records the owner then
+    committed, and a leader's verify_only AddPartitionsToTxn was answered NONE for it. As Kafka's
+    coordinator (handleVerifyPartitionsInTransaction): INVALID_PRODUCER_ID_MAPPING."""
+    create_topics(client, "borrowed")
+    pid, _, epoch = init(client, "lender")
+    init(client, "borrower")
+    assert add_partitions(client, "lender", pid, epoch, "borrowed") is E.NONE
+
+    borrowed = produce(client, "borrowed", [b"injected"], pid, epoch, 0, True, "borrower")
+    verify_only = client.request(
+        AddPartitionsToTxnRequest(
+            transactions=[
+                AddPartitionsToTxnTransaction(
+                    transactional_id="borrower",
+                    producer_id=pid,
+                    producer_epoch=epoch,
+                    verify_only=True,
+                    topics=[AddPartitionsToTxnTopic(name="borrowed", partitions=[0])],
+                )
+            ]
+        ),
+        4,
+    )
+
+    assert borrowed[0] is E.INVALID_PRODUCER_ID_MAPPING
+    answered = verify_only.results_by_transaction[0].topic_results[0].results_by_partition[0]
+    assert answered.partition_error_code == E.INVALID_PRODUCER_ID_MAPPING
+    assert produce(client, "borrowed", [b"owner"], pid, epoch, 0, True, "lender") == (E.NONE, 0)
+    assert end_txn(client, "lender", pid, epoch, committed=True) is E.NONE
+    assert committed_values(read_committed(client, "borrowed", max_wait_ms=500)) == [b"owner"]
 
 
 def test_commit_and_abort_as_a_read_committed_fetch_sees_them(client: RawClient) -> None:
@@ -174,7 +235,7 @@ def test_a_new_instance_aborts_the_old_ones_transaction_and_fences_it(client: Ra
     create_topics(client, "fence")
     pid, _, epoch = init(client, "fence-producer")
     assert add_partitions(client, "fence-producer", pid, epoch, "fence") is E.NONE
-    assert produce(client, "fence", [b"zombie"], pid, epoch, 0, True)[0] is E.NONE
+    assert produce(client, "fence", [b"zombie"], pid, epoch, 0, True, "fence-producer")[0] is E.NONE
     first = client.request(
         InitProducerIdRequest(transactional_id="fence-producer", transaction_timeout_ms=60000), 4
     )
@@ -187,7 +248,10 @@ def test_a_new_instance_aborts_the_old_ones_transaction_and_fences_it(client: Ra
         add_partitions(client, "fence-producer", pid, epoch, "fence", version=1) is E.INVALID_PRODUCER_EPOCH
     )
     assert end_txn(client, "fence-producer", pid, epoch, committed=True) is E.PRODUCER_FENCED
-    assert produce(client, "fence", [b"late"], pid, epoch, 1, True)[0] is E.INVALID_PRODUCER_EPOCH
+    assert (
+        produce(client, "fence", [b"late"], pid, epoch, 1, True, "fence-producer")[0]
+        is E.INVALID_PRODUCER_EPOCH
+    )
     fetched = read_committed(client, "fence")
     assert fetched.last_stable_offset == fetched.high_watermark == 2  # zombie + ABORT
     assert committed_values(fetched) == []
@@ -199,7 +263,7 @@ def test_a_timed_out_transaction_is_aborted_by_the_coordinator(client: RawClient
     pid, _, epoch = init(client, "timeout-producer", timeout_ms=timeout_ms)
     assert add_partitions(client, "timeout-producer", pid, epoch, "timeout") is E.NONE
     started = time.monotonic()
-    assert produce(client, "timeout", [b"abandoned"], pid, epoch, 0, True)[0] is E.NONE
+    assert produce(client, "timeout", [b"abandoned"], pid, epoch, 0, True, "timeout-producer")[0] is E.NONE
     assert produce(client, "timeout", [b"later, plain"])[0] is E.NONE
     while read_committed(client, "timeout").last_stable_offset == 0:
         assert time.monotonic() - started < (timeout_ms + CLEANUP_MS) / 1000 + 2
@@ -219,10 +283,14 @@ def test_coordinator_state_is_replayed_after_a_restart(tmp_path: Path, crash: bo
             create_topics(client, "replayed")
             pid, _, epoch = init(client, "replayed-producer")
             assert add_partitions(client, "replayed-producer", pid, epoch, "replayed") is E.NONE
-            assert produce(client, "replayed", [b"done"], pid, epoch, 0, True)[0] is E.NONE
+            assert (
+                produce(client, "replayed", [b"done"], pid, epoch, 0, True, "replayed-producer")[0] is E.NONE
+            )
             assert end_txn(client, "replayed-producer", pid, epoch, committed=True) is E.NONE
             assert add_partitions(client, "replayed-producer", pid, epoch, "replayed") is E.NONE
-            assert produce(client, "replayed", [b"open"], pid, epoch, 1, True)[0] is E.NONE
+            assert (
+                produce(client, "replayed", [b"open"], pid, epoch, 1, True, "replayed-producer")[0] is E.NONE
+            )
         if crash:
             broker.kill()
             broker.start()
@@ -248,7 +316,7 @@ def test_describe_list_and_describe_producers(client: RawClient) -> None:
     create_topics(client, "described")
     pid, _, epoch = init(client, "described-producer", timeout_ms=30000)
     assert add_partitions(client, "described-producer", pid, epoch, "described") is E.NONE
-    assert produce(client, "described", [b"x"], pid, epoch, 0, True)[0] is E.NONE
+    assert produce(client, "described", [b"x"], pid, epoch, 0, True, "described-producer")[0] is E.NONE
 
     described = client.request(
         DescribeTransactionsRequest(transactional_ids=["described-producer", "nope"]), 0

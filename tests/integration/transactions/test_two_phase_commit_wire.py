@@ -88,7 +88,10 @@ def test_the_process_that_prepared_is_fenced_once_another_takes_over(broker: Bro
         answer = init_2pc(client, "fenced-txn", keep_prepared=True)
         assert answer.error_code == E.NONE
         assert end_txn(client, "fenced-txn", pid, epoch, committed=False) is E.PRODUCER_FENCED
-        assert produce(client, "twopc-fenced", [b"late"], pid, epoch, 1, True)[0] is E.INVALID_PRODUCER_EPOCH
+        assert (
+            produce(client, "twopc-fenced", [b"late"], pid, epoch, 1, True, "fenced-txn")[0]
+            is E.INVALID_PRODUCER_EPOCH
+        )
         assert end_txn(client, "fenced-txn", pid, answer.producer_epoch, committed=True) is E.NONE
         assert committed_values(read_committed(client, "twopc-fenced")) == [b"prepared"]
 
@@ -124,10 +127,13 @@ def test_a_2pc_transaction_is_not_aborted_for_its_age_while_an_ordinary_one_is(
         assert two_pc.error_code == E.NONE
         pid, epoch = two_pc.producer_id, two_pc.producer_epoch
         assert add_partitions(client, "aged-2pc", pid, epoch, "twopc-aged") is E.NONE
-        assert produce(client, "twopc-aged", [b"waits"], pid, epoch, 0, True)[0] is E.NONE
+        assert produce(client, "twopc-aged", [b"waits"], pid, epoch, 0, True, "aged-2pc")[0] is E.NONE
         o_pid, _, o_epoch = init(client, "aged-ordinary", timeout_ms=timeout_ms)
         assert add_partitions(client, "aged-ordinary", o_pid, o_epoch, "ordinary-aged") is E.NONE
-        assert produce(client, "ordinary-aged", [b"abandoned"], o_pid, o_epoch, 0, True)[0] is E.NONE
+        assert (
+            produce(client, "ordinary-aged", [b"abandoned"], o_pid, o_epoch, 0, True, "aged-ordinary")[0]
+            is E.NONE
+        )
         deadline = time.monotonic() + 60
         # The ordinary transaction, started after the 2PC one with the same timeout, is aborted by the
         # coordinator's periodic check; that same check left the 2PC transaction open.

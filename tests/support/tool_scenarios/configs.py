@@ -195,3 +195,21 @@ def client_quotas(session: Session) -> None:
     )
     configs(session, "--describe", "--entity-type", "users")
     configs(session, "--describe", "--entity-type", "clients")
+
+
+@scenario(targets=("single-node",), lines=("kafka-4",))
+def alter_log_dirs_throttle(session: Session) -> None:
+    """The throttle of moves between log dirs, per broker and as the cluster default (refused by
+    odradek until it throttled them)."""
+    rate = "replica.alter.log.dirs.io.max.bytes.per.second"
+    broker = ("--entity-type", "brokers", "--entity-name", "1")
+    default = ("--entity-type", "brokers", "--entity-default")
+    configs(session, "--alter", *broker, "--add-config", f"{rate}=1048576")
+    configs(session, "--describe", *broker)
+    configs(session, "--alter", *default, "--add-config", f"{rate}=2097152")
+    configs(session, "--describe", *default)
+    configs(session, "--alter", *broker, "--add-config", f"{rate}=-1")
+    configs(session, "--alter", *broker, "--delete-config", rate)
+    configs(session, "--alter", *default, "--delete-config", rate)
+    configs(session, "--describe", *broker)
+    configs(session, "--describe", *default)

@@ -104,3 +104,18 @@ def consumer_groups(session: Session) -> None:
 def missing_group(session: Session) -> None:
     """A group that does not exist (tests/compat/kafka_tools/known-differences.toml: the 4.x tools)."""
     session.run("kafka-consumer-groups", B, "{bootstrap}", "--describe", "--group", "tools-group-missing")
+
+
+@scenario(targets=("single-node", "cluster"), lines=("kafka-4",), reference="kafka-4-kraft")
+def consumer_group_configs(session: Session) -> None:
+    """kafka-configs on GROUP resources of a consumer group (KIP-848): set, described, refused outside
+    the broker's group.consumer.* bounds, deleted."""
+    group = ("--entity-type", "groups", "--entity-name", "tools-consumer-configs")
+    configs = ("kafka-configs", B, "{bootstrap}")
+    session.run(*configs, "--alter", *group, "--add-config", "consumer.heartbeat.interval.ms=6000")
+    session.run(*configs, "--alter", *group, "--add-config", "consumer.session.timeout.ms=50000")
+    session.run(*configs, "--describe", *group, sort=True)
+    session.run(*configs, "--alter", *group, "--add-config", "consumer.session.timeout.ms=1000")
+    session.run(*configs, "--alter", *group, "--add-config", "consumer.heartbeat.interval.ms=20000")
+    session.run(*configs, "--alter", *group, "--delete-config", "consumer.session.timeout.ms")
+    session.run(*configs, "--describe", *group, sort=True)

@@ -41,6 +41,9 @@ class ToolTarget(Protocol):
     @property
     def addresses(self) -> Mapping[int, tuple[str, int]]: ...
 
+    @property
+    def sasl_addresses(self) -> Mapping[int, tuple[str, int]]: ...  # SASL_PLAINTEXT, SCRAM-SHA-512
+
     def log_dir(self, node: int) -> Path: ...
 
     def stop_broker(self, node: int) -> None: ...
@@ -64,6 +67,9 @@ class Scenario:
     odradek_only: bool = False
     #: Stops and starts brokers: run on brokers of its own (and last, when recorded).
     disruptive: bool = False
+    #: The Apache Kafka its transcript is recorded against: 3.9 in ZooKeeper mode, or, for what only a
+    #: Kafka 4.x broker serves (share groups, client metrics), "kafka-4-kraft".
+    reference: str = "kafka-3.9"
 
 
 SCENARIOS: dict[str, Scenario] = {}
@@ -74,6 +80,7 @@ def scenario(
     lines: Sequence[str] | None = None,
     odradek_only: bool = False,
     disruptive: bool = False,
+    reference: str = "kafka-3.9",
 ) -> Callable[[Callable[[Session], None]], Callable[[Session], None]]:
     """Register a scenario named after its function (underscores become hyphens)."""
 
@@ -81,7 +88,7 @@ def scenario(
         name = run.__name__.replace("_", "-")
         every_line = ("kafka-4", "kafka-3.9")
         SCENARIOS[name] = Scenario(
-            name, run, tuple(targets), tuple(lines or every_line), odradek_only, disruptive
+            name, run, tuple(targets), tuple(lines or every_line), odradek_only, disruptive, reference
         )
         return run
 
@@ -108,6 +115,10 @@ class Session:
     @property
     def bootstrap(self) -> str:
         return ",".join(f"{h}:{p}" for h, p in self.target.addresses.values())
+
+    @property
+    def sasl_bootstrap(self) -> str:
+        return ",".join(f"{h}:{p}" for h, p in self.target.sasl_addresses.values())
 
     @property
     def cluster(self) -> bool:
@@ -187,7 +198,10 @@ class Session:
         return "\n\n".join(self.transcript) + "\n"
 
     def _expand(self, args: Sequence[str]) -> list[str]:
-        return [arg.replace("{bootstrap}", self.bootstrap) for arg in args]
+        return [
+            arg.replace("{bootstrap}", self.bootstrap).replace("{sasl_bootstrap}", self.sasl_bootstrap)
+            for arg in args
+        ]
 
 
 def _text(output: str | bytes | None) -> str:
@@ -214,6 +228,11 @@ _ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?
 _STACK_FRAME = re.compile(r"^\s*(?:at [\w$.<>/-]+\(.*\)|\.\.\. \d+ more)$")
 #: Column padding: tables pad to their widest cell, which a placeholder changes.
 _PADDING = re.compile(r"(?<=\S) {2,}")
+#: An empty list of eligible leader replicas (KIP-966) in kafka-topics' description. Kafka 4.x's tool
+#: prints N/A when the partitions came from Metadata (Kafka 3.9 in ZooKeeper mode, which has no
+#: DescribeTopicPartitions) and the list when they came from DescribeTopicPartitions (odradek, Kafka 4.x
+#: in KRaft mode): an empty list says what N/A says (no eligible leader replica). A non-empty one stays.
+_NO_ELR = re.compile(r"\b(Elr|LastKnownElr): (?=\t|$)", re.MULTILINE)
 
 
 class Normaliser:
@@ -224,9 +243,14 @@ class Normaliser:
         self.replacements: list[tuple[str, str]] = []
         addresses = target.addresses
         self.replacements.append((",".join(f"{h}:{p}" for h, p in addresses.values()), "<bootstrap>"))
+        sasl = target.sasl_addresses
+        self.replacements.append((",".join(f"{h}:{p}" for h, p in sasl.values()), "<sasl-bootstrap>"))
         for node, (host, port) in addresses.items():
             self.replacements.append((f"{host}:{port}", f"<broker-{node}>"))
             self.replacements.append((f"{host}/{port}", f"<broker-{node}>"))
+        for node, (host, port) in sasl.items():
+            self.replacements.append((f"{host}:{port}", f"<sasl-broker-{node}>"))
+            self.replacements.append((f"{host}/{port}", f"<sasl-broker-{node}>"))
         for node in addresses:
             self.replacements.append((str(target.log_dir(node)), f"<log-dir-{node}>"))
         self.replacements.append((str(work), "<work>"))
@@ -238,6 +262,7 @@ class Normaliser:
         text = _UUID.sub("<uuid>", text)
         text = _EPOCH_MS.sub("<timestamp>", text)
         text = _ISO_TIME.sub("<datetime>", text)
+        text = _NO_ELR.sub(r"\1: N/A", text)
         lines = (line for line in text.splitlines() if not _STACK_FRAME.match(line))
         return "\n".join(_PADDING.sub(" ", line).rstrip() for line in lines)
 

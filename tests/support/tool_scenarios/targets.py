@@ -1,22 +1,29 @@
 """The brokers Kafka's tools run against: odradek (one broker, or the 3-broker ZooKeeper cluster of
-tests/support/txn_cluster.py) and Apache Kafka 3.9 with the same settings (the golden transcripts).
+tests/support/txn_cluster.py) and Apache Kafka with the same settings (the golden transcripts): 3.9 in
+ZooKeeper mode, or 4.x in KRaft mode for what only a 4.x broker serves.
 
 Every target has an ACL authorizer with the anonymous PLAINTEXT principal a super user, so that
-kafka-acls has ACLs to manage while every other tool is allowed everything.
+kafka-acls has ACLs to manage while every other tool is allowed everything; and beside each broker's
+PLAINTEXT listener a SASL_PLAINTEXT one (SCRAM-SHA-512) with a delegation token secret key, for
+kafka-delegation-tokens, which needs an authenticated connection (`{sasl_bootstrap}` in a tool's
+arguments).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from tests.support import java_suite
 from tests.support.broker_process import BrokerProcess
 from tests.support.interop import wait_until
-from tests.support.kafka_reference import KafkaBrokers
+from tests.support.kafka_kraft_reference import KafkaKRaftBrokers
+from tests.support.kafka_reference import KafkaBrokers, broker_host
+from tests.support.ports import free_port
 from tests.support.raw_client import RawClient
-from tests.support.txn_cluster import Cluster
+from tests.support.txn_cluster import Cluster, host
 from tests.support.zookeeper import ZooKeeperServer
 
 #: Both brokers' settings on top of java_suite.SINGLE_NODE_SETTINGS (one broker) or txn_cluster's (three).
@@ -24,6 +31,40 @@ TOOL_SETTINGS = {
     "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
     "super.users": "User:ANONYMOUS",
 }
+#: The same for Kafka 4.x in KRaft mode, whose ACLs live in its metadata log (AclAuthorizer is
+#: ZooKeeper's and gone from 4.0).
+KRAFT_TOOL_SETTINGS = TOOL_SETTINGS | {
+    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+}
+
+
+#: odradek serves share groups by default, as Kafka 4.4 does: nothing to add.
+ODRADEK_TOOL_SETTINGS = TOOL_SETTINGS
+
+
+#: The delegation token secret key every broker of a target has.
+TOKEN_SECRET_KEY = "tools-token-secret-key"
+
+
+class ToolSasl:
+    """A SASL_PLAINTEXT listener (SCRAM-SHA-512) on each broker, at `hosts` (node -> host)."""
+
+    def __init__(self, hosts: Mapping[int, str]) -> None:
+        self.addresses = {node: (address, free_port()) for node, address in hosts.items()}
+
+    def settings(self, node: int, plaintext_port: int) -> dict[str, str]:
+        address, port = self.addresses[node]
+        listeners = f"PLAINTEXT://{address}:{plaintext_port},SASL_PLAINTEXT://{address}:{port}"
+        return {
+            "listeners": listeners,
+            "advertised.listeners": listeners,
+            "inter.broker.listener.name": "PLAINTEXT",
+            "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+            "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+            ),
+            "delegation.token.secret.key": TOKEN_SECRET_KEY,
+        }
 
 
 class OdradekSingleNode:
@@ -32,11 +73,18 @@ class OdradekSingleNode:
 
     def __init__(self, work: Path) -> None:
         work.mkdir(parents=True, exist_ok=True)
-        self.process = BrokerProcess(work / "data", {**java_suite.SINGLE_NODE_SETTINGS, **TOOL_SETTINGS})
+        port = free_port()
+        self.sasl = ToolSasl({1: "127.0.0.1"})
+        settings = {**java_suite.SINGLE_NODE_SETTINGS, **ODRADEK_TOOL_SETTINGS, **self.sasl.settings(1, port)}
+        self.process = BrokerProcess(work / "data", settings, port=port)
 
     @property
     def addresses(self) -> Mapping[int, tuple[str, int]]:
         return {1: (self.process.host, self.process.port)}
+
+    @property
+    def sasl_addresses(self) -> Mapping[int, tuple[str, int]]:
+        return self.sasl.addresses
 
     def log_dir(self, node: int) -> Path:
         return self.process.data_dir
@@ -61,11 +109,23 @@ class OdradekCluster:
 
     def __init__(self, work: Path, zookeeper_connect: str) -> None:
         work.mkdir(parents=True, exist_ok=True)
-        self.cluster = Cluster(work, zookeeper_connect, replication=3, min_isr=2, extra=TOOL_SETTINGS)
+        self.sasl = ToolSasl({node: host(node) for node in (1, 2, 3)})
+        self.cluster = Cluster(
+            work,
+            zookeeper_connect,
+            replication=3,
+            min_isr=2,
+            extra=ODRADEK_TOOL_SETTINGS,
+            node_settings=self.sasl.settings,
+        )
 
     @property
     def addresses(self) -> Mapping[int, tuple[str, int]]:
         return {node: (b.host, b.port) for node, b in self.cluster.brokers.items()}
+
+    @property
+    def sasl_addresses(self) -> Mapping[int, tuple[str, int]]:
+        return self.sasl.addresses
 
     def log_dir(self, node: int) -> Path:
         return self.cluster.brokers[node].data_dir
@@ -89,18 +149,50 @@ class OdradekCluster:
         self.cluster.brokers[node].start(timeout=60)
 
 
+class ReferenceBrokers(Protocol):
+    """Apache Kafka's brokers of either reference (kafka_reference.py, kafka_kraft_reference.py)."""
+
+    @property
+    def addresses(self) -> Mapping[int, tuple[str, int]]: ...
+
+    def log_dir(self, node: int) -> Path: ...
+
+    def start(self) -> object: ...
+
+    def stop(self) -> None: ...
+
+    def stop_broker(self, node: int, timeout: float = ...) -> None: ...
+
+    def start_broker(self, node: int, wait: bool = ...) -> None: ...
+
+
 class KafkaTarget:
-    """Apache Kafka 3.9 (ZooKeeper mode), one broker or three."""
+    """Apache Kafka, one broker or three: 3.9 in ZooKeeper mode (`zookeeper`), or 4.x in KRaft mode."""
 
-    broker = "kafka-3.9"
+    def __init__(self, kafka: ReferenceBrokers, broker: str, sasl: ToolSasl) -> None:
+        self.kind = "single-node" if len(kafka.addresses) == 1 else "cluster"
+        self.kafka = kafka
+        self.broker = broker
+        self.sasl = sasl
 
-    def __init__(self, brokers: int, work: Path, zookeeper: ZooKeeperServer) -> None:
-        self.kind = "single-node" if brokers == 1 else "cluster"
-        self.kafka = KafkaBrokers(brokers, work, zookeeper, TOOL_SETTINGS)
+    @classmethod
+    def zookeeper_mode(cls, brokers: int, work: Path, zookeeper: ZooKeeperServer) -> KafkaTarget:
+        sasl = ToolSasl({node: broker_host(node, brokers) for node in range(1, brokers + 1)})
+        kafka = KafkaBrokers(brokers, work, zookeeper, TOOL_SETTINGS, node_settings=sasl.settings)
+        return cls(kafka, "kafka-3.9", sasl)
+
+    @classmethod
+    def kraft(cls, brokers: int, work: Path) -> KafkaTarget:
+        sasl = ToolSasl({node: broker_host(node, brokers) for node in range(1, brokers + 1)})
+        return cls(KafkaKRaftBrokers(brokers, work, KRAFT_TOOL_SETTINGS, sasl.settings), "kafka-4", sasl)
 
     @property
     def addresses(self) -> Mapping[int, tuple[str, int]]:
         return self.kafka.addresses
+
+    @property
+    def sasl_addresses(self) -> Mapping[int, tuple[str, int]]:
+        return self.sasl.addresses
 
     def log_dir(self, node: int) -> Path:
         return self.kafka.log_dir(node)

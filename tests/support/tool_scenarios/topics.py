@@ -93,3 +93,19 @@ def topic_on_an_unregistered_broker(session: Session) -> None:
     nowhere = ("--create", "--topic", "tools-nowhere", "--replica-assignment", "1:7")
     session.run("kafka-topics", B, "{bootstrap}", *nowhere)
     session.run("kafka-topics", B, "{bootstrap}", "--list", "--topic", "tools-nowhere")
+
+
+@scenario(reference="kafka-4-kraft", lines=("kafka-4",))
+def topics_in_pages(session: Session) -> None:
+    """Kafka 4.x's kafka-topics describes through DescribeTopicPartitions (KIP-966) where a broker serves
+    it, in pages of --partition-size-limit-per-response partitions: a topic wider than a page is
+    continued from the answer's cursor, and a limit below 1 counts as 1."""
+    # KRaft with KIP-966's ELR sets min.insync.replicas cluster-wide, which the topics' configs would
+    # show: a topic override of the same value shows alike on every broker.
+    minimum = ("--config", "min.insync.replicas=1")
+    create(session, "tools-wide", 12, *minimum)
+    create(session, "tools-narrow", 2, *minimum)
+    describe = (B, "{bootstrap}", "--describe", "--partition-size-limit-per-response")
+    session.run("kafka-topics", *describe, "5", "--topic", "tools-(wide|narrow)")
+    session.run("kafka-topics", *describe, "0", "--topic", "tools-narrow")
+    session.run("kafka-topics", *describe, "1", "--topic", "tools-missing")

@@ -34,7 +34,8 @@ def test_mode_checks_are_the_branches_on_single_node_or_cluster(make_package: Pa
                 "        return isinstance(services.acls, ZkAclStore)\n"  # 3
             ),
             "config/broker.py": "def f(config):\n    return config.zookeeper_connect\n",  # config's own
-            "cluster/zk_topics.py": "def f(config):\n    return config.zookeeper_connect\n",  # cluster-only
+            # cluster-only
+            "cluster/metadata/zk_topics.py": "def f(config):\n    return config.zookeeper_connect\n",
         }
     )
     assert sorted(_found(package, MODE_CHECK)) == [
@@ -156,7 +157,13 @@ def test_log_appends_outside_storage_are_leader_and_follower_appends(make_packag
         "    log.append_as_follower(batches)\n"  # 3
         "    responses.append(batches)\n"  # a list
     )
-    package = make_package({"handlers/produce.py": appends, "storage/log_manager.py": appends})
+    package = make_package(
+        {
+            "handlers/produce.py": appends,
+            "storage/log_manager.py": appends,
+            "partition/replica_manager.py": appends,  # the one entry (append_records)
+        }
+    )
     assert _found(package, LOG_APPEND) == [
         ("odradek/handlers/produce.py", 2, "append as leader"),
         ("odradek/handlers/produce.py", 3, "append as follower"),

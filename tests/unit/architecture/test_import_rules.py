@@ -112,6 +112,23 @@ def test_a_handler_may_import_handlers_common_but_no_other_handler(make_package:
     assert _rules(package) == {(HANDLER, "odradek.handlers.produce -> odradek.handlers.fetch")}
 
 
+def test_handlers_common_imports_no_api_module(make_package: PackageMaker) -> None:
+    # _common is the layer under the API modules: an import of one from it points up
+    package = make_package(
+        {
+            "handlers/_common/services.py": (
+                "from odradek.handlers._common.context import RequestContext\n"
+                "from odradek.handlers.fetch_sessions import FetchSessionCache\n"
+            ),
+            "handlers/_common/context.py": "class RequestContext: ...\n",
+            "handlers/fetch_sessions.py": "class FetchSessionCache: ...\n",
+        }
+    )
+    assert _rules(package) == {
+        (HANDLER, "odradek.handlers._common.services -> odradek.handlers.fetch_sessions")
+    }
+
+
 def test_the_handlers_package_importing_every_handler_to_register_it_is_allowed(
     make_package: PackageMaker,
 ) -> None:

@@ -27,3 +27,18 @@ def test_an_unreadable_jaas_config_is_refused_without_its_password(options: str)
     message = str(refused.value)
     assert "s3c" not in message and "ret" not in message
     assert "sasl.jaas.config" in message
+
+
+@pytest.mark.parametrize("value", ['"true"', "true", '"TRUE"'])
+def test_a_delegation_token_login_is_refused_naming_tokenauth(value: str) -> None:
+    """Before: `tokenauth` was read and dropped, so librdkafka (whose SCRAM sends no extensions) logged
+    in as a user named after the token id and failed with "Invalid user credentials"."""
+    scram = "org.apache.kafka.common.security.scram.ScramLoginModule required"
+    with pytest.raises(SecurityConfigError, match="tokenauth") as refused:
+        parse_jaas_login(f'{scram} username="tokenid" password="hmac" tokenauth={value};', "SCRAM-SHA-512")
+    assert "hmac" not in str(refused.value)
+    # tokenauth=false is an ordinary SCRAM login
+    assert parse_jaas_login(f'{scram} username="u" password="p" tokenauth="false";', "SCRAM-SHA-512") == (
+        "u",
+        "p",
+    )

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import ssl
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from odradek.client.security import ClientSecurityError, client_security, unsupported_settings
+from odradek.client.security import ClientSecurityError, authenticate, client_security, unsupported_settings
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from odradek.security.sasl_client import SaslRequest
 
 
 def test_plaintext_needs_nothing() -> None:
@@ -78,3 +81,43 @@ def test_ssl_and_sasl_settings_these_clients_do_not_read_are_named() -> None:
         "linger.ms": "5",
     }
     assert unsupported_settings(settings) == ["sasl.oauthbearer.config", "ssl.crl.location"]
+
+
+def test_a_token_login_sends_tokenauth_and_names_the_token_when_refused() -> None:
+    """A delegation token logs in with SCRAM and `tokenauth=true`; a refusal says it was a token's."""
+    security = client_security(
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.username": "tok1",
+            "sasl.password": "hmac",
+        },
+        token=True,
+    )
+    assert security.sasl is not None and security.sasl.token
+    sent: list[bytes] = []
+
+    def exchange(request: SaslRequest) -> object:
+        if isinstance(request, SaslAuthenticateRequest):
+            sent.append(bytes(request.auth_bytes))
+            return SimpleNamespace(error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message="expired")
+        return SimpleNamespace(error_code=0)
+
+    with pytest.raises(ClientSecurityError) as refused:
+        authenticate(exchange, security)
+    assert sent[0].endswith(b",tokenauth=true")
+    assert "delegation token tok1" in str(refused.value)
+    assert refused.value.kafka_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+
+
+def test_a_token_login_with_plain_is_refused() -> None:
+    with pytest.raises(ClientSecurityError, match="delegation token"):
+        client_security(
+            {
+                "security.protocol": "SASL_SSL",
+                "sasl.mechanism": "PLAIN",
+                "sasl.username": "tok1",
+                "sasl.password": "hmac",
+            },
+            token=True,
+        )

@@ -12,10 +12,12 @@ import pytest
 from odradek.cluster.config_changes import describe_change
 from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
-from odradek.cluster.topics import TopicAdmin
+from odradek.cluster.metadata.broker_configs import LocalBrokerConfigStore
+from odradek.cluster.metadata.topics import LocalTopicAdmin
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog import BROKER_CONFIGS
 from odradek.config.topic import resolve_topic_config
+from odradek.partition.replica_manager import ReplicaManager
 from odradek.storage.config import LogConfig
 from odradek.storage.log_manager import LogManager
 
@@ -33,9 +35,8 @@ def test_topic_creation_deletion_growth_and_config_changes_are_logged(
     config = BrokerConfig({"node.id": "1", "log.dirs": str(tmp_path)}, warn_unknown=False)
     logs = LogManager([tmp_path], LogConfig.from_mapping(dict(resolve_topic_config({}, config))))
     logs.startup()
-    topics = TopicAdmin(
-        config, ClusterMetadata("cluster", 1, [BrokerEndpoint(1, "localhost", 9092)]), logs, 1
-    )
+    cluster = ClusterMetadata("cluster", 1, [BrokerEndpoint(1, "localhost", 9092)])
+    topics = LocalTopicAdmin(config, cluster, logs, 1, ReplicaManager(1, cluster, logs))
     topics.load()
 
     async def changes() -> str:
@@ -66,10 +67,10 @@ def test_topic_creation_deletion_growth_and_config_changes_are_logged(
 def test_dynamic_broker_config_changes_are_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="odradek")
     static = BrokerConfig({"node.id": "1", "log.dirs": str(tmp_path)}, warn_unknown=False)
-    dynamic = DynamicBrokerConfigs.load(tmp_path, 1, static)
-    dynamic.replace({"log.cleaner.threads": "2"}, cluster_default=False)
-    dynamic.replace({"log.retention.ms": "259200000"}, cluster_default=True)
-    dynamic.replace({}, cluster_default=False)
+    dynamic = DynamicBrokerConfigs.load(LocalBrokerConfigStore(tmp_path, 1), 1, static)
+    asyncio.run(dynamic.replace({"log.cleaner.threads": "2"}, cluster_default=False))
+    asyncio.run(dynamic.replace({"log.retention.ms": "259200000"}, cluster_default=True))
+    asyncio.run(dynamic.replace({}, cluster_default=False))
     assert _messages(caplog) == [
         "dynamic configs of broker 1 changed: log.cleaner.threads=2",
         "dynamic configs of the default of all brokers changed: log.retention.ms=259200000",

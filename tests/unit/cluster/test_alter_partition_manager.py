@@ -17,7 +17,7 @@ import pytest
 from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker
 from odradek.cluster.replication.alter_partition import AlterPartitionManager
-from odradek.cluster.replication.isr_updates import CommittedIsr, IsrUpdateFailed, ProposedIsr
+from odradek.partition.isr_updates import CommittedIsr, IsrUpdateFailed, ProposedIsr
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.alter_partition import (

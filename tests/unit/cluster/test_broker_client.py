@@ -11,10 +11,10 @@ import pytest
 
 from odradek.cluster.broker_client import BrokerConnection, BrokerUnreachable
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
+from odradek.cluster.txn_verification import InterBrokerTxnVerifier
 from odradek.config.broker import BrokerConfig
-from odradek.coordinator.txn_marker_channel import TxnMarkerChannel
-from odradek.handlers.txn_verification import RemoteVerifier
 from odradek.protocol.messages.write_txn_markers import WriteTxnMarkersRequest, WriteTxnMarkersResponse
+from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from tests.support.fake_broker import FakeBroker, Received
 
 
@@ -58,9 +58,9 @@ def test_a_broker_that_does_not_answer_is_given_up_after_request_timeout_ms() ->
 
         fake.responder = silent
         config = BrokerConfig({"request.timeout.ms": "300"}, warn_unknown=False)
-        verifier = RemoteVerifier(1, timeout_s=config.request_timeout_ms / 1000)
-        markers = TxnMarkerChannel(config, ClusterMetadata("c", 1, []), 1, None, None, None)  # type: ignore[arg-type]
-        assert markers._connections.timeout_s == verifier.connections.timeout_s == 0.3
+        verifier = InterBrokerTxnVerifier(config, ClusterMetadata("c", 1, []), 1)
+        markers = InterBrokerTxnMarkerSender(config, ClusterMetadata("c", 1, []), 1)
+        assert markers.connections.timeout_s == verifier.connections.timeout_s == 0.3
         connection = verifier.connections.to(2, BrokerEndpoint(2, fake.host, fake.port))
         started = time.monotonic()
         try:
@@ -93,17 +93,21 @@ def test_markers_and_verification_connections_take_socket_receive_buffer_bytes()
         fake.responder = respond
         endpoint = BrokerEndpoint(2, fake.host, fake.port)
         config = BrokerConfig({"socket.receive.buffer.bytes": "32768"}, warn_unknown=False)
-        markers = TxnMarkerChannel(config, ClusterMetadata("c", 1, []), 1, None, None, None)  # type: ignore[arg-type]
-        verifier = RemoteVerifier(1, receive_buffer_bytes=config.socket_receive_buffer_bytes)
-        unset = RemoteVerifier(1, receive_buffer_bytes=-1)
+        markers = InterBrokerTxnMarkerSender(config, ClusterMetadata("c", 1, []), 1)
+        verifier = InterBrokerTxnVerifier(config, ClusterMetadata("c", 1, []), 1)
+        unset = InterBrokerTxnVerifier(
+            BrokerConfig({"socket.receive.buffer.bytes": "-1"}, warn_unknown=False),
+            ClusterMetadata("c", 1, []),
+            1,
+        )
         with socket.socket() as plain:
             os_default = plain.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
         try:
-            assert await receive_buffer_after_a_request(markers._connections.to(2, endpoint)) == 65536
+            assert await receive_buffer_after_a_request(markers.connections.to(2, endpoint)) == 65536
             assert await receive_buffer_after_a_request(verifier.connections.to(2, endpoint)) == 65536
             assert await receive_buffer_after_a_request(unset.connections.to(2, endpoint)) == os_default
         finally:
-            for connections in (markers._connections, verifier.connections, unset.connections):
+            for connections in (markers.connections, verifier.connections, unset.connections):
                 connections.close()
             await fake.stop()
 

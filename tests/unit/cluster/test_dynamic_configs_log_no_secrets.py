@@ -21,7 +21,7 @@ def _adopting(tmp_path: Path) -> DynamicBrokerConfigs:
     static = BrokerConfig(
         {"node.id": "1", "log.dirs": str(tmp_path), "listeners": "SSL://127.0.0.1:9093"}, warn_unknown=False
     )
-    return DynamicBrokerConfigs(tmp_path / "unused.json", 1, static)
+    return DynamicBrokerConfigs(1, static)
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from odradek.cluster.metadata import ClusterMetadata
-from odradek.cluster.replication.leader_replication import LeaderReplication
+from odradek.partition.leader_replication import LeaderReplication
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.timeout(30)
 def test_the_isr_shrink_task_logs_a_failed_round_and_keeps_checking(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    leaders = LeaderReplication(1, ClusterMetadata("c", 1, []), False, {})
+    leaders = LeaderReplication(1, ClusterMetadata("c", 1, []), {})
     leaders.replica_lag_time_max_ms = 20
     rounds: list[int] = []
 

@@ -4,7 +4,7 @@ caught up, the high watermark over the maximal ISR, who falls out of sync, and w
 from __future__ import annotations
 
 from odradek.cluster.replication.fetcher_manager import fetcher_index, java_string_hash
-from odradek.cluster.replication.leader_state import UNKNOWN_OFFSET, FollowerProgress, LeaderState
+from odradek.partition.leader_state import UNKNOWN_OFFSET, FollowerProgress, LeaderState
 
 
 def test_a_follower_fetching_at_the_leaders_end_is_caught_up_now() -> None:

@@ -13,9 +13,9 @@ import pytest
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.replication.fetch_state import FetcherContext
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager, fetcher_index
-from odradek.cluster.replication.hosted_partition import HostedPartition
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.config.broker import BrokerConfig
+from odradek.partition.hosted_partition import HostedPartition
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import EpochEndOffset, PartitionData
 from odradek.protocol.records import RecordBatchBuilder

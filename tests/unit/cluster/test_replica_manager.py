@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from odradek.cluster.control_requests import ControllerStamp, PartitionLeadership, StopReplicaPartition
-from odradek.cluster.leadership import Refusal
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker
 from odradek.cluster.metadata_update import apply_update_metadata
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.partition.leadership import Refusal
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import RecordBatchBuilder
 from odradek.storage.config import LogConfig
@@ -184,7 +184,7 @@ def test_the_cache_names_this_broker_leader_only_once_the_leadership_hook_heard_
     assert told == {("__consumer_offsets", p) for p in range(3)}
 
 
-def test_a_deletion_the_disk_refuses_is_a_storage_error_and_keeps_the_log(
+def test_a_deletion_the_disk_refuses_is_a_storage_error_and_takes_the_log_dir_offline(
     logs: LogManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
@@ -202,12 +202,11 @@ def test_a_deletion_the_disk_refuses_is_a_storage_error_and_keeps_the_log(
     monkeypatch.setattr(Log, "rename_dir", rename_dir)
     stops = [StopReplicaPartition("t", 0, True), StopReplicaPartition("t", 1, True)]
     outcome = asyncio.run(replicas.stop_replicas(stamp, stops))
-    assert outcome == {("t", 0): ErrorCode.KAFKA_STORAGE_ERROR, ("t", 1): ErrorCode.NONE}
-    assert logs.get_log("t", 0) is kept  # back in the manager, whole: the controller asks again
-    assert logs.get_log("t", 1) is None
-    monkeypatch.setattr(Log, "rename_dir", original)
-    assert asyncio.run(replicas.stop_replicas(stamp, stops[:1])) == {("t", 0): ErrorCode.NONE}
-    assert logs.get_log("t", 0) is None
+    # as Kafka's renameDir under maybeHandleIOException: the log dir is offline, the replica with it,
+    # and nothing more is done in it (t-1 is in the same, only, dir)
+    assert outcome == {("t", 0): ErrorCode.KAFKA_STORAGE_ERROR, ("t", 1): ErrorCode.KAFKA_STORAGE_ERROR}
+    assert logs.offline_log_dirs == [kept.dir.parent]
+    assert logs.get_log("t", 0) is None and logs.get_log("t", 1) is None
 
 
 def test_a_deletion_whose_renames_the_disk_did_not_fsync_is_a_storage_error(
@@ -365,3 +364,14 @@ def test_leader_and_isr_never_hands_a_log_of_another_topic_id_to_the_partition(t
         assert [p.name.endswith("-stray") for p in log_dir.iterdir() if p.name.startswith("t-0.")] == [True]
     finally:
         logs.shutdown()
+
+
+@pytest.mark.parametrize("topic", ["__consumer_offsets", "__transaction_state", "__share_group_state"])
+def test_a_broker_told_of_an_internal_topic_by_update_metadata_marks_it_internal(topic: str) -> None:
+    """`__share_group_state` was left out of the internal topics: a broker that learnt of it from the
+    controller took it for a client's topic, and let clients Produce into the share coordinator's log
+    (a crafted ShareSnapshot would have been replayed as state) and DeleteRecords from it."""
+    cluster = ClusterMetadata("c", -1, [])
+    apply_update_metadata(cluster, 1, [_broker(1)], [_state(0, 1, 1, topic=topic)])
+    state = cluster.topic(topic)
+    assert state is not None and state.is_internal

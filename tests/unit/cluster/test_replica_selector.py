@@ -8,12 +8,12 @@ import asyncio
 from odradek.cluster.control_requests import ControllerStamp, PartitionLeadership
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker
 from odradek.cluster.replica_manager import ReplicaManager
-from odradek.cluster.replication.replica_selector import (
+from odradek.config.catalog_cluster import LEADER_SELECTOR, RACK_AWARE_SELECTOR
+from odradek.partition.replica_selector import (
     NO_PREFERRED_REPLICA,
     ReplicaView,
     select_read_replica,
 )
-from odradek.config.catalog_cluster import LEADER_SELECTOR, RACK_AWARE_SELECTOR
 from odradek.storage.log_manager import LogManager
 
 LEADER = ReplicaView(1, "a", 100, 0)

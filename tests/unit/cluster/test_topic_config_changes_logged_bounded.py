@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
-from odradek.cluster.zk_topic_configs import TopicConfigSync
+from odradek.cluster.metadata.topic_configs import TopicConfigSync
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.config_znodes import ConfigChangeNotification, EntityConfigZnode
 from odradek.storage.config import LogConfig

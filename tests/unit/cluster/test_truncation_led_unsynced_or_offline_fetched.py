@@ -23,8 +23,8 @@ from odradek.cluster.control_requests import ControllerStamp, PartitionLeadershi
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.fetch_state import FetchState
-from odradek.cluster.replication.hosted_partition import HostedPartition, PartitionKey
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
+from odradek.partition.hosted_partition import HostedPartition, PartitionKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.storage.checkpoints import read_offset_checkpoint
 from odradek.storage.config import LogConfig

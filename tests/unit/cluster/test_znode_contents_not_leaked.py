@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from odradek.cluster.zk_client_quotas import ZkClientQuotas
-from odradek.cluster.zk_scram_credentials import ZkScramCredentialStore
+from odradek.cluster.metadata.client_quotas import ZkQuotaStore
+from odradek.cluster.metadata.scram_credentials import ZkScramCredentialStore
 from odradek.cluster.zookeeper.acl_znodes import decode_acls
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration
 from odradek.cluster.zookeeper.config_znodes import ConfigChangeNotification, EntityConfigZnode
@@ -27,7 +27,6 @@ from odradek.protocol.messages.describe_user_scram_credentials import (
     DescribeUserScramCredentialsRequest,
     UserName,
 )
-from odradek.security.client_quotas import ClientQuotas
 from odradek.security.quota_entities import QuotaEntity
 from tests.support.handler_services import HandlerBroker
 
@@ -163,8 +162,8 @@ def test_a_quota_that_is_not_a_number_in_a_user_znode_is_logged_without_its_valu
     data = EntityConfigZnode(
         {"producer_byte_rate": CREDENTIAL + HUGE, "SCRAM-SHA-256": CREDENTIAL}
     ).serialize()
-    store = ZkClientQuotas(OneUserZooKeeper(data), ClientQuotas(11, 1))  # type: ignore[arg-type]
+    store = ZkQuotaStore(OneUserZooKeeper(data))  # type: ignore[arg-type]
     with caplog.at_level(logging.DEBUG):
-        assert store._read_entity(QuotaEntity(user="alice")) == {}
+        assert store.entity_quotas(QuotaEntity(user="alice")) == {}
     assert "/config/users/alice" in caplog.text
     assert SECRET not in caplog.text

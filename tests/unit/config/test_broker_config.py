@@ -308,3 +308,31 @@ def test_cluster_id() -> None:
     assert BrokerConfig({"cluster.id": "MkU3OEVBNTcwNTJENDM2Qg"}).cluster_id == "MkU3OEVBNTcwNTJENDM2Qg"
     with pytest.raises(ConfigError, match=re.escape("cluster.id")):
         BrokerConfig({"cluster.id": "not-a-cluster-id"})
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        # a heartbeat interval longer than the session: every member timed out between heartbeats
+        (
+            {
+                "group.share.heartbeat.interval.ms": "6000",
+                "group.share.min.heartbeat.interval.ms": "1000",
+                "group.share.session.timeout.ms": "5000",
+                "group.share.min.session.timeout.ms": "1000",
+            },
+            "group.share.heartbeat.interval.ms (6000) must be less than group.share.session.timeout.ms",
+        ),
+        ({"group.share.session.timeout.ms": "30000"}, "group.share.min.session.timeout.ms (45000)"),
+        ({"group.share.session.timeout.ms": "70000"}, "group.share.session.timeout.ms (70000)"),
+        ({"group.share.heartbeat.interval.ms": "20000"}, "group.share.heartbeat.interval.ms (20000)"),
+        ({"group.share.heartbeat.interval.ms": "2000"}, "group.share.min.heartbeat.interval.ms (5000)"),
+        ({"group.share.record.lock.duration.ms": "10000"}, "group.share.min.record.lock.duration.ms"),
+        ({"group.share.record.lock.duration.ms": "90000"}, "group.share.record.lock.duration.ms (90000)"),
+    ],
+)
+def test_share_group_timeouts_out_of_their_bounds_stop_the_start_as_kafkas_require(
+    settings: dict[str, str], named: str
+) -> None:
+    with pytest.raises(ConfigError, match=re.escape(named)):
+        BrokerConfig(settings)

@@ -187,16 +187,14 @@ def test_a_cluster_member_s_broker_id_above_reserved_broker_max_id_refuses_to_st
 @pytest.mark.parametrize(
     ("name", "value", "why"),
     [
-        ("delegation.token.secret.key", "s3cret", "delegation tokens are not built"),
-        ("delegation.token.max.lifetime.ms", "1000", "delegation tokens are not built"),
         ("unstable.api.versions.enable", "true", "released API versions only"),
     ],
 )
 def test_kafka_settings_that_were_unknown_names_refuse_to_start_naming_them(
     name: str, value: str, why: str
 ) -> None:
-    """Logged and ignored before: a broker asked to sign delegation tokens, or to advertise unreleased
-    API versions, ran without doing so."""
+    """Logged and ignored before: a broker asked to advertise unreleased API versions ran without
+    doing so."""
     error = _startup_error({name: value})
     assert error.name == name and why in str(error) and "s3cret" not in str(error)
 

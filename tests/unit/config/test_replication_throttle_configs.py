@@ -1,8 +1,8 @@
 """The replication throttles are real now (cluster/replication/replication_quota.py): their rates,
 windows and throttled-replica lists are accepted as Kafka accepts them (a static value, or per broker
 and cluster-wide at run time), where they were refused ("odradek cannot honour ...") so that
-`kafka-reassign-partitions --throttle` failed. What still has nothing to act on is refused: odradek moves
-no replica between log directories, so the alter-log-dirs rate and windows stay refused."""
+`kafka-reassign-partitions --throttle` failed. The alter-log-dirs rate and windows are real too, since
+moves between log directories are throttled (tests/unit/server/test_log_dir_move_throttle.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from odradek.config.broker import BrokerConfig
 from odradek.config.catalog import BROKER_CONFIGS
 from odradek.config.topic_catalog import TOPIC_CONFIGS
 from odradek.config.types import ConfigError, ConfigSource, DynamicUpdateMode
-from odradek.handlers.config_entries import Synonym, broker_entries
+from odradek.handlers._common.config_entries import Synonym, broker_entries
 
 
 @pytest.mark.parametrize(
@@ -52,16 +52,19 @@ def test_a_negative_rate_is_refused_with_kafkas_message() -> None:
 
 
 @pytest.mark.parametrize(
-    "name",
+    ("name", "value"),
     [
-        "replica.alter.log.dirs.io.max.bytes.per.second",
-        "alter.log.dirs.replication.quota.window.num",
-        "alter.log.dirs.replication.quota.window.size.seconds",
+        ("replica.alter.log.dirs.io.max.bytes.per.second", "7"),
+        ("alter.log.dirs.replication.quota.window.num", "7"),
+        ("alter.log.dirs.replication.quota.window.size.seconds", "7"),
     ],
 )
-def test_alter_log_dirs_throttles_stay_refused_since_no_replica_moves_between_log_dirs(name: str) -> None:
-    with pytest.raises(ConfigError, match=f"odradek cannot honour {name}: .*log directories"):
-        BrokerConfig({name: "7"})
+def test_alter_log_dirs_throttles_are_accepted_now_that_moves_between_log_dirs_are_throttled(
+    name: str, value: str
+) -> None:
+    key = BROKER_CONFIGS[name]
+    assert not key.refused and "Refused" not in key.documentation
+    assert BrokerConfig({name: value})[name] == int(value)
 
 
 @pytest.mark.parametrize(

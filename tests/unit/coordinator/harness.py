@@ -13,13 +13,16 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from odradek.cluster.leadership import SingleNodeLeadership
+from odradek.cluster.internal_topics import SingleNodeInternalTopics
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
-from odradek.cluster.topics import TopicAdmin
+from odradek.cluster.metadata.topics import LocalTopicAdmin
 from odradek.config.broker import BrokerConfig
+from odradek.config.group_catalog import GroupConfigLookup, no_group_configs
 from odradek.config.topic import resolve_topic_config
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.timer import Operation, Runner
+from odradek.partition.replica_manager import ReplicaManager
+from odradek.partition.share.persister import SharePersister
 from odradek.protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
 from odradek.protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
 from odradek.storage.config import LogConfig
@@ -78,8 +81,16 @@ class ManualTimer:
 
 
 class Harness:
-    def __init__(self, tmp_path: Path, **overrides: str) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        *,
+        share_persister: SharePersister | None = None,
+        group_configs: GroupConfigLookup = no_group_configs,
+        **overrides: str,
+    ) -> None:
         self.overrides = overrides
+        self.share_persister = share_persister
         settings = {"node.id": "1", "log.dirs": str(tmp_path), **DEFAULTS, **overrides}
         self.config = BrokerConfig(settings, warn_unknown=False)
         self.tmp_path = tmp_path
@@ -90,15 +101,18 @@ class Harness:
         )
         self.logs.startup()
         self.cluster = ClusterMetadata("cluster", 1, [BrokerEndpoint(1, "localhost", 9092)])
-        self.topics = TopicAdmin(self.config, self.cluster, self.logs, 1)
+        self.replicas = ReplicaManager(1, self.cluster, self.logs)
+        self.topics = LocalTopicAdmin(self.config, self.cluster, self.logs, 1, self.replicas)
         self.topics.load()
         self.coordinator = GroupCoordinator(
             self.config,
             self.cluster,
-            self.topics,
+            SingleNodeInternalTopics(self.topics, self.cluster),
             self.logs,
             1,
-            leadership=SingleNodeLeadership(self.cluster, 1),
+            leadership=self.replicas,
+            share_persister=share_persister,
+            group_configs=group_configs,
             clock=self.clock,
             timer_factory=self._timer,
         )
@@ -121,7 +135,7 @@ class Harness:
         """A new coordinator on the same logs (as after a broker restart)."""
         self.stop()
         now = self.clock.now_ms
-        fresh = Harness(self.tmp_path, **self.overrides)
+        fresh = Harness(self.tmp_path, share_persister=self.share_persister, **self.overrides)
         fresh.clock.now_ms = now
         self.__dict__.update(fresh.__dict__)
         return await self.start()

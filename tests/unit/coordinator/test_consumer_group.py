@@ -250,3 +250,67 @@ def test_a_consumer_group_is_loaded_back_described_and_deleted(tmp_path: Path) -
         assert h.coordinator.list_groups(set(), set())[1] == []
 
     run(tmp_path, scenario)
+
+
+def test_a_consumer_groups_session_timeout_and_heartbeat_interval_come_from_its_group_configs(
+    tmp_path: Path,
+) -> None:
+    """KIP-848's GROUP configs consumer.session.timeout.ms and consumer.heartbeat.interval.ms, as Kafka
+    4.4's GroupMetadataManager reads them for each member's heartbeat and session: the group's own
+    where set, the broker's group.consumer.* else. The broker's were used for every group."""
+    configs = {
+        "own": {"consumer.session.timeout.ms": str(2 * SESSION), "consumer.heartbeat.interval.ms": "700"}
+    }
+
+    async def main() -> None:
+        h = Harness(
+            tmp_path,
+            group_configs=lambda g: configs.get(g, {}),
+            **{
+                "group.consumer.session.timeout.ms": str(SESSION),
+                "group.consumer.min.session.timeout.ms": "1000",
+                "group.consumer.heartbeat.interval.ms": "500",
+                "group.consumer.min.heartbeat.interval.ms": "100",
+            },
+        )
+        await h.start()
+        await h.create_topic("t", 4)
+        try:
+            own = beat(h, "a", 0, group="own")
+            plain = beat(h, "a", 0, group="g")
+            assert (own.heartbeat_interval_ms, plain.heartbeat_interval_ms) == (700, 500)
+            await h.advance(SESSION + 100)
+            assert list(group_of(h, "own").members) == ["a"]  # its own timeout is twice the broker's
+            assert group_of(h, "g").members == {}
+            await h.advance(SESSION)
+            assert group_of(h, "own").members == {}
+        finally:
+            h.stop()
+
+    asyncio.run(main())
+
+
+def test_a_stored_consumer_group_config_the_brokers_bounds_no_longer_allow_is_capped_to_them(
+    tmp_path: Path,
+) -> None:
+    """Kafka 4.4's GroupConfig.evaluate clamps a stored value to the broker's current
+    group.consumer.min/max bounds (they may have changed since it was set)."""
+    configs = {"own": {"consumer.heartbeat.interval.ms": "50"}}
+
+    async def main() -> None:
+        h = Harness(
+            tmp_path,
+            group_configs=lambda g: configs.get(g, {}),
+            **{
+                "group.consumer.heartbeat.interval.ms": "500",
+                "group.consumer.min.heartbeat.interval.ms": "100",
+            },
+        )
+        await h.start()
+        await h.create_topic("t", 4)
+        try:
+            assert beat(h, "a", 0, group="own").heartbeat_interval_ms == 100
+        finally:
+            h.stop()
+
+    asyncio.run(main())

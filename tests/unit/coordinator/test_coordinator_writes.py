@@ -5,6 +5,7 @@ applied to memory only once the in-sync replicas hold them (a failed commit leav
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from odradek.protocol.messages.consumer_group_heartbeat import ConsumerGroupHear
 from odradek.protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
+from tests.support.short_isr import ShortIsr
 from tests.unit.coordinator.harness import Harness, join_new_member, settle, start
 
 E = ErrorCode
@@ -41,11 +43,13 @@ def run(tmp_path: Path, scenario: Callable[[Harness], Awaitable[None]]) -> None:
 
 
 def offsets_log(h: Harness) -> Log:
-    """The (single) `__consumer_offsets` partition, its high watermark moved by the test only, as a
-    leader's with followers: by their fetches."""
+    """The (single) `__consumer_offsets` partition, led with a follower in its ISR that never fetches,
+    so its high watermark is moved by the test only, as a leader's with followers: by their fetches."""
+    hosted = h.replicas.leading[(OFFSETS_TOPIC, 0)]
+    h.replicas.apply_leadership(dataclasses.replace(hosted, replicas=[1, 2], isr=[1, 2]))
     found = h.logs.get_log(OFFSETS_TOPIC, 0)
     assert found is not None
-    found.auto_high_watermark = False
+    assert not found.auto_high_watermark
     return found
 
 
@@ -102,7 +106,7 @@ def test_an_offset_commit_under_min_insync_replicas_appends_nothing_and_is_coord
 ) -> None:
     async def scenario(h: Harness) -> None:
         log = offsets_log(h)
-        h.coordinator.runtime.under_min_isr = lambda _partition: True
+        h.coordinator.runtime.leadership = ShortIsr(h.coordinator.runtime.leadership)
         assert commit(h, "g", 5) == {("t", 0): E.COORDINATOR_NOT_AVAILABLE}
         assert log.log_end_offset == 0
         log.update_high_watermark(0)
@@ -118,7 +122,7 @@ def test_a_sync_group_under_min_insync_replicas_stores_no_assignment_and_is_coor
         answer = (await join_new_member(h, "g", session_ms=1_800_000)).result()
         log = offsets_log(h)
         end = log.log_end_offset
-        h.coordinator.runtime.under_min_isr = lambda _partition: True
+        h.coordinator.runtime.leadership = ShortIsr(h.coordinator.runtime.leadership)
         request = SyncGroupRequest(
             group_id="g",
             generation_id=answer.generation_id,

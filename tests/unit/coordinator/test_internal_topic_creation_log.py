@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from odradek.cluster.internal_topics import ZkInternalTopics
 from tests.unit.coordinator.harness import Harness
 
 
@@ -18,14 +19,15 @@ def test_a_topic_short_of_brokers_is_warned_about_once_a_minute_not_at_every_try
 ) -> None:
     harness = Harness(tmp_path)
     runtime = harness.coordinator.runtime
+    in_a_cluster = ZkInternalTopics(harness.topics, harness.cluster)
     now = [1000.0]
     monkeypatch.setattr("odradek.coordinator.runtime.time.monotonic", lambda: now[0])
 
     async def tries() -> None:
         for _ in range(50):
-            assert not await runtime.create_topic(harness.topics, 3, {}, single_node=False)
+            assert not await runtime.create_topic(in_a_cluster, 3, {})
         now[0] += 61
-        assert not await runtime.create_topic(harness.topics, 3, {}, single_node=False)
+        assert not await runtime.create_topic(in_a_cluster, 3, {})
 
     try:
         with caplog.at_level(logging.DEBUG, logger="odradek.coordinator.runtime"):

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from odradek.coordinator.producer_ids import (
+from odradek.cluster.metadata.producer_ids import (
     BLOCK_SIZE,
     FILE_NAME,
     CorruptProducerIdBlockError,
-    ProducerIdManager,
+    LocalProducerIdManager,
 )
 from tests.support.fsync_gate import FsyncGate
 
@@ -23,8 +23,8 @@ pytestmark = pytest.mark.timeout(30)
 
 def test_ids_continue_after_restart_without_repeating(tmp_path: Path) -> None:
     async def scenario() -> tuple[list[int], list[int]]:
-        first = [await ProducerIdManager(tmp_path).generate() for _ in range(1)]
-        manager = ProducerIdManager(tmp_path)
+        first = [await LocalProducerIdManager(tmp_path).generate() for _ in range(1)]
+        manager = LocalProducerIdManager(tmp_path)
         second = [await manager.generate() for _ in range(BLOCK_SIZE + 1)]
         return first, second
 
@@ -38,7 +38,7 @@ def test_ids_continue_after_restart_without_repeating(tmp_path: Path) -> None:
 def test_corrupt_producer_id_block_is_refused_not_restarted_at_0(tmp_path: Path, content: str) -> None:
     (tmp_path / FILE_NAME).write_text(content)
     with pytest.raises(CorruptProducerIdBlockError, match=re.escape(f"{tmp_path / FILE_NAME} is corrupt")):
-        ProducerIdManager(tmp_path)
+        LocalProducerIdManager(tmp_path)
 
 
 def test_block_fsync_runs_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,7 +46,7 @@ def test_block_fsync_runs_off_the_event_loop(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(os, "fsync", gate)
 
     async def scenario() -> tuple[int, int, int]:
-        manager = ProducerIdManager(tmp_path)
+        manager = LocalProducerIdManager(tmp_path)
         first = asyncio.ensure_future(manager.generate())
         second = asyncio.ensure_future(manager.generate())
         assert await asyncio.to_thread(gate.holding.wait, 10), "the block was never fsynced"

@@ -24,6 +24,7 @@ from odradek.protocol.messages.write_txn_markers import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
+from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from tests.support.async_waits import until
 from tests.support.fake_broker import FakeBroker, Received
 
@@ -78,10 +79,11 @@ class Harness:
         self.local_failures: list[Exception] = []
         self.completed: list[str] = []
         self.wanted = True
+        config = BrokerConfig({"node.id": str(SELF)}, warn_unknown=False)
         self.channel = TxnMarkerChannel(
-            BrokerConfig({"node.id": str(SELF)}, warn_unknown=False),
             self.cluster,
             SELF,
+            InterBrokerTxnMarkerSender(config, self.cluster, SELF),
             write_local=self._write_local,
             still_wanted=lambda txn: self.wanted,
             on_complete=self._complete,

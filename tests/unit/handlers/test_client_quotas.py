@@ -3,10 +3,14 @@ persistence in the log dir."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
+from odradek.cluster.metadata.acls import LocalAclStore
+from odradek.cluster.metadata.client_quotas import LocalQuotaStore
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.alter_client_quotas import (
     AlterClientQuotasRequest,
@@ -17,7 +21,7 @@ from odradek.protocol.messages.alter_client_quotas import (
 from odradek.protocol.messages.describe_client_quotas import ComponentData, DescribeClientQuotasRequest
 from odradek.security.authorizer import authorizer_from_config
 from odradek.security.client_quotas import ClientQuotas
-from odradek.security.quota_store import LocalQuotaStore
+from odradek.security.quota_entities import QuotaEntity
 from tests.support.handler_services import HandlerBroker
 
 EXACT, DEFAULT_MATCH, SPECIFIED = 0, 1, 2
@@ -163,14 +167,8 @@ async def test_bad_filters(
 
 
 async def test_quotas_are_persisted_in_the_log_dir(handler_broker: HandlerBroker, tmp_path: Path) -> None:
-    store = LocalQuotaStore(tmp_path / "data")
-    quotas = handler_broker.services.client_quotas
-
-    async def persist(entity, values):  # type: ignore[no-untyped-def]
-        store.write(entity, values)
-        quotas.apply(entity, values)
-
-    quotas.persist = persist
+    quotas = ClientQuotas(11, 1, LocalQuotaStore(tmp_path / "data"))
+    handler_broker.services.client_quotas = quotas
     await _with_the_usual_quotas(handler_broker)
     reloaded = ClientQuotas(11, 1)
     for entity, values in LocalQuotaStore(tmp_path / "data").load().items():
@@ -183,7 +181,7 @@ async def test_without_the_cluster_permissions_every_answer_is_cluster_authoriza
 ) -> None:
     log_dir = tmp_path / "data"
     broker = HandlerBroker(log_dir, **{"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
-    broker.services.authorizer = authorizer_from_config(broker.config, log_dir)
+    broker.services.authorizer = authorizer_from_config(broker.config, LocalAclStore(log_dir))
     try:
         results = await _alter(broker, _entry([("user", "a")], producer_byte_rate=5.0))
         assert [code for code, _ in results] == [ErrorCode.CLUSTER_AUTHORIZATION_FAILED]
@@ -220,14 +218,14 @@ async def test_ip_quotas_alter_and_describe(handler_broker: HandlerBroker) -> No
 
 
 async def test_an_entry_that_cannot_be_stored_fails_alone(handler_broker: HandlerBroker) -> None:
-    quotas = handler_broker.services.client_quotas
+    class BrokenForOneUser(LocalQuotaStore):
+        async def write(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
+            if entity.user == "broken":
+                raise OSError(5, "Input/output error")
+            await super().write(entity, values)
 
-    async def persist(entity, values):  # type: ignore[no-untyped-def]
-        if entity.user == "broken":
-            raise OSError(5, "Input/output error")
-        quotas.apply(entity, values)
-
-    quotas.persist = persist
+    store = BrokenForOneUser(Path(handler_broker.config.log_dirs[0]))
+    handler_broker.services.client_quotas = ClientQuotas(11, 1, store)
     results = await _alter(
         handler_broker,
         _entry([("user", "broken")], producer_byte_rate=5.0),
@@ -236,3 +234,21 @@ async def test_an_entry_that_cannot_be_stored_fails_alone(handler_broker: Handle
     assert [code for code, _ in results] == [ErrorCode.UNKNOWN_SERVER_ERROR, ErrorCode.NONE]
     assert set(await _describe(handler_broker)) == {(("user", "fine"),)}
     assert handler_broker.services.unexpected_errors[49] == 1
+
+
+async def test_two_concurrent_alters_of_one_entity_both_stay(
+    handler_broker: HandlerBroker, tmp_path: Path
+) -> None:
+    """Each AlterClientQuotas entry is applied to the entity's quotas as they are once the change
+    before it is stored: one read while another's write was under way replaced that one's key (both
+    answered NONE, the first one lost)."""
+    handler_broker.services.client_quotas = ClientQuotas(11, 1, LocalQuotaStore(tmp_path / "data"))
+    user = [("user", "alice")]
+    answers = await asyncio.gather(
+        _alter(handler_broker, _entry(user, producer_byte_rate=1024.0)),
+        _alter(handler_broker, _entry(user, consumer_byte_rate=2048.0)),
+    )
+    assert answers == [[(ErrorCode.NONE, None)], [(ErrorCode.NONE, None)]]
+    both = {"producer_byte_rate": 1024.0, "consumer_byte_rate": 2048.0}
+    assert await _describe(handler_broker, ("user", EXACT, "alice")) == {(("user", "alice"),): both}
+    assert LocalQuotaStore(tmp_path / "data").load() == {QuotaEntity(user="alice"): both}

@@ -10,9 +10,10 @@ import uuid
 
 import pytest
 
+from odradek.cluster.internal_topics import ZkInternalTopics
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.settings import OFFSETS_TOPIC
-from odradek.handlers import services as services_module
+from odradek.handlers._common import services as services_module
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.describe_cluster import DescribeClusterRequest
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
@@ -146,7 +147,12 @@ async def test_find_coordinator_names_the_leader_of_the_groups_offsets_partition
 ) -> None:
     services = cluster_member.services
     groups = GroupCoordinator(
-        services.config, services.cluster, services.topics, services.logs, 2, leadership=services.leadership
+        services.config,
+        services.cluster,
+        ZkInternalTopics(services.topics, services.cluster),
+        services.logs,
+        2,
+        leadership=services.leadership,
     )
     partitions = groups.settings.offsets_topic_num_partitions
     led_by_1, led_by_3 = "group-on-1", "group-on-3"

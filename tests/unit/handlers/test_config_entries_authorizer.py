@@ -4,7 +4,7 @@ define, listed only when set, hidden, sensitive and of unknown type (odradek sho
 from __future__ import annotations
 
 from odradek.config import BrokerConfig, ConfigSource
-from odradek.handlers.config_entries import broker_entries
+from odradek.handlers._common.config_entries import broker_entries
 
 
 def test_super_users_set_are_described_hidden_as_a_custom_config() -> None:

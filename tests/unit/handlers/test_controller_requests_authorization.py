@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from odradek.cluster.metadata.acls import LocalAclStore
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.allocate_producer_ids import AllocateProducerIdsRequest
 from odradek.protocol.messages.alter_partition import AlterPartitionRequest, PartitionData, TopicData
@@ -21,7 +22,7 @@ AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
 
 def _member(log_dir: Path, **overrides: str) -> HandlerBroker:
     broker = HandlerBroker(log_dir, zookeeper_mode=True, **{"authorizer.class.name": AUTHORIZER}, **overrides)
-    broker.services.authorizer = authorizer_from_config(broker.config, log_dir)
+    broker.services.authorizer = authorizer_from_config(broker.config, LocalAclStore(log_dir))
     return broker
 
 

@@ -1,6 +1,6 @@
 """The coordinators append as leaders too (their records, transaction markers): like Produce they lead
 what the replica manager says they lead, at its epoch, never what the metadata cache says
-(cluster/leadership.py). UpdateMetadata reaches a broker before the LeaderAndIsr it announces."""
+(partition/leadership.py). UpdateMetadata reaches a broker before the LeaderAndIsr it announces."""
 
 from __future__ import annotations
 
@@ -8,14 +8,16 @@ import time
 import uuid
 from pathlib import Path
 
-from odradek.cluster.leadership import Leadership
+from odradek.cluster.internal_topics import ZkInternalTopics
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.records import offset_commit_record
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_metadata import TxnState
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
-from odradek.handlers.delayed_produce import isr_wait
+from odradek.partition.delayed_produce import isr_wait
+from odradek.partition.leader_append import LeaderAppend
+from odradek.partition.leadership import Leadership
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.write_txn_markers import (
     WritableTxnMarker,
@@ -24,8 +26,12 @@ from odradek.protocol.messages.write_txn_markers import (
     WriteTxnMarkersResponse,
 )
 from odradek.protocol.records import RecordBatchHeader
+from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from odradek.storage.fetch import FetchIsolation
 from odradek.storage.log import Log
+from odradek.storage.partition import TopicPartition
+from odradek.storage.prepared_appends import PreparedAppend
+from odradek.storage.producer_state import AppendOrigin
 from tests.support.async_waits import until
 from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
 from tests.support.handler_services import HandlerBroker
@@ -61,6 +67,17 @@ class AskedLeadership:
     def under_min_isr(self, topic: str, partition: int) -> bool:
         return self.leadership.under_min_isr(topic, partition)
 
+    def append_records(
+        self,
+        partition: TopicPartition,
+        records: bytearray | memoryview,
+        origin: AppendOrigin,
+        required_acks: int,
+        prepared: PreparedAppend | None = None,
+    ) -> LeaderAppend:
+        self.asked.append((partition.topic, partition.partition))
+        return self.leadership.append_records(partition, records, origin, required_acks, prepared)
+
 
 def _member(tmp_path: Path, replicated: bool = True) -> HandlerBroker:
     return HandlerBroker(
@@ -78,13 +95,14 @@ def _transactions(broker: HandlerBroker, wait_for_isr: bool = False) -> Transact
     return TransactionCoordinator(
         services.config,
         services.cluster,
-        services.topics,
+        ZkInternalTopics(services.topics, services.cluster),
         services.logs,
         services.node_id,
         services.producer_ids,
         None,
-        marker_replicated=isr_wait(services) if wait_for_isr else None,
+        marker_replicated=isr_wait(services.replicas) if wait_for_isr else None,
         leadership=services.replicas,  # as the broker wires it in a cluster
+        marker_sender=InterBrokerTxnMarkerSender(services.config, services.cluster, services.node_id),
     )
 
 
@@ -130,7 +148,7 @@ async def test_a_group_coordinator_writes_nothing_to_a_partition_its_broker_only
         groups = GroupCoordinator(
             services.config,
             services.cluster,
-            services.topics,
+            ZkInternalTopics(services.topics, services.cluster),
             services.logs,
             services.node_id,
             leadership=replicas,  # as the broker wires it in a cluster
@@ -164,21 +182,22 @@ async def test_a_coordinators_own_markers_are_written_where_and_at_the_epoch_the
     broker = _member(tmp_path, replicated=False)
     try:
         state_log = Partition(TRANSACTION_STATE_TOPIC, 0, leader=2, leader_epoch=1, replicas=[2])
-        led = Partition(TOPIC, 0, leader=2, leader_epoch=3, replicas=[2, 3, 1])
+        # alone in their ISR as leaders here, so the coordinator's acks=all waits end at its appends
+        led = Partition(TOPIC, 0, leader=2, leader_epoch=3, replicas=[2, 3, 1], isr=[2])
         followed = Partition(TOPIC, 1, leader=1, leader_epoch=7, replicas=[1, 2, 3])
         await broker.call(update_metadata(BROKERS, [state_log, led, followed], IDS), 8)
         await broker.call(leader_and_isr([state_log, led, followed], IDS), 7)
         coordinator = _transactions(broker, wait_for_isr=True)
         leadership = AskedLeadership(coordinator.markers.leadership)
         coordinator.markers.leadership = leadership
-        await coordinator.start(single_node=False)
+        await coordinator.start()
         pid, epoch = await coordinator.init_producer_id("t", 60000, -1, -1)
         added = await coordinator.add_partitions("t", pid, epoch, [(TOPIC, 0), (TOPIC, 1)])
         assert set(added.values()) == {ErrorCode.NONE}
         # the controller's next decisions, in the cache only: this broker leads both, at 4 and 8
         ahead = [
-            Partition(TOPIC, 0, leader=2, leader_epoch=4, replicas=[2, 3, 1]),
-            Partition(TOPIC, 1, leader=2, leader_epoch=8, replicas=[1, 2, 3]),
+            Partition(TOPIC, 0, leader=2, leader_epoch=4, replicas=[2, 3, 1], isr=[2]),
+            Partition(TOPIC, 1, leader=2, leader_epoch=8, replicas=[1, 2, 3], isr=[2]),
         ]
         await broker.call(update_metadata(BROKERS, ahead, IDS), 8)
         await coordinator.end_txn("t", pid, epoch, committed=True)

@@ -9,11 +9,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 from odradek.config.broker import BrokerConfig
 from odradek.handlers.configs import reconfigure
-from odradek.server.broker import Broker
+from odradek.server.jobs import every
 from tests.support.handler_services import HandlerBroker
 
 
@@ -48,8 +47,7 @@ def test_a_background_job_s_interval_is_read_again_before_each_wait() -> None:
         async def job() -> None:
             runs.append(asyncio.get_running_loop().time())
 
-        owner: Any = SimpleNamespace(_live_config=lambda: configs[0], tasks=[])
-        Broker._every(owner, "log.cleaner.backoff.ms", job)
+        task = every(lambda: configs[0], "log.cleaner.backoff.ms", job)
         try:
             while len(runs) < 3:
                 await asyncio.sleep(0.01)
@@ -59,8 +57,7 @@ def test_a_background_job_s_interval_is_read_again_before_each_wait() -> None:
             await asyncio.sleep(0.3)
             assert len(runs) == settled
         finally:
-            for task in owner.tasks:
-                task.cancel()
-            await asyncio.gather(*owner.tasks, return_exceptions=True)
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     asyncio.run(main())

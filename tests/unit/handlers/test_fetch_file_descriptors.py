@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from odradek.handlers.file_records import FileRecords
+from odradek.partition.file_records import FileRecords
 from odradek.protocol.messages.fetch import FetchResponse
 from odradek.server.output import ResponseOutput
 from tests.support.handler_services import HandlerBroker

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from odradek.handlers import fetch_sessions
-from odradek.handlers.fetch_sessions import FetchSessionCache
+from odradek.partition import fetch_sessions
+from odradek.partition.fetch_sessions import FetchSessionCache
 from odradek.protocol.error_codes import ErrorCode
 from tests.support.handler_services import HandlerBroker
 

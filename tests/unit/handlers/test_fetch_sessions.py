@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from odradek.handlers.fetch_sessions import FetchSessionCache
+from odradek.partition.fetch_sessions import FetchSessionCache
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic
 from tests.support.controller_requests import Partition, leader_and_isr, update_metadata

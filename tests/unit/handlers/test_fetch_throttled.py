@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from odradek.handlers.context import RequestContext
-from odradek.handlers.registry import registration_for
+from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.registry import registration_for
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import FetchRequest, FetchResponse

@@ -3,7 +3,7 @@ fencing, leader/follower transitions, local logs created and deleted, and a sing
 
 from __future__ import annotations
 
-from odradek.handlers.registry import registration_for
+from odradek.handlers._common.registry import registration_for
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.api_versions import ApiVersionsRequest
@@ -45,7 +45,9 @@ def _codes(response: object, version: int) -> dict[int, int]:
 async def test_single_node_neither_advertises_nor_serves_the_controller_apis(
     handler_broker: HandlerBroker,
 ) -> None:
-    response = await handler_broker.call(ApiVersionsRequest(), 3)
+    response = await handler_broker.call(
+        ApiVersionsRequest(client_software_name="odradek-tests", client_software_version="1.0"), 3
+    )
     listed = {entry.api_key for entry in response.api_keys}
     assert not listed & INTER_BROKER
     assert ApiKey.METADATA in listed and ApiKey.PRODUCE in listed
@@ -56,7 +58,9 @@ async def test_single_node_neither_advertises_nor_serves_the_controller_apis(
 async def test_cluster_member_advertises_the_controller_apis_at_kafka_3_9_versions(
     cluster_member: HandlerBroker,
 ) -> None:
-    response = await cluster_member.call(ApiVersionsRequest(), 3)
+    response = await cluster_member.call(
+        ApiVersionsRequest(client_software_name="odradek-tests", client_software_version="1.0"), 3
+    )
     listed = {entry.api_key: (entry.min_version, entry.max_version) for entry in response.api_keys}
     assert listed[ApiKey.LEADER_AND_ISR] == (0, 7)
     assert listed[ApiKey.STOP_REPLICA] == (0, 4)
@@ -70,10 +74,14 @@ async def test_cluster_member_advertises_allocate_producer_ids_as_a_kafka_3_9_zo
     cluster_member: HandlerBroker, handler_broker: HandlerBroker
 ) -> None:
     # Kafka's 3.x brokers ask the controller for producer-id blocks only once it lists the API
-    response = await cluster_member.call(ApiVersionsRequest(), 3)
+    response = await cluster_member.call(
+        ApiVersionsRequest(client_software_name="odradek-tests", client_software_version="1.0"), 3
+    )
     listed = {entry.api_key: (entry.min_version, entry.max_version) for entry in response.api_keys}
     assert listed[ApiKey.ALLOCATE_PRODUCER_IDS] == (0, 0)
-    single = await handler_broker.call(ApiVersionsRequest(), 3)
+    single = await handler_broker.call(
+        ApiVersionsRequest(client_software_name="odradek-tests", client_software_version="1.0"), 3
+    )
     assert ApiKey.ALLOCATE_PRODUCER_IDS not in {entry.api_key for entry in single.api_keys}
 
 

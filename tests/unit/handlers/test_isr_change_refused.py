@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from odradek.cluster.replication.isr_updates import CommittedIsr, IsrUpdateFailed, ProposedIsr
+from odradek.partition.isr_updates import CommittedIsr, IsrUpdateFailed, ProposedIsr
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import FetchPartition, FetchResponse
 from tests.support.controller_requests import Partition, leader_and_isr, update_metadata

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from odradek.cluster.internal_topics import SingleNodeInternalTopics
+from odradek.cluster.metadata.acls import LocalAclStore
 from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.regex_lane import Requester
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
@@ -25,6 +27,7 @@ from odradek.security.acl import (
     ResourceType,
 )
 from odradek.security.authorizer import authorizer_from_config
+from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from tests.support.handler_services import HandlerBroker
 
 pytestmark = pytest.mark.timeout(30)
@@ -39,14 +42,15 @@ async def transactions(broker: HandlerBroker) -> AsyncIterator[TransactionCoordi
     coordinator = TransactionCoordinator(
         services.config,
         services.cluster,
-        services.topics,
+        SingleNodeInternalTopics(services.topics, services.cluster),
         services.logs,
         services.node_id,
         services.producer_ids,
         None,
         leadership=services.leadership,
+        marker_sender=InterBrokerTxnMarkerSender(services.config, services.cluster, services.node_id),
     )
-    await coordinator.start(single_node=True)
+    await coordinator.start()
     services.transactions = coordinator
     try:
         for transactional_id in IDS:
@@ -87,7 +91,7 @@ async def test_list_transactions_pattern_was_python_syntax_instead_of_kafkas_re2
 @pytest.fixture
 def secured(tmp_path: Path) -> Iterator[HandlerBroker]:
     broker = HandlerBroker(tmp_path / "data", **{"authorizer.class.name": AUTHORIZER})
-    broker.services.authorizer = authorizer_from_config(broker.config, tmp_path / "data")
+    broker.services.authorizer = authorizer_from_config(broker.config, LocalAclStore(tmp_path / "data"))
     try:
         yield broker
     finally:

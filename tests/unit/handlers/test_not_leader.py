@@ -40,10 +40,14 @@ async def _member(cluster_member: HandlerBroker) -> HandlerBroker:
 
 
 def _fetch(
-    version: int, partition: int, current_leader_epoch: int = -1, fetch_offset: int = 0
+    version: int,
+    partition: int,
+    current_leader_epoch: int = -1,
+    fetch_offset: int = 0,
+    replica_id: int = -1,
 ) -> FetchRequest:
     return FetchRequest(
-        replica_id=-1,
+        replica_id=replica_id,
         max_wait_ms=0,
         min_bytes=0,
         max_bytes=1 << 20,
@@ -158,6 +162,9 @@ async def test_a_follower_shows_consumers_only_what_is_below_its_high_watermark(
 async def test_fetch_from_the_leader_checks_the_clients_leader_epoch(cluster_member: HandlerBroker) -> None:
     member = await _member(cluster_member)
     await member.call(produce_request(0), 9)
+    # the followers in orders-0's ISR (3 and 1) fetch what was appended: the high watermark moves
+    for follower in (3, 1):
+        await member.call(_fetch(12, 0, fetch_offset=1, replica_id=follower), 12)
     served = (
         (await member.call_over_wire(_fetch(12, 0, current_leader_epoch=3), 12)).responses[0].partitions[0]
     )

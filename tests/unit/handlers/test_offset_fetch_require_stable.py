@@ -6,6 +6,7 @@ read between the two would be the previous offset (issue 25 item 22, -1001 for a
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from odradek.cluster.internal_topics import SingleNodeInternalTopics
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
@@ -36,7 +38,10 @@ from odradek.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequestPartition,
     TxnOffsetCommitRequestTopic,
 )
+from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from odradek.storage.log import Log
+from odradek.storage.partition import TopicPartition
+from tests.support.async_waits import until
 from tests.support.handler_services import HandlerBroker
 
 pytestmark = pytest.mark.timeout(30)
@@ -66,27 +71,26 @@ async def coordinators(broker: HandlerBroker) -> AsyncIterator[uuid.UUID]:
     groups = GroupCoordinator(
         services.config,
         services.cluster,
-        services.topics,
+        SingleNodeInternalTopics(services.topics, services.cluster),
         services.logs,
         1,
-        services.appends.notify,
         leadership=services.leadership,
     )
     transactions = TransactionCoordinator(
         services.config,
         services.cluster,
-        services.topics,
+        SingleNodeInternalTopics(services.topics, services.cluster),
         services.logs,
         1,
         services.producer_ids,
         groups,
-        services.appends.notify,
         leadership=services.leadership,
+        marker_sender=InterBrokerTxnMarkerSender(services.config, services.cluster, services.node_id),
     )
     services.groups, services.transactions = groups, transactions
     state = await broker.create_topic(TOPIC, 2)
     await groups.start()
-    await transactions.start(single_node=True)
+    await transactions.start()
     await groups.runtime.wait_loaded()
     try:
         yield state.topic_id
@@ -188,11 +192,18 @@ async def end_txn(broker: HandlerBroker, pid: int, epoch: int, committed: bool) 
 
 
 def followers_hold_back(broker: HandlerBroker) -> Log:
-    """`__consumer_offsets`'s high watermark from now on moved by the test only, as a leader's whose
-    followers have not fetched yet."""
-    offsets_log = broker.log(OFFSETS_TOPIC, 0)
-    offsets_log.auto_high_watermark = False
-    return offsets_log
+    """`__consumer_offsets`'s high watermark from now on moved by the test only (`followers_catch_up`),
+    as a leader's whose followers have not fetched yet: the partition has no leader's rule left."""
+    hosted = broker.services.replicas.leading[(OFFSETS_TOPIC, 0)]
+    hosted.leader_state = None
+    hosted.log.auto_high_watermark = False
+    return hosted.log
+
+
+def followers_catch_up(broker: HandlerBroker, offsets_log: Log) -> None:
+    """The high watermark `followers_hold_back` held reaches the log end, and what waits on it wakes."""
+    offsets_log.update_high_watermark(offsets_log.log_end_offset)
+    broker.services.appends.wake(TopicPartition(OFFSETS_TOPIC, 0))
 
 
 async def test_pending_transactional_offsets_are_unstable_on_every_version_that_asks(
@@ -236,7 +247,7 @@ async def test_transactional_offsets_stay_unstable_until_their_commit_marker_is_
         assert await every_version(broker, topic_id) == expected(
             stable=((E.NONE, -1), (E.NONE, 3)), settled=((E.UNSTABLE_OFFSET_COMMIT, -1), (E.NONE, 3))
         )
-        offsets_log.update_high_watermark(offsets_log.log_end_offset)
+        followers_catch_up(broker, offsets_log)
         assert await every_version(broker, topic_id) == expected(
             stable=((E.NONE, 7), (E.NONE, 3)), settled=((E.NONE, 7), (E.NONE, 3))
         )
@@ -248,11 +259,15 @@ async def test_an_offset_commit_not_yet_on_the_in_sync_replicas_is_unstable_as_i
     async with coordinators(broker) as topic_id:
         await commit(broker, {0: 1, 1: 3})
         offsets_log = followers_hold_back(broker)
-        await commit(broker, {0: 5})  # a single node answers at once; its followers would not have it
+        # appended, and answered once the in-sync replicas have it
+        committing = asyncio.ensure_future(commit(broker, {0: 5}))
+        await until(lambda: offsets_log.log_end_offset > offsets_log.high_watermark)
         assert await every_version(broker, topic_id) == expected(
             stable=((E.NONE, 1), (E.NONE, 3)), settled=((E.UNSTABLE_OFFSET_COMMIT, -1), (E.NONE, 3))
         )
-        offsets_log.update_high_watermark(offsets_log.log_end_offset)
+        assert not committing.done()
+        followers_catch_up(broker, offsets_log)
+        await committing
         assert await every_version(broker, topic_id) == expected(
             stable=((E.NONE, 5), (E.NONE, 3)), settled=((E.NONE, 5), (E.NONE, 3))
         )

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from odradek.handlers.context import CloseConnection
+from odradek.handlers._common.context import CloseConnection
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from odradek.protocol.records import (

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from odradek.cluster.replication.isr_updates import CommittedIsr, ProposedIsr
+from odradek.partition.isr_updates import CommittedIsr, ProposedIsr
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import (
     FetchPartition,

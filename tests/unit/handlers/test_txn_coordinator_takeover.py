@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from odradek.cluster.internal_topics import SingleNodeInternalTopics, ZkInternalTopics
 from odradek.cluster.metadata import BrokerEndpoint, LiveBroker
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_metadata import MAX_EPOCH, TxnState
@@ -23,6 +24,7 @@ from odradek.protocol.messages.write_txn_markers import (
 )
 from odradek.protocol.records import Record, build_record_batch, iter_record_batches
 from odradek.protocol.records.control import read_end_transaction_marker
+from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from odradek.storage.fetch import FetchIsolation
 from tests.support.fake_broker import FakeBroker, Received
 from tests.support.handler_services import HandlerBroker
@@ -30,17 +32,21 @@ from tests.support.handler_services import HandlerBroker
 pytestmark = pytest.mark.timeout(30)
 
 
-def _coordinator(broker: HandlerBroker) -> TransactionCoordinator:
+def _coordinator(broker: HandlerBroker, cluster_member: bool = False) -> TransactionCoordinator:
     services = broker.services
+    internal_topics = (ZkInternalTopics if cluster_member else SingleNodeInternalTopics)(
+        services.topics, services.cluster
+    )
     return TransactionCoordinator(
         services.config,
         services.cluster,
-        services.topics,
+        internal_topics,
         services.logs,
         services.node_id,
         services.producer_ids,
         None,
         leadership=services.leadership,
+        marker_sender=InterBrokerTxnMarkerSender(services.config, services.cluster, services.node_id),
     )
 
 
@@ -50,7 +56,7 @@ async def test_a_prepared_transaction_is_completed_when_its_partition_is_loaded(
 ) -> None:
     await handler_broker.create_topic("data")
     first = _coordinator(handler_broker)
-    await first.start(single_node=True)
+    await first.start()
     pid, epoch = await first.init_producer_id("prepared", 60000, -1, -1)
     assert await first.add_partitions("prepared", pid, epoch, [("data", 0)]) == {("data", 0): ErrorCode.NONE}
     record = Record(offset=0, timestamp=1_700_000_000_000, key=None, value=b"in the transaction")
@@ -67,7 +73,7 @@ async def test_a_prepared_transaction_is_completed_when_its_partition_is_loaded(
     assert handler_broker.log("data").last_stable_offset == 0  # still open in the partition
 
     second = _coordinator(handler_broker)
-    await second.start(single_node=True)
+    await second.start()
     try:
         log = handler_broker.log("data")
         done = TxnState.COMPLETE_COMMIT if committed else TxnState.COMPLETE_ABORT
@@ -91,7 +97,7 @@ async def test_a_prepared_transaction_is_completed_when_its_partition_is_loaded(
 
 async def test_an_exhausted_epoch_gets_a_new_producer_id(handler_broker: HandlerBroker) -> None:
     coordinator = _coordinator(handler_broker)
-    await coordinator.start(single_node=True)
+    await coordinator.start()
     try:
         pid, _ = await coordinator.init_producer_id("old", 60000, -1, -1)
         metadata = coordinator.state_log.txns["old"]
@@ -113,7 +119,7 @@ async def test_a_coordinator_taking_over_sends_the_markers_of_partitions_led_els
     sends it WriteTxnMarkers and writes CompleteCommit only once broker 2 has answered."""
     await handler_broker.create_topic("remote")
     first = _coordinator(handler_broker)
-    await first.start(single_node=True)
+    await first.start()
     pid, epoch = await first.init_producer_id("spread", 60000, -1, -1)
     await first.add_partitions("spread", pid, epoch, [("remote", 0)])
     metadata = first.state_log.txns["spread"]
@@ -150,8 +156,8 @@ async def test_a_coordinator_taking_over_sends_the_markers_of_partitions_led_els
     partition = cluster.partition("remote", 0)
     assert partition is not None
     partition.leader_id = 2
-    second = _coordinator(handler_broker)
-    await second.start(single_node=False)
+    second = _coordinator(handler_broker, cluster_member=True)
+    await second.start()
     try:
         await fake.wait_for(lambda b: len(b.requests_of(ApiKey.WRITE_TXN_MARKERS)) == 2)
         for _ in range(100):

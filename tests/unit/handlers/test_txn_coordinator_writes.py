@@ -13,20 +13,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from odradek.cluster.leadership import IsrWait, Leadership, SingleNodeLeadership
+from odradek.cluster.internal_topics import SingleNodeInternalTopics
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_metadata import TxnState
 from odradek.coordinator.txn_records import TransactionLogValue
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
+from odradek.partition.leadership import IsrWait, Leadership
 from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from odradek.storage.partition import TopicPartition
 from tests.support.async_waits import until
 from tests.support.handler_services import HandlerBroker
+from tests.support.short_isr import ShortIsr
 
 pytestmark = pytest.mark.timeout(30)
 E = ErrorCode
@@ -84,15 +88,16 @@ async def running(
     made = TransactionCoordinator(
         services.config,
         services.cluster,
-        services.topics,
+        SingleNodeInternalTopics(services.topics, services.cluster),
         services.logs,
         services.node_id,
         services.producer_ids,
         None,
         marker_replicated=marker_replicated,
         leadership=leadership if leadership is not None else services.leadership,
+        marker_sender=InterBrokerTxnMarkerSender(services.config, services.cluster, services.node_id),
     )
-    await made.start(single_node=True)
+    await made.start()
     try:
         yield made
     finally:
@@ -122,7 +127,7 @@ async def test_a_transaction_write_that_does_not_reach_the_isr_leaves_no_trace_i
         assert await adding == {("data", 1): E.COORDINATOR_NOT_AVAILABLE}
         assert coordinator.state_log.txns[TXN].partitions == {("data", 0)}
         # a leader asked to verify a transactional batch for it is told it is not in the transaction
-        assert coordinator.verify_partition(pid, epoch, "data", 1) is E.INVALID_TXN_STATE
+        assert coordinator.verify_partition(TXN, pid, epoch, "data", 1) is E.INVALID_TXN_STATE
 
 
 async def test_other_steps_of_a_transactional_id_wait_out_its_write_with_concurrent_transactions(
@@ -186,7 +191,7 @@ async def test_a_transaction_write_under_min_insync_replicas_appends_nothing(
     async with running(handler_broker) as coordinator:
         pid, epoch = await _ongoing(coordinator)
         before = _state_log_end(handler_broker, coordinator)
-        coordinator.state_log.under_min_isr = lambda _partition: True
+        coordinator.state_log.leadership = ShortIsr(coordinator.state_log.leadership)
         assert await coordinator.add_partitions(TXN, pid, epoch, [("data", 1)]) == {
             ("data", 1): E.COORDINATOR_NOT_AVAILABLE
         }
@@ -204,7 +209,7 @@ async def test_a_new_leader_epoch_that_keeps_this_broker_leader_does_not_reload_
         state = handler_broker.services.cluster.partition(TRANSACTION_STATE_TOPIC, partition)
         assert state is not None
         loaded_at = state.leader_epoch
-        state.leader_epoch += 1  # the controller's LeaderAndIsr: same leader, a new ISR
+        lead_at_next_epoch(handler_broker, partition)  # the controller's LeaderAndIsr: a new ISR
         coordinator.leader_since_epoch = lambda _partition: loaded_at
         await coordinator.refresh_leadership()
         assert coordinator.state_log.shards[partition] is shard  # no reload, no NOT_COORDINATOR
@@ -214,6 +219,17 @@ async def test_a_new_leader_epoch_that_keeps_this_broker_leader_does_not_reload_
         await coordinator.refresh_leadership()
         assert coordinator.state_log.shards[partition] is not shard
         assert coordinator.state_log.coordinator_epoch(partition) == loaded_at + 1
+
+
+def lead_at_next_epoch(broker: HandlerBroker, partition: int) -> None:
+    """The `__transaction_state` partition led here at the next leader epoch, in the replica manager and
+    the cache, as a controller's LeaderAndIsr would."""
+    replicas = broker.services.replicas
+    hosted = replicas.leading[(TRANSACTION_STATE_TOPIC, partition)]
+    replicas.apply_leadership(dataclasses.replace(hosted, leader_epoch=hosted.leader_epoch + 1))
+    state = broker.services.cluster.partition(TRANSACTION_STATE_TOPIC, partition)
+    assert state is not None
+    state.leader_epoch += 1
 
 
 class MarkerReplication:
@@ -236,26 +252,6 @@ class MarkerReplication:
         marker, future = self.waiting.pop(0)
         future.set_result(outcome)
         return marker
-
-
-class ShrinkingIsr:
-    """The replica manager of a single node whose partitions' ISR can fall under min.insync.replicas."""
-
-    def __init__(self, handler_broker: HandlerBroker) -> None:
-        services = handler_broker.services
-        self.leads = SingleNodeLeadership(services.cluster, services.node_id)
-        self.shrunk: set[tuple[str, int]] = set()
-        #: How often an append to a shrunk partition was refused.
-        self.refused = 0
-
-    def leader_epoch(self, topic: str, partition: int) -> int | None:
-        return self.leads.leader_epoch(topic, partition)
-
-    def under_min_isr(self, topic: str, partition: int) -> bool:
-        if (topic, partition) in self.shrunk:
-            self.refused += 1
-            return True
-        return False
 
 
 def _state(coordinator: TransactionCoordinator, transactional_id: str = TXN) -> TxnState:
@@ -365,16 +361,16 @@ async def test_a_marker_refused_under_min_insync_replicas_is_written_once_the_is
     short, and sent again until it is not. It was appended, waited for an ISR that could not take it,
     and every retry appended another."""
     followers = MarkerReplication()
-    isr = ShrinkingIsr(handler_broker)
-    isr.shrunk.add(("data", 0))
+    shrunk = {TopicPartition("data", 0)}
+    isr = ShortIsr(handler_broker.services.leadership, lambda tp: tp in shrunk)
     async with running(handler_broker, followers.replicated, isr) as coordinator:
         pid, epoch = await _ongoing(coordinator)
         ending = asyncio.ensure_future(coordinator.end_txn(TXN, pid, epoch, committed=True))
-        await until(lambda: isr.refused >= 3)  # the marker channel sends it again every 100 ms
+        await until(lambda: len(isr.refused) >= 3)  # the marker channel sends it again every 100 ms
         assert handler_broker.log("data").log_end_offset == 0
         assert not followers.waiting
         assert _state(coordinator) is TxnState.PREPARE_COMMIT
-        isr.shrunk.clear()
+        shrunk.clear()
         assert await followers.answer(E.NONE) == ("data", 0, 1)  # one marker, no more
         await until(lambda: _state(coordinator) is TxnState.COMPLETE_COMMIT)
         await ending
@@ -395,7 +391,7 @@ async def test_a_prepared_transaction_reloaded_while_its_marker_waits_is_complet
         partition = coordinator.state_log.partition_for(TXN)
         state = no_periodic_check.services.cluster.partition(TRANSACTION_STATE_TOPIC, partition)
         assert state is not None
-        state.leader_epoch += 1  # led anew: it moved away and back
+        lead_at_next_epoch(no_periodic_check, partition)  # led anew: it moved away and back
         coordinator.leader_since_epoch = lambda _partition: state.leader_epoch
         await coordinator.refresh_leadership()
         reloaded = coordinator.state_log.txns[TXN]
@@ -415,17 +411,12 @@ async def test_a_complete_record_refused_under_the_transaction_log_min_isr_is_wr
     async with running(handler_broker, followers.replicated) as coordinator:
         pid, epoch = await _ongoing(coordinator)
         await asyncio.wait_for(coordinator.end_txn(TXN, pid, epoch, committed=True), 10)
-        refusals: list[int] = []
-
-        def short_isr(partition: int) -> bool:
-            refusals.append(partition)
-            return True
-
-        coordinator.state_log.under_min_isr = short_isr
+        short = ShortIsr(coordinator.state_log.leadership)
+        coordinator.state_log.leadership = short
         await followers.answer(E.NONE)  # the marker is on the ISR: time for CompleteCommit
-        await until(lambda: len(refusals) >= 3)
+        await until(lambda: len(short.refused) >= 3)
         assert _state(coordinator) is TxnState.PREPARE_COMMIT
-        coordinator.state_log.under_min_isr = lambda _partition: False
+        coordinator.state_log.leadership = short.leadership
         await until(lambda: _state(coordinator) is TxnState.COMPLETE_COMMIT)
         assert handler_broker.log("data").log_end_offset == 1  # one marker: not sent again
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from odradek.cluster.metadata.acls import LocalAclStore
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.create_partitions import CreatePartitionsRequest, CreatePartitionsTopic
 from odradek.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
@@ -24,7 +25,7 @@ TOO_MANY = 20_000
 @pytest.fixture
 def secured(tmp_path: Path) -> Iterator[HandlerBroker]:
     broker = HandlerBroker(tmp_path / "data", **{"authorizer.class.name": AUTHORIZER})
-    broker.services.authorizer = authorizer_from_config(broker.config, tmp_path / "data")
+    broker.services.authorizer = authorizer_from_config(broker.config, LocalAclStore(tmp_path / "data"))
     try:
         yield broker
     finally:

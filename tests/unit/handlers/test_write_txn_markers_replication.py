@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from odradek.cluster.internal_topics import ZkInternalTopics
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
-from odradek.handlers.delayed_produce import isr_wait
+from odradek.partition.delayed_produce import isr_wait
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import FetchPartition
 from odradek.protocol.messages.write_txn_markers import (
@@ -27,6 +28,7 @@ from odradek.protocol.messages.write_txn_markers import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
+from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
 from tests.support.handler_services import HandlerBroker
 from tests.unit.handlers.cluster_member import BROKERS, TOPIC, TOPIC_ID, follower_fetch_request
@@ -51,14 +53,14 @@ def leader(tmp_path: Path) -> Iterator[HandlerBroker]:
     services.transactions = TransactionCoordinator(
         services.config,
         services.cluster,
-        services.topics,
+        ZkInternalTopics(services.topics, services.cluster),
         services.logs,
         2,
         services.producer_ids,
         None,
-        services.appends.notify,
-        marker_replicated=isr_wait(services),
+        marker_replicated=isr_wait(services.replicas),
         leadership=services.leadership,
+        marker_sender=InterBrokerTxnMarkerSender(services.config, services.cluster, services.node_id),
     )
     try:
         yield broker

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import odradek.handlers  # noqa: F401 - registers every handler
-from odradek.handlers.registry import REGISTRY
+from odradek.handlers._common.registry import REGISTRY
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.messages import REQUESTS, RESPONSES
 

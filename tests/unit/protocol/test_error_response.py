@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import odradek.handlers  # noqa: F401 - registers every handler
-from odradek.handlers.registry import REGISTRY
+from odradek.handlers._common.registry import REGISTRY
 from odradek.protocol.error_response import error_response
 from odradek.protocol.frames import decode_response, encode_response
 from odradek.protocol.messages import REQUESTS

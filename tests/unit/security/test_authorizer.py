@@ -227,3 +227,24 @@ def test_other_authorizer_class_is_refused_in_one_line() -> None:
     assert "\n" not in message
     assert "authorizer.class.name" in message
     assert "kafka.security.authorizer.AclAuthorizer" in message
+
+
+def test_delete_acls_answers_a_binding_under_the_first_filter_matching_it_only() -> None:
+    """As Kafka's AclAuthorizer.deleteAcls: one deletion, reported once (before: under every filter)."""
+    reads = acl("orders", Op.READ)
+    auth = authorizer(reads, acl("orders", Op.WRITE))
+    by_principal = AclBindingFilter(Type.ANY, None, Pattern.ANY, ALICE, None, Op.READ, AclPermissionType.ANY)
+    by_topic = AclBindingFilter(
+        Type.TOPIC, "orders", Pattern.LITERAL, None, None, Op.ANY, AclPermissionType.ANY
+    )
+    deleted = asyncio.run(auth.delete_acls([by_principal, by_topic]))
+    assert deleted == [[reads], [acl("orders", Op.WRITE)]]
+
+
+def test_delete_acls_naming_a_pattern_that_cannot_exist_asks_nothing_of_the_store() -> None:
+    auth = authorizer()
+    store = auth.store
+    assert isinstance(store, MemoryStore)
+    nameless = AclBindingFilter(Type.TOPIC, "", Pattern.LITERAL, None, None, Op.ANY, AclPermissionType.ANY)
+    assert asyncio.run(auth.delete_acls([nameless])) == [[]]
+    assert store.writes == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import stat
@@ -10,10 +11,9 @@ from pathlib import Path
 import pytest
 import scramp
 
+from odradek.cluster.metadata.scram_credentials import FILE_NAME, LocalScramCredentialStore
 from odradek.security.scram_credentials import (
-    FILE_NAME,
     CredentialError,
-    ScramCredentialStore,
     credential_from_password,
     credential_from_salted_password,
     salted_password,
@@ -39,9 +39,9 @@ def test_rfc_7677_salted_password() -> None:
 
 
 def test_store_round_trip_is_owner_only_and_holds_no_password(tmp_path: Path) -> None:
-    store = ScramCredentialStore.load(tmp_path)
+    store = LocalScramCredentialStore.load(tmp_path)
     credential = credential_from_password("SCRAM-SHA-512", "very-secret", 8192)
-    store.apply({("alice", "SCRAM-SHA-512"): credential}, set())
+    asyncio.run(store.alter({("alice", "SCRAM-SHA-512"): credential}, set()))
     path = tmp_path / FILE_NAME
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     text = path.read_text()
@@ -52,10 +52,10 @@ def test_store_round_trip_is_owner_only_and_holds_no_password(tmp_path: Path) ->
         "server_key",
         "iterations",
     }
-    again = ScramCredentialStore.load(tmp_path)
+    again = LocalScramCredentialStore.load(tmp_path)
     assert again.get("alice", "SCRAM-SHA-512") == credential
-    again.apply({}, {("alice", "SCRAM-SHA-512")})
-    assert ScramCredentialStore.load(tmp_path).users() == []
+    asyncio.run(again.alter({}, {("alice", "SCRAM-SHA-512")}))
+    assert LocalScramCredentialStore.load(tmp_path).users() == []
 
 
 def test_credential_repr_shows_no_key() -> None:
@@ -66,4 +66,4 @@ def test_credential_repr_shows_no_key() -> None:
 def test_unreadable_store_stops_the_start(tmp_path: Path) -> None:
     (tmp_path / FILE_NAME).write_text("{not json")
     with pytest.raises(CredentialError, match="cannot read SCRAM credentials"):
-        ScramCredentialStore.load(tmp_path)
+        LocalScramCredentialStore.load(tmp_path)

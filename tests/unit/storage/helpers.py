@@ -97,3 +97,12 @@ def read_records(log: Log, offset: int = 0, max_bytes: int = 1 << 30, **kwargs: 
 
 def values(records: Sequence[Record]) -> list[bytes | None]:
     return [r.value for r in records]
+
+
+def led_alone(log: Log) -> Log:
+    """`log` as a leader alone in its ISR keeps it (partition/replica_manager.py makes every single-node
+    partition one): its high watermark follows its log end. LogManager opens logs with a follower's rule,
+    the high watermark moved by nobody until their leadership says."""
+    log.auto_high_watermark = True
+    log.update_high_watermark(log.log_end_offset)
+    return log

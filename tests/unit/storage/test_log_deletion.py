@@ -14,7 +14,7 @@ from odradek.storage.files import CLEAN_SHUTDOWN_MARKER, RECOVERY_POINT_CHECKPOI
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition, delete_dir_name, is_delete_dir_name
 
-from .helpers import FakeClock, batch
+from .helpers import FakeClock, batch, led_alone
 
 LONGEST_TOPIC = "t" * 249  # Kafka's longest legal topic name
 
@@ -29,7 +29,7 @@ def _topic(manager: LogManager, name: str, partitions: int = 2, records: int = 4
     """A stored topic whose partitions have index entries not yet written to their files."""
     manager.save_topic(name, uuid.uuid4(), partitions)
     for partition in range(partitions):
-        log = manager.get_or_create_log(name, partition)
+        log = led_alone(manager.get_or_create_log(name, partition))
         for i in range(records):
             log.append(batch([b"x" * 100, str(i).encode()]))
         assert log.active_segment.offset_index._unwritten  # what the delayed close used to reopen
@@ -143,10 +143,10 @@ def test_crash_after_some_renames_is_finished_at_startup(
     _topic(manager, "gone", partitions=3)
     manager.mark_topic_deleted("gone")
     job = manager.take_topic_deletion("gone")
-    _fail_renames_of(monkeypatch, "gone-1")
-    job.run()  # gone-0 and gone-2 renamed, gone-1 not: then the process dies
+    _fail_renames_of(monkeypatch, "gone-2")
+    job.run()  # gone-0 and gone-1 renamed, gone-2 not (its dir taken offline): then the process dies
     assert sum(is_delete_dir_name(name) for name in _children(manager)) == 2
-    assert "gone-1" in _children(manager)
+    assert "gone-2" in _children(manager)
     monkeypatch.undo()
 
     again = _manager(tmp_path, clock)
@@ -154,9 +154,12 @@ def test_crash_after_some_renames_is_finished_at_startup(
     assert again.load_topics() == {} and again.topic_store.deleting() == {}
 
 
-def test_a_failed_rename_is_retried_and_blocks_the_name_until_done(
+def test_a_failed_rename_takes_the_log_dir_offline_and_blocks_the_name_until_the_next_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """As Kafka's renameDir (maybeHandleIOException): the dir goes offline and the deletion is not
+    retried there; the mark stays, and the next start finishes it. It was retried at every retention
+    check, the dir online."""
     clock = FakeClock()
     manager = _manager(tmp_path, clock, index_interval_bytes=50, file_delete_delay_ms=0)
     _topic(manager, "gone", partitions=2)
@@ -165,17 +168,13 @@ def test_a_failed_rename_is_retried_and_blocks_the_name_until_done(
     _fail_renames_of(monkeypatch, "gone-0")
     job.run()  # logs the failure, raises nothing
     manager.complete_topic_deletion(job)
-    assert manager.is_topic_being_deleted("gone")
-    assert manager.unfinished_topic_deletions() == [job]
     monkeypatch.undo()
+    assert manager.offline_log_dirs == [tmp_path / "data"]
+    assert manager.is_topic_being_deleted("gone")
+    assert manager.unfinished_topic_deletions() == []
 
-    for retry in manager.unfinished_topic_deletions():  # the next retention check
-        retry.run()
-        manager.complete_topic_deletion(retry)
-    assert not manager.is_topic_being_deleted("gone") and manager.unfinished_topic_deletions() == []
-    clock.advance(1)
-    manager.take_file_deletions().run()
-    assert _children(manager) == []
+    again = _manager(tmp_path, clock)
+    assert _children(again) == [] and not again.is_topic_being_deleted("gone")
 
 
 def test_a_failing_file_deletion_does_not_stop_the_others(

@@ -51,3 +51,46 @@ def test_log_dir_listed_twice_is_named_as_a_duplicate_not_as_locked(tmp_path: Pa
     with pytest.raises(LogStorageError, match="Duplicate log directory found") as refused:
         LogDirLocks.acquire([tmp_path / "data", tmp_path / "other" / ".." / "data"])
     assert not isinstance(refused.value, LogDirLockedError)
+
+
+def test_a_log_dir_that_cannot_be_used_is_offline_when_another_can_be(tmp_path: Path) -> None:
+    """As Kafka 3.9's createAndValidateLogDirs: the broker starts with that dir offline."""
+    (tmp_path / "broken").write_text("")  # a file where the dir should be
+    locks = LogDirLocks.acquire([tmp_path / "a", tmp_path / "broken"])
+    try:
+        assert list(locks.offline) == [tmp_path / "broken"]
+        assert "is not a directory" in str(locks.offline[tmp_path / "broken"])
+        with pytest.raises(LogDirLockedError):
+            LogDirLocks.acquire([tmp_path / "a"])  # the usable one is held
+    finally:
+        locks.release()
+
+
+def test_the_first_log_dir_must_be_usable_as_it_holds_the_brokers_own_metadata(tmp_path: Path) -> None:
+    (tmp_path / "broken").write_text("")
+    with pytest.raises(LogStorageError, match="first log dir"):
+        LogDirLocks.acquire([tmp_path / "broken", tmp_path / "a"])
+    LogDirLocks.acquire([tmp_path / "a"]).release()  # not left locked
+
+
+def test_a_log_dir_whose_meta_properties_cannot_be_read_starts_offline_when_another_can_be_used(
+    tmp_path: Path,
+) -> None:
+    """Kafka 3.9's MetaPropertiesEnsemble.Loader puts a log dir whose meta.properties it cannot read
+    among its error dirs, which the LogManager starts offline. It stopped the whole start."""
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "meta.properties").write_bytes(b"\xff\xfe\x00\x01\x80")
+    locks = LogDirLocks.acquire([tmp_path / "a", tmp_path / "b"])
+    try:
+        assert list(locks.offline) == [tmp_path / "b"]
+        assert "meta.properties" in str(locks.offline[tmp_path / "b"])
+    finally:
+        locks.release()
+
+
+def test_an_unreadable_meta_properties_in_the_first_log_dir_stops_the_start(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "meta.properties").write_text("version=0\nbroker.id=x\ncluster.id=c\n")
+    with pytest.raises(LogStorageError, match=r"meta\.properties"):
+        LogDirLocks.acquire([tmp_path / "a", tmp_path / "b"])
+    LogDirLocks.acquire([tmp_path / "b"]).release()  # not left locked

@@ -16,7 +16,7 @@ from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.segment import LogSegment
 
-from .helpers import FakeClock, batch, read_records, values
+from .helpers import FakeClock, batch, led_alone, read_records, values
 
 TOPIC_ID = uuid.UUID(int=7)
 
@@ -55,7 +55,7 @@ def test_partitions_spread_over_log_dirs(tmp_path: Path) -> None:
 def test_delete_log_renames_then_removes_after_delay(tmp_path: Path) -> None:
     clock = FakeClock()
     manager = _manager(tmp_path, clock, file_delete_delay_ms=1000)
-    log = manager.get_or_create_log("gone", 0)
+    log = led_alone(manager.get_or_create_log("gone", 0))
     log.append(batch())
     region = log.read(0, 100).regions[0]
     parent = log.dir.parent
@@ -86,7 +86,7 @@ def test_checkpoints_are_kafka_files_and_clean_shutdown_skips_recovery(
     clock = FakeClock()
     manager = _manager(tmp_path, clock)
     manager.save_topic("t", TOPIC_ID, 1)  # a single node keeps only the logs of topics it knows
-    log = manager.get_or_create_log("t", 0, topic_id=TOPIC_ID)
+    log = led_alone(manager.get_or_create_log("t", 0, topic_id=TOPIC_ID))
     for _ in range(5):
         log.append(batch())
     log.delete_records(2)
@@ -119,13 +119,14 @@ def test_crash_recovery_through_the_manager(tmp_path: Path) -> None:
     again = _manager(tmp_path, clock, segment_bytes=300)
     reloaded = again.get_log("t", 0)
     assert reloaded is not None and reloaded.log_end_offset == results[-1].last_offset + 1
+    led_alone(reloaded)  # led again after the restart: the high watermark reaches the recovered end
     assert values(read_records(reloaded)) == [b"r%d" % i for i in range(30)]
 
 
 def test_retention_and_compaction_jobs(tmp_path: Path) -> None:
     clock = FakeClock()
     manager = _manager(tmp_path, clock, segment_bytes=300, retention_ms=1000, file_delete_delay_ms=500)
-    log = manager.get_or_create_log("t", 0)
+    log = led_alone(manager.get_or_create_log("t", 0))
     for i in range(10):
         log.append(batch([b"x%d" % i]))
     clock.advance(2000)
@@ -139,7 +140,7 @@ def test_retention_and_compaction_jobs(tmp_path: Path) -> None:
     assert not any(p.exists() for p in deleted)
 
     manager.save_topic("c", uuid.uuid4(), 1, {"cleanup.policy": "compact"})
-    compacted = manager.get_or_create_log("c", 0)
+    compacted = led_alone(manager.get_or_create_log("c", 0))
     for i in range(10):
         compacted.append(batch([(b"k", b"v%d" % i)]))
     compacted.roll()
@@ -185,3 +186,24 @@ def test_a_cluster_member_checkpoints_high_watermarks_alone_as_they_move(tmp_pat
             assert not (root / "recovery-point-offset-checkpoint").exists()
     finally:
         manager.shutdown()
+
+
+def test_a_log_manager_opens_logs_with_a_followers_rule_and_their_leadership_moves_the_high_watermark(
+    tmp_path: Path,
+) -> None:
+    """Who moves the high watermark is the partition's leadership (partition/replica_manager.py), in a
+    cluster and on a single node alike: the log manager no longer decides it by mode."""
+    clock = FakeClock()
+    manager = _manager(tmp_path, clock)
+    manager.save_topic("t", TOPIC_ID, 1)
+    log = manager.get_or_create_log("t", 0, topic_id=TOPIC_ID)
+    log.append(batch())
+    assert not log.auto_high_watermark and log.high_watermark == 0  # a follower's until led
+    manager.flushes.prepare_checkpoint().run()
+    manager.shutdown()
+    again = _manager(tmp_path, clock)
+    reloaded = again.get_log("t", 0)
+    assert reloaded is not None and not reloaded.auto_high_watermark
+    assert reloaded.high_watermark == 0  # the checkpoint's, not the log end: leadership moves it
+    led_alone(reloaded)
+    assert reloaded.high_watermark == reloaded.log_end_offset == 1

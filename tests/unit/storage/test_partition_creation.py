@@ -11,6 +11,7 @@ import pytest
 
 from odradek.storage.checkpoints import read_partition_metadata
 from odradek.storage.config import LogConfig
+from odradek.storage.errors import LogStorageError
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.topic_store import TopicRecord
@@ -64,7 +65,7 @@ def test_failed_creation_removes_its_directories_and_topic_record(
     manager = _manager(tmp_path)
     _fail_at(manager, monkeypatch, "t-3")
     job = manager.prepare_partitions("t", range(5), record=TopicRecord("t", uuid.uuid4(), 5))
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(LogStorageError, match="disk full"):  # its log dir is offline (Kafka's too)
         job.run()
     assert "t" not in manager.load_topics()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("t-")]
@@ -84,7 +85,7 @@ def test_failed_growth_restores_the_previous_partition_count(
         "t", range(2, 5), topic_id=topic_id, record=TopicRecord("t", topic_id, 5)
     )
     assert sorted(job.directories) == [2, 3, 4]
-    with pytest.raises(OSError):
+    with pytest.raises(LogStorageError):
         job.run()
     assert manager.load_topics()["t"].partitions == 2
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("t-")) == ["t-0", "t-1"]

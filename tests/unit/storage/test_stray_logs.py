@@ -18,7 +18,7 @@ from odradek.storage.errors import LogStorageError
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import is_stray_dir_name
 
-from .helpers import FakeClock, batch
+from .helpers import FakeClock, batch, led_alone
 
 CONFIG = LogConfig(segment_bytes=300)
 OLD_ID = uuid.UUID(int=1)
@@ -36,7 +36,7 @@ def _strays(log_dir: Path) -> list[str]:
 def _write_records(
     manager: LogManager, topic: str, partition: int, topic_id: uuid.UUID | None, n: int
 ) -> None:
-    log = manager.get_or_create_log(topic, partition, topic_id=topic_id)
+    log = led_alone(manager.get_or_create_log(topic, partition, topic_id=topic_id))
     for i in range(n):
         log.append(batch([b"%s-%d" % (topic.encode(), i)]))
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from odradek.handlers.errors import error_code_for
+from odradek.partition.errors import error_code_for
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.records import Compression
 from odradek.storage.errors import InvalidTimestampError

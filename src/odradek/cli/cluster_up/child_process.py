@@ -10,16 +10,12 @@ any crash.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import os
 import signal
 import subprocess
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-_PR_SET_PDEATHSIG = 1
+from odradek.tasks.child_processes import die_with_parent
 
 
 def start_child(
@@ -34,30 +30,5 @@ def start_child(
             stdin=subprocess.DEVNULL,
             env=None if env is None else dict(env),
             start_new_session=True,
-            preexec_fn=_die_with(os.getpid()),
+            preexec_fn=die_with_parent(signal.SIGKILL),
         )
-
-
-def stop_children(processes: Sequence[subprocess.Popen[bytes]], timeout: float) -> None:
-    """SIGTERM to each (a broker's controlled shutdown), all at once; SIGKILL to any still running
-    `timeout` seconds later."""
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
-    deadline = time.monotonic() + timeout
-    for process in processes:
-        try:
-            process.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _die_with(parent: int) -> Callable[[], None]:
-    def in_child() -> None:
-        with contextlib.suppress(OSError, AttributeError):  # not Linux: the session still isolates it
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the command died before prctl took effect
-            os._exit(1)
-
-    return in_child

@@ -30,51 +30,20 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from odradek.cluster.controller import reassignment_hooks
+from odradek.cluster.controller import reassignment
 from odradek.cluster.controller.context import ControllerContext, PartitionState, TopicPartition
+from odradek.cluster.controller.isr_changes import (
+    UNKNOWN_BROKER_EPOCH,
+    AlterPartitionResult,
+    IsrChangeOutcome,
+    IsrChangeRequest,
+)
 from odradek.cluster.controller.term import ControllerTerm
 from odradek.cluster.zookeeper.topic_znodes import RECOVERED, PartitionStateZnode
 from odradek.protocol.error_codes import ErrorCode
 
 logger = logging.getLogger(__name__)
-
-#: A member's broker epoch that the sender does not know (ZooKeeper-mode brokers send -1): not checked.
-UNKNOWN_BROKER_EPOCH = -1
-
-
-@dataclass(frozen=True, slots=True)
-class IsrChangeRequest:
-    """One partition of an AlterPartition request; `topic` is None when the request names topics by
-    id (v2+) and `topic_id` is then set."""
-
-    topic: str | None
-    topic_id: uuid.UUID | None
-    partition: int
-    leader_epoch: int
-    new_isr: tuple[int, ...]
-    #: The broker epoch of each new ISR member (v3), or UNKNOWN_BROKER_EPOCH.
-    member_epochs: tuple[int, ...]
-    leader_recovery_state: int
-    partition_epoch: int
-
-
-@dataclass(frozen=True, slots=True)
-class IsrChangeOutcome:
-    """The answer for one partition: an error, or NONE with the partition's state as it now is."""
-
-    error: ErrorCode
-    state: PartitionState | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class AlterPartitionResult:
-    """A top-level error (NONE, STALE_BROKER_EPOCH, NOT_CONTROLLER) and one outcome per partition asked,
-    in the order asked."""
-
-    error: ErrorCode
-    outcomes: list[IsrChangeOutcome]
 
 
 async def on_alter_partition(
@@ -108,7 +77,7 @@ async def on_alter_partition(
         term.send_update_metadata(context.live_broker_ids(), changed)
     # as Kafka's processAlterPartition: any successful answer may complete a reassignment
     for tp in accepted:
-        await reassignment_hooks.on_isr_change(term, tp.topic, tp.partition)
+        await reassignment.on_isr_change(term, tp.topic, tp.partition)
     return AlterPartitionResult(ErrorCode.NONE, outcomes)
 
 

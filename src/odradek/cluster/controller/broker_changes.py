@@ -67,6 +67,8 @@ async def on_broker_change(term: ControllerTerm) -> None:
 
 async def on_broker_startup(term: ControllerTerm, started: list[int]) -> None:
     context = term.context
+    for broker_id in started:  # a broker that registered again has every log dir online again
+        context.replicas_on_offline_dirs.pop(broker_id, None)
     existing = context.live_broker_ids() - set(started)
     # the others learn of the new brokers; the new ones get every partition
     term.send_update_metadata(existing, [])
@@ -120,7 +122,7 @@ def after_failure(
     if znode.leader not in live:
         # OfflinePartition → OnlinePartition with the offline election
         elected = election.offline_partition_leader(
-            context.replicas(tp), znode.isr, context.eligible_broker_ids(), unclean
+            context.replicas(tp), znode.isr, context.eligible_for(tp), unclean
         )
         if elected is not None:
             warn_if_unclean(term, tp, znode.isr, elected.leader, "unclean.leader.election.enable")
@@ -198,7 +200,7 @@ def leader_and_isr_without_restarted(
     leader = state.leader
     if leader in restarted or not context.is_live(leader):
         elected = election.offline_partition_leader(
-            context.replicas(tp), isr, context.eligible_broker_ids() - restarted
+            context.replicas(tp), isr, context.eligible_for(tp) - restarted
         )
         leader = -1 if elected is None else elected.leader
     return leader, isr

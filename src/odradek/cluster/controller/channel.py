@@ -5,16 +5,17 @@ Each broker has its own queue and sender task (Kafka's RequestSendThread): reque
 they were queued, one in flight at a time; a broker that cannot be reached keeps its queue while the
 sender reconnects with backoff (the request is sent again on the new connection, as Kafka does), and
 everything queued for a broker is dropped when it leaves the cluster. Errors in responses are logged:
-the controller does not wait on them (a broker that refuses is fenced, or will be told again).
+the controller does not wait on them (a broker that refuses is fenced, or will be told again), but its
+``on_response`` hears every answer (the LeaderAndIsr answers name the replicas on failed log dirs).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
-from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.controller.requests import BrokerRequest
 from odradek.cluster.inter_broker_connection import (
     PLAINTEXT,
@@ -25,8 +26,13 @@ from odradek.cluster.inter_broker_connection import (
 )
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.schema import Request, Response
+from odradek.tasks.cancelling import cancel_and_wait
 
 logger = logging.getLogger(__name__)
+
+#: Told of each answer a broker gave: its id, the request and the response.
+ResponseListener = Callable[[int, Request, Response], None]
 
 #: Kafka's reconnect.backoff.ms and reconnect.backoff.max.ms defaults (a little lower at the start,
 #: so a broker starting a moment after the controller is reached quickly).
@@ -50,8 +56,10 @@ class BrokerChannel:
         security: InterBrokerSecurity = PLAINTEXT,
         request_timeout_s: float = REQUEST_TIMEOUT_S,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        on_response: ResponseListener | None = None,
     ) -> None:
         self.broker_id = broker_id
+        self.on_response = on_response
         self.host = host
         self.port = port
         self.client_id = client_id
@@ -106,6 +114,8 @@ class BrokerChannel:
                         self.sent += 1
                         self.in_flight = False
                         _log_errors(self.broker_id, item, response)
+                        if self.on_response is not None:
+                            self.on_response(self.broker_id, item.request, response)
                         break
                     except (OSError, asyncio.IncompleteReadError, TimeoutError, CodecError) as error:
                         current = asyncio.current_task()
@@ -156,8 +166,12 @@ class ControllerChannelManager:
         security: InterBrokerSecurity = PLAINTEXT,
         request_timeout_s: float = REQUEST_TIMEOUT_S,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        on_response: ResponseListener | None = None,
     ) -> None:
+        """``on_response``: told of every answer (the broker, the request, the response), on the loop;
+        the controller queues the LeaderAndIsr answers as events (Kafka's LeaderAndIsrResponseReceived)."""
         self.client_id = f"controller-{controller_id}"
+        self.on_response = on_response
         self.security = security
         self.request_timeout_s = request_timeout_s
         self.connect_timeout_s = connect_timeout_s
@@ -178,6 +192,7 @@ class ControllerChannelManager:
             self.security,
             self.request_timeout_s,
             self.connect_timeout_s,
+            self.on_response,
         )
         self.channels[broker_id] = channel
         channel.start()

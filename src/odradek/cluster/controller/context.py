@@ -66,6 +66,9 @@ class ControllerContext:
     #: Partitions being reassigned, with their replicas being added and removed (`assignments` holds
     #: their full replica set RS meanwhile).
     reassigning: dict[TopicPartition, ReplicaAssignment] = field(default_factory=dict)
+    #: Per live broker, its replicas on a failed log dir, as its LeaderAndIsr answers said
+    #: (KAFKA_STORAGE_ERROR): offline until the broker registers again (Kafka's replicasOnOfflineDirs).
+    replicas_on_offline_dirs: dict[int, set[TopicPartition]] = field(default_factory=dict)
 
     def live_broker_ids(self) -> set[int]:
         return set(self.live_brokers)
@@ -73,6 +76,17 @@ class ControllerContext:
     def eligible_broker_ids(self) -> set[int]:
         """The brokers that may be elected leader: live and not shutting down (isReplicaOnline)."""
         return set(self.live_brokers) - self.shutting_down
+
+    def eligible_for(self, tp: TopicPartition) -> set[int]:
+        """The brokers that may lead `tp`: eligible, and its replica there not on a failed log dir."""
+        return {b for b in self.eligible_broker_ids() if not self.on_offline_dir(b, tp)}
+
+    def on_offline_dir(self, broker_id: int, tp: TopicPartition) -> bool:
+        return tp in self.replicas_on_offline_dirs.get(broker_id, ())
+
+    def is_replica_online(self, broker_id: int, tp: TopicPartition) -> bool:
+        """Kafka's isReplicaOnline: its broker is live and the replica is not on a failed log dir."""
+        return broker_id in self.live_brokers and not self.on_offline_dir(broker_id, tp)
 
     def is_live(self, broker_id: int) -> bool:
         return broker_id in self.live_brokers

@@ -25,7 +25,9 @@ from odradek.cluster.controller import (
     broker_changes,
     events,
     features,
+    isr_changes,
     leader_elections,
+    log_dir_failures,
     producer_ids,
     reassignment,
     topic_changes,
@@ -44,8 +46,11 @@ from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.controller_election import active_controller, elect_controller
 from odradek.cluster.zookeeper.controller_fence import ControllerFence, DeleteOp
 from odradek.cluster.zookeeper.errors import ControllerMovedError, ZooKeeperConnectionError, ZooKeeperError
+from odradek.cluster.zookeeper.log_dir_events import delete_log_dir_events, read_log_dir_events
 from odradek.cluster.zookeeper.loop_delivery import deliver_on_loop
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.leader_and_isr import LeaderAndIsrResponse
+from odradek.protocol.schema import Request, Response
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +106,9 @@ class KafkaController:
         self.zk.watch_children(paths.BROKER_IDS, self._on_broker_ids, loop)
         self.zk.watch_children(paths.TOPICS, lambda _: put(events.TopicChange()), loop)
         self.zk.watch_children(paths.DELETE_TOPICS, lambda _: put(events.TopicDeletion()), loop)
+        self.zk.watch_children(
+            paths.LOG_DIR_EVENT_NOTIFICATION, lambda _: put(events.LogDirEventNotification()), loop
+        )
         self.zk.watch_data(paths.REASSIGN_PARTITIONS, self._on_reassign_partitions(), loop)
         self.zk.watch_session(self._on_session_state, loop)
         put(events.Startup())
@@ -194,19 +202,17 @@ class KafkaController:
         self,
         broker_id: int,
         broker_epoch: int,
-        changes: list[alter_partition.IsrChangeRequest],
+        changes: list[isr_changes.IsrChangeRequest],
         timeout: float = 30.0,
-    ) -> alter_partition.AlterPartitionResult:
+    ) -> isr_changes.AlterPartitionResult:
         """AlterPartition (key 56) on the controller: NOT_CONTROLLER (top level) when this broker is
         not (or stops being) controller, REQUEST_TIMED_OUT when the event queue is too slow."""
-        done: asyncio.Future[alter_partition.AlterPartitionResult] = (
-            asyncio.get_running_loop().create_future()
-        )
+        done: asyncio.Future[isr_changes.AlterPartitionResult] = asyncio.get_running_loop().create_future()
         self.events.put(events.AlterPartition(broker_id, broker_epoch, changes, done))
         try:
             return await asyncio.wait_for(asyncio.shield(done), timeout)
         except TimeoutError:
-            return alter_partition.AlterPartitionResult(ErrorCode.REQUEST_TIMED_OUT, [])
+            return isr_changes.AlterPartitionResult(ErrorCode.REQUEST_TIMED_OUT, [])
 
     async def allocate_producer_ids(
         self, broker_id: int, broker_epoch: int, timeout: float = 30.0
@@ -239,6 +245,11 @@ class KafkaController:
         partitions are elected again (KafkaController.enableTopicUncleanLeaderElection)."""
         if unclean.enabled_in(configs) and self.is_active:
             self.events.put(events.TopicUncleanLeaderElectionEnable(topic))
+
+    def _on_broker_response(self, broker_id: int, request: Request, response: Response) -> None:
+        """A broker's LeaderAndIsr answer: an event, as Kafka's LeaderAndIsrResponseReceived."""
+        if isinstance(response, LeaderAndIsrResponse):
+            self.events.put(events.LeaderAndIsrResponseReceived(broker_id, response))
 
     def _on_session_state(self, state: str) -> None:
         if state == "LOST":
@@ -282,6 +293,10 @@ class KafkaController:
             await topic_changes.on_partition_modifications(term, event.topic)
         elif isinstance(event, events.TopicDeletion):
             await topic_changes.on_topic_deletion(term)
+        elif isinstance(event, events.LogDirEventNotification):
+            await log_dir_failures.on_log_dir_event_notification(term)
+        elif isinstance(event, events.LeaderAndIsrResponseReceived):
+            await log_dir_failures.on_leader_and_isr_response(term, event.broker_id, event.response)
         elif isinstance(event, events.ControlledShutdown):
             result = await leader_elections.on_controlled_shutdown(term, event.broker_id, event.broker_epoch)
             if not event.done.done():
@@ -363,6 +378,7 @@ class KafkaController:
             self.config.inter_broker_security,
             self.config.request_timeout_s,
             self.config.connect_timeout_s,
+            self._on_broker_response,
         )
         self.term = term = ControllerTerm(
             self.zk,
@@ -379,6 +395,10 @@ class KafkaController:
             term.open_channel(broker_id)
         for topic in context.assignments:
             self._watch_topic(topic)
+        # As Kafka's onControllerFailover: the notifications a previous controller left are dropped; the
+        # LeaderAndIsr sent to every replica below finds the replicas on failed log dirs anyway.
+        stale_events = await asyncio.to_thread(read_log_dir_events, self.zk)
+        await asyncio.to_thread(delete_log_dir_events, fence, sorted(stale_events))
         # Brokers that restarted while no controller watched lead nothing and leave the ISRs they were in
         # before they are sent anything (they may have lost their unflushed tails)
         await broker_changes.on_restarts_no_controller_saw(term)
@@ -473,7 +493,7 @@ def _answer_not_controller(event: events.ControllerEvent) -> None:
     if isinstance(event, events.ControlledShutdown) and not event.done.done():
         event.done.set_result(events.ControlledShutdownResult(ErrorCode.NOT_CONTROLLER, []))
     elif isinstance(event, events.AlterPartition) and not event.done.done():
-        event.done.set_result(alter_partition.AlterPartitionResult(ErrorCode.NOT_CONTROLLER, []))
+        event.done.set_result(isr_changes.AlterPartitionResult(ErrorCode.NOT_CONTROLLER, []))
     elif isinstance(event, events.AllocateProducerIds) and not event.done.done():
         event.done.set_result(producer_ids.AllocateProducerIdsResult(ErrorCode.NOT_CONTROLLER))
     elif (

@@ -7,8 +7,8 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.controller.events import ControllerEvent
+from odradek.tasks.cancelling import cancel_and_wait
 
 logger = logging.getLogger(__name__)
 

@@ -10,11 +10,12 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from odradek.cluster.controller.alter_partition import AlterPartitionResult, IsrChangeRequest
 from odradek.cluster.controller.context import TopicPartition
+from odradek.cluster.controller.isr_changes import AlterPartitionResult, IsrChangeRequest
 from odradek.cluster.controller.producer_ids import AllocateProducerIdsResult
 from odradek.cluster.controller.replica_assignment import ReassignmentError, ReplicaAssignment
 from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.messages.leader_and_isr import LeaderAndIsrResponse
 
 
 class ControllerEvent:
@@ -50,6 +51,20 @@ class BrokerModification(ControllerEvent):
     """A registration's data changed (new endpoints, or a new epoch when it bounced)."""
 
     broker_id: int
+
+
+@dataclass(frozen=True)
+class LogDirEventNotification(ControllerEvent):
+    """The children of /log_dir_event_notification changed: brokers say a log dir of theirs failed."""
+
+
+@dataclass(frozen=True)
+class LeaderAndIsrResponseReceived(ControllerEvent):
+    """A broker answered a LeaderAndIsr: the partitions it answered KAFKA_STORAGE_ERROR are on a failed
+    log dir there (Kafka's LeaderAndIsrResponseReceived)."""
+
+    broker_id: int
+    response: LeaderAndIsrResponse
 
 
 @dataclass(frozen=True)

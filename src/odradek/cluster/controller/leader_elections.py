@@ -55,7 +55,7 @@ def offline_election(
     if context.is_live(state.leader):
         return None  # someone else (a previous try) already elected one
     chosen = election.offline_partition_leader(
-        context.replicas(tp), state.isr, context.eligible_broker_ids(), unclean
+        context.replicas(tp), state.isr, context.eligible_for(tp), unclean
     )
     if chosen is None:
         logger.warning(
@@ -232,7 +232,7 @@ def preferred_election(
     replicas = context.replicas(tp)
     if replicas and state.leader == replicas[0]:
         return None
-    chosen = election.preferred_replica_leader(replicas, state.isr, context.eligible_broker_ids())
+    chosen = election.preferred_replica_leader(replicas, state.isr, context.eligible_for(tp))
     return None if chosen is None else term.next_state(state.znode, chosen.leader, chosen.isr)
 
 
@@ -243,7 +243,7 @@ def unclean_election(
     if context.is_live(state.leader):
         return None
     chosen = election.offline_partition_leader(
-        context.replicas(tp), state.isr, context.eligible_broker_ids(), unclean=True
+        context.replicas(tp), state.isr, context.eligible_for(tp), unclean=True
     )
     if chosen is None:
         return None

@@ -2,7 +2,7 @@
 (KafkaController.processAllocateProducerIds).
 
 Kafka's brokers from 3.0-IV0 ask the controller for their blocks; odradek's brokers claim theirs from
-/latest_producer_id_block themselves (cluster/zk_producer_ids.py). The controller claims the block
+/latest_producer_id_block themselves (cluster/metadata/producer_ids.py). The controller claims the block
 in the same znode, with the same compare-and-set, so blocks never overlap whichever kind of broker
 asked or claimed. As in Kafka, the asker must be a live broker the controller knows
 (BROKER_ID_NOT_REGISTERED) at the epoch it registered with (STALE_BROKER_EPOCH); a block that cannot

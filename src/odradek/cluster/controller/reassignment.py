@@ -345,7 +345,7 @@ def _leader_in_target(term: ControllerTerm, tp: TopicPartition, state: Partition
     target = context.replicas(tp)
     if state.leader in target and context.is_live(state.leader):
         return term.next_state(state.znode, state.leader, list(state.isr))
-    leader = next((r for r in target if r in context.eligible_broker_ids() and r in state.isr), None)
+    leader = next((r for r in target if r in context.eligible_for(tp) and r in state.isr), None)
     if leader is None:
         logger.warning(
             "Partition %s-%d: no target replica of %s is live and in the ISR %s to lead",

@@ -149,7 +149,8 @@ def update_metadata(
                 isr=list(state.isr),
                 zk_version=state.partition_epoch,
                 replicas=replicas,
-                offline_replicas=[r for r in replicas if r not in live],
+                # Kafka's isReplicaOnline: a live broker's replica on a failed log dir is offline too
+                offline_replicas=[r for r in replicas if r not in live or context.on_offline_dir(r, tp)],
             )
         )
     brokers = [

@@ -24,7 +24,7 @@ UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
 async def unclean_allowed(term: ControllerTerm, tp: TopicPartition, state: PartitionState) -> bool:
     """True when `tp` has no live ISR member to elect, a live replica, and unclean election enabled."""
     context = term.context
-    eligible = context.eligible_broker_ids()
+    eligible = context.eligible_for(tp)
     replicas = context.replicas(tp)
     if any(r in eligible for r in state.isr if r in replicas) or not any(r in eligible for r in replicas):
         return False  # a clean election is possible, or no election at all

@@ -26,7 +26,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.inter_broker_connection import (
     PLAINTEXT,
     InterBrokerAuthenticationError,
@@ -35,7 +34,7 @@ from odradek.cluster.inter_broker_connection import (
     round_trip,
 )
 from odradek.cluster.metadata import ClusterMetadata
-from odradek.cluster.replication.isr_updates import (
+from odradek.partition.isr_updates import (
     LEADER_RECOVERED,
     CommittedIsr,
     IsrUpdateFailed,
@@ -51,6 +50,7 @@ from odradek.protocol.messages.alter_partition import (
     PartitionDataResult,
     TopicData,
 )
+from odradek.tasks.cancelling import cancel_and_wait
 
 log = logging.getLogger("odradek.cluster.alter_partition")
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
 from odradek.cluster.replication.fetch_session import Position
-from odradek.cluster.replication.hosted_partition import PartitionKey
 from odradek.cluster.replication.replication_quota import ReplicationQuota, ReplicationQuotas
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
+from odradek.partition.hosted_partition import PartitionKey
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
 from odradek.storage.segment import LogSegment

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 
-from odradek.cluster.controller.cancelling import cancel_and_wait
 from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.replication.fetch_state import FetcherContext, FetcherSettings, FetchState
-from odradek.cluster.replication.hosted_partition import HostedPartition, PartitionKey
 from odradek.cluster.replication.replica_fetcher import ReplicaFetcher
 from odradek.config.broker import BrokerConfig
+from odradek.partition.hosted_partition import HostedPartition, PartitionKey
+from odradek.tasks.cancelling import cancel_and_wait
 
 
 class ReplicaFetcherManager:

@@ -37,8 +37,8 @@ from odradek.cluster.replication.fetch_session import (
     FollowerFetchSession,
 )
 from odradek.cluster.replication.fetch_state import FetcherContext, FetcherSettings, FetchState, position
-from odradek.cluster.replication.hosted_partition import PartitionKey
 from odradek.cluster.replication.leader_connection import LeaderConnection
+from odradek.partition.hosted_partition import PartitionKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import (

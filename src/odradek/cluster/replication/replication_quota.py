@@ -15,6 +15,11 @@ over the bound, the throttled partitions whose replica is not in sync are left o
   shouldFollowerThrottle, in sync meaning the last answer found its log end at the leader's high
   watermark), and a fetch with nothing left waits `replica.fetch.backoff.ms`.
 Replicas in sync are never held back (that would shrink the ISR), only counted.
+
+The third quota is on moves between a broker's log dirs (Kafka's alterLogDirs ReplicationQuotaManager):
+every byte copied into a future log is recorded on it, and while its rate is over
+`replica.alter.log.dirs.io.max.bytes.per.second` no copy step starts (server/log_dir_moves.py); its
+windows are `alter.log.dirs.replication.quota.window.*`.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from odradek.config.broker import BrokerConfig
@@ -82,10 +87,11 @@ class ReplicationQuota:
 
 @dataclass(frozen=True, slots=True)
 class ReplicationQuotas:
-    """A broker's two replication quotas (Kafka's QuotaManagers.leader and .follower)."""
+    """A broker's replication quotas (Kafka's QuotaManagers.leader, .follower and .alterLogDirs)."""
 
     leader: ReplicationQuota
     follower: ReplicationQuota
+    alter_log_dirs: ReplicationQuota = field(default_factory=lambda: _unlimited("alter-log-dirs"))
 
     @classmethod
     def of(cls, broker_id: int, config: Callable[[], BrokerConfig]) -> ReplicationQuotas:
@@ -102,15 +108,19 @@ class ReplicationQuotas:
             ReplicationQuota(
                 "follower", broker_id, samples, seconds, lambda: config().follower_replication_throttled_rate
             ),
+            ReplicationQuota(
+                "alter-log-dirs",
+                broker_id,
+                config().alter_log_dirs_replication_quota_window_num,
+                config().alter_log_dirs_replication_quota_window_size_seconds,
+                lambda: config().replica_alter_log_dirs_io_max_bytes_per_second,
+            ),
         )
 
     @classmethod
     def unbounded(cls) -> ReplicationQuotas:
         """Quotas that never hold anything back (a single node, handler tests)."""
-        return cls(
-            ReplicationQuota("leader", -1, 11, 1, lambda: UNLIMITED),
-            ReplicationQuota("follower", -1, 11, 1, lambda: UNLIMITED),
-        )
+        return cls(_unlimited("leader"), _unlimited("follower"), _unlimited("alter-log-dirs"))
 
 
 #: Parsed lists by the identity of the LogConfig's own tuple (kept here, so its id is not reused):
@@ -144,6 +154,10 @@ def _parse(replicas: tuple[str, ...], broker_id: int) -> frozenset[int] | None:
         if pair is not None and int(pair.group(2)) == broker_id:
             partitions.add(int(pair.group(1)))
     return frozenset(partitions)
+
+
+def _unlimited(side: str) -> ReplicationQuota:
+    return ReplicationQuota(side, -1, 11, 1, lambda: UNLIMITED)
 
 
 def _now_ms() -> int:

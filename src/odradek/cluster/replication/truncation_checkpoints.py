@@ -18,10 +18,9 @@ A write that fails takes the logs it was for offline until the broker restarts (
 deletes them; a replica made again has a new log): nothing appends to them, their fetcher drops them
 (Kafka's markPartitionFailed), and LeaderAndIsr answers KAFKA_STORAGE_ERROR for them, to lead or to
 follow. It is not retried: after a failed fsync a second one may succeed although the data of the
-first never reached the disk. Kafka
-takes the whole log dir offline there (and halts once none is left); odradek has no log dir failure
-handling yet, so the other partitions of the dir go on, and the controller is not told (the follower
-drops out of the ISR as it falls behind).
+first never reached the disk. As in Kafka, the failed write's log dir goes offline too (storage reports
+it: storage/log_dir_failure.py), with all its partitions, and the controller is told
+(server/log_dir_failures.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ and session changes arrive on kazoo's thread and are handed to the loop with `ca
 
 Every function takes its parameters explicitly (connect string with optional chroot, session and
 connection timeouts, broker id). The broker wires them in `server/zookeeper_member.py` (session,
-cluster id, registration, controller), `cluster/zk_topics.py` (admin requests), `cluster/zk_topic_configs.py`
-(topic configs and their change notifications) and `cluster/zk_producer_ids.py`; docs/operations.md,
+cluster id, registration, controller) and the ZooKeeper stores of `cluster/metadata/` (topics, configs,
+ACLs, credentials, quotas, producer-id blocks, delegation tokens); docs/operations.md,
 "Running a cluster", is the operator's side.
 """

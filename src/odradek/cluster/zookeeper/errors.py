@@ -11,6 +11,10 @@ class ZooKeeperConnectionError(ZooKeeperError):
     """ZooKeeper could not be reached within zookeeper.connection.timeout.ms, or the connection broke."""
 
 
+class ZnodeTooBigError(ZooKeeperError):
+    """A write's data is over ZooKeeper's packet limit: refused before it is sent."""
+
+
 class ZooKeeperAuthenticationError(ZooKeeperError):
     """ZooKeeper refused the broker's SASL login (wrong credentials, or no SASL on the server)."""
 

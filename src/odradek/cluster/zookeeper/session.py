@@ -9,6 +9,8 @@
   untrusted certificate) so that a refused start-up can say so.
 - SASL with DIGEST-MD5 (ZooKeeper's `DigestLoginModule`), through kazoo and pure-sasl.
 - Every create, alone or in a multi, gets `znode_acls.default_acls` for its path: no caller can forget.
+- No create or set writes more than ZooKeeper's packet limit (`MAX_ZNODE_BYTES`): refused before it
+  is sent (ZnodeTooBigError), where the server would drop the connection.
 - kazoo's DEBUG lines name each request's kind and path, never its data (SCRAM keys, configs) or an
   `Auth`'s credentials: kazoo writes requests whole.
 """
@@ -19,13 +21,14 @@ import logging
 import socket
 import ssl
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import AuthFailedError, ConnectionDropped, SessionClosedRequireSaslError
 from kazoo.handlers.threading import SequentialThreadingHandler
 from kazoo.protocol.connection import ConnectionHandler
 
+from odradek.cluster.zookeeper.errors import ZnodeTooBigError
 from odradek.cluster.zookeeper.znode_acls import default_acls
 
 #: The SASL mechanism of ZooKeeper's DigestLoginModule, the only one odradek logs in with.
@@ -144,8 +147,21 @@ def _describe(error: OSError) -> str:
     return f"TLS handshake failed: {error.strerror or error}"
 
 
+#: The most data one create or set writes. ZooKeeper's packet limit (jute.maxbuffer) is 0xfffff bytes
+#: by default, the path and header included: a bigger write (20,000 ACLs on one resource, a token with
+#: tens of thousands of renewers) makes the server drop the connection, which fires every watch of the
+#: broker again and leaves the write unanswered until the session timeout. Kafka sends it anyway.
+MAX_ZNODE_BYTES: Final = 1_000_000
+
+
+def _check_size(path: str, value: bytes | None) -> None:
+    if value is not None and len(value) > MAX_ZNODE_BYTES:
+        raise ZnodeTooBigError(f"{path} would hold {len(value)} bytes, over ZooKeeper's {MAX_ZNODE_BYTES}")
+
+
 class _SecuredKazooClient(KazooClient):  # type: ignore[misc]
-    """kazoo's client, with the ACLs of `default_acls` on every create and a SASL failure fix."""
+    """kazoo's client, with the ACLs of `default_acls` on every create, no write over ZooKeeper's packet
+    limit, and a SASL failure fix."""
 
     def __init__(self, secure_acls: bool, **options: Any) -> None:
         super().__init__(**options)
@@ -156,7 +172,12 @@ class _SecuredKazooClient(KazooClient):  # type: ignore[misc]
         )
 
     def create_async(self, path: str, value: bytes = b"", acl: Any = None, **options: Any) -> Any:
+        _check_size(path, value)
         return super().create_async(path, value, acl or default_acls(path, self.secure_acls), **options)
+
+    def set_async(self, path: str, value: bytes, version: int = -1) -> Any:
+        _check_size(path, value)
+        return super().set_async(path, value, version)
 
     def transaction(self) -> TransactionRequest:
         return _Transaction(self)
@@ -166,7 +187,12 @@ class _Transaction(TransactionRequest):  # type: ignore[misc]
     client: _SecuredKazooClient
 
     def create(self, path: str, value: bytes = b"", acl: Any = None, **options: Any) -> None:
+        _check_size(path, value)
         super().create(path, value, acl or default_acls(path, self.client.secure_acls), **options)
+
+    def set_data(self, path: str, value: bytes, version: int = -1) -> None:
+        _check_size(path, value)
+        super().set_data(path, value, version)
 
 
 class _ConnectionHandler(ConnectionHandler):  # type: ignore[misc]

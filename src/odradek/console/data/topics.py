@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from odradek.cli.client import Admin
-from odradek.cli.configs import ConfigRow, alter_configs, describe_entries
+from odradek.cli.config_admin import alter_configs, describe_entries
+from odradek.cli.config_rows import ConfigRow
 from odradek.cli.errors import CliError
 
 #: The configs the topic list and the overview need of every topic.

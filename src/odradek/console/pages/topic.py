@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from odradek.cli.configs import ConfigRow
+from odradek.cli.config_rows import ConfigRow
 from odradek.console import sampler
 from odradek.console.data.cluster import TopicState, cluster_state
 from odradek.console.data.log_dirs import describe_log_dirs

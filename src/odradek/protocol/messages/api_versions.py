@@ -26,12 +26,14 @@ class FinalizedFeatureKey(Struct):
     min_version_level: int = Int16("3+")
 
 
-class ApiVersionsRequest(Request, api_key=18, versions="0-4", flexible="3+"):
+class ApiVersionsRequest(Request, api_key=18, versions="0-5", flexible="3+"):
     client_software_name: str = String("3+")
     client_software_version: str = String("3+")
+    cluster_id: str | None = String("5+", nullable="5+", default=None)
+    node_id: int = Int32("5+", default=-1)
 
 
-class ApiVersionsResponse(Response, api_key=18, versions="0-4", flexible="3+"):
+class ApiVersionsResponse(Response, api_key=18, versions="0-5", flexible="3+"):
     error_code: int = Int16()
     api_keys: list[ApiVersion] = Array(ApiVersion)
     throttle_time_ms: int = Int32("1+")

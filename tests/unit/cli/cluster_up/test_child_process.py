@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from odradek.cli.cluster_up.child_process import start_child, stop_children
 from tests.support.interop import wait_until
 
 PARENT = """
@@ -50,15 +49,3 @@ def test_a_child_is_killed_when_the_command_that_started_it_is_sigkilled(tmp_pat
         parent.wait()
         if _alive(child):
             os.kill(child, signal.SIGKILL)
-
-
-def test_stop_children_kills_one_that_ignores_sigterm_after_the_timeout(tmp_path: Path) -> None:
-    stubborn = (
-        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(1, flush=True); "
-        "time.sleep(120)"
-    )
-    log = tmp_path / "child.log"
-    child = start_child([sys.executable, "-c", stubborn], log)
-    wait_until(lambda: log.read_text() == "1\n", 10, "the child to ignore SIGTERM", 0.05)
-    stop_children([child], timeout=0.5)
-    assert child.returncode == -signal.SIGKILL

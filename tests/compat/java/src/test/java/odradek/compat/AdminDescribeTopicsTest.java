@@ -15,9 +15,10 @@ import org.apache.kafka.common.TopicPartitionInfo;
 import org.junit.jupiter.api.Test;
 
 /**
- * describeTopics of several topics with more partitions than one page. Neither Kafka 3.9 in ZooKeeper mode
- * nor odradek serves DescribeTopicPartitions (KRaft only in Kafka): the 4.x client, which asks for it in
- * pages of partitionSizeLimitPerResponse, falls back to Metadata, which answers every partition at once.
+ * describeTopics of several topics with more partitions than one page. Kafka 3.9 in ZooKeeper mode does not
+ * serve DescribeTopicPartitions (KRaft only in Kafka): the 4.x client, which asks for it in pages of
+ * partitionSizeLimitPerResponse, falls back to Metadata there, which answers every partition at once;
+ * odradek serves it, so against odradek the 4.x client pages (DescribeTopicPartitionsTest, 4.x only).
  */
 class AdminDescribeTopicsTest {
 

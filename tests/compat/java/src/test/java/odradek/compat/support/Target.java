@@ -88,6 +88,15 @@ public final class Target {
         return url == null || url.isBlank() ? null : url;
     }
 
+    /**
+     * The broker's metrics endpoint ({@code -Dodradek.metrics}, http://host:port/metrics), where odradek
+     * serves the metrics clients push (KIP-714), or null: the other targets are not given one.
+     */
+    public static String metrics() {
+        String url = System.getProperty("odradek.metrics");
+        return url == null || url.isBlank() ? null : url;
+    }
+
     /** How many brokers the target has: 1 for a single node, 3 for the ZooKeeper cluster. */
     public static int brokers() {
         return Integer.getInteger("odradek.brokers", 1);

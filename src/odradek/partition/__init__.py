@@ -1,0 +1,1 @@
+"""The data plane (#28): see docs/architecture.md."""

@@ -1,0 +1,49 @@
+"""What an append to a partition this broker leads made (partition/replica_manager.py's
+`append_records`): where its records went, and what an acks=all answer waits for.
+
+An idempotent producer's retry of a batch already in the log is an append too, answered with the
+offsets the batch got the first time (Kafka's duplicate detection answers NONE): it wrote nothing, so
+it notifies nobody and is never fsynced, but with acks=all it is answered only once the ISR holds those
+offsets (the first attempt may have timed out waiting).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from odradek.partition.delayed_produce import AwaitingReplicas
+from odradek.storage.log import Log
+from odradek.storage.partition import TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAppend:
+    partition: TopicPartition
+    #: The log appended to (the partition's at the time of the append).
+    log: Log
+    #: The leader epoch stamped on the batches: the partition's, never the metadata cache's.
+    leader_epoch: int
+    base_offset: int
+    last_offset: int
+    #: The broker time stamped on LogAppendTime batches, else -1 (also for a duplicate).
+    log_append_time: int
+    log_start_offset: int
+    #: Records written; 0 for a duplicate, which wrote nothing.
+    records_count: int
+    duplicate: bool
+    #: The acks=all wait it needs; None when the high watermark passed it at the append (a leader alone
+    #: in its ISR moves it with the append) or acks is not -1.
+    waiting: AwaitingReplicas | None
+
+
+async def flush_if_due(appends: Iterable[LeaderAppend]) -> None:
+    """fsync the logs whose flush.messages / flush.ms is due, off the loop, before acknowledging (Kafka's
+    LocalLog flushes in the append itself once flush.messages are unflushed)."""
+    for log in {id(a.log): a.log for a in appends if not a.duplicate}.values():
+        if log.flush_needed():
+            job = log.prepare_flush()
+            if job is not None:
+                await asyncio.to_thread(job.run)
+                log.complete_flush(job)

@@ -1,0 +1,413 @@
+"""The replica manager's data half: the partitions with a replica here, those this broker leads and at
+which leader epoch, and what the data path asks of them (Kafka's ReplicaManager and Partition, less
+the control requests, which cluster/replica_manager.py applies through `apply_leadership` and
+`stop_partitions`). A single node has one too: it leads each of its partitions at epoch 0 with an ISR
+of itself (`lead_alone`, called by TopicAdmin as a controller's LeaderAndIsr would be).
+
+The data path asks `leader_refusal` once per partition: a hit in `leading` (one dictionary lookup) is
+the whole cost of leading the partition at the epoch the client knows. A consumer's Fetch (v11+) asks
+`replica_refusal` instead: followers serve consumers too (KIP-392). Whatever appends as leader stamps
+`leader_epoch`, the epoch of the leadership applied, never the metadata cache's (partition/leadership.py).
+
+Replication: a led partition keeps a `LeaderState` of its followers, which `leaders`
+(partition/leader_replication.py) feeds from their fetches, moving the high watermark and proposing
+ISR changes through `isr_updater`; followed partitions are handed to `fetchers` (the replica fetchers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from pathlib import Path
+
+from odradek.partition.delayed_produce import AwaitingReplicas, wait_for_replicas
+from odradek.partition.hosted_partition import HostedPartition, PartitionKey
+from odradek.partition.isr_updates import IsrUpdater
+from odradek.partition.leader_append import LeaderAppend, flush_if_due
+from odradek.partition.leader_replication import LeaderReplication
+from odradek.partition.leadership import NO_EPOCH, Refusal
+from odradek.partition.ports import FollowerFetchers, ReplicaDirectory
+from odradek.partition.purgatory import AppendNotifier
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.storage.errors import DuplicateSequenceError
+from odradek.storage.log import Log
+from odradek.storage.log_manager import LogManager
+from odradek.storage.partition import TopicPartition
+from odradek.storage.prepared_appends import PreparedAppend
+from odradek.storage.producer_state import AppendOrigin
+
+log = logging.getLogger("odradek.cluster.replicas")
+
+#: The leader epoch a single node leads every partition at: nothing ever elects another leader.
+LOCAL_LEADER_EPOCH = 0
+
+
+class ReplicaManager:
+    def __init__(
+        self,
+        node_id: int,
+        cluster: ReplicaDirectory,
+        logs: LogManager,
+        *,
+        replica_lag_time_max_ms: int = 30_000,
+        replica_selector_class: str | None = None,
+    ) -> None:
+        """`replica_lag_time_max_ms`, `replica_selector_class`: the leaders' (`LeaderReplication`);
+        their high-watermark moves wake this replica manager's append events."""
+        self.node_id = node_id
+        self.cluster = cluster
+        self.logs = logs
+        #: Every partition with a replica here (a LeaderAndIsr, or a single node's own topics).
+        self.hosted: dict[PartitionKey, HostedPartition] = {}
+        #: The hosted partitions this broker leads: what Produce, Fetch and the offset APIs may serve.
+        self.leading: dict[PartitionKey, HostedPartition] = {}
+        #: The partitions whose log dir failed (Kafka's HostedPartition.Offline): KAFKA_STORAGE_ERROR to
+        #: every request naming them until the broker restarts.
+        self.offline: set[PartitionKey] = set()
+        #: Kafka's onLeadershipChange: called after a LeaderAndIsr or StopReplica with the partitions this
+        #: broker began to lead and those it stopped leading (as leader or at all). The wiring hooks the
+        #: group coordinator here (GroupCoordinator.refresh_leadership for `__consumer_offsets`).
+        self.on_leadership_change: Callable[[list[PartitionKey], list[PartitionKey]], None] | None = None
+        #: The replica fetchers that follow the partitions led elsewhere (None: nothing is fetched).
+        self.fetchers: FollowerFetchers | None = None
+        #: The append events (partition/purgatory.py): an append here lets the leader move its high
+        #: watermark first (Kafka's maybeIncrementLeaderHW), then wakes the fetches and acks=all
+        #: produces waiting on the partition; a high-watermark move wakes them too.
+        self.appends = AppendNotifier(on_append=self._appended)
+        #: The leader's half of replication (followers' positions, high watermark, ISR changes); its
+        #: `isr_updater` (also `self.isr_updater`) is where a leader sends ISR changes, set by the wiring.
+        self.leaders = LeaderReplication(
+            node_id,
+            cluster,
+            self.leading,
+            on_high_watermark=self.appends.wake,
+            replica_lag_time_max_ms=replica_lag_time_max_ms,
+            replica_selector_class=replica_selector_class,
+        )
+        #: State changes run one at a time (Kafka's replicaStateChangeLock): log creation and deletion
+        #: wait in worker threads, and two changes must not interleave around them.
+        self._state_change = asyncio.Lock()
+
+    # ----- the data path -----------------------------------------------------------------------------
+
+    def leader_refusal(
+        self, topic: str, partition: int, current_leader_epoch: int = NO_EPOCH
+    ) -> Refusal | None:
+        """None when this broker leads the partition (at `current_leader_epoch`, if the client gave one,
+        KIP-320); otherwise the error to answer with and the leader to point the client to."""
+        hosted = self.leading.get((topic, partition))
+        if hosted is not None:
+            if current_leader_epoch == NO_EPOCH or current_leader_epoch == hosted.leader_epoch:
+                return None
+            fenced = current_leader_epoch < hosted.leader_epoch
+            code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
+            return Refusal(code, hosted.leader, hosted.leader_epoch)
+        if (topic, partition) in self.offline:
+            return Refusal(ErrorCode.KAFKA_STORAGE_ERROR)  # as Kafka's getPartitionOrError
+        # As Kafka's Partition.getLocalLog: a replica hosted here is checked against the epoch first, so
+        # a fetch at an epoch this follower has not applied yet (it is about to lead) is
+        # UNKNOWN_LEADER_EPOCH, an older one FENCED_LEADER_EPOCH; only at its own epoch is it "not leader".
+        follower = self.hosted.get((topic, partition))
+        epoch = follower.leader_epoch if follower is not None else current_leader_epoch
+        if current_leader_epoch != NO_EPOCH and current_leader_epoch != epoch and follower is not None:
+            fenced = current_leader_epoch < epoch
+            code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
+            return Refusal(code, follower.leader, epoch)
+        return self._not_leader(topic, partition)
+
+    def replica_refusal(
+        self, topic: str, partition: int, current_leader_epoch: int = NO_EPOCH
+    ) -> Refusal | None:
+        """As `leader_refusal`, but a follower's replica serves too (KIP-392: a consumer's Fetch v11+
+        may read from any replica, up to that replica's high watermark): None when this broker hosts
+        the partition at `current_leader_epoch` (if the client gave one), as Kafka's
+        localLogWithEpochOrThrow without requireLeader."""
+        hosted = self.leading.get((topic, partition)) or self.hosted.get((topic, partition))
+        if hosted is None:
+            if (topic, partition) in self.offline:
+                return Refusal(ErrorCode.KAFKA_STORAGE_ERROR)
+            return self._not_leader(topic, partition)
+        if current_leader_epoch == NO_EPOCH or current_leader_epoch == hosted.leader_epoch:
+            return None
+        fenced = current_leader_epoch < hosted.leader_epoch
+        code = ErrorCode.FENCED_LEADER_EPOCH if fenced else ErrorCode.UNKNOWN_LEADER_EPOCH
+        return Refusal(code, hosted.leader, hosted.leader_epoch)
+
+    def awaits_leader_epoch(self, topic: str, partition: int, leader_epoch: int) -> bool:
+        """Whether the partition is hosted here at an epoch older than `leader_epoch`: a replica
+        fetching at that epoch learned of a LeaderAndIsr this broker has not applied yet (one that
+        makes it leader, or leader at a newer epoch). The fetch handler holds such a follower fetch
+        until it has (handlers/fetch.py)."""
+        hosted = self.hosted.get((topic, partition))
+        return hosted is not None and leader_epoch > hosted.leader_epoch
+
+    def _not_leader(self, topic: str, partition: int) -> Refusal:
+        # As Kafka's getPartitionOrError: a partition the cluster knows is NOT_LEADER_OR_FOLLOWER (the
+        # client refreshes its metadata and follows the leader), one nobody knows is unknown.
+        known = self.cluster.partition(topic, partition)
+        if known is None and (topic, partition) not in self.hosted:
+            return Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if known is None:
+            hosted = self.hosted[(topic, partition)]
+            return Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, hosted.leader, hosted.leader_epoch)
+        return Refusal(ErrorCode.NOT_LEADER_OR_FOLLOWER, known.leader_id, known.leader_epoch)
+
+    def still_leading_since(self, topic: str, partition: int, leader_epoch: int) -> bool:
+        """Whether this broker has led the partition without a break since `leader_epoch` (the epoch an
+        append was made at): what keeps an acks=all wait going, as in Kafka, where only a partition that
+        became a follower (or was removed) completes its delayed produces with NOT_LEADER_OR_FOLLOWER."""
+        hosted = self.leading.get((topic, partition))
+        return hosted is not None and hosted.leader_since_epoch <= leader_epoch
+
+    def leader_epoch(self, topic: str, partition: int) -> int | None:
+        """The leader epoch of the last leadership that made this broker leader of the partition (what
+        an append as leader stamps, partition/leadership.py); None when it does not lead it."""
+        hosted = self.leading.get((topic, partition))
+        return hosted.leader_epoch if hosted is not None else None
+
+    def leader_epoch_start_offset(self, topic: str, partition: int) -> int | None:
+        """Where the epoch this broker leads the partition at began in its log; None when it does not
+        lead it. Until the high watermark reaches it, ListOffsets is OFFSET_NOT_AVAILABLE."""
+        hosted = self.leading.get((topic, partition))
+        return hosted.leader_epoch_start_offset if hosted is not None else None
+
+    def leader_since_epoch(self, topic: str, partition: int) -> int | None:
+        """The leader epoch this broker's uninterrupted leadership of the partition began at; None when
+        it does not lead it."""
+        hosted = self.leading.get((topic, partition))
+        return hosted.leader_since_epoch if hosted is not None else None
+
+    def under_min_isr(self, topic: str, partition: int, maximal: bool = False) -> bool:
+        """Whether a partition led here has fewer in-sync replicas than Kafka's effective minimum,
+        min(min.insync.replicas, replication factor); `maximal` counts a pending ISR expansion, as the
+        check of a waiting acks=all does. Not led here: True."""
+        hosted = self.leading.get((topic, partition))
+        return hosted is None or self.leaders.under_min_isr(hosted, maximal)
+
+    def _appended(self, partition: Hashable) -> None:
+        self.leaders.on_append(partition)
+
+    # ----- appends as leader -------------------------------------------------------------------------
+
+    def append_records(
+        self,
+        partition: TopicPartition,
+        records: bytearray | memoryview,
+        origin: AppendOrigin,
+        required_acks: int,
+        prepared: PreparedAppend | None = None,
+    ) -> LeaderAppend:
+        """Append `records` (v2 batches, patched in place) to a partition this broker leads, stamped with
+        the epoch it leads at (Kafka's Partition.appendRecordsToLeader), and raise the append event (the
+        leader moves its high watermark, waiting fetches and produces wake). The one way anything
+        appends as leader: Produce, the coordinators' writes, transaction markers.
+
+        Nothing is appended, and KafkaError says why, when this broker does not lead the partition
+        (NOT_LEADER_OR_FOLLOWER; UNKNOWN_TOPIC_OR_PARTITION without a log here) or, for acks=-1, when its
+        ISR is under Kafka's effective minimum (NOT_ENOUGH_REPLICAS); else the log's errors propagate
+        (StorageError, CodecError). No await: a coordinator's step and its write never interleave.
+        `complete_appends` then does the due fsync and the acks=all wait."""
+        key = (partition.topic, partition.partition)
+        hosted = self.leading.get(key)
+        if hosted is None:
+            here = self.logs.get_log(*key) is not None
+            raise KafkaError(
+                ErrorCode.NOT_LEADER_OR_FOLLOWER if here else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            )
+        if required_acks == -1 and self.leaders.under_min_isr(hosted):
+            raise KafkaError(
+                ErrorCode.NOT_ENOUGH_REPLICAS,
+                f"{partition.topic}-{partition.partition}: fewer in-sync replicas than min.insync.replicas",
+            )
+        replica_log, epoch = hosted.log, hosted.leader_epoch
+        try:
+            result = replica_log.append(records, leader_epoch=epoch, origin=origin, prepared=prepared)
+        except DuplicateSequenceError as duplicate:  # an idempotent retry: answered as the first attempt
+            waiting = self._awaiting(hosted, partition, duplicate.last_offset, required_acks)
+            return LeaderAppend(
+                partition,
+                replica_log,
+                epoch,
+                duplicate.base_offset,
+                duplicate.last_offset,
+                -1,
+                duplicate.log_start_offset,
+                0,
+                True,
+                waiting,
+            )
+        self.appends.notify(partition)
+        return LeaderAppend(
+            partition,
+            replica_log,
+            epoch,
+            result.base_offset,
+            result.last_offset,
+            result.log_append_time,
+            result.log_start_offset,
+            result.records_count,
+            False,
+            self._awaiting(hosted, partition, result.last_offset, required_acks),
+        )
+
+    async def complete_appends(self, appends: Sequence[LeaderAppend], timeout_ms: int) -> list[ErrorCode]:
+        """The appends' answers, in order (Kafka's DelayedProduce): each once fsynced if its log's flush
+        settings make it due, and, for acks=-1, once the ISR holds it (partition/delayed_produce.py)."""
+        await flush_if_due(appends)
+        outcomes = [ErrorCode.NONE] * len(appends)
+        waiting = [(i, a.waiting) for i, a in enumerate(appends) if a.waiting is not None]
+        if waiting:
+            decided = await wait_for_replicas([w for _, w in waiting], timeout_ms, self)
+            for (i, _), outcome in zip(waiting, decided, strict=True):
+                outcomes[i] = outcome
+        return outcomes
+
+    def _awaiting(
+        self, hosted: HostedPartition, partition: TopicPartition, last_offset: int, required_acks: int
+    ) -> AwaitingReplicas | None:
+        if required_acks != -1 or hosted.log.high_watermark > last_offset:
+            return None
+        return AwaitingReplicas(partition, hosted.log, last_offset + 1, hosted.leader_epoch)
+
+    @property
+    def isr_updater(self) -> IsrUpdater | None:
+        """The sender of ISR changes (AlterPartition to the controller): the wiring point of
+        alter_partition.AlterPartitionManager. None: leaders propose no ISR change."""
+        return self.leaders.isr_updater
+
+    @isr_updater.setter
+    def isr_updater(self, updater: IsrUpdater | None) -> None:
+        self.leaders.isr_updater = updater
+
+    # ----- leadership applied ------------------------------------------------------------------------
+
+    def lead_alone(self, topic: str, topic_id: uuid.UUID | None, partitions: Iterable[int]) -> None:
+        """A single node's partitions, loaded at start-up or just made (TopicAdmin): led here at epoch
+        0 with an ISR of this broker alone, as a controller's first LeaderAndIsr would make them, so
+        their high watermark follows their log end. A partition without a log is offline (its log dir
+        failed): KAFKA_STORAGE_ERROR until the broker restarts."""
+        leaders: list[PartitionKey] = []
+        for index in partitions:
+            key = (topic, index)
+            replica_log = self.logs.get_log(topic, index)
+            if replica_log is None:
+                self.offline.add(key)
+                continue
+            hosted = HostedPartition(
+                topic=topic,
+                partition=index,
+                topic_id=topic_id,
+                leader=self.node_id,
+                leader_epoch=LOCAL_LEADER_EPOCH,
+                partition_epoch=0,
+                replicas=[self.node_id],
+                isr=[self.node_id],
+                log=replica_log,
+            )
+            # Nothing follows a single node: an empty log's epoch start is recorded by its first append,
+            # not by a checkpoint write (and directory sync) on the loop for each partition just made.
+            self.apply_leadership(hosted, record_epoch_start=replica_log.log_end_offset > 0)
+            leaders.append(key)
+        self._leadership_changed(leaders, [])
+
+    def apply_leadership(self, hosted: HostedPartition, *, record_epoch_start: bool = True) -> None:
+        """A leadership this broker was given for a partition it has a log of (LeaderAndIsr, or a single
+        node's own): it leads or follows it from now on. `record_epoch_start`: a new leader records in its
+        leader-epoch cache where its epoch starts (False only where no replica will ever ask)."""
+        key = (hosted.topic, hosted.partition)
+        replica_log = hosted.log
+        self.hosted[key] = hosted
+        if hosted.leader == self.node_id:
+            # Kafka's Partition.makeLeader: the new epoch starts at the log end, so a follower of an
+            # earlier epoch truncates to where this one began (KIP-101).
+            if record_epoch_start:
+                replica_log.assign_leader_epoch(hosted.leader_epoch, replica_log.log_end_offset)
+            hosted.leader_epoch_start_offset = replica_log.log_end_offset
+            # Kafka's maybeIncrementLeaderHW: a leader alone in its ISR has nobody to wait for, so the
+            # high watermark follows its log end after every append. With followers in the ISR it
+            # moves only as they catch up (replication), never on this broker's appends alone.
+            earlier = self.leading.get(key)
+            before = earlier.leader_state if earlier is not None else None
+            hosted.leader_since_epoch = (
+                earlier.leader_since_epoch if earlier is not None else hosted.leader_epoch
+            )
+            self.leaders.on_become_leader(hosted, before)
+            self.leading[key] = hosted
+        else:
+            replica_log.auto_high_watermark = False  # a follower's HW is the leader's
+            if self.leading.pop(key, None) is not None:
+                self.leaders.on_resign(*key)
+
+    def stop_partitions(self, keys: Iterable[PartitionKey], delete: bool) -> list[PartitionKey]:
+        """Stop leading and following the partitions (StopReplica, or a single node's topic deleted);
+        with `delete` they are no longer hosted either. Returns those this broker led."""
+        stopped: list[PartitionKey] = []
+        for key in keys:
+            if self.fetchers is not None:
+                self.fetchers.remove_partitions([key])
+            hosted = self.hosted.get(key)
+            if hosted is not None:
+                hosted.leader_state = None
+            if self.leading.pop(key, None) is not None:
+                stopped.append(key)
+                self.leaders.on_resign(*key)
+            if delete:
+                self.hosted.pop(key, None)
+        return stopped
+
+    def delete_partitions(self, topic: str, partitions: Iterable[int]) -> None:
+        """A single node's topic (or some of its partitions) deleted: not served from now on."""
+        keys = [(topic, index) for index in partitions]
+        for key in keys:
+            self.offline.discard(key)
+        self._leadership_changed([], self.stop_partitions(keys, delete=True))
+
+    def replace_log(self, key: PartitionKey, replica_log: Log) -> None:
+        """The partition's log was moved to another log dir (storage swapped in its copy, on the loop,
+        with no append between): it is served and followed from now on (Kafka's Partition.log)."""
+        hosted = self.hosted.get(key)
+        if hosted is None:
+            return
+        hosted.log = replica_log
+        if self.fetchers is not None and key not in self.leading and self._fetches(key):
+            # the follower's fetch state holds the log it appends to: fetched again into the new one
+            self.fetchers.remove_partitions([key])
+            self.fetchers.add_partitions([hosted])
+
+    def _fetches(self, key: PartitionKey) -> bool:
+        """Whether this follower fetches the partition from its leader (cluster/replica_manager.py
+        says more)."""
+        return self.hosted[key].leader >= 0
+
+    async def handle_log_dir_failure(self, log_dir: Path) -> list[PartitionKey]:
+        """A log dir failed (Kafka's ReplicaManager.handleLogDirFailure): its partitions are no longer
+        fetched, led or followed, and go offline; their logs leave the LogManager. Returns them. In a
+        cluster the caller tells the controller (/log_dir_event_notification), which moves their
+        leadership."""
+        async with self._state_change:
+            gone = [(tp.topic, tp.partition) for tp in self.logs.handle_log_dir_failure(log_dir)]
+            if self.fetchers is not None:
+                self.fetchers.remove_partitions(gone)
+            stopped: list[PartitionKey] = []
+            for key in gone:
+                self.offline.add(key)
+                hosted = self.hosted.pop(key, None)
+                if hosted is not None:
+                    hosted.leader_state = None
+                if self.leading.pop(key, None) is not None:
+                    stopped.append(key)
+                    self.leaders.on_resign(*key)
+            log.warning(
+                "stopped serving %d replicas in the failed log dir %s: %s",
+                len(gone),
+                log_dir,
+                ", ".join(f"{topic}-{partition}" for topic, partition in gone),
+            )
+            self._leadership_changed([], stopped)
+            return gone
+
+    def _leadership_changed(self, leaders: list[PartitionKey], others: list[PartitionKey]) -> None:
+        if self.on_leadership_change is not None and (leaders or others):
+            self.on_leadership_change(leaders, others)

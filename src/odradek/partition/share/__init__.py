@@ -1,0 +1,1 @@
+"""Share partitions (KIP-932): in-flight records of share groups on the partition leader."""

@@ -1,0 +1,1 @@
+"""Small helpers every layer uses: asyncio tasks, child processes (a leaf: docs/architecture.md)."""
