@@ -53,6 +53,8 @@ class Member:
         self.errors: list[str] = []
         self.commit_every = int(options.pop("commit_every", 0))
         self.committed: dict[int, int] = {}
+        #: Commits refused because the group rebalanced without this member (not errors: see `_run`).
+        self.commit_failures: list[str] = []
         #: Next offset to process, per partition: what a commit stores (never past what was handled).
         self.positions: dict[int, int] = {}
         #: Partitions revoked from this member, one entry per rebalance callback that revoked any.
@@ -87,13 +89,27 @@ class Member:
                     self.positions[partition] = offset + 1
                     since_commit += 1
                 if self.commit_every and since_commit >= self.commit_every:
-                    self._commit()
+                    self._commit_unless_rebalanced()
                     since_commit = 0
                 with self._lock:
                     self.assigned = frozenset(self._assignment())
             self._close(self._leave)
         except Exception as error:  # reported to the test
             self.errors.append(repr(error))
+
+    def _commit_unless_rebalanced(self) -> None:
+        """Commit; a commit the coordinator refuses because the group moved on without this member (its
+        session expired, say while the broker restarted) is noted and the member carries on, as Kafka's
+        documentation tells applications to: its next poll rejoins."""
+        try:
+            self._commit()
+        except Exception as error:
+            if not self._refused_for_rebalance(error):
+                raise
+            self.commit_failures.append(repr(error))
+
+    def _refused_for_rebalance(self, error: Exception) -> bool:
+        raise NotImplementedError
 
     def _open(self) -> None:
         raise NotImplementedError
@@ -159,6 +175,11 @@ class KafkaPythonMember(Member):
         self.consumer.commit(offsets)
         self.committed.update(self.positions)
 
+    def _refused_for_rebalance(self, error: Exception) -> bool:
+        from kafka.errors import CommitFailedError
+
+        return isinstance(error, CommitFailedError)
+
     def _close(self, leave: bool) -> None:
         self.consumer.close(autocommit=False)
 
@@ -209,6 +230,17 @@ class ConfluentMember(Member):
             if tp.error is None and tp.offset >= 0:
                 self.committed[tp.partition] = tp.offset
 
+    def _refused_for_rebalance(self, error: Exception) -> bool:
+        from confluent_kafka import KafkaError, KafkaException
+
+        codes = {
+            KafkaError.UNKNOWN_MEMBER_ID,
+            KafkaError.ILLEGAL_GENERATION,
+            KafkaError.REBALANCE_IN_PROGRESS,
+            KafkaError.STALE_MEMBER_EPOCH,
+        }
+        return isinstance(error, KafkaException) and error.args[0].code() in codes
+
     def _close(self, leave: bool) -> None:
         self.consumer.close()
 
@@ -256,6 +288,11 @@ class AiokafkaMember(Member):
         offsets = {TopicPartition(self.topic, p): o for p, o in self.positions.items()}
         self.loop.run_until_complete(self.consumer.commit(offsets))
         self.committed.update(self.positions)
+
+    def _refused_for_rebalance(self, error: Exception) -> bool:
+        from aiokafka.errors import CommitFailedError
+
+        return isinstance(error, CommitFailedError)
 
     def _close(self, leave: bool) -> None:
         self.loop.run_until_complete(self.consumer.stop())
@@ -334,3 +371,13 @@ def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
     futures = admin.create_topics([NewTopic(topic, partitions, 1)])
     for future in futures.values():
         future.result(30)
+
+
+def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
+    answer = admin.list_consumer_group_offsets([request])[group].result(30)
+    return {tp.partition: tp.offset for tp in answer.topic_partitions if tp.offset >= 0}

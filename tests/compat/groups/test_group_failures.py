@@ -9,6 +9,7 @@ import pytest
 
 from tests.compat.groups.group_clients import (
     SESSION_TIMEOUT_MS,
+    committed_offsets,
     create_topic,
     produce,
     start_members,
@@ -88,16 +89,6 @@ def test_restarted_member_resumes_from_the_committed_offsets(
             assert not offsets
     duplicates = set(first.consumed) & set(resumed)
     assert all(o >= committed.get(p, 0) for p, o in duplicates), "a committed message was delivered again"
-
-
-def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
-    answer = admin.list_consumer_group_offsets([request])[group].result(30)
-    return {tp.partition: tp.offset for tp in answer.topic_partitions if tp.offset >= 0}
 
 
 def _seen(*consumed: list[tuple[int, int]]) -> set[tuple[int, int]]:
