@@ -32,8 +32,8 @@ Version notes:
   Kafka 3.x (KIP-679) an idempotent producer's right is checked once, at InitProducerId, not on every
   Produce. Transactional records (a partition's first batch) in a request with no transactional id
   are TRANSACTIONAL_ID_AUTHORIZATION_FAILED, authorizer or not (Kafka's KafkaApis).
-Every refusal that needs no record comes first (handlers/produce_admission.py), then the record work
-some partitions need (handlers/produce_record_work.py), in the record workers, never on the event loop:
+Every refusal that needs no record comes first (partition/produce_admission.py), then the record work
+some partitions need (partition/produce_records.py), in the record workers, never on the event loop:
 a batch in another codec than its topic's `compression.type` is rewritten in it (its records walked
 and checked, as Kafka's LogValidator rebuilds it; a rewritten batch over `max.message.bytes` is
 MESSAGE_TOO_LARGE), a compacted topic's records are read for their keys, CreateTime records for the
@@ -48,12 +48,14 @@ from __future__ import annotations
 from odradek.handlers._common.authorization import authorize
 from odradek.handlers._common.context import CloseConnection, RequestContext
 from odradek.handlers._common.leadership import leader_endpoints
+from odradek.handlers._common.record_jobs import run_record_jobs
 from odradek.handlers._common.registry import handles
-from odradek.handlers.produce_admission import Admitted, admit, failed_response
-from odradek.handlers.produce_record_work import PartitionKey, prepare_records
 from odradek.partition.errors import resource_failure
+from odradek.partition.hosted_partition import PartitionKey
 from odradek.partition.leader_append import LeaderAppend
-from odradek.partition.txn_verification import ProducedPartitions, Verdicts, transactional_producer
+from odradek.partition.produce_admission import Admitted, ProduceAdmission, failed_response
+from odradek.partition.produce_records import record_jobs, stale
+from odradek.partition.txn_verification import ProducedPartitions, transactional_producer
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -95,6 +97,17 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
         if verification is not None
         else None
     )
+    admission = ProduceAdmission(
+        leadership=services.leadership,
+        logs=services.logs,
+        metadata=services.cluster,
+        transactions=services.transactions,
+        context=context,
+        api_version=context.api_version,
+        acks=request.acks,
+        transactional_id=request.transactional_id,
+        verdicts=verdicts,
+    )
     denied = (
         ErrorCode.TOPIC_AUTHORIZATION_FAILED
         if transactional_allowed
@@ -115,12 +128,12 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
             elif name is None:
                 partitions.append(failed_response(data.index, missing))
             else:
-                admission = admit(name, data, request, context, verdicts)
-                if isinstance(admission, Admitted):
-                    admitted[(name, data.index)] = admission
+                admitted_or_refused = admission.admit(name, data)
+                if isinstance(admitted_or_refused, Admitted):
+                    admitted[(name, data.index)] = admitted_or_refused
                     partitions.append(None)  # answered once appended
                 else:
-                    partitions.append(admission)
+                    partitions.append(admitted_or_refused)
         answers.append((topic, name, partitions))
     prepared = await _prepare(admitted, context)
     responses = []
@@ -130,14 +143,7 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
                 assert name is not None
                 key = (name, data.index)
                 partitions[position] = _append(
-                    name,
-                    data,
-                    request,
-                    context,
-                    appended,
-                    verdicts,
-                    admitted[key],
-                    prepared.get(key),
+                    name, data, request, context, appended, admission, admitted[key], prepared.get(key)
                 )
         responses.append(
             TopicProduceResponse(
@@ -182,16 +188,12 @@ def _partitions_by_name(request: ProduceRequest, context: RequestContext) -> Pro
 async def _prepare(
     admitted: dict[PartitionKey, Admitted], context: RequestContext
 ) -> dict[PartitionKey, PreparedAppend]:
-    """The admitted partitions' record work; done once more for those whose topic config changed
-    meanwhile (else the append would do it again itself, on the loop)."""
-    prepared = await prepare_records(admitted, context)
-    stale = {
-        key: partition
-        for key, partition in admitted.items()
-        if key in prepared and prepared[key].config != partition.log.config
-    }
-    if stale:
-        prepared.update(await prepare_records(stale, context))
+    """The admitted partitions' record work, in the record workers; done once more for those whose topic
+    config changed meanwhile (partition/produce_records.py)."""
+    prepared = await run_record_jobs(record_jobs(admitted), context)
+    again = stale(admitted, prepared)
+    if again:
+        prepared.update(await run_record_jobs(record_jobs(again), context))
     return prepared
 
 
@@ -268,20 +270,20 @@ def _append(
     request: ProduceRequest,
     context: RequestContext,
     appended: list[tuple[LeaderAppend, PartitionProduceResponse]],
-    verdicts: Verdicts | None,
+    admission: ProduceAdmission,
     before: Admitted,
     prepared: PreparedAppend | None,
 ) -> PartitionProduceResponse:
     services = context.services
     # Admitted again: the record work was awaited, and leadership, the log or the ISR may have moved.
-    admission = admit(topic, data, request, context, verdicts, before)
-    if not isinstance(admission, Admitted):
-        return admission
-    batches = admission.records
+    again = admission.admit(topic, data, before)
+    if not isinstance(again, Admitted):
+        return again
+    batches = again.records
     tp = TopicPartition(topic, data.index)
     if prepared is not None and prepared.error is not None:
         return _refused(topic, data.index, prepared.error, context)
-    if admission.message_set:
+    if again.message_set:
         assert prepared is not None  # every message set is converted up by a record worker
         assert isinstance(prepared.source, bytearray)  # made by the conversion: the append patches it
         batches = prepared.source

@@ -7,7 +7,6 @@ from __future__ import annotations
 from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.handlers._common.context import RequestContext
-from odradek.partition.txn_verification import Verdicts, verify_batch
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 
@@ -38,16 +37,3 @@ def for_version(error: ErrorCode, api_version: int, fenced_since: int) -> ErrorC
     if error is ErrorCode.PRODUCER_FENCED and api_version < fenced_since:
         return ErrorCode.INVALID_PRODUCER_EPOCH
     return error
-
-
-def verify_transactional_produce(
-    context: RequestContext,
-    transactional_id: str | None,
-    topic: str,
-    partition: int,
-    batches: bytearray | memoryview,
-    verdicts: Verdicts | None = None,
-) -> ErrorCode:
-    """KIP-890 part 1 for one partition of a Produce (partition/txn_verification.py's `verify_batch`),
-    asked of this broker's transaction coordinator unless another broker's has answered (`verdicts`)."""
-    return verify_batch(context.services.transactions, transactional_id, topic, partition, batches, verdicts)

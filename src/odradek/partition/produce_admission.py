@@ -1,37 +1,44 @@
-"""Which partitions of a Produce may be appended: every refusal that needs no record, in Kafka's order.
+"""Which partitions of a Produce may be appended: every refusal that needs no record, in Kafka's order
+(the part of ReplicaManager.appendToLocalLog and Partition.appendRecordsToLeader that refuses a
+partition before its records are read).
 
-Run before any record work (a rewrite, a walk, a conversion: handlers/produce_record_work.py), so that
+Run before any record work (a rewrite, a walk, a conversion: partition/produce_records.py), so that
 a request Kafka refuses unread costs nothing more here, and again at the append, since the work is
 awaited and leadership or the ISR may have changed meanwhile. In order: leadership (ZooKeeper mode:
 only the leader appends), the log and the epoch this broker leads at, Kafka's
 ProduceRequest.validateRecords (exactly one whole v2 batch per partition from v3; LogValidator holds
 Produce v0-2 to one batch of magic 2 as well), acks, internal topics, `min.insync.replicas` for
-acks=all, the transaction the batch belongs to, and last the batches' headers as the log checks them
-(size against `max.message.bytes` and `segment.bytes`, CRC-32C, header rules).
+acks=all, the transaction the batch belongs to (KIP-890: partition/txn_verification.py), and last
+the batches' headers as the log checks them (size against `max.message.bytes` and `segment.bytes`,
+CRC-32C, header rules).
+
+The handler (handlers/produce.py) authorizes first and builds one `ProduceAdmission` per request
+with what it asks: the leadership, the logs, the metadata cache, this broker's transaction
+coordinator, and the request's own terms.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-from odradek.handlers._common.context import RequestContext
-from odradek.handlers._common.coordinators import verify_transactional_produce
-from odradek.handlers._common.leadership import leader_epoch, refusal
-from odradek.partition.errors import resource_failure
-from odradek.partition.txn_verification import Verdicts
+from odradek.partition.errors import FailingRequest, resource_failure
+from odradek.partition.leadership import Leadership
+from odradek.partition.ports import TxnCoordinatorLookup
+from odradek.partition.txn_verification import Verdicts, verify_batch
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.produce import (
     LeaderIdAndEpoch,
     PartitionProduceData,
     PartitionProduceResponse,
-    ProduceRequest,
 )
 from odradek.protocol.records import Compression, UnsupportedCompressionError
 from odradek.protocol.records.attributes import LOG_OVERHEAD, compression_of
 from odradek.storage import errors as storage_errors
 from odradek.storage.log import Log
 from odradek.storage.log_append import validate_batches
+from odradek.storage.log_manager import LogManager
 from odradek.storage.producer_state import AppendOrigin
 
 _MAGIC_OFFSET = 16
@@ -53,69 +60,94 @@ class Admitted:
     message_set: bool
 
 
-def admit(
-    topic: str,
-    data: PartitionProduceData,
-    request: ProduceRequest,
-    context: RequestContext,
-    verdicts: Verdicts | None,
-    before: Admitted | None = None,
-) -> Admitted | PartitionProduceResponse:
-    """The partition admitted, or the answer refusing it. Admitted again (``before``: as it was
-    admitted the first time), its records, which have not changed, are not checked again."""
-    services = context.services
-    refused = refusal(context, topic, data.index)
-    if refused is not None:  # ZooKeeper mode: only the partition's leader appends
-        failed = failed_response(data.index, refused.error_code)
-        failed.current_leader = LeaderIdAndEpoch(
-            leader_id=refused.leader_id, leader_epoch=refused.leader_epoch
-        )
-        return failed
-    log = services.logs.get_log(topic, data.index)
-    partition = services.cluster.partition(topic, data.index)
-    # Stamped on the batches: the epoch this broker leads at, not the cache's (handlers/leadership.py)
-    epoch = leader_epoch(context, topic, data.index)
-    if log is None or partition is None or epoch is None:
-        return failed_response(data.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    records = data.records
-    try:
-        message_set = before.message_set if before else _validate_records(records, context.api_version)
-    except (storage_errors.StorageError, CodecError) as error:
-        return failed_response(data.index, *resource_failure(error, context, f"{topic}-{data.index}"))
-    if request.acks not in _VALID_ACKS:  # checked after the records, as Kafka's ReplicaManager does
-        return failed_response(data.index, ErrorCode.INVALID_REQUIRED_ACKS)
-    state = services.cluster.topic(topic)
-    if state is not None and state.is_internal:  # only the coordinators write there, not via Produce
-        return failed_response(
-            data.index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"cannot produce to internal topic {topic}"
-        )
-    if request.acks == -1 and _under_min_isr(topic, data.index, context):
-        return failed_response(data.index, ErrorCode.NOT_ENOUGH_REPLICAS)
-    assert records is not None  # refused above when missing
-    batches = before.records if before else _own_buffer(records)
-    if message_set:
-        return Admitted(log, epoch, batches, message_set=True)
-    unverified = verify_transactional_produce(
-        context, request.transactional_id, topic, data.index, batches, verdicts
-    )
-    if unverified is not ErrorCode.NONE:
-        return failed_response(data.index, unverified)
-    if before is None:
+class ProducedTopic(Protocol):
+    """A topic as the metadata cache knows it."""
+
+    @property
+    def is_internal(self) -> bool: ...
+
+
+class ProduceMetadata(Protocol):
+    """What admission reads of the metadata cache (cluster/metadata's ClusterMetadata)."""
+
+    def topic(self, name: str) -> ProducedTopic | None: ...
+
+    def partition(self, topic: str, partition: int) -> object | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceAdmission:
+    """One Produce request's admission: what it asks, and the request's terms."""
+
+    leadership: Leadership
+    logs: LogManager
+    metadata: ProduceMetadata
+    #: This broker's transaction coordinator (None before it runs).
+    transactions: TxnCoordinatorLookup | None
+    #: The request being answered, for the log of an unexpected failure (partition/errors.py).
+    context: FailingRequest
+    api_version: int
+    acks: int
+    transactional_id: str | None
+    #: What other brokers' transaction coordinators answered (KIP-890, a cluster only).
+    verdicts: Verdicts | None
+
+    def admit(
+        self, topic: str, data: PartitionProduceData, before: Admitted | None = None
+    ) -> Admitted | PartitionProduceResponse:
+        """The partition admitted, or the answer refusing it. Admitted again (``before``: as it was
+        admitted the first time), its records, which have not changed, are not checked again."""
+        refused = self.leadership.leader_refusal(topic, data.index)
+        if refused is not None:  # ZooKeeper mode: only the partition's leader appends
+            failed = failed_response(data.index, refused.error_code)
+            failed.current_leader = LeaderIdAndEpoch(
+                leader_id=refused.leader_id, leader_epoch=refused.leader_epoch
+            )
+            return failed
+        log = self.logs.get_log(topic, data.index)
+        partition = self.metadata.partition(topic, data.index)
+        # Stamped on the batches: the epoch this broker leads at, not the cache's (partition/leadership.py)
+        epoch = self.leadership.leader_epoch(topic, data.index)
+        if log is None or partition is None or epoch is None:
+            return failed_response(data.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        records = data.records
         try:
-            validate_batches(batches, log.config, AppendOrigin.CLIENT)
+            message_set = before.message_set if before else _validate_records(records, self.api_version)
         except (storage_errors.StorageError, CodecError) as error:
-            return failed_response(data.index, *resource_failure(error, context, f"{topic}-{data.index}"))
-    return Admitted(log, epoch, batches, message_set=False)
+            return self._failed(topic, data.index, error)
+        if self.acks not in _VALID_ACKS:  # checked after the records, as Kafka's ReplicaManager does
+            return failed_response(data.index, ErrorCode.INVALID_REQUIRED_ACKS)
+        state = self.metadata.topic(topic)
+        if state is not None and state.is_internal:  # only the coordinators write there, not via Produce
+            return failed_response(
+                data.index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"cannot produce to internal topic {topic}"
+            )
+        # acks=all's refusal, Kafka's effective minimum min(min.insync.replicas, replication factor)
+        # over the leader's ISR (a single node's one replica is always enough)
+        if self.acks == -1 and self.leadership.under_min_isr(topic, data.index):
+            return failed_response(data.index, ErrorCode.NOT_ENOUGH_REPLICAS)
+        assert records is not None  # refused above when missing
+        batches = before.records if before else _own_buffer(records)
+        if message_set:
+            return Admitted(log, epoch, batches, message_set=True)
+        unverified = verify_batch(
+            self.transactions, self.transactional_id, topic, data.index, batches, self.verdicts
+        )
+        if unverified is not ErrorCode.NONE:
+            return failed_response(data.index, unverified)
+        if before is None:
+            try:
+                validate_batches(batches, log.config, AppendOrigin.CLIENT)
+            except (storage_errors.StorageError, CodecError) as error:
+                return self._failed(topic, data.index, error)
+        return Admitted(log, epoch, batches, message_set=False)
+
+    def _failed(self, topic: str, index: int, error: Exception) -> PartitionProduceResponse:
+        return failed_response(index, *resource_failure(error, self.context, f"{topic}-{index}"))
 
 
 def failed_response(index: int, code: ErrorCode, message: str | None = None) -> PartitionProduceResponse:
     return PartitionProduceResponse(index=index, error_code=code, base_offset=-1, error_message=message)
-
-
-def _under_min_isr(topic: str, index: int, context: RequestContext) -> bool:
-    """acks=all's refusal, Kafka's effective minimum min(min.insync.replicas, replication factor) over
-    the leader's ISR: the Leadership's to say (a single node's one replica is always enough)."""
-    return context.services.leadership.under_min_isr(topic, index)
 
 
 def _validate_records(records: bytes | memoryview | None, api_version: int) -> bool:
