@@ -254,10 +254,17 @@ class ReplicaManager:
 
     async def complete_appends(self, appends: Sequence[LeaderAppend], timeout_ms: int) -> list[ErrorCode]:
         """The appends' answers, in order (Kafka's DelayedProduce): each once fsynced if its log's flush
-        settings make it due, and, for acks=-1, once the ISR holds it (partition/delayed_produce.py)."""
-        await flush_if_due(appends)
-        outcomes = [ErrorCode.NONE] * len(appends)
-        waiting = [(i, a.waiting) for i, a in enumerate(appends) if a.waiting is not None]
+        settings make it due, and, for acks=-1, once the ISR holds it (partition/delayed_produce.py). An
+        append whose log's fsync failed is KAFKA_STORAGE_ERROR, and only it (leader_append.py)."""
+        unflushed = await flush_if_due(appends)
+        outcomes = [
+            ErrorCode.KAFKA_STORAGE_ERROR if id(a.log) in unflushed else ErrorCode.NONE for a in appends
+        ]
+        waiting = [
+            (i, a.waiting)
+            for i, a in enumerate(appends)
+            if a.waiting is not None and id(a.log) not in unflushed
+        ]
         if waiting:
             decided = await wait_for_replicas([w for _, w in waiting], timeout_ms, self)
             for (i, _), outcome in zip(waiting, decided, strict=True):
