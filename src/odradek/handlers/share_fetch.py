@@ -370,14 +370,18 @@ async def _share_partition(
 
 def _unknown(partitions: set[SessionPartition], context: RequestContext) -> dict[SessionPartition, ErrorCode]:
     """The partitions of unknown topic ids (UNKNOWN_TOPIC_ID) or that their topic does not have
-    (UNKNOWN_TOPIC_OR_PARTITION): answered so, never kept in a session."""
+    (UNKNOWN_TOPIC_OR_PARTITION; TOPIC_AUTHORIZATION_FAILED without READ on the topic, as Kafka checks
+    READ first: its partition count is not disclosed): answered so, never kept in a session."""
     unknown = {}
     for topic_id, partition in partitions:
         topic = context.services.cluster.topic_by_id(topic_id)
         if topic is None:
             unknown[topic_id, partition] = ErrorCode.UNKNOWN_TOPIC_ID
         elif not 0 <= partition < len(topic.partitions):
-            unknown[topic_id, partition] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            readable = authorize(context, AclOperation.READ, ResourceType.TOPIC, topic.name)
+            unknown[topic_id, partition] = (
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if readable else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            )
     return unknown
 
 
