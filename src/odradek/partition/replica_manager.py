@@ -205,7 +205,8 @@ class ReplicaManager:
         appends as leader: Produce, the coordinators' writes, transaction markers.
 
         Nothing is appended, and KafkaError says why, when this broker does not lead the partition
-        (NOT_LEADER_OR_FOLLOWER; UNKNOWN_TOPIC_OR_PARTITION without a log here) or, for acks=-1, when its
+        (NOT_LEADER_OR_FOLLOWER; UNKNOWN_TOPIC_OR_PARTITION without a log here), when its log dir has
+        failed (KAFKA_STORAGE_ERROR, even before the dir is handled) or, for acks=-1, when its
         ISR is under Kafka's effective minimum (NOT_ENOUGH_REPLICAS); else the log's errors propagate
         (StorageError, CodecError). No await: a coordinator's step and its write never interleave.
         `complete_appends` then does the due fsync and the acks=all wait."""
@@ -215,6 +216,13 @@ class ReplicaManager:
             here = self.logs.get_log(*key) is not None
             raise KafkaError(
                 ErrorCode.NOT_LEADER_OR_FOLLOWER if here else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            )
+        if self.logs.failures.is_offline(hosted.log.dir.parent):
+            # its dir failed: nothing more is acknowledged there, while handle_log_dir_failure (behind
+            # the state-change lock) has yet to take the dir's partitions offline
+            raise KafkaError(
+                ErrorCode.KAFKA_STORAGE_ERROR,
+                f"{partition.topic}-{partition.partition}: its log dir {hosted.log.dir.parent} is offline",
             )
         if required_acks == -1 and self.leaders.under_min_isr(hosted):
             raise KafkaError(
