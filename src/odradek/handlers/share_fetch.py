@@ -22,6 +22,8 @@ Version notes:
   coordinator before it is answered (per-partition AcknowledgeErrorCode / ErrorCode: INVALID_RECORD_STATE
   for records the member does not hold, the coordinator's error if the write is refused).
 - A ShareFetch that acquires nothing waits up to `MaxWaitMs` for records to arrive in its partitions.
+  `MaxBytes` (at most `fetch.max.bytes`) bounds the whole answer, as a Fetch's: the first partition
+  with records gets a whole batch at least, the next ones only what room is left.
 - A member id longer than 36 characters is INVALID_REQUEST, as Kafka's; partitions of unknown topic ids
   are answered UNKNOWN_TOPIC_ID, those their topic lacks UNKNOWN_TOPIC_OR_PARTITION, neither kept in
   the session (a hostile list costs nothing after it).
@@ -283,10 +285,13 @@ async def _fetch_once(
 ) -> int:
     budget = request.max_records if request.max_records > 0 else 500
     record_limit = context.api_version >= 2 and request.share_acquire_mode == RECORD_LIMIT
-    max_bytes = max(min(request.max_bytes, context.services.config.fetch_max_bytes), 1)
+    # MaxBytes (capped by fetch.max.bytes) bounds the whole answer, as a Fetch's: the first partition
+    # with records gets a whole batch at least, the next ones what room is left
+    bytes_left = max(min(request.max_bytes, context.services.config.fetch_max_bytes), 1)
+    answered = False
     acquired = 0
     for key in wanted:
-        if acquired >= budget:
+        if acquired >= budget or bytes_left <= 0:
             break
         outcome = outcomes.setdefault(key, _Outcome())
         try:
@@ -296,7 +301,7 @@ async def _fetch_once(
             partition_log = context.services.logs.get_log(_topic_name(key, context), key[1])
             if partition_log is None:
                 raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-            chunk = await _read_next(share, partition_log, max_bytes)
+            chunk = await _read_next(share, partition_log, bytes_left, not answered)
             if not chunk.batches:
                 continue
             got = await share.acquire(session.member_id, chunk, budget - acquired, record_limit=record_limit)
@@ -310,6 +315,8 @@ async def _fetch_once(
             continue
         if got:
             outcome.records += chunk.records
+            bytes_left -= len(chunk.records)
+            answered = True
             outcome.acquired += [
                 sf.AcquiredRecords(
                     first_offset=a.first_offset, last_offset=a.last_offset, delivery_count=a.delivery_count
@@ -322,14 +329,20 @@ async def _fetch_once(
     return acquired
 
 
-async def _read_next(share: SharePartition, partition_log: Log, max_bytes: int) -> LogChunk:
+async def _read_next(
+    share: SharePartition, partition_log: Log, max_bytes: int, min_one_message: bool
+) -> LogChunk:
     """What the share partition fetches next. Records deleted under it (retention, DeleteRecords) move
     it on to the log start first, as Kafka's share fetch does: else it would read there for good."""
     try:
-        return read_batches(partition_log, share.next_fetch_offset(), max_bytes, share.read_committed)
+        return read_batches(
+            partition_log, share.next_fetch_offset(), max_bytes, share.read_committed, min_one_message
+        )
     except OffsetOutOfRangeError:
         await share.log_start_moved(partition_log.log_start_offset)
-        return read_batches(partition_log, share.next_fetch_offset(), max_bytes, share.read_committed)
+        return read_batches(
+            partition_log, share.next_fetch_offset(), max_bytes, share.read_committed, min_one_message
+        )
 
 
 async def _share_partition(
@@ -357,14 +370,18 @@ async def _share_partition(
 
 def _unknown(partitions: set[SessionPartition], context: RequestContext) -> dict[SessionPartition, ErrorCode]:
     """The partitions of unknown topic ids (UNKNOWN_TOPIC_ID) or that their topic does not have
-    (UNKNOWN_TOPIC_OR_PARTITION): answered so, never kept in a session."""
+    (UNKNOWN_TOPIC_OR_PARTITION; TOPIC_AUTHORIZATION_FAILED without READ on the topic, as Kafka checks
+    READ first: its partition count is not disclosed): answered so, never kept in a session."""
     unknown = {}
     for topic_id, partition in partitions:
         topic = context.services.cluster.topic_by_id(topic_id)
         if topic is None:
             unknown[topic_id, partition] = ErrorCode.UNKNOWN_TOPIC_ID
         elif not 0 <= partition < len(topic.partitions):
-            unknown[topic_id, partition] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            readable = authorize(context, AclOperation.READ, ResourceType.TOPIC, topic.name)
+            unknown[topic_id, partition] = (
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if readable else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            )
     return unknown
 
 

@@ -10,12 +10,16 @@ offsets (the first attempt may have timed out waiting).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from odradek.partition.delayed_produce import AwaitingReplicas
+from odradek.storage.errors import StorageError
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +42,22 @@ class LeaderAppend:
     waiting: AwaitingReplicas | None
 
 
-async def flush_if_due(appends: Iterable[LeaderAppend]) -> None:
+async def flush_if_due(appends: Iterable[LeaderAppend]) -> set[int]:
     """fsync the logs whose flush.messages / flush.ms is due, off the loop, before acknowledging (Kafka's
-    LocalLog flushes in the append itself once flush.messages are unflushed)."""
+    LocalLog flushes in the append itself once flush.messages are unflushed). Returns the `id` of each
+    log whose fsync failed: its dir is offline now (storage marked it), and as in Kafka, where the flush
+    fails inside that partition's append, only its appends are answered KAFKA_STORAGE_ERROR; the
+    others' logs are still fsynced and their appends answered as they went."""
+    failed: set[int] = set()
     for log in {id(a.log): a.log for a in appends if not a.duplicate}.values():
         if log.flush_needed():
             job = log.prepare_flush()
             if job is not None:
-                await asyncio.to_thread(job.run)
+                try:
+                    await asyncio.to_thread(job.run)
+                except (StorageError, OSError) as error:  # a dir failing is logged where it is marked
+                    _log.debug("fsync of %s failed: %s", log.dir, error)
+                    failed.add(id(log))
+                    continue
                 log.complete_flush(job)
+    return failed

@@ -205,7 +205,8 @@ class ReplicaManager:
         appends as leader: Produce, the coordinators' writes, transaction markers.
 
         Nothing is appended, and KafkaError says why, when this broker does not lead the partition
-        (NOT_LEADER_OR_FOLLOWER; UNKNOWN_TOPIC_OR_PARTITION without a log here) or, for acks=-1, when its
+        (NOT_LEADER_OR_FOLLOWER; UNKNOWN_TOPIC_OR_PARTITION without a log here), when its log dir has
+        failed (KAFKA_STORAGE_ERROR, even before the dir is handled) or, for acks=-1, when its
         ISR is under Kafka's effective minimum (NOT_ENOUGH_REPLICAS); else the log's errors propagate
         (StorageError, CodecError). No await: a coordinator's step and its write never interleave.
         `complete_appends` then does the due fsync and the acks=all wait."""
@@ -215,6 +216,13 @@ class ReplicaManager:
             here = self.logs.get_log(*key) is not None
             raise KafkaError(
                 ErrorCode.NOT_LEADER_OR_FOLLOWER if here else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            )
+        if self.logs.failures.is_offline(hosted.log.dir.parent):
+            # its dir failed: nothing more is acknowledged there, while handle_log_dir_failure (behind
+            # the state-change lock) has yet to take the dir's partitions offline
+            raise KafkaError(
+                ErrorCode.KAFKA_STORAGE_ERROR,
+                f"{partition.topic}-{partition.partition}: its log dir {hosted.log.dir.parent} is offline",
             )
         if required_acks == -1 and self.leaders.under_min_isr(hosted):
             raise KafkaError(
@@ -254,10 +262,17 @@ class ReplicaManager:
 
     async def complete_appends(self, appends: Sequence[LeaderAppend], timeout_ms: int) -> list[ErrorCode]:
         """The appends' answers, in order (Kafka's DelayedProduce): each once fsynced if its log's flush
-        settings make it due, and, for acks=-1, once the ISR holds it (partition/delayed_produce.py)."""
-        await flush_if_due(appends)
-        outcomes = [ErrorCode.NONE] * len(appends)
-        waiting = [(i, a.waiting) for i, a in enumerate(appends) if a.waiting is not None]
+        settings make it due, and, for acks=-1, once the ISR holds it (partition/delayed_produce.py). An
+        append whose log's fsync failed is KAFKA_STORAGE_ERROR, and only it (leader_append.py)."""
+        unflushed = await flush_if_due(appends)
+        outcomes = [
+            ErrorCode.KAFKA_STORAGE_ERROR if id(a.log) in unflushed else ErrorCode.NONE for a in appends
+        ]
+        waiting = [
+            (i, a.waiting)
+            for i, a in enumerate(appends)
+            if a.waiting is not None and id(a.log) not in unflushed
+        ]
         if waiting:
             decided = await wait_for_replicas([w for _, w in waiting], timeout_ms, self)
             for (i, _), outcome in zip(waiting, decided, strict=True):

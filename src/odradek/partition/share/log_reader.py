@@ -34,11 +34,13 @@ class LogChunk:
     batches: tuple[LogBatch, ...]
 
 
-def read_batches(log: Log, fetch_offset: int, max_bytes: int, read_committed: bool) -> LogChunk:
-    """Whole batches from `fetch_offset` (at least one whole batch whatever `max_bytes`); raises the
-    storage's OffsetOutOfRangeError outside the log."""
+def read_batches(
+    log: Log, fetch_offset: int, max_bytes: int, read_committed: bool, min_one_message: bool = True
+) -> LogChunk:
+    """Whole batches from `fetch_offset` (with `min_one_message`, at least one whole batch whatever
+    `max_bytes`); raises the storage's OffsetOutOfRangeError outside the log."""
     isolation = FetchIsolation.TXN_COMMITTED if read_committed else FetchIsolation.HIGH_WATERMARK
-    info = log.read(fetch_offset, max_bytes, isolation=isolation, min_one_message=True)
+    info = log.read(fetch_offset, max_bytes, isolation=isolation, min_one_message=min_one_message)
     data = info.read_bytes()
     aborted = info.aborted_transactions or ()
     batches = []

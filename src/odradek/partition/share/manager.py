@@ -15,7 +15,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from odradek.config.broker import BrokerConfig
 from odradek.config.group_catalog import (
@@ -33,6 +33,9 @@ from odradek.storage.log import Log
 
 log = logging.getLogger("odradek.partition.share")
 
+#: The most records a share partition may have in flight under any setting (the upper bound of
+#: group.share.partition.max.record.locks and of group.share.max.partition.max.record.locks).
+MAX_RECORDS_IN_FLIGHT = 10_000
 #: Where a share group starts reading a partition it never read (share.auto.offset.reset's default).
 LATEST = "latest"
 EARLIEST = "earliest"
@@ -153,7 +156,9 @@ class SharePartitionManager:
         old = self.partitions.pop(key, None)
         if old is not None:
             old.close()
-        made = SharePartition(key, self.persister, limits, leader_epoch, state, read_committed=read_committed)
+        made = SharePartition(
+            key, self.persister, limits, leader_epoch, _in_flight_window(state), read_committed=read_committed
+        )
         self.partitions[key] = made
         log.info(
             "share partition %s loaded at offset %d (leader epoch %d)",
@@ -245,6 +250,23 @@ class _Loading:
 
     leader_epoch: int
     task: asyncio.Task[SharePartition]
+
+
+def _in_flight_window(state: ShareState) -> ShareState:
+    """The state without what lies past the most records a share partition may have in flight: a share
+    partition keeps its records offset by offset, and no leader writes a batch past that window (what it
+    has in flight never spans more than its record-lock limit), but WriteShareGroupState takes any range,
+    as Kafka's coordinator does (whose SharePartition keeps batches): 10**12 offsets must not be walked."""
+    end = max(state.start_offset, 0) + MAX_RECORDS_IN_FLIGHT
+    if all(batch.last_offset < end for batch in state.batches):
+        return state
+    batches = tuple(
+        replace(batch, last_offset=min(batch.last_offset, end - 1))
+        for batch in state.batches
+        if batch.first_offset < end
+    )
+    log.warning("share partition state past offset %d ignored: no leader has that much in flight", end)
+    return replace(state, batches=batches)
 
 
 def _monotonic_ms() -> int:
