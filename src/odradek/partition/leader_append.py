@@ -42,8 +42,14 @@ async def flush_if_due(appends: Iterable[LeaderAppend]) -> None:
     """fsync the logs whose flush.messages / flush.ms is due, off the loop, before acknowledging (Kafka's
     LocalLog flushes in the append itself once flush.messages are unflushed)."""
     for log in {id(a.log): a.log for a in appends if not a.duplicate}.values():
-        if log.flush_needed():
-            job = log.prepare_flush()
-            if job is not None:
-                await asyncio.to_thread(job.run)
-                log.complete_flush(job)
+        await flush_log_if_due(log)
+
+
+async def flush_log_if_due(log: Log) -> None:
+    """fsync `log` off the loop if its flush.messages / flush.ms is due (also a follower's append,
+    partition/follower_append.py)."""
+    if log.flush_needed():
+        job = log.prepare_flush()
+        if job is not None:
+            await asyncio.to_thread(job.run)
+            log.complete_flush(job)
