@@ -3,10 +3,9 @@ AbstractFetcherThread and ReplicaFetcherThread).
 
 Each round sends one Fetch (replica_id and broker epoch in replica_state, each partition's current
 leader epoch and last fetched epoch) and applies the answer partition by partition:
-- records are appended as they are (`Log.append_as_follower`: offsets, leader epochs, producer state
-  kept; the epoch cache learns each new epoch), then the follower's high watermark becomes
-  min(leader's HW, own log end), lower than before too, as Kafka's (a new leader's lags), and its
-  log start follows the leader's;
+- records, high watermark and log start go to partition/ (`FollowerAppends.append_fetched`, Kafka's
+  Partition.appendRecordsToFollowerOrFutureReplica), which appends them as they are, moves the
+  follower's high watermark and log start and raises the append event; the lag and the quota stay here;
 - DivergingEpoch truncates the log where it stops agreeing with the leader (KIP-101/279), then the
   fetch goes on from the new log end;
 - OFFSET_OUT_OF_RANGE: ask the leader's log end (ListOffsets as a replica); below ours, truncate to
@@ -16,9 +15,10 @@ leader epoch and last fetched epoch) and applies the answer partition by partiti
 A partition removed (or moved to a new epoch) while its fetch is in flight ignores that fetch's answer,
 and so does one removed while that answer's handling waits (a flush, a ListOffsets, the checkpoint
 after a truncation): Kafka holds partitionMapLock across it, here the handling asks again after each
-wait (`_follows`). After a truncation nothing is appended until the lowered recovery point is on disk
-(truncation_checkpoints.py): the next fetch goes out at once, its answer waits for the write if need be;
-a partition whose write failed (offline until restart) leaves the fetcher, as Kafka's markPartitionFailed.
+wait (`_follows`, which partition/ asks too). After a truncation (done by partition/) nothing is appended
+until the lowered recovery point is on disk (truncation_checkpoints.py): the next fetch goes out at once,
+its answer waits for the write if need be; a partition whose write failed (offline until restart) leaves
+the fetcher, as Kafka's markPartitionFailed.
 Fetches run in a fetch session with the leader (fetch_session.py, KIP-227): after a full one, each
 names only the partitions whose position moved, and the leader answers only those with news.
 """
@@ -55,9 +55,7 @@ from odradek.protocol.messages.list_offsets import (
     ListOffsetsResponse,
     ListOffsetsTopic,
 )
-from odradek.protocol.records.framing import split_complete_batches
 from odradek.storage.errors import LogStorageError, StorageError
-from odradek.storage.partition import TopicPartition
 
 log = logging.getLogger("odradek.cluster.replication.fetcher")
 
@@ -333,41 +331,19 @@ class ReplicaFetcher:
             self._delay(state)
 
     async def _append(self, state: FetchState, data: PartitionData) -> None:
-        replica_log = state.log
-        records = data.records
-        # Only a partial batch may come (replica.fetch.max.bytes below a batch's size, on a partition
-        # after the first): nothing to append then, the next fetch asks again.
-        records = records if records and split_complete_batches(records)[0] else None
-        if records:
-            checkpoints = self.context.truncation_checkpoints
-            if checkpoints.pending(replica_log):
-                # Truncated since the checkpoint on disk was written: it may claim the offsets this
-                # writes as fsynced (Kafka writes it before its fetcher goes on, LogManager.truncateTo).
-                end = replica_log.log_end_offset
-                await checkpoints.written(replica_log)
-                if not self._follows(state) or replica_log.log_end_offset != end:
-                    return  # led here, followed at a newer epoch, or truncated again, since
-            replica_log.append_as_follower(records)
-            if replica_log.flush_needed():
-                job = replica_log.prepare_flush()
-                if job is not None:
-                    await asyncio.to_thread(job.run)
-                    replica_log.complete_flush(job)
-                    if not self._follows(state):
-                        return  # led here, or followed at a newer epoch, since: not this answer's
-        if data.log_start_offset > replica_log.log_start_offset:
-            replica_log.increment_log_start_offset(min(data.log_start_offset, replica_log.log_end_offset))
-        # Kafka's maybeUpdateHighWatermark: the leader's, clamped to this log, lower too (a new
-        # leader's lags until the records of its epoch are replicated); a leader's never goes back.
-        before = replica_log.high_watermark
-        if replica_log.update_high_watermark(data.high_watermark) != before or records:
-            self.context.on_appended(TopicPartition(state.topic, state.partition))
-        state.lag = max(0, data.high_watermark - replica_log.log_end_offset)
+        """The answer's records, high watermark and log start, applied by partition/ (Kafka's
+        processPartitionData); the lag and the follower's replication quota are the fetcher's."""
+        appended = await self.context.followers.append_fetched(
+            state.key, state.leader_epoch, state.log, data, lambda: self._follows(state)
+        )
+        if appended is None:
+            return  # led here, followed at a newer epoch, or truncated again, since
+        state.lag = max(0, data.high_watermark - state.log.log_end_offset)
         quota = self.context.quota
-        if records and quota.is_throttled(
-            replica_log.config.follower_replication_throttled_replicas, state.partition
+        if appended and quota.is_throttled(
+            state.log.config.follower_replication_throttled_replicas, state.partition
         ):
-            quota.record(len(records))  # in sync or not, as Kafka's
+            quota.record(appended)  # in sync or not, as Kafka's
 
     def _truncate_on_divergence(self, state: FetchState, leader_epoch: int, leader_end: int) -> None:
         """Kafka's getOffsetTruncationState, for the leader's DivergingEpoch answer."""
@@ -414,8 +390,7 @@ class ReplicaFetcher:
                 leader_start,
                 replica_log.log_end_offset,
             )
-            removed = replica_log.truncate_fully_and_start_at(leader_start)
-            self.context.schedule_deletion(removed, replica_log.config.file_delete_delay_ms)
+            self.context.followers.truncate_fully_and_start_at(replica_log, leader_start)
 
     async def _leader_offset(
         self, connection: LeaderConnection, state: FetchState, timestamp: int
@@ -451,21 +426,7 @@ class ReplicaFetcher:
         return None
 
     def _truncate(self, state: FetchState, offset: int, why: str) -> None:
-        replica_log = state.log
-        if offset >= replica_log.log_end_offset:
-            replica_log.truncate_to(offset)  # drops epochs assigned past the end, if any
-            return
-        log.info(
-            "%s: truncating %s-%d from %d to %d (%s)",
-            self.name,
-            state.topic,
-            state.partition,
-            replica_log.log_end_offset,
-            offset,
-            why,
-        )
-        removed = replica_log.truncate_to(offset)
-        self.context.schedule_deletion(removed, replica_log.config.file_delete_delay_ms)
+        self.context.followers.truncate(state.log, offset, why)
 
     def _mark_failed(self, state: FetchState, error: LogStorageError) -> None:
         """Kafka's markPartitionFailed: a partition whose log failed (offline until the broker restarts,
