@@ -20,7 +20,8 @@ until the lowered recovery point is on disk (truncation_checkpoints.py): the nex
 its answer waits for the write if need be; a partition whose write failed (offline until restart) leaves
 the fetcher, as Kafka's markPartitionFailed.
 Fetches run in a fetch session with the leader (fetch_session.py, KIP-227): after a full one, each
-names only the partitions whose position moved, and the leader answers only those with news.
+names only the partitions whose position moved, and the leader answers only those with news. The Fetch
+and the ListOffsets it sends are built in fetch_requests.py.
 """
 
 from __future__ import annotations
@@ -31,9 +32,15 @@ import logging
 import time
 from collections.abc import Callable
 
+from odradek.cluster.replication.fetch_requests import (
+    EARLIEST_TIMESTAMP,
+    FETCH_VERSION_BY_NAME,
+    LATEST_TIMESTAMP,
+    fetch_request,
+    leader_offset,
+)
 from odradek.cluster.replication.fetch_session import (
     SESSION_ERRORS,
-    FetchPlan,
     FollowerFetchSession,
 )
 from odradek.cluster.replication.fetch_state import FetcherContext, FetcherSettings, FetchState, position
@@ -42,27 +49,13 @@ from odradek.partition.hosted_partition import PartitionKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import (
-    FetchPartition,
     FetchRequest,
     FetchResponse,
-    FetchTopic,
     PartitionData,
-    ReplicaState,
-)
-from odradek.protocol.messages.list_offsets import (
-    ListOffsetsPartition,
-    ListOffsetsRequest,
-    ListOffsetsResponse,
-    ListOffsetsTopic,
 )
 from odradek.storage.errors import LogStorageError, StorageError
 
 log = logging.getLogger("odradek.cluster.replication.fetcher")
-
-#: Before v13 a Fetch names topics (for a partition whose topic id this broker does not know).
-FETCH_VERSION_BY_NAME = 12
-LATEST_TIMESTAMP = -1
-EARLIEST_TIMESTAMP = -2
 
 
 class ReplicaFetcher:
@@ -206,7 +199,9 @@ class ReplicaFetcher:
         version = self.settings.fetch_version if by_id else FETCH_VERSION_BY_NAME
         sent = {s.key: (s, s.leader_epoch, s.log.log_end_offset) for s in ready}
         plan = self.session.plan([(s, position(s)) for s in ready], version)
-        request = self._request(plan, version)
+        request = fetch_request(
+            plan, version, self.settings, self.context.node_id, self.context.broker_epoch()
+        )
         response = await self._send_unless_abandoned(connection, request, version, sent)
         if response is None:
             return
@@ -263,41 +258,6 @@ class ReplicaFetcher:
         )
         self.close_connection()
         return None
-
-    def _request(self, plan: FetchPlan[FetchState], version: int) -> FetchRequest:
-        topics: dict[str, FetchTopic] = {}
-        for state in plan.named:
-            topic = topics.get(state.topic)
-            if topic is None:
-                topic = FetchTopic(topic=state.topic, partitions=[])
-                if state.topic_id is not None:
-                    topic.topic_id = state.topic_id
-                topics[state.topic] = topic
-            latest = state.log.latest_epoch
-            topic.partitions.append(
-                FetchPartition(
-                    partition=state.partition,
-                    current_leader_epoch=state.leader_epoch,
-                    fetch_offset=state.log.log_end_offset,
-                    last_fetched_epoch=latest if latest is not None else -1,
-                    log_start_offset=state.log.log_start_offset,
-                    partition_max_bytes=self.settings.fetch_max_bytes,
-                )
-            )
-        return FetchRequest(
-            replica_id=self.context.node_id,
-            replica_state=ReplicaState(
-                replica_id=self.context.node_id, replica_epoch=self.context.broker_epoch()
-            ),
-            max_wait_ms=self.settings.fetch_wait_max_ms,
-            min_bytes=self.settings.fetch_min_bytes,
-            max_bytes=self.settings.fetch_response_max_bytes,
-            isolation_level=0,
-            session_id=plan.session_id,
-            session_epoch=plan.epoch,
-            topics=list(topics.values()),
-            forgotten_topics_data=[],
-        )
 
     # ----- one partition's answer ---------------------------------------------------------------------
 
@@ -366,7 +326,9 @@ class ReplicaFetcher:
     async def _handle_out_of_range(self, connection: LeaderConnection, state: FetchState) -> None:
         """Kafka's fetchOffsetAndTruncate."""
         replica_log = state.log
-        leader_end = await self._leader_offset(connection, state, LATEST_TIMESTAMP)
+        leader_end = await leader_offset(
+            connection, self.context.node_id, state, LATEST_TIMESTAMP, self.settings
+        )
         if not self._follows(state):
             return  # led here, or followed at a newer epoch, since: nothing of the old one to act on
         if leader_end is None:
@@ -375,7 +337,9 @@ class ReplicaFetcher:
         if leader_end < replica_log.log_end_offset:
             self._truncate(state, leader_end, f"out of range: the leader's log ends at {leader_end}")
             return
-        leader_start = await self._leader_offset(connection, state, EARLIEST_TIMESTAMP)
+        leader_start = await leader_offset(
+            connection, self.context.node_id, state, EARLIEST_TIMESTAMP, self.settings
+        )
         if not self._follows(state):
             return
         if leader_start is None:
@@ -391,39 +355,6 @@ class ReplicaFetcher:
                 replica_log.log_end_offset,
             )
             self.context.followers.truncate_fully_and_start_at(replica_log, leader_start)
-
-    async def _leader_offset(
-        self, connection: LeaderConnection, state: FetchState, timestamp: int
-    ) -> int | None:
-        request = ListOffsetsRequest(
-            replica_id=self.context.node_id,
-            isolation_level=0,
-            topics=[
-                ListOffsetsTopic(
-                    name=state.topic,
-                    partitions=[
-                        ListOffsetsPartition(
-                            partition_index=state.partition,
-                            current_leader_epoch=state.leader_epoch,
-                            timestamp=timestamp,
-                        )
-                    ],
-                )
-            ],
-        )
-        response: ListOffsetsResponse = await connection.send(request, self.settings.list_offsets_version)
-        for topic in response.topics:
-            for partition in topic.partitions:
-                if partition.error_code == ErrorCode.NONE:
-                    return int(partition.offset)
-                log.info(
-                    "%s: %s-%d: ListOffsets answered %s",
-                    self.name,
-                    state.topic,
-                    state.partition,
-                    ErrorCode(partition.error_code).name,
-                )
-        return None
 
     def _truncate(self, state: FetchState, offset: int, why: str) -> None:
         self.context.followers.truncate(state.log, offset, why)
