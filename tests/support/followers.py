@@ -4,6 +4,8 @@ the LeaderAndIsr that makes this broker follow it would."""
 
 from __future__ import annotations
 
+import uuid
+
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.replication.fetch_state import FetchState
 from odradek.cluster.replication.replica_fetcher import ReplicaFetcher
@@ -12,6 +14,7 @@ from odradek.partition.follower_append import FollowerAppends
 from odradek.partition.hosted_partition import HostedPartition
 from odradek.partition.ports import TruncationSync
 from odradek.partition.replica_manager import ReplicaManager
+from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 
 
@@ -27,20 +30,28 @@ def follower_appends(
 def host(fetcher: ReplicaFetcher, state: FetchState) -> FetchState:
     """The partition hosted here as follower of the fetcher's leader at the state's epoch, in its log."""
     replicas = fetcher.context.followers.replicas
+    host_follower(replicas, state.log, fetcher.leader_id, state.leader_epoch, state.topic_id)
+    return state
+
+
+def host_follower(
+    replicas: ReplicaManager, log: Log, leader: int, leader_epoch: int, topic_id: uuid.UUID | None = None
+) -> None:
+    """`log`'s partition hosted by `replicas` as follower of `leader` at `leader_epoch` (a LeaderAndIsr)."""
+    tp = log.topic_partition
     replicas.apply_leadership(
         HostedPartition(
-            topic=state.topic,
-            partition=state.partition,
-            topic_id=state.topic_id,
-            leader=fetcher.leader_id,
-            leader_epoch=state.leader_epoch,
+            topic=tp.topic,
+            partition=tp.partition,
+            topic_id=topic_id,
+            leader=leader,
+            leader_epoch=leader_epoch,
             partition_epoch=0,
-            replicas=[fetcher.leader_id, replicas.node_id],
-            isr=[fetcher.leader_id, replicas.node_id],
-            log=state.log,
+            replicas=[leader, replicas.node_id],
+            isr=[leader, replicas.node_id],
+            log=log,
         )
     )
-    return state
 
 
 def follow(fetcher: ReplicaFetcher, state: FetchState) -> FetchState:

@@ -4,9 +4,6 @@ leader, cleanup-policy and offset rules are the entry's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from odradek.cluster.metadata import ClusterMetadata
@@ -18,16 +15,6 @@ from odradek.storage.config import LogConfig
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
-
-
-@pytest.fixture
-def logs(tmp_path: Path) -> Iterator[LogManager]:
-    manager = LogManager([tmp_path / "logs"], LogConfig.from_mapping({}), single_node=False)
-    manager.startup()
-    try:
-        yield manager
-    finally:
-        manager.shutdown()
 
 
 def _led(logs: LogManager, records: int) -> ReplicaManager:
