@@ -18,9 +18,10 @@ from odradek.handlers._common.authorization import authorize
 from odradek.handlers._common.context import RequestContext
 from odradek.handlers._common.leadership import refusal
 from odradek.handlers._common.registry import handles
+from odradek.partition.delete_records import delete_records
 from odradek.partition.errors import error_code_for
 from odradek.protocol.api_keys import ApiKey
-from odradek.protocol.error_codes import ErrorCode
+from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.delete_records import (
     DeleteRecordsPartitionResult,
     DeleteRecordsRequest,
@@ -29,8 +30,6 @@ from odradek.protocol.messages.delete_records import (
 )
 from odradek.security.acl import AclOperation, ResourceType
 from odradek.storage.errors import StorageError
-
-HIGH_WATERMARK = -1
 
 
 @handles(ApiKey.DELETE_RECORDS, 0, 2)
@@ -63,13 +62,10 @@ def _delete(topic: str, index: int, offset: int, context: RequestContext) -> Del
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     if state.is_internal:
         return _failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
-    if not log.config.delete:
-        return _failed(index, ErrorCode.POLICY_VIOLATION)
-    target = log.high_watermark if offset == HIGH_WATERMARK else offset
-    if target < 0:
-        return _failed(index, ErrorCode.OFFSET_OUT_OF_RANGE)
-    try:
-        low_watermark = log.delete_records(target)
+    try:  # the leader, cleanup-policy and offset rules are partition/'s
+        low_watermark = delete_records(services.replicas, topic, index, offset)
+    except KafkaError as refused_there:
+        return _failed(index, refused_there.error_code)
     except StorageError as error:
         return _failed(index, error_code_for(error))
     return DeleteRecordsPartitionResult(

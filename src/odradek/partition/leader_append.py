@@ -50,14 +50,19 @@ async def flush_if_due(appends: Iterable[LeaderAppend]) -> set[int]:
     others' logs are still fsynced and their appends answered as they went."""
     failed: set[int] = set()
     for log in {id(a.log): a.log for a in appends if not a.duplicate}.values():
-        if log.flush_needed():
-            job = log.prepare_flush()
-            if job is not None:
-                try:
-                    await asyncio.to_thread(job.run)
-                except (StorageError, OSError) as error:  # a dir failing is logged where it is marked
-                    _log.debug("fsync of %s failed: %s", log.dir, error)
-                    failed.add(id(log))
-                    continue
-                log.complete_flush(job)
+        try:
+            await flush_log_if_due(log)
+        except (StorageError, OSError) as error:  # a dir failing is logged where it is marked
+            _log.debug("fsync of %s failed: %s", log.dir, error)
+            failed.add(id(log))
     return failed
+
+
+async def flush_log_if_due(log: Log) -> None:
+    """fsync `log` off the loop if its flush.messages / flush.ms is due (also a follower's append,
+    partition/follower_append.py)."""
+    if log.flush_needed():
+        job = log.prepare_flush()
+        if job is not None:
+            await asyncio.to_thread(job.run)
+            log.complete_flush(job)

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from odradek.partition.hosted_partition import HostedPartition, PartitionKey
 from odradek.protocol.error_codes import ErrorCode
+from odradek.storage.log import Log
 
 
 class PartitionLeader(Protocol):
@@ -64,6 +65,15 @@ class FollowerFetchers(Protocol):
     def add_partitions(self, partitions: list[HostedPartition]) -> None: ...
 
     def remove_partitions(self, keys: Iterable[PartitionKey]) -> None: ...
+
+
+class TruncationSync(Protocol):
+    """The offset checkpoints a truncation makes due (cluster/replication/truncation_checkpoints.py): a
+    truncated log is appended to as follower only once its lowered recovery point is on disk."""
+
+    def pending(self, replica_log: Log) -> bool: ...
+
+    async def written(self, replica_log: Log) -> None: ...
 
 
 class TxnCoordinatorLookup(Protocol):

@@ -15,6 +15,7 @@ from odradek.cluster.replication.fetch_state import FetcherContext
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
 from odradek.config.broker import BrokerConfig
 from odradek.handlers._common.services import Services
+from odradek.partition.follower_append import FollowerAppends
 from odradek.storage.log_manager import LogManager
 
 #: Hosts that name no single address: outgoing connections then leave from wherever the OS picks.
@@ -44,9 +45,7 @@ def replica_fetchers(
         broker_epoch=lambda: replicas.broker_epoch,
         endpoint=endpoint,
         local_host=local_host,
-        on_appended=services.appends.notify,
-        schedule_deletion=logs.schedule_deletion,
-        truncation_checkpoints=replicas.truncation_checkpoints,
+        followers=FollowerAppends(replicas, replicas.truncation_checkpoints),
         security=security,
         quota=services.replication_quotas.follower,
     )

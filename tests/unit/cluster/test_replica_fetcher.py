@@ -39,6 +39,7 @@ from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.segment import LogSegment
+from tests.support.followers import follow, follower_appends, host
 
 TOPIC_ID = uuid.UUID(int=7)
 SETTINGS = FetcherSettings(
@@ -76,16 +77,18 @@ class _Leader:
         return ListOffsetsResponse(topics=[ListOffsetsTopicResponse(name="t", partitions=[partition])])
 
 
-def _fetcher(notified: list[TopicPartition], settings: FetcherSettings = SETTINGS) -> ReplicaFetcher:
+def _fetcher(
+    logs: LogManager, notified: list[TopicPartition], settings: FetcherSettings = SETTINGS
+) -> ReplicaFetcher:
+    # no power loss here: truncations wait for nothing (test_truncation_checkpoints.py)
+    followers = follower_appends(logs, 2, TruncationCheckpoints(FlushScheduler([], {})))
+    followers.replicas.appends.on_append = notified.append  # the append events raised
     context = FetcherContext(
         node_id=2,
         broker_epoch=lambda: 7,
         endpoint=lambda _: None,
         local_host=None,
-        on_appended=notified.append,
-        schedule_deletion=lambda segments, delay: None,
-        # no power loss here: truncations wait for nothing (test_truncation_checkpoints.py)
-        truncation_checkpoints=TruncationCheckpoints(FlushScheduler([], {})),
+        followers=followers,
     )
     return ReplicaFetcher("test-fetcher", 1, settings, context)
 
@@ -104,12 +107,11 @@ def _answer(
     )
 
 
-async def _apply(log: Log, data: PartitionData, leader: Any = None) -> list[TopicPartition]:
+async def _apply(logs: LogManager, log: Log, data: PartitionData, leader: Any = None) -> list[TopicPartition]:
     notified: list[TopicPartition] = []
-    fetcher = _fetcher(notified)
+    fetcher = _fetcher(logs, notified)
     try:
-        state = FetchState("t", 0, None, leader_epoch=5, log=log)
-        fetcher.partitions[state.key] = state  # followed by this fetcher, as the manager leaves it
+        state = follow(fetcher, FetchState("t", 0, None, leader_epoch=5, log=log))
         await fetcher._apply(leader or _Leader(0, 0), state, data)
     finally:
         fetcher.task.cancel()
@@ -120,13 +122,13 @@ async def _apply(log: Log, data: PartitionData, leader: Any = None) -> list[Topi
 def test_fetched_batches_are_appended_as_they_are_and_the_hw_follows_the_leader(logs: LogManager) -> None:
     log = logs.get_or_create_log("t", 0)
     fetched = _batches(0, 3, [b"a", b"b", b"c"])
-    notified = asyncio.run(_apply(log, _answer(fetched, high_watermark=2)))
+    notified = asyncio.run(_apply(logs, log, _answer(fetched, high_watermark=2)))
     assert log.log_end_offset == 3
     assert log.high_watermark == 2
     assert log.leader_epoch_cache.latest_epoch == 3
     assert log.read(0, 1 << 20, min_one_message=True, isolation=_log_end()).read_bytes() == fetched
     assert notified == [TopicPartition("t", 0)]
-    asyncio.run(_apply(log, _answer(high_watermark=9)))
+    asyncio.run(_apply(logs, log, _answer(high_watermark=9)))
     assert log.high_watermark == 3  # never past its own log end
 
 
@@ -156,7 +158,7 @@ def test_fetched_batches_go_from_the_received_frame_to_the_segment_undecoded_and
         append(segment, largest, timestamp, offset, data)
 
     monkeypatch.setattr(LogSegment, "append", spy)
-    asyncio.run(_apply(log, data))
+    asyncio.run(_apply(logs, log, data))
     assert log.log_end_offset == 3
     assert [view.obj for view in written] == [frame]  # one write, from the frame itself
     assert log.read(0, 1 << 20, min_one_message=True, isolation=_log_end()).read_bytes() == fetched
@@ -166,7 +168,7 @@ def test_a_divergent_tail_is_truncated_where_the_leaders_epoch_ends(logs: LogMan
     log = logs.get_or_create_log("t", 0)
     log.append_as_follower(bytearray(_batches(0, 1, [b"a", b"b"]) + _batches(2, 2, [b"x", b"y", b"z"])))
     # The leader's epoch 2 ended at 3: offsets 3 and 4 here were never committed.
-    asyncio.run(_apply(log, _answer(diverging=(2, 3))))
+    asyncio.run(_apply(logs, log, _answer(diverging=(2, 3))))
     assert log.log_end_offset == 3
     assert log.leader_epoch_cache.latest_epoch == 2
 
@@ -178,7 +180,7 @@ def test_an_epoch_the_leader_does_not_know_truncates_to_where_the_followers_earl
     log.append_as_follower(bytearray(_batches(0, 1, [b"a", b"b"]) + _batches(2, 3, [b"x", b"y"])))
     # The leader answers with its epoch 2 (it never had 3), ending at 6: this log has no epoch 2, so
     # it cuts back to the end of its own largest epoch below (1, ending at 2) and asks again.
-    asyncio.run(_apply(log, _answer(diverging=(2, 6))))
+    asyncio.run(_apply(logs, log, _answer(diverging=(2, 6))))
     assert log.log_end_offset == 2
     assert log.leader_epoch_cache.latest_epoch == 1
 
@@ -188,7 +190,7 @@ def test_out_of_range_below_the_followers_end_truncates_to_the_leaders_end(logs:
     log.append_as_follower(bytearray(_batches(0, 1, [b"a", b"b", b"c", b"d"])))
     out_of_range = _answer()
     out_of_range.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
-    asyncio.run(_apply(log, out_of_range, _Leader(latest=2, earliest=0)))
+    asyncio.run(_apply(logs, log, out_of_range, _Leader(latest=2, earliest=0)))
     assert log.log_end_offset == 2
 
 
@@ -197,7 +199,7 @@ def test_out_of_range_behind_the_leaders_start_starts_over_empty_there(logs: Log
     log.append_as_follower(bytearray(_batches(0, 1, [b"a", b"b"])))
     out_of_range = _answer()
     out_of_range.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
-    asyncio.run(_apply(log, out_of_range, _Leader(latest=100, earliest=40)))
+    asyncio.run(_apply(logs, log, out_of_range, _Leader(latest=100, earliest=40)))
     assert (log.log_start_offset, log.log_end_offset) == (40, 40)
 
 
@@ -206,9 +208,9 @@ def test_the_follower_takes_its_leaders_high_watermark_even_when_lower(logs: Log
     to its own log, backwards too (a new leader's lags until its epoch's records are replicated). The
     leader's own never moves backwards (leader_replication.py)."""
     log = logs.get_or_create_log("t", 0)
-    asyncio.run(_apply(log, _answer(_batches(0, 3, [b"a", b"b", b"c"]), high_watermark=3)))
+    asyncio.run(_apply(logs, log, _answer(_batches(0, 3, [b"a", b"b", b"c"]), high_watermark=3)))
     assert log.high_watermark == 3
-    notified = asyncio.run(_apply(log, _answer(high_watermark=1)))
+    notified = asyncio.run(_apply(logs, log, _answer(high_watermark=1)))
     assert log.high_watermark == 1
     assert notified == [TopicPartition("t", 0)]
 
@@ -245,10 +247,9 @@ def test_a_fetch_whose_partition_moved_on_during_its_flush_leaves_the_high_water
     monkeypatch.setattr(log, "prepare_flush", held)
 
     async def main() -> None:
-        fetcher = _fetcher([])
+        fetcher = _fetcher(logs, [])
         try:
-            state = FetchState("t", 0, None, leader_epoch=5, log=log)
-            fetcher.partitions[state.key] = state
+            state = follow(fetcher, FetchState("t", 0, None, leader_epoch=5, log=log))
             answer = _answer(_batches(0, 5, [b"a", b"b", b"c"]), high_watermark=3)
             answer.log_start_offset = 2
             applying = asyncio.ensure_future(fetcher._apply(_Leader(0, 0), state, answer))
@@ -288,11 +289,10 @@ def test_out_of_range_resolved_after_the_partition_moved_on_truncates_nothing(lo
             return await super().send(request, version)
 
     async def main() -> None:
-        fetcher = _fetcher([])
+        fetcher = _fetcher(logs, [])
         leader = SlowLeader()
         try:
-            state = FetchState("t", 0, None, leader_epoch=5, log=log)
-            fetcher.partitions[state.key] = state
+            state = follow(fetcher, FetchState("t", 0, None, leader_epoch=5, log=log))
             out_of_range = _answer()
             out_of_range.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
             applying = asyncio.ensure_future(fetcher._apply(leader, state, out_of_range))
@@ -333,7 +333,7 @@ def test_a_partition_added_while_a_fetch_is_parked_at_the_leader_is_fetched_at_o
             pass
 
     async def main() -> None:
-        fetcher = _fetcher([])
+        fetcher = _fetcher(logs, [])
         leader = ParkedLeader()
 
         async def connect() -> Any:
@@ -341,10 +341,14 @@ def test_a_partition_added_while_a_fetch_is_parked_at_the_leader_is_fetched_at_o
 
         monkeypatch.setattr(fetcher, "_connect", connect)
         try:
-            fetcher.add(FetchState("t", 0, None, leader_epoch=5, log=logs.get_or_create_log("t", 0)))
+            fetcher.add(
+                host(fetcher, FetchState("t", 0, None, leader_epoch=5, log=logs.get_or_create_log("t", 0)))
+            )
             while not asked:
                 await asyncio.sleep(0.01)
-            fetcher.add(FetchState("t", 1, None, leader_epoch=5, log=logs.get_or_create_log("t", 1)))
+            fetcher.add(
+                host(fetcher, FetchState("t", 1, None, leader_epoch=5, log=logs.get_or_create_log("t", 1)))
+            )
             async with asyncio.timeout(5):
                 while len(asked) < 2:
                     await asyncio.sleep(0.01)
@@ -394,7 +398,7 @@ def test_a_follower_fetches_and_lists_offsets_at_the_inter_broker_protocol_versi
             pass
 
     async def main() -> None:
-        fetcher = _fetcher([], settings)
+        fetcher = _fetcher(logs, [], settings)
         leader = OutOfRangeLeader()
 
         async def connect() -> Any:
@@ -402,7 +406,11 @@ def test_a_follower_fetches_and_lists_offsets_at_the_inter_broker_protocol_versi
 
         monkeypatch.setattr(fetcher, "_connect", connect)
         try:
-            fetcher.add(FetchState("t", 0, TOPIC_ID, leader_epoch=5, log=logs.get_or_create_log("t", 0)))
+            fetcher.add(
+                host(
+                    fetcher, FetchState("t", 0, TOPIC_ID, leader_epoch=5, log=logs.get_or_create_log("t", 0))
+                )
+            )
             async with asyncio.timeout(10):
                 while [name for name, _ in sent].count("FetchRequest") < 2:
                     await asyncio.sleep(0.01)

@@ -22,6 +22,7 @@ from odradek.protocol.records import RecordBatchBuilder
 from odradek.storage.errors import LogStorageError
 from odradek.storage.flush_scheduler import FlushScheduler, TruncationCheckpointJob
 from odradek.storage.log_manager import LogManager
+from tests.support.followers import follower_appends
 
 
 def _hosted(logs: LogManager, topic: str, partition: int, leader: int) -> HostedPartition:
@@ -39,17 +40,15 @@ def _hosted(logs: LogManager, topic: str, partition: int, leader: int) -> Hosted
 
 
 def _manager(
-    config: list[BrokerConfig], checkpoints: TruncationCheckpoints | None = None
+    logs: LogManager, config: list[BrokerConfig], checkpoints: TruncationCheckpoints | None = None
 ) -> ReplicaFetcherManager:
     context = FetcherContext(
         node_id=2,
         broker_epoch=lambda: 1,
         endpoint=lambda _: None,  # no leader reachable: fetchers back off
         local_host=None,
-        on_appended=lambda _: None,
-        schedule_deletion=lambda segments, delay: None,
         # no power loss here: truncations wait for nothing (test_truncation_checkpoints.py)
-        truncation_checkpoints=checkpoints or TruncationCheckpoints(FlushScheduler([], {})),
+        followers=follower_appends(logs, 2, checkpoints or TruncationCheckpoints(FlushScheduler([], {}))),
     )
     return ReplicaFetcherManager(lambda: config[0], ClusterMetadata("c", -1, []), context)
 
@@ -63,7 +62,7 @@ def _config(fetchers: int) -> BrokerConfig:
 def test_partitions_are_grouped_by_leader_and_fetcher_id(logs: LogManager) -> None:
     async def run() -> None:
         config = [_config(2)]
-        manager = _manager(config)
+        manager = _manager(logs, config)
         partitions = [_hosted(logs, "t", p, leader=1 + p % 2 * 2) for p in range(6)]
         manager.add_partitions(partitions)
         expected = {(h.leader, fetcher_index("t", h.partition, 2)) for h in partitions}
@@ -91,11 +90,11 @@ def test_partitions_are_grouped_by_leader_and_fetcher_id(logs: LogManager) -> No
     ("ibp", "fetch", "list_offsets"), [("3.0", 12, 7), ("3.4", 13, 7), ("3.9-IV0", 17, 9)]
 )
 def test_fetchers_take_their_request_versions_from_inter_broker_protocol_version(
-    ibp: str, fetch: int, list_offsets: int
+    logs: LogManager, ibp: str, fetch: int, list_offsets: int
 ) -> None:
     async def run() -> None:
         config = BrokerConfig({"inter.broker.protocol.version": ibp}, warn_unknown=False)
-        settings = _manager([config]).settings()
+        settings = _manager(logs, [config]).settings()
         assert (settings.fetch_version, settings.list_offsets_version) == (fetch, list_offsets)
 
     asyncio.run(run())
@@ -116,8 +115,10 @@ def test_a_partition_a_fetcher_dropped_for_its_failed_log_is_followed_no_more_an
     async def run() -> None:
         config = [_config(1)]
         checkpoints = TruncationCheckpoints(logs.flushes)
-        manager = _manager(config, checkpoints)
+        manager = _manager(logs, config, checkpoints)
         offline, online = _hosted(logs, "t", 0, leader=1), _hosted(logs, "u", 0, leader=3)
+        for hosted in (offline, online):  # as the LeaderAndIsr that made this broker follow them
+            manager.context.followers.replicas.apply_leadership(hosted)
         manager.add_partitions([offline, online])
         offline.log.append_as_follower(bytearray(_batch()))
         offline.log.truncate_to(0)

@@ -18,6 +18,7 @@ from odradek.protocol.records import RecordBatchBuilder
 from odradek.storage.config import LogConfig
 from odradek.storage.flush_scheduler import FlushScheduler
 from odradek.storage.log_manager import LogManager
+from tests.support.followers import follow, follower_appends
 
 NODE_ID = 2
 SETTINGS = FetcherSettings(
@@ -31,15 +32,13 @@ SETTINGS = FetcherSettings(
 )
 
 
-def _fetcher(quota: ReplicationQuota) -> ReplicaFetcher:
+def _fetcher(logs: LogManager, quota: ReplicationQuota) -> ReplicaFetcher:
     context = FetcherContext(
         node_id=NODE_ID,
         broker_epoch=lambda: 7,
         endpoint=lambda _: None,  # never reached: the tests call the fetcher's steps
         local_host=None,
-        on_appended=lambda _: None,
-        schedule_deletion=lambda segments, delay: None,
-        truncation_checkpoints=TruncationCheckpoints(FlushScheduler([], {})),
+        followers=follower_appends(logs, NODE_ID, TruncationCheckpoints(FlushScheduler([], {}))),
         quota=quota,
     )
     return ReplicaFetcher("test-fetcher", 1, SETTINGS, context)
@@ -69,7 +68,7 @@ async def _stopped(fetcher: ReplicaFetcher) -> None:
 def test_over_the_quota_a_throttled_partition_not_in_sync_is_left_out_of_the_fetch(logs: LogManager) -> None:
     async def run() -> None:
         quota = ReplicationQuota("follower", NODE_ID, 11, 1, lambda: 1000)
-        fetcher = _fetcher(quota)
+        fetcher = _fetcher(logs, quota)
         try:
             states = _states(logs, "0:2,1:3")  # orders-0 throttled on this broker (2), orders-1 on 3
             assert fetcher._unthrottled(states) == states  # nothing recorded yet
@@ -89,7 +88,7 @@ def test_the_wildcard_throttles_every_partition_and_an_empty_fetch_waits_the_bac
 ) -> None:
     async def run() -> None:
         quota = ReplicationQuota("follower", NODE_ID, 11, 1, lambda: 1000)
-        fetcher = _fetcher(quota)
+        fetcher = _fetcher(logs, quota)
         try:
             states = _states(logs, "*")
             quota.record(50_000)
@@ -107,11 +106,11 @@ def test_the_wildcard_throttles_every_partition_and_an_empty_fetch_waits_the_bac
 def test_the_bytes_appended_of_a_throttled_partition_are_recorded_and_its_lag_kept(logs: LogManager) -> None:
     async def run() -> None:
         quota = ReplicationQuota("follower", NODE_ID, 11, 1, lambda: 10**9)
-        fetcher = _fetcher(quota)
+        fetcher = _fetcher(logs, quota)
         try:
             states = _states(logs, "0:2")
             for state in states:
-                fetcher.partitions[state.key] = state
+                follow(fetcher, state)
             records = _records(10)
             for state in states:
                 answer = PartitionData(
@@ -164,7 +163,7 @@ def test_leaving_throttled_partitions_out_does_not_compare_each_with_every_other
 
     async def run() -> None:
         quota = ReplicationQuota("follower", NODE_ID, 11, 1, lambda: 1000)
-        fetcher = _fetcher(quota)
+        fetcher = _fetcher(logs, quota)
         try:
             log = _states(logs, "*")[0].log
             states: list[FetchState] = [_ComparedState("t", index, None, 5, log) for index in range(200)]

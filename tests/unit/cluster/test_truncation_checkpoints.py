@@ -44,6 +44,7 @@ from odradek.storage.flush_scheduler import TruncationCheckpointJob
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
+from tests.support.followers import follow, follower_appends
 from tests.support.fsync_gate import FsyncGate
 
 SETTINGS = FetcherSettings(
@@ -183,9 +184,7 @@ def _fetcher(logs: LogManager, checkpoints: TruncationCheckpoints) -> ReplicaFet
         broker_epoch=lambda: 7,
         endpoint=lambda _: None,
         local_host=None,
-        on_appended=lambda _: None,
-        schedule_deletion=logs.schedule_deletion,
-        truncation_checkpoints=checkpoints,
+        followers=follower_appends(logs, NODE, checkpoints),
     )
     return ReplicaFetcher("test-fetcher", 1, SETTINGS, context)
 
@@ -208,7 +207,7 @@ def _truncate_then_append(
         fetcher = _fetcher(logs, checkpoints)
         try:
             state = FetchState("t", 0, None, leader_epoch=2, log=log)
-            fetcher.partitions[state.key] = state
+            follow(fetcher, state)
             if how == "diverging epoch":
                 await fetcher._apply(_Leader(0, 0), state, _answer(diverging=(1, 4)))
             elif how == "as it began to follow":  # (the fetcher manager cuts a log without epochs)
@@ -302,9 +301,9 @@ def test_a_checkpoint_write_on_a_slow_disk_holds_back_only_the_truncated_partiti
         other_fetcher = _fetcher(logs, checkpoints)
         try:
             state = FetchState("t", 0, None, leader_epoch=2, log=log)
-            truncated_fetcher.partitions[state.key] = state
+            follow(truncated_fetcher, state)
             other_state = FetchState("u", 0, None, leader_epoch=1, log=other)
-            other_fetcher.partitions[other_state.key] = other_state
+            follow(other_fetcher, other_state)
             await truncated_fetcher._apply(_Leader(0, 0), state, _answer(diverging=(1, 4)))
             appending = asyncio.ensure_future(
                 truncated_fetcher._apply(_Leader(0, 0), state, _answer(_batches(4, 2, 3)))
@@ -405,9 +404,9 @@ def test_a_failed_checkpoint_write_takes_the_truncated_partition_offline_and_not
         fetcher = _fetcher(logs, checkpoints)
         try:
             state = FetchState("t", 0, None, leader_epoch=2, log=log)
-            fetcher.partitions[state.key] = state
+            follow(fetcher, state)
             other_state = FetchState("u", 0, None, leader_epoch=2, log=other)
-            fetcher.partitions[other_state.key] = other_state
+            follow(fetcher, other_state)
             await fetcher._apply(_Leader(0, 0), state, _answer(diverging=(1, 4)))
             await fetcher._apply(_Leader(0, 0), state, _answer(_batches(4, 2, 3)))
             assert (log.log_end_offset, _recovery_point_on_disk(logs)) == (4, 10)

@@ -34,6 +34,7 @@ from odradek.storage.flush_scheduler import TruncationCheckpointJob
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
+from tests.support.followers import follow
 from tests.support.fsync_gate import FsyncGate
 from tests.unit.cluster.test_truncation_checkpoints import NODE, _answer, _batches, _fetcher, _Leader
 
@@ -98,7 +99,7 @@ def test_a_new_leader_truncated_while_leader_and_isr_waits_for_another_partition
     async def main() -> None:
         fetcher = _fetcher(logs, checkpoints)
         state = FetchState("t", 0, None, leader_epoch=2, log=log0)
-        fetcher.partitions[state.key] = state
+        follow(fetcher, state)
         try:
             log1.truncate_to(5)  # t-1's fetcher truncated it just before
             leading = asyncio.ensure_future(
@@ -220,7 +221,7 @@ def test_a_partition_a_failed_checkpoint_write_took_offline_is_no_longer_fetched
         fetcher = _fetcher(logs, checkpoints)
         try:
             state = FetchState("t", 0, None, leader_epoch=2, log=replica_log)
-            fetcher.partitions[state.key] = state
+            follow(fetcher, state)
             await fetcher._apply(_Leader(0, 0), state, _answer(diverging=(1, 4)))
             with caplog.at_level(logging.ERROR):
                 for _ in range(5):  # five backoffs later

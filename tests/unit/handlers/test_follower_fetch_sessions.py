@@ -24,6 +24,7 @@ from odradek.storage.config import LogConfig
 from odradek.storage.flush_scheduler import FlushScheduler
 from odradek.storage.log_manager import LogManager
 from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
+from tests.support.followers import follower_appends, host
 from tests.support.handler_services import HandlerBroker
 from tests.unit.cluster.test_replica_fetcher import SETTINGS as FETCHER_SETTINGS
 from tests.unit.handlers.cluster_member import BROKERS, TOPIC, TOPIC_ID, produce_request
@@ -107,7 +108,7 @@ def _caught_up(leader: HandlerBroker, logs: LogManager, indexes: Iterable[int]) 
 
 @contextlib.asynccontextmanager
 async def _following(
-    connection: InProcessLeader, monkeypatch: pytest.MonkeyPatch
+    connection: InProcessLeader, logs: LogManager, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[ReplicaFetcher]:
     """Broker 3's fetcher from broker 2 over `connection`, stopped on the way out."""
     context = FetcherContext(
@@ -115,10 +116,8 @@ async def _following(
         broker_epoch=lambda: 1,
         endpoint=lambda _: None,
         local_host=None,
-        on_appended=lambda _: None,
-        schedule_deletion=lambda segments, delay: None,
         # no power loss here: truncations wait for nothing (test_truncation_checkpoints.py)
-        truncation_checkpoints=TruncationCheckpoints(FlushScheduler([], {})),
+        followers=follower_appends(logs, 3, TruncationCheckpoints(FlushScheduler([], {}))),
     )
     fetcher = ReplicaFetcher("fetcher-2", 2, SETTINGS, context)
 
@@ -141,9 +140,9 @@ async def test_after_one_full_fetch_a_follower_names_only_the_partitions_that_mo
     await _produce(leader, 0, 3)
     await _produce(leader, 2, 2)
     connection = InProcessLeader(leader)
-    async with _following(connection, monkeypatch) as fetcher:
+    async with _following(connection, follower_logs, monkeypatch) as fetcher:
         for index in range(PARTITIONS):
-            fetcher.add(_follow(follower_logs, index))
+            fetcher.add(host(fetcher, _follow(follower_logs, index)))
         await _until(lambda: _caught_up(leader, follower_logs, range(PARTITIONS)), "the follower caught up")
         (session,) = leader.services.fetch_sessions.sessions.values()
         assert session.privileged and len(session.partitions) == PARTITIONS
@@ -171,8 +170,8 @@ async def test_a_session_the_leader_lost_or_a_partition_added_starts_a_new_sessi
     await _lead(leader)
     await _produce(leader, 0, 2)
     connection = InProcessLeader(leader)
-    async with _following(connection, monkeypatch) as fetcher:
-        fetcher.add(_follow(follower_logs, 0))
+    async with _following(connection, follower_logs, monkeypatch) as fetcher:
+        fetcher.add(host(fetcher, _follow(follower_logs, 0)))
         await _until(lambda: _caught_up(leader, follower_logs, range(1)), "partition 0 replicated")
         (first,) = leader.services.fetch_sessions.sessions
         leader.services.fetch_sessions.close(first)  # evicted, or the leader restarted
@@ -183,7 +182,7 @@ async def test_a_session_the_leader_lost_or_a_partition_added_starts_a_new_sessi
         opened = [s for s in connection.sent if s.epoch == 0]
         assert [s.session_id for s in opened][-1] == 0  # the lost session is not named again
 
-        fetcher.add(_follow(follower_logs, 3))
+        fetcher.add(host(fetcher, _follow(follower_logs, 3)))
         await _produce(leader, 3, 2)
         await _until(lambda: _caught_up(leader, follower_logs, (0, 3)), "partition 3 replicated")
         (third,) = leader.services.fetch_sessions.sessions.values()
@@ -226,8 +225,8 @@ async def test_a_partition_refused_before_its_leader_knew_it_is_fetched_once_it_
     session that remembered the refusal: the follower would be refused forever, and leave the ISR."""
     leader = replicated_member
     connection = InProcessLeader(leader)
-    async with _following(connection, monkeypatch) as fetcher:
-        fetcher.add(_follow(follower_logs, 0))
+    async with _following(connection, follower_logs, monkeypatch) as fetcher:
+        fetcher.add(host(fetcher, _follow(follower_logs, 0)))
         await _until(lambda: len(connection.sent) >= 1, "a first fetch, refused")
         await _lead(leader)
         await _produce(leader, 0, 3)

@@ -10,11 +10,9 @@ from dataclasses import dataclass, field
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
 from odradek.cluster.replication.fetch_session import Position
 from odradek.cluster.replication.replication_quota import ReplicationQuota, ReplicationQuotas
-from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
+from odradek.partition.follower_append import FollowerAppends
 from odradek.partition.hosted_partition import PartitionKey
 from odradek.storage.log import Log
-from odradek.storage.partition import TopicPartition
-from odradek.storage.segment import LogSegment
 
 #: Fetch v17 is Kafka 3.9's inter-broker version (topic ids, replica_state with the broker epoch); a
 #: lower inter.broker.protocol.version lowers it (FetcherSettings.fetch_version).
@@ -73,12 +71,8 @@ class FetcherContext:
     #: The leader's inter-broker (host, port), or None while no live broker has that id.
     endpoint: Callable[[int], tuple[str, int] | None]
     local_host: str | None
-    #: Called after an append or HW change (wakes what waits on the partition).
-    on_appended: Callable[[TopicPartition], None]
-    #: Segments a truncation took out of a log, for deletion after file.delete.delay.ms.
-    schedule_deletion: Callable[[list[LogSegment], int], None]
-    #: What a truncated log's next append waits for: its lowered recovery point on disk.
-    truncation_checkpoints: TruncationCheckpoints
+    #: What appends to and truncates the followed logs (partition/follower_append.py).
+    followers: FollowerAppends
     #: The inter-broker listener's TLS and SASL.
     security: InterBrokerSecurity = field(default_factory=InterBrokerSecurity)
     #: The follower's replication quota (follower.replication.throttled.rate).

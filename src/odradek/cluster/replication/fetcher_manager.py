@@ -44,8 +44,7 @@ class ReplicaFetcherManager:
             if replica_log.latest_epoch is None and replica_log.high_watermark < replica_log.log_end_offset:
                 # A log without leader epochs cannot ask where it diverges: as Kafka, it keeps only
                 # what was committed and fetches the rest again.
-                removed = replica_log.truncate_to(replica_log.high_watermark)
-                self.context.schedule_deletion(removed, replica_log.config.file_delete_delay_ms)
+                self.context.followers.truncate(replica_log, replica_log.high_watermark, "no leader epochs")
             state = FetchState(
                 topic=hosted.topic,
                 partition=hosted.partition,

@@ -3,10 +3,9 @@ AbstractFetcherThread and ReplicaFetcherThread).
 
 Each round sends one Fetch (replica_id and broker epoch in replica_state, each partition's current
 leader epoch and last fetched epoch) and applies the answer partition by partition:
-- records are appended as they are (`Log.append_as_follower`: offsets, leader epochs, producer state
-  kept; the epoch cache learns each new epoch), then the follower's high watermark becomes
-  min(leader's HW, own log end), lower than before too, as Kafka's (a new leader's lags), and its
-  log start follows the leader's;
+- records, high watermark and log start go to partition/ (`FollowerAppends.append_fetched`, Kafka's
+  Partition.appendRecordsToFollowerOrFutureReplica), which appends them as they are, moves the
+  follower's high watermark and log start and raises the append event; the lag and the quota stay here;
 - DivergingEpoch truncates the log where it stops agreeing with the leader (KIP-101/279), then the
   fetch goes on from the new log end;
 - OFFSET_OUT_OF_RANGE: ask the leader's log end (ListOffsets as a replica); below ours, truncate to
@@ -16,11 +15,13 @@ leader epoch and last fetched epoch) and applies the answer partition by partiti
 A partition removed (or moved to a new epoch) while its fetch is in flight ignores that fetch's answer,
 and so does one removed while that answer's handling waits (a flush, a ListOffsets, the checkpoint
 after a truncation): Kafka holds partitionMapLock across it, here the handling asks again after each
-wait (`_follows`). After a truncation nothing is appended until the lowered recovery point is on disk
-(truncation_checkpoints.py): the next fetch goes out at once, its answer waits for the write if need be;
-a partition whose write failed (offline until restart) leaves the fetcher, as Kafka's markPartitionFailed.
+wait (`_follows`, which partition/ asks too). After a truncation (done by partition/) nothing is appended
+until the lowered recovery point is on disk (truncation_checkpoints.py): the next fetch goes out at once,
+its answer waits for the write if need be; a partition whose write failed (offline until restart) leaves
+the fetcher, as Kafka's markPartitionFailed.
 Fetches run in a fetch session with the leader (fetch_session.py, KIP-227): after a full one, each
-names only the partitions whose position moved, and the leader answers only those with news.
+names only the partitions whose position moved, and the leader answers only those with news. The Fetch
+and the ListOffsets it sends are built in fetch_requests.py.
 """
 
 from __future__ import annotations
@@ -31,9 +32,15 @@ import logging
 import time
 from collections.abc import Callable
 
+from odradek.cluster.replication.fetch_requests import (
+    EARLIEST_TIMESTAMP,
+    FETCH_VERSION_BY_NAME,
+    LATEST_TIMESTAMP,
+    fetch_request,
+    leader_offset,
+)
 from odradek.cluster.replication.fetch_session import (
     SESSION_ERRORS,
-    FetchPlan,
     FollowerFetchSession,
 )
 from odradek.cluster.replication.fetch_state import FetcherContext, FetcherSettings, FetchState, position
@@ -42,29 +49,13 @@ from odradek.partition.hosted_partition import PartitionKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import (
-    FetchPartition,
     FetchRequest,
     FetchResponse,
-    FetchTopic,
     PartitionData,
-    ReplicaState,
 )
-from odradek.protocol.messages.list_offsets import (
-    ListOffsetsPartition,
-    ListOffsetsRequest,
-    ListOffsetsResponse,
-    ListOffsetsTopic,
-)
-from odradek.protocol.records.framing import split_complete_batches
 from odradek.storage.errors import LogStorageError, StorageError
-from odradek.storage.partition import TopicPartition
 
 log = logging.getLogger("odradek.cluster.replication.fetcher")
-
-#: Before v13 a Fetch names topics (for a partition whose topic id this broker does not know).
-FETCH_VERSION_BY_NAME = 12
-LATEST_TIMESTAMP = -1
-EARLIEST_TIMESTAMP = -2
 
 
 class ReplicaFetcher:
@@ -208,7 +199,9 @@ class ReplicaFetcher:
         version = self.settings.fetch_version if by_id else FETCH_VERSION_BY_NAME
         sent = {s.key: (s, s.leader_epoch, s.log.log_end_offset) for s in ready}
         plan = self.session.plan([(s, position(s)) for s in ready], version)
-        request = self._request(plan, version)
+        request = fetch_request(
+            plan, version, self.settings, self.context.node_id, self.context.broker_epoch()
+        )
         response = await self._send_unless_abandoned(connection, request, version, sent)
         if response is None:
             return
@@ -266,41 +259,6 @@ class ReplicaFetcher:
         self.close_connection()
         return None
 
-    def _request(self, plan: FetchPlan[FetchState], version: int) -> FetchRequest:
-        topics: dict[str, FetchTopic] = {}
-        for state in plan.named:
-            topic = topics.get(state.topic)
-            if topic is None:
-                topic = FetchTopic(topic=state.topic, partitions=[])
-                if state.topic_id is not None:
-                    topic.topic_id = state.topic_id
-                topics[state.topic] = topic
-            latest = state.log.latest_epoch
-            topic.partitions.append(
-                FetchPartition(
-                    partition=state.partition,
-                    current_leader_epoch=state.leader_epoch,
-                    fetch_offset=state.log.log_end_offset,
-                    last_fetched_epoch=latest if latest is not None else -1,
-                    log_start_offset=state.log.log_start_offset,
-                    partition_max_bytes=self.settings.fetch_max_bytes,
-                )
-            )
-        return FetchRequest(
-            replica_id=self.context.node_id,
-            replica_state=ReplicaState(
-                replica_id=self.context.node_id, replica_epoch=self.context.broker_epoch()
-            ),
-            max_wait_ms=self.settings.fetch_wait_max_ms,
-            min_bytes=self.settings.fetch_min_bytes,
-            max_bytes=self.settings.fetch_response_max_bytes,
-            isolation_level=0,
-            session_id=plan.session_id,
-            session_epoch=plan.epoch,
-            topics=list(topics.values()),
-            forgotten_topics_data=[],
-        )
-
     # ----- one partition's answer ---------------------------------------------------------------------
 
     async def _apply(self, connection: LeaderConnection, state: FetchState, data: PartitionData) -> None:
@@ -333,41 +291,19 @@ class ReplicaFetcher:
             self._delay(state)
 
     async def _append(self, state: FetchState, data: PartitionData) -> None:
-        replica_log = state.log
-        records = data.records
-        # Only a partial batch may come (replica.fetch.max.bytes below a batch's size, on a partition
-        # after the first): nothing to append then, the next fetch asks again.
-        records = records if records and split_complete_batches(records)[0] else None
-        if records:
-            checkpoints = self.context.truncation_checkpoints
-            if checkpoints.pending(replica_log):
-                # Truncated since the checkpoint on disk was written: it may claim the offsets this
-                # writes as fsynced (Kafka writes it before its fetcher goes on, LogManager.truncateTo).
-                end = replica_log.log_end_offset
-                await checkpoints.written(replica_log)
-                if not self._follows(state) or replica_log.log_end_offset != end:
-                    return  # led here, followed at a newer epoch, or truncated again, since
-            replica_log.append_as_follower(records)
-            if replica_log.flush_needed():
-                job = replica_log.prepare_flush()
-                if job is not None:
-                    await asyncio.to_thread(job.run)
-                    replica_log.complete_flush(job)
-                    if not self._follows(state):
-                        return  # led here, or followed at a newer epoch, since: not this answer's
-        if data.log_start_offset > replica_log.log_start_offset:
-            replica_log.increment_log_start_offset(min(data.log_start_offset, replica_log.log_end_offset))
-        # Kafka's maybeUpdateHighWatermark: the leader's, clamped to this log, lower too (a new
-        # leader's lags until the records of its epoch are replicated); a leader's never goes back.
-        before = replica_log.high_watermark
-        if replica_log.update_high_watermark(data.high_watermark) != before or records:
-            self.context.on_appended(TopicPartition(state.topic, state.partition))
-        state.lag = max(0, data.high_watermark - replica_log.log_end_offset)
+        """The answer's records, high watermark and log start, applied by partition/ (Kafka's
+        processPartitionData); the lag and the follower's replication quota are the fetcher's."""
+        appended = await self.context.followers.append_fetched(
+            state.key, state.leader_epoch, state.log, data, lambda: self._follows(state)
+        )
+        if appended is None:
+            return  # led here, followed at a newer epoch, or truncated again, since
+        state.lag = max(0, data.high_watermark - state.log.log_end_offset)
         quota = self.context.quota
-        if records and quota.is_throttled(
-            replica_log.config.follower_replication_throttled_replicas, state.partition
+        if appended and quota.is_throttled(
+            state.log.config.follower_replication_throttled_replicas, state.partition
         ):
-            quota.record(len(records))  # in sync or not, as Kafka's
+            quota.record(appended)  # in sync or not, as Kafka's
 
     def _truncate_on_divergence(self, state: FetchState, leader_epoch: int, leader_end: int) -> None:
         """Kafka's getOffsetTruncationState, for the leader's DivergingEpoch answer."""
@@ -390,7 +326,9 @@ class ReplicaFetcher:
     async def _handle_out_of_range(self, connection: LeaderConnection, state: FetchState) -> None:
         """Kafka's fetchOffsetAndTruncate."""
         replica_log = state.log
-        leader_end = await self._leader_offset(connection, state, LATEST_TIMESTAMP)
+        leader_end = await leader_offset(
+            connection, self.context.node_id, state, LATEST_TIMESTAMP, self.settings
+        )
         if not self._follows(state):
             return  # led here, or followed at a newer epoch, since: nothing of the old one to act on
         if leader_end is None:
@@ -399,7 +337,9 @@ class ReplicaFetcher:
         if leader_end < replica_log.log_end_offset:
             self._truncate(state, leader_end, f"out of range: the leader's log ends at {leader_end}")
             return
-        leader_start = await self._leader_offset(connection, state, EARLIEST_TIMESTAMP)
+        leader_start = await leader_offset(
+            connection, self.context.node_id, state, EARLIEST_TIMESTAMP, self.settings
+        )
         if not self._follows(state):
             return
         if leader_start is None:
@@ -414,58 +354,10 @@ class ReplicaFetcher:
                 leader_start,
                 replica_log.log_end_offset,
             )
-            removed = replica_log.truncate_fully_and_start_at(leader_start)
-            self.context.schedule_deletion(removed, replica_log.config.file_delete_delay_ms)
-
-    async def _leader_offset(
-        self, connection: LeaderConnection, state: FetchState, timestamp: int
-    ) -> int | None:
-        request = ListOffsetsRequest(
-            replica_id=self.context.node_id,
-            isolation_level=0,
-            topics=[
-                ListOffsetsTopic(
-                    name=state.topic,
-                    partitions=[
-                        ListOffsetsPartition(
-                            partition_index=state.partition,
-                            current_leader_epoch=state.leader_epoch,
-                            timestamp=timestamp,
-                        )
-                    ],
-                )
-            ],
-        )
-        response: ListOffsetsResponse = await connection.send(request, self.settings.list_offsets_version)
-        for topic in response.topics:
-            for partition in topic.partitions:
-                if partition.error_code == ErrorCode.NONE:
-                    return int(partition.offset)
-                log.info(
-                    "%s: %s-%d: ListOffsets answered %s",
-                    self.name,
-                    state.topic,
-                    state.partition,
-                    ErrorCode(partition.error_code).name,
-                )
-        return None
+            self.context.followers.truncate_fully_and_start_at(replica_log, leader_start)
 
     def _truncate(self, state: FetchState, offset: int, why: str) -> None:
-        replica_log = state.log
-        if offset >= replica_log.log_end_offset:
-            replica_log.truncate_to(offset)  # drops epochs assigned past the end, if any
-            return
-        log.info(
-            "%s: truncating %s-%d from %d to %d (%s)",
-            self.name,
-            state.topic,
-            state.partition,
-            replica_log.log_end_offset,
-            offset,
-            why,
-        )
-        removed = replica_log.truncate_to(offset)
-        self.context.schedule_deletion(removed, replica_log.config.file_delete_delay_ms)
+        self.context.followers.truncate(state.log, offset, why)
 
     def _mark_failed(self, state: FetchState, error: LogStorageError) -> None:
         """Kafka's markPartitionFailed: a partition whose log failed (offline until the broker restarts,

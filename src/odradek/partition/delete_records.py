@@ -1,0 +1,36 @@
+"""DeleteRecords on the leader (KIP-107; Kafka's Partition.deleteRecordsOnLeader): the one way a
+client's request moves a partition's log start up. The handler (handlers/delete_records.py) keeps the
+request's shape: authorization, the topic's existence and internal topics.
+
+The partition must be led here (NOT_LEADER_OR_FOLLOWER; UNKNOWN_TOPIC_OR_PARTITION without a log here),
+its cleanup.policy must include delete (POLICY_VIOLATION), and the offset must be -1 (the high
+watermark) or not negative (OFFSET_OUT_OF_RANGE); one past the high watermark is refused by the log
+(storage's OffsetOutOfRangeError). Whole segments below the new log start go at the next retention
+check; reads below it are out of range. The answer's low watermark is the leader's new log start (as
+today for a cluster too: Kafka's DelayedDeleteRecords, which waits for every follower's, is not done).
+"""
+
+from __future__ import annotations
+
+from odradek.partition.replica_manager import ReplicaManager
+from odradek.protocol.error_codes import ErrorCode, KafkaError
+
+#: The offset that means the partition's high watermark.
+HIGH_WATERMARK = -1
+
+
+def delete_records(replicas: ReplicaManager, topic: str, partition: int, offset: int) -> int:
+    """Move the log start of the partition, led here, up to `offset` (HIGH_WATERMARK: its high
+    watermark); returns its new log start (the low watermark). Raises KafkaError for the rules above,
+    StorageError from the log."""
+    hosted = replicas.leading.get((topic, partition))
+    if hosted is None:
+        here = replicas.logs.get_log(topic, partition) is not None
+        raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER if here else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    replica_log = hosted.log
+    if not replica_log.config.delete:
+        raise KafkaError(ErrorCode.POLICY_VIOLATION, f"{topic}-{partition}: cleanup.policy has no delete")
+    target = replica_log.high_watermark if offset == HIGH_WATERMARK else offset
+    if target < 0:
+        raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, f"{topic}-{partition}: offset {target} is not valid")
+    return replica_log.delete_records(target)
