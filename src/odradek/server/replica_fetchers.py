@@ -45,7 +45,7 @@ def replica_fetchers(
         endpoint=endpoint,
         local_host=local_host,
         on_appended=services.appends.notify,
-        schedule_deletion=logs.schedule_deletion,
+        schedule_deletion=logs.deletions.schedule_deletion,
         truncation_checkpoints=replicas.truncation_checkpoints,
         security=security,
         quota=services.replication_quotas.follower,
