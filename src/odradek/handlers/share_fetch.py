@@ -42,11 +42,12 @@ from dataclasses import dataclass, field
 from odradek.handlers._common.authorization import authorize, require_group
 from odradek.handlers._common.context import RequestContext
 from odradek.handlers._common.registry import handles
+from odradek.partition.share.in_flight import AcknowledgementBatch, AcknowledgeType
 from odradek.partition.share.log_reader import LogChunk, read_batches
 from odradek.partition.share.manager import SharePartitionManager
 from odradek.partition.share.persister import SharePartitionKey
 from odradek.partition.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, SessionPartition, ShareSession
-from odradek.partition.share.share_partition import AcknowledgementBatch, AcknowledgeType, SharePartition
+from odradek.partition.share.share_partition import SharePartition
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages import share_acknowledge as sa
