@@ -65,7 +65,7 @@ def test_delete_with_a_failing_topic_store_answers_storage_error_and_keeps_the_t
                 "orders-1",
             ]
             assert broker.logs.get_log("orders", 1) is not None
-            assert "orders" in broker.logs.load_topics()
+            assert "orders" in broker.logs.topic_store.load_topics()
 
     asyncio.run(scenario())
 

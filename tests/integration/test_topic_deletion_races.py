@@ -105,7 +105,7 @@ def test_a_retention_check_during_a_slow_deletion_does_not_run_it_twice(
                 monkeypatch.setattr(os, "rename", slow_rename)
                 assert (await asyncio.to_thread(_delete, client, "orders")).error_code == ErrorCode.NONE
                 monkeypatch.undo()
-                assert not broker.logs.is_topic_being_deleted("orders")
+                assert not broker.logs.deletions.is_topic_being_deleted("orders")
         finally:
             await broker.stop()
 

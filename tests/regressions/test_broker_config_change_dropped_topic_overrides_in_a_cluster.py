@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from odradek.handlers.configs import reconfigure
+from odradek.handlers._common.config_alteration import reconfigure
 from odradek.storage.config import LogConfig
 from tests.support.controller_requests import leader_and_isr, update_metadata
 from tests.support.handler_services import HandlerBroker

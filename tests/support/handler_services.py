@@ -36,6 +36,7 @@ from odradek.security.authenticator import SaslAuthenticator
 from odradek.storage.config import LogConfig
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr, JudgedByTopicStore
 from odradek.telemetry.manager import ClientMetricsManager
 
 NODE_ID = 1
@@ -63,7 +64,7 @@ class HandlerBroker:
             producer_id_expiration_ms=self.config.producer_id_expiration_ms,
             # replicated=True: as the broker in a cluster, the logs are not the topic store's (its
             # stray-log rule is a single node's); the high watermark is the replica manager's in both
-            single_node=not replicated,
+            strays=JudgedByLeaderAndIsr() if replicated else JudgedByTopicStore(),
         )
         self.logs.startup()
         meta = self.logs.ensure_meta_properties(node_id)

@@ -23,8 +23,8 @@ from typing import Final, Protocol
 
 from odradek.cluster.config_changes import describe_change, describe_configs
 from odradek.cluster.metadata import ClusterMetadata
-from odradek.config.broker import (
-    BrokerConfig,
+from odradek.config.broker import BrokerConfig
+from odradek.config.broker_checks import (
     refuse_unsupported_broker_configs,
     scala_set,
     validate_dynamic_broker_configs,

@@ -91,11 +91,11 @@ async def delete_logs(logs: LogManager, topic: str, partitions: list[int]) -> li
     """Remove the partitions' logs through storage's crash-safe deletion; returns those whose directory
     could not be renamed, or renamed not durably (a disk error: their log dir is offline; they answer
     KAFKA_STORAGE_ERROR and the controller retries once the broker registers again)."""
-    job = logs.take_partition_deletion(topic, partitions)
+    job = logs.deletions.take_partition_deletion(topic, partitions)
     if not job.logs:
         return []
     await asyncio.to_thread(job.run)
     # a replica whose dir failed under the job is offline with it (renamed or not)
     failed = [replica_log.topic_partition.partition for replica_log in [*job.logs, *job.abandoned]]
-    logs.complete_partition_deletion(job)
+    logs.deletions.complete_partition_deletion(job)
     return failed

@@ -9,7 +9,8 @@
 - ``BROKER_CONFIGS`` / ``TOPIC_CONFIGS``: the catalog itself, for DescribeConfigs and the docs.
 """
 
-from odradek.config.broker import BrokerConfig, validate_dynamic_broker_configs
+from odradek.config.broker import BrokerConfig
+from odradek.config.broker_checks import validate_dynamic_broker_configs
 from odradek.config.catalog import (
     BROKER_CONFIGS,
     BROKER_SYNONYMS,

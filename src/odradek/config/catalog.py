@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from odradek.config.catalog_cleaner import CLEANER_CONFIG_KEYS
 from odradek.config.catalog_cluster import CLUSTER_CONFIG_KEYS
-from odradek.config.catalog_coordinators import COORDINATOR_CONFIG_KEYS
+from odradek.config.catalog_coordinators import GROUP_COORDINATOR_CONFIG_KEYS, OFFSETS_CONFIG_KEYS
 from odradek.config.catalog_log import LOG_CONFIG_KEYS
 from odradek.config.catalog_metrics import METRICS_CONFIG_KEYS
 from odradek.config.catalog_network import NETWORK_CONFIG_KEYS
@@ -12,6 +12,8 @@ from odradek.config.catalog_quotas import QUOTA_CONFIG_KEYS
 from odradek.config.catalog_security import SECURITY_CONFIG_KEYS
 from odradek.config.catalog_security_plugins import SECURITY_PLUGIN_CONFIG_KEYS
 from odradek.config.catalog_share_coordinator import SHARE_COORDINATOR_CONFIG_KEYS
+from odradek.config.catalog_share_groups import SHARE_GROUP_CONFIG_KEYS
+from odradek.config.catalog_transactions import TRANSACTION_CONFIG_KEYS
 from odradek.config.catalog_zookeeper import ZOOKEEPER_CONFIG_KEYS
 from odradek.config.topic_catalog import TOPIC_CONFIGS, TOPIC_SYNONYMS
 from odradek.config.types import ConfigKey
@@ -36,7 +38,10 @@ BROKER_CONFIGS: dict[str, ConfigKey] = _index(
     NETWORK_CONFIG_KEYS,
     LOG_CONFIG_KEYS,
     CLEANER_CONFIG_KEYS,
-    COORDINATOR_CONFIG_KEYS,
+    GROUP_COORDINATOR_CONFIG_KEYS,
+    SHARE_GROUP_CONFIG_KEYS,
+    OFFSETS_CONFIG_KEYS,
+    TRANSACTION_CONFIG_KEYS,
     SHARE_COORDINATOR_CONFIG_KEYS,
     SECURITY_CONFIG_KEYS,
     SECURITY_PLUGIN_CONFIG_KEYS,

@@ -1,10 +1,11 @@
-"""Broker configs of the group coordinator (classic groups and KIP-848 consumer groups), committed
-offsets (``__consumer_offsets``), transactions (``__transaction_state``) and producer ids."""
+"""Broker configs of the group coordinator (classic groups and KIP-848 consumer groups) and committed
+offsets (``__consumer_offsets``). Share groups' are ``catalog_share_groups.py``'s, transactions' and
+producer ids' ``catalog_transactions.py``'s."""
 
 from __future__ import annotations
 
 from odradek.config.types import INT_MAX, ConfigKey, ConfigType, DynamicUpdateMode, Importance
-from odradek.config.validators import at_least, between, list_of, one_of
+from odradek.config.validators import at_least, list_of, one_of
 
 HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CLUSTER_WIDE = DynamicUpdateMode.CLUSTER_WIDE
@@ -18,7 +19,7 @@ WHOLE_CLUSTER = (
 CONSUMER_GROUP_CONFIGS_REFUSED = "they bound consumer groups' GROUP configs, which odradek refuses yet."
 WRITES_IN_THE_ISR = "a single node's writes are on its whole ISR (itself) as soon as they are appended."
 
-COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
+GROUP_COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
         "group.min.session.timeout.ms",
         ConfigType.INT,
@@ -151,145 +152,10 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         one_of("disabled", "downgrade", "upgrade", "bidirectional", case_sensitive=False),
         refused="odradek does not convert groups between the classic and consumer protocols yet.",
     ),
-    # Share groups (KIP-932): served unless "share" is left out of group.coordinator.rebalance.protocols.
-    ConfigKey(
-        "group.share.session.timeout.ms",
-        ConfigType.INT,
-        45000,
-        MEDIUM,
-        "Session timeout of share-group members: one silent longer is removed from its group.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "group.share.min.session.timeout.ms",
-        ConfigType.INT,
-        45000,
-        MEDIUM,
-        "Shortest session timeout a share group may be configured with.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "group.share.max.session.timeout.ms",
-        ConfigType.INT,
-        60000,
-        MEDIUM,
-        "Longest session timeout a share group may be configured with.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "group.share.heartbeat.interval.ms",
-        ConfigType.INT,
-        5000,
-        MEDIUM,
-        "Heartbeat interval the coordinator gives share-group members.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "group.share.min.heartbeat.interval.ms",
-        ConfigType.INT,
-        5000,
-        MEDIUM,
-        "Shortest heartbeat interval a share group may be configured with.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "group.share.max.heartbeat.interval.ms",
-        ConfigType.INT,
-        15000,
-        MEDIUM,
-        "Longest heartbeat interval a share group may be configured with.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "group.share.record.lock.duration.ms",
-        ConfigType.INT,
-        30000,
-        MEDIUM,
-        "How long a share-group member holds the records a ShareFetch acquired for it before they are "
-        "released for others.",
-        between(1000, 3_600_000),
-    ),
-    ConfigKey(
-        "group.share.min.record.lock.duration.ms",
-        ConfigType.INT,
-        15000,
-        MEDIUM,
-        "Shortest record lock a share group may be configured with.",
-        between(1000, 30000),
-    ),
-    ConfigKey(
-        "group.share.max.record.lock.duration.ms",
-        ConfigType.INT,
-        60000,
-        MEDIUM,
-        "Longest record lock a share group may be configured with.",
-        between(30000, 3_600_000),
-    ),
-    ConfigKey(
-        "group.share.delivery.count.limit",
-        ConfigType.INT,
-        5,
-        MEDIUM,
-        "Deliveries of a record to share-group members before it is archived (never delivered again).",
-        between(2, 10),
-    ),
-    ConfigKey(
-        "group.share.min.delivery.count.limit",
-        ConfigType.INT,
-        2,
-        MEDIUM,
-        "Smallest delivery count limit a share group may be configured with.",
-        between(2, 5),
-    ),
-    ConfigKey(
-        "group.share.max.delivery.count.limit",
-        ConfigType.INT,
-        10,
-        MEDIUM,
-        "Largest delivery count limit a share group may be configured with.",
-        between(5, 25),
-    ),
-    ConfigKey(
-        "group.share.min.partition.max.record.locks",
-        ConfigType.INT,
-        100,
-        MEDIUM,
-        "Smallest record lock limit per share partition a share group may be configured with.",
-        between(100, 2000),
-    ),
-    ConfigKey(
-        "group.share.max.partition.max.record.locks",
-        ConfigType.INT,
-        4000,
-        MEDIUM,
-        "Largest record lock limit per share partition a share group may be configured with.",
-        between(2000, 10000),
-    ),
-    ConfigKey(
-        "group.share.partition.max.record.locks",
-        ConfigType.INT,
-        2000,
-        MEDIUM,
-        "Most records in flight (acquired, or between the share-partition start and end offsets) in one "
-        "share partition.",
-        between(100, 10000),
-    ),
-    ConfigKey(
-        "group.share.max.share.sessions",
-        ConfigType.INT,
-        2000,
-        MEDIUM,
-        "Most share sessions a broker holds; one more gets SHARE_SESSION_LIMIT_REACHED.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "group.share.max.size",
-        ConfigType.INT,
-        200,
-        MEDIUM,
-        "Most members of one share group.",
-        between(1, 1000),
-    ),
+)
+
+#: Committed offsets (``__consumer_offsets``).
+OFFSETS_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
         "offset.metadata.max.bytes",
         ConfigType.INT,
@@ -369,112 +235,5 @@ COORDINATOR_CONFIG_KEYS: tuple[ConfigKey, ...] = (
         HIGH,
         "Acks an offset commit's write needs (Kafka 3.x; removed in 4.0).",
         refused="odradek's offset commits always wait for the whole ISR (-1).",
-    ),
-    ConfigKey(
-        "transaction.max.timeout.ms",
-        ConfigType.INT,
-        15 * MINUTE_MS,
-        HIGH,
-        "Longest transaction timeout a producer may ask for.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "transactional.id.expiration.ms",
-        ConfigType.INT,
-        7 * 24 * 60 * MINUTE_MS,
-        HIGH,
-        "A transactional id unused for this long is forgotten.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-        ConfigType.INT,
-        10_000,
-        LOW,
-        "How often timed-out transactions are rolled back.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "transaction.remove.expired.transaction.cleanup.interval.ms",
-        ConfigType.INT,
-        60 * MINUTE_MS,
-        LOW,
-        "How often expired transactional ids are removed.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "transaction.state.log.num.partitions",
-        ConfigType.INT,
-        50,
-        HIGH,
-        "Partitions of __transaction_state; not to be changed once the topic exists.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "transaction.state.log.segment.bytes",
-        ConfigType.INT,
-        100 * 1024 * 1024,
-        HIGH,
-        "Segment size of __transaction_state.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "transaction.state.log.replication.factor",
-        ConfigType.SHORT,
-        3,
-        HIGH,
-        "Replication factor of __transaction_state.",
-        at_least(1),
-        cluster_only=WHOLE_CLUSTER,
-    ),
-    ConfigKey(
-        "transaction.state.log.min.isr",
-        ConfigType.INT,
-        2,
-        HIGH,
-        "min.insync.replicas of __transaction_state.",
-        at_least(1),
-        cluster_only=WHOLE_CLUSTER,
-    ),
-    ConfigKey(
-        "transaction.state.log.load.buffer.size",
-        ConfigType.INT,
-        5 * 1024 * 1024,
-        HIGH,
-        "Read size when loading __transaction_state.",
-        at_least(1),
-    ),
-    ConfigKey(
-        "transaction.two.phase.commit.enable",
-        ConfigType.BOOLEAN,
-        False,
-        LOW,
-        "Allow producers to take part in two-phase commit (KIP-939): InitProducerId with enable2Pc, "
-        "whose transactions are never aborted by a timeout.",
-    ),
-    ConfigKey(
-        "transaction.partition.verification.enable",
-        ConfigType.BOOLEAN,
-        True,
-        LOW,
-        "Check that a partition was added to the transaction before accepting transactional data.",
-        dynamic=CLUSTER_WIDE,
-    ),
-    ConfigKey(
-        "producer.id.expiration.ms",
-        ConfigType.INT,
-        24 * 60 * MINUTE_MS,
-        LOW,
-        "Producer-id state with no writes for this long is dropped.",
-        at_least(1),
-        dynamic=CLUSTER_WIDE,
-    ),
-    ConfigKey(
-        "producer.id.expiration.check.interval.ms",
-        ConfigType.INT,
-        10 * MINUTE_MS,
-        LOW,
-        "How often expired producer ids are looked for.",
-        at_least(1),
     ),
 )

@@ -83,7 +83,7 @@ async def _alter(topic: str, index: int, path: str, context: RequestContext) -> 
     tp = TopicPartition(topic, index)
     target = logs.moves.target(tp)
     if target is not None and target != destination:
-        _remove(logs.cancel_move(topic, index), logs)  # Kafka's futureReplicaDirChanged
+        _remove(logs.moves.cancel_move(topic, index), logs)  # Kafka's futureReplicaDirChanged
     replica = logs.get_log(topic, index)
     if replica is None:
         if services.cluster.partition(topic, index) is None:
@@ -95,15 +95,15 @@ async def _alter(topic: str, index: int, path: str, context: RequestContext) -> 
     if replica.dir.parent == destination or logs.moves.target(tp) == destination:
         return ErrorCode.NONE
     try:
-        future = await asyncio.to_thread(logs.create_future_log, topic, index, destination)
+        future = await asyncio.to_thread(logs.moves.create_future_log, topic, index, destination)
     except (OSError, LogStorageError) as error:
         log.warning("AlterReplicaLogDirs: no future log of %s-%d in %s: %s", topic, index, destination, error)
         return ErrorCode.KAFKA_STORAGE_ERROR
-    _remove(logs.install_future_log(future), logs)
+    _remove(logs.moves.install_future_log(future), logs)
     log.info("moving %s-%d from %s to %s", topic, index, replica.dir.parent, destination)
     return ErrorCode.NONE
 
 
 def _remove(job: FileDeletionJob | None, logs: LogManager) -> None:
     if job is not None:
-        logs.schedule_file_deletion(job, 0)
+        logs.deletions.schedule_file_deletion(job, 0)

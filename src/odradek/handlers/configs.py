@@ -35,25 +35,27 @@ Version notes:
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from enum import IntEnum
 from functools import partial
-from typing import Protocol
 
-from odradek.cluster.dynamic_configs import apply_log_defaults
 from odradek.cluster.topic_checks import validate_topic_name
-from odradek.config.broker import BrokerConfig
 from odradek.config.catalog import BROKER_CONFIGS, LISTENER_PREFIX, listener_base
-from odradek.config.group_catalog import GROUP_CONFIGS, validate_group_configs
-from odradek.config.topic import InvalidConfigValue
+from odradek.config.group_catalog import GROUP_CONFIGS
 from odradek.config.topic_catalog import TOPIC_CONFIGS
-from odradek.config.types import ConfigError, ConfigKey, ConfigType
+from odradek.config.types import ConfigKey, ConfigType
 from odradek.handlers._common import config_entries
 from odradek.handlers._common.authorization import authorize, authorize_cluster
+from odradek.handlers._common.config_alteration import alter_resource
+from odradek.handlers._common.config_resources import (
+    ResourceType,
+    check_group_name,
+    named_resource,
+    parse_broker_id,
+    type_name,
+)
 from odradek.handlers._common.context import RequestContext
 from odradek.handlers._common.registry import handles
-from odradek.handlers._common.services import Services
 from odradek.partition.errors import resource_failure
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -68,19 +70,7 @@ from odradek.protocol.messages.describe_configs import (
 )
 from odradek.security.acl import AclOperation
 from odradek.security.acl import ResourceType as AclResourceType
-from odradek.telemetry.subscriptions import CLIENT_METRICS_CONFIGS, subscription
-
-
-class ResourceType(IntEnum):
-    """Kafka's ConfigResource.Type ids."""
-
-    UNKNOWN = 0
-    TOPIC = 2
-    BROKER = 4
-    BROKER_LOGGER = 8
-    CLIENT_METRICS = 16
-    GROUP = 32
-
+from odradek.telemetry.subscriptions import CLIENT_METRICS_CONFIGS
 
 _CATALOGS: dict[int, Mapping[str, ConfigKey]] = {
     ResourceType.TOPIC: TOPIC_CONFIGS,
@@ -99,7 +89,6 @@ class OpType(IntEnum):
 
 
 _OPERATIONS = frozenset(op.value for op in OpType)
-_BROKER_ID = re.compile(r"[+-]?[0-9]+")
 _DESCRIBE_CONFIGS, _ALTER_CONFIGS = AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS
 #: Resources whose configs need the cluster's permission, as Kafka's.
 _CLUSTER_RESOURCES = (ResourceType.BROKER, ResourceType.CLIENT_METRICS)
@@ -117,7 +106,7 @@ async def handle_describe_configs(
             result = DescribeConfigsResult(error_code=ErrorCode.NONE, error_message=None, configs=configs)
         except Exception as error:  # one resource's failure is its own answer, as in Kafka
             code, message = resource_failure(
-                error, context, _named(resource.resource_type, resource.resource_name)
+                error, context, named_resource(resource.resource_type, resource.resource_name)
             )
             result = DescribeConfigsResult(error_code=code, error_message=message, configs=[])
         result.resource_type = resource.resource_type
@@ -139,13 +128,13 @@ async def handle_alter_configs(
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
             _check_entries([(c.name, c.value, OpType.SET) for c in resource.configs])
             wanted = {c.name: c.value for c in resource.configs if c.value is not None}
-            await _alter(
+            await alter_resource(
                 resource.resource_type, resource.resource_name, partial(_replaced, wanted), request, context
             )
             code, message = ErrorCode.NONE, None
         except Exception as error:
             code, message = resource_failure(
-                error, context, _named(resource.resource_type, resource.resource_name)
+                error, context, named_resource(resource.resource_type, resource.resource_name)
             )
         responses.append(
             legacy.AlterConfigsResourceResponse(
@@ -173,7 +162,7 @@ async def handle_incremental_alter_configs(
             _check_entries(ops)
             kind = resource.resource_type
             catalog = _CATALOGS.get(kind, BROKER_CONFIGS)
-            await _alter(
+            await alter_resource(
                 kind,
                 resource.resource_name,
                 partial(_apply, ops, catalog, kind),
@@ -183,7 +172,7 @@ async def handle_incremental_alter_configs(
             code, message = ErrorCode.NONE, None
         except Exception as error:
             code, message = resource_failure(
-                error, context, _named(resource.resource_type, resource.resource_name)
+                error, context, named_resource(resource.resource_type, resource.resource_name)
             )
         responses.append(
             incremental.AlterConfigsResourceResponse(
@@ -213,15 +202,6 @@ def _authorize(context: RequestContext, resource_type: int, name: str, operation
         )
 
 
-def _named(resource_type: int, resource_name: str) -> str:
-    """A resource as the log names it, e.g. TOPIC 'orders'."""
-    try:
-        kind = ResourceType(resource_type).name
-    except ValueError:
-        kind = f"resource type {resource_type}"
-    return f"{kind} {resource_name!r}"
-
-
 # ----- describe ----------------------------------------------------------------------------------
 
 
@@ -245,7 +225,7 @@ async def _describe(
     elif resource.resource_type == ResourceType.BROKER:
         if not name:
             entries = config_entries.cluster_default_entries(services.config, services.dynamic_configs, keys)
-        elif _broker_id(name, "Broker id must be an integer, but it is: ") == services.node_id:
+        elif parse_broker_id(name, "Broker id must be an integer, but it is: ") == services.node_id:
             entries = config_entries.broker_entries(services.config, services.dynamic_configs, keys)
         else:
             raise KafkaError(
@@ -258,150 +238,17 @@ async def _describe(
         configs = services.client_metrics.subscription_configs(name)
         entries = config_entries.client_metrics_entries(configs, keys)
     elif resource.resource_type == ResourceType.GROUP:
-        _check_group_name(name)
+        check_group_name(name)
         store = services.group_configs
         stored = store.configs(name) if store is not None else {}
         entries = config_entries.group_entries(stored, services.config, keys)
     else:
         raise KafkaError(
-            ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {_type_name(resource.resource_type)}"
+            ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {type_name(resource.resource_type)}"
         )
     include_synonyms = version >= 1 and request.include_synonyms
     include_documentation = version >= 3 and request.include_documentation
     return [entry.to_result(version, include_synonyms, include_documentation) for entry in entries]
-
-
-# ----- alter -------------------------------------------------------------------------------------
-
-
-class _AlterRequest(Protocol):
-    validate_only: bool
-
-
-async def _alter(
-    resource_type: int,
-    name: str,
-    change: Callable[[dict[str, str]], dict[str, str]],
-    request: _AlterRequest,
-    context: RequestContext,
-) -> None:
-    """Replace a resource's dynamic configs with `change(current)`, unless the request only validates."""
-    services = context.services
-    if resource_type == ResourceType.TOPIC:
-        state = services.cluster.topic(name)
-        change(dict(state.configs) if state is not None else {})  # its errors come first, as in Kafka
-        if not name:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
-        validate_topic_name(name)
-        # Applied again to the configs as they are when the change's turn comes (see TopicAdmin).
-        try:
-            await services.topics.alter_configs(name, change, validate_only=request.validate_only)
-        except InvalidConfigValue as error:  # ZkAdminManager's words for a ConfigException
-            resource = f"ConfigResource(type=TOPIC, name='{name}')"
-            message = f"Invalid config value for resource {resource}: {error.error_message}"
-            raise KafkaError(ErrorCode.INVALID_CONFIG, message) from None
-    elif resource_type == ResourceType.BROKER:
-        if name:
-            broker_id = _broker_id(name, "Node id must be an integer, but it is: ")
-            if broker_id != services.node_id:
-                raise KafkaError(
-                    ErrorCode.INVALID_REQUEST,
-                    f"Unexpected broker id, expected {services.node_id}, but received {name}",
-                )
-        dynamic = services.dynamic_configs
-        if dynamic is None:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, "This broker does not keep dynamic configs.")
-        cluster_default = not name
-        in_zookeeper = services.zk_broker_configs
-
-        def checked(current: dict[str, str]) -> dict[str, str]:
-            wanted = change(current)
-            candidate = dynamic.validate(wanted, cluster_default=cluster_default)
-            if in_zookeeper is not None:
-                in_zookeeper.check_storable(wanted)
-            if services.tls is not None:
-                services.tls.check(candidate)  # a key store that cannot be loaded is refused, nothing written
-            return wanted
-
-        if in_zookeeper is not None:
-            # read, changed and written in this broker's turn (another change may be under way)
-            validate_only = request.validate_only
-            await in_zookeeper.alter(checked, cluster_default=cluster_default, validate_only=validate_only)
-            return
-        checked(dynamic.layer(cluster_default=cluster_default))
-        if not request.validate_only:
-            # applied again to the layer as it is when the write's turn comes (another may be under way)
-            tls = services.tls
-            altered = await dynamic.alter(
-                change, cluster_default=cluster_default, check=None if tls is None else tls.check
-            )
-            reconfigure(services, altered)
-    elif resource_type == ResourceType.CLIENT_METRICS:
-        store = services.client_metrics_configs
-        if store is None:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, "This broker does not keep client metrics configs.")
-        await store.alter(
-            name, partial(_valid_subscription, name, change), validate_only=request.validate_only
-        )
-    elif resource_type == ResourceType.GROUP:
-        _check_group_name(name)
-        group_store = services.group_configs
-        if group_store is None:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, "This broker does not keep group configs.")
-        await group_store.alter(
-            name, partial(_valid_group_configs, change, services.config), validate_only=request.validate_only
-        )
-    else:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource_type}")
-
-
-#: The longest group id whose configs are kept: ZooKeeper's znode path (and a whole request to it)
-#: must stay far under its packet limit, or the broker's session is lost.
-_MAX_GROUP_NAME_BYTES = 32_767
-
-
-def _check_group_name(name: str) -> None:
-    if not name:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty.")
-    if len(name.encode()) > _MAX_GROUP_NAME_BYTES:
-        raise KafkaError(
-            ErrorCode.INVALID_REQUEST, f"Group name is longer than {_MAX_GROUP_NAME_BYTES} bytes."
-        )
-
-
-def _valid_group_configs(
-    change: Callable[[dict[str, str]], dict[str, str]], broker: BrokerConfig, current: dict[str, str]
-) -> dict[str, str]:
-    """A GROUP change, refused (INVALID_CONFIG) as Kafka's GroupConfig.validate refuses it."""
-    wanted = change(current)
-    try:
-        validate_group_configs(wanted, broker)
-    except ConfigError as error:
-        raise KafkaError(ErrorCode.INVALID_CONFIG, str(error)) from None
-    return wanted
-
-
-def _valid_subscription(
-    name: str, change: Callable[[dict[str, str]], dict[str, str]], current: dict[str, str]
-) -> dict[str, str]:
-    """A CLIENT_METRICS change, refused (KafkaError) as Kafka's controller refuses it."""
-    wanted = change(current)
-    subscription(name, wanted)
-    return wanted
-
-
-def reconfigure(services: Services, config: BrokerConfig) -> None:
-    """Make a new broker configuration the one every service reads."""
-    services.config = config
-    services.topics.broker_config = config
-    if services.controller is not None:  # read by elections, whether this broker is controller now or later
-        services.controller.set_unclean_leader_election_enable(config.unclean_leader_election_enable)
-    apply_log_defaults(services.logs, config, services.cluster)
-    services.logs.set_producer_id_expiration_ms(config.producer_id_expiration_ms)
-    if services.transactions is not None:  # transaction.partition.verification.enable, on this broker
-        services.transactions.config = config
-    if services.tls is not None:
-        services.tls.apply(config)
 
 
 def _replaced(wanted: dict[str, str], current: dict[str, str]) -> dict[str, str]:
@@ -484,22 +331,3 @@ def _repeated(
         key = (resource.resource_type, resource.resource_name)
         (repeated if key in seen else seen).add(key)
     return repeated
-
-
-def _broker_id(name: str, complaint: str) -> int:
-    """A broker id as Java's Integer.parseInt reads it (leading zeros and all; more than ten digits
-    never fit, and Python's int() refuses over 4300 with an exception of its own)."""
-    digits = name.lstrip("+-").lstrip("0") or "0"
-    if not _BROKER_ID.fullmatch(name) or len(digits) > 10:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, complaint + name)
-    number = -int(digits) if name.startswith("-") else int(digits)
-    if not -(2**31) <= number < 2**31:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, complaint + name)
-    return number
-
-
-def _type_name(resource_type: int) -> str:
-    try:
-        return ResourceType(resource_type).name
-    except ValueError:
-        return ResourceType.UNKNOWN.name

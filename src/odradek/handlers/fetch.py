@@ -54,65 +54,50 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from odradek.handlers._common.authorization import authorize, authorize_cluster
 from odradek.handlers._common.context import RequestContext
-from odradek.handlers._common.leadership import POINTS_TO_LEADER, leader_endpoints, refusal, replica_refusal
+from odradek.handlers._common.fetch_plan import FetchPlan, open_session, partition_key, plan_fetch
+from odradek.handlers._common.fetch_reads import (
+    PartitionReads,
+    error_answer,
+    fetching_replica_epoch,
+    fetching_replica_id,
+)
+from odradek.handlers._common.leadership import POINTS_TO_LEADER, leader_endpoints
 from odradek.handlers._common.record_jobs import run_record_jobs
 from odradek.handlers._common.registry import handles
 from odradek.partition.errors import error_code_for
 from odradek.partition.fetch_down_conversion import Conversion, down_conversion_jobs
-from odradek.partition.fetch_sessions import CachedPartition, FetchSession, PartitionKey
+from odradek.partition.fetch_sessions import CachedPartition
 from odradek.partition.file_records import FileRecords
 from odradek.partition.follower_fetch import (
     awaiting_epochs,
     diverging,
     hold_for_epochs,
-    leader_throttles,
     record_follower_fetches,
     record_replication,
 )
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.protocol.fetch_session_epochs import FINAL_EPOCH, INITIAL_EPOCH, next_epoch
 from odradek.protocol.messages.fetch import (
-    AbortedTransaction,
-    EpochEndOffset,
     FetchableTopicResponse,
     FetchRequest,
     FetchResponse,
-    LeaderIdAndEpoch,
     NodeEndpoint,
     PartitionData,
 )
-from odradek.protocol.records import Compression
 from odradek.security.acl import AclOperation, ResourceType
-from odradek.storage.errors import OffsetOutOfRangeError, StorageError
-from odradek.storage.fetch import FetchDataInfo, FetchIsolation
-from odradek.storage.log import Log
+from odradek.storage.fetch import FetchIsolation
 from odradek.storage.partition import TopicPartition
-
-#: Below this many bytes a fetch copies the data into the response (one write) instead of sendfile.
-SENDFILE_THRESHOLD = 64 * 1024
-
-
-@dataclass(slots=True)
-class _Plan:
-    partitions: list[CachedPartition]
-    session: FetchSession | None
-    incremental: bool
-    session_id: int
-    #: A full fetch asking for a new session: opened when answered, and not by a throttled answer.
-    opens_session: bool = False
 
 
 @handles(ApiKey.FETCH, 0, 18)
 async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchResponse:
     try:
-        plan = _plan(request, context)
+        plan = plan_fetch(request, context)
     except KafkaError as error:  # a session error: like Kafka's, the answer names no session
         return FetchResponse(error_code=error.error_code, session_id=0, responses=[])
     isolation = _isolation(request, context)
@@ -124,9 +109,9 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
     keys = [TopicPartition(p.topic, p.partition) for p in plan.partitions]
-    replica_id = _replica_id(request, context)
+    replica_id = fetching_replica_id(request, context)
     follower = replica_id >= 0
-    reading = _Reading(plan.partitions, request, isolation, context, denied, keys)
+    reading = PartitionReads(plan.partitions, request, isolation, context, denied, keys)
     with context.services.appends.waiting_on(keys) as waiter:
         read = reading.all()
         indexes: Sequence[int] = range(len(plan.partitions))
@@ -138,7 +123,7 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
                     [plan.partitions[i] for i in indexes],
                     [read.results[i] for i in indexes],
                     replica_id,
-                    _replica_epoch(request, context),
+                    fetching_replica_epoch(request, context),
                     context.services.replicas,
                     context.services.logs,
                 )
@@ -184,7 +169,7 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
             and replica_id in context.services.cluster.live_brokers
             and authorize_cluster(context, AclOperation.CLUSTER_ACTION)
         )
-        _open_session(plan, privileged, context)
+        open_session(plan, privileged, context)
     return _respond(plan, results, context, replica_id >= 0)
 
 
@@ -205,7 +190,7 @@ async def _convert_down(
     for index, converted in converted_reads.items():
         entry = partitions[index]
         if isinstance(converted, CodecError):
-            results[index] = _error(entry, error_code_for(converted))
+            results[index] = error_answer(entry, error_code_for(converted))
         elif context.api_version <= 2 and len(converted) > entry.max_bytes:
             results[index].records = converted[: max(entry.max_bytes, 0)]  # a partial last message
         else:
@@ -219,7 +204,7 @@ def _release(results: list[PartitionData]) -> None:
             data.records.close()
 
 
-def _throttled(plan: _Plan, results: list[PartitionData], throttle_ms: int) -> FetchResponse:
+def _throttled(plan: FetchPlan, results: list[PartitionData], throttle_ms: int) -> FetchResponse:
     """A consumer over its quota (KIP-219, Kafka's getThrottledResponse): answered at once with the
     throttle time and no partitions, since the records would take it further over. No session is
     opened, and an incremental session's partitions keep what was last sent, so the next answer
@@ -230,18 +215,6 @@ def _throttled(plan: _Plan, results: list[PartitionData], throttle_ms: int) -> F
     )
 
 
-def _open_session(plan: _Plan, privileged: bool, context: RequestContext) -> None:
-    """The session a full fetch asked for (none when the cache keeps its sessions: answered with id 0)."""
-    session = context.services.fetch_sessions.create(
-        len(plan.partitions), privileged=privileged, principal=context.principal
-    )
-    if session is None:
-        return
-    for entry in plan.partitions:
-        session.add(_key(entry), entry)
-    plan.session, plan.session_id = session, session.session_id
-
-
 def _unauthorized_topics(
     partitions: list[CachedPartition], request: FetchRequest, context: RequestContext
 ) -> frozenset[str]:
@@ -249,356 +222,21 @@ def _unauthorized_topics(
     if context.services.authorizer is None:
         return frozenset()
     topics = {p.topic for p in partitions if p.topic}
-    if _replica_id(request, context) >= 0:
+    if fetching_replica_id(request, context) >= 0:
         return frozenset() if authorize_cluster(context, AclOperation.CLUSTER_ACTION) else frozenset(topics)
     return frozenset(t for t in topics if not authorize(context, AclOperation.READ, ResourceType.TOPIC, t))
 
 
-def _plan(request: FetchRequest, context: RequestContext) -> _Plan:
-    """Which partitions to read, resolving the fetch session (if any) the request names."""
-    version = context.api_version
-    cache = context.services.fetch_sessions
-    # Kafka keys a fetch by topic partition (FetchRequest.fetchData, a LinkedHashMap): a partition named
-    # twice is read once, where it was first named, with what it was last asked for.
-    requested = list({_key(entry): entry for entry in _requested(request, context)}.values())
-    if version < 7 or request.session_epoch == FINAL_EPOCH:
-        if version >= 7 and request.session_id:
-            cache.close(request.session_id, context.principal)
-        return _Plan(requested, None, False, 0)
-    if request.session_epoch == INITIAL_EPOCH:
-        if request.session_id:
-            cache.close(request.session_id, context.principal)
-        return _Plan(requested, None, False, 0, opens_session=True)
-    session = cache.lookup(request.session_id, request.session_epoch, context.principal)
-    session.epoch = next_epoch(session.epoch)
-    if version >= 13:
-        _resolve_unknown_names(session, context)
-    for forgotten in request.forgotten_topics_data:
-        topic = _topic_name(forgotten.topic, forgotten.topic_id, context) or ""
-        for partition in forgotten.partitions:
-            session.partitions.pop((topic, forgotten.topic_id if version >= 13 else None, partition), None)
-    for entry in requested:
-        cached = session.partitions.get(_key(entry))
-        if cached is None:
-            session.add(_key(entry), entry)
-        else:
-            cached.fetch_offset = entry.fetch_offset
-            cached.max_bytes = entry.max_bytes
-            cached.current_leader_epoch = entry.current_leader_epoch
-            cached.last_fetched_epoch = entry.last_fetched_epoch
-            cached.log_start_offset = entry.log_start_offset
-    return _Plan(list(session.partitions.values()), session, True, session.session_id)
-
-
-def _resolve_unknown_names(session: FetchSession, context: RequestContext) -> None:
-    """A partition whose topic id was unknown when it joined the session (answered UNKNOWN_TOPIC_ID)
-    gets its topic's name once this broker knows the id, as Kafka's maybeResolveUnknownName: else the
-    session would answer it UNKNOWN_TOPIC_ID for as long as the session lives."""
-    if not session.unknown_names:
-        return  # the common case: one flag looked at per fetch
-    session.unknown_names = False
-    for key in [key for key in session.partitions if not key[0]]:
-        entry = session.partitions.pop(key)
-        entry.topic = _topic_name("", key[1], context) or ""
-        session.add(_key(entry), entry)
-
-
-def _requested(request: FetchRequest, context: RequestContext) -> Iterable[CachedPartition]:
-    version = context.api_version
-    for topic in request.topics:
-        name = _topic_name(topic.topic, topic.topic_id, context)
-        for p in topic.partitions:
-            yield CachedPartition(
-                topic=name if name is not None else "",
-                topic_id=topic.topic_id if version >= 13 else None,
-                partition=p.partition,
-                fetch_offset=p.fetch_offset,
-                max_bytes=p.partition_max_bytes,
-                current_leader_epoch=p.current_leader_epoch,
-                last_fetched_epoch=p.last_fetched_epoch,
-                log_start_offset=p.log_start_offset,
-            )
-
-
-def _topic_name(name: str, topic_id: object, context: RequestContext) -> str | None:
-    if context.api_version < 13:
-        return name
-    state = context.services.cluster.topic_by_id(topic_id)  # type: ignore[arg-type]
-    return state.name if state is not None else None
-
-
-def _key(entry: CachedPartition) -> PartitionKey:
-    return (entry.topic, entry.topic_id, entry.partition)
-
-
-def _replica_id(request: FetchRequest, context: RequestContext) -> int:
-    """The fetching follower's broker id; -1 for a consumer."""
-    return request.replica_state.replica_id if context.api_version >= 15 else request.replica_id
-
-
-def _replica_epoch(request: FetchRequest, context: RequestContext) -> int:
-    """The fetching follower's broker epoch (Fetch v15+, KIP-903); -1 when the version has none."""
-    return request.replica_state.replica_epoch if context.api_version >= 15 else -1
-
-
 def _isolation(request: FetchRequest, context: RequestContext) -> FetchIsolation:
-    if _replica_id(request, context) >= 0:
+    if fetching_replica_id(request, context) >= 0:
         return FetchIsolation.LOG_END
     if request.isolation_level == 1:
         return FetchIsolation.TXN_COMMITTED
     return FetchIsolation.HIGH_WATERMARK
 
 
-#: A place held in a `_Read` until its partition is read (never sent, never changed).
-_UNREAD = PartitionData(partition_index=-1, error_code=ErrorCode.NONE)
-
-
-@dataclass(slots=True)
-class _Read:
-    """What a fetch has read so far: each partition's answer, the byte limit it was read with and its
-    size, and in all."""
-
-    results: list[PartitionData]
-    limits: list[int]
-    sizes: list[int]
-    size: int = 0
-    #: Partitions answered with an error (or sent to a preferred read replica): answered at once.
-    errors: int = 0
-
-
-@dataclass(slots=True)
-class _Reading:
-    partitions: list[CachedPartition]
-    request: FetchRequest
-    isolation: FetchIsolation
-    context: RequestContext
-    denied: frozenset[str]
-    keys: list[TopicPartition]
-    #: Each partition's place in `partitions`, made when a wake-up first needs it.
-    places: dict[TopicPartition, int] | None = None
-
-    def all(self) -> _Read:
-        """Every partition read, in order, within the request's max_bytes."""
-        count = len(self.partitions)
-        read = _Read([_UNREAD] * count, [0] * count, [0] * count)
-        self._read(read, range(count))
-        return read
-
-    def again(self, read: _Read, woken: Iterable[Hashable]) -> list[int]:
-        """Re-read the partitions `woken` in place (the others keep what they read); their places."""
-        if self.places is None:
-            self.places = {key: index for index, key in enumerate(self.keys)}
-        places = self.places
-        indexes = sorted(places[key] for key in woken if key in places)
-        for index in indexes:
-            data = read.results[index]
-            if isinstance(data.records, FileRecords):
-                data.records.close()
-            read.size -= read.sizes[index]
-            read.errors -= _is_error(data)
-        self._read(read, indexes)
-        return indexes
-
-    def _read(self, read: _Read, indexes: Iterable[int]) -> None:
-        context = self.context
-        budget = self.request.max_bytes if context.api_version >= 3 else 2**31 - 1
-        # Before v3 every partition reads its first batch whole, then is cut to its limit (_records).
-        hard_limit = context.api_version < 3
-        for index in indexes:
-            entry = self.partitions[index]
-            if self.denied and entry.topic in self.denied:
-                # Not an error that answers the fetch at once: as Kafka's, whose read never sees them.
-                read.results[index] = _error(entry, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                continue
-            limit = max(min(entry.max_bytes, budget - read.size), 0)
-            first = read.size == 0 or hard_limit
-            data, size = _read_partition(entry, limit, first, self.isolation, context, self.request)
-            read.results[index], read.limits[index], read.sizes[index] = data, limit, size
-            read.size += size
-            read.errors += _is_error(data)
-
-
-def _is_error(data: PartitionData) -> bool:
-    """Whether the read answers the fetch at once (an error, or a redirect to a preferred read replica)."""
-    return data.error_code not in (ErrorCode.NONE, ErrorCode.TOPIC_AUTHORIZATION_FAILED) or (
-        data.preferred_read_replica >= 0
-    )
-
-
-def _read_partition(
-    entry: CachedPartition,
-    limit: int,
-    first: bool,
-    isolation: FetchIsolation,
-    context: RequestContext,
-    request: FetchRequest,
-) -> tuple[PartitionData, int]:
-    services = context.services
-    replica_id = _replica_id(request, context)
-    # KIP-392: a consumer that may be sent elsewhere (v11+) may read from a follower; followers fetch
-    # from the leader only, as do older consumers.
-    from_any_replica = replica_id < 0 and context.api_version >= 11
-    check = replica_refusal if from_any_replica else refusal
-    refused = check(context, entry.topic, entry.partition, entry.current_leader_epoch)
-    if refused is not None and refused.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-        data = _error(entry, refused.error_code)  # not served here, or not at the client's epoch
-        if refused.error_code in POINTS_TO_LEADER:
-            data.current_leader = LeaderIdAndEpoch(
-                leader_id=refused.leader_id, leader_epoch=refused.leader_epoch
-            )
-        return data, 0
-    partition = services.cluster.partition(entry.topic, entry.partition)
-    log = services.logs.get_log(entry.topic, entry.partition) if partition else None
-    if partition is None or log is None:
-        unknown = ErrorCode.UNKNOWN_TOPIC_ID if context.api_version >= 13 and not entry.topic else None
-        return _error(entry, unknown or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), 0
-    unreadable = _unreadable_format(log, replica_id, context.api_version)
-    if unreadable is not None:
-        return _error(entry, unreadable), 0
-    replicas = services.replicas
-    if replica_id >= 0 and not replicas.leaders.is_replica(entry.topic, entry.partition, replica_id):
-        return _error(entry, ErrorCode.NOT_LEADER_OR_FOLLOWER), 0
-    if replica_id >= 0 and _idle(entry, log):
-        # Nothing the divergence check, the throttle or the read could say differs from the last
-        # answer: at 10,000 partitions these reads were most of a leader's work.
-        return _idle_answer(entry, log), 0
-    if from_any_replica:
-        preferred = replicas.leaders.preferred_read_replica(
-            entry.topic, entry.partition, request.rack_id, context.listener, entry.fetch_offset
-        )
-        if preferred >= 0:
-            # Kafka's readFromLog: the redirect replaces the read; the offsets still go along.
-            data = _with_offsets(_error(entry, ErrorCode.NONE), log)
-            data.preferred_read_replica = preferred
-            return data, 0
-    if context.api_version >= 12 and entry.last_fetched_epoch >= 0:
-        try:
-            diverging = _diverging_epoch(log, entry)
-        except OffsetOutOfRangeError:
-            return _with_offsets(_error(entry, ErrorCode.OFFSET_OUT_OF_RANGE), log), 0
-        if diverging is not None:
-            return _with_offsets(_error(entry, ErrorCode.NONE), log, diverging), 0
-    if replica_id >= 0 and leader_throttles(
-        entry, log, replica_id, services.replicas, services.replication_quotas.leader
-    ):
-        # As Kafka: no records, and none counted towards min_bytes (the fetch waits as if idle).
-        return _with_offsets(_error(entry, ErrorCode.NONE), log), 0
-    try:
-        info = log.read(entry.fetch_offset, limit, isolation=isolation, min_one_message=first)
-        records = _records(info, context.api_version)
-    except OffsetOutOfRangeError:
-        return _with_offsets(_error(entry, ErrorCode.OFFSET_OUT_OF_RANGE), log), 0
-    except (StorageError, CodecError) as error:
-        return _error(entry, error_code_for(error)), 0
-    aborted = None
-    if info.aborted_transactions is not None:
-        aborted = [
-            AbortedTransaction(producer_id=a.producer_id, first_offset=a.first_offset)
-            for a in info.aborted_transactions
-        ]
-    if replica_id >= 0 and not records:
-        entry.idle_position = (entry.fetch_offset, entry.last_fetched_epoch)
-    data = PartitionData(
-        partition_index=entry.partition,
-        error_code=ErrorCode.NONE,
-        high_watermark=info.high_watermark,
-        last_stable_offset=info.last_stable_offset,
-        log_start_offset=info.log_start_offset,
-        aborted_transactions=aborted,
-        records=records,
-    )
-    return data, len(records)
-
-
-def _idle(entry: CachedPartition, log: Log) -> bool:
-    """Whether a follower's fetch of `entry` is, in its session, the one last read with nothing to send
-    (same position, nothing appended since) and the offsets it was last sent are still the log's.
-
-    The position read before decided divergence (the leader's epochs change only with its log end) and
-    found nothing to throttle; a partition whose leadership moved is refused before this check."""
-    return (
-        entry.idle_position is not None
-        and entry.idle_position == (entry.fetch_offset, entry.last_fetched_epoch)
-        and entry.fetch_offset == log.log_end_offset
-        and entry.sent_high_watermark == log.high_watermark
-        and entry.sent_log_start_offset == log.log_start_offset
-    )
-
-
-def _idle_answer(entry: CachedPartition, log: Log) -> PartitionData:
-    """An idle partition's answer: what it was last sent (record_follower_fetches then sets the high
-    watermark and last stable offset the follower's fetch leaves)."""
-    return PartitionData(
-        partition_index=entry.partition,
-        error_code=ErrorCode.NONE,
-        high_watermark=log.high_watermark,
-        last_stable_offset=entry.sent_last_stable_offset,
-        log_start_offset=log.log_start_offset,
-        records=b"",
-    )
-
-
-def _unreadable_format(log: Log, replica_id: int, api_version: int) -> ErrorCode | None:
-    """Kafka's KafkaApis.maybeConvertFetchedData: a zstd topic is not served before v10 (which those
-    clients cannot read), nor a consumer's v0-3 fetch (read by converting down) of a topic with
-    message.downconversion.enable false."""
-    stored = log.config.compression
-    if api_version < 10 and stored is not None and stored.compression is Compression.ZSTD:
-        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
-    if api_version <= 3 and replica_id < 0 and not log.config.message_downconversion_enable:
-        return ErrorCode.UNSUPPORTED_VERSION
-    return None
-
-
-def _diverging_epoch(log: Log, entry: CachedPartition) -> EpochEndOffset | None:
-    """Kafka's Partition.readRecords: where the fetcher's last fetched epoch ends in this log, when
-    that is before its fetch offset (or the epoch is unknown here): the fetcher truncates there.
-
-    Raises OffsetOutOfRangeError when this log cannot place the epoch (newer than any here: UNDEFINED)
-    or the fetch starts below the log start: a DivergingEpoch of (-1, -1) would read, on the wire, as
-    none at all, and the fetch would count toward the high watermark and the ISR."""
-    epoch, end_offset = log.end_offset_for_epoch(entry.last_fetched_epoch)
-    if epoch < 0 or end_offset < 0:
-        raise OffsetOutOfRangeError(entry.fetch_offset, log.log_start_offset, log.log_end_offset)
-    if entry.fetch_offset < log.log_start_offset:
-        raise OffsetOutOfRangeError(entry.fetch_offset, log.log_start_offset, log.log_end_offset)
-    if end_offset < entry.fetch_offset or epoch < entry.last_fetched_epoch:
-        return EpochEndOffset(epoch=epoch, end_offset=end_offset)
-    return None
-
-
-def _records(info: FetchDataInfo, api_version: int) -> bytes | FileRecords:
-    """The bytes read, to send (v4+), or to convert down once the fetch is answered (v0-3)."""
-    size = info.size
-    if not size:
-        return b""
-    if api_version <= 3 or size < SENDFILE_THRESHOLD:
-        return info.read_bytes()
-    return FileRecords(info.regions)
-
-
-def _error(entry: CachedPartition, code: ErrorCode) -> PartitionData:
-    return PartitionData(
-        partition_index=entry.partition,
-        error_code=code,
-        high_watermark=-1,
-        last_stable_offset=-1,
-        log_start_offset=-1,
-        records=b"",
-    )
-
-
-def _with_offsets(data: PartitionData, log: object, diverging: EpochEndOffset | None = None) -> PartitionData:
-    data.high_watermark = getattr(log, "high_watermark", -1)
-    data.last_stable_offset = getattr(log, "last_stable_offset", -1)
-    data.log_start_offset = getattr(log, "log_start_offset", -1)
-    if diverging is not None:
-        data.diverging_epoch = diverging
-    return data
-
-
 def _respond(
-    plan: _Plan, results: list[PartitionData], context: RequestContext, replica_fetch: bool
+    plan: FetchPlan, results: list[PartitionData], context: RequestContext, replica_fetch: bool
 ) -> FetchResponse:
     version = context.api_version
     topics: dict[tuple[str, object], FetchableTopicResponse] = {}
@@ -608,7 +246,7 @@ def _respond(
         if plan.incremental and plan.session is not None and data.records:
             # As Kafka: a partition that got records is fetched last next time, so that under
             # max_bytes a busy partition early in the session does not starve the later ones.
-            plan.session.partitions.move_to_end(_key(entry))
+            plan.session.partitions.move_to_end(partition_key(entry))
         entry.sent_high_watermark = data.high_watermark
         entry.sent_last_stable_offset = data.last_stable_offset
         entry.sent_log_start_offset = data.log_start_offset

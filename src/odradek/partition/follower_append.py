@@ -94,13 +94,13 @@ class FollowerAppends:
             why,
         )
         removed = replica_log.truncate_to(offset)
-        self.replicas.logs.schedule_deletion(removed, replica_log.config.file_delete_delay_ms)
+        self.replicas.logs.deletions.schedule_deletion(removed, replica_log.config.file_delete_delay_ms)
 
     def truncate_fully_and_start_at(self, replica_log: Log, offset: int) -> None:
         """Replace the log by an empty one starting at `offset` (the leader's log starts past this one's
         end); the old segments are deleted after file.delete.delay.ms."""
         removed = replica_log.truncate_fully_and_start_at(offset)
-        self.replicas.logs.schedule_deletion(removed, replica_log.config.file_delete_delay_ms)
+        self.replicas.logs.deletions.schedule_deletion(removed, replica_log.config.file_delete_delay_ms)
 
     def _follows(
         self, key: PartitionKey, leader_epoch: int, replica_log: Log, fetching: Callable[[], bool]

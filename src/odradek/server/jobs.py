@@ -84,7 +84,7 @@ class StorageJobs:
     async def retention(self) -> None:
         await self.topics.finish_deletions()
         self.logs.cleanup_logs()
-        job = self.logs.take_file_deletions()
+        job = self.logs.deletions.take_file_deletions()
         await asyncio.to_thread(job.run)
 
     async def flush(self) -> None:
@@ -105,16 +105,16 @@ class StorageJobs:
             await asyncio.to_thread(job.run)
 
     async def compaction(self) -> None:
-        for cleaned_log, plan in self.logs.compaction_plans():
+        for cleaned_log, plan in self.logs.cleaner.compaction_plans():
             try:
                 result = await asyncio.to_thread(cleaner.run_cleaning, plan)
             except Exception as error:
                 # an I/O error takes the dir offline, any other makes the partition uncleanable; the
                 # other logs are still cleaned
-                self.logs.compaction_failed(cleaned_log, plan, error)
+                self.logs.cleaner.compaction_failed(cleaned_log, plan, error)
                 continue
             with contextlib.suppress(StorageError):  # a failed swap took its log dir offline
-                self.logs.complete_compaction(cleaned_log, result)
+                self.logs.cleaner.complete_compaction(cleaned_log, result)
 
     async def expire_producers(self) -> None:
         self.logs.remove_expired_producers()

@@ -69,7 +69,7 @@ async def run_log_dir_moves(
                 await wait(backoff_s)
                 break  # the futures may have changed meanwhile: looked up again
             try:
-                step = copy_to_future(current, future, STEP_BYTES, logs.schedule_deletion)
+                step = copy_to_future(current, future, STEP_BYTES, logs.deletions.schedule_deletion)
                 if quota is not None and step:
                     quota.record(step, clock_ms())
                 copied += step
@@ -89,14 +89,14 @@ async def run_log_dir_moves(
             except Exception:
                 log.exception("moving %s to another log dir failed: the move stops", tp)
                 try:
-                    abandoned = logs.cancel_move(*tp)
+                    abandoned = logs.moves.cancel_move(*tp)
                 except (OSError, StorageError):  # its dir failed: gone with the dir (handled there)
                     continue
                 if abandoned is not None:
-                    logs.schedule_file_deletion(abandoned, 0)
+                    logs.deletions.schedule_file_deletion(abandoned, 0)
                 continue
             synced.pop(tp, None)
-            logs.schedule_file_deletion(old, new.config.file_delete_delay_ms)
+            logs.deletions.schedule_file_deletion(old, new.config.file_delete_delay_ms)
             if on_replaced is not None:
                 on_replaced(tp, new)
             await asyncio.sleep(0)  # one partition's step at a time: requests are served between

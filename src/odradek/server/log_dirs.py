@@ -14,6 +14,7 @@ from odradek.config.topic import resolve_topic_config
 from odradek.storage.config import LogConfig
 from odradek.storage.log_manager import LogManager
 from odradek.storage.node_id import resolve_node_id
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr, JudgedByTopicStore
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,9 @@ def open_storage(
         log_dirs,
         default_log_config,
         producer_id_expiration_ms=config.producer_id_expiration_ms,
-        # A single node's topic store says which logs are its own (stray logs); the high
-        # watermark is the replica manager's in both modes.
-        single_node=not cluster_member,
+        # A single node's topic store says which logs are its own (stray logs), a cluster member's
+        # controller later; the high watermark is the replica manager's in both modes.
+        strays=JudgedByLeaderAndIsr() if cluster_member else JudgedByTopicStore(),
         on_work_due=on_work_due,
         on_log_dir_failure=on_log_dir_failure,
     )

@@ -23,7 +23,7 @@ from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.types import ConfigError
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
-from odradek.handlers.configs import reconfigure
+from odradek.handlers._common.config_alteration import reconfigure
 from odradek.partition.delayed_produce import isr_wait
 from odradek.server.controlled_shutdown import controlled_shutdown
 from odradek.server.replica_fetchers import replica_fetchers

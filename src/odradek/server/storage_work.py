@@ -54,7 +54,7 @@ async def run_file_deletions(logs: LogManager, interval_s: float = FILE_DELETION
     fails is logged here, and the task goes on."""
     while True:
         await asyncio.sleep(interval_s)
-        job = logs.take_file_deletions()
+        job = logs.deletions.take_file_deletions()
         if not job.empty:
             try:
                 await asyncio.to_thread(job.run)

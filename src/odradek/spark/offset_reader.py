@@ -17,8 +17,9 @@ from typing import Any, TypeVar
 from odradek.client.cluster import Cluster, RequestError
 from odradek.client.offsets import list_offsets, topic_partitions
 from odradek.client.security import ClientSecurityError
+from odradek.spark.kafka_options import token_security
 from odradek.spark.offsets import EARLIEST_OFFSET, LATEST_OFFSET, OffsetSpec, TopicPartition
-from odradek.spark.options import SourceOptions, token_security
+from odradek.spark.options import SourceOptions
 from odradek.spark.security import KafkaAuthenticationError, check_connection, is_secured
 
 _T = TypeVar("_T")

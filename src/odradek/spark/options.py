@@ -14,28 +14,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from odradek.client.security import (
-    SETTINGS,
-    ClientSecurity,
-    ClientSecurityError,
-    client_security,
     unsupported_settings,
 )
+from odradek.spark.kafka_options import kafka_client_settings
 from odradek.spark.offsets import (
     EARLIEST,
     LATEST,
     OffsetSpec,
     TopicPartition,
-    parse_offset_spec,
     parse_partitions,
-    parse_timestamp_spec,
+)
+from odradek.spark.option_values import (
+    boolean_option,
+    check_batch_limits,
+    duration_ms,
+    offset_limit,
+    positive_option,
 )
 from odradek.spark.schema import source_columns
 from odradek.spark.security import (
     SecurityConfigError,
     is_secured,
-    librdkafka_security,
     raise_on_authentication_error,
-    take_token_login,
 )
 
 STRATEGY_KEYS = ("subscribe", "subscribepattern", "assign")
@@ -65,15 +65,6 @@ _SOURCE_KEYS = {
 _SINK_KEYS = {"topic", "includeheaders", "exactlyonce", "transactionalidprefix", "batchid"}
 # Set by Spark itself on some code paths; never the user's typo.
 _SPARK_KEYS = {"path", "checkpointlocation", "queryname"}
-
-_AUTO_OFFSET_RESET_MESSAGE = (
-    "Kafka option 'auto.offset.reset' is not supported.\n"
-    "Instead set the source option 'startingoffsets' to 'earliest' or 'latest' to specify where to start. "
-    "Structured Streaming manages which offsets are consumed internally, rather than relying on the "
-    "kafkaConsumer to do it. This will ensure that no data is missed when new topics/partitions are "
-    "dynamically subscribed. Note that 'startingoffsets' only applies when a new Streaming query is "
-    "started, and that resuming will always pick up from where the query left off."
-)
 
 
 @dataclass(frozen=True)
@@ -187,26 +178,26 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
             raise ValueError("ending offset not valid in streaming queries")
         if "endingoffsetsbytimestamp" in params or "endingtimestamp" in params:
             raise ValueError("ending timestamp not valid in streaming queries")
-    kafka_params, token_login = _kafka_params(params, for_producer=False)
+    kafka_params, token_login = kafka_client_settings(params, for_producer=False)
     subscription = _subscription(params)
-    starting = _offset_limit(
+    starting = offset_limit(
         params,
         "startingtimestamp",
         "startingoffsetsbytimestamp",
         "startingoffsets",
         LATEST if streaming else EARLIEST,
     )
-    ending = _offset_limit(params, "endingtimestamp", "endingoffsetsbytimestamp", "endingoffsets", LATEST)
+    ending = offset_limit(params, "endingtimestamp", "endingoffsetsbytimestamp", "endingoffsets", LATEST)
     if not streaming:
-        _check_batch_limits(starting, ending)
+        check_batch_limits(starting, ending)
     strategy = params.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
     if strategy not in ("error", "latest"):
         raise ValueError(
             f"Invalid value '{strategy}' for option 'startingOffsetsByTimestampStrategy', "
             "must be 'error' or 'latest'"
         )
-    min_offsets = _positive(params, "minoffsetspertrigger")
-    max_offsets = _positive(params, "maxoffsetspertrigger")
+    min_offsets = positive_option(params, "minoffsetspertrigger")
+    max_offsets = positive_option(params, "maxoffsetspertrigger")
     if min_offsets is not None and max_offsets is not None and min_offsets > max_offsets:
         raise ValueError(
             f"The value of minOffsetPerTrigger({min_offsets}) is higher than the "
@@ -225,16 +216,16 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         starting=starting,
         ending=ending,
         starting_by_timestamp_strategy=strategy,
-        fail_on_data_loss=_boolean(params, "failondataloss", True),
-        include_headers=_boolean(params, "includeheaders", False),
-        min_partitions=_positive(params, "minpartitions", "minPartitions must be positive"),
-        max_records_per_partition=_positive(
+        fail_on_data_loss=boolean_option(params, "failondataloss", True),
+        include_headers=boolean_option(params, "includeheaders", False),
+        min_partitions=positive_option(params, "minpartitions", "minPartitions must be positive"),
+        max_records_per_partition=positive_option(
             params, "maxrecordsperpartition", "maxrecordsperpartition must be positive"
         ),
         max_offsets_per_trigger=max_offsets,
         min_offsets_per_trigger=min_offsets,
-        max_trigger_delay_ms=_duration_ms(params.get("maxtriggerdelay", "15m"), "maxTriggerDelay"),
-        poll_timeout_ms=_positive(params, "kafkaconsumer.polltimeoutms") or 120_000,
+        max_trigger_delay_ms=duration_ms(params.get("maxtriggerdelay", "15m"), "maxTriggerDelay"),
+        poll_timeout_ms=positive_option(params, "kafkaconsumer.polltimeoutms") or 120_000,
         group_id_prefix=params.get("groupidprefix", "spark-kafka-source"),
         reader=reader,
         token_login=token_login,
@@ -245,9 +236,9 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     params = {key.lower(): value for key, value in options.items()}
     _reject_unknown(params, _SINK_KEYS)
     topic = params.get("topic")
-    kafka_params, token_login = _kafka_params(params, for_producer=True)
+    kafka_params, token_login = kafka_client_settings(params, for_producer=True)
     prefix = params.get("transactionalidprefix", "").strip() or None
-    exactly_once = _boolean(params, "exactlyonce", False)
+    exactly_once = boolean_option(params, "exactlyonce", False)
     batch_id = params.get("batchid")
     if exactly_once and prefix is None:
         raise ValueError("exactlyOnce=true needs the option 'transactionalIdPrefix' (one per query)")
@@ -282,61 +273,6 @@ def _reject_unknown(params: Mapping[str, str], known: set[str]) -> None:
             f"Unknown option(s) for the odradek format: {', '.join(unknown)}. "
             f"Known options: kafka.*, {', '.join(sorted(known))}."
         )
-
-
-def _kafka_params(params: Mapping[str, str], *, for_producer: bool) -> tuple[dict[str, str], bool]:
-    """The Kafka client settings in librdkafka's names, and whether the login is a delegation token's."""
-    kafka = {key[len("kafka.") :]: value for key, value in params.items() if key.startswith("kafka.")}
-    if for_producer:
-        for name, what in (("key.serializer", "keys"), ("value.serializer", "values")):
-            if name in kafka:
-                raise ValueError(
-                    f"Kafka option '{name}' is not supported as {what} are serialized with "
-                    "ByteArraySerializer."
-                )
-    else:
-        if "auto.offset.reset" in kafka:
-            raise ValueError(_AUTO_OFFSET_RESET_MESSAGE)
-        for name, what in (("key.deserializer", "keys"), ("value.deserializer", "values")):
-            if name in kafka:
-                raise ValueError(
-                    f"Kafka option '{name}' is not supported as {what} are deserialized as byte arrays with "
-                    f"ByteArrayDeserializer. Use DataFrame operations to explicitly deserialize the {what}."
-                )
-        for name in ("enable.auto.commit", "interceptor.classes"):
-            if name in kafka:
-                raise ValueError(f"Kafka option '{name}' is not supported")
-    if "bootstrap.servers" not in kafka:
-        role = "producer" if for_producer else "consumer"
-        raise ValueError(f"Option 'kafka.bootstrap.servers' must be specified for configuring Kafka {role}")
-    token_login = take_token_login(kafka)
-    config = librdkafka_security(kafka)
-    if token_login:
-        _check_token_settings(config)
-    return config, token_login
-
-
-def _check_token_settings(config: Mapping[str, str]) -> None:
-    """A token's login connects through odradek's own client only, which reads the connection's
-    security settings and nothing else: any other Kafka option would be ignored, so it is refused."""
-    unsupported = sorted(k for k in config if k not in SETTINGS and k != "bootstrap.servers")
-    if unsupported:
-        raise ValueError(
-            f"Kafka option(s) {', '.join(unsupported)} not supported with a delegation token login "
-            "(tokenauth=true): its connections go through odradek's own client, which reads "
-            "bootstrap.servers, security.protocol, the TLS key and trust settings, "
-            "ssl.endpoint.identification.algorithm, ssl.cipher.suites and sasl.mechanism"
-        )
-    try:
-        client_security(config, token=True)
-    except ClientSecurityError as error:
-        raise ValueError(f"Delegation token login (tokenauth=true): {error}") from None
-
-
-def token_security(params: Mapping[str, str]) -> ClientSecurity:
-    """The connections' TLS and a token's SASL login for odradek's client (made where used: an SSL
-    context does not travel to the executors)."""
-    return client_security(params, token=True)
 
 
 def _subscription(params: Mapping[str, str]) -> Subscription:
@@ -377,87 +313,3 @@ def _subscription(params: Mapping[str, str]) -> Subscription:
     except re.error as error:
         raise ValueError(f"Invalid regular expression for option 'subscribePattern': {error}") from None
     return Subscription(pattern=pattern)
-
-
-def _offset_limit(
-    params: Mapping[str, str], global_key: str, by_timestamp_key: str, offsets_key: str, default: OffsetSpec
-) -> OffsetSpec:
-    """Spark's precedence: a global timestamp, then per-partition timestamps, then offsets."""
-    if global_key in params:
-        value = params[global_key].strip()
-        try:
-            return OffsetSpec(timestamp=int(value))
-        except ValueError:
-            raise ValueError(f"Invalid value '{value}' for option '{global_key}', must be a long") from None
-    if by_timestamp_key in params:
-        return parse_timestamp_spec(params[by_timestamp_key])
-    if offsets_key in params:
-        return parse_offset_spec(params[offsets_key])
-    return default
-
-
-def _check_batch_limits(starting: OffsetSpec, ending: OffsetSpec) -> None:
-    if starting.kind == "latest":
-        raise ValueError("starting offset can't be latest for batch queries on Kafka")
-    for (topic, partition), offset in (starting.partition_offsets or {}).items():
-        if offset == -1:
-            raise ValueError(
-                f"startingOffsets for {topic}-{partition} can't be latest for batch queries on Kafka"
-            )
-    if ending.kind == "earliest":
-        raise ValueError("ending offset can't be earliest for batch queries on Kafka")
-    for (topic, partition), offset in (ending.partition_offsets or {}).items():
-        if offset == -2:
-            raise ValueError(
-                f"ending offset for {topic}-{partition} can't be earliest for batch queries on Kafka"
-            )
-    if starting.partition_offsets is not None and ending.partition_offsets is not None:
-        start_keys, end_keys = set(starting.partition_offsets), set(ending.partition_offsets)
-        if start_keys != end_keys:
-            raise ValueError(
-                "The specified start and end offsets do not have the same topic-partitions: "
-                f"start {sorted(start_keys)}, end {sorted(end_keys)}"
-            )
-        for tp, start in starting.partition_offsets.items():
-            end = ending.partition_offsets[tp]
-            if start >= 0 and end >= 0 and start > end:
-                raise ValueError(
-                    f"The specified starting offset ({start}) is greater than the ending offset ({end}) "
-                    f"for topic partition {tp[0]}-{tp[1]}"
-                )
-
-
-def _boolean(params: Mapping[str, str], key: str, default: bool) -> bool:
-    if key not in params:
-        return default
-    value = params[key].strip().lower()
-    if value not in ("true", "false"):
-        raise ValueError(f"Invalid value '{params[key]}' for option '{key}', must be true or false")
-    return value == "true"
-
-
-def _positive(params: Mapping[str, str], key: str, message: str | None = None) -> int | None:
-    if key not in params:
-        return None
-    try:
-        value = int(params[key].strip())
-    except ValueError:
-        raise ValueError(
-            f"Invalid value '{params[key]}' for option '{key}', must be a positive integer"
-        ) from None
-    if value <= 0:
-        raise ValueError(message or f"Invalid value '{value}' for option '{key}', must be a positive integer")
-    return value
-
-
-_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|min|h|d)?\s*$")
-_UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
-
-
-def _duration_ms(value: str, name: str) -> int:
-    match = _DURATION.match(value.lower())
-    if match is None:
-        raise ValueError(
-            f"Invalid value '{value}' for option '{name}', must be a duration such as 30s or 15m"
-        )
-    return int(match.group(1)) * _UNIT_MS[match.group(2)]

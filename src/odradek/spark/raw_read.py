@@ -35,8 +35,9 @@ from odradek.protocol.messages.fetch import FetchPartition, FetchRequest, FetchT
 from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from odradek.protocol.messages.response_header import ResponseHeader
 from odradek.spark.consumer_read import DataLossError, data_loss_message
+from odradek.spark.kafka_options import token_security
 from odradek.spark.offsets import EARLIEST_OFFSET
-from odradek.spark.options import SourceOptions, token_security
+from odradek.spark.options import SourceOptions
 from odradek.spark.ranges import OffsetRange
 from odradek.spark.record_decode import decode_region
 

@@ -31,7 +31,8 @@ from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, St
 from odradek.client.cluster import RequestError
 from odradek.client.producer import Producer
 from odradek.spark import exactly_once
-from odradek.spark.options import SinkOptions, token_security
+from odradek.spark.kafka_options import token_security
+from odradek.spark.options import SinkOptions
 from odradek.spark.schema import HEADER_TYPE
 from odradek.spark.security import check_connection, is_secured
 

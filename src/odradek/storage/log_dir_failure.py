@@ -10,10 +10,11 @@ the dir and calls ``on_offline``, which must be safe there (the broker wakes its
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -67,3 +68,15 @@ def is_disk_error(error: OSError) -> bool:
     """Whether a read of a segment file failing with ``error`` is its disk failing: not a descriptor
     already closed under the reader (a segment retention removed: a race, not a dir to take offline)."""
     return error.errno != errno.EBADF
+
+
+class _Closeable(Protocol):
+    def close(self) -> None: ...
+
+
+def close_quietly(segments: Iterable[_Closeable]) -> None:
+    """Close the files of a log whose dir failed (or may have): an error there is the disk's, and the
+    descriptors go all the same."""
+    for segment in segments:
+        with contextlib.suppress(OSError):
+            segment.close()

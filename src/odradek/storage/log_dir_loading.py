@@ -37,7 +37,7 @@ from odradek.storage.partition import (
     is_delete_dir_name,
     is_stray_dir_name,
 )
-from odradek.storage.stray_logs import set_aside, stray_reason
+from odradek.storage.stray_logs import StrayLogRule, set_aside
 from odradek.storage.topic_store import TopicRecord
 
 _log = logging.getLogger(__name__)
@@ -73,12 +73,13 @@ def load_log_dir(
     log_dir: Path,
     open_log: OpenLog,
     deleting: Mapping[str, uuid.UUID],
-    topics: Mapping[str, TopicRecord] | None,
+    topics: Mapping[str, TopicRecord],
+    strays: StrayLogRule,
     futures: dict[TopicPartition, Log] | None = None,
 ) -> tuple[dict[TopicPartition, Log], bool]:
     """The logs of ``log_dir``, and whether any directory was removed or set aside (the offset
-    checkpoints then name partitions that are gone). ``topics``: a single node's topic store, which
-    judges every partition directory; None for a cluster member, which learns its topics later."""
+    checkpoints then name partitions that are gone). ``topics``: the topic store's records, which
+    ``strays`` judges every partition directory by (or not: a cluster member learns its topics later)."""
     log_dir.mkdir(parents=True, exist_ok=True)
     offsets = LogDirOffsets.read(log_dir)
     logs: dict[TopicPartition, Log] = {}
@@ -96,7 +97,7 @@ def load_log_dir(
             continue
         future_of = future_dir_partition(child.name)
         if future_of is not None and futures is not None:
-            if future_of.topic in deleting or (topics is not None and future_of.topic not in topics):
+            if future_of.topic in deleting or strays.is_gone(future_of.topic, topics):
                 remove_directory(child)  # a move of a partition that is gone
                 continue
             # a replica moving here when the broker stopped: the copy resumes (log_moves.py)
@@ -119,7 +120,7 @@ def load_log_dir(
             remove_directory(renamed)
             removed = True
             continue
-        if topics is not None and (reason := stray_reason(child, tp, topics.get(tp.topic))):
+        if reason := strays.stray_reason(child, tp, topics):
             set_aside(child, tp, reason)
             removed = True
             continue

@@ -14,18 +14,20 @@ one, unless a log dir is offline at start (the current one may be there, the cop
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from odradek.storage.checkpoints import write_partition_metadata
+from odradek.storage.config import LogConfig
 from odradek.storage.errors import LogStorageError, OffsetOutOfRangeError
 from odradek.storage.fetch import FetchIsolation
 from odradek.storage.files import fsync_dir
 from odradek.storage.log import Log
 from odradek.storage.log_deletion import FileDeletionJob
-from odradek.storage.partition import TopicPartition, delete_dir_name
+from odradek.storage.log_dir_failure import LogDirFailureChannel, close_quietly
+from odradek.storage.partition import TopicPartition, delete_dir_name, future_dir_name
 from odradek.storage.segment import LogSegment
 
 _log = logging.getLogger(__name__)
@@ -40,6 +42,9 @@ class ReplicaMoves:
 
     #: The manager's current logs (a swap replaces one).
     logs: MutableMapping[TopicPartition, Log]
+    #: Opens an empty log in a directory (the manager's: its clock, events and failure channel).
+    open_log: Callable[[Path, LogConfig], Log]
+    failures: LogDirFailureChannel
     future: dict[TopicPartition, Log] = field(default_factory=dict)
     #: Kafka's preferredLogDirs: the dir an AlterReplicaLogDirs named before the replica existed here.
     preferred: dict[TopicPartition, Path] = field(default_factory=dict)
@@ -48,6 +53,38 @@ class ReplicaMoves:
         """The log dir the partition is moving to, if it is."""
         future = self.future.get(tp)
         return None if future is None else future.dir.parent
+
+    def create_future_log(self, topic: str, partition: int, log_dir: Path) -> Log:
+        """File work (a worker thread): an empty future log of the partition in ``log_dir``, starting at
+        the current log's start; ``install_future_log`` it on the loop."""
+        tp = TopicPartition(topic, partition)
+        current = self.logs.get(tp)
+        if current is None:
+            raise LogStorageError(f"{tp} has no log to move")
+        if self.failures.offline_log_dirs:
+            # as Kafka: no future log while a dir is offline (the partition may have a copy there)
+            raise LogStorageError(f"log dirs {self.failures.offline_log_dirs} are offline")
+        future = self.open_log(log_dir / future_dir_name(tp), current.config)
+        if current.topic_id is not None:
+            write_partition_metadata(future.dir, current.topic_id)
+            future.topic_id = current.topic_id
+        future.truncate_fully_and_start_at(current.log_start_offset)
+        return future
+
+    def install_future_log(self, future: Log) -> FileDeletionJob | None:
+        """On the loop: the copy into ``future`` starts (a move to another dir under way stops, its
+        future log goes: the returned job removes it). A future log whose partition went meanwhile is
+        removed (the job)."""
+        tp = future.topic_partition
+        abandoned = self.abandon(tp)
+        self.future[tp] = future
+        if tp not in self.logs:
+            return self.abandon(tp)
+        return abandoned
+
+    def cancel_move(self, topic: str, partition: int) -> FileDeletionJob | None:
+        """The partition stays where it is (AlterReplicaLogDirs back to its current dir)."""
+        return self.abandon(TopicPartition(topic, partition))
 
     def abandon(self, tp: TopicPartition) -> FileDeletionJob | None:
         """Stop moving the partition: its future log goes (a job for a worker thread)."""
@@ -63,9 +100,7 @@ class ReplicaMoves:
             # as Kafka's asyncDelete of a future log (renameDir under maybeHandleIOException): its dir
             # goes offline, the files are left there and nothing more is done with them
             failures.mark_offline(future.dir.parent, error)
-            for segment in future.segments:
-                with contextlib.suppress(OSError):
-                    segment.close()
+            close_quietly(future.segments)
             return None
         return FileDeletionJob(closing=list(future.segments), directories=[future.dir])
 

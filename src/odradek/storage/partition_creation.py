@@ -44,16 +44,17 @@ import contextlib
 import logging
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from odradek.storage.checkpoints import write_partition_metadata
 from odradek.storage.config import LogConfig
+from odradek.storage.errors import LogStorageError
 from odradek.storage.files import fsync_dir
 from odradek.storage.log import Log
 from odradek.storage.log_dir_failure import LogDirFailures
-from odradek.storage.partition import stray_dir_name
+from odradek.storage.partition import TopicPartition, stray_dir_name
 from odradek.storage.topic_store import TopicRecord, TopicStore
 
 _log = logging.getLogger(__name__)
@@ -163,3 +164,64 @@ class PartitionCreationJob:
                 self.store.delete_topic(self.record.name)
         except OSError:
             _log.exception("could not restore the topic record of %s after a failed creation", self.topic)
+
+
+@dataclass(slots=True)
+class Placement:
+    """Where the partitions a job makes go: new directories, logs of another topic id set aside, logs
+    without an id that take the job's."""
+
+    directories: dict[int, Path] = field(default_factory=dict)
+    strays: list[Log] = field(default_factory=list)
+    adopted: dict[int, Log] = field(default_factory=dict)
+
+
+def place_partitions(
+    topic: str,
+    partitions: Iterable[int],
+    topic_id: uuid.UUID | None,
+    logs: MutableMapping[TopicPartition, Log],
+    live_dirs: list[Path],
+    offline: Container[TopicPartition],
+    preferred: dict[TopicPartition, Path],
+) -> Placement:
+    """Each of ``partitions`` the topic does not have yet goes to the live log dir holding the fewest
+    partitions, or the one an AlterReplicaLogDirs named (taken from ``preferred``). A log of another
+    topic id leaves ``logs`` now (never served again) and the new one takes its directory. Raises
+    LogStorageError for an offline partition (its replica is offline until restart, as Kafka: one made
+    elsewhere would start empty) or when no log dir is online."""
+    counts = _partition_counts(live_dirs, logs)
+    placement = Placement()
+    for partition in partitions:
+        tp = TopicPartition(topic, partition)
+        existing = logs.get(tp)
+        if existing is not None:
+            if existing.matches_topic_id(topic_id):
+                continue
+            if existing.topic_id is None:
+                placement.adopted[partition] = existing
+                continue
+            placement.strays.append(logs.pop(tp))
+            placement.directories[partition] = existing.dir  # the new log takes its place
+            continue
+        if partition in placement.directories:
+            continue
+        if tp in offline:
+            raise LogStorageError(f"partition {tp.topic}-{tp.partition} is offline: its log dir failed")
+        if not counts:
+            raise LogStorageError("no log dir is online to create a partition in")
+        chosen = preferred.pop(tp, None)
+        log_dir = chosen if chosen in counts else min(counts, key=lambda d: counts[d])
+        counts[log_dir] += 1
+        placement.directories[partition] = log_dir / tp.dir_name
+    return placement
+
+
+def _partition_counts(live_dirs: list[Path], logs: Mapping[TopicPartition, Log]) -> dict[Path, int]:
+    """Partitions per live log dir (with one dir, no counting: it gets every partition anyway)."""
+    counts = dict.fromkeys(live_dirs, 0)
+    if len(counts) > 1:
+        for existing in logs.values():
+            if existing.dir.parent in counts:
+                counts[existing.dir.parent] += 1
+    return counts

@@ -2,17 +2,21 @@
 
 Kafka reads the topic id in ``partition.metadata`` and, in KRaft mode, renames a log the metadata does
 not know (or knows under another topic id) ``<topic>-<partition>.<uuid>-stray``: never served, never
-removed, kept for the operator. A single-node ``LogManager`` knows every topic from its topic store, as
-a KRaft broker does from its metadata image, so its start-up sets such directories aside here, before
-opening them. A cluster member learns its topics from the controller: ``LogManager.prepare_partitions``
-sets aside a loaded log of another topic id when a LeaderAndIsr asks for the partition.
+removed, kept for the operator. Who judges at start-up is a ``StrayLogRule`` the log manager is given by
+whoever knows the broker's mode (``server/log_dirs.py``): a single node knows every topic from its topic
+store, as a KRaft broker does from its metadata image (``JudgedByTopicStore``), so its start-up sets such
+directories aside here, before opening them. A cluster member learns its topics from the controller
+(``JudgedByLeaderAndIsr``): ``LogManager.prepare_partitions`` sets aside a loaded log of another topic id
+when a LeaderAndIsr asks for the partition.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 from odradek.storage.checkpoints import CheckpointFormatError, read_partition_metadata, unreadable_checkpoint
 from odradek.storage.errors import LogDirReadError, LogStorageError
@@ -27,6 +31,52 @@ from odradek.storage.partition import (
 from odradek.storage.topic_store import TopicRecord
 
 _log = logging.getLogger(__name__)
+
+
+class StrayLogRule(Protocol):
+    """Which partition directories found at start-up are not the partitions they are named after."""
+
+    def check_log_dirs(self, log_dirs: list[Path]) -> None:
+        """Before any log is loaded: raise LogStorageError if the live ``log_dirs`` cannot be judged."""
+
+    def stray_reason(
+        self, directory: Path, tp: TopicPartition, topics: Mapping[str, TopicRecord]
+    ) -> str | None:
+        """Why ``directory`` is not partition ``tp`` of a topic known, or None (it is, or is judged later)."""
+
+    def is_gone(self, topic: str, topics: Mapping[str, TopicRecord]) -> bool:
+        """Whether ``topic`` is known to be gone (a replica's move into another log dir is then removed)."""
+
+
+class JudgedByTopicStore:
+    """A single node's rule: its topic store (``topics``) knows every topic, and must be found."""
+
+    def check_log_dirs(self, log_dirs: list[Path]) -> None:
+        check_topic_store(log_dirs)
+
+    def stray_reason(
+        self, directory: Path, tp: TopicPartition, topics: Mapping[str, TopicRecord]
+    ) -> str | None:
+        return stray_reason(directory, tp, topics.get(tp.topic))
+
+    def is_gone(self, topic: str, topics: Mapping[str, TopicRecord]) -> bool:
+        return topic not in topics
+
+
+class JudgedByLeaderAndIsr:
+    """A cluster member's rule: nothing is judged at start-up; the controller's LeaderAndIsr names the
+    topic ids later (``LogManager.prepare_partitions``)."""
+
+    def check_log_dirs(self, log_dirs: list[Path]) -> None:
+        return None
+
+    def stray_reason(
+        self, directory: Path, tp: TopicPartition, topics: Mapping[str, TopicRecord]
+    ) -> str | None:
+        return None
+
+    def is_gone(self, topic: str, topics: Mapping[str, TopicRecord]) -> bool:
+        return False
 
 
 def stray_reason(directory: Path, tp: TopicPartition, record: TopicRecord | None) -> str | None:

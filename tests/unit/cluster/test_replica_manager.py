@@ -24,6 +24,7 @@ from odradek.protocol.records import RecordBatchBuilder
 from odradek.storage.config import LogConfig
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 
 NODE = 2
 
@@ -345,14 +346,14 @@ def test_leader_and_isr_never_hands_a_log_of_another_topic_id_to_the_partition(t
     log on disk, left from a topic deleted and made again while this broker was away, was served as
     the new topic. It is set aside (`-stray`) and an empty log made, as KRaft Kafka does."""
     log_dir = tmp_path / "logs"
-    first = LogManager([log_dir], LogConfig.from_mapping({}), single_node=False)
+    first = LogManager([log_dir], LogConfig.from_mapping({}), strays=JudgedByLeaderAndIsr())
     old_id, new_id = uuid.uuid4(), uuid.uuid4()
     old = first.get_or_create_log("t", 0, topic_id=old_id)
     builder = RecordBatchBuilder(0)
     builder.append(0, None, b"old")
     old.append(bytearray(builder.build()), leader_epoch=0)
     first.shutdown()
-    logs = LogManager([log_dir], LogConfig.from_mapping({}), single_node=False)
+    logs = LogManager([log_dir], LogConfig.from_mapping({}), strays=JudgedByLeaderAndIsr())
     logs.startup()
     try:
         replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)

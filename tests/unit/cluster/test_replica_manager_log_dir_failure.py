@@ -19,6 +19,7 @@ from odradek.protocol.records import RecordBatchBuilder
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import LogStorageError
 from odradek.storage.log_manager import LogManager
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 
 NODE = 2
 
@@ -38,7 +39,9 @@ def _state(partition: int, leader: int, epoch: int) -> PartitionLeadership:
 
 @pytest.fixture
 def two_dirs(tmp_path: Path) -> Iterator[LogManager]:
-    manager = LogManager([tmp_path / "a", tmp_path / "b"], LogConfig.from_mapping({}), single_node=False)
+    manager = LogManager(
+        [tmp_path / "a", tmp_path / "b"], LogConfig.from_mapping({}), strays=JudgedByLeaderAndIsr()
+    )
     manager.startup()
     yield manager
 
@@ -102,7 +105,7 @@ def test_becoming_leader_when_the_epoch_checkpoint_cannot_be_written_answers_kaf
     two_dirs = LogManager(
         [tmp_path / "a", tmp_path / "b"],
         LogConfig.from_mapping({}),
-        single_node=False,
+        strays=JudgedByLeaderAndIsr(),
         on_log_dir_failure=failed.append,
     )
     two_dirs.startup()

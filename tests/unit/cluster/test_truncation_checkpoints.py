@@ -44,6 +44,7 @@ from odradek.storage.flush_scheduler import TruncationCheckpointJob
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 from tests.support.followers import follow, follower_appends
 from tests.support.fsync_gate import FsyncGate
 
@@ -70,7 +71,7 @@ def logs(tmp_path: Path, storage_work_due: asyncio.Event) -> Iterator[LogManager
     manager = LogManager(
         [tmp_path / "logs"],
         LogConfig.from_mapping({"segment.bytes": 300}),  # three records a segment
-        single_node=False,
+        strays=JudgedByLeaderAndIsr(),
         on_work_due=storage_work_due.set,
     )
     manager.startup()
@@ -273,7 +274,7 @@ def test_a_power_loss_after_the_appends_that_follow_a_truncation_leaves_no_hole_
                 size = segment.seek(0, os.SEEK_END)
                 segment.seek(start)
                 segment.write(bytes(size - start))
-    restarted = LogManager([crashed], logs.default_config, single_node=False)
+    restarted = LogManager([crashed], logs.default_config, strays=JudgedByLeaderAndIsr())
     restarted.startup()
     try:
         log = restarted.get_log("t", 0)

@@ -34,6 +34,7 @@ from odradek.storage.flush_scheduler import TruncationCheckpointJob
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 from tests.support.followers import follow
 from tests.support.fsync_gate import FsyncGate
 from tests.unit.cluster.test_truncation_checkpoints import NODE, _answer, _batches, _fetcher, _Leader
@@ -44,7 +45,7 @@ def logs(tmp_path: Path) -> Iterator[LogManager]:
     manager = LogManager(
         [tmp_path / "logs"],
         LogConfig.from_mapping({"segment.bytes": 300}),  # three records a segment
-        single_node=False,
+        strays=JudgedByLeaderAndIsr(),
     )
     manager.startup()
     try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from odradek.config import BROKER_CONFIGS, TOPIC_CONFIGS, BrokerConfig, parse_topic_configs
-from odradek.config.broker import refuse_unsupported_broker_configs
+from odradek.config.broker_checks import refuse_unsupported_broker_configs
 from odradek.config.topic import resolve_topic_config
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import Compression, TargetCompression

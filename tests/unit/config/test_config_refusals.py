@@ -8,7 +8,7 @@ import re
 import pytest
 
 from odradek.config import BROKER_CONFIGS, TOPIC_CONFIGS, BrokerConfig, parse_topic_configs
-from odradek.config.broker import refuse_unsupported_broker_configs
+from odradek.config.broker_checks import refuse_unsupported_broker_configs
 from odradek.config.types import ConfigError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 

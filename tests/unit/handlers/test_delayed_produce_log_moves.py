@@ -15,6 +15,7 @@ from odradek.storage.config import LogConfig
 from odradek.storage.log_manager import LogManager
 from odradek.storage.log_moves import copy_to_future
 from odradek.storage.partition import TopicPartition
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 
 NODE = 2
 
@@ -26,7 +27,9 @@ def test_an_acks_all_produce_is_acknowledged_by_the_high_watermark_of_the_log_mo
     fetches moved the new log's high watermark, never the old one's: the replicated append was answered
     REQUEST_TIMED_OUT (and retried: duplicates without idempotence). Kafka's DelayedProduce asks the
     partition's current log."""
-    logs = LogManager([tmp_path / "a", tmp_path / "b"], LogConfig.from_mapping({}), single_node=False)
+    logs = LogManager(
+        [tmp_path / "a", tmp_path / "b"], LogConfig.from_mapping({}), strays=JudgedByLeaderAndIsr()
+    )
     logs.startup()
     replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
 
@@ -53,9 +56,9 @@ def test_an_acks_all_produce_is_acknowledged_by_the_high_watermark_of_the_log_mo
         waiting = AwaitingReplicas(TopicPartition("t", 0), old, 1, 1)
 
         other = next(d for d in logs.log_dirs if d != old.dir.parent)
-        future = logs.create_future_log("t", 0, other)
-        assert logs.install_future_log(future) is None
-        while copy_to_future(old, future, 1 << 20, logs.schedule_deletion):
+        future = logs.moves.create_future_log("t", 0, other)
+        assert logs.moves.install_future_log(future) is None
+        while copy_to_future(old, future, 1 << 20, logs.deletions.schedule_deletion):
             pass
         new, _ = logs.moves.swap(TopicPartition("t", 0))
         replicas.replace_log(("t", 0), new)

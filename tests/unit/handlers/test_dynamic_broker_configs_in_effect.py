@@ -1,6 +1,6 @@
 """Dynamic broker configs that AlterConfigs accepted but the broker kept reading from its start-up
 configuration now apply at once, on a single node and in a cluster alike (both reconfigure through
-handlers.configs.reconfigure): producer.id.expiration.ms reaches every log's producer state,
+handlers/_common/config_alteration.reconfigure): producer.id.expiration.ms reaches every log's producer state,
 transaction.partition.verification.enable the local transaction coordinator, and the background jobs'
 intervals (log.cleaner.backoff.ms) are read again before each wait."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from odradek.config.broker import BrokerConfig
-from odradek.handlers.configs import reconfigure
+from odradek.handlers._common.config_alteration import reconfigure
 from odradek.server.jobs import every
 from tests.support.handler_services import HandlerBroker
 

@@ -23,6 +23,7 @@ from odradek.protocol.messages.fetch import FetchRequest
 from odradek.storage.config import LogConfig
 from odradek.storage.flush_scheduler import FlushScheduler
 from odradek.storage.log_manager import LogManager
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 from tests.support.controller_requests import Partition, leader_and_isr, update_metadata
 from tests.support.followers import follower_appends, host
 from tests.support.handler_services import HandlerBroker
@@ -62,7 +63,7 @@ class InProcessLeader:
 
 @pytest.fixture
 def follower_logs(tmp_path: Path) -> Iterator[LogManager]:
-    manager = LogManager([tmp_path / "follower"], LogConfig.from_mapping({}), single_node=False)
+    manager = LogManager([tmp_path / "follower"], LogConfig.from_mapping({}), strays=JudgedByLeaderAndIsr())
     manager.startup()
     try:
         yield manager

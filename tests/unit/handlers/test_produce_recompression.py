@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from odradek.handlers.configs import reconfigure
+from odradek.handlers._common.config_alteration import reconfigure
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from odradek.protocol.records import (

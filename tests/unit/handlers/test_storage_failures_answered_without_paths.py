@@ -47,7 +47,7 @@ async def test_topic_changes_failing_on_disk_answer_the_code_without_the_path(
     await handler_broker.create_topic("orders")
     monkeypatch.setattr(PartitionCreationJob, "run", _disk_full)
     monkeypatch.setattr(handler_broker.logs.topic_store, "save_topic", _disk_full)
-    monkeypatch.setattr(handler_broker.logs, "mark_topic_deleted", _disk_full)
+    monkeypatch.setattr(handler_broker.logs.deletions, "mark_topic_deleted", _disk_full)
     storage_error = (ErrorCode.KAFKA_STORAGE_ERROR, None)
 
     new = CreatableTopic(name="payments", num_partitions=1, replication_factor=1, assignments=[], configs=[])

@@ -11,16 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from odradek.partition.share.in_flight import AcknowledgementBatch, AcknowledgeType, Acquired, ShareLimits
 from odradek.partition.share.log_reader import LogBatch, LogChunk, read_batches
 from odradek.partition.share.manager import SharePartitionManager
 from odradek.partition.share.persister import DeliveryState, SharePartitionKey, ShareState, StateBatch
-from odradek.partition.share.share_partition import (
-    AcknowledgementBatch,
-    AcknowledgeType,
-    Acquired,
-    ShareLimits,
-    SharePartition,
-)
+from odradek.partition.share.share_partition import SharePartition
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import Record, build_record_batch
 from odradek.protocol.records.control import ControlRecordType, build_end_transaction_marker_batch

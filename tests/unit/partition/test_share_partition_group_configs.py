@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from odradek.config.broker import BrokerConfig
+from odradek.partition.share.in_flight import AcknowledgementBatch, AcknowledgeType, Acquired
 from odradek.partition.share.log_reader import read_batches
 from odradek.partition.share.manager import SharePartitionManager
 from odradek.partition.share.persister import SharePartitionKey
-from odradek.partition.share.share_partition import AcknowledgementBatch, AcknowledgeType, Acquired
 from odradek.protocol.records import Record, build_record_batch
 from odradek.protocol.records.control import ControlRecordType, build_end_transaction_marker_batch
 from odradek.storage.producer_state import AppendOrigin

@@ -50,7 +50,7 @@ def _moving(tmp_path: Path) -> tuple[LogManager, int]:
     for _ in range(30):
         log.append(batch([bytes(100 * 1024)]))
     log.roll()
-    assert manager.install_future_log(manager.create_future_log("t", 0, tmp_path / "d2")) is None
+    assert manager.moves.install_future_log(manager.moves.create_future_log("t", 0, tmp_path / "d2")) is None
     return manager, log.size_in_bytes
 
 

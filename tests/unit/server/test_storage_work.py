@@ -22,6 +22,7 @@ from odradek.storage.flush import FlushJob
 from odradek.storage.log import Log
 from odradek.storage.log_deletion import FileDeletionJob
 from odradek.storage.log_manager import LogManager
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 from tests.unit.storage.helpers import batch
 
 pytestmark = pytest.mark.timeout(60)
@@ -54,7 +55,7 @@ def test_the_storage_task_logs_a_failed_job_and_runs_the_others_and_later_ones(
 ) -> None:
     async def main() -> None:
         due = asyncio.Event()
-        manager = LogManager([tmp_path], CONFIG, single_node=False, on_work_due=due.set)
+        manager = LogManager([tmp_path], CONFIG, strays=JudgedByLeaderAndIsr(), on_work_due=due.set)
         task = asyncio.create_task(
             run_storage_work(manager.flushes, TruncationCheckpoints(manager.flushes), due)
         )
@@ -88,7 +89,7 @@ def test_the_file_deletion_task_logs_a_failed_deletion_and_deletes_what_comes_du
 ) -> None:
     async def main() -> None:
         manager = LogManager(
-            [tmp_path], LogConfig(segment_bytes=300, file_delete_delay_ms=0), single_node=False
+            [tmp_path], LogConfig(segment_bytes=300, file_delete_delay_ms=0), strays=JudgedByLeaderAndIsr()
         )
         log = manager.get_or_create_log("t", 0)
         task = asyncio.create_task(run_file_deletions(manager, interval_s=0.01))
@@ -96,12 +97,12 @@ def test_the_file_deletion_task_logs_a_failed_deletion_and_deletes_what_comes_du
             with monkeypatch.context() as patch:
                 patch.setattr(FileDeletionJob, "run", _failing("the deletion failed"))
                 _roll(log)
-                manager.schedule_deletion(log.truncate_to(0), 0)
+                manager.deletions.schedule_deletion(log.truncate_to(0), 0)
                 await _until(lambda: "the deletion failed" in caplog.text, "the failed deletion logged")
             assert not task.done()
             _roll(log)
             removed = log.truncate_to(0)
-            manager.schedule_deletion(removed, 0)
+            manager.deletions.schedule_deletion(removed, 0)
             await _until(lambda: not any(s.log_path.exists() for s in removed), "the segments deleted")
         finally:
             task.cancel()

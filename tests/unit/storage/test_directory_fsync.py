@@ -94,20 +94,20 @@ def test_a_topic_deletion_whose_log_dir_fsync_failed_keeps_its_mark_and_takes_th
     manager.startup()
     manager.save_topic("gone", uuid.uuid4(), 1)
     manager.get_or_create_log("gone", 0).append(batch([b"x"]))
-    manager.mark_topic_deleted("gone")
-    job = manager.take_topic_deletion("gone")
+    manager.deletions.mark_topic_deleted("gone")
+    job = manager.deletions.take_topic_deletion("gone")
     failed = _failing_directory_fsyncs(monkeypatch, errno.EIO)
     job.run()  # logs the failure, raises nothing
-    manager.complete_topic_deletion(job)
-    assert failed and manager.is_topic_being_deleted("gone")
+    manager.deletions.complete_topic_deletion(job)
+    assert failed and manager.deletions.is_topic_being_deleted("gone")
     assert manager.topic_store.deleting() != {}
     monkeypatch.undo()
     assert manager.offline_log_dirs == [tmp_path / "data"]
-    assert manager.unfinished_topic_deletions() == []
+    assert manager.deletions.unfinished_topic_deletions() == []
     manager.shutdown()
     again = LogManager([tmp_path / "data"], LogConfig(), clock=FakeClock())
     again.startup()
-    assert not again.is_topic_being_deleted("gone") and again.get_log("gone", 0) is None
+    assert not again.deletions.is_topic_being_deleted("gone") and again.get_log("gone", 0) is None
 
 
 def test_a_cleaning_whose_directory_fsync_failed_leaves_no_swap_file_behind(

@@ -43,12 +43,13 @@ def test_deleted_partition_with_unwritten_index_entries_is_removed_after_the_del
     clock = FakeClock()
     manager = _manager(tmp_path, clock, file_delete_delay_ms=1000, index_interval_bytes=50)
     _topic(manager, "gone")
-    assert manager.delete_topic("gone")
+    assert manager.deletions.delete_topic("gone")
     renamed = [name for name in _children(manager) if is_delete_dir_name(name)]
     assert len(renamed) == 2 and all(name.startswith("gone-") for name in renamed)
 
     clock.advance(1000)
-    manager.take_file_deletions().run()  # raised FileNotFoundError: the index reopened at the old path
+    # raised FileNotFoundError: the index reopened at the old path
+    manager.deletions.take_file_deletions().run()
     assert _children(manager) == []
 
 
@@ -61,11 +62,11 @@ def test_retention_still_works_for_other_topics_after_a_deletion(tmp_path: Path)
     _topic(manager, "kept", partitions=1)
     kept = manager.get_log("kept", 0)
     assert kept is not None and len(kept.segments) > 2
-    manager.delete_topic("gone")
+    manager.deletions.delete_topic("gone")
 
     clock.advance(60_000)
     assert manager.cleanup_logs() > 0
-    manager.take_file_deletions().run()
+    manager.deletions.take_file_deletions().run()
     assert kept.log_start_offset == kept.log_end_offset
     assert not [p for p in kept.dir.iterdir() if p.name.endswith(".deleted")]
     assert _children(manager) == ["kept-0"]
@@ -75,7 +76,7 @@ def test_shutdown_right_after_a_deletion_is_clean(tmp_path: Path) -> None:
     clock = FakeClock()
     manager = _manager(tmp_path, clock, file_delete_delay_ms=60_000, index_interval_bytes=50)
     _topic(manager, "gone")
-    manager.delete_topic("gone")
+    manager.deletions.delete_topic("gone")
     manager.shutdown()  # raised FileNotFoundError before writing the marker
     assert (manager.log_dirs[0] / CLEAN_SHUTDOWN_MARKER).exists()
     assert _children(manager) == []
@@ -85,14 +86,14 @@ def test_249_character_topic_is_deleted_into_a_255_byte_directory_name(tmp_path:
     clock = FakeClock()
     manager = _manager(tmp_path, clock, file_delete_delay_ms=0, index_interval_bytes=50)
     _topic(manager, LONGEST_TOPIC, partitions=11, records=3)
-    assert manager.delete_topic(LONGEST_TOPIC)  # the rename failed: file name too long
+    assert manager.deletions.delete_topic(LONGEST_TOPIC)  # the rename failed: file name too long
     names = _children(manager)
     assert len(names) == 11 and all(is_delete_dir_name(name) and len(name) <= 255 for name in names)
     assert {name.rsplit(".", 1)[0].rsplit("-", 1)[1] for name in names} == {str(p) for p in range(11)}
     clock.advance(1)
-    manager.take_file_deletions().run()
+    manager.deletions.take_file_deletions().run()
     assert _children(manager) == []
-    assert LONGEST_TOPIC not in manager.load_topics()
+    assert LONGEST_TOPIC not in manager.topic_store.load_topics()
 
 
 def test_delete_dir_name_keeps_the_topic_whole_when_it_fits() -> None:
@@ -107,7 +108,7 @@ def test_checkpoints_forget_a_deleted_topic(tmp_path: Path) -> None:
     _topic(manager, "gone")
     _topic(manager, "kept", partitions=1)
     manager.flushes.prepare_checkpoint().run()
-    manager.delete_topic("gone")
+    manager.deletions.delete_topic("gone")
     # A topic created again under the name must not inherit these offsets after a crash.
     offsets = read_offset_checkpoint(manager.log_dirs[0] / RECOVERY_POINT_CHECKPOINT)
     assert set(offsets) == {TopicPartition("kept", 0)}
@@ -117,7 +118,7 @@ def test_a_checkpoint_captured_before_a_deletion_does_not_bring_the_topic_back(t
     manager = _manager(tmp_path, FakeClock(), index_interval_bytes=50)
     _topic(manager, "gone")
     periodic = manager.flushes.prepare_checkpoint()  # captured on the loop, still waiting for its thread
-    manager.delete_topic("gone")
+    manager.deletions.delete_topic("gone")
     periodic.run()
     assert read_offset_checkpoint(manager.log_dirs[0] / RECOVERY_POINT_CHECKPOINT) == {}
 
@@ -127,12 +128,12 @@ def test_crash_after_the_mark_is_finished_at_startup(tmp_path: Path) -> None:
     manager = _manager(tmp_path, clock, index_interval_bytes=50)
     _topic(manager, "gone", partitions=3)
     _topic(manager, "kept", partitions=1)
-    assert manager.mark_topic_deleted("gone")  # step 1, then the process dies
+    assert manager.deletions.mark_topic_deleted("gone")  # step 1, then the process dies
 
     again = _manager(tmp_path, clock)
     assert _children(again) == ["kept-0"]
     assert set(again.logs) == {TopicPartition("kept", 0)}
-    assert set(again.load_topics()) == {"kept"} and again.topic_store.deleting() == {}
+    assert set(again.topic_store.load_topics()) == {"kept"} and again.topic_store.deleting() == {}
 
 
 def test_crash_after_some_renames_is_finished_at_startup(
@@ -141,8 +142,8 @@ def test_crash_after_some_renames_is_finished_at_startup(
     clock = FakeClock()
     manager = _manager(tmp_path, clock, index_interval_bytes=50)
     _topic(manager, "gone", partitions=3)
-    manager.mark_topic_deleted("gone")
-    job = manager.take_topic_deletion("gone")
+    manager.deletions.mark_topic_deleted("gone")
+    job = manager.deletions.take_topic_deletion("gone")
     _fail_renames_of(monkeypatch, "gone-2")
     job.run()  # gone-0 and gone-1 renamed, gone-2 not (its dir taken offline): then the process dies
     assert sum(is_delete_dir_name(name) for name in _children(manager)) == 2
@@ -151,7 +152,7 @@ def test_crash_after_some_renames_is_finished_at_startup(
 
     again = _manager(tmp_path, clock)
     assert _children(again) == [] and again.logs == {}
-    assert again.load_topics() == {} and again.topic_store.deleting() == {}
+    assert again.topic_store.load_topics() == {} and again.topic_store.deleting() == {}
 
 
 def test_a_failed_rename_takes_the_log_dir_offline_and_blocks_the_name_until_the_next_start(
@@ -163,18 +164,18 @@ def test_a_failed_rename_takes_the_log_dir_offline_and_blocks_the_name_until_the
     clock = FakeClock()
     manager = _manager(tmp_path, clock, index_interval_bytes=50, file_delete_delay_ms=0)
     _topic(manager, "gone", partitions=2)
-    manager.mark_topic_deleted("gone")
-    job = manager.take_topic_deletion("gone")
+    manager.deletions.mark_topic_deleted("gone")
+    job = manager.deletions.take_topic_deletion("gone")
     _fail_renames_of(monkeypatch, "gone-0")
     job.run()  # logs the failure, raises nothing
-    manager.complete_topic_deletion(job)
+    manager.deletions.complete_topic_deletion(job)
     monkeypatch.undo()
     assert manager.offline_log_dirs == [tmp_path / "data"]
-    assert manager.is_topic_being_deleted("gone")
-    assert manager.unfinished_topic_deletions() == []
+    assert manager.deletions.is_topic_being_deleted("gone")
+    assert manager.deletions.unfinished_topic_deletions() == []
 
     again = _manager(tmp_path, clock)
-    assert _children(again) == [] and not again.is_topic_being_deleted("gone")
+    assert _children(again) == [] and not again.deletions.is_topic_being_deleted("gone")
 
 
 def test_a_failing_file_deletion_does_not_stop_the_others(
@@ -186,8 +187,8 @@ def test_a_failing_file_deletion_does_not_stop_the_others(
     _topic(manager, "b", partitions=1)
     a, b = manager.get_log("a", 0), manager.get_log("b", 0)
     assert a is not None and b is not None
-    manager.delete_topic("a")
-    manager.delete_topic("b")
+    manager.deletions.delete_topic("a")
+    manager.deletions.delete_topic("b")
     real_close = os.close
     broken = a.segments[0].fd
 
@@ -198,7 +199,7 @@ def test_a_failing_file_deletion_does_not_stop_the_others(
 
     monkeypatch.setattr(os, "close", close)
     clock.advance(1)
-    manager.take_file_deletions().run()  # a's close fails: logged, b still goes
+    manager.deletions.take_file_deletions().run()  # a's close fails: logged, b still goes
     monkeypatch.undo()
     assert _children(manager) == []
     assert b.segments[0].closed
@@ -221,7 +222,7 @@ def test_a_segment_that_cannot_be_renamed_is_still_removed_and_retention_goes_on
     manager.cleanup_logs()  # raised PermissionError: b's retention never ran, a's segments leaked
     monkeypatch.undo()
     assert a.log_start_offset == a.log_end_offset and b.log_start_offset == b.log_end_offset
-    manager.take_file_deletions().run()
+    manager.deletions.take_file_deletions().run()
     assert stuck.closed and not stuck.log_path.exists()
     assert sorted(p.name for p in a.dir.iterdir() if p.name.endswith((".log", ".deleted"))) == [
         a.active_segment.log_path.name

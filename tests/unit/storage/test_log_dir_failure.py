@@ -18,6 +18,7 @@ from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.segment import LogSegment
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr, JudgedByTopicStore, StrayLogRule
 
 from .helpers import FakeClock, batch, led_alone
 
@@ -307,10 +308,14 @@ def test_a_log_dir_failing_at_shutdown_leaves_the_others_closed_cleanly(tmp_path
     assert second.active_segment.closed
 
 
+def _strays(single_node: bool) -> StrayLogRule:
+    return JudgedByTopicStore() if single_node else JudgedByLeaderAndIsr()
+
+
 def _two_dirs_with_a_partition_each(tmp_path: Path, single_node: bool) -> tuple[Path, Path]:
     """Two log dirs, ``t-0`` in the first and ``t-1`` in the second, one record each, shut down."""
     manager = LogManager(
-        [tmp_path / "d1", tmp_path / "d2"], LogConfig(), clock=FakeClock(), single_node=single_node
+        [tmp_path / "d1", tmp_path / "d2"], LogConfig(), clock=FakeClock(), strays=_strays(single_node)
     )
     manager.startup()
     manager.save_topic("t", uuid.uuid4(), 2)
@@ -328,7 +333,7 @@ def _start_again(tmp_path: Path, failed: list[Path], single_node: bool) -> LogMa
         [tmp_path / "d1", tmp_path / "d2"],
         LogConfig(),
         clock=FakeClock(),
-        single_node=single_node,
+        strays=_strays(single_node),
         on_log_dir_failure=failed.append,
     )
     manager.startup()
@@ -414,25 +419,25 @@ def test_a_topic_deletion_whose_rename_fails_takes_the_log_dir_offline_instead_o
     manager.save_topic("gone", uuid.uuid4(), 2)
     first = manager.get_or_create_log("gone", 0)
     second = manager.get_or_create_log("gone", 1)
-    manager.mark_topic_deleted("gone")
-    job = manager.take_topic_deletion("gone")
+    manager.deletions.mark_topic_deleted("gone")
+    job = manager.deletions.take_topic_deletion("gone")
     _failing_renames_in(monkeypatch, second.dir.parent)
     job.run()  # raises nothing
-    manager.complete_topic_deletion(job)
+    manager.deletions.complete_topic_deletion(job)
     monkeypatch.undo()
 
     assert failed == [second.dir.parent]
-    assert manager.unfinished_topic_deletions() == []  # not retried in the failed dir
+    assert manager.deletions.unfinished_topic_deletions() == []  # not retried in the failed dir
     assert not first.dir.exists() or first.dir.name.endswith("-delete")
     assert second.segments[0].closed  # its files are let go with the dir
     # the mark stays: the next start finishes the deletion in the dir, if it is back
-    assert manager.is_topic_being_deleted("gone")
+    assert manager.deletions.is_topic_being_deleted("gone")
     manager.handle_log_dir_failure(second.dir.parent)
     manager.shutdown()
     again = LogManager([tmp_path / "d1", tmp_path / "d2"], LogConfig(), clock=FakeClock())
     again.startup()
     assert not (second.dir.parent / "gone-1").exists()
-    assert not again.is_topic_being_deleted("gone")
+    assert not again.deletions.is_topic_being_deleted("gone")
 
 
 def test_a_partition_deletion_whose_rename_fails_takes_the_log_dir_offline_and_the_partition_with_it(
@@ -444,12 +449,12 @@ def test_a_partition_deletion_whose_rename_fails_takes_the_log_dir_offline_and_t
     manager = _two_dirs(tmp_path, failed)
     manager.get_or_create_log("t", 0)
     second = manager.get_or_create_log("t", 1)
-    job = manager.take_partition_deletion("t", [0, 1])
+    job = manager.deletions.take_partition_deletion("t", [0, 1])
     _failing_renames_in(monkeypatch, second.dir.parent)
     job.run()
     monkeypatch.undo()
     manager.handle_log_dir_failure(second.dir.parent)  # the failure handled before the completion
-    manager.complete_partition_deletion(job)
+    manager.deletions.complete_partition_deletion(job)
 
     assert failed == [second.dir.parent]
     assert manager.get_log("t", 1) is None and manager.get_log("t", 0) is None
@@ -478,7 +483,7 @@ def test_a_file_deletion_that_cannot_remove_a_segment_takes_its_log_dir_offline(
         real_unlink(path, *args, **kwargs)  # type: ignore[arg-type]
 
     manager.clock.advance(60_001)  # type: ignore[attr-defined]
-    job = manager.take_file_deletions()
+    job = manager.deletions.take_file_deletions()
     assert job.segments
     monkeypatch.setattr(os, "unlink", unlink)
     job.run()

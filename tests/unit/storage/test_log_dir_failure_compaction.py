@@ -60,13 +60,13 @@ def _fail_reads_in(
 
 def _clean_all(manager: LogManager) -> None:
     """What the broker's compaction task does (run_cleaning in a worker thread)."""
-    for log, plan in manager.compaction_plans():
+    for log, plan in manager.cleaner.compaction_plans():
         try:
             result = run_cleaning(plan)
         except Exception as error:
-            manager.compaction_failed(log, plan, error)
+            manager.cleaner.compaction_failed(log, plan, error)
             continue
-        manager.complete_compaction(log, result)
+        manager.cleaner.complete_compaction(log, result)
 
 
 def _leftovers(log: Log) -> list[str]:
@@ -103,13 +103,15 @@ def test_a_cleaning_error_that_is_not_an_io_error_marks_the_partition_uncleanabl
     _clean_all(manager)
 
     assert failed == []
-    assert manager.uncleanable_partitions == {TopicPartition("c", 0)}
-    assert [log for log, _ in manager.compaction_plans()] == []  # c-0 skipped, c-1 clean
+    assert manager.cleaner.uncleanable_partitions == {TopicPartition("c", 0)}
+    assert [log for log, _ in manager.cleaner.compaction_plans()] == []  # c-0 skipped, c-1 clean
     assert second.cleaner_checkpoint == second.segments[-1].base_offset
     assert _leftovers(first) == []
     first.append(batch([(b"k", b"more")]))  # the partition still serves
-    manager.delete_log("c", 0)
-    assert manager.uncleanable_partitions == set()  # forgotten with the log (maintainUncleanablePartitions)
+    manager.deletions.delete_log("c", 0)
+    assert (
+        manager.cleaner.uncleanable_partitions == set()
+    )  # forgotten with the log (maintainUncleanablePartitions)
 
 
 def test_a_failure_in_a_later_group_leaves_no_swap_file_of_an_earlier_one(
@@ -122,7 +124,7 @@ def test_a_failure_in_a_later_group_leaves_no_swap_file_of_an_earlier_one(
     manager = _manager(tmp_path, failed)
     manager.save_topic("c", TOPIC_ID, 2, {**COMPACT, "segment.bytes": 150})  # one group per segment
     log = _dirty(manager, 0)
-    (plan_log, plan), *_ = manager.compaction_plans()
+    (plan_log, plan), *_ = manager.cleaner.compaction_plans()
     assert plan_log is log and len(plan.segments) > 2
     read_bytes = LogSegment.read_bytes
     last = plan.segments[-1]
@@ -146,7 +148,7 @@ def test_an_io_error_swapping_the_cleaned_segments_in_takes_the_log_dir_offline(
     failed: list[Path] = []
     manager = _manager(tmp_path, failed)
     log = _dirty(manager, 0)
-    (_, plan), *_ = manager.compaction_plans()
+    (_, plan), *_ = manager.cleaner.compaction_plans()
     result = run_cleaning(plan)
     change_suffix = LogSegment.change_suffix
 
@@ -157,7 +159,7 @@ def test_an_io_error_swapping_the_cleaned_segments_in_takes_the_log_dir_offline(
 
     monkeypatch.setattr(LogSegment, "change_suffix", failing)
     with pytest.raises(LogStorageError):
-        manager.complete_compaction(log, result)
+        manager.cleaner.complete_compaction(log, result)
     assert failed == [log.dir.parent]
 
 
@@ -170,14 +172,14 @@ def test_a_cleaning_whose_segments_retention_closed_meanwhile_is_let_go_with_the
     failed: list[Path] = []
     manager = _manager(tmp_path, failed)
     log = _dirty(manager, 0)
-    (_, plan), *_ = manager.compaction_plans()
+    (_, plan), *_ = manager.cleaner.compaction_plans()
     for segment in plan.segments[:2]:
         segment.close()  # what retention's file deletion does once file.delete.delay.ms has passed
     with pytest.raises(OSError) as raised:
         run_cleaning(plan)
-    manager.compaction_failed(log, plan, raised.value)
+    manager.cleaner.compaction_failed(log, plan, raised.value)
     assert failed == []
-    assert manager.uncleanable_partitions == set()
+    assert manager.cleaner.uncleanable_partitions == set()
     assert _leftovers(log) == []
 
 
@@ -192,7 +194,7 @@ def test_a_swap_file_a_failed_cleaning_cannot_remove_takes_the_log_dir_offline(
     manager = _manager(tmp_path, failed)
     manager.save_topic("c", TOPIC_ID, 2, {**COMPACT, "segment.bytes": 150})  # one group per segment
     log = _dirty(manager, 0)
-    (_, plan), *_ = manager.compaction_plans()
+    (_, plan), *_ = manager.cleaner.compaction_plans()
     read_bytes = LogSegment.read_bytes
     last = plan.segments[-1]
 

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from odradek.storage import log_loader
 from odradek.storage.checkpoints import read_offset_checkpoint, read_partition_metadata
 from odradek.storage.cleaner import run_cleaning
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import LogStorageError
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
-from odradek.storage.segment import LogSegment
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 
 from .helpers import FakeClock, batch, led_alone, read_records, values
 
@@ -38,7 +39,7 @@ def test_topics_and_their_configs_survive_restart(tmp_path: Path) -> None:
     manager.shutdown()
 
     again = _manager(tmp_path, clock)
-    topics = again.load_topics()
+    topics = again.topic_store.load_topics()
     assert topics["orders"].topic_id == topic_id and topics["orders"].partitions == 2
     reloaded = again.get_log("orders", 0)
     assert reloaded is not None and reloaded.config.compact
@@ -59,13 +60,13 @@ def test_delete_log_renames_then_removes_after_delay(tmp_path: Path) -> None:
     log.append(batch())
     region = log.read(0, 100).regions[0]
     parent = log.dir.parent
-    assert manager.delete_log("gone", 0)
+    assert manager.deletions.delete_log("gone", 0)
     (renamed,) = [p for p in parent.iterdir() if p.name.startswith("gone-0.")]
     assert renamed.name.endswith("-delete") and len(renamed.name) == len("gone-0.") + 32 + len("-delete")
     assert region.read()  # an in-flight read still works
-    assert manager.take_file_deletions().directories == []
+    assert manager.deletions.take_file_deletions().directories == []
     clock.advance(1000)
-    manager.take_file_deletions().run()
+    manager.deletions.take_file_deletions().run()
     assert not renamed.exists()
     assert manager.get_log("gone", 0) is None
 
@@ -75,9 +76,9 @@ def test_delete_topic_removes_metadata_and_logs(tmp_path: Path) -> None:
     manager.save_topic("t", uuid.uuid4(), 2)
     for p in range(2):
         manager.get_or_create_log("t", p)
-    assert manager.delete_topic("t")
-    manager.take_file_deletions().run()
-    assert manager.logs == {} and manager.load_topics() == {}
+    assert manager.deletions.delete_topic("t")
+    manager.deletions.take_file_deletions().run()
+    assert manager.logs == {} and manager.topic_store.load_topics() == {}
 
 
 def test_checkpoints_are_kafka_files_and_clean_shutdown_skips_recovery(
@@ -101,7 +102,7 @@ def test_checkpoints_are_kafka_files_and_clean_shutdown_skips_recovery(
     def no_recovery(*args: object, **kwargs: object) -> int:
         raise AssertionError("recovery ran after a clean shutdown")
 
-    monkeypatch.setattr(LogSegment, "recover", no_recovery)
+    monkeypatch.setattr(log_loader, "recover", no_recovery)
     again = _manager(tmp_path, clock)
     monkeypatch.undo()
     reloaded = again.get_log("t", 0)
@@ -133,10 +134,10 @@ def test_retention_and_compaction_jobs(tmp_path: Path) -> None:
     assert manager.cleanup_logs() > 0
     deleted = [p for p in log.dir.iterdir() if p.name.endswith(".deleted")]
     assert deleted
-    manager.take_file_deletions().run()
+    manager.deletions.take_file_deletions().run()
     assert all(p.exists() for p in deleted)  # file.delete.delay.ms not yet passed
     clock.advance(500)
-    manager.take_file_deletions().run()
+    manager.deletions.take_file_deletions().run()
     assert not any(p.exists() for p in deleted)
 
     manager.save_topic("c", uuid.uuid4(), 1, {"cleanup.policy": "compact"})
@@ -144,9 +145,9 @@ def test_retention_and_compaction_jobs(tmp_path: Path) -> None:
     for i in range(10):
         compacted.append(batch([(b"k", b"v%d" % i)]))
     compacted.roll()
-    plans = manager.compaction_plans()
+    plans = manager.cleaner.compaction_plans()
     assert [log for log, _ in plans] == [compacted]
-    manager.complete_compaction(compacted, run_cleaning(plans[0][1]))
+    manager.cleaner.complete_compaction(compacted, run_cleaning(plans[0][1]))
     assert values(read_records(compacted)) == [b"v9"]
     flushes = manager.flushes.prepare_flushes()
     for _, job in flushes:
@@ -168,7 +169,7 @@ def test_a_cluster_member_checkpoints_high_watermarks_alone_as_they_move(tmp_pat
     """replica.high.watermark.checkpoint.interval.ms writes replication-offset-checkpoint only: a
     follower's high watermark lags its log end, and the recovery points keep their own interval."""
     manager = LogManager(
-        [tmp_path / "d1", tmp_path / "d2"], LogConfig(), clock=FakeClock(), single_node=False
+        [tmp_path / "d1", tmp_path / "d2"], LogConfig(), clock=FakeClock(), strays=JudgedByLeaderAndIsr()
     )
     manager.startup()
     try:

@@ -19,20 +19,24 @@ from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.log_moves import copy_to_future
 from odradek.storage.partition import TopicPartition
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 
 from .helpers import FakeClock, batch, read_records, values
 
 
 def _manager(tmp_path: Path) -> LogManager:
     manager = LogManager(
-        [tmp_path / "d1", tmp_path / "d2"], LogConfig(segment_bytes=300), clock=FakeClock(), single_node=False
+        [tmp_path / "d1", tmp_path / "d2"],
+        LogConfig(segment_bytes=300),
+        clock=FakeClock(),
+        strays=JudgedByLeaderAndIsr(),
     )
     manager.startup()
     return manager
 
 
 def _copy_until_caught_up(manager: LogManager, current: Log, future: Log) -> None:
-    while copy_to_future(current, future, 200, manager.schedule_deletion):
+    while copy_to_future(current, future, 200, manager.deletions.schedule_deletion):
         pass
 
 
@@ -48,12 +52,12 @@ def test_a_future_log_copies_the_current_one_under_appends_and_replaces_it_with_
     for i in range(20):
         current.append(batch([f"v{i}".encode()]))
     source, target = current.dir.parent, next(d for d in manager.log_dirs if d != current.dir.parent)
-    future = manager.create_future_log("t", 0, target)
+    future = manager.moves.create_future_log("t", 0, target)
     assert re.fullmatch(r"t-0\.[0-9a-f]{32}-future", future.dir.name) and future.dir.parent == target
-    assert manager.install_future_log(future) is None
+    assert manager.moves.install_future_log(future) is None
     assert manager.moves.target(TopicPartition("t", 0)) == target
 
-    copy_to_future(current, future, 200, manager.schedule_deletion)
+    copy_to_future(current, future, 200, manager.deletions.schedule_deletion)
     for i in range(20, 30):  # produce goes on while it copies
         current.append(batch([f"v{i}".encode()]))
     _copy_until_caught_up(manager, current, future)
@@ -80,8 +84,10 @@ def test_a_truncation_of_the_current_log_truncates_its_copy(tmp_path: Path) -> N
     current = manager.get_or_create_log("t", 0)
     for i in range(10):
         current.append(batch([f"v{i}".encode()]), leader_epoch=1)
-    future = manager.create_future_log("t", 0, next(d for d in manager.log_dirs if d != current.dir.parent))
-    manager.install_future_log(future)
+    future = manager.moves.create_future_log(
+        "t", 0, next(d for d in manager.log_dirs if d != current.dir.parent)
+    )
+    manager.moves.install_future_log(future)
     _copy_until_caught_up(manager, current, future)
     current.truncate_to(6)  # a follower's log after a leader change
     current.append(batch([b"new"]), leader_epoch=2)
@@ -99,11 +105,11 @@ def test_a_move_under_way_at_start_resumes_and_one_cut_in_its_swap_is_finished(t
     futures = {}
     for log in (moving, swapped):
         target = next(d for d in manager.log_dirs if d != log.dir.parent)
-        futures[log.topic_partition] = future = manager.create_future_log(
+        futures[log.topic_partition] = future = manager.moves.create_future_log(
             "t", log.topic_partition.partition, target
         )
-        manager.install_future_log(future)
-        copy_to_future(log, future, 200, manager.schedule_deletion)
+        manager.moves.install_future_log(future)
+        copy_to_future(log, future, 200, manager.deletions.schedule_deletion)
     _copy_until_caught_up(manager, swapped, futures[TopicPartition("t", 1)])
     manager.shutdown()
     # a crash in the middle of t-1's swap: its current dir already renamed away
@@ -134,10 +140,12 @@ def test_a_copy_of_a_log_without_leader_epochs_catches_up(tmp_path: Path) -> Non
         current.append(batch([f"v{i}".encode()]))
     current.leader_epoch_cache.truncate_from_end(0)
     assert current.latest_epoch is None
-    future = manager.create_future_log("t", 0, next(d for d in manager.log_dirs if d != current.dir.parent))
-    manager.install_future_log(future)
+    future = manager.moves.create_future_log(
+        "t", 0, next(d for d in manager.log_dirs if d != current.dir.parent)
+    )
+    manager.moves.install_future_log(future)
     for _ in range(20):
-        copy_to_future(current, future, 200, manager.schedule_deletion)
+        copy_to_future(current, future, 200, manager.deletions.schedule_deletion)
     assert future.log_end_offset == current.log_end_offset == 5
 
 
@@ -154,14 +162,17 @@ def test_a_partial_copy_is_not_made_the_log_when_the_current_ones_dir_is_offline
         log.append(batch([f"v{i}".encode()]))
     source = log.dir.parent
     target = next(d for d in manager.log_dirs if d != source)
-    future = manager.create_future_log("t", 0, target)
-    manager.install_future_log(future)
-    copy_to_future(log, future, 200, manager.schedule_deletion)
+    future = manager.moves.create_future_log("t", 0, target)
+    manager.moves.install_future_log(future)
+    copy_to_future(log, future, 200, manager.deletions.schedule_deletion)
     assert 0 < future.log_end_offset < log.log_end_offset  # copied in part
     manager.shutdown()
 
     again = LogManager(
-        [tmp_path / "d1", tmp_path / "d2"], LogConfig(segment_bytes=300), clock=FakeClock(), single_node=False
+        [tmp_path / "d1", tmp_path / "d2"],
+        LogConfig(segment_bytes=300),
+        clock=FakeClock(),
+        strays=JudgedByLeaderAndIsr(),
     )
     again.failures.mark_offline(source, OSError("the disk is gone"))
     again.startup()
@@ -182,14 +193,14 @@ def test_a_deleted_partition_whose_future_log_cannot_be_renamed_takes_the_future
         [tmp_path / "d1", tmp_path / "d2"],
         LogConfig(segment_bytes=300),
         clock=FakeClock(),
-        single_node=False,
+        strays=JudgedByLeaderAndIsr(),
         on_log_dir_failure=failed.append,
     )
     manager.startup()
     current = manager.get_or_create_log("t", 0)
     target = next(d for d in manager.log_dirs if d != current.dir.parent)
-    future = manager.create_future_log("t", 0, target)
-    manager.install_future_log(future)
+    future = manager.moves.create_future_log("t", 0, target)
+    manager.moves.install_future_log(future)
     real_rename = os.rename
 
     def rename(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
@@ -198,10 +209,10 @@ def test_a_deleted_partition_whose_future_log_cannot_be_renamed_takes_the_future
         real_rename(source, destination)
 
     monkeypatch.setattr(os, "rename", rename)
-    job = manager.take_partition_deletion("t", [0])  # raised OSError
+    job = manager.deletions.take_partition_deletion("t", [0])  # raised OSError
     job.run()
     monkeypatch.undo()
-    manager.complete_partition_deletion(job)
+    manager.deletions.complete_partition_deletion(job)
     assert failed == [target]
     assert manager.future_logs == {} and manager.get_log("t", 0) is None
     assert future.segments[0].closed
@@ -223,7 +234,7 @@ def _caught_up_move(tmp_path: Path, failed: list[Path]) -> tuple[LogManager, Log
         [tmp_path / "d1", tmp_path / "d2"],
         LogConfig(segment_bytes=300),
         clock=FakeClock(),
-        single_node=False,
+        strays=JudgedByLeaderAndIsr(),
         on_log_dir_failure=failed.append,
     )
     manager.startup()
@@ -231,8 +242,8 @@ def _caught_up_move(tmp_path: Path, failed: list[Path]) -> tuple[LogManager, Log
     for i in range(5):
         current.append(batch([f"v{i}".encode()]))
     target = next(d for d in manager.log_dirs if d != current.dir.parent)
-    future = manager.create_future_log("t", 0, target)
-    manager.install_future_log(future)
+    future = manager.moves.create_future_log("t", 0, target)
+    manager.moves.install_future_log(future)
     _copy_until_caught_up(manager, current, future)
     return manager, current, future
 

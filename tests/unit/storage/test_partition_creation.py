@@ -36,7 +36,7 @@ def test_partitions_are_installed_only_on_completion_with_one_fsync_per_director
     gate = FsyncGate()
     monkeypatch.setattr(os, "fsync", gate)
     job.run()
-    assert manager.get_log("t", 0) is None and manager.load_topics()["t"] == record
+    assert manager.get_log("t", 0) is None and manager.topic_store.load_topics()["t"] == record
     assert len(manager.complete_partitions(job)) == 50
 
     log = manager.get_log("t", 7)
@@ -67,7 +67,7 @@ def test_failed_creation_removes_its_directories_and_topic_record(
     job = manager.prepare_partitions("t", range(5), record=TopicRecord("t", uuid.uuid4(), 5))
     with pytest.raises(LogStorageError, match="disk full"):  # its log dir is offline (Kafka's too)
         job.run()
-    assert "t" not in manager.load_topics()
+    assert "t" not in manager.topic_store.load_topics()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("t-")]
     assert job.logs == {} and manager.get_log("t", 0) is None
 
@@ -87,7 +87,7 @@ def test_failed_growth_restores_the_previous_partition_count(
     assert sorted(job.directories) == [2, 3, 4]
     with pytest.raises(LogStorageError):
         job.run()
-    assert manager.load_topics()["t"].partitions == 2
+    assert manager.topic_store.load_topics()["t"].partitions == 2
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("t-")) == ["t-0", "t-1"]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from odradek.protocol.records import patch_base_offset, patch_partition_leader_epoch
-from odradek.storage import log_dir_loading
+from odradek.storage import log_dir_loading, log_loader
 from odradek.storage.checkpoints import EpochEntry, read_offset_checkpoint
 from odradek.storage.config import LogConfig
 from odradek.storage.fetch import FetchIsolation
@@ -24,6 +24,7 @@ from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
 from odradek.storage.segment import LogSegment
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 from tests.support.fsync_gate import FsyncGate
 
 from .helpers import FakeClock, batch, marker, read_records, values
@@ -72,7 +73,7 @@ def test_a_truncation_has_the_recovery_point_checkpoint_rewritten_before_the_per
     clock = FakeClock()
     due: list[bool] = []
     manager = LogManager(
-        [tmp_path], CONFIG, clock=clock, single_node=False, on_work_due=lambda: due.append(True)
+        [tmp_path], CONFIG, clock=clock, strays=JudgedByLeaderAndIsr(), on_work_due=lambda: due.append(True)
     )
     log = manager.get_or_create_log("t", 0)
     for i in range(10):
@@ -101,7 +102,7 @@ def test_the_checkpoint_after_a_truncation_is_written_once_the_truncated_log_is_
     fsynced among them, under a recovery point claiming them. The leader epoch checkpoint it rewrote was
     not fsynced either (Kafka's truncateFullyAndStartAt flushes it)."""
     clock = FakeClock()
-    manager = LogManager([tmp_path], CONFIG, clock=clock, single_node=False)
+    manager = LogManager([tmp_path], CONFIG, clock=clock, strays=JudgedByLeaderAndIsr())
     log = manager.get_or_create_log("t", 0)
     for i in range(10):
         log.append_as_follower(_at_offset(batch([b"value-%02d" % i]), i, epoch=1))
@@ -133,7 +134,7 @@ def test_a_high_watermark_checkpoint_written_first_does_not_void_a_truncations_r
     writes only its own file but counted as written for all four: a truncation's checkpoint taken just
     before it and run after it was dropped, and the recovery point file kept claiming the cut offsets."""
     clock = FakeClock()
-    manager = LogManager([tmp_path], CONFIG, clock=clock, single_node=False)
+    manager = LogManager([tmp_path], CONFIG, clock=clock, strays=JudgedByLeaderAndIsr())
     log = manager.get_or_create_log("t", 0)
     for i in range(10):
         log.append_as_follower(_at_offset(batch([b"value-%02d" % i]), i, epoch=1))
@@ -158,7 +159,7 @@ def test_a_checkpoint_taken_before_a_second_truncation_leaves_the_log_unsynced(t
     """Each write covers the truncations before it was taken: one completing after the log was cut again
     vouches only for the first cut's recovery point."""
     clock = FakeClock()
-    manager = LogManager([tmp_path], CONFIG, clock=clock, single_node=False)
+    manager = LogManager([tmp_path], CONFIG, clock=clock, strays=JudgedByLeaderAndIsr())
     log = manager.get_or_create_log("t", 0)
     for i in range(10):
         log.append_as_follower(_at_offset(batch([b"value-%02d" % i]), i, epoch=1))
@@ -204,7 +205,7 @@ def test_a_roll_flush_taken_after_a_truncation_moves_the_recovery_point_only_ove
     completion), and since a flush lists only segments above the recovery point, none ever fsynced
     them: a power loss lost them under the recovery point, where start-up does not look."""
     clock = FakeClock()
-    manager = LogManager([tmp_path], CONFIG, clock=clock, single_node=False)
+    manager = LogManager([tmp_path], CONFIG, clock=clock, strays=JudgedByLeaderAndIsr())
     log = manager.get_or_create_log("t", 0)
     while len(log.segments) < 3:
         log.append(batch([b"value-%02d" % log.log_end_offset]))
@@ -412,13 +413,13 @@ def test_an_unreadable_transaction_index_has_only_its_own_segment_recovered(
     with open(damaged.txn_index.path, "r+b") as index:
         index.write(b"\x00\x07")
     recovered: list[int] = []
-    real_recover = LogSegment.recover
+    real_recover = log_loader.recover
 
     def spy(segment: LogSegment, *args: object, **kwargs: object) -> int:
         recovered.append(segment.base_offset)
         return real_recover(segment, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(LogSegment, "recover", spy)
+    monkeypatch.setattr(log_loader, "recover", spy)
     again = Log.open(
         tmp_path / "t-0", CONFIG, clock=clock, recovery_point=log.log_end_offset, had_clean_shutdown=True
     )

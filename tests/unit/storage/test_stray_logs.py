@@ -17,6 +17,7 @@ from odradek.storage.config import LogConfig
 from odradek.storage.errors import LogStorageError
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import is_stray_dir_name
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr, JudgedByTopicStore, StrayLogRule
 
 from .helpers import FakeClock, batch, led_alone
 
@@ -25,8 +26,9 @@ OLD_ID = uuid.UUID(int=1)
 NEW_ID = uuid.UUID(int=2)
 
 
-def _manager(log_dir: Path, *, single_node: bool = True) -> LogManager:
-    return LogManager([log_dir], CONFIG, clock=FakeClock(), single_node=single_node)
+def _manager(log_dir: Path, *, strays: StrayLogRule | None = None) -> LogManager:
+    """A single node's log manager (its topic store judges) unless told another rule."""
+    return LogManager([log_dir], CONFIG, clock=FakeClock(), strays=strays or JudgedByTopicStore())
 
 
 def _strays(log_dir: Path) -> list[str]:
@@ -106,10 +108,10 @@ def test_a_cluster_member_sets_aside_a_log_of_another_topic_id_when_asked_for_th
     """A cluster member knows its topics only from the controller: the log is loaded, and the first
     LeaderAndIsr naming the partition with another topic id sets it aside (as KRaft's
     findStrayReplicas) and gets an empty log; it was served as the new topic."""
-    manager = _manager(tmp_path, single_node=False)
+    manager = _manager(tmp_path, strays=JudgedByLeaderAndIsr())
     _write_records(manager, "orders", 0, OLD_ID, 4)
     manager.shutdown()
-    again = _manager(tmp_path, single_node=False)
+    again = _manager(tmp_path, strays=JudgedByLeaderAndIsr())
     again.startup()
     old = again.get_log("orders", 0)
     assert old is not None and old.topic_id == OLD_ID and not old.matches_topic_id(NEW_ID)
@@ -128,7 +130,7 @@ def test_a_cluster_member_sets_aside_a_log_of_another_topic_id_when_asked_for_th
 def test_a_log_without_partition_metadata_takes_the_topic_id_it_is_asked_for(tmp_path: Path) -> None:
     """As Kafka's UnifiedLog.assignTopicId: a log made before topic ids (none given at its creation)
     keeps its records and gets the id."""
-    manager = _manager(tmp_path, single_node=False)
+    manager = _manager(tmp_path, strays=JudgedByLeaderAndIsr())
     _write_records(manager, "orders", 0, None, 3)
     assert manager.get_log("orders", 0) is not None
     assert read_partition_metadata(tmp_path / "orders-0") is None

@@ -18,36 +18,31 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 
 from kazoo.exceptions import KazooException
-from kazoo.protocol.states import ZnodeStat
 
 from odradek.cluster.controller import (
-    alter_partition,
     broker_changes,
     events,
     features,
     isr_changes,
-    leader_elections,
-    log_dir_failures,
     producer_ids,
-    reassignment,
-    topic_changes,
     unclean,
     zk_state,
 )
 from odradek.cluster.controller.channel import ControllerChannelManager
 from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.context import ControllerContext, TopicPartition
+from odradek.cluster.controller.dispatch import process_in_term
 from odradek.cluster.controller.event_manager import ControllerEventManager
+from odradek.cluster.controller.failover import on_controller_failover
 from odradek.cluster.controller.registrations import BrokerRegistrations
 from odradek.cluster.controller.replica_assignment import ReassignmentError, ReplicaAssignment
 from odradek.cluster.controller.term import ControllerTerm
+from odradek.cluster.controller.znode_watches import ZnodeWatches
 from odradek.cluster.zookeeper import brokers, paths
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.controller_election import active_controller, elect_controller
 from odradek.cluster.zookeeper.controller_fence import ControllerFence, DeleteOp
 from odradek.cluster.zookeeper.errors import ControllerMovedError, ZooKeeperConnectionError, ZooKeeperError
-from odradek.cluster.zookeeper.log_dir_events import delete_log_dir_events, read_log_dir_events
-from odradek.cluster.zookeeper.loop_delivery import deliver_on_loop
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.leader_and_isr import LeaderAndIsrResponse
 from odradek.protocol.schema import Request, Response
@@ -66,9 +61,9 @@ class KafkaController:
         #: Set while this broker is controller: its fence, context and channels for one epoch.
         self.term: ControllerTerm | None = None
         #: Topics whose /brokers/topics/<topic> data is watched (PartitionModifications).
-        self._watched_topics: set[str] = set()
+        self._watched_topics = ZnodeWatches(zk, paths.topic, events.PartitionModifications, self.events.put)
         #: Brokers whose /brokers/ids/<id> data is watched (BrokerModification).
-        self._watched_brokers: set[int] = set()
+        self._watched_brokers = ZnodeWatches(zk, paths.broker, events.BrokerModification, self.events.put)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._rebalance_timer: asyncio.Task[None] | None = None
         self._stopped = False
@@ -281,62 +276,8 @@ class KafkaController:
             # for an answer gets NOT_CONTROLLER from _process)
             return
         else:
-            await self._dispatch_to_term(self.term, event)
-
-    async def _dispatch_to_term(self, term: ControllerTerm, event: events.ControllerEvent) -> None:
-        if isinstance(event, events.BrokerChange | events.BrokerModification):
-            # both re-read every registration: joins, departures, bounces (epochs) and new endpoints
-            await term.handle_broker_change()
-        elif isinstance(event, events.TopicChange):
-            await topic_changes.on_topic_change(term)
-        elif isinstance(event, events.PartitionModifications):
-            await topic_changes.on_partition_modifications(term, event.topic)
-        elif isinstance(event, events.TopicDeletion):
-            await topic_changes.on_topic_deletion(term)
-        elif isinstance(event, events.LogDirEventNotification):
-            await log_dir_failures.on_log_dir_event_notification(term)
-        elif isinstance(event, events.LeaderAndIsrResponseReceived):
-            await log_dir_failures.on_leader_and_isr_response(term, event.broker_id, event.response)
-        elif isinstance(event, events.ControlledShutdown):
-            result = await leader_elections.on_controlled_shutdown(term, event.broker_id, event.broker_epoch)
-            if not event.done.done():
-                event.done.set_result(result)
-        elif isinstance(event, events.ElectLeaders):
-            errors = await leader_elections.on_elect_leaders(term, event.election_type, event.partitions)
-            if not event.done.done():
-                event.done.set_result(errors)
-        elif isinstance(event, events.UncleanLeaderElectionEnable):
-            await leader_elections.online_partitions(term, term.context.partitions_without_live_leader())
-        elif isinstance(event, events.TopicUncleanLeaderElectionEnable):
-            offline = term.context.partitions_without_live_leader()
-            await leader_elections.online_partitions(term, [tp for tp in offline if tp.topic == event.topic])
-        elif isinstance(event, events.AutoPreferredReplicaLeaderElection):
-            await leader_elections.on_auto_rebalance(term)
-        elif isinstance(event, events.AlterPartitionReassignments):
-            results = await reassignment.on_alter_reassignments(
-                term, event.reassignments, event.allow_replication_factor_change
-            )
-            if not event.done.done():
-                event.done.set_result(results)
-        elif isinstance(event, events.ListPartitionReassignments):
-            if not event.done.done():
-                event.done.set_result(reassignment.list_reassignments(term, event.partitions))
-        elif isinstance(event, events.ZkPartitionReassignment):
-            await reassignment.on_zk_reassignment(term)
-        elif isinstance(event, events.PartitionReassignmentIsrChange):
-            await reassignment.on_isr_change(term, *event.partition)
-        elif isinstance(event, events.AlterPartition):
-            answer = await alter_partition.on_alter_partition(
-                term, event.broker_id, event.broker_epoch, event.changes
-            )
-            if not event.done.done():
-                event.done.set_result(answer)
-        elif isinstance(event, events.AllocateProducerIds):
-            allocated = await producer_ids.on_allocate_producer_ids(term, event.broker_id, event.broker_epoch)
-            if not event.done.done():
-                event.done.set_result(allocated)
-        else:
-            logger.warning("Controller %d does not handle %s", self.broker_id, event.name)
+            if not await process_in_term(self.term, event):
+                logger.warning("Controller %d does not handle %s", self.broker_id, event.name)
 
     # -- election and failover (reference §2) ------------------------------------------------------
 
@@ -391,37 +332,7 @@ class KafkaController:
             BrokerRegistrations(self.zk, registrations_version, context.live_brokers),
             broker_changes.on_broker_change,
         )
-        for broker_id in sorted(context.live_brokers):
-            term.open_channel(broker_id)
-        for topic in context.assignments:
-            self._watch_topic(topic)
-        # As Kafka's onControllerFailover: the notifications a previous controller left are dropped; the
-        # LeaderAndIsr sent to every replica below finds the replicas on failed log dirs anyway.
-        stale_events = await asyncio.to_thread(read_log_dir_events, self.zk)
-        await asyncio.to_thread(delete_log_dir_events, fence, sorted(stale_events))
-        # Brokers that restarted while no controller watched lead nothing and leave the ISRs they were in
-        # before they are sent anything (they may have lost their unflushed tails)
-        await broker_changes.on_restarts_no_controller_saw(term)
-        # UpdateMetadata to every live broker before any LeaderAndIsr (KafkaController.onControllerFailover)
-        term.send_update_metadata(context.live_broker_ids(), list(context.all_partitions()))
-        # Then LeaderAndIsr to every live replica of every partition with a live leader (Kafka's
-        # ReplicaStateMachine.startup): decisions the previous controller wrote but never delivered
-        # (it stopped with them queued, as in its own controlled shutdown) reach the brokers now, else
-        # a leader stays at an old epoch and refuses its followers' fetches at the new one.
-        term.send_leader_and_isr(context.partitions_with_live_leader())
-        # Brokers that died while no controller watched (the last controller among them) leave the ISRs
-        # now, before partitions without a leader are elected, as Kafka's ReplicaStateMachine.startup
-        # moves their replicas to OfflineReplica ahead of PartitionStateMachine.startup: else an acks=all
-        # produce waits replica.lag.time.max.ms for a dead follower.
-        assigned = {r for tp in context.all_partitions() for r in context.replicas(tp)}
-        dead = assigned - context.live_broker_ids()
-        if dead:
-            await broker_changes.on_broker_failure(term, dead)
-        await leader_elections.online_partitions(term, context.partitions_without_live_leader())
-        await topic_changes.on_topic_deletion(term)
-        # reassignments a previous controller left half-way (KafkaController.initializePartitionReassignments)
-        started = await reassignment.on_zk_reassignment(term)
-        await reassignment.resume_reassignments(term, skip=started)
+        await on_controller_failover(term)
         if self.config.auto_leader_rebalance_enable:
             self._rebalance_timer = asyncio.get_running_loop().create_task(
                 self._rebalance_every_interval(), name="controller-auto-rebalance"
@@ -449,42 +360,11 @@ class KafkaController:
     def _on_broker_ids(self, children: list[str]) -> None:
         for name in children:
             if name.isdigit():
-                self._watch_broker(int(name))
+                self._watched_brokers.watch(int(name), self._loop)
         self.events.put(events.BrokerChange())
 
-    def _watch_broker(self, broker_id: int) -> None:
-        """BrokerModification while /brokers/ids/<id> exists (Kafka's BrokerModificationsHandler): a
-        registration rewritten in place (new endpoints) changes no child of /brokers/ids."""
-        if broker_id in self._watched_brokers or self._loop is None:
-            return
-        self._watched_brokers.add(broker_id)
-        deliver = deliver_on_loop(self._loop, lambda _: self.events.put(events.BrokerModification(broker_id)))
-
-        def changed(data: bytes | None, stat: ZnodeStat | None) -> bool:
-            if stat is None:
-                self._watched_brokers.discard(broker_id)
-                return False  # the registration went: a new one is watched when it appears
-            deliver(None)
-            return True
-
-        self.zk.kazoo.DataWatch(paths.broker(broker_id), changed)
-
     def _watch_topic(self, topic: str) -> None:
-        """PartitionModifications for `topic` until it is deleted (kazoo stops a DataWatch whose
-        callback returns False)."""
-        if topic in self._watched_topics or self._loop is None:
-            return
-        self._watched_topics.add(topic)
-        deliver = deliver_on_loop(self._loop, lambda _: self.events.put(events.PartitionModifications(topic)))
-
-        def changed(data: bytes | None, stat: ZnodeStat | None) -> bool:
-            if stat is None or topic not in self._watched_topics:
-                self._watched_topics.discard(topic)
-                return False
-            deliver(None)
-            return True
-
-        self.zk.kazoo.DataWatch(paths.topic(topic), changed)
+        self._watched_topics.watch(topic, self._loop)
 
 
 def _answer_not_controller(event: events.ControllerEvent) -> None:

@@ -128,7 +128,7 @@ class LocalTopicAdmin:
     def load(self) -> None:
         """Fill the metadata cache from the persisted topics, creating any partition log that is missing
         (a crash interrupted its creation). Start-up work: call it before the listeners serve."""
-        for record in self.logs.load_topics().values():
+        for record in self.logs.topic_store.load_topics().values():
             configs = {k: _as_string(v) for k, v in record.configs.items() if v is not None}
             state = led_alone(record.name, record.topic_id, record.partitions, configs, self.node_id)
             offline = self.logs.mark_missing_offline(record.name, range(record.partitions))
@@ -205,7 +205,7 @@ class LocalTopicAdmin:
             return plan_topic(
                 self.broker_config,
                 self.cluster,
-                self.logs.is_topic_being_deleted,
+                self.logs.deletions.is_topic_being_deleted,
                 self.node_id,
                 name,
                 num_partitions,
@@ -259,26 +259,26 @@ class LocalTopicAdmin:
             if not self.broker_config.delete_topic_enable:
                 raise KafkaError(ErrorCode.TOPIC_DELETION_DISABLED)
             try:
-                await asyncio.to_thread(self.logs.mark_topic_deleted, name)
+                await asyncio.to_thread(self.logs.deletions.mark_topic_deleted, name)
             except OSError as error:
                 raise LogStorageError(f"deleting topic {name} failed: {error}") from error
-            job = self.logs.take_topic_deletion(name)
+            job = self.logs.deletions.take_topic_deletion(name)
             self.cluster.remove_topic(name)
             self.replicas.delete_partitions(name, range(len(state.partitions)))
             await asyncio.to_thread(job.run)  # never raises: what failed is retried
-            self.logs.complete_topic_deletion(job)
+            self.logs.deletions.complete_topic_deletion(job)
             log.info("deleted topic %s (id %s)", name, state.topic_id)
             return state
 
     async def finish_deletions(self) -> None:
         """Retry topic deletions whose mark could not be removed (the retention check calls it). In
         turn with the other changes, so a deletion under way is never run twice at once."""
-        if not self.logs.unfinished_topic_deletions():
+        if not self.logs.deletions.unfinished_topic_deletions():
             return
         async with self._changes:
-            for job in self.logs.unfinished_topic_deletions():
+            for job in self.logs.deletions.unfinished_topic_deletions():
                 await asyncio.to_thread(job.run)
-                self.logs.complete_topic_deletion(job)
+                self.logs.deletions.complete_topic_deletion(job)
 
     async def create_partitions(
         self,

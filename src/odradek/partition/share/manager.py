@@ -24,10 +24,11 @@ from odradek.config.group_catalog import (
     no_group_configs,
     share_group_settings,
 )
+from odradek.partition.share.in_flight import ShareLimits, delivery_complete_count
 from odradek.partition.share.log_reader import log_bounds
 from odradek.partition.share.persister import SharePartitionKey, SharePersister, ShareState, ShareStateError
 from odradek.partition.share.sessions import SessionPartition, ShareSessionCache
-from odradek.partition.share.share_partition import ShareLimits, SharePartition, delivery_complete_count
+from odradek.partition.share.share_partition import SharePartition
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.log import Log
 

@@ -18,12 +18,20 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import enum
 import itertools
 import logging
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 
+from odradek.partition.share.in_flight import (
+    DELIVERY_COMPLETE,
+    AcknowledgementBatch,
+    AcknowledgeType,
+    Acquired,
+    InFlight,
+    ShareLimits,
+    extend_acquired,
+    state_batches,
+)
 from odradek.partition.share.log_reader import LogChunk
 from odradek.partition.share.persister import (
     DeliveryState,
@@ -31,55 +39,10 @@ from odradek.partition.share.persister import (
     SharePersister,
     ShareState,
     ShareStateError,
-    StateBatch,
 )
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 
 log = logging.getLogger("odradek.partition.share")
-
-
-class AcknowledgeType(enum.IntEnum):
-    """ShareFetch/ShareAcknowledge's acknowledge types (0 is a gap: offsets with no record)."""
-
-    GAP = 0
-    ACCEPT = 1
-    RELEASE = 2
-    REJECT = 3
-    #: KIP-1222 (ShareFetch/ShareAcknowledge v2): keep the record, under a fresh lock.
-    RENEW = 4
-
-
-@dataclass(slots=True)
-class InFlight:
-    state: DeliveryState
-    delivery_count: int
-    member_id: str | None = None
-    #: Which acquisition holds it (its lock's id): a lock that times out releases only its own records.
-    acquisition: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Acquired:
-    """Records first_offset..last_offset acquired for a member, delivered `delivery_count` times."""
-
-    first_offset: int
-    last_offset: int
-    delivery_count: int
-
-
-@dataclass(frozen=True, slots=True)
-class AcknowledgementBatch:
-    first_offset: int
-    last_offset: int
-    #: One type for the whole range, or one per offset.
-    types: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ShareLimits:
-    record_lock_duration_ms: int
-    delivery_count_limit: int
-    max_record_locks: int
 
 
 class SharePartition:
@@ -170,7 +133,7 @@ class SharePartition:
                     record.member_id = member_id
                     record.acquisition = acquisition
                     count += 1
-                    _extend(acquired, offset, record.delivery_count)
+                    extend_acquired(acquired, offset, record.delivery_count)
             self._move_start_offset()
             if acquired:
                 self._start_lock(acquisition)
@@ -359,7 +322,7 @@ class SharePartition:
         if not changes:
             return
         start = self._start_offset_after(changes)
-        batches = _state_batches(
+        batches = state_batches(
             {
                 o: (state, self.records[o].delivery_count if o in self.records else 0)
                 for o, state in changes.items()
@@ -394,11 +357,11 @@ class SharePartition:
         Kafka's in-flight cache (not offsets of batches gone from the log between two fetched ones)."""
         count = 0
         for offset, record in self.records.items():
-            if offset >= start and changes.get(offset, record.state) in _DELIVERY_COMPLETE:
+            if offset >= start and changes.get(offset, record.state) in DELIVERY_COMPLETE:
                 count += 1
         for offset, state in changes.items():
             if offset not in self.records and start <= offset < self.end_offset:
-                count += state in _DELIVERY_COMPLETE
+                count += state in DELIVERY_COMPLETE
         return count
 
     def _start_offset_after(self, changes: dict[int, DeliveryState]) -> int:
@@ -409,7 +372,7 @@ class SharePartition:
                 continue
             record = self.records.get(offset)
             state = changes.get(offset, record.state if record is not None else DeliveryState.ARCHIVED)
-            if state not in _DELIVERY_COMPLETE:
+            if state not in DELIVERY_COMPLETE:
                 return offset
         return self.end_offset
 
@@ -423,47 +386,7 @@ class SharePartition:
                     (o for o in self.records if o > self.start_offset), default=self.end_offset
                 )
                 continue
-            if record.state not in _DELIVERY_COMPLETE:
+            if record.state not in DELIVERY_COMPLETE:
                 break
             del self.records[self.start_offset]
             self.start_offset += 1
-
-
-_DELIVERY_COMPLETE = (DeliveryState.ACKNOWLEDGED, DeliveryState.ARCHIVED)
-
-
-def delivery_complete_count(batches: Iterable[StateBatch], start_offset: int) -> int:
-    """How many records of a share partition's state batches, from `start_offset` on, are acknowledged
-    or archived (what a leader that loads the state writes with a start offset it moved)."""
-    return sum(
-        b.last_offset - max(b.first_offset, start_offset) + 1
-        for b in batches
-        if b.delivery_state in _DELIVERY_COMPLETE and b.last_offset >= start_offset
-    )
-
-
-def _extend(acquired: list[Acquired], offset: int, delivery_count: int) -> None:
-    last = acquired[-1] if acquired else None
-    if last is not None and last.last_offset + 1 == offset and last.delivery_count == delivery_count:
-        acquired[-1] = Acquired(last.first_offset, offset, delivery_count)
-    else:
-        acquired.append(Acquired(offset, offset, delivery_count))
-
-
-def _state_batches(states: dict[int, tuple[DeliveryState, int]]) -> tuple[StateBatch, ...]:
-    """Runs of consecutive offsets in one state and delivery count (acquired ones as available)."""
-    batches: list[StateBatch] = []
-    for offset in sorted(states):
-        state, count = states[offset]
-        if state is DeliveryState.ACQUIRED:
-            state = DeliveryState.AVAILABLE
-        last = batches[-1] if batches else None
-        if (
-            last is not None
-            and last.last_offset + 1 == offset
-            and (last.delivery_state, last.delivery_count) == (state, count)
-        ):
-            batches[-1] = StateBatch(last.first_offset, offset, state, count)
-        else:
-            batches.append(StateBatch(offset, offset, state, count))
-    return tuple(batches)
