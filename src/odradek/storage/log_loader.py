@@ -50,7 +50,6 @@ from odradek.storage.leader_epoch import LeaderEpochCache
 from odradek.storage.producer_recovery import apply_batch, load_latest_snapshot, snapshot_path, write_snapshot
 from odradek.storage.producer_state import ProducerStateManager
 from odradek.storage.segment import BatchVisitor, LogSegment
-from odradek.storage.segment_recovery import open_for_recovery, recover
 from odradek.storage.txn_index import AbortedTxn
 
 _log = logging.getLogger(__name__)
@@ -121,7 +120,7 @@ def load_log(
     truncated = 0
     for i in range(start_index, len(segments)):
         segment = segments[i]
-        truncated = recover(segment, _recovery_visitor(segment, state, epochs))
+        truncated = segment.recover(_recovery_visitor(segment, state, epochs))
         # A segment whose opening found it unreadable was cut then: this recovery finds nothing more
         # to cut, but what followed the cut must go all the same (or the log keeps a hole there).
         truncated = truncated or cut_at_open.get(segment.base_offset, 0)
@@ -174,8 +173,8 @@ def _remove_temp_files_and_complete_swaps(directory: Path, config: LogConfig, no
     for base in sorted(swap_bases):
         # The swap segment is complete (it was renamed from .cleaned only once fsynced): it replaces
         # every old segment starting inside its offset range.
-        swap = open_for_recovery(directory, base, config, now_ms, suffix=SWAP_SUFFIX)
-        recover(swap)
+        swap = LogSegment.open_for_recovery(directory, base, config, now_ms, suffix=SWAP_SUFFIX)
+        swap.recover()
         swap_end = swap.next_offset
         swap.close()
         for path in list(directory.iterdir()):
@@ -216,9 +215,9 @@ def _open_segments(
             segment = LogSegment.open(directory, base, config, now_ms)
         except (CorruptIndexError, FileNotFoundError, ValueError) as e:
             _log.warning("rebuilding the indexes of segment %d in %s: %s", base, directory, e)
-            segment = open_for_recovery(directory, base, config, now_ms)
+            segment = LogSegment.open_for_recovery(directory, base, config, now_ms)
             if not segment.txn_index_lost:  # else recovered once, with producer state (load_log)
-                cut[base] = recover(segment, keep_txn_index=True)
+                cut[base] = segment.recover(keep_txn_index=True)
         segments.append(segment)
     return segments, cut
 
@@ -239,7 +238,7 @@ def _recover_transaction_index(
     base = segment.base_offset
     replay_from = load_latest_snapshot(directory, state, base, log_start, now_ms, delete_later=False)
     replay_producer_state(segments[:index], state, None, replay_from, base)
-    truncated = recover(segment, _recovery_visitor(segment, state, None))
+    truncated = segment.recover(_recovery_visitor(segment, state, None))
     segment.flush()
     segment.txn_index_lost = False
     if truncated:  # as Kafka's: the later segments stay (reads skip the gap, as a compaction's)

@@ -55,8 +55,8 @@ class SegmentRead(NamedTuple):
 class LogSegment:
     """One segment: its ``.log`` fd, in-memory indexes, size, next offset and max timestamp.
 
-    Build it with ``create`` (new, empty), ``open`` (existing, trusted files) or
-    ``segment_recovery.open_for_recovery`` (existing, indexes rebuilt by ``recover``).
+    Build it with ``create`` (new, empty), ``open`` (existing, trusted files) or ``open_for_recovery``
+    (existing, indexes rebuilt by ``recover``).
     """
 
     def __init__(
@@ -76,7 +76,7 @@ class LogSegment:
         self.roll_jitter_ms = roll_jitter_ms
         self.index_interval_bytes = config.index_interval_bytes
         self.created_ms = now_ms
-        self.log_path = self.path_of(LOG_SUFFIX)
+        self.log_path = self._path(LOG_SUFFIX)
         flags = os.O_RDWR | os.O_CREAT | (os.O_TRUNC if create else 0)
         #: Shared with the Fetch answers sending from it (closed when the last lets go).
         self.file = SharedFile(os.open(self.log_path, flags, 0o644))
@@ -89,22 +89,20 @@ class LogSegment:
                 self.preallocated = True
         self.offset_index: OffsetIndex
         self.time_index: TimeIndex
-        self.txn_index = TransactionIndex(self.path_of(TXN_INDEX_SUFFIX))
+        self.txn_index = TransactionIndex(self._path(TXN_INDEX_SUFFIX))
         #: Set by ``open_for_recovery`` when the ``.txnindex`` did not load: only a recovery that
-        #: replays producer state can rebuild it (``recover(..., keep_txn_index=True)`` would keep it empty).
+        #: replays producer state can rebuild it (``recover(keep_txn_index=True)`` would keep it empty).
         self.txn_index_lost = False
         self.bytes_since_last_index_entry = 0
         self.max_timestamp_and_offset = TimestampOffset(NO_TIMESTAMP, base_offset)
         self.next_offset = base_offset
-        self.rolling_based_timestamp: int | None = None
+        self._rolling_based_timestamp: int | None = None
         if create:
             for suffix_ in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
-                delete_if_exists(self.path_of(suffix_))
-            self.offset_index = OffsetIndex(
-                self.path_of(INDEX_SUFFIX), base_offset, config.segment_index_bytes
-            )
+                delete_if_exists(self._path(suffix_))
+            self.offset_index = OffsetIndex(self._path(INDEX_SUFFIX), base_offset, config.segment_index_bytes)
             self.time_index = TimeIndex(
-                self.path_of(TIME_INDEX_SUFFIX), base_offset, config.segment_index_bytes
+                self._path(TIME_INDEX_SUFFIX), base_offset, config.segment_index_bytes
             )
 
     @classmethod
@@ -136,18 +134,40 @@ class LogSegment:
             roll_jitter_ms=config.random_segment_jitter(),
         )
         try:
-            index_path = segment.path_of(INDEX_SUFFIX)
-            for required in (index_path, segment.path_of(TIME_INDEX_SUFFIX)):
+            index_path = segment._path(INDEX_SUFFIX)
+            for required in (index_path, segment._path(TIME_INDEX_SUFFIX)):
                 if not required.exists():
                     raise FileNotFoundError(required)
             size = config.segment_index_bytes
             segment.offset_index = OffsetIndex.load(index_path, base_offset, size, segment.size)
-            segment.time_index = TimeIndex.load(segment.path_of(TIME_INDEX_SUFFIX), base_offset, size)
-            segment.txn_index = TransactionIndex.load(segment.path_of(TXN_INDEX_SUFFIX))
+            segment.time_index = TimeIndex.load(segment._path(TIME_INDEX_SUFFIX), base_offset, size)
+            segment.txn_index = TransactionIndex.load(segment._path(TXN_INDEX_SUFFIX))
             segment._load_tail_state()
         except (CorruptIndexError, FileNotFoundError, RecordsError):
             segment.close()
             raise
+        return segment
+
+    @classmethod
+    def open_for_recovery(
+        cls, directory: Path, base_offset: int, config: LogConfig, now_ms: int, *, suffix: str = ""
+    ) -> LogSegment:
+        """Open a segment whose indexes will be rebuilt by ``recover``: index files start empty."""
+        segment = cls(
+            directory,
+            base_offset,
+            config,
+            now_ms,
+            suffix=suffix,
+            roll_jitter_ms=config.random_segment_jitter(),
+        )
+        size = config.segment_index_bytes
+        segment.offset_index = OffsetIndex(segment._path(INDEX_SUFFIX), base_offset, size)
+        segment.time_index = TimeIndex(segment._path(TIME_INDEX_SUFFIX), base_offset, size)
+        try:
+            segment.txn_index = TransactionIndex.load(segment._path(TXN_INDEX_SUFFIX))
+        except CorruptIndexError:
+            segment.txn_index_lost = True
         return segment
 
     # -- appending -------------------------------------------------------------------------------
@@ -166,7 +186,7 @@ class LogSegment:
             raise LogStorageError(f"offset {largest_offset} does not fit segment {self.base_offset}")
         position = self.size
         if position == 0:
-            self.rolling_based_timestamp = largest_timestamp
+            self._rolling_based_timestamp = largest_timestamp
         write_all(self.fd, data, position)
         self.size += len(data)
         self.next_offset = largest_offset + 1
@@ -206,11 +226,11 @@ class LogSegment:
         return now_ms - self.created_ms
 
     def first_batch_timestamp(self) -> int | None:
-        if self.rolling_based_timestamp is None and self.size >= HEADER_SIZE:
+        if self._rolling_based_timestamp is None and self.size >= HEADER_SIZE:
             with contextlib.suppress(RecordsError):
                 header = RecordBatchHeader.read(read_exactly(self.fd, HEADER_SIZE, 0))
-                self.rolling_based_timestamp = header.max_timestamp
-        return self.rolling_based_timestamp
+                self._rolling_based_timestamp = header.max_timestamp
+        return self._rolling_based_timestamp
 
     def on_become_inactive(self) -> None:
         """Called at roll: record the max timestamp (retention reads it back) and trim preallocation."""
@@ -290,7 +310,50 @@ class LogSegment:
     def last_modified_ms(self) -> int:
         return os.fstat(self.fd).st_mtime_ns // 1_000_000
 
-    # -- truncation -----------------------------------------------------------------
+    # -- recovery and truncation -----------------------------------------------------------------
+
+    def recover(self, on_batch: BatchVisitor | None = None, *, keep_txn_index: bool = False) -> int:
+        """Validate every batch (structure, CRC-32C, offsets), rebuild the indexes, and cut the file at
+        the first invalid byte. ``on_batch`` sees each valid batch in order (and rebuilds the transaction
+        index through producer state, unless ``keep_txn_index``). Returns the bytes truncated."""
+        self.offset_index.reset()
+        self.time_index.reset()
+        if not keep_txn_index:
+            self.txn_index.reset()
+        self.max_timestamp_and_offset = TimestampOffset(NO_TIMESTAMP, self.base_offset)
+        valid_bytes = last_index_entry = 0
+        self.next_offset = self.base_offset
+        try:
+            for position, header, view in self.batches(0):
+                if (
+                    not header.crc_is_valid(view)
+                    or header.base_offset < self.next_offset
+                    or header.last_offset_delta < 0
+                    or not self.offset_index.can_append_offset(header.last_offset)
+                ):
+                    break
+                if header.max_timestamp > self.max_timestamp:
+                    self.max_timestamp_and_offset = TimestampOffset(header.max_timestamp, header.last_offset)
+                if position - last_index_entry > self.index_interval_bytes:
+                    self.offset_index.append(header.last_offset, position)
+                    self.time_index.maybe_append(*self.max_timestamp_and_offset, skip_full_check=True)
+                    last_index_entry = position
+                valid_bytes = position + header.size
+                self.next_offset = header.next_offset
+                if on_batch is not None:
+                    on_batch(header, view)
+        except RecordsError:
+            pass  # a bad magic or impossible length: the valid part ends here
+        truncated = self.size - valid_bytes
+        os.ftruncate(self.fd, valid_bytes)
+        self.size = valid_bytes
+        self.preallocated = False
+        self.bytes_since_last_index_entry = valid_bytes - last_index_entry
+        self._rolling_based_timestamp = None
+        self.time_index.maybe_append(*self.max_timestamp_and_offset, skip_full_check=True)
+        if keep_txn_index:
+            self.txn_index.truncate_to(self.next_offset)
+        return truncated
 
     def truncate_to(self, offset: int) -> int:
         """Remove every batch holding an offset >= ``offset`` (the batch containing it too)."""
@@ -305,7 +368,7 @@ class LogSegment:
         self.size = mapping.position
         self.bytes_since_last_index_entry = 0
         if self.size == 0:
-            self.rolling_based_timestamp = None
+            self._rolling_based_timestamp = None
         self._load_tail_state()
         return truncated
 
@@ -347,21 +410,21 @@ class LogSegment:
     def change_suffix(self, new_suffix: str) -> None:
         """Rename all of the segment's files from the current suffix to ``new_suffix`` (e.g. .deleted)."""
         self.suffix = new_suffix
-        os.rename(self.log_path, self.path_of(LOG_SUFFIX))
-        self.log_path = self.path_of(LOG_SUFFIX)
-        self.offset_index.rename(self.path_of(INDEX_SUFFIX))
-        self.time_index.rename(self.path_of(TIME_INDEX_SUFFIX))
-        self.txn_index.rename(self.path_of(TXN_INDEX_SUFFIX))
+        os.rename(self.log_path, self._path(LOG_SUFFIX))
+        self.log_path = self._path(LOG_SUFFIX)
+        self.offset_index.rename(self._path(INDEX_SUFFIX))
+        self.time_index.rename(self._path(TIME_INDEX_SUFFIX))
+        self.txn_index.rename(self._path(TXN_INDEX_SUFFIX))
 
     def moved_to(self, directory: Path) -> None:
         """Its directory was renamed (a partition being deleted): open fds stay valid, but every file
         the segment may still open or unlink (index entries written at close, ``delete_files``) is
         reached by its path in ``directory`` from now on."""
         self.directory = directory
-        self.log_path = self.path_of(LOG_SUFFIX)
-        self.offset_index.moved_to(self.path_of(INDEX_SUFFIX))
-        self.time_index.moved_to(self.path_of(TIME_INDEX_SUFFIX))
-        self.txn_index.path = self.path_of(TXN_INDEX_SUFFIX)
+        self.log_path = self._path(LOG_SUFFIX)
+        self.offset_index.moved_to(self._path(INDEX_SUFFIX))
+        self.time_index.moved_to(self._path(TIME_INDEX_SUFFIX))
+        self.txn_index.path = self._path(TXN_INDEX_SUFFIX)
 
     def delete_files(self) -> None:
         """Close and unlink every file of the segment (after it left its Log)."""
@@ -372,7 +435,7 @@ class LogSegment:
     def files(self) -> list[Path]:
         return [self.log_path, self.offset_index.path, self.time_index.path, self.txn_index.path]
 
-    def path_of(self, kind: str) -> Path:
+    def _path(self, kind: str) -> Path:
         return self.directory / (offset_file_name(self.base_offset, kind) + self.suffix)
 
     def __repr__(self) -> str:

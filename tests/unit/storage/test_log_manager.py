@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from odradek.storage import log_loader
 from odradek.storage.checkpoints import read_offset_checkpoint, read_partition_metadata
 from odradek.storage.cleaner import run_cleaning
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import LogStorageError
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
+from odradek.storage.segment import LogSegment
 from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 
 from .helpers import FakeClock, batch, led_alone, read_records, values
@@ -102,7 +102,7 @@ def test_checkpoints_are_kafka_files_and_clean_shutdown_skips_recovery(
     def no_recovery(*args: object, **kwargs: object) -> int:
         raise AssertionError("recovery ran after a clean shutdown")
 
-    monkeypatch.setattr(log_loader, "recover", no_recovery)
+    monkeypatch.setattr(LogSegment, "recover", no_recovery)
     again = _manager(tmp_path, clock)
     monkeypatch.undo()
     reloaded = again.get_log("t", 0)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from odradek.protocol.records import patch_base_offset, patch_partition_leader_epoch
-from odradek.storage import log_dir_loading, log_loader
+from odradek.storage import log_dir_loading
 from odradek.storage.checkpoints import EpochEntry, read_offset_checkpoint
 from odradek.storage.config import LogConfig
 from odradek.storage.fetch import FetchIsolation
@@ -413,13 +413,13 @@ def test_an_unreadable_transaction_index_has_only_its_own_segment_recovered(
     with open(damaged.txn_index.path, "r+b") as index:
         index.write(b"\x00\x07")
     recovered: list[int] = []
-    real_recover = log_loader.recover
+    real_recover = LogSegment.recover
 
     def spy(segment: LogSegment, *args: object, **kwargs: object) -> int:
         recovered.append(segment.base_offset)
         return real_recover(segment, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(log_loader, "recover", spy)
+    monkeypatch.setattr(LogSegment, "recover", spy)
     again = Log.open(
         tmp_path / "t-0", CONFIG, clock=clock, recovery_point=log.log_end_offset, had_clean_shutdown=True
     )
