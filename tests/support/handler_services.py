@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
+from odradek.cluster.controller.service import ClusterOfOneController
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, TopicState
 from odradek.cluster.metadata.client_metrics import LocalClientMetricsConfigs
 from odradek.cluster.metadata.group_configs import LocalGroupConfigs
@@ -40,6 +41,12 @@ from odradek.telemetry.manager import ClientMetricsManager
 
 NODE_ID = 1
 LISTENER = "PLAINTEXT"
+
+
+class _NotController:
+    """A cluster member's controller elector that has not won the election: asked only whether it is."""
+
+    is_active = False
 
 
 class HandlerBroker:
@@ -90,6 +97,8 @@ class HandlerBroker:
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             producer_ids=LocalProducerIdManager(self.logs.log_dirs[0]),
             replicas=replicas,
+            # a single node's controller is of a cluster of one; a member's has not won the election
+            controller=_NotController() if zookeeper_mode else ClusterOfOneController(cluster, node_id),
             advertised={LISTENER: [endpoint]},
             client_metrics=client_metrics,
             client_metrics_configs=client_metrics_configs,

@@ -56,7 +56,10 @@ class ReplicaManager(replica_manager.ReplicaManager):
         *,
         replica_lag_time_max_ms: int = 30_000,
         replica_selector_class: str | None = None,
+        on_metadata_update: Callable[[], None] | None = None,
     ) -> None:
+        """`on_metadata_update`: called after each UpdateMetadata changed the cache (the wiring gives
+        new cache entries the topic configs read from ZooKeeper)."""
         super().__init__(
             node_id,
             cluster,
@@ -73,9 +76,7 @@ class ReplicaManager(replica_manager.ReplicaManager):
         self.broker_epoch = broker_epoch
         #: The newest controller epoch seen in any control request.
         self.controller_epoch = INITIAL_CONTROLLER_EPOCH
-        #: Called after an UpdateMetadata changed the cache (the wiring gives new cache entries the
-        #: topic configs it read from ZooKeeper).
-        self.on_metadata_update: Callable[[], None] | None = None
+        self.on_metadata_update = on_metadata_update
         #: Set once this broker asked the controller for its controlled shutdown (see `_fetches`).
         self.leaving = False
 

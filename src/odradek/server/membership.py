@@ -16,7 +16,6 @@ from typing import Protocol
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.metadata.acls import AclChangeListener
 from odradek.cluster.metadata.delegation_tokens import TokenChangeListener
-from odradek.cluster.metadata.topic_configs import TopicConfigSync
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
 from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
 from odradek.config.broker import BrokerConfig
@@ -164,7 +163,7 @@ class ClusterMembership:
         )
         replicas.fetchers = self.fetchers
         tasks.append(asyncio.get_running_loop().create_task(replicas.leaders.run_isr_shrinks()))
-        topic_configs = TopicConfigSync(member.zk, services.cluster, base.logs)
+        topic_configs = zk_parts.topic_configs
         topic_configs.follow(BROKER_CONFIG, zk_parts.broker_configs.on_change)
 
         def leadership_changed(_led: list[tuple[str, int]], stopped: list[tuple[str, int]]) -> None:
@@ -180,7 +179,6 @@ class ClusterMembership:
                 services.share_partitions.stopped_leading(_by_topic_id(services.cluster, stopped))
 
         replicas.on_leadership_change = leadership_changed
-        replicas.on_metadata_update = topic_configs.apply_known
         loop = asyncio.get_running_loop()
         topic_configs.follow(USER_CONFIG, zk_parts.credentials.user_changed)
         topic_configs.start(loop)
@@ -196,8 +194,7 @@ class ClusterMembership:
         # As Kafka, only a registered broker processes requests: one whose id a live broker holds
         # has exited above, before any client reached it (its listeners were bound, not listening).
         serve()
-        services.controller = await member.start_controller()
-        topic_configs.on_change = services.controller.topic_configs_changed
+        await member.start_controller(zk_parts.controller)
         return True
 
     def log_dir_event_sender(self) -> Callable[[], Awaitable[None]] | None:

@@ -14,8 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypedDict
 
+from odradek.cluster.controller.config import ControllerConfig
+from odradek.cluster.controller.controller import KafkaController
+from odradek.cluster.controller.service import ClusterOfOneController, Controller
 from odradek.cluster.dynamic_configs import DynamicBrokerConfigs, apply_log_defaults
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
+from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.internal_topics import SingleNodeInternalTopics, ZkInternalTopics
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.metadata.acls import LocalAclStore, ZkAclStore
@@ -30,6 +34,7 @@ from odradek.cluster.metadata.delegation_tokens import LocalTokenStore, ZkTokenS
 from odradek.cluster.metadata.group_configs import LocalGroupConfigs, ZkGroupConfigs
 from odradek.cluster.metadata.producer_ids import LocalProducerIdManager, ZkProducerIdManager
 from odradek.cluster.metadata.scram_credentials import LocalScramCredentialStore, ZkScramCredentialStore
+from odradek.cluster.metadata.topic_configs import TopicConfigSync
 from odradek.cluster.metadata.topics import LocalTopicAdmin, TopicAdmin
 from odradek.cluster.metadata.zk_topics import ZkTopicAdmin
 from odradek.cluster.partition_end_offsets import PartitionEndOffsetsClient
@@ -94,6 +99,9 @@ class ModeParts:
     token_store: LocalTokenStore | ZkTokenStore
     stored_tokens: list[TokenInformation]
     client_quotas: ClientQuotas
+    #: The controller the handlers ask: a single node's, of a cluster of one; a member's elector, started
+    #: once the member is registered (server/membership.py).
+    controller: Controller
     #: A cluster member's: what it follows in ZooKeeper once it joins (server/membership.py).
     zookeeper: ZooKeeperParts | None = None
     #: A cluster member's: where AlterConfigs writes its broker configs (/config/brokers).
@@ -114,6 +122,10 @@ class ZooKeeperParts:
     credentials: ZkScramCredentialStore
     token_store: ZkTokenStore
     acl_store: ZkAclStore
+    #: Its controller elector, built here and started once the broker is registered.
+    controller: KafkaController
+    #: The topic configs it follows in ZooKeeper (/config/topics, /config/changes).
+    topic_configs: TopicConfigSync
 
 
 @dataclass(frozen=True)
@@ -195,6 +207,7 @@ async def build_single_node(base: Foundation) -> BrokerParts:
         token_store=token_store,
         stored_tokens=stored_tokens,
         client_quotas=client_quotas,
+        controller=ClusterOfOneController(cluster, base.node_id),
     )
     return await _build(base, mode)
 
@@ -207,12 +220,18 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
     config = await zk_broker_configs.load()
     apply_log_defaults(base.logs, config)
     cluster = ClusterMetadata(base.cluster_id, -1, [])  # the controller is not known yet
-    # what this broker leads, at which epoch, as the controller's requests say
+    # its controller elector, started once registered: it elects offline partitions again when a topic
+    # turns unclean election on, so it hears of the topic configs followed
+    controller = KafkaController(zk, controller_config(base.config, base.node_id, base.inter_broker_security))
+    topic_configs = TopicConfigSync(zk, cluster, base.logs, on_change=controller.topic_configs_changed)
+    # what this broker leads, at which epoch, as the controller's requests say; the cache entries an
+    # UpdateMetadata makes take the topic configs read from ZooKeeper
     control = ReplicaManager(
         base.node_id,
         cluster,
         base.logs,
         truncation_checkpoints=base.truncation_checkpoints,
+        on_metadata_update=topic_configs.apply_known,
         **_leaders(config),
     )
     topics = ZkTopicAdmin(config, cluster, zk)
@@ -247,7 +266,10 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
         token_store=token_store,
         stored_tokens=stored_tokens,
         client_quotas=client_quotas,
-        zookeeper=ZooKeeperParts(control, zk_broker_configs, credentials, token_store, acl_store),
+        controller=controller,
+        zookeeper=ZooKeeperParts(
+            control, zk_broker_configs, credentials, token_store, acl_store, controller, topic_configs
+        ),
         zk_broker_configs=zk_broker_configs,
         writes_wait_for_isr=True,
     )
@@ -318,6 +340,7 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
         transactions=transactions,
         producer_ids=mode.producer_ids,
         replicas=replicas,
+        controller=mode.controller,
         dynamic_configs=base.dynamic_configs,
         zk_broker_configs=mode.zk_broker_configs,
         fetch_sessions=FetchSessionCache(config.max_incremental_fetch_session_cache_slots),
@@ -356,4 +379,21 @@ def _leaders(config: BrokerConfig) -> _LeaderSettings:
     return _LeaderSettings(
         replica_lag_time_max_ms=config.replica_lag_time_max_ms,
         replica_selector_class=config.replica_selector_class or None,
+    )
+
+
+def controller_config(config: BrokerConfig, node_id: int, security: InterBrokerSecurity) -> ControllerConfig:
+    """A cluster member's controller settings, from the broker's configuration as it started."""
+    return ControllerConfig(
+        broker_id=node_id,
+        inter_broker_listener_name=config.inter_broker_listener_name,
+        security_inter_broker_protocol=config.security_inter_broker_protocol,
+        unclean_leader_election_enable=config.unclean_leader_election_enable,
+        auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
+        leader_imbalance_check_interval_seconds=float(config.leader_imbalance_check_interval_seconds),
+        leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
+        inter_broker_security=security,
+        inter_broker_versions=InterBrokerVersions.at(config.inter_broker_protocol_version),
+        connect_timeout_s=config.controller_socket_timeout_ms / 1000,
+        request_timeout_s=config.request_timeout_ms / 1000,
     )

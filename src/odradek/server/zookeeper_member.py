@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Callable
 
-from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.controller import KafkaController
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity, inter_broker_security
 from odradek.cluster.inter_broker_versions import InterBrokerVersions
@@ -155,28 +154,11 @@ class ZooKeeperMember:
         name = await asyncio.to_thread(propagate_log_dir_event, self.zk, self.node_id)
         log.info("told the controller of a failed log dir: %s", name)
 
-    async def start_controller(self) -> KafkaController:
-        """Start the controller elector (after registering, as Kafka: the controller reads brokers)."""
-        assert self.zk is not None
-        config = self.config
-        self.controller = KafkaController(
-            self.zk,
-            ControllerConfig(
-                broker_id=self.node_id,
-                inter_broker_listener_name=config.inter_broker_listener_name,
-                security_inter_broker_protocol=config.security_inter_broker_protocol,
-                unclean_leader_election_enable=config.unclean_leader_election_enable,
-                auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
-                leader_imbalance_check_interval_seconds=float(config.leader_imbalance_check_interval_seconds),
-                leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
-                inter_broker_security=self.inter_broker_security,
-                inter_broker_versions=InterBrokerVersions.at(config.inter_broker_protocol_version),
-                connect_timeout_s=config.controller_socket_timeout_ms / 1000,
-                request_timeout_s=config.request_timeout_ms / 1000,
-            ),
-        )
-        await self.controller.start()
-        return self.controller
+    async def start_controller(self, controller: KafkaController) -> None:
+        """Start the controller elector (after registering, as Kafka: the controller reads brokers);
+        from now on it is stopped with the session."""
+        self.controller = controller
+        await controller.start()
 
     async def close(self) -> None:
         """Stop the controller, then end the session: the registration (and /controller) go at once."""

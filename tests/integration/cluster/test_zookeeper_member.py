@@ -20,6 +20,7 @@ from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.errors import BrokerIdAlreadyRegisteredError
 from odradek.config.broker import BrokerConfig
 from odradek.server.broker import Broker
+from odradek.server.wiring import controller_config
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.log_manager import LogManager
 from tests.support.broker_process import BrokerProcess, free_port
@@ -170,7 +171,7 @@ def test_a_member_speaks_and_waits_as_its_inter_broker_settings_say(
             await member.register({"PLAINTEXT": [BrokerEndpoint(1, "127.0.0.2", 9092, None)]}, replicas)
             assert member.alter_partition is not None
             assert (member.alter_partition.max_version, member.alter_partition.request_timeout_s) == (1, 1.5)
-            controller = (await member.start_controller()).config
+            controller = controller_config(config, 1, member.inter_broker_security)
             assert controller.inter_broker_versions.leader_and_isr == 6
             assert (controller.connect_timeout_s, controller.request_timeout_s) == (1.5, 2.5)
         finally:

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from odradek.cluster.controller.service import Controller
 from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
 from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, ClusterMetadata
 from odradek.cluster.metadata.group_configs import GroupConfigStore
@@ -30,7 +31,6 @@ from odradek.telemetry.config_store import ClientMetricsConfigStore
 from odradek.telemetry.manager import ClientMetricsManager
 
 if TYPE_CHECKING:
-    from odradek.cluster.controller.controller import KafkaController
     from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
     from odradek.cluster.metadata.broker_configs import ZkBrokerConfigs
     from odradek.cluster.metadata.topics import TopicAdmin
@@ -71,6 +71,10 @@ class Services:
     #: as the controller's LeaderAndIsr made them, on a single node all of its own, at epoch 0 with an
     #: ISR of itself. What the data path asks, and `leadership`, which the coordinators share.
     replicas: PartitionReplicas
+    #: This broker's controller (cluster/controller/service.py): a cluster member's elector, which
+    #: serves ControlledShutdown, ElectLeaders, the reassignments and AlterPartition while it is the
+    #: active controller; a single node's, the controller of a cluster of one, always active.
+    controller: Controller
     #: Advertised endpoints of every broker, by listener name.
     advertised: dict[str, list[BrokerEndpoint]] = field(default_factory=dict)
     #: Set while the metrics endpoint runs (metrics.port > 0); None costs the hot path one check.
@@ -96,9 +100,6 @@ class Services:
     #: ZooKeeper mode only: the replica manager's control half, which applies the controller's
     #: LeaderAndIsr, StopReplica and UpdateMetadata (APIs only a cluster member serves); `replicas`.
     replica_control: ReplicaManager | None = None
-    #: ZooKeeper mode only: this broker's controller elector, which serves ControlledShutdown and
-    #: ElectLeaders while it is the active controller.
-    controller: KafkaController | None = None
     #: ZooKeeper mode only: a leader's KIP-890 verification with other brokers' transaction coordinators
     #: (partition/txn_verification.py, asking through cluster/txn_verification.py).
     txn_verification: TxnVerification | None = None
