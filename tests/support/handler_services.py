@@ -19,7 +19,7 @@ from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.controller.service import ClusterOfOneController
-from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, TopicState
+from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker, TopicState
 from odradek.cluster.metadata.client_metrics import LocalClientMetricsConfigs
 from odradek.cluster.metadata.group_configs import LocalGroupConfigs
 from odradek.cluster.metadata.producer_ids import LocalProducerIdManager
@@ -104,6 +104,8 @@ class HandlerBroker:
             client_metrics_configs=client_metrics_configs,
             group_configs=None if zookeeper_mode else group_configs,
         )
+        if not zookeeper_mode:  # as a single node's Broker.start once its listeners are bound
+            cluster.set_cluster_of_one(LiveBroker(node_id, {LISTENER: endpoint}))
         self._correlation_id = 0
         # as Broker.start
         replicas.leaders.min_insync_replicas = self.services.topics.min_insync_replicas

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.inter_broker_connection import inter_broker_security
-from odradek.cluster.metadata import BrokerEndpoint
+from odradek.cluster.metadata import BrokerEndpoint, LiveBroker
 from odradek.cluster.metadata.client_quotas import (
     QuotaStoreError,
 )
@@ -198,7 +198,7 @@ class Broker:
             raise bind_error(
                 "metrics.host, metrics.port", self.config.metrics_host, self.config.metrics_port or 0, error
             ) from None
-        membership.advertise(cluster, self._own_endpoint())
+        membership.advertise(cluster, self._own_broker())
         topics.load()
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
         await transactions.start()  # and __transaction_state, then replays it
@@ -286,9 +286,11 @@ class Broker:
     def _connection_count(self) -> int:
         return len(self.connections)
 
-    def _own_endpoint(self) -> BrokerEndpoint:
+    def _own_broker(self) -> LiveBroker:
+        """This broker as a live broker of its cluster: its advertised endpoint on each listener."""
         assert self.services is not None
-        return next(iter(self.services.advertised.values()))[0]
+        endpoints = {name: ends[0] for name, ends in self.services.advertised.items()}
+        return LiveBroker(self.node_id, endpoints, self.config.broker_rack)
 
     def catch_stop_signals(self) -> None:
         """SIGTERM and SIGINT stop the broker gracefully, also when they come during its start: a cluster

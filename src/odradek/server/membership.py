@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
+from odradek.cluster.metadata import ClusterMetadata, LiveBroker
 from odradek.cluster.metadata.acls import AclChangeListener
 from odradek.cluster.metadata.delegation_tokens import TokenChangeListener
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
@@ -46,8 +46,9 @@ class Membership(Protocol):
 
     async def build(self, base: Foundation) -> BrokerParts: ...
 
-    def advertise(self, cluster: ClusterMetadata, endpoint: BrokerEndpoint) -> None:
-        """The bound listeners are known: the brokers a single node names are itself."""
+    def advertise(self, cluster: ClusterMetadata, broker: LiveBroker) -> None:
+        """The bound listeners are known (`broker`: this one, with its endpoint on each): the brokers a
+        single node names are itself."""
         ...
 
     async def join(
@@ -86,8 +87,8 @@ class SingleNode:
     async def build(self, base: Foundation) -> BrokerParts:
         return await build_single_node(base)
 
-    def advertise(self, cluster: ClusterMetadata, endpoint: BrokerEndpoint) -> None:
-        cluster.brokers = {endpoint.node_id: endpoint}
+    def advertise(self, cluster: ClusterMetadata, broker: LiveBroker) -> None:
+        cluster.set_cluster_of_one(broker)
 
     async def join(
         self, parts: BrokerParts, base: Foundation, serve: Callable[[], None], tasks: list[asyncio.Task[None]]
@@ -137,7 +138,7 @@ class ClusterMembership:
         assert self.member.zk is not None
         return await build_cluster_member(base, self.member.zk)
 
-    def advertise(self, cluster: ClusterMetadata, endpoint: BrokerEndpoint) -> None:
+    def advertise(self, cluster: ClusterMetadata, broker: LiveBroker) -> None:
         pass  # the controller's UpdateMetadata names the brokers, once registered
 
     async def join(

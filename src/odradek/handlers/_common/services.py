@@ -171,19 +171,17 @@ class Services:
         return self.config.auto_create_topics_enable
 
     async def await_first_metadata(self) -> None:
-        """ZooKeeper mode: a broker serves once registered, before the controller's first UpdateMetadata
+        """A cluster member serves once registered, before the controller's first UpdateMetadata
         reaches it; a Metadata or DescribeCluster answered in between names no broker and no controller,
         which librdkafka's admin client never looks up again (its request then hangs to its timeout).
         Such a request waits for that UpdateMetadata, at most FIRST_METADATA_WAIT_S (no controller:
-        answered with what this broker knows), as a KRaft broker serves only once it has the metadata."""
-        if self.cluster.zookeeper_mode and not self.cluster.first_update.is_set():
+        answered with what this broker knows), as a KRaft broker serves only once it has the metadata.
+        A single node's metadata is complete before it serves (`ClusterMetadata.set_cluster_of_one`)."""
+        if not self.cluster.first_update.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.cluster.first_update.wait(), FIRST_METADATA_WAIT_S)
 
     def advertised_brokers(self, listener: str) -> list[BrokerEndpoint]:
-        """The brokers as a client on `listener` should reach them (Kafka answers per listener)."""
-        if self.cluster.zookeeper_mode:
-            return self.cluster.brokers_on_listener(listener)
-        if listener in self.advertised:
-            return self.advertised[listener]
-        return next(iter(self.advertised.values()), [])
+        """The live brokers as a client on `listener` should reach them (Kafka answers per listener; a
+        broker without that listener is left out). A single node: itself."""
+        return self.cluster.brokers_on_listener(listener)
