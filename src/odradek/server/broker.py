@@ -89,7 +89,7 @@ class Broker:
             check_console_installed()
             check_console_files(config.console_basic_auth_file, config.console_command_config)
         listener_names = [e.listener_name for e in config.listener_endpoints()]
-        self.quotas = ConnectionQuotas(self._live_config, listener_names)
+        self.quotas = ConnectionQuotas(self._live_config, listener_names, ip_throttle=self._ip_throttle_ms)
         self.tasks: list[asyncio.Task[None]] = []
         self.stopping = asyncio.Event()
         self.started = False
@@ -187,7 +187,6 @@ class Broker:
         cluster, topics, replicas = parts.mode.cluster, parts.mode.topics, parts.mode.replicas
         groups, transactions, share_states = parts.groups, parts.transactions, parts.share_states
         tokens_enabled = parts.tokens_enabled
-        self.quotas.ip_throttle = self.services.client_quotas.connection_throttle_ms
         self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
         try:
@@ -267,6 +266,12 @@ class Broker:
         # also refuses stores for a non-TLS listener; the inter-broker client's context is reloaded too
         self.services.tls = TlsReloader(self.acceptors, self.config, self.inter_broker_security)
         self._advertise()
+
+    def _ip_throttle_ms(self, address: str, now_ms: int) -> int:
+        """The client quotas' connection_creation_rate check of `address` (built with the services, after
+        the connection quotas, which are checked before the log dirs open; no connection comes before)."""
+        services = self.services
+        return services.client_quotas.connection_throttle_ms(address, now_ms) if services is not None else 0
 
     def _live_config(self) -> BrokerConfig:
         """The configuration as AlterConfigs last left it."""
