@@ -26,9 +26,7 @@ from pathlib import Path
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.inter_broker_connection import inter_broker_security
 from odradek.cluster.metadata import BrokerEndpoint, LiveBroker
-from odradek.cluster.metadata.client_quotas import (
-    QuotaStoreError,
-)
+from odradek.cluster.metadata.client_quotas import QuotaStoreError
 from odradek.cluster.metadata.entity_configs import EntityConfigStoreError
 from odradek.cluster.metadata.producer_ids import CorruptProducerIdBlockError
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
@@ -39,9 +37,7 @@ from odradek.config.broker import BrokerConfig
 from odradek.config.types import ConfigError
 from odradek.handlers._common.services import Services
 from odradek.security.acl_store import AclStoreError
-from odradek.security.delegation_tokens import (
-    TokenStoreError,
-)
+from odradek.security.delegation_tokens import TokenStoreError
 from odradek.security.listener_security import ListenerSecurity, listener_security
 from odradek.security.scram_credentials import CredentialError
 from odradek.security.tls_reload import TlsReloader
@@ -268,8 +264,7 @@ class Broker:
         self._advertise()
 
     def _ip_throttle_ms(self, address: str, now_ms: int) -> int:
-        """The client quotas' connection_creation_rate check of `address` (built with the services, after
-        the connection quotas, which are checked before the log dirs open; no connection comes before)."""
+        """The client quotas' check of `address`'s connection_creation_rate (none before they are built)."""
         services = self.services
         return services.client_quotas.connection_throttle_ms(address, now_ms) if services is not None else 0
 
@@ -291,8 +286,7 @@ class Broker:
     def _connection_count(self) -> int:
         return len(self.connections)
 
-    def _own_broker(self) -> LiveBroker:
-        """This broker as a live broker of its cluster: its advertised endpoint on each listener."""
+    def _own_broker(self) -> LiveBroker:  # its advertised endpoint on each listener
         assert self.services is not None
         endpoints = {name: ends[0] for name, ends in self.services.advertised.items()}
         return LiveBroker(self.node_id, endpoints, self.config.broker_rack)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -166,20 +165,6 @@ class ClusterMembership:
         tasks.append(asyncio.get_running_loop().create_task(replicas.leaders.run_isr_shrinks()))
         topic_configs = zk_parts.topic_configs
         topic_configs.follow(BROKER_CONFIG, zk_parts.broker_configs.on_change)
-
-        def leadership_changed(_led: list[tuple[str, int]], stopped: list[tuple[str, int]]) -> None:
-            topic_configs.apply_known()  # new replicas' logs take their topic's configs
-            # The group coordinators live where __consumer_offsets partitions are led, and move with them.
-            groups.refresh_leadership()
-            # So does the transaction coordinator, with __transaction_state.
-            parts.transactions.leadership_changed()
-            # And the share coordinator, with __share_group_state.
-            parts.share_states.leadership_changed()
-            # Share partitions live with their partition's leadership: dropped where it ended.
-            if services.share_partitions is not None and stopped:
-                services.share_partitions.stopped_leading(_by_topic_id(services.cluster, stopped))
-
-        replicas.on_leadership_change = leadership_changed
         loop = asyncio.get_running_loop()
         topic_configs.follow(USER_CONFIG, zk_parts.credentials.user_changed)
         topic_configs.start(loop)
@@ -226,9 +211,3 @@ class ClusterMembership:
 
     async def close(self) -> None:
         await self.member.close()  # the controller stops, then the session ends
-
-
-def _by_topic_id(cluster: ClusterMetadata, partitions: list[tuple[str, int]]) -> list[tuple[uuid.UUID, int]]:
-    """(topic id, partition) of the named partitions whose topic the metadata still knows."""
-    known = ((cluster.topic(name), partition) for name, partition in partitions)
-    return [(topic.topic_id, partition) for topic, partition in known if topic is not None]

@@ -14,12 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypedDict
 
-from odradek.cluster.controller.config import ControllerConfig
+from odradek.cluster.controller.config import controller_config
 from odradek.cluster.controller.controller import KafkaController
 from odradek.cluster.controller.service import ClusterOfOneController, Controller
 from odradek.cluster.dynamic_configs import DynamicBrokerConfigs, apply_log_defaults
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
-from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.internal_topics import SingleNodeInternalTopics, ZkInternalTopics
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.metadata.acls import LocalAclStore, ZkAclStore
@@ -59,6 +58,7 @@ from odradek.security.authorizer import AclAuthorizer, authorizer_from_config
 from odradek.security.client_quotas import ClientQuotas
 from odradek.security.delegation_tokens import DelegationTokenManager, TokenInformation, token_settings
 from odradek.security.scram_credentials import CredentialStore
+from odradek.server.leadership_listeners import follow_leadership
 from odradek.server.share_coordinator import build_share_coordinator
 from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from odradek.storage.log_manager import LogManager
@@ -274,6 +274,10 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
         writes_wait_for_isr=True,
     )
     parts = await _build(base, mode)
+    # the coordinators (and the topic configs of new replicas) follow this member's leaderships
+    control.add_leadership_listener(
+        follow_leadership(topic_configs, parts.groups, parts.transactions, parts.share_states, parts.services)
+    )
     # every quota read, and changes followed, before serving
     await ZkQuotaChangeFollower(quota_store, client_quotas).start()
     return parts
@@ -379,21 +383,4 @@ def _leaders(config: BrokerConfig) -> _LeaderSettings:
     return _LeaderSettings(
         replica_lag_time_max_ms=config.replica_lag_time_max_ms,
         replica_selector_class=config.replica_selector_class or None,
-    )
-
-
-def controller_config(config: BrokerConfig, node_id: int, security: InterBrokerSecurity) -> ControllerConfig:
-    """A cluster member's controller settings, from the broker's configuration as it started."""
-    return ControllerConfig(
-        broker_id=node_id,
-        inter_broker_listener_name=config.inter_broker_listener_name,
-        security_inter_broker_protocol=config.security_inter_broker_protocol,
-        unclean_leader_election_enable=config.unclean_leader_election_enable,
-        auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
-        leader_imbalance_check_interval_seconds=float(config.leader_imbalance_check_interval_seconds),
-        leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
-        inter_broker_security=security,
-        inter_broker_versions=InterBrokerVersions.at(config.inter_broker_protocol_version),
-        connect_timeout_s=config.controller_socket_timeout_ms / 1000,
-        request_timeout_s=config.request_timeout_ms / 1000,
     )

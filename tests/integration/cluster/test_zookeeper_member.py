@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from odradek.cluster.controller.config import controller_config
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.zookeeper import paths
@@ -20,7 +21,6 @@ from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.cluster.zookeeper.errors import BrokerIdAlreadyRegisteredError
 from odradek.config.broker import BrokerConfig
 from odradek.server.broker import Broker
-from odradek.server.wiring import controller_config
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.log_manager import LogManager
 from tests.support.broker_process import BrokerProcess, free_port
