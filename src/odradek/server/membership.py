@@ -24,7 +24,6 @@ from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.handlers.configs import reconfigure
 from odradek.partition.delayed_produce import isr_wait
 from odradek.server.controlled_shutdown import controlled_shutdown
-from odradek.server.replica_fetchers import replica_fetchers
 from odradek.server.wiring import BrokerParts, Foundation, build_cluster_member, build_single_node
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.checkpoints import MetaProperties
@@ -158,10 +157,7 @@ class ClusterMembership:
             replicas.leader_since_epoch, TRANSACTION_STATE_TOPIC
         )
         state_log.replicated = isr_wait(replicas)
-        self.fetchers = replica_fetchers(
-            parts.config, base.live_config, services, base.logs, replicas, base.inter_broker_security
-        )
-        replicas.fetchers = self.fetchers
+        self.fetchers = replicas.fetcher_manager  # stopped before the logs close
         tasks.append(asyncio.get_running_loop().create_task(replicas.leaders.run_isr_shrinks()))
         topic_configs = zk_parts.topic_configs
         topic_configs.follow(BROKER_CONFIG, zk_parts.broker_configs.on_change)

@@ -38,6 +38,7 @@ from odradek.cluster.metadata.topics import LocalTopicAdmin, TopicAdmin
 from odradek.cluster.metadata.zk_topics import ZkTopicAdmin
 from odradek.cluster.partition_end_offsets import PartitionEndOffsetsClient
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.replication.fetcher_wiring import FollowerSettings
 from odradek.cluster.replication.replication_quota import ReplicationQuotas
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.cluster.share_state_client import ShareStatePersister
@@ -99,6 +100,8 @@ class ModeParts:
     token_store: LocalTokenStore | ZkTokenStore
     stored_tokens: list[TokenInformation]
     client_quotas: ClientQuotas
+    #: The replication throttles: the leader's, and a member's fetchers' (made by its replica manager).
+    replication_quotas: ReplicationQuotas
     #: The controller the handlers ask: a single node's, of a cluster of one; a member's elector, started
     #: once the member is registered (server/membership.py).
     controller: Controller
@@ -207,6 +210,7 @@ async def build_single_node(base: Foundation) -> BrokerParts:
         token_store=token_store,
         stored_tokens=stored_tokens,
         client_quotas=client_quotas,
+        replication_quotas=ReplicationQuotas.of(base.node_id, base.live_config),
         controller=ClusterOfOneController(cluster, base.node_id),
     )
     return await _build(base, mode)
@@ -224,14 +228,18 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
     # turns unclean election on, so it hears of the topic configs followed
     controller = KafkaController(zk, controller_config(base.config, base.node_id, base.inter_broker_security))
     topic_configs = TopicConfigSync(zk, cluster, base.logs, on_change=controller.topic_configs_changed)
-    # what this broker leads, at which epoch, as the controller's requests say; the cache entries an
-    # UpdateMetadata makes take the topic configs read from ZooKeeper
+    replication_quotas = ReplicationQuotas.of(base.node_id, base.live_config)
+    # what this broker leads, at which epoch, as the controller's requests say (and its fetchers follow
+    # the rest); the cache entries an UpdateMetadata makes take the topic configs read from ZooKeeper
     control = ReplicaManager(
         base.node_id,
         cluster,
         base.logs,
         truncation_checkpoints=base.truncation_checkpoints,
         on_metadata_update=topic_configs.apply_known,
+        followers=FollowerSettings(
+            config, base.live_config, replication_quotas.follower, base.inter_broker_security
+        ),
         **_leaders(config),
     )
     topics = ZkTopicAdmin(config, cluster, zk)
@@ -266,6 +274,7 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
         token_store=token_store,
         stored_tokens=stored_tokens,
         client_quotas=client_quotas,
+        replication_quotas=replication_quotas,
         controller=controller,
         zookeeper=ZooKeeperParts(
             control, zk_broker_configs, credentials, token_store, acl_store, controller, topic_configs
@@ -352,7 +361,7 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
         delegation_tokens=DelegationTokenManager(token_settings(config), mode.token_store),
         authorizer=mode.authorizer,
         client_quotas=mode.client_quotas,
-        replication_quotas=ReplicationQuotas.of(node_id, base.live_config),
+        replication_quotas=mode.replication_quotas,
         regexes=regexes,
         share_coordinator=share_states,
         share_persister=share_persister,
