@@ -30,6 +30,7 @@ from odradek.cluster.replication.fetcher_wiring import FollowerSettings, replica
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.partition import replica_manager
 from odradek.partition.hosted_partition import HostedPartition, PartitionKey
+from odradek.partition.isr_updates import IsrUpdater
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.errors import LogStorageError
 from odradek.storage.log import Log
@@ -59,10 +60,12 @@ class ReplicaManager(replica_manager.ReplicaManager):
         replica_selector_class: str | None = None,
         on_metadata_update: Callable[[], None] | None = None,
         followers: FollowerSettings | None = None,
+        isr_updater: IsrUpdater | None = None,
     ) -> None:
         """`on_metadata_update`: called after each UpdateMetadata changed the cache (the wiring gives
         new cache entries the topic configs read from ZooKeeper). `followers`: what its replica fetchers
-        are made with (None: nothing is fetched)."""
+        are made with (None: nothing is fetched). `isr_updater`: where its leaders send ISR changes
+        (AlterPartition to the controller; None: they propose none)."""
         super().__init__(
             node_id,
             cluster,
@@ -96,6 +99,7 @@ class ReplicaManager(replica_manager.ReplicaManager):
             )
         )
         self.fetchers = self.fetcher_manager
+        self.isr_updater = isr_updater
         #: Set once this broker asked the controller for its controlled shutdown (see `_fetches`).
         self.leaving = False
 

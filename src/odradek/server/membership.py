@@ -171,7 +171,7 @@ class ClusterMembership:
         if authorizer is not None:
             AclChangeListener(member.zk, zk_parts.acl_store, authorizer).start(loop)
         services.join_zookeeper_cluster(replicas, base.inter_broker_security)
-        if not await member.register(services.advertised, replicas):
+        if not await member.register(services.advertised, replicas, zk_parts.alter_partition):
             return False
         # As Kafka, only a registered broker processes requests: one whose id a live broker holds
         # has exited above, before any client reached it (its listeners were bound, not listening).

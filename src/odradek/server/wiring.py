@@ -38,6 +38,7 @@ from odradek.cluster.metadata.topics import LocalTopicAdmin, TopicAdmin
 from odradek.cluster.metadata.zk_topics import ZkTopicAdmin
 from odradek.cluster.partition_end_offsets import PartitionEndOffsetsClient
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.replication.alter_partition import alter_partition_manager
 from odradek.cluster.replication.fetcher_wiring import FollowerSettings
 from odradek.cluster.replication.replication_quota import ReplicationQuotas
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
@@ -60,6 +61,7 @@ from odradek.security.client_quotas import ClientQuotas
 from odradek.security.delegation_tokens import DelegationTokenManager, TokenInformation, token_settings
 from odradek.security.scram_credentials import CredentialStore
 from odradek.server.leadership_listeners import follow_leadership
+from odradek.server.member_parts import ZooKeeperParts
 from odradek.server.share_coordinator import build_share_coordinator
 from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from odradek.storage.log_manager import LogManager
@@ -112,23 +114,6 @@ class ModeParts:
     #: A cluster member's coordinators answer their writes once the ISR holds them (Kafka's acks=-1);
     #: a single node's leads alone, its high watermark moves with the append.
     writes_wait_for_isr: bool = False
-
-
-@dataclass(frozen=True)
-class ZooKeeperParts:
-    """A cluster member's parts that only it has, as their own types."""
-
-    #: The control half of its replica manager (LeaderAndIsr, StopReplica, UpdateMetadata).
-    control: ReplicaManager
-    #: Its dynamic broker configs in ZooKeeper (/config/brokers).
-    broker_configs: ZkBrokerConfigs
-    credentials: ZkScramCredentialStore
-    token_store: ZkTokenStore
-    acl_store: ZkAclStore
-    #: Its controller elector, built here and started once the broker is registered.
-    controller: KafkaController
-    #: The topic configs it follows in ZooKeeper (/config/topics, /config/changes).
-    topic_configs: TopicConfigSync
 
 
 @dataclass(frozen=True)
@@ -224,22 +209,24 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
     config = await zk_broker_configs.load()
     apply_log_defaults(base.logs, config)
     cluster = ClusterMetadata(base.cluster_id, -1, [])  # the controller is not known yet
-    # its controller elector, started once registered: it elects offline partitions again when a topic
-    # turns unclean election on, so it hears of the topic configs followed
-    controller = KafkaController(zk, controller_config(base.config, base.node_id, base.inter_broker_security))
+    security = base.inter_broker_security
+    # its controller elector (started once registered) hears of topics turning unclean election on
+    controller = KafkaController(zk, controller_config(base.config, base.node_id, security))
     topic_configs = TopicConfigSync(zk, cluster, base.logs, on_change=controller.topic_configs_changed)
     replication_quotas = ReplicationQuotas.of(base.node_id, base.live_config)
-    # what this broker leads, at which epoch, as the controller's requests say (and its fetchers follow
-    # the rest); the cache entries an UpdateMetadata makes take the topic configs read from ZooKeeper
+    # its leaders' sender of ISR changes, started once registered (the broker epoch is the registration's)
+    alter_partition = alter_partition_manager(
+        base.config, base.node_id, cluster, lambda: control.broker_epoch, security
+    )
+    # what this broker leads (at which epoch, as the controller says) and follows, with its fetchers
     control = ReplicaManager(
         base.node_id,
         cluster,
         base.logs,
         truncation_checkpoints=base.truncation_checkpoints,
         on_metadata_update=topic_configs.apply_known,
-        followers=FollowerSettings(
-            config, base.live_config, replication_quotas.follower, base.inter_broker_security
-        ),
+        followers=FollowerSettings(config, base.live_config, replication_quotas.follower, security),
+        isr_updater=alter_partition,
         **_leaders(config),
     )
     topics = ZkTopicAdmin(config, cluster, zk)
@@ -277,7 +264,14 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
         replication_quotas=replication_quotas,
         controller=controller,
         zookeeper=ZooKeeperParts(
-            control, zk_broker_configs, credentials, token_store, acl_store, controller, topic_configs
+            control,
+            zk_broker_configs,
+            credentials,
+            token_store,
+            acl_store,
+            controller,
+            alter_partition,
+            topic_configs,
         ),
         zk_broker_configs=zk_broker_configs,
         writes_wait_for_isr=True,

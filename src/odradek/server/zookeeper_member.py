@@ -24,7 +24,6 @@ from collections.abc import Callable
 
 from odradek.cluster.controller.controller import KafkaController
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity, inter_broker_security
-from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.metadata import BrokerEndpoint
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.alter_partition import AlterPartitionManager
@@ -103,10 +102,16 @@ class ZooKeeperMember:
         assert self.zk is not None
         return await asyncio.to_thread(self.zk.get_or_create_cluster_id, proposed)
 
-    async def register(self, advertised: dict[str, list[BrokerEndpoint]], replicas: ReplicaManager) -> bool:
+    async def register(
+        self,
+        advertised: dict[str, list[BrokerEndpoint]],
+        replicas: ReplicaManager,
+        alter_partition: AlterPartitionManager,
+    ) -> bool:
         """Register /brokers/ids/<id> with every advertised listener (waiting out a killed
         predecessor's session; raises BrokerIdAlreadyRegisteredError when a live broker holds it), set
-        the broker epoch, and watch for session expiry. False: stopped while waiting, not registered."""
+        the broker epoch, watch for session expiry and start `alter_partition`, the replica manager's
+        sender of ISR changes. False: stopped while waiting, not registered."""
         assert self.zk is not None
         protocols = self.config.protocol_map
         endpoints = tuple(
@@ -134,18 +139,8 @@ class ZooKeeperMember:
         self.registered = True
         log.info("registered in ZooKeeper as broker %d, epoch %d", self.node_id, replicas.broker_epoch)
         self.zk.watch_session(self._on_session_state, asyncio.get_running_loop())
-        config = self.config
-        self.alter_partition = AlterPartitionManager(
-            self.node_id,
-            replicas.cluster,
-            config.inter_broker_listener_name or config.security_inter_broker_protocol,
-            lambda: replicas.broker_epoch,
-            request_timeout_s=config.controller_socket_timeout_ms / 1000,
-            security=self.inter_broker_security,
-            max_version=InterBrokerVersions.at(config.inter_broker_protocol_version).alter_partition,
-        )
-        self.alter_partition.start()
-        replicas.isr_updater = self.alter_partition
+        self.alter_partition = alter_partition
+        alter_partition.start()
         return True
 
     async def propagate_log_dir_event(self) -> None:

@@ -57,3 +57,14 @@ def test_the_replica_manager_makes_its_fetchers_and_hands_them_what_it_follows(t
         asyncio.run(main())
     finally:
         logs.shutdown()
+
+
+def test_the_replica_managers_leaders_send_isr_changes_to_the_updater_it_was_built_with(
+    tmp_path: Path,
+) -> None:
+    """As Kafka's ReplicaManager takes its AlterPartitionManager: the wiring makes the sender (started
+    once the broker is registered) and passes it in, nothing assigns it afterwards."""
+    logs = LogManager([tmp_path], single_node=False)
+    sender = object()
+    replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs, isr_updater=sender)  # type: ignore[arg-type]
+    assert replicas.isr_updater is sender and replicas.leaders.isr_updater is sender
