@@ -44,9 +44,13 @@ LISTENER = "PLAINTEXT"
 
 
 class _NotController:
-    """A cluster member's controller elector that has not won the election: asked only whether it is."""
+    """A cluster member's controller elector that has not won the election: asked whether it is, and
+    told of AlterConfigs' unclean.leader.election.enable (for when it is)."""
 
     is_active = False
+
+    def set_unclean_leader_election_enable(self, enabled: bool) -> None:
+        pass
 
 
 class HandlerBroker:
