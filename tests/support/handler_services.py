@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
-from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, TopicState
+from odradek.cluster.controller.service import ClusterOfOneController
+from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker, TopicState
 from odradek.cluster.metadata.client_metrics import LocalClientMetricsConfigs
 from odradek.cluster.metadata.group_configs import LocalGroupConfigs
 from odradek.cluster.metadata.producer_ids import LocalProducerIdManager
@@ -41,6 +42,16 @@ from odradek.telemetry.manager import ClientMetricsManager
 
 NODE_ID = 1
 LISTENER = "PLAINTEXT"
+
+
+class _NotController:
+    """A cluster member's controller elector that has not won the election: asked whether it is, and
+    told of AlterConfigs' unclean.leader.election.enable (for when it is)."""
+
+    is_active = False
+
+    def set_unclean_leader_election_enable(self, enabled: bool) -> None:
+        pass
 
 
 class HandlerBroker:
@@ -91,11 +102,15 @@ class HandlerBroker:
             fetch_sessions=FetchSessionCache(self.config.max_incremental_fetch_session_cache_slots),
             producer_ids=LocalProducerIdManager(self.logs.log_dirs[0]),
             replicas=replicas,
+            # a single node's controller is of a cluster of one; a member's has not won the election
+            controller=_NotController() if zookeeper_mode else ClusterOfOneController(cluster, node_id),
             advertised={LISTENER: [endpoint]},
             client_metrics=client_metrics,
             client_metrics_configs=client_metrics_configs,
             group_configs=None if zookeeper_mode else group_configs,
         )
+        if not zookeeper_mode:  # as a single node's Broker.start once its listeners are bound
+            cluster.set_cluster_of_one(LiveBroker(node_id, {LISTENER: endpoint}))
         self._correlation_id = 0
         # as Broker.start
         replicas.leaders.min_insync_replicas = self.services.topics.min_insync_replicas

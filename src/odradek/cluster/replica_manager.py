@@ -26,9 +26,12 @@ from odradek.cluster.control_requests import (
 from odradek.cluster.metadata import ClusterMetadata, LiveBroker
 from odradek.cluster.metadata_update import apply_update_metadata, follow_leadership
 from odradek.cluster.replica_logs import delete_logs, prepare_logs
+from odradek.cluster.replication.fetcher_wiring import FollowerSettings, replica_fetcher_manager
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.partition import replica_manager
+from odradek.partition.follower_append import FollowerAppends
 from odradek.partition.hosted_partition import HostedPartition, PartitionKey
+from odradek.partition.isr_updates import IsrUpdater
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.errors import LogStorageError
 from odradek.storage.log import Log
@@ -56,7 +59,14 @@ class ReplicaManager(replica_manager.ReplicaManager):
         *,
         replica_lag_time_max_ms: int = 30_000,
         replica_selector_class: str | None = None,
+        on_metadata_update: Callable[[], None] | None = None,
+        followers: FollowerSettings | None = None,
+        isr_updater: IsrUpdater | None = None,
     ) -> None:
+        """`on_metadata_update`: called after each UpdateMetadata changed the cache (the wiring gives
+        new cache entries the topic configs read from ZooKeeper). `followers`: what its replica fetchers
+        are made with (None: nothing is fetched). `isr_updater`: where its leaders send ISR changes
+        (AlterPartition to the controller; None: they propose none)."""
         super().__init__(
             node_id,
             cluster,
@@ -73,9 +83,22 @@ class ReplicaManager(replica_manager.ReplicaManager):
         self.broker_epoch = broker_epoch
         #: The newest controller epoch seen in any control request.
         self.controller_epoch = INITIAL_CONTROLLER_EPOCH
-        #: Called after an UpdateMetadata changed the cache (the wiring gives new cache entries the
-        #: topic configs it read from ZooKeeper).
-        self.on_metadata_update: Callable[[], None] | None = None
+        self.on_metadata_update = on_metadata_update
+        #: Its replica fetchers, which follow the partitions led elsewhere (Kafka's ReplicaManager creates
+        #: its ReplicaFetcherManager); `fetchers` to the data half.
+        self.fetcher_manager = (
+            None
+            if followers is None
+            else replica_fetcher_manager(
+                followers,
+                cluster,
+                node_id,
+                lambda: self.broker_epoch,
+                FollowerAppends(self, self.truncation_checkpoints),
+            )
+        )
+        self.fetchers = self.fetcher_manager
+        self.isr_updater = isr_updater
         #: Set once this broker asked the controller for its controlled shutdown (see `_fetches`).
         self.leaving = False
 

@@ -11,7 +11,7 @@ from starlette.requests import HTTPConnection
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from odradek.console.users_file import AuthFileError, load_users
+from odradek.config.console_users import AuthFileError, load_users
 
 __all__ = ["AuthFileError", "BasicAuth", "load_users"]
 

@@ -19,14 +19,14 @@ cluster/controller/producer_ids.py.
 from __future__ import annotations
 
 from odradek.cluster.controller.context import TopicPartition
-from odradek.cluster.controller.controller import KafkaController, NotControllerError
+from odradek.cluster.controller.controller import NotControllerError
 from odradek.cluster.controller.isr_changes import (
     UNKNOWN_BROKER_EPOCH,
     AlterPartitionResult,
     IsrChangeOutcome,
     IsrChangeRequest,
 )
-from odradek.cluster.controller.leader_elections import elect_in_a_cluster_of_one
+from odradek.cluster.controller.service import Controller
 from odradek.cluster.metadata import BrokerMode
 from odradek.handlers._common.authorization import authorize_cluster
 from odradek.handlers._common.context import RequestContext
@@ -61,9 +61,9 @@ from odradek.security.acl import AclOperation
 CLUSTER_ONLY = frozenset({BrokerMode.ZOOKEEPER})
 
 
-def _active(context: RequestContext) -> KafkaController | None:
+def _active(context: RequestContext) -> Controller | None:
     controller = context.services.controller
-    return controller if controller is not None and controller.is_active else None
+    return controller if controller.is_active else None
 
 
 @handles(ApiKey.CONTROLLED_SHUTDOWN, 0, 3, modes=CLUSTER_ONLY)
@@ -96,11 +96,7 @@ async def handle_elect_leaders(request: ElectLeadersRequest, context: RequestCon
     if not authorize_cluster(context, AclOperation.ALTER):
         refused = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
         return _elect_response(refused, {p: refused for p in asked or []})
-    services = context.services
-    if services.mode is not BrokerMode.ZOOKEEPER:
-        outcome = elect_in_a_cluster_of_one(services.cluster, services.node_id, request.election_type, asked)
-        return _elect_response(ErrorCode.NONE, outcome, every_partition=asked is None)
-    controller = _active(context)
+    controller = _active(context)  # a single node's: the controller of a cluster of one
     try:
         if controller is None:
             raise NotControllerError()

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from odradek.cluster.controller.context import TopicPartition
 from odradek.cluster.controller.controller import NotControllerError
-from odradek.cluster.controller.reassignment import reassign_in_a_cluster_of_one
-from odradek.cluster.metadata import BrokerMode
 from odradek.handlers._common.authorization import authorize_cluster
 from odradek.handlers._common.context import RequestContext
 from odradek.handlers._common.registry import handles
@@ -48,19 +46,13 @@ async def handle_alter_partition_reassignments(
         for topic in request.topics
         for p in topic.partitions
     }
-    services = context.services
-    controller = services.controller
+    controller = context.services.controller  # a single node's: the controller of a cluster of one
     try:
-        if services.mode is not BrokerMode.ZOOKEEPER:
-            results = reassign_in_a_cluster_of_one(
-                services.cluster, services.node_id, asked, request.allow_replication_factor_change
-            )
-        elif controller is None or not controller.is_active:
+        if not controller.is_active:
             raise NotControllerError()
-        else:
-            results = await controller.alter_partition_reassignments(
-                asked, request.allow_replication_factor_change, timeout=_timeout(request.timeout_ms)
-            )
+        results = await controller.alter_partition_reassignments(
+            asked, request.allow_replication_factor_change, timeout=_timeout(request.timeout_ms)
+        )
     except NotControllerError:
         return _alter_refused(request, ErrorCode.NOT_CONTROLLER)
     except TimeoutError:
@@ -92,17 +84,11 @@ async def handle_list_partition_reassignments(
         if request.topics is None
         else [TopicPartition(t.name, p) for t in request.topics for p in t.partition_indexes]
     )
-    services = context.services
-    controller = services.controller
+    controller = context.services.controller
     try:
-        if services.mode is not BrokerMode.ZOOKEEPER:
-            ongoing = {}  # a cluster of one: no reassignment is ever in progress
-        elif controller is None or not controller.is_active:
+        if not controller.is_active:
             raise NotControllerError()
-        else:
-            ongoing = await controller.list_partition_reassignments(
-                asked, timeout=_timeout(request.timeout_ms)
-            )
+        ongoing = await controller.list_partition_reassignments(asked, timeout=_timeout(request.timeout_ms))
     except NotControllerError:
         return _list_refused(ErrorCode.NOT_CONTROLLER)
     except TimeoutError:

@@ -13,7 +13,6 @@ Version notes:
 from __future__ import annotations
 
 from odradek.cluster.features import update_refusal
-from odradek.cluster.metadata import BrokerMode
 from odradek.handlers._common.authorization import authorize_cluster
 from odradek.handlers._common.context import RequestContext
 from odradek.handlers._common.registry import handles
@@ -33,9 +32,7 @@ async def handle_update_features(
 ) -> UpdateFeaturesResponse:
     if not authorize_cluster(context, AclOperation.ALTER):
         return _refused(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
-    services = context.services
-    controller = services.controller
-    if services.mode is BrokerMode.ZOOKEEPER and (controller is None or not controller.is_active):
+    if not context.services.controller.is_active:  # a single node's, of a cluster of one, always is
         return _refused(ErrorCode.NOT_CONTROLLER)
     return UpdateFeaturesResponse(
         throttle_time_ms=0,

@@ -66,10 +66,9 @@ class ReplicaManager:
         #: The partitions whose log dir failed (Kafka's HostedPartition.Offline): KAFKA_STORAGE_ERROR to
         #: every request naming them until the broker restarts.
         self.offline: set[PartitionKey] = set()
-        #: Kafka's onLeadershipChange: called after a LeaderAndIsr or StopReplica with the partitions this
-        #: broker began to lead and those it stopped leading (as leader or at all). The wiring hooks the
-        #: group coordinator here (GroupCoordinator.refresh_leadership for `__consumer_offsets`).
-        self.on_leadership_change: Callable[[list[PartitionKey], list[PartitionKey]], None] | None = None
+        #: Kafka's onLeadershipChange: told after a LeaderAndIsr or StopReplica of the partitions this
+        #: broker began to lead and those it stopped leading (`add_leadership_listener`).
+        self._leadership_listeners: list[Callable[[list[PartitionKey], list[PartitionKey]], None]] = []
         #: The replica fetchers that follow the partitions led elsewhere (None: nothing is fetched).
         self.fetchers: FollowerFetchers | None = None
         #: The append events (partition/purgatory.py): an append here lets the leader move its high
@@ -423,6 +422,14 @@ class ReplicaManager:
             self._leadership_changed([], stopped)
             return gone
 
+    def add_leadership_listener(
+        self, listener: Callable[[list[PartitionKey], list[PartitionKey]], None]
+    ) -> None:
+        """Tell `listener` from now on of the partitions this broker began and stopped leading (the
+        coordinators of a cluster member follow their internal topics' leadership so)."""
+        self._leadership_listeners.append(listener)
+
     def _leadership_changed(self, leaders: list[PartitionKey], others: list[PartitionKey]) -> None:
-        if self.on_leadership_change is not None and (leaders or others):
-            self.on_leadership_change(leaders, others)
+        if leaders or others:
+            for listener in self._leadership_listeners:
+                listener(leaders, others)

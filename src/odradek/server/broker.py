@@ -25,10 +25,8 @@ from pathlib import Path
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.inter_broker_connection import inter_broker_security
-from odradek.cluster.metadata import BrokerEndpoint
-from odradek.cluster.metadata.client_quotas import (
-    QuotaStoreError,
-)
+from odradek.cluster.metadata import BrokerEndpoint, LiveBroker
+from odradek.cluster.metadata.client_quotas import QuotaStoreError
 from odradek.cluster.metadata.entity_configs import EntityConfigStoreError
 from odradek.cluster.metadata.producer_ids import CorruptProducerIdBlockError
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
@@ -39,9 +37,7 @@ from odradek.config.broker import BrokerConfig
 from odradek.config.types import ConfigError
 from odradek.handlers._common.services import Services
 from odradek.security.acl_store import AclStoreError
-from odradek.security.delegation_tokens import (
-    TokenStoreError,
-)
+from odradek.security.delegation_tokens import TokenStoreError
 from odradek.security.listener_security import ListenerSecurity, listener_security
 from odradek.security.scram_credentials import CredentialError
 from odradek.security.tls_reload import TlsReloader
@@ -89,7 +85,7 @@ class Broker:
             check_console_installed()
             check_console_files(config.console_basic_auth_file, config.console_command_config)
         listener_names = [e.listener_name for e in config.listener_endpoints()]
-        self.quotas = ConnectionQuotas(self._live_config, listener_names)
+        self.quotas = ConnectionQuotas(self._live_config, listener_names, ip_throttle=self._ip_throttle_ms)
         self.tasks: list[asyncio.Task[None]] = []
         self.stopping = asyncio.Event()
         self.started = False
@@ -187,7 +183,6 @@ class Broker:
         cluster, topics, replicas = parts.mode.cluster, parts.mode.topics, parts.mode.replicas
         groups, transactions, share_states = parts.groups, parts.transactions, parts.share_states
         tokens_enabled = parts.tokens_enabled
-        self.quotas.ip_throttle = self.services.client_quotas.connection_throttle_ms
         self._listen()  # bound (the advertised ports are known), not serving yet
         services = self.services
         try:
@@ -198,7 +193,7 @@ class Broker:
             raise bind_error(
                 "metrics.host, metrics.port", self.config.metrics_host, self.config.metrics_port or 0, error
             ) from None
-        membership.advertise(cluster, self._own_endpoint())
+        membership.advertise(cluster, self._own_broker())
         topics.load()
         await groups.start()  # a first start creates __consumer_offsets (in a worker thread)
         await transactions.start()  # and __transaction_state, then replays it
@@ -268,6 +263,11 @@ class Broker:
         self.services.tls = TlsReloader(self.acceptors, self.config, self.inter_broker_security)
         self._advertise()
 
+    def _ip_throttle_ms(self, address: str, now_ms: int) -> int:
+        """The client quotas' check of `address`'s connection_creation_rate (none before they are built)."""
+        services = self.services
+        return services.client_quotas.connection_throttle_ms(address, now_ms) if services is not None else 0
+
     def _live_config(self) -> BrokerConfig:
         """The configuration as AlterConfigs last left it."""
         return self.services.config if self.services is not None else self.config
@@ -286,9 +286,10 @@ class Broker:
     def _connection_count(self) -> int:
         return len(self.connections)
 
-    def _own_endpoint(self) -> BrokerEndpoint:
+    def _own_broker(self) -> LiveBroker:  # its advertised endpoint on each listener
         assert self.services is not None
-        return next(iter(self.services.advertised.values()))[0]
+        endpoints = {name: ends[0] for name, ends in self.services.advertised.items()}
+        return LiveBroker(self.node_id, endpoints, self.config.broker_rack)
 
     def catch_stop_signals(self) -> None:
         """SIGTERM and SIGINT stop the broker gracefully, also when they come during its start: a cluster

@@ -38,7 +38,14 @@ _RECHECK_SECONDS: Final = 1.0
 class ConnectionQuotas:
     """Counts of open connections per listener and per client address, checked against the limits."""
 
-    def __init__(self, current_config: Callable[[], BrokerConfig], listeners: list[str]) -> None:
+    def __init__(
+        self,
+        current_config: Callable[[], BrokerConfig],
+        listeners: list[str],
+        ip_throttle: Callable[[str, int], int] | None = None,
+    ) -> None:
+        """`ip_throttle(address, now_ms)`: the client quotas' check of an address's
+        connection_creation_rate, in ms to hold a new connection (None: never held)."""
         self.current_config = current_config
         self.listeners = listeners
         self.total = 0
@@ -50,8 +57,7 @@ class ConnectionQuotas:
         self._slot_freed = asyncio.Event()
         self._overrides_text: str | None = None
         self._overrides: dict[str, int] = {}
-        #: The client quotas' check of an address's connection_creation_rate (the broker sets it).
-        self.ip_throttle: Callable[[str, int], int] | None = None
+        self.ip_throttle = ip_throttle
         config = current_config()
         self._per_address_overrides(config, strict=True)  # a bad override refuses start-up
         for listener in listeners:

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from odradek.config.broker import BrokerConfig
+from odradek.config.console_users import AuthFileError, load_users
 from odradek.config.properties import load_properties
 from odradek.config.types import ConfigError
-from odradek.console.users_file import AuthFileError, load_users
 from odradek.tasks.child_processes import die_with_parent, stop_child
 
 log = logging.getLogger("odradek.broker")

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
+from odradek.cluster.metadata import ClusterMetadata, LiveBroker
 from odradek.cluster.metadata.acls import AclChangeListener
 from odradek.cluster.metadata.delegation_tokens import TokenChangeListener
-from odradek.cluster.metadata.topic_configs import TopicConfigSync
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
 from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
 from odradek.config.broker import BrokerConfig
@@ -26,7 +24,6 @@ from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.handlers._common.config_alteration import reconfigure
 from odradek.partition.delayed_produce import isr_wait
 from odradek.server.controlled_shutdown import controlled_shutdown
-from odradek.server.replica_fetchers import replica_fetchers
 from odradek.server.wiring import BrokerParts, Foundation, build_cluster_member, build_single_node
 from odradek.server.zookeeper_member import ZooKeeperMember
 from odradek.storage.checkpoints import MetaProperties
@@ -47,8 +44,9 @@ class Membership(Protocol):
 
     async def build(self, base: Foundation) -> BrokerParts: ...
 
-    def advertise(self, cluster: ClusterMetadata, endpoint: BrokerEndpoint) -> None:
-        """The bound listeners are known: the brokers a single node names are itself."""
+    def advertise(self, cluster: ClusterMetadata, broker: LiveBroker) -> None:
+        """The bound listeners are known (`broker`: this one, with its endpoint on each): the brokers a
+        single node names are itself."""
         ...
 
     async def join(
@@ -87,8 +85,8 @@ class SingleNode:
     async def build(self, base: Foundation) -> BrokerParts:
         return await build_single_node(base)
 
-    def advertise(self, cluster: ClusterMetadata, endpoint: BrokerEndpoint) -> None:
-        cluster.brokers = {endpoint.node_id: endpoint}
+    def advertise(self, cluster: ClusterMetadata, broker: LiveBroker) -> None:
+        cluster.set_cluster_of_one(broker)
 
     async def join(
         self, parts: BrokerParts, base: Foundation, serve: Callable[[], None], tasks: list[asyncio.Task[None]]
@@ -138,7 +136,7 @@ class ClusterMembership:
         assert self.member.zk is not None
         return await build_cluster_member(base, self.member.zk)
 
-    def advertise(self, cluster: ClusterMetadata, endpoint: BrokerEndpoint) -> None:
+    def advertise(self, cluster: ClusterMetadata, broker: LiveBroker) -> None:
         pass  # the controller's UpdateMetadata names the brokers, once registered
 
     async def join(
@@ -159,28 +157,10 @@ class ClusterMembership:
             replicas.leader_since_epoch, TRANSACTION_STATE_TOPIC
         )
         state_log.replicated = isr_wait(replicas)
-        self.fetchers = replica_fetchers(
-            parts.config, base.live_config, services, base.logs, replicas, base.inter_broker_security
-        )
-        replicas.fetchers = self.fetchers
+        self.fetchers = replicas.fetcher_manager  # stopped before the logs close
         tasks.append(asyncio.get_running_loop().create_task(replicas.leaders.run_isr_shrinks()))
-        topic_configs = TopicConfigSync(member.zk, services.cluster, base.logs)
+        topic_configs = zk_parts.topic_configs
         topic_configs.follow(BROKER_CONFIG, zk_parts.broker_configs.on_change)
-
-        def leadership_changed(_led: list[tuple[str, int]], stopped: list[tuple[str, int]]) -> None:
-            topic_configs.apply_known()  # new replicas' logs take their topic's configs
-            # The group coordinators live where __consumer_offsets partitions are led, and move with them.
-            groups.refresh_leadership()
-            # So does the transaction coordinator, with __transaction_state.
-            parts.transactions.leadership_changed()
-            # And the share coordinator, with __share_group_state.
-            parts.share_states.leadership_changed()
-            # Share partitions live with their partition's leadership: dropped where it ended.
-            if services.share_partitions is not None and stopped:
-                services.share_partitions.stopped_leading(_by_topic_id(services.cluster, stopped))
-
-        replicas.on_leadership_change = leadership_changed
-        replicas.on_metadata_update = topic_configs.apply_known
         loop = asyncio.get_running_loop()
         topic_configs.follow(USER_CONFIG, zk_parts.credentials.user_changed)
         topic_configs.start(loop)
@@ -191,13 +171,12 @@ class ClusterMembership:
         if authorizer is not None:
             AclChangeListener(member.zk, zk_parts.acl_store, authorizer).start(loop)
         services.join_zookeeper_cluster(replicas, base.inter_broker_security)
-        if not await member.register(services.advertised, replicas):
+        if not await member.register(services.advertised, replicas, zk_parts.alter_partition):
             return False
         # As Kafka, only a registered broker processes requests: one whose id a live broker holds
         # has exited above, before any client reached it (its listeners were bound, not listening).
         serve()
-        services.controller = await member.start_controller()
-        topic_configs.on_change = services.controller.topic_configs_changed
+        await member.start_controller(zk_parts.controller)
         return True
 
     def log_dir_event_sender(self) -> Callable[[], Awaitable[None]] | None:
@@ -228,9 +207,3 @@ class ClusterMembership:
 
     async def close(self) -> None:
         await self.member.close()  # the controller stops, then the session ends
-
-
-def _by_topic_id(cluster: ClusterMetadata, partitions: list[tuple[str, int]]) -> list[tuple[uuid.UUID, int]]:
-    """(topic id, partition) of the named partitions whose topic the metadata still knows."""
-    known = ((cluster.topic(name), partition) for name, partition in partitions)
-    return [(topic.topic_id, partition) for topic, partition in known if topic is not None]

@@ -14,6 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypedDict
 
+from odradek.cluster.controller.config import controller_config
+from odradek.cluster.controller.controller import KafkaController
+from odradek.cluster.controller.service import ClusterOfOneController, Controller
 from odradek.cluster.dynamic_configs import DynamicBrokerConfigs, apply_log_defaults
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
 from odradek.cluster.internal_topics import SingleNodeInternalTopics, ZkInternalTopics
@@ -30,10 +33,13 @@ from odradek.cluster.metadata.delegation_tokens import LocalTokenStore, ZkTokenS
 from odradek.cluster.metadata.group_configs import LocalGroupConfigs, ZkGroupConfigs
 from odradek.cluster.metadata.producer_ids import LocalProducerIdManager, ZkProducerIdManager
 from odradek.cluster.metadata.scram_credentials import LocalScramCredentialStore, ZkScramCredentialStore
+from odradek.cluster.metadata.topic_configs import TopicConfigSync
 from odradek.cluster.metadata.topics import LocalTopicAdmin, TopicAdmin
 from odradek.cluster.metadata.zk_topics import ZkTopicAdmin
 from odradek.cluster.partition_end_offsets import PartitionEndOffsetsClient
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.replication.alter_partition import alter_partition_manager
+from odradek.cluster.replication.fetcher_wiring import FollowerSettings
 from odradek.cluster.replication.replication_quota import ReplicationQuotas
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.cluster.share_state_client import ShareStatePersister
@@ -54,6 +60,8 @@ from odradek.security.authorizer import AclAuthorizer, authorizer_from_config
 from odradek.security.client_quotas import ClientQuotas
 from odradek.security.delegation_tokens import DelegationTokenManager, TokenInformation, token_settings
 from odradek.security.scram_credentials import CredentialStore
+from odradek.server.leadership_listeners import follow_leadership
+from odradek.server.member_parts import ZooKeeperParts
 from odradek.server.share_coordinator import build_share_coordinator
 from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from odradek.storage.log_manager import LogManager
@@ -94,6 +102,11 @@ class ModeParts:
     token_store: LocalTokenStore | ZkTokenStore
     stored_tokens: list[TokenInformation]
     client_quotas: ClientQuotas
+    #: The replication throttles: the leader's, and a member's fetchers' (made by its replica manager).
+    replication_quotas: ReplicationQuotas
+    #: The controller the handlers ask: a single node's, of a cluster of one; a member's elector, started
+    #: once the member is registered (server/membership.py).
+    controller: Controller
     #: A cluster member's: what it follows in ZooKeeper once it joins (server/membership.py).
     zookeeper: ZooKeeperParts | None = None
     #: A cluster member's: where AlterConfigs writes its broker configs (/config/brokers).
@@ -101,19 +114,6 @@ class ModeParts:
     #: A cluster member's coordinators answer their writes once the ISR holds them (Kafka's acks=-1);
     #: a single node's leads alone, its high watermark moves with the append.
     writes_wait_for_isr: bool = False
-
-
-@dataclass(frozen=True)
-class ZooKeeperParts:
-    """A cluster member's parts that only it has, as their own types."""
-
-    #: The control half of its replica manager (LeaderAndIsr, StopReplica, UpdateMetadata).
-    control: ReplicaManager
-    #: Its dynamic broker configs in ZooKeeper (/config/brokers).
-    broker_configs: ZkBrokerConfigs
-    credentials: ZkScramCredentialStore
-    token_store: ZkTokenStore
-    acl_store: ZkAclStore
 
 
 @dataclass(frozen=True)
@@ -195,6 +195,8 @@ async def build_single_node(base: Foundation) -> BrokerParts:
         token_store=token_store,
         stored_tokens=stored_tokens,
         client_quotas=client_quotas,
+        replication_quotas=ReplicationQuotas.of(base.node_id, base.live_config),
+        controller=ClusterOfOneController(cluster, base.node_id),
     )
     return await _build(base, mode)
 
@@ -207,12 +209,24 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
     config = await zk_broker_configs.load()
     apply_log_defaults(base.logs, config)
     cluster = ClusterMetadata(base.cluster_id, -1, [])  # the controller is not known yet
-    # what this broker leads, at which epoch, as the controller's requests say
+    security = base.inter_broker_security
+    # its controller elector (started once registered) hears of topics turning unclean election on
+    controller = KafkaController(zk, controller_config(base.config, base.node_id, security))
+    topic_configs = TopicConfigSync(zk, cluster, base.logs, on_change=controller.topic_configs_changed)
+    replication_quotas = ReplicationQuotas.of(base.node_id, base.live_config)
+    # its leaders' sender of ISR changes, started once registered (the broker epoch is the registration's)
+    alter_partition = alter_partition_manager(
+        base.config, base.node_id, cluster, lambda: control.broker_epoch, security
+    )
+    # what this broker leads (at which epoch, as the controller says) and follows, with its fetchers
     control = ReplicaManager(
         base.node_id,
         cluster,
         base.logs,
         truncation_checkpoints=base.truncation_checkpoints,
+        on_metadata_update=topic_configs.apply_known,
+        followers=FollowerSettings(config, base.live_config, replication_quotas.follower, security),
+        isr_updater=alter_partition,
         **_leaders(config),
     )
     topics = ZkTopicAdmin(config, cluster, zk)
@@ -247,11 +261,26 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
         token_store=token_store,
         stored_tokens=stored_tokens,
         client_quotas=client_quotas,
-        zookeeper=ZooKeeperParts(control, zk_broker_configs, credentials, token_store, acl_store),
+        replication_quotas=replication_quotas,
+        controller=controller,
+        zookeeper=ZooKeeperParts(
+            control,
+            zk_broker_configs,
+            credentials,
+            token_store,
+            acl_store,
+            controller,
+            alter_partition,
+            topic_configs,
+        ),
         zk_broker_configs=zk_broker_configs,
         writes_wait_for_isr=True,
     )
     parts = await _build(base, mode)
+    # the coordinators (and the topic configs of new replicas) follow this member's leaderships
+    control.add_leadership_listener(
+        follow_leadership(topic_configs, parts.groups, parts.transactions, parts.share_states, parts.services)
+    )
     # every quota read, and changes followed, before serving
     await ZkQuotaChangeFollower(quota_store, client_quotas).start()
     return parts
@@ -318,6 +347,7 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
         transactions=transactions,
         producer_ids=mode.producer_ids,
         replicas=replicas,
+        controller=mode.controller,
         dynamic_configs=base.dynamic_configs,
         zk_broker_configs=mode.zk_broker_configs,
         fetch_sessions=FetchSessionCache(config.max_incremental_fetch_session_cache_slots),
@@ -325,7 +355,7 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
         delegation_tokens=DelegationTokenManager(token_settings(config), mode.token_store),
         authorizer=mode.authorizer,
         client_quotas=mode.client_quotas,
-        replication_quotas=ReplicationQuotas.of(node_id, base.live_config),
+        replication_quotas=mode.replication_quotas,
         regexes=regexes,
         share_coordinator=share_states,
         share_persister=share_persister,

@@ -22,10 +22,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from odradek.cluster.controller.config import ControllerConfig
 from odradek.cluster.controller.controller import KafkaController
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity, inter_broker_security
-from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.metadata import BrokerEndpoint
 from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.replication.alter_partition import AlterPartitionManager
@@ -104,10 +102,16 @@ class ZooKeeperMember:
         assert self.zk is not None
         return await asyncio.to_thread(self.zk.get_or_create_cluster_id, proposed)
 
-    async def register(self, advertised: dict[str, list[BrokerEndpoint]], replicas: ReplicaManager) -> bool:
+    async def register(
+        self,
+        advertised: dict[str, list[BrokerEndpoint]],
+        replicas: ReplicaManager,
+        alter_partition: AlterPartitionManager,
+    ) -> bool:
         """Register /brokers/ids/<id> with every advertised listener (waiting out a killed
         predecessor's session; raises BrokerIdAlreadyRegisteredError when a live broker holds it), set
-        the broker epoch, and watch for session expiry. False: stopped while waiting, not registered."""
+        the broker epoch, watch for session expiry and start `alter_partition`, the replica manager's
+        sender of ISR changes. False: stopped while waiting, not registered."""
         assert self.zk is not None
         protocols = self.config.protocol_map
         endpoints = tuple(
@@ -135,18 +139,8 @@ class ZooKeeperMember:
         self.registered = True
         log.info("registered in ZooKeeper as broker %d, epoch %d", self.node_id, replicas.broker_epoch)
         self.zk.watch_session(self._on_session_state, asyncio.get_running_loop())
-        config = self.config
-        self.alter_partition = AlterPartitionManager(
-            self.node_id,
-            replicas.cluster,
-            config.inter_broker_listener_name or config.security_inter_broker_protocol,
-            lambda: replicas.broker_epoch,
-            request_timeout_s=config.controller_socket_timeout_ms / 1000,
-            security=self.inter_broker_security,
-            max_version=InterBrokerVersions.at(config.inter_broker_protocol_version).alter_partition,
-        )
-        self.alter_partition.start()
-        replicas.isr_updater = self.alter_partition
+        self.alter_partition = alter_partition
+        alter_partition.start()
         return True
 
     async def propagate_log_dir_event(self) -> None:
@@ -155,28 +149,11 @@ class ZooKeeperMember:
         name = await asyncio.to_thread(propagate_log_dir_event, self.zk, self.node_id)
         log.info("told the controller of a failed log dir: %s", name)
 
-    async def start_controller(self) -> KafkaController:
-        """Start the controller elector (after registering, as Kafka: the controller reads brokers)."""
-        assert self.zk is not None
-        config = self.config
-        self.controller = KafkaController(
-            self.zk,
-            ControllerConfig(
-                broker_id=self.node_id,
-                inter_broker_listener_name=config.inter_broker_listener_name,
-                security_inter_broker_protocol=config.security_inter_broker_protocol,
-                unclean_leader_election_enable=config.unclean_leader_election_enable,
-                auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
-                leader_imbalance_check_interval_seconds=float(config.leader_imbalance_check_interval_seconds),
-                leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
-                inter_broker_security=self.inter_broker_security,
-                inter_broker_versions=InterBrokerVersions.at(config.inter_broker_protocol_version),
-                connect_timeout_s=config.controller_socket_timeout_ms / 1000,
-                request_timeout_s=config.request_timeout_ms / 1000,
-            ),
-        )
-        await self.controller.start()
-        return self.controller
+    async def start_controller(self, controller: KafkaController) -> None:
+        """Start the controller elector (after registering, as Kafka: the controller reads brokers);
+        from now on it is stopped with the session."""
+        self.controller = controller
+        await controller.start()
 
     async def close(self) -> None:
         """Stop the controller, then end the session: the registration (and /controller) go at once."""

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from odradek.cluster.controller.config import controller_config
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.replication.alter_partition import alter_partition_manager
 from odradek.cluster.zookeeper import paths
 from odradek.cluster.zookeeper.broker_znode import BrokerRegistration, ListenerEndpoint
 from odradek.cluster.zookeeper.brokers import broker_registration
@@ -42,7 +44,8 @@ def test_a_member_registers_again_with_a_new_epoch_after_its_session_expires(
         await member.connect()
         replicas = ReplicaManager(1, ClusterMetadata("c", -1, []), LogManager([tmp_path]))
         advertised = {"PLAINTEXT": [BrokerEndpoint(1, "127.0.0.2", 9092, "r1")]}
-        await member.register(advertised, replicas)
+        sender = alter_partition_manager(member.config, 1, replicas.cluster, lambda: replicas.broker_epoch)
+        await member.register(advertised, replicas, sender)
         assert member.zk is not None
         found = await asyncio.to_thread(broker_registration, member.zk, 1)
         assert found is not None and found[1] == replicas.broker_epoch
@@ -167,10 +170,13 @@ def test_a_member_speaks_and_waits_as_its_inter_broker_settings_say(
         await member.connect()
         try:
             replicas = ReplicaManager(1, ClusterMetadata("c", -1, []), LogManager([tmp_path]))
-            await member.register({"PLAINTEXT": [BrokerEndpoint(1, "127.0.0.2", 9092, None)]}, replicas)
-            assert member.alter_partition is not None
+            sender = alter_partition_manager(config, 1, replicas.cluster, lambda: replicas.broker_epoch)
+            await member.register(
+                {"PLAINTEXT": [BrokerEndpoint(1, "127.0.0.2", 9092, None)]}, replicas, sender
+            )
+            assert member.alter_partition is sender
             assert (member.alter_partition.max_version, member.alter_partition.request_timeout_s) == (1, 1.5)
-            controller = (await member.start_controller()).config
+            controller = controller_config(config, 1, member.inter_broker_security)
             assert controller.inter_broker_versions.leader_and_isr == 6
             assert (controller.connect_timeout_s, controller.request_timeout_s) == (1.5, 2.5)
         finally:

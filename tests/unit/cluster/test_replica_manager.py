@@ -141,7 +141,7 @@ def test_an_update_behind_a_leader_and_isr_does_not_take_the_hosted_epoch_back(l
 def test_leadership_changes_are_reported_once_applied(logs: LogManager) -> None:
     replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs)
     seen: list[tuple[list[tuple[str, int]], list[tuple[str, int]]]] = []
-    replicas.on_leadership_change = lambda leaders, others: seen.append((leaders, others))
+    replicas.add_leadership_listener(lambda leaders, others: seen.append((leaders, others)))
     stamp = ControllerStamp(1, 1)
     asyncio.run(replicas.become_leader_or_follower(stamp, [_state(0, NODE, 1), _state(1, 1, 1)]))
     asyncio.run(replicas.become_leader_or_follower(stamp, [_state(0, NODE, 1)]))  # stale: no change
@@ -162,7 +162,7 @@ def test_the_cache_names_this_broker_leader_only_once_the_leadership_hook_heard_
     cluster = ClusterMetadata("c", -1, [])
     replicas = ReplicaManager(NODE, cluster, logs)
     told: set[tuple[str, int]] = set()
-    replicas.on_leadership_change = lambda leaders, _others: told.update(leaders)
+    replicas.add_leadership_listener(lambda leaders, _others: told.update(leaders))
     named_before_told: set[tuple[str, int]] = set()
 
     async def main() -> None:

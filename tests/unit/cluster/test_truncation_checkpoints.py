@@ -344,7 +344,7 @@ def test_a_truncated_log_is_led_only_once_its_lowered_recovery_point_is_on_disk(
         if ("t", 0) in leaders:
             claimed_when_leading.append(_recovery_point_on_disk(logs))
 
-    replicas.on_leadership_change = leadership_changed
+    replicas.add_leadership_listener(leadership_changed)
 
     async def main() -> None:
         log.truncate_to(4)

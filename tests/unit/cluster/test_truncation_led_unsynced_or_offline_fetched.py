@@ -95,7 +95,7 @@ def test_a_new_leader_truncated_while_leader_and_isr_waits_for_another_partition
         on_disk = read_offset_checkpoint(logs.log_dirs[0] / RECOVERY_POINT_CHECKPOINT)
         seen.append((checkpoints.pending(log0), on_disk.get(TopicPartition("t", 0)), log0.log_end_offset))
 
-    replicas.on_leadership_change = leadership_changed
+    replicas.add_leadership_listener(leadership_changed)
 
     async def main() -> None:
         fetcher = _fetcher(logs, checkpoints)

@@ -47,3 +47,18 @@ def test_the_creation_rate_delays_the_connection_after_the_limit_until_the_first
     first = quotas._created[0]
     assert quotas.creation_delay("PLAINTEXT", first + 0.25) == pytest.approx(0.75)
     assert quotas.creation_delay("PLAINTEXT", first + 1.0) == 0
+
+
+def test_the_ip_connection_rate_is_asked_of_the_throttle_given_at_construction() -> None:
+    """The client quotas' connection_creation_rate check is a constructor argument (it reads the client
+    quotas built after the connection quotas, so the broker passes one that asks them once built)."""
+    asked: list[str] = []
+
+    def throttle(address: str, _now_ms: int) -> int:
+        asked.append(address)
+        return 250
+
+    quotas = ConnectionQuotas(lambda: config(), ["PLAINTEXT"], ip_throttle=throttle)
+    assert quotas.ip_throttle_ms("0:0:0:0:0:0:0:1") == 250
+    assert asked == ["::1"]
+    assert ConnectionQuotas(lambda: config(), ["PLAINTEXT"]).ip_throttle_ms("127.0.0.1") == 0

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
 from odradek.cluster.inter_broker_versions import LATEST_VERSIONS, InterBrokerVersions
+from odradek.config.broker import BrokerConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,3 +31,20 @@ class ControllerConfig:
     @property
     def inter_broker_listener(self) -> str:
         return self.inter_broker_listener_name or self.security_inter_broker_protocol
+
+
+def controller_config(config: BrokerConfig, node_id: int, security: InterBrokerSecurity) -> ControllerConfig:
+    """A cluster member's controller settings, from its broker's configuration as it started."""
+    return ControllerConfig(
+        broker_id=node_id,
+        inter_broker_listener_name=config.inter_broker_listener_name,
+        security_inter_broker_protocol=config.security_inter_broker_protocol,
+        unclean_leader_election_enable=config.unclean_leader_election_enable,
+        auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
+        leader_imbalance_check_interval_seconds=float(config.leader_imbalance_check_interval_seconds),
+        leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
+        inter_broker_security=security,
+        inter_broker_versions=InterBrokerVersions.at(config.inter_broker_protocol_version),
+        connect_timeout_s=config.controller_socket_timeout_ms / 1000,
+        request_timeout_s=config.request_timeout_ms / 1000,
+    )

@@ -73,7 +73,7 @@ class ClusterMetadata:
         self.topics: dict[str, TopicState] = {}
         self.topics_by_id: dict[uuid.UUID, TopicState] = {}
         self.mode = BrokerMode.SINGLE_NODE
-        #: ZooKeeper mode: the live brokers as the last UpdateMetadata listed them, by id.
+        #: The live brokers as the last UpdateMetadata listed them, by id (a single node: itself).
         self.live_brokers: dict[int, LiveBroker] = {}
         #: ZooKeeper mode: set by the controller's first UpdateMetadata. Until then this broker knows no
         #: live broker, controller or topic (registered and serving, it waits for the controller).
@@ -102,6 +102,13 @@ class ClusterMetadata:
             for e in list(b.endpoints.values())[:1]
         }
 
+    def set_cluster_of_one(self, broker: LiveBroker) -> None:
+        """A single node's cache: `broker` (this one, with its endpoint on each listener) is the only live
+        broker and the controller, and the metadata is complete (no UpdateMetadata will ever come)."""
+        self.controller_id = broker.node_id
+        self.set_live_brokers([broker])
+        self.first_update.set()
+
     def add_topic(self, topic: TopicState, by_id: bool = True) -> None:
         """Cache `topic` (`by_id`: also under its id, unless the controller has not sent one)."""
         self.topics[topic.name] = topic
@@ -124,12 +131,11 @@ class ClusterMetadata:
     def reachable_leader(self, partition: PartitionState, listener: str) -> int:
         """`partition`'s leader as a client on `listener` reaches it, or -1 (no leader): in ZooKeeper
         mode a leader the controller does not report alive, or alive without that listener, cannot be
-        reached (Kafka's metadata cache answers so). A single node leads everything itself."""
+        reached (Kafka's metadata cache answers so). A single node leads everything itself, its only live
+        broker, on every listener (`set_cluster_of_one`)."""
         leader = partition.leader_id
         if leader < 0:
             return -1
-        if not self.zookeeper_mode:
-            return leader
         broker = self.live_brokers.get(leader)
         return leader if broker is not None and listener in broker.endpoints else -1
 

@@ -45,7 +45,9 @@ class TopicConfigSync:
         cluster: ClusterMetadata,
         logs: LogManager,
         change_expiration_ms: int = CHANGE_EXPIRATION_MS,
+        on_change: Callable[[str, dict[str, str]], None] | None = None,
     ) -> None:
+        """`on_change`: told of each topic whose configs a notification changed, with its overrides."""
         self.zk = zk
         self.change_expiration_ms = change_expiration_ms
         self.cluster = cluster
@@ -61,7 +63,7 @@ class TopicConfigSync:
         #: Who else reads a changed entity, by entity type (`users`: the SCRAM credential store).
         self._followers: dict[str, list[Callable[[str], Awaitable[None]]]] = {}
         #: Called with a topic and its new overrides after a notification changed them.
-        self.on_change: Callable[[str, dict[str, str]], None] | None = None
+        self.on_change = on_change
 
     def follow(self, entity_type: str, on_change: Callable[[str], Awaitable[None]]) -> None:
         """Call `on_change(entity name)` for each notification naming an entity of `entity_type`

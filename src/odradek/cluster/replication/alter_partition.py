@@ -33,7 +33,9 @@ from odradek.cluster.inter_broker_connection import (
     open_inter_broker_connection,
     round_trip,
 )
+from odradek.cluster.inter_broker_versions import InterBrokerVersions
 from odradek.cluster.metadata import ClusterMetadata
+from odradek.config.broker import BrokerConfig
 from odradek.partition.isr_updates import (
     LEADER_RECOVERED,
     CommittedIsr,
@@ -339,3 +341,24 @@ def _error_code(code: int) -> ErrorCode:
         return ErrorCode(code)
     except ValueError:
         return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def alter_partition_manager(
+    config: BrokerConfig,
+    node_id: int,
+    cluster: ClusterMetadata,
+    broker_epoch: Callable[[], int],
+    security: InterBrokerSecurity = PLAINTEXT,
+) -> AlterPartitionManager:
+    """A cluster member's sender of ISR changes, as its configuration sets it up: to the controller on
+    the inter-broker listener, within controller.socket.timeout.ms, at inter.broker.protocol.version's
+    AlterPartition version. Started once the broker is registered (server/zookeeper_member.py)."""
+    return AlterPartitionManager(
+        node_id,
+        cluster,
+        config.inter_broker_listener_name or config.security_inter_broker_protocol,
+        broker_epoch,
+        request_timeout_s=config.controller_socket_timeout_ms / 1000,
+        security=security,
+        max_version=InterBrokerVersions.at(config.inter_broker_protocol_version).alter_partition,
+    )

@@ -130,8 +130,8 @@ def reconfigure(services: Services, config: BrokerConfig) -> None:
     """Make a new broker configuration the one every service reads."""
     services.config = config
     services.topics.broker_config = config
-    if services.controller is not None:  # read by elections, whether this broker is controller now or later
-        services.controller.set_unclean_leader_election_enable(config.unclean_leader_election_enable)
+    # read by elections, whether this broker is controller now or later
+    services.controller.set_unclean_leader_election_enable(config.unclean_leader_election_enable)
     apply_log_defaults(services.logs, config, services.cluster)
     services.logs.set_producer_id_expiration_ms(config.producer_id_expiration_ms)
     if services.transactions is not None:  # transaction.partition.verification.enable, on this broker

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from odradek.cluster.controller.service import Controller
 from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
 from odradek.cluster.metadata import BrokerEndpoint, BrokerMode, ClusterMetadata
 from odradek.cluster.metadata.group_configs import GroupConfigStore
@@ -30,7 +31,6 @@ from odradek.telemetry.config_store import ClientMetricsConfigStore
 from odradek.telemetry.manager import ClientMetricsManager
 
 if TYPE_CHECKING:
-    from odradek.cluster.controller.controller import KafkaController
     from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
     from odradek.cluster.metadata.broker_configs import ZkBrokerConfigs
     from odradek.cluster.metadata.topics import TopicAdmin
@@ -71,6 +71,10 @@ class Services:
     #: as the controller's LeaderAndIsr made them, on a single node all of its own, at epoch 0 with an
     #: ISR of itself. What the data path asks, and `leadership`, which the coordinators share.
     replicas: PartitionReplicas
+    #: This broker's controller (cluster/controller/service.py): a cluster member's elector, which
+    #: serves ControlledShutdown, ElectLeaders, the reassignments and AlterPartition while it is the
+    #: active controller; a single node's, the controller of a cluster of one, always active.
+    controller: Controller
     #: Advertised endpoints of every broker, by listener name.
     advertised: dict[str, list[BrokerEndpoint]] = field(default_factory=dict)
     #: Set while the metrics endpoint runs (metrics.port > 0); None costs the hot path one check.
@@ -96,9 +100,6 @@ class Services:
     #: ZooKeeper mode only: the replica manager's control half, which applies the controller's
     #: LeaderAndIsr, StopReplica and UpdateMetadata (APIs only a cluster member serves); `replicas`.
     replica_control: ReplicaManager | None = None
-    #: ZooKeeper mode only: this broker's controller elector, which serves ControlledShutdown and
-    #: ElectLeaders while it is the active controller.
-    controller: KafkaController | None = None
     #: ZooKeeper mode only: a leader's KIP-890 verification with other brokers' transaction coordinators
     #: (partition/txn_verification.py, asking through cluster/txn_verification.py).
     txn_verification: TxnVerification | None = None
@@ -170,19 +171,17 @@ class Services:
         return self.config.auto_create_topics_enable
 
     async def await_first_metadata(self) -> None:
-        """ZooKeeper mode: a broker serves once registered, before the controller's first UpdateMetadata
+        """A cluster member serves once registered, before the controller's first UpdateMetadata
         reaches it; a Metadata or DescribeCluster answered in between names no broker and no controller,
         which librdkafka's admin client never looks up again (its request then hangs to its timeout).
         Such a request waits for that UpdateMetadata, at most FIRST_METADATA_WAIT_S (no controller:
-        answered with what this broker knows), as a KRaft broker serves only once it has the metadata."""
-        if self.cluster.zookeeper_mode and not self.cluster.first_update.is_set():
+        answered with what this broker knows), as a KRaft broker serves only once it has the metadata.
+        A single node's metadata is complete before it serves (`ClusterMetadata.set_cluster_of_one`)."""
+        if not self.cluster.first_update.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.cluster.first_update.wait(), FIRST_METADATA_WAIT_S)
 
     def advertised_brokers(self, listener: str) -> list[BrokerEndpoint]:
-        """The brokers as a client on `listener` should reach them (Kafka answers per listener)."""
-        if self.cluster.zookeeper_mode:
-            return self.cluster.brokers_on_listener(listener)
-        if listener in self.advertised:
-            return self.advertised[listener]
-        return next(iter(self.advertised.values()), [])
+        """The live brokers as a client on `listener` should reach them (Kafka answers per listener; a
+        broker without that listener is left out). A single node: itself."""
+        return self.cluster.brokers_on_listener(listener)

@@ -1,4 +1,5 @@
-"""Wiring of the replica fetchers: where a follower finds its leaders, and what it tells about itself.
+"""How a cluster member's replica manager makes its replica fetchers (Kafka's ReplicaManager creates
+its ReplicaFetcherManager): where a follower finds its leaders, and what it tells about itself.
 
 As server/controlled_shutdown.py: a leader is reached on its endpoint for the inter-broker listener
 (`inter.broker.listener.name`, else `security.inter.broker.protocol`) as the metadata cache knows it,
@@ -8,30 +9,41 @@ and connections leave from this broker's own address on that listener.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from odradek.cluster.inter_broker_connection import PLAINTEXT, InterBrokerSecurity
-from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.inter_broker_connection import InterBrokerSecurity
+from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.replication.fetch_state import FetcherContext
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
+from odradek.cluster.replication.replication_quota import ReplicationQuota
 from odradek.config.broker import BrokerConfig
-from odradek.handlers._common.services import Services
 from odradek.partition.follower_append import FollowerAppends
-from odradek.storage.log_manager import LogManager
 
 #: Hosts that name no single address: outgoing connections then leave from wherever the OS picks.
 _ANY_HOST = ("", "0.0.0.0", "::")
 
 
-def replica_fetchers(
-    config: BrokerConfig,
-    live_config: Callable[[], BrokerConfig],
-    services: Services,
-    logs: LogManager,
-    replicas: ReplicaManager,
-    security: InterBrokerSecurity = PLAINTEXT,
+@dataclass(frozen=True)
+class FollowerSettings:
+    """What a cluster member's replica manager makes its fetchers with."""
+
+    config: BrokerConfig
+    #: The configuration as AlterConfigs last left it (num.replica.fetchers is read at each change).
+    live_config: Callable[[], BrokerConfig]
+    #: The follower's replication throttle (follower.replication.throttled.rate).
+    quota: ReplicationQuota
+    security: InterBrokerSecurity
+
+
+def replica_fetcher_manager(
+    settings: FollowerSettings,
+    cluster: ClusterMetadata,
+    node_id: int,
+    broker_epoch: Callable[[], int],
+    followers: FollowerAppends,
 ) -> ReplicaFetcherManager:
+    config = settings.config
     listener = config.inter_broker_listener_name or config.security_inter_broker_protocol
-    cluster = services.cluster
 
     def endpoint(broker_id: int) -> tuple[str, int] | None:
         broker = cluster.live_brokers.get(broker_id)
@@ -41,12 +53,12 @@ def replica_fetchers(
     own = [e.host for e in config.listener_endpoints() if e.listener_name == listener]
     local_host = own[0] if own and own[0] not in _ANY_HOST else None
     context = FetcherContext(
-        node_id=replicas.node_id,
-        broker_epoch=lambda: replicas.broker_epoch,
+        node_id=node_id,
+        broker_epoch=broker_epoch,
         endpoint=endpoint,
         local_host=local_host,
-        followers=FollowerAppends(replicas, replicas.truncation_checkpoints),
-        security=security,
-        quota=services.replication_quotas.follower,
+        followers=followers,
+        security=settings.security,
+        quota=settings.quota,
     )
-    return ReplicaFetcherManager(live_config, cluster, context)
+    return ReplicaFetcherManager(settings.live_config, cluster, context)

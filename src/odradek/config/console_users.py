@@ -2,8 +2,9 @@
 `user:password` a line, `#` comments.
 
 The file holds the passwords themselves, as Kafka UI's and AKHQ's basic-auth settings do; keep it
-readable by the console's user only. No web framework here: the broker checks the file at start-up
-without the console's packages loaded.
+readable by the console's user only. A setting's file format, so in config/ (a leaf): the broker
+checks the file at start-up (server/console_process.py) without importing the console, an application,
+or its packages; the console reads it here too.
 """
 
 from __future__ import annotations
