@@ -322,6 +322,39 @@ class GroupCoordinator:
             return {tp: error for tp in result.response}
         return result.response
 
+    async def commit_offsets_committed(
+        self, context: OffsetCommitContext, items: list[OffsetCommitItem]
+    ) -> dict[TopicPartition, ErrorCode]:
+        """OffsetCommit: `commit_offsets`, answered once the commit (or the earlier write it stands on)
+        is on the in-sync replicas and fsynced if due, as Kafka's acks=-1 append; a KafkaError for the
+        whole commit when it is not (REQUEST_TIMED_OUT, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)."""
+        errors = self.commit_offsets(context, items)
+        if any(code is ErrorCode.NONE for code in errors.values()):
+            error = await self.runtime.offsets_committed(context.group_id)
+            if error is not None:
+                raise KafkaError(error)
+        return errors
+
+    async def commit_transactional_offsets_committed(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        member_id: str,
+        generation_id: int,
+        items: list[OffsetCommitItem],
+    ) -> dict[TopicPartition, ErrorCode]:
+        """TxnOffsetCommit: `commit_transactional_offsets`, each partition written answered once the
+        batch is committed, else with the error the write failed with."""
+        errors = self.commit_transactional_offsets(
+            group_id, producer_id, producer_epoch, member_id, generation_id, items
+        )
+        if any(code is ErrorCode.NONE for code in errors.values()):
+            error = await self.runtime.offsets_committed(group_id)
+            if error is not None:
+                return {tp: error if code is ErrorCode.NONE else code for tp, code in errors.items()}
+        return errors
+
     def commit_transactional_offsets(
         self,
         group_id: str,

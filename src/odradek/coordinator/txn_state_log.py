@@ -28,11 +28,10 @@ from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState
 from odradek.coordinator.txn_metadata import TransactionMetadata
 from odradek.coordinator.txn_records import TransactionLogValue, TxnLogRecord, decode_txn_record
 from odradek.coordinator.write_errors import append_failure, transaction_log_error
-from odradek.partition.leadership import IsrWait, Leadership
+from odradek.partition.leadership import Leadership
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import Compression
 from odradek.storage.log_manager import LogManager
-from odradek.storage.partition import TopicPartition
 
 TRANSACTION_STATE_TOPIC: Final = "__transaction_state"
 log = logging.getLogger("odradek.coordinator.transactions")
@@ -110,9 +109,6 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
         #: Told of each partition's transactions once it is loaded (the coordinator completes the
         #: prepared ones, as Kafka's coordinator does when it takes over).
         self.on_partition_loaded = on_partition_loaded
-        #: Waits until a partition's in-sync replicas hold a write (partition/leadership.py); wired in
-        #: cluster mode. None: the append itself commits the write (a single node).
-        self.replicated: IsrWait | None = None
         #: Transactional ids whose write waits for the ISR (Kafka's pendingState).
         self.writing: set[str] = set()
 
@@ -214,22 +210,20 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
         partition = self.partition_for(record.transactional_id)
         epoch = self.leader_epochs.get(partition)
         try:
-            committed_at = self.append_records(partition, [record])
+            made = self.append_records(partition, [record])
         except Exception as failure:
             log.warning("writing to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, partition, failure)
             return transaction_log_error(append_failure(failure))
-        if self.replicated is not None:
-            tp = TopicPartition(self.topic, partition)
-            outcome = await self.replicated(tp, committed_at, self.write_timeout_ms(record))
-            if outcome is not ErrorCode.NONE:
-                log.info(
-                    "%s: its write to %s-%d did not reach the in-sync replicas (%s); not applied",
-                    record.transactional_id,
-                    TRANSACTION_STATE_TOPIC,
-                    partition,
-                    outcome.name,
-                )
-                return transaction_log_error(outcome)
+        outcome = await self.complete(made, self.write_timeout_ms(record))
+        if outcome is not ErrorCode.NONE:
+            log.info(
+                "%s: its write to %s-%d did not reach the in-sync replicas (%s); not applied",
+                record.transactional_id,
+                TRANSACTION_STATE_TOPIC,
+                partition,
+                outcome.name,
+            )
+            return transaction_log_error(outcome)
         if (
             self.leader_epochs.get(partition) != epoch
             or self.states.get(partition) is not PartitionState.ACTIVE

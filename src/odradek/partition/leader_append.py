@@ -37,11 +37,21 @@ class LeaderAppend:
     #: in its ISR moves it with the append) or acks is not -1.
     waiting: AwaitingReplicas | None
 
+    def completed_at_append(self) -> bool:
+        """Whether its answer is known now, without `complete_appends`: nothing to wait for (acks is not
+        -1, or its leader is alone in the ISR, as a single node's) and no fsync due."""
+        return self.waiting is None and (self.duplicate or not self.log.flush_needed())
+
 
 async def flush_if_due(appends: Iterable[LeaderAppend]) -> None:
     """fsync the logs whose flush.messages / flush.ms is due, off the loop, before acknowledging (Kafka's
     LocalLog flushes in the append itself once flush.messages are unflushed)."""
-    for log in {id(a.log): a.log for a in appends if not a.duplicate}.values():
+    await flush_logs_if_due(a.log for a in appends if not a.duplicate)
+
+
+async def flush_logs_if_due(logs: Iterable[Log]) -> None:
+    """`flush_if_due` for logs appended to earlier (each fsynced once)."""
+    for log in {id(log): log for log in logs}.values():
         if log.flush_needed():
             job = log.prepare_flush()
             if job is not None:

@@ -24,7 +24,6 @@ from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.types import ConfigError
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.handlers.configs import reconfigure
-from odradek.partition.delayed_produce import isr_wait
 from odradek.server.controlled_shutdown import controlled_shutdown
 from odradek.server.replica_fetchers import replica_fetchers
 from odradek.server.wiring import BrokerParts, Foundation, build_cluster_member, build_single_node
@@ -150,15 +149,9 @@ class ClusterMembership:
         assert member.zk is not None and zk_parts is not None
         replicas = zk_parts.control
         zk_parts.broker_configs.apply = functools.partial(reconfigure, services)
-        # The coordinators' writes are acks=all appends (refused under min.insync.replicas by the
-        # replica manager's entry) ...
-        groups.runtime.replicated = isr_wait(replicas)
-        state_log = parts.transactions.state_log
-        # ... and applied to the coordinator's memory once the ISR holds them (Kafka's acks=-1).
         parts.transactions.leader_since_epoch = functools.partial(
             replicas.leader_since_epoch, TRANSACTION_STATE_TOPIC
         )
-        state_log.replicated = isr_wait(replicas)
         self.fetchers = replica_fetchers(
             parts.config, base.live_config, services, base.logs, replicas, base.inter_broker_security
         )

@@ -29,15 +29,11 @@ from odradek.partition.share.persister import (
     StateBatch,
 )
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.storage.partition import TopicPartition
 
 SHARE_STATE_TOPIC = "__share_group_state"
 #: The bytes of one state batch in a record (first and last offset, delivery state and count).
 BATCH_BYTES = 8 + 8 + 1 + 2
 log = logging.getLogger("odradek.coordinator.share")
-
-#: Waits until a partition's in-sync replicas hold its log up to an offset, at most a timeout (ms).
-ReplicatedWait = Callable[[TopicPartition, int, int], Awaitable[ErrorCode]]
 
 
 def share_state_topic_configs(config: BrokerConfig) -> dict[str, str]:
@@ -59,13 +55,10 @@ class ShareCoordinator:
         config: BrokerConfig,
         runtime: CoordinatorRuntime[ShareShard],
         ensure_topic: Callable[[], Awaitable[bool]],
-        replicated: ReplicatedWait | None = None,
     ) -> None:
         self.config = config
         self.runtime = runtime
         self.ensure_topic = ensure_topic
-        #: None: the append itself commits the write (a single node is its partitions' whole ISR).
-        self.replicated = replicated
         self._locks: dict[SharePartitionKey, tuple[asyncio.Lock, int]] = {}
         self._refreshing = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -267,22 +260,20 @@ class ShareCoordinator:
         partition = shard.partition
         epoch = runtime.leader_epochs.get(partition)
         try:
-            committed_at = runtime.append_records(partition, [record])
+            made = runtime.append_records(partition, [record])
         except Exception as failure:
             log.warning("writing to %s-%d failed: %s", SHARE_STATE_TOPIC, partition, failure)
             raise ShareStateError(transaction_log_error(append_failure(failure))) from None
-        if self.replicated is not None:
-            tp = TopicPartition(SHARE_STATE_TOPIC, partition)
-            outcome = await self.replicated(tp, committed_at, self.config.share_coordinator_write_timeout_ms)
-            if outcome is not ErrorCode.NONE:
-                raise ShareStateError(transaction_log_error(outcome))
+        outcome = await runtime.complete(made, self.config.share_coordinator_write_timeout_ms)
+        if outcome is not ErrorCode.NONE:
+            raise ShareStateError(transaction_log_error(outcome))
         if (
             runtime.shards.get(partition) is not shard
             or runtime.leader_epochs.get(partition) != epoch
             or runtime.states.get(partition) is not PartitionState.ACTIVE
         ):
             raise ShareStateError(ErrorCode.NOT_COORDINATOR)  # unloaded meanwhile: the new one replays it
-        shard.replay(record, committed_at - 1)  # one record appended: the last before `committed_at`
+        shard.replay(record, made.last_offset)  # one record appended
 
 
 class _KeyStep:
