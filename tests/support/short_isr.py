@@ -53,6 +53,9 @@ class ShortIsr:
     def leader_epoch(self, topic: str, partition: int) -> int | None:
         return self.leadership.leader_epoch(topic, partition)
 
+    def leader_since_epoch(self, topic: str, partition: int) -> int | None:
+        return self.leadership.leader_since_epoch(topic, partition)
+
     def leader_epoch_start_offset(self, topic: str, partition: int) -> int | None:
         return self.leadership.leader_epoch_start_offset(topic, partition)
 

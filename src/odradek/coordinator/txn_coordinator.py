@@ -71,9 +71,6 @@ class TransactionCoordinator:
         self.completion = TxnCompletion(cluster, node_id, self.state_log, self.markers, marker_sender)
         self.initialising = ProducerIdInit(self.state_log, producer_ids, self.completion)
         self._tasks: list[asyncio.Task[None]] = []
-        #: The leader epoch this broker's uninterrupted leadership of a `__transaction_state` partition
-        #: began at (None: not led); the replica manager's answer, wired in cluster mode.
-        self.leader_since_epoch: Callable[[int], int | None] | None = None
         #: Aborts of timed-out transactions the periodic check started, by transactional id.
         self._aborts: dict[str, asyncio.Task[None]] = {}
         #: One leadership refresh at a time: a partition's load and unload must not interleave.
@@ -158,10 +155,8 @@ class TransactionCoordinator:
 
     def _led_anew_since(self, partition: int, epoch: int) -> bool:
         """Whether this broker's leadership of the partition began after `epoch` (it stopped leading
-        it meanwhile); without the replica manager's word, any newer epoch counts as such."""
-        if self.leader_since_epoch is None:
-            return True
-        since = self.leader_since_epoch(partition)
+        it meanwhile), as the replica manager says."""
+        since = self.state_log.leadership.leader_since_epoch(TRANSACTION_STATE_TOPIC, partition)
         return since is None or since > epoch
 
     def _loaded(self, transactions: list[TransactionMetadata]) -> None:

@@ -42,6 +42,11 @@ class Leadership(Protocol):
         """The leader epoch this broker leads the partition at; None when it does not lead it."""
         ...
 
+    def leader_since_epoch(self, topic: str, partition: int) -> int | None:
+        """The leader epoch this broker's uninterrupted leadership of the partition began at (a new
+        epoch that kept it leader, an ISR change, is no new election); None when not led here."""
+        ...
+
     def leader_epoch_start_offset(self, topic: str, partition: int) -> int | None:
         """Its log end when it began leading at that epoch (Kafka's leaderEpochStartOffsetOpt): until
         the high watermark reaches it, ListOffsets is OFFSET_NOT_AVAILABLE. None when not led here,

@@ -22,7 +22,6 @@ from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.types import ConfigError
-from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.handlers.configs import reconfigure
 from odradek.server.controlled_shutdown import controlled_shutdown
 from odradek.server.replica_fetchers import replica_fetchers
@@ -149,9 +148,6 @@ class ClusterMembership:
         assert member.zk is not None and zk_parts is not None
         replicas = zk_parts.control
         zk_parts.broker_configs.apply = functools.partial(reconfigure, services)
-        parts.transactions.leader_since_epoch = functools.partial(
-            replicas.leader_since_epoch, TRANSACTION_STATE_TOPIC
-        )
         self.fetchers = replica_fetchers(
             parts.config, base.live_config, services, base.logs, replicas, base.inter_broker_security
         )

@@ -213,12 +213,13 @@ async def test_a_new_leader_epoch_that_keeps_this_broker_leader_does_not_reload_
         assert state is not None
         loaded_at = state.leader_epoch
         lead_at_next_epoch(handler_broker, partition)  # the controller's LeaderAndIsr: a new ISR
-        coordinator.leader_since_epoch = lambda _partition: loaded_at
         await coordinator.refresh_leadership()
         assert coordinator.state_log.shards[partition] is shard  # no reload, no NOT_COORDINATOR
         assert await coordinator.add_partitions(TXN, pid, epoch, [("data", 1)]) == {("data", 1): E.NONE}
         # led anew (it was a follower in between): loaded again, at the new coordinator epoch
-        coordinator.leader_since_epoch = lambda _partition: loaded_at + 1
+        handler_broker.services.replicas.leading[(TRANSACTION_STATE_TOPIC, partition)].leader_since_epoch = (
+            loaded_at + 1
+        )
         await coordinator.refresh_leadership()
         assert coordinator.state_log.shards[partition] is not shard
         assert coordinator.state_log.coordinator_epoch(partition) == loaded_at + 1
@@ -395,7 +396,8 @@ async def test_a_prepared_transaction_reloaded_while_its_marker_waits_is_complet
         state = no_periodic_check.services.cluster.partition(TRANSACTION_STATE_TOPIC, partition)
         assert state is not None
         lead_at_next_epoch(no_periodic_check, partition)  # led anew: it moved away and back
-        coordinator.leader_since_epoch = lambda _partition: state.leader_epoch
+        hosted = no_periodic_check.services.replicas.leading[(TRANSACTION_STATE_TOPIC, partition)]
+        hosted.leader_since_epoch = hosted.leader_epoch
         await coordinator.refresh_leadership()
         reloaded = coordinator.state_log.txns[TXN]
         assert reloaded.coordinator_epoch == state.leader_epoch

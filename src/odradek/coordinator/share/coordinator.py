@@ -17,10 +17,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from odradek.config.broker import BrokerConfig
-from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState
+from odradek.coordinator.committed_writes import append_committed
+from odradek.coordinator.runtime import CoordinatorRuntime
 from odradek.coordinator.share.records import ShareStateRecord
 from odradek.coordinator.share.shard import ShareShard
-from odradek.coordinator.write_errors import append_failure, transaction_log_error
 from odradek.partition.share.persister import (
     SharePartitionKey,
     ShareState,
@@ -258,20 +258,12 @@ class ShareCoordinator:
         """Append `record` to the shard's partition, wait for the ISR, then replay it into the shard."""
         runtime = self.runtime
         partition = shard.partition
-        epoch = runtime.leader_epochs.get(partition)
+        timeout_ms = self.config.share_coordinator_write_timeout_ms
         try:
-            made = runtime.append_records(partition, [record])
-        except Exception as failure:
-            log.warning("writing to %s-%d failed: %s", SHARE_STATE_TOPIC, partition, failure)
-            raise ShareStateError(transaction_log_error(append_failure(failure))) from None
-        outcome = await runtime.complete(made, self.config.share_coordinator_write_timeout_ms)
-        if outcome is not ErrorCode.NONE:
-            raise ShareStateError(transaction_log_error(outcome))
-        if (
-            runtime.shards.get(partition) is not shard
-            or runtime.leader_epochs.get(partition) != epoch
-            or runtime.states.get(partition) is not PartitionState.ACTIVE
-        ):
+            made = await append_committed(runtime, partition, [record], timeout_ms)
+        except KafkaError as failed:
+            raise ShareStateError(failed.error_code) from None
+        if runtime.shards.get(partition) is not shard:
             raise ShareStateError(ErrorCode.NOT_COORDINATOR)  # unloaded meanwhile: the new one replays it
         shard.replay(record, made.last_offset)  # one record appended
 
