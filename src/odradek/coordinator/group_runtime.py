@@ -146,10 +146,15 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         outcome = await self.complete_log_end(partition, self.settings.offsets_commit_timeout_ms)
         return None if outcome is ErrorCode.NONE else transaction_log_error(outcome)
 
-    async def offsets_committed(self, group_id: str) -> ErrorCode | None:
-        """After an offset commit: None once everything appended to the group's partition (its commit,
-        or the earlier one it repeats) is committed, at most offsets.commit.timeout.ms; else the error
-        the commit is answered with (write_errors.py)."""
+    async def offsets_committed(
+        self, group_id: str, errors: dict[tuple[str, int], ErrorCode]
+    ) -> ErrorCode | None:
+        """After an offset commit whose partitions' `errors` are these: None once everything appended to
+        the group's partition (its commit, or the earlier one it repeats) is committed, at most
+        offsets.commit.timeout.ms, or at once when no partition was committed; else the error the commit
+        is answered with (write_errors.py)."""
+        if all(code is not ErrorCode.NONE for code in errors.values()):
+            return None
         outcome = await self.complete_log_end(
             self.partition_for(group_id), self.settings.offsets_commit_timeout_ms
         )

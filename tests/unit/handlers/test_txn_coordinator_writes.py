@@ -19,19 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from odradek.cluster.internal_topics import SingleNodeInternalTopics
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_metadata import TxnState
 from odradek.coordinator.txn_records import TransactionLogValue
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.partition.leadership import Leadership
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from odradek.storage.partition import TopicPartition
 from tests.support.async_waits import until
 from tests.support.handler_services import HandlerBroker
 from tests.support.held_isr import Followers, HeldIsr
 from tests.support.short_isr import ShortIsr
+from tests.support.txn_coordinators import single_node_transactions
 
 pytestmark = pytest.mark.timeout(30)
 E = ErrorCode
@@ -85,18 +84,7 @@ async def running(
     """A single node's coordinator on the broker's services; `marker_replicated` plays the data
     partitions' followers, `leadership` the replica manager."""
     await handler_broker.create_topic("data", 2)
-    services = handler_broker.services
-    made = TransactionCoordinator(
-        services.config,
-        services.cluster,
-        SingleNodeInternalTopics(services.topics, services.cluster),
-        services.logs,
-        services.node_id,
-        services.producer_ids,
-        None,
-        leadership=leadership if leadership is not None else services.leadership,
-        marker_sender=InterBrokerTxnMarkerSender(services.config, services.cluster, services.node_id),
-    )
+    made = single_node_transactions(handler_broker, leadership)
     if marker_replicated is not None:  # the data partitions' followers, not the state log's
         made.markers.leadership = HeldIsr(made.markers.leadership, marker_replicated)
     await made.start()
