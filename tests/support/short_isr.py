@@ -4,7 +4,7 @@ with NOT_ENOUGH_REPLICAS and nothing appended, as the real one refuses them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from odradek.partition.leader_append import LeaderAppend
 from odradek.partition.leadership import NO_EPOCH, Leadership, Refusal
@@ -41,11 +41,20 @@ class ShortIsr:
             raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS)
         return self.leadership.append_records(partition, records, origin, required_acks, prepared)
 
+    async def complete_appends(self, appends: Sequence[LeaderAppend], timeout_ms: int) -> list[ErrorCode]:
+        return await self.leadership.complete_appends(appends, timeout_ms)
+
+    async def complete_log_end(self, partition: TopicPartition, timeout_ms: int) -> ErrorCode:
+        return await self.leadership.complete_log_end(partition, timeout_ms)
+
     def under_min_isr(self, topic: str, partition: int) -> bool:
         return self.short(TopicPartition(topic, partition)) or self.leadership.under_min_isr(topic, partition)
 
     def leader_epoch(self, topic: str, partition: int) -> int | None:
         return self.leadership.leader_epoch(topic, partition)
+
+    def leader_since_epoch(self, topic: str, partition: int) -> int | None:
+        return self.leadership.leader_since_epoch(topic, partition)
 
     def leader_epoch_start_offset(self, topic: str, partition: int) -> int | None:
         return self.leadership.leader_epoch_start_offset(topic, partition)

@@ -322,7 +322,19 @@ class GroupCoordinator:
             return {tp: error for tp in result.response}
         return result.response
 
-    def commit_transactional_offsets(
+    async def commit_offsets_committed(
+        self, context: OffsetCommitContext, items: list[OffsetCommitItem]
+    ) -> dict[TopicPartition, ErrorCode]:
+        """OffsetCommit: `commit_offsets`, answered once the commit (or the earlier write it stands on)
+        is on the in-sync replicas and fsynced if due, as Kafka's acks=-1 append; a KafkaError for the
+        whole commit when it is not (REQUEST_TIMED_OUT, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)."""
+        errors = self.commit_offsets(context, items)
+        error = await self.runtime.offsets_committed(context.group_id, errors)
+        if error is not None:
+            raise KafkaError(error)
+        return errors
+
+    async def commit_transactional_offsets(
         self,
         group_id: str,
         producer_id: int,
@@ -332,7 +344,9 @@ class GroupCoordinator:
         items: list[OffsetCommitItem],
     ) -> dict[TopicPartition, ErrorCode]:
         """TxnOffsetCommit: the offsets are written in a transactional batch of the producer and become
-        visible only when the COMMIT marker reaches this partition (`complete_transaction`)."""
+        visible only when the COMMIT marker reaches this partition (`complete_transaction`). Each
+        partition written is answered once the batch is committed (on the in-sync replicas, fsynced
+        if due), else with the error the write failed with."""
         shard = self.runtime.shard_for(group_id)
         group = shard.groups.get(group_id)
         # Kafka checks the member and generation only when the client sends them (TxnOffsetCommit v3+).
@@ -359,7 +373,10 @@ class GroupCoordinator:
             error = self.runtime.write_transactional(shard, records, producer_id, producer_epoch)
             if error is not None:
                 return {tp: error for tp in errors}
-        return errors
+        error = await self.runtime.offsets_committed(group_id, errors)
+        if error is None:
+            return errors
+        return {tp: error if code is ErrorCode.NONE else code for tp, code in errors.items()}
 
     def complete_transaction(self, partition: int, producer_id: int, committed: bool) -> None:
         """A transaction marker was appended to `__consumer_offsets-<partition>`."""

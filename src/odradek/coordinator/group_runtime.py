@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TypeVar
 
 from odradek.coordinator.client_regex import RegexMatcher
@@ -40,11 +40,11 @@ from odradek.coordinator.write_errors import (
     offset_commit_error,
     transaction_log_error,
 )
-from odradek.partition.leadership import IsrWait, Leadership
+from odradek.partition.leader_append import LeaderAppend
+from odradek.partition.leadership import Leadership
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.records import Compression
 from odradek.storage.log_manager import LogManager
-from odradek.storage.partition import TopicPartition
 
 log = logging.getLogger("odradek.coordinator")
 
@@ -85,9 +85,6 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         self.timer_factory = timer_factory
         #: Resolves the consumer groups' regex subscriptions.
         self.regexes = regexes
-        #: Waits until a partition's in-sync replicas hold a write, at most offsets.commit.timeout.ms
-        #: (partition/leadership.py). Wired in cluster mode; None: the append itself commits the write.
-        self.replicated: IsrWait | None = None
         self._waits: set[asyncio.Task[None]] = set()
 
     def new_shard(self, partition: int) -> GroupShard:
@@ -120,7 +117,7 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
         error: ErrorCode | None = None
         if result.records:
             try:
-                committed_at = self.append_records(shard.partition, result.records)
+                made = self.append_records(shard.partition, result.records)
             except Exception as failure:
                 error = _client_error(result.records, append_failure(failure))
                 log.warning(
@@ -132,10 +129,10 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
                 )
             else:
                 if result.replay:
-                    shard.replay_appended(result.records, committed_at)
+                    shard.replay_appended(result.records, made.last_offset + 1)
                     self.catch_up(shard)
-                if result.on_appended is not None and self.replicated is not None:
-                    self._tell_once_replicated(shard, result.records, committed_at, result.on_appended)
+                if result.on_appended is not None and not made.completed_at_append():
+                    self._tell_once_committed(shard, result.records, made, result.on_appended)
                     return None
         if result.on_appended is not None:
             result.on_appended(error)
@@ -144,37 +141,45 @@ class GroupRuntime(CoordinatorRuntime[GroupShard]):
     async def committed(self, partition: int, log_end_before: int) -> ErrorCode | None:
         """After a step's write: None once the in-sync replicas hold what was appended to `partition`
         since `log_end_before` (at once if nothing was), else the error its client is told."""
-        end = self.log_end(partition)
-        if self.replicated is None or end <= log_end_before:
+        if self.log_end(partition) <= log_end_before:
             return None
-        outcome = await self._replicated(partition, end)
+        outcome = await self.complete_log_end(partition, self.settings.offsets_commit_timeout_ms)
         return None if outcome is ErrorCode.NONE else transaction_log_error(outcome)
+
+    async def offsets_committed(
+        self, group_id: str, errors: dict[tuple[str, int], ErrorCode]
+    ) -> ErrorCode | None:
+        """After an offset commit whose partitions' `errors` are these: None once everything appended to
+        the group's partition (its commit, or the earlier one it repeats) is committed, at most
+        offsets.commit.timeout.ms, or at once when no partition was committed; else the error the commit
+        is answered with (write_errors.py)."""
+        if all(code is not ErrorCode.NONE for code in errors.values()):
+            return None
+        outcome = await self.complete_log_end(
+            self.partition_for(group_id), self.settings.offsets_commit_timeout_ms
+        )
+        return None if outcome is ErrorCode.NONE else offset_commit_error(outcome)
 
     def log_end(self, partition: int) -> int:
         partition_log = self.logs.get_log(self.topic, partition)
         return int(partition_log.log_end_offset) if partition_log is not None else 0
-
-    def _replicated(self, partition: int, committed_at: int) -> Awaitable[ErrorCode]:
-        assert self.replicated is not None
-        tp = TopicPartition(self.topic, partition)
-        return self.replicated(tp, committed_at, self.settings.offsets_commit_timeout_ms)
 
     def stop_waiting(self) -> None:
         """Drop the writes still waiting for the ISR (the coordinator stops)."""
         for task in self._waits:
             task.cancel()
 
-    def _tell_once_replicated(
+    def _tell_once_committed(
         self,
         shard: GroupShard,
         records: list[CoordinatorRecord],
-        committed_at: int,
+        made: LeaderAppend,
         callback: Callable[[ErrorCode | None], None],
     ) -> None:
         """Kafka's storeGroup: the members hear how the GroupMetadata write went once the in-sync
-        replicas hold it (or it failed), never before: a SyncGroup answered with an assignment a
-        failover would lose would let two generations consume at once."""
-        waiting = self._replicated(shard.partition, committed_at)
+        replicas hold it (and it is fsynced if due), or it failed, never before: a SyncGroup answered
+        with an assignment a failover would lose would let two generations consume at once."""
+        waiting = self.complete(made, self.settings.offsets_commit_timeout_ms)
 
         async def tell() -> None:
             outcome = await waiting

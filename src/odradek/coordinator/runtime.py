@@ -26,6 +26,7 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
 from odradek.coordinator.ports import InternalTopics, MetadataView
+from odradek.partition.leader_append import LeaderAppend
 from odradek.partition.leadership import Leadership
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -404,10 +405,11 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         records: Sequence[LogRecord],
         producer_id: int = NO_PRODUCER_ID,
         producer_epoch: int = NO_PRODUCER_EPOCH,
-    ) -> int:
+    ) -> LeaderAppend:
         """Append `records` to `partition` (this broker must lead it) in as few batches as fit, through
         the replica manager's one entry as an acks=-1 append (Kafka's CoordinatorPartitionWriter), and
-        return the offset after them (the high watermark that makes the write committed). Raises
+        return what the append made (`complete` answers once it is committed; the offset after its
+        last record is the high watermark that makes it so). Raises
         KafkaError(NOT_ENOUGH_REPLICAS) with nothing appended when the ISR is under min.insync.replicas,
         NOT_COORDINATOR when this broker does not lead the partition, else what the log raises
         (write_errors.py says what a client is told)."""
@@ -439,7 +441,21 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
             if refused.error_code is ErrorCode.NOT_ENOUGH_REPLICAS:
                 raise
             raise KafkaError(ErrorCode.NOT_COORDINATOR) from None  # not led here (any more)
-        return made.last_offset + 1
+        return made
+
+    async def complete(self, made: LeaderAppend, timeout_ms: int) -> ErrorCode:
+        """A write's outcome (Kafka's runtime completes it when the high watermark passes it): NONE once
+        fsynced if its log's flush settings make it due and on the in-sync replicas, else the append
+        error a coordinator maps for its client (write_errors.py), through the replica manager's
+        `complete_appends` as a Produce's. A leader alone in its ISR (a single node) waits for no one."""
+        [outcome] = await self.leadership.complete_appends([made], timeout_ms)
+        return outcome
+
+    async def complete_log_end(self, partition: int, timeout_ms: int) -> ErrorCode:
+        """As `complete` for everything `partition` holds now: a step that wrote nothing is answered
+        once what it stands on, an earlier write not yet committed, is (Kafka's runtime defers such a
+        response to the shard's last written offset)."""
+        return await self.leadership.complete_log_end(TopicPartition(self.topic, partition), timeout_ms)
 
 
 class ShardFactoryRuntime(CoordinatorRuntime[ShardT]):

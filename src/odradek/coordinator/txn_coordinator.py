@@ -24,10 +24,11 @@ from odradek.coordinator.runtime import check_key_length, partition_for
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_completion import TxnCompletion
 from odradek.coordinator.txn_init import InitAnswer, ProducerIdInit
+from odradek.coordinator.txn_log_replication import txn_log_replicated
 from odradek.coordinator.txn_markers import MarkerWriter, OffsetsTransactions
 from odradek.coordinator.txn_metadata import TWO_PHASE_COMMIT_TIMEOUT_MS, TransactionMetadata, TxnState
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC, TxnStateLog
-from odradek.partition.leadership import IsrWait, Leadership
+from odradek.partition.leadership import Leadership
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.storage.log_manager import LogManager
 
@@ -46,7 +47,6 @@ class TransactionCoordinator:
         producer_ids: ProducerIdSource,
         groups: OffsetsTransactions | None,
         clock: Callable[[], float] = time.time,
-        marker_replicated: IsrWait | None = None,
         *,
         leadership: Leadership,
         marker_sender: TxnMarkerSender,
@@ -66,20 +66,11 @@ class TransactionCoordinator:
             on_partition_loaded=self._loaded,
         )
         #: Also what WriteTxnMarkers appends with, for partitions this broker leads.
-        self.markers = MarkerWriter(
-            self.state_log.leadership,
-            groups,
-            clock,
-            marker_replicated,
-            config.request_timeout_ms,
-        )
+        self.markers = MarkerWriter(self.state_log.leadership, groups, clock, config.request_timeout_ms)
         #: Markers for partitions led elsewhere go through `marker_sender` (the inter-broker client).
         self.completion = TxnCompletion(cluster, node_id, self.state_log, self.markers, marker_sender)
         self.initialising = ProducerIdInit(self.state_log, producer_ids, self.completion)
         self._tasks: list[asyncio.Task[None]] = []
-        #: The leader epoch this broker's uninterrupted leadership of a `__transaction_state` partition
-        #: began at (None: not led); the replica manager's answer, wired in cluster mode.
-        self.leader_since_epoch: Callable[[int], int | None] | None = None
         #: Aborts of timed-out transactions the periodic check started, by transactional id.
         self._aborts: dict[str, asyncio.Task[None]] = {}
         #: One leadership refresh at a time: a partition's load and unload must not interleave.
@@ -164,10 +155,8 @@ class TransactionCoordinator:
 
     def _led_anew_since(self, partition: int, epoch: int) -> bool:
         """Whether this broker's leadership of the partition began after `epoch` (it stopped leading
-        it meanwhile); without the replica manager's word, any newer epoch counts as such."""
-        if self.leader_since_epoch is None:
-            return True
-        since = self.leader_since_epoch(partition)
+        it meanwhile), as the replica manager says."""
+        since = self.state_log.leadership.leader_since_epoch(TRANSACTION_STATE_TOPIC, partition)
         return since is None or since > epoch
 
     def _loaded(self, transactions: list[TransactionMetadata]) -> None:
@@ -236,10 +225,12 @@ class TransactionCoordinator:
         *,
         two_phase_commit: bool = False,
     ) -> tuple[int, int]:
-        """(producer id, epoch) for a transactional producer; KafkaError for the client's error. An
-        unfinished transaction of an earlier instance is aborted first (CONCURRENT_TRANSACTIONS)."""
+        """(producer id, epoch) for a transactional producer, once committed; KafkaError for the
+        client's error. An unfinished transaction of an earlier instance is aborted first
+        (CONCURRENT_TRANSACTIONS)."""
         timeout_ms = self._transaction_timeout_ms(timeout_ms, two_phase_commit)
         answer = await self.initialising.init(transactional_id, timeout_ms, producer_id, producer_epoch)
+        await self._committed(transactional_id)
         return answer.producer_id, answer.producer_epoch
 
     async def init_keeping_prepared_txn(
@@ -256,9 +247,11 @@ class TransactionCoordinator:
         caller can commit or abort it with EndTxn; the answer also names the producer id and epoch the
         transaction had, for the caller to match against what its external coordinator recorded."""
         timeout_ms = self._transaction_timeout_ms(timeout_ms, two_phase_commit)
-        return await self.initialising.init(
+        answer = await self.initialising.init(
             transactional_id, timeout_ms, producer_id, producer_epoch, keep_prepared=True
         )
+        await self._committed(transactional_id)
+        return answer
 
     def _transaction_timeout_ms(self, timeout_ms: int, two_phase_commit: bool) -> int:
         if two_phase_commit:
@@ -295,7 +288,8 @@ class TransactionCoordinator:
                 await self.state_log.write(transactional_id, value)
             except KafkaError as error:
                 return {tp: error.error_code for tp in partitions}
-        return {tp: E.NONE for tp in partitions}
+        uncommitted = await txn_log_replicated(self.state_log, transactional_id)
+        return dict.fromkeys(partitions, uncommitted or E.NONE)
 
     async def add_offsets(
         self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str
@@ -359,14 +353,23 @@ class TransactionCoordinator:
             # On the ISR now: the markers may go out (never before, or a lost Prepare* record could
             # leave a transaction committed on some partitions and aborted on the others).
             self.completion.send_markers(metadata)
+            await self._committed(transactional_id)
             return
         if (state, committed) in ((TxnState.COMPLETE_COMMIT, True), (TxnState.COMPLETE_ABORT, False)):
-            return  # a retry of an EndTxn that already completed
+            await self._committed(transactional_id)  # a retry of an EndTxn that already completed
+            return
         if state.is_prepared:
             self.completion.send_markers(metadata)  # if they are not under way already
             if (state is TxnState.PREPARE_COMMIT) == committed:
                 raise KafkaError(E.CONCURRENT_TRANSACTIONS)  # a retry: answered once complete
         raise KafkaError(E.INVALID_TXN_STATE)
+
+    async def _committed(self, transactional_id: str) -> None:
+        """The end of a step answered to a client: once what the id's partition holds is committed
+        (coordinator/txn_log_replication.py); KafkaError when it is not."""
+        uncommitted = await txn_log_replicated(self.state_log, transactional_id)
+        if uncommitted is not None:
+            raise KafkaError(uncommitted)
 
     async def abort_timed_out(self) -> None:
         """Proactive aborts of transactions open longer than their timeout, each in the background (as

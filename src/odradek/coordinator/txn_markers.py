@@ -23,7 +23,7 @@ from typing import Protocol
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.partition.errors import error_code_for
 from odradek.partition.leader_append import LeaderAppend
-from odradek.partition.leadership import IsrWait, Leadership
+from odradek.partition.leadership import Leadership
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import ControlRecordType
 from odradek.protocol.records.control import build_end_transaction_marker_batch
@@ -45,17 +45,13 @@ class MarkerWriter:
         leadership: Leadership,
         groups: OffsetsTransactions | None,
         clock: Callable[[], float] = time.time,
-        replicated: IsrWait | None = None,
         timeout_ms: int = 30_000,
     ) -> None:
         #: The replica manager: the markers append through its one entry (partition/leadership.py).
         self.leadership = leadership
         self.groups = groups
         self.clock = clock
-        #: Waits until a partition's in-sync replicas hold what was appended, at most `timeout_ms`
-        #: (Kafka's request.timeout.ms for markers): the append's outcome. None: the append itself is
-        #: enough (a single node).
-        self.replicated = replicated
+        #: How long a marker waits for its partition's in-sync replicas (Kafka's request.timeout.ms).
         self.timeout_ms = timeout_ms
 
     def write(
@@ -72,9 +68,9 @@ class MarkerWriter:
         REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND), which the coordinator retries: a marker
         written again closes nothing twice."""
         made = self._append(topic, partition, producer_id, producer_epoch, committed, coordinator_epoch)
-        if isinstance(made, ErrorCode) or self.replicated is None:
-            return _answered(made if isinstance(made, ErrorCode) else ErrorCode.NONE)
-        return self.replicated(made.partition, made.last_offset + 1, self.timeout_ms)
+        if isinstance(made, ErrorCode):
+            return _answered(made)
+        return self._completed(made)
 
     def _append(
         self,
@@ -112,6 +108,12 @@ class MarkerWriter:
         if topic == OFFSETS_TOPIC and self.groups is not None:
             self.groups.complete_transaction(partition, producer_id, committed)
         return made
+
+    async def _completed(self, made: LeaderAppend) -> ErrorCode:
+        """The marker's outcome: once fsynced if due and on the in-sync replicas (the replica manager's
+        `complete_appends`, as a Produce's)."""
+        [outcome] = await self.leadership.complete_appends([made], self.timeout_ms)
+        return outcome
 
 
 async def _answered(error: ErrorCode) -> ErrorCode:

@@ -8,8 +8,9 @@ replica manager's leadership hook. The loaded ids of every shard are also indexe
 current producer id (every transactional Produce looks its producer up).
 
 A state change (`write`) appends the next TransactionLogValue, waits until the in-sync replicas hold
-it and only then applies it (Kafka's pendingState and completeTransitionTo): the state in memory is
-what a coordinator elected from the ISR would find in the log, and a write that fails (refused under
+it (coordinator/committed_writes.py) and only then applies it (Kafka's pendingState and
+completeTransitionTo): the state in memory is what a coordinator elected from the ISR would find in
+the log, and a write that fails (refused under
 `transaction.state.log.min.isr`, timed out, leadership lost) leaves no trace. While an id's write
 waits, it is in `writing`: the coordinator answers its other steps CONCURRENT_TRANSACTIONS.
 """
@@ -23,16 +24,15 @@ from collections.abc import Callable
 from typing import Final
 
 from odradek.config.broker import BrokerConfig
+from odradek.coordinator.committed_writes import append_committed
 from odradek.coordinator.ports import InternalTopics, MetadataView
-from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState
+from odradek.coordinator.runtime import CoordinatorRuntime
 from odradek.coordinator.txn_metadata import TransactionMetadata
 from odradek.coordinator.txn_records import TransactionLogValue, TxnLogRecord, decode_txn_record
-from odradek.coordinator.write_errors import append_failure, transaction_log_error
-from odradek.partition.leadership import IsrWait, Leadership
+from odradek.partition.leadership import Leadership
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.records import Compression
 from odradek.storage.log_manager import LogManager
-from odradek.storage.partition import TopicPartition
 
 TRANSACTION_STATE_TOPIC: Final = "__transaction_state"
 log = logging.getLogger("odradek.coordinator.transactions")
@@ -110,9 +110,6 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
         #: Told of each partition's transactions once it is loaded (the coordinator completes the
         #: prepared ones, as Kafka's coordinator does when it takes over).
         self.on_partition_loaded = on_partition_loaded
-        #: Waits until a partition's in-sync replicas hold a write (partition/leadership.py); wired in
-        #: cluster mode. None: the append itself commits the write (a single node).
-        self.replicated: IsrWait | None = None
         #: Transactional ids whose write waits for the ISR (Kafka's pendingState).
         self.writing: set[str] = set()
 
@@ -212,27 +209,9 @@ class TxnStateLog(CoordinatorRuntime[TxnShard]):
         caller applies it to the metadata only once this returns None, so the coordinator's memory
         never holds a state a coordinator elected from the ISR would not find in the log."""
         partition = self.partition_for(record.transactional_id)
-        epoch = self.leader_epochs.get(partition)
         try:
-            committed_at = self.append_records(partition, [record])
-        except Exception as failure:
-            log.warning("writing to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, partition, failure)
-            return transaction_log_error(append_failure(failure))
-        if self.replicated is not None:
-            tp = TopicPartition(self.topic, partition)
-            outcome = await self.replicated(tp, committed_at, self.write_timeout_ms(record))
-            if outcome is not ErrorCode.NONE:
-                log.info(
-                    "%s: its write to %s-%d did not reach the in-sync replicas (%s); not applied",
-                    record.transactional_id,
-                    TRANSACTION_STATE_TOPIC,
-                    partition,
-                    outcome.name,
-                )
-                return transaction_log_error(outcome)
-        if (
-            self.leader_epochs.get(partition) != epoch
-            or self.states.get(partition) is not PartitionState.ACTIVE
-        ):
-            return ErrorCode.NOT_COORDINATOR  # unloaded (and maybe loaded again) meanwhile: as Kafka
+            await append_committed(self, partition, [record], self.write_timeout_ms(record))
+        except KafkaError as failed:
+            log.info("%s: its write was not applied (%s)", record.transactional_id, failed.error_code.name)
+            return failed.error_code
         return None

@@ -27,7 +27,6 @@ Version notes:
 
 from __future__ import annotations
 
-from odradek.coordinator.txn_log_replication import txn_log_replicated
 from odradek.handlers._common.authorization import authorize, authorize_cluster
 from odradek.handlers._common.context import RequestContext
 from odradek.handlers._common.coordinators import for_version, transaction_coordinator
@@ -59,14 +58,6 @@ async def handle_init_producer_id(
                     request.producer_epoch,
                     two_phase_commit=request.enable2_pc,
                 )
-                unreplicated = await txn_log_replicated(
-                    coordinator,
-                    request.transactional_id,
-                    context.services.replicas,
-                    context.services.config.request_timeout_ms,
-                )
-                if unreplicated is not None:
-                    raise KafkaError(unreplicated)
                 return InitProducerIdResponse(
                     error_code=ErrorCode.NONE,
                     producer_id=answer.producer_id,
@@ -81,14 +72,6 @@ async def handle_init_producer_id(
                 request.producer_epoch,
                 two_phase_commit=request.enable2_pc,
             )
-            unreplicated = await txn_log_replicated(
-                coordinator,
-                request.transactional_id,
-                context.services.replicas,
-                context.services.config.request_timeout_ms,
-            )
-            if unreplicated is not None:
-                raise KafkaError(unreplicated)
         except KafkaError as error:
             code = for_version(error.error_code, context.api_version, 4)
             return InitProducerIdResponse(error_code=code, producer_id=-1, producer_epoch=-1)

@@ -39,13 +39,10 @@ from typing import TypeVar
 
 from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem
 from odradek.coordinator.offsets import OffsetAndMetadata
-from odradek.coordinator.settings import OFFSETS_TOPIC
-from odradek.coordinator.write_errors import offset_commit_error
 from odradek.handlers._common.authorization import authorize, authorize_group, require_group
 from odradek.handlers._common.context import RequestContext
 from odradek.handlers._common.coordinators import group_coordinator
 from odradek.handlers._common.registry import handles
-from odradek.partition.delayed_produce import replication_outcome
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.offset_commit import (
@@ -71,7 +68,6 @@ from odradek.protocol.messages.offset_fetch import (
 )
 from odradek.protocol.schema import ZERO_UUID
 from odradek.security.acl import AclOperation, ResourceType
-from odradek.storage.partition import TopicPartition
 
 _READ, _DESCRIBE, _TOPIC = AclOperation.READ, AclOperation.DESCRIBE, ResourceType.TOPIC
 _TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
@@ -128,9 +124,7 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
     errors: dict[tuple[str, int], ErrorCode] = {}
     try:
         require_group(context, request.group_id)
-        errors = group_coordinator(context).commit_offsets(commit, items) if items else {}
-        if any(code is ErrorCode.NONE for code in errors.values()):
-            group_error = await offsets_replicated(request.group_id, context)
+        errors = await group_coordinator(context).commit_offsets_committed(commit, items) if items else {}
     except KafkaError as failure:
         group_error = failure.error_code
     unknown = ErrorCode.UNKNOWN_TOPIC_ID if version >= 10 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -158,20 +152,6 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
             OffsetCommitResponseTopic(name=topic.name, topic_id=topic.topic_id, partitions=partitions)
         )
     return OffsetCommitResponse(topics=topics)
-
-
-async def offsets_replicated(group_id: str, context: RequestContext) -> ErrorCode | None:
-    """None once the group's `__consumer_offsets` partition has its commit on every in-sync replica
-    (at once on a single node); else the error the commit is answered with, as Kafka's group
-    coordinator maps the append's (coordinator/write_errors.py)."""
-    partition = group_coordinator(context).runtime.partition_for(group_id)
-    log = context.services.logs.get_log(OFFSETS_TOPIC, partition)
-    if log is None:
-        return ErrorCode.NOT_COORDINATOR
-    tp = TopicPartition(OFFSETS_TOPIC, partition)
-    timeout_ms = context.services.config.offsets_commit_timeout_ms
-    outcome = await replication_outcome(tp, log.log_end_offset, timeout_ms, context.services.replicas)
-    return None if outcome is ErrorCode.NONE else offset_commit_error(outcome)
 
 
 @handles(ApiKey.OFFSET_FETCH, 0, 10)

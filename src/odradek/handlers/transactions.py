@@ -26,8 +26,9 @@ Version notes:
   (TOPIC_AUTHORIZATION_FAILED for its partitions, the others committed); EndTxn WRITE on the
   transactional id; WriteTxnMarkers CLUSTER_ACTION (CLUSTER_AUTHORIZATION_FAILED for every partition).
 - In a cluster AddPartitionsToTxn, AddOffsetsToTxn and EndTxn are answered once the coordinator's
-  `__transaction_state` record is on the ISR (coordinator/txn_log_replication.py), TxnOffsetCommit once
-  the group's `__consumer_offsets` partition has the commit, as Kafka's acks=-1 appends.
+  `__transaction_state` record is on the ISR (the coordinator's own wait, coordinator/txn_log_replication.py),
+  TxnOffsetCommit once the group's `__consumer_offsets` partition has the commit (the group
+  coordinator's), as Kafka's acks=-1 appends.
 """
 
 from __future__ import annotations
@@ -37,13 +38,11 @@ from collections.abc import Awaitable
 
 from odradek.coordinator.offset_requests import OffsetCommitItem
 from odradek.coordinator.settings import OFFSETS_TOPIC
-from odradek.coordinator.txn_log_replication import txn_log_replicated
 from odradek.handlers._common.authorization import authorize, authorize_cluster, authorize_group
 from odradek.handlers._common.context import RequestContext
 from odradek.handlers._common.coordinators import for_version, group_coordinator, transaction_coordinator
 from odradek.handlers._common.leadership import refusal
 from odradek.handlers._common.registry import handles
-from odradek.handlers.offsets import offsets_replicated
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
@@ -112,15 +111,6 @@ async def handle_add_partitions_to_txn(
                 request.v3_and_below_producer_epoch,
                 wanted,
             )
-            if all(e is ErrorCode.NONE for e in errors.values()):
-                unreplicated = await txn_log_replicated(
-                    coordinator,
-                    request.v3_and_below_transactional_id,
-                    context.services.replicas,
-                    context.services.config.request_timeout_ms,
-                )
-                if unreplicated is not None:
-                    errors = dict.fromkeys(wanted, unreplicated)
         except KafkaError as error:
             errors = {tp: error.error_code for tp in wanted}
     by_topic: dict[str, list[AddPartitionsToTxnPartitionResultResult]] = {}
@@ -160,15 +150,6 @@ async def _add_partitions_batched(
                 errors = await coordinator.add_partitions(
                     txn.transactional_id, txn.producer_id, txn.producer_epoch, wanted
                 )
-                if all(e is ErrorCode.NONE for e in errors.values()):
-                    unreplicated = await txn_log_replicated(
-                        coordinator,
-                        txn.transactional_id,
-                        context.services.replicas,
-                        context.services.config.request_timeout_ms,
-                    )
-                    if unreplicated is not None:
-                        errors = dict.fromkeys(wanted, unreplicated)
         except KafkaError as error:
             errors = {tp: error.error_code for tp in wanted}
         by_topic: dict[str, list[AddPartitionsToTxnPartitionResult]] = {}
@@ -200,16 +181,6 @@ async def handle_add_offsets_to_txn(
         error = await coordinator.add_offsets(
             request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
         )
-        if error is ErrorCode.NONE:
-            error = (
-                await txn_log_replicated(
-                    coordinator,
-                    request.transactional_id,
-                    context.services.replicas,
-                    context.services.config.request_timeout_ms,
-                )
-                or error
-            )
     except KafkaError as failure:
         error = failure.error_code
     return AddOffsetsToTxnResponse(error_code=for_version(error, context.api_version, 2))
@@ -220,20 +191,14 @@ async def handle_end_txn(request: EndTxnRequest, context: RequestContext) -> End
     if not may_write_transactional_id(context, request.transactional_id):
         return EndTxnResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     try:
-        coordinator = transaction_coordinator(context)
-        await coordinator.end_txn(
+        # Answered once the Prepare* record is on the ISR: a successor coordinator then finishes it.
+        await transaction_coordinator(context).end_txn(
             request.transactional_id, request.producer_id, request.producer_epoch, request.committed
         )
-        # Answered once the Prepare* record is on the ISR: a successor coordinator then finishes it.
-        error = await txn_log_replicated(
-            coordinator,
-            request.transactional_id,
-            context.services.replicas,
-            context.services.config.request_timeout_ms,
-        )
+        error = ErrorCode.NONE
     except KafkaError as failure:
         error = failure.error_code
-    return EndTxnResponse(error_code=for_version(error or ErrorCode.NONE, context.api_version, 2))
+    return EndTxnResponse(error_code=for_version(error, context.api_version, 2))
 
 
 @handles(ApiKey.TXN_OFFSET_COMMIT, 0, 4)
@@ -279,7 +244,7 @@ async def _txn_offset_commit(
             for t in topics
             for p in t.partitions
         ]
-        errors = groups.commit_transactional_offsets(
+        errors = await groups.commit_transactional_offsets(
             request.group_id,
             request.producer_id,
             request.producer_epoch,
@@ -287,10 +252,6 @@ async def _txn_offset_commit(
             request.generation_id_or_member_epoch,
             items,
         )
-        if any(e is ErrorCode.NONE for e in errors.values()):
-            unreplicated = await offsets_replicated(request.group_id, context)
-            if unreplicated is not None:
-                errors = {tp: unreplicated if e is ErrorCode.NONE else e for tp, e in errors.items()}
     except KafkaError as failure:
         errors = dict.fromkeys(wanted, failure.error_code)
     return dict(errors)

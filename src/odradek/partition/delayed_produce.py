@@ -17,8 +17,6 @@ On a single node (and for a leader alone in its ISR) the HW is the log end after
 from __future__ import annotations
 
 import asyncio
-import functools
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -95,19 +93,13 @@ def _outcome(entry: AwaitingReplicas, replicas: LeaderReplicas) -> ErrorCode | N
 async def replication_outcome(
     partition: TopicPartition, required_offset: int, timeout_ms: int, replicas: LeaderReplicas
 ) -> ErrorCode:
-    """A coordinator's own write (an acks=all append to its internal topic, just made, up to
-    `required_offset`): waited for as a Produce's, and answered with the same append errors (NONE,
-    REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER), which the coordinator
-    maps for its client (coordinator/write_errors.py)."""
+    """What a partition led here holds up to `required_offset` (a coordinator's log end, its step's
+    answer: ReplicaManager.complete_log_end): waited for as a Produce's, and answered with the same
+    append errors (NONE, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER),
+    which the coordinator maps for its client (coordinator/write_errors.py)."""
     hosted = replicas.leading.get((partition.topic, partition.partition))
     if hosted is None:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
     entry = AwaitingReplicas(partition, hosted.log, required_offset, hosted.leader_epoch)
     [outcome] = await wait_for_replicas([entry], timeout_ms, replicas)
     return outcome
-
-
-def isr_wait(replicas: LeaderReplicas) -> Callable[[TopicPartition, int, int], Awaitable[ErrorCode]]:
-    """`replication_outcome` for the broker's own acks=-1 appends: the coordinators' writes to their
-    internal topics and transaction markers (partition/leadership.py's IsrWait)."""
-    return functools.partial(replication_outcome, replicas=replicas)

@@ -41,6 +41,11 @@ class LeaderAppend:
     #: in its ISR moves it with the append) or acks is not -1.
     waiting: AwaitingReplicas | None
 
+    def completed_at_append(self) -> bool:
+        """Whether its answer is known now, without `complete_appends`: nothing to wait for (acks is not
+        -1, or its leader is alone in the ISR, as a single node's) and no fsync due."""
+        return self.waiting is None and (self.duplicate or not self.log.flush_needed())
+
 
 async def flush_if_due(appends: Iterable[LeaderAppend]) -> set[int]:
     """fsync the logs whose flush.messages / flush.ms is due, off the loop, before acknowledging (Kafka's
@@ -56,6 +61,12 @@ async def flush_if_due(appends: Iterable[LeaderAppend]) -> set[int]:
             _log.debug("fsync of %s failed: %s", log.dir, error)
             failed.add(id(log))
     return failed
+
+
+async def flush_logs_if_due(logs: Iterable[Log]) -> None:
+    """`flush_if_due` for logs appended to earlier (each fsynced once)."""
+    for log in {id(log): log for log in logs}.values():
+        await flush_log_if_due(log)
 
 
 async def flush_log_if_due(log: Log) -> None:

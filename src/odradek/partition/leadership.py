@@ -14,7 +14,7 @@ its partitions at epoch 0 with an ISR of itself, as TopicAdmin makes them (a clu
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -26,13 +26,6 @@ from odradek.storage.producer_state import AppendOrigin
 
 #: No current leader epoch given (a Produce, a client before KIP-320): Kafka's NO_PARTITION_LEADER_EPOCH.
 NO_EPOCH = -1
-
-#: Waits until the in-sync replicas of a partition this broker leads hold what it appended there (the
-#: partition, the offset after the append, how long it may wait in ms), and says how that went: NONE,
-#: REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND or NOT_LEADER_OR_FOLLOWER, as a Produce with
-#: acks=-1 is answered (partition/delayed_produce.py owns it). What the coordinators' own writes and
-#: transaction markers wait with; None where the append itself commits the write (a single node).
-IsrWait = Callable[[TopicPartition, int, int], Awaitable[ErrorCode]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +40,11 @@ class Refusal:
 class Leadership(Protocol):
     def leader_epoch(self, topic: str, partition: int) -> int | None:
         """The leader epoch this broker leads the partition at; None when it does not lead it."""
+        ...
+
+    def leader_since_epoch(self, topic: str, partition: int) -> int | None:
+        """The leader epoch this broker's uninterrupted leadership of the partition began at (a new
+        epoch that kept it leader, an ISR change, is no new election); None when not led here."""
         ...
 
     def leader_epoch_start_offset(self, topic: str, partition: int) -> int | None:
@@ -84,4 +82,16 @@ class Leadership(Protocol):
         """Append as this partition's leader, the one way anything does (partition/replica_manager.py):
         KafkaError (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS for acks=-1)
         with nothing appended, else what the append made."""
+        ...
+
+    async def complete_appends(self, appends: Sequence[LeaderAppend], timeout_ms: int) -> list[ErrorCode]:
+        """The appends' answers, in order: each once fsynced if its log's flush settings make it due and,
+        for acks=-1, once the in-sync replicas hold it, at most `timeout_ms` (NONE, REQUEST_TIMED_OUT,
+        NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER, as a Produce is answered). A leader
+        alone in its ISR (a single node) waits for no one."""
+        ...
+
+    async def complete_log_end(self, partition: TopicPartition, timeout_ms: int) -> ErrorCode:
+        """As `complete_appends` for everything the partition's log holds now (a coordinator's step that
+        wrote nothing but stands on an earlier write); NOT_LEADER_OR_FOLLOWER when not led here."""
         ...

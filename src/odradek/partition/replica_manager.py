@@ -22,16 +22,16 @@ import uuid
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
 
-from odradek.partition.delayed_produce import AwaitingReplicas, wait_for_replicas
+from odradek.partition.delayed_produce import AwaitingReplicas, replication_outcome, wait_for_replicas
 from odradek.partition.hosted_partition import HostedPartition, PartitionKey
 from odradek.partition.isr_updates import IsrUpdater
-from odradek.partition.leader_append import LeaderAppend, flush_if_due
+from odradek.partition.leader_append import LeaderAppend, flush_if_due, flush_logs_if_due
 from odradek.partition.leader_replication import LeaderReplication
 from odradek.partition.leadership import NO_EPOCH, Refusal
 from odradek.partition.ports import FollowerFetchers, ReplicaDirectory
 from odradek.partition.purgatory import AppendNotifier
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.storage.errors import DuplicateSequenceError
+from odradek.storage.errors import DuplicateSequenceError, StorageError
 from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
@@ -277,6 +277,21 @@ class ReplicaManager:
             for (i, _), outcome in zip(waiting, decided, strict=True):
                 outcomes[i] = outcome
         return outcomes
+
+    async def complete_log_end(self, partition: TopicPartition, timeout_ms: int) -> ErrorCode:
+        """As `complete_appends` for everything the partition's log holds now: a coordinator's step that
+        wrote nothing is answered once what it stands on is committed (Kafka's CoordinatorRuntime waits
+        for the high watermark to reach the shard's last written offset). NOT_LEADER_OR_FOLLOWER when
+        this broker does not lead the partition."""
+        hosted = self.leading.get((partition.topic, partition.partition))
+        if hosted is None:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        required_offset = hosted.log.log_end_offset
+        try:
+            await flush_logs_if_due([hosted.log])
+        except (StorageError, OSError):  # its dir is offline now (storage marked it), as an append's
+            return ErrorCode.KAFKA_STORAGE_ERROR
+        return await replication_outcome(partition, required_offset, timeout_ms, self)
 
     def _awaiting(
         self, hosted: HostedPartition, partition: TopicPartition, last_offset: int, required_acks: int

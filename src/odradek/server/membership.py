@@ -20,9 +20,7 @@ from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.types import ConfigError
-from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
 from odradek.handlers._common.config_alteration import reconfigure
-from odradek.partition.delayed_produce import isr_wait
 from odradek.server.controlled_shutdown import controlled_shutdown
 from odradek.server.wiring import BrokerParts, Foundation, build_cluster_member, build_single_node
 from odradek.server.zookeeper_member import ZooKeeperMember
@@ -144,19 +142,10 @@ class ClusterMembership:
     ) -> bool:
         """Register in ZooKeeper, serve, then run for controller (the controller sends LeaderAndIsr
         and UpdateMetadata to the endpoints registered; its channel reconnects until they listen)."""
-        member, services, groups, zk_parts = self.member, parts.services, parts.groups, parts.mode.zookeeper
+        member, services, zk_parts = self.member, parts.services, parts.mode.zookeeper
         assert member.zk is not None and zk_parts is not None
         replicas = zk_parts.control
         zk_parts.broker_configs.apply = functools.partial(reconfigure, services)
-        # The coordinators' writes are acks=all appends (refused under min.insync.replicas by the
-        # replica manager's entry) ...
-        groups.runtime.replicated = isr_wait(replicas)
-        state_log = parts.transactions.state_log
-        # ... and applied to the coordinator's memory once the ISR holds them (Kafka's acks=-1).
-        parts.transactions.leader_since_epoch = functools.partial(
-            replicas.leader_since_epoch, TRANSACTION_STATE_TOPIC
-        )
-        state_log.replicated = isr_wait(replicas)
         self.fetchers = replicas.fetcher_manager  # stopped before the logs close
         tasks.append(asyncio.get_running_loop().create_task(replicas.leaders.run_isr_shrinks()))
         topic_configs = zk_parts.topic_configs

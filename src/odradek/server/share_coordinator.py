@@ -1,5 +1,5 @@
 """Building the share coordinator (coordinator/share/): its runtime over `__share_group_state`, the
-metadata check of its keys' topics, the topic's creation and, in a cluster, the wait for the ISR."""
+metadata check of its keys' topics and the topic's creation."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from odradek.coordinator.ports import InternalTopics, MetadataView
 from odradek.coordinator.runtime import ShardFactoryRuntime
 from odradek.coordinator.share.coordinator import (
     SHARE_STATE_TOPIC,
-    ReplicatedWait,
     ShareCoordinator,
     share_state_topic_configs,
 )
@@ -31,10 +30,9 @@ def build_share_coordinator(
     node_id: int,
     leadership: Leadership,
     *,
-    replicated: ReplicatedWait | None = None,
     clock: Callable[[], float] = time.time,
 ) -> ShareCoordinator:
-    """The share coordinator; `replicated` (a cluster's ISR wait) None on a single node."""
+    """The share coordinator; its writes are committed through `leadership` (the replica manager)."""
 
     def now_ms() -> int:
         return int(clock() * 1000)
@@ -73,4 +71,4 @@ def build_share_coordinator(
         creation = runtime.topic_creation(lambda: runtime.create_topic(topics, replication, configs))
         return await asyncio.shield(creation)  # shared by every caller: one's cancel stops no other
 
-    return ShareCoordinator(config, runtime, ensure_topic, replicated)
+    return ShareCoordinator(config, runtime, ensure_topic)

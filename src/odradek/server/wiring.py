@@ -51,7 +51,6 @@ from odradek.coordinator.ports import InternalTopics, ProducerIdSource
 from odradek.coordinator.share.coordinator import ShareCoordinator
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.handlers._common.services import Services
-from odradek.partition.delayed_produce import isr_wait
 from odradek.partition.fetch_sessions import FetchSessionCache
 from odradek.partition.leadership import Leadership
 from odradek.partition.replica_manager import ReplicaManager as PartitionReplicas
@@ -111,9 +110,6 @@ class ModeParts:
     zookeeper: ZooKeeperParts | None = None
     #: A cluster member's: where AlterConfigs writes its broker configs (/config/brokers).
     zk_broker_configs: ZkBrokerConfigs | None = None
-    #: A cluster member's coordinators answer their writes once the ISR holds them (Kafka's acks=-1);
-    #: a single node's leads alone, its high watermark moves with the append.
-    writes_wait_for_isr: bool = False
 
 
 @dataclass(frozen=True)
@@ -274,7 +270,6 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
             topic_configs,
         ),
         zk_broker_configs=zk_broker_configs,
-        writes_wait_for_isr=True,
     )
     parts = await _build(base, mode)
     # the coordinators (and the topic configs of new replicas) follow this member's leaderships
@@ -293,9 +288,6 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
     leadership: Leadership = replicas  # the coordinators append as leaders too
     appends = replicas.appends  # the purgatory's append events are the replica manager's
     regexes = RegexMatcher()  # one worker for the regexes clients send, shared by both users
-    # the ISR wait for the share coordinator's writes (a cluster's) and the transaction markers (both)
-    replicated = isr_wait(replicas)
-
     # Share groups' delivery state (__share_group_state), replicated as the other coordinators' writes
     share_states = build_share_coordinator(
         config,
@@ -304,7 +296,6 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
         logs,
         node_id,
         leadership,
-        replicated=replicated if mode.writes_wait_for_isr else None,
     )
     # What the share partitions and share groups persist through: here, or the coordinator's broker
     share_persister = ShareStatePersister(node_id, share_states, config, cluster, base.inter_broker_security)
@@ -332,7 +323,6 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
         node_id,
         mode.producer_ids,
         groups,
-        marker_replicated=replicated,
         leadership=leadership,
         marker_sender=InterBrokerTxnMarkerSender(config, cluster, node_id, base.inter_broker_security),
     )

@@ -23,6 +23,7 @@ from odradek.protocol.messages.consumer_group_heartbeat import ConsumerGroupHear
 from odradek.protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from odradek.storage.log import Log
 from odradek.storage.partition import TopicPartition
+from tests.support.held_isr import HeldIsr
 from tests.support.short_isr import ShortIsr
 from tests.unit.coordinator.harness import Harness, join_new_member, settle, start
 
@@ -182,7 +183,8 @@ class Followers:
 
 async def _sync_leader_alone(h: Harness, followers: Followers) -> asyncio.Task[Any]:
     answer = (await join_new_member(h, "g", session_ms=1_800_000)).result()
-    h.coordinator.runtime.replicated = followers.replicated
+    offsets_log(h)  # a follower in the ISR: the assignment's write waits for it
+    h.coordinator.runtime.leadership = HeldIsr(h.coordinator.runtime.leadership, followers.replicated)
     request = SyncGroupRequest(
         group_id="g",
         generation_id=answer.generation_id,
@@ -245,7 +247,7 @@ def _joining_heartbeat() -> ConsumerGroupHeartbeatRequest:
 def test_a_consumer_group_heartbeat_is_answered_once_the_isr_holds_what_it_wrote(tmp_path: Path) -> None:
     async def scenario(h: Harness) -> None:
         followers = Followers()
-        h.coordinator.runtime.replicated = followers.replicated
+        h.coordinator.runtime.leadership = HeldIsr(h.coordinator.runtime.leadership, followers.replicated)
         beating = start(
             h.coordinator.consumer_group_heartbeat_committed(
                 _joining_heartbeat(), 1, "c", "/h", requester=Requester("User:c")
@@ -266,7 +268,7 @@ def test_a_consumer_group_heartbeat_whose_write_times_out_is_coordinator_not_ava
 ) -> None:
     async def scenario(h: Harness) -> None:
         followers = Followers()
-        h.coordinator.runtime.replicated = followers.replicated
+        h.coordinator.runtime.leadership = HeldIsr(h.coordinator.runtime.leadership, followers.replicated)
         beating = start(
             h.coordinator.consumer_group_heartbeat_committed(
                 _joining_heartbeat(), 1, "c", "/h", requester=Requester("User:c")

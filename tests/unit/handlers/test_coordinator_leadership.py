@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 from odradek.cluster.internal_topics import ZkInternalTopics
@@ -15,7 +16,6 @@ from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_metadata import TxnState
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
-from odradek.partition.delayed_produce import isr_wait
 from odradek.partition.leader_append import LeaderAppend
 from odradek.partition.leadership import Leadership
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -78,6 +78,9 @@ class AskedLeadership:
         self.asked.append((partition.topic, partition.partition))
         return self.leadership.append_records(partition, records, origin, required_acks, prepared)
 
+    async def complete_appends(self, appends: Sequence[LeaderAppend], timeout_ms: int) -> list[ErrorCode]:
+        return await self.leadership.complete_appends(appends, timeout_ms)
+
 
 def _member(tmp_path: Path, replicated: bool = True) -> HandlerBroker:
     return HandlerBroker(
@@ -89,7 +92,7 @@ def _member(tmp_path: Path, replicated: bool = True) -> HandlerBroker:
     )
 
 
-def _transactions(broker: HandlerBroker, wait_for_isr: bool = False) -> TransactionCoordinator:
+def _transactions(broker: HandlerBroker) -> TransactionCoordinator:
     services = broker.services
     assert services.replicas is not None
     return TransactionCoordinator(
@@ -100,7 +103,6 @@ def _transactions(broker: HandlerBroker, wait_for_isr: bool = False) -> Transact
         services.node_id,
         services.producer_ids,
         None,
-        marker_replicated=isr_wait(services.replicas) if wait_for_isr else None,
         leadership=services.replicas,  # as the broker wires it in a cluster
         marker_sender=InterBrokerTxnMarkerSender(services.config, services.cluster, services.node_id),
     )
@@ -109,7 +111,8 @@ def _transactions(broker: HandlerBroker, wait_for_isr: bool = False) -> Transact
 async def test_a_transaction_marker_is_stamped_with_the_epoch_the_broker_leads_at(tmp_path: Path) -> None:
     broker = _member(tmp_path)
     try:
-        led = Partition(TOPIC, 0, leader=2, leader_epoch=3, replicas=[2, 3, 1])
+        # alone in its ISR: the marker's acks=all wait ends at its append
+        led = Partition(TOPIC, 0, leader=2, leader_epoch=3, replicas=[2, 3, 1], isr=[2])
         await broker.call(update_metadata(BROKERS, [led], IDS), 8)
         await broker.call(leader_and_isr([led], IDS), 7)
         # the controller's next decision (this broker leads again, at 4) is in the cache only
@@ -187,7 +190,7 @@ async def test_a_coordinators_own_markers_are_written_where_and_at_the_epoch_the
         followed = Partition(TOPIC, 1, leader=1, leader_epoch=7, replicas=[1, 2, 3])
         await broker.call(update_metadata(BROKERS, [state_log, led, followed], IDS), 8)
         await broker.call(leader_and_isr([state_log, led, followed], IDS), 7)
-        coordinator = _transactions(broker, wait_for_isr=True)
+        coordinator = _transactions(broker)
         leadership = AskedLeadership(coordinator.markers.leadership)
         coordinator.markers.leadership = leadership
         await coordinator.start()

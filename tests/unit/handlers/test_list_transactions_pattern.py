@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from odradek.cluster.internal_topics import SingleNodeInternalTopics
 from odradek.cluster.metadata.acls import LocalAclStore
 from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.regex_lane import Requester
@@ -27,8 +26,8 @@ from odradek.security.acl import (
     ResourceType,
 )
 from odradek.security.authorizer import authorizer_from_config
-from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from tests.support.handler_services import HandlerBroker
+from tests.support.txn_coordinators import single_node_transactions
 
 pytestmark = pytest.mark.timeout(30)
 AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
@@ -38,20 +37,9 @@ IDS = ("alice-payments", "alice-orders", "bob-payments", "bob-orders")
 
 @contextlib.asynccontextmanager
 async def transactions(broker: HandlerBroker) -> AsyncIterator[TransactionCoordinator]:
-    services = broker.services
-    coordinator = TransactionCoordinator(
-        services.config,
-        services.cluster,
-        SingleNodeInternalTopics(services.topics, services.cluster),
-        services.logs,
-        services.node_id,
-        services.producer_ids,
-        None,
-        leadership=services.leadership,
-        marker_sender=InterBrokerTxnMarkerSender(services.config, services.cluster, services.node_id),
-    )
+    coordinator = single_node_transactions(broker)
     await coordinator.start()
-    services.transactions = coordinator
+    broker.services.transactions = coordinator
     try:
         for transactional_id in IDS:
             await coordinator.init_producer_id(transactional_id, 60000, -1, -1)

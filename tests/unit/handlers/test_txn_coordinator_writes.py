@@ -19,18 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from odradek.cluster.internal_topics import SingleNodeInternalTopics
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
 from odradek.coordinator.txn_metadata import TxnState
 from odradek.coordinator.txn_records import TransactionLogValue
 from odradek.coordinator.txn_state_log import TRANSACTION_STATE_TOPIC
-from odradek.partition.leadership import IsrWait, Leadership
+from odradek.partition.leadership import Leadership
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.server.txn_marker_sender import InterBrokerTxnMarkerSender
 from odradek.storage.partition import TopicPartition
 from tests.support.async_waits import until
 from tests.support.handler_services import HandlerBroker
+from tests.support.held_isr import Followers, HeldIsr
 from tests.support.short_isr import ShortIsr
+from tests.support.txn_coordinators import single_node_transactions
 
 pytestmark = pytest.mark.timeout(30)
 E = ErrorCode
@@ -78,25 +78,15 @@ def no_periodic_check(tmp_path: Path) -> Iterator[HandlerBroker]:
 @contextlib.asynccontextmanager
 async def running(
     handler_broker: HandlerBroker,
-    marker_replicated: IsrWait | None = None,
+    marker_replicated: Followers | None = None,
     leadership: Leadership | None = None,
 ) -> AsyncIterator[TransactionCoordinator]:
     """A single node's coordinator on the broker's services; `marker_replicated` plays the data
     partitions' followers, `leadership` the replica manager."""
     await handler_broker.create_topic("data", 2)
-    services = handler_broker.services
-    made = TransactionCoordinator(
-        services.config,
-        services.cluster,
-        SingleNodeInternalTopics(services.topics, services.cluster),
-        services.logs,
-        services.node_id,
-        services.producer_ids,
-        None,
-        marker_replicated=marker_replicated,
-        leadership=leadership if leadership is not None else services.leadership,
-        marker_sender=InterBrokerTxnMarkerSender(services.config, services.cluster, services.node_id),
-    )
+    made = single_node_transactions(handler_broker, leadership)
+    if marker_replicated is not None:  # the data partitions' followers, not the state log's
+        made.markers.leadership = HeldIsr(made.markers.leadership, marker_replicated)
     await made.start()
     try:
         yield made
@@ -121,7 +111,7 @@ async def test_a_transaction_write_that_does_not_reach_the_isr_leaves_no_trace_i
     async with running(handler_broker) as coordinator:
         pid, epoch = await _ongoing(coordinator)
         followers = Replication()
-        coordinator.state_log.replicated = followers.replicated
+        coordinator.state_log.leadership = HeldIsr(coordinator.state_log.leadership, followers.replicated)
         adding = asyncio.ensure_future(coordinator.add_partitions(TXN, pid, epoch, [("data", 1)]))
         await followers.answer(E.REQUEST_TIMED_OUT)
         assert await adding == {("data", 1): E.COORDINATOR_NOT_AVAILABLE}
@@ -136,7 +126,7 @@ async def test_other_steps_of_a_transactional_id_wait_out_its_write_with_concurr
     async with running(handler_broker) as coordinator:
         pid, epoch = await _ongoing(coordinator)
         followers = Replication()
-        coordinator.state_log.replicated = followers.replicated
+        coordinator.state_log.leadership = HeldIsr(coordinator.state_log.leadership, followers.replicated)
         adding = asyncio.ensure_future(coordinator.add_partitions(TXN, pid, epoch, [("data", 1)]))
         await asyncio.sleep(0.05)
         with pytest.raises(KafkaError) as refused:
@@ -153,7 +143,7 @@ async def test_no_marker_is_written_before_the_prepare_record_is_on_the_isr(
     async with running(handler_broker) as coordinator:
         pid, epoch = await _ongoing(coordinator)
         followers = Replication()
-        coordinator.state_log.replicated = followers.replicated
+        coordinator.state_log.leadership = HeldIsr(coordinator.state_log.leadership, followers.replicated)
         ending = asyncio.ensure_future(coordinator.end_txn(TXN, pid, epoch, committed=True))
         await asyncio.sleep(0.05)
         assert handler_broker.log("data").log_end_offset == 0  # no COMMIT marker yet
@@ -163,7 +153,8 @@ async def test_no_marker_is_written_before_the_prepare_record_is_on_the_isr(
         assert failed.value.error_code is E.COORDINATOR_NOT_AVAILABLE
         assert handler_broker.log("data").log_end_offset == 0  # and none at all: the prepare failed
         assert coordinator.state_log.txns[TXN].state is TxnState.ONGOING
-        coordinator.state_log.replicated = None  # the followers are back: the client's retry commits
+        coordinator.state_log.leadership = handler_broker.services.leadership  # the followers are back:
+        # the client's retry commits
         await coordinator.end_txn(TXN, pid, epoch, committed=True)
         assert handler_broker.log("data").log_end_offset == 1
         await until(lambda: coordinator.state_log.txns[TXN].state is TxnState.COMPLETE_COMMIT)
@@ -178,7 +169,7 @@ async def test_a_transaction_write_waits_for_the_isr_as_long_as_the_transactions
         assert handler_broker.services.config.request_timeout_ms != 60000
         pid, epoch = await _ongoing(coordinator)
         followers = Replication()
-        coordinator.state_log.replicated = followers.replicated
+        coordinator.state_log.leadership = HeldIsr(coordinator.state_log.leadership, followers.replicated)
         adding = asyncio.ensure_future(coordinator.add_partitions(TXN, pid, epoch, [("data", 1)]))
         await followers.answer(E.NONE)
         assert await adding == {("data", 1): E.NONE}
@@ -210,12 +201,13 @@ async def test_a_new_leader_epoch_that_keeps_this_broker_leader_does_not_reload_
         assert state is not None
         loaded_at = state.leader_epoch
         lead_at_next_epoch(handler_broker, partition)  # the controller's LeaderAndIsr: a new ISR
-        coordinator.leader_since_epoch = lambda _partition: loaded_at
         await coordinator.refresh_leadership()
         assert coordinator.state_log.shards[partition] is shard  # no reload, no NOT_COORDINATOR
         assert await coordinator.add_partitions(TXN, pid, epoch, [("data", 1)]) == {("data", 1): E.NONE}
         # led anew (it was a follower in between): loaded again, at the new coordinator epoch
-        coordinator.leader_since_epoch = lambda _partition: loaded_at + 1
+        handler_broker.services.replicas.leading[(TRANSACTION_STATE_TOPIC, partition)].leader_since_epoch = (
+            loaded_at + 1
+        )
         await coordinator.refresh_leadership()
         assert coordinator.state_log.shards[partition] is not shard
         assert coordinator.state_log.coordinator_epoch(partition) == loaded_at + 1
@@ -392,7 +384,8 @@ async def test_a_prepared_transaction_reloaded_while_its_marker_waits_is_complet
         state = no_periodic_check.services.cluster.partition(TRANSACTION_STATE_TOPIC, partition)
         assert state is not None
         lead_at_next_epoch(no_periodic_check, partition)  # led anew: it moved away and back
-        coordinator.leader_since_epoch = lambda _partition: state.leader_epoch
+        hosted = no_periodic_check.services.replicas.leading[(TRANSACTION_STATE_TOPIC, partition)]
+        hosted.leader_since_epoch = hosted.leader_epoch
         await coordinator.refresh_leadership()
         reloaded = coordinator.state_log.txns[TXN]
         assert reloaded.coordinator_epoch == state.leader_epoch
@@ -458,7 +451,7 @@ async def test_one_expired_transactional_id_waiting_for_the_isr_holds_no_other_r
             await coordinator.init_producer_id(transactional_id, 60000, -1, -1)
             coordinator.state_log.txns[transactional_id].last_update_ms = 0  # idle for decades
         followers = Replication()
-        coordinator.state_log.replicated = followers.replicated
+        coordinator.state_log.leadership = HeldIsr(coordinator.state_log.leadership, followers.replicated)
         removing = asyncio.ensure_future(coordinator.remove_expired())
         await until(lambda: len(followers.waiting) == 2)  # both tombstones written, both waiting
         await followers.answer(E.NONE)

@@ -19,7 +19,6 @@ import pytest
 
 from odradek.cluster.internal_topics import ZkInternalTopics
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
-from odradek.partition.delayed_produce import isr_wait
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.fetch import FetchPartition
 from odradek.protocol.messages.write_txn_markers import (
@@ -58,7 +57,6 @@ def leader(tmp_path: Path) -> Iterator[HandlerBroker]:
         2,
         services.producer_ids,
         None,
-        marker_replicated=isr_wait(services.replicas),
         leadership=services.leadership,
         marker_sender=InterBrokerTxnMarkerSender(services.config, services.cluster, services.node_id),
     )

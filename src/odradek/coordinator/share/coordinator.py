@@ -17,10 +17,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from odradek.config.broker import BrokerConfig
-from odradek.coordinator.runtime import CoordinatorRuntime, PartitionState
+from odradek.coordinator.committed_writes import append_committed
+from odradek.coordinator.runtime import CoordinatorRuntime
 from odradek.coordinator.share.records import ShareStateRecord
 from odradek.coordinator.share.shard import ShareShard
-from odradek.coordinator.write_errors import append_failure, transaction_log_error
 from odradek.partition.share.persister import (
     SharePartitionKey,
     ShareState,
@@ -29,15 +29,11 @@ from odradek.partition.share.persister import (
     StateBatch,
 )
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.storage.partition import TopicPartition
 
 SHARE_STATE_TOPIC = "__share_group_state"
 #: The bytes of one state batch in a record (first and last offset, delivery state and count).
 BATCH_BYTES = 8 + 8 + 1 + 2
 log = logging.getLogger("odradek.coordinator.share")
-
-#: Waits until a partition's in-sync replicas hold its log up to an offset, at most a timeout (ms).
-ReplicatedWait = Callable[[TopicPartition, int, int], Awaitable[ErrorCode]]
 
 
 def share_state_topic_configs(config: BrokerConfig) -> dict[str, str]:
@@ -59,13 +55,10 @@ class ShareCoordinator:
         config: BrokerConfig,
         runtime: CoordinatorRuntime[ShareShard],
         ensure_topic: Callable[[], Awaitable[bool]],
-        replicated: ReplicatedWait | None = None,
     ) -> None:
         self.config = config
         self.runtime = runtime
         self.ensure_topic = ensure_topic
-        #: None: the append itself commits the write (a single node is its partitions' whole ISR).
-        self.replicated = replicated
         self._locks: dict[SharePartitionKey, tuple[asyncio.Lock, int]] = {}
         self._refreshing = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -265,24 +258,14 @@ class ShareCoordinator:
         """Append `record` to the shard's partition, wait for the ISR, then replay it into the shard."""
         runtime = self.runtime
         partition = shard.partition
-        epoch = runtime.leader_epochs.get(partition)
+        timeout_ms = self.config.share_coordinator_write_timeout_ms
         try:
-            committed_at = runtime.append_records(partition, [record])
-        except Exception as failure:
-            log.warning("writing to %s-%d failed: %s", SHARE_STATE_TOPIC, partition, failure)
-            raise ShareStateError(transaction_log_error(append_failure(failure))) from None
-        if self.replicated is not None:
-            tp = TopicPartition(SHARE_STATE_TOPIC, partition)
-            outcome = await self.replicated(tp, committed_at, self.config.share_coordinator_write_timeout_ms)
-            if outcome is not ErrorCode.NONE:
-                raise ShareStateError(transaction_log_error(outcome))
-        if (
-            runtime.shards.get(partition) is not shard
-            or runtime.leader_epochs.get(partition) != epoch
-            or runtime.states.get(partition) is not PartitionState.ACTIVE
-        ):
+            made = await append_committed(runtime, partition, [record], timeout_ms)
+        except KafkaError as failed:
+            raise ShareStateError(failed.error_code) from None
+        if runtime.shards.get(partition) is not shard:
             raise ShareStateError(ErrorCode.NOT_COORDINATOR)  # unloaded meanwhile: the new one replays it
-        shard.replay(record, committed_at - 1)  # one record appended: the last before `committed_at`
+        shard.replay(record, made.last_offset)  # one record appended
 
 
 class _KeyStep:
