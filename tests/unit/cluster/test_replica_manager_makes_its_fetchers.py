@@ -17,13 +17,14 @@ from odradek.cluster.replication.replication_quota import ReplicationQuotas
 from odradek.config.broker import BrokerConfig
 from odradek.protocol.error_codes import ErrorCode
 from odradek.storage.log_manager import LogManager
+from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 
 NODE, LEADER = 2, 1
 
 
 def test_the_replica_manager_makes_its_fetchers_and_hands_them_what_it_follows(tmp_path: Path) -> None:
     config = BrokerConfig({"node.id": str(NODE), "log.dirs": str(tmp_path)}, warn_unknown=False)
-    logs = LogManager([tmp_path], single_node=False)
+    logs = LogManager([tmp_path], strays=JudgedByLeaderAndIsr())
     logs.startup()
     quotas = ReplicationQuotas.of(NODE, lambda: config)
     replicas = ReplicaManager(
@@ -64,7 +65,7 @@ def test_the_replica_managers_leaders_send_isr_changes_to_the_updater_it_was_bui
 ) -> None:
     """As Kafka's ReplicaManager takes its AlterPartitionManager: the wiring makes the sender (started
     once the broker is registered) and passes it in, nothing assigns it afterwards."""
-    logs = LogManager([tmp_path], single_node=False)
+    logs = LogManager([tmp_path], strays=JudgedByLeaderAndIsr())
     sender = object()
     replicas = ReplicaManager(NODE, ClusterMetadata("c", -1, []), logs, isr_updater=sender)  # type: ignore[arg-type]
     assert replicas.isr_updater is sender and replicas.leaders.isr_updater is sender

@@ -122,7 +122,7 @@ def test_a_truncation_schedules_the_segments_it_removed_for_deletion(
     def schedule(segments: list[LogSegment], delay_ms: int) -> None:
         scheduled.append([segment.base_offset for segment in segments])
 
-    monkeypatch.setattr(logs, "schedule_deletion", schedule)
+    monkeypatch.setattr(logs.deletions, "schedule_deletion", schedule)
     appends.truncate(replica_log, 2, "a test")
     assert replica_log.log_end_offset == 2
     assert scheduled == [[3]]
