@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
+from odradek.protocol.codec import decode_from
 from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
@@ -381,7 +382,5 @@ def subscription_topics(metadata: bytes) -> list[str]:
     """The topics of a consumer-protocol subscription, read as version 0 (every version's prefix)."""
     if len(metadata) < 2:
         raise ValueError("consumer protocol metadata without a version")
-    from odradek.protocol.codec import decode_from
-
     subscription, _ = decode_from(ConsumerProtocolSubscription, bytes(metadata), 2, 0)
     return list(subscription.topics)

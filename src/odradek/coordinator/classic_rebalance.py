@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable
 
 from odradek.coordinator.classic_group import ClassicGroup, ClassicGroupState, ClassicMember
+from odradek.coordinator.group_types import Group
 from odradek.coordinator.records import CoordinatorRecord, MemberMetadata, group_metadata_record
 from odradek.coordinator.result import CoordinatorResult
 from odradek.coordinator.settings import GroupSettings
@@ -47,7 +48,7 @@ def sync_key(group_id: str) -> str:
 class ClassicRebalancer:
     def __init__(
         self,
-        groups: dict[str, object],
+        groups: dict[str, Group],
         timer: CoordinatorTimer,
         settings: GroupSettings,
         now_ms: Callable[[], int],

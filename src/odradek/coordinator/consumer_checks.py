@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from odradek.coordinator.consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -13,9 +11,6 @@ from odradek.coordinator.consumer_group import (
 )
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest, TopicPartitions
-
-if TYPE_CHECKING:
-    from odradek.coordinator.offset_requests import OffsetCommitContext
 
 
 def validate_heartbeat(
@@ -52,14 +47,14 @@ def validate_heartbeat(
         )
 
 
-def validate_offset_commit(group: ConsumerGroup, context: OffsetCommitContext) -> None:
-    epoch = context.generation_id_or_member_epoch
+def validate_offset_commit(group: ConsumerGroup, member_id: str, epoch: int, api_version: int) -> None:
+    """Kafka's ConsumerGroup.validateOffsetCommit: `epoch` is the request's generation id or member epoch."""
     if epoch < 0 and not group.members:
         return
-    member = group.members.get(context.member_id)
+    member = group.members.get(member_id)
     if member is None:
         raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID)
-    if context.api_version < 9:
+    if api_version < 9:
         raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, "OffsetCommit of a consumer group member needs v9+.")
     if epoch != member.member_epoch:
         raise KafkaError(ErrorCode.STALE_MEMBER_EPOCH)

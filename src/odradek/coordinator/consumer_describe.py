@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
 
 from odradek.coordinator.consumer_group import ConsumerGroup, Partitions
 from odradek.coordinator.ports import MetadataView
+from odradek.coordinator.shard import GroupShard
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.consumer_group_describe import (
     Assignment,
@@ -14,9 +14,6 @@ from odradek.protocol.messages.consumer_group_describe import (
     Member,
     TopicPartitions,
 )
-
-if TYPE_CHECKING:
-    from odradek.coordinator.shard import GroupShard
 
 CONSUMER_MEMBER_TYPE = 1
 

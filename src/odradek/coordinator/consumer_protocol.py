@@ -14,7 +14,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from odradek.coordinator import consumer_records as cr
 from odradek.coordinator.assignors import ASSIGNORS
@@ -37,26 +37,26 @@ from odradek.coordinator.consumer_group import (
 )
 from odradek.coordinator.consumer_reconcile import reconcile
 from odradek.coordinator.consumer_regexes import RegexResolver, RegexUpdate, TopicFilter, describe_all
+from odradek.coordinator.consumer_replay import replay
 from odradek.coordinator.consumer_targets import (
     compute_targets,
     metadata_hash,
     preferred_assignor,
     subscribed_ids,
 )
+from odradek.coordinator.group_types import Group
 from odradek.coordinator.offsets import OffsetAndMetadata
 from odradek.coordinator.ports import MetadataView
 from odradek.coordinator.records import CoordinatorRecord, group_metadata_tombstone
 from odradek.coordinator.result import CoordinatorResult
+from odradek.coordinator.settings import GroupSettings
+from odradek.coordinator.timer import CoordinatorTimer
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.consumer_group_heartbeat import (
     Assignment,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
-
-if TYPE_CHECKING:
-    from odradek.coordinator.offset_requests import OffsetCommitContext
-    from odradek.coordinator.shard import GroupShard
 
 log = logging.getLogger("odradek.coordinator.consumer")
 
@@ -71,8 +71,24 @@ def rebalance_key(group_id: str, member_id: str) -> str:
     return f"rebalance-timeout-{group_id}-{member_id}"
 
 
+class ConsumerShard(Protocol):
+    """What the consumer protocol needs of its shard (coordinator.shard.GroupShard, which holds the
+    manager): the groups of every kind, by id, the settings, the timer and the clock."""
+
+    @property
+    def groups(self) -> dict[str, Group]: ...
+
+    @property
+    def settings(self) -> GroupSettings: ...
+
+    @property
+    def timer(self) -> CoordinatorTimer: ...
+
+    def now_ms(self) -> int: ...
+
+
 class ConsumerGroupManager:
-    def __init__(self, shard: GroupShard, cluster: MetadataView, regexes: RegexMatcher) -> None:
+    def __init__(self, shard: ConsumerShard, cluster: MetadataView, regexes: RegexMatcher) -> None:
         self.shard = shard
         self.cluster = cluster
         self.regexes = RegexResolver(shard, cluster, regexes)
@@ -380,8 +396,10 @@ class ConsumerGroupManager:
     def preferred_assignor(self, group: ConsumerGroup) -> str:
         return preferred_assignor(self._assignor_names(), group.members.values())
 
-    def validate_offset_commit(self, group: ConsumerGroup, context: OffsetCommitContext) -> None:
-        validate_offset_commit(group, context)
+    def validate_offset_commit(
+        self, group: ConsumerGroup, member_id: str, member_epoch: int, api_version: int
+    ) -> None:
+        validate_offset_commit(group, member_id, member_epoch, api_version)
 
     def validate_offset_fetch(self, group: ConsumerGroup, member_id: str, member_epoch: int) -> None:
         validate_offset_fetch(group, member_id, member_epoch)
@@ -394,6 +412,4 @@ class ConsumerGroupManager:
         return [*self.regexes.all_tombstones(group), *cr.group_tombstones(group.group_id)]
 
     def replay(self, record: CoordinatorRecord) -> None:
-        from odradek.coordinator.consumer_replay import replay
-
-        replay(self.shard, record)
+        replay(self.shard.groups, record)

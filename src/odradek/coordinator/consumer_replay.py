@@ -7,34 +7,34 @@ comes first in the log when the coordinator converts it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import MutableMapping
+from typing import Any
 
 from odradek.coordinator import consumer_records as cr
 from odradek.coordinator.consumer_group import ConsumerGroup
+from odradek.coordinator.group_types import Group
 from odradek.coordinator.records import CoordinatorRecord
 
-if TYPE_CHECKING:
-    from odradek.coordinator.shard import GroupShard
 
-
-def replay(shard: GroupShard, record: CoordinatorRecord) -> None:
+def replay(groups: MutableMapping[str, Group], record: CoordinatorRecord) -> None:
+    """One consumer group record into a shard's `groups`."""
     key: Any = record.key
     value: Any = record.value
     kind = record.record_type
     group_id: str = key.group_id
     if kind == cr.CONSUMER_GROUP_PARTITION_METADATA:
         return  # subscription metadata of Kafka < 4.1: the metadata hash replaced it
-    existing = shard.groups.get(group_id)
+    existing = groups.get(group_id)
     group = existing if isinstance(existing, ConsumerGroup) else None
     if group is None:
         if value is None:
             return  # a tombstone for a group that is not (or no longer) a consumer group
         group = ConsumerGroup(group_id)
-        shard.groups[group_id] = group
+        groups[group_id] = group
     if kind == cr.CONSUMER_GROUP_METADATA:
         if value is None:
             if not group.members:
-                shard.groups.pop(group_id, None)
+                groups.pop(group_id, None)
             return
         group.group_epoch = value.epoch
         group.metadata_hash = value.metadata_hash

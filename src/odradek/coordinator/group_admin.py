@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from odradek.coordinator.classic_group import ClassicGroup, ClassicGroupState
 from odradek.coordinator.offset_requests import delete_all_offsets
 from odradek.coordinator.records import CoordinatorRecord, group_metadata_tombstone
 from odradek.coordinator.result import CoordinatorResult
+from odradek.coordinator.shard import GroupShard
 from odradek.coordinator.share_group import ShareGroup
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.describe_groups import DescribedGroup, DescribedGroupMember
-
-if TYPE_CHECKING:
-    from odradek.coordinator.shard import GroupShard
 
 S = ClassicGroupState
 

@@ -7,17 +7,14 @@ the offset store once appended; the caller answers only after that.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from odradek.coordinator.classic_group import ClassicGroup, ClassicGroupState
 from odradek.coordinator.offsets import OffsetAndMetadata
 from odradek.coordinator.records import CoordinatorRecord, offset_commit_record, offset_commit_tombstone
 from odradek.coordinator.result import CoordinatorResult
+from odradek.coordinator.shard import GroupShard
 from odradek.coordinator.share_group import ShareGroup
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-
-if TYPE_CHECKING:
-    from odradek.coordinator.shard import GroupShard
 
 S = ClassicGroupState
 TopicPartition = tuple[str, int]
@@ -61,7 +58,9 @@ def commit_offsets(
             # A commit keeps a classic member's session alive, as a heartbeat does.
             shard.rebalancer.reschedule_heartbeat(group, group.member(context.member_id))
     else:
-        shard.validate_consumer_group_commit(group, context)
+        shard.validate_consumer_group_commit(
+            group, context.member_id, context.generation_id_or_member_epoch, context.api_version
+        )
     now = shard.now_ms()
     expire = None if context.retention_time_ms == -1 else now + context.retention_time_ms
     max_metadata = shard.settings.offset_metadata_max_bytes

@@ -23,7 +23,7 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import re2
 
@@ -35,6 +35,18 @@ _WHOLE_TEXT: Final[Any] = re2._re2.RE2.Anchor.ANCHOR_BOTH
 _NO_MATCH: Final = (-1, -1)
 #: The shortest budget the timer takes: setitimer(0) would turn it off instead.
 _LEAST_BUDGET: Final = 1e-6
+
+
+class CompiledRegex(Protocol):
+    """What the worker uses of RE2's compiled pattern (`re2._re2.RE2`, which has no type stubs)."""
+
+    def ok(self) -> bool: ...
+
+    def error(self) -> bytes: ...
+
+    def Match(self, anchor: object, text: bytes, pos: int, endpos: int) -> Sequence[tuple[int, int]]:
+        """RE2's spans of the whole match and its groups; (-1, -1) for no match."""
+        ...
 
 
 class Invalid(Exception):
@@ -80,12 +92,12 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         signal.setitimer(signal.ITIMER_PROF, 0)
 
 
-def compile_pattern(pattern: str) -> Any:
+def compile_pattern(pattern: str) -> CompiledRegex:
     options = re2.Options()
     options.log_errors = False  # a client's bad pattern is its error, not a line in the broker's log
     options.never_capture = True  # whole-name matches need no submatches: RE2's fastest engines apply
     try:
-        compiled = _RE2(pattern.encode("utf-8"), options)
+        compiled: CompiledRegex = _RE2(pattern.encode("utf-8"), options)
     except UnicodeEncodeError as error:
         raise Invalid(str(error)) from None
     if not compiled.ok():
@@ -93,7 +105,7 @@ def compile_pattern(pattern: str) -> Any:
     return compiled
 
 
-def matching(compiled: Any, names: Sequence[str]) -> list[int]:
+def matching(compiled: CompiledRegex, names: Sequence[str]) -> list[int]:
     matched = []
     for index, name in enumerate(names):
         text = name.encode("utf-8", "surrogatepass")

@@ -10,11 +10,14 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from odradek.coordinator.classic_group import ClassicGroup, ClassicGroupState, ClassicMember
 from odradek.coordinator.classic_rebalance import ClassicRebalancer
 from odradek.coordinator.client_regex import RegexMatcher
+from odradek.coordinator.consumer_group import ConsumerGroup
+from odradek.coordinator.consumer_protocol import ConsumerGroupManager
+from odradek.coordinator.group_types import Group
 from odradek.coordinator.offsets import OffsetAndMetadata, OffsetStore
 from odradek.coordinator.ports import MetadataView
 from odradek.coordinator.records import (
@@ -30,21 +33,16 @@ from odradek.coordinator.records import (
     decode_record,
 )
 from odradek.coordinator.settings import GroupSettings
-from odradek.coordinator.share_group import ShareGroup, replay_share_record
+from odradek.coordinator.share_group import ShareGroup
 from odradek.coordinator.share_members import ShareGroupManager
 from odradek.coordinator.share_records import SHARE_RECORD_TYPES
+from odradek.coordinator.share_replay import replay_share_record
 from odradek.coordinator.timer import CoordinatorTimer
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-
-if TYPE_CHECKING:
-    from odradek.coordinator.consumer_group import ConsumerGroup
-    from odradek.coordinator.consumer_protocol import ConsumerGroupManager
-    from odradek.coordinator.offset_requests import OffsetCommitContext
 
 log = logging.getLogger("odradek.coordinator")
 
 S = ClassicGroupState
-Group = Any  # ClassicGroup | ConsumerGroup | ShareGroup
 
 
 class GroupShard:
@@ -71,9 +69,7 @@ class GroupShard:
         self.unreplicated_offsets: deque[tuple[int, CoordinatorRecord]] = deque()
         self.timer = timer
         self.rebalancer = ClassicRebalancer(self.groups, self.timer, settings, now_ms)
-        from odradek.coordinator.consumer_protocol import ConsumerGroupManager
-
-        self.consumer: ConsumerGroupManager = ConsumerGroupManager(self, cluster, regexes)
+        self.consumer = ConsumerGroupManager(self, cluster, regexes)
         self.share = ShareGroupManager(self.groups, settings, timer, cluster, now_ms)
 
     # ----- replay --------------------------------------------------------------------------------
@@ -257,9 +253,7 @@ class GroupShard:
             self.consumer.on_removed(group)
 
     def is_subscribed_to_topic(self, group: Group, topic: str) -> bool:
-        if isinstance(group, ClassicGroup):
-            return group.is_subscribed_to_topic(topic)
-        return bool(group.is_subscribed_to_topic(topic))
+        return group.is_subscribed_to_topic(topic)
 
     def offset_expiration_base(self, group: Group) -> Callable[[OffsetAndMetadata], int] | None:
         """From when a group's offsets age (Kafka's offsetExpirationCondition), None if they don't."""
@@ -277,11 +271,11 @@ class GroupShard:
         return None
 
     def validate_consumer_group_commit(
-        self, group: ConsumerGroup | ShareGroup, context: OffsetCommitContext
+        self, group: ConsumerGroup | ShareGroup, member_id: str, member_epoch: int, api_version: int
     ) -> None:
         if isinstance(group, ShareGroup):
             raise _not_a_consumer_group(group.group_id)
-        self.consumer.validate_offset_commit(group, context)
+        self.consumer.validate_offset_commit(group, member_id, member_epoch, api_version)
 
     def validate_offset_fetch(self, group: Group, member_id: str, member_epoch: int) -> None:
         """KIP-848 members fetch with their epoch (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)."""
@@ -294,12 +288,10 @@ class GroupShard:
         """Empty, and not in the middle of letting its first members in (MEMBER_ID_REQUIRED)."""
         if isinstance(group, ClassicGroup):
             return group.is_empty and not group.members and not group.pending_join_members
-        return bool(group.is_empty)
+        return group.is_empty
 
     def is_group_empty(self, group: Group) -> bool:
-        if isinstance(group, ClassicGroup):
-            return group.is_empty
-        return bool(group.is_empty)
+        return group.is_empty
 
 
 def _not_a_consumer_group(group_id: str) -> KafkaError:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import MutableMapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
@@ -147,25 +146,3 @@ class ShareGroup:
                 previous_member_epoch=value.previous_member_epoch,
                 assigned=from_topic_partitions(value.assigned_partitions),
             )
-
-
-def replay_share_record(groups: MutableMapping[str, object], record: CoordinatorRecord) -> None:
-    """A share group record on replay: it makes the group if needed, its epoch's tombstone ends it."""
-    if record.record_type == sr.SHARE_GROUP_PARTITION_METADATA:
-        return  # Kafka 4.0's subscription metadata: the metadata hash replaced it
-    key: Any = record.key
-    group_id: str = key.group_id
-    existing = groups.get(group_id)
-    if existing is not None and not isinstance(existing, ShareGroup):
-        return  # a group of another type holds the id: never written so by a coordinator
-    group = existing
-    if group is None:
-        if record.value is None:
-            return
-        group = ShareGroup(group_id)
-        groups[group_id] = group
-    if record.record_type == sr.SHARE_GROUP_METADATA and record.value is None:
-        if not group.members:
-            del groups[group_id]
-        return
-    group.replay(record)

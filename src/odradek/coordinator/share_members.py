@@ -22,6 +22,7 @@ from typing import Protocol
 
 from odradek.coordinator import share_assignor
 from odradek.coordinator import share_records as sr
+from odradek.coordinator.group_types import Group
 from odradek.coordinator.records import CoordinatorRecord
 from odradek.coordinator.result import CoordinatorResult
 from odradek.coordinator.settings import GroupSettings
@@ -85,7 +86,7 @@ def session_key(group_id: str, member_id: str) -> str:
 class ShareGroupManager:
     def __init__(
         self,
-        groups: MutableMapping[str, object],
+        groups: MutableMapping[str, Group],
         settings: GroupSettings,
         timer: Timer,
         topics: TopicsMetadata,

@@ -28,8 +28,8 @@ Version notes (the versions a Kafka 3.9 ZooKeeper-mode controller sends, up to I
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 from odradek.cluster.control_requests import (
     LEADER_DURING_DELETE,
@@ -246,9 +246,31 @@ def _update_metadata_partitions(
             )
 
 
+class PartitionStateFields(Protocol):
+    """The fields the partition states of every version of LeaderAndIsr and UpdateMetadata share."""
+
+    @property
+    def partition_index(self) -> int: ...
+
+    @property
+    def controller_epoch(self) -> int: ...
+
+    @property
+    def leader(self) -> int: ...
+
+    @property
+    def leader_epoch(self) -> int: ...
+
+    @property
+    def isr(self) -> Sequence[int]: ...
+
+    @property
+    def replicas(self) -> Sequence[int]: ...
+
+
 def _leadership(
     topic: str,
-    state: Any,
+    state: PartitionStateFields,
     partition_epoch: int,
     *,
     topic_id: uuid.UUID | None = None,

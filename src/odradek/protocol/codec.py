@@ -18,7 +18,7 @@ from typing import Any, Final
 from odradek.protocol.codec_error import CodecError, TruncatedError
 from odradek.protocol.compiler.decoders import DecoderGenerator
 from odradek.protocol.compiler.encoders import EncoderGenerator, default_check
-from odradek.protocol.schema import Message
+from odradek.protocol.fields import VersionedStruct
 
 __all__ = ["decode_body", "decode_from", "decoder_for", "default_check", "encode_into_for", "encoder_for"]
 
@@ -42,7 +42,7 @@ _raw_encoders: dict[tuple[type, int], Encoder] = {}
 
 
 def decode_body(
-    cls: type[Message],
+    cls: type[VersionedStruct],
     data: bytes | bytearray | memoryview,
     version: int,
     *,
@@ -67,7 +67,9 @@ def decode_body(
     return message
 
 
-def decode_from(cls: type[Message], data: bytes | bytearray, pos: int, version: int) -> tuple[Any, int]:
+def decode_from(
+    cls: type[VersionedStruct], data: bytes | bytearray, pos: int, version: int
+) -> tuple[Any, int]:
     """Decode one message starting at `pos`; returns it and the position after it."""
     try:
         return decoder_for(cls, version)(data, pos)
@@ -83,7 +85,7 @@ def _as_codec_error(error: Exception, cls: type, version: int) -> CodecError:
     return CodecError(f"{cls.__name__} v{version}: {error}")
 
 
-def decoder_for(cls: type[Message], version: int) -> Decoder:
+def decoder_for(cls: type[VersionedStruct], version: int) -> Decoder:
     """The compiled decoder of a top-level message at `version` (compiled once, then cached)."""
     key = (cls, version)
     decoder = _decoders.get(key)
@@ -94,7 +96,7 @@ def decoder_for(cls: type[Message], version: int) -> Decoder:
     return decoder
 
 
-def encoder_for(cls: type[Message], version: int) -> Callable[[Any], bytes]:
+def encoder_for(cls: type[VersionedStruct], version: int) -> Callable[[Any], bytes]:
     """A function that encodes a message of `cls` at `version` to bytes (compiled once, then cached)."""
     key = (cls, version)
     encode = _body_encoders.get(key)
@@ -115,7 +117,7 @@ def encoder_for(cls: type[Message], version: int) -> Callable[[Any], bytes]:
     return encode
 
 
-def encode_into_for(cls: type[Message], version: int) -> Encoder:
+def encode_into_for(cls: type[VersionedStruct], version: int) -> Encoder:
     """A function that appends the encoding of a message of `cls` at `version` to a bytearray."""
     key = (cls, version)
     encoder = _encoders.get(key)
@@ -134,7 +136,7 @@ def encode_into_for(cls: type[Message], version: int) -> Encoder:
     return encoder
 
 
-def _raw_encoder(cls: type[Message], version: int) -> Encoder:
+def _raw_encoder(cls: type[VersionedStruct], version: int) -> Encoder:
     """The compiled encoder itself, which lets Python's own exceptions through."""
     key = (cls, version)
     raw = _raw_encoders.get(key)
@@ -145,6 +147,6 @@ def _raw_encoder(cls: type[Message], version: int) -> Encoder:
     return raw
 
 
-def _check_version(cls: type[Message], version: int) -> None:
+def _check_version(cls: type[VersionedStruct], version: int) -> None:
     if version not in cls.VERSIONS:
         raise CodecError(f"{cls.__name__} has no version {version} (versions {cls.VERSIONS})")

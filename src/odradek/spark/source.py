@@ -30,8 +30,10 @@ from pyspark.sql.types import StructType
 
 from odradek.spark.offset_reader import OffsetReader
 from odradek.spark.options import SourceOptions, parse_sink_options, parse_source_options
+from odradek.spark.range_read import read_range
 from odradek.spark.ranges import OffsetRange, plan_ranges
 from odradek.spark.schema import projected_columns, source_schema
+from odradek.spark.stream import StreamReader
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -54,8 +56,6 @@ class OdradekDataSource(DataSource):
         return BatchReader(_with_columns(parse_source_options(self.options, streaming=False), schema))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        from odradek.spark.stream import StreamReader
-
         return StreamReader(_with_columns(parse_source_options(self.options, streaming=True), schema))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
@@ -115,37 +115,10 @@ class BatchReader(DataSourceReader):
             yield from read_range(partition, self.options)
 
 
-def read_range(offset_range: OffsetRange, options: SourceOptions) -> Iterator[pa.RecordBatch]:
-    """An executor's read of one range, by the raw Fetch path or by confluent-kafka (option `reader`)."""
-    if offset_range.size == 0:
-        return
-    if _raw_possible(options):
-        from odradek.spark.raw_read import read_range_raw
-
-        yield from read_range_raw(offset_range, options)
-        return
-    from odradek.spark.consumer_read import read_range_with_consumer
-
-    yield from read_range_with_consumer(offset_range, options)
-
-
 def _with_columns(options: SourceOptions, schema: StructType) -> SourceOptions:
     """`schema` is ours (from `schema()`) unless the query gave one with `.schema(...)`; then Spark passes
     the user's instead, and it is read as a projection: batches carry only its columns, in its order."""
     return replace(options, columns=projected_columns(schema, options.include_headers))
-
-
-def _raw_possible(options: SourceOptions) -> bool:
-    """The raw path speaks plaintext Kafka, and a delegation token's login (which librdkafka cannot make);
-    anything else that needs TLS or SASL goes through librdkafka."""
-    if options.token_login:
-        return True
-    if options.reader == "consumer":
-        return False
-    if options.kafka_params.get("isolation.level", "").strip().lower() == "read_committed":
-        return False  # the raw reader fetches read_uncommitted: librdkafka leaves aborted records out
-    protocol = options.kafka_params.get("security.protocol", "plaintext").lower()
-    return protocol == "plaintext"
 
 
 def _data_loss(options: SourceOptions, detail: str) -> None:

@@ -33,8 +33,8 @@ from odradek.spark.consumer_read import DataLossError, data_loss_message
 from odradek.spark.offset_reader import OffsetReader
 from odradek.spark.offsets import TopicPartition, offsets_from_dict, offsets_to_dict
 from odradek.spark.options import SourceOptions
+from odradek.spark.range_read import read_range
 from odradek.spark.ranges import OffsetRange, plan_ranges, rate_limit
-from odradek.spark.source import read_range
 
 log = logging.getLogger(__name__)
 

@@ -37,17 +37,14 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from odradek.protocol.records import RecordBatch, RecordBatchHeader, TimestampType
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import LogStorageError
 from odradek.storage.files import CLEANED_SUFFIX, SWAP_SUFFIX, fsync_dir
+from odradek.storage.log import Log
 from odradek.storage.segment import LogSegment
 from odradek.storage.txn_index import AbortedTxn
-
-if TYPE_CHECKING:
-    from odradek.storage.log import Log
 
 _INT32_MAX = 2**31 - 1
 

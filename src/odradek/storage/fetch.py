@@ -14,17 +14,14 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from odradek.storage.errors import OffsetOutOfRangeError
 from odradek.storage.files import read_exactly
 from odradek.storage.log_dir_failure import LogDirFailures, is_disk_error
+from odradek.storage.log_view import ReadableLog
 from odradek.storage.segment import LogSegment
 from odradek.storage.shared_file import SharedFile
 from odradek.storage.txn_index import AbortedTxn
-
-if TYPE_CHECKING:
-    from odradek.storage.log import Log
 
 
 class FetchIsolation(enum.Enum):
@@ -139,7 +136,7 @@ def read_regions(regions: tuple[FileRegion, ...] | list[FileRegion]) -> bytes:
 
 
 def read_log(
-    log: Log,
+    log: ReadableLog,
     fetch_offset: int,
     max_bytes: int,
     isolation: FetchIsolation,

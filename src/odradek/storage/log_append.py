@@ -10,7 +10,6 @@ needs a batch's records (a rewrite in the topic's codec, a compacted topic's key
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from odradek.protocol.records import (
     NO_SEQUENCE,
@@ -32,6 +31,7 @@ from odradek.storage.errors import (
     RecordListTooLargeError,
     RecordTooLargeError,
 )
+from odradek.storage.log_view import WritableLog
 from odradek.storage.prepared_appends import PreparedAppend, prepare_append
 from odradek.storage.producer_state import (
     AppendOrigin,
@@ -43,9 +43,6 @@ from odradek.storage.producer_state import (
 )
 from odradek.storage.txn_index import AbortedTxn
 
-if TYPE_CHECKING:
-    from odradek.storage.log import Log
-
 Buffer = bytes | bytearray | memoryview
 
 #: The most records a client's batch may hold (librdkafka's largest batch.num.messages), where Kafka
@@ -56,7 +53,7 @@ MAX_RECORDS_PER_BATCH = 1_000_000
 
 
 def append_as_leader(
-    log: Log,
+    log: WritableLog,
     records: bytearray | memoryview,
     leader_epoch: int,
     origin: AppendOrigin,
@@ -83,7 +80,7 @@ def append_as_leader(
     return write_batches(log, records, headers, origin, log_append_time, leader_epoch, now)
 
 
-def append_replicated(log: Log, records: Buffer) -> AppendResult:
+def append_replicated(log: WritableLog, records: Buffer) -> AppendResult:
     """``Log.append_as_follower``: the whole batches of ``records``, offsets and epochs as they are."""
     whole, _ = split_complete_batches(records)
     records = memoryview(records)[:whole]
@@ -220,7 +217,7 @@ def analyze_producer_state(
 
 
 def write_batches(
-    log: Log,
+    log: WritableLog,
     records: Buffer,
     headers: list[RecordBatchHeader],
     origin: AppendOrigin,

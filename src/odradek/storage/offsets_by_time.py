@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from odradek.protocol.records import (
     NO_TIMESTAMP,
@@ -27,11 +26,9 @@ from odradek.protocol.records import (
 )
 from odradek.protocol.records.record import iter_records
 from odradek.storage.fetch import FetchIsolation
+from odradek.storage.log_view import ReadableLog
 from odradek.storage.record_workers import Checkpoint
 from odradek.storage.segment import LogSegment
-
-if TYPE_CHECKING:
-    from odradek.storage.log import Log
 
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
@@ -47,7 +44,7 @@ class TimestampAndOffset:
 
 
 def fetch_offset_by_timestamp(
-    log: Log, target_timestamp: int, isolation: FetchIsolation = FetchIsolation.LOG_END
+    log: ReadableLog, target_timestamp: int, isolation: FetchIsolation = FetchIsolation.LOG_END
 ) -> TimestampAndOffset | None:
     """Kafka's answer for one ListOffsets partition; None means "no such offset" (-1 on the wire),
     record searches included (on the caller's thread).
@@ -96,14 +93,14 @@ class RecordSearch:
                 return TimestampAndOffset(record.timestamp, record.offset, self.epoch)
         return self.fallback
 
-    def next_plan(self, log: Log) -> TimestampAndOffset | RecordSearch | None:
+    def next_plan(self, log: ReadableLog) -> TimestampAndOffset | RecordSearch | None:
         """The search after this batch, which held nothing at or after the target."""
         after = RecordBatchHeader.read(self.batch).next_offset
         return plan_offset_by_timestamp(log, self.target, max(after, self.starting_offset))
 
 
 def plan_offset_by_timestamp(
-    log: Log, target_timestamp: int, starting_offset: int | None = None
+    log: ReadableLog, target_timestamp: int, starting_offset: int | None = None
 ) -> TimestampAndOffset | RecordSearch | None:
     """The answer when headers and indexes give it, else the batch to search (``RecordSearch``)."""
     epochs = log.leader_epoch_cache
@@ -121,7 +118,7 @@ def plan_offset_by_timestamp(
 
 
 def within_bound(
-    log: Log, found: TimestampAndOffset | None, target_timestamp: int, isolation: FetchIsolation
+    log: ReadableLog, found: TimestampAndOffset | None, target_timestamp: int, isolation: FetchIsolation
 ) -> TimestampAndOffset | None:
     """The answer as a client of ``isolation`` may see it: LATEST is the bound, nothing at or past it."""
     bound = {

@@ -10,12 +10,9 @@ modification time if no record has one); the last two only for ``cleanup.policy`
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
+from odradek.storage.log_view import WritableLog
 from odradek.storage.segment import LogSegment
-
-if TYPE_CHECKING:
-    from odradek.storage.log import Log
 
 Predicate = Callable[[LogSegment, "LogSegment | None"], bool]
 
@@ -67,7 +64,7 @@ def retention_time_breached(now_ms: int, retention_ms: int) -> Predicate | None:
     return predicate
 
 
-def delete_old_segments(log: Log) -> list[LogSegment]:
+def delete_old_segments(log: WritableLog) -> list[LogSegment]:
     """Apply the predicates to ``log`` in Kafka's order; see ``Log.delete_old_segments``."""
     removed = _delete(log, log_start_breached(log.log_start_offset))
     if log.config.delete:
@@ -80,7 +77,7 @@ def delete_old_segments(log: Log) -> list[LogSegment]:
     return removed
 
 
-def _delete(log: Log, predicate: Predicate) -> list[LogSegment]:
+def _delete(log: WritableLog, predicate: Predicate) -> list[LogSegment]:
     segments = log.segments
     deletable = deletable_segments(segments, predicate, log.high_watermark, log.log_end_offset)
     if not deletable:

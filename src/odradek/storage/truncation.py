@@ -7,17 +7,13 @@ becomes the requested offset. Producer state is rebuilt by replaying the remaini
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from odradek.storage.log_loader import replay_producer_state
+from odradek.storage.log_view import WritableLog
 from odradek.storage.producer_recovery import delete_snapshots_below
 from odradek.storage.segment import LogSegment
 
-if TYPE_CHECKING:
-    from odradek.storage.log import Log
 
-
-def truncate_to(log: Log, offset: int) -> list[LogSegment]:
+def truncate_to(log: WritableLog, offset: int) -> list[LogSegment]:
     if offset >= log.log_end_offset:
         # A leader may have assigned an epoch it never wrote in: drop it all the same.
         log.leader_epoch_cache.truncate_from_end(log.log_end_offset)
@@ -42,7 +38,7 @@ def truncate_to(log: Log, offset: int) -> list[LogSegment]:
     return removed
 
 
-def truncate_fully_and_start_at(log: Log, offset: int) -> list[LogSegment]:
+def truncate_fully_and_start_at(log: WritableLog, offset: int) -> list[LogSegment]:
     removed = log.replace_all_segments(lambda: LogSegment.create(log.dir, offset, log.config, log.clock()))
     log.leader_epoch_cache.clear()
     log.producer_state.truncate_fully_and_start_at(offset)
@@ -53,7 +49,7 @@ def truncate_fully_and_start_at(log: Log, offset: int) -> list[LogSegment]:
     return removed
 
 
-def _lower_cleaner_checkpoint(log: Log) -> None:
+def _lower_cleaner_checkpoint(log: WritableLog) -> None:
     # What is written again past the cut was never compacted: a checkpoint above it would call it
     # clean for good (Kafka lowers it to the active segment's base in LogManager.truncateTo too).
     base = log.active_segment.base_offset

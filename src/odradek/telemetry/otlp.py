@@ -11,10 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from google.protobuf.message import DecodeError
-from opentelemetry.proto.metrics.v1.metrics_pb2 import MetricsData
+from opentelemetry.proto.metrics.v1.metrics_pb2 import (
+    ExponentialHistogramDataPoint,
+    HistogramDataPoint,
+    MetricsData,
+    NumberDataPoint,
+    SummaryDataPoint,
+)
 
 from odradek.protocol.records.attributes import Compression
 from odradek.protocol.records.compression import decompress
@@ -55,7 +61,7 @@ def decode(payload: bytes, compression: int, max_inflated: int, max_points: int)
     return points
 
 
-def _points(data: Any) -> Iterator[MetricPoint]:
+def _points(data: MetricsData) -> Iterator[MetricPoint]:
     for resource in data.resource_metrics:
         for scope in resource.scope_metrics:
             for metric in scope.metrics:
@@ -75,11 +81,13 @@ def _points(data: Any) -> Iterator[MetricPoint]:
                         yield MetricPoint(f"{name}.sum", float(point.sum), labels, True)
 
 
-def _number(point: Any) -> float:
+def _number(point: NumberDataPoint) -> float:
     return float(point.as_int) if point.WhichOneof("value") == "as_int" else float(point.as_double)
 
 
-def _attributes(point: Any) -> tuple[tuple[str, str], ...]:
+def _attributes(
+    point: NumberDataPoint | HistogramDataPoint | ExponentialHistogramDataPoint | SummaryDataPoint,
+) -> tuple[tuple[str, str], ...]:
     pairs = []
     for attribute in point.attributes[:MAX_ATTRIBUTES]:
         value = attribute.value

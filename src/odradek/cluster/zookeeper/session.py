@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import socket
 import ssl
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -27,6 +28,7 @@ from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import AuthFailedError, ConnectionDropped, SessionClosedRequireSaslError
 from kazoo.handlers.threading import SequentialThreadingHandler
 from kazoo.protocol.connection import ConnectionHandler
+from kazoo.security import ACL
 
 from odradek.cluster.zookeeper.errors import ZnodeTooBigError
 from odradek.cluster.zookeeper.znode_acls import default_acls
@@ -171,7 +173,9 @@ class _SecuredKazooClient(KazooClient):  # type: ignore[misc]
             self, self._conn_retry.copy(), logger=self.logger, sasl_options=options.get("sasl_options")
         )
 
-    def create_async(self, path: str, value: bytes = b"", acl: Any = None, **options: Any) -> Any:
+    def create_async(
+        self, path: str, value: bytes = b"", acl: Sequence[ACL] | None = None, **options: Any
+    ) -> Any:
         _check_size(path, value)
         return super().create_async(path, value, acl or default_acls(path, self.secure_acls), **options)
 
@@ -186,7 +190,7 @@ class _SecuredKazooClient(KazooClient):  # type: ignore[misc]
 class _Transaction(TransactionRequest):  # type: ignore[misc]
     client: _SecuredKazooClient
 
-    def create(self, path: str, value: bytes = b"", acl: Any = None, **options: Any) -> None:
+    def create(self, path: str, value: bytes = b"", acl: Sequence[ACL] | None = None, **options: Any) -> None:
         _check_size(path, value)
         super().create(path, value, acl or default_acls(path, self.client.secure_acls), **options)
 

@@ -15,7 +15,7 @@ from odradek.protocol.compiler.generator import (
     SourceGenerator,
     precompiled_runs,
 )
-from odradek.protocol.schema import FieldSpec, Struct
+from odradek.protocol.fields import FieldSpec, Struct
 
 
 class DecoderGenerator(SourceGenerator):

@@ -13,7 +13,7 @@ from odradek.protocol.compiler.generator import (
     SourceGenerator,
     precompiled_runs,
 )
-from odradek.protocol.schema import FieldSpec, Struct
+from odradek.protocol.fields import FieldSpec, Struct
 from odradek.protocol.varint import uvarint_bytes
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from odradek.protocol.codec_error import CodecError, TruncatedError
-from odradek.protocol.schema import FieldSpec, Struct, Versions
+from odradek.protocol.fields import FieldSpec, Struct, Versions
 from odradek.protocol.varint import read_uvarint, uvarint_bytes
 
 FIXED_FORMATS: Final[dict[str, str]] = {
