@@ -4,6 +4,7 @@ dry run, execute, export and import), delete-offsets and delete, with groups the
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from confluent_kafka.admin import AdminClient
 
@@ -114,8 +115,23 @@ def consumer_group_configs(session: Session) -> None:
     configs = ("kafka-configs", B, "{bootstrap}")
     session.run(*configs, "--alter", *group, "--add-config", "consumer.heartbeat.interval.ms=6000")
     session.run(*configs, "--alter", *group, "--add-config", "consumer.session.timeout.ms=50000")
+    _every_broker_describes(session, group, lambda out: "consumer.session.timeout.ms=50000 " in out)
     session.run(*configs, "--describe", *group, sort=True)
     session.run(*configs, "--alter", *group, "--add-config", "consumer.session.timeout.ms=1000")
     session.run(*configs, "--alter", *group, "--add-config", "consumer.heartbeat.interval.ms=20000")
     session.run(*configs, "--alter", *group, "--delete-config", "consumer.session.timeout.ms")
+    _every_broker_describes(session, group, lambda out: "consumer.session.timeout.ms" not in out)
     session.run(*configs, "--describe", *group, sort=True)
+
+
+def _every_broker_describes(session: Session, group: tuple[str, ...], seen: Callable[[str], bool]) -> None:
+    """Until each broker's description of the group shows a change made through one of them: a
+    cluster's brokers learn it a moment apart (ZooKeeper's change notification; a KRaft broker's
+    metadata log), and the tool may ask any of them."""
+    for host, port in session.target.addresses.values():
+        broker = f"{host}:{port}"
+
+        def described(broker: str = broker) -> bool:
+            return seen(session.quiet("kafka-configs", B, broker, "--describe", *group).stdout)
+
+        wait_for(described, 30, f"broker {broker} to describe the group's change")
