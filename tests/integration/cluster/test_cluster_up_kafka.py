@@ -76,7 +76,10 @@ def test_cluster_up_with_a_kafka_broker_beside_odradeks_serves_an_rf2_topic_and_
         bootstrap = f"{odradek},{kafka}"
         topic = f"mixed-{uuid.uuid4().hex[:8]}"
         admin = AdminClient({"bootstrap.servers": bootstrap})
-        admin.create_topics([NewTopic(topic, 2, 2)])[topic].result(60)
+        try:
+            admin.create_topics([NewTopic(topic, 2, 2)])[topic].result(60)
+        except TimeoutError as error:  # seen once in CI: say what the client and the brokers saw
+            raise AssertionError(_diagnosis(admin, directory)) from error
         producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
         delivered: list[tuple[int, int]] = []
 
@@ -120,6 +123,20 @@ def test_cluster_up_with_a_kafka_broker_beside_odradeks_serves_an_rf2_topic_and_
     assert "[KafkaServer id=2] Controlled shutdown request returned successfully" in kafka_log
     assert "[KafkaServer id=2] shut down completed" in kafka_log
     assert "broker stopped" in (directory / "broker-1" / "broker.log").read_text()
+
+
+def _diagnosis(admin: object, directory: Path) -> str:
+    """The cluster as the admin client's metadata shows it, and the end of each broker's log."""
+    try:
+        metadata = admin.list_topics(timeout=10)  # type: ignore[attr-defined]
+        seen = f"controller {metadata.controller_id}, brokers {sorted(metadata.brokers)}"
+    except Exception as error:  # a diagnosis, whatever the client says
+        seen = f"no metadata: {error!r}"
+    parts = [f"CreateTopics unanswered after 60 s; the client sees {seen}"]
+    for log in sorted(directory.glob("broker-*/broker.log")):
+        lines = log.read_text(errors="replace").splitlines()
+        parts.append(f"--- {log.parent.name}, last 60 lines:\n" + "\n".join(lines[-60:]))
+    return "\n".join(parts)
 
 
 def _registered(zookeeper: KazooClient) -> dict[str, list[str]]:

@@ -131,6 +131,24 @@ class Cluster:
                 return False
         return True
 
+    def brokers_known_everywhere(self) -> bool:
+        """Each running broker's Metadata lists every running broker: a broker validates a manual
+        replica assignment against the brokers its metadata holds, which trails ZooKeeper's."""
+        from odradek.protocol.messages.metadata import MetadataRequest, MetadataResponse
+
+        running = self.running()
+        for node in running:
+            broker = self.brokers[node]
+            try:
+                with RawClient(broker.port, timeout=5, host=broker.host) as client:
+                    request = MetadataRequest(topics=[], allow_auto_topic_creation=False)
+                    response: MetadataResponse = client.request(request, 12)
+            except OSError:
+                return False
+            if sorted(b.node_id for b in response.brokers) != sorted(running):
+                return False
+        return True
+
     def controller(self) -> int:
         """The active controller, as a running broker's Metadata names it."""
         from odradek.protocol.messages.metadata import MetadataRequest, MetadataResponse
@@ -194,6 +212,7 @@ def cluster(
             "three registered brokers",
             0.1,
         )
+        wait_until(made.brokers_known_everywhere, PATIENCE_S, "every broker in every broker's metadata", 0.1)
         yield made
     finally:
         for broker in made.brokers.values():

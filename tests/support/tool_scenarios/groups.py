@@ -115,16 +115,16 @@ def consumer_group_configs(session: Session) -> None:
     configs = ("kafka-configs", B, "{bootstrap}")
     session.run(*configs, "--alter", *group, "--add-config", "consumer.heartbeat.interval.ms=6000")
     session.run(*configs, "--alter", *group, "--add-config", "consumer.session.timeout.ms=50000")
-    _every_broker_describes(session, group, lambda out: "consumer.session.timeout.ms=50000 " in out)
+    every_broker_describes(session, group, lambda out: "consumer.session.timeout.ms=50000 " in out)
     session.run(*configs, "--describe", *group, sort=True)
     session.run(*configs, "--alter", *group, "--add-config", "consumer.session.timeout.ms=1000")
     session.run(*configs, "--alter", *group, "--add-config", "consumer.heartbeat.interval.ms=20000")
     session.run(*configs, "--alter", *group, "--delete-config", "consumer.session.timeout.ms")
-    _every_broker_describes(session, group, lambda out: "consumer.session.timeout.ms" not in out)
+    every_broker_describes(session, group, lambda out: "consumer.session.timeout.ms" not in out)
     session.run(*configs, "--describe", *group, sort=True)
 
 
-def _every_broker_describes(session: Session, group: tuple[str, ...], seen: Callable[[str], bool]) -> None:
+def every_broker_describes(session: Session, group: tuple[str, ...], seen: Callable[[str], bool]) -> None:
     """Until each broker's description of the group shows a change made through one of them: a
     cluster's brokers learn it a moment apart (ZooKeeper's change notification; a KRaft broker's
     metadata log), and the tool may ask any of them."""

@@ -11,6 +11,7 @@ from odradek.protocol.messages import share_group_describe as describe
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
 from tests.support.kafka_tools import Background
 from tests.support.raw_client import RawClient
+from tests.support.tool_scenarios.groups import every_broker_describes
 from tests.support.tool_scenarios.session import Session, StepFailed, columns, scenario, wait_for
 from tests.support.tool_scenarios.topics import create
 
@@ -131,8 +132,10 @@ def share_group_configs(session: Session) -> None:
     configs = ("kafka-configs", B, "{bootstrap}")
     session.run(*configs, "--alter", *group, "--add-config", "share.auto.offset.reset=earliest")
     session.run(*configs, "--alter", *group, "--add-config", "share.heartbeat.interval.ms=6000")
+    every_broker_describes(session, group, lambda out: "share.heartbeat.interval.ms=6000 " in out)
     session.run(*configs, "--describe", *group, sort=True)
     session.run(*configs, "--alter", *group, "--add-config", "share.session.timeout.ms=1000")
     session.run(*configs, "--alter", *group, "--add-config", "share.isolation.level=dirty")
     session.run(*configs, "--alter", *group, "--delete-config", "share.auto.offset.reset")
+    every_broker_describes(session, group, lambda out: "share.auto.offset.reset" not in out)
     session.run(*configs, "--describe", *group, sort=True)
