@@ -22,7 +22,9 @@ resumes once a request somewhere has been handled. Requests read and waiting to 
 in the broker's `RequestQueue` (`queued.max.requests`); while it is full a connection that reads stops
 reading, and resumes once a request somewhere has been taken up (request_queue.py says what counts).
 
-Frames are split off the byte stream by `framing.FrameReader` (reads without copies for large frames).
+Frames are split off the byte stream by `framing.FrameReader` (reads without copies for large frames),
+answers written by `output.ResponseWriter`; what stops the connection reading (muting, KIP-219
+throttling) and what the request queue counts of it are its base's, `muting.MutableChannel`.
 
 On a TLS listener the transport is TLS (the acceptor wraps it) and a client certificate names the
 principal. On a SASL listener frames are kept to `sasl.server.max.receive.size` until authentication
@@ -32,7 +34,6 @@ completes. Each request is decoded, admitted (SASL), handled and answered by `re
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 import time
@@ -48,6 +49,7 @@ from odradek.security.principal_mapping import PrincipalMappingError, rfc2253_na
 from odradek.server import metrics
 from odradek.server.framing import FrameReader, FrameSizeError, ReadScratch
 from odradek.server.memory_pool import MemoryPool
+from odradek.server.muting import MutableChannel
 from odradek.server.output import ResponseWriter
 from odradek.server.request_handling import count_unexpected_error, handle_frame
 from odradek.server.request_queue import RequestQueue
@@ -61,7 +63,7 @@ _FAIR_SHARE_SECONDS: Final = 0.005
 _CONNECTION_IDS: Final = itertools.count(1)
 
 
-class Connection(asyncio.BufferedProtocol):
+class Connection(MutableChannel):
     def __init__(
         self,
         services: Services,
@@ -73,35 +75,20 @@ class Connection(asyncio.BufferedProtocol):
         security: ListenerSecurity | None = None,
         request_queue: RequestQueue | None = None,
     ) -> None:
+        super().__init__(request_queue)
         self.services = services
         self.connection_id = next(_CONNECTION_IDS)
         self.listener = listener
         self.max_request_bytes = max_request_bytes
         self.client_software: tuple[str, str] | None = None
         self.on_close = on_close
-        self.transport: asyncio.Transport | None = None
         self.peer: tuple[str, int] = ("", 0)
         self.pool = pool
         self.reader = FrameReader(scratch, max_request_bytes, pool)
         self.frames: deque[bytearray] = deque()
         self.queued_bytes = 0
-        #: From a read that brought requests until they are answered nothing more is read (Kafka's
-        #: muted channel): the transport is paused at the next read that comes meanwhile. Reading
-        #: stops too while the memory pool has nothing free.
-        self.reading_paused = False
-        self.muted_for_requests = False
-        self.paused_for_requests = False
-        self.paused_for_memory = False
-        self.paused_for_queue = False
-        self.request_queue = request_queue
-        #: How many of this connection's requests the request queue counts now (see `_recount`).
-        self.requests_counted = 0
         #: Waiting for the client to take its answers before taking up more (see `_next_frames`).
         self.waiting_for_client = False
-        #: KIP-219: after a throttled response the connection reads and handles nothing until then.
-        self.muted_until = 0.0
-        self.wakeup = asyncio.Event()
-        self.closed = False
         #: When bytes were last read from the client or its answers last taken (see idle_for).
         self.last_active = time.monotonic()
         self.bytes_taken_seen = 0
@@ -198,28 +185,6 @@ class Connection(asyncio.BufferedProtocol):
             *self.peer,
         )
         self.close()
-
-    def _memory_released(self) -> None:
-        self.paused_for_memory = False
-        self._update_reading()
-
-    def _queue_has_room(self) -> None:
-        self.paused_for_queue = False
-        self._update_reading()
-
-    def _recount(self) -> None:
-        """Tell the request queue how many requests this connection has waiting to be taken up: none
-        while it handles one (those behind it would not have been read yet in Kafka, and the one under
-        way has left Kafka's queue, whatever it waits for), waits for its client to take its answers, is
-        muted for a quota, or is done."""
-        queue = self.request_queue
-        if queue is None:
-            return
-        held = self.busy or self.waiting_for_client or self.muted_until or self.closed or self.serving_stopped
-        waiting = 0 if held else len(self.frames)
-        if waiting != self.requests_counted:
-            delta, self.requests_counted = waiting - self.requests_counted, waiting
-            queue.change(delta)
 
     def _queue(self, frames: list[bytearray]) -> None:
         self.frames.extend(frames)
@@ -349,39 +314,6 @@ class Connection(asyncio.BufferedProtocol):
         await handle_frame(self, frame)
 
     # ----- control -----------------------------------------------------------------------------
-
-    def mute(self, throttle_ms: int) -> None:
-        """Stop reading and handling for `throttle_ms` (Kafka mutes a throttled client's channel)."""
-        self.muted_until = max(self.muted_until, time.monotonic() + throttle_ms / 1000)
-        self._recount()
-        self._update_reading()
-
-    async def _stay_muted(self) -> None:
-        remaining = self.muted_until - time.monotonic()
-        if remaining > 0:
-            self.wakeup.clear()
-            with contextlib.suppress(TimeoutError):  # close() sets wakeup: closing stops the wait
-                await asyncio.wait_for(self.wakeup.wait(), remaining)
-            if time.monotonic() < self.muted_until:
-                return
-        self.muted_until = 0.0
-        self._recount()
-        self._update_reading()
-
-    def _update_reading(self) -> None:
-        paused = (
-            self.paused_for_requests
-            or self.paused_for_memory
-            or self.paused_for_queue
-            or self.muted_until > 0
-        )
-        if paused == self.reading_paused or self.transport is None or self.closed:
-            return
-        self.reading_paused = paused
-        if paused:
-            self.transport.pause_reading()
-        else:
-            self.transport.resume_reading()
 
     def idle_for(self, now: float) -> float:
         """How long since the client last showed life: bytes read from it, or answers of its taken off

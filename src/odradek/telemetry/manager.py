@@ -1,4 +1,5 @@
-"""The client instances of KIP-714 and what they push (Kafka's ClientMetricsManager).
+"""The client instances of KIP-714 and what they push (Kafka's ClientMetricsManager); the subscriptions
+and what an instance matches of them are `subscription_set.py`'s, an instance's own rules `instance.py`'s.
 
 A client asks for its subscription (GetTelemetrySubscriptions) with the zero instance id and is given
 one; the broker keeps an instance per id with the union of the metrics of every subscription it matches
@@ -26,33 +27,24 @@ import base64
 import uuid
 from collections import Counter, OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
-import crc32c
-
 from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.telemetry.instance import NO_CONNECTION, ClientInstance, point_size
 from odradek.telemetry.otlp import MetricPoint, TelemetryDecodeError, decode
-from odradek.telemetry.subscriptions import (
-    ALL_METRICS,
-    DEFAULT_INTERVAL_MS,
-    ClientAttributes,
-    Subscription,
-    subscription,
-)
+from odradek.telemetry.subscription_set import SubscriptionSet
+from odradek.telemetry.subscriptions import ClientAttributes
 
 #: The codecs a client may push in, in Kafka's order of preference: zstd, lz4, gzip, snappy.
 ACCEPTED_COMPRESSION_TYPES: Final = (4, 3, 1, 2)
 MAX_INSTANCES: Final = 16384
-MIN_EXPIRY_MS: Final = 60_000
 MAX_POINTS: Final = 100_000
 MAX_POINTS_PER_INSTANCE: Final = 2_000
 MAX_INFLATED_BYTES: Final = 16 * 1024 * 1024
 #: What the instances' attributes (a client id may be 32 KiB) and the kept points may hold in all.
 MAX_INSTANCE_BYTES: Final = 64 * 1024 * 1024
 MAX_POINT_BYTES: Final = 64 * 1024 * 1024
-#: What a kept object costs besides its strings, roughly (for the byte bounds above).
-_OVERHEAD: Final = 200
 _ZERO: Final = uuid.UUID(int=0)
 #: After these answers to its push a client asks for its subscription again at once (Kafka 4.4).
 _ASK_AGAIN_AT_ONCE: Final = frozenset(
@@ -60,8 +52,6 @@ _ASK_AGAIN_AT_ONCE: Final = frozenset(
 )
 #: Kafka's reserved ids (Uuid.RESERVED): the zero id and the metadata topic's.
 _RESERVED: Final = frozenset({_ZERO, uuid.UUID(int=1)})
-#: The connection id of a call that came on no connection (the broker numbers its connections from 1).
-NO_CONNECTION: Final = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,53 +73,6 @@ class SubscriptionAnswer:
     accepted_compression_types: list[int]
 
 
-@dataclass(slots=True)
-class ClientInstance:
-    client_instance_id: uuid.UUID
-    client: ClientAttributes
-    subscription_id: int
-    #: the subscriptions' version this instance was evaluated at (re-evaluated when it changes)
-    version: int
-    metrics: tuple[str, ...]
-    push_interval_ms: int
-    last_get_ms: int = -1
-    last_push_ms: int = -1
-    last_seen_ms: int = 0
-    terminating: bool = False
-    #: the connection it was made (or last evaluated) on: it goes when that connection closes
-    connection_id: int = NO_CONNECTION
-    #: how its latest push was answered: after some refusals it may ask for its subscription at once
-    last_error: ErrorCode = ErrorCode.NONE
-    #: the data points of its latest push
-    points: tuple[MetricPoint, ...] = field(default=())
-
-    @property
-    def size(self) -> int:
-        """Roughly what it holds, its points aside (for the manager's byte bound)."""
-        strings = [value for value in self.client if isinstance(value, str)]
-        return _OVERHEAD + sum(map(len, strings)) + sum(map(len, self.metrics))
-
-    @property
-    def expires_at_ms(self) -> int:
-        return self.last_seen_ms + max(MIN_EXPIRY_MS, 3 * self.push_interval_ms)
-
-    def take_get(self, now_ms: int) -> bool:
-        """Whether a GetTelemetrySubscriptions now respects the push interval (and record it if so)."""
-        last = max(self.last_get_ms, self.last_push_ms)
-        if last >= 0 and now_ms - last < self.push_interval_ms:
-            return False
-        self.last_get_ms = now_ms
-        return True
-
-    def take_push(self, now_ms: int) -> bool:
-        """Whether a push now respects the interval. The first push after a Get is always taken: a
-        client jitters its interval (0.5 to 1.5 times it), as Kafka allows for."""
-        accepted = self.last_get_ms > self.last_push_ms or now_ms - self.last_push_ms >= self.push_interval_ms
-        if accepted:
-            self.last_push_ms = now_ms
-        return accepted
-
-
 class ClientMetricsManager:
     def __init__(
         self,
@@ -149,10 +92,7 @@ class ClientMetricsManager:
         self._max_inflated_bytes = max_inflated_bytes
         self._max_instance_bytes = max_instance_bytes
         self._max_point_bytes = max_point_bytes
-        self._subscriptions: dict[str, Subscription] = {}
-        #: the configs each subscription was set with, as DescribeConfigs reports them
-        self._configs: dict[str, dict[str, str]] = {}
-        self._version = 0
+        self._subscriptions = SubscriptionSet()
         #: least recently seen first
         self._instances: OrderedDict[uuid.UUID, ClientInstance] = OrderedDict()
         #: the instances made on each open connection
@@ -167,21 +107,14 @@ class ClientMetricsManager:
 
     def update_subscription(self, name: str, configs: Mapping[str, str]) -> None:
         """Set a subscription (validated as Kafka's; KafkaError if not valid); no configs removes it."""
-        if not configs:
-            if self._subscriptions.pop(name, None) is not None:
-                self._configs.pop(name, None)
-                self._version += 1
-            return
-        self._subscriptions[name] = subscription(name, configs)
-        self._configs[name] = dict(configs)
-        self._version += 1
+        self._subscriptions.update(name, configs)
 
     def subscription_names(self) -> list[str]:
-        return sorted(self._subscriptions)
+        return self._subscriptions.names()
 
     def subscription_configs(self, name: str) -> dict[str, str]:
         """What a subscription was set with (empty for one that does not exist)."""
-        return dict(self._configs.get(name, {}))
+        return self._subscriptions.configs(name)
 
     # ----- the two requests ------------------------------------------------------------------------
 
@@ -332,7 +265,7 @@ class ClientMetricsManager:
         """The cached instance, evaluated again if the subscriptions changed since; a new one if none.
         A new or re-evaluated instance belongs to the connection it came on (as Kafka's)."""
         instance = self._instances.get(instance_id)
-        if instance is None or instance.version != self._version:
+        if instance is None or instance.version != self._subscriptions.version:
             evaluated = self._evaluate(instance_id, client if instance is None else instance.client)
             if instance is not None:
                 self.instance_bytes -= instance.size
@@ -353,36 +286,27 @@ class ClientMetricsManager:
         return instance
 
     def _evaluate(self, instance_id: uuid.UUID, client: ClientAttributes) -> ClientInstance:
-        attributes = client._replace(client_instance_id=str(instance_id))
-        metrics: set[str] = set()
-        interval = DEFAULT_INTERVAL_MS
-        for found in self._subscriptions.values():
-            if found.matches(attributes):
-                metrics |= found.metrics
-                interval = min(interval, found.interval_ms)
-        if ALL_METRICS in metrics:
-            metrics = {ALL_METRICS}
-        ordered = tuple(sorted(metrics))
+        matched = self._subscriptions.match(instance_id, client)
         return ClientInstance(
             client_instance_id=instance_id,
-            client=attributes,
-            subscription_id=_subscription_id(ordered, interval, instance_id),
-            version=self._version,
-            metrics=ordered,
-            push_interval_ms=interval,
+            client=matched.client,
+            subscription_id=matched.subscription_id,
+            version=self._subscriptions.version,
+            metrics=matched.metrics,
+            push_interval_ms=matched.push_interval_ms,
         )
 
     def _keep(self, instance: ClientInstance, points: tuple[MetricPoint, ...]) -> None:
         kept, size = [], 0
         for point in points:  # a push bigger than the whole bound keeps what fits
-            size += _point_size(point)
+            size += point_size(point)
             if size > self._max_point_bytes:
                 break
             kept.append(point)
         self._forget_points(instance)
         instance.points = tuple(kept)
         self.point_count += len(kept)
-        self.point_bytes += size if len(kept) == len(points) else sum(map(_point_size, kept))
+        self.point_bytes += size if len(kept) == len(points) else sum(map(point_size, kept))
         # the least recently seen instances give up their points first; never the one just pushed
         for other in list(self._instances.values()):
             if self.point_count <= self._max_points and self.point_bytes <= self._max_point_bytes:
@@ -392,7 +316,7 @@ class ClientMetricsManager:
 
     def _forget_points(self, instance: ClientInstance) -> None:
         self.point_count -= len(instance.points)
-        self.point_bytes -= sum(map(_point_size, instance.points))
+        self.point_bytes -= sum(map(point_size, instance.points))
         instance.points = ()
 
     def _drop(self, instance_id: uuid.UUID) -> None:
@@ -416,18 +340,3 @@ class ClientMetricsManager:
             text = base64.urlsafe_b64encode(candidate.bytes)
             if candidate not in _RESERVED and candidate not in self._instances and not text.startswith(b"-"):
                 return candidate
-
-
-def _point_size(point: MetricPoint) -> int:
-    return _OVERHEAD + len(point.name) + sum(len(key) + len(value) for key, value in point.attributes)
-
-
-def _subscription_id(metrics: tuple[str, ...], interval_ms: int, instance_id: uuid.UUID) -> int:
-    """CRC32C of the metrics (as Java prints a set) and the interval, XORed with Java's Uuid.hashCode."""
-    text = ("[" + ", ".join(metrics) + "]" + str(interval_ms)).encode("utf-8")
-    crc = crc32c.crc32c(text)
-    bits = instance_id.int
-    folded = (bits >> 64) ^ (bits & (2**64 - 1))
-    hash_code = ((folded >> 32) ^ folded) & 0xFFFFFFFF
-    value = crc ^ hash_code
-    return value - 2**32 if value >= 2**31 else value

@@ -24,7 +24,7 @@ require_module("prometheus_client", allow_module_level=True)
 
 from odradek.protocol.error_codes import KafkaError  # noqa: E402
 from odradek.security.client_quotas import now_ms  # noqa: E402
-from odradek.server.metrics import BrokerMetrics  # noqa: E402
+from odradek.server.broker_metrics import BrokerMetrics  # noqa: E402
 from odradek.telemetry.manager import Push  # noqa: E402
 from odradek.telemetry.subscriptions import ClientAttributes  # noqa: E402
 from tests.support.handler_services import HandlerBroker  # noqa: E402

@@ -11,7 +11,7 @@ from tests.support.requirements import require_module
 require_module("prometheus_client", allow_module_level=True)
 
 from odradek.cluster.replication.replication_quota import ReplicationQuota, ReplicationQuotas  # noqa: E402
-from odradek.server.metrics import BrokerMetrics  # noqa: E402
+from odradek.server.broker_metrics import BrokerMetrics  # noqa: E402
 from tests.support.handler_services import HandlerBroker  # noqa: E402
 
 
