@@ -36,3 +36,8 @@ class HostedPartition:
     #: While this broker leads the partition: its log end when it applied the current leader epoch
     #: (Kafka's leaderEpochStartOffsetOpt); -1 for a follower.
     leader_epoch_start_offset: int = -1
+
+    def replace_log(self, replica_log: Log) -> None:
+        """Serve ``replica_log`` from now on: the partition's log moved to another log dir (storage
+        swapped in its copy, as Kafka's Partition takes its future log)."""
+        self.log = replica_log

@@ -20,6 +20,7 @@ from odradek.storage.files import read_exactly
 from odradek.storage.log_dir_failure import LogDirFailures, is_disk_error
 from odradek.storage.log_view import ReadableLog
 from odradek.storage.segment import LogSegment
+from odradek.storage.segment_reads import read_segment, translate_offset
 from odradek.storage.shared_file import SharedFile
 from odradek.storage.txn_index import AbortedTxn
 
@@ -162,7 +163,7 @@ def read_log(
     index = log.segment_index_for(fetch_offset)
     while fetch_offset < bound and index < len(segments):
         segment = segments[index]
-        result = segment.read(fetch_offset, max_bytes, _position_of(segment, bound), min_one_message)
+        result = read_segment(segment, fetch_offset, max_bytes, _position_of(segment, bound), min_one_message)
         if result is None:  # past this segment's last batch: try the next one
             index += 1
             continue
@@ -193,7 +194,7 @@ def _position_of(segment: LogSegment, offset: int) -> int:
     """File position in ``segment`` where reads must stop so that ``offset`` is excluded."""
     if offset >= segment.next_offset:
         return segment.size
-    found = segment.translate_offset(offset)
+    found = translate_offset(segment, offset)
     return segment.size if found is None else found.position
 
 

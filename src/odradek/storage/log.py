@@ -1,4 +1,4 @@
-"""Log: one partition's sequence of segments, its offsets, producer state and leader epochs.
+"""Log: one partition's offsets, producer state and leader epochs over its segments (local_log.py).
 
 The broker's event loop owns a Log: every method here is synchronous and changes state in place. File
 work that can be slow is split so it can run in a thread (see the README): ``prepare_flush`` /
@@ -11,32 +11,27 @@ lookup and a few header reads.
 from __future__ import annotations
 
 import dataclasses
-import logging
-import os
 import uuid
-from bisect import bisect_right
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
 from odradek.storage.config import LogConfig
 from odradek.storage.errors import OffsetOutOfRangeError
 from odradek.storage.fetch import FetchDataInfo, FetchIsolation, read_log
-from odradek.storage.files import DELETED_SUFFIX, Clock, system_clock
-from odradek.storage.flush import FlushJob, RecoveryPoint
+from odradek.storage.files import Clock, system_clock
+from odradek.storage.flush import FlushJob
+from odradek.storage.local_log import LocalLog
 from odradek.storage.log_append import AppendResult, append_as_leader, append_replicated
 from odradek.storage.log_dir_failure import LogDirFailures
 from odradek.storage.log_loader import LoadedLog, load_log
 from odradek.storage.offsets_by_time import TimestampAndOffset, fetch_offset_by_timestamp
 from odradek.storage.partition import TopicPartition, future_dir_partition
 from odradek.storage.prepared_appends import PreparedAppend
-from odradek.storage.producer_recovery import delete_snapshots_below, write_snapshot
+from odradek.storage.producer_recovery import write_snapshot
 from odradek.storage.producer_state import AppendOrigin
 from odradek.storage.retention import delete_old_segments
 from odradek.storage.segment import LogSegment
 from odradek.storage.truncation import truncate_fully_and_start_at, truncate_to
-
-_log = logging.getLogger(__name__)
 
 
 class LogEvents(Protocol):
@@ -49,8 +44,9 @@ class LogEvents(Protocol):
         """The recovery point went down: the checkpoint on disk claims too much until rewritten."""
 
 
-class Log:
-    """One partition's log. Build it with ``Log.open`` (or through ``LogManager``)."""
+class Log(LocalLog):
+    """One partition's log (Kafka's UnifiedLog over its LocalLog, local_log.py: the segments, the
+    recovery point, the directory). Build it with ``Log.open`` (or through ``LogManager``)."""
 
     def __init__(
         self,
@@ -64,26 +60,20 @@ class Log:
         events: LogEvents | None = None,
         failures: LogDirFailures | None = None,
     ) -> None:
-        self.dir = directory
+        super().__init__(directory, config, loaded.segments, loaded.recovery_point, clock, failures)
         #: The topic id in ``partition.metadata`` (KIP-516); None for a log made without one.
         self.topic_id = loaded.topic_id
         tp = TopicPartition.from_dir_name(directory.name) or future_dir_partition(directory.name)
         self.topic_partition = tp if tp is not None else TopicPartition(directory.name, 0)
-        self.config = config
-        self.clock = clock
         self.leader_epoch_cache = loaded.leader_epoch_cache
         self.producer_state = loaded.producer_state
         self.auto_high_watermark = auto_high_watermark
         """A leader alone in its ISR: the high watermark follows the log end after every append. The
         partition's leadership sets it (partition/leader_replication.py); otherwise it is moved with
         ``update_high_watermark``. LogManager opens every log without it (a follower's rule)."""
-        self._segments = loaded.segments
-        self._bases = [s.base_offset for s in loaded.segments]
         self._log_start_offset = loaded.log_start_offset
-        self._recovery_point = RecoveryPoint(loaded.recovery_point, clock())
         self._high_watermark = loaded.log_start_offset
         self._events = events
-        self._failures = failures
         self.cleaner_checkpoint: int | None = None
         """First dirty offset for compaction (``cleaner-offset-checkpoint``), kept by the LogManager."""
         self.latest_delete_horizon: int | None = None
@@ -140,10 +130,6 @@ class Log:
         return self._log_start_offset
 
     @property
-    def log_end_offset(self) -> int:
-        return self._segments[-1].next_offset
-
-    @property
     def high_watermark(self) -> int:
         return self._high_watermark
 
@@ -154,28 +140,6 @@ class Log:
         if first_unstable is not None and first_unstable < self._high_watermark:
             return first_unstable
         return self._high_watermark
-
-    @property
-    def recovery_point(self) -> int:
-        return self._recovery_point.offset
-
-    @property
-    def failures(self) -> LogDirFailures | None:
-        """Where an I/O error in the log's dir is reported (None in tools and tests)."""
-        return self._failures
-
-    @property
-    def segments(self) -> Sequence[LogSegment]:
-        """The segments, oldest first: a live view (no copy), so do not hold it across log changes."""
-        return self._segments
-
-    @property
-    def active_segment(self) -> LogSegment:
-        return self._segments[-1]
-
-    @property
-    def size_in_bytes(self) -> int:
-        return sum(s.size for s in self._segments)
 
     @property
     def latest_epoch(self) -> int | None:
@@ -265,8 +229,7 @@ class Log:
             return active
         active.on_become_inactive()
         segment = LogSegment.create(self.dir, new_base, self.config, self.clock())
-        self._segments.append(segment)
-        self._bases.append(new_base)
+        self._add_segment(segment)
         # A snapshot at the segment boundary lets recovery start from it (fsynced by the roll flush).
         self.producer_state.map_end_offset = new_base
         self._recovery_point.file_written(write_snapshot(self.dir, self.producer_state))
@@ -296,10 +259,6 @@ class Log:
         except OSError as error:
             self._dir_failed(error)
             raise
-
-    def segment_index_for(self, offset: int) -> int:
-        """Index in ``segments`` of the segment that would hold ``offset`` (the first one if below)."""
-        return max(bisect_right(self._bases, offset) - 1, 0)
 
     # -- log start, retention, truncation --------------------------------------------------------
 
@@ -332,30 +291,6 @@ class Log:
         safe in a worker thread)."""
         return delete_old_segments(self)
 
-    def remove_segments(self, segments: Sequence[LogSegment]) -> list[LogSegment]:
-        """Take ``segments`` out of the log and rename their files ``*.deleted`` (for retention)."""
-        gone = {id(s) for s in segments}
-        self._segments = [s for s in self._segments if id(s) not in gone]
-        self._bases = [s.base_offset for s in self._segments]
-        failure: OSError | None = None
-        for segment in segments:
-            try:
-                segment.change_suffix(DELETED_SUFFIX)
-            except OSError as error:  # out of the log all the same: unlinked later by the names it has
-                failure = failure or error
-        try:
-            delete_snapshots_below(self.dir, self._segments[0].base_offset)
-        except OSError as error:  # an old snapshot left behind goes at the next call
-            _log.warning("could not delete producer snapshots in %s: %s", self.dir, error)
-        if failure is not None and self._failures is not None:
-            # As Kafka's deleteSegmentFiles, the dir failed: a start before the segment is unlinked
-            # would load it again, its records back below the log start. The segments are returned
-            # all the same (out of the log: closed, and unlinked by the names they have).
-            self._failures.mark_offline(self.dir.parent, failure)
-        elif failure is not None:
-            _log.warning("could not rename segments in %s to .deleted: %s", self.dir, failure)
-        return list(segments)
-
     def truncate_to(self, offset: int) -> list[LogSegment]:
         """Replication: drop everything at or after ``offset``. Returns segments to delete later."""
         try:
@@ -379,15 +314,6 @@ class Log:
         if self._events is not None:
             self._events.log_truncated(self)
 
-    def replace_all_segments(self, make_segment: Callable[[], LogSegment]) -> list[LogSegment]:
-        """Rename every segment ``*.deleted`` (returned), then make ``make_segment()`` the only one
-        (created after the renames, so it may reuse a base offset)."""
-        old = list(self._segments)
-        for gone in old:
-            gone.change_suffix(DELETED_SUFFIX)
-        self._set_segments([make_segment()])
-        return old
-
     # -- producers, config, flush, close ---------------------------------------------------------
 
     def remove_expired_producers(self) -> list[int]:
@@ -404,17 +330,6 @@ class Log:
         """New topic configs (AlterConfigs); they apply from the next append, roll or retention check."""
         self.config = config
 
-    @property
-    def unflushed_messages(self) -> int:
-        return self.log_end_offset - self._recovery_point.offset
-
-    def flush_needed(self) -> bool:
-        """Whether ``flush.messages`` or ``flush.ms`` asks for an fsync now."""
-        config = self.config
-        return self._recovery_point.flush_needed(
-            self.log_end_offset, config.flush_messages, config.flush_ms, self.clock()
-        )
-
     def prepare_flush(self, up_to_offset: int | None = None) -> FlushJob | None:
         """The fsyncs making everything below ``up_to_offset`` (default: the log end) durable: run the
         job in a worker thread, then ``complete_flush`` (see flush.py)."""
@@ -429,10 +344,6 @@ class Log:
         offset = self._recovery_point.take_roll_offset()
         return None if offset is None else self.prepare_flush(offset)
 
-    def complete_flush(self, job: FlushJob) -> None:
-        """Move the recovery point over what ``job`` fsynced (nothing if truncated meanwhile)."""
-        self._recovery_point.complete(job, self.log_end_offset, self.clock())
-
     def flush(self, up_to_offset: int | None = None) -> None:
         """Synchronous flush (tests, shutdown); the loop should run ``prepare_flush().run`` in a thread."""
         job = self.prepare_flush(up_to_offset)
@@ -441,13 +352,9 @@ class Log:
             self.complete_flush(job)
 
     def rename_dir(self, new_dir: Path) -> None:
-        """Move the partition directory (deletion renames it ``-delete``; call once the log is out of
-        service). Open files keep serving in-flight reads; later closes and unlinks use the new paths."""
-        os.rename(self.dir, new_dir)
-        self.dir = new_dir
+        """``LocalLog.rename_dir``, the leader-epoch checkpoint's path moved with it."""
+        super().rename_dir(new_dir)
         self.leader_epoch_cache.path = new_dir / self.leader_epoch_cache.path.name
-        for segment in self._segments:
-            segment.moved_to(new_dir)
 
     def close(self) -> None:
         """Snapshot producer state at the log end (fsynced) and close every file; call flush first."""
@@ -455,36 +362,3 @@ class Log:
         write_snapshot(self.dir, self.producer_state, fsync=True)
         for segment in self._segments:
             segment.close()
-
-    def replace_segments(self, old: Sequence[LogSegment], new: LogSegment) -> bool:
-        """Swap one compacted segment (files suffixed ``.swap``) in for the consecutive segments ``old``.
-
-        The old segments are renamed ``*.deleted`` (their open files keep serving in-flight reads) and
-        then the new one takes its final name; a crash in between is finished by the loader. Returns
-        False, changing nothing, if ``old`` is no longer part of the log (retention or truncation
-        removed some meanwhile); the caller then deletes ``new``.
-        """
-        ids = [id(s) for s in self._segments]
-        try:
-            start = ids.index(id(old[0]))
-        except ValueError:
-            return False
-        if ids[start : start + len(old)] != [id(s) for s in old] or start + len(old) >= len(ids):
-            return False
-        for segment in old:
-            segment.change_suffix(DELETED_SUFFIX)
-        new.change_suffix("")
-        self._segments[start : start + len(old)] = [new]
-        self._bases = [s.base_offset for s in self._segments]
-        return True
-
-    def _dir_failed(self, error: OSError) -> None:
-        """An I/O error in the log's dir: as Kafka, the whole dir goes offline, and this raises the
-        LogStorageError (KAFKA_STORAGE_ERROR to clients); without a channel (tests, tools) it returns
-        and the OSError goes on as it is."""
-        if self._failures is not None:
-            raise self._failures.mark_offline(self.dir.parent, error) from error
-
-    def _set_segments(self, segments: list[LogSegment]) -> None:
-        self._segments = segments
-        self._bases = [s.base_offset for s in segments]

@@ -50,6 +50,7 @@ from odradek.storage.leader_epoch import LeaderEpochCache
 from odradek.storage.producer_recovery import apply_batch, load_latest_snapshot, snapshot_path, write_snapshot
 from odradek.storage.producer_state import ProducerStateManager
 from odradek.storage.segment import BatchVisitor, LogSegment
+from odradek.storage.segment_reads import translate_offset
 from odradek.storage.txn_index import AbortedTxn
 
 _log = logging.getLogger(__name__)
@@ -267,7 +268,7 @@ def replay_producer_state(
             continue
         start = 0
         if from_offset > segment.base_offset:
-            found = segment.translate_offset(from_offset)
+            found = translate_offset(segment, from_offset)
             if found is None:
                 continue
             start = found.position

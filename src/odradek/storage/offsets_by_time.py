@@ -29,6 +29,7 @@ from odradek.storage.fetch import FetchIsolation
 from odradek.storage.log_view import ReadableLog
 from odradek.storage.record_workers import Checkpoint
 from odradek.storage.segment import LogSegment
+from odradek.storage.segment_reads import translate_offset
 
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
@@ -160,7 +161,7 @@ def _max_timestamp(segments: Sequence[LogSegment]) -> TimestampAndOffset | Recor
         return None
     timestamp, batch_offset = best.max_timestamp_and_offset
     fallback = TimestampAndOffset(timestamp, batch_offset, None)
-    found = best.translate_offset(batch_offset)
+    found = translate_offset(best, batch_offset)
     if found is None:
         return fallback
     for _, header, view in best.batches(found.position, found.position + found.size):

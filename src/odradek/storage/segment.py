@@ -1,9 +1,9 @@
 """LogSegment: one ``.log`` file of whole v2 batches plus its offset, time and transaction indexes.
 
-A segment appends bytes it is handed (already validated and offset-assigned by the Log), adds a sparse
-index entry every ``index.interval.bytes``, and answers "where does offset N start" with an index lookup
-and a short scan of batch headers. Bytes go to the OS with ``pwrite`` before ``append`` returns, so a
-process crash loses nothing acknowledged; fsync is the Log's flush policy.
+A segment appends bytes it is handed (already validated and offset-assigned by the Log) and adds a sparse
+index entry every ``index.interval.bytes``; "where does offset N start" is an index lookup and a short
+scan of batch headers (segment_reads.py). Bytes go to the OS with ``pwrite`` before ``append`` returns,
+so a process crash loses nothing acknowledged; fsync is the Log's flush policy.
 
 Thread use: reads (``pread``) are safe from any thread; everything that mutates runs on the owner's
 thread (the broker's event loop), except that a segment no longer in its Log may be closed and deleted
@@ -16,7 +16,6 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple
 
 from odradek.protocol.records import HEADER_SIZE, RecordBatchHeader, RecordsError
 from odradek.storage.batch_scan import scan_batches, scan_headers
@@ -33,23 +32,11 @@ from odradek.storage.files import (
     write_all,
 )
 from odradek.storage.index import NO_TIMESTAMP, OffsetIndex, TimeIndex, TimestampOffset
+from odradek.storage.segment_reads import translate_offset
 from odradek.storage.shared_file import SharedFile
 from odradek.storage.txn_index import TransactionIndex
 
 BatchVisitor = Callable[[RecordBatchHeader, memoryview], None]
-
-
-class BatchPosition(NamedTuple):
-    position: int
-    size: int
-
-
-class SegmentRead(NamedTuple):
-    """A byte range of the segment's ``.log`` to send, starting at a batch boundary."""
-
-    position: int
-    length: int
-    first_entry_incomplete: bool = False
 
 
 class LogSegment:
@@ -243,43 +230,6 @@ class LogSegment:
 
     # -- reading ---------------------------------------------------------------------------------
 
-    def read(
-        self, start_offset: int, max_size: int, max_position: int | None = None, min_one_message: bool = False
-    ) -> SegmentRead | None:
-        """Whole batches from the one holding ``start_offset`` on, at most ``max_size`` bytes (but one
-        whole batch with ``min_one_message``) and never past ``max_position``; None if the offset is past
-        the end.
-
-        Kafka cuts the region at ``max_size`` even inside a batch; clients drop that partial batch and
-        fetch it again next time, so every size-limited fetch carried bytes sent twice (a quarter of a 1 MiB
-        fetch of ~400 KB batches). Here the cut is at the last whole batch, found from the offset index
-        (entries are batch starts) and a few header reads past its entry."""
-        found = self.translate_offset(start_offset)
-        if found is None:
-            return None
-        adjusted = max(max_size, found.size) if min_one_message else max_size
-        limit = self.size if max_position is None else min(max_position, self.size)
-        length = max(0, min(limit - found.position, adjusted))
-        incomplete = adjusted < found.size
-        if not incomplete and length < limit - found.position:
-            length = self._whole_batches_end(found.position, found.position + length) - found.position
-        return SegmentRead(found.position, length, incomplete)
-
-    def _whole_batches_end(self, start: int, end: int) -> int:
-        """End of the last batch that lies whole in [start, end), ``start`` being a batch start."""
-        whole_end = max(start, self.offset_index.floor_position(end))
-        for position, header in scan_headers(self.fd, whole_end, end):
-            whole_end = position + header.size
-        return whole_end
-
-    def translate_offset(self, offset: int, starting_position: int = 0) -> BatchPosition | None:
-        """Position and size of the first batch whose last offset is >= ``offset``."""
-        start = max(self.offset_index.lookup(offset).position, starting_position)
-        for position, header in self.batch_headers(start):
-            if header.last_offset >= offset:
-                return BatchPosition(position, header.size)
-        return None
-
     def batch_headers(
         self, start: int = 0, end: int | None = None
     ) -> Iterator[tuple[int, RecordBatchHeader]]:
@@ -357,7 +307,7 @@ class LogSegment:
 
     def truncate_to(self, offset: int) -> int:
         """Remove every batch holding an offset >= ``offset`` (the batch containing it too)."""
-        mapping = self.translate_offset(offset)
+        mapping = translate_offset(self, offset)
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
         self.txn_index.truncate_to(offset)
