@@ -53,9 +53,11 @@ class ReplicaManager:
         *,
         replica_lag_time_max_ms: int = 30_000,
         replica_selector_class: str | None = None,
+        min_insync_replicas: Callable[[str], int] | None = None,
     ) -> None:
-        """`replica_lag_time_max_ms`, `replica_selector_class`: the leaders' (`LeaderReplication`);
-        their high-watermark moves wake this replica manager's append events."""
+        """`replica_lag_time_max_ms`, `replica_selector_class`, `min_insync_replicas` (a topic's): the
+        leaders' (`LeaderReplication`); their high-watermark moves wake this replica manager's append
+        events."""
         self.node_id = node_id
         self.cluster = cluster
         self.logs = logs
@@ -84,6 +86,7 @@ class ReplicaManager:
             on_high_watermark=self.appends.wake,
             replica_lag_time_max_ms=replica_lag_time_max_ms,
             replica_selector_class=replica_selector_class,
+            min_insync_replicas=min_insync_replicas,
         )
         #: State changes run one at a time (Kafka's replicaStateChangeLock): log creation and deletion
         #: wait in worker threads, and two changes must not interleave around them.

@@ -43,6 +43,7 @@ from odradek.cluster.replication.fetcher_wiring import FollowerSettings
 from odradek.cluster.replication.replication_quota import ReplicationQuotas
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.cluster.share_state_client import ShareStatePersister
+from odradek.cluster.topic_checks import topic_min_insync_replicas
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.client_regex import RegexMatcher
@@ -158,7 +159,7 @@ async def build_single_node(base: Foundation) -> BrokerParts:
     metadata in its first log dir."""
     config, logs, first_dir = base.config, base.logs, base.logs.log_dirs[0]
     cluster = ClusterMetadata(base.cluster_id, base.node_id, [])
-    replicas = PartitionReplicas(base.node_id, cluster, logs, **_leaders(config))
+    replicas = PartitionReplicas(base.node_id, cluster, logs, **_leaders(config, cluster, base.live_config))
     topics = LocalTopicAdmin(config, cluster, logs, base.node_id, replicas)
     # GROUP config resources, in the log dir
     group_configs = LocalGroupConfigs(first_dir)
@@ -223,7 +224,7 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
         on_metadata_update=topic_configs.apply_known,
         followers=FollowerSettings(config, base.live_config, replication_quotas.follower, security),
         isr_updater=alter_partition,
-        **_leaders(config),
+        **_leaders(config, cluster, base.live_config),
     )
     topics = ZkTopicAdmin(config, cluster, zk)
     # GROUP config resources, in ZooKeeper (/config/groups)
@@ -358,9 +359,6 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
         client_metrics_configs=mode.client_metrics_configs,
         group_configs=mode.group_configs,
     )
-    # Left as a hook (a cycle): the leaders need the topics' min.insync.replicas, and the topics the
-    # replica manager (a single node's create leads the new partitions).
-    replicas.leaders.min_insync_replicas = mode.topics.min_insync_replicas
     if services.delegation_tokens is not None:
         await services.delegation_tokens.load(mode.stored_tokens)
     return BrokerParts(mode, services, groups, transactions, share_states, end_offsets)
@@ -369,11 +367,18 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
 class _LeaderSettings(TypedDict):
     replica_lag_time_max_ms: int
     replica_selector_class: str | None
+    min_insync_replicas: Callable[[str], int]
 
 
-def _leaders(config: BrokerConfig) -> _LeaderSettings:
-    """The leaders' settings, the same in both modes (a single node's leaders are alone in their ISR)."""
+def _leaders(
+    config: BrokerConfig, cluster: ClusterMetadata, live_config: Callable[[], BrokerConfig]
+) -> _LeaderSettings:
+    """The leaders' settings, the same in both modes (a single node's leaders are alone in their ISR).
+    A topic's `min.insync.replicas` is its config in the metadata cache, else the configuration's as
+    AlterConfigs last left it (`live_config`): read without the topic administration, which a single
+    node makes after its replica manager."""
     return _LeaderSettings(
         replica_lag_time_max_ms=config.replica_lag_time_max_ms,
         replica_selector_class=config.replica_selector_class or None,
+        min_insync_replicas=topic_min_insync_replicas(live_config, cluster),
     )
