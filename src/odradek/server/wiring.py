@@ -60,6 +60,7 @@ from odradek.security.authorizer import AclAuthorizer, authorizer_from_config
 from odradek.security.client_quotas import ClientQuotas
 from odradek.security.delegation_tokens import DelegationTokenManager, TokenInformation, token_settings
 from odradek.security.scram_credentials import CredentialStore
+from odradek.security.tls_reload import TlsReloader
 from odradek.server.leadership_listeners import follow_leadership
 from odradek.server.member_parts import ZooKeeperParts
 from odradek.server.share_coordinator import build_share_coordinator
@@ -358,6 +359,9 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
         client_metrics=mode.client_metrics,
         client_metrics_configs=mode.client_metrics_configs,
         group_configs=mode.group_configs,
+        # the TLS listeners' stores reloaded by AlterConfigs (their acceptors register once bound); also
+        # refuses stores for a non-TLS listener; the inter-broker client's context is reloaded too
+        tls=TlsReloader(config, base.inter_broker_security),
     )
     if services.delegation_tokens is not None:
         await services.delegation_tokens.load(mode.stored_tokens)

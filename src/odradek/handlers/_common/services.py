@@ -138,7 +138,8 @@ class Services:
     #: Delegation tokens (the four token APIs, and SCRAM's `tokenauth=true`); None: not built here
     #: (handler tests), answered as tokens disabled.
     delegation_tokens: DelegationTokenManager | None = None
-    #: Checks TLS and SASL settings of an AlterConfigs change, and rebuilds the TLS listeners' contexts.
+    #: Checks TLS and SASL settings of an AlterConfigs change, and rebuilds the TLS listeners' contexts
+    #: (their acceptors register with it once bound); None: not built here (handler tests).
     tls: TlsReloader | None = None
     #: ACL authorization (authorizer.class.name); None: every request is allowed and nothing is checked.
     authorizer: AclAuthorizer | None = None
