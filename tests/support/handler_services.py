@@ -14,11 +14,13 @@ test plays the controller, sending LeaderAndIsr / UpdateMetadata / StopReplica t
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.controller.service import ClusterOfOneController
+from odradek.cluster.dynamic_configs import BrokerConfigStore, DynamicBrokerConfigs
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker, TopicState
 from odradek.cluster.metadata.client_metrics import LocalClientMetricsConfigs
 from odradek.cluster.metadata.group_configs import LocalGroupConfigs
@@ -28,6 +30,7 @@ from odradek.cluster.replica_manager import ReplicaManager
 from odradek.cluster.topic_checks import topic_min_insync_replicas
 from odradek.config.broker import BrokerConfig
 from odradek.config.topic import resolve_topic_config
+from odradek.handlers._common.config_alteration import reconfigure
 from odradek.handlers._common.context import ANONYMOUS_PRINCIPAL, RequestContext
 from odradek.handlers._common.registry import registration_for
 from odradek.handlers._common.services import Services
@@ -122,6 +125,13 @@ class HandlerBroker:
         self.replicas: ReplicaManager | None = control
         if control is not None:  # as Broker._join_cluster
             self.services.join_zookeeper_cluster(control)
+
+    def keep_broker_configs(self, dynamic: DynamicBrokerConfigs, store: BrokerConfigStore) -> None:
+        """As server/wiring.py: dynamic broker configs (AlterConfigs on BROKER resources) kept in `store`,
+        each change it applies made the configuration every service reads."""
+        self.services.dynamic_configs = dynamic
+        self.services.broker_configs = store
+        dynamic.add_reconfigurable(functools.partial(reconfigure, self.services))
 
     async def create_topic(
         self, name: str, partitions: int = 1, configs: dict[str, str | None] | None = None

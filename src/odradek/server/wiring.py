@@ -10,6 +10,7 @@ serves, registers or starts a job: `server/broker.py` runs the parts in order.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypedDict
@@ -17,12 +18,12 @@ from typing import TypedDict
 from odradek.cluster.controller.config import controller_config
 from odradek.cluster.controller.controller import KafkaController
 from odradek.cluster.controller.service import ClusterOfOneController, Controller
-from odradek.cluster.dynamic_configs import DynamicBrokerConfigs, apply_log_defaults
+from odradek.cluster.dynamic_configs import BrokerConfigStore, DynamicBrokerConfigs, apply_log_defaults
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
 from odradek.cluster.internal_topics import SingleNodeInternalTopics, ZkInternalTopics
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.metadata.acls import LocalAclStore, ZkAclStore
-from odradek.cluster.metadata.broker_configs import ZkBrokerConfigs
+from odradek.cluster.metadata.broker_configs import LocalBrokerConfigs, ZkBrokerConfigs
 from odradek.cluster.metadata.client_metrics import LocalClientMetricsConfigs, ZkClientMetricsConfigs
 from odradek.cluster.metadata.client_quotas import (
     LocalQuotaStore,
@@ -51,6 +52,7 @@ from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.ports import InternalTopics, ProducerIdSource
 from odradek.coordinator.share.coordinator import ShareCoordinator
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
+from odradek.handlers._common.config_alteration import reconfigure
 from odradek.handlers._common.services import Services
 from odradek.partition.fetch_sessions import FetchSessionCache
 from odradek.partition.leadership import Leadership
@@ -108,10 +110,10 @@ class ModeParts:
     #: The controller the handlers ask: a single node's, of a cluster of one; a member's elector, started
     #: once the member is registered (server/membership.py).
     controller: Controller
+    #: Where AlterConfigs writes a broker layer: a single node's file, a member's /config/brokers.
+    broker_configs: BrokerConfigStore
     #: A cluster member's: what it follows in ZooKeeper once it joins (server/membership.py).
     zookeeper: ZooKeeperParts | None = None
-    #: A cluster member's: where AlterConfigs writes its broker configs (/config/brokers).
-    zk_broker_configs: ZkBrokerConfigs | None = None
 
 
 @dataclass(frozen=True)
@@ -195,6 +197,7 @@ async def build_single_node(base: Foundation) -> BrokerParts:
         client_quotas=client_quotas,
         replication_quotas=ReplicationQuotas.of(base.node_id, base.live_config),
         controller=ClusterOfOneController(cluster, base.node_id),
+        broker_configs=LocalBrokerConfigs(base.dynamic_configs),
     )
     return await _build(base, mode)
 
@@ -261,6 +264,7 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
         client_quotas=client_quotas,
         replication_quotas=replication_quotas,
         controller=controller,
+        broker_configs=zk_broker_configs,
         zookeeper=ZooKeeperParts(
             control,
             zk_broker_configs,
@@ -271,7 +275,6 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
             alter_partition,
             topic_configs,
         ),
-        zk_broker_configs=zk_broker_configs,
     )
     parts = await _build(base, mode)
     # the coordinators (and the topic configs of new replicas) follow this member's leaderships
@@ -341,7 +344,7 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
         replicas=replicas,
         controller=mode.controller,
         dynamic_configs=base.dynamic_configs,
-        zk_broker_configs=mode.zk_broker_configs,
+        broker_configs=mode.broker_configs,
         fetch_sessions=FetchSessionCache(config.max_incremental_fetch_session_cache_slots),
         scram_credentials=mode.credentials,
         delegation_tokens=DelegationTokenManager(token_settings(config), mode.token_store),
@@ -363,6 +366,8 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
         # refuses stores for a non-TLS listener; the inter-broker client's context is reloaded too
         tls=TlsReloader(config, base.inter_broker_security),
     )
+    # a broker layer's change, once its store has it, is the configuration every service reads
+    base.dynamic_configs.add_reconfigurable(functools.partial(reconfigure, services))
     if services.delegation_tokens is not None:
         await services.delegation_tokens.load(mode.stored_tokens)
     return BrokerParts(mode, services, groups, transactions, share_states, end_offsets)

@@ -211,8 +211,7 @@ def test_two_concurrent_broker_config_changes_through_one_broker_both_stay_in_zo
     zk.ensure_persistent_paths()
     broker = HandlerBroker(tmp_path / "data")
     dynamic = DynamicBrokerConfigs(broker.services.node_id, broker.config)
-    broker.services.dynamic_configs = dynamic
-    broker.services.zk_broker_configs = ZkBrokerConfigs(zk, broker.services.node_id, dynamic)
+    broker.keep_broker_configs(dynamic, ZkBrokerConfigs(zk, broker.services.node_id, dynamic))
 
     def setting(name: str, value: str) -> IncrementalAlterConfigsRequest:
         return IncrementalAlterConfigsRequest(
