@@ -115,7 +115,7 @@ def test_a_brokers_own_config_write_is_applied_at_once_not_when_its_notification
     static = BrokerConfig({"node.id": "1", "log.dirs": str(tmp_path)}, warn_unknown=False)
     configs = ZkBrokerConfigs(zk, 1, DynamicBrokerConfigs(1, static))
     applied: list[BrokerConfig] = []
-    configs.apply = applied.append
+    configs.dynamic.add_reconfigurable(applied.append)
     # nobody follows /config/changes here: only the write itself can apply it
     asyncio.run(configs.write({"log.retention.ms": "10800000"}, cluster_default=False))
     assert [config.log_retention_ms for config in applied] == [10800000]
