@@ -200,7 +200,8 @@ def test_key_store_changed_at_run_time_is_presented_by_new_inter_broker_connecti
     }
     config = BrokerConfig(settings, warn_unknown=False)
     security = inter_broker_security(config)
-    reloader = TlsReloader([Acceptor("MTLS", object())], config, security)
+    reloader = TlsReloader(config, security)
+    reloader.add_acceptor(Acceptor("MTLS", object()))
     with pytest.raises(InterBrokerAuthenticationError):  # the peer does not trust that certificate
         _metadata(broker, "MTLS", security)
     # AlterConfigs of listener.name.mtls.ssl.keystore.location, as the broker applies it

@@ -17,7 +17,7 @@ import pytest
 
 from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
 from odradek.cluster.metadata import broker_configs
-from odradek.cluster.metadata.broker_configs import LocalBrokerConfigStore
+from odradek.cluster.metadata.broker_configs import LocalBrokerConfigs, LocalBrokerConfigStore
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.incremental_alter_configs import (
     AlterableConfig,
@@ -51,7 +51,8 @@ def broker(tmp_path: Path) -> HandlerBroker:
     broker = HandlerBroker(tmp_path / "data")
     node_id = broker.services.node_id
     layer_file = LocalBrokerConfigStore(tmp_path / "data", node_id)
-    broker.services.dynamic_configs = DynamicBrokerConfigs(node_id, broker.config, layer_file)
+    dynamic = DynamicBrokerConfigs(node_id, broker.config, layer_file)
+    broker.keep_broker_configs(dynamic, LocalBrokerConfigs(dynamic))
     yield broker  # type: ignore[misc]
     broker.close()
 

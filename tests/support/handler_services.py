@@ -14,19 +14,23 @@ test plays the controller, sending LeaderAndIsr / UpdateMetadata / StopReplica t
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
 import odradek.handlers  # noqa: F401 - registers every handler
 from odradek.cluster.controller.service import ClusterOfOneController
+from odradek.cluster.dynamic_configs import BrokerConfigStore, DynamicBrokerConfigs
 from odradek.cluster.metadata import BrokerEndpoint, ClusterMetadata, LiveBroker, TopicState
 from odradek.cluster.metadata.client_metrics import LocalClientMetricsConfigs
 from odradek.cluster.metadata.group_configs import LocalGroupConfigs
 from odradek.cluster.metadata.producer_ids import LocalProducerIdManager
 from odradek.cluster.metadata.topics import LocalTopicAdmin
 from odradek.cluster.replica_manager import ReplicaManager
+from odradek.cluster.topic_checks import topic_min_insync_replicas
 from odradek.config.broker import BrokerConfig
 from odradek.config.topic import resolve_topic_config
+from odradek.handlers._common.config_alteration import reconfigure
 from odradek.handlers._common.context import ANONYMOUS_PRINCIPAL, RequestContext
 from odradek.handlers._common.registry import registration_for
 from odradek.handlers._common.services import Services
@@ -83,8 +87,14 @@ class HandlerBroker:
         cluster = ClusterMetadata(meta.cluster_id, node_id, [endpoint])
         # as Broker.start: a cluster member's replica manager takes the controller's requests, a single
         # node's leads its own partitions
-        control = ReplicaManager(node_id, cluster, self.logs) if zookeeper_mode else None
-        replicas = control or PartitionReplicas(node_id, cluster, self.logs)
+        # as server/wiring.py: a topic's min.insync.replicas, else the broker's as AlterConfigs left it
+        min_insync = topic_min_insync_replicas(lambda: self.services.config, cluster)
+        control = (
+            ReplicaManager(node_id, cluster, self.logs, min_insync_replicas=min_insync)
+            if zookeeper_mode
+            else None
+        )
+        replicas = control or PartitionReplicas(node_id, cluster, self.logs, min_insync_replicas=min_insync)
         topics = LocalTopicAdmin(self.config, cluster, self.logs, node_id, replicas)
         topics.load()
         client_metrics = ClientMetricsManager(self.config.telemetry_max_bytes)
@@ -112,11 +122,16 @@ class HandlerBroker:
         if not zookeeper_mode:  # as a single node's Broker.start once its listeners are bound
             cluster.set_cluster_of_one(LiveBroker(node_id, {LISTENER: endpoint}))
         self._correlation_id = 0
-        # as Broker.start
-        replicas.leaders.min_insync_replicas = self.services.topics.min_insync_replicas
         self.replicas: ReplicaManager | None = control
         if control is not None:  # as Broker._join_cluster
             self.services.join_zookeeper_cluster(control)
+
+    def keep_broker_configs(self, dynamic: DynamicBrokerConfigs, store: BrokerConfigStore) -> None:
+        """As server/wiring.py: dynamic broker configs (AlterConfigs on BROKER resources) kept in `store`,
+        each change it applies made the configuration every service reads."""
+        self.services.dynamic_configs = dynamic
+        self.services.broker_configs = store
+        dynamic.add_reconfigurable(functools.partial(reconfigure, self.services))
 
     async def create_topic(
         self, name: str, partitions: int = 1, configs: dict[str, str | None] | None = None

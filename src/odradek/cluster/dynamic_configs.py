@@ -76,6 +76,26 @@ class LayerFile(Protocol):
         """Replace both layers (blocking: an fsynced file; called from a worker thread)."""
 
 
+class BrokerConfigStore(Protocol):
+    """Where AlterConfigs writes a broker layer (cluster/metadata/broker_configs.py: a single node's file,
+    a cluster member's /config/brokers); the configuration it makes is applied through the layers'
+    reconfigurables (`DynamicBrokerConfigs.add_reconfigurable`)."""
+
+    def check_storable(self, configs: Mapping[str, str]) -> None:
+        """Refuse (KafkaError) a layer this store cannot keep."""
+
+    async def alter(
+        self,
+        change: Callable[[dict[str, str]], Mapping[str, str]],
+        *,
+        cluster_default: bool,
+        validate_only: bool = False,
+    ) -> None:
+        """Replace a layer with `change(layer as stored now)` (which raises KafkaError to refuse), one
+        change at a time, unless `validate_only`; applied once the store has it (a single node's at
+        once, a cluster member's when its change notification is read)."""
+
+
 class DynamicBrokerConfigs:
     """The two dynamic layers of one broker and the configuration they make over the static one; a
     single node's as last written to its `LayerFile`, a cluster member's as adopted from ZooKeeper."""
@@ -95,6 +115,16 @@ class DynamicBrokerConfigs:
         self.cluster_default: dict[str, str] = dict(cluster_default or {})
         self.per_broker: dict[str, str] = dict(per_broker or {})
         self._turn = asyncio.Lock()
+        self._reconfigurables: list[Callable[[BrokerConfig], None]] = []
+
+    def add_reconfigurable(self, reconfigurable: Callable[[BrokerConfig], None]) -> None:
+        """Told each new configuration a store applies (Kafka's DynamicBrokerConfig.addReconfigurable)."""
+        self._reconfigurables.append(reconfigurable)
+
+    def reconfigure(self, config: BrokerConfig) -> None:
+        """A store's change is applied: every reconfigurable is told, in the order they registered."""
+        for reconfigurable in self._reconfigurables:
+            reconfigurable(config)
 
     @classmethod
     def load(cls, stored_in: LayerFile, node_id: int, static: BrokerConfig) -> DynamicBrokerConfigs:
@@ -176,17 +206,14 @@ class DynamicBrokerConfigs:
         change: Callable[[dict[str, str]], dict[str, str]],
         *,
         cluster_default: bool,
-        check: Callable[[BrokerConfig], object] | None = None,
     ) -> BrokerConfig:
-        """Validate (and `check`), persist and return the configuration whose layer is `change` applied
+        """Validate, persist and return the configuration whose layer is `change` applied
         to the layer as it is when this change's turn comes: one computed before another's write ended
         would undo that one. The file is written from a worker thread, one change at a time (an fsync
         on the event loop held every connection), and the layers change once it is written."""
         async with self._turn:
             configs = change(dict(self.layer(cluster_default=cluster_default)))
             config = self.validate(configs, cluster_default=cluster_default)
-            if check is not None:
-                check(config)
             before = self.layer(cluster_default=cluster_default)
             layers = (
                 (dict(configs), self.per_broker) if cluster_default else (self.cluster_default, dict(configs))

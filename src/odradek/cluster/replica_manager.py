@@ -59,6 +59,7 @@ class ReplicaManager(replica_manager.ReplicaManager):
         *,
         replica_lag_time_max_ms: int = 30_000,
         replica_selector_class: str | None = None,
+        min_insync_replicas: Callable[[str], int] | None = None,
         on_metadata_update: Callable[[], None] | None = None,
         followers: FollowerSettings | None = None,
         isr_updater: IsrUpdater | None = None,
@@ -73,6 +74,7 @@ class ReplicaManager(replica_manager.ReplicaManager):
             logs,
             replica_lag_time_max_ms=replica_lag_time_max_ms,
             replica_selector_class=replica_selector_class,
+            min_insync_replicas=min_insync_replicas,
         )
         self.cluster = cluster
         #: What a truncated log waits for before anything appends to it (the broker's, shared with its

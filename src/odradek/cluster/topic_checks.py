@@ -217,6 +217,14 @@ def existing_non_internal(
     return state
 
 
+def topic_min_insync_replicas(
+    broker_config: Callable[[], BrokerConfig], cluster: ClusterMetadata
+) -> Callable[[str], int]:
+    """A topic's `min.insync.replicas` (what its leader asks): its own setting in the metadata cache,
+    else the broker's, as `broker_config` gives it now (AlterConfigs changes it)."""
+    return lambda name: min_insync_replicas(broker_config(), cluster, name)
+
+
 def min_insync_replicas(broker_config: BrokerConfig, cluster: ClusterMetadata, name: str) -> int:
     state = cluster.topic(name)
     if state is not None and "min.insync.replicas" in state.configs:

@@ -8,11 +8,12 @@ segment before the response is written; the hold is let go once sent (or when th
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from odradek.storage.fetch import FileRegion, HeldRegion
 
 
+@runtime_checkable
 class RegionSink(Protocol):
     """Where the codec places a records value's regions (the server's ResponseOutput)."""
 
@@ -20,7 +21,8 @@ class RegionSink(Protocol):
 
 
 class FileRecords:
-    """A records value for the codec: its length is known, its bytes are placed by the server."""
+    """A records value for the codec (protocol/placed_records.py's `PlacedRecords`): its length is
+    known, its bytes are placed by the server."""
 
     __slots__ = ("length", "regions")
 
@@ -36,6 +38,8 @@ class FileRecords:
         for region in self.regions:
             region.close()
 
-    def append_to(self, out: RegionSink) -> None:
+    def append_to(self, out: bytearray) -> None:
+        if not isinstance(out, RegionSink):
+            raise TypeError("file records are placed only in an output that takes file regions (sendfile)")
         for region in self.regions:
             out.add_region(region)

@@ -65,6 +65,7 @@ class LeaderReplication:
         on_high_watermark: Callable[[TopicPartition], None] | None = None,
         replica_lag_time_max_ms: int = 30_000,
         replica_selector_class: str | None = None,
+        min_insync_replicas: Callable[[str], int] | None = None,
     ) -> None:
         self.node_id = node_id
         self.cluster = cluster
@@ -75,8 +76,8 @@ class LeaderReplication:
         self.on_high_watermark = on_high_watermark
         #: `replica.lag.time.max.ms`: how long a follower may go without catching up and stay in the ISR.
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
-        #: A topic's `min.insync.replicas` (the broker's topic configs).
-        self.min_insync_replicas: Callable[[str], int] = lambda _topic: 1
+        #: A topic's `min.insync.replicas` (its config, else the broker's); None: 1.
+        self.min_insync_replicas: Callable[[str], int] = min_insync_replicas or (lambda _topic: 1)
         self.clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)
         #: Waits the pause before an ISR change is sent again (tests record it instead).
         self.pause: Callable[[float], Awaitable[None]] = asyncio.sleep

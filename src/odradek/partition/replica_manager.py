@@ -55,9 +55,11 @@ class ReplicaManager(HostedReplicas):
         *,
         replica_lag_time_max_ms: int = 30_000,
         replica_selector_class: str | None = None,
+        min_insync_replicas: Callable[[str], int] | None = None,
     ) -> None:
-        """`replica_lag_time_max_ms`, `replica_selector_class`: the leaders' (`LeaderReplication`);
-        their high-watermark moves wake this replica manager's append events."""
+        """`replica_lag_time_max_ms`, `replica_selector_class`, `min_insync_replicas` (a topic's): the
+        leaders' (`LeaderReplication`); their high-watermark moves wake this replica manager's append
+        events."""
         super().__init__(node_id, cluster)
         self.logs = logs
         #: Kafka's onLeadershipChange: told after a LeaderAndIsr or StopReplica of the partitions this
@@ -78,6 +80,7 @@ class ReplicaManager(HostedReplicas):
             on_high_watermark=self.appends.wake,
             replica_lag_time_max_ms=replica_lag_time_max_ms,
             replica_selector_class=replica_selector_class,
+            min_insync_replicas=min_insync_replicas,
         )
         #: State changes run one at a time (Kafka's replicaStateChangeLock): log creation and deletion
         #: wait in worker threads, and two changes must not interleave around them.

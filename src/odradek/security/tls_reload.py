@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import os
 import ssl
-from collections.abc import Iterable
 from typing import Protocol
 
 from odradek.config.broker import BrokerConfig
@@ -60,17 +59,26 @@ class InterBrokerTls(Protocol):
 
 
 class TlsReloader:
-    def __init__(
-        self,
-        acceptors: Iterable[TlsAcceptor],
-        config: BrokerConfig,
-        inter_broker: InterBrokerTls | None = None,
-    ) -> None:
-        self.acceptors = [acceptor for acceptor in acceptors if acceptor.ssl_context is not None]
-        self.signatures = {a.listener: _signature(config, a.listener) for a in self.acceptors}
+    """Made with the broker's services, before its listeners are bound: each TLS acceptor registers
+    as it is bound (`add_acceptor`)."""
+
+    def __init__(self, config: BrokerConfig, inter_broker: InterBrokerTls | None = None) -> None:
+        #: The configuration the acceptors' contexts were last built from.
+        self.config = config
+        self.acceptors: list[TlsAcceptor] = []
+        self.signatures: dict[str, Signature] = {}
         self.inter_broker = (
             inter_broker if inter_broker is not None and inter_broker.tls is not None else None
         )
+
+    def add_acceptor(self, acceptor: TlsAcceptor) -> None:
+        """A listener's acceptor, bound: its context is replaced when the listener's stores change (one
+        of a listener that is not TLS is not kept)."""
+        if acceptor.ssl_context is None:
+            return
+        self.acceptors.append(acceptor)
+        if acceptor.listener not in self.signatures:
+            self.signatures[acceptor.listener] = _signature(self.config, acceptor.listener)
 
     def check(self, config: BrokerConfig) -> dict[str, tuple[ssl.SSLContext, Signature]]:
         """The new contexts of the TLS listeners whose stores changed under `config`; raises
@@ -100,6 +108,7 @@ class TlsReloader:
             inter_broker.tls = client_tls(ListenerSettings(config, inter_broker.listener_name))
         for name, (_, signature) in rebuilt.items():
             self.signatures[name] = signature
+        self.config = config
         if rebuilt:
             log.info("TLS key and trust stores reloaded for %s", ", ".join(sorted(rebuilt)))
 

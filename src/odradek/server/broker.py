@@ -40,7 +40,6 @@ from odradek.security.acl_store import AclStoreError
 from odradek.security.delegation_tokens import TokenStoreError
 from odradek.security.listener_security import ListenerSecurity, listener_security
 from odradek.security.scram_credentials import CredentialError
-from odradek.security.tls_reload import TlsReloader
 from odradek.server import metrics
 from odradek.server.connection_quotas import ConnectionQuotas
 from odradek.server.console_process import (
@@ -258,9 +257,7 @@ class Broker:
     def _listen(self) -> None:
         """Bind every listener (serving starts in `start`): the advertised ports are known."""
         assert self.services is not None
-        self.listeners.bind(self.config, self.services)
-        # also refuses stores for a non-TLS listener; the inter-broker client's context is reloaded too
-        self.services.tls = TlsReloader(self.acceptors, self.config, self.inter_broker_security)
+        self.listeners.bind(self.config, self.services)  # its TLS acceptors registered with services.tls
         self._advertise()
 
     def _ip_throttle_ms(self, address: str, now_ms: int) -> int:

@@ -81,17 +81,18 @@ class Listeners:
             for server_socket in sockets:
                 backlog = config.socket_listen_backlog_size
                 tls = security.tls.context if security is not None and security.tls is not None else None
-                self.acceptors.append(
-                    Acceptor(
-                        name,
-                        server_socket,
-                        backlog,
-                        quotas,
-                        factory,
-                        tls,
-                        send_buffer_bytes=config.socket_send_buffer_bytes,
-                    )
+                acceptor = Acceptor(
+                    name,
+                    server_socket,
+                    backlog,
+                    quotas,
+                    factory,
+                    tls,
+                    send_buffer_bytes=config.socket_send_buffer_bytes,
                 )
+                self.acceptors.append(acceptor)
+                if services.tls is not None:  # its key and trust stores reloaded by AlterConfigs
+                    services.tls.add_acceptor(acceptor)
             self.bound[name] = (endpoint.host, int(sockets[0].getsockname()[1]))
 
     def serve(self) -> None:

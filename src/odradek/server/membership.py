@@ -8,7 +8,6 @@ construction and asks it at each of those points, so its own start-up has no mod
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -20,7 +19,6 @@ from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
 from odradek.config.broker import BrokerConfig
 from odradek.config.catalog_cluster import generate_cluster_id
 from odradek.config.types import ConfigError
-from odradek.handlers._common.config_alteration import reconfigure
 from odradek.server.controlled_shutdown import controlled_shutdown
 from odradek.server.wiring import BrokerParts, Foundation, build_cluster_member, build_single_node
 from odradek.server.zookeeper_member import ZooKeeperMember
@@ -145,7 +143,6 @@ class ClusterMembership:
         member, services, zk_parts = self.member, parts.services, parts.mode.zookeeper
         assert member.zk is not None and zk_parts is not None
         replicas = zk_parts.control
-        zk_parts.broker_configs.apply = functools.partial(reconfigure, services)
         self.fetchers = replicas.fetcher_manager  # stopped before the logs close
         tasks.append(asyncio.get_running_loop().create_task(replicas.leaders.run_isr_shrinks()))
         topic_configs = zk_parts.topic_configs

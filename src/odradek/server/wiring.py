@@ -10,6 +10,7 @@ serves, registers or starts a job: `server/broker.py` runs the parts in order.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypedDict
@@ -17,12 +18,12 @@ from typing import TypedDict
 from odradek.cluster.controller.config import controller_config
 from odradek.cluster.controller.controller import KafkaController
 from odradek.cluster.controller.service import ClusterOfOneController, Controller
-from odradek.cluster.dynamic_configs import DynamicBrokerConfigs, apply_log_defaults
+from odradek.cluster.dynamic_configs import BrokerConfigStore, DynamicBrokerConfigs, apply_log_defaults
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
 from odradek.cluster.internal_topics import SingleNodeInternalTopics, ZkInternalTopics
 from odradek.cluster.metadata import ClusterMetadata
 from odradek.cluster.metadata.acls import LocalAclStore, ZkAclStore
-from odradek.cluster.metadata.broker_configs import ZkBrokerConfigs
+from odradek.cluster.metadata.broker_configs import LocalBrokerConfigs, ZkBrokerConfigs
 from odradek.cluster.metadata.client_metrics import LocalClientMetricsConfigs, ZkClientMetricsConfigs
 from odradek.cluster.metadata.client_quotas import (
     LocalQuotaStore,
@@ -43,6 +44,7 @@ from odradek.cluster.replication.fetcher_wiring import FollowerSettings
 from odradek.cluster.replication.replication_quota import ReplicationQuotas
 from odradek.cluster.replication.truncation_checkpoints import TruncationCheckpoints
 from odradek.cluster.share_state_client import ShareStatePersister
+from odradek.cluster.topic_checks import topic_min_insync_replicas
 from odradek.cluster.zookeeper.client import ZooKeeperClient
 from odradek.config.broker import BrokerConfig
 from odradek.coordinator.client_regex import RegexMatcher
@@ -50,6 +52,7 @@ from odradek.coordinator.group_coordinator import GroupCoordinator
 from odradek.coordinator.ports import InternalTopics, ProducerIdSource
 from odradek.coordinator.share.coordinator import ShareCoordinator
 from odradek.coordinator.txn_coordinator import TransactionCoordinator
+from odradek.handlers._common.config_alteration import reconfigure
 from odradek.handlers._common.services import Services
 from odradek.partition.fetch_sessions import FetchSessionCache
 from odradek.partition.leadership import Leadership
@@ -59,6 +62,7 @@ from odradek.security.authorizer import AclAuthorizer, authorizer_from_config
 from odradek.security.client_quotas import ClientQuotas
 from odradek.security.delegation_tokens import DelegationTokenManager, TokenInformation, token_settings
 from odradek.security.scram_credentials import CredentialStore
+from odradek.security.tls_reload import TlsReloader
 from odradek.server.leadership_listeners import follow_leadership
 from odradek.server.member_parts import ZooKeeperParts
 from odradek.server.share_coordinator import build_share_coordinator
@@ -106,10 +110,10 @@ class ModeParts:
     #: The controller the handlers ask: a single node's, of a cluster of one; a member's elector, started
     #: once the member is registered (server/membership.py).
     controller: Controller
+    #: Where AlterConfigs writes a broker layer: a single node's file, a member's /config/brokers.
+    broker_configs: BrokerConfigStore
     #: A cluster member's: what it follows in ZooKeeper once it joins (server/membership.py).
     zookeeper: ZooKeeperParts | None = None
-    #: A cluster member's: where AlterConfigs writes its broker configs (/config/brokers).
-    zk_broker_configs: ZkBrokerConfigs | None = None
 
 
 @dataclass(frozen=True)
@@ -158,7 +162,7 @@ async def build_single_node(base: Foundation) -> BrokerParts:
     metadata in its first log dir."""
     config, logs, first_dir = base.config, base.logs, base.logs.log_dirs[0]
     cluster = ClusterMetadata(base.cluster_id, base.node_id, [])
-    replicas = PartitionReplicas(base.node_id, cluster, logs, **_leaders(config))
+    replicas = PartitionReplicas(base.node_id, cluster, logs, **_leaders(config, cluster, base.live_config))
     topics = LocalTopicAdmin(config, cluster, logs, base.node_id, replicas)
     # GROUP config resources, in the log dir
     group_configs = LocalGroupConfigs(first_dir)
@@ -193,6 +197,7 @@ async def build_single_node(base: Foundation) -> BrokerParts:
         client_quotas=client_quotas,
         replication_quotas=ReplicationQuotas.of(base.node_id, base.live_config),
         controller=ClusterOfOneController(cluster, base.node_id),
+        broker_configs=LocalBrokerConfigs(base.dynamic_configs),
     )
     return await _build(base, mode)
 
@@ -223,7 +228,7 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
         on_metadata_update=topic_configs.apply_known,
         followers=FollowerSettings(config, base.live_config, replication_quotas.follower, security),
         isr_updater=alter_partition,
-        **_leaders(config),
+        **_leaders(config, cluster, base.live_config),
     )
     topics = ZkTopicAdmin(config, cluster, zk)
     # GROUP config resources, in ZooKeeper (/config/groups)
@@ -259,6 +264,7 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
         client_quotas=client_quotas,
         replication_quotas=replication_quotas,
         controller=controller,
+        broker_configs=zk_broker_configs,
         zookeeper=ZooKeeperParts(
             control,
             zk_broker_configs,
@@ -269,7 +275,6 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
             alter_partition,
             topic_configs,
         ),
-        zk_broker_configs=zk_broker_configs,
     )
     parts = await _build(base, mode)
     # the coordinators (and the topic configs of new replicas) follow this member's leaderships
@@ -339,7 +344,7 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
         replicas=replicas,
         controller=mode.controller,
         dynamic_configs=base.dynamic_configs,
-        zk_broker_configs=mode.zk_broker_configs,
+        broker_configs=mode.broker_configs,
         fetch_sessions=FetchSessionCache(config.max_incremental_fetch_session_cache_slots),
         scram_credentials=mode.credentials,
         delegation_tokens=DelegationTokenManager(token_settings(config), mode.token_store),
@@ -357,10 +362,12 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
         client_metrics=mode.client_metrics,
         client_metrics_configs=mode.client_metrics_configs,
         group_configs=mode.group_configs,
+        # the TLS listeners' stores reloaded by AlterConfigs (their acceptors register once bound); also
+        # refuses stores for a non-TLS listener; the inter-broker client's context is reloaded too
+        tls=TlsReloader(config, base.inter_broker_security),
     )
-    # Left as a hook (a cycle): the leaders need the topics' min.insync.replicas, and the topics the
-    # replica manager (a single node's create leads the new partitions).
-    replicas.leaders.min_insync_replicas = mode.topics.min_insync_replicas
+    # a broker layer's change, once its store has it, is the configuration every service reads
+    base.dynamic_configs.add_reconfigurable(functools.partial(reconfigure, services))
     if services.delegation_tokens is not None:
         await services.delegation_tokens.load(mode.stored_tokens)
     return BrokerParts(mode, services, groups, transactions, share_states, end_offsets)
@@ -369,11 +376,18 @@ async def _build(base: Foundation, mode: ModeParts) -> BrokerParts:
 class _LeaderSettings(TypedDict):
     replica_lag_time_max_ms: int
     replica_selector_class: str | None
+    min_insync_replicas: Callable[[str], int]
 
 
-def _leaders(config: BrokerConfig) -> _LeaderSettings:
-    """The leaders' settings, the same in both modes (a single node's leaders are alone in their ISR)."""
+def _leaders(
+    config: BrokerConfig, cluster: ClusterMetadata, live_config: Callable[[], BrokerConfig]
+) -> _LeaderSettings:
+    """The leaders' settings, the same in both modes (a single node's leaders are alone in their ISR).
+    A topic's `min.insync.replicas` is its config in the metadata cache, else the configuration's as
+    AlterConfigs last left it (`live_config`): read without the topic administration, which a single
+    node makes after its replica manager."""
     return _LeaderSettings(
         replica_lag_time_max_ms=config.replica_lag_time_max_ms,
         replica_selector_class=config.replica_selector_class or None,
+        min_insync_replicas=topic_min_insync_replicas(live_config, cluster),
     )

@@ -115,7 +115,7 @@ def test_a_brokers_own_config_write_is_applied_at_once_not_when_its_notification
     static = BrokerConfig({"node.id": "1", "log.dirs": str(tmp_path)}, warn_unknown=False)
     configs = ZkBrokerConfigs(zk, 1, DynamicBrokerConfigs(1, static))
     applied: list[BrokerConfig] = []
-    configs.apply = applied.append
+    configs.dynamic.add_reconfigurable(applied.append)
     # nobody follows /config/changes here: only the write itself can apply it
     asyncio.run(configs.write({"log.retention.ms": "10800000"}, cluster_default=False))
     assert [config.log_retention_ms for config in applied] == [10800000]
@@ -211,8 +211,7 @@ def test_two_concurrent_broker_config_changes_through_one_broker_both_stay_in_zo
     zk.ensure_persistent_paths()
     broker = HandlerBroker(tmp_path / "data")
     dynamic = DynamicBrokerConfigs(broker.services.node_id, broker.config)
-    broker.services.dynamic_configs = dynamic
-    broker.services.zk_broker_configs = ZkBrokerConfigs(zk, broker.services.node_id, dynamic)
+    broker.keep_broker_configs(dynamic, ZkBrokerConfigs(zk, broker.services.node_id, dynamic))
 
     def setting(name: str, value: str) -> IncrementalAlterConfigsRequest:
         return IncrementalAlterConfigsRequest(

@@ -168,7 +168,7 @@ def test_the_controller_sends_at_the_inter_broker_protocol_version_s_request_ver
     registrations = BrokerRegistrations(None, 0, {})  # type: ignore[arg-type]
     term = ControllerTerm(
         None,  # type: ignore[arg-type]
-        config,
+        lambda: config,
         None,  # type: ignore[arg-type]
         context(),
         channel,  # type: ignore[arg-type]

@@ -148,7 +148,8 @@ def test_alter_configs_with_a_wrong_store_password_is_invalid_config_and_changes
     config = BrokerConfig(settings, warn_unknown=False)
     acceptor = _Acceptor("SSL", listener_security(config)["SSL"].tls.context)  # type: ignore[union-attr]
     before = acceptor.ssl_context
-    reloader = TlsReloader([acceptor], config)
+    reloader = TlsReloader(config)
+    reloader.add_acceptor(acceptor)
     wrong = BrokerConfig(
         {**settings, "listener.name.ssl.ssl.keystore.password": "wrong-pw"}, warn_unknown=False
     )
@@ -170,3 +171,29 @@ def test_alter_configs_with_a_wrong_store_password_is_invalid_config_and_changes
     reloader.apply(BrokerConfig(changed, warn_unknown=False))
     assert acceptor.ssl_context is not before and acceptor.ssl_context is not None
     _handshake(acceptor.ssl_context, ca, None)
+
+
+def test_a_reloader_made_before_the_listeners_are_bound_reloads_the_acceptors_registered_since(
+    tmp_path: Path, ca: trustme.CA
+) -> None:
+    """The broker builds its reloader with its services, before its listeners are bound; each bound
+    TLS acceptor registers with it (a plain one is not kept), and a new store reaches them all."""
+    settings = {**_settings(tmp_path, ca, "PKCS12"), "listeners": "SSL://:9093,PLAIN://:9092"}
+    settings["listener.security.protocol.map"] = "SSL:SSL,PLAIN:PLAINTEXT"
+    config = BrokerConfig(settings, warn_unknown=False)
+    reloader = TlsReloader(config)
+    context = listener_security(config)["SSL"].tls.context  # type: ignore[union-attr]
+    ipv4, ipv6, plain = _Acceptor("SSL", context), _Acceptor("SSL", context), _Acceptor("PLAIN", None)
+    for acceptor in (ipv4, ipv6, plain):
+        reloader.add_acceptor(acceptor)
+    reloader.apply(config)  # nothing changed: nothing rebuilt
+    assert ipv4.ssl_context is context and ipv6.ssl_context is context
+    new = key_store(ca.issue_cert("localhost"), tmp_path / "new.p12", "PKCS12", "new-store-pw")
+    changed = {
+        **settings,
+        "listener.name.ssl.ssl.keystore.location": str(new),
+        "listener.name.ssl.ssl.keystore.password": "new-store-pw",
+    }
+    reloader.apply(BrokerConfig(changed, warn_unknown=False))
+    assert ipv4.ssl_context is not context and ipv4.ssl_context is ipv6.ssl_context
+    assert plain.ssl_context is None

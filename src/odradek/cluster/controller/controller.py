@@ -229,9 +229,8 @@ class KafkaController:
         the offline partitions are elected again (KafkaController.enableDefaultUncleanLeaderElection)."""
         if enabled == self.config.unclean_leader_election_enable:
             return
+        # the term's too: it reads the controller's settings as they are now
         self.config = dataclasses.replace(self.config, unclean_leader_election_enable=enabled)
-        if self.term is not None:
-            self.term.config = self.config
         if enabled:
             self.events.put(events.UncleanLeaderElectionEnable())
 
@@ -323,7 +322,7 @@ class KafkaController:
         )
         self.term = term = ControllerTerm(
             self.zk,
-            self.config,
+            lambda: self.config,
             fence,
             context,
             channel,

@@ -40,7 +40,7 @@ class ControllerTerm:
     def __init__(
         self,
         zk: ZooKeeperClient,
-        config: ControllerConfig,
+        settings: Callable[[], ControllerConfig],
         fence: ControllerFence,
         context: ControllerContext,
         channel: ControllerChannelManager,
@@ -50,7 +50,8 @@ class ControllerTerm:
         on_broker_change: Callable[[ControllerTerm], Awaitable[None]],
     ) -> None:
         self.zk = zk
-        self.config = config
+        #: The controller's settings as they are now (unclean.leader.election.enable changes at run time).
+        self._settings = settings
         self.fence = fence
         self.context = context
         self.channel = channel
@@ -62,6 +63,10 @@ class ControllerTerm:
         #: Kafka's BrokerChange: joins, departures and bounces (broker_changes.on_broker_change).
         self._on_broker_change = on_broker_change
         self._in_broker_change = False
+
+    @property
+    def config(self) -> ControllerConfig:
+        return self._settings()
 
     @property
     def controller_id(self) -> int:

@@ -78,13 +78,40 @@ class LocalBrokerConfigStore:
             atomic_write(self.path, (json.dumps(doc, indent=1) + "\n").encode(), mode=0o600)
 
 
+class LocalBrokerConfigs:
+    """A single node's `BrokerConfigStore`: a layer's change written to its file (the layers'
+    `LayerFile`, `LocalBrokerConfigStore`), then applied at once."""
+
+    def __init__(self, dynamic: DynamicBrokerConfigs) -> None:
+        self.dynamic = dynamic
+
+    def check_storable(self, configs: Mapping[str, str]) -> None:
+        """Any layer: the file is readable by its owner only, so it may hold passwords."""
+
+    async def alter(
+        self,
+        change: Callable[[dict[str, str]], Mapping[str, str]],
+        *,
+        cluster_default: bool,
+        validate_only: bool = False,
+    ) -> None:
+        dynamic = self.dynamic
+        if validate_only:
+            change(dynamic.layer(cluster_default=cluster_default))
+            return
+        # applied to the layer as it is when the write's turn comes (another may be under way)
+        config = await dynamic.alter(lambda layer: dict(change(layer)), cluster_default=cluster_default)
+        dynamic.reconfigure(config)
+
+
 class ZkBrokerConfigs:
+    """A cluster member's `BrokerConfigStore` (/config/brokers), applied when a change notification that
+    concerns this broker is read (DynamicConfigManager's)."""
+
     def __init__(self, zk: ZooKeeperClient, node_id: int, dynamic: DynamicBrokerConfigs) -> None:
         self.zk = zk
         self.node_id = node_id
         self.dynamic = dynamic
-        #: Makes a new configuration the one every service reads (set once the services exist).
-        self.apply: Callable[[BrokerConfig], None] | None = None
         # One read-and-apply at a time: a read begun before a write must not be applied after a
         # read begun after it (the writer's own apply and the notifications' would race).
         self._changing = asyncio.Lock()
@@ -108,9 +135,7 @@ class ZkBrokerConfigs:
         if not self.concerns(entity_name):
             return
         async with self._changing:
-            config = await self.load()
-            if self.apply is not None:
-                self.apply(config)
+            self.dynamic.reconfigure(await self.load())
 
     async def current(self, *, cluster_default: bool) -> dict[str, str]:
         """A layer as ZooKeeper has it now (what an incremental change starts from)."""

@@ -28,7 +28,6 @@ from odradek.cluster.topic_checks import (
     existing_non_internal,
     led_alone,
     led_alone_partition,
-    min_insync_replicas,
     plan_topic,
     validate_topic_name,
 )
@@ -64,8 +63,6 @@ class TopicAdmin(Protocol):
     async def partition_count(self, name: str) -> int | None: ...
 
     async def described_configs(self, name: str) -> tuple[TopicConfig, dict[str, str]]: ...
-
-    def min_insync_replicas(self, name: str) -> int: ...
 
     async def auto_create(self, name: str) -> TopicState: ...
 
@@ -166,9 +163,6 @@ class LocalTopicAdmin:
         state = self.cluster.topic(name)
         overrides = dict(state.configs) if state is not None else {}
         return resolve_topic_config(overrides, self.broker_config), overrides
-
-    def min_insync_replicas(self, name: str) -> int:
-        return min_insync_replicas(self.broker_config, self.cluster, name)
 
     async def auto_create(self, name: str) -> TopicState:
         """Create a topic a client asked for in Metadata (auto.create.topics.enable), with broker defaults."""

@@ -34,7 +34,6 @@ from odradek.cluster.topic_checks import (
     INTERNAL_TOPICS,
     Assignments,
     existing_non_internal,
-    min_insync_replicas,
     plan_topic,
     validate_topic_name,
 )
@@ -87,9 +86,6 @@ class ZkTopicAdmin:
     def is_being_created(self, name: str) -> bool:
         """Never: a topic written to ZooKeeper is the controller's to make visible."""
         return False
-
-    def min_insync_replicas(self, name: str) -> int:
-        return min_insync_replicas(self.broker_config, self.cluster, name)
 
     async def finish_deletions(self) -> None:
         """Nothing to retry: a cluster member's logs are deleted by StopReplica, not by this admin."""

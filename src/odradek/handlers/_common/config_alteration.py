@@ -1,7 +1,8 @@
 """A config resource's change, as AlterConfigs and IncrementalAlterConfigs make it: checked as Kafka's
 broker checks it, then written to where the resource's configs are kept (the topic admin, the dynamic
-broker configs, the client-metrics and group config stores); a broker layer written to the file is
-applied here at once (``reconfigure``), one written to ZooKeeper when its notification is read."""
+broker configs' store, the client-metrics and group config stores). A broker layer's store applies the
+configuration it makes through ``reconfigure``, which `server/wiring.py` registers with the layers: a
+single node's file at once, ZooKeeper's when its change notification is read."""
 
 from __future__ import annotations
 
@@ -58,34 +59,22 @@ async def alter_resource(
                     ErrorCode.INVALID_REQUEST,
                     f"Unexpected broker id, expected {services.node_id}, but received {name}",
                 )
-        dynamic = services.dynamic_configs
-        if dynamic is None:
+        dynamic, broker_store = services.dynamic_configs, services.broker_configs
+        if dynamic is None or broker_store is None:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "This broker does not keep dynamic configs.")
         cluster_default = not name
-        in_zookeeper = services.zk_broker_configs
 
         def checked(current: dict[str, str]) -> dict[str, str]:
             wanted = change(current)
             candidate = dynamic.validate(wanted, cluster_default=cluster_default)
-            if in_zookeeper is not None:
-                in_zookeeper.check_storable(wanted)
+            broker_store.check_storable(wanted)
             if services.tls is not None:
                 services.tls.check(candidate)  # a key store that cannot be loaded is refused, nothing written
             return wanted
 
-        if in_zookeeper is not None:
-            # read, changed and written in this broker's turn (another change may be under way)
-            validate_only = request.validate_only
-            await in_zookeeper.alter(checked, cluster_default=cluster_default, validate_only=validate_only)
-            return
-        checked(dynamic.layer(cluster_default=cluster_default))
-        if not request.validate_only:
-            # applied again to the layer as it is when the write's turn comes (another may be under way)
-            tls = services.tls
-            altered = await dynamic.alter(
-                change, cluster_default=cluster_default, check=None if tls is None else tls.check
-            )
-            reconfigure(services, altered)
+        # read, changed and written in this broker's turn (another change may be under way)
+        validate_only = request.validate_only
+        await broker_store.alter(checked, cluster_default=cluster_default, validate_only=validate_only)
     elif resource_type == ResourceType.CLIENT_METRICS:
         store = services.client_metrics_configs
         if store is None:
@@ -127,7 +116,8 @@ def _valid_subscription(
 
 
 def reconfigure(services: Services, config: BrokerConfig) -> None:
-    """Make a new broker configuration the one every service reads."""
+    """Make a new broker configuration the one every service reads (registered with the dynamic layers,
+    whose store applies each change)."""
     services.config = config
     services.topics.broker_config = config
     # read by elections, whether this broker is controller now or later

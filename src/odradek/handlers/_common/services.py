@@ -31,8 +31,7 @@ from odradek.telemetry.config_store import ClientMetricsConfigStore
 from odradek.telemetry.manager import ClientMetricsManager
 
 if TYPE_CHECKING:
-    from odradek.cluster.dynamic_configs import DynamicBrokerConfigs
-    from odradek.cluster.metadata.broker_configs import ZkBrokerConfigs
+    from odradek.cluster.dynamic_configs import BrokerConfigStore, DynamicBrokerConfigs
     from odradek.cluster.metadata.topics import TopicAdmin
     from odradek.cluster.replica_manager import ReplicaManager
     from odradek.coordinator.group_coordinator import GroupCoordinator
@@ -79,10 +78,11 @@ class Services:
     advertised: dict[str, list[BrokerEndpoint]] = field(default_factory=dict)
     #: Set while the metrics endpoint runs (metrics.port > 0); None costs the hot path one check.
     traffic: TrafficRecorder | None = None
-    #: The dynamic broker config layers (AlterConfigs on BROKER resources), persisted in the log dir.
+    #: The dynamic broker config layers (AlterConfigs on BROKER resources) and the configuration they make.
     dynamic_configs: DynamicBrokerConfigs | None = None
-    #: ZooKeeper mode only: where those layers live instead (/config/brokers), and how they are changed.
-    zk_broker_configs: ZkBrokerConfigs | None = None
+    #: Where a change of those layers is written, and applied from: a single node's file, a cluster
+    #: member's /config/brokers (cluster/metadata/broker_configs.py).
+    broker_configs: BrokerConfigStore | None = None
     #: Consumer groups and committed offsets (`__consumer_offsets`).
     groups: GroupCoordinator | None = None
     #: Transactional ids and their transactions (`__transaction_state`).
@@ -138,7 +138,8 @@ class Services:
     #: Delegation tokens (the four token APIs, and SCRAM's `tokenauth=true`); None: not built here
     #: (handler tests), answered as tokens disabled.
     delegation_tokens: DelegationTokenManager | None = None
-    #: Checks TLS and SASL settings of an AlterConfigs change, and rebuilds the TLS listeners' contexts.
+    #: Checks TLS and SASL settings of an AlterConfigs change, and rebuilds the TLS listeners' contexts
+    #: (their acceptors register with it once bound); None: not built here (handler tests).
     tls: TlsReloader | None = None
     #: ACL authorization (authorizer.class.name); None: every request is allowed and nothing is checked.
     authorizer: AclAuthorizer | None = None

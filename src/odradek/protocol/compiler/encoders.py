@@ -14,6 +14,7 @@ from odradek.protocol.compiler.generator import (
     precompiled_runs,
 )
 from odradek.protocol.fields import FieldSpec, Struct
+from odradek.protocol.placed_records import PlacedRecords
 from odradek.protocol.varint import uvarint_bytes
 
 
@@ -279,12 +280,10 @@ def default_check(cls: type[Struct]) -> Callable[[Any], bool]:
     return compiled
 
 
-def append_records(records: Any, out: bytearray) -> None:
-    """Append a records value that is not plain bytes: any buffer, or an object that places itself.
-
-    An object that places itself (a file region sent later by sendfile) must count its bytes in the
-    output's `spliced_length`, which the frame encoder adds to the size prefix.
-    """
+def append_records(records: bytearray | memoryview | PlacedRecords, out: bytearray) -> None:
+    """Append a records value that is not plain bytes: any buffer, or a value that places itself
+    (protocol/placed_records.py: a file region sent later by sendfile counts its bytes in the output's
+    `spliced_length`, which the frame encoder adds to the size prefix)."""
     if isinstance(records, (bytearray, memoryview)):  # a tuple: faster than a union on 3.11
         out += records
     else:
