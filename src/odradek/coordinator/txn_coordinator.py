@@ -19,8 +19,8 @@ import time
 from collections.abc import Awaitable, Callable
 
 from odradek.config.broker import BrokerConfig
+from odradek.coordinator.partitioning import check_key_length, partition_for
 from odradek.coordinator.ports import InternalTopics, MetadataView, ProducerIdSource, TxnMarkerSender
-from odradek.coordinator.runtime import check_key_length, partition_for
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_completion import TxnCompletion
 from odradek.coordinator.txn_init import InitAnswer, ProducerIdInit
