@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from selenium.webdriver.common.by import By
 
-from odradek.coordinator.runtime import partition_for
+from odradek.coordinator.partitioning import partition_for
 from tests.console.support import http_status, running_console, screenshot, text_of, wait_for
 from tests.integration.cluster.test_three_brokers import BROKER_IDS, Cluster, _all_known
 from tests.support.interop import wait_until

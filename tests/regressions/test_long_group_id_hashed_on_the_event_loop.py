@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from odradek.coordinator.runtime import MAX_KEY_BYTES, java_string_hash
+from odradek.coordinator.partitioning import MAX_KEY_BYTES, java_string_hash
 from odradek.protocol.error_codes import ErrorCode
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
 from odradek.protocol.messages.init_producer_id import InitProducerIdRequest

@@ -21,7 +21,7 @@ def test_a_deleted_offset_is_not_fetched_before_its_tombstone_is_replicated(tmp_
         commit(h, "g", 5)
         log.update_high_watermark(log.log_end_offset)
         assert fetched(h, "g") == {("t", 0): 5}
-        assert h.coordinator.delete_offsets("g", [("t", [0])]) == {("t", 0): ErrorCode.NONE}
+        assert h.coordinator.offsets.delete_offsets("g", [("t", [0])]) == {("t", 0): ErrorCode.NONE}
         assert fetched(h, "g") == {}  # the tombstone is appended, not yet on the followers
 
     run(tmp_path, scenario)
@@ -35,7 +35,7 @@ def test_a_commit_still_waiting_for_the_replicas_when_its_offset_is_deleted_does
         commit(h, "g", 5)
         log.update_high_watermark(log.log_end_offset)
         commit(h, "g", 9)  # appended, not replicated yet
-        assert h.coordinator.delete_offsets("g", [("t", [0])]) == {("t", 0): ErrorCode.NONE}
+        assert h.coordinator.offsets.delete_offsets("g", [("t", [0])]) == {("t", 0): ErrorCode.NONE}
         log.update_high_watermark(log.log_end_offset)  # the commit and the tombstone replicated
         assert fetched(h, "g") == {}
 

@@ -5,7 +5,7 @@ subscription or a subscribed topic's partitions change; (2) computes a new targe
 server-side assignor when the group epoch is ahead of it; (3) moves the member towards its target
 (consumer_reconcile). Every change is a record, and the group is the replay of its records. Session
 timeouts fence silent members; a member that keeps partitions it was asked to revoke past its
-rebalance timeout is fenced too. Both are timers, never polling.
+rebalance timeout is fenced too. Both are timers, never polling (consumer_fencing.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Protocol
 
 from odradek.coordinator import consumer_records as cr
 from odradek.coordinator.assignors import ASSIGNORS
@@ -28,12 +27,12 @@ from odradek.coordinator.consumer_checks import (
     validate_offset_commit,
     validate_offset_fetch,
 )
+from odradek.coordinator.consumer_fencing import ConsumerShard, MemberFencing
 from odradek.coordinator.consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     ConsumerGroup,
     ConsumerMember,
-    MemberState,
 )
 from odradek.coordinator.consumer_reconcile import reconcile
 from odradek.coordinator.consumer_regexes import RegexResolver, RegexUpdate, TopicFilter, describe_all
@@ -44,13 +43,10 @@ from odradek.coordinator.consumer_targets import (
     preferred_assignor,
     subscribed_ids,
 )
-from odradek.coordinator.group_types import Group
 from odradek.coordinator.offsets import OffsetAndMetadata
 from odradek.coordinator.ports import MetadataView
 from odradek.coordinator.records import CoordinatorRecord, group_metadata_tombstone
 from odradek.coordinator.result import CoordinatorResult
-from odradek.coordinator.settings import GroupSettings
-from odradek.coordinator.timer import CoordinatorTimer
 from odradek.protocol.error_codes import ErrorCode, KafkaError
 from odradek.protocol.messages.consumer_group_heartbeat import (
     Assignment,
@@ -63,35 +59,13 @@ log = logging.getLogger("odradek.coordinator.consumer")
 Result = CoordinatorResult[ConsumerGroupHeartbeatResponse]
 
 
-def session_key(group_id: str, member_id: str) -> str:
-    return f"session-timeout-{group_id}-{member_id}"
-
-
-def rebalance_key(group_id: str, member_id: str) -> str:
-    return f"rebalance-timeout-{group_id}-{member_id}"
-
-
-class ConsumerShard(Protocol):
-    """What the consumer protocol needs of its shard (coordinator.shard.GroupShard, which holds the
-    manager): the groups of every kind, by id, the settings, the timer and the clock."""
-
-    @property
-    def groups(self) -> dict[str, Group]: ...
-
-    @property
-    def settings(self) -> GroupSettings: ...
-
-    @property
-    def timer(self) -> CoordinatorTimer: ...
-
-    def now_ms(self) -> int: ...
-
-
 class ConsumerGroupManager:
     def __init__(self, shard: ConsumerShard, cluster: MetadataView, regexes: RegexMatcher) -> None:
         self.shard = shard
         self.cluster = cluster
         self.regexes = RegexResolver(shard, cluster, regexes)
+        #: Members removed: on leaving, and by their session and rebalance timers.
+        self.fencing = MemberFencing(shard, cluster, self.regexes)
 
     # ----- heartbeat -------------------------------------------------------------------------------
 
@@ -192,8 +166,8 @@ class ConsumerGroupManager:
                     reconciled.pending_revocation,
                 )
             )
-            self._schedule_rebalance_timeout(group.group_id, reconciled)
-        self._schedule_session_timeout(group.group_id, member_id)
+            self.fencing.schedule_rebalance_timeout(group.group_id, reconciled)
+        self.fencing.schedule_session_timeout(group.group_id, member_id)
         response = ConsumerGroupHeartbeatResponse(
             error_code=ErrorCode.NONE,
             member_id=member_id,
@@ -259,7 +233,7 @@ class ConsumerGroupManager:
                     )
                 # The static member comes back: it takes over its previous incarnation's partitions.
                 records += cr.member_tombstones(group.group_id, static.member_id)
-                self._cancel_timers(group.group_id, static.member_id)
+                self.fencing.cancel_timers(group.group_id, static.member_id)
                 return ConsumerMember(member_id, assigned=dict(static.assigned)), static, static
             if static is None:
                 raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
@@ -281,12 +255,12 @@ class ConsumerGroupManager:
         if epoch == 0 and existing.previous_member_epoch != 0:
             # Rejoining after being fenced, under the same id (KIP-1082): start afresh.
             records += cr.member_tombstones(group.group_id, member_id)
-            self._cancel_timers(group.group_id, member_id)
+            self.fencing.cancel_timers(group.group_id, member_id)
             return ConsumerMember(member_id), None, existing
         check_epoch(existing, epoch, owned)
         return existing, existing, None
 
-    # ----- leaving and fencing ---------------------------------------------------------------------
+    # ----- leaving ---------------------------------------------------------------------------------
 
     def _leave(self, request: ConsumerGroupHeartbeatRequest) -> Result:
         group = self._group_for(request.group_id, False, [])
@@ -320,72 +294,22 @@ class ConsumerGroupManager:
                 member.assigned,
                 {},
             )
-            self.shard.timer.cancel(rebalance_key(group.group_id, member_id))
+            self.fencing.cancel_rebalance_timeout(group.group_id, member_id)
             return CoordinatorResult([record], response, replay=True)
         log.info("member %s left consumer group %s", member_id, group.group_id)
-        return CoordinatorResult(self.fence(group, member), response, replay=True)
-
-    def fence(self, group: ConsumerGroup, member: ConsumerMember) -> list[CoordinatorRecord]:
-        """Remove `member`: its records' tombstones and a group epoch bump (the others rebalance)."""
-        self._cancel_timers(group.group_id, member.member_id)
-        remaining = [m for m in group.members.values() if m.member_id != member.member_id]
-        return [
-            *cr.member_tombstones(group.group_id, member.member_id),
-            *self.regexes.unused_tombstones(group, remaining),
-            cr.group_epoch_record(
-                group.group_id,
-                group.group_epoch + 1,
-                metadata_hash(self.cluster, remaining, group.resolved_regexes),
-            ),
-        ]
-
-    def _fence_by_timer(
-        self, group_id: str, member_id: str, epoch: int | None, reason: str
-    ) -> CoordinatorResult[None] | None:
-        group = self.shard.groups.get(group_id)
-        if not isinstance(group, ConsumerGroup):
-            return None
-        member = group.members.get(member_id)
-        if member is None or (epoch is not None and member.member_epoch != epoch):
-            return None
-        log.info("member %s of consumer group %s fenced: %s", member_id, group_id, reason)
-        return CoordinatorResult(self.fence(group, member), None, replay=True)
-
-    def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
-        self.shard.timer.schedule(
-            session_key(group_id, member_id),
-            self.shard.settings.consumer_group(group_id).session_timeout_ms,
-            lambda: self._fence_by_timer(group_id, member_id, None, "its session expired"),
-        )
-
-    def _schedule_rebalance_timeout(self, group_id: str, member: ConsumerMember) -> None:
-        key = rebalance_key(group_id, member.member_id)
-        if member.state is not MemberState.UNREVOKED_PARTITIONS:
-            self.shard.timer.cancel(key)
-            return
-        epoch, member_id = member.member_epoch, member.member_id
-        timeout = member.rebalance_timeout_ms if member.rebalance_timeout_ms > 0 else 300_000
-        self.shard.timer.schedule(
-            key,
-            timeout,
-            lambda: self._fence_by_timer(group_id, member_id, epoch, "it kept revoked partitions"),
-        )
-
-    def _cancel_timers(self, group_id: str, member_id: str) -> None:
-        self.shard.timer.cancel(session_key(group_id, member_id))
-        self.shard.timer.cancel(rebalance_key(group_id, member_id))
+        return CoordinatorResult(self.fencing.fence(group, member), response, replay=True)
 
     # ----- hooks used by the shard -----------------------------------------------------------------
 
     def on_loaded(self, group: ConsumerGroup) -> None:
         group.forget_regex_versions()
         for member in group.members.values():
-            self._schedule_session_timeout(group.group_id, member.member_id)
-            self._schedule_rebalance_timeout(group.group_id, member)
+            self.fencing.schedule_session_timeout(group.group_id, member.member_id)
+            self.fencing.schedule_rebalance_timeout(group.group_id, member)
 
     def on_removed(self, group: ConsumerGroup) -> None:
         for member_id in group.members:
-            self._cancel_timers(group.group_id, member_id)
+            self.fencing.cancel_timers(group.group_id, member_id)
 
     def on_unloaded(self) -> None:
         self.regexes.cancel_all()

@@ -2,7 +2,8 @@
 
 Each method finds the shard of the group (or raises the KafkaError a client retries on: NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE), runs the step, writes its records and
-answers after they are appended. JoinGroup and SyncGroup wait for the group's rebalance.
+answers after they are appended. JoinGroup and SyncGroup wait for the group's rebalance. The offset
+APIs and the offsets' expiry are `offsets` (group_offsets.py).
 """
 
 from __future__ import annotations
@@ -13,20 +14,17 @@ from typing import Any
 
 from odradek.config.broker import BrokerConfig
 from odradek.config.group_catalog import GroupConfigLookup, no_group_configs
-from odradek.coordinator import classic_join, classic_members, group_admin, offset_requests
+from odradek.coordinator import classic_join, classic_members, group_admin
 from odradek.coordinator.classic_join import JoinContext
 from odradek.coordinator.client_regex import RegexMatcher
 from odradek.coordinator.consumer_describe import describe_consumer_group
 from odradek.coordinator.consumer_group import ConsumerGroup
 from odradek.coordinator.consumer_regexes import TopicFilter, describe_all
 from odradek.coordinator.group_admin import ListedGroup
+from odradek.coordinator.group_offsets import GroupOffsets
 from odradek.coordinator.group_runtime import GroupRuntime
-from odradek.coordinator.offset_requests import OffsetCommitContext, OffsetCommitItem, TopicPartition
-from odradek.coordinator.offsets import OffsetAndMetadata
 from odradek.coordinator.ports import InternalTopics, MetadataView
-from odradek.coordinator.records import offset_commit_record
 from odradek.coordinator.regex_lane import Requester
-from odradek.coordinator.result import CoordinatorResult
 from odradek.coordinator.settings import OFFSETS_TOPIC, GroupSettings
 from odradek.coordinator.share_coordinator import ShareGroups
 from odradek.partition.end_offsets import PartitionEndOffsets
@@ -46,8 +44,6 @@ from odradek.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResp
 from odradek.storage.log_manager import LogManager
 
 log = logging.getLogger("odradek.coordinator")
-
-FetchedOffsets = list[tuple[str, list[tuple[int, OffsetAndMetadata | None]]]]
 
 
 class GroupCoordinator:
@@ -87,7 +83,8 @@ class GroupCoordinator:
         #: Share groups (KIP-932); `share_persister` keeps their partitions' state (the share coordinator),
         #: `end_offsets` tells the partitions' ends for their lag.
         self.share = ShareGroups(self.runtime, cluster, share_persister, end_offsets)
-        self._expiry: asyncio.TimerHandle | None = None
+        #: OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete and the offsets' expiry.
+        self.offsets = GroupOffsets(self.runtime, self.settings)
         self.started = False
 
     # ----- lifecycle -------------------------------------------------------------------------------
@@ -99,13 +96,11 @@ class GroupCoordinator:
         if self.topics.created_at_startup:
             await self.ensure_offsets_topic()
         self.refresh_leadership()
-        self._schedule_expiry()
+        self.offsets.schedule_expiry()
 
     def stop(self) -> None:
         self.started = False
-        if self._expiry is not None:
-            self._expiry.cancel()
-            self._expiry = None
+        self.offsets.stop_expiry()
         self.runtime.stop_waiting()
         for partition in list(self.runtime.shards):
             self.runtime.resign(partition)
@@ -307,113 +302,12 @@ class GroupCoordinator:
             return ConsumerDescribedGroup(error_code=error.error_code, group_id=group_id)
         return describe_consumer_group(shard, group_id, self.cluster)
 
-    # ----- offsets ---------------------------------------------------------------------------------
-
-    def commit_offsets(
-        self, context: OffsetCommitContext, items: list[OffsetCommitItem]
-    ) -> dict[TopicPartition, ErrorCode]:
-        """Per-partition errors; a KafkaError for a group-level one (it applies to every partition).
-        The empty group id is a group like any other here, as Kafka keeps it for old clients."""
-        shard = self.runtime.shard_for(context.group_id)
-        result = offset_requests.commit_offsets(shard, context, items)
-        error = self.runtime.write(shard, result)
-        assert result.response is not None
-        if error is not None:
-            return {tp: error for tp in result.response}
-        return result.response
-
-    async def commit_offsets_committed(
-        self, context: OffsetCommitContext, items: list[OffsetCommitItem]
-    ) -> dict[TopicPartition, ErrorCode]:
-        """OffsetCommit: `commit_offsets`, answered once the commit (or the earlier write it stands on)
-        is on the in-sync replicas and fsynced if due, as Kafka's acks=-1 append; a KafkaError for the
-        whole commit when it is not (REQUEST_TIMED_OUT, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)."""
-        errors = self.commit_offsets(context, items)
-        error = await self.runtime.offsets_committed(context.group_id, errors)
-        if error is not None:
-            raise KafkaError(error)
-        return errors
-
-    async def commit_transactional_offsets(
-        self,
-        group_id: str,
-        producer_id: int,
-        producer_epoch: int,
-        member_id: str,
-        generation_id: int,
-        items: list[OffsetCommitItem],
-    ) -> dict[TopicPartition, ErrorCode]:
-        """TxnOffsetCommit: the offsets are written in a transactional batch of the producer and become
-        visible only when the COMMIT marker reaches this partition (`complete_transaction`). Each
-        partition written is answered once the batch is committed (on the in-sync replicas, fsynced
-        if due), else with the error the write failed with."""
-        shard = self.runtime.shard_for(group_id)
-        group = shard.groups.get(group_id)
-        # Kafka checks the member and generation only when the client sends them (TxnOffsetCommit v3+).
-        if member_id and generation_id >= 0 and group is not None:
-            generation = getattr(group, "generation_id", getattr(group, "group_epoch", generation_id))
-            if generation != generation_id:
-                raise KafkaError(ErrorCode.ILLEGAL_GENERATION)
-        now = self.runtime.now_ms()
-        max_bytes = self.settings.offset_metadata_max_bytes
-        errors: dict[TopicPartition, ErrorCode] = {}
-        records = []
-        for item in items:
-            metadata = item.metadata or ""
-            if len(metadata.encode()) > max_bytes:
-                errors[(item.topic, item.partition)] = ErrorCode.OFFSET_METADATA_TOO_LARGE
-                continue
-            records.append(
-                offset_commit_record(
-                    group_id, item.topic, item.partition, item.offset, item.leader_epoch, metadata, now, None
-                )
-            )
-            errors[(item.topic, item.partition)] = ErrorCode.NONE
-        if records:
-            error = self.runtime.write_transactional(shard, records, producer_id, producer_epoch)
-            if error is not None:
-                return {tp: error for tp in errors}
-        error = await self.runtime.offsets_committed(group_id, errors)
-        if error is None:
-            return errors
-        return {tp: error if code is ErrorCode.NONE else code for tp, code in errors.items()}
+    # ----- transactions ----------------------------------------------------------------------------
 
     def complete_transaction(self, partition: int, producer_id: int, committed: bool) -> None:
-        """A transaction marker was appended to `__consumer_offsets-<partition>`."""
+        """A transaction marker was appended to `__consumer_offsets-<partition>`: the offsets the
+        transaction committed there become visible, or are dropped."""
         self.runtime.complete_transaction(partition, producer_id, committed)
-
-    def fetch_offsets(
-        self,
-        group_id: str,
-        wanted: list[tuple[str, list[int]]] | None,
-        member_id: str | None = None,
-        member_epoch: int = -1,
-    ) -> FetchedOffsets:
-        """Committed offsets (None where there is none); a KafkaError for a group-level error."""
-        shard = self.runtime.shard_for(group_id)
-        group = shard.groups.get(group_id)
-        if group is not None and member_id is not None:
-            shard.validate_offset_fetch(group, member_id, member_epoch)
-        return offset_requests.fetch_offsets(shard, group_id, wanted)
-
-    def unstable_offsets(self, group_id: str) -> set[TopicPartition]:
-        """Partitions of the group with an offset commit not settled yet: a transaction's before its
-        COMMIT or ABORT marker, any commit before the in-sync replicas hold it (OffsetFetch's
-        require_stable answers them UNSTABLE_OFFSET_COMMIT meanwhile)."""
-        return self.runtime.shard_for(group_id).pending_offsets(group_id)
-
-    def delete_offsets(
-        self, group_id: str, wanted: list[tuple[str, list[int]]]
-    ) -> dict[TopicPartition, ErrorCode]:
-        if not group_id:
-            raise KafkaError(ErrorCode.INVALID_GROUP_ID)
-        shard = self.runtime.shard_for(group_id)
-        result = offset_requests.delete_offsets(shard, group_id, wanted)
-        error = self.runtime.write(shard, result)
-        if error is not None:
-            raise KafkaError(error)
-        assert result.response is not None
-        return result.response
 
     # ----- administration --------------------------------------------------------------------------
 
@@ -448,33 +342,3 @@ class GroupCoordinator:
             for group_id, code in result.response.items():
                 answers[group_id] = written if written is not None and code is ErrorCode.NONE else code
         return answers
-
-    # ----- offset expiry ---------------------------------------------------------------------------
-
-    def _schedule_expiry(self) -> None:
-        interval = self.settings.offsets_retention_check_interval_ms / 1000
-        self._expiry = asyncio.get_running_loop().call_later(interval, self._run_expiry)
-
-    def _run_expiry(self) -> None:
-        try:
-            self.expire_offsets()
-        except Exception:
-            log.exception("offset expiry failed")
-        finally:
-            self._schedule_expiry()
-
-    def expire_offsets(self) -> int:
-        """Delete expired offsets, and groups left empty without offsets (Kafka's cleanupGroupMetadata)."""
-        removed = 0
-        for shard in self.runtime.active_shards():
-            for group_id in list(shard.groups):
-                records, none_left = offset_requests.expire_offsets(shard, group_id)
-                group = shard.groups.get(group_id)
-                if none_left and group is not None and shard.is_group_deletable(group):
-                    records += group_admin.group_tombstones(shard, group_id)
-                result: CoordinatorResult[None] = CoordinatorResult(records, None, replay=True)
-                if records and self.runtime.write(shard, result) is None:
-                    removed += len(records)
-        if removed:
-            log.info("offset expiry removed %d offsets and groups", removed)
-        return removed

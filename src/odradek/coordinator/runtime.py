@@ -10,37 +10,27 @@ leads before its load started), keys of partitions another broker leads NOT_COOR
 Appends are synchronous on the broker's loop, so a coordinator step and its write are never
 interleaved with another step; the state a client is told about is always in the log first.
 The records are the coordinator's own (group_runtime.py, txn_state_log.py say which); the runtime
-builds RecordBatch v2 batches of them, and hands transaction markers found on replay to the shard.
+builds RecordBatch v2 batches of them. A partition's load (its records and transaction markers replayed
+into the shard) is loader.py's; which partition holds a key, partitioning.py's.
 """
 
 from __future__ import annotations
 
-import array
 import asyncio
 import enum
 import logging
-import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Iterable, Sequence
-from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from odradek.coordinator.loader import CoordinatorShard, LoadingRound, replay_partition
+from odradek.coordinator.partitioning import check_key_length, partition_for
 from odradek.coordinator.ports import InternalTopics, MetadataView
 from odradek.partition.leader_append import LeaderAppend
 from odradek.partition.leadership import Leadership
-from odradek.protocol.codec_error import CodecError
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.protocol.records import (
-    NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
-    Compression,
-    ControlRecordType,
-    RecordBatch,
-    RecordBatchBuilder,
-    iter_record_batches,
-)
-from odradek.protocol.records.control import read_end_transaction_marker
-from odradek.storage.fetch import FetchIsolation
+from odradek.protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, Compression, RecordBatchBuilder
 from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
@@ -57,101 +47,8 @@ class PartitionState(enum.Enum):
     FAILED = "failed"
 
 
-#: The longest key (group or transactional id) a coordinator record can hold: Kafka's record keys
-#: write it as a string with a 16-bit length. A longer one is refused before it is hashed, since the
-#: hash below runs at Python's speed on the event loop (a megabyte took half a second).
-MAX_KEY_BYTES: Final = 32767
-_UTF16_NATIVE: Final = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
-
-
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode (over UTF-16 code units, 32-bit overflow), which Kafka hashes group ids with."""
-    units: Iterable[int]
-    if text.isascii():
-        units = text.encode("ascii")
-    else:
-        units = array.array("H", text.encode(_UTF16_NATIVE))
-    h = 0
-    for unit in units:
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-def partition_for(group_id: str, partitions: int) -> int:
-    """Kafka's `Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions` (abs(MIN_VALUE) is 0)."""
-    h = java_string_hash(group_id)
-    return (0 if h == -(1 << 31) else abs(h)) % partitions
-
-
-def check_key_length(key: str, what: str, error: ErrorCode) -> None:
-    """Raise `error` for a key longer than MAX_KEY_BYTES in UTF-8."""
-    if len(key) > MAX_KEY_BYTES or (
-        len(key) * 3 > MAX_KEY_BYTES and len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES
-    ):
-        raise KafkaError(
-            error, f"The {what} is longer than {MAX_KEY_BYTES} bytes, the most a coordinator record holds."
-        )
-
-
-class CoordinatorShard(Protocol):
-    """What the runtime needs of a shard: replay of its partition's records and markers, and the
-    moments it becomes active and stops being so."""
-
-    partition: int
-
-    def replay_log_record(
-        self, key: bytes | None, value: bytes | None, offset: int, producer_id: int | None
-    ) -> bool:
-        """Replay one record (of a transactional batch of `producer_id`, if given); False when it was
-        not one of the shard's (skipped)."""
-        ...
-
-    def replay_marker(self, producer_id: int, committed: bool) -> None: ...
-
-    def on_loaded(self) -> None: ...
-
-    def unload(self) -> None: ...
-
-    def loaded_keys(self) -> int:
-        """How many groups / transactional ids the shard holds (for the loading log line)."""
-        ...
-
-
 class LogRecord(Protocol):
     def encode(self) -> tuple[bytes, bytes | None]: ...
-
-
-class _LoadingRound:
-    """Partitions loaded together (all 50 at startup, say), summed up in one log line when the last
-    one is done rather than a line per partition."""
-
-    def __init__(self, topic: str, keys: str) -> None:
-        self.topic = topic
-        self.keys = keys
-        self.started = time.monotonic()
-        self.partitions = 0
-        self.failed = 0
-        self.loaded = 0
-        self.records = 0
-
-    def add(self, records: int, loaded: int) -> None:
-        self.partitions += 1
-        self.records += records
-        self.loaded += loaded
-
-    def report(self) -> None:
-        if not self.partitions and not self.failed:
-            return
-        log.info(
-            "loaded %d %s partitions in %.3fs: %d %s, %d records replayed%s",
-            self.partitions,
-            self.topic,
-            time.monotonic() - self.started,
-            self.loaded,
-            self.keys,
-            self.records,
-            f", {self.failed} failed (logged above)" if self.failed else "",
-        )
 
 
 ShardT = TypeVar("ShardT", bound=CoordinatorShard)
@@ -200,7 +97,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         self.loads: dict[int, asyncio.Task[None]] = {}
         #: The leader epoch each shard was made at: its coordinator epoch.
         self.leader_epochs: dict[int, int] = {}
-        self._loading = _LoadingRound(topic, keys)
+        self._loading = LoadingRound(topic, keys)
         self._creation: asyncio.Task[bool] | None = None
         #: Why the topic could not be created last time, and when that was last warned about: every
         #: FindCoordinator tries again, and a retrying client must not flood the log.
@@ -300,7 +197,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
         if partition in self.states and self.states[partition] is not PartitionState.FAILED:
             return
         if not self.loads:
-            self._loading = _LoadingRound(self.topic, self.keys)
+            self._loading = LoadingRound(self.topic, self.keys)
         shard = self.new_shard(partition)
         self.shards[partition] = shard
         self.states[partition] = PartitionState.LOADING
@@ -324,7 +221,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
     async def _load(self, partition: int, shard: ShardT) -> None:
         started = time.monotonic()
         try:
-            count = await self._replay_partition(partition, shard)
+            count = await replay_partition(self.logs, self.topic, partition, shard, self.load_buffer_size)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -347,55 +244,7 @@ class CoordinatorRuntime(ABC, Generic[ShardT]):
             self.loads.pop(partition, None)
             if not self.loads:
                 self._loading.report()
-                self._loading = _LoadingRound(self.topic, self.keys)
-
-    async def _replay_partition(self, partition: int, shard: ShardT) -> int:
-        log_ = self.logs.get_log(self.topic, partition)
-        if log_ is None:
-            return 0
-        offset = log_.log_start_offset
-        end = log_.log_end_offset
-        count = 0
-        while offset < end:
-            info = log_.read(
-                offset, self.load_buffer_size, isolation=FetchIsolation.LOG_END, min_one_message=True
-            )
-            if not info.regions:
-                break
-            data = await asyncio.to_thread(info.read_bytes)
-            next_offset = offset
-            for batch in iter_record_batches(data):
-                next_offset = batch.next_offset
-                if batch.is_control:
-                    if batch.base_offset >= offset:
-                        self._replay_marker(shard, batch)
-                    continue
-                producer_id = batch.producer_id if batch.is_transactional else None
-                for record in batch.records:
-                    if record.offset < offset:
-                        continue
-                    try:
-                        count += shard.replay_log_record(record.key, record.value, record.offset, producer_id)
-                    except (CodecError, ValueError) as error:
-                        log.warning(
-                            "skipping unreadable record at %s-%d offset %d: %s",
-                            self.topic,
-                            partition,
-                            record.offset,
-                            error,
-                        )
-            if next_offset <= offset:
-                break
-            offset = next_offset
-        return count
-
-    @staticmethod
-    def _replay_marker(shard: ShardT, batch: RecordBatch) -> None:
-        try:
-            marker = read_end_transaction_marker(batch)
-        except (CodecError, ValueError):
-            return  # not a transaction marker
-        shard.replay_marker(batch.producer_id, marker.control_type is ControlRecordType.COMMIT)
+                self._loading = LoadingRound(self.topic, self.keys)
 
     # ----- appends ---------------------------------------------------------------------------------
 

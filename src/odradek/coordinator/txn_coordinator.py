@@ -8,7 +8,8 @@ hands the transaction over for its markers and its CompleteCommit/CompleteAbort,
 background (txn_completion.py); meanwhile its steps are answered CONCURRENT_TRANSACTIONS, as Kafka's
 between the two. A transaction found prepared (the broker died between the two, or its Complete*
 record could not be written) is handed over again when its partition is loaded and by the periodic
-check, as Kafka's coordinator re-sends markers on takeover.
+check, as Kafka's coordinator re-sends markers on takeover. The periodic checks (timed-out
+transactions, expired transactional ids) are txn_expiry.py's.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from odradek.config.broker import BrokerConfig
+from odradek.coordinator.partitioning import check_key_length, partition_for
 from odradek.coordinator.ports import InternalTopics, MetadataView, ProducerIdSource, TxnMarkerSender
-from odradek.coordinator.runtime import check_key_length, partition_for
 from odradek.coordinator.settings import OFFSETS_TOPIC
 from odradek.coordinator.txn_completion import TxnCompletion
+from odradek.coordinator.txn_expiry import TxnExpiry
 from odradek.coordinator.txn_init import InitAnswer, ProducerIdInit
 from odradek.coordinator.txn_log_replication import txn_log_replicated
 from odradek.coordinator.txn_markers import MarkerWriter, OffsetsTransactions
@@ -70,9 +72,8 @@ class TransactionCoordinator:
         #: Markers for partitions led elsewhere go through `marker_sender` (the inter-broker client).
         self.completion = TxnCompletion(cluster, node_id, self.state_log, self.markers, marker_sender)
         self.initialising = ProducerIdInit(self.state_log, producer_ids, self.completion)
-        self._tasks: list[asyncio.Task[None]] = []
-        #: Aborts of timed-out transactions the periodic check started, by transactional id.
-        self._aborts: dict[str, asyncio.Task[None]] = {}
+        #: The periodic aborts of timed-out transactions and removal of expired transactional ids.
+        self.expiry = TxnExpiry(config, self.state_log, self.completion)
         #: One leadership refresh at a time: a partition's load and unload must not interleave.
         self._refreshing = asyncio.Lock()
         self._refreshes: set[asyncio.Task[None]] = set()
@@ -90,31 +91,13 @@ class TransactionCoordinator:
         if self.state_log.topics.created_at_startup:
             await self.state_log.ensure_topic()
         await self.refresh_leadership()
-        loop = asyncio.get_running_loop()
-        self._tasks = [
-            loop.create_task(
-                self._every(
-                    self.config.transaction_abort_timed_out_transaction_cleanup_interval_ms,
-                    self.abort_timed_out,
-                )
-            ),
-            loop.create_task(
-                self._every(
-                    self.config.transaction_remove_expired_transaction_cleanup_interval_ms,
-                    self.remove_expired,
-                )
-            ),
-        ]
+        self.expiry.start()
 
     def stop(self) -> None:
         self.started = False
-        for task in self._tasks:
-            task.cancel()
-        self._tasks = []
+        self.expiry.stop()
         for task in self._refreshes:
             task.cancel()
-        for abort in self._aborts.values():
-            abort.cancel()
         self.completion.stop()
         for partition in list(self.state_log.shards):
             self.state_log.resign(partition)
@@ -185,14 +168,6 @@ class TransactionCoordinator:
     async def _create_and_load(self) -> None:
         if await self.state_log.ensure_topic():
             await self.refresh_leadership()
-
-    async def _every(self, interval_ms: int, job: Callable[[], Awaitable[None]]) -> None:
-        while True:
-            await asyncio.sleep(interval_ms / 1000)
-            try:
-                await job()
-            except Exception:
-                log.exception("transaction coordinator housekeeping failed")
 
     # ----- lookups --------------------------------------------------------------------------------
 
@@ -370,53 +345,3 @@ class TransactionCoordinator:
         uncommitted = await txn_log_replicated(self.state_log, transactional_id)
         if uncommitted is not None:
             raise KafkaError(uncommitted)
-
-    async def abort_timed_out(self) -> None:
-        """Proactive aborts of transactions open longer than their timeout, each in the background (as
-        Kafka's abortTimedOutTransactions, the check waits for none of them); prepared ones whose
-        completion is not under way are handed over again."""
-        now = self.now_ms()
-        for metadata in self.transactions():
-            transactional_id = metadata.transactional_id
-            if transactional_id in self.state_log.writing or transactional_id in self._aborts:
-                continue  # a write of it still waits for the ISR
-            if metadata.timed_out(now):
-                log.info(
-                    "aborting transaction of %s: open longer than %d ms",
-                    transactional_id,
-                    metadata.timeout_ms,
-                )
-                task = asyncio.get_running_loop().create_task(self._abort_timed_out(metadata))
-                self._aborts[transactional_id] = task
-            elif metadata.state.is_prepared:
-                self.completion.send_markers(metadata)
-
-    async def _abort_timed_out(self, metadata: TransactionMetadata) -> None:
-        try:
-            await self.completion.abort_fencing(metadata)
-        except KafkaError as error:
-            log.warning("aborting %s failed: %s", metadata.transactional_id, error)
-        finally:
-            del self._aborts[metadata.transactional_id]
-
-    async def remove_expired(self) -> None:
-        """Forget transactional ids idle for `transactional.id.expiration.ms` (a tombstone each, all
-        written at once: one waiting for its ISR holds no other)."""
-        now = self.now_ms()
-        expired = [m.transactional_id for m in self.transactions() if self._expired(m, now)]
-        await asyncio.gather(*(self._remove(transactional_id, now) for transactional_id in expired))
-
-    def _expired(self, metadata: TransactionMetadata, now: int) -> bool:
-        idle_ms = now - metadata.last_update_ms
-        return metadata.state.is_complete and idle_ms >= self.config.transactional_id_expiration_ms
-
-    async def _remove(self, transactional_id: str, now: int) -> None:
-        metadata = self.state_log.txns.get(transactional_id)
-        # Checked again where the tombstone is appended (nothing awaited in between): a step may have
-        # used the id since it was listed.
-        if metadata is None or not self._expired(metadata, now):
-            return
-        try:
-            await self.state_log.write(transactional_id, None)
-        except KafkaError as error:
-            log.warning("expiring %s failed: %s", transactional_id, error)

@@ -124,7 +124,9 @@ async def handle_offset_commit(request: OffsetCommitRequest, context: RequestCon
     errors: dict[tuple[str, int], ErrorCode] = {}
     try:
         require_group(context, request.group_id)
-        errors = await group_coordinator(context).commit_offsets_committed(commit, items) if items else {}
+        errors = (
+            await group_coordinator(context).offsets.commit_offsets_committed(commit, items) if items else {}
+        )
     except KafkaError as failure:
         group_error = failure.error_code
     unknown = ErrorCode.UNKNOWN_TOPIC_ID if version >= 10 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -236,10 +238,10 @@ def _fetch_group(
                 continue
             resolved += [(name, p) for p in partitions]
     try:
-        coordinator = group_coordinator(context)
+        group_offsets = group_coordinator(context).offsets
         query = None if wanted is None else _group_by_topic(resolved)
-        fetched = coordinator.fetch_offsets(group_id, query, member_id, member_epoch)
-        unstable = coordinator.unstable_offsets(group_id) if require_stable else set()
+        fetched = group_offsets.fetch_offsets(group_id, query, member_id, member_epoch)
+        unstable = group_offsets.unstable_offsets(group_id) if require_stable else set()
     except KafkaError as failure:
         return OffsetFetchResponseGroup(group_id=group_id, error_code=failure.error_code)
     topics = []
@@ -326,7 +328,7 @@ async def handle_offset_delete(request: OffsetDeleteRequest, context: RequestCon
         if t.name not in denied and cluster.topic(t.name) is not None
     ]
     try:
-        errors = group_coordinator(context).delete_offsets(request.group_id, wanted)
+        errors = group_coordinator(context).offsets.delete_offsets(request.group_id, wanted)
     except KafkaError as failure:
         return OffsetDeleteResponse(error_code=failure.error_code)
     topics = []

@@ -244,7 +244,7 @@ async def _txn_offset_commit(
             for t in topics
             for p in t.partitions
         ]
-        errors = await groups.commit_transactional_offsets(
+        errors = await groups.offsets.commit_transactional_offsets(
             request.group_id,
             request.producer_id,
             request.producer_epoch,

@@ -87,7 +87,7 @@ def _everyone_back(cluster: Cluster, *topics: str) -> None:
 
 def _txn_state_partition(cluster: Cluster, transactional_id: str) -> int:
     """The `__transaction_state` partition of an id, as the brokers compute it (Java's hashCode)."""
-    from odradek.coordinator.runtime import partition_for
+    from odradek.coordinator.partitioning import partition_for
 
     (topic,) = cluster.metadata(cluster.running()[0], [TXN_STATE]).topics
     return partition_for(transactional_id, len(topic.partitions))

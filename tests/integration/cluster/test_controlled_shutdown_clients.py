@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from odradek.coordinator.runtime import partition_for
+from odradek.coordinator.partitioning import partition_for
 from odradek.protocol.messages.find_coordinator import FindCoordinatorRequest
 from tests.integration.cluster.test_three_brokers import BROKER_IDS, Cluster, _all_known, running_cluster
 from tests.support.interop import wait_until

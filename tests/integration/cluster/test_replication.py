@@ -528,7 +528,7 @@ def _node_of(coordinator: object) -> int:
 
 
 def test_an_offset_commit_waits_for_the_in_sync_replicas_of_its_offsets_partition(cluster: Cluster) -> None:
-    from odradek.coordinator.runtime import partition_for
+    from odradek.coordinator.partitioning import partition_for
 
     cluster.create("committed")
     _ensure_offsets_topic(cluster)  # made by a FindCoordinator, not by this module's earlier tests
@@ -580,7 +580,7 @@ def test_a_follower_stops_cleanly_while_fetching_and_catches_up_after_its_restar
 
 
 def test_an_offset_commit_answered_with_an_error_is_not_returned_by_offset_fetch(cluster: Cluster) -> None:
-    from odradek.coordinator.runtime import partition_for
+    from odradek.coordinator.partitioning import partition_for
     from odradek.protocol.messages.offset_fetch import (
         OffsetFetchRequest,
         OffsetFetchRequestTopic,

@@ -194,7 +194,7 @@ def test_commits_carry_the_member_epoch(tmp_path: Path) -> None:
 
         def commit(epoch: int, version: int = 9) -> dict[tuple[str, int], ErrorCode]:
             context = OffsetCommitContext("g", "a", epoch, None, -1, version)
-            return h.coordinator.commit_offsets(context, [OffsetCommitItem("t", 0, 5, -1, "")])
+            return h.coordinator.offsets.commit_offsets(context, [OffsetCommitItem("t", 0, 5, -1, "")])
 
         assert commit(a.member_epoch) == {("t", 0): 0}
         for epoch, version, code in (
@@ -205,9 +205,9 @@ def test_commits_carry_the_member_epoch(tmp_path: Path) -> None:
                 commit(epoch, version)
             assert refused.value.error_code == code
         with pytest.raises(KafkaError) as stale:
-            h.coordinator.fetch_offsets("g", None, "a", a.member_epoch + 1)
+            h.coordinator.offsets.fetch_offsets("g", None, "a", a.member_epoch + 1)
         assert stale.value.error_code == ErrorCode.STALE_MEMBER_EPOCH
-        assert h.coordinator.fetch_offsets("g", None, "a", a.member_epoch)[0][1][0][1] is not None
+        assert h.coordinator.offsets.fetch_offsets("g", None, "a", a.member_epoch)[0][1][0][1] is not None
 
     run(tmp_path, scenario)
 

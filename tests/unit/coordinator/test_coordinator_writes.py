@@ -56,11 +56,16 @@ def offsets_log(h: Harness) -> Log:
 
 def commit(h: Harness, group: str, offset: int) -> dict[tuple[str, int], ErrorCode]:
     context = OffsetCommitContext(group, "", -1, None, -1, 8)
-    return h.coordinator.commit_offsets(context, [OffsetCommitItem("t", 0, offset, 3, "")])
+    return h.coordinator.offsets.commit_offsets(context, [OffsetCommitItem("t", 0, offset, 3, "")])
 
 
 def fetched(h: Harness, group: str) -> dict[tuple[str, int], int]:
-    return {(t, p): o.offset for t, parts in h.coordinator.fetch_offsets(group, None) for p, o in parts if o}
+    return {
+        (t, p): o.offset
+        for t, parts in h.coordinator.offsets.fetch_offsets(group, None)
+        for p, o in parts
+        if o
+    }
 
 
 def test_an_offset_commit_is_fetched_only_once_the_in_sync_replicas_hold_it(tmp_path: Path) -> None:
@@ -226,7 +231,7 @@ def test_an_offset_with_a_newer_commit_on_its_way_to_the_isr_does_not_expire(tmp
         log.update_high_watermark(log.log_end_offset)
         h.clock.now_ms += h.coordinator.settings.offsets_retention_ms + 1
         commit(h, "g", 9)  # not on the followers yet
-        assert h.coordinator.expire_offsets() == 0
+        assert h.coordinator.offsets.expire_offsets() == 0
         log.update_high_watermark(log.log_end_offset)
         assert fetched(h, "g") == {("t", 0): 9}
 

@@ -89,7 +89,9 @@ def test_an_offset_commit_is_answered_once_it_is_fsynced(tmp_path: Path) -> None
     async def scenario(h: Harness) -> None:
         commit = OffsetCommitContext("g", "", -1, None, -1, 8)
         items = [OffsetCommitItem("t", 0, 5, 3, "")]
-        assert await h.coordinator.commit_offsets_committed(commit, items) == {("t", 0): ErrorCode.NONE}
+        assert await h.coordinator.offsets.commit_offsets_committed(commit, items) == {
+            ("t", 0): ErrorCode.NONE
+        }
         assert _flushed(_offsets_log(h))
 
     run_groups(tmp_path, scenario)

@@ -44,11 +44,16 @@ def commit(
 ) -> dict[tuple[str, int], ErrorCode]:
     context = OffsetCommitContext(group, member, generation, None, retention_ms, version)
     items = [OffsetCommitItem(t, p, o, 3, metadata) for (t, p), o in offsets.items()]
-    return h.coordinator.commit_offsets(context, items)
+    return h.coordinator.offsets.commit_offsets(context, items)
 
 
 def fetched(h: Harness, group: str) -> dict[tuple[str, int], int]:
-    return {(t, p): o.offset for t, parts in h.coordinator.fetch_offsets(group, None) for p, o in parts if o}
+    return {
+        (t, p): o.offset
+        for t, parts in h.coordinator.offsets.fetch_offsets(group, None)
+        for p, o in parts
+        if o
+    }
 
 
 async def member_of(h: Harness, group: str, topics: tuple[str, ...] = ("t",)) -> tuple[str, int]:
@@ -68,12 +73,12 @@ async def member_of(h: Harness, group: str, topics: tuple[str, ...] = ("t",)) ->
 def test_a_simple_commit_makes_a_group_whose_offsets_can_be_fetched(tmp_path: Path) -> None:
     async def scenario(h: Harness) -> None:
         assert commit(h, "simple", {("t", 0): 5, ("t", 1): 7}, metadata="m") == {("t", 0): 0, ("t", 1): 0}
-        [(topic, partitions)] = h.coordinator.fetch_offsets("simple", [("t", [0, 1, 2])])
+        [(topic, partitions)] = h.coordinator.offsets.fetch_offsets("simple", [("t", [0, 1, 2])])
         answers = {p: (o.offset, o.leader_epoch, o.metadata) if o else None for p, o in partitions}
         assert topic == "t" and answers == {0: (5, 3, "m"), 1: (7, 3, "m"), 2: None}
         _error, listed = h.coordinator.list_groups(set(), set())
         assert [(g.group_id, g.protocol_type, g.group_state) for g in listed] == [("simple", "", "Empty")]
-        assert h.coordinator.fetch_offsets("nobody", None) == []
+        assert h.coordinator.offsets.fetch_offsets("nobody", None) == []
 
     run(tmp_path, scenario)
 
@@ -117,11 +122,11 @@ def test_offsets_of_subscribed_topics_cannot_be_deleted(tmp_path: Path) -> None:
     async def scenario(h: Harness) -> None:
         member, generation = await member_of(h, "g", topics=("t",))
         commit(h, "g", {("t", 0): 1, ("u", 0): 2}, generation=generation, member=member)
-        errors = h.coordinator.delete_offsets("g", [("t", [0]), ("u", [0])])
+        errors = h.coordinator.offsets.delete_offsets("g", [("t", [0]), ("u", [0])])
         assert errors == {("t", 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, ("u", 0): ErrorCode.NONE}
         assert fetched(h, "g") == {("t", 0): 1}
         with pytest.raises(KafkaError) as missing:
-            h.coordinator.delete_offsets("missing", [("t", [0])])
+            h.coordinator.offsets.delete_offsets("missing", [("t", [0])])
         assert missing.value.error_code == ErrorCode.GROUP_ID_NOT_FOUND
 
     run(tmp_path, scenario)
@@ -153,10 +158,10 @@ def test_offsets_of_an_empty_group_expire_after_the_retention_and_the_group_goes
         await h.advance(5 * MINUTE)
         h.coordinator.leave_group(LeaveGroupRequest(group_id="g"), [MemberIdentity(member_id=member)])
         await h.advance(9 * MINUTE)  # retention counts from when the group became empty
-        h.coordinator.expire_offsets()
+        h.coordinator.offsets.expire_offsets()
         assert fetched(h, "g") == {("t", 0): 1}
         await h.advance(2 * MINUTE)
-        assert h.coordinator.expire_offsets() == 2  # the offset and the group
+        assert h.coordinator.offsets.expire_offsets() == 2  # the offset and the group
         assert fetched(h, "g") == {} and h.coordinator.list_groups(set(), set())[1] == []
         await h.restart()
         assert h.coordinator.list_groups(set(), set())[1] == []
@@ -171,11 +176,11 @@ def test_a_stable_group_keeps_offsets_of_topics_it_consumes(tmp_path: Path) -> N
         commit(h, "simple", {("t", 0): 3})
         commit(h, "explicit", {("t", 0): 3}, retention_ms=MINUTE, version=2)
         await h.advance(2 * MINUTE)
-        h.coordinator.expire_offsets()
+        h.coordinator.offsets.expire_offsets()
         assert fetched(h, "explicit") == {}  # its own retention (OffsetCommit v2-4)
         assert fetched(h, "simple") == {("t", 0): 3}
         await h.advance(10 * MINUTE)
-        h.coordinator.expire_offsets()
+        h.coordinator.offsets.expire_offsets()
         assert fetched(h, "g") == {("t", 0): 1}  # "u" is not subscribed any more: expired
         assert fetched(h, "simple") == {}
 

@@ -32,7 +32,7 @@ def test_startup_logs_one_summary_line_for_the_offsets_topic_partitions(
         await h.create_topic("t", 1)
         for group in ("billing", "shipping"):
             context = OffsetCommitContext(group, "", -1, None, -1, 8)
-            h.coordinator.commit_offsets(context, [OffsetCommitItem("t", 0, 5, 3, "")])
+            h.coordinator.offsets.commit_offsets(context, [OffsetCommitItem("t", 0, 5, 3, "")])
         first = _offsets_topic_lines(caplog)
         caplog.clear()
         try:

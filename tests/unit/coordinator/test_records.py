@@ -6,6 +6,7 @@ import struct
 
 import pytest
 
+from odradek.coordinator.partitioning import java_string_hash, partition_for
 from odradek.coordinator.records import (
     GroupMetadataValue,
     MemberMetadata,
@@ -15,7 +16,6 @@ from odradek.coordinator.records import (
     group_metadata_tombstone,
     offset_commit_record,
 )
-from odradek.coordinator.runtime import java_string_hash, partition_for
 
 
 def string(text: str) -> bytes:

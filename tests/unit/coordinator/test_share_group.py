@@ -261,7 +261,7 @@ def test_group_types_share_one_namespace(tmp_path: Path) -> None:
         assert refused.error_message == "Group cg is not a share group."
         commit = OffsetCommitContext("sg", -1, "", None, 9, -1)
         try:
-            h.coordinator.commit_offsets(commit, [OffsetCommitItem("t", 0, 1, -1, None)])
+            h.coordinator.offsets.commit_offsets(commit, [OffsetCommitItem("t", 0, 1, -1, None)])
         except KafkaError as error:
             assert error.error_code == ErrorCode.GROUP_ID_NOT_FOUND
         else:

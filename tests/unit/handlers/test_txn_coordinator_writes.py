@@ -292,7 +292,7 @@ async def test_a_stuck_marker_keeps_no_timed_out_transaction_from_being_aborted(
         other_pid, other_epoch = await coordinator.init_producer_id("abandoned", 1, -1, -1)
         await coordinator.add_partitions("abandoned", other_pid, other_epoch, [("data", 1)])
         await until(lambda: coordinator.state_log.txns["abandoned"].timed_out(coordinator.now_ms()))
-        await asyncio.wait_for(coordinator.abort_timed_out(), 10)
+        await asyncio.wait_for(coordinator.expiry.abort_timed_out(), 10)
         await until(lambda: _state(coordinator, "abandoned") is TxnState.PREPARE_ABORT)
         markers = {(await followers.answer(E.NONE))[:2] for _ in range(2)}
         assert markers == {("data", 0), ("data", 1)}
@@ -452,7 +452,7 @@ async def test_one_expired_transactional_id_waiting_for_the_isr_holds_no_other_r
             coordinator.state_log.txns[transactional_id].last_update_ms = 0  # idle for decades
         followers = Replication()
         coordinator.state_log.leadership = HeldIsr(coordinator.state_log.leadership, followers.replicated)
-        removing = asyncio.ensure_future(coordinator.remove_expired())
+        removing = asyncio.ensure_future(coordinator.expiry.remove_expired())
         await until(lambda: len(followers.waiting) == 2)  # both tombstones written, both waiting
         await followers.answer(E.NONE)
         await followers.answer(E.NONE)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from odradek.cli.client import Admin
 from odradek.cli.errors import CliError, kafka_error_message
 from odradek.console.data.cluster import NO_LEADER, BrokerMemory
-from odradek.coordinator.runtime import partition_for
+from odradek.coordinator.partitioning import partition_for
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
