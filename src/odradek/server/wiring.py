@@ -206,8 +206,9 @@ async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerP
     apply_log_defaults(base.logs, config)
     cluster = ClusterMetadata(base.cluster_id, -1, [])  # the controller is not known yet
     security = base.inter_broker_security
-    # its controller elector (started once registered) hears of topics turning unclean election on
-    controller = KafkaController(zk, controller_config(base.config, base.node_id, security))
+    # its controller elector (started once registered) hears of topics turning unclean election on; its
+    # settings are the configuration with /config/brokers applied, as Kafka's controller reads them
+    controller = KafkaController(zk, controller_config(config, base.node_id, security))
     topic_configs = TopicConfigSync(zk, cluster, base.logs, on_change=controller.topic_configs_changed)
     replication_quotas = ReplicationQuotas.of(base.node_id, base.live_config)
     # its leaders' sender of ISR changes, started once registered (the broker epoch is the registration's)
