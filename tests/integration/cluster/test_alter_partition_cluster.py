@@ -262,7 +262,14 @@ def test_unclean_election_set_at_the_cluster_default_before_start_is_the_control
         others = c.endpoints[1:]
         await wait_for_every_broker(others, partition_isr(1, [1]), "an ISR of broker 1 only")
         await c.stop_broker_1()  # the only in-sync replica goes; 2 and 3 are out of sync
-        assert await wait_for_new_leader(others, TOPIC) in (2, 3)
+
+        def led_by_2_or_3(answer: MetadataResponse) -> bool:  # (not yet told of 1's death: still 1)
+            found = [p for t in answer.topics if t.name == TOPIC for p in t.partitions]
+            return (
+                len(found) == 1 and found[0].leader_id in (2, 3) and found[0].leader_id in found[0].isr_nodes
+            )
+
+        await wait_for_every_broker(others, led_by_2_or_3, "an out-of-sync replica elected")
         controller = int((await asyncio.to_thread(metadata, *others[0])).controller_id)
         assert controller in (2, 3)
         assert f"unclean leader election ({UNCLEAN})" in c.processes[controller].log_text()
