@@ -27,18 +27,14 @@ Version notes:
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 
 from odradek.coordinator.consumer_regexes import TopicFilter, describe_all
 from odradek.coordinator.regex_lane import Requester
-from odradek.handlers._common.authorization import (
-    authorize,
-    authorize_group,
-    authorized_operations,
-    require_group,
-)
+from odradek.handlers._common.authorization import authorize, require_group
 from odradek.handlers._common.context import RequestContext
 from odradek.handlers._common.coordinators import client_host, group_coordinator
+from odradek.handlers._common.group_describe import describe_groups
 from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -52,9 +48,6 @@ from odradek.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatResponse,
 )
 from odradek.security.acl import AclOperation, ResourceType
-
-#: What Kafka says in place of a group that names topics the caller may not describe.
-_UNAUTHORIZED_TOPICS = "The group has described topic(s) that the client is not authorized to describe."
 
 
 @handles(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, 1)
@@ -101,20 +94,14 @@ async def handle_consumer_group_describe(
         return ConsumerGroupDescribeResponse(
             groups=[DescribedGroup(error_code=error.error_code, group_id=g) for g in request.group_ids]
         )
-    groups = []
-    for group_id in request.group_ids:
-        if not group_id:
-            groups.append(DescribedGroup(error_code=ErrorCode.INVALID_GROUP_ID, group_id=group_id))
-            continue
-        if not authorize_group(context, group_id, AclOperation.DESCRIBE):
-            groups.append(DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=group_id))
-            continue
-        described = coordinator.consumer_group_describe(group_id)
-        if request.include_authorized_operations and described.error_code == ErrorCode.NONE:
-            described.authorized_operations = authorized_operations(context, ResourceType.GROUP, group_id)
-        if context.services.authorizer is not None and described.error_code == ErrorCode.NONE:
-            described = _hide_undescribable_topics(described, context)
-        groups.append(described)
+    groups = describe_groups(
+        context,
+        request.group_ids,
+        request.include_authorized_operations,
+        coordinator.consumer_group_describe,
+        _named_topics,
+        DescribedGroup,
+    )
     return ConsumerGroupDescribeResponse(groups=groups)
 
 
@@ -122,20 +109,9 @@ def _may_describe(context: RequestContext, topic: str) -> bool:
     return authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)
 
 
-def _hide_undescribable_topics(described: DescribedGroup, context: RequestContext) -> DescribedGroup:
-    """Kafka's answer for a group that names (in a member's assignment or target) a topic the caller may
-    not describe: the error alone, nothing of the group."""
-    names = {
-        topic.topic_name
-        for member in described.members
-        for assignment in (member.assignment, member.target_assignment)
-        for topic in assignment.topic_partitions
-    }
-    if all(_may_describe(context, name) for name in names):
-        return described
-    return DescribedGroup(
-        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-        error_message=_UNAUTHORIZED_TOPICS,
-        group_id=described.group_id,
-        members=[],
-    )
+def _named_topics(described: DescribedGroup) -> Iterator[str]:
+    """The topics a group names: in its members' assignments and targets."""
+    for member in described.members:
+        for assignment in (member.assignment, member.target_assignment):
+            for topic in assignment.topic_partitions:
+                yield topic.topic_name

@@ -19,6 +19,8 @@ Version notes:
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from odradek.handlers._common.authorization import authorize
 from odradek.handlers._common.context import ANONYMOUS_PRINCIPAL, RequestContext
 from odradek.handlers._common.registry import handles
@@ -85,28 +87,20 @@ async def handle_create_delegation_token(
 async def handle_renew_delegation_token(
     request: RenewDelegationTokenRequest, context: RequestContext
 ) -> RenewDelegationTokenResponse:
-    if not _allows_token_requests(context):
-        return _renewed(ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED)
-    try:
-        expiry = await _manager(context).renew(context.principal, request.hmac, request.renew_period_ms)
-    except KafkaError as error:
-        return _renewed(error.error_code)
-    return _renewed(ErrorCode.NONE, expiry)
+    code, expiry = await _new_expiry(
+        context, lambda tokens: tokens.renew(context.principal, request.hmac, request.renew_period_ms)
+    )
+    return RenewDelegationTokenResponse(error_code=code, expiry_timestamp_ms=expiry, throttle_time_ms=0)
 
 
 @handles(ApiKey.EXPIRE_DELEGATION_TOKEN, 0, 2)
 async def handle_expire_delegation_token(
     request: ExpireDelegationTokenRequest, context: RequestContext
 ) -> ExpireDelegationTokenResponse:
-    if not _allows_token_requests(context):
-        return _expired(ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED)
-    try:
-        expiry = await _manager(context).expire(
-            context.principal, request.hmac, request.expiry_time_period_ms
-        )
-    except KafkaError as error:
-        return _expired(error.error_code)
-    return _expired(ErrorCode.NONE, expiry)
+    code, expiry = await _new_expiry(
+        context, lambda tokens: tokens.expire(context.principal, request.hmac, request.expiry_time_period_ms)
+    )
+    return ExpireDelegationTokenResponse(error_code=code, expiry_timestamp_ms=expiry, throttle_time_ms=0)
 
 
 @handles(ApiKey.DESCRIBE_DELEGATION_TOKEN, 0, 3)
@@ -152,6 +146,19 @@ def _allows_token_requests(context: RequestContext) -> bool:
     return protocol != "PLAINTEXT" and not (protocol == "SSL" and context.principal == ANONYMOUS_PRINCIPAL)
 
 
+async def _new_expiry(
+    context: RequestContext, change: Callable[[DelegationTokenManager], Awaitable[int]]
+) -> tuple[ErrorCode, int]:
+    """Renew's and Expire's answer: the error and the token's new expiry (ERROR_TIMESTAMP on error)."""
+    if not _allows_token_requests(context):
+        return ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, ERROR_TIMESTAMP
+    try:
+        expiry = await change(_manager(context))
+    except KafkaError as error:
+        return error.error_code, ERROR_TIMESTAMP
+    return ErrorCode.NONE, expiry
+
+
 def _manager(context: RequestContext) -> DelegationTokenManager:
     tokens = context.services.delegation_tokens
     if tokens is None:  # (services built without one, as in handler tests: no secret key either)
@@ -183,14 +190,6 @@ def _created(
         hmac=token.hmac if token is not None else b"",
         throttle_time_ms=0,
     )
-
-
-def _renewed(code: ErrorCode, expiry: int = ERROR_TIMESTAMP) -> RenewDelegationTokenResponse:
-    return RenewDelegationTokenResponse(error_code=code, expiry_timestamp_ms=expiry, throttle_time_ms=0)
-
-
-def _expired(code: ErrorCode, expiry: int = ERROR_TIMESTAMP) -> ExpireDelegationTokenResponse:
-    return ExpireDelegationTokenResponse(error_code=code, expiry_timestamp_ms=expiry, throttle_time_ms=0)
 
 
 def _described(

@@ -21,13 +21,9 @@ Version notes:
 from __future__ import annotations
 
 from odradek.coordinator.group_coordinator import GroupCoordinator
-from odradek.handlers._common.authorization import (
-    authorize,
-    authorize_group,
-    authorized_operations,
-    require_group,
-)
+from odradek.handlers._common.authorization import authorize, require_group
 from odradek.handlers._common.context import RequestContext
+from odradek.handlers._common.group_describe import describe_groups
 from odradek.handlers._common.registry import handles
 from odradek.protocol.api_keys import ApiKey
 from odradek.protocol.error_codes import ErrorCode, KafkaError
@@ -43,7 +39,6 @@ from odradek.protocol.messages.share_group_heartbeat import (
 from odradek.security.acl import AclOperation, ResourceType
 
 _DISABLED = "Share groups are disabled (group.coordinator.rebalance.protocols has no 'share')."
-_UNAUTHORIZED_TOPICS = "The group has described topic(s) that the client is not authorized to describe."
 
 
 @handles(ApiKey.SHARE_GROUP_HEARTBEAT, 1, 1)
@@ -76,26 +71,14 @@ async def handle_share_group_describe(
         return ShareGroupDescribeResponse(
             groups=[DescribedGroup(error_code=error.error_code, group_id=g) for g in request.group_ids]
         )
-    groups = []
-    for group_id in request.group_ids:
-        if not group_id:
-            groups.append(DescribedGroup(error_code=ErrorCode.INVALID_GROUP_ID, group_id=group_id))
-            continue
-        if not authorize_group(context, group_id, AclOperation.DESCRIBE):
-            groups.append(DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=group_id))
-            continue
-        described = coordinator.share.describe(group_id)
-        if described.error_code == ErrorCode.NONE:
-            if request.include_authorized_operations:
-                described.authorized_operations = authorized_operations(context, ResourceType.GROUP, group_id)
-            names = {t.topic_name for m in described.members for t in m.assignment.topic_partitions}
-            if not all(_may_describe(context, name) for name in names):
-                described = DescribedGroup(
-                    error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                    error_message=_UNAUTHORIZED_TOPICS,
-                    group_id=group_id,
-                )
-        groups.append(described)
+    groups = describe_groups(
+        context,
+        request.group_ids,
+        request.include_authorized_operations,
+        coordinator.share.describe,
+        lambda group: (t.topic_name for m in group.members for t in m.assignment.topic_partitions),
+        DescribedGroup,
+    )
     return ShareGroupDescribeResponse(groups=groups)
 
 

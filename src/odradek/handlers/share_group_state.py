@@ -42,6 +42,7 @@ from odradek.protocol.messages import write_share_group_state as write
 from odradek.security.acl import AclOperation
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 class _Partition(Protocol):
@@ -69,21 +70,15 @@ _CONCURRENT_STEPS = 64
 async def handle_initialize_share_group_state(
     request: init.InitializeShareGroupStateRequest, context: RequestContext
 ) -> init.InitializeShareGroupStateResponse:
-    async def one(coordinator: ShareCoordinator, key: SharePartitionKey, p: init.PartitionData) -> None:
+    async def one(
+        coordinator: ShareCoordinator, key: SharePartitionKey, p: init.PartitionData
+    ) -> init.PartitionResult:
         await coordinator.initialize(key, p.state_epoch, p.start_offset)
+        return init.PartitionResult(partition=key.partition, error_code=ErrorCode.NONE)
 
     results = await _steps(context, request.group_id, request.topics, one)
     return init.InitializeShareGroupStateResponse(
-        results=[
-            init.InitializeStateResult(
-                topic_id=topic_id,
-                partitions=[
-                    init.PartitionResult(partition=p, error_code=code, error_message=message)
-                    for p, (code, message, _) in partitions
-                ],
-            )
-            for topic_id, partitions in results
-        ]
+        results=_results(results, init.InitializeStateResult, init.PartitionResult)
     )
 
 
@@ -113,25 +108,7 @@ async def handle_read_share_group_state(
 
     results = await _steps(context, request.group_id, request.topics, one)
     return read.ReadShareGroupStateResponse(
-        results=[
-            read.ReadStateResult(
-                topic_id=topic_id,
-                partitions=[
-                    answer
-                    if answer is not None
-                    else read.PartitionResult(
-                        partition=p,
-                        error_code=code,
-                        error_message=message,
-                        state_epoch=0,
-                        start_offset=0,
-                        state_batches=[],
-                    )
-                    for p, (code, message, answer) in partitions
-                ],
-            )
-            for topic_id, partitions in results
-        ]
+        results=_results(results, read.ReadStateResult, read.PartitionResult)
     )
 
 
@@ -139,24 +116,18 @@ async def handle_read_share_group_state(
 async def handle_write_share_group_state(
     request: write.WriteShareGroupStateRequest, context: RequestContext
 ) -> write.WriteShareGroupStateResponse:
-    async def one(coordinator: ShareCoordinator, key: SharePartitionKey, p: write.PartitionData) -> None:
+    async def one(
+        coordinator: ShareCoordinator, key: SharePartitionKey, p: write.PartitionData
+    ) -> write.PartitionResult:
         batches = tuple(_batch(b) for b in p.state_batches)
         await coordinator.write(
             key, p.state_epoch, p.leader_epoch, p.start_offset, batches, p.delivery_complete_count
         )
+        return write.PartitionResult(partition=key.partition, error_code=ErrorCode.NONE)
 
     results = await _steps(context, request.group_id, request.topics, one)
     return write.WriteShareGroupStateResponse(
-        results=[
-            write.WriteStateResult(
-                topic_id=topic_id,
-                partitions=[
-                    write.PartitionResult(partition=p, error_code=code, error_message=message)
-                    for p, (code, message, _) in partitions
-                ],
-            )
-            for topic_id, partitions in results
-        ]
+        results=_results(results, write.WriteStateResult, write.PartitionResult)
     )
 
 
@@ -164,21 +135,15 @@ async def handle_write_share_group_state(
 async def handle_delete_share_group_state(
     request: delete.DeleteShareGroupStateRequest, context: RequestContext
 ) -> delete.DeleteShareGroupStateResponse:
-    async def one(coordinator: ShareCoordinator, key: SharePartitionKey, _p: delete.PartitionData) -> None:
+    async def one(
+        coordinator: ShareCoordinator, key: SharePartitionKey, _p: delete.PartitionData
+    ) -> delete.PartitionResult:
         await coordinator.delete(key)
+        return delete.PartitionResult(partition=key.partition, error_code=ErrorCode.NONE)
 
     results = await _steps(context, request.group_id, request.topics, one)
     return delete.DeleteShareGroupStateResponse(
-        results=[
-            delete.DeleteStateResult(
-                topic_id=topic_id,
-                partitions=[
-                    delete.PartitionResult(partition=p, error_code=code, error_message=message)
-                    for p, (code, message, _) in partitions
-                ],
-            )
-            for topic_id, partitions in results
-        ]
+        results=_results(results, delete.DeleteStateResult, delete.PartitionResult)
     )
 
 
@@ -201,31 +166,27 @@ async def handle_read_share_group_state_summary(
 
     results = await _steps(context, request.group_id, request.topics, one)
     return summary.ReadShareGroupStateSummaryResponse(
-        results=[
-            summary.ReadStateSummaryResult(
-                topic_id=topic_id,
-                partitions=[
-                    answer
-                    if answer is not None
-                    else summary.PartitionResult(
-                        partition=p,
-                        error_code=code,
-                        error_message=message,
-                        state_epoch=0,
-                        leader_epoch=0,
-                        start_offset=0,
-                    )
-                    for p, (code, message, answer) in partitions
-                ],
-            )
-            for topic_id, partitions in results
-        ]
+        results=_results(results, summary.ReadStateSummaryResult, summary.PartitionResult)
     )
 
 
 # ----- shared -----------------------------------------------------------------------------------------
 
 Outcome = tuple[int, str | None, R | None]
+T_co = TypeVar("T_co", covariant=True)
+R_co = TypeVar("R_co", covariant=True)
+
+
+class _PartitionResult(Protocol[R_co]):
+    """An API's PartitionResult made with an error (the other fields their defaults)."""
+
+    def __call__(self, *, partition: int, error_code: int, error_message: str | None) -> R_co: ...
+
+
+class _TopicResult(Protocol[T_co, R]):
+    """An API's result for a topic."""
+
+    def __call__(self, *, topic_id: uuid.UUID, partitions: list[R]) -> T_co: ...
 
 
 async def _steps(
@@ -272,6 +233,27 @@ async def _steps(
             )
         )
     return answers
+
+
+def _results(
+    results: list[tuple[uuid.UUID, list[tuple[int, Outcome[R]]]]],
+    topic_result: _TopicResult[T, R],
+    partition_result: _PartitionResult[R],
+) -> list[T]:
+    """The API's results by topic: each partition's step answer, or its error with the other fields'
+    defaults (state epoch 0, start offset 0, as Kafka's)."""
+    return [
+        topic_result(
+            topic_id=topic_id,
+            partitions=[
+                answer
+                if answer is not None
+                else partition_result(partition=p, error_code=code, error_message=message)
+                for p, (code, message, answer) in partitions
+            ],
+        )
+        for topic_id, partitions in results
+    ]
 
 
 def _refusal(context: RequestContext) -> tuple[ErrorCode, str] | None:

@@ -163,7 +163,7 @@ class Broker:
         self._loop = asyncio.get_running_loop()
         membership = self.membership
         meta = await membership.meta_properties(self.logs, self.node_id, self.config)
-        await asyncio.to_thread(self.logs.startup)
+        await membership.load_logs(self.logs, self.dynamic_configs)
         self.logs_loaded = True
         base = Foundation(
             self.config,

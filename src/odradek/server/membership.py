@@ -11,8 +11,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from odradek.cluster.dynamic_configs import DynamicBrokerConfigs, apply_log_defaults
 from odradek.cluster.metadata import ClusterMetadata, LiveBroker
 from odradek.cluster.metadata.acls import AclChangeListener
+from odradek.cluster.metadata.broker_configs import ZkBrokerConfigs
 from odradek.cluster.metadata.delegation_tokens import TokenChangeListener
 from odradek.cluster.replication.fetcher_manager import ReplicaFetcherManager
 from odradek.cluster.zookeeper.paths import BROKER_CONFIG, USER_CONFIG
@@ -36,6 +38,12 @@ class Membership(Protocol):
     async def meta_properties(self, logs: LogManager, node_id: int, config: BrokerConfig) -> MetaProperties:
         """The log dirs' meta.properties, checked against the broker and cluster ids before any log is
         loaded (as Kafka: a log dir of another broker or cluster is refused untouched)."""
+        ...
+
+    async def load_logs(self, logs: LogManager, dynamic_configs: DynamicBrokerConfigs) -> None:
+        """After meta.properties: load every log (in a worker thread), a cluster member's once the
+        dynamic broker configs in ZooKeeper are given to the log manager, so that they act on the load
+        (as Kafka reads them before its LogManager starts)."""
         ...
 
     async def build(self, base: Foundation) -> BrokerParts: ...
@@ -78,6 +86,10 @@ class SingleNode:
     async def meta_properties(self, logs: LogManager, node_id: int, config: BrokerConfig) -> MetaProperties:
         return logs.ensure_meta_properties(node_id, config.cluster_id)
 
+    async def load_logs(self, logs: LogManager, dynamic_configs: DynamicBrokerConfigs) -> None:
+        # its dynamic broker configs are its first log dir's, read as the log manager was made
+        await asyncio.to_thread(logs.startup)
+
     async def build(self, base: Foundation) -> BrokerParts:
         return await build_single_node(base)
 
@@ -115,6 +127,8 @@ class ClusterMembership:
     def __init__(self, member: ZooKeeperMember) -> None:
         self.member = member
         self.fetchers: ReplicaFetcherManager | None = None
+        #: /config/brokers, read before the logs load (`load_logs`).
+        self.broker_configs: ZkBrokerConfigs | None = None
 
     async def meta_properties(self, logs: LogManager, node_id: int, config: BrokerConfig) -> MetaProperties:
         await self.member.connect()
@@ -128,9 +142,17 @@ class ClusterMembership:
             )
         return logs.ensure_meta_properties(node_id, cluster_id)
 
-    async def build(self, base: Foundation) -> BrokerParts:
+    async def load_logs(self, logs: LogManager, dynamic_configs: DynamicBrokerConfigs) -> None:
         assert self.member.zk is not None
-        return await build_cluster_member(base, self.member.zk)
+        self.broker_configs = ZkBrokerConfigs(self.member.zk, dynamic_configs.node_id, dynamic_configs)
+        config = await self.broker_configs.load()
+        apply_log_defaults(logs, config)
+        logs.set_producer_id_expiration_ms(config.producer_id_expiration_ms)
+        await asyncio.to_thread(logs.startup)
+
+    async def build(self, base: Foundation) -> BrokerParts:
+        assert self.member.zk is not None and self.broker_configs is not None
+        return await build_cluster_member(base, self.member.zk, self.broker_configs)
 
     def advertise(self, cluster: ClusterMetadata, broker: LiveBroker) -> None:
         pass  # the controller's UpdateMetadata names the brokers, once registered

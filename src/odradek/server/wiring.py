@@ -18,7 +18,7 @@ from typing import TypedDict
 from odradek.cluster.controller.config import controller_config
 from odradek.cluster.controller.controller import KafkaController
 from odradek.cluster.controller.service import ClusterOfOneController, Controller
-from odradek.cluster.dynamic_configs import BrokerConfigStore, DynamicBrokerConfigs, apply_log_defaults
+from odradek.cluster.dynamic_configs import BrokerConfigStore, DynamicBrokerConfigs
 from odradek.cluster.inter_broker_connection import InterBrokerSecurity
 from odradek.cluster.internal_topics import SingleNodeInternalTopics, ZkInternalTopics
 from odradek.cluster.metadata import ClusterMetadata
@@ -202,17 +202,18 @@ async def build_single_node(base: Foundation) -> BrokerParts:
     return await _build(base, mode)
 
 
-async def build_cluster_member(base: Foundation, zk: ZooKeeperClient) -> BrokerParts:
+async def build_cluster_member(
+    base: Foundation, zk: ZooKeeperClient, zk_broker_configs: ZkBrokerConfigs
+) -> BrokerParts:
     """A ZooKeeper cluster's broker: the controller decides what it leads; its metadata (dynamic
-    configs, credentials, ACLs, quotas, tokens, producer-id blocks) is ZooKeeper's, shared."""
-    # the dynamic broker configs /config/brokers holds, before anything reads the configuration
-    zk_broker_configs = ZkBrokerConfigs(zk, base.node_id, base.dynamic_configs)
-    config = await zk_broker_configs.load()
-    apply_log_defaults(base.logs, config)
+    configs, credentials, ACLs, quotas, tokens, producer-id blocks) is ZooKeeper's, shared.
+    `zk_broker_configs`: /config/brokers, read before the logs loaded (server/membership.py)."""
+    config = zk_broker_configs.dynamic.config()
     cluster = ClusterMetadata(base.cluster_id, -1, [])  # the controller is not known yet
     security = base.inter_broker_security
-    # its controller elector (started once registered) hears of topics turning unclean election on
-    controller = KafkaController(zk, controller_config(base.config, base.node_id, security))
+    # its controller elector (started once registered) hears of topics turning unclean election on; its
+    # settings are the configuration with /config/brokers applied, as Kafka's controller reads them
+    controller = KafkaController(zk, controller_config(config, base.node_id, security))
     topic_configs = TopicConfigSync(zk, cluster, base.logs, on_change=controller.topic_configs_changed)
     replication_quotas = ReplicationQuotas.of(base.node_id, base.live_config)
     # its leaders' sender of ISR changes, started once registered (the broker epoch is the registration's)

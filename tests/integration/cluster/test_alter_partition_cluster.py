@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from odradek.cluster.zookeeper import topics
+from odradek.cluster.zookeeper import paths, topics
 from odradek.cluster.zookeeper.client import ZooKeeperClient
+from odradek.cluster.zookeeper.configs import set_entity_config
 from odradek.cluster.zookeeper.controller_election import active_controller
 from odradek.cluster.zookeeper.topic_znodes import TopicAssignmentZnode
 from odradek.config.broker import BrokerConfig
@@ -106,8 +107,13 @@ class ThreeBrokers:
 
 
 def run_three_brokers(
-    zookeeper_server: ZooKeeperServer, tmp_path: Path, scenario: Callable[[ThreeBrokers], Awaitable[None]]
+    zookeeper_server: ZooKeeperServer,
+    tmp_path: Path,
+    scenario: Callable[[ThreeBrokers], Awaitable[None]],
+    cluster_default: Mapping[str, str] | None = None,
 ) -> None:
+    """`cluster_default`: dynamic broker configs written to /config/brokers/<default> before any broker
+    starts (as kafka-configs --entity-type brokers --entity-default does)."""
     connect = f"{zookeeper_server.connect_string}/odradek-{uuid.uuid4().hex[:8]}"
     common = {
         "zookeeper.connect": connect,
@@ -139,11 +145,15 @@ def run_three_brokers(
         zk: ZooKeeperClient | None = None
         brokers: ThreeBrokers | None = None
         try:
-            for process in others.values():
-                process.start()  # one of them becomes controller before broker 1 starts
             zk = await asyncio.to_thread(
                 ZooKeeperClient.connect, connect, session_timeout_ms=6000, connection_timeout_ms=10_000
             )
+            if cluster_default is not None:
+                await asyncio.to_thread(
+                    set_entity_config, zk, paths.BROKER_CONFIG, paths.DEFAULT_ENTITY, cluster_default
+                )
+            for process in others.values():
+                process.start()  # one of them becomes controller before broker 1 starts
             await asyncio.to_thread(_wait_for_controller, zk)
             broker = Broker(own)
             await broker.start()
@@ -233,6 +243,38 @@ def test_turning_unclean_election_on_for_a_topic_then_for_the_broker_brings_offl
 
 
 UNCLEAN = "unclean.leader.election.enable"
+
+
+def test_unclean_election_set_at_the_cluster_default_before_start_is_the_controllers(
+    zookeeper_server: ZooKeeperServer, tmp_path: Path
+) -> None:
+    """As Kafka's controller, whose configuration has /config/brokers applied before it starts: the
+    cluster's default unclean.leader.election.enable, written in ZooKeeper while no broker runs (no
+    broker's file sets it), lets the controller elect an out-of-sync replica once the only in-sync one
+    dies, with no AlterConfigs at run time."""
+
+    async def scenario(c: ThreeBrokers) -> None:
+        topic_id = await c.create(TOPIC)
+        epoch, partition_epoch = c.epochs(TOPIC)
+        await asyncio.wait_for(
+            c.updater.submit(ProposedIsr(TOPIC, topic_id, 0, epoch, (1,), partition_epoch)), 60
+        )
+        others = c.endpoints[1:]
+        await wait_for_every_broker(others, partition_isr(1, [1]), "an ISR of broker 1 only")
+        await c.stop_broker_1()  # the only in-sync replica goes; 2 and 3 are out of sync
+
+        def led_by_2_or_3(answer: MetadataResponse) -> bool:  # (not yet told of 1's death: still 1)
+            found = [p for t in answer.topics if t.name == TOPIC for p in t.partitions]
+            return (
+                len(found) == 1 and found[0].leader_id in (2, 3) and found[0].leader_id in found[0].isr_nodes
+            )
+
+        await wait_for_every_broker(others, led_by_2_or_3, "an out-of-sync replica elected")
+        controller = int((await asyncio.to_thread(metadata, *others[0])).controller_id)
+        assert controller in (2, 3)
+        assert f"unclean leader election ({UNCLEAN})" in c.processes[controller].log_text()
+
+    run_three_brokers(zookeeper_server, tmp_path, scenario, cluster_default={UNCLEAN: "true"})
 
 
 def alter_configs(endpoint: tuple[str, int], resource_type: int, name: str, configs: dict[str, str]) -> None:

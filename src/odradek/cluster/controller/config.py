@@ -34,7 +34,8 @@ class ControllerConfig:
 
 
 def controller_config(config: BrokerConfig, node_id: int, security: InterBrokerSecurity) -> ControllerConfig:
-    """A cluster member's controller settings, from its broker's configuration as it started."""
+    """A cluster member's controller settings, from its broker's configuration as it started (the
+    dynamic broker configs ZooKeeper held then applied, as Kafka's controller reads its KafkaConfig)."""
     return ControllerConfig(
         broker_id=node_id,
         inter_broker_listener_name=config.inter_broker_listener_name,
