@@ -30,6 +30,10 @@ The definitions (docs/architecture.md, "The census", says the same):
 - log append outside storage/: a call of `Log.append` as leader (an `append(...)` given a
   `leader_epoch=`) or of `append_as_follower(...)` anywhere but storage/ and partition/ (the replica
   manager's one entry, `append_records`): after #28 only partition/ makes them.
+- log read outside storage/: a call of `Log.read` (a `read(...)` given an `isolation=` or a
+  `min_one_message=`) anywhere but storage/ and partition/ (a Fetch's one entry,
+  `partition/partition_read.py::read_from_log`; the share partitions' `partition/share/log_reader.py`).
+  The coordinator runtime's load of its partition reads the log too, as Kafka's CoordinatorLoaderImpl.
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ ANY = "any-collaborator"
 HANDLER_WAIT = "handler-side-wait"
 LEADER_CHECK = "hand-made-leader-check"
 LOG_APPEND = "log-append-outside-storage"
-PATTERNS = (MODE_CHECK, WIRING, ANY, HANDLER_WAIT, LEADER_CHECK, LOG_APPEND)
+LOG_READ = "log-read-outside-storage"
+PATTERNS = (MODE_CHECK, WIRING, ANY, HANDLER_WAIT, LEADER_CHECK, LOG_APPEND, LOG_READ)
 
 #: Fields of `Services` (and names bound from them) that exist only on a cluster member.
 CLUSTER_ONLY_SERVICES = frozenset({"replicas", "controller", "zk_broker_configs", "txn_verification"})
@@ -100,6 +105,7 @@ def find_all(source: Source, modules: list[Module]) -> list[Finding]:
         found += handler_waits(module)
         found += leader_checks(module)
         found += log_appends(module)
+        found += log_reads(module)
     return sorted(found, key=lambda f: (f.pattern, f.path, f.line, f.kind))
 
 
@@ -432,6 +438,22 @@ def log_appends(module: Module) -> Iterator[Finding]:
                 yield _finding(LOG_APPEND, "append as follower", module, node)
             elif node.func.attr == "append" and any(k.arg == "leader_epoch" for k in node.keywords):
                 yield _finding(LOG_APPEND, "append as leader", module, node)
+
+
+# ----- log reads -------------------------------------------------------------------------------------
+
+
+def log_reads(module: Module) -> Iterator[Finding]:
+    if module.relative.startswith(("odradek/storage/", "odradek/partition/")):
+        return
+    for node in ast.walk(module.tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "read"
+            and any(k.arg in ("isolation", "min_one_message") for k in node.keywords)
+        ):
+            yield _finding(LOG_READ, "log read", module, node)
 
 
 # ----- helpers ----------------------------------------------------------------------------------------

@@ -34,7 +34,9 @@ async def txn_log_replicated(state_log: TxnStateLog, transactional_id: str) -> E
         TRANSACTION_STATE_TOPIC, partition
     ):
         # A retried step whose record is appended already: as Kafka's append of it again would be,
-        # refused at once (NOT_ENOUGH_REPLICAS) rather than after a wait the HW cannot end.
+        # refused at once (NOT_ENOUGH_REPLICAS) rather than after a wait the HW cannot end. The
+        # transaction coordinator's own rule, not complete_log_end's: the group coordinator's steps
+        # that write nothing wait, as Kafka's CoordinatorRuntime, with no min-ISR check.
         return transaction_log_error(ErrorCode.NOT_ENOUGH_REPLICAS)
     metadata = state_log.txns.get(transactional_id)
     timeout_ms = metadata.timeout_ms if metadata is not None else state_log.config.request_timeout_ms

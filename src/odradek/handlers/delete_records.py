@@ -63,7 +63,7 @@ def _delete(topic: str, index: int, offset: int, context: RequestContext) -> Del
     if state.is_internal:
         return _failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
     try:  # the leader, cleanup-policy and offset rules are partition/'s
-        low_watermark = delete_records(services.replicas, topic, index, offset)
+        low_watermark = delete_records(services.leadership, services.logs, topic, index, offset)
     except KafkaError as refused_there:
         return _failed(index, refused_there.error_code)
     except StorageError as error:

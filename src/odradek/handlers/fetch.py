@@ -62,6 +62,7 @@ from odradek.handlers._common.fetch_plan import FetchPlan, open_session, partiti
 from odradek.handlers._common.fetch_reads import (
     PartitionReads,
     error_answer,
+    fetch_params,
     fetching_replica_epoch,
     fetching_replica_id,
 )
@@ -90,7 +91,6 @@ from odradek.protocol.messages.fetch import (
     PartitionData,
 )
 from odradek.security.acl import AclOperation, ResourceType
-from odradek.storage.fetch import FetchIsolation
 from odradek.storage.partition import TopicPartition
 
 
@@ -100,7 +100,6 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
         plan = plan_fetch(request, context)
     except KafkaError as error:  # a session error: like Kafka's, the answer names no session
         return FetchResponse(error_code=error.error_code, session_id=0, responses=[])
-    isolation = _isolation(request, context)
     denied = _unauthorized_topics(plan.partitions, request, context)
     readable = any(p.topic not in denied for p in plan.partitions)
     if context.api_version >= 3:  # the broker's fetch.max.bytes caps what a client asks for, as Kafka's
@@ -109,9 +108,10 @@ async def handle_fetch(request: FetchRequest, context: RequestContext) -> FetchR
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
     keys = [TopicPartition(p.topic, p.partition) for p in plan.partitions]
-    replica_id = fetching_replica_id(request, context)
+    params = fetch_params(request, context)
+    replica_id = params.replica_id
     follower = replica_id >= 0
-    reading = PartitionReads(plan.partitions, request, isolation, context, denied, keys)
+    reading = PartitionReads(plan.partitions, request, params, context, denied, keys)
     with context.services.appends.waiting_on(keys) as waiter:
         read = reading.all()
         indexes: Sequence[int] = range(len(plan.partitions))
@@ -225,14 +225,6 @@ def _unauthorized_topics(
     if fetching_replica_id(request, context) >= 0:
         return frozenset() if authorize_cluster(context, AclOperation.CLUSTER_ACTION) else frozenset(topics)
     return frozenset(t for t in topics if not authorize(context, AclOperation.READ, ResourceType.TOPIC, t))
-
-
-def _isolation(request: FetchRequest, context: RequestContext) -> FetchIsolation:
-    if fetching_replica_id(request, context) >= 0:
-        return FetchIsolation.LOG_END
-    if request.isolation_level == 1:
-        return FetchIsolation.TXN_COMMITTED
-    return FetchIsolation.HIGH_WATERMARK
 
 
 def _respond(

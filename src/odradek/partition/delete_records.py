@@ -1,6 +1,8 @@
-"""DeleteRecords on the leader (KIP-107; Kafka's Partition.deleteRecordsOnLeader): the one way a
-client's request moves a partition's log start up. The handler (handlers/delete_records.py) keeps the
-request's shape: authorization, the topic's existence and internal topics.
+"""DeleteRecords on the leader (KIP-107; Kafka's ReplicaManager.deleteRecords and
+Partition.deleteRecordsOnLeader): the one way a partition led here has its log start moved up, for a
+client's request (handlers/delete_records.py keeps the request's shape: authorization, the topic's
+existence and internal topics) as for the share coordinator's prune of `__share_group_state` (Kafka
+4.x's share coordinator asks the replica manager through its PartitionWriter).
 
 The partition must be led here (NOT_LEADER_OR_FOLLOWER; UNKNOWN_TOPIC_OR_PARTITION without a log here),
 its cleanup.policy must include delete (POLICY_VIOLATION), and the offset must be -1 (the high
@@ -12,22 +14,22 @@ today for a cluster too: Kafka's DelayedDeleteRecords, which waits for every fol
 
 from __future__ import annotations
 
-from odradek.partition.replica_manager import ReplicaManager
+from odradek.partition.leadership import Leadership
 from odradek.protocol.error_codes import ErrorCode, KafkaError
+from odradek.storage.log_manager import LogManager
 
 #: The offset that means the partition's high watermark.
 HIGH_WATERMARK = -1
 
 
-def delete_records(replicas: ReplicaManager, topic: str, partition: int, offset: int) -> int:
-    """Move the log start of the partition, led here, up to `offset` (HIGH_WATERMARK: its high
-    watermark); returns its new log start (the low watermark). Raises KafkaError for the rules above,
-    StorageError from the log."""
-    hosted = replicas.leading.get((topic, partition))
-    if hosted is None:
-        here = replicas.logs.get_log(topic, partition) is not None
+def delete_records(leadership: Leadership, logs: LogManager, topic: str, partition: int, offset: int) -> int:
+    """Move the log start of the partition, led here (`leadership`, the replica manager), up to `offset`
+    (HIGH_WATERMARK: its high watermark); returns its new log start (the low watermark). Raises
+    KafkaError for the rules above, StorageError from the log."""
+    replica_log = logs.get_log(topic, partition)
+    if replica_log is None or leadership.leader_epoch(topic, partition) is None:
+        here = replica_log is not None
         raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER if here else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    replica_log = hosted.log
     if not replica_log.config.delete:
         raise KafkaError(ErrorCode.POLICY_VIOLATION, f"{topic}-{partition}: cleanup.policy has no delete")
     target = replica_log.high_watermark if offset == HIGH_WATERMARK else offset

@@ -6,7 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from tools.architecture.census import take
-from tools.architecture.patterns import ANY, HANDLER_WAIT, LEADER_CHECK, LOG_APPEND, MODE_CHECK, WIRING
+from tools.architecture.patterns import (
+    ANY,
+    HANDLER_WAIT,
+    LEADER_CHECK,
+    LOG_APPEND,
+    LOG_READ,
+    MODE_CHECK,
+    WIRING,
+)
 
 from tests.unit.architecture.conftest import PackageMaker
 
@@ -167,4 +175,26 @@ def test_log_appends_outside_storage_are_leader_and_follower_appends(make_packag
     assert _found(package, LOG_APPEND) == [
         ("odradek/handlers/produce.py", 2, "append as leader"),
         ("odradek/handlers/produce.py", 3, "append as follower"),
+    ]
+
+
+def test_log_reads_outside_storage_are_reads_with_an_isolation_or_a_minimum(
+    make_package: PackageMaker,
+) -> None:
+    reads = (
+        "def f(log, offset, isolation, zk, path):\n"
+        "    log.read(offset, 100, isolation=isolation)\n"  # 2
+        "    log.read(offset, 100, min_one_message=True)\n"  # 3
+        "    zk.read(path)\n"  # a znode
+    )
+    package = make_package(
+        {
+            "handlers/fetch.py": reads,
+            "storage/log.py": reads,
+            "partition/partition_read.py": reads,  # the one entry (read_from_log)
+        }
+    )
+    assert _found(package, LOG_READ) == [
+        ("odradek/handlers/fetch.py", 2, "log read"),
+        ("odradek/handlers/fetch.py", 3, "log read"),
     ]

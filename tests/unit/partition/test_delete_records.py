@@ -31,7 +31,7 @@ def _led(logs: LogManager, records: int) -> ReplicaManager:
 
 def _refused(replicas: ReplicaManager, topic: str, offset: int) -> ErrorCode:
     with pytest.raises(KafkaError) as refused:
-        delete_records(replicas, topic, 0, offset)
+        delete_records(replicas, replicas.logs, topic, 0, offset)
     return refused.value.error_code
 
 
@@ -39,9 +39,9 @@ def test_the_log_start_of_a_partition_led_here_moves_to_the_offset_or_the_high_w
     logs: LogManager,
 ) -> None:
     replicas = _led(logs, 5)
-    assert delete_records(replicas, "t", 0, 2) == 2
+    assert delete_records(replicas, replicas.logs, "t", 0, 2) == 2
     assert replicas.leading[("t", 0)].log.log_start_offset == 2
-    assert delete_records(replicas, "t", 0, HIGH_WATERMARK) == 5
+    assert delete_records(replicas, replicas.logs, "t", 0, HIGH_WATERMARK) == 5
 
 
 def test_a_partition_not_led_here_is_refused(logs: LogManager) -> None:

@@ -21,6 +21,7 @@ from odradek.coordinator.committed_writes import append_committed
 from odradek.coordinator.runtime import CoordinatorRuntime
 from odradek.coordinator.share.records import ShareStateRecord
 from odradek.coordinator.share.shard import ShareShard
+from odradek.partition.delete_records import delete_records
 from odradek.partition.share.persister import (
     SharePartitionKey,
     ShareState,
@@ -116,15 +117,26 @@ class ShareCoordinator:
         share.coordinator.state.topic.prune.interval.ms job): up to the oldest state's newest
         snapshot, never past the high watermark, so a follower elected next loads the same states.
         Followers move their log start offset up as the leader's, as after DeleteRecords."""
-        for shard in self.runtime.active_shards():
+        runtime = self.runtime
+        for shard in runtime.active_shards():
             offset = shard.last_redundant_offset()
-            log_ = self.runtime.logs.get_log(SHARE_STATE_TOPIC, shard.partition)
-            if offset is None or log_ is None or not self.runtime.leads(shard.partition):
+            log_ = runtime.logs.get_log(SHARE_STATE_TOPIC, shard.partition)
+            if offset is None or log_ is None:
                 continue
             start = log_.log_start_offset
-            log_.delete_records(min(offset, log_.high_watermark))
-            if log_.log_start_offset > start:
-                log.debug("pruned %s-%d to %d", SHARE_STATE_TOPIC, shard.partition, log_.log_start_offset)
+            try:  # the leader, cleanup.policy and offset rules are the entry's
+                pruned = delete_records(
+                    runtime.leadership,
+                    runtime.logs,
+                    SHARE_STATE_TOPIC,
+                    shard.partition,
+                    min(offset, log_.high_watermark),
+                )
+            except KafkaError as refused:  # led elsewhere now, or not a partition records leave
+                log.debug("%s-%d not pruned: %s", SHARE_STATE_TOPIC, shard.partition, refused)
+                continue
+            if pruned > start:
+                log.debug("pruned %s-%d to %d", SHARE_STATE_TOPIC, shard.partition, pruned)
 
     async def snapshot_cold_states(self) -> None:
         """Write a new snapshot of every state whose newest is older than

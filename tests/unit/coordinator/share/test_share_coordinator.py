@@ -21,6 +21,7 @@ from odradek.partition.share.persister import (
     StateBatch,
 )
 from odradek.protocol.error_codes import ErrorCode
+from odradek.storage.config import LogConfig
 from tests.unit.coordinator.share.harness import ShareHarness
 
 ACKED, AVAILABLE = DeliveryState.ACKNOWLEDGED, DeliveryState.AVAILABLE
@@ -281,6 +282,33 @@ async def test_records_before_every_states_last_snapshot_are_pruned_and_the_stat
     assert log_.log_start_offset == 6
     before = await coordinator.read(key, 0)
     assert await (await harness.restart()).read(key, 0) == before
+
+
+@in_harness
+async def test_pruning_deletes_records_through_partitions_entry_and_its_rules(harness: ShareHarness) -> None:
+    """The prune job moves the log start through partition/'s DeleteRecords entry (as Kafka's share
+    coordinator asks ReplicaManager.deleteRecords through its PartitionWriter), whose rules apply: a
+    partition whose cleanup.policy has no delete (POLICY_VIOLATION), or that is led here no more, is
+    not pruned. The job once moved the log start itself, whatever the policy."""
+    coordinator = harness.coordinator
+    key = await _key(harness)
+    await coordinator.initialize(key, 0, 0)
+    for offset in range(7):  # snapshots at the 3rd and 6th write: the newest is record 6
+        await coordinator.write(key, 0, 0, 0, (StateBatch(offset, offset, ACKED, 1),))
+    partition = coordinator.runtime.partition_for(key.coordinator_key)
+    log_ = harness.logs.get_log("__share_group_state", partition)
+    assert log_ is not None
+    harness.logs.apply_topic_config(
+        "__share_group_state", LogConfig.from_mapping({"cleanup.policy": "compact"})
+    )
+    await coordinator.prune()
+    assert log_.log_start_offset == 0
+    harness.logs.apply_topic_config(
+        "__share_group_state", LogConfig.from_mapping({"cleanup.policy": "delete"})
+    )
+    harness.replicas.stop_partitions([("__share_group_state", partition)], delete=False)  # led elsewhere
+    await coordinator.prune()
+    assert log_.log_start_offset == 0
 
 
 @in_harness
