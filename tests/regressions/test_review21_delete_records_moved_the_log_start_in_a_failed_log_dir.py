@@ -15,38 +15,26 @@ from pathlib import Path
 
 import pytest
 
-from odradek.cluster.metadata import ClusterMetadata
 from odradek.partition.delete_records import delete_records
-from odradek.partition.replica_manager import ReplicaManager
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.storage.config import LogConfig
-from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
+from tests.unit.partition.two_log_dirs import two_log_dirs
 from tests.unit.storage.helpers import batch
 
 
 def test_delete_records_in_a_failed_log_dir_is_a_storage_error_before_the_dir_is_handled(
     tmp_path: Path,
 ) -> None:
-    logs = LogManager([tmp_path / "d1", tmp_path / "d2"], LogConfig())
-    logs.startup()
-    try:
-        failing = logs.get_or_create_log("t", 0)
-        healthy = logs.get_or_create_log("t", 1)
-        assert failing.dir.parent != healthy.dir.parent
-        replicas = ReplicaManager(1, ClusterMetadata("c", -1, []), logs)
-        replicas.lead_alone("t", None, [0, 1])
+    with two_log_dirs(tmp_path) as made:
         for partition in (0, 1):
             for _ in range(3):
-                replicas.append_records(TopicPartition("t", partition), batch(), AppendOrigin.CLIENT, 1)
-        logs.failures.mark_offline(failing.dir.parent, OSError(errno.EIO, "Input/output error"))
+                made.replicas.append_records(TopicPartition("t", partition), batch(), AppendOrigin.CLIENT, 1)
+        made.logs.failures.mark_offline(made.failing.dir.parent, OSError(errno.EIO, "Input/output error"))
 
         with pytest.raises(KafkaError) as refused:
-            delete_records(replicas, "t", 0, 2)
+            delete_records(made.replicas, "t", 0, 2)
         assert refused.value.error_code == ErrorCode.KAFKA_STORAGE_ERROR
-        assert failing.log_start_offset == 0
+        assert made.failing.log_start_offset == 0
 
-        assert delete_records(replicas, "t", 1, 2) == 2
-    finally:
-        logs.shutdown()
+        assert delete_records(made.replicas, "t", 1, 2) == 2

@@ -15,40 +15,17 @@ import asyncio
 import pytest
 
 from odradek.protocol.error_codes import ErrorCode
-from odradek.protocol.messages.txn_offset_commit import (
-    TxnOffsetCommitRequest,
-    TxnOffsetCommitRequestPartition,
-    TxnOffsetCommitRequestTopic,
-)
 from tests.support.handler_services import HandlerBroker
 from tests.unit.handlers.test_offset_fetch_require_stable import (
-    GROUP,
-    TOPIC,
     TXN,
     broker,
     coordinators,
     send_offsets_to_transaction,
+    txn_offset_commit,
 )
 
 pytestmark = pytest.mark.timeout(30)
 __all__ = ["broker"]  # the fixture
-
-
-async def _commit(broker: HandlerBroker, pid: int, epoch: int) -> ErrorCode:
-    request = TxnOffsetCommitRequest(
-        transactional_id=TXN,
-        group_id=GROUP,
-        producer_id=pid,
-        producer_epoch=epoch,
-        topics=[
-            TxnOffsetCommitRequestTopic(
-                name=TOPIC,
-                partitions=[TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=9)],
-            )
-        ],
-    )
-    response = await broker.call(request, 3)
-    return ErrorCode(response.topics[0].partitions[0].error_code)
 
 
 async def test_a_txn_offset_commit_while_the_transaction_coordinator_loads_is_retriable(
@@ -71,8 +48,8 @@ async def test_a_txn_offset_commit_while_the_transaction_coordinator_loads_is_re
         state_log.resign(partition)
         state_log.become_leader(partition)  # loading again, from its log
 
-        assert await _commit(broker, pid, epoch) is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        assert await txn_offset_commit(broker, pid, epoch, 9) is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
 
         loading.set()
         await state_log.wait_loaded()
-        assert await _commit(broker, pid, epoch) is ErrorCode.NONE
+        assert await txn_offset_commit(broker, pid, epoch, 9) is ErrorCode.NONE
