@@ -67,3 +67,31 @@ def test_a_future_log_of_another_topic_id_than_its_current_log_is_set_aside_at_s
         assert log is not None and log.topic_id == NEW_TOPIC_ID
     finally:
         again.shutdown()
+
+
+def test_a_log_set_aside_for_another_topic_id_takes_its_future_log_with_it(tmp_path: Path) -> None:
+    """A cluster member's LogManager sets a log aside when a LeaderAndIsr names the partition under
+    another topic id (the topic deleted and made again while this broker did not see it). Its future
+    log, a copy of the set-aside log, stayed in the moves: the copy went on from the new, empty log into
+    it, kept what the epochs did not tell apart, swapped it in, and with it the old topic's id."""
+    manager = _manager(tmp_path)
+    try:
+        current = manager.get_or_create_log("t", 0)
+        write_partition_metadata(current.dir, OLD_TOPIC_ID)
+        current.topic_id = OLD_TOPIC_ID
+        for i in range(5):
+            current.append(batch([f"old-{i}".encode()]))
+        target = next(d for d in manager.log_dirs if d != current.dir.parent)
+        future = manager.moves.create_future_log("t", 0, target)
+        manager.moves.install_future_log(future)
+        copy_to_future(current, future, 200, manager.deletions.schedule_deletion)
+
+        job = manager.prepare_partitions("t", [0], topic_id=NEW_TOPIC_ID)
+        job.run()
+        manager.complete_partitions(job)
+
+        made = manager.get_log("t", 0)
+        assert made is not None and made.topic_id == NEW_TOPIC_ID and made.log_end_offset == 0
+        assert TopicPartition("t", 0) not in manager.future_logs
+    finally:
+        manager.shutdown()
