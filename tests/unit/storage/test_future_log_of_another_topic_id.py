@@ -17,31 +17,21 @@ import uuid
 from pathlib import Path
 
 from odradek.storage.checkpoints import read_partition_metadata, write_partition_metadata
-from odradek.storage.config import LogConfig
+from odradek.storage.log import Log
 from odradek.storage.log_manager import LogManager
 from odradek.storage.log_moves import copy_to_future
 from odradek.storage.partition import TopicPartition, is_stray_dir_name
-from odradek.storage.stray_logs import JudgedByLeaderAndIsr
 
-from .helpers import FakeClock, batch
+from .helpers import batch
+from .test_log_moves import _manager
 
 OLD_TOPIC_ID = uuid.UUID("11111111-1111-1111-1111-111111111111")
 NEW_TOPIC_ID = uuid.UUID("22222222-2222-2222-2222-222222222222")
 
 
-def _manager(tmp_path: Path) -> LogManager:
-    manager = LogManager(
-        [tmp_path / "d1", tmp_path / "d2"],
-        LogConfig(segment_bytes=300),
-        clock=FakeClock(),
-        strays=JudgedByLeaderAndIsr(),
-    )
-    manager.startup()
-    return manager
-
-
-def test_a_future_log_of_another_topic_id_than_its_current_log_is_set_aside_at_start(tmp_path: Path) -> None:
-    manager = _manager(tmp_path)
+def _moving_a_log_of_the_old_topic(manager: LogManager) -> tuple[Log, Log]:
+    """t-0 of topic id OLD_TOPIC_ID with five records, moving to the other log dir and partly copied;
+    (its log, its future log)."""
     current = manager.get_or_create_log("t", 0)
     write_partition_metadata(current.dir, OLD_TOPIC_ID)
     current.topic_id = OLD_TOPIC_ID
@@ -51,6 +41,13 @@ def test_a_future_log_of_another_topic_id_than_its_current_log_is_set_aside_at_s
     future = manager.moves.create_future_log("t", 0, target)
     manager.moves.install_future_log(future)
     copy_to_future(current, future, 200, manager.deletions.schedule_deletion)
+    return current, future
+
+
+def test_a_future_log_of_another_topic_id_than_its_current_log_is_set_aside_at_start(tmp_path: Path) -> None:
+    manager = _manager(tmp_path)
+    current, future = _moving_a_log_of_the_old_topic(manager)
+    target = future.dir.parent
     assert future.log_end_offset > 0
     future_dir = future.dir
     manager.shutdown()
@@ -76,15 +73,7 @@ def test_a_log_set_aside_for_another_topic_id_takes_its_future_log_with_it(tmp_p
     it, kept what the epochs did not tell apart, swapped it in, and with it the old topic's id."""
     manager = _manager(tmp_path)
     try:
-        current = manager.get_or_create_log("t", 0)
-        write_partition_metadata(current.dir, OLD_TOPIC_ID)
-        current.topic_id = OLD_TOPIC_ID
-        for i in range(5):
-            current.append(batch([f"old-{i}".encode()]))
-        target = next(d for d in manager.log_dirs if d != current.dir.parent)
-        future = manager.moves.create_future_log("t", 0, target)
-        manager.moves.install_future_log(future)
-        copy_to_future(current, future, 200, manager.deletions.schedule_deletion)
+        _moving_a_log_of_the_old_topic(manager)
 
         job = manager.prepare_partitions("t", [0], topic_id=NEW_TOPIC_ID)
         job.run()
