@@ -301,6 +301,10 @@ class TransactionCoordinator:
         one transactional id is not one to append in another's transaction."""
         if not self.config.transaction_partition_verification_enable:
             return E.NONE
+        try:  # as Kafka's getTransactionState first: loading, or not coordinated here, is retriable
+            self.state_log.check_coordinator(transactional_id)
+        except KafkaError as not_here:
+            return not_here.error_code
         owner = self.state_log.txns.get(transactional_id)
         if owner is None or owner.producer_id != producer_id:
             return E.INVALID_PRODUCER_ID_MAPPING

@@ -273,6 +273,10 @@ async def _verify_offsets_partition(
             error = asked[tp]
             # The coordinator answers as to a leader; a TxnOffsetCommit client is told it is fenced.
             return ErrorCode.PRODUCER_FENCED if error is ErrorCode.INVALID_PRODUCER_EPOCH else error
+    try:  # loading, or not coordinated here: retriable, as another broker's coordinator answers
+        coordinator.state_log.check_coordinator(request.transactional_id)
+    except KafkaError as not_here:
+        return not_here.error_code
     unverified = coordinator.check_producer(pid, epoch)
     if unverified is ErrorCode.NONE:
         unverified = coordinator.verify_partition(

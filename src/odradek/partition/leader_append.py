@@ -3,8 +3,9 @@
 
 An idempotent producer's retry of a batch already in the log is an append too, answered with the
 offsets the batch got the first time (Kafka's duplicate detection answers NONE): it wrote nothing, so
-it notifies nobody and is never fsynced, but with acks=all it is answered only once the ISR holds those
-offsets (the first attempt may have timed out waiting).
+it notifies nobody, but it is answered only once its log is fsynced if due (the first attempt's fsync
+may still run, or have failed: Kafka's is inside that append) and, with acks=all, once the ISR holds
+those offsets (the first attempt may have timed out waiting).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class LeaderAppend:
     def completed_at_append(self) -> bool:
         """Whether its answer is known now, without `complete_appends`: nothing to wait for (acks is not
         -1, or its leader is alone in the ISR, as a single node's) and no fsync due."""
-        return self.waiting is None and (self.duplicate or not self.log.flush_needed())
+        return self.waiting is None and not self.log.flush_needed()
 
 
 async def flush_if_due(appends: Iterable[LeaderAppend]) -> set[int]:
@@ -54,7 +55,7 @@ async def flush_if_due(appends: Iterable[LeaderAppend]) -> set[int]:
     fails inside that partition's append, only its appends are answered KAFKA_STORAGE_ERROR; the
     others' logs are still fsynced and their appends answered as they went."""
     failed: set[int] = set()
-    for log in {id(a.log): a.log for a in appends if not a.duplicate}.values():
+    for log in {id(a.log): a.log for a in appends}.values():
         try:
             await flush_log_if_due(log)
         except (StorageError, OSError) as error:  # a dir failing is logged where it is marked

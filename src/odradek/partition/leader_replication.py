@@ -161,6 +161,7 @@ class LeaderReplication:
             state.pending_isr is None
             and replica_id not in state.isr
             and state.may_join_isr(replica_id, hosted.log.high_watermark, hosted.leader_epoch_start_offset)
+            and self._alive(replica_id)  # Kafka's isReplicaIsrEligible: the controller refuses others
         ):
             self._propose_isr(hosted, (*hosted.isr, replica_id))
 

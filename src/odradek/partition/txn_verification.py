@@ -75,7 +75,7 @@ def verify_batch(
         return ErrorCode.INVALID_TXN_STATE
     if transactional_id is None:  # refused before, as Kafka's KafkaApis (handlers/produce.py)
         return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    return coordinator.verify_partition(transactional_id, *producer, topic, partition)
+    return _for_produce(coordinator.verify_partition(transactional_id, *producer, topic, partition))
 
 
 class TxnVerification:

@@ -96,8 +96,9 @@ def validate_batches(records: Buffer, config: LogConfig, origin: AppendOrigin) -
     """Headers (``pos`` relative to ``records``) of the batches making up ``records`` exactly.
 
     Raises CorruptRecordError for anything but whole, CRC-valid v2 batches; RecordTooLargeError for a
-    batch over ``max.message.bytes`` or an append over ``segment.bytes``; InvalidRecordError for header
-    rules (record count vs offsets, control batches from clients, a producer id without a sequence).
+    batch over ``max.message.bytes`` (not a follower's) or an append over ``segment.bytes``;
+    InvalidRecordError for header rules (record count vs offsets, control batches from clients, a
+    producer id without a sequence).
     """
     if len(records) > config.segment_bytes:
         raise RecordListTooLargeError(len(records), config.segment_bytes)
@@ -108,7 +109,8 @@ def validate_batches(records: Buffer, config: LogConfig, origin: AppendOrigin) -
             header = RecordBatchHeader.read(records, pos)
             if header.end > len(records):
                 raise CorruptRecordError(f"record batch at position {pos} is cut short")
-            if header.size > config.max_message_bytes:
+            # a follower's batches are already in its leader's log (Kafka's appendAsFollower skips this)
+            if header.size > config.max_message_bytes and origin is not AppendOrigin.REPLICATION:
                 raise RecordTooLargeError(header.size, config.max_message_bytes)
             if not header.crc_is_valid(records):
                 raise CorruptRecordError(f"record batch at position {pos} fails its CRC-32C check")

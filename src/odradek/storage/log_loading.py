@@ -1,7 +1,8 @@
 """Start-up of every log dir, as Kafka's LogManager.loadLogs: each dir loaded (``log_dir_loading.py``),
 a dir that fails to load taken offline (but the first, which holds odradek's own metadata), a partition
 found in two dirs refused, and the replica moves a stop interrupted either resumed, finished (a crash
-during the swap) or stopped (a log dir is offline)."""
+during the swap) or stopped (a log dir is offline); a future log of another topic id than its
+current log's is set aside (``-stray``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from odradek.storage.log import Log
 from odradek.storage.log_dir_failure import LogDirFailureChannel, close_quietly
 from odradek.storage.log_dir_loading import LogDirOffsets, OpenLog, load_log_dir
 from odradek.storage.partition import TopicPartition
-from odradek.storage.stray_logs import StrayLogRule
+from odradek.storage.stray_logs import StrayLogRule, set_aside
 from odradek.storage.topic_store import TopicRecord
 
 _log = logging.getLogger(__name__)
@@ -84,7 +85,16 @@ def _settle_futures(
     loaded: LoadedLogs, futures: dict[TopicPartition, Log], failures: LogDirFailureChannel
 ) -> None:
     for tp, future in list(futures.items()):
-        if tp not in loaded.logs and failures.offline_log_dirs:
+        current = loaded.logs.get(tp)
+        if current is not None and _other_topic_ids(current, future):
+            # no copy of this log: a gone topic's move, its -delete rename lost (a power loss); kept
+            del futures[tp]
+            close_quietly(future.segments)
+            set_aside(
+                future.dir, tp, f"a move of topic id {future.topic_id}, not of the log's {current.topic_id}"
+            )
+            loaded.removed = True
+        elif tp not in loaded.logs and failures.offline_log_dirs:
             # its current log may be in the failed dir, and the copy not caught up: neither made
             # the log nor copied; offline (as Kafka, whose start never promotes a future log), its
             # files kept for a start with every dir back
@@ -101,6 +111,12 @@ def _settle_futures(
             _log.info(
                 "%s: the move to %s is finished (a start after a crash during the swap)", tp, future.dir
             )
+
+
+def _other_topic_ids(current: Log, future: Log) -> bool:
+    """Whether the two logs name different topic ids (both known): the future one is no copy."""
+    ids = (current.topic_id, future.topic_id)
+    return None not in ids and ids[0] != ids[1]
 
 
 def _remembering(open_log: OpenLog, opened: list[Log]) -> OpenLog:

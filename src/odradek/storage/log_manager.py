@@ -235,6 +235,7 @@ class LogManager:
             self._offline_partitions,
             self.moves.preferred,
         )
+        self.deletions.abandon_moves([log.topic_partition for log in placement.strays])  # copies of them
         return PartitionCreationJob(
             topic,
             topic_id,

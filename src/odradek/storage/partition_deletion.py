@@ -47,7 +47,7 @@ class PartitionDeletions:
         """Remove a partition: its dir is renamed ``<topic>-<partition>.<uuid>-delete`` now and removed
         after ``file.delete.delay.ms`` (open files keep serving in-flight reads until then)."""
         tp = TopicPartition(topic, partition)
-        self._abandon_moves([tp])
+        self.abandon_moves([tp])
         log = self._logs.pop(tp, None)
         if log is None:
             return False
@@ -64,7 +64,7 @@ class PartitionDeletions:
     def take_topic_deletion(self, name: str) -> TopicDeletionJob:
         """Step 2, on the loop: the topic's logs leave the manager; run the job in a worker thread, then
         ``complete_topic_deletion``."""
-        self._abandon_moves([tp for tp in self._moves.future if tp.topic == name])
+        self.abandon_moves([tp for tp in self._moves.future if tp.topic == name])
         logs = [self._logs.pop(tp) for tp in [tp for tp in self._logs if tp.topic == name]]
         job = TopicDeletionJob(name, logs, self._topic_store, self._checkpoint(), self._failures)
         self._topic_deletions[name] = job
@@ -85,7 +85,7 @@ class PartitionDeletions:
         a crash before the renames leaves the partitions whole, and the controller, whose deletion is
         pending until every replica answered, sends StopReplica again."""
         wanted = [TopicPartition(topic, partition) for partition in partitions]
-        self._abandon_moves(wanted)
+        self.abandon_moves(wanted)
         logs = [self._logs.pop(tp) for tp in wanted if tp in self._logs]
         return TopicDeletionJob(topic, logs, self._topic_store, self._checkpoint(), self._failures)
 
@@ -145,7 +145,8 @@ class PartitionDeletions:
             job.run()  # never raises
         self._pending.clear()
 
-    def _abandon_moves(self, partitions: Iterable[TopicPartition]) -> None:
+    def abandon_moves(self, partitions: Iterable[TopicPartition]) -> None:
+        """Stop the partitions' moves to another log dir: their future logs go (now -delete)."""
         for tp in partitions:
             job = self._moves.abandon(tp)
             if job is not None:

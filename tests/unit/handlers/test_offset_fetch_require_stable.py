@@ -167,6 +167,12 @@ async def send_offsets_to_transaction(broker: HandlerBroker, offset: int) -> tup
         AddOffsetsToTxnRequest(transactional_id=TXN, producer_id=pid, producer_epoch=epoch, group_id=GROUP), 3
     )
     assert added.error_code == E.NONE
+    assert await txn_offset_commit(broker, pid, epoch, offset) == E.NONE
+    return pid, epoch
+
+
+async def txn_offset_commit(broker: HandlerBroker, pid: int, epoch: int, offset: int) -> ErrorCode:
+    """`TXN`'s TxnOffsetCommit of `offset` for input-0 in `GROUP`; its answer's error."""
     committed = await broker.call(
         TxnOffsetCommitRequest(
             transactional_id=TXN,
@@ -182,8 +188,7 @@ async def send_offsets_to_transaction(broker: HandlerBroker, offset: int) -> tup
         ),
         3,
     )
-    assert committed.topics[0].partitions[0].error_code == E.NONE
-    return pid, epoch
+    return ErrorCode(committed.topics[0].partitions[0].error_code)
 
 
 async def end_txn(broker: HandlerBroker, pid: int, epoch: int, committed: bool) -> None:

@@ -15,36 +15,25 @@ from pathlib import Path
 
 import pytest
 
-from odradek.cluster.metadata import ClusterMetadata
-from odradek.partition.replica_manager import ReplicaManager
 from odradek.protocol.error_codes import ErrorCode, KafkaError
-from odradek.storage.config import LogConfig
-from odradek.storage.log_manager import LogManager
 from odradek.storage.partition import TopicPartition
 from odradek.storage.producer_state import AppendOrigin
+from tests.unit.partition.two_log_dirs import two_log_dirs
 from tests.unit.storage.helpers import batch
 
 
 def test_an_append_to_a_partition_of_a_failed_log_dir_is_refused_before_the_dir_is_handled(
     tmp_path: Path,
 ) -> None:
-    logs = LogManager([tmp_path / "d1", tmp_path / "d2"], LogConfig())
-    logs.startup()
-    try:
-        failing = logs.get_or_create_log("t", 0)
-        healthy = logs.get_or_create_log("t", 1)
-        assert failing.dir.parent != healthy.dir.parent
-        replicas = ReplicaManager(1, ClusterMetadata("c", -1, []), logs)
-        replicas.lead_alone("t", None, [0, 1])
+    with two_log_dirs(tmp_path) as made:
+        failing, healthy, replicas = made.failing, made.healthy, made.replicas
         # an I/O error in another partition's file of that dir (a roll, a checkpoint): offline
-        logs.failures.mark_offline(failing.dir.parent, OSError(errno.EIO, "Input/output error"))
+        made.logs.failures.mark_offline(failing.dir.parent, OSError(errno.EIO, "Input/output error"))
 
         with pytest.raises(KafkaError) as refused:
             replicas.append_records(TopicPartition("t", 0), batch(), AppendOrigin.CLIENT, 1)
         assert refused.value.error_code == ErrorCode.KAFKA_STORAGE_ERROR
         assert failing.log_end_offset == 0
 
-        made = replicas.append_records(TopicPartition("t", 1), batch(), AppendOrigin.CLIENT, 1)
-        assert (made.base_offset, healthy.log_end_offset) == (0, 1)
-    finally:
-        logs.shutdown()
+        appended = replicas.append_records(TopicPartition("t", 1), batch(), AppendOrigin.CLIENT, 1)
+        assert (appended.base_offset, healthy.log_end_offset) == (0, 1)
