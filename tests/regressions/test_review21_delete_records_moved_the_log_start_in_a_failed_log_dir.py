@@ -33,8 +33,8 @@ def test_delete_records_in_a_failed_log_dir_is_a_storage_error_before_the_dir_is
         made.logs.failures.mark_offline(made.failing.dir.parent, OSError(errno.EIO, "Input/output error"))
 
         with pytest.raises(KafkaError) as refused:
-            delete_records(made.replicas, "t", 0, 2)
+            delete_records(made.replicas, made.logs, "t", 0, 2)
         assert refused.value.error_code == ErrorCode.KAFKA_STORAGE_ERROR
         assert made.failing.log_start_offset == 0
 
-        assert delete_records(made.replicas, "t", 1, 2) == 2
+        assert delete_records(made.replicas, made.logs, "t", 1, 2) == 2

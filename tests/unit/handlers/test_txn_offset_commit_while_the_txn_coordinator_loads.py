@@ -14,6 +14,8 @@ import asyncio
 
 import pytest
 
+from odradek.coordinator import runtime
+from odradek.coordinator.loader import replay_partition
 from odradek.protocol.error_codes import ErrorCode
 from tests.support.handler_services import HandlerBroker
 from tests.unit.handlers.test_offset_fetch_require_stable import (
@@ -29,7 +31,7 @@ __all__ = ["broker"]  # the fixture
 
 
 async def test_a_txn_offset_commit_while_the_transaction_coordinator_loads_is_retriable(
-    broker: HandlerBroker,
+    broker: HandlerBroker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with coordinators(broker):
         pid, epoch = await send_offsets_to_transaction(broker, 7)
@@ -37,14 +39,13 @@ async def test_a_txn_offset_commit_while_the_transaction_coordinator_loads_is_re
         assert transactions is not None
         state_log = transactions.state_log
         partition = state_log.partition_for(TXN)
-        replay = state_log._replay_partition
         loading = asyncio.Event()
 
-        async def held_replay(partition: int, shard: object) -> int:
+        async def held_replay(*args: object) -> int:
             await loading.wait()
-            return await replay(partition, shard)  # type: ignore[arg-type]
+            return await replay_partition(*args)  # type: ignore[arg-type]
 
-        state_log._replay_partition = held_replay  # type: ignore[method-assign]
+        monkeypatch.setattr(runtime, "replay_partition", held_replay)
         state_log.resign(partition)
         state_log.become_leader(partition)  # loading again, from its log
 
