@@ -1,0 +1,69 @@
+"""What a Produce costs the event loop per partition (docs/bench/architecture-steps.md, "Per-request CPU,
+before #28 and after"): a partition is admitted again before its append only when its record work was
+awaited (leadership, the log or the ISR may have moved meanwhile), and its append's completion (a due
+fsync, an acks=all wait) is awaited only when something is due."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from odradek.protocol.error_codes import ErrorCode
+from tests.support.handler_services import HandlerBroker
+from tests.unit.handlers.cluster_member import produce_request
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[int]:
+    """Count the calls of `owner.name` (still made)."""
+    calls: list[int] = []
+    original: Callable[..., Any] = getattr(owner, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+async def _produce(broker: HandlerBroker, topic: str, acks: int = 1) -> ErrorCode:
+    request = produce_request(0)
+    request.acks = acks
+    request.topic_data[0].name = topic
+    response = await broker.call(request, 9)
+    return ErrorCode(response.responses[0].partition_responses[0].error_code)
+
+
+@pytest.mark.parametrize("acks", [1, -1])
+async def test_a_partition_without_record_work_is_admitted_once_and_its_append_is_not_awaited(
+    handler_broker: HandlerBroker, monkeypatch: pytest.MonkeyPatch, acks: int
+) -> None:
+    await handler_broker.create_topic("orders")
+    leadership = handler_broker.services.leadership
+    asked = _counting(monkeypatch, leadership, "leader_refusal")
+    completed = _counting(monkeypatch, handler_broker.services.replicas, "complete_appends")
+    assert await _produce(handler_broker, "orders", acks) is ErrorCode.NONE
+    assert handler_broker.log("orders").log_end_offset == 1
+    assert (len(asked), len(completed)) == (1, 0)
+
+
+async def test_a_partition_whose_records_were_rewritten_is_admitted_again_before_its_append(
+    handler_broker: HandlerBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await handler_broker.create_topic("orders", configs={"compression.type": "gzip"})
+    asked = _counting(monkeypatch, handler_broker.services.leadership, "leader_refusal")
+    assert await _produce(handler_broker, "orders") is ErrorCode.NONE
+    assert handler_broker.log("orders").log_end_offset == 1
+    assert len(asked) == 2
+
+
+async def test_an_append_whose_fsync_is_due_is_completed(
+    handler_broker: HandlerBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await handler_broker.create_topic("orders", configs={"flush.messages": "1"})
+    completed = _counting(monkeypatch, handler_broker.services.replicas, "complete_appends")
+    assert await _produce(handler_broker, "orders") is ErrorCode.NONE
+    log = handler_broker.log("orders")
+    assert (len(completed), log.recovery_point) == (1, 1)
