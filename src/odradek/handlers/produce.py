@@ -209,12 +209,14 @@ async def _prepare(
 
 def _leaders_named(responses: list[TopicProduceResponse], context: RequestContext) -> list[NodeEndpoint]:
     """v10+ (KIP-951): the endpoints of the leaders that NOT_LEADER_OR_FOLLOWER answers point to."""
-    named = (
+    named = [
         p.current_leader.leader_id
         for topic in responses
         for p in topic.partition_responses
         if p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
-    )
+    ]
+    if not named:  # the usual answer: no leader to name
+        return []
     return [
         NodeEndpoint(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
         for b in leader_endpoints(context, named)

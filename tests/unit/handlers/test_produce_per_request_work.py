@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import odradek.handlers.produce as produce
 from odradek.protocol.error_codes import ErrorCode
 from tests.support.handler_services import HandlerBroker
 from tests.unit.handlers.cluster_member import produce_request
@@ -67,3 +68,15 @@ async def test_an_append_whose_fsync_is_due_is_completed(
     assert await _produce(handler_broker, "orders") is ErrorCode.NONE
     log = handler_broker.log("orders")
     assert (len(completed), log.recovery_point) == (1, 1)
+
+
+async def test_an_answer_without_not_leader_errors_looks_up_no_leader_endpoints(
+    handler_broker: HandlerBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await handler_broker.create_topic("orders")
+    looked_up = _counting(monkeypatch, produce, "leader_endpoints")
+    request = produce_request(0)
+    request.topic_data[0].name = "orders"
+    response = await handler_broker.call(request, 10)  # v10+: the answer names NOT_LEADER's leaders
+    assert response.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+    assert (response.node_endpoints, looked_up) == ([], [])
