@@ -37,37 +37,30 @@ async def _produce(broker: HandlerBroker, topic: str, acks: int = 1) -> ErrorCod
     return ErrorCode(response.responses[0].partition_responses[0].error_code)
 
 
-@pytest.mark.parametrize("acks", [1, -1])
-async def test_a_partition_without_record_work_is_admitted_once_and_its_append_is_not_awaited(
-    handler_broker: HandlerBroker, monkeypatch: pytest.MonkeyPatch, acks: int
+@pytest.mark.parametrize(
+    ("configs", "acks", "admissions", "completions"),
+    [
+        ({}, 1, 1, 0),  # no record work, nothing due: admitted once, the append not awaited
+        ({}, -1, 1, 0),  # a single node's acks=all: its leader alone in the ISR waits for no one
+        ({"compression.type": "gzip"}, 1, 2, 0),  # rewritten in the record workers: admitted again
+        ({"flush.messages": "1"}, 1, 1, 1),  # an fsync due: completed (fsynced) before the answer
+    ],
+)
+async def test_a_partition_is_admitted_again_only_after_record_work_and_completed_only_when_due(
+    handler_broker: HandlerBroker,
+    monkeypatch: pytest.MonkeyPatch,
+    configs: dict[str, str | None],
+    acks: int,
+    admissions: int,
+    completions: int,
 ) -> None:
-    await handler_broker.create_topic("orders")
-    leadership = handler_broker.services.leadership
-    asked = _counting(monkeypatch, leadership, "leader_refusal")
+    await handler_broker.create_topic("orders", configs=configs)
+    asked = _counting(monkeypatch, handler_broker.services.leadership, "leader_refusal")
     completed = _counting(monkeypatch, handler_broker.services.replicas, "complete_appends")
     assert await _produce(handler_broker, "orders", acks) is ErrorCode.NONE
-    assert handler_broker.log("orders").log_end_offset == 1
-    assert (len(asked), len(completed)) == (1, 0)
-
-
-async def test_a_partition_whose_records_were_rewritten_is_admitted_again_before_its_append(
-    handler_broker: HandlerBroker, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    await handler_broker.create_topic("orders", configs={"compression.type": "gzip"})
-    asked = _counting(monkeypatch, handler_broker.services.leadership, "leader_refusal")
-    assert await _produce(handler_broker, "orders") is ErrorCode.NONE
-    assert handler_broker.log("orders").log_end_offset == 1
-    assert len(asked) == 2
-
-
-async def test_an_append_whose_fsync_is_due_is_completed(
-    handler_broker: HandlerBroker, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    await handler_broker.create_topic("orders", configs={"flush.messages": "1"})
-    completed = _counting(monkeypatch, handler_broker.services.replicas, "complete_appends")
-    assert await _produce(handler_broker, "orders") is ErrorCode.NONE
     log = handler_broker.log("orders")
-    assert (len(completed), log.recovery_point) == (1, 1)
+    assert (log.log_end_offset, log.recovery_point) == (1, completions)  # fsynced only when due
+    assert (len(asked), len(completed)) == (admissions, completions)
 
 
 async def test_an_answer_without_not_leader_errors_looks_up_no_leader_endpoints(
