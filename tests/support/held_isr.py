@@ -1,17 +1,23 @@
 """A replica manager whose acks=-1 writes wait for followers the test plays: each append
 `complete_appends` is asked about is answered with what `replicated` says (the partition, the offset
 after the append, the timeout in ms), and `complete_log_end` asks it too unless the followers hold the
-log end already (they acknowledged it). Everything else is the real replica manager's."""
+log end already (they acknowledged it). Its acks=-1 appends wait for them, as a leader's with followers
+in its ISR do (their `waiting` set: not completed at the append). Everything else is the real replica
+manager's."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from odradek.partition.delayed_produce import AwaitingReplicas
 from odradek.partition.leader_append import LeaderAppend
 from odradek.partition.leadership import Leadership
 from odradek.protocol.error_codes import ErrorCode
 from odradek.storage.partition import TopicPartition
+from odradek.storage.prepared_appends import PreparedAppend
+from odradek.storage.producer_state import AppendOrigin
 
 #: The followers' answer to one append: NONE once they hold it, else the append's error.
 Followers = Callable[[TopicPartition, int, int], Awaitable[ErrorCode]]
@@ -23,6 +29,20 @@ class HeldIsr:
         self.replicated = replicated
         #: The offset the followers hold each partition up to, as far as they said.
         self.held: dict[TopicPartition, int] = {}
+
+    def append_records(
+        self,
+        partition: TopicPartition,
+        records: bytearray | memoryview,
+        origin: AppendOrigin,
+        required_acks: int,
+        prepared: PreparedAppend | None = None,
+    ) -> LeaderAppend:
+        made = self.leadership.append_records(partition, records, origin, required_acks, prepared)
+        if required_acks != -1:
+            return made
+        waiting = AwaitingReplicas(partition, made.log, made.last_offset + 1, made.leader_epoch)
+        return dataclasses.replace(made, waiting=waiting)
 
     async def complete_appends(self, appends: Sequence[LeaderAppend], timeout_ms: int) -> list[ErrorCode]:
         return [await self._ask(made.partition, made.last_offset + 1, timeout_ms) for made in appends]

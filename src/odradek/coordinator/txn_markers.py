@@ -111,7 +111,9 @@ class MarkerWriter:
 
     async def _completed(self, made: LeaderAppend) -> ErrorCode:
         """The marker's outcome: once fsynced if due and on the in-sync replicas (the replica manager's
-        `complete_appends`, as a Produce's)."""
+        `complete_appends`, as a Produce's), unless known at the append (no fsync due, no wait)."""
+        if made.completed_at_append():
+            return ErrorCode.NONE
         [outcome] = await self.leadership.complete_appends([made], self.timeout_ms)
         return outcome
 

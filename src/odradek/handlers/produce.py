@@ -136,6 +136,8 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
                     partitions.append(admitted_or_refused)
         answers.append((topic, name, partitions))
     prepared = await _prepare(admitted, context)
+    # Admitted again only after an await (record work done): nothing else ran on the loop meanwhile
+    recheck = bool(prepared)
     responses = []
     for topic, name, partitions in answers:
         for position, data in enumerate(topic.partition_data):
@@ -143,7 +145,15 @@ async def handle_produce(request: ProduceRequest, context: RequestContext) -> Pr
                 assert name is not None
                 key = (name, data.index)
                 partitions[position] = _append(
-                    name, data, request, context, appended, admission, admitted[key], prepared.get(key)
+                    name,
+                    data,
+                    request,
+                    context,
+                    appended,
+                    admission,
+                    admitted[key],
+                    prepared.get(key),
+                    recheck,
                 )
         responses.append(
             TopicProduceResponse(
@@ -199,12 +209,14 @@ async def _prepare(
 
 def _leaders_named(responses: list[TopicProduceResponse], context: RequestContext) -> list[NodeEndpoint]:
     """v10+ (KIP-951): the endpoints of the leaders that NOT_LEADER_OR_FOLLOWER answers point to."""
-    named = (
+    named = [
         p.current_leader.leader_id
         for topic in responses
         for p in topic.partition_responses
         if p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
-    )
+    ]
+    if not named:  # the usual answer: no leader to name
+        return []
     return [
         NodeEndpoint(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
         for b in leader_endpoints(context, named)
@@ -253,8 +265,9 @@ async def _complete(
     appended: list[tuple[LeaderAppend, PartitionProduceResponse]], timeout_ms: int, context: RequestContext
 ) -> None:
     """Each appended partition answered once its append is due (fsynced if due; acks=all: on the ISR):
-    the replica manager's delayed produce decides, the answers only carry it."""
-    if not appended:
+    the replica manager's delayed produce decides, the answers only carry it. Not awaited when every
+    answer is known at the append (no fsync due, no acks=all wait: a single node's usual case)."""
+    if all(made.completed_at_append() for made, _ in appended):
         return
     outcomes = await context.services.replicas.complete_appends([a for a, _ in appended], timeout_ms)
     for (_, response), outcome in zip(appended, outcomes, strict=True):
@@ -273,10 +286,11 @@ def _append(
     admission: ProduceAdmission,
     before: Admitted,
     prepared: PreparedAppend | None,
+    recheck: bool,
 ) -> PartitionProduceResponse:
     services = context.services
-    # Admitted again: the record work was awaited, and leadership, the log or the ISR may have moved.
-    again = admission.admit(topic, data, before)
+    # Admitted again when the record work was awaited: leadership, the log or the ISR may have moved.
+    again = admission.admit(topic, data, before) if recheck else before
     if not isinstance(again, Admitted):
         return again
     batches = again.records

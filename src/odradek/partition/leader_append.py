@@ -23,7 +23,9 @@ from odradek.storage.partition import TopicPartition
 _log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one is made per append, and a frozen dataclass's __init__ (object.__setattr__ per field)
+# costs about 2 us for these ten fields, 0.4 us otherwise (docs/bench/architecture-steps.md).
+@dataclass(slots=True)
 class LeaderAppend:
     partition: TopicPartition
     #: The log appended to (the partition's at the time of the append).

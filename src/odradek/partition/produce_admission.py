@@ -49,7 +49,9 @@ _MIN_RECORD_OVERHEAD = 14
 _VALID_ACKS = (-1, 0, 1)
 
 
-@dataclass(frozen=True, slots=True)
+# Admitted and ProduceAdmission are not frozen: made per partition and per request, where a frozen
+# dataclass's __init__ costs several times a plain one's (docs/bench/architecture-steps.md).
+@dataclass(slots=True)
 class Admitted:
     """A partition that may be appended: its log, the epoch to stamp, and its records, as v2 batches
     in a buffer of their own (storage patches offsets into it), or an old producer's message set."""
@@ -75,7 +77,7 @@ class ProduceMetadata(Protocol):
     def partition(self, topic: str, partition: int) -> object | None: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ProduceAdmission:
     """One Produce request's admission: what it asks, and the request's terms."""
 

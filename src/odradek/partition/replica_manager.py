@@ -126,7 +126,7 @@ class ReplicaManager(HostedReplicas):
             raise KafkaError(
                 ErrorCode.NOT_LEADER_OR_FOLLOWER if here else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             )
-        if self.logs.failures.is_offline(hosted.log.dir.parent):
+        if self.logs.failures.any_offline and self.logs.failures.is_offline(hosted.log.dir.parent):
             # its dir failed: nothing more is acknowledged there, while handle_log_dir_failure (behind
             # the state-change lock) has yet to take the dir's partitions offline
             raise KafkaError(

@@ -44,6 +44,12 @@ class LogDirFailureChannel:
         with self._lock:
             return list(self._offline)
 
+    @property
+    def any_offline(self) -> bool:
+        """Whether any dir has failed: read without the lock (a dir never comes back, and a failure
+        marked meanwhile races the same with it), so that an append asks `is_offline` only then."""
+        return bool(self._offline)
+
     def is_offline(self, log_dir: Path) -> bool:
         with self._lock:
             return log_dir in self._offline

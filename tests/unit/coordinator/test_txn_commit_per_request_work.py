@@ -1,0 +1,51 @@
+"""What a transaction's commit costs the event loop (docs/bench/architecture-steps.md, "Per-request CPU,
+before #28 and after"): its state-log writes and its markers are appended through the replica manager,
+whose `complete_appends` (a due fsync, an acks=all wait) is awaited only when something is due; on a
+single node with no flush setting nothing is. With flush.messages the writes are fsynced first
+(test_coordinator_writes_flushed.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from odradek.coordinator.txn_metadata import TxnState
+from tests.support.async_waits import until
+from tests.support.handler_services import HandlerBroker
+from tests.support.txn_coordinators import single_node_transactions
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def test_a_single_node_transaction_commits_without_awaiting_its_appends_completion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def main() -> None:
+        broker = HandlerBroker(tmp_path / "data")
+        await broker.create_topic("data", 1)
+        replicas = broker.services.replicas
+        completed: list[int] = []
+        original = replicas.complete_appends
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            completed.append(1)
+            return await original(*args, **kwargs)
+
+        monkeypatch.setattr(replicas, "complete_appends", counted)
+        coordinator = single_node_transactions(broker)
+        await coordinator.start()
+        try:
+            pid, epoch = await coordinator.init_producer_id("writer", 60000, -1, -1)
+            await coordinator.add_partitions("writer", pid, epoch, [("data", 0)])
+            await coordinator.end_txn("writer", pid, epoch, committed=True)
+            await until(lambda: coordinator.state_log.txns["writer"].state is TxnState.COMPLETE_COMMIT)
+            assert broker.log("data").log_end_offset == 1  # the COMMIT marker
+            assert completed == []
+        finally:
+            coordinator.stop()
+            broker.close()
+
+    asyncio.run(main())
