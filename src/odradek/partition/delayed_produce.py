@@ -103,3 +103,13 @@ async def replication_outcome(
     entry = AwaitingReplicas(partition, hosted.log, required_offset, hosted.leader_epoch)
     [outcome] = await wait_for_replicas([entry], timeout_ms, replicas)
     return outcome
+
+
+def decided_now(
+    hosted_log: Log, partition: TopicPartition, leader_epoch: int, replicas: LeaderReplicas
+) -> ErrorCode | None:
+    """`replication_outcome` for the log's end when it needs no wait (the high watermark is there):
+    its answer; None when a wait is needed."""
+    return _outcome(
+        AwaitingReplicas(partition, hosted_log, hosted_log.log_end_offset, leader_epoch), replicas
+    )

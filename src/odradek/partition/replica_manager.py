@@ -21,7 +21,12 @@ import uuid
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
 
-from odradek.partition.delayed_produce import AwaitingReplicas, replication_outcome, wait_for_replicas
+from odradek.partition.delayed_produce import (
+    AwaitingReplicas,
+    decided_now,
+    replication_outcome,
+    wait_for_replicas,
+)
 from odradek.partition.hosted_partition import HostedPartition, PartitionKey
 from odradek.partition.hosted_replicas import HostedReplicas
 from odradek.partition.isr_updates import IsrUpdater
@@ -196,6 +201,10 @@ class ReplicaManager(HostedReplicas):
         hosted = self.leading.get((partition.topic, partition.partition))
         if hosted is None:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        if not hosted.log.flush_needed():  # a step on what is committed already: answered at once
+            decided = decided_now(hosted.log, partition, hosted.leader_epoch, self)
+            if decided is not None:
+                return decided
         required_offset = hosted.log.log_end_offset
         try:
             await flush_logs_if_due([hosted.log])

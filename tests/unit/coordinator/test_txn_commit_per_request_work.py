@@ -49,3 +49,37 @@ def test_a_single_node_transaction_commits_without_awaiting_its_appends_completi
             broker.close()
 
     asyncio.run(main())
+
+
+def test_a_single_node_transaction_step_on_a_committed_log_end_waits_for_no_replica(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The steps end with `txn_log_replicated` (complete_log_end): with the log end already committed
+    and no fsync due, the answer is decided at once, without a wait for the replicas."""
+    from odradek.partition import replica_manager
+
+    async def main() -> None:
+        broker = HandlerBroker(tmp_path / "data")
+        await broker.create_topic("data", 1)
+        waited: list[int] = []
+        original = replica_manager.replication_outcome
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            waited.append(1)
+            return await original(*args, **kwargs)
+
+        monkeypatch.setattr(replica_manager, "replication_outcome", counted)
+        coordinator = single_node_transactions(broker)
+        await coordinator.start()
+        try:
+            pid, epoch = await coordinator.init_producer_id("writer", 60000, -1, -1)
+            await coordinator.add_partitions("writer", pid, epoch, [("data", 0)])
+            await coordinator.add_partitions("writer", pid, epoch, [("data", 0)])  # nothing new to write
+            await coordinator.end_txn("writer", pid, epoch, committed=True)
+            await until(lambda: coordinator.state_log.txns["writer"].state is TxnState.COMPLETE_COMMIT)
+            assert waited == []
+        finally:
+            coordinator.stop()
+            broker.close()
+
+    asyncio.run(main())
