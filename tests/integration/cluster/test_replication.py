@@ -27,6 +27,7 @@ from odradek.protocol.messages.list_offsets import (
     ListOffsetsResponse,
     ListOffsetsTopic,
 )
+from odradek.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from tests.support.broker_process import BrokerProcess
 from tests.support.interop import consume_partition_zero, produce_acknowledged, wait_until
 from tests.support.raw_client import RawClient
@@ -119,7 +120,7 @@ class Cluster:
         wait_until(lambda: self.known_everywhere(topic), PATIENCE_S, f"{topic} in all metadata", 0.1)
 
     def known_everywhere(self, topic: str) -> bool:
-        from odradek.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
+        from odradek.protocol.messages.metadata import MetadataRequestTopic
 
         request = MetadataRequest(topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False)
         for node in self.running():
@@ -134,41 +135,39 @@ class Cluster:
     def brokers_known_everywhere(self) -> bool:
         """Each running broker's Metadata lists every running broker: a broker validates a manual
         replica assignment against the brokers its metadata holds, which trails ZooKeeper's."""
-        from odradek.protocol.messages.metadata import MetadataRequest, MetadataResponse
-
         running = self.running()
         for node in running:
-            broker = self.brokers[node]
-            try:
-                with RawClient(broker.port, timeout=5, host=broker.host) as client:
-                    request = MetadataRequest(topics=[], allow_auto_topic_creation=False)
-                    response: MetadataResponse = client.request(request, 12)
-            except OSError:
-                return False
-            if sorted(b.node_id for b in response.brokers) != sorted(running):
+            response = self._cluster_metadata(node)
+            if response is None or sorted(b.node_id for b in response.brokers) != sorted(running):
                 return False
         return True
 
     def controller(self) -> int:
         """The active controller, as a running broker's Metadata names it."""
-        from odradek.protocol.messages.metadata import MetadataRequest, MetadataResponse
-
         found = -1
 
         def known() -> bool:
             nonlocal found
-            broker = self.brokers[self.running()[0]]
-            try:
-                with RawClient(broker.port, timeout=5, host=broker.host) as client:
-                    request = MetadataRequest(topics=[], allow_auto_topic_creation=False)
-                    response: MetadataResponse = client.request(request, 12)
-            except OSError:
+            response = self._cluster_metadata(self.running()[0])
+            if response is None:
                 return False
             found = int(response.controller_id)
             return found in self.running()
 
         wait_until(known, PATIENCE_S, "an active controller", 0.1)
         return found
+
+    def _cluster_metadata(self, node: int) -> MetadataResponse | None:
+        """The broker's Metadata (no topics); None while it does not answer."""
+        broker = self.brokers[node]
+        try:
+            with RawClient(broker.port, timeout=5, host=broker.host) as client:
+                response: MetadataResponse = client.request(
+                    MetadataRequest(topics=[], allow_auto_topic_creation=False), 12
+                )
+        except OSError:
+            return None
+        return response
 
 
 @pytest.fixture(scope="module")
