@@ -37,8 +37,10 @@ def test_librdkafka_reports_which_records_of_a_refused_batch_had_no_key(
     create_topic(interop_broker.bootstrap, topic, configs={"cleanup.policy": "compact"})
     keyless = {3, 11, 12, 29, 40, 56, 57, 70, 88, 99}
     reports: dict[int, KafkaError | None] = {}
+    # One batch of the hundred: flush() sends it; a linger of 1 s let a loaded machine's stall between
+    # two produce() calls send the first records alone (all keyed: delivered, and the check failed)
     producer = Producer(
-        {"bootstrap.servers": interop_broker.bootstrap, "linger.ms": 1000, "batch.num.messages": 1000}
+        {"bootstrap.servers": interop_broker.bootstrap, "linger.ms": 60000, "batch.num.messages": 1000}
     )
     for index in range(100):
 
