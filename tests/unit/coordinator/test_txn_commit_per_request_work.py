@@ -20,35 +20,45 @@ from tests.support.txn_coordinators import single_node_transactions
 pytestmark = pytest.mark.timeout(30)
 
 
-def test_a_single_node_transaction_commits_without_awaiting_its_appends_completion(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    async def main() -> None:
+def _calls_in_one_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, *, repeat_add: bool = False
+) -> int:
+    """How often `owner.name` (the broker's replica manager when `owner` is None) is called while a
+    single node's transaction is begun, given a partition (twice with `repeat_add`) and committed."""
+
+    async def main() -> int:
         broker = HandlerBroker(tmp_path / "data")
         await broker.create_topic("data", 1)
-        replicas = broker.services.replicas
-        completed: list[int] = []
-        original = replicas.complete_appends
+        target = broker.services.replicas if owner is None else owner
+        calls: list[int] = []
+        original = getattr(target, name)
 
         async def counted(*args: Any, **kwargs: Any) -> Any:
-            completed.append(1)
+            calls.append(1)
             return await original(*args, **kwargs)
 
-        monkeypatch.setattr(replicas, "complete_appends", counted)
+        monkeypatch.setattr(target, name, counted)
         coordinator = single_node_transactions(broker)
         await coordinator.start()
         try:
             pid, epoch = await coordinator.init_producer_id("writer", 60000, -1, -1)
-            await coordinator.add_partitions("writer", pid, epoch, [("data", 0)])
+            for _ in range(2 if repeat_add else 1):  # the second: nothing new to write
+                await coordinator.add_partitions("writer", pid, epoch, [("data", 0)])
             await coordinator.end_txn("writer", pid, epoch, committed=True)
             await until(lambda: coordinator.state_log.txns["writer"].state is TxnState.COMPLETE_COMMIT)
             assert broker.log("data").log_end_offset == 1  # the COMMIT marker
-            assert completed == []
+            return len(calls)
         finally:
             coordinator.stop()
             broker.close()
 
-    asyncio.run(main())
+    return asyncio.run(main())
+
+
+def test_a_single_node_transaction_commits_without_awaiting_its_appends_completion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _calls_in_one_commit(tmp_path, monkeypatch, None, "complete_appends") == 0
 
 
 def test_a_single_node_transaction_step_on_a_committed_log_end_waits_for_no_replica(
@@ -58,28 +68,7 @@ def test_a_single_node_transaction_step_on_a_committed_log_end_waits_for_no_repl
     and no fsync due, the answer is decided at once, without a wait for the replicas."""
     from odradek.partition import replica_manager
 
-    async def main() -> None:
-        broker = HandlerBroker(tmp_path / "data")
-        await broker.create_topic("data", 1)
-        waited: list[int] = []
-        original = replica_manager.replication_outcome
-
-        async def counted(*args: Any, **kwargs: Any) -> Any:
-            waited.append(1)
-            return await original(*args, **kwargs)
-
-        monkeypatch.setattr(replica_manager, "replication_outcome", counted)
-        coordinator = single_node_transactions(broker)
-        await coordinator.start()
-        try:
-            pid, epoch = await coordinator.init_producer_id("writer", 60000, -1, -1)
-            await coordinator.add_partitions("writer", pid, epoch, [("data", 0)])
-            await coordinator.add_partitions("writer", pid, epoch, [("data", 0)])  # nothing new to write
-            await coordinator.end_txn("writer", pid, epoch, committed=True)
-            await until(lambda: coordinator.state_log.txns["writer"].state is TxnState.COMPLETE_COMMIT)
-            assert waited == []
-        finally:
-            coordinator.stop()
-            broker.close()
-
-    asyncio.run(main())
+    waits = _calls_in_one_commit(
+        tmp_path, monkeypatch, replica_manager, "replication_outcome", repeat_add=True
+    )
+    assert waits == 0
